@@ -1,0 +1,22 @@
+/*
+ * core.c - error reporting for the numerical core.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core.h"
+
+km_status
+km_fail(km_error *err, km_status status, const char *message,
+		const char *detailfmt,...)
+{
+	va_list		ap;
+
+	err->status = status;
+	snprintf(err->message, sizeof(err->message), "%s", message);
+	va_start(ap, detailfmt);
+	vsnprintf(err->detail, sizeof(err->detail), detailfmt, ap);
+	va_end(ap);
+	return status;
+}

@@ -1,0 +1,52 @@
+/*
+ * core.h - definitions shared by the numerical core of kernel_ml.
+ *
+ * The core (kernels.c, solve.c, model.c) is plain C99: it includes no
+ * PostgreSQL header, allocates nothing, and reports failures through a
+ * km_error.  The PostgreSQL glue supplies all memory and an interrupt
+ * callback, so an ERROR raised from that callback frees everything.
+ */
+#ifndef KM_CORE_H
+#define KM_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum km_status
+{
+	KM_OK = 0,
+	KM_ERR_INVALID,				/* bad argument or option value */
+	KM_ERR_NOT_PD,				/* matrix not positive definite even with jitter */
+	KM_ERR_DIVERGED,			/* iteration produced non-finite values */
+	KM_ERR_FORMAT,				/* model bytes malformed or truncated */
+	KM_ERR_VERSION,				/* model written by a newer format */
+	KM_ERR_CHECKSUM				/* model bytes fail their checksum */
+} km_status;
+
+typedef struct km_error
+{
+	km_status	status;
+	char		message[128];	/* short, lowercase, no final period */
+	char		detail[256];	/* a full sentence */
+} km_error;
+
+/*
+ * Called between blocks of heavy work.  The glue passes a function that
+ * runs CHECK_FOR_INTERRUPTS(); it may not return.
+ */
+typedef void (*km_interrupt_fn) (void);
+
+/* Sets err and returns err->status; message and detail are printf formats. */
+km_status	km_fail(km_error *err, km_status status, const char *message,
+					const char *detailfmt,...)
+			__attribute__((format(printf, 4, 5)));
+
+static inline void
+km_check_interrupts(km_interrupt_fn fn)
+{
+	if (fn)
+		fn();
+}
+
+#endif							/* KM_CORE_H */

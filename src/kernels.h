@@ -1,0 +1,84 @@
+/*
+ * kernels.h - kernel functions, Gram matrices and kernel rows (core, no
+ * PostgreSQL headers).
+ *
+ * Feature matrices are row-major: row i of an n x d matrix X is X + i * d.
+ * Gram matrices are column-major (LAPACK order) with leading dimension ld.
+ */
+#ifndef KM_KERNELS_H
+#define KM_KERNELS_H
+
+#include "core.h"
+
+typedef enum km_kernel_type
+{
+	KM_KERNEL_LINEAR = 1,
+	KM_KERNEL_POLY = 2,
+	KM_KERNEL_RBF = 3,
+	KM_KERNEL_LAPLACIAN = 4,
+	KM_KERNEL_SIGMOID = 5,
+	KM_KERNEL_COSINE = 6,
+	KM_KERNEL_MIN = 7,
+	KM_KERNEL_POLYSUM = 8
+} km_kernel_type;
+
+#define KM_KERNEL_FIRST KM_KERNEL_LINEAR
+#define KM_KERNEL_LAST KM_KERNEL_POLYSUM
+
+/* Which parameters a kernel reads, as a bit mask. */
+#define KM_PARAM_GAMMA	0x1
+#define KM_PARAM_DEGREE	0x2
+#define KM_PARAM_COEF0	0x4
+
+typedef struct km_kernel
+{
+	km_kernel_type type;
+	int			degree;			/* poly, polysum */
+	double		gamma;			/* poly, rbf, laplacian, sigmoid */
+	double		coef0;			/* poly, sigmoid */
+} km_kernel;
+
+/* Name <-> type; km_kernel_from_name returns false for an unknown name. */
+const char *km_kernel_name(km_kernel_type type);
+bool		km_kernel_from_name(const char *name, km_kernel_type *type);
+
+/* Bit mask of KM_PARAM_* that the kernel uses. */
+unsigned	km_kernel_params(km_kernel_type type);
+
+/* K(x, z) for two d-vectors, straight from the definition. */
+double		km_kernel_eval(const km_kernel *k, const double *x, const double *z,
+						   int d);
+
+/*
+ * Per-row quantity that the Gram and row routines reuse: the squared norm
+ * for rbf, the norm for cosine, nothing (norms may be NULL) otherwise.
+ */
+bool		km_kernel_uses_norms(km_kernel_type type);
+void		km_row_norms(const km_kernel *k, const double *X, size_t n, int d,
+						 double *norms);
+
+/*
+ * Lower triangle (diagonal included) of the n x n Gram matrix of the rows
+ * of X, written into column-major K with leading dimension ld >= n.  Built
+ * in column panels (BLAS level 3 for inner-product kernels), calling
+ * interrupt between panels.  Entries above the diagonal are unspecified.
+ */
+void		km_gram_lower(const km_kernel *k, const double *X, size_t n, int d,
+						  const double *norms, double *K, size_t ld,
+						  km_interrupt_fn interrupt);
+
+/* Copy the lower triangle of column-major K onto the upper one. */
+void		km_symmetrize(double *K, size_t n, size_t ld);
+
+/*
+ * out[i] = K(X_i, x) for the n rows of X.  norms as from km_row_norms;
+ * xnorm is the same quantity for x (ignored when the kernel uses none).
+ */
+void		km_kernel_row(const km_kernel *k, const double *X, size_t n, int d,
+						  const double *norms, const double *x, double xnorm,
+						  double *out);
+
+/* The per-row quantity of km_row_norms for a single vector. */
+double		km_vector_norm(const km_kernel *k, const double *x, int d);
+
+#endif							/* KM_KERNELS_H */

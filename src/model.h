@@ -1,0 +1,112 @@
+/*
+ * model.h - the binary model format (core, no PostgreSQL headers).
+ *
+ * All integers and doubles little-endian.  Format version 1:
+ *
+ *   offset size  field
+ *        0    4  magic "KMLM"
+ *        4    2  format_version (1)
+ *        6    2  header_size (144)
+ *        8    8  total_size: bytes of the whole model, checksums included
+ *       16    4  flags: 1 standardize, 2 fit_intercept, 4 converged; others 0
+ *       20    1  kernel (km_kernel_type)
+ *       21    1  method (km_method)
+ *       22    2  reserved, 0
+ *       24    4  degree (int32)
+ *       28    4  max_iter (int32)
+ *       32    4  iterations (int32)
+ *       36    4  n_train (uint32, >= 1)
+ *       40    4  n_features (uint32, >= 1)
+ *       44    3  writer version: major, minor, patch
+ *       47    1  reserved, 0
+ *       48    8  rows_skipped (uint64)
+ *       56    8  gamma
+ *       64    8  coef0
+ *       72    8  lambda
+ *       80    8  learning_rate
+ *       88    8  tol
+ *       96    8  final_change
+ *      104    8  jitter
+ *      112    8  intercept
+ *      120    8  train_rmse
+ *      128    8  reserved, 0
+ *      136    4  reserved, 0
+ *      140    4  CRC-32C of bytes [0, 140)
+ *      144       mean[d], scale[d], alpha[n], X[n * d] (row-major, standardized)
+ * total-4    4  CRC-32C of bytes [144, total - 4)
+ *
+ * The header has its own checksum so that a flipped bit anywhere past the
+ * version field reads as corruption, while a short buffer reads as
+ * truncation.
+ */
+#ifndef KM_MODEL_H
+#define KM_MODEL_H
+
+#include "solve.h"
+
+#define KM_MODEL_MAGIC "KMLM"
+#define KM_FORMAT_VERSION 1
+#define KM_MODEL_HEADER_SIZE 144
+
+#define KM_FLAG_STANDARDIZE		0x1
+#define KM_FLAG_FIT_INTERCEPT	0x2
+#define KM_FLAG_CONVERGED		0x4
+#define KM_FLAGS_KNOWN			0x7
+
+typedef struct km_model
+{
+	uint16_t	format_version;
+	uint8_t		writer_version[3];	/* major, minor, patch */
+	km_kernel	kernel;
+	km_method	method;
+	bool		standardize;
+	bool		fit_intercept;
+	bool		converged;
+	int32_t		max_iter;
+	int32_t		iterations;
+	uint32_t	n_train;
+	uint32_t	n_features;
+	uint64_t	rows_skipped;
+	double		lambda;
+	double		learning_rate;
+	double		tol;
+	double		final_change;
+	double		jitter;
+	double		intercept;
+	double		train_rmse;
+	const double *mean;			/* n_features */
+	const double *scale;		/* n_features, all > 0 */
+	const double *alpha;		/* n_train */
+	const double *X;			/* n_train * n_features, row-major */
+} km_model;
+
+/* Encoded size of a model with n rows and d features; 0 on overflow. */
+size_t		km_model_size(uint32_t n, uint32_t d);
+
+/* Doubles needed to hold the arrays of a decoded model; 0 on overflow. */
+size_t		km_model_storage_doubles(uint32_t n, uint32_t d);
+
+/* Write m into buf, which has km_model_size(m->n_train, m->n_features) bytes. */
+void		km_model_encode(const km_model *m, uint8_t *buf);
+
+/*
+ * Check magic, version, sizes and the header checksum of buf (len bytes),
+ * and report n_train and n_features, so the caller can size storage.
+ */
+km_status	km_model_peek(const uint8_t *buf, size_t len, uint32_t *n,
+						  uint32_t *d, km_error *err);
+
+/*
+ * Validate every byte of buf against the format and fill m.  If storage is
+ * not NULL it has km_model_storage_doubles(n, d) doubles and receives the
+ * arrays, which m then points into; otherwise m's arrays are NULL.
+ * KM_ERR_FORMAT: not a model, truncated, or a field out of range;
+ * KM_ERR_VERSION: written by a newer format; KM_ERR_CHECKSUM: corrupted.
+ */
+km_status	km_model_decode(const uint8_t *buf, size_t len, km_model *m,
+							double *storage, km_error *err);
+
+/* CRC-32C, PostgreSQL's implementation (src/crc32c.c). */
+uint32_t	km_crc32c(const void *data, size_t len);
+
+#endif							/* KM_MODEL_H */

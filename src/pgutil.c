@@ -1,0 +1,149 @@
+/*
+ * pgutil.c - PostgreSQL glue shared by the SQL entry points.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include <cblas.h>
+
+#include "catalog/pg_type.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/float.h"
+
+#include "pgutil.h"
+
+void
+km_raise(const km_error *err)
+{
+	int			code;
+	const char *hint = NULL;
+
+	switch (err->status)
+	{
+		case KM_ERR_FORMAT:
+		case KM_ERR_VERSION:
+			code = ERRCODE_INVALID_BINARY_REPRESENTATION;
+			if (err->status == KM_ERR_VERSION)
+				hint = "Upgrade kernel_ml to read this model.";
+			break;
+		case KM_ERR_CHECKSUM:
+			code = ERRCODE_DATA_CORRUPTED;
+			break;
+		case KM_ERR_NOT_PD:
+			code = ERRCODE_DATA_EXCEPTION;
+			hint = "Use a larger lambda, or a kernel that is positive definite on this data.";
+			break;
+		case KM_ERR_DIVERGED:
+			code = ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE;
+			hint = "Use a smaller learning_rate, or leave it out to have it chosen automatically.";
+			break;
+		case KM_ERR_INVALID:
+			code = ERRCODE_INVALID_PARAMETER_VALUE;
+			break;
+		default:
+			elog(ERROR, "unexpected kernel_ml status %d: %s", (int) err->status,
+				 err->message);
+	}
+	ereport(ERROR,
+			(errcode(code),
+			 errmsg("%s", err->message),
+			 errdetail("%s", err->detail),
+			 hint ? errhint("%s", hint) : 0));
+	pg_unreachable();
+}
+
+void
+km_interrupt(void)
+{
+	CHECK_FOR_INTERRUPTS();
+}
+
+void
+km_blas_setup(void)
+{
+	static int	current = -1;
+
+	if (current != km_blas_threads)
+	{
+		openblas_set_num_threads(km_blas_threads);
+		current = km_blas_threads;
+	}
+}
+
+int
+km_array_length(ArrayType *arr, const char *what)
+{
+	if (ARR_ELEMTYPE(arr) != FLOAT8OID)
+		elog(ERROR, "feature array has element type %u, expected float8",
+			 ARR_ELEMTYPE(arr));
+	if (ARR_NDIM(arr) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("feature array must not be empty"),
+				 errdetail("The feature array of %s is empty.", what)));
+	if (ARR_NDIM(arr) != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("feature array must be one-dimensional"),
+				 errdetail("The feature array of %s has %d dimensions.", what,
+						   ARR_NDIM(arr))));
+	if (array_contains_nulls(arr))
+	{
+		bits8	   *bitmap = ARR_NULLBITMAP(arr);
+		int			n = ARR_DIMS(arr)[0];
+		int			i;
+
+		for (i = 0; i < n; i++)
+			if (!(bitmap[i / 8] & (1 << (i % 8))))
+				break;
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("feature array must not contain nulls"),
+				 errdetail("Element %d of the feature array of %s is null.",
+						   i + 1, what)));
+	}
+	return ARR_DIMS(arr)[0];
+}
+
+void
+km_array_copy(ArrayType *arr, int d, double *out, const char *what)
+{
+	const double *v = (const double *) ARR_DATA_PTR(arr);
+
+	for (int i = 0; i < d; i++)
+	{
+		if (!isfinite(v[i]))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("feature values must be finite"),
+					 errdetail("Element %d of the feature array of %s is %s.",
+							   i + 1, what, float8out_internal(v[i]))));
+		out[i] = v[i];
+	}
+}
+
+char *
+km_size_pretty(double bytes)
+{
+	return text_to_cstring(DatumGetTextPP(DirectFunctionCall1(pg_size_pretty,
+															  Int64GetDatum((int64) Min(bytes, (double) PG_INT64_MAX)))));
+}
+
+void
+km_check_memory(double bytes, const char *what, bool at_least)
+{
+	double		limit = (double) km_max_memory_kb * 1024.0;
+
+	if (bytes > limit)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%s needs more memory than kernel_ml.max_memory allows",
+						what),
+				 errdetail("It needs %s %s; kernel_ml.max_memory is %s.",
+						   at_least ? "at least" : "about",
+						   km_size_pretty(bytes), km_size_pretty(limit)),
+				 errhint("Raise kernel_ml.max_memory (SET kernel_ml.max_memory = '%.0fMB'), or use fewer rows.",
+						 ceil(bytes / (1024.0 * 1024.0)))));
+}

@@ -1,0 +1,45 @@
+/*
+ * pgutil.h - PostgreSQL glue shared by the SQL entry points: GUCs, error
+ * reporting for core failures, feature arrays, memory limits.
+ */
+#ifndef KM_PGUTIL_H
+#define KM_PGUTIL_H
+
+#include "postgres.h"
+
+#include "utils/array.h"
+
+#include "core.h"
+
+/* GUCs (kernel_ml.c) */
+extern int	km_max_memory_kb;
+extern int	km_blas_threads;
+
+/* Raise err as an ERROR with the SQLSTATE that fits its status. */
+pg_attribute_noreturn() void km_raise(const km_error *err);
+
+/* CHECK_FOR_INTERRUPTS() as a core callback. */
+void		km_interrupt(void);
+
+/* Apply kernel_ml.blas_threads before a block of BLAS work. */
+void		km_blas_setup(void);
+
+/*
+ * Length of a feature array after checking it is one-dimensional, float8
+ * and free of NULL elements; what names the array in errors ("row 7").
+ */
+int			km_array_length(ArrayType *arr, const char *what);
+
+/* Copy d features out of arr into out, rejecting NaN and infinity. */
+void		km_array_copy(ArrayType *arr, int d, double *out, const char *what);
+
+/*
+ * Refuse, before allocating, work that needs more than kernel_ml.max_memory;
+ * what says what needs it, at_least that more rows may still come.
+ */
+void		km_check_memory(double bytes, const char *what, bool at_least);
+
+/* Human-readable size, as pg_size_pretty prints it. */
+char	   *km_size_pretty(double bytes);
+
+#endif							/* KM_PGUTIL_H */

@@ -1,0 +1,292 @@
+/*
+ * predict.c - kernel_predict, kernel_eval and kernel_model_info.
+ *
+ * kernel_predict keeps the decoded model in fn_extra for the whole query.
+ * A model read from a table arrives as a TOAST pointer, which identifies the
+ * value without fetching it; an in-line model is recognised by its length,
+ * header and trailing checksum.  Either way a row that brings the same model
+ * costs neither a detoast nor a re-validation.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include <cblas.h>
+
+#include "access/detoast.h"
+#include "fmgr.h"
+#include "lib/stringinfo.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/float.h"
+#include "utils/json.h"
+#include "utils/jsonb.h"
+#include "utils/memutils.h"
+#include "compat.h"
+
+#include "model.h"
+#include "options.h"
+#include "pgutil.h"
+
+PG_FUNCTION_INFO_V1(kernel_predict);
+PG_FUNCTION_INFO_V1(kernel_eval);
+PG_FUNCTION_INFO_V1(kernel_model_info);
+
+/* Bytes of an in-line model compared to recognise it: header and trailer. */
+#define KEY_HEAD KM_MODEL_HEADER_SIZE
+#define KEY_TAIL 4
+
+typedef struct ModelCache
+{
+	MemoryContext ctx;			/* holds the decoded arrays; reset on change */
+	bool		valid;
+	/* identity of the cached value */
+	bool		toasted;
+	Oid			toastrelid;
+	Oid			valueid;
+	Size		len;
+	uint8		head[KEY_HEAD];
+	uint8		tail[KEY_TAIL];
+	/* the decoded model and per-query scratch */
+	km_model	model;
+	double	   *norms;			/* per training row, if the kernel uses them */
+	double	   *x;				/* one standardized feature row */
+	double	   *k;				/* one kernel row */
+} ModelCache;
+
+/* Decode a detoasted model into the cache's context, replacing the old one. */
+static void
+cache_load(ModelCache *mc, bytea *b)
+{
+	const uint8 *buf = (const uint8 *) VARDATA_ANY(b);
+	Size		len = VARSIZE_ANY_EXHDR(b);
+	uint32_t	n;
+	uint32_t	d;
+	double	   *storage;
+	km_error	err;
+	km_model   *m = &mc->model;
+
+	mc->valid = false;
+	MemoryContextReset(mc->ctx);
+	if (km_model_peek(buf, len, &n, &d, &err) != KM_OK)
+		km_raise(&err);
+	storage = MemoryContextAllocHuge(mc->ctx,
+									 km_model_storage_doubles(n, d) * sizeof(double));
+	if (km_model_decode(buf, len, m, storage, &err) != KM_OK)
+		km_raise(&err);
+
+	mc->norms = MemoryContextAllocHuge(mc->ctx, (Size) n * sizeof(double));
+	mc->x = MemoryContextAlloc(mc->ctx, (Size) d * sizeof(double));
+	mc->k = MemoryContextAllocHuge(mc->ctx, (Size) n * sizeof(double));
+	km_row_norms(&m->kernel, m->X, n, (int) d, mc->norms);
+
+	mc->len = len;
+	memcpy(mc->head, buf, KEY_HEAD);
+	memcpy(mc->tail, buf + len - KEY_TAIL, KEY_TAIL);
+	mc->valid = true;
+}
+
+/* The decoded model for the datum of argument argno, cached across rows. */
+static km_model *
+get_model(FunctionCallInfo fcinfo, int argno)
+{
+	ModelCache *mc = (ModelCache *) fcinfo->flinfo->fn_extra;
+	struct varlena *raw = (struct varlena *) DatumGetPointer(PG_GETARG_DATUM(argno));
+
+	if (mc == NULL)
+	{
+		mc = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(ModelCache));
+		mc->ctx = AllocSetContextCreate(fcinfo->flinfo->fn_mcxt,
+										"kernel_ml model cache",
+										ALLOCSET_DEFAULT_SIZES);
+		fcinfo->flinfo->fn_extra = mc;
+	}
+
+	if (VARATT_IS_EXTERNAL_ONDISK(raw))
+	{
+		struct varatt_external ptr;
+
+		VARATT_EXTERNAL_GET_POINTER(ptr, raw);
+		if (!(mc->valid && mc->toasted && mc->toastrelid == ptr.va_toastrelid &&
+			  mc->valueid == ptr.va_valueid))
+		{
+			cache_load(mc, (bytea *) detoast_attr(raw));
+			mc->toasted = true;
+			mc->toastrelid = ptr.va_toastrelid;
+			mc->valueid = ptr.va_valueid;
+		}
+	}
+	else if (!VARATT_IS_EXTENDED(raw))
+	{
+		/* plain in-line value: compare its header and trailing checksum */
+		const uint8 *buf = (const uint8 *) VARDATA(raw);
+		Size		len = VARSIZE(raw) - VARHDRSZ;
+
+		if (!(mc->valid && !mc->toasted && mc->len == len &&
+			  memcmp(mc->head, buf, KEY_HEAD) == 0 &&
+			  memcmp(mc->tail, buf + len - KEY_TAIL, KEY_TAIL) == 0))
+		{
+			cache_load(mc, (bytea *) raw);
+			mc->toasted = false;
+		}
+	}
+	else
+	{
+		/* compressed or short: small, so detoasting each time is cheap */
+		bytea	   *b = (bytea *) detoast_attr(raw);
+		Size		len = VARSIZE_ANY_EXHDR(b);
+		const uint8 *buf = (const uint8 *) VARDATA_ANY(b);
+
+		if (!(mc->valid && !mc->toasted && mc->len == len && len >= KEY_HEAD &&
+			  memcmp(mc->head, buf, KEY_HEAD) == 0 &&
+			  memcmp(mc->tail, buf + len - KEY_TAIL, KEY_TAIL) == 0))
+		{
+			cache_load(mc, b);
+			mc->toasted = false;
+		}
+	}
+	return &mc->model;
+}
+
+Datum
+kernel_predict(PG_FUNCTION_ARGS)
+{
+	km_model   *m = get_model(fcinfo, 0);
+	ModelCache *mc = (ModelCache *) fcinfo->flinfo->fn_extra;
+	ArrayType  *features = PG_GETARG_ARRAYTYPE_P(1);
+	int			d = (int) m->n_features;
+	int			len;
+	double		xnorm;
+
+	len = km_array_length(features, "the row");
+	if (len != d)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("wrong number of features for this model"),
+				 errdetail("The model expects %d features, got %d.", d, len)));
+	km_array_copy(features, d, mc->x, "the row");
+	km_standardize_row(mc->x, d, m->mean, m->scale, mc->x);
+	xnorm = km_vector_norm(&m->kernel, mc->x, d);
+
+	km_blas_setup();
+	km_kernel_row(&m->kernel, m->X, m->n_train, d, mc->norms, mc->x, xnorm,
+				  mc->k);
+	PG_RETURN_FLOAT8(m->intercept +
+					 cblas_ddot((int) m->n_train, m->alpha, 1, mc->k, 1));
+}
+
+Datum
+kernel_eval(PG_FUNCTION_ARGS)
+{
+	ArrayType  *xa = PG_GETARG_ARRAYTYPE_P(0);
+	ArrayType  *za = PG_GETARG_ARRAYTYPE_P(1);
+	km_options	opts;
+	int			d;
+	double	   *x;
+	double	   *z;
+
+	km_options_parse(PG_GETARG_JSONB_P(2), &opts);
+	d = km_array_length(xa, "x");
+	if (km_array_length(za, "z") != d)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("x and z must have the same length"),
+				 errdetail("x has %d elements and z has %d.", d,
+						   ARR_DIMS(za)[0])));
+	x = palloc(sizeof(double) * d);
+	z = palloc(sizeof(double) * d);
+	km_array_copy(xa, d, x, "x");
+	km_array_copy(za, d, z, "z");
+	km_options_resolve(&opts, d);
+	PG_RETURN_FLOAT8(km_kernel_eval(&opts.fit.kernel, x, z, d));
+}
+
+static void
+json_key(StringInfo buf, const char *key)
+{
+	if (buf->len > 1)
+		appendStringInfoString(buf, ", ");
+	escape_json(buf, key);
+	appendStringInfoString(buf, ": ");
+}
+
+static void
+json_float(StringInfo buf, const char *key, double v)
+{
+	json_key(buf, key);
+	appendStringInfoString(buf, float8out_internal(v));
+}
+
+static void
+json_int(StringInfo buf, const char *key, int64 v)
+{
+	json_key(buf, key);
+	appendStringInfo(buf, INT64_FORMAT, v);
+}
+
+static void
+json_bool(StringInfo buf, const char *key, bool v)
+{
+	json_key(buf, key);
+	appendStringInfoString(buf, v ? "true" : "false");
+}
+
+static void
+json_string(StringInfo buf, const char *key, const char *v)
+{
+	json_key(buf, key);
+	escape_json(buf, v);
+}
+
+Datum
+kernel_model_info(PG_FUNCTION_ARGS)
+{
+	bytea	   *b = PG_GETARG_BYTEA_PP(0);
+	km_model	m;
+	km_error	err;
+	StringInfoData buf;
+	unsigned	params;
+
+	if (km_model_decode((const uint8 *) VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b),
+						&m, NULL, &err) != KM_OK)
+		km_raise(&err);
+	params = km_kernel_params(m.kernel.type);
+
+	initStringInfo(&buf);
+	appendStringInfoChar(&buf, '{');
+	json_int(&buf, "format_version", m.format_version);
+	json_string(&buf, "kernel_ml_version",
+				psprintf("%u.%u.%u", m.writer_version[0], m.writer_version[1],
+						 m.writer_version[2]));
+	json_string(&buf, "kernel", km_kernel_name(m.kernel.type));
+	if (params & KM_PARAM_GAMMA)
+		json_float(&buf, "gamma", m.kernel.gamma);
+	if (params & KM_PARAM_DEGREE)
+		json_int(&buf, "degree", m.kernel.degree);
+	if (params & KM_PARAM_COEF0)
+		json_float(&buf, "coef0", m.kernel.coef0);
+	json_string(&buf, "method", km_method_name(m.method));
+	json_float(&buf, "lambda", m.lambda);
+	if (m.method == KM_METHOD_RIDGE)
+		json_float(&buf, "jitter", m.jitter);
+	else
+	{
+		json_float(&buf, "learning_rate", m.learning_rate);
+		json_int(&buf, "max_iter", m.max_iter);
+		json_float(&buf, "tol", m.tol);
+		json_int(&buf, "iterations", m.iterations);
+		json_bool(&buf, "converged", m.converged);
+		json_float(&buf, "final_change", m.final_change);
+	}
+	json_int(&buf, "n_train", m.n_train);
+	json_int(&buf, "n_features", m.n_features);
+	json_int(&buf, "rows_skipped", (int64) m.rows_skipped);
+	json_bool(&buf, "standardize", m.standardize);
+	json_bool(&buf, "fit_intercept", m.fit_intercept);
+	json_float(&buf, "intercept", m.intercept);
+	json_float(&buf, "train_rmse", m.train_rmse);
+	json_int(&buf, "size_bytes", (int64) VARSIZE_ANY_EXHDR(b));
+	appendStringInfoChar(&buf, '}');
+
+	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data)));
+}

@@ -1,0 +1,309 @@
+/*
+ * solve.c - standardization, blocked Cholesky, kernel ridge and kernel LMS.
+ */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include <cblas.h>
+#include <lapacke.h>
+
+#include "solve.h"
+
+/* Cholesky block size and the width of each trailing-update GEMM. */
+#define KM_CHOL_BLOCK 256
+#define KM_CHOL_PANEL 2048
+
+/* Power iteration: iterations at most, and relative change to stop at. */
+#define KM_POWER_MAX_ITER 300
+#define KM_POWER_TOL 1e-6
+
+const char *
+km_method_name(km_method method)
+{
+	switch (method)
+	{
+		case KM_METHOD_RIDGE:
+			return "ridge";
+		case KM_METHOD_LMS:
+			return "lms";
+	}
+	return "unknown";
+}
+
+bool
+km_method_from_name(const char *name, km_method *method)
+{
+	if (strcmp(name, "ridge") == 0)
+		*method = KM_METHOD_RIDGE;
+	else if (strcmp(name, "lms") == 0)
+		*method = KM_METHOD_LMS;
+	else
+		return false;
+	return true;
+}
+
+void
+km_standardize(const double *X, size_t n, int d, double *mean, double *scale,
+			   double *out)
+{
+	for (int j = 0; j < d; j++)
+		mean[j] = scale[j] = 0.0;
+	for (size_t i = 0; i < n; i++)
+		for (int j = 0; j < d; j++)
+			mean[j] += X[i * d + j];
+	for (int j = 0; j < d; j++)
+		mean[j] /= (double) n;
+	/* two passes: the variance of centred values does not cancel */
+	for (size_t i = 0; i < n; i++)
+		for (int j = 0; j < d; j++)
+		{
+			double		c = X[i * d + j] - mean[j];
+
+			scale[j] += c * c;
+		}
+	for (int j = 0; j < d; j++)
+	{
+		scale[j] = sqrt(scale[j] / (double) n);
+		if (!(scale[j] > 0.0))
+			scale[j] = 1.0;
+	}
+	for (size_t i = 0; i < n; i++)
+		km_standardize_row(X + i * d, d, mean, scale, out + i * d);
+}
+
+void
+km_standardize_row(const double *x, int d, const double *mean,
+				   const double *scale, double *out)
+{
+	for (int j = 0; j < d; j++)
+		out[j] = (x[j] - mean[j]) / scale[j];
+}
+
+size_t
+km_cholesky(double *A, size_t n, size_t lda, km_interrupt_fn interrupt)
+{
+	for (size_t k = 0; k < n; k += KM_CHOL_BLOCK)
+	{
+		size_t		kb = n - k < KM_CHOL_BLOCK ? n - k : KM_CHOL_BLOCK;
+		size_t		rest = n - k - kb;
+		double	   *Akk = A + k + k * lda;
+		lapack_int	info;
+
+		info = LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', (lapack_int) kb,
+								   Akk, (lapack_int) lda);
+		if (info != 0)
+			return info > 0 ? k + (size_t) info : k + 1;
+		if (rest == 0)
+			break;
+
+		/* A21 := A21 L11^-T */
+		cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans,
+					CblasNonUnit, (int) rest, (int) kb, 1.0, Akk, (int) lda,
+					Akk + kb, (int) lda);
+
+		/* A22 := A22 - A21 A21^T, lower triangle, one column panel at a time */
+		for (size_t j = k + kb; j < n; j += KM_CHOL_PANEL)
+		{
+			size_t		jb = n - j < KM_CHOL_PANEL ? n - j : KM_CHOL_PANEL;
+			const double *Ajk = A + j + k * lda;
+
+			cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, (int) jb,
+						(int) kb, -1.0, Ajk, (int) lda, 1.0, A + j + j * lda,
+						(int) lda);
+			if (j + jb < n)
+				cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans,
+							(int) (n - j - jb), (int) jb, (int) kb, -1.0,
+							Ajk + jb, (int) lda, Ajk, (int) lda, 1.0,
+							A + (j + jb) + j * lda, (int) lda);
+			km_check_interrupts(interrupt);
+		}
+	}
+	return 0;
+}
+
+/* out := (K + shift I) v, K symmetric given by its lower triangle. */
+static void
+shifted_symv(const double *K, size_t n, size_t ld, double shift,
+			 const double *v, double *out)
+{
+	memcpy(out, v, n * sizeof(double));
+	cblas_dsymv(CblasColMajor, CblasLower, (int) n, 1.0, K, (int) ld, v, 1,
+				shift, out, 1);
+}
+
+double
+km_largest_eigenvalue(const double *K, size_t n, size_t ld, double shift,
+					  double *work, km_interrupt_fn interrupt)
+{
+	double	   *v = work;
+	double	   *w = work + n;
+	double		lambda = 0.0;
+
+	/* all ones: kernel matrices with positive entries have a positive top eigenvector */
+	for (size_t i = 0; i < n; i++)
+		v[i] = 1.0 / sqrt((double) n);
+
+	for (int it = 0; it < KM_POWER_MAX_ITER; it++)
+	{
+		double		prev = lambda;
+		double		norm;
+
+		shifted_symv(K, n, ld, shift, v, w);
+		lambda = cblas_ddot((int) n, v, 1, w, 1);
+		norm = cblas_dnrm2((int) n, w, 1);
+		if (!(norm > 0.0) || !isfinite(norm))
+			break;
+		for (size_t i = 0; i < n; i++)
+			v[i] = w[i] / norm;
+		km_check_interrupts(interrupt);
+		if (it > 0 && fabs(lambda - prev) <= KM_POWER_TOL * fabs(lambda))
+			break;
+	}
+	return lambda;
+}
+
+size_t
+km_fit_workspace_doubles(size_t n)
+{
+	/* n^2 + 3n doubles must fit in size_t bytes */
+	if (n == 0 || n > ((size_t) 1 << 28))
+		return 0;
+	return n * n + 3 * n;
+}
+
+static void
+add_to_diagonal(double *K, size_t n, size_t ld, double value)
+{
+	for (size_t i = 0; i < n; i++)
+		K[i + i * ld] += value;
+}
+
+static km_status
+fit_ridge(const km_fit_params *p, const double *X, size_t n, int d,
+		  const double *y, double *alpha, double *K, const double *norms,
+		  km_fit_result *res, km_error *err, km_interrupt_fn interrupt)
+{
+	double		mean_diag = 0.0;
+	double		shift = p->lambda;
+	size_t		minor;
+
+	km_gram_lower(&p->kernel, X, n, d, norms, K, n, interrupt);
+	for (size_t i = 0; i < n; i++)
+		mean_diag += K[i + i * n];
+	mean_diag /= (double) n;
+
+	add_to_diagonal(K, n, n, shift);
+	minor = km_cholesky(K, n, n, interrupt);
+	if (minor != 0)
+	{
+		/* The factor overwrote K: rebuild it rather than keep a second copy. */
+		res->jitter = fmax(KM_JITTER_REL * fabs(mean_diag), KM_JITTER_ABS);
+		shift = p->lambda + res->jitter;
+		km_gram_lower(&p->kernel, X, n, d, norms, K, n, interrupt);
+		add_to_diagonal(K, n, n, shift);
+		minor = km_cholesky(K, n, n, interrupt);
+		if (minor != 0)
+			return km_fail(err, KM_ERR_NOT_PD,
+						   "kernel matrix is not positive definite",
+						   "The Cholesky factorisation of K + lambda I failed at row %zu of %zu with lambda = %g, and again with jitter %g added.",
+						   minor, n, p->lambda, res->jitter);
+	}
+
+	memcpy(alpha, y, n * sizeof(double));
+	LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', (lapack_int) n, 1, K,
+						(lapack_int) n, alpha, (lapack_int) n);
+
+	/* (K + shift I) alpha = y, so the training residual y - K alpha is shift * alpha */
+	res->train_rmse = shift * cblas_dnrm2((int) n, alpha, 1) / sqrt((double) n);
+	res->converged = true;
+	if (!isfinite(res->train_rmse))
+		return km_fail(err, KM_ERR_NOT_PD, "kernel ridge solution is not finite",
+					   "Solving K + lambda I with lambda = %g gave non-finite coefficients.",
+					   p->lambda);
+	return KM_OK;
+}
+
+static km_status
+fit_lms(const km_fit_params *p, const double *X, size_t n, int d,
+		const double *y, double *beta, double *K, const double *norms,
+		double *work, km_fit_result *res, km_error *err,
+		km_interrupt_fn interrupt)
+{
+	double	   *r = work;
+	double		a = p->learning_rate;
+
+	km_gram_lower(&p->kernel, X, n, d, norms, K, n, interrupt);
+
+	if (!(a > 0.0))
+	{
+		double		top = km_largest_eigenvalue(K, n, n, p->lambda, work,
+												interrupt);
+
+		if (!(top > 0.0) || !isfinite(top))
+			return km_fail(err, KM_ERR_NOT_PD,
+						   "cannot choose a learning rate for lms",
+						   "The largest eigenvalue of K + lambda I is %g; it must be positive.",
+						   top);
+		/* converges for 0 < a < 2 / lambda_max; 1 / lambda_max leaves a margin */
+		a = 1.0 / top;
+	}
+	res->learning_rate = a;
+
+	memset(beta, 0, n * sizeof(double));
+	res->iterations = 0;
+	res->converged = false;
+	res->final_change = 0.0;
+	for (int it = 1; it <= p->max_iter; it++)
+	{
+		double		step_norm;
+		double		beta_norm;
+
+		/* r := y - (K + lambda I) beta;  beta := beta + a r */
+		memcpy(r, y, n * sizeof(double));
+		cblas_dsymv(CblasColMajor, CblasLower, (int) n, -1.0, K, (int) n,
+					beta, 1, 1.0, r, 1);
+		if (p->lambda != 0.0)
+			cblas_daxpy((int) n, -p->lambda, beta, 1, r, 1);
+		cblas_daxpy((int) n, a, r, 1, beta, 1);
+
+		step_norm = a * cblas_dnrm2((int) n, r, 1);
+		beta_norm = cblas_dnrm2((int) n, beta, 1);
+		res->iterations = it;
+		res->final_change = beta_norm > 0.0 ? step_norm / beta_norm : 0.0;
+		if (!isfinite(beta_norm) || !isfinite(step_norm))
+			return km_fail(err, KM_ERR_DIVERGED, "lms diverged",
+						   "The coefficients became non-finite at iteration %d with learning_rate %g.",
+						   it, a);
+		km_check_interrupts(interrupt);
+		if (res->final_change < p->tol)
+		{
+			res->converged = true;
+			break;
+		}
+	}
+
+	/* training residual y - K beta */
+	memcpy(r, y, n * sizeof(double));
+	cblas_dsymv(CblasColMajor, CblasLower, (int) n, -1.0, K, (int) n, beta, 1,
+				1.0, r, 1);
+	res->train_rmse = cblas_dnrm2((int) n, r, 1) / sqrt((double) n);
+	return KM_OK;
+}
+
+km_status
+km_fit(const km_fit_params *p, const double *X, size_t n, int d,
+	   const double *y, double *alpha, double *work, km_fit_result *res,
+	   km_error *err, km_interrupt_fn interrupt)
+{
+	double	   *K = work;
+	double	   *norms = work + n * n;
+	double	   *scratch = norms + n;
+
+	memset(res, 0, sizeof(*res));
+	km_row_norms(&p->kernel, X, n, d, norms);
+	if (p->method == KM_METHOD_LMS)
+		return fit_lms(p, X, n, d, y, alpha, K, norms, scratch, res, err,
+					   interrupt);
+	return fit_ridge(p, X, n, d, y, alpha, K, norms, res, err, interrupt);
+}

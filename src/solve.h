@@ -1,0 +1,89 @@
+/*
+ * solve.h - standardization, blocked Cholesky, kernel ridge and kernel LMS
+ * (core, no PostgreSQL headers).
+ */
+#ifndef KM_SOLVE_H
+#define KM_SOLVE_H
+
+#include "kernels.h"
+
+typedef enum km_method
+{
+	KM_METHOD_RIDGE = 1,
+	KM_METHOD_LMS = 2
+} km_method;
+
+const char *km_method_name(km_method method);
+bool		km_method_from_name(const char *name, km_method *method);
+
+/*
+ * Jitter added to the diagonal when the first Cholesky factorisation of
+ * K + lambda I fails: KM_JITTER_REL times the mean of diag(K), at least
+ * KM_JITTER_ABS.
+ */
+#define KM_JITTER_REL 1e-8
+#define KM_JITTER_ABS 1e-12
+
+typedef struct km_fit_params
+{
+	km_kernel	kernel;
+	km_method	method;
+	double		lambda;			/* >= 0 */
+	double		learning_rate;	/* lms; <= 0 means automatic */
+	int			max_iter;		/* lms */
+	double		tol;			/* lms */
+} km_fit_params;
+
+typedef struct km_fit_result
+{
+	double		jitter;			/* ridge: added to lambda, 0 if none */
+	double		learning_rate;	/* lms: the step used */
+	int			iterations;		/* lms */
+	bool		converged;		/* lms; always true for ridge */
+	double		final_change;	/* lms: last relative change of beta */
+	double		train_rmse;		/* of the centred target */
+} km_fit_result;
+
+/* Doubles of workspace km_fit needs for n rows (0 on overflow). */
+size_t		km_fit_workspace_doubles(size_t n);
+
+/*
+ * Fit dual coefficients alpha (n) for rows X (n x d, already standardized)
+ * and target y (n, already centred).  work has km_fit_workspace_doubles(n)
+ * doubles.  Ridge: alpha = (K + lambda I)^-1 y by blocked Cholesky, with
+ * one jittered retry.  LMS: beta := beta + a (y - (K + lambda I) beta) from 0.
+ */
+km_status	km_fit(const km_fit_params *p, const double *X, size_t n, int d,
+				   const double *y, double *alpha, double *work,
+				   km_fit_result *res, km_error *err,
+				   km_interrupt_fn interrupt);
+
+/*
+ * Column means and population standard deviations of X (n x d); a zero
+ * deviation becomes 1, as scikit-learn's StandardScaler does.  Then
+ * out := (X - mean) / scale (out may be X).
+ */
+void		km_standardize(const double *X, size_t n, int d, double *mean,
+						   double *scale, double *out);
+
+/* out := (x - mean) / scale; out may alias x. */
+void		km_standardize_row(const double *x, int d, const double *mean,
+							   const double *scale, double *out);
+
+/*
+ * In-place lower Cholesky factorisation of column-major A (n x n, leading
+ * dimension lda), blocked so that interrupt runs well under a second
+ * apart.  Returns 0, or the 1-based order of the leading minor that is not
+ * positive definite (A is then partly overwritten).
+ */
+size_t		km_cholesky(double *A, size_t n, size_t lda, km_interrupt_fn interrupt);
+
+/*
+ * Largest eigenvalue of (K + shift I) for symmetric K given by its lower
+ * triangle, by power iteration (work: 2n doubles).
+ */
+double		km_largest_eigenvalue(const double *K, size_t n, size_t ld,
+								  double shift, double *work,
+								  km_interrupt_fn interrupt);
+
+#endif							/* KM_SOLVE_H */

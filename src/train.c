@@ -1,0 +1,459 @@
+/*
+ * train.c - the kernel_train and kernel_matrix aggregates.
+ *
+ * Both collect rows into one contiguous, growing row-major buffer in the
+ * aggregate context; the final functions hand it to the core.  kernel_train
+ * can be split by parallel query (and Citus): its state serializes to bytea
+ * and two states combine by appending rows.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "lib/stringinfo.h"
+#include "libpq/pqformat.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/float.h"
+#include "utils/jsonb.h"
+#include "utils/memutils.h"
+
+#include "model.h"
+#include "options.h"
+#include "pgutil.h"
+
+PG_FUNCTION_INFO_V1(kernel_train_sfunc);
+PG_FUNCTION_INFO_V1(kernel_train_final);
+PG_FUNCTION_INFO_V1(kernel_train_combine);
+PG_FUNCTION_INFO_V1(kernel_train_serialize);
+PG_FUNCTION_INFO_V1(kernel_train_deserialize);
+PG_FUNCTION_INFO_V1(kernel_matrix_sfunc);
+PG_FUNCTION_INFO_V1(kernel_matrix_final);
+
+#define KM_INITIAL_ROWS 1024
+
+typedef struct RowSet
+{
+	MemoryContext ctx;			/* where X and y live: the aggregate context */
+	km_options	opts;			/* parsed from the first row */
+	int			d;				/* features per row, -1 before the first */
+	int64		n;				/* rows kept */
+	int64		capacity;		/* rows X and y have room for */
+	int64		seen;			/* rows seen, kept or skipped */
+	int64		skipped;		/* rows with a NULL feature array or target */
+	bool		has_target;		/* kernel_train; kernel_matrix has none */
+	double	   *X;				/* n x d, row-major */
+	double	   *y;				/* n targets */
+} RowSet;
+
+/*
+ * Bytes training on n rows of d features needs at its peak: the n x n
+ * matrix (factored in place), the standardized rows, the model and vectors.
+ */
+static double
+train_memory(double n, double d)
+{
+	return 8.0 * (n * n + 3.0 * n * d + 8.0 * n);
+}
+
+static RowSet *
+rowset_create(MemoryContext ctx, bool with_target)
+{
+	RowSet	   *rs = MemoryContextAllocZero(ctx, sizeof(RowSet));
+
+	rs->ctx = ctx;
+	rs->d = -1;
+	km_options_parse(NULL, &rs->opts);
+	rs->has_target = with_target;
+	return rs;
+}
+
+/* Make room for `more` rows, enforcing kernel_ml.max_memory as rows arrive. */
+static void
+rowset_reserve(RowSet *rs, int64 more, const char *what)
+{
+	int64		need = rs->n + more;
+	int64		cap;
+
+	if (need <= rs->capacity)
+		return;
+	km_check_memory(train_memory((double) need, (double) rs->d), what, true);
+
+	cap = Max(rs->capacity * 2, Max(need, KM_INITIAL_ROWS));
+	if (rs->X == NULL)
+	{
+		rs->X = MemoryContextAllocHuge(rs->ctx, mul_size(cap, mul_size(rs->d, sizeof(double))));
+		if (rs->has_target)
+			rs->y = MemoryContextAllocHuge(rs->ctx, mul_size(cap, sizeof(double)));
+	}
+	else
+	{
+		rs->X = repalloc_huge(rs->X, mul_size(cap, mul_size(rs->d, sizeof(double))));
+		if (rs->has_target)
+			rs->y = repalloc_huge(rs->y, mul_size(cap, sizeof(double)));
+	}
+	rs->capacity = cap;
+}
+
+/* Append one row (features and, for training, a target); row is 1-based. */
+static void
+rowset_add(RowSet *rs, ArrayType *features, double target, const char *what)
+{
+	char		where[64];
+	int			len;
+
+	snprintf(where, sizeof(where), "row " INT64_FORMAT, rs->seen);
+	len = km_array_length(features, where);
+	if (rs->d < 0)
+		rs->d = len;
+	else if (len != rs->d)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("feature arrays must all have the same length"),
+				 errdetail("Row " INT64_FORMAT " has %d features; the first row had %d.",
+						   rs->seen, len, rs->d)));
+	if (rs->has_target && !isfinite(target))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("target values must be finite"),
+				 errdetail("The target of row " INT64_FORMAT " is %s.",
+						   rs->seen, float8out_internal(target))));
+
+	rowset_reserve(rs, 1, what);
+	km_array_copy(features, rs->d, rs->X + rs->n * rs->d, where);
+	if (rs->has_target)
+		rs->y[rs->n] = target;
+	rs->n++;
+}
+
+static MemoryContext
+agg_context(FunctionCallInfo fcinfo, const char *fname)
+{
+	MemoryContext aggctx;
+
+	if (!AggCheckCallContext(fcinfo, &aggctx))
+		elog(ERROR, "%s called in non-aggregate context", fname);
+	return aggctx;
+}
+
+/* The state for this call, created with its options on the first row. */
+static RowSet *
+rowset_get(FunctionCallInfo fcinfo, int optarg, bool with_target,
+		   const char *fname)
+{
+	MemoryContext aggctx = agg_context(fcinfo, fname);
+	RowSet	   *rs;
+	MemoryContext old;
+
+	if (!PG_ARGISNULL(0))
+		return (RowSet *) PG_GETARG_POINTER(0);
+
+	rs = rowset_create(aggctx, with_target);
+	if (PG_NARGS() > optarg && !PG_ARGISNULL(optarg))
+	{
+		old = MemoryContextSwitchTo(aggctx);
+		km_options_parse(PG_GETARG_JSONB_P(optarg), &rs->opts);
+		MemoryContextSwitchTo(old);
+	}
+	return rs;
+}
+
+/* kernel_train_sfunc(state, features, target [, options]) */
+Datum
+kernel_train_sfunc(PG_FUNCTION_ARGS)
+{
+	RowSet	   *rs = rowset_get(fcinfo, 3, true, "kernel_train_sfunc");
+
+	rs->seen++;
+	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		rs->skipped++;
+	else
+		rowset_add(rs, PG_GETARG_ARRAYTYPE_P(1), PG_GETARG_FLOAT8(2),
+				   "kernel_train");
+	PG_RETURN_POINTER(rs);
+}
+
+/* kernel_matrix_sfunc(state, features, options) */
+Datum
+kernel_matrix_sfunc(PG_FUNCTION_ARGS)
+{
+	RowSet	   *rs = rowset_get(fcinfo, 2, false, "kernel_matrix_sfunc");
+
+	rs->seen++;
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("kernel_matrix does not accept null feature arrays"),
+				 errdetail("Row " INT64_FORMAT " has a null feature array.", rs->seen),
+				 errhint("Filter the rows with WHERE features IS NOT NULL.")));
+	rowset_add(rs, PG_GETARG_ARRAYTYPE_P(1), 0.0, "kernel_matrix");
+	PG_RETURN_POINTER(rs);
+}
+
+/* Fit on the collected rows and encode the model into a new bytea. */
+static bytea *
+train_model(RowSet *rs)
+{
+	size_t		n = (size_t) rs->n;
+	int			d = rs->d;
+	km_options	opts = rs->opts;
+	MemoryContext tmp;
+	MemoryContext old;
+	double	   *Xs;
+	double	   *mean;
+	double	   *scale;
+	double	   *yc;
+	double	   *alpha;
+	double	   *work;
+	double		ymean = 0.0;
+	size_t		size;
+	size_t		nwork;
+	km_fit_result res;
+	km_error	err;
+	km_model	m;
+	bytea	   *result;
+
+	km_options_resolve(&opts, d);
+	km_check_memory(train_memory((double) n, (double) d), "kernel_train", false);
+	size = km_model_size((uint32_t) n, (uint32_t) d);
+	nwork = km_fit_workspace_doubles(n);
+	if (n > UINT32_MAX || size == 0 || nwork == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("training set is too large for a kernel_ml model"),
+				 errdetail("A model of %zu rows of %d features would exceed 1 GB.", n, d)));
+
+	/* Everything but the result goes in a context deleted at the end. */
+	tmp = AllocSetContextCreate(CurrentMemoryContext, "kernel_ml training",
+								ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(tmp);
+
+	mean = palloc(sizeof(double) * d);
+	scale = palloc(sizeof(double) * d);
+	Xs = palloc_extended(mul_size(n, mul_size(d, sizeof(double))), MCXT_ALLOC_HUGE);
+	if (opts.standardize)
+		km_standardize(rs->X, n, d, mean, scale, Xs);
+	else
+	{
+		for (int j = 0; j < d; j++)
+		{
+			mean[j] = 0.0;
+			scale[j] = 1.0;
+		}
+		memcpy(Xs, rs->X, n * d * sizeof(double));
+	}
+
+	yc = palloc_extended(n * sizeof(double), MCXT_ALLOC_HUGE);
+	if (opts.fit_intercept)
+	{
+		for (size_t i = 0; i < n; i++)
+			ymean += rs->y[i];
+		ymean /= (double) n;
+	}
+	for (size_t i = 0; i < n; i++)
+		yc[i] = rs->y[i] - ymean;
+
+	alpha = palloc_extended(n * sizeof(double), MCXT_ALLOC_HUGE);
+	work = palloc_extended(mul_size(nwork, sizeof(double)), MCXT_ALLOC_HUGE);
+
+	km_blas_setup();
+	if (km_fit(&opts.fit, Xs, n, d, yc, alpha, work, &res, &err,
+			   km_interrupt) != KM_OK)
+		km_raise(&err);
+	pfree(work);				/* the n x n matrix goes before the model is built */
+
+	memset(&m, 0, sizeof(m));
+	m.kernel = opts.fit.kernel;
+	m.method = opts.fit.method;
+	m.standardize = opts.standardize;
+	m.fit_intercept = opts.fit_intercept;
+	m.converged = res.converged;
+	m.max_iter = opts.fit.method == KM_METHOD_LMS ? opts.fit.max_iter : 0;
+	m.iterations = res.iterations;
+	m.n_train = (uint32_t) n;
+	m.n_features = (uint32_t) d;
+	m.rows_skipped = (uint64_t) rs->skipped;
+	m.lambda = opts.fit.lambda;
+	m.learning_rate = res.learning_rate;
+	m.tol = opts.fit.method == KM_METHOD_LMS ? opts.fit.tol : 0.0;
+	m.final_change = res.final_change;
+	m.jitter = res.jitter;
+	m.intercept = ymean;
+	m.train_rmse = res.train_rmse;
+	sscanf(KM_VERSION_STRING, "%hhu.%hhu.%hhu", &m.writer_version[0],
+		   &m.writer_version[1], &m.writer_version[2]);
+	m.mean = mean;
+	m.scale = scale;
+	m.alpha = alpha;
+	m.X = Xs;
+
+	MemoryContextSwitchTo(old);
+	result = palloc_extended(VARHDRSZ + size, MCXT_ALLOC_HUGE);
+	SET_VARSIZE(result, VARHDRSZ + size);
+	km_model_encode(&m, (uint8_t *) VARDATA(result));
+	MemoryContextDelete(tmp);
+	return result;
+}
+
+Datum
+kernel_train_final(PG_FUNCTION_ARGS)
+{
+	RowSet	   *rs;
+
+	agg_context(fcinfo, "kernel_train_final");
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	rs = (RowSet *) PG_GETARG_POINTER(0);
+	if (rs->n == 0)
+		PG_RETURN_NULL();
+	PG_RETURN_BYTEA_P(train_model(rs));
+}
+
+Datum
+kernel_matrix_final(PG_FUNCTION_ARGS)
+{
+	RowSet	   *rs;
+	km_options	opts;
+	size_t		n;
+	double	   *norms;
+	double	   *K;
+	ArrayType  *result;
+	int			dims[2];
+	int			lbs[2] = {1, 1};
+	Size		nbytes;
+
+	agg_context(fcinfo, "kernel_matrix_final");
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	rs = (RowSet *) PG_GETARG_POINTER(0);
+	if (rs->n == 0)
+		PG_RETURN_NULL();
+
+	n = (size_t) rs->n;
+	opts = rs->opts;
+	km_options_resolve(&opts, rs->d);
+	nbytes = ARR_OVERHEAD_NONULLS(2) + (double) n * n * sizeof(double);
+	if ((double) n * n * sizeof(double) + ARR_OVERHEAD_NONULLS(2) > MaxAllocSize)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("kernel matrix is too large for an array"),
+				 errdetail("An array of %zu x %zu values would exceed 1 GB.", n, n),
+				 errhint("Use kernel_train, which keeps the matrix internal.")));
+	km_check_memory((double) nbytes, "kernel_matrix", false);
+
+	/* Build the Gram matrix straight into the result array's data. */
+	result = (ArrayType *) palloc(nbytes);
+	SET_VARSIZE(result, nbytes);
+	result->ndim = 2;
+	result->dataoffset = 0;
+	result->elemtype = FLOAT8OID;
+	dims[0] = dims[1] = (int) n;
+	memcpy(ARR_DIMS(result), dims, sizeof(dims));
+	memcpy(ARR_LBOUND(result), lbs, sizeof(lbs));
+	K = (double *) ARR_DATA_PTR(result);
+
+	norms = palloc(n * sizeof(double));
+	km_blas_setup();
+	km_row_norms(&opts.fit.kernel, rs->X, n, rs->d, norms);
+	km_gram_lower(&opts.fit.kernel, rs->X, n, rs->d, norms, K, n, km_interrupt);
+	/* column-major lower == row-major upper; the matrix is symmetric */
+	km_symmetrize(K, n, n);
+	pfree(norms);
+	PG_RETURN_ARRAYTYPE_P(result);
+}
+
+Datum
+kernel_train_combine(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggctx = agg_context(fcinfo, "kernel_train_combine");
+	RowSet	   *a = PG_ARGISNULL(0) ? NULL : (RowSet *) PG_GETARG_POINTER(0);
+	RowSet	   *b = PG_ARGISNULL(1) ? NULL : (RowSet *) PG_GETARG_POINTER(1);
+
+	if (b == NULL)
+		PG_RETURN_POINTER(a);
+	if (a == NULL)
+	{
+		a = rowset_create(aggctx, true);
+		a->opts = b->opts;
+	}
+	if (b->n > 0)
+	{
+		if (a->d < 0)
+			a->d = b->d;
+		else if (a->d != b->d)
+			ereport(ERROR,
+					(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+					 errmsg("feature arrays must all have the same length"),
+					 errdetail("One parallel worker saw %d features per row, another %d.",
+							   a->d, b->d)));
+		rowset_reserve(a, b->n, "kernel_train");
+		memcpy(a->X + a->n * a->d, b->X, b->n * b->d * sizeof(double));
+		memcpy(a->y + a->n, b->y, b->n * sizeof(double));
+		a->n += b->n;
+	}
+	a->seen += b->seen;
+	a->skipped += b->skipped;
+	PG_RETURN_POINTER(a);
+}
+
+/*
+ * Serialized state: format byte, d, n, seen, skipped, the options struct,
+ * then X and y.  Only exchanged between processes of one build.
+ */
+#define ROWSET_SERIAL_FORMAT 1
+
+Datum
+kernel_train_serialize(PG_FUNCTION_ARGS)
+{
+	RowSet	   *rs;
+	StringInfoData buf;
+
+	agg_context(fcinfo, "kernel_train_serialize");
+	rs = (RowSet *) PG_GETARG_POINTER(0);
+	pq_begintypsend(&buf);
+	pq_sendbyte(&buf, ROWSET_SERIAL_FORMAT);
+	pq_sendint32(&buf, rs->d);
+	pq_sendint64(&buf, rs->n);
+	pq_sendint64(&buf, rs->seen);
+	pq_sendint64(&buf, rs->skipped);
+	pq_sendbytes(&buf, (const char *) &rs->opts, sizeof(km_options));
+	if (rs->n > 0)
+	{
+		pq_sendbytes(&buf, (const char *) rs->X, rs->n * rs->d * sizeof(double));
+		pq_sendbytes(&buf, (const char *) rs->y, rs->n * sizeof(double));
+	}
+	PG_RETURN_BYTEA_P(pq_endtypsend(&buf));
+}
+
+Datum
+kernel_train_deserialize(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggctx = agg_context(fcinfo, "kernel_train_deserialize");
+	bytea	   *b = PG_GETARG_BYTEA_PP(0);
+	StringInfoData buf;
+	RowSet	   *rs = rowset_create(aggctx, true);
+	int64		n;
+
+	buf.data = VARDATA_ANY(b);
+	buf.len = VARSIZE_ANY_EXHDR(b);
+	buf.maxlen = buf.len;
+	buf.cursor = 0;
+	if (pq_getmsgbyte(&buf) != ROWSET_SERIAL_FORMAT)
+		elog(ERROR, "unexpected kernel_train state format");
+	rs->d = pq_getmsgint(&buf, 4);
+	n = pq_getmsgint64(&buf);
+	rs->seen = pq_getmsgint64(&buf);
+	rs->skipped = pq_getmsgint64(&buf);
+	pq_copymsgbytes(&buf, (char *) &rs->opts, sizeof(km_options));
+	if (n > 0)
+	{
+		rowset_reserve(rs, n, "kernel_train");
+		pq_copymsgbytes(&buf, (char *) rs->X, n * rs->d * sizeof(double));
+		pq_copymsgbytes(&buf, (char *) rs->y, n * sizeof(double));
+		rs->n = n;
+	}
+	pq_getmsgend(&buf);
+	PG_RETURN_POINTER(rs);
+}

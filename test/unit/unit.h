@@ -1,0 +1,34 @@
+/*
+ * unit.h - a minimal harness for the core unit tests (no server needed).
+ *
+ * Each test is a void function; CHECK records a failure with its location
+ * and goes on.  unit_main.c runs every test listed in UNIT_TESTS and ends
+ * with the line "N passed, N failed".
+ */
+#ifndef KM_UNIT_H
+#define KM_UNIT_H
+
+#include <stdio.h>
+
+extern int	unit_failures;		/* failed CHECKs in the current test */
+
+#define CHECK(cond, ...) \
+	do { \
+		if (!(cond)) \
+		{ \
+			unit_failures++; \
+			fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
+			fprintf(stderr, __VA_ARGS__); \
+			fputc('\n', stderr); \
+		} \
+	} while (0)
+
+/* |a - b| <= tol * max(1, |b|) */
+#define CHECK_CLOSE(a, b, tol) \
+	do { \
+		double ca_ = (a), cb_ = (b); \
+		double sc_ = fabs(cb_) > 1.0 ? fabs(cb_) : 1.0; \
+		CHECK(fabs(ca_ - cb_) <= (tol) * sc_, "%.17g vs %.17g (tol %g)", ca_, cb_, (double) (tol)); \
+	} while (0)
+
+#endif

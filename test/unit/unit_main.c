@@ -1,0 +1,49 @@
+/*
+ * unit_main.c - runs the core unit tests and prints "N passed, N failed".
+ */
+#include <math.h>
+#include <stdio.h>
+
+#include "unit.h"
+
+int			unit_failures = 0;
+
+#define UNIT_TESTS(X) \
+	X(test_kernels_definitions) \
+	X(test_kernels_gram_matches_eval) \
+	X(test_kernels_polysum_feature_map) \
+	X(test_kernels_psd) \
+	X(test_solve_standardize) \
+	X(test_solve_cholesky_blocked) \
+	X(test_solve_ridge_residual) \
+	X(test_solve_jitter_and_not_pd) \
+	X(test_solve_lms_recurrence) \
+	X(test_solve_lms_reaches_ridge) \
+	X(test_model_roundtrip) \
+	X(test_model_truncation) \
+	X(test_model_bitflips) \
+	X(test_model_newer_version) \
+	X(test_model_random_bytes) \
+	X(test_model_invalid_fields)
+
+#define DECLARE(name) void name(void);
+UNIT_TESTS(DECLARE)
+
+int
+main(void)
+{
+	int			passed = 0;
+	int			failed = 0;
+
+#define RUN(name) \
+	do { \
+		unit_failures = 0; \
+		name(); \
+		if (unit_failures == 0) { passed++; printf("ok - %s\n", #name); } \
+		else { failed++; printf("not ok - %s (%d checks failed)\n", #name, unit_failures); } \
+	} while (0);
+	UNIT_TESTS(RUN)
+
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed == 0 ? 0 : 1;
+}
