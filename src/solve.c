@@ -11,8 +11,12 @@
 #include "solve.h"
 
 /* Cholesky block size and the width of each trailing-update GEMM. */
+#ifndef KM_CHOL_BLOCK
 #define KM_CHOL_BLOCK 256
+#endif
+#ifndef KM_CHOL_PANEL
 #define KM_CHOL_PANEL 2048
+#endif
 
 /* Power iteration: iterations at most, and relative change to stop at. */
 #define KM_POWER_MAX_ITER 300

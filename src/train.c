@@ -256,13 +256,12 @@ train_model(RowSet *rs)
 		yc[i] = rs->y[i] - ymean;
 
 	alpha = palloc_extended(n * sizeof(double), MCXT_ALLOC_HUGE);
-	work = palloc_extended(mul_size(nwork, sizeof(double)), MCXT_ALLOC_HUGE);
+	work = km_alloc_prefaulted(mul_size(nwork, sizeof(double)));
 
 	km_blas_setup();
 	if (km_fit(&opts.fit, Xs, n, d, yc, alpha, work, &res, &err,
 			   km_interrupt) != KM_OK)
 		km_raise(&err);
-	pfree(work);				/* the n x n matrix goes before the model is built */
 
 	memset(&m, 0, sizeof(m));
 	m.kernel = opts.fit.kernel;

@@ -95,13 +95,16 @@ test_kernels_gram_matches_eval(void)
 	double	   *X = random_matrix(n, d, -1.5, 2.0, 42);
 	double	   *K = malloc(n * n * sizeof(double));
 	double	   *norms = malloc(n * sizeof(double));
-	double	   *row = malloc(n * sizeof(double));
+	double	   *Xt = malloc(n * d * sizeof(double));
+	double	   *w = random_matrix(n, 1, -1.0, 1.0, 43);
+	double	   *work = malloc(n * sizeof(double));
 
 	for (size_t t = 0; t < N_ALL; t++)
 	{
 		const km_kernel *k = &all_kernels[t];
 		double		worst = 0.0;
-		double		worst_row = 0.0;
+		double		got;
+		double		want = 0.0;
 
 		km_row_norms(k, X, n, d, norms);
 		km_gram_lower(k, X, n, d, norms, K, n, NULL);
@@ -116,16 +119,15 @@ test_kernels_gram_matches_eval(void)
 		CHECK(worst <= 1e-12, "kernel %s: Gram vs eval error %g",
 			  km_kernel_name(k->type), worst);
 
-		km_kernel_row(k, X, n, d, norms, X + 7 * d,
-					  km_vector_norm(k, X + 7 * d, d), row);
+		/* prediction path: sum_i w_i K(X_i, x), rows stored feature-major */
+		km_transpose(X, n, d, Xt);
+		got = km_kernel_row_dot(k, Xt, n, d, norms, X + 7 * d,
+								km_vector_norm(k, X + 7 * d, d), w, work);
 		for (size_t i = 0; i < n; i++)
-		{
-			double		e = km_kernel_eval(k, X + i * d, X + 7 * d, d);
-
-			worst_row = fmax(worst_row, fabs(row[i] - e) / fmax(1.0, fabs(e)));
-		}
-		CHECK(worst_row <= 1e-12, "kernel %s: row vs eval error %g",
-			  km_kernel_name(k->type), worst_row);
+			want += w[i] * km_kernel_eval(k, X + i * d, X + 7 * d, d);
+		CHECK(fabs(got - want) <= 1e-12 * fmax(1.0, fabs(want)),
+			  "kernel %s: weighted row %.17g vs eval %.17g",
+			  km_kernel_name(k->type), got, want);
 	}
 
 	/* symmetrize mirrors the lower triangle */
@@ -134,7 +136,9 @@ test_kernels_gram_matches_eval(void)
 	free(X);
 	free(K);
 	free(norms);
-	free(row);
+	free(Xt);
+	free(w);
+	free(work);
 }
 
 /* The cubic feature map: 1, x, all x_i x_j, all x_i x_j x_k. */
