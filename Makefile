@@ -49,3 +49,9 @@ test/unit/run_unit: $(UNIT_SRCS) src/kernel_maps.c $(wildcard src/*.h) test/unit
 .PHONY: unittest
 unittest: test/unit/run_unit
 	test/unit/run_unit
+
+# Benchmarks against scikit-learn, a PL/Python peer and bare LAPACK, in a
+# throwaway cluster; prints ratios measured side by side (test/bench/).
+.PHONY: bench
+bench:
+	bash test/bench/run.sh
