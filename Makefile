@@ -4,7 +4,8 @@ EXTVERSION = $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(EXTENSION).
 
 MODULE_big = kernel_ml
 # The numerical core includes no PostgreSQL header; the glue does.
-CORE_OBJS = src/core.o src/kernels.o src/kernel_maps.o src/solve.o src/model.o
+CORE_OBJS = src/core.o src/kernels.o src/kernel_maps.o src/solve.o src/select.o \
+	src/model.o
 GLUE_OBJS = src/crc32c.o src/kernel_ml.o src/options.o src/pgutil.o \
 	src/train.o src/predict.o
 OBJS = $(CORE_OBJS) $(GLUE_OBJS)
@@ -26,6 +27,9 @@ EXTRA_CLEAN = test/unit/run_unit test/unit/*.o
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# PGXS tracks no header dependencies here: rebuild on any header change.
+$(OBJS): $(wildcard src/*.h)
 
 sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql $(EXTENSION).control
 	cp $< $@

@@ -146,22 +146,25 @@ store_f64(uint8_t *p, double v)
  * (uint64_t) n * d cannot overflow; bounding it first keeps the sums exact.
  */
 static uint64_t
-payload_doubles(uint32_t n, uint32_t d)
+payload_doubles(uint32_t n, uint32_t d, uint32_t c)
 {
 	uint64_t	nd = (uint64_t) n * d;
 
-	if (nd > KM_MODEL_MAX_SIZE / sizeof(double))
+	if (nd > KM_MODEL_MAX_SIZE / sizeof(double) || c > KM_MODEL_MAX_CANDIDATES)
 		return 0;
-	return nd + n + 2 * (uint64_t) d;
+	return nd + n + 2 * (uint64_t) d + 4 * (uint64_t) c;
 }
 
+/* A candidate is stored and held in memory as four doubles. */
+typedef char candidate_is_four_doubles[sizeof(km_candidate) == 4 * sizeof(double) ? 1 : -1];
+
 size_t
-km_model_size(uint32_t n, uint32_t d)
+km_model_size(uint32_t n, uint32_t d, uint32_t c)
 {
-	uint64_t	doubles = payload_doubles(n, d);
+	uint64_t	doubles = payload_doubles(n, d, c);
 	uint64_t	size;
 
-	if (doubles == 0 && (n != 0 || d != 0))
+	if (doubles == 0 && (n != 0 || d != 0 || c != 0))
 		return 0;
 	size = KM_MODEL_HEADER_SIZE + doubles * sizeof(double) + PAYLOAD_CRC_SIZE;
 	if (size > KM_MODEL_MAX_SIZE)
@@ -170,9 +173,9 @@ km_model_size(uint32_t n, uint32_t d)
 }
 
 size_t
-km_model_storage_doubles(uint32_t n, uint32_t d)
+km_model_storage_doubles(uint32_t n, uint32_t d, uint32_t c)
 {
-	uint64_t	doubles = payload_doubles(n, d);
+	uint64_t	doubles = payload_doubles(n, d, c);
 
 	/* The caller multiplies by sizeof(double); that must not wrap either. */
 	if (doubles > SIZE_MAX / sizeof(double))
@@ -193,7 +196,7 @@ km_model_encode(const km_model *m, uint8_t *buf)
 {
 	size_t		n = m->n_train;
 	size_t		d = m->n_features;
-	size_t		total = km_model_size(m->n_train, m->n_features);
+	size_t		total = km_model_size(m->n_train, m->n_features, m->n_candidates);
 	uint32_t	flags = 0;
 	uint8_t    *p;
 
@@ -229,6 +232,10 @@ km_model_encode(const km_model *m, uint8_t *buf)
 	store_f64(buf + 104, m->jitter);
 	store_f64(buf + 112, m->intercept);
 	store_f64(buf + 120, m->train_rmse);
+	store_u32(buf + 128, m->n_candidates);
+	buf[132] = (uint8_t) m->cv;
+	store_u16(buf + 134, (uint16_t) m->folds);
+	store_u32(buf + 136, m->best);
 	store_u32(buf + HEADER_CRC_OFFSET, km_crc32c(buf, HEADER_CRC_OFFSET));
 
 	p = buf + KM_MODEL_HEADER_SIZE;
@@ -236,6 +243,7 @@ km_model_encode(const km_model *m, uint8_t *buf)
 	p = store_doubles(p, m->scale, d);
 	p = store_doubles(p, m->alpha, n);
 	p = store_doubles(p, m->X, n * d);
+	p = store_doubles(p, (const double *) m->candidates, 4 * (size_t) m->n_candidates);
 	store_u32(p, km_crc32c(buf + KM_MODEL_HEADER_SIZE,
 						   total - KM_MODEL_HEADER_SIZE - PAYLOAD_CRC_SIZE));
 }
@@ -248,7 +256,7 @@ km_model_encode(const km_model *m, uint8_t *buf)
  */
 static km_status
 check_header(const uint8_t *buf, size_t len, uint32_t *n, uint32_t *d,
-			 km_error *err)
+			 uint32_t *c, km_error *err)
 {
 	uint16_t	version;
 	uint16_t	header_size;
@@ -302,25 +310,29 @@ check_header(const uint8_t *buf, size_t len, uint32_t *n, uint32_t *d,
 
 	*n = load_u32(buf + 36);
 	*d = load_u32(buf + 40);
-	if (*n < 1 || *d < 1 || km_model_size(*n, *d) != total)
+	*c = load_u32(buf + 128);
+	if (*n < 1 || *d < 1 || km_model_size(*n, *d, *c) != total)
 		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
-					   "The header gives %u training rows of %u features in %llu bytes, which do not fit together.",
-					   (unsigned) *n, (unsigned) *d, (unsigned long long) total);
+					   "The header gives %u training rows of %u features and %u candidates in %llu bytes, which do not fit together.",
+					   (unsigned) *n, (unsigned) *d, (unsigned) *c,
+					   (unsigned long long) total);
 	return KM_OK;
 }
 
 km_status
 km_model_peek(const uint8_t *buf, size_t len, uint32_t *n, uint32_t *d,
-			  km_error *err)
+			  uint32_t *c, km_error *err)
 {
 	uint32_t	hn;
 	uint32_t	hd;
-	km_status	st = check_header(buf, len, &hn, &hd, err);
+	uint32_t	hc;
+	km_status	st = check_header(buf, len, &hn, &hd, &hc, err);
 
 	if (st == KM_OK)
 	{
 		*n = hn;
 		*d = hd;
+		*c = hc;
 	}
 	return st;
 }
@@ -366,6 +378,7 @@ km_model_decode(const uint8_t *buf, size_t len, km_model *m,
 {
 	uint32_t	n;
 	uint32_t	d;
+	uint32_t	c;
 	km_status	st;
 	uint32_t	flags;
 	unsigned	kernel;
@@ -378,10 +391,10 @@ km_model_decode(const uint8_t *buf, size_t len, km_model *m,
 	const uint8_t *p;
 	size_t		nd;
 
-	if ((st = check_header(buf, len, &n, &d, err)) != KM_OK)
+	if ((st = check_header(buf, len, &n, &d, &c, err)) != KM_OK)
 		return st;
 
-	/* check_header proved len == km_model_size(n, d) >= 148. */
+	/* check_header proved len == km_model_size(n, d, c) >= 148. */
 	if (load_u32(buf + len - PAYLOAD_CRC_SIZE) !=
 		km_crc32c(buf + KM_MODEL_HEADER_SIZE,
 				  len - KM_MODEL_HEADER_SIZE - PAYLOAD_CRC_SIZE))
@@ -395,10 +408,9 @@ km_model_decode(const uint8_t *buf, size_t len, km_model *m,
 	if (load_u16(buf + 22) != 0 || buf[47] != 0)
 		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
 					   "A reserved header field is not zero.");
-	for (size_t i = 128; i < HEADER_CRC_OFFSET; i++)
-		if (buf[i] != 0)
-			return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
-						   "A reserved header field is not zero.");
+	if (buf[133] != 0)
+		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
+					   "A reserved header field is not zero.");
 
 	flags = load_u32(buf + 16);
 	if (flags & ~(uint32_t) KM_FLAGS_KNOWN)
@@ -468,7 +480,19 @@ km_model_decode(const uint8_t *buf, size_t len, km_model *m,
 	if (r.iterations < 0)
 		return bad_field(err, "iterations", r.iterations, "at least 0");
 
-	/* km_model_size(n, d) succeeded, so none of these products overflow. */
+	r.n_candidates = c;
+	r.cv = (km_cv) buf[132];
+	r.folds = load_u16(buf + 134);
+	r.best = load_u32(buf + 136);
+	if (c == 0 ? (r.cv != KM_CV_NONE || r.folds != 0 || r.best != 0) :
+		(r.cv < KM_CV_LOO || r.cv > KM_CV_KFOLD || r.best >= c ||
+		 (r.cv == KM_CV_KFOLD) != (r.folds >= 2) ||
+		 (r.cv != KM_CV_KFOLD && r.folds != 0)))
+		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
+					   "The selection fields (cv %u, folds %d, best %u of %u candidates) do not fit together.",
+					   (unsigned) buf[132], r.folds, (unsigned) r.best, (unsigned) c);
+
+	/* km_model_size(n, d, c) succeeded, so none of these products overflow. */
 	nd = (size_t) n * d;
 	p = buf + KM_MODEL_HEADER_SIZE;
 	if ((st = read_array(&p, d, "mean", false, storage, err)) != KM_OK ||
@@ -480,12 +504,30 @@ km_model_decode(const uint8_t *buf, size_t len, km_model *m,
 						 storage ? storage + 2 * (size_t) d + n : NULL, err)) != KM_OK)
 		return st;
 
+	/* candidates: gamma > 0, lambda >= 0, score >= 0 or NaN, std >= 0 */
+	for (uint32_t i = 0; i < c; i++, p += 4 * sizeof(double))
+	{
+		double		v[4];
+
+		for (int j = 0; j < 4; j++)
+			v[j] = load_f64(p + j * sizeof(double));
+		if (!(isfinite(v[0]) && v[0] > 0.0) || !(isfinite(v[1]) && v[1] >= 0.0) ||
+			!(isnan(v[2]) || (isfinite(v[2]) && v[2] >= 0.0)) ||
+			!(isfinite(v[3]) && v[3] >= 0.0))
+			return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
+						   "Selection candidate %u has gamma %g, lambda %g, score %g, std %g.",
+						   (unsigned) i, v[0], v[1], v[2], v[3]);
+		if (storage)
+			memcpy(storage + 2 * (size_t) d + n + nd + 4 * (size_t) i, v, sizeof(v));
+	}
+
 	if (storage)
 	{
 		r.mean = storage;
 		r.scale = storage + d;
 		r.alpha = storage + 2 * (size_t) d;
 		r.X = storage + 2 * (size_t) d + n;
+		r.candidates = (const km_candidate *) (r.X + nd);
 	}
 	*m = r;
 	return KM_OK;

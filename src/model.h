@@ -29,10 +29,15 @@
  *      104    8  jitter
  *      112    8  intercept
  *      120    8  train_rmse
- *      128    8  reserved, 0
- *      136    4  reserved, 0
+ *      128    4  n_candidates (uint32, <= KM_MODEL_MAX_CANDIDATES; 0: no selection)
+ *      132    1  cv (km_cv; 0 when n_candidates is 0)
+ *      133    1  reserved, 0
+ *      134    2  folds (uint16; >= 2 for k-fold, else 0)
+ *      136    4  best: index of the chosen candidate (< n_candidates, or 0)
  *      140    4  CRC-32C of bytes [0, 140)
- *      144       mean[d], scale[d], alpha[n], X[n * d] (row-major, standardized)
+ *      144       mean[d], scale[d], alpha[n], X[n * d] (row-major, standardized),
+ *                then n_candidates x (gamma, lambda, score, score_std);
+ *                a score is NaN for a candidate that could not be fitted
  * total-4    4  CRC-32C of bytes [144, total - 4)
  *
  * The header has its own checksum so that a flipped bit anywhere past the
@@ -42,7 +47,7 @@
 #ifndef KM_MODEL_H
 #define KM_MODEL_H
 
-#include "solve.h"
+#include "select.h"
 
 #define KM_MODEL_MAGIC "KMLM"
 #define KM_FORMAT_VERSION 1
@@ -52,6 +57,9 @@
 #define KM_FLAG_FIT_INTERCEPT	0x2
 #define KM_FLAG_CONVERGED		0x4
 #define KM_FLAGS_KNOWN			0x7
+
+/* A grid of KM_MAX_GRID gammas by KM_MAX_GRID lambdas. */
+#define KM_MODEL_MAX_CANDIDATES (KM_MAX_GRID * KM_MAX_GRID)
 
 typedef struct km_model
 {
@@ -78,28 +86,37 @@ typedef struct km_model
 	const double *scale;		/* n_features, all > 0 */
 	const double *alpha;		/* n_train */
 	const double *X;			/* n_train * n_features, row-major */
+	/* model selection, if any */
+	uint32_t	n_candidates;
+	km_cv		cv;
+	int			folds;
+	uint32_t	best;
+	const km_candidate *candidates;	/* n_candidates */
 } km_model;
 
-/* Encoded size of a model with n rows and d features; 0 on overflow. */
-size_t		km_model_size(uint32_t n, uint32_t d);
+/*
+ * Encoded size of a model with n rows, d features and c selection
+ * candidates; 0 on overflow.
+ */
+size_t		km_model_size(uint32_t n, uint32_t d, uint32_t c);
 
 /* Doubles needed to hold the arrays of a decoded model; 0 on overflow. */
-size_t		km_model_storage_doubles(uint32_t n, uint32_t d);
+size_t		km_model_storage_doubles(uint32_t n, uint32_t d, uint32_t c);
 
-/* Write m into buf, which has km_model_size(m->n_train, m->n_features) bytes. */
+/* Write m into buf, which has km_model_size(n_train, n_features, n_candidates) bytes. */
 void		km_model_encode(const km_model *m, uint8_t *buf);
 
 /*
  * Check magic, version, sizes and the header checksum of buf (len bytes),
- * and report n_train and n_features, so the caller can size storage.
+ * and report n_train, n_features and n_candidates, to size storage.
  */
 km_status	km_model_peek(const uint8_t *buf, size_t len, uint32_t *n,
-						  uint32_t *d, km_error *err);
+						  uint32_t *d, uint32_t *c, km_error *err);
 
 /*
  * Validate every byte of buf against the format and fill m.  If storage is
- * not NULL it has km_model_storage_doubles(n, d) doubles and receives the
- * arrays, which m then points into; otherwise m's arrays are NULL.
+ * not NULL it has km_model_storage_doubles(n, d, c) doubles and receives
+ * the arrays, which m then points into; otherwise m's arrays are NULL.
  * KM_ERR_FORMAT: not a model, truncated, or a field out of range;
  * KM_ERR_VERSION: written by a newer format; KM_ERR_CHECKSUM: corrupted.
  */

@@ -127,17 +127,22 @@ km_array_copy(ArrayType *arr, int d, double *out, const char *what)
 
 typedef struct PrefaultedChunk
 {
-	void	   *addr;
+	void	   *base;			/* the mapping, NULL once unmapped */
 	Size		len;
 	MemoryContextCallback cb;
 } PrefaultedChunk;
+
+/* The mapping's first page holds a pointer back to its chunk. */
+#define PREFAULT_HEADER 4096
 
 static void
 unmap_chunk(void *arg)
 {
 	PrefaultedChunk *chunk = (PrefaultedChunk *) arg;
 
-	munmap(chunk->addr, chunk->len);
+	if (chunk->base != NULL)
+		munmap(chunk->base, chunk->len);
+	chunk->base = NULL;
 }
 
 /*
@@ -151,19 +156,26 @@ km_alloc_prefaulted(Size bytes)
 {
 	PrefaultedChunk *chunk = palloc(sizeof(PrefaultedChunk));
 
-	chunk->len = bytes;
-	chunk->addr = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+	chunk->len = add_size(bytes, PREFAULT_HEADER);
+	chunk->base = mmap(NULL, chunk->len, PROT_READ | PROT_WRITE,
 					   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	if (chunk->addr == MAP_FAILED)
+	if (chunk->base == MAP_FAILED)
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
 				 errmsg("out of memory"),
 				 errdetail("Failed on a request of size %zu for the kernel matrix.",
 						   bytes)));
+	*(PrefaultedChunk **) chunk->base = chunk;
 	chunk->cb.func = unmap_chunk;
 	chunk->cb.arg = chunk;
 	MemoryContextRegisterResetCallback(CurrentMemoryContext, &chunk->cb);
-	return chunk->addr;
+	return (char *) chunk->base + PREFAULT_HEADER;
+}
+
+void
+km_free_prefaulted(void *addr)
+{
+	unmap_chunk(*(PrefaultedChunk **) ((char *) addr - PREFAULT_HEADER));
 }
 
 char *

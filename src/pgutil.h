@@ -45,6 +45,9 @@ void		km_check_memory(double bytes, const char *what, bool at_least);
  */
 void	   *km_alloc_prefaulted(Size bytes);
 
+/* Release such a buffer before its context goes. */
+void		km_free_prefaulted(void *addr);
+
 /* Human-readable size, as pg_size_pretty prints it. */
 char	   *km_size_pretty(double bytes);
 

@@ -25,6 +25,7 @@
 #include "model.h"
 #include "options.h"
 #include "pgutil.h"
+#include "predict.h"
 
 PG_FUNCTION_INFO_V1(kernel_predict);
 PG_FUNCTION_INFO_V1(kernel_eval);
@@ -34,7 +35,7 @@ PG_FUNCTION_INFO_V1(kernel_model_info);
 #define KEY_HEAD KM_MODEL_HEADER_SIZE
 #define KEY_TAIL 4
 
-typedef struct ModelCache
+struct ModelCache
 {
 	MemoryContext ctx;			/* holds the decoded arrays; reset on change */
 	bool		valid;
@@ -51,7 +52,7 @@ typedef struct ModelCache
 	double	   *norms;			/* per training row, if the kernel uses them */
 	double	   *x;				/* one standardized feature row */
 	double	   *work;			/* one kernel row */
-} ModelCache;
+};
 
 /* Decode a detoasted model into the cache's context, replacing the old one. */
 static void
@@ -61,16 +62,17 @@ cache_load(ModelCache *mc, bytea *b)
 	Size		len = VARSIZE_ANY_EXHDR(b);
 	uint32_t	n;
 	uint32_t	d;
+	uint32_t	c;
 	double	   *storage;
 	km_error	err;
 	km_model   *m = &mc->model;
 
 	mc->valid = false;
 	MemoryContextReset(mc->ctx);
-	if (km_model_peek(buf, len, &n, &d, &err) != KM_OK)
+	if (km_model_peek(buf, len, &n, &d, &c, &err) != KM_OK)
 		km_raise(&err);
 	storage = MemoryContextAllocHuge(mc->ctx,
-									 km_model_storage_doubles(n, d) * sizeof(double));
+									 km_model_storage_doubles(n, d, c) * sizeof(double));
 	if (km_model_decode(buf, len, m, storage, &err) != KM_OK)
 		km_raise(&err);
 
@@ -87,21 +89,21 @@ cache_load(ModelCache *mc, bytea *b)
 	mc->valid = true;
 }
 
-/* The decoded model for the datum of argument argno, cached across rows. */
-static km_model *
-get_model(FunctionCallInfo fcinfo, int argno)
+ModelCache *
+km_model_cache_create(MemoryContext mcxt)
 {
-	ModelCache *mc = (ModelCache *) fcinfo->flinfo->fn_extra;
-	struct varlena *raw = (struct varlena *) DatumGetPointer(PG_GETARG_DATUM(argno));
+	ModelCache *mc = MemoryContextAllocZero(mcxt, sizeof(ModelCache));
 
-	if (mc == NULL)
-	{
-		mc = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(ModelCache));
-		mc->ctx = AllocSetContextCreate(fcinfo->flinfo->fn_mcxt,
-										"kernel_ml model cache",
-										ALLOCSET_DEFAULT_SIZES);
-		fcinfo->flinfo->fn_extra = mc;
-	}
+	mc->ctx = AllocSetContextCreate(mcxt, "kernel_ml model cache",
+									ALLOCSET_DEFAULT_SIZES);
+	return mc;
+}
+
+/* The decoded model of a bytea datum, decoded only when it changes. */
+static km_model *
+get_model(ModelCache *mc, Datum model)
+{
+	struct varlena *raw = (struct varlena *) DatumGetPointer(model);
 
 	if (VARATT_IS_EXTERNAL_ONDISK(raw))
 	{
@@ -149,12 +151,10 @@ get_model(FunctionCallInfo fcinfo, int argno)
 	return &mc->model;
 }
 
-Datum
-kernel_predict(PG_FUNCTION_ARGS)
+double
+km_model_cache_predict(ModelCache *mc, Datum model, ArrayType *features)
 {
-	km_model   *m = get_model(fcinfo, 0);
-	ModelCache *mc = (ModelCache *) fcinfo->flinfo->fn_extra;
-	ArrayType  *features = PG_GETARG_ARRAYTYPE_P(1);
+	km_model   *m = get_model(mc, model);
 	int			d = (int) m->n_features;
 	int			len;
 	double		xnorm;
@@ -170,10 +170,19 @@ kernel_predict(PG_FUNCTION_ARGS)
 	xnorm = km_vector_norm(&m->kernel, mc->x, d);
 
 	km_blas_setup();
-	PG_RETURN_FLOAT8(m->intercept +
-					 km_kernel_row_dot(&m->kernel, mc->Xt, m->n_train, d,
-									   mc->norms, mc->x, xnorm, m->alpha,
-									   mc->work));
+	return m->intercept +
+		km_kernel_row_dot(&m->kernel, mc->Xt, m->n_train, d, mc->norms, mc->x,
+						  xnorm, m->alpha, mc->work);
+}
+
+Datum
+kernel_predict(PG_FUNCTION_ARGS)
+{
+	if (fcinfo->flinfo->fn_extra == NULL)
+		fcinfo->flinfo->fn_extra = km_model_cache_create(fcinfo->flinfo->fn_mcxt);
+	PG_RETURN_FLOAT8(km_model_cache_predict((ModelCache *) fcinfo->flinfo->fn_extra,
+											PG_GETARG_DATUM(0),
+											PG_GETARG_ARRAYTYPE_P(1)));
 }
 
 Datum
@@ -187,6 +196,7 @@ kernel_eval(PG_FUNCTION_ARGS)
 	double	   *z;
 
 	km_options_parse(PG_GETARG_JSONB_P(2), &opts);
+	km_options_require_single(&opts, "kernel_eval");
 	d = km_array_length(xa, "x");
 	if (km_array_length(za, "z") != d)
 		ereport(ERROR,
@@ -205,7 +215,9 @@ kernel_eval(PG_FUNCTION_ARGS)
 static void
 json_key(StringInfo buf, const char *key)
 {
-	if (buf->len > 1)
+	char		last = buf->len > 0 ? buf->data[buf->len - 1] : '{';
+
+	if (last != '{' && last != '[')
 		appendStringInfoString(buf, ", ");
 	escape_json(buf, key);
 	appendStringInfoString(buf, ": ");
@@ -287,6 +299,46 @@ kernel_model_info(PG_FUNCTION_ARGS)
 	json_float(&buf, "intercept", m.intercept);
 	json_float(&buf, "train_rmse", m.train_rmse);
 	json_int(&buf, "size_bytes", (int64) VARSIZE_ANY_EXHDR(b));
+	if (m.n_candidates > 0)
+	{
+		/* needs the candidate array: decode again, with storage this time */
+		uint32_t	n,
+					d,
+					c;
+		double	   *storage;
+
+		(void) km_model_peek((const uint8 *) VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b),
+							 &n, &d, &c, &err);
+		storage = palloc_extended(km_model_storage_doubles(n, d, c) * sizeof(double),
+								  MCXT_ALLOC_HUGE);
+		if (km_model_decode((const uint8 *) VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b),
+							&m, storage, &err) != KM_OK)
+			km_raise(&err);
+		json_key(&buf, "selection");
+		appendStringInfoChar(&buf, '{');
+		json_string(&buf, "cv", km_cv_name(m.cv));
+		if (m.cv == KM_CV_KFOLD)
+			json_int(&buf, "folds", m.folds);
+		json_string(&buf, "score", m.cv == KM_CV_GCV ? "gcv" : "mse");
+		json_int(&buf, "best", m.best);
+		json_key(&buf, "candidates");
+		appendStringInfoChar(&buf, '[');
+		for (uint32_t i = 0; i < m.n_candidates; i++)
+		{
+			const km_candidate *k = &m.candidates[i];
+
+			appendStringInfoString(&buf, i > 0 ? ", {" : "{");
+			appendStringInfo(&buf, "\"gamma\": %s, \"lambda\": %s, \"score\": %s",
+							 float8out_internal(k->gamma),
+							 float8out_internal(k->lambda),
+							 isnan(k->score) ? "null" : float8out_internal(k->score));
+			if (m.cv == KM_CV_KFOLD)
+				appendStringInfo(&buf, ", \"score_std\": %s",
+								 float8out_internal(k->score_std));
+			appendStringInfoChar(&buf, '}');
+		}
+		appendStringInfoString(&buf, "]}");
+	}
 	appendStringInfoChar(&buf, '}');
 
 	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data)));

@@ -214,10 +214,30 @@ train_model(RowSet *rs)
 	km_error	err;
 	km_model	m;
 	bytea	   *result;
+	km_select_params sp;
+	km_candidate *cand = NULL;
+	int			ncand = 0;
+	int			best = 0;
 
 	km_options_resolve(&opts, d);
 	km_check_memory(train_memory((double) n, (double) d), "kernel_train", false);
-	size = km_model_size((uint32_t) n, (uint32_t) d);
+	if (km_options_selects(&opts))
+	{
+		memset(&sp, 0, sizeof(sp));
+		sp.base = opts.fit;
+		sp.gammas = opts.gammas.v;
+		sp.n_gammas = opts.gammas.n;
+		sp.lambdas = opts.lambdas.v;
+		sp.n_lambdas = opts.lambdas.n;
+		sp.cv = opts.cv;
+		sp.folds = opts.folds;
+		sp.seed = (uint64_t) opts.seed;
+		ncand = sp.n_gammas * sp.n_lambdas;
+		km_check_memory(8.0 * km_select_workspace_doubles(&sp, n, d) +
+						train_memory((double) n, (double) d) - 8.0 * n * n,
+						"kernel_train model selection", false);
+	}
+	size = km_model_size((uint32_t) n, (uint32_t) d, (uint32_t) ncand);
 	nwork = km_fit_workspace_doubles(n);
 	if (n > UINT32_MAX || size == 0 || nwork == 0)
 		ereport(ERROR,
@@ -256,9 +276,33 @@ train_model(RowSet *rs)
 		yc[i] = rs->y[i] - ymean;
 
 	alpha = palloc_extended(n * sizeof(double), MCXT_ALLOC_HUGE);
-	work = km_alloc_prefaulted(mul_size(nwork, sizeof(double)));
-
 	km_blas_setup();
+
+	if (ncand > 0)
+	{
+		/* score every candidate, then refit the winner on all rows */
+		size_t		nsel = km_select_workspace_doubles(&sp, n, d);
+		double	   *selwork;
+		int		   *iwork;
+
+		if (nsel == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("training set is too large for model selection"),
+					 errdetail("%zu rows of %d features.", n, d)));
+		selwork = km_alloc_prefaulted(mul_size(nsel, sizeof(double)));
+		iwork = palloc_extended(mul_size(km_select_iwork(n), sizeof(int)),
+								MCXT_ALLOC_HUGE);
+		cand = palloc(sizeof(km_candidate) * ncand);
+		if (km_select(&sp, Xs, n, d, yc, cand, &best, selwork, iwork, &err,
+					  km_interrupt) != KM_OK)
+			km_raise(&err);
+		km_free_prefaulted(selwork);
+		opts.fit.kernel.gamma = cand[best].gamma;
+		opts.fit.lambda = cand[best].lambda;
+	}
+
+	work = km_alloc_prefaulted(mul_size(nwork, sizeof(double)));
 	if (km_fit(&opts.fit, Xs, n, d, yc, alpha, work, &res, &err,
 			   km_interrupt) != KM_OK)
 		km_raise(&err);
@@ -287,6 +331,11 @@ train_model(RowSet *rs)
 	m.scale = scale;
 	m.alpha = alpha;
 	m.X = Xs;
+	m.n_candidates = (uint32_t) ncand;
+	m.cv = ncand > 0 ? opts.cv : KM_CV_NONE;
+	m.folds = ncand > 0 && opts.cv == KM_CV_KFOLD ? opts.folds : 0;
+	m.best = (uint32_t) best;
+	m.candidates = cand;
 
 	MemoryContextSwitchTo(old);
 	result = palloc_extended(VARHDRSZ + size, MCXT_ALLOC_HUGE);
@@ -332,6 +381,7 @@ kernel_matrix_final(PG_FUNCTION_ARGS)
 
 	n = (size_t) rs->n;
 	opts = rs->opts;
+	km_options_require_single(&opts, "kernel_matrix");
 	km_options_resolve(&opts, rs->d);
 	nbytes = ARR_OVERHEAD_NONULLS(2) + (double) n * n * sizeof(double);
 	if ((double) n * n * sizeof(double) + ARR_OVERHEAD_NONULLS(2) > MaxAllocSize)

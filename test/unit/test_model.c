@@ -83,7 +83,7 @@ encode(const km_model *m, size_t *size)
 {
 	uint8_t    *buf;
 
-	*size = km_model_size(m->n_train, m->n_features);
+	*size = km_model_size(m->n_train, m->n_features, 0);
 	buf = malloc(*size);
 	km_model_encode(m, buf);
 	return buf;
@@ -170,10 +170,11 @@ roundtrip_one(const km_model *m)
 {
 	size_t		size;
 	uint8_t    *buf = encode(m, &size);
-	size_t		ns = km_model_storage_doubles(m->n_train, m->n_features);
+	size_t		ns = km_model_storage_doubles(m->n_train, m->n_features, 0);
 	double	   *storage = malloc(ns * sizeof(double));
 	uint32_t	n = 0;
 	uint32_t	d = 0;
+	uint32_t	c = 0;
 	km_model	out;
 	km_error	err;
 	km_status	st;
@@ -183,7 +184,7 @@ roundtrip_one(const km_model *m)
 		  (size_t) m->n_train * m->n_features, "storage %zu", ns);
 	CHECK(memcmp(buf, "KMLM\x01\x00\x90\x00", 8) == 0, "header prefix");
 
-	st = km_model_peek(buf, size, &n, &d, &err);
+	st = km_model_peek(buf, size, &n, &d, &c, &err);
 	CHECK(st == KM_OK, "peek %d: %s: %s", (int) st, err.message, err.detail);
 	CHECK(n == m->n_train && d == m->n_features, "peek %u x %u", n, d);
 
@@ -238,12 +239,12 @@ test_model_roundtrip(void)
 	roundtrip_one(&t.m);
 
 	/* Sizes: a single value, overflow, and the 1 GB varlena limit. */
-	CHECK(km_model_size(1, 1) == 144 + 4 * 8 + 4, "size(1, 1) %zu", km_model_size(1, 1));
-	CHECK(km_model_size(UINT32_MAX, UINT32_MAX) == 0, "overflow");
-	CHECK(km_model_storage_doubles(UINT32_MAX, UINT32_MAX) == 0, "storage overflow");
-	CHECK(km_model_size(1u << 23, 16) == 0, "over 1 GB");
-	CHECK(km_model_size(1u << 22, 16) != 0, "under 1 GB");
-	CHECK(km_model_size(1, 0x3FFFFFFF / 8) == 0, "wide model over 1 GB");
+	CHECK(km_model_size(1, 1, 0) == 144 + 4 * 8 + 4, "size(1, 1) %zu", km_model_size(1, 1, 0));
+	CHECK(km_model_size(UINT32_MAX, UINT32_MAX, 0) == 0, "overflow");
+	CHECK(km_model_storage_doubles(UINT32_MAX, UINT32_MAX, 0) == 0, "storage overflow");
+	CHECK(km_model_size(1u << 23, 16, 0) == 0, "over 1 GB");
+	CHECK(km_model_size(1u << 22, 16, 0) != 0, "under 1 GB");
+	CHECK(km_model_size(1, 0x3FFFFFFF / 8, 0) == 0, "wide model over 1 GB");
 }
 
 void
@@ -257,6 +258,7 @@ test_model_truncation(void)
 	km_model	out;
 	uint32_t	n;
 	uint32_t	d;
+	uint32_t	c;
 	double		storage[2 * TD + TN + TN * TD];
 
 	make_model(&t);
@@ -265,7 +267,7 @@ test_model_truncation(void)
 	for (size_t len = 0; len < size; len++)
 	{
 		uint8_t    *p = copy_bytes(full, len);
-		km_status	sp = km_model_peek(p, len, &n, &d, &err);
+		km_status	sp = km_model_peek(p, len, &n, &d, &c, &err);
 		km_status	sd = km_model_decode(p, len, &out, storage, &err);
 		const char *want = len < 4 ? "not a kernel_ml model" : "truncated kernel_ml model";
 
@@ -282,7 +284,7 @@ test_model_truncation(void)
 	longer[size] = 0;
 	CHECK(km_model_decode(longer, size + 1, &out, NULL, &err) == KM_ERR_FORMAT,
 		  "trailing byte: %s", err.message);
-	CHECK(km_model_peek(longer, size + 1, &n, &d, &err) == KM_ERR_FORMAT,
+	CHECK(km_model_peek(longer, size + 1, &n, &d, &c, &err) == KM_ERR_FORMAT,
 		  "trailing byte (peek): %s", err.message);
 	free(longer);
 	free(full);
@@ -311,6 +313,7 @@ test_model_bitflips(void)
 			km_error	err;
 			uint32_t	n;
 			uint32_t	d;
+			uint32_t	c;
 
 			p[i] ^= (uint8_t) (1u << b);
 			if (i < 4 || i == 6 || i == 7)
@@ -333,7 +336,7 @@ test_model_bitflips(void)
 				  i, b, (int) st);
 
 			/* peek reads only the header, so a payload flip passes it. */
-			sp = km_model_peek(p, size, &n, &d, &err);
+			sp = km_model_peek(p, size, &n, &d, &c, &err);
 			CHECK(sp == (i >= 144 ? KM_OK : want), "peek byte %zu bit %d: %d",
 				  i, b, (int) sp);
 			free(p);
@@ -352,6 +355,7 @@ test_model_newer_version(void)
 	km_error	err;
 	uint32_t	n;
 	uint32_t	d;
+	uint32_t	c;
 	km_status	st;
 
 	make_model(&t);
@@ -364,7 +368,7 @@ test_model_newer_version(void)
 	CHECK(st == KM_ERR_VERSION, "version 2: %d", (int) st);
 	CHECK(err.status == KM_ERR_VERSION, "err.status %d", (int) err.status);
 	CHECK(strstr(err.detail, "version 2;") != NULL, "detail: %s", err.detail);
-	CHECK(km_model_peek(p, size, &n, &d, &err) == KM_ERR_VERSION, "peek version 2");
+	CHECK(km_model_peek(p, size, &n, &d, &c, &err) == KM_ERR_VERSION, "peek version 2");
 
 	/* The version is read before any checksum. */
 	p[140] ^= 0xFF;
@@ -409,6 +413,7 @@ test_model_random_bytes(void)
 		km_error	err;
 		uint32_t	n = 0;
 		uint32_t	d = 0;
+		uint32_t	c = 0;
 		km_status	st;
 
 		/*
@@ -420,7 +425,7 @@ test_model_random_bytes(void)
 		{
 			d = 1 + (uint32_t) (xorshift64(&seed) % 3);
 			n = 1 + (uint32_t) (xorshift64(&seed) % 10);
-			len = km_model_size(n, d);
+			len = km_model_size(n, d, 0);
 		}
 		p = malloc(len);
 		for (size_t i = 0; i < len; i++)
@@ -432,13 +437,14 @@ test_model_random_bytes(void)
 			put_u64(p + 8, len);
 			put_u32(p + 36, n);
 			put_u32(p + 40, d);
+			put_u32(p + 128, 0);	/* no selection candidates */
 			if (mode == 2)
 				put_u32(p + 140, km_crc32c(p, 140));
 			else
 				fix_checksums(p, len);
 		}
 
-		st = km_model_peek(p, len, &n, &d, &err);
+		st = km_model_peek(p, len, &n, &d, &c, &err);
 		CHECK(mode >= 2 ? st == KM_OK : st != KM_OK,
 			  "peek, mode %d, %zu bytes: %d", mode, len, (int) st);
 		st = km_model_decode(p, len, &out, storage, &err);

@@ -1,0 +1,23 @@
+/*
+ * predict.h - scoring with a decoded model kept across rows.
+ */
+#ifndef KM_PREDICT_H
+#define KM_PREDICT_H
+
+#include "postgres.h"
+
+#include "utils/array.h"
+
+/* A decoded model and its scratch space, kept for one query. */
+typedef struct ModelCache ModelCache;
+
+/* A cache that lives in mcxt (a function's fn_mcxt). */
+ModelCache *km_model_cache_create(MemoryContext mcxt);
+
+/*
+ * Score features with the model in the bytea datum; the model is decoded
+ * and validated only when the datum holds a different model than last time.
+ */
+double		km_model_cache_predict(ModelCache *mc, Datum model, ArrayType *features);
+
+#endif							/* KM_PREDICT_H */

@@ -1,0 +1,326 @@
+/*
+ * select.c - model selection for kernel ridge and LMS.
+ *
+ * Closed form (ridge): for each gamma, one eigendecomposition
+ * K = Q diag(s) Q^T gives every lambda at O(n^2) cost:
+ *   c = (K + lambda I)^-1 y = Q diag(1 / (s + lambda)) Q^T y
+ *   diag((K + lambda I)^-1) = (Q o Q) (1 / (s + lambda))
+ *   leave-one-out residual e_i = c_i / [(K + lambda I)^-1]_ii
+ *   GCV(lambda) = n ||c||^2 / (sum_k 1 / (s_k + lambda))^2
+ * All lambdas of a gamma go through two GEMMs.  k-fold refits each
+ * candidate k times and works for any method.
+ */
+#include <math.h>
+#include <string.h>
+
+#include <cblas.h>
+#include <lapacke.h>
+
+#include "select.h"
+
+const char *
+km_cv_name(km_cv cv)
+{
+	switch (cv)
+	{
+		case KM_CV_NONE:
+			return "none";
+		case KM_CV_LOO:
+			return "loo";
+		case KM_CV_GCV:
+			return "gcv";
+		case KM_CV_KFOLD:
+			return "kfold";
+	}
+	return "unknown";
+}
+
+/* splitmix64: a small, well-mixed generator for fold assignment. */
+static uint64_t
+splitmix64(uint64_t *state)
+{
+	uint64_t	z = (*state += UINT64_C(0x9E3779B97F4A7C15));
+
+	z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+	return z ^ (z >> 31);
+}
+
+void
+km_assign_folds(size_t n, int folds, uint64_t seed, int *fold)
+{
+	uint64_t	state = seed;
+
+	for (size_t i = 0; i < n; i++)
+		fold[i] = (int) (i % (size_t) folds);
+	/* Fisher-Yates keeps the fold sizes balanced */
+	for (size_t i = n; i > 1; i--)
+	{
+		size_t		j = (size_t) (splitmix64(&state) % i);
+		int			t = fold[i - 1];
+
+		fold[i - 1] = fold[j];
+		fold[j] = t;
+	}
+}
+
+static size_t
+dsyevd_lwork(size_t n)
+{
+	return 1 + 6 * n + 2 * n * n;
+}
+
+size_t
+km_select_iwork(size_t n)
+{
+	return 3 + 5 * n;
+}
+
+size_t
+km_select_workspace_doubles(const km_select_params *p, size_t n, int d)
+{
+	size_t		L = (size_t) p->n_lambdas;
+
+	if (n == 0 || n > ((size_t) 1 << 26))
+		return 0;
+	if (p->cv == KM_CV_KFOLD)
+		/* training rows, their transpose, y, alpha, fit workspace, fold scores */
+		return 2 * n * (size_t) d + 3 * n + km_fit_workspace_doubles(n) +
+			(size_t) p->folds;
+	/* Q, eigenvalues, Q^T y, norms, three n x L blocks, dsyevd workspace */
+	return n * n + 3 * n + 3 * n * L + dsyevd_lwork(n);
+}
+
+/* Score all lambdas of one gamma from the eigendecomposition of K. */
+static km_status
+closed_form_gamma(const km_select_params *p, const km_kernel *kernel,
+				  const double *X, size_t n, int d, const double *y,
+				  km_candidate *cand, double *work, int *iwork, km_error *err,
+				  km_interrupt_fn interrupt)
+{
+	size_t		L = (size_t) p->n_lambdas;
+	double	   *Q = work;
+	double	   *s = Q + n * n;
+	double	   *z = s + n;
+	double	   *norms = z + n;
+	double	   *W = norms + n;
+	double	   *C = W + n * L;
+	double	   *H = C + n * L;
+	double	   *ework = H + n * L;
+	lapack_int	info;
+
+	km_row_norms(kernel, X, n, d, norms);
+	km_gram_lower(kernel, X, n, d, norms, Q, n, interrupt);
+	info = LAPACKE_dsyevd_work(LAPACK_COL_MAJOR, 'V', 'L', (lapack_int) n, Q,
+							   (lapack_int) n, s, ework,
+							   (lapack_int) dsyevd_lwork(n), iwork,
+							   (lapack_int) km_select_iwork(n));
+	km_check_interrupts(interrupt);
+	if (info != 0)
+		return km_fail(err, KM_ERR_NOT_PD, "eigendecomposition of the kernel matrix failed",
+					   "LAPACK dsyevd returned %d for gamma %g.", (int) info,
+					   kernel->gamma);
+
+	/* z = Q^T y */
+	cblas_dgemv(CblasColMajor, CblasTrans, (int) n, (int) n, 1.0, Q, (int) n,
+				y, 1, 0.0, z, 1);
+
+	for (size_t l = 0; l < L; l++)
+	{
+		double		lambda = p->lambdas[l];
+		double		trace = 0.0;
+		double		cnorm = 0.0;
+		bool		ok = true;
+
+		cand[l].gamma = kernel->gamma;
+		cand[l].lambda = lambda;
+		cand[l].score_std = 0.0;
+		for (size_t k = 0; k < n; k++)
+		{
+			double		sk = s[k] + lambda;
+
+			/* K + lambda I must be positive definite to be solved */
+			if (!(sk > 0.0))
+			{
+				ok = false;
+				sk = 1.0;
+			}
+			W[k + l * n] = z[k] / sk;
+			trace += 1.0 / sk;
+			cnorm += W[k + l * n] * W[k + l * n];
+		}
+		cand[l].score = ok ? (p->cv == KM_CV_GCV ?
+							  (double) n * cnorm / (trace * trace) : 0.0) : NAN;
+	}
+	if (p->cv == KM_CV_GCV)
+		return KM_OK;
+
+	/* C = Q W: the coefficients of every lambda */
+	cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int) n, (int) L,
+				(int) n, 1.0, Q, (int) n, W, (int) n, 0.0, C, (int) n);
+	km_check_interrupts(interrupt);
+
+	/* H = (Q o Q) V with V = 1 / (s + lambda): diagonals of the inverses */
+	for (size_t i = 0; i < n * n; i++)
+		Q[i] *= Q[i];
+	for (size_t l = 0; l < L; l++)
+		for (size_t k = 0; k < n; k++)
+			W[k + l * n] = 1.0 / (s[k] + p->lambdas[l]);
+	cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int) n, (int) L,
+				(int) n, 1.0, Q, (int) n, W, (int) n, 0.0, H, (int) n);
+	km_check_interrupts(interrupt);
+
+	for (size_t l = 0; l < L; l++)
+	{
+		double		sse = 0.0;
+
+		if (isnan(cand[l].score))
+			continue;
+		for (size_t i = 0; i < n; i++)
+		{
+			double		e = C[i + l * n] / H[i + l * n];
+
+			sse += e * e;
+		}
+		cand[l].score = sse / (double) n;
+	}
+	return KM_OK;
+}
+
+/* Score one candidate by k-fold cross-validation. */
+static km_status
+kfold_candidate(const km_select_params *p, const km_fit_params *fp,
+				const double *X, size_t n, int d, const double *y,
+				const int *fold, km_candidate *cand, double *work,
+				km_error *err, km_interrupt_fn interrupt)
+{
+	double	   *Xtr = work;
+	double	   *Xt = Xtr + n * (size_t) d;
+	double	   *ytr = Xt + n * (size_t) d;
+	double	   *alpha = ytr + n;
+	double	   *row = alpha + n;
+	double	   *fitwork = row + n;
+	double	   *fold_mse = fitwork + km_fit_workspace_doubles(n);
+	double		mean = 0.0;
+	double		var = 0.0;
+
+	for (int f = 0; f < p->folds; f++)
+	{
+		size_t		ntr = 0;
+		size_t		nte = 0;
+		double		sse = 0.0;
+		km_fit_result res;
+		km_error	fit_err;
+		km_status	st;
+
+		for (size_t i = 0; i < n; i++)
+			if (fold[i] != f)
+			{
+				memcpy(Xtr + ntr * d, X + i * d, d * sizeof(double));
+				ytr[ntr++] = y[i];
+			}
+		st = km_fit(fp, Xtr, ntr, d, ytr, alpha, fitwork, &res, &fit_err,
+					interrupt);
+		if (st == KM_ERR_NOT_PD || st == KM_ERR_DIVERGED)
+		{
+			/* this candidate cannot be fitted: it loses, the search goes on */
+			cand->score = NAN;
+			cand->score_std = 0.0;
+			return KM_OK;
+		}
+		if (st != KM_OK)
+		{
+			*err = fit_err;
+			return st;
+		}
+
+		/* fitwork's first ntr doubles are scratch again: reuse for norms */
+		km_row_norms(&fp->kernel, Xtr, ntr, d, fitwork);
+		km_transpose(Xtr, ntr, d, Xt);
+		for (size_t i = 0; i < n; i++)
+			if (fold[i] == f)
+			{
+				const double *x = X + i * d;
+				double		pred = km_kernel_row_dot(&fp->kernel, Xt, ntr, d,
+													 fitwork, x,
+													 km_vector_norm(&fp->kernel, x, d),
+													 alpha, row);
+
+				sse += (pred - y[i]) * (pred - y[i]);
+				nte++;
+			}
+		fold_mse[f] = nte > 0 ? sse / (double) nte : 0.0;
+		km_check_interrupts(interrupt);
+	}
+	for (int f = 0; f < p->folds; f++)
+		mean += fold_mse[f];
+	mean /= p->folds;
+	for (int f = 0; f < p->folds; f++)
+		var += (fold_mse[f] - mean) * (fold_mse[f] - mean);
+	cand->score = mean;
+	cand->score_std = sqrt(var / p->folds);
+	return KM_OK;
+}
+
+km_status
+km_select(const km_select_params *p, const double *X, size_t n, int d,
+		  const double *y, km_candidate *cand, int *best, double *work,
+		  int *iwork, km_error *err, km_interrupt_fn interrupt)
+{
+	int			L = p->n_lambdas;
+
+	if (p->cv == KM_CV_KFOLD && (p->folds < 2 || (size_t) p->folds > n))
+		return km_fail(err, KM_ERR_INVALID, "too few rows for the number of folds",
+					   "Cross-validation with %d folds needs at least %d rows; there are %zu.",
+					   p->folds, p->folds, n);
+	if (p->cv == KM_CV_KFOLD)
+		km_assign_folds(n, p->folds, p->seed, iwork);
+
+	for (int g = 0; g < p->n_gammas; g++)
+	{
+		km_kernel	kernel = p->base.kernel;
+		km_status	st = KM_OK;
+
+		kernel.gamma = p->gammas[g];
+		if (p->cv == KM_CV_KFOLD)
+		{
+			for (int l = 0; l < L && st == KM_OK; l++)
+			{
+				km_fit_params fp = p->base;
+				km_candidate *c = &cand[g * L + l];
+
+				fp.kernel = kernel;
+				fp.lambda = p->lambdas[l];
+				c->gamma = kernel.gamma;
+				c->lambda = fp.lambda;
+				st = kfold_candidate(p, &fp, X, n, d, y, iwork, c, work, err,
+									 interrupt);
+			}
+		}
+		else
+			st = closed_form_gamma(p, &kernel, X, n, d, y, &cand[g * L], work,
+								   iwork, err, interrupt);
+		if (st != KM_OK)
+			return st;
+	}
+
+	*best = -1;
+	for (int i = 0; i < p->n_gammas * L; i++)
+	{
+		const km_candidate *c = &cand[i];
+		const km_candidate *b = *best >= 0 ? &cand[*best] : NULL;
+
+		if (!isfinite(c->score))
+			continue;
+		if (b == NULL || c->score < b->score ||
+			(c->score == b->score &&
+			 (c->lambda > b->lambda ||
+			  (c->lambda == b->lambda && c->gamma < b->gamma))))
+			*best = i;
+	}
+	if (*best < 0)
+		return km_fail(err, KM_ERR_NOT_PD, "no candidate could be fitted",
+					   "None of the %d (gamma, lambda) candidates gives a positive definite K + lambda I.",
+					   p->n_gammas * L);
+	return KM_OK;
+}

@@ -1,0 +1,65 @@
+/*
+ * select.h - choosing gamma and lambda: closed-form leave-one-out and GCV
+ * for kernel ridge through one eigendecomposition per gamma, and k-fold
+ * cross-validation for any method (core, no PostgreSQL headers).
+ */
+#ifndef KM_SELECT_H
+#define KM_SELECT_H
+
+#include "solve.h"
+
+/* Most candidates one grid (gamma or lambda) may have. */
+#define KM_MAX_GRID 64
+
+typedef enum km_cv
+{
+	KM_CV_NONE = 0,
+	KM_CV_LOO = 1,				/* ridge: exact leave-one-out, closed form */
+	KM_CV_GCV = 2,				/* ridge: generalized cross-validation */
+	KM_CV_KFOLD = 3				/* any method: k refits per candidate */
+} km_cv;
+
+const char *km_cv_name(km_cv cv);
+
+typedef struct km_candidate
+{
+	double		gamma;
+	double		lambda;
+	double		score;			/* mean squared error (GCV: its value); NaN if unsolvable */
+	double		score_std;		/* k-fold: standard deviation over folds, else 0 */
+} km_candidate;
+
+typedef struct km_select_params
+{
+	km_fit_params base;			/* kernel, method and lms settings */
+	const double *gammas;		/* n_gammas values; kernels without gamma: 1 */
+	int			n_gammas;
+	const double *lambdas;
+	int			n_lambdas;
+	km_cv		cv;
+	int			folds;			/* k-fold */
+	uint64_t	seed;			/* k-fold assignment */
+} km_select_params;
+
+/*
+ * Doubles of workspace km_select needs (0 on overflow); iwork is an int
+ * array of km_select_iwork(n) entries.
+ */
+size_t		km_select_workspace_doubles(const km_select_params *p, size_t n, int d);
+size_t		km_select_iwork(size_t n);
+
+/*
+ * Score every (gamma, lambda) pair into cand (n_gammas * n_lambdas, gamma
+ * major) and return the index of the best in *best (lowest score; ties to
+ * the larger lambda, then the smaller gamma, the smoother model).  X is
+ * standardized, y centred.
+ */
+km_status	km_select(const km_select_params *p, const double *X, size_t n,
+					  int d, const double *y, km_candidate *cand, int *best,
+					  double *work, int *iwork, km_error *err,
+					  km_interrupt_fn interrupt);
+
+/* Fold of each of n rows (0..folds-1), balanced, shuffled by seed. */
+void		km_assign_folds(size_t n, int folds, uint64_t seed, int *fold);
+
+#endif							/* KM_SELECT_H */
