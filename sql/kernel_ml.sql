@@ -35,6 +35,23 @@ CREATE AGGREGATE kernel_matrix(features float8[], options jsonb) (
 COMMENT ON AGGREGATE kernel_matrix(float8[], jsonb) IS
 'Gram matrix of the input rows as a 2-D array, rows and columns in aggregate input order';
 
+-- kernel_check(features, options): Mercer diagnostics of the Gram matrix.
+
+CREATE FUNCTION kernel_check_final(internal)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'kernel_check_final'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE AGGREGATE kernel_check(features float8[], options jsonb) (
+	SFUNC = kernel_matrix_sfunc,
+	STYPE = internal,
+	FINALFUNC = kernel_check_final,
+	PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE kernel_check(float8[], jsonb) IS
+'Mercer diagnostics of the Gram matrix of the input rows: symmetry, extreme eigenvalues, condition number, positive semi-definiteness, effective rank';
+
 -- Training --------------------------------------------------------------
 
 CREATE FUNCTION kernel_train_sfunc(internal, float8[], float8)

@@ -315,7 +315,7 @@ km_options_parse(Jsonb *opts, km_options *out)
 					else if (strcmp(name, "gcv") == 0)
 						out->cv = KM_CV_GCV;
 					else
-						bad_value(key, "\"loo\", \"gcv\" or a number of folds >= 2",
+						bad_value(key, "\"loo\", \"gcv\" or a number of folds from 2 to 1000",
 								  jbv_to_string(&v));
 				}
 				else

@@ -180,6 +180,8 @@ closed_form_gamma(const km_select_params *p, const km_kernel *kernel,
 		{
 			double		e = C[i + l * n] / H[i + l * n];
 
+			if (p->loo_residuals)
+				p->loo_residuals[i + l * n] = e;
 			sse += e * e;
 		}
 		cand[l].score = sse / (double) n;

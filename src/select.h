@@ -39,6 +39,8 @@ typedef struct km_select_params
 	km_cv		cv;
 	int			folds;			/* k-fold */
 	uint64_t	seed;			/* k-fold assignment */
+	double	   *loo_residuals;	/* optional, loo: n x n_lambdas residuals
+								 * of the last gamma, column-major */
 } km_select_params;
 
 /*

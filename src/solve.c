@@ -311,3 +311,63 @@ km_fit(const km_fit_params *p, const double *X, size_t n, int d,
 					   interrupt);
 	return fit_ridge(p, X, n, d, y, alpha, K, norms, res, err, interrupt);
 }
+
+size_t
+km_spectrum_workspace_doubles(size_t n)
+{
+	if (n == 0 || n > ((size_t) 1 << 28))
+		return 0;
+	/* K, eigenvalues, norms, dsyevd's 1 + 2n */
+	return n * n + 4 * n + 1;
+}
+
+km_status
+km_gram_spectrum(const km_kernel *k, const double *X, size_t n, int d,
+				 double *work, km_spectrum *out, km_error *err,
+				 km_interrupt_fn interrupt)
+{
+	double	   *K = work;
+	double	   *w = K + n * n;
+	double	   *norms = w + n;
+	double	   *ework = norms + n;
+	lapack_int	iwork = 1;
+	lapack_int	info;
+	double		top;
+
+	memset(out, 0, sizeof(*out));
+	km_row_norms(k, X, n, d, norms);
+	km_gram_lower(k, X, n, d, norms, K, n, interrupt);
+
+	/* the BLAS-built lower triangle against K(x_j, x_i) from the definition */
+	for (size_t j = 0; j < n; j++)
+	{
+		for (size_t i = j; i < n; i++)
+		{
+			double		kij = K[i + j * n];
+			double		kji = km_kernel_eval(k, X + j * (size_t) d, X + i * (size_t) d, d);
+
+			out->max_asymmetry = fmax(out->max_asymmetry, fabs(kij - kji));
+			out->max_abs = fmax(out->max_abs, fabs(kij));
+		}
+		if (j % 256 == 255)
+			km_check_interrupts(interrupt);
+	}
+
+	info = LAPACKE_dsyevd_work(LAPACK_COL_MAJOR, 'N', 'L', (lapack_int) n, K,
+							   (lapack_int) n, w, ework, (lapack_int) (1 + 2 * n),
+							   &iwork, 1);
+	km_check_interrupts(interrupt);
+	if (info != 0)
+		return km_fail(err, KM_ERR_NOT_PD, "eigenvalues of the kernel matrix did not converge",
+					   "LAPACK dsyevd returned %d.", (int) info);
+
+	out->min_eigenvalue = w[0];
+	out->max_eigenvalue = w[n - 1];
+	top = fmax(fabs(w[0]), fabs(w[n - 1]));
+	/* numpy's matrix_rank tolerance: largest |eigenvalue| * n * eps */
+	out->tolerance = top * (double) n * DBL_EPSILON;
+	for (size_t i = 0; i < n; i++)
+		if (w[i] > out->tolerance)
+			out->rank++;
+	return KM_OK;
+}

@@ -1,10 +1,10 @@
 /*
- * train.c - the kernel_train and kernel_matrix aggregates.
+ * train.c - the kernel_train aggregate.
  *
- * Both collect rows into one contiguous, growing row-major buffer in the
- * aggregate context; the final functions hand it to the core.  kernel_train
- * can be split by parallel query (and Citus): its state serializes to bytea
- * and two states combine by appending rows.
+ * Rows are collected in a RowSet (rowset.c); the final function standardizes
+ * them, runs model selection if asked, fits and encodes the model.
+ * kernel_train can be split by parallel query (and Citus): its state
+ * serializes to bytea and two states combine by appending rows.
  */
 #include "postgres.h"
 
@@ -23,142 +23,13 @@
 #include "model.h"
 #include "options.h"
 #include "pgutil.h"
+#include "rowset.h"
 
 PG_FUNCTION_INFO_V1(kernel_train_sfunc);
 PG_FUNCTION_INFO_V1(kernel_train_final);
 PG_FUNCTION_INFO_V1(kernel_train_combine);
 PG_FUNCTION_INFO_V1(kernel_train_serialize);
 PG_FUNCTION_INFO_V1(kernel_train_deserialize);
-PG_FUNCTION_INFO_V1(kernel_matrix_sfunc);
-PG_FUNCTION_INFO_V1(kernel_matrix_final);
-
-#define KM_INITIAL_ROWS 1024
-
-typedef struct RowSet
-{
-	MemoryContext ctx;			/* where X and y live: the aggregate context */
-	km_options	opts;			/* parsed from the first row */
-	int			d;				/* features per row, -1 before the first */
-	int64		n;				/* rows kept */
-	int64		capacity;		/* rows X and y have room for */
-	int64		seen;			/* rows seen, kept or skipped */
-	int64		skipped;		/* rows with a NULL feature array or target */
-	bool		has_target;		/* kernel_train; kernel_matrix has none */
-	double	   *X;				/* n x d, row-major */
-	double	   *y;				/* n targets */
-} RowSet;
-
-/*
- * Bytes training on n rows of d features needs at its peak: the n x n
- * matrix (factored in place), the standardized rows, the model and vectors.
- */
-static double
-train_memory(double n, double d)
-{
-	return 8.0 * (n * n + 3.0 * n * d + 8.0 * n);
-}
-
-static RowSet *
-rowset_create(MemoryContext ctx, bool with_target)
-{
-	RowSet	   *rs = MemoryContextAllocZero(ctx, sizeof(RowSet));
-
-	rs->ctx = ctx;
-	rs->d = -1;
-	km_options_parse(NULL, &rs->opts);
-	rs->has_target = with_target;
-	return rs;
-}
-
-/* Make room for `more` rows, enforcing kernel_ml.max_memory as rows arrive. */
-static void
-rowset_reserve(RowSet *rs, int64 more, const char *what)
-{
-	int64		need = rs->n + more;
-	int64		cap;
-
-	if (need <= rs->capacity)
-		return;
-	km_check_memory(train_memory((double) need, (double) rs->d), what, true);
-
-	cap = Max(rs->capacity * 2, Max(need, KM_INITIAL_ROWS));
-	if (rs->X == NULL)
-	{
-		rs->X = MemoryContextAllocHuge(rs->ctx, mul_size(cap, mul_size(rs->d, sizeof(double))));
-		if (rs->has_target)
-			rs->y = MemoryContextAllocHuge(rs->ctx, mul_size(cap, sizeof(double)));
-	}
-	else
-	{
-		rs->X = repalloc_huge(rs->X, mul_size(cap, mul_size(rs->d, sizeof(double))));
-		if (rs->has_target)
-			rs->y = repalloc_huge(rs->y, mul_size(cap, sizeof(double)));
-	}
-	rs->capacity = cap;
-}
-
-/* Append one row (features and, for training, a target); row is 1-based. */
-static void
-rowset_add(RowSet *rs, ArrayType *features, double target, const char *what)
-{
-	char		where[64];
-	int			len;
-
-	snprintf(where, sizeof(where), "row " INT64_FORMAT, rs->seen);
-	len = km_array_length(features, where);
-	if (rs->d < 0)
-		rs->d = len;
-	else if (len != rs->d)
-		ereport(ERROR,
-				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("feature arrays must all have the same length"),
-				 errdetail("Row " INT64_FORMAT " has %d features; the first row had %d.",
-						   rs->seen, len, rs->d)));
-	if (rs->has_target && !isfinite(target))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("target values must be finite"),
-				 errdetail("The target of row " INT64_FORMAT " is %s.",
-						   rs->seen, float8out_internal(target))));
-
-	rowset_reserve(rs, 1, what);
-	km_array_copy(features, rs->d, rs->X + rs->n * rs->d, where);
-	if (rs->has_target)
-		rs->y[rs->n] = target;
-	rs->n++;
-}
-
-static MemoryContext
-agg_context(FunctionCallInfo fcinfo, const char *fname)
-{
-	MemoryContext aggctx;
-
-	if (!AggCheckCallContext(fcinfo, &aggctx))
-		elog(ERROR, "%s called in non-aggregate context", fname);
-	return aggctx;
-}
-
-/* The state for this call, created with its options on the first row. */
-static RowSet *
-rowset_get(FunctionCallInfo fcinfo, int optarg, bool with_target,
-		   const char *fname)
-{
-	MemoryContext aggctx = agg_context(fcinfo, fname);
-	RowSet	   *rs;
-	MemoryContext old;
-
-	if (!PG_ARGISNULL(0))
-		return (RowSet *) PG_GETARG_POINTER(0);
-
-	rs = rowset_create(aggctx, with_target);
-	if (PG_NARGS() > optarg && !PG_ARGISNULL(optarg))
-	{
-		old = MemoryContextSwitchTo(aggctx);
-		km_options_parse(PG_GETARG_JSONB_P(optarg), &rs->opts);
-		MemoryContextSwitchTo(old);
-	}
-	return rs;
-}
 
 /* kernel_train_sfunc(state, features, target [, options]) */
 Datum
@@ -172,23 +43,6 @@ kernel_train_sfunc(PG_FUNCTION_ARGS)
 	else
 		rowset_add(rs, PG_GETARG_ARRAYTYPE_P(1), PG_GETARG_FLOAT8(2),
 				   "kernel_train");
-	PG_RETURN_POINTER(rs);
-}
-
-/* kernel_matrix_sfunc(state, features, options) */
-Datum
-kernel_matrix_sfunc(PG_FUNCTION_ARGS)
-{
-	RowSet	   *rs = rowset_get(fcinfo, 2, false, "kernel_matrix_sfunc");
-
-	rs->seen++;
-	if (PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("kernel_matrix does not accept null feature arrays"),
-				 errdetail("Row " INT64_FORMAT " has a null feature array.", rs->seen),
-				 errhint("Filter the rows with WHERE features IS NOT NULL.")));
-	rowset_add(rs, PG_GETARG_ARRAYTYPE_P(1), 0.0, "kernel_matrix");
 	PG_RETURN_POINTER(rs);
 }
 
@@ -220,7 +74,7 @@ train_model(RowSet *rs)
 	int			best = 0;
 
 	km_options_resolve(&opts, d);
-	km_check_memory(train_memory((double) n, (double) d), "kernel_train", false);
+	km_check_memory(km_train_memory((double) n, (double) d), "kernel_train", false);
 	if (km_options_selects(&opts))
 	{
 		memset(&sp, 0, sizeof(sp));
@@ -234,7 +88,7 @@ train_model(RowSet *rs)
 		sp.seed = (uint64_t) opts.seed;
 		ncand = sp.n_gammas * sp.n_lambdas;
 		km_check_memory(8.0 * km_select_workspace_doubles(&sp, n, d) +
-						train_memory((double) n, (double) d) - 8.0 * n * n,
+						km_train_memory((double) n, (double) d) - 8.0 * n * n,
 						"kernel_train model selection", false);
 	}
 	size = km_model_size((uint32_t) n, (uint32_t) d, (uint32_t) ncand);
@@ -357,60 +211,6 @@ kernel_train_final(PG_FUNCTION_ARGS)
 	if (rs->n == 0)
 		PG_RETURN_NULL();
 	PG_RETURN_BYTEA_P(train_model(rs));
-}
-
-Datum
-kernel_matrix_final(PG_FUNCTION_ARGS)
-{
-	RowSet	   *rs;
-	km_options	opts;
-	size_t		n;
-	double	   *norms;
-	double	   *K;
-	ArrayType  *result;
-	int			dims[2];
-	int			lbs[2] = {1, 1};
-	Size		nbytes;
-
-	agg_context(fcinfo, "kernel_matrix_final");
-	if (PG_ARGISNULL(0))
-		PG_RETURN_NULL();
-	rs = (RowSet *) PG_GETARG_POINTER(0);
-	if (rs->n == 0)
-		PG_RETURN_NULL();
-
-	n = (size_t) rs->n;
-	opts = rs->opts;
-	km_options_require_single(&opts, "kernel_matrix");
-	km_options_resolve(&opts, rs->d);
-	nbytes = ARR_OVERHEAD_NONULLS(2) + (double) n * n * sizeof(double);
-	if ((double) n * n * sizeof(double) + ARR_OVERHEAD_NONULLS(2) > MaxAllocSize)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("kernel matrix is too large for an array"),
-				 errdetail("An array of %zu x %zu values would exceed 1 GB.", n, n),
-				 errhint("Use kernel_train, which keeps the matrix internal.")));
-	km_check_memory((double) nbytes, "kernel_matrix", false);
-
-	/* Build the Gram matrix straight into the result array's data. */
-	result = (ArrayType *) palloc(nbytes);
-	SET_VARSIZE(result, nbytes);
-	result->ndim = 2;
-	result->dataoffset = 0;
-	result->elemtype = FLOAT8OID;
-	dims[0] = dims[1] = (int) n;
-	memcpy(ARR_DIMS(result), dims, sizeof(dims));
-	memcpy(ARR_LBOUND(result), lbs, sizeof(lbs));
-	K = (double *) ARR_DATA_PTR(result);
-
-	norms = palloc(n * sizeof(double));
-	km_blas_setup();
-	km_row_norms(&opts.fit.kernel, rs->X, n, rs->d, norms);
-	km_gram_lower(&opts.fit.kernel, rs->X, n, rs->d, norms, K, n, km_interrupt);
-	/* column-major lower == row-major upper; the matrix is symmetric */
-	km_symmetrize(K, n, n);
-	pfree(norms);
-	PG_RETURN_ARRAYTYPE_P(result);
 }
 
 Datum

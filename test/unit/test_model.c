@@ -83,7 +83,7 @@ encode(const km_model *m, size_t *size)
 {
 	uint8_t    *buf;
 
-	*size = km_model_size(m->n_train, m->n_features, 0);
+	*size = km_model_size(m->n_train, m->n_features, m->n_candidates);
 	buf = malloc(*size);
 	km_model_encode(m, buf);
 	return buf;
@@ -585,4 +585,62 @@ test_model_invalid_fields(void)
 			  "n_features 0");
 		free(buf);
 	}
+}
+
+/* A model that carries a selection table: round trip, truncation, bit flips. */
+void
+test_model_selection(void)
+{
+	test_model	t;
+	km_candidate cand[3] = {
+		{0.5, 0.1, 0.25, 0.0}, {0.5, 1.0, NAN, 0.0}, {2.0, 0.1, 0.125, 0.0}
+	};
+	size_t		size;
+	uint8_t    *buf;
+	km_model	out;
+	km_error	err;
+	double	   *storage;
+	int			bad = 0;
+
+	make_model(&t);
+	t.m.n_candidates = 3;
+	t.m.cv = KM_CV_LOO;
+	t.m.best = 2;
+	t.m.candidates = cand;
+	buf = encode(&t.m, &size);
+	CHECK(size == km_model_size(TN, TD, 0) + 3 * 4 * sizeof(double), "size %zu", size);
+	storage = malloc(km_model_storage_doubles(TN, TD, 3) * sizeof(double));
+	CHECK(km_model_decode(buf, size, &out, storage, &err) == KM_OK, "decode: %s", err.detail);
+	CHECK(out.n_candidates == 3 && out.cv == KM_CV_LOO && out.best == 2 && out.folds == 0,
+		  "selection header");
+	CHECK(out.candidates[2].gamma == 2.0 && isnan(out.candidates[1].score) &&
+		  out.candidates[0].score == 0.25, "candidates");
+
+	for (size_t len = 0; len < size; len++)
+	{
+		uint8_t    *p = copy_bytes(buf, len);
+
+		if (km_model_decode(p, len, &out, storage, &err) != KM_ERR_FORMAT)
+			bad++;
+		free(p);
+	}
+	CHECK(bad == 0, "%d truncations not reported as FORMAT", bad);
+	for (size_t bit = 8 * 8; bit < 8 * size; bit++)
+	{
+		uint8_t    *p = copy_bytes(buf, size);
+
+		p[bit / 8] ^= (uint8_t) (1 << (bit % 8));
+		if (km_model_decode(p, size, &out, storage, &err) != KM_ERR_CHECKSUM)
+			bad++;
+		free(p);
+	}
+	CHECK(bad == 0, "%d bit flips past byte 8 not reported as CHECKSUM", bad);
+
+	/* best out of range, with the checksums made right: FORMAT */
+	t.m.best = 3;
+	free(buf);
+	buf = encode(&t.m, &size);
+	CHECK(km_model_decode(buf, size, &out, NULL, &err) == KM_ERR_FORMAT, "best 3 of 3");
+	free(buf);
+	free(storage);
 }

@@ -24,7 +24,11 @@ int			unit_failures = 0;
 	X(test_model_bitflips) \
 	X(test_model_newer_version) \
 	X(test_model_random_bytes) \
-	X(test_model_invalid_fields)
+	X(test_model_invalid_fields) \
+	X(test_model_selection) \
+	X(test_select_loo_matches_refits) \
+	X(test_select_gcv_matches_definition) \
+	X(test_select_kfold)
 
 #define DECLARE(name) void name(void);
 UNIT_TESTS(DECLARE)

@@ -1,0 +1,156 @@
+/*
+ * matrix.c - the kernel_matrix and kernel_check aggregates: the Gram matrix
+ * of the input rows, and its Mercer diagnostics.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "utils/array.h"
+#include "lib/stringinfo.h"
+#include "utils/builtins.h"
+#include "utils/float.h"
+#include "utils/jsonb.h"
+#include "utils/memutils.h"
+
+#include "kernels.h"
+#include "pgutil.h"
+#include "rowset.h"
+
+PG_FUNCTION_INFO_V1(kernel_matrix_sfunc);
+PG_FUNCTION_INFO_V1(kernel_matrix_final);
+PG_FUNCTION_INFO_V1(kernel_check_final);
+
+
+/* kernel_matrix_sfunc(state, features, options) */
+Datum
+kernel_matrix_sfunc(PG_FUNCTION_ARGS)
+{
+	RowSet	   *rs = rowset_get(fcinfo, 2, false, "kernel_matrix_sfunc");
+
+	rs->seen++;
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("kernel_matrix does not accept null feature arrays"),
+				 errdetail("Row " INT64_FORMAT " has a null feature array.", rs->seen),
+				 errhint("Filter the rows with WHERE features IS NOT NULL.")));
+	rowset_add(rs, PG_GETARG_ARRAYTYPE_P(1), 0.0, "kernel_matrix");
+	PG_RETURN_POINTER(rs);
+}
+
+
+Datum
+kernel_matrix_final(PG_FUNCTION_ARGS)
+{
+	RowSet	   *rs;
+	km_options	opts;
+	size_t		n;
+	double	   *norms;
+	double	   *K;
+	ArrayType  *result;
+	int			dims[2];
+	int			lbs[2] = {1, 1};
+	Size		nbytes;
+
+	agg_context(fcinfo, "kernel_matrix_final");
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	rs = (RowSet *) PG_GETARG_POINTER(0);
+	if (rs->n == 0)
+		PG_RETURN_NULL();
+
+	n = (size_t) rs->n;
+	opts = rs->opts;
+	km_options_require_single(&opts, "kernel_matrix");
+	km_options_resolve(&opts, rs->d);
+	nbytes = ARR_OVERHEAD_NONULLS(2) + (double) n * n * sizeof(double);
+	if ((double) n * n * sizeof(double) + ARR_OVERHEAD_NONULLS(2) > MaxAllocSize)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("kernel matrix is too large for an array"),
+				 errdetail("An array of %zu x %zu values would exceed 1 GB.", n, n),
+				 errhint("Use kernel_train, which keeps the matrix internal.")));
+	km_check_memory((double) nbytes, "kernel_matrix", false);
+
+	/* Build the Gram matrix straight into the result array's data. */
+	result = (ArrayType *) palloc(nbytes);
+	SET_VARSIZE(result, nbytes);
+	result->ndim = 2;
+	result->dataoffset = 0;
+	result->elemtype = FLOAT8OID;
+	dims[0] = dims[1] = (int) n;
+	memcpy(ARR_DIMS(result), dims, sizeof(dims));
+	memcpy(ARR_LBOUND(result), lbs, sizeof(lbs));
+	K = (double *) ARR_DATA_PTR(result);
+
+	norms = palloc(n * sizeof(double));
+	km_blas_setup();
+	km_row_norms(&opts.fit.kernel, rs->X, n, rs->d, norms);
+	km_gram_lower(&opts.fit.kernel, rs->X, n, rs->d, norms, K, n, km_interrupt);
+	/* column-major lower == row-major upper; the matrix is symmetric */
+	km_symmetrize(K, n, n);
+	pfree(norms);
+	PG_RETURN_ARRAYTYPE_P(result);
+}
+
+/* kernel_check: the kernel_matrix state, diagnosed instead of returned. */
+Datum
+kernel_check_final(PG_FUNCTION_ARGS)
+{
+	RowSet	   *rs;
+	km_options	opts;
+	size_t		n;
+	size_t		nwork;
+	double	   *work;
+	km_spectrum sp;
+	km_error	err;
+	StringInfoData buf;
+	bool		psd;
+
+	agg_context(fcinfo, "kernel_check_final");
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	rs = (RowSet *) PG_GETARG_POINTER(0);
+	if (rs->n == 0)
+		PG_RETURN_NULL();
+
+	n = (size_t) rs->n;
+	opts = rs->opts;
+	km_options_require_single(&opts, "kernel_check");
+	km_options_resolve(&opts, rs->d);
+	nwork = km_spectrum_workspace_doubles(n);
+	km_check_memory(8.0 * nwork, "kernel_check", false);
+	if (nwork == 0)
+		elog(ERROR, "kernel_check workspace overflows");
+	work = km_alloc_prefaulted(mul_size(nwork, sizeof(double)));
+
+	km_blas_setup();
+	if (km_gram_spectrum(&opts.fit.kernel, rs->X, n, rs->d, work, &sp, &err,
+						 km_interrupt) != KM_OK)
+		km_raise(&err);
+	km_free_prefaulted(work);
+
+	psd = sp.min_eigenvalue >= -sp.tolerance;
+	initStringInfo(&buf);
+	appendStringInfo(&buf, "{\"n\": %zu, \"kernel\": \"%s\"", n,
+					 km_kernel_name(opts.fit.kernel.type));
+	if (km_kernel_params(opts.fit.kernel.type) & KM_PARAM_GAMMA)
+		appendStringInfo(&buf, ", \"gamma\": %s", float8out_internal(opts.fit.kernel.gamma));
+	appendStringInfo(&buf,
+					 ", \"symmetric\": %s, \"max_asymmetry\": %s"
+					 ", \"min_eigenvalue\": %s, \"max_eigenvalue\": %s"
+					 ", \"condition_number\": %s, \"is_psd\": %s"
+					 ", \"tolerance\": %s, \"effective_rank\": %zu}",
+					 sp.max_asymmetry <= 1e-12 * Max(sp.max_abs, 1.0) ? "true" : "false",
+					 float8out_internal(sp.max_asymmetry),
+					 float8out_internal(sp.min_eigenvalue),
+					 float8out_internal(sp.max_eigenvalue),
+					 sp.min_eigenvalue > sp.tolerance ?
+					 float8out_internal(sp.max_eigenvalue / sp.min_eigenvalue) : "null",
+					 psd ? "true" : "false",
+					 float8out_internal(sp.tolerance), sp.rank);
+	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data)));
+}

@@ -1,0 +1,121 @@
+/*
+ * rowset.c - rows collected by the kernel_ml aggregates.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "utils/builtins.h"
+#include "utils/float.h"
+#include "utils/jsonb.h"
+#include "utils/memutils.h"
+
+#include "pgutil.h"
+#include "rowset.h"
+
+#define KM_INITIAL_ROWS 1024
+
+double
+km_train_memory(double n, double d)
+{
+	return 8.0 * (n * n + 3.0 * n * d + 8.0 * n);
+}
+
+RowSet *
+rowset_create(MemoryContext ctx, bool with_target)
+{
+	RowSet	   *rs = MemoryContextAllocZero(ctx, sizeof(RowSet));
+
+	rs->ctx = ctx;
+	rs->d = -1;
+	km_options_parse(NULL, &rs->opts);
+	rs->has_target = with_target;
+	return rs;
+}
+
+void
+rowset_reserve(RowSet *rs, int64 more, const char *what)
+{
+	int64		need = rs->n + more;
+	int64		cap;
+
+	if (need <= rs->capacity)
+		return;
+	km_check_memory(km_train_memory((double) need, (double) rs->d), what, true);
+
+	cap = Max(rs->capacity * 2, Max(need, KM_INITIAL_ROWS));
+	if (rs->X == NULL)
+	{
+		rs->X = MemoryContextAllocHuge(rs->ctx, mul_size(cap, mul_size(rs->d, sizeof(double))));
+		if (rs->has_target)
+			rs->y = MemoryContextAllocHuge(rs->ctx, mul_size(cap, sizeof(double)));
+	}
+	else
+	{
+		rs->X = repalloc_huge(rs->X, mul_size(cap, mul_size(rs->d, sizeof(double))));
+		if (rs->has_target)
+			rs->y = repalloc_huge(rs->y, mul_size(cap, sizeof(double)));
+	}
+	rs->capacity = cap;
+}
+
+void
+rowset_add(RowSet *rs, ArrayType *features, double target, const char *what)
+{
+	char		where[64];
+	int			len;
+
+	snprintf(where, sizeof(where), "row " INT64_FORMAT, rs->seen);
+	len = km_array_length(features, where);
+	if (rs->d < 0)
+		rs->d = len;
+	else if (len != rs->d)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("feature arrays must all have the same length"),
+				 errdetail("Row " INT64_FORMAT " has %d features; the first row had %d.",
+						   rs->seen, len, rs->d)));
+	if (rs->has_target && !isfinite(target))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("target values must be finite"),
+				 errdetail("The target of row " INT64_FORMAT " is %s.",
+						   rs->seen, float8out_internal(target))));
+
+	rowset_reserve(rs, 1, what);
+	km_array_copy(features, rs->d, rs->X + rs->n * rs->d, where);
+	if (rs->has_target)
+		rs->y[rs->n] = target;
+	rs->n++;
+}
+
+MemoryContext
+agg_context(FunctionCallInfo fcinfo, const char *fname)
+{
+	MemoryContext aggctx;
+
+	if (!AggCheckCallContext(fcinfo, &aggctx))
+		elog(ERROR, "%s called in non-aggregate context", fname);
+	return aggctx;
+}
+
+RowSet *
+rowset_get(FunctionCallInfo fcinfo, int optarg, bool with_target,
+		   const char *fname)
+{
+	MemoryContext aggctx = agg_context(fcinfo, fname);
+	RowSet	   *rs;
+	MemoryContext old;
+
+	if (!PG_ARGISNULL(0))
+		return (RowSet *) PG_GETARG_POINTER(0);
+
+	rs = rowset_create(aggctx, with_target);
+	if (PG_NARGS() > optarg && !PG_ARGISNULL(optarg))
+	{
+		old = MemoryContextSwitchTo(aggctx);
+		km_options_parse(PG_GETARG_JSONB_P(optarg), &rs->opts);
+		MemoryContextSwitchTo(old);
+	}
+	return rs;
+}

@@ -1,0 +1,55 @@
+/*
+ * rowset.h - training rows collected by an aggregate: one contiguous,
+ * growing row-major buffer in the aggregate context, shared by kernel_train,
+ * kernel_matrix and kernel_check.
+ */
+#ifndef KM_ROWSET_H
+#define KM_ROWSET_H
+
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "utils/array.h"
+
+#include "options.h"
+
+typedef struct RowSet
+{
+	MemoryContext ctx;			/* where X and y live: the aggregate context */
+	km_options	opts;			/* parsed from the first row */
+	int			d;				/* features per row, -1 before the first */
+	int64		n;				/* rows kept */
+	int64		capacity;		/* rows X and y have room for */
+	int64		seen;			/* rows seen, kept or skipped */
+	int64		skipped;		/* rows with a NULL feature array or target */
+	bool		has_target;		/* kernel_train; kernel_matrix has none */
+	double	   *X;				/* n x d, row-major */
+	double	   *y;				/* n targets */
+} RowSet;
+
+/*
+ * Bytes training on n rows of d features needs at its peak: the n x n
+ * matrix (factored in place), the standardized rows, the model and vectors.
+ */
+double		km_train_memory(double n, double d);
+
+RowSet	   *rowset_create(MemoryContext ctx, bool with_target);
+
+/* Make room for `more` rows, enforcing kernel_ml.max_memory as rows arrive. */
+void		rowset_reserve(RowSet *rs, int64 more, const char *what);
+
+/* Append one row (features and, for training, a target), checking it. */
+void		rowset_add(RowSet *rs, ArrayType *features, double target,
+					   const char *what);
+
+/* The aggregate context, or an error naming fname outside an aggregate. */
+MemoryContext agg_context(FunctionCallInfo fcinfo, const char *fname);
+
+/*
+ * The state of this aggregate call (argument 0), created on the first row
+ * with the options in argument optarg, if the call has it.
+ */
+RowSet	   *rowset_get(FunctionCallInfo fcinfo, int optarg, bool with_target,
+					   const char *fname);
+
+#endif							/* KM_ROWSET_H */

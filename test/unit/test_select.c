@@ -1,0 +1,219 @@
+/*
+ * test_select.c - model selection against brute force and the definitions.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lapacke.h>
+
+#include "select.h"
+#include "unit.h"
+
+void		test_select_loo_matches_refits(void);
+void		test_select_gcv_matches_definition(void);
+void		test_select_kfold(void);
+
+static double *
+rand_vec(size_t len, unsigned long long s)
+{
+	double	   *v = malloc(len * sizeof(double));
+
+	for (size_t i = 0; i < len; i++)
+	{
+		s ^= s << 13;
+		s ^= s >> 7;
+		s ^= s << 17;
+		v[i] = (double) (s >> 11) / 9007199254740992.0 - 0.5;
+	}
+	return v;
+}
+
+static km_status
+run_select(km_select_params *p, const double *X, size_t n, int d,
+		   const double *y, km_candidate *cand, int *best)
+{
+	double	   *work = malloc(km_select_workspace_doubles(p, n, d) * sizeof(double));
+	int		   *iwork = malloc(km_select_iwork(n) * sizeof(int));
+	km_error	err;
+	km_status	st = km_select(p, X, n, d, y, cand, best, work, iwork, &err, NULL);
+
+	free(work);
+	free(iwork);
+	return st;
+}
+
+void
+test_select_loo_matches_refits(void)
+{
+	size_t		n = 40;
+	int			d = 3;
+	double	   *X = rand_vec(n * d, 21);
+	double	   *y = rand_vec(n, 22);
+	double		lambdas[3] = {1e-3, 0.1, 2.0};
+	double		gamma = 0.7;
+	double	   *res = malloc(n * 3 * sizeof(double));
+	km_candidate cand[3];
+	int			best;
+	km_select_params p;
+	double	   *Xtr = malloc(n * d * sizeof(double));
+	double	   *ytr = malloc(n * sizeof(double));
+	double	   *alpha = malloc(n * sizeof(double));
+	double	   *work = malloc(km_fit_workspace_doubles(n) * sizeof(double));
+	double		worst = 0.0;
+
+	memset(&p, 0, sizeof(p));
+	p.base.kernel.type = KM_KERNEL_RBF;
+	p.base.method = KM_METHOD_RIDGE;
+	p.gammas = &gamma;
+	p.n_gammas = 1;
+	p.lambdas = lambdas;
+	p.n_lambdas = 3;
+	p.cv = KM_CV_LOO;
+	p.loo_residuals = res;
+	CHECK(run_select(&p, X, n, d, y, cand, &best) == KM_OK, "select failed");
+
+	/* brute force: n refits per lambda, each predicting the row left out */
+	for (int l = 0; l < 3; l++)
+	{
+		km_fit_params fp = {{KM_KERNEL_RBF, 0, gamma, 0}, KM_METHOD_RIDGE, lambdas[l], 0, 0, 0};
+		double		sse = 0.0;
+
+		for (size_t out = 0; out < n; out++)
+		{
+			size_t		m = 0;
+			double		pred = 0.0;
+			km_fit_result fr;
+			km_error	err;
+
+			for (size_t i = 0; i < n; i++)
+				if (i != out)
+				{
+					memcpy(Xtr + m * d, X + i * d, d * sizeof(double));
+					ytr[m++] = y[i];
+				}
+			CHECK(km_fit(&fp, Xtr, m, d, ytr, alpha, work, &fr, &err, NULL) == KM_OK,
+				  "refit failed");
+			for (size_t i = 0; i < m; i++)
+				pred += alpha[i] * km_kernel_eval(&fp.kernel, Xtr + i * d, X + out * d, d);
+			worst = fmax(worst, fabs((y[out] - pred) - res[out + l * n]));
+			sse += (y[out] - pred) * (y[out] - pred);
+		}
+		CHECK_CLOSE(cand[l].score, sse / n, 1e-8);
+	}
+	CHECK(worst <= 1e-8, "closed-form vs refit residuals differ by %g", worst);
+	free(X);
+	free(y);
+	free(res);
+	free(Xtr);
+	free(ytr);
+	free(alpha);
+	free(work);
+}
+
+void
+test_select_gcv_matches_definition(void)
+{
+	size_t		n = 30;
+	int			d = 2;
+	double	   *X = rand_vec(n * d, 31);
+	double	   *y = rand_vec(n, 32);
+	double		lambdas[2] = {0.01, 0.5};
+	double		gamma = 1.3;
+	km_candidate cand[2];
+	int			best;
+	km_select_params p;
+	km_kernel	k = {KM_KERNEL_RBF, 0, gamma, 0};
+	double	   *A = malloc(n * n * sizeof(double));
+	double	   *B = malloc(n * n * sizeof(double));
+
+	memset(&p, 0, sizeof(p));
+	p.base.kernel = k;
+	p.base.method = KM_METHOD_RIDGE;
+	p.gammas = &gamma;
+	p.n_gammas = 1;
+	p.lambdas = lambdas;
+	p.n_lambdas = 2;
+	p.cv = KM_CV_GCV;
+	CHECK(run_select(&p, X, n, d, y, cand, &best) == KM_OK, "select failed");
+
+	for (int l = 0; l < 2; l++)
+	{
+		/* (I - H) = lambda (K + lambda I)^-1: B := (K + lambda I)^-1 */
+		double		rss = 0.0;
+		double		tr = 0.0;
+		lapack_int	ipiv[30];
+
+		for (size_t j = 0; j < n; j++)
+			for (size_t i = 0; i < n; i++)
+			{
+				A[i + j * n] = km_kernel_eval(&k, X + i * d, X + j * d, d) +
+					(i == j ? lambdas[l] : 0.0);
+				B[i + j * n] = i == j ? 1.0 : 0.0;
+			}
+		LAPACKE_dgesv(LAPACK_COL_MAJOR, (lapack_int) n, (lapack_int) n, A,
+					  (lapack_int) n, ipiv, B, (lapack_int) n);
+		for (size_t i = 0; i < n; i++)
+		{
+			double		r = 0.0;
+
+			for (size_t j = 0; j < n; j++)
+				r += lambdas[l] * B[i + j * n] * y[j];
+			rss += r * r;
+			tr += lambdas[l] * B[i + i * n];
+		}
+		CHECK_CLOSE(cand[l].score, (rss / n) / ((tr / n) * (tr / n)), 1e-9);
+	}
+	free(X);
+	free(y);
+	free(A);
+	free(B);
+}
+
+void
+test_select_kfold(void)
+{
+	size_t		n = 103;
+	int			d = 2;
+	int			fold[103];
+	int			count[5] = {0};
+	double	   *X = rand_vec(n * d, 41);
+	double	   *y = rand_vec(n, 42);
+	double		lambdas[2] = {0.1, 1.0};
+	double		gamma = 0.5;
+	km_candidate c1[2];
+	km_candidate c2[2];
+	int			best;
+	km_select_params p;
+
+	km_assign_folds(n, 5, 7, fold);
+	for (size_t i = 0; i < n; i++)
+		count[fold[i]]++;
+	for (int f = 0; f < 5; f++)
+		CHECK(count[f] == 20 || count[f] == 21, "fold %d has %d rows", f, count[f]);
+
+	memset(&p, 0, sizeof(p));
+	p.base.kernel.type = KM_KERNEL_RBF;
+	p.base.method = KM_METHOD_RIDGE;
+	p.gammas = &gamma;
+	p.n_gammas = 1;
+	p.lambdas = lambdas;
+	p.n_lambdas = 2;
+	p.cv = KM_CV_KFOLD;
+	p.folds = 5;
+	p.seed = 7;
+	CHECK(run_select(&p, X, n, d, y, c1, &best) == KM_OK, "kfold failed");
+	CHECK(run_select(&p, X, n, d, y, c2, &best) == KM_OK, "kfold failed");
+	CHECK(memcmp(c1, c2, sizeof(c1)) == 0, "same seed, different scores");
+	CHECK(c1[0].score > 0.0 && c1[0].score_std > 0.0, "score %g std %g",
+		  c1[0].score, c1[0].score_std);
+	p.seed = 8;
+	CHECK(run_select(&p, X, n, d, y, c2, &best) == KM_OK, "kfold failed");
+	CHECK(c1[0].score != c2[0].score, "another seed gives the same folds");
+
+	/* more folds than rows */
+	p.folds = 200;
+	CHECK(run_select(&p, X, n, d, y, c2, &best) == KM_ERR_INVALID, "200 folds of 103 rows");
+	free(X);
+	free(y);
+}
