@@ -39,10 +39,14 @@ sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql $(EXTENSION).control
 MAPS_CFLAGS = -O3 -ffast-math
 src/kernel_maps.o: CFLAGS += $(MAPS_CFLAGS)
 
+# The core includes no PostgreSQL header, so it keeps -Wsign-compare even
+# when the glue cannot (PostgreSQL's array macros trip it).
+$(CORE_OBJS): CFLAGS += -Wsign-compare
+
 # Core unit tests: the core sources plus PostgreSQL's CRC-32C from libpgport,
 # no server.  Ends with "N passed, N failed".
 UNIT_SRCS = $(wildcard test/unit/*.c) $(filter-out src/kernel_maps.c,$(CORE_OBJS:.o=.c)) src/crc32c.c
-UNIT_CFLAGS = -std=gnu99 -O2 -g -Wall -Wextra $(KM_EXTRA_CFLAGS) -Isrc
+UNIT_CFLAGS = -std=gnu99 -O2 -g -Wall -Wextra $(KM_EXTRA_CFLAGS) -Wsign-compare -Isrc
 test/unit/run_unit: $(UNIT_SRCS) src/kernel_maps.c $(wildcard src/*.h) test/unit/unit.h
 	$(CC) $(UNIT_CFLAGS) $(MAPS_CFLAGS) -c src/kernel_maps.c -o test/unit/kernel_maps.o
 	$(CC) $(UNIT_CFLAGS) -I$(shell $(PG_CONFIG) --includedir-server) \

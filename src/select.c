@@ -7,8 +7,11 @@
  *   diag((K + lambda I)^-1) = (Q o Q) (1 / (s + lambda))
  *   leave-one-out residual e_i = c_i / [(K + lambda I)^-1]_ii
  *   GCV(lambda) = n ||c||^2 / (sum_k 1 / (s_k + lambda))^2
- * All lambdas of a gamma go through two GEMMs.  k-fold refits each
- * candidate k times and works for any method.
+ * All lambdas of a gamma go through two GEMMs.  For a few lambdas a
+ * Cholesky factorisation per lambda is cheaper: c by dpotrs, and
+ * [(K + lambda I)^-1]_ii as the squared norm of column i of L^-1, found
+ * panel by panel with dtrsm.  k-fold refits each candidate k times and
+ * works for any method.
  */
 #include <math.h>
 #include <string.h>
@@ -76,6 +79,15 @@ km_select_iwork(size_t n)
 	return 3 + 5 * n;
 }
 
+/* Columns of L^-1 found per dtrsm call in the Cholesky route. */
+#define INVERSE_PANEL 512
+
+static bool
+use_eigen(const km_select_params *p)
+{
+	return p->n_lambdas >= KM_EIGEN_MIN_LAMBDAS;
+}
+
 size_t
 km_select_workspace_doubles(const km_select_params *p, size_t n, int d)
 {
@@ -87,8 +99,96 @@ km_select_workspace_doubles(const km_select_params *p, size_t n, int d)
 		/* training rows, their transpose, y, alpha, fit workspace, fold scores */
 		return 2 * n * (size_t) d + 3 * n + km_fit_workspace_doubles(n) +
 			(size_t) p->folds;
+	if (!use_eigen(p))
+		/* K, norms, c, diagonal, one panel of L^-1 */
+		return n * n + 3 * n + n * INVERSE_PANEL;
 	/* Q, eigenvalues, Q^T y, norms, three n x L blocks, dsyevd workspace */
 	return n * n + 3 * n + 3 * n * L + dsyevd_lwork(n);
+}
+
+/* Score one candidate from c = (K + lambda I)^-1 y and the diagonal of the inverse. */
+static double
+closed_form_score(km_cv cv, const double *c, const double *hdiag, size_t n,
+				  double *residuals)
+{
+	double		sum = 0.0;
+
+	if (cv == KM_CV_GCV)
+	{
+		double		trace = 0.0;
+
+		for (size_t i = 0; i < n; i++)
+		{
+			sum += c[i] * c[i];
+			trace += hdiag[i];
+		}
+		return (double) n * sum / (trace * trace);
+	}
+	for (size_t i = 0; i < n; i++)
+	{
+		double		e = c[i] / hdiag[i];
+
+		if (residuals)
+			residuals[i] = e;
+		sum += e * e;
+	}
+	return sum / (double) n;
+}
+
+/* Score all lambdas of one gamma with a Cholesky factorisation each. */
+static km_status
+cholesky_gamma(const km_select_params *p, const km_kernel *kernel,
+			   const double *X, size_t n, int d, const double *y,
+			   km_candidate *cand, double *work, km_interrupt_fn interrupt)
+{
+	double	   *K = work;
+	double	   *norms = K + n * n;
+	double	   *c = norms + n;
+	double	   *hdiag = c + n;
+	double	   *panel = hdiag + n;
+
+	km_row_norms(kernel, X, n, d, norms);
+	for (int l = 0; l < p->n_lambdas; l++)
+	{
+		double		lambda = p->lambdas[l];
+
+		cand[l].gamma = kernel->gamma;
+		cand[l].lambda = lambda;
+		cand[l].score_std = 0.0;
+
+		km_gram_lower(kernel, X, n, d, norms, K, n, interrupt);
+		for (size_t i = 0; i < n; i++)
+			K[i + i * n] += lambda;
+		if (km_cholesky(K, n, n, interrupt) != 0)
+		{
+			cand[l].score = NAN;
+			continue;
+		}
+		memcpy(c, y, n * sizeof(double));
+		LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', (lapack_int) n, 1, K,
+							(lapack_int) n, c, (lapack_int) n);
+
+		/* column j of L^-1 solves L x = e_j and is zero above row j */
+		for (size_t j0 = 0; j0 < n; j0 += INVERSE_PANEL)
+		{
+			size_t		jb = n - j0 < INVERSE_PANEL ? n - j0 : INVERSE_PANEL;
+			size_t		m = n - j0;
+
+			memset(panel, 0, m * jb * sizeof(double));
+			for (size_t jj = 0; jj < jb; jj++)
+				panel[jj + jj * m] = 1.0;
+			cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans,
+						CblasNonUnit, (int) m, (int) jb, 1.0, K + j0 + j0 * n,
+						(int) n, panel, (int) m);
+			for (size_t jj = 0; jj < jb; jj++)
+				hdiag[j0 + jj] = cblas_ddot((int) m, panel + jj * m, 1,
+											panel + jj * m, 1);
+			km_check_interrupts(interrupt);
+		}
+		cand[l].score = closed_form_score(p->cv, c, hdiag, n,
+										  p->loo_residuals ? p->loo_residuals + l * n : NULL);
+	}
+	return KM_OK;
 }
 
 /* Score all lambdas of one gamma from the eigendecomposition of K. */
@@ -171,21 +271,9 @@ closed_form_gamma(const km_select_params *p, const km_kernel *kernel,
 	km_check_interrupts(interrupt);
 
 	for (size_t l = 0; l < L; l++)
-	{
-		double		sse = 0.0;
-
-		if (isnan(cand[l].score))
-			continue;
-		for (size_t i = 0; i < n; i++)
-		{
-			double		e = C[i + l * n] / H[i + l * n];
-
-			if (p->loo_residuals)
-				p->loo_residuals[i + l * n] = e;
-			sse += e * e;
-		}
-		cand[l].score = sse / (double) n;
-	}
+		if (!isnan(cand[l].score))
+			cand[l].score = closed_form_score(KM_CV_LOO, C + l * n, H + l * n, n,
+											  p->loo_residuals ? p->loo_residuals + l * n : NULL);
 	return KM_OK;
 }
 
@@ -299,9 +387,12 @@ km_select(const km_select_params *p, const double *X, size_t n, int d,
 									 interrupt);
 			}
 		}
-		else
+		else if (use_eigen(p))
 			st = closed_form_gamma(p, &kernel, X, n, d, y, &cand[g * L], work,
 								   iwork, err, interrupt);
+		else
+			st = cholesky_gamma(p, &kernel, X, n, d, y, &cand[g * L], work,
+								interrupt);
 		if (st != KM_OK)
 			return st;
 	}

@@ -11,7 +11,9 @@ bash tools/install-deps.sh || exit 1
 # CI builds with warnings as errors.
 extra=""
 if [ "${CI:-}" = "true" ]; then
-	extra="-Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Werror"
+	# PostgreSQL's own array macros trip -Wsign-compare, so the glue is
+	# built without it; the Makefile turns it back on for the core.
+	extra="-Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare -Werror"
 fi
 make -s clean >/dev/null
 make -s KM_EXTRA_CFLAGS="$extra" || exit 1
@@ -50,7 +52,7 @@ prove test/t/ || status=1
 exit $status
 INNER
 suite "server tests (pg_regress, cross-check, TAP)" \
-	pg_virtualenv -o 'max_worker_processes=8' -o 'max_parallel_workers=8' \
+	pg_virtualenv -t -o 'max_worker_processes=8' -o 'max_parallel_workers=8' \
 	bash /tmp/kernel_ml_server_tests.sh
 
 echo "$passed passed, $failed failed"

@@ -102,6 +102,32 @@ test_select_loo_matches_refits(void)
 		CHECK_CLOSE(cand[l].score, sse / n, 1e-8);
 	}
 	CHECK(worst <= 1e-8, "closed-form vs refit residuals differ by %g", worst);
+
+	/*
+	 * The eigendecomposition route (KM_EIGEN_MIN_LAMBDAS or more lambdas)
+	 * gives the same residuals as the Cholesky route above.
+	 */
+	{
+		double		many[KM_EIGEN_MIN_LAMBDAS];
+		double	   *res2 = malloc(n * KM_EIGEN_MIN_LAMBDAS * sizeof(double));
+		km_candidate cand2[KM_EIGEN_MIN_LAMBDAS];
+		double		diff = 0.0;
+
+		for (int l = 0; l < KM_EIGEN_MIN_LAMBDAS; l++)
+			many[l] = lambdas[l % 3] * (1.0 + (l / 3) * 0.5);
+		p.lambdas = many;
+		p.n_lambdas = KM_EIGEN_MIN_LAMBDAS;
+		p.loo_residuals = res2;
+		CHECK(run_select(&p, X, n, d, y, cand2, &best) == KM_OK, "eigen route failed");
+		for (int l = 0; l < 3; l++)
+		{
+			CHECK_CLOSE(cand2[l].score, cand[l].score, 1e-9);
+			for (size_t i = 0; i < n; i++)
+				diff = fmax(diff, fabs(res2[i + l * n] - res[i + l * n]));
+		}
+		CHECK(diff <= 1e-8, "eigen vs Cholesky residuals differ by %g", diff);
+		free(res2);
+	}
 	free(X);
 	free(y);
 	free(res);
@@ -163,6 +189,20 @@ test_select_gcv_matches_definition(void)
 			tr += lambdas[l] * B[i + i * n];
 		}
 		CHECK_CLOSE(cand[l].score, (rss / n) / ((tr / n) * (tr / n)), 1e-9);
+	}
+
+	/* the eigendecomposition route agrees */
+	{
+		double		many[KM_EIGEN_MIN_LAMBDAS];
+		km_candidate cand2[KM_EIGEN_MIN_LAMBDAS];
+
+		for (int l = 0; l < KM_EIGEN_MIN_LAMBDAS; l++)
+			many[l] = l < 2 ? lambdas[l] : 1.0 + l;
+		p.lambdas = many;
+		p.n_lambdas = KM_EIGEN_MIN_LAMBDAS;
+		CHECK(run_select(&p, X, n, d, y, cand2, &best) == KM_OK, "eigen route failed");
+		CHECK_CLOSE(cand2[0].score, cand[0].score, 1e-9);
+		CHECK_CLOSE(cand2[1].score, cand[1].score, 1e-9);
 	}
 	free(X);
 	free(y);
