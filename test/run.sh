@@ -48,11 +48,13 @@ echo "=== scikit-learn cross-check"
 psql -X -q -c "CREATE EXTENSION IF NOT EXISTS kernel_ml" >/dev/null || status=1
 /usr/bin/python3 test/crosscheck/crosscheck.py || status=1
 echo "=== TAP tests"
-prove test/t/ || status=1
+prove test/t/*.pl || status=1
 exit $status
 INNER
 suite "server tests (pg_regress, cross-check, TAP)" \
-	pg_virtualenv -t -o 'max_worker_processes=8' -o 'max_parallel_workers=8' \
+	pg_virtualenv -t -o 'max_worker_processes=16' -o 'max_parallel_workers=8' \
+	-o "shared_preload_libraries=pg_cron" -o "cron.database_name=postgres" \
+	-o "cron.use_background_workers=on" \
 	bash /tmp/kernel_ml_server_tests.sh
 
 echo "$passed passed, $failed failed"
