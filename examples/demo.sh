@@ -16,7 +16,7 @@ chmod 644 "$csv"
 paste -d' ' <(zcat "$data/diabetes_data_raw.csv.gz") <(zcat "$data/diabetes_target.csv.gz") |
 	awk '{ printf "%d", NR; for (i = 1; i <= NF; i++) printf ",%s", $i; printf "\n" }' > "$csv"
 
-pg_virtualenv sh -c "
+pg_virtualenv -t sh -c "
 psql -X -q -c 'CREATE TABLE diabetes (id int PRIMARY KEY, age float8, sex float8, bmi float8, bp float8,
   s1 float8, s2 float8, s3 float8, s4 float8, s5 float8, s6 float8, progression float8)' &&
 psql -X -q -c \"\\copy diabetes FROM '$csv' CSV\" &&

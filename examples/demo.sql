@@ -44,3 +44,21 @@ FROM (SELECT sex, kernel_train(ARRAY[age, bmi, bp, s1, s2, s3, s4, s5, s6], prog
                                '{"gamma": 0.02, "lambda": 0.5}') AS m
       FROM diabetes_train GROUP BY sex) g
 ORDER BY sex;
+
+-- Let kernel_ml choose gamma and lambda: closed-form leave-one-out over the
+-- default grids, then a refit on all training rows with the winner.
+INSERT INTO models
+SELECT 'progression_auto',
+       kernel_train(ARRAY[age, sex, bmi, bp, s1, s2, s3, s4, s5, s6], progression,
+                    '{"kernel": "rbf", "gamma": "auto", "lambda": "auto"}')
+FROM diabetes_train;
+
+SELECT info->'gamma' AS gamma, info->'lambda' AS lambda,
+       jsonb_array_length(info->'selection'->'candidates') AS candidates,
+       info->'selection'->>'cv' AS cv,
+       round(sqrt((info->'selection'->'candidates'->((info->'selection'->>'best')::int)->>'score')::numeric), 2) AS loo_rmse
+FROM (SELECT kernel_model_info(model) AS info FROM models WHERE name = 'progression_auto') s;
+
+SELECT round(sqrt(avg((kernel_predict(m.model, ARRAY[age, sex, bmi, bp, s1, s2, s3, s4, s5, s6])
+                       - progression) ^ 2))::numeric, 2) AS rmse_auto
+FROM diabetes_test, models m WHERE m.name = 'progression_auto';

@@ -1,61 +1,86 @@
 #!/usr/bin/env bash
 # The whole kernel_ml test suite on a fresh Debian 12 machine, as root:
-# dependencies, build, core unit tests, install, then in a throwaway
+# dependencies, build, core unit tests, install, then in one throwaway
 # PostgreSQL 15 cluster the pg_regress suite, the scikit-learn cross-check
-# and the TAP tests.  Ends with a line "N passed, N failed" (test suites).
+# and the TAP tests.  Ends with "N passed, N failed" counting single tests
+# (unit tests, pg_regress files, cross-check checks, TAP assertions).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 bash tools/install-deps.sh || exit 1
 
-# CI builds with warnings as errors.
+# CI builds with warnings as errors.  PostgreSQL's own array macros trip
+# -Wsign-compare, so the glue is built without it; the Makefile turns it
+# back on for the core, which includes no PostgreSQL header.
 extra=""
 if [ "${CI:-}" = "true" ]; then
-	# PostgreSQL's own array macros trip -Wsign-compare, so the glue is
-	# built without it; the Makefile turns it back on for the core.
 	extra="-Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare -Werror"
 fi
 make -s clean >/dev/null
 make -s KM_EXTRA_CFLAGS="$extra" || exit 1
 make -s install >/dev/null || exit 1
 
-passed=0
-failed=0
-suite() {
-	local name=$1
-	shift
-	echo "=== $name"
-	if "$@"; then
-		passed=$((passed + 1))
-	else
-		failed=$((failed + 1))
-		echo "=== $name FAILED"
-	fi
-}
+log=$(mktemp -d /tmp/kernel_ml_tests.XXXXXX)
+chmod 755 "$log"
 
-suite "core unit tests" make -s unittest KM_EXTRA_CFLAGS="$extra"
+echo "=== core unit tests"
+make -s unittest KM_EXTRA_CFLAGS="$extra" 2>&1 | tee "$log/unit.out"
+unit_rc=${PIPESTATUS[0]}
 
-# One throwaway cluster for the server-side suites.
-cat > /tmp/kernel_ml_server_tests.sh <<'INNER'
-set -u
-status=0
+# One throwaway cluster for the server-side suites; pg_cron is preloaded
+# for the scheduled-retraining test.
+cat > "$log/server.sh" <<'INNER'
+log=$1
 echo "=== pg_regress"
-if ! make -s installcheck; then
-	cat regression.diffs 2>/dev/null | head -200
-	status=1
-fi
+make -s installcheck 2>&1 | tee "$log/regress.out"
+[ "${PIPESTATUS[0]}" -eq 0 ] || head -300 regression.diffs 2>/dev/null
 echo "=== scikit-learn cross-check"
-psql -X -q -c "CREATE EXTENSION IF NOT EXISTS kernel_ml" >/dev/null || status=1
-/usr/bin/python3 test/crosscheck/crosscheck.py || status=1
+psql -X -q -c "CREATE EXTENSION IF NOT EXISTS kernel_ml" >/dev/null
+/usr/bin/python3 test/crosscheck/crosscheck.py 2>&1 | tee "$log/crosscheck.out"
 echo "=== TAP tests"
-prove test/t/*.pl || status=1
-exit $status
+prove test/t/*.pl 2>&1 | tee "$log/tap.out"
+echo "tap exit ${PIPESTATUS[0]}" >> "$log/tap.out"
 INNER
-suite "server tests (pg_regress, cross-check, TAP)" \
-	pg_virtualenv -t -o 'max_worker_processes=16' -o 'max_parallel_workers=8' \
+pg_virtualenv -t -o 'max_worker_processes=16' -o 'max_parallel_workers=8' \
 	-o "shared_preload_libraries=pg_cron" -o "cron.database_name=postgres" \
 	-o "cron.use_background_workers=on" \
-	bash /tmp/kernel_ml_server_tests.sh
+	bash "$log/server.sh" "$log"
+cluster_rc=$?
+
+# Tally single tests.  A suite that produced no count at all counts as one
+# failure, so a runner that silently ran nothing cannot pass.
+passed=0
+failed=0
+count() {		# count <name> <passed> <failed>
+	printf '%-28s %5s passed, %s failed\n' "$1" "$2" "$3"
+	passed=$((passed + $2))
+	failed=$((failed + $3))
+}
+pf() {			# "N passed, N failed" line of a runner's output
+	sed -n 's/^\([0-9]\+\) passed, \([0-9]\+\) failed$/\1 \2/p' "$1" 2>/dev/null | tail -1
+}
+echo "=== summary"
+set -- $(pf "$log/unit.out")
+if [ $# -eq 2 ] && [ "$unit_rc" -eq 0 ]; then count "core unit tests" "$1" "$2"; else count "core unit tests" "${1:-0}" "$(( ${2:-0} + 1 ))"; fi
+
+r=$(sed -n 's/.*All \([0-9]\+\) tests passed.*/\1 0/p; s/.* \([0-9]\+\) of \([0-9]\+\) tests failed.*/\2 \1/p' "$log/regress.out" 2>/dev/null | tail -1)
+set -- $r
+if [ $# -eq 2 ]; then count "pg_regress" "$(($1 - $2))" "$2"; else count "pg_regress" 0 1; fi
+
+set -- $(pf "$log/crosscheck.out")
+if [ $# -eq 2 ]; then count "scikit-learn cross-check" "$1" "$2"; else count "scikit-learn cross-check" 0 1; fi
+
+tap_total=$(sed -n 's/^Files=[0-9]*, Tests=\([0-9]\+\),.*/\1/p' "$log/tap.out" 2>/dev/null | tail -1)
+tap_failed=$(sed -n 's/.*Failed \([0-9]\+\)\/[0-9]\+ subtests.*/\1/p' "$log/tap.out" 2>/dev/null | awk '{s += $1} END {print s + 0}')
+tap_exit=$(sed -n 's/^tap exit \([0-9]\+\)$/\1/p' "$log/tap.out" 2>/dev/null)
+if [ -z "$tap_total" ] || [ "$tap_total" -eq 0 ]; then
+	count "TAP" 0 1
+elif [ "${tap_exit:-1}" -ne 0 ] && [ "$tap_failed" -eq 0 ]; then
+	count "TAP" "$tap_total" 1		# a script died without a subtest count
+else
+	count "TAP" "$((tap_total - tap_failed))" "$tap_failed"
+fi
+[ "$cluster_rc" -eq 0 ] || echo "(pg_virtualenv exited with $cluster_rc)"
 
 echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+[ "$failed" -eq 0 ] && [ "$cluster_rc" -eq 0 ]

@@ -1,0 +1,577 @@
+#!/usr/bin/python3
+"""
+Cross-check kernel_ml against scikit-learn and NumPy.
+
+Run with Debian's Python (it has numpy, scipy, scikit-learn and psycopg2)
+against a database where CREATE EXTENSION kernel_ml has been done; the
+connection comes from the libpq environment (PGHOST, PGPORT, ...):
+
+    pg_virtualenv sh -c 'psql -c "create extension kernel_ml" &&
+                         /usr/bin/python3 test/crosscheck/crosscheck.py'
+
+All data go through tables and SQL (COPY in, kernel_train / kernel_predict /
+kernel_matrix / kernel_eval out); nothing of our model is evaluated in
+Python.  Prints one "ok - ..." / "not ok - ..." line per check, then
+"N passed, N failed"; exits 1 if any check failed.
+
+Checks:
+  a. ridge (standardize and fit_intercept false) vs sklearn KernelRidge, six
+     kernels, on diabetes and on a synthetic n = 2000, d = 10 set; the
+     default options vs Pipeline(StandardScaler, KernelRidge) + mean(y).
+  b. kernel_matrix vs sklearn pairwise_kernels (and NumPy for min and
+     polysum), kernel_eval on a few pairs.
+  c. polysum degree 3 vs the explicit cubic feature map.
+  d. lms, lambda 0, fixed learning_rate, 5 iterations vs the NumPy
+     recurrence; kernel_model_info iterations.
+  e. lms, lambda 1, automatic learning_rate, to convergence vs ridge.
+  f. int[], real[] and numeric[] features vs float8[].
+"""
+
+import io
+import json
+import sys
+import time
+
+import numpy as np
+import psycopg2
+from sklearn.datasets import load_diabetes
+from sklearn.kernel_ridge import KernelRidge
+from sklearn.metrics.pairwise import pairwise_kernels
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+SEED = 20240611
+TABLES = ("kmcc_train", "kmcc_test", "kmcc_models", "kmcc_types")
+
+passed = 0
+failed = 0
+
+
+def report(ok, name, detail):
+    global passed, failed
+    if ok:
+        passed += 1
+        print("ok - %s: %s" % (name, detail), flush=True)
+    else:
+        failed += 1
+        print("not ok - %s: %s" % (name, detail), flush=True)
+
+
+def rel_err(a, b):
+    """max |a - b| / max |b|; inf on a shape mismatch, nan on NULL."""
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    if a.shape != b.shape:
+        return float("inf")
+    return float(np.max(np.abs(a - b)) / np.max(np.abs(b)))
+
+
+def abs_err(a, b):
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    if a.shape != b.shape:
+        return float("inf")
+    return float(np.max(np.abs(a - b)))
+
+
+def compare(name, got, want, tol, kind="rel"):
+    """One check: kind "rel" (max|a-b|/max|b|) or "abs" (max|a-b|) <= tol."""
+    err = rel_err(got, want) if kind == "rel" else abs_err(got, want)
+    ok = err <= tol                     # False for nan
+    word = "relative" if kind == "rel" else "absolute"
+    if ok:
+        report(True, name, "max %s error %.3g (tol %g)" % (word, err, tol))
+    else:
+        detail = "worst %s error %.6g > tol %g" % (word, err, tol)
+        g = np.asarray(got, dtype=float)
+        w = np.asarray(want, dtype=float)
+        if g.shape == w.shape and g.size and np.all(np.isfinite(g)):
+            i = np.unravel_index(np.argmax(np.abs(g - w)), g.shape)
+            detail += " (at %s: got %r, expected %r)" % (
+                tuple(int(k) for k in i), float(g[i]), float(w[i]))
+        elif g.shape != w.shape:
+            detail += " (shape %s, expected %s)" % (g.shape, w.shape)
+        report(False, name, detail)
+    return ok
+
+
+def sql_failed(name, exc):
+    msg = (getattr(exc, "pgerror", None) or str(exc)).strip().replace("\n", " | ")
+    report(False, name, "SQL error: %s" % msg)
+
+
+def check(name):
+    """Decorator-ish runner: a SQL error inside fn is one failed check."""
+    def run(fn):
+        try:
+            fn()
+        except psycopg2.Error as exc:
+            sql_failed(name, exc)
+        except Exception as exc:        # e.g. no row where one was expected
+            report(False, name, "%s: %s" % (type(exc).__name__, exc))
+    return run
+
+
+# ---------------------------------------------------------------- SQL I/O
+
+def arr_text(row):
+    return "{" + ",".join(repr(float(v)) for v in row) + "}"
+
+
+def copy_rows(cur, ds, table, X, y=None):
+    buf = io.StringIO()
+    for i, row in enumerate(X):
+        if table == "kmcc_train":
+            buf.write("%s\t%d\t%s\t%r\n" % (ds, i, arr_text(row), float(y[i])))
+        else:
+            buf.write("%s\t%d\t%s\n" % (ds, i, arr_text(row)))
+    buf.seek(0)
+    cols = "(ds, id, f, y)" if table == "kmcc_train" else "(ds, id, f)"
+    cur.copy_expert("COPY %s %s FROM STDIN" % (table, cols), buf)
+
+
+def load(cur, ds, Xtr, ytr, Xte=None):
+    copy_rows(cur, ds, "kmcc_train", Xtr, ytr)
+    if Xte is not None:
+        copy_rows(cur, ds, "kmcc_test", Xte)
+
+
+def train(cur, name, ds, opts):
+    """Train a model on dataset ds into kmcc_models; opts None = 2-arg form."""
+    cur.execute("DELETE FROM kmcc_models WHERE name = %s", (name,))
+    if opts is None:
+        cur.execute("INSERT INTO kmcc_models (name, model) "
+                    "SELECT %s, kernel_train(f, y) FROM kmcc_train WHERE ds = %s",
+                    (name, ds))
+    else:
+        cur.execute("INSERT INTO kmcc_models (name, model) "
+                    "SELECT %s, kernel_train(f, y, %s::jsonb) FROM kmcc_train "
+                    "WHERE ds = %s", (name, json.dumps(opts), ds))
+
+
+def predict(cur, name, ds):
+    cur.execute("SELECT kernel_predict(m.model, t.f) "
+                "FROM kmcc_test t, kmcc_models m "
+                "WHERE m.name = %s AND t.ds = %s ORDER BY t.id", (name, ds))
+    return np.array([np.nan if r[0] is None else r[0] for r in cur.fetchall()])
+
+
+def model_info(cur, name):
+    cur.execute("SELECT kernel_model_info(model) FROM kmcc_models WHERE name = %s",
+                (name,))
+    info = cur.fetchone()[0]
+    return info if isinstance(info, dict) else json.loads(info)
+
+
+def gram(cur, ds, opts, nrows):
+    cur.execute("SELECT kernel_matrix(f, %s::jsonb ORDER BY id) FROM kmcc_train "
+                "WHERE ds = %s AND id < %s", (json.dumps(opts), ds, nrows))
+    return np.array(cur.fetchone()[0], dtype=float)
+
+
+# ---------------------------------------------------------------- data
+
+def datasets():
+    Xd, yd = load_diabetes(return_X_y=True)
+    rng = np.random.default_rng(SEED)
+    perm = rng.permutation(len(yd))
+    dia = (Xd[perm[:342]], yd[perm[:342]], Xd[perm[342:]])
+
+    X = rng.standard_normal((2500, 10))
+    y = (np.sin(2.0 * X[:, 0]) + 0.5 * X[:, 1] * X[:, 2] - 0.3 * X[:, 3]
+         + 0.1 * rng.standard_normal(2500) + 3.0)
+    syn = (X[:2000], y[:2000], X[2000:])
+
+    # cubic feature map check (c): small, N(0, 1) so all orders matter
+    cub = rng.standard_normal((40, 6))
+
+    # lms recurrence (d)
+    Xl = rng.uniform(-1.0, 1.0, (400, 5))
+    yl = np.cos(3.0 * Xl[:, 0]) + Xl[:, 1] ** 2 + 0.05 * rng.standard_normal(400)
+    lms = (Xl[:300], yl[:300], Xl[300:])
+
+    # lms convergence (e): K + I well enough conditioned for 5000 steps
+    Xe = rng.standard_normal((500, 5)) * np.array([1.0, 2.0, 0.5, 10.0, 1.0]) + 5.0
+    ye = np.tanh(Xe[:, 0] - 5.0) + 0.1 * Xe[:, 3] + 0.05 * rng.standard_normal(500)
+    conv = (Xe[:400], ye[:400], Xe[400:])
+
+    # implicit casts (f): small integers, exact in int, real, numeric, float8
+    Xt = rng.integers(-5, 6, (240, 4)).astype(float)
+    yt = Xt[:, 0] - 0.5 * Xt[:, 1] * Xt[:, 2] + 0.25 * rng.standard_normal(240)
+    types = (Xt, yt)
+    return dia, syn, cub, lms, conv, types
+
+
+# Kernel parameters per data set: the raw diabetes features are ~0.05 in
+# size, the synthetic ones ~1.  All keep K + lambda I comfortably positive
+# definite with lambda = 1 (checked below before comparing).
+RIDGE_KERNELS = {
+    "dia": [
+        {"kernel": "linear"},
+        {"kernel": "poly", "gamma": 10.0, "degree": 3, "coef0": 1.0},
+        {"kernel": "rbf", "gamma": 10.0},
+        {"kernel": "laplacian", "gamma": 2.0},
+        {"kernel": "sigmoid", "gamma": 10.0, "coef0": 0.1},
+        {"kernel": "cosine"},
+    ],
+    "syn": [
+        {"kernel": "linear"},
+        {"kernel": "poly", "gamma": 0.1, "degree": 3, "coef0": 1.0},
+        {"kernel": "rbf", "gamma": 0.1},
+        {"kernel": "laplacian", "gamma": 0.1},
+        {"kernel": "sigmoid", "gamma": 0.01, "coef0": 0.5},
+        {"kernel": "cosine"},
+    ],
+}
+
+
+def sk_params(opts):
+    """pairwise_kernels / KernelRidge keyword arguments of our options."""
+    return {k: opts[k] for k in ("gamma", "degree", "coef0") if k in opts}
+
+
+def kname(opts):
+    params = ",".join("%s=%s" % (k, v) for k, v in opts.items() if k != "kernel")
+    return "%s(%s)" % (opts["kernel"], params) if params else opts["kernel"]
+
+
+# NumPy references for the two kernels sklearn does not have.
+def min_kernel(X, Z):
+    return np.minimum(X[:, None, :], Z[None, :, :]).sum(axis=2)
+
+
+def polysum_kernel(X, Z, degree=3):
+    G = X @ Z.T
+    out = np.zeros_like(G)
+    for k in range(degree + 1):
+        out += G ** k
+    return out
+
+
+def reference_kernel(opts, X, Z):
+    k = opts["kernel"]
+    if k == "min":
+        return min_kernel(X, Z)
+    if k == "polysum":
+        return polysum_kernel(X, Z, opts.get("degree", 3))
+    return pairwise_kernels(X, Z, metric=k, **sk_params(opts))
+
+
+def cubic_features(X):
+    n, d = X.shape
+    x2 = np.einsum("ni,nj->nij", X, X).reshape(n, d * d)
+    x3 = np.einsum("ni,nj,nk->nijk", X, X, X).reshape(n, d * d * d)
+    return np.hstack([np.ones((n, 1)), X, x2, x3])
+
+
+# ---------------------------------------------------------------- checks
+
+def check_ridge(cur, data):
+    """(a) ridge vs sklearn KernelRidge."""
+    for ds, (Xtr, ytr, Xte) in data.items():
+        for kopts in RIDGE_KERNELS[ds]:
+            opts = dict(kopts, method="ridge", **{"lambda": 1.0},
+                        standardize=False, fit_intercept=False)
+            name = "a ridge %s on %s (n=%d, d=%d, %d held out)" % (
+                kname(kopts), ds, len(ytr), Xtr.shape[1], len(Xte))
+            K = pairwise_kernels(Xtr, metric=kopts["kernel"], **sk_params(kopts))
+            mineig = np.linalg.eigvalsh(K)[0] + 1.0
+            assert mineig > 0.1, "test setup: K + I not PD for %s" % name
+            want = KernelRidge(alpha=1.0, kernel=kopts["kernel"],
+                               **sk_params(kopts)).fit(Xtr, ytr).predict(Xte)
+
+            @check(name)
+            def _():
+                train(cur, "ridge", ds, opts)
+                compare(name, predict(cur, "ridge", ds), want, 1e-8)
+
+        # default options: standardize, fit_intercept, rbf, gamma 1/d, lambda 1
+        d = Xtr.shape[1]
+        ym = ytr.mean()
+        pipe = make_pipeline(StandardScaler(),
+                             KernelRidge(alpha=1.0, kernel="rbf", gamma=1.0 / d))
+        want = pipe.fit(Xtr, ytr - ym).predict(Xte) + ym
+        form = "kernel_train(f, y)" if ds == "dia" else "kernel_train(f, y, '{}')"
+        name = "a ridge default options %s on %s vs StandardScaler+KernelRidge(rbf, gamma=1/%d)+mean(y)" % (
+            form, ds, d)
+
+        @check(name)
+        def _():
+            train(cur, "default", ds, None if ds == "dia" else {})
+            compare(name, predict(cur, "default", ds), want, 1e-8)
+
+
+def check_extra_kernels_ridge(cur, data):
+    """(a, extra) ridge with min and polysum vs KernelRidge(precomputed)."""
+    for ds, (Xtr, ytr, Xte) in data.items():
+        for kopts in ({"kernel": "polysum", "degree": 2}, {"kernel": "min"}):
+            if kopts["kernel"] == "min":
+                # min is positive semi-definite on non-negative data only
+                shift = -min(Xtr.min(), Xte.min())
+                Xtr_, Xte_ = Xtr + shift, Xte + shift
+                dsx = ds + "+"
+            else:
+                Xtr_, Xte_, dsx = Xtr, Xte, ds
+            opts = dict(kopts, method="ridge", **{"lambda": 1.0},
+                        standardize=False, fit_intercept=False)
+            name = "a ridge %s on %s vs KernelRidge(kernel='precomputed')" % (
+                kname(kopts), dsx)
+            K = reference_kernel(kopts, Xtr_, Xtr_)
+            want = KernelRidge(alpha=1.0, kernel="precomputed").fit(K, ytr).predict(
+                reference_kernel(kopts, Xte_, Xtr_))
+
+            @check(name)
+            def _():
+                if dsx != ds:
+                    load(cur, dsx, Xtr_, ytr, Xte_)
+                train(cur, "extra", dsx, opts)
+                compare(name, predict(cur, "extra", dsx), want, 1e-8)
+
+
+def check_gram(cur, Xd):
+    """(b) kernel_matrix and kernel_eval vs pairwise_kernels / NumPy."""
+    X = Xd[:300]
+    cases = [
+        {"kernel": "linear"},
+        {"kernel": "poly", "gamma": 10.0, "degree": 3, "coef0": 1.0},
+        {"kernel": "poly", "gamma": 0.5, "degree": 5, "coef0": -0.25},
+        {"kernel": "poly"},
+        {"kernel": "rbf", "gamma": 10.0},
+        {"kernel": "rbf"},
+        {"kernel": "laplacian", "gamma": 2.0},
+        {"kernel": "laplacian"},
+        {"kernel": "sigmoid", "gamma": 10.0, "coef0": 0.1},
+        {"kernel": "sigmoid"},
+        {"kernel": "cosine"},
+        {"kernel": "min"},
+        {"kernel": "polysum", "degree": 2},
+        {"kernel": "polysum"},
+    ]
+    for opts in cases:
+        ref = "NumPy" if opts["kernel"] in ("min", "polysum") else "pairwise_kernels"
+        name = "b kernel_matrix %s on 300 diabetes rows vs %s" % (kname(opts), ref)
+        want = reference_kernel(opts, X, X)
+
+        @check(name)
+        def _():
+            compare(name, gram(cur, "dia", opts, 300), want, 1e-12, kind="abs")
+
+    # kernel_matrix with empty options is rbf with gamma 1/d
+    name = "b kernel_matrix with options '{}' vs pairwise_kernels(rbf, gamma=1/d)"
+
+    @check(name)
+    def _():
+        compare(name, gram(cur, "dia", {}, 300),
+                pairwise_kernels(X, metric="rbf", gamma=0.1), 1e-12, kind="abs")
+
+    # kernel_eval on a few pairs, every kernel, including x = z
+    pairs = [(0, 0), (0, 1), (5, 17), (42, 299), (123, 7), (250, 250)]
+    for opts in cases + [{}]:
+        ref_opts = opts if opts else {"kernel": "rbf"}
+        want = [reference_kernel(ref_opts, X[i:i + 1], X[j:j + 1])[0, 0]
+                for i, j in pairs]
+        name = "b kernel_eval %s on %d pairs" % (
+            kname(opts) if opts else "options '{}'", len(pairs))
+
+        @check(name)
+        def _():
+            got = []
+            for i, j in pairs:
+                cur.execute("SELECT kernel_eval(%s::float8[], %s::float8[], %s::jsonb)",
+                            (list(map(float, X[i])), list(map(float, X[j])),
+                             json.dumps(opts)))
+                got.append(cur.fetchone()[0])
+            compare(name, np.array(got, dtype=float), want, 1e-12, kind="abs")
+
+    name = "b kernel_eval(x, z) two-argument form (rbf, gamma=1/d)"
+    want = [pairwise_kernels(X[i:i + 1], X[j:j + 1], metric="rbf")[0, 0]
+            for i, j in pairs]
+
+    @check(name)
+    def _():
+        got = []
+        for i, j in pairs:
+            cur.execute("SELECT kernel_eval(%s::float8[], %s::float8[])",
+                        (list(map(float, X[i])), list(map(float, X[j]))))
+            got.append(cur.fetchone()[0])
+        compare(name, np.array(got, dtype=float), want, 1e-12, kind="abs")
+
+
+def check_cubic(cur, C):
+    """(c) polysum degree 3 = <phi(x), phi(z)> for the explicit cubic map."""
+    Phi = cubic_features(C)
+    assert Phi.shape[1] == 1 + 6 + 36 + 216
+    want = Phi @ Phi.T
+    opts = {"kernel": "polysum", "degree": 3}
+    name = "c kernel_matrix polysum(degree=3) vs explicit cubic feature map (n=%d, d=%d, %d coordinates)" % (
+        C.shape[0], C.shape[1], Phi.shape[1])
+
+    @check(name)
+    def _():
+        compare(name, gram(cur, "cubic", opts, len(C)), want, 1e-10)
+
+    pairs = [(0, 0), (0, 1), (3, 9), (17, 39), (25, 25)]
+    name = "c kernel_eval polysum(degree=3) vs explicit cubic feature map on %d pairs" % len(pairs)
+
+    @check(name)
+    def _():
+        got = []
+        for i, j in pairs:
+            cur.execute("SELECT kernel_eval(%s::float8[], %s::float8[], %s::jsonb)",
+                        (list(map(float, C[i])), list(map(float, C[j])), json.dumps(opts)))
+            got.append(cur.fetchone()[0])
+        compare(name, np.array(got, dtype=float),
+                np.array([Phi[i] @ Phi[j] for i, j in pairs]), 1e-10)
+
+
+def lms_recurrence(K, y, a, lam, steps):
+    beta = np.zeros(len(y))
+    for _ in range(steps):
+        beta = beta + a * (y - (K @ beta + lam * beta))
+    return beta
+
+
+def check_lms_steps(cur, Xtr, ytr, Xte):
+    """(d) lms, lambda 0, fixed learning rate, exactly 5 steps."""
+    a = 0.01
+    kopts = {"kernel": "rbf", "gamma": 0.5}
+    for std in (False, True):
+        opts = dict(kopts, method="lms", **{"lambda": 0.0}, learning_rate=a,
+                    max_iter=5, tol=0.0, standardize=std, fit_intercept=std)
+        if std:
+            sc = StandardScaler().fit(Xtr)
+            A, B, ym = sc.transform(Xtr), sc.transform(Xte), ytr.mean()
+        else:
+            A, B, ym = Xtr, Xte, 0.0
+        K = pairwise_kernels(A, metric="rbf", gamma=0.5)
+        beta = lms_recurrence(K, ytr - ym, a, 0.0, 5)
+        want = pairwise_kernels(B, A, metric="rbf", gamma=0.5) @ beta + ym
+        tag = "standardize/fit_intercept %s" % ("true" if std else "false")
+        name = "d lms lambda=0 learning_rate=%g max_iter=5 tol=0 (%s) vs NumPy recurrence" % (a, tag)
+        mname = "lms5" + ("s" if std else "")
+
+        @check(name)
+        def _():
+            train(cur, mname, "lms", opts)
+            compare(name, predict(cur, mname, "lms"), want, 1e-10)
+
+        name = "d kernel_model_info of that lms model (%s): iterations = 5" % tag
+
+        @check(name)
+        def _():
+            info = model_info(cur, mname)
+            it = info.get("iterations")
+            lr = info.get("learning_rate")
+            ok = it == 5 and lr is not None and abs(float(lr) - a) <= 1e-15
+            report(ok, name, "iterations %r, learning_rate %r, converged %r" % (
+                it, lr, info.get("converged")))
+
+
+def check_lms_converges(cur, Xtr, ytr, Xte):
+    """(e) lms with lambda 1 and the automatic rate converges to ridge."""
+    kopts = {"kernel": "rbf", "gamma": 0.3}
+    sc = StandardScaler().fit(Xtr)
+    w = np.linalg.eigvalsh(pairwise_kernels(sc.transform(Xtr), metric="rbf", gamma=0.3))
+    kappa = (w[-1] + 1.0) / (w[0] + 1.0)
+    lms_opts = dict(kopts, method="lms", **{"lambda": 1.0}, max_iter=5000, tol=1e-12)
+    ridge_opts = dict(kopts, method="ridge", **{"lambda": 1.0})
+    name = "e lms lambda=1 automatic learning_rate max_iter=5000 tol=1e-12 vs ridge (cond(K+I)=%.0f)" % kappa
+
+    @check(name)
+    def _():
+        train(cur, "lmsconv", "conv", lms_opts)
+        train(cur, "ridgeconv", "conv", ridge_opts)
+        compare(name, predict(cur, "lmsconv", "conv"),
+                predict(cur, "ridgeconv", "conv"), 1e-6)
+
+    name = "e kernel_model_info of that lms model: converged within max_iter"
+
+    @check(name)
+    def _():
+        info = model_info(cur, "lmsconv")
+        it = info.get("iterations")
+        ok = info.get("converged") is True and isinstance(it, int) and 0 < it < 5000
+        report(ok, name, "iterations %r, converged %r, learning_rate %r (1/lambda_max(K+I) = %.6g)"
+               % (it, info.get("converged"), info.get("learning_rate"),
+                  1.0 / (w[-1] + 1.0)))
+
+
+def check_casts(cur, Xt, yt):
+    """(f) int[], real[], numeric[] features give the float8[] predictions."""
+    buf = io.StringIO()
+    for i, row in enumerate(Xt):
+        ints = "{" + ",".join(str(int(v)) for v in row) + "}"
+        buf.write("%d\t%s\t%s\t%s\t%s\t%r\n" % (i, ints, ints, ints, arr_text(row),
+                                               float(yt[i])))
+    buf.seek(0)
+    cur.copy_expert("COPY kmcc_types (id, fi, fr, fn, ff, y) FROM STDIN", buf)
+    opts = json.dumps({"kernel": "rbf", "gamma": 0.2, "lambda": 0.5})
+    q = ("SELECT kernel_predict(m, t.{c}) FROM kmcc_types t, "
+         "(SELECT kernel_train({c}, y, %s::jsonb) AS m FROM kmcc_types WHERE id < 200) s "
+         "WHERE t.id >= 200 ORDER BY t.id")
+    name = "f float8[] features train and predict"
+    base = None
+    try:
+        cur.execute(q.format(c="ff"), (opts,))
+        base = np.array([r[0] for r in cur.fetchall()], dtype=float)
+        ok = len(base) == 40 and np.all(np.isfinite(base))
+        report(ok, name, "%d finite predictions" % len(base))
+    except psycopg2.Error as exc:
+        sql_failed(name, exc)
+        return
+    for col, typ in (("fi", "int[]"), ("fr", "real[]"), ("fn", "numeric[]")):
+        name = "f %s features (implicit cast) give the float8[] predictions" % typ
+
+        @check(name)
+        def _():
+            cur.execute(q.format(c=col), (opts,))
+            got = np.array([r[0] for r in cur.fetchall()], dtype=float)
+            compare(name, got, base, 1e-12)
+
+
+# ---------------------------------------------------------------- main
+
+def main():
+    t0 = time.time()
+    conn = psycopg2.connect("")
+    conn.autocommit = True
+    cur = conn.cursor()
+    cur.execute("SET client_min_messages = warning")
+    cur.execute("SET extra_float_digits = 3")      # exact float8 text output
+    for t in TABLES:
+        cur.execute("DROP TABLE IF EXISTS %s" % t)
+    cur.execute("CREATE TABLE kmcc_train (ds text, id int, f float8[], y float8)")
+    cur.execute("CREATE TABLE kmcc_test (ds text, id int, f float8[])")
+    cur.execute("CREATE TABLE kmcc_models (name text PRIMARY KEY, model bytea)")
+    cur.execute("CREATE TABLE kmcc_types (id int, fi int[], fr real[], "
+                "fn numeric[], ff float8[], y float8)")
+
+    dia, syn, cub, lms, conv, types = datasets()
+    load(cur, "dia", *dia)
+    load(cur, "syn", *syn)
+    load(cur, "cubic", cub, np.zeros(len(cub)))
+    load(cur, "lms", *lms)
+    load(cur, "conv", *conv)
+    cur.execute("ANALYZE kmcc_train")
+    cur.execute("ANALYZE kmcc_test")
+
+    try:
+        check_ridge(cur, {"dia": dia, "syn": syn})
+        check_extra_kernels_ridge(cur, {"dia": dia})
+        check_gram(cur, dia[0])
+        check_cubic(cur, cub)
+        check_lms_steps(cur, *lms)
+        check_lms_converges(cur, *conv)
+        check_casts(cur, *types)
+    finally:
+        for t in TABLES:
+            cur.execute("DROP TABLE IF EXISTS %s" % t)
+        conn.close()
+
+    print("# %.1f s" % (time.time() - t0))
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

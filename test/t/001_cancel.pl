@@ -1,0 +1,88 @@
+# kernel_train on 20,000 rows must honour statement_timeout (the Gram matrix
+# and the Cholesky factorisation check for interrupts well under a second
+# apart) and must refuse early, naming kernel_ml.max_memory, when the n x n
+# kernel matrix would not fit in it.
+#
+# Run inside a throwaway cluster, psql reaching it through the libpq
+# environment:   pg_virtualenv prove test/t/
+use strict;
+use warnings;
+
+use Test::More;
+use Time::HiRes qw(time);
+
+my $table = 'kernel_ml_cancel_t';
+
+# Run psql -X -v ON_ERROR_STOP=0 with the given arguments; return its
+# combined stdout and stderr, its exit code and its wall time in seconds.
+sub psql
+{
+	my @args = @_;
+	my $start = time();
+	my $pid = open(my $fh, '-|');
+	die "cannot fork: $!" unless defined $pid;
+	if ($pid == 0)
+	{
+		open(STDERR, '>&', \*STDOUT) or die "cannot dup stdout: $!";
+		exec('psql', '-X', '-q', '-v', 'ON_ERROR_STOP=0', @args)
+		  or die "cannot run psql: $!";
+	}
+	my $out = do { local $/; <$fh> };
+	close($fh);
+	my $rc = $? >> 8;
+	return ($out // '', $rc, time() - $start);
+}
+
+# Baseline: the cost of starting psql and connecting.
+my ($out, $rc, $base) = psql('-c', 'select 1');
+is($rc, 0, 'psql reaches the cluster') or diag($out);
+diag(sprintf('bare psql -c "select 1" takes %.3f s', $base));
+
+# Load the data in its own psql call, so that the timed call only trains.
+($out, $rc) = psql(
+	'-v', 'ON_ERROR_STOP=1',
+	'-c', 'CREATE EXTENSION IF NOT EXISTS kernel_ml',
+	'-c', "DROP TABLE IF EXISTS $table",
+	'-c', 'SELECT setseed(0.42)',
+	# the subquery refers to i, so it runs once per row
+	'-c', "CREATE TABLE $table AS SELECT i AS id, "
+	  . "ARRAY(SELECT random() FROM generate_series(1, 20) WHERE i > 0) AS f, "
+	  . "random() AS y FROM generate_series(1, 20000) AS i",
+	'-c', "ANALYZE $table");
+is($rc, 0, 'created the extension and a table of 20,000 rows') or diag($out);
+
+($out, $rc) = psql('-At', '-c',
+	"SELECT count(*), min(cardinality(f)), max(cardinality(f)), "
+	  . "count(DISTINCT f) FROM $table");
+like($out, qr/^20000\|20\|20\|20000$/m, '20,000 distinct rows of 20 features')
+  or diag($out);
+
+# 1. statement_timeout cancels training promptly.
+my $elapsed;
+($out, $rc, $elapsed) = psql(
+	'-c', "SET statement_timeout = '1s'",
+	'-c', "SELECT length(kernel_train(f, y)) FROM $table");
+like(
+	$out,
+	qr/canceling statement due to statement timeout/,
+	'kernel_train on 20,000 rows is cancelled by statement_timeout')
+  or diag($out);
+cmp_ok($elapsed, '<', 2 + $base,
+	sprintf('the cancelled psql call took %.3f s (< 2 s + %.3f s)', $elapsed, $base));
+
+# 2. kernel_ml.max_memory: a 20,000 x 20,000 kernel matrix is 3.2 GB.
+($out, $rc, $elapsed) = psql(
+	'-c', "SET kernel_ml.max_memory = '64MB'",
+	'-c', "SELECT length(kernel_train(f, y)) FROM $table");
+like($out, qr/ERROR/, 'training over kernel_ml.max_memory is an error')
+  or diag($out);
+like($out, qr/kernel_ml\.max_memory/, 'the error mentions kernel_ml.max_memory')
+  or diag($out);
+unlike($out, qr/statement timeout/, 'and is not a timeout') or diag($out);
+cmp_ok($elapsed, '<', 2 + $base,
+	sprintf('it fails quickly: %.3f s (< 2 s + %.3f s)', $elapsed, $base));
+
+($out, $rc) = psql('-v', 'ON_ERROR_STOP=1', '-c', "DROP TABLE $table");
+is($rc, 0, 'dropped the table') or diag($out);
+
+done_testing();
