@@ -22,7 +22,7 @@ PG_CPPFLAGS = -Isrc $(KM_VERSION_DEFS)
 PG_CFLAGS = $(KM_EXTRA_CFLAGS)
 SHLIB_LINK = -lopenblas -llapacke -lmvec -lm
 
-EXTRA_CLEAN = test/unit/run_unit test/unit/*.o
+EXTRA_CLEAN = test/unit/run_unit test/unit/run_unit_asan test/unit/*.o test/fuzz/fuzz_model test/fuzz/make_seed test/fuzz/*.o
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -63,3 +63,32 @@ unittest: test/unit/run_unit
 .PHONY: bench
 bench:
 	bash test/bench/run.sh
+
+# The core unit tests under AddressSanitizer and UBSan.
+SAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+.PHONY: unittest-asan
+unittest-asan:
+	$(CC) $(UNIT_CFLAGS) $(MAPS_CFLAGS) $(SAN_FLAGS) -c src/kernel_maps.c -o test/unit/kernel_maps_asan.o
+	$(CC) $(UNIT_CFLAGS) $(SAN_FLAGS) -I$(shell $(PG_CONFIG) --includedir-server) \
+		$(KM_VERSION_DEFS) -o test/unit/run_unit_asan $(UNIT_SRCS) test/unit/kernel_maps_asan.o \
+		-L$(shell $(PG_CONFIG) --pkglibdir) -lpgport \
+		-lopenblas -llapacke -lmvec -lm
+	test/unit/run_unit_asan
+
+# Coverage-guided fuzzing of the model decoder (clang's libFuzzer, ASan,
+# UBSan) for FUZZ_SECONDS, from a corpus seeded with valid models.
+FUZZ_SECONDS ?= 60
+FUZZ_SRCS = src/model.c src/crc32c.c src/core.c src/kernels.c
+FUZZ_LIBS = test/fuzz/kernel_maps.o -L$(shell $(PG_CONFIG) --pkglibdir) -lpgport \
+	-lopenblas -llapacke -lmvec -lm
+.PHONY: fuzz
+fuzz:
+	mkdir -p test/fuzz/corpus
+	$(CC) -O2 $(MAPS_CFLAGS) -Isrc -c src/kernel_maps.c -o test/fuzz/kernel_maps.o
+	$(CC) -O1 -g -Isrc -I$(shell $(PG_CONFIG) --includedir-server) -o test/fuzz/make_seed \
+		test/fuzz/make_seed.c $(FUZZ_SRCS) $(FUZZ_LIBS)
+	test/fuzz/make_seed test/fuzz/corpus
+	clang -O1 -g -Wno-ignored-attributes -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=all -Isrc -I$(shell $(PG_CONFIG) --includedir-server) \
+		-o test/fuzz/fuzz_model test/fuzz/fuzz_model.c $(FUZZ_SRCS) $(FUZZ_LIBS)
+	test/fuzz/fuzz_model -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 test/fuzz/corpus

@@ -27,6 +27,15 @@ echo "=== core unit tests"
 make -s unittest KM_EXTRA_CFLAGS="$extra" 2>&1 | tee "$log/unit.out"
 unit_rc=${PIPESTATUS[0]}
 
+echo "=== core unit tests under AddressSanitizer and UBSan"
+make -s unittest-asan 2>&1 | tee "$log/asan.out"
+asan_rc=${PIPESTATUS[0]}
+
+echo "=== fuzzing the model decoder (libFuzzer, ${KM_FUZZ_SECONDS:-60} s)"
+make -s fuzz FUZZ_SECONDS="${KM_FUZZ_SECONDS:-60}" > "$log/fuzz.out" 2>&1
+fuzz_rc=$?
+grep -E '^(Done|stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY)' "$log/fuzz.out"
+
 # One throwaway cluster for the server-side suites; pg_cron is preloaded
 # for the scheduled-retraining test.
 cat > "$log/server.sh" <<'INNER'
@@ -62,6 +71,10 @@ pf() {			# "N passed, N failed" line of a runner's output
 echo "=== summary"
 set -- $(pf "$log/unit.out")
 if [ $# -eq 2 ] && [ "$unit_rc" -eq 0 ]; then count "core unit tests" "$1" "$2"; else count "core unit tests" "${1:-0}" "$(( ${2:-0} + 1 ))"; fi
+
+set -- $(pf "$log/asan.out")
+if [ $# -eq 2 ] && [ "$asan_rc" -eq 0 ]; then count "unit tests, ASan and UBSan" "$1" "$2"; else count "unit tests, ASan and UBSan" "${1:-0}" "$(( ${2:-0} + 1 ))"; fi
+if [ "$fuzz_rc" -eq 0 ]; then count "model decoder fuzzing" 1 0; else count "model decoder fuzzing" 0 1; fi
 
 r=$(sed -n 's/.*All \([0-9]\+\) tests passed.*/\1 0/p; s/.* \([0-9]\+\) of \([0-9]\+\) tests failed.*/\2 \1/p' "$log/regress.out" 2>/dev/null | tail -1)
 set -- $r

@@ -10,6 +10,7 @@ packages=(
 	python3-numpy python3-scipy python3-sklearn python3-psycopg2
 	postgresql-plpython3-15 postgresql-15-cron
 	libtest-simple-perl
+	clang libclang-rt-14-dev
 )
 
 missing=()
