@@ -347,12 +347,14 @@ query_body(const char *query)
 
 /*
  * Check that the query is one statement returning two columns that convert
- * to float8[] and float8, then run it as the caller and collect its rows.
- * SPI connected.
+ * to float8[] and float8, then run it and collect its rows: as the role
+ * run_as if valid, else as the caller.  SPI connected.
  */
 static RowSet *
-collect_rows(const char *query, MemoryContext ctx)
+collect_rows(const char *query, Oid run_as, MemoryContext ctx)
 {
+	Oid			save_userid;
+	int			save_sec_context;
 	SPIPlanPtr	plan;
 	List	   *sources;
 	TupleDesc	desc;
@@ -360,6 +362,10 @@ collect_rows(const char *query, MemoryContext ctx)
 	Portal		portal;
 	RowSet	   *rs;
 	char	   *body = query_body(query);
+
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	if (OidIsValid(run_as))
+		SetUserIdAndSecContext(run_as, save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
 
 	plan = SPI_prepare(body, 0, NULL);
 	if (plan == NULL)
@@ -433,6 +439,7 @@ collect_rows(const char *query, MemoryContext ctx)
 	}
 	SPI_cursor_close(portal);
 	SPI_freeplan(plan);
+	SetUserIdAndSecContext(save_userid, save_sec_context);
 	return rs;
 }
 
@@ -708,10 +715,11 @@ take_refit(Jsonb *options, bool *refit)
 /*
  * Train a new version of name from query and options, store it, deploy it
  * per the policy, and append the result row to the function's tuplestore.
+ * The query runs as run_as if valid, else as the caller.
  */
 static void
 train_named(FunctionCallInfo fcinfo, const Catalog *cat, const char *name,
-			const char *query, Jsonb *options)
+			const char *query, Jsonb *options, Oid run_as)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	MemoryContext work;
@@ -756,7 +764,7 @@ train_named(FunctionCallInfo fcinfo, const Catalog *cat, const char *name,
 	if (owner != NULL)
 		check_owner(name, owner);
 
-	rs = collect_rows(query, work);
+	rs = collect_rows(query, run_as, work);
 	if (rs->n == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_NO_DATA_FOUND),
@@ -814,7 +822,7 @@ train_named(FunctionCallInfo fcinfo, const Catalog *cat, const char *name,
 	/* the deployment decision */
 	prev_scores.n = 0;
 	prev_scores.rmse = prev_scores.mae = prev_scores.r2 = NAN;
-	if (prev.found)
+	if (prev.found && opts.deploy == KM_DEPLOY_IF_BETTER)
 	{
 		bytea	   *pm = (bytea *) pg_detoast_datum((struct varlena *) DatumGetPointer(prev.model));
 
@@ -954,11 +962,14 @@ kernel_model_train(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	catalog_open(fcinfo, &cat);
 	train_named(fcinfo, &cat, text_to_cstring(PG_GETARG_TEXT_PP(0)),
-				text_to_cstring(PG_GETARG_TEXT_PP(1)), options);
+				text_to_cstring(PG_GETARG_TEXT_PP(1)), options, InvalidOid);
 	return (Datum) 0;
 }
 
-/* kernel_model_retrain(name): the query and options of the latest version */
+/*
+ * kernel_model_retrain(name): the query and options of the latest version,
+ * the query run as the model's owner.
+ */
 Datum
 kernel_model_retrain(PG_FUNCTION_ARGS)
 {
@@ -997,7 +1008,12 @@ kernel_model_retrain(PG_FUNCTION_ARGS)
 	/* detoast only now, into the caller's context */
 	options = DatumGetJsonbP(options_datum);
 	check_owner(name, owner);
-	train_named(fcinfo, &cat, name, query, options);
+
+	/*
+	 * The stored query runs as the model's owner, so that a superuser's
+	 * scheduled job does not run another role's query with its own rights.
+	 */
+	train_named(fcinfo, &cat, name, query, options, get_role_oid(owner, true));
 	return (Datum) 0;
 }
 

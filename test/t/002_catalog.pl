@@ -134,6 +134,17 @@ like($out, qr/permission denied for model "bobs"/, 'nor score with it without a 
 	q{SELECT kernel_model_deploy('shared', 1)}, q{SELECT kernel_model_drop('shared', 2)});
 is($out, "2|f\n\n1", 'alice retrains, deploys and drops her own') or diag($out);
 
+# A retraining runs the stored query as the model's owner: a superuser's
+# scheduled job does not run alice's query with superuser rights.
+($out) = as_role($alice,
+	qq{SELECT version FROM kernel_model_train('whoami', 'SELECT f, y FROM houses WHERE current_user = ''$alice''')});
+is($out, '1', 'alice trains a model whose query sees rows only as alice') or diag($out);
+($out) = psql('-d', $db, '-c', q{SELECT version FROM kernel_model_retrain('whoami')});
+is($out, '2', 'the superuser retrains it: the query ran as alice') or diag($out);
+($out) = psql('-d', $db, '-c',
+	qq{SELECT count(*) FROM kernel_model_train('whoami2', 'SELECT f, y FROM houses WHERE current_user = ''$alice''')});
+like($out, qr/no usable rows/, 'while a query given to kernel_model_train runs as the caller') or diag($out);
+
 # ---- concurrent training of one name ---------------------------------------
 # Session A trains and holds its transaction open; B trains the same name
 # meanwhile and must wait for A's commit, then take the next version.
