@@ -126,3 +126,119 @@ LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION kernel_model_info(bytea) IS
 'describe a model: format, kernel and parameters, method, training statistics, size';
+
+-- Named models ----------------------------------------------------------
+
+-- One row per trained version.  Roles change it only through the functions
+-- below, which check that the caller owns the name (has the privileges of
+-- the role in "owner") and write as the extension's owner; nobody else is
+-- granted INSERT, UPDATE or DELETE.  Read access to every model is the
+-- SELECT privilege on this table: GRANT SELECT ON kernel_models TO role.
+CREATE TABLE kernel_models (
+	name text NOT NULL CHECK (name <> ''),
+	version integer NOT NULL CHECK (version > 0),
+	created_at timestamptz NOT NULL DEFAULT now(),
+	owner name NOT NULL,
+	source_query text NOT NULL,
+	options jsonb NOT NULL DEFAULT '{}',
+	model bytea NOT NULL,
+	metrics jsonb NOT NULL,
+	n_train bigint NOT NULL,
+	n_features integer NOT NULL,
+	deployed boolean NOT NULL DEFAULT false,
+	PRIMARY KEY (name, version)
+);
+
+-- At most one deployed version per name.
+CREATE UNIQUE INDEX kernel_models_deployed ON kernel_models (name) WHERE deployed;
+
+-- pg_dump keeps the rows (the table itself comes with CREATE EXTENSION).
+SELECT pg_catalog.pg_extension_config_dump('kernel_models', '');
+
+REVOKE ALL ON kernel_models FROM PUBLIC;
+
+COMMENT ON TABLE kernel_models IS
+'named models: one row per trained version; written by kernel_model_train, kernel_model_retrain, kernel_model_deploy and kernel_model_drop; GRANT SELECT on it lets a role read and score every model';
+COMMENT ON COLUMN kernel_models.name IS 'model name, chosen by its owner';
+COMMENT ON COLUMN kernel_models.version IS 'version number within the name: 1, 2, 3, ...';
+COMMENT ON COLUMN kernel_models.created_at IS 'when the version was trained (transaction start)';
+COMMENT ON COLUMN kernel_models.owner IS 'the role that owns the name; only roles with its privileges can retrain, deploy or drop it';
+COMMENT ON COLUMN kernel_models.source_query IS 'the query that yielded (features, target); kernel_model_retrain runs it again';
+COMMENT ON COLUMN kernel_models.options IS 'the options given to kernel_model_train; kernel_model_retrain reuses them';
+COMMENT ON COLUMN kernel_models.model IS 'the model, as kernel_train returns it';
+COMMENT ON COLUMN kernel_models.metrics IS 'split sizes, training and held-out RMSE, MAE and R^2, and the deployment decision with both scores';
+COMMENT ON COLUMN kernel_models.n_train IS 'rows the stored model was fitted on';
+COMMENT ON COLUMN kernel_models.n_features IS 'length of the feature arrays the model takes';
+COMMENT ON COLUMN kernel_models.deployed IS 'whether this is the version kernel_predict(name, features) uses; at most one per name';
+
+CREATE FUNCTION kernel_model_train(name text, query text, options jsonb DEFAULT '{}')
+RETURNS TABLE (name text, version integer, deployed boolean, metrics jsonb)
+AS 'MODULE_PATHNAME', 'kernel_model_train'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION kernel_model_train(text, text, jsonb) IS
+'run query (features float8[], target float8), train on a deterministic split, record held-out metrics, store a new version of the named model and deploy it per the deploy option';
+
+CREATE FUNCTION kernel_model_retrain(name text)
+RETURNS TABLE (name text, version integer, deployed boolean, metrics jsonb)
+AS 'MODULE_PATHNAME', 'kernel_model_retrain'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION kernel_model_retrain(text) IS
+'train a new version of the named model with the query and options of its latest version';
+
+CREATE FUNCTION kernel_model_deploy(name text, version integer)
+RETURNS void
+AS 'MODULE_PATHNAME', 'kernel_model_deploy'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION kernel_model_deploy(text, integer) IS
+'make a version of the named model the deployed one (manual deployment or rollback)';
+
+CREATE FUNCTION kernel_model_drop(name text, version integer DEFAULT NULL)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'kernel_model_drop'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION kernel_model_drop(text, integer) IS
+'drop one version of the named model, or every version when version is NULL; returns the number of versions removed';
+
+CREATE FUNCTION kernel_model_get(name text)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_model_get'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_model_get(text) IS
+'the deployed version of the named model, as bytea';
+
+CREATE FUNCTION kernel_predict(name text, features float8[])
+RETURNS float8
+AS 'MODULE_PATHNAME', 'kernel_predict_by_name'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_predict(text, float8[]) IS
+'score one row with the deployed version of the named model, looked up once per statement snapshot';
+
+-- One row per name the caller owns or may read.  A plain view, so it reads
+-- the table with its owner's rights and filters the rows itself.
+CREATE VIEW kernel_models_overview AS
+SELECT m.name,
+	   m.owner,
+	   max(m.version) FILTER (WHERE m.deployed) AS deployed_version,
+	   count(*)::integer AS versions,
+	   max(m.version) AS latest_version,
+	   max(m.created_at) AS last_trained,
+	   (array_agg(m.metrics) FILTER (WHERE m.deployed))[1] AS deployed_metrics,
+	   max(pg_catalog.octet_length(m.model)) FILTER (WHERE m.deployed) AS deployed_bytes,
+	   sum(pg_catalog.octet_length(m.model))::bigint AS total_bytes
+FROM kernel_models m
+WHERE m.owner = current_user
+   OR pg_catalog.has_table_privilege('kernel_models', 'SELECT')
+   OR EXISTS (SELECT 1 FROM pg_catalog.pg_roles r
+			  WHERE r.rolname = m.owner AND pg_catalog.pg_has_role(r.oid, 'USAGE'))
+GROUP BY m.name, m.owner;
+
+GRANT SELECT ON kernel_models_overview TO PUBLIC;
+
+COMMENT ON VIEW kernel_models_overview IS
+'one row per model name the caller owns or may read: deployed version, number of versions, latest version, last training time, deployed metrics and sizes';

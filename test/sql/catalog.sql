@@ -1,0 +1,161 @@
+-- Named models: catalog, versions, deployment policies, rollback, errors
+SET extra_float_digits = 0;
+
+-- the SQLSTATE and message a statement ends with
+CREATE FUNCTION pg_temp.outcome(q text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE q;
+  RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+  RETURN SQLSTATE || ' ' || SQLERRM;
+END $$;
+
+CREATE TABLE cat_houses AS
+SELECT i AS id, ARRAY[sin(i), cos(0.7 * i), (i % 7) / 7.0]::float8[] AS f,
+       2 * sin(i) + cos(0.7 * i) * (i % 7) / 7.0 AS y
+FROM generate_series(1, 300) i;
+
+-- version 1: nothing deployed yet, so if_better deploys it
+SELECT name, version, deployed, metrics->'deploy'->>'reason' AS reason,
+       metrics->'rows' AS rows, metrics->'train_rows' AS train_rows,
+       metrics->'holdout_rows' AS holdout_rows,
+       round((metrics->'holdout'->>'r2')::numeric, 2) AS holdout_r2
+FROM kernel_model_train('cat_price', 'SELECT f, y FROM cat_houses', '{"lambda": 0.01, "seed": 7}');
+
+-- version 2: a worse model (lambda 100) is kept but not deployed; both scores recorded
+SELECT version, deployed, metrics->'deploy'->>'reason' AS reason,
+       metrics->'deploy'->'previous_version' AS previous_version,
+       (metrics->'deploy'->>'new_holdout_rmse')::float8 > (metrics->'deploy'->>'previous_holdout_rmse')::float8 AS worse
+FROM kernel_model_train('cat_price', 'SELECT f, y FROM cat_houses', '{"lambda": 100, "seed": 7}');
+
+-- version 3: deploy always, even though worse
+SELECT version, deployed, metrics->'deploy'->>'reason' AS reason
+FROM kernel_model_train('cat_price', 'SELECT f, y FROM cat_houses;', '{"lambda": 100, "seed": 7, "deploy": "always"}');
+
+-- version 4: deploy never
+SELECT version, deployed, metrics->'deploy'->>'reason' AS reason
+FROM kernel_model_train('cat_price', 'SELECT f, y FROM cat_houses', '{"lambda": 0.001, "seed": 7, "deploy": "never"}');
+
+-- version 5: better than the deployed version 3, refitted on all rows
+SELECT version, deployed, metrics->'deploy'->>'reason' AS reason, metrics->'refit' AS refit
+FROM kernel_model_train('cat_price', 'SELECT f, y FROM cat_houses', '{"lambda": 0.01, "seed": 7, "refit": true}');
+
+SELECT version, owner = current_user AS owner_ok, n_train, n_features, deployed,
+       options, kernel_model_info(model)->'n_train' AS model_rows
+FROM kernel_models WHERE name = 'cat_price' ORDER BY version;
+
+-- the split is the same for the same seed and rows, whatever their order
+SELECT a.metrics->'holdout' = b.metrics->'holdout' AS same_split
+FROM kernel_model_train('cat_split', 'SELECT f, y FROM cat_houses ORDER BY id', '{"seed": 3, "deploy": "never"}') a,
+     kernel_model_train('cat_split', 'SELECT f, y FROM cat_houses ORDER BY id DESC', '{"seed": 3, "deploy": "never"}') b;
+SELECT kernel_model_drop('cat_split');
+
+-- scoring by name equals scoring with the deployed bytea
+SELECT count(*) AS rows,
+       max(abs(kernel_predict('cat_price', f) - kernel_predict(kernel_model_get('cat_price'), f))) = 0 AS same
+FROM cat_houses;
+SELECT kernel_model_get('cat_price') = (SELECT model FROM kernel_models WHERE name = 'cat_price' AND deployed) AS get_ok;
+
+-- rollback to version 1, then the next statement uses it
+SELECT kernel_model_deploy('cat_price', 1);
+SELECT name, deployed_version, versions, latest_version, deployed_bytes > 0 AS has_bytes
+FROM kernel_models_overview WHERE name = 'cat_price';
+SELECT round(kernel_predict('cat_price', f)::numeric, 4) AS v1_prediction,
+       round(kernel_predict(m.model, f)::numeric, 4) AS from_table
+FROM cat_houses, kernel_models m WHERE id = 10 AND m.name = 'cat_price' AND m.version = 1;
+
+-- retrain reuses the query and options of the latest version (5)
+SELECT version, deployed, metrics->'refit' AS refit FROM kernel_model_retrain('cat_price');
+SELECT options FROM kernel_models WHERE name = 'cat_price' AND version = 6;
+
+-- parallel workers look the model up with the leader's snapshot
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+EXPLAIN (COSTS OFF) SELECT sum(kernel_predict('cat_price', f)) FROM cat_houses;
+SELECT round(sum(kernel_predict('cat_price', f))::numeric, 6) =
+       round(sum(kernel_predict(kernel_model_get('cat_price'), f))::numeric, 6) AS parallel_same
+FROM cat_houses;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+
+-- test_fraction 0: no hold-out; if_better keeps the deployed version
+SELECT version, deployed, metrics->'holdout_rows' AS holdout_rows, metrics->'holdout' AS holdout,
+       metrics->'deploy'->>'reason' AS reason
+FROM kernel_model_train('cat_price', 'SELECT f, y FROM cat_houses', '{"test_fraction": 0}');
+
+-- a different number of features replaces a deployed model that cannot score the new rows
+SELECT version, deployed, metrics->'deploy'->>'reason' AS reason
+FROM kernel_model_train('cat_price', 'SELECT f[1:2], y FROM cat_houses', '{}');
+SELECT kernel_model_deploy('cat_price', 1);
+
+-- features of other numeric types are converted
+SELECT version, deployed FROM kernel_model_train('cat_ints', 'SELECT ARRAY[id % 5, id % 3], id % 4 FROM cat_houses', '{}');
+SELECT round(kernel_predict('cat_ints', ARRAY[1, 2])::numeric, 4) AS ints;
+
+-- errors
+SELECT kernel_predict('cat_nope', ARRAY[1.0, 2.0, 3.0]);
+SELECT kernel_model_get('cat_nope');
+SELECT * FROM kernel_model_retrain('cat_nope');
+SELECT kernel_model_deploy('cat_price', 99);
+SELECT kernel_model_drop('cat_price', 99);
+SELECT kernel_model_drop('cat_price', 1);
+SELECT kernel_model_drop('cat_nope');
+SELECT * FROM kernel_model_train('cat_bad', 'SELECT f, y FROM cat_houses WHERE id < 0');
+SELECT * FROM kernel_model_train('cat_bad', 'SELECT NULL::float8[], y FROM cat_houses');
+SELECT * FROM kernel_model_train('cat_bad', 'SELECT f FROM cat_houses');
+SELECT * FROM kernel_model_train('cat_bad', 'SELECT f, y, id FROM cat_houses');
+SELECT * FROM kernel_model_train('cat_bad', 'SELECT f::text, y FROM cat_houses');
+SELECT * FROM kernel_model_train('cat_bad', 'SELECT f, y::text FROM cat_houses');
+SELECT * FROM kernel_model_train('cat_bad', 'SELECT 1; SELECT 2');
+SELECT * FROM kernel_model_train('cat_bad', 'VACUUM cat_houses');
+SELECT * FROM kernel_model_train('cat_bad', 'SELECT f, y FROM no_such_table');
+SELECT * FROM kernel_model_train('cat_bad', 'SELECT f, y / 0 FROM cat_houses');
+SELECT * FROM kernel_model_train('cat_bad', 'SELECT f, CASE WHEN id = 5 THEN ''NaN'' ELSE y END FROM cat_houses');
+SELECT * FROM kernel_model_train('cat_bad', 'SELECT CASE WHEN id = 5 THEN f[1:2] ELSE f END, y FROM cat_houses');
+SELECT * FROM kernel_model_train('cat_bad', 'SELECT f, y FROM cat_houses', '{"refit": 1}');
+SELECT * FROM kernel_model_train('cat_bad', 'SELECT f, y FROM cat_houses', '{"deploy": "sometimes"}');
+SELECT * FROM kernel_model_train('cat_bad', 'SELECT f, y FROM cat_houses', '{"test_fraction": 1}');
+SELECT * FROM kernel_model_train('', 'SELECT f, y FROM cat_houses');
+SELECT * FROM kernel_model_train(NULL, 'SELECT f, y FROM cat_houses');
+SELECT kernel_predict('cat_price', ARRAY[1.0]);
+
+-- the same errors with their SQLSTATEs
+SELECT q, pg_temp.outcome(q) FROM (VALUES
+  ('SELECT kernel_predict(''cat_nope'', ARRAY[1.0])'),
+  ('SELECT kernel_model_deploy(''cat_price'', 99)'),
+  ('SELECT kernel_model_drop(''cat_price'', 1)'),
+  ('SELECT kernel_model_train(''cat_bad'', ''SELECT f, y FROM cat_houses WHERE false'')'),
+  ('SELECT kernel_model_train(''cat_bad'', ''SELECT f FROM cat_houses'')'),
+  ('SELECT kernel_model_train(''cat_bad'', ''SELECT f::text, y FROM cat_houses'')')
+) v(q);
+
+-- no failed training left anything behind
+SELECT name, count(*) AS versions FROM kernel_models GROUP BY name ORDER BY name;
+
+-- a name whose versions are all dropped is gone
+SELECT kernel_model_drop('cat_price', 2);
+SELECT kernel_model_drop('cat_price');
+SELECT kernel_model_drop('cat_ints');
+SELECT count(*) AS left_over FROM kernel_models;
+-- and a new model of that name starts again at version 1
+SELECT version, deployed FROM kernel_model_train('cat_price', 'SELECT f, y FROM cat_houses');
+SELECT kernel_model_drop('cat_price');
+
+-- the catalog is registered for pg_dump and everything has a comment
+SELECT c.relname, e.extcondition
+FROM pg_extension x, unnest(x.extconfig) WITH ORDINALITY AS t(oid, i)
+JOIN pg_class c ON c.oid = t.oid
+LEFT JOIN LATERAL (SELECT x.extcondition[t.i] AS extcondition) e ON true
+WHERE x.extname = 'kernel_ml';
+SELECT p.oid::regprocedure AS undocumented
+FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.classid = 'pg_proc'::regclass
+JOIN pg_extension x ON x.oid = d.refobjid AND x.extname = 'kernel_ml'
+WHERE obj_description(p.oid, 'pg_proc') IS NULL AND p.proname LIKE 'kernel_model%';
+SELECT obj_description('kernel_models'::regclass, 'pg_class') IS NOT NULL AS table_comment,
+       obj_description('kernel_models_overview'::regclass, 'pg_class') IS NOT NULL AS view_comment;
+
+DROP TABLE cat_houses;
