@@ -33,6 +33,7 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "lib/stringinfo.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "parser/parse_coerce.h"
 #include "utils/acl.h"
@@ -203,6 +204,14 @@ check_reader(const Catalog *cat, const char *name, const char *owner)
 static void pg_attribute_noreturn()
 no_such_model(const char *name)
 {
+	/* an untyped '\x...' literal resolves to the text (by-name) variant */
+	if (name[0] == '\\' && name[1] == 'x')
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("model \"%.*s%s\" does not exist",
+						pg_mbcliplen(name, strlen(name), 40), name,
+						strlen(name) > 40 ? "..." : ""),
+				 errhint("To score with a model value, cast it: kernel_predict('\\x...'::bytea, features).")));
 	ereport(ERROR,
 			(errcode(ERRCODE_UNDEFINED_OBJECT),
 			 errmsg("model \"%s\" does not exist", name),

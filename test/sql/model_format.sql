@@ -32,6 +32,8 @@ SELECT pg_temp.outcome(format('SELECT kernel_predict(%L::bytea, ''{1,2}'')', set
 -- a newer format version: 22P03 with a hint to upgrade
 SELECT kernel_model_info(set_byte(model, 4, 2)) FROM m;
 -- arbitrary bytes
+SELECT kernel_predict('\xdeadbeef'::bytea, '{1,2}');
+-- an untyped literal is read as a model name: the hint says to cast it
 SELECT kernel_predict('\xdeadbeef', '{1,2}');
 SELECT kernel_model_info('\x');
 SELECT kernel_model_info(decode(repeat('00', 500), 'hex'));
