@@ -3,6 +3,7 @@
  */
 #include "postgres.h"
 
+#include <errno.h>
 #include <math.h>
 #include <sys/mman.h>
 
@@ -61,16 +62,37 @@ km_interrupt(void)
 	CHECK_FOR_INTERRUPTS();
 }
 
+/* OpenBLAS thread count last set in this process (-1: never set here). */
+static int	blas_threads_current = -1;
+
+static void
+blas_set_threads(int threads)
+{
+	if (blas_threads_current != threads)
+	{
+		openblas_set_num_threads(threads);
+		blas_threads_current = threads;
+	}
+}
+
+/* Before training or a Gram matrix: kernel_ml.blas_threads threads. */
 void
 km_blas_setup(void)
 {
-	static int	current = -1;
+	blas_set_threads(km_blas_threads);
+}
 
-	if (current != km_blas_threads)
-	{
-		openblas_set_num_threads(km_blas_threads);
-		current = km_blas_threads;
-	}
+/*
+ * Before per-row scoring: one thread.  A kernel row is one GEMV of a few
+ * thousand by d; splitting it between threads costs more in
+ * synchronisation than it saves (100,000 rows, n = 2,000, d = 20: 6.8 us
+ * a row on one thread, 11.4 us on two), and parallel query already runs
+ * one scoring process per worker.
+ */
+void
+km_blas_setup_scoring(void)
+{
+	blas_set_threads(1);
 }
 
 int
@@ -155,48 +177,78 @@ unmap_chunk(void *arg)
  * 3.2 GB took up to 2.7 s there (the hypervisor backing new memory), so the
  * mapping is reserved first and populated in PREFAULT_STEP pieces with an
  * interrupt check between them.
+ *
+ * The matrix starts on a 2 MB boundary and is advised for transparent huge
+ * pages (a no-op where they are disabled): the Cholesky factorisation
+ * streams through columns 8n bytes apart, one 4 kB page each, and huge
+ * pages also make populating and unmapping cheaper.  Pieces are populated
+ * with MADV_POPULATE_WRITE (Linux 5.14), which keeps the advice; older
+ * kernels fall back to replacing the piece with a MAP_POPULATE mapping.
+ * Measured on this project's 2-core VM, training n = 20,000 (3.2 GB) in one
+ * session: fit 17.1-17.8 s with huge pages, 18.7-19.3 s without; populate
+ * 0.15 s vs 0.43 s.  The first huge-page matrix of a fresh backend populated
+ * in 2.2-5.4 s there, as the hypervisor backs the 2 MB blocks the guest had
+ * handed back; build with -DKM_NO_THP to compare.
  */
 #define PREFAULT_STEP ((Size) 128 * 1024 * 1024)
+#define PREFAULT_ALIGN ((Size) 2 * 1024 * 1024)
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+static void pg_attribute_noreturn()
+prefault_failed(Size bytes)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OUT_OF_MEMORY),
+			 errmsg("out of memory"),
+			 errdetail("Failed on a request of size %zu for the kernel matrix.",
+					   bytes),
+			 errhint("Lower kernel_ml.max_memory below the memory the server can spare, or train on fewer rows.")));
+}
 
 void *
 km_alloc_prefaulted(Size bytes)
 {
 	PrefaultedChunk *chunk = palloc(sizeof(PrefaultedChunk));
-	Size		off;
+	char	   *payload;
+	bool		advise = true;
 
-	chunk->len = add_size(bytes, PREFAULT_HEADER);
+	chunk->len = add_size(bytes, PREFAULT_HEADER + PREFAULT_ALIGN);
 	chunk->base = mmap(NULL, chunk->len, PROT_READ | PROT_WRITE,
 					   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (chunk->base == MAP_FAILED)
 	{
 		chunk->base = NULL;
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory"),
-				 errdetail("Failed on a request of size %zu for the kernel matrix.",
-						   bytes)));
+		prefault_failed(bytes);
 	}
 	chunk->cb.func = unmap_chunk;
 	chunk->cb.arg = chunk;
 	MemoryContextRegisterResetCallback(CurrentMemoryContext, &chunk->cb);
 
-	for (off = 0; off < chunk->len; off += PREFAULT_STEP)
+	payload = (char *) TYPEALIGN(PREFAULT_ALIGN,
+								 (char *) chunk->base + PREFAULT_HEADER);
+#if defined(MADV_HUGEPAGE) && !defined(KM_NO_THP)
+	(void) madvise(chunk->base, chunk->len, MADV_HUGEPAGE);
+#endif
+	for (char *piece = payload - PREFAULT_HEADER; piece < payload + bytes;
+		 piece += PREFAULT_STEP)
 	{
-		Size		step = Min(PREFAULT_STEP, chunk->len - off);
-		void	   *piece = (char *) chunk->base + off;
+		Size		step = Min(PREFAULT_STEP, (Size) (payload + bytes - piece));
 
 		CHECK_FOR_INTERRUPTS();
+		if (advise && madvise(piece, step, MADV_POPULATE_WRITE) == 0)
+			continue;
+		if (advise && errno != EINVAL)
+			prefault_failed(bytes);
+		advise = false;			/* a kernel without MADV_POPULATE_WRITE */
 		if (mmap(piece, step, PROT_READ | PROT_WRITE,
 				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_POPULATE,
 				 -1, 0) == MAP_FAILED)
-			ereport(ERROR,
-					(errcode(ERRCODE_OUT_OF_MEMORY),
-					 errmsg("out of memory"),
-					 errdetail("Failed on a request of size %zu for the kernel matrix.",
-							   bytes)));
+			prefault_failed(bytes);
 	}
-	*(PrefaultedChunk **) chunk->base = chunk;
-	return (char *) chunk->base + PREFAULT_HEADER;
+	*(PrefaultedChunk **) (payload - PREFAULT_HEADER) = chunk;
+	return payload;
 }
 
 void

@@ -169,7 +169,7 @@ km_model_cache_predict(ModelCache *mc, Datum model, ArrayType *features)
 	km_standardize_row(mc->x, d, m->mean, m->scale, mc->x);
 	xnorm = km_vector_norm(&m->kernel, mc->x, d);
 
-	km_blas_setup();
+	km_blas_setup_scoring();
 	return m->intercept +
 		km_kernel_row_dot(&m->kernel, mc->Xt, m->n_train, d, mc->norms, mc->x,
 						  xnorm, m->alpha, mc->work);

@@ -14,6 +14,7 @@
 #include "fmgr.h"
 #include "lib/stringinfo.h"
 #include "libpq/pqformat.h"
+#include "portability/instr_time.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
@@ -72,7 +73,12 @@ train_model(RowSet *rs)
 	km_candidate *cand = NULL;
 	int			ncand = 0;
 	int			best = 0;
+	instr_time	t_start;
+	instr_time	t_alloc;
+	instr_time	t_fit;
+	instr_time	t_end;
 
+	INSTR_TIME_SET_CURRENT(t_start);
 	km_options_resolve(&opts, d);
 	km_check_memory(km_train_memory((double) n, (double) d), "kernel_train", false);
 	if (km_options_selects(&opts))
@@ -156,7 +162,9 @@ train_model(RowSet *rs)
 		opts.fit.lambda = cand[best].lambda;
 	}
 
+	INSTR_TIME_SET_CURRENT(t_alloc);
 	work = km_alloc_prefaulted(mul_size(nwork, sizeof(double)));
+	INSTR_TIME_SET_CURRENT(t_fit);
 	if (km_fit(&opts.fit, Xs, n, d, yc, alpha, work, &res, &err,
 			   km_interrupt) != KM_OK)
 		km_raise(&err);
@@ -196,6 +204,16 @@ train_model(RowSet *rs)
 	SET_VARSIZE(result, VARHDRSZ + size);
 	km_model_encode(&m, (uint8_t *) VARDATA(result));
 	MemoryContextDelete(tmp);
+	INSTR_TIME_SET_CURRENT(t_end);
+
+	/* where the time went: SET client_min_messages = debug1 */
+	INSTR_TIME_SUBTRACT(t_end, t_fit);
+	INSTR_TIME_SUBTRACT(t_fit, t_alloc);
+	INSTR_TIME_SUBTRACT(t_alloc, t_start);
+	elog(DEBUG1, "kernel_train: %zu rows, %d features: prepare and select %.3f s, "
+		 "allocate %.3f s, fit, encode and free %.3f s",
+		 n, d, INSTR_TIME_GET_DOUBLE(t_alloc), INSTR_TIME_GET_DOUBLE(t_fit),
+		 INSTR_TIME_GET_DOUBLE(t_end));
 	return result;
 }
 
