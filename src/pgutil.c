@@ -178,20 +178,16 @@ unmap_chunk(void *arg)
  * mapping is reserved first and populated in PREFAULT_STEP pieces with an
  * interrupt check between them.
  *
- * The matrix starts on a 2 MB boundary and is advised for transparent huge
- * pages (a no-op where they are disabled): the Cholesky factorisation
- * streams through columns 8n bytes apart, one 4 kB page each, and huge
- * pages also make populating and unmapping cheaper.  Pieces are populated
- * with MADV_POPULATE_WRITE (Linux 5.14), which keeps the advice; older
- * kernels fall back to replacing the piece with a MAP_POPULATE mapping.
- * Measured on this project's 2-core VM, training n = 20,000 (3.2 GB) in one
- * session: fit 17.1-17.8 s with huge pages, 18.7-19.3 s without; populate
- * 0.15 s vs 0.43 s.  The first huge-page matrix of a fresh backend populated
- * in 2.2-5.4 s there, as the hypervisor backs the 2 MB blocks the guest had
- * handed back; build with -DKM_NO_THP to compare.
+ * Pieces are populated with MADV_POPULATE_WRITE (Linux 5.14); older kernels
+ * fall back to replacing the piece with a MAP_POPULATE mapping.
+ *
+ * Transparent huge pages were measured and left out.  With MADV_HUGEPAGE the
+ * factorisation of n = 10,000 ran 0.3-0.5 s faster, but on this project's VM
+ * the 2 MB blocks the guest hands back to the hypervisor cost about 1 s a GB
+ * to populate again, so a training that follows another after a pause of a
+ * few seconds took 3.1-3.6 s with huge pages against 2.8-3.0 s without.
  */
 #define PREFAULT_STEP ((Size) 128 * 1024 * 1024)
-#define PREFAULT_ALIGN ((Size) 2 * 1024 * 1024)
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
@@ -214,7 +210,7 @@ km_alloc_prefaulted(Size bytes)
 	char	   *payload;
 	bool		advise = true;
 
-	chunk->len = add_size(bytes, PREFAULT_HEADER + PREFAULT_ALIGN);
+	chunk->len = add_size(bytes, PREFAULT_HEADER);
 	chunk->base = mmap(NULL, chunk->len, PROT_READ | PROT_WRITE,
 					   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (chunk->base == MAP_FAILED)
@@ -226,11 +222,7 @@ km_alloc_prefaulted(Size bytes)
 	chunk->cb.arg = chunk;
 	MemoryContextRegisterResetCallback(CurrentMemoryContext, &chunk->cb);
 
-	payload = (char *) TYPEALIGN(PREFAULT_ALIGN,
-								 (char *) chunk->base + PREFAULT_HEADER);
-#if defined(MADV_HUGEPAGE) && !defined(KM_NO_THP)
-	(void) madvise(chunk->base, chunk->len, MADV_HUGEPAGE);
-#endif
+	payload = (char *) chunk->base + PREFAULT_HEADER;
 	for (char *piece = payload - PREFAULT_HEADER; piece < payload + bytes;
 		 piece += PREFAULT_STEP)
 	{
