@@ -15,9 +15,6 @@
 #include "kernel_maps.h"
 #include "kernels.h"
 
-/* Columns of the Gram matrix computed per BLAS call and interrupt check. */
-#define KM_GRAM_PANEL 256
-
 static const struct
 {
 	const char *name;

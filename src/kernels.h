@@ -25,6 +25,13 @@ typedef enum km_kernel_type
 #define KM_KERNEL_FIRST KM_KERNEL_LINEAR
 #define KM_KERNEL_LAST KM_KERNEL_POLYSUM
 
+/*
+ * Columns of the Gram matrix computed per BLAS call and interrupt check.
+ * km_gram_lower writes column j from row (j / KM_GRAM_PANEL) * KM_GRAM_PANEL
+ * down, a few rows above the diagonal included.
+ */
+#define KM_GRAM_PANEL 256
+
 /* Which parameters a kernel reads, as a bit mask. */
 #define KM_PARAM_GAMMA	0x1
 #define KM_PARAM_DEGREE	0x2

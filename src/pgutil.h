@@ -46,6 +46,22 @@ void		km_check_memory(double bytes, const char *what, bool at_least);
  */
 void	   *km_alloc_prefaulted(Size bytes);
 
+/*
+ * The same split in two: km_alloc_reserved maps the buffer without
+ * populating it, km_populate maps the pages of part of it up front
+ * (rounded out to whole pages).  Populate a part before writing to it.
+ */
+void	   *km_alloc_reserved(Size bytes);
+void		km_populate(void *addr, Size len);
+
+/* Several parts at once, rounded out to pages (the array is updated). */
+typedef struct KmRange
+{
+	char	   *start;
+	char	   *end;
+} KmRange;
+void		km_populate_ranges(KmRange *ranges, int count);
+
 /* Release such a buffer before its context goes. */
 void		km_free_prefaulted(void *addr);
 

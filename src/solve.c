@@ -8,6 +8,7 @@
 #include <cblas.h>
 #include <lapacke.h>
 
+#include "kernels.h"
 #include "solve.h"
 
 /* Cholesky block size and the width of each trailing-update GEMM. */
@@ -174,6 +175,13 @@ km_fit_workspace_doubles(size_t n)
 	if (n == 0 || n > ((size_t) 1 << 28))
 		return 0;
 	return n * n + 3 * n;
+}
+
+size_t
+km_fit_first_row(size_t j)
+{
+	/* the Gram panels; the Cholesky blocks (KM_CHOL_BLOCK) stay below them */
+	return j / KM_GRAM_PANEL * KM_GRAM_PANEL;
 }
 
 static void

@@ -48,6 +48,15 @@ typedef struct km_fit_result
 size_t		km_fit_workspace_doubles(size_t n);
 
 /*
+ * km_fit touches only part of its workspace: column j of the n x n matrix
+ * at its start (column-major, leading dimension n) from this row down, and
+ * the 3n doubles after the matrix.  The rest, most of the upper triangle,
+ * is never read or written, so a caller that maps pages up front can leave
+ * it unmapped: about half the memory for large n.
+ */
+size_t		km_fit_first_row(size_t j);
+
+/*
  * Fit dual coefficients alpha (n) for rows X (n x d, already standardized)
  * and target y (n, already centred).  work has km_fit_workspace_doubles(n)
  * doubles.  Ridge: alpha = (K + lambda I)^-1 y by blocked Cholesky, with
