@@ -298,6 +298,37 @@ populate_serial(KmRange *ranges, int count, Size what)
 }
 
 /*
+ * Populates ranges[0 .. split) on this thread while the helper thread works
+ * on the rest, and joins the helper however this ends (an error or a
+ * cancel stops it first).  Apart from km_populate_ranges so that no local of
+ * that function lives across the longjmp.
+ */
+static int
+populate_beside(KmRange *ranges, int split, PopulateJob *job, pthread_t thread)
+{
+	volatile int err = 0;
+
+	PG_TRY();
+	{
+		for (int i = 0; i < split && err == 0; i++)
+			err = populate_range(ranges[i].start, ranges[i].end, NULL, true);
+	}
+	PG_CATCH();
+	{
+		job->stop = 1;
+		pthread_join(thread, NULL);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+
+	/* the helper finishes its half unless this one has already failed */
+	if (err != 0)
+		job->stop = 1;
+	pthread_join(thread, NULL);
+	return err;
+}
+
+/*
  * Populating is the hypervisor's work on this kind of VM (about 1.4 s a GB
  * once the guest has handed free memory back), and it goes about twice as
  * fast from two threads.  So with kernel_ml.blas_threads >= 2 a helper
@@ -315,7 +346,7 @@ km_populate_ranges(KmRange *ranges, int count)
 	sigset_t	all;
 	sigset_t	old;
 	bool		started;
-	int			err = 0;
+	int			err;
 
 	for (int i = 0; i < count; i++)
 	{
@@ -349,18 +380,7 @@ km_populate_ranges(KmRange *ranges, int count)
 		return;
 	}
 
-	PG_TRY();
-	{
-		for (int i = 0; i < split && err == 0; i++)
-			err = populate_range(ranges[i].start, ranges[i].end, NULL, true);
-	}
-	PG_FINALLY();
-	{
-		job.stop = 1;
-		pthread_join(thread, NULL);
-	}
-	PG_END_TRY();
-
+	err = populate_beside(ranges, split, &job, thread);
 	if (err == EINVAL || job.err == EINVAL)
 		populate_serial(ranges, count, total);	/* an old kernel */
 	else if (err != 0 || job.err != 0)
