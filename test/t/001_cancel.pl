@@ -1,7 +1,8 @@
 # kernel_train on 20,000 rows must honour statement_timeout (the Gram matrix
 # and the Cholesky factorisation check for interrupts well under a second
 # apart) and must refuse early, naming kernel_ml.max_memory, when the n x n
-# kernel matrix would not fit in it.
+# kernel matrix would not fit in it; with kernel_ml.blas_threads = 2 (pages
+# populated from two threads) a cancel is as prompt and the model the same.
 #
 # Run inside a throwaway cluster, psql reaching it through the libpq
 # environment:   pg_virtualenv prove test/t/
@@ -81,6 +82,42 @@ like($out, qr/kernel_ml\.max_memory/, 'the error mentions kernel_ml.max_memory')
 unlike($out, qr/statement timeout/, 'and is not a timeout') or diag($out);
 cmp_ok($elapsed, '<', 2 + $base,
 	sprintf('it fails quickly: %.3f s (< 2 s + %.3f s)', $elapsed, $base));
+
+# 3. kernel_ml.blas_threads = 2: the matrix pages are populated from two
+# threads (src/pgutil.c, from 64 MB of pages on), and BLAS runs on two.
+# A cancel must still stop training promptly and leave a working server...
+($out, $rc, $elapsed) = psql(
+	'-c', 'SET kernel_ml.blas_threads = 2',
+	'-c', "SET statement_timeout = '300ms'",
+	'-c', "SELECT length(kernel_train(f, y)) FROM $table");
+like(
+	$out,
+	qr/canceling statement due to statement timeout/,
+	'with blas_threads 2, kernel_train on 20,000 rows is cancelled too')
+  or diag($out);
+cmp_ok($elapsed, '<', 2 + $base,
+	sprintf('the cancelled psql call took %.3f s (< 2 s + %.3f s)', $elapsed, $base));
+
+# ... and a model trained on two threads (5,000 rows: 100 MB of pages)
+# predicts like one trained on one thread.
+($out, $rc) = psql(
+	'-At', '-v', 'ON_ERROR_STOP=1',
+	'-c', 'SET kernel_ml.blas_threads = 2',
+	'-c', "CREATE TEMP TABLE m2 AS SELECT kernel_train(f, y ORDER BY id) AS m "
+	  . "FROM $table WHERE id <= 5000",
+	'-c', 'SET kernel_ml.blas_threads = 1',
+	'-c', "CREATE TEMP TABLE m1 AS SELECT kernel_train(f, y ORDER BY id) AS m "
+	  . "FROM $table WHERE id <= 5000",
+	'-c', "SELECT (kernel_model_info(m1.m)->>'n_train')::int, "
+	  . "max(abs(kernel_predict(m2.m, t.f) - kernel_predict(m1.m, t.f))) "
+	  . "/ max(abs(kernel_predict(m1.m, t.f))) "
+	  . "FROM $table t, m1, m2 WHERE t.id > 19000 GROUP BY 1");
+is($rc, 0, 'trained the same 5,000 rows with blas_threads 2 and 1') or diag($out);
+my ($n_train, $rel) = $out =~ /^(\d+)\|(\S+)$/m;
+is($n_train, 5000, 'on 5,000 rows') or diag($out);
+cmp_ok($rel // 1, '<', 1e-9,
+	'their predictions on 1,000 other rows agree within 1e-9 (relative)')
+  or diag($out);
 
 ($out, $rc) = psql('-v', 'ON_ERROR_STOP=1', '-c', "DROP TABLE $table");
 is($rc, 0, 'dropped the table') or diag($out);
