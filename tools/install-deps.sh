@@ -9,7 +9,7 @@ packages=(
 	libopenblas-dev liblapacke-dev
 	python3-numpy python3-scipy python3-sklearn python3-psycopg2
 	postgresql-plpython3-15 postgresql-15-cron
-	libtest-simple-perl
+	libtest-simple-perl libipc-run-perl
 	clang libclang-rt-14-dev
 )
 
