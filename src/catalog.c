@@ -6,14 +6,22 @@
  * Versions live in the table kernel_models, in the extension's schema.
  * Nobody but its owner (the role that created the extension) may write the
  * table directly; these functions check that the caller has the privileges
- * of the role that owns a model name, then read and write the table as the
- * table's owner with search_path pinned, like a SECURITY DEFINER function.
- * The user's training query always runs as the caller.
+ * of the role that owns a model name (stored by OID), then read and write
+ * the table as the table's owner with search_path pinned and every name
+ * qualified, like a SECURITY DEFINER function.
+ *
+ * The user's training query runs as ANALYZE runs a user's index
+ * expressions: as one role (the caller training, the owner retraining), in
+ * a security-restricted operation, with search_path pinned to the one
+ * stored with the version inside a GUC nest level that is rolled back after
+ * it.  No other SQL runs while its settings are in effect, and no SQL is
+ * run with the caller's rights on rows it produced: the training code is
+ * called directly on the kept rows.
  *
  * Training runs the query once, keeps its rows in memory, splits them by a
- * hash of each row's values and the seed, and trains with the kernel_train
- * aggregate itself (over the kept rows, through SPI), so a named model is
- * exactly what kernel_train would give on the same rows and options.
+ * hash of each row's values and the seed, and trains with kernel_train's
+ * own code on the chosen rows, so a named model is exactly what
+ * kernel_train would give on the same rows and options.
  *
  * Versions of one name are serialised by a transaction-level advisory lock
  * taken after training, so that concurrent trainings of one name overlap
@@ -26,6 +34,8 @@
 #include <math.h>
 
 #include "access/htup_details.h"
+#include "access/xact.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
@@ -36,6 +46,7 @@
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "parser/parse_coerce.h"
+#include "tcop/utility.h"
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -58,6 +69,7 @@
 #include "pgutil.h"
 #include "predict.h"
 #include "rowset.h"
+#include "train.h"
 
 PG_FUNCTION_INFO_V1(kernel_model_train);
 PG_FUNCTION_INFO_V1(kernel_model_retrain);
@@ -69,13 +81,20 @@ PG_FUNCTION_INFO_V1(kernel_predict_by_name);
 /* First key of the advisory lock on a name ("KML1"); the second is its hash. */
 #define NAME_LOCK_KEY 0x4B4D4C31
 
+/* Longest model name, in bytes: as long as a PostgreSQL identifier. */
+#define MODEL_NAME_MAX (NAMEDATALEN - 1)
+
+/* The search_path a version from 0.1.0 (none stored) is retrained with. */
+#define LEGACY_SEARCH_PATH "\"$user\", public"
+
 /* The catalog table of the extension these functions belong to. */
 typedef struct Catalog
 {
 	Oid			relid;
 	Oid			owner;			/* the table's owner: who writes it */
 	char	   *qualified;		/* "schema".kernel_models, quoted */
-	char	   *schema;			/* quoted schema name, for kernel_train */
+	bool		legacy;			/* a 0.1.0 table: owner by name, no search_path */
+	const char *owner_expr;		/* SQL yielding the owner's OID */
 } Catalog;
 
 /* Saved identity while acting as the catalog's owner. */
@@ -100,7 +119,7 @@ typedef struct Deployed
 {
 	bool		name_exists;
 	bool		found;
-	char	   *owner;
+	Oid			owner;
 	int32		version;
 	Datum		model;			/* as stored: possibly a TOAST pointer */
 } Deployed;
@@ -125,15 +144,36 @@ catalog_open(FunctionCallInfo fcinfo, Catalog *cat)
 	cat->owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
 	ReleaseSysCache(tup);
 	cat->qualified = quote_qualified_identifier(nspname, "kernel_models");
-	cat->schema = pstrdup(quote_identifier(nspname));
+
+	/*
+	 * Between installing this library and ALTER EXTENSION kernel_ml UPDATE
+	 * the table is still 0.1.0's: models can be read, deployed and dropped,
+	 * the owner found by name, but not trained (see require_current).
+	 */
+	cat->legacy = get_attnum(cat->relid, "search_path") == InvalidAttrNumber;
+	cat->owner_expr = cat->legacy ?
+		"pg_catalog.COALESCE(pg_catalog.to_regrole(pg_catalog.quote_ident(owner::pg_catalog.text))::pg_catalog.oid, 0::pg_catalog.oid)" :
+		"owner::pg_catalog.oid";
+}
+
+static void
+require_current(const Catalog *cat, const char *fname)
+{
+	if (cat->legacy)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("%s needs the kernel_ml 0.2.0 catalog", fname),
+				 errdetail("Table kernel_models is still the one of kernel_ml 0.1.0."),
+				 errhint("Run ALTER EXTENSION kernel_ml UPDATE.")));
 }
 
 /*
  * Act as the catalog's owner.  With pin_path, also pin search_path so the
- * statements run here resolve operators and functions in pg_catalog only;
- * the lookup done per statement by kernel_predict qualifies its operator
- * instead, since parallel workers may not change settings.  An ERROR
- * restores both, as it does for a SECURITY DEFINER function.
+ * statements run here resolve nothing through the caller's schemas (they
+ * qualify every name anyway); the lookup done per statement by
+ * kernel_predict does not pin it, since parallel workers may not change
+ * settings.  An ERROR restores both, as it does for a SECURITY DEFINER
+ * function; unelevate rolls back any setting changed meanwhile.
  */
 static void
 elevate(const Catalog *cat, Elevation *e, bool pin_path)
@@ -156,7 +196,7 @@ static void
 unelevate(Elevation *e)
 {
 	if (e->guc_level >= 0)
-		AtEOXact_GUC(true, e->guc_level);
+		AtEOXact_GUC(false, e->guc_level);
 	SetUserIdAndSecContext(e->userid, e->sec_context);
 }
 
@@ -167,37 +207,47 @@ check_spi(int rc, const char *what)
 		elog(ERROR, "%s failed: %s", what, SPI_result_code_string(rc));
 }
 
-/* Whether the caller has the privileges of the role named owner. */
-static bool
-owns(const char *owner)
+/* A role for messages: its name, or its OID if it was dropped. */
+static char *
+role_label(Oid role)
 {
-	Oid			role = get_role_oid(owner, true);
+	char	   *rolname = OidIsValid(role) ? GetUserNameFromId(role, true) : NULL;
 
-	if (!OidIsValid(role))
-		return superuser();
-	return has_privs_of_role(GetUserId(), role);
+	return rolname ? psprintf("role \"%s\"", rolname) :
+		psprintf("a dropped role (OID %u)", role);
+}
+
+/*
+ * Whether the caller has the privileges of the owner (by OID: a new role
+ * that takes a dropped owner's name gets nothing).  Only superusers have
+ * the privileges of a dropped role.
+ */
+static bool
+owns(Oid owner)
+{
+	return has_privs_of_role(GetUserId(), owner);
 }
 
 static void
-check_owner(const char *name, const char *owner)
+check_owner(const char *name, Oid owner)
 {
 	if (!owns(owner))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied for model \"%s\"", name),
-				 errdetail("Model \"%s\" belongs to role \"%s\".", name, owner),
-				 errhint("Only roles with the privileges of its owner can train, deploy or drop a model; choose another name.")));
+				 errdetail("Model \"%s\" belongs to %s.", name, role_label(owner)),
+				 errhint("Only roles with the privileges of its owner can train, retrain, deploy or drop a model; choose another name.")));
 }
 
 static void
-check_reader(const Catalog *cat, const char *name, const char *owner)
+check_reader(const Catalog *cat, const char *name, Oid owner)
 {
 	if (!owns(owner) &&
 		pg_class_aclcheck(cat->relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied for model \"%s\"", name),
-				 errdetail("Model \"%s\" belongs to role \"%s\".", name, owner),
+				 errdetail("Model \"%s\" belongs to %s.", name, role_label(owner)),
 				 errhint("Its owner or an administrator can GRANT SELECT ON kernel_models to this role.")));
 }
 
@@ -218,34 +268,61 @@ no_such_model(const char *name)
 			 errhint("kernel_model_train creates a model; kernel_models_overview lists them.")));
 }
 
+/* A name a new version may be stored under: 1 to MODEL_NAME_MAX bytes. */
 static void
 check_name(const char *name)
 {
-	if (name[0] == '\0')
+	size_t		len = strlen(name);
+
+	if (len == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("model name must not be empty")));
+	if (len > MODEL_NAME_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_NAME_TOO_LONG),
+				 errmsg("model name is too long"),
+				 errdetail("The name is %zu bytes long; at most %d bytes are allowed.",
+						   len, MODEL_NAME_MAX),
+				 errhint("Choose a shorter name.")));
 }
 
-/* The owner of a name, or NULL when it has no version; SPI connected. */
-static char *
-name_owner(const Catalog *cat, const char *name)
+/*
+ * What every function that writes the catalog checks first, before any
+ * work: a writable transaction.
+ */
+static void
+check_writable(const char *fname)
+{
+	PreventCommandIfReadOnly(fname);
+	PreventCommandIfParallelMode(fname);
+}
+
+/*
+ * Whether a name has a version and, if so, the owner of its latest one.
+ * SPI connected.
+ */
+static bool
+name_owner(const Catalog *cat, const char *name, Oid *owner)
 {
 	Elevation	e;
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		args[1];
-	char	   *owner = NULL;
+	bool		isnull;
 
 	args[0] = CStringGetTextDatum(name);
 	elevate(cat, &e, true);
-	check_spi(SPI_execute_with_args(psprintf("SELECT owner::text FROM %s WHERE name = $1 LIMIT 1",
-											 cat->qualified),
+	check_spi(SPI_execute_with_args(psprintf("SELECT %s FROM %s WHERE name OPERATOR(pg_catalog.=) $1 "
+											 "ORDER BY version DESC LIMIT 1",
+											 cat->owner_expr, cat->qualified),
 									1, argtypes, args, NULL, false, 1),
 			  "owner lookup");
 	unelevate(&e);
-	if (SPI_processed > 0)
-		owner = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-	return owner;
+	if (SPI_processed == 0)
+		return false;
+	*owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+											1, &isnull));
+	return true;
 }
 
 /* Serialise the versions of one name until the end of the transaction. */
@@ -261,7 +338,7 @@ lock_name(const char *name)
 /*
  * The deployed version of a name, its model datum copied into ctx.  SPI
  * connected; read_only statements see the caller's snapshot, so a STABLE
- * caller gets the version its statement started with.  The operator is
+ * caller gets the version its statement started with.  Every name is
  * qualified because search_path is not pinned here (see elevate).
  */
 static void
@@ -272,26 +349,26 @@ lookup_deployed(const Catalog *cat, const char *name, bool read_only,
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		args[1];
 	MemoryContext old;
+	bool		isnull;
 
 	memset(out, 0, sizeof(*out));
 	args[0] = CStringGetTextDatum(name);
 	elevate(cat, &e, false);
-	check_spi(SPI_execute_with_args(psprintf("SELECT owner, version, model FROM %s "
+	check_spi(SPI_execute_with_args(psprintf("SELECT %s, version, model FROM %s "
 											 "WHERE name OPERATOR(pg_catalog.=) $1 AND deployed",
-											 cat->qualified),
+											 cat->owner_expr, cat->qualified),
 									1, argtypes, args, NULL, read_only, 1),
 			  "deployed model lookup");
 	if (SPI_processed > 0)
 	{
 		HeapTuple	tup = SPI_tuptable->vals[0];
 		TupleDesc	desc = SPI_tuptable->tupdesc;
-		bool		isnull;
 		Datum		model;
 
 		out->name_exists = true;
 		out->found = true;
 		old = MemoryContextSwitchTo(ctx);
-		out->owner = SPI_getvalue(tup, desc, 1);
+		out->owner = DatumGetObjectId(SPI_getbinval(tup, desc, 1, &isnull));
 		out->version = DatumGetInt32(SPI_getbinval(tup, desc, 2, &isnull));
 		model = SPI_getbinval(tup, desc, 3, &isnull);
 		/* a TOAST pointer is copied as such: the cache knows it by its id */
@@ -303,16 +380,16 @@ lookup_deployed(const Catalog *cat, const char *name, bool read_only,
 	}
 	else
 	{
-		check_spi(SPI_execute_with_args(psprintf("SELECT owner FROM %s "
+		check_spi(SPI_execute_with_args(psprintf("SELECT %s FROM %s "
 												 "WHERE name OPERATOR(pg_catalog.=) $1 LIMIT 1",
-												 cat->qualified),
+												 cat->owner_expr, cat->qualified),
 										1, argtypes, args, NULL, read_only, 1),
 				  "owner lookup");
 		if (SPI_processed > 0)
 		{
 			out->name_exists = true;
-			out->owner = MemoryContextStrdup(ctx, SPI_getvalue(SPI_tuptable->vals[0],
-															   SPI_tuptable->tupdesc, 1));
+			out->owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
+														SPI_tuptable->tupdesc, 1, &isnull));
 		}
 	}
 	unelevate(&e);
@@ -355,15 +432,56 @@ query_body(const char *query)
 }
 
 /*
+ * The caller's effective search_path as a list of schema names that means
+ * the same in any session and as any role: the schemas it resolves to now
+ * ("$user" expanded, missing schemas dropped), without the session's
+ * temporary schema.  pg_catalog is listed only where the caller put it
+ * explicitly; otherwise it is searched first, as always.
+ */
+static char *
+current_search_path(void)
+{
+	List	   *path = fetch_search_path(false);
+	ListCell   *lc;
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	foreach(lc, path)
+	{
+		Oid			nsp = lfirst_oid(lc);
+		char	   *nspname;
+
+		if (isAnyTempNamespace(nsp))
+			continue;
+		nspname = get_namespace_name(nsp);
+		if (nspname == NULL)
+			continue;
+		if (buf.len > 0)
+			appendStringInfoString(&buf, ", ");
+		appendStringInfoString(&buf, quote_identifier(nspname));
+	}
+	list_free(path);
+	return buf.data;
+}
+
+/*
  * Check that the query is one statement returning two columns that convert
- * to float8[] and float8, then run it and collect its rows: as the role
- * run_as if valid, else as the caller.  SPI connected.
+ * to float8[] and float8, then run it and collect its rows.  It runs the
+ * way PostgreSQL runs user code during maintenance (ANALYZE, index builds):
+ * as the role run_as (the caller training, or the model's owner
+ * retraining), in a security-restricted operation, with search_path set
+ * to search_path (then pg_temp, last) inside a GUC nest level that is
+ * rolled back afterwards, so nothing the query sets outlives it.  On an
+ * error, the (sub)transaction abort restores the user and the settings.
+ * SPI connected.
  */
 static RowSet *
-collect_rows(const char *query, Oid run_as, MemoryContext ctx)
+collect_rows(const char *query, Oid run_as, const char *search_path,
+			 MemoryContext ctx)
 {
 	Oid			save_userid;
 	int			save_sec_context;
+	int			guc_level;
 	SPIPlanPtr	plan;
 	List	   *sources;
 	TupleDesc	desc;
@@ -371,10 +489,14 @@ collect_rows(const char *query, Oid run_as, MemoryContext ctx)
 	Portal		portal;
 	RowSet	   *rs;
 	char	   *body = query_body(query);
+	char	   *path = search_path[0] != '\0' ?
+		psprintf("%s, pg_temp", search_path) : pstrdup("pg_temp");
 
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	if (OidIsValid(run_as))
-		SetUserIdAndSecContext(run_as, save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
+	SetUserIdAndSecContext(run_as, save_sec_context | SECURITY_RESTRICTED_OPERATION);
+	guc_level = NewGUCNestLevel();
+	(void) set_config_option("search_path", path, PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
 
 	plan = SPI_prepare(body, 0, NULL);
 	if (plan == NULL)
@@ -448,6 +570,7 @@ collect_rows(const char *query, Oid run_as, MemoryContext ctx)
 	}
 	SPI_cursor_close(portal);
 	SPI_freeplan(plan);
+	AtEOXact_GUC(false, guc_level);
 	SetUserIdAndSecContext(save_userid, save_sec_context);
 	return rs;
 }
@@ -514,65 +637,38 @@ split_rows(const RowSet *rs, int64 seed, double fraction, int64 *order)
 }
 
 /*
- * Train with the kernel_train aggregate on the given rows, the options
- * given as jsonb.  Rows are passed as one flat array and sliced back, so
- * the model is the aggregate's own on exactly these rows in this order.
- * SPI connected; the result is copied into ctx.
+ * Train on the given rows, in this order, with opts: the training code of
+ * the kernel_train aggregate, called directly, so the model is the one
+ * kernel_train gives on exactly these rows.  The result is copied into ctx.
  */
 static bytea *
-train_rows(const Catalog *cat, const RowSet *rs, const int64 *rows, int64 count,
-		   Jsonb *options, MemoryContext ctx)
+train_rows(const RowSet *rs, const int64 *rows, int64 count,
+		   const km_options *opts, MemoryContext ctx)
 {
 	int			d = rs->d;
-	Size		total = mul_size((Size) count, (Size) d);
-	Datum	   *fv;
-	Datum	   *tv;
-	Oid			argtypes[5] = {FLOAT8ARRAYOID, INT4OID, FLOAT8ARRAYOID, JSONBOID, INT4OID};
-	Datum		args[5];
-	bool		isnull;
-	Datum		result;
+	RowSet		sub;
 	bytea	   *model;
 	MemoryContext old;
 
-	if (count > INT_MAX / 2 || total > MaxAllocSize / sizeof(Datum))
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("training set is too large for a named model"),
-				 errdetail("%lld rows of %d features.", (long long) count, d)));
-	fv = palloc(total * sizeof(Datum));
-	tv = palloc((Size) count * sizeof(Datum));
+	memset(&sub, 0, sizeof(sub));
+	sub.ctx = CurrentMemoryContext;
+	sub.opts = *opts;
+	sub.d = d;
+	sub.n = sub.capacity = sub.seen = count;
+	sub.has_target = true;
+	sub.X = palloc_extended(mul_size((Size) count, mul_size((Size) d, sizeof(double))),
+							MCXT_ALLOC_HUGE);
+	sub.y = palloc_extended(mul_size((Size) count, sizeof(double)), MCXT_ALLOC_HUGE);
 	for (int64 i = 0; i < count; i++)
 	{
-		const double *x = rs->X + rows[i] * d;
-
-		for (int j = 0; j < d; j++)
-			fv[i * d + j] = Float8GetDatum(x[j]);
-		tv[i] = Float8GetDatum(rs->y[rows[i]]);
+		memcpy(sub.X + (Size) i * d, rs->X + (Size) rows[i] * d, sizeof(double) * d);
+		sub.y[i] = rs->y[rows[i]];
 	}
-	args[0] = PointerGetDatum(construct_array(fv, (int) total, FLOAT8OID, 8,
-											  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-	args[1] = Int32GetDatum(d);
-	args[2] = PointerGetDatum(construct_array(tv, (int) count, FLOAT8OID, 8,
-											  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-	args[3] = JsonbPGetDatum(options);
-	args[4] = Int32GetDatum((int32) count);
-	pfree(fv);
-	pfree(tv);
-
-	check_spi(SPI_execute_with_args(psprintf("SELECT %s.kernel_train($1[(i - 1) * $2 + 1 : i * $2], $3[i], $4) "
-											 "FROM pg_catalog.generate_series(1, $5) AS i",
-											 cat->schema),
-									5, argtypes, args, NULL, false, 1),
-			  "kernel_train");
-	result = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	if (isnull)
-		elog(ERROR, "kernel_train returned no model for %lld rows", (long long) count);
 	old = MemoryContextSwitchTo(ctx);
-	model = pg_detoast_datum_copy((struct varlena *) DatumGetPointer(result));
+	model = km_train_rowset(&sub);
 	MemoryContextSwitchTo(old);
-	SPI_freetuptable(SPI_tuptable);
-	pfree(DatumGetPointer(args[0]));
-	pfree(DatumGetPointer(args[2]));
+	pfree(sub.X);
+	pfree(sub.y);
 	return model;
 }
 
@@ -587,8 +683,6 @@ score_rows(Datum model, const RowSet *rs, const int64 *rows, int64 count,
 	MemoryContext old = MemoryContextSwitchTo(tmp);
 	ModelCache *mc = km_model_cache_create(tmp);
 	int			d = rs->d;
-	Datum	   *zeros = palloc0(sizeof(Datum) * d);
-	ArrayType  *row;
 	double		sse = 0.0;
 	double		sae = 0.0;
 	double		ymean = 0.0;
@@ -602,10 +696,6 @@ score_rows(Datum model, const RowSet *rs, const int64 *rows, int64 count,
 		MemoryContextDelete(tmp);
 		return;
 	}
-	for (int j = 0; j < d; j++)
-		zeros[j] = Float8GetDatum(0.0);
-	/* one feature array, refilled for every row */
-	row = construct_array(zeros, d, FLOAT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
 	for (int64 i = 0; i < count; i++)
 		ymean += rs->y[rows[i]];
 	ymean /= (double) count;
@@ -614,8 +704,7 @@ score_rows(Datum model, const RowSet *rs, const int64 *rows, int64 count,
 		double		y = rs->y[rows[i]];
 		double		e;
 
-		memcpy(ARR_DATA_PTR(row), rs->X + rows[i] * d, sizeof(double) * d);
-		e = km_model_cache_predict(mc, model, row) - y;
+		e = km_model_cache_predict_row(mc, model, rs->X + (Size) rows[i] * d, d) - y;
 		sse += e * e;
 		sae += fabs(e);
 		sst += (y - ymean) * (y - ymean);
@@ -724,11 +813,13 @@ take_refit(Jsonb *options, bool *refit)
 /*
  * Train a new version of name from query and options, store it, deploy it
  * per the policy, and append the result row to the function's tuplestore.
- * The query runs as run_as if valid, else as the caller.
+ * The query runs as run_as with search_path (see collect_rows), and that
+ * search_path is stored with the version for the next retrain.
  */
 static void
 train_named(FunctionCallInfo fcinfo, const Catalog *cat, const char *name,
-			const char *query, Jsonb *options, Oid run_as)
+			const char *query, Jsonb *options, Oid run_as,
+			const char *search_path)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	MemoryContext work;
@@ -736,7 +827,7 @@ train_named(FunctionCallInfo fcinfo, const Catalog *cat, const char *name,
 	km_options	opts;
 	bool		refit;
 	Jsonb	   *train_options;
-	char	   *owner;
+	Oid			owner;
 	RowSet	   *rs;
 	int64	   *order;
 	int64		ntest;
@@ -769,11 +860,10 @@ train_named(FunctionCallInfo fcinfo, const Catalog *cat, const char *name,
 		elog(ERROR, "SPI_connect failed");
 
 	/* refuse early, before the work; checked again under the lock */
-	owner = name_owner(cat, name);
-	if (owner != NULL)
+	if (name_owner(cat, name, &owner))
 		check_owner(name, owner);
 
-	rs = collect_rows(query, run_as, work);
+	rs = collect_rows(query, run_as, search_path, work);
 	if (rs->n == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_NO_DATA_FOUND),
@@ -789,7 +879,7 @@ train_named(FunctionCallInfo fcinfo, const Catalog *cat, const char *name,
 	ntest = split_rows(rs, opts.seed, opts.test_fraction, order);
 	ntrain = rs->n - ntest;
 
-	split_model = train_rows(cat, rs, order + ntest, ntrain, train_options, work);
+	split_model = train_rows(rs, order + ntest, ntrain, &opts, work);
 	score_rows(PointerGetDatum(split_model), rs, order + ntest, ntrain, &train_scores);
 	score_rows(PointerGetDatum(split_model), rs, order, ntest, &test_scores);
 	model = split_model;
@@ -799,17 +889,21 @@ train_named(FunctionCallInfo fcinfo, const Catalog *cat, const char *name,
 
 		for (int64 i = 0; i < rs->n; i++)
 			all[i] = i;
-		model = train_rows(cat, rs, all, rs->n, train_options, work);
+		model = train_rows(rs, all, rs->n, &opts, work);
 		pfree(all);
 	}
 
 	/* From here on, one training of this name at a time. */
 	lock_name(name);
-	owner = name_owner(cat, name);
-	if (owner != NULL)
+	if (name_owner(cat, name, &owner))
+	{
 		check_owner(name, owner);
+		/* a superuser training a dropped role's name takes it over */
+		if (!SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(owner)))
+			owner = GetUserId();
+	}
 	else
-		owner = GetUserNameFromId(GetUserId(), false);
+		owner = GetUserId();
 	{
 		Elevation	e;
 		Oid			argtypes[1] = {TEXTOID};
@@ -818,7 +912,8 @@ train_named(FunctionCallInfo fcinfo, const Catalog *cat, const char *name,
 		Datum		v;
 
 		elevate(cat, &e, true);
-		check_spi(SPI_execute_with_args(psprintf("SELECT max(version) FROM %s WHERE name = $1",
+		check_spi(SPI_execute_with_args(psprintf("SELECT pg_catalog.max(version) FROM %s "
+												 "WHERE name OPERATOR(pg_catalog.=) $1",
 												 cat->qualified),
 										1, argtypes, args, NULL, false, 1),
 				  "version lookup");
@@ -905,14 +1000,14 @@ train_named(FunctionCallInfo fcinfo, const Catalog *cat, const char *name,
 	/* store, and deploy */
 	{
 		Elevation	e;
-		Oid			argtypes[10] = {TEXTOID, INT4OID, TEXTOID, TEXTOID, JSONBOID,
-		BYTEAOID, JSONBOID, INT8OID, INT4OID, BOOLOID};
-		Datum		args[10];
+		Oid			argtypes[11] = {TEXTOID, INT4OID, REGROLEOID, TEXTOID, JSONBOID,
+		BYTEAOID, JSONBOID, INT8OID, INT4OID, BOOLOID, TEXTOID};
+		Datum		args[11];
 		int64		fitted = (refit && ntest > 0) ? rs->n : ntrain;
 
 		args[0] = CStringGetTextDatum(name);
 		args[1] = Int32GetDatum(version);
-		args[2] = CStringGetTextDatum(owner);
+		args[2] = ObjectIdGetDatum(owner);
 		args[3] = CStringGetTextDatum(query);
 		args[4] = JsonbPGetDatum(options);
 		args[5] = PointerGetDatum(model);
@@ -920,20 +1015,22 @@ train_named(FunctionCallInfo fcinfo, const Catalog *cat, const char *name,
 		args[7] = Int64GetDatum(fitted);
 		args[8] = Int32GetDatum(rs->d);
 		args[9] = BoolGetDatum(deploy);
+		args[10] = CStringGetTextDatum(search_path);
 
 		elevate(cat, &e, true);
 		if (deploy)
 			check_spi(SPI_execute_with_args(psprintf("UPDATE %s SET deployed = false "
-													 "WHERE name = $1 AND deployed",
+													 "WHERE name OPERATOR(pg_catalog.=) $1 AND deployed",
 													 cat->qualified),
 											1, argtypes, args, NULL, false, 0),
 					  "undeploy");
 		check_spi(SPI_execute_with_args(psprintf("INSERT INTO %s (name, version, owner, source_query, "
-												 "options, model, metrics, n_train, n_features, deployed) "
-												 "VALUES ($1, $2, $3::name, $4, $5, $6, $7, $8, $9, $10) "
+												 "options, model, metrics, n_train, n_features, deployed, "
+												 "search_path) "
+												 "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) "
 												 "ON CONFLICT (name, version) DO NOTHING",
 												 cat->qualified),
-										10, argtypes, args, NULL, false, 0),
+										11, argtypes, args, NULL, false, 0),
 				  "insert");
 		unelevate(&e);
 		/* only under a transaction snapshot can a newer version be invisible */
@@ -954,30 +1051,39 @@ train_named(FunctionCallInfo fcinfo, const Catalog *cat, const char *name,
 	MemoryContextDelete(work);
 }
 
-/* kernel_model_train(name, query, options) */
+/*
+ * kernel_model_train(name, query, options): the query runs as the caller,
+ * who owns a new name, with the caller's search_path, which is stored.
+ */
 Datum
 kernel_model_train(PG_FUNCTION_ARGS)
 {
 	Catalog		cat;
 	Jsonb	   *options;
+	char	   *name;
 
+	check_writable("kernel_model_train()");
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("%s must not be null", PG_ARGISNULL(0) ? "name" : "query")));
+	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	check_name(name);
 	options = PG_ARGISNULL(2) ?
 		DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum("{}"))) :
 		PG_GETARG_JSONB_P(2);
 	InitMaterializedSRF(fcinfo, 0);
 	catalog_open(fcinfo, &cat);
-	train_named(fcinfo, &cat, text_to_cstring(PG_GETARG_TEXT_PP(0)),
-				text_to_cstring(PG_GETARG_TEXT_PP(1)), options, InvalidOid);
+	require_current(&cat, "kernel_model_train");
+	train_named(fcinfo, &cat, name, text_to_cstring(PG_GETARG_TEXT_PP(1)), options,
+				GetUserId(), current_search_path());
 	return (Datum) 0;
 }
 
 /*
- * kernel_model_retrain(name): the query and options of the latest version,
- * the query run as the model's owner.
+ * kernel_model_retrain(name): the query, options and search_path of the
+ * latest version, the query run as the model's owner (never as the caller:
+ * a scheduled job is often a superuser's).
  */
 Datum
 kernel_model_retrain(PG_FUNCTION_ARGS)
@@ -987,42 +1093,53 @@ kernel_model_retrain(PG_FUNCTION_ARGS)
 	Elevation	e;
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		args[1];
-	char	   *owner;
+	Oid			owner;
 	char	   *query;
+	char	   *search_path;
 	Jsonb	   *options;
 	Datum		options_datum;
 	bool		isnull;
 	MemoryContext caller = CurrentMemoryContext;
 
+	check_writable("kernel_model_retrain()");
+	check_name(name);
 	InitMaterializedSRF(fcinfo, 0);
 	catalog_open(fcinfo, &cat);
+	require_current(&cat, "kernel_model_retrain");
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	args[0] = CStringGetTextDatum(name);
 	elevate(&cat, &e, true);
-	check_spi(SPI_execute_with_args(psprintf("SELECT owner::text, source_query, options FROM %s "
-											 "WHERE name = $1 ORDER BY version DESC LIMIT 1",
+	check_spi(SPI_execute_with_args(psprintf("SELECT owner::pg_catalog.oid, source_query, options, search_path "
+											 "FROM %s WHERE name OPERATOR(pg_catalog.=) $1 "
+											 "ORDER BY version DESC LIMIT 1",
 											 cat.qualified),
 									1, argtypes, args, NULL, false, 1),
 			  "latest version lookup");
 	unelevate(&e);
 	if (SPI_processed == 0)
 		no_such_model(name);
-	owner = MemoryContextStrdup(caller, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
+	owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	query = MemoryContextStrdup(caller, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2));
 	options_datum = SPI_datumTransfer(SPI_getbinval(SPI_tuptable->vals[0],
 													SPI_tuptable->tupdesc, 3, &isnull),
 									  false, -1);
+	search_path = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4);
+	/* versions from 0.1.0 stored none: the default path, "$user" the owner */
+	search_path = MemoryContextStrdup(caller, search_path ? search_path : LEGACY_SEARCH_PATH);
 	SPI_finish();
 	/* detoast only now, into the caller's context */
 	options = DatumGetJsonbP(options_datum);
 	check_owner(name, owner);
+	if (!OidIsValid(owner) || !SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(owner)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("owner of model \"%s\" does not exist", name),
+				 errdetail("Model \"%s\" belongs to %s; its query runs only as its owner.",
+						   name, role_label(owner)),
+				 errhint("Train a new version with kernel_model_train, which makes the caller its owner, or drop the model with kernel_model_drop.")));
 
-	/*
-	 * The stored query runs as the model's owner, so that a superuser's
-	 * scheduled job does not run another role's query with its own rights.
-	 */
-	train_named(fcinfo, &cat, name, query, options, get_role_oid(owner, true));
+	train_named(fcinfo, &cat, name, query, options, owner, search_path);
 	return (Datum) 0;
 }
 
@@ -1036,24 +1153,25 @@ kernel_model_deploy(PG_FUNCTION_ARGS)
 	Elevation	e;
 	Oid			argtypes[2] = {TEXTOID, INT4OID};
 	Datum		args[2];
-	char	   *owner;
+	Oid			owner;
 	bool		isnull;
 	int32		latest;
 
+	check_writable("kernel_model_deploy()");
 	catalog_open(fcinfo, &cat);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	lock_name(name);
-	owner = name_owner(&cat, name);
-	if (owner == NULL)
+	if (!name_owner(&cat, name, &owner))
 		no_such_model(name);
 	check_owner(name, owner);
 
 	args[0] = CStringGetTextDatum(name);
 	args[1] = Int32GetDatum(version);
 	elevate(&cat, &e, true);
-	check_spi(SPI_execute_with_args(psprintf("SELECT count(*) FILTER (WHERE version = $2), max(version) "
-											 "FROM %s WHERE name = $1", cat.qualified),
+	check_spi(SPI_execute_with_args(psprintf("SELECT pg_catalog.count(*) FILTER (WHERE version OPERATOR(pg_catalog.=) $2), "
+											 "pg_catalog.max(version) "
+											 "FROM %s WHERE name OPERATOR(pg_catalog.=) $1", cat.qualified),
 									2, argtypes, args, NULL, false, 1),
 			  "version lookup");
 	latest = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
@@ -1065,12 +1183,14 @@ kernel_model_deploy(PG_FUNCTION_ARGS)
 				 errhint("kernel_models lists the versions.")));
 	/* two statements: the unique index on deployed is checked row by row */
 	check_spi(SPI_execute_with_args(psprintf("UPDATE %s SET deployed = false "
-											 "WHERE name = $1 AND deployed AND version <> $2",
+											 "WHERE name OPERATOR(pg_catalog.=) $1 AND deployed "
+											 "AND version OPERATOR(pg_catalog.<>) $2",
 											 cat.qualified),
 									2, argtypes, args, NULL, false, 0),
 			  "undeploy");
 	check_spi(SPI_execute_with_args(psprintf("UPDATE %s SET deployed = true "
-											 "WHERE name = $1 AND version = $2 AND NOT deployed",
+											 "WHERE name OPERATOR(pg_catalog.=) $1 "
+											 "AND version OPERATOR(pg_catalog.=) $2 AND NOT deployed",
 											 cat.qualified),
 									2, argtypes, args, NULL, false, 0),
 			  "deploy");
@@ -1088,9 +1208,10 @@ kernel_model_drop(PG_FUNCTION_ARGS)
 	Elevation	e;
 	Oid			argtypes[2] = {TEXTOID, INT4OID};
 	Datum		args[2];
-	char	   *owner;
+	Oid			owner;
 	int64		dropped;
 
+	check_writable("kernel_model_drop()");
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -1100,8 +1221,7 @@ kernel_model_drop(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	lock_name(name);
-	owner = name_owner(&cat, name);
-	if (owner == NULL)
+	if (!name_owner(&cat, name, &owner))
 		no_such_model(name);
 	check_owner(name, owner);
 
@@ -1109,7 +1229,7 @@ kernel_model_drop(PG_FUNCTION_ARGS)
 	args[1] = PG_ARGISNULL(1) ? (Datum) 0 : PG_GETARG_DATUM(1);
 	elevate(&cat, &e, true);
 	if (PG_ARGISNULL(1))
-		check_spi(SPI_execute_with_args(psprintf("DELETE FROM %s WHERE name = $1",
+		check_spi(SPI_execute_with_args(psprintf("DELETE FROM %s WHERE name OPERATOR(pg_catalog.=) $1",
 												 cat.qualified),
 										1, argtypes, args, NULL, false, 0),
 				  "drop");
@@ -1120,7 +1240,8 @@ kernel_model_drop(PG_FUNCTION_ARGS)
 		HeapTuple	tup;
 
 		check_spi(SPI_execute_with_args(psprintf("SELECT deployed FROM %s "
-												 "WHERE name = $1 AND version = $2",
+												 "WHERE name OPERATOR(pg_catalog.=) $1 "
+												 "AND version OPERATOR(pg_catalog.=) $2",
 												 cat.qualified),
 										2, argtypes, args, NULL, false, 1),
 				  "version lookup");
@@ -1136,7 +1257,8 @@ kernel_model_drop(PG_FUNCTION_ARGS)
 					 errmsg("cannot drop the deployed version of model \"%s\"", name),
 					 errdetail("Version %d is deployed.", version),
 					 errhint("Deploy another version with kernel_model_deploy first, or drop every version with kernel_model_drop(name).")));
-		check_spi(SPI_execute_with_args(psprintf("DELETE FROM %s WHERE name = $1 AND version = $2",
+		check_spi(SPI_execute_with_args(psprintf("DELETE FROM %s WHERE name OPERATOR(pg_catalog.=) $1 "
+												 "AND version OPERATOR(pg_catalog.=) $2",
 												 cat.qualified),
 										2, argtypes, args, NULL, false, 0),
 				  "drop");
@@ -1163,8 +1285,9 @@ kernel_model_get(PG_FUNCTION_ARGS)
 /* ---------------------------------------------------------------------
  * kernel_predict(name, features)
  *
- * The deployed version is looked up once per snapshot and kept, with its
- * decoded model, in fn_extra.  Within one SQL statement the snapshot does
+ * The deployed version is looked up, and the caller's read permission
+ * checked, once per snapshot and current user, and kept, with its decoded
+ * model, in fn_extra.  Within one SQL statement the snapshot does
  * not change, so the statement keeps the version it started with even if
  * another session deploys a new one meanwhile.  A FmgrInfo that outlives a
  * statement (a PL/pgSQL expression evaluated in a loop) sees a new
@@ -1202,6 +1325,7 @@ typedef struct NamedCache
 {
 	MemoryContext ctx;
 	SnapKey		key;
+	Oid			userid;			/* whose read permission was checked */
 	uint64		generation;
 	NamedEntry *entries;
 } NamedCache;
@@ -1268,9 +1392,12 @@ kernel_predict_by_name(PG_FUNCTION_ARGS)
 		cache->generation = 1;
 		fcinfo->flinfo->fn_extra = cache;
 	}
-	if (snap == NULL || !snapshot_matches(&cache->key, snap))
+	/* SET ROLE within a statement or a PL/pgSQL loop: look and check again */
+	if (snap == NULL || !snapshot_matches(&cache->key, snap) ||
+		cache->userid != GetUserId())
 	{
 		cache->generation++;
+		cache->userid = GetUserId();
 		if (snap != NULL)
 			snapshot_remember(cache->ctx, &cache->key, snap);
 		else
@@ -1297,7 +1424,6 @@ kernel_predict_by_name(PG_FUNCTION_ARGS)
 
 		catalog_open(fcinfo, &cat);
 		find_deployed(&cat, entry->cname, cache->ctx, &dep);
-		pfree(dep.owner);
 		if (entry->model != (Datum) 0)
 			pfree(DatumGetPointer(entry->model));
 		entry->model = dep.model;
