@@ -69,7 +69,12 @@ sub sql_ok
 {
 	my ($sql, $role) = @_;
 	my ($ret, $out, $err) = run_sql($sql, $role);
-	die "failed ($err) for: $sql" if $ret != 0;
+	# a failure becomes the value, so that the assertion on it fails
+	if ($ret != 0)
+	{
+		diag("failed: $sql\n$err");
+		return "ERROR: $err";
+	}
 	return $out;
 }
 
