@@ -15,7 +15,7 @@ DROP VIEW kernel_models_overview;
 -- anyone else; kernel_model_train by a superuser gives the name a new owner.
 ALTER TABLE kernel_models
 	ALTER COLUMN owner TYPE regrole
-	USING pg_catalog.COALESCE(pg_catalog.to_regrole(pg_catalog.quote_ident(owner::pg_catalog.text)),
+	USING COALESCE(pg_catalog.to_regrole(pg_catalog.quote_ident(owner::pg_catalog.text)),
 							  0::pg_catalog.oid::pg_catalog.regrole);
 
 -- search_path: NULL for versions trained under 0.1.0, which stored none; they

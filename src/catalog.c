@@ -152,7 +152,7 @@ catalog_open(FunctionCallInfo fcinfo, Catalog *cat)
 	 */
 	cat->legacy = get_attnum(cat->relid, "search_path") == InvalidAttrNumber;
 	cat->owner_expr = cat->legacy ?
-		"pg_catalog.COALESCE(pg_catalog.to_regrole(pg_catalog.quote_ident(owner::pg_catalog.text))::pg_catalog.oid, 0::pg_catalog.oid)" :
+		"COALESCE(pg_catalog.to_regrole(pg_catalog.quote_ident(owner::pg_catalog.text))::pg_catalog.oid, 0::pg_catalog.oid)" :
 		"owner::pg_catalog.oid";
 }
 
