@@ -7,9 +7,9 @@
 # the updated extension has exactly the objects, definitions and comments
 # of a fresh 0.2.0 install.
 #
-# Uses PostgreSQL::Test::Cluster and the installed extension.  As root (the
-# 0.1.0 script is copied into the share directory) it runs itself again as
-# the postgres user, then removes the script it copied.
+# Uses PostgreSQL::Test::Cluster and the installed extension.  As root, it
+# copies the 0.1.0 script into the share directory, runs itself again as the
+# postgres user, then removes the script (or puts back the file it replaced).
 use strict;
 use warnings;
 
@@ -27,21 +27,20 @@ BEGIN
 		require File::Temp;
 		require File::Copy;
 		require File::Basename;
-		require File::Compare;
 		my $share = `pg_config --sharedir`;
 		chomp $share;
 		my $fixture = File::Basename::dirname($0) . '/../upgrade/kernel_ml--0.1.0.sql';
 		my $target = "$share/extension/kernel_ml--0.1.0.sql";
-		my $copied = 0;
-		if (!-e $target)
+		# a leftover from installing another version is put back afterwards
+		my $saved;
+		if (-e $target)
 		{
-			File::Copy::copy($fixture, $target) or die "cannot copy $fixture to $target: $!";
-			$copied = 1;
+			open(my $in, '<', $target) or die "cannot read $target: $!";
+			local $/;
+			$saved = <$in>;
+			close($in);
 		}
-		elsif (File::Compare::compare($fixture, $target) != 0)
-		{
-			die "$target exists and differs from $fixture";
-		}
+		File::Copy::copy($fixture, $target) or die "cannot copy $fixture to $target: $!";
 		my $dir = File::Temp::tempdir('kml_tap_XXXXXX', TMPDIR => 1, CLEANUP => 0);
 		my (undef, undef, $uid, $gid) = getpwnam('postgres')
 		  or die "no postgres user to run as";
@@ -51,7 +50,16 @@ BEGIN
 		system('runuser', '-u', 'postgres', '--', $^X, (map { "-I$_" } grep { !ref } @INC),
 			$0, @ARGV);
 		my $rc = $? >> 8;
-		unlink($target) if $copied;
+		if (defined $saved)
+		{
+			open(my $out, '>', $target) or die "cannot write $target: $!";
+			print $out $saved;
+			close($out);
+		}
+		else
+		{
+			unlink($target);
+		}
 		exit($rc);
 	}
 }
