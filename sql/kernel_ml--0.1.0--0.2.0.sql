@@ -31,6 +31,8 @@ COMMENT ON FUNCTION kernel_model_train(text, text, jsonb) IS
 'run query (features float8[], target float8) as the caller in a security-restricted operation, train on a deterministic split, record held-out metrics, store a new version of the named model (name: 1 to 63 bytes; a new name belongs to the caller) with the caller''s search_path, and deploy it per the deploy option';
 COMMENT ON FUNCTION kernel_model_retrain(text) IS
 'train a new version of the named model with the query, options and search_path of its latest version; the query runs as the model''s owner (never as the caller) in a security-restricted operation, and nothing it sets outlives it';
+COMMENT ON FUNCTION kernel_predict(text, float8[]) IS
+'score one row with the deployed version of the named model, looked up, and read access checked, once per statement snapshot and current user';
 
 -- One row per name the caller owns or may read.  A plain view, so it reads
 -- the table with its owner's rights and filters the rows itself: by the

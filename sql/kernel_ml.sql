@@ -223,7 +223,7 @@ AS 'MODULE_PATHNAME', 'kernel_predict_by_name'
 LANGUAGE C STABLE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION kernel_predict(text, float8[]) IS
-'score one row with the deployed version of the named model, looked up once per statement snapshot';
+'score one row with the deployed version of the named model, looked up, and read access checked, once per statement snapshot and current user';
 
 -- One row per name the caller owns or may read.  A plain view, so it reads
 -- the table with its owner's rights and filters the rows itself: by the
