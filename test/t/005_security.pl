@@ -176,9 +176,9 @@ CREATE OPERATOR bob_evil.$op (LEFTARG = $type, RIGHTARG = $type, FUNCTION = bob_
 sql_ok($evil, 'bob');
 
 # bob trains (his search_path: bob, public); the query calls the hook
-sql_ok(q{SET search_path = bob, public;
-SELECT version FROM kernel_model_train('bob_model', 'SELECT f, y FROM data2 WHERE bob_evil.hook()', '{"lambda": 0.01, "seed": 1}')},
-	'bob');
+is(sql_ok(q{SET search_path = bob, public;
+SELECT version FROM kernel_model_train('bob_model', 'SELECT f, y FROM data2 WHERE bob_evil.hook()', '{"lambda": 0.01, "seed": 1}');
+SHOW search_path;}, 'bob'), "1\nbob, public", 'bob trains; the setting his query changes does not outlive it');
 is(sql_ok(q{SELECT owner::text || ' ' || search_path || ' ' || (metrics->>'rows') FROM kernel_models WHERE name = 'bob_model'}),
 	'bob bob, public 200', 'bob owns bob_model, trained on bob.data2 with search_path "bob, public"');
 
