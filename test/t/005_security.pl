@@ -205,6 +205,19 @@ SHOW search_path;});
 is($out, 'public', 'after a retrain inside a DO block, search_path is unchanged');
 is(is_super('bob'), 'f', 'bob is still not superuser');
 
+# ... and when the owner's query fails after changing search_path, caught
+# by the caller's exception block: user and settings are restored
+sql_ok(q{CREATE TABLE bob.flag (x integer); INSERT INTO bob.flag VALUES (1);
+SET search_path = bob, public;
+SELECT version FROM kernel_model_train('bob_fail', 'SELECT f, y FROM data2 WHERE bob_evil.hook() AND 1 / (SELECT count(*)::integer FROM bob.flag) IS NOT NULL');
+DELETE FROM bob.flag;}, 'bob');
+is(sql_ok(q{SET search_path = public;
+SELECT public.outcome('SELECT kernel_model_retrain(''bob_fail'')');
+SHOW search_path;
+SELECT current_user;}), "22012 division by zero\npublic\npostgres",
+	'a retrain whose query fails after changing search_path leaves the caller\'s search_path and role as they were');
+is(is_super('bob'), 'f', 'bob is still not superuser');
+
 # 1b. a real pg_cron job, scheduled by the superuser
 sql_ok('ALTER ROLE bob NOSUPERUSER');
 my $jobid = sql_ok(q{SELECT cron.schedule('kml_retrain', '* * * * *', $$SELECT kernel_model_retrain('bob_model')$$)});
@@ -291,8 +304,8 @@ is(is_super('bob'), 'f', 'bob is still not superuser');
 is(sql_ok(q{CREATE TEMP TABLE kernel_models (x int);
 SELECT count(*) FROM public.kernel_models_overview;}, 'eve'), '0',
 	'eve with a temp table named kernel_models sees no model in the overview');
-is(sql_ok(q{SELECT count(*) FROM public.kernel_models_overview;}, 'bob'), '1',
-	'bob sees his own model only');
+is(sql_ok(q{SELECT string_agg(name, ',' ORDER BY name) FROM public.kernel_models_overview;}, 'bob'), 'bob_fail,bob_model',
+	'bob sees his own models only');
 
 # 6b. kernel_predict(name, ...) checks read access for the current user,
 # also when SET ROLE happens between two calls of one expression
