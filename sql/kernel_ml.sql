@@ -134,11 +134,15 @@ COMMENT ON FUNCTION kernel_model_info(bytea) IS
 -- the role in "owner") and write as the extension's owner; nobody else is
 -- granted INSERT, UPDATE or DELETE.  Read access to every model is the
 -- SELECT privilege on this table: GRANT SELECT ON kernel_models TO role.
+-- The owner is a regrole: stored by OID (renaming the role keeps its models,
+-- a new role of a dropped owner's name gets none), dumped by name.
+-- search_path is the last column so that a table updated from 0.1.0 has the
+-- same columns in the same order.
 CREATE TABLE kernel_models (
 	name text NOT NULL CHECK (name <> ''),
 	version integer NOT NULL CHECK (version > 0),
 	created_at timestamptz NOT NULL DEFAULT now(),
-	owner name NOT NULL,
+	owner regrole NOT NULL,
 	source_query text NOT NULL,
 	options jsonb NOT NULL DEFAULT '{}',
 	model bytea NOT NULL,
@@ -146,6 +150,7 @@ CREATE TABLE kernel_models (
 	n_train bigint NOT NULL,
 	n_features integer NOT NULL,
 	deployed boolean NOT NULL DEFAULT false,
+	search_path text,
 	PRIMARY KEY (name, version)
 );
 
@@ -162,14 +167,15 @@ COMMENT ON TABLE kernel_models IS
 COMMENT ON COLUMN kernel_models.name IS 'model name, chosen by its owner';
 COMMENT ON COLUMN kernel_models.version IS 'version number within the name: 1, 2, 3, ...';
 COMMENT ON COLUMN kernel_models.created_at IS 'when the version was trained (transaction start)';
-COMMENT ON COLUMN kernel_models.owner IS 'the role that owns the name; only roles with its privileges can retrain, deploy or drop it';
-COMMENT ON COLUMN kernel_models.source_query IS 'the query that yielded (features, target); kernel_model_retrain runs it again';
+COMMENT ON COLUMN kernel_models.owner IS 'the role that owns the name, by OID (0 if it no longer existed when the catalog was updated from 0.1.0); only roles with its privileges can retrain, deploy or drop it; kernel_model_retrain runs source_query as this role, and fails if it was dropped';
+COMMENT ON COLUMN kernel_models.source_query IS 'the query that yielded (features, target); kernel_model_retrain runs it again, as owner, with search_path';
 COMMENT ON COLUMN kernel_models.options IS 'the options given to kernel_model_train; kernel_model_retrain reuses them';
 COMMENT ON COLUMN kernel_models.model IS 'the model, as kernel_train returns it';
 COMMENT ON COLUMN kernel_models.metrics IS 'split sizes, training and held-out RMSE, MAE and R^2, and the deployment decision with both scores';
 COMMENT ON COLUMN kernel_models.n_train IS 'rows the stored model was fitted on';
 COMMENT ON COLUMN kernel_models.n_features IS 'length of the feature arrays the model takes';
 COMMENT ON COLUMN kernel_models.deployed IS 'whether this is the version kernel_predict(name, features) uses; at most one per name';
+COMMENT ON COLUMN kernel_models.search_path IS 'the schemas source_query resolved names in when this version was trained (the trainer''s search_path, "$user" expanded, temporary schema left out); kernel_model_retrain pins it, followed by pg_temp; NULL for versions from 0.1.0, which are retrained with "$user", public ("$user" being the owner)';
 
 CREATE FUNCTION kernel_model_train(name text, query text, options jsonb DEFAULT '{}')
 RETURNS TABLE (name text, version integer, deployed boolean, metrics jsonb)
@@ -177,7 +183,7 @@ AS 'MODULE_PATHNAME', 'kernel_model_train'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION kernel_model_train(text, text, jsonb) IS
-'run query (features float8[], target float8), train on a deterministic split, record held-out metrics, store a new version of the named model and deploy it per the deploy option';
+'run query (features float8[], target float8) as the caller in a security-restricted operation, train on a deterministic split, record held-out metrics, store a new version of the named model (name: 1 to 63 bytes; a new name belongs to the caller) with the caller''s search_path, and deploy it per the deploy option';
 
 CREATE FUNCTION kernel_model_retrain(name text)
 RETURNS TABLE (name text, version integer, deployed boolean, metrics jsonb)
@@ -185,7 +191,7 @@ AS 'MODULE_PATHNAME', 'kernel_model_retrain'
 LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION kernel_model_retrain(text) IS
-'train a new version of the named model with the query and options of its latest version';
+'train a new version of the named model with the query, options and search_path of its latest version; the query runs as the model''s owner (never as the caller) in a security-restricted operation, and nothing it sets outlives it';
 
 CREATE FUNCTION kernel_model_deploy(name text, version integer)
 RETURNS void
@@ -217,10 +223,12 @@ AS 'MODULE_PATHNAME', 'kernel_predict_by_name'
 LANGUAGE C STABLE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION kernel_predict(text, float8[]) IS
-'score one row with the deployed version of the named model, looked up once per statement snapshot';
+'score one row with the deployed version of the named model, looked up, and read access checked, once per statement snapshot and current user';
 
 -- One row per name the caller owns or may read.  A plain view, so it reads
--- the table with its owner's rights and filters the rows itself.
+-- the table with its owner's rights and filters the rows itself: by the
+-- table's OID (a temporary table named kernel_models does not stand in for
+-- it) and the owner's OID.
 CREATE VIEW kernel_models_overview AS
 SELECT m.name,
 	   m.owner,
@@ -232,10 +240,8 @@ SELECT m.name,
 	   max(pg_catalog.octet_length(m.model)) FILTER (WHERE m.deployed) AS deployed_bytes,
 	   sum(pg_catalog.octet_length(m.model))::bigint AS total_bytes
 FROM kernel_models m
-WHERE m.owner = current_user
-   OR pg_catalog.has_table_privilege('kernel_models', 'SELECT')
-   OR EXISTS (SELECT 1 FROM pg_catalog.pg_roles r
-			  WHERE r.rolname = m.owner AND pg_catalog.pg_has_role(r.oid, 'USAGE'))
+WHERE pg_catalog.has_table_privilege(m.tableoid, 'SELECT')
+   OR pg_catalog.pg_has_role(m.owner::pg_catalog.oid, 'USAGE')
 GROUP BY m.name, m.owner;
 
 GRANT SELECT ON kernel_models_overview TO PUBLIC;

@@ -151,13 +151,28 @@ get_model(ModelCache *mc, Datum model)
 	return &mc->model;
 }
 
+/* Score the raw feature row in mc->x with the loaded model m. */
+static double
+score_loaded(ModelCache *mc, km_model *m)
+{
+	int			d = (int) m->n_features;
+	double		xnorm;
+
+	km_standardize_row(mc->x, d, m->mean, m->scale, mc->x);
+	xnorm = km_vector_norm(&m->kernel, mc->x, d);
+
+	km_blas_setup_scoring();
+	return m->intercept +
+		km_kernel_row_dot(&m->kernel, mc->Xt, m->n_train, d, mc->norms, mc->x,
+						  xnorm, m->alpha, mc->work);
+}
+
 double
 km_model_cache_predict(ModelCache *mc, Datum model, ArrayType *features)
 {
 	km_model   *m = get_model(mc, model);
 	int			d = (int) m->n_features;
 	int			len;
-	double		xnorm;
 
 	len = km_array_length(features, "the row");
 	if (len != d)
@@ -166,13 +181,21 @@ km_model_cache_predict(ModelCache *mc, Datum model, ArrayType *features)
 				 errmsg("wrong number of features for this model"),
 				 errdetail("The model expects %d features, got %d.", d, len)));
 	km_array_copy(features, d, mc->x, "the row");
-	km_standardize_row(mc->x, d, m->mean, m->scale, mc->x);
-	xnorm = km_vector_norm(&m->kernel, mc->x, d);
+	return score_loaded(mc, m);
+}
 
-	km_blas_setup_scoring();
-	return m->intercept +
-		km_kernel_row_dot(&m->kernel, mc->Xt, m->n_train, d, mc->norms, mc->x,
-						  xnorm, m->alpha, mc->work);
+double
+km_model_cache_predict_row(ModelCache *mc, Datum model, const double *x, int d)
+{
+	km_model   *m = get_model(mc, model);
+
+	if ((uint32) d != m->n_features)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("wrong number of features for this model"),
+				 errdetail("The model expects %u features, got %d.", m->n_features, d)));
+	memcpy(mc->x, x, sizeof(double) * d);
+	return score_loaded(mc, m);
 }
 
 Datum

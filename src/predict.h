@@ -20,4 +20,8 @@ ModelCache *km_model_cache_create(MemoryContext mcxt);
  */
 double		km_model_cache_predict(ModelCache *mc, Datum model, ArrayType *features);
 
+/* The same for a row of d features already in C (named-model training). */
+double		km_model_cache_predict_row(ModelCache *mc, Datum model,
+									   const double *x, int d);
+
 #endif							/* KM_PREDICT_H */

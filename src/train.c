@@ -26,6 +26,7 @@
 #include "pgutil.h"
 #include "rowset.h"
 #include "solve.h"
+#include "train.h"
 
 PG_FUNCTION_INFO_V1(kernel_train_sfunc);
 PG_FUNCTION_INFO_V1(kernel_train_final);
@@ -269,6 +270,12 @@ kernel_train_final(PG_FUNCTION_ARGS)
 	if (rs->n == 0)
 		PG_RETURN_NULL();
 	PG_RETURN_BYTEA_P(train_model(rs));
+}
+
+bytea *
+km_train_rowset(RowSet *rs)
+{
+	return train_model(rs);
 }
 
 Datum

@@ -40,7 +40,7 @@ FROM kernel_model_train('cat_price', 'SELECT f, y FROM cat_houses', '{"lambda": 
 SELECT version, deployed, metrics->'deploy'->>'reason' AS reason, metrics->'refit' AS refit
 FROM kernel_model_train('cat_price', 'SELECT f, y FROM cat_houses', '{"lambda": 0.01, "seed": 7, "refit": true}');
 
-SELECT version, owner = current_user AS owner_ok, n_train, n_features, deployed,
+SELECT version, owner = current_user::regrole AS owner_ok, owner, search_path, n_train, n_features, deployed,
        options, kernel_model_info(model)->'n_train' AS model_rows
 FROM kernel_models WHERE name = 'cat_price' ORDER BY version;
 
@@ -130,8 +130,33 @@ SELECT q, pg_temp.outcome(q) FROM (VALUES
   ('SELECT kernel_model_drop(''cat_price'', 1)'),
   ('SELECT kernel_model_train(''cat_bad'', ''SELECT f, y FROM cat_houses WHERE false'')'),
   ('SELECT kernel_model_train(''cat_bad'', ''SELECT f FROM cat_houses'')'),
-  ('SELECT kernel_model_train(''cat_bad'', ''SELECT f::text, y FROM cat_houses'')')
+  ('SELECT kernel_model_train(''cat_bad'', ''SELECT f::text, y FROM cat_houses'')'),
+  ('SELECT kernel_model_train(repeat(''x'', 64), ''SELECT f, y FROM cat_houses'')'),
+  ('SELECT kernel_model_retrain(repeat(''x'', 64))'),
+  ('SELECT kernel_model_train(''cat_bad'', ''SELECT f, y FROM cat_houses'', ''{"deploy": "sometimes"}'')')
 ) v(q);
+
+-- a read-only transaction is refused before any work
+BEGIN READ ONLY;
+SELECT * FROM kernel_model_train('cat_ro', 'SELECT f, y FROM cat_houses');
+ROLLBACK;
+BEGIN READ ONLY;
+SELECT * FROM kernel_model_retrain('cat_price');
+ROLLBACK;
+BEGIN READ ONLY;
+SELECT kernel_model_deploy('cat_price', 1);
+ROLLBACK;
+BEGIN READ ONLY;
+SELECT kernel_model_drop('cat_price');
+ROLLBACK;
+-- reading is fine
+BEGIN READ ONLY;
+SELECT round(kernel_predict('cat_price', ARRAY[1.0, 2.0, 3.0])::numeric, 4) IS NOT NULL AS reads;
+ROLLBACK;
+
+-- a 63-byte name is the longest
+SELECT octet_length(name) AS bytes, version FROM kernel_model_train(repeat('y', 63), 'SELECT f, y FROM cat_houses');
+SELECT kernel_model_drop(repeat('y', 63));
 
 -- no failed training left anything behind
 SELECT name, count(*) AS versions FROM kernel_models GROUP BY name ORDER BY name;

@@ -108,7 +108,7 @@ like($out, qr/permission denied for model "shared"/, 'bob cannot score with it b
 ($out) = as_role($bob, q{SELECT count(*) FROM kernel_models});
 like($out, qr/permission denied for table kernel_models/, 'bob cannot read the table') or diag($out);
 ($out) = as_role($bob,
-	q{INSERT INTO kernel_models (name, version, owner, source_query, model, metrics, n_train, n_features) SELECT 'shared', 9, current_user, '', '\x', '{}', 1, 1});
+	q{INSERT INTO kernel_models (name, version, owner, source_query, model, metrics, n_train, n_features) SELECT 'shared', 9, current_user::regrole, '', '\x', '{}', 1, 1});
 like($out, qr/permission denied for table kernel_models/, 'bob cannot write the table directly') or diag($out);
 ($out) = as_role($bob, q{SELECT count(*) FROM kernel_models_overview});
 is($out, '0', 'the overview shows bob nothing of alice') or diag($out);

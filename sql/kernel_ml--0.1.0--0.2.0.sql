@@ -1,0 +1,59 @@
+-- complain if script is sourced in psql, rather than via CREATE EXTENSION
+\echo Use "ALTER EXTENSION kernel_ml UPDATE TO '0.2.0'" to load this file. \quit
+
+-- kernel_ml 0.1.0 -> 0.2.0: the catalog of named models stores its owners by
+-- OID and the search_path each version was trained with.  Models themselves
+-- (the bytea in kernel_models.model and in user tables) are unchanged.
+
+-- The view reads kernel_models.owner; it is recreated below.
+DROP VIEW kernel_models_overview;
+
+-- owner: name -> regrole.  A name that no longer names a role (its role was
+-- dropped or renamed after training under 0.1.0) becomes OID 0, shown as
+-- '-': such a model can still be read, deployed and dropped by a superuser,
+-- but kernel_model_retrain refuses it (42704) rather than run its query as
+-- anyone else; kernel_model_train by a superuser gives the name a new owner.
+ALTER TABLE kernel_models
+	ALTER COLUMN owner TYPE regrole
+	USING COALESCE(pg_catalog.to_regrole(pg_catalog.quote_ident(owner::pg_catalog.text)),
+							  0::pg_catalog.oid::pg_catalog.regrole);
+
+-- search_path: NULL for versions trained under 0.1.0, which stored none; they
+-- are retrained with "$user", public ("$user" being the owner), the default
+-- search_path a scheduled job usually ran them with.
+ALTER TABLE kernel_models ADD COLUMN search_path text;
+
+COMMENT ON COLUMN kernel_models.owner IS 'the role that owns the name, by OID (0 if it no longer existed when the catalog was updated from 0.1.0); only roles with its privileges can retrain, deploy or drop it; kernel_model_retrain runs source_query as this role, and fails if it was dropped';
+COMMENT ON COLUMN kernel_models.source_query IS 'the query that yielded (features, target); kernel_model_retrain runs it again, as owner, with search_path';
+COMMENT ON COLUMN kernel_models.search_path IS 'the schemas source_query resolved names in when this version was trained (the trainer''s search_path, "$user" expanded, temporary schema left out); kernel_model_retrain pins it, followed by pg_temp; NULL for versions from 0.1.0, which are retrained with "$user", public ("$user" being the owner)';
+
+COMMENT ON FUNCTION kernel_model_train(text, text, jsonb) IS
+'run query (features float8[], target float8) as the caller in a security-restricted operation, train on a deterministic split, record held-out metrics, store a new version of the named model (name: 1 to 63 bytes; a new name belongs to the caller) with the caller''s search_path, and deploy it per the deploy option';
+COMMENT ON FUNCTION kernel_model_retrain(text) IS
+'train a new version of the named model with the query, options and search_path of its latest version; the query runs as the model''s owner (never as the caller) in a security-restricted operation, and nothing it sets outlives it';
+COMMENT ON FUNCTION kernel_predict(text, float8[]) IS
+'score one row with the deployed version of the named model, looked up, and read access checked, once per statement snapshot and current user';
+
+-- One row per name the caller owns or may read.  A plain view, so it reads
+-- the table with its owner's rights and filters the rows itself: by the
+-- table's OID (a temporary table named kernel_models does not stand in for
+-- it) and the owner's OID.
+CREATE VIEW kernel_models_overview AS
+SELECT m.name,
+	   m.owner,
+	   max(m.version) FILTER (WHERE m.deployed) AS deployed_version,
+	   count(*)::integer AS versions,
+	   max(m.version) AS latest_version,
+	   max(m.created_at) AS last_trained,
+	   (array_agg(m.metrics) FILTER (WHERE m.deployed))[1] AS deployed_metrics,
+	   max(pg_catalog.octet_length(m.model)) FILTER (WHERE m.deployed) AS deployed_bytes,
+	   sum(pg_catalog.octet_length(m.model))::bigint AS total_bytes
+FROM kernel_models m
+WHERE pg_catalog.has_table_privilege(m.tableoid, 'SELECT')
+   OR pg_catalog.pg_has_role(m.owner::pg_catalog.oid, 'USAGE')
+GROUP BY m.name, m.owner;
+
+GRANT SELECT ON kernel_models_overview TO PUBLIC;
+
+COMMENT ON VIEW kernel_models_overview IS
+'one row per model name the caller owns or may read: deployed version, number of versions, latest version, last training time, deployed metrics and sizes';

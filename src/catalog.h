@@ -1,0 +1,86 @@
+/*
+ * catalog.h - the catalog of named models (table kernel_models): finding
+ * it, acting as its owner, the owner and privilege checks, and the lookups
+ * shared by training (catalog_train.c), scoring by name
+ * (catalog_predict.c) and deployment (catalog.c).
+ */
+#ifndef KM_CATALOG_H
+#define KM_CATALOG_H
+
+#include "postgres.h"
+
+#include "fmgr.h"
+
+/* Longest model name, in bytes: as long as a PostgreSQL identifier. */
+#define MODEL_NAME_MAX (NAMEDATALEN - 1)
+
+/* The catalog table of the extension these functions belong to. */
+typedef struct Catalog
+{
+	Oid			relid;
+	Oid			owner;			/* the table's owner: who writes it */
+	char	   *qualified;		/* "schema".kernel_models, quoted */
+	bool		legacy;			/* a 0.1.0 table: owner by name, no search_path */
+	const char *owner_expr;		/* SQL yielding the owner's OID */
+} Catalog;
+
+/* Saved identity while acting as the catalog's owner. */
+typedef struct Elevation
+{
+	Oid			userid;
+	int			sec_context;
+	int			guc_level;
+} Elevation;
+
+/* The deployed version of a name, as the lookup found it. */
+typedef struct Deployed
+{
+	bool		name_exists;
+	bool		found;
+	Oid			owner;
+	int32		version;
+	Datum		model;			/* as stored: possibly a TOAST pointer */
+} Deployed;
+
+void		catalog_open(FunctionCallInfo fcinfo, Catalog *cat);
+
+/* Refuse to train on a 0.1.0 table (before ALTER EXTENSION UPDATE). */
+void		catalog_require_current(const Catalog *cat, const char *fname);
+
+/*
+ * Act as the catalog's owner (with pin_path, search_path pinned to
+ * pg_catalog) until catalog_unelevate, which rolls back any setting.
+ */
+void		catalog_elevate(const Catalog *cat, Elevation *e, bool pin_path);
+void		catalog_unelevate(Elevation *e);
+void		catalog_check_spi(int rc, const char *what);
+
+/* A role for messages: its name, or its OID if it was dropped. */
+char	   *catalog_role_label(Oid role);
+
+/* Errors unless the caller has the privileges of the owner (by OID). */
+void		catalog_check_owner(const char *name, Oid owner);
+void		catalog_no_such_model(const char *name) pg_attribute_noreturn();
+
+/* A name a new version may be stored under: 1 to MODEL_NAME_MAX bytes. */
+void		catalog_check_name(const char *name);
+
+/* A writable transaction, checked before any work. */
+void		catalog_check_writable(const char *fname);
+
+/* Whether name has a version, and the owner of its latest; SPI connected. */
+bool		catalog_name_owner(const Catalog *cat, const char *name, Oid *owner);
+
+/* Serialise the versions of one name until the end of the transaction. */
+void		catalog_lock_name(const char *name);
+
+/* The deployed version of name (model copied into ctx); SPI connected. */
+void		catalog_lookup_deployed(const Catalog *cat, const char *name,
+									bool read_only, MemoryContext ctx,
+									Deployed *out);
+
+/* The same, connecting to SPI, with the errors a reader of the model wants. */
+void		catalog_find_deployed(const Catalog *cat, const char *name,
+								  MemoryContext ctx, Deployed *out);
+
+#endif							/* KM_CATALOG_H */

@@ -1,0 +1,208 @@
+# Upgrade from 0.1.0: install the 0.1.0 script (test/upgrade/, extracted
+# from the 0.1.0 release), CREATE EXTENSION kernel_ml VERSION '0.1.0', store
+# named models as 0.1.0 stored them (owner by name; one of a role that no
+# longer exists) and a bytea model in a user table, then ALTER EXTENSION
+# kernel_ml UPDATE: predictions are identical bit for bit, owners become
+# role OIDs, retraining works (and refuses the dropped owner's model), and
+# the updated extension has exactly the objects, definitions and comments
+# of a fresh 0.2.0 install.
+#
+# Uses PostgreSQL::Test::Cluster and the installed extension.  As root, it
+# copies the 0.1.0 script into the share directory, runs itself again as the
+# postgres user, then removes the script (or puts back the file it replaced).
+use strict;
+use warnings;
+
+BEGIN
+{
+	if (!$ENV{PG_REGRESS})
+	{
+		my $pgxs = `pg_config --pgxs`;
+		chomp $pgxs;
+		$pgxs =~ s{/src/makefiles/pgxs\.mk$}{};
+		$ENV{PG_REGRESS} = "$pgxs/src/test/regress/pg_regress";
+	}
+	if ($> == 0 && !$ENV{KM_TAP_REEXEC})
+	{
+		require File::Temp;
+		require File::Copy;
+		require File::Basename;
+		my $share = `pg_config --sharedir`;
+		chomp $share;
+		my $fixture = File::Basename::dirname($0) . '/../upgrade/kernel_ml--0.1.0.sql';
+		my $target = "$share/extension/kernel_ml--0.1.0.sql";
+		# a leftover from installing another version is put back afterwards
+		my $saved;
+		if (-e $target)
+		{
+			open(my $in, '<', $target) or die "cannot read $target: $!";
+			local $/;
+			$saved = <$in>;
+			close($in);
+		}
+		File::Copy::copy($fixture, $target) or die "cannot copy $fixture to $target: $!";
+		my $dir = File::Temp::tempdir('kml_tap_XXXXXX', TMPDIR => 1, CLEANUP => 0);
+		my (undef, undef, $uid, $gid) = getpwnam('postgres')
+		  or die "no postgres user to run as";
+		chown($uid, $gid, $dir) or die "cannot chown $dir: $!";
+		$ENV{KM_TAP_REEXEC} = 1;
+		$ENV{TESTDIR} = $dir;
+		system('runuser', '-u', 'postgres', '--', $^X, (map { "-I$_" } grep { !ref } @INC),
+			$0, @ARGV);
+		my $rc = $? >> 8;
+		if (defined $saved)
+		{
+			open(my $out, '>', $target) or die "cannot write $target: $!";
+			print $out $saved;
+			close($out);
+		}
+		else
+		{
+			unlink($target);
+		}
+		exit($rc);
+	}
+}
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $bindir = `pg_config --bindir`;
+chomp $bindir;
+(my $install = $bindir) =~ s{/bin$}{};
+
+my $node = PostgreSQL::Test::Cluster->new('upgrade', install_path => $install);
+$node->init;
+$node->start;
+
+sub sql
+{
+	my ($sql, %opts) = @_;
+	my ($ret, $out, $err) = $node->psql($opts{db} // 'postgres', $sql,
+		extra_params => $opts{role} ? ['-U', $opts{role}] : []);
+	if ($ret != 0)
+	{
+		diag("failed: $sql\n$err");
+		return "ERROR: $err";
+	}
+	return $out;
+}
+
+# every object of the extension with its definition and comment, one a line
+my $describe = q{
+WITH ext AS (SELECT oid FROM pg_extension WHERE extname = 'kernel_ml'),
+members AS (
+  SELECT d.classid, d.objid FROM pg_depend d, ext
+  WHERE d.refclassid = 'pg_extension'::regclass AND d.refobjid = ext.oid AND d.deptype = 'e')
+SELECT string_agg(line, E'\n' ORDER BY line) FROM (
+  SELECT 'object ' || pg_describe_object(classid, objid, 0) || ' -- '
+         || coalesce(obj_description(objid, classid::regclass::name), '(no comment)') AS line
+  FROM members
+  UNION ALL
+  SELECT 'definition ' || pg_get_functiondef(p.oid)
+  FROM members m JOIN pg_proc p ON m.classid = 'pg_proc'::regclass AND p.oid = m.objid
+  WHERE p.prokind <> 'a'
+  UNION ALL
+  SELECT 'column ' || a.attnum || ' ' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod)
+         || CASE WHEN a.attnotnull THEN ' NOT NULL' ELSE '' END
+         || coalesce(' DEFAULT ' || pg_get_expr(ad.adbin, ad.adrelid), '')
+         || ' -- ' || coalesce(col_description(a.attrelid, a.attnum), '(no comment)')
+  FROM pg_attribute a LEFT JOIN pg_attrdef ad ON ad.adrelid = a.attrelid AND ad.adnum = a.attnum
+  WHERE a.attrelid = 'kernel_models'::regclass AND a.attnum > 0 AND NOT a.attisdropped
+  UNION ALL
+  SELECT 'constraint ' || pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = 'kernel_models'::regclass
+  UNION ALL
+  SELECT 'index ' || pg_get_indexdef(indexrelid) FROM pg_index WHERE indrelid = 'kernel_models'::regclass
+  UNION ALL
+  SELECT 'view ' || pg_get_viewdef('kernel_models_overview'::regclass)
+  UNION ALL
+  SELECT 'acl ' || relname || ' ' || coalesce(relacl::text, '') FROM pg_class
+  WHERE oid IN ('kernel_models'::regclass, 'kernel_models_overview'::regclass)
+  UNION ALL
+  SELECT 'config ' || (SELECT string_agg(c::regclass::text, ',') FROM unnest(extconfig) c) || ' '
+         || coalesce(extcondition::text, '') FROM pg_extension WHERE extname = 'kernel_ml'
+) t;
+};
+
+# exact bytes of every prediction: by name, and with the bytea in a table
+my $predictions = q{
+SELECT string_agg(i || ' ' || encode(float8send(kernel_predict('m_ridge', f)), 'hex') || ' '
+                  || encode(float8send(kernel_predict('m_ghost', f)), 'hex') || ' '
+                  || encode(float8send(kernel_predict((SELECT model FROM public.saved), f)), 'hex'),
+                  ',' ORDER BY i)
+FROM public.d;
+};
+
+sql(q{
+CREATE ROLE alice LOGIN;
+CREATE ROLE ghost LOGIN;
+CREATE EXTENSION kernel_ml VERSION '0.1.0';
+CREATE TABLE public.d AS
+  SELECT i, ARRAY[sin(i), cos(0.7 * i), (i % 5) / 5.0]::float8[] AS f,
+         2 * sin(i) + cos(0.7 * i) * (i % 5) / 5.0 AS y
+  FROM generate_series(1, 120) i;
+GRANT SELECT ON public.d TO alice;
+});
+is(sql(q{SELECT extversion FROM pg_extension WHERE extname = 'kernel_ml'}), '0.1.0', 'installed version 0.1.0');
+
+# named models as 0.1.0 stores them: owner by name, no search_path; the
+# model of "ghost" outlives its role
+sql(q{
+INSERT INTO kernel_models (name, version, owner, source_query, options, model, metrics, n_train, n_features, deployed)
+SELECT 'm_ridge', 1, 'alice', 'SELECT f, y FROM d', '{"lambda": 0.01, "seed": 4}',
+       kernel_train(f, y, '{"lambda": 0.01, "seed": 4}'), '{}', count(*), 3, true FROM public.d;
+INSERT INTO kernel_models (name, version, owner, source_query, options, model, metrics, n_train, n_features, deployed)
+SELECT 'm_ghost', 1, 'ghost', 'SELECT f, y FROM d', '{"kernel": "poly", "degree": 2}',
+       kernel_train(f, y, '{"kernel": "poly", "degree": 2}'), '{}', count(*), 3, true FROM public.d;
+CREATE TABLE public.saved AS
+  SELECT kernel_train(f, y, '{"kernel": "laplacian", "gamma": 0.5}') AS model FROM public.d;
+DROP ROLE ghost;
+});
+my $before = sql($predictions);
+like($before, qr/^1 [0-9a-f]{16} [0-9a-f]{16} [0-9a-f]{16},/, 'predictions on the 0.1.0 catalog');
+my $models_before = sql(q{SELECT string_agg(name || ' ' || md5(model), ',' ORDER BY name) FROM kernel_models});
+like(sql(q{SELECT kernel_model_train('m_new', 'SELECT f, y FROM d')}), qr/needs the kernel_ml 0\.2\.0 catalog/,
+	'training on the 0.1.0 catalog asks for ALTER EXTENSION UPDATE');
+
+is(sql(q{ALTER EXTENSION kernel_ml UPDATE; SELECT extversion FROM pg_extension WHERE extname = 'kernel_ml'}),
+	'0.2.0', 'ALTER EXTENSION kernel_ml UPDATE to 0.2.0');
+my $after = sql($predictions);
+like($after, qr/^1 [0-9a-f]{16} [0-9a-f]{16} [0-9a-f]{16},/, 'predictions on the updated catalog');
+is($after, $before, 'every prediction is identical, bit for bit, after the update');
+is(sql(q{SELECT string_agg(name || ' ' || md5(model), ',' ORDER BY name) FROM kernel_models}), $models_before,
+	'the stored models are unchanged');
+is(sql(q{SELECT string_agg(name || ' ' || owner::text || ' ' || owner::oid || ' ' || coalesce(search_path, 'null'), ',' ORDER BY name) FROM kernel_models}),
+	'm_ghost - 0 null,m_ridge alice ' . sql(q{SELECT oid FROM pg_roles WHERE rolname = 'alice'}) . ' null',
+	'owners became role OIDs (0 for the role that no longer exists); no search_path stored');
+is(sql(q{SELECT string_agg(name || ' ' || owner::text || ' ' || deployed_version, ',' ORDER BY name) FROM kernel_models_overview}),
+	'm_ghost - 1,m_ridge alice 1', 'the overview lists both');
+
+# retrain: alice's model runs as alice with "$user", public
+is(sql(q{SELECT version || ' ' || (metrics->>'rows') FROM kernel_model_retrain('m_ridge')}), '2 120',
+	'a superuser retrains the 0.1.0 model m_ridge');
+is(sql(q{SELECT owner::text || ' ' || search_path FROM kernel_models WHERE name = 'm_ridge' AND version = 2}),
+	'alice "$user", public', 'version 2 belongs to alice and stores the search_path it ran with');
+is(sql(q{SELECT version FROM kernel_model_retrain('m_ridge')}, role => 'alice'), '3', 'alice retrains it too');
+like(sql(q{SELECT version FROM kernel_model_retrain('m_ghost')}), qr/owner of model "m_ghost" does not exist/,
+	'the model of the dropped role cannot be retrained');
+is(sql(q{SELECT version FROM kernel_model_train('m_fresh', 'SELECT f, y FROM d')}, role => 'alice'), '1',
+	'a new model trains on the updated catalog');
+
+# the updated extension is the fresh 0.2.0 install
+my $updated = sql($describe);
+sql('CREATE DATABASE fresh');
+sql('CREATE EXTENSION kernel_ml', db => 'fresh');
+my $fresh = sql($describe, db => 'fresh');
+ok(length($fresh) > 1000, 'described the fresh install');
+# compare line by line, so that a difference is shown as just that
+my %count;
+$count{$_}++ for split /\n/, $fresh;
+$count{$_}-- for split /\n/, $updated;
+my @diff = map { ($count{$_} > 0 ? 'only in fresh: ' : 'only in updated: ') . $_ }
+  grep { $count{$_} != 0 } sort keys %count;
+diag(join("\n", @diff)) if @diff;
+is(scalar(@diff), 0, 'the updated extension has the objects, definitions and comments of a fresh install');
+
+$node->stop;
+done_testing();

@@ -1,0 +1,244 @@
+-- complain if script is sourced in psql, rather than via CREATE EXTENSION
+\echo Use "CREATE EXTENSION kernel_ml" to load this file. \quit
+
+-- Kernels ---------------------------------------------------------------
+
+CREATE FUNCTION kernel_eval(x float8[], z float8[], options jsonb DEFAULT '{}')
+RETURNS float8
+AS 'MODULE_PATHNAME', 'kernel_eval'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_eval(float8[], float8[], jsonb) IS
+'one kernel value K(x, z); options choose the kernel and its parameters';
+
+-- kernel_matrix(features, options ORDER BY ...): the n x n Gram matrix.
+
+CREATE FUNCTION kernel_matrix_sfunc(internal, float8[], jsonb)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'kernel_matrix_sfunc'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION kernel_matrix_final(internal)
+RETURNS float8[]
+AS 'MODULE_PATHNAME', 'kernel_matrix_final'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+-- No combine function: rows and columns follow the aggregate's input order,
+-- which partial aggregation in parallel workers would not keep.
+CREATE AGGREGATE kernel_matrix(features float8[], options jsonb) (
+	SFUNC = kernel_matrix_sfunc,
+	STYPE = internal,
+	FINALFUNC = kernel_matrix_final,
+	PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE kernel_matrix(float8[], jsonb) IS
+'Gram matrix of the input rows as a 2-D array, rows and columns in aggregate input order';
+
+-- kernel_check(features, options): Mercer diagnostics of the Gram matrix.
+
+CREATE FUNCTION kernel_check_final(internal)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'kernel_check_final'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE AGGREGATE kernel_check(features float8[], options jsonb) (
+	SFUNC = kernel_matrix_sfunc,
+	STYPE = internal,
+	FINALFUNC = kernel_check_final,
+	PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE kernel_check(float8[], jsonb) IS
+'Mercer diagnostics of the Gram matrix of the input rows: symmetry, extreme eigenvalues, condition number, positive semi-definiteness, effective rank';
+
+-- Training --------------------------------------------------------------
+
+CREATE FUNCTION kernel_train_sfunc(internal, float8[], float8)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'kernel_train_sfunc'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION kernel_train_sfunc(internal, float8[], float8, jsonb)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'kernel_train_sfunc'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION kernel_train_final(internal)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_train_final'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION kernel_train_combine(internal, internal)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'kernel_train_combine'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION kernel_train_serialize(internal)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_train_serialize'
+LANGUAGE C STRICT PARALLEL SAFE;
+
+CREATE FUNCTION kernel_train_deserialize(bytea, internal)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'kernel_train_deserialize'
+LANGUAGE C STRICT PARALLEL SAFE;
+
+CREATE AGGREGATE kernel_train(features float8[], target float8) (
+	SFUNC = kernel_train_sfunc,
+	STYPE = internal,
+	FINALFUNC = kernel_train_final,
+	COMBINEFUNC = kernel_train_combine,
+	SERIALFUNC = kernel_train_serialize,
+	DESERIALFUNC = kernel_train_deserialize,
+	PARALLEL = SAFE
+);
+
+CREATE AGGREGATE kernel_train(features float8[], target float8, options jsonb) (
+	SFUNC = kernel_train_sfunc,
+	STYPE = internal,
+	FINALFUNC = kernel_train_final,
+	COMBINEFUNC = kernel_train_combine,
+	SERIALFUNC = kernel_train_serialize,
+	DESERIALFUNC = kernel_train_deserialize,
+	PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE kernel_train(float8[], float8) IS
+'train an RBF kernel ridge model (default options) on (features, target) rows; returns the model as bytea';
+COMMENT ON AGGREGATE kernel_train(float8[], float8, jsonb) IS
+'train a kernel model (ridge or lms) on (features, target) rows with the given options; returns the model as bytea';
+
+-- Scoring and inspection ------------------------------------------------
+
+CREATE FUNCTION kernel_predict(model bytea, features float8[])
+RETURNS float8
+AS 'MODULE_PATHNAME', 'kernel_predict'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_predict(bytea, float8[]) IS
+'score one row with a model: intercept + sum_i alpha_i K(x_i, standardized features)';
+
+CREATE FUNCTION kernel_model_info(model bytea)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'kernel_model_info'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_model_info(bytea) IS
+'describe a model: format, kernel and parameters, method, training statistics, size';
+
+-- Named models ----------------------------------------------------------
+
+-- One row per trained version.  Roles change it only through the functions
+-- below, which check that the caller owns the name (has the privileges of
+-- the role in "owner") and write as the extension's owner; nobody else is
+-- granted INSERT, UPDATE or DELETE.  Read access to every model is the
+-- SELECT privilege on this table: GRANT SELECT ON kernel_models TO role.
+CREATE TABLE kernel_models (
+	name text NOT NULL CHECK (name <> ''),
+	version integer NOT NULL CHECK (version > 0),
+	created_at timestamptz NOT NULL DEFAULT now(),
+	owner name NOT NULL,
+	source_query text NOT NULL,
+	options jsonb NOT NULL DEFAULT '{}',
+	model bytea NOT NULL,
+	metrics jsonb NOT NULL,
+	n_train bigint NOT NULL,
+	n_features integer NOT NULL,
+	deployed boolean NOT NULL DEFAULT false,
+	PRIMARY KEY (name, version)
+);
+
+-- At most one deployed version per name.
+CREATE UNIQUE INDEX kernel_models_deployed ON kernel_models (name) WHERE deployed;
+
+-- pg_dump keeps the rows (the table itself comes with CREATE EXTENSION).
+SELECT pg_catalog.pg_extension_config_dump('kernel_models', '');
+
+REVOKE ALL ON kernel_models FROM PUBLIC;
+
+COMMENT ON TABLE kernel_models IS
+'named models: one row per trained version; written by kernel_model_train, kernel_model_retrain, kernel_model_deploy and kernel_model_drop; GRANT SELECT on it lets a role read and score every model';
+COMMENT ON COLUMN kernel_models.name IS 'model name, chosen by its owner';
+COMMENT ON COLUMN kernel_models.version IS 'version number within the name: 1, 2, 3, ...';
+COMMENT ON COLUMN kernel_models.created_at IS 'when the version was trained (transaction start)';
+COMMENT ON COLUMN kernel_models.owner IS 'the role that owns the name; only roles with its privileges can retrain, deploy or drop it';
+COMMENT ON COLUMN kernel_models.source_query IS 'the query that yielded (features, target); kernel_model_retrain runs it again';
+COMMENT ON COLUMN kernel_models.options IS 'the options given to kernel_model_train; kernel_model_retrain reuses them';
+COMMENT ON COLUMN kernel_models.model IS 'the model, as kernel_train returns it';
+COMMENT ON COLUMN kernel_models.metrics IS 'split sizes, training and held-out RMSE, MAE and R^2, and the deployment decision with both scores';
+COMMENT ON COLUMN kernel_models.n_train IS 'rows the stored model was fitted on';
+COMMENT ON COLUMN kernel_models.n_features IS 'length of the feature arrays the model takes';
+COMMENT ON COLUMN kernel_models.deployed IS 'whether this is the version kernel_predict(name, features) uses; at most one per name';
+
+CREATE FUNCTION kernel_model_train(name text, query text, options jsonb DEFAULT '{}')
+RETURNS TABLE (name text, version integer, deployed boolean, metrics jsonb)
+AS 'MODULE_PATHNAME', 'kernel_model_train'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION kernel_model_train(text, text, jsonb) IS
+'run query (features float8[], target float8), train on a deterministic split, record held-out metrics, store a new version of the named model and deploy it per the deploy option';
+
+CREATE FUNCTION kernel_model_retrain(name text)
+RETURNS TABLE (name text, version integer, deployed boolean, metrics jsonb)
+AS 'MODULE_PATHNAME', 'kernel_model_retrain'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION kernel_model_retrain(text) IS
+'train a new version of the named model with the query and options of its latest version';
+
+CREATE FUNCTION kernel_model_deploy(name text, version integer)
+RETURNS void
+AS 'MODULE_PATHNAME', 'kernel_model_deploy'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION kernel_model_deploy(text, integer) IS
+'make a version of the named model the deployed one (manual deployment or rollback)';
+
+CREATE FUNCTION kernel_model_drop(name text, version integer DEFAULT NULL)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'kernel_model_drop'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION kernel_model_drop(text, integer) IS
+'drop one version of the named model, or every version when version is NULL; returns the number of versions removed';
+
+CREATE FUNCTION kernel_model_get(name text)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_model_get'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_model_get(text) IS
+'the deployed version of the named model, as bytea';
+
+CREATE FUNCTION kernel_predict(name text, features float8[])
+RETURNS float8
+AS 'MODULE_PATHNAME', 'kernel_predict_by_name'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_predict(text, float8[]) IS
+'score one row with the deployed version of the named model, looked up once per statement snapshot';
+
+-- One row per name the caller owns or may read.  A plain view, so it reads
+-- the table with its owner's rights and filters the rows itself.
+CREATE VIEW kernel_models_overview AS
+SELECT m.name,
+	   m.owner,
+	   max(m.version) FILTER (WHERE m.deployed) AS deployed_version,
+	   count(*)::integer AS versions,
+	   max(m.version) AS latest_version,
+	   max(m.created_at) AS last_trained,
+	   (array_agg(m.metrics) FILTER (WHERE m.deployed))[1] AS deployed_metrics,
+	   max(pg_catalog.octet_length(m.model)) FILTER (WHERE m.deployed) AS deployed_bytes,
+	   sum(pg_catalog.octet_length(m.model))::bigint AS total_bytes
+FROM kernel_models m
+WHERE m.owner = current_user
+   OR pg_catalog.has_table_privilege('kernel_models', 'SELECT')
+   OR EXISTS (SELECT 1 FROM pg_catalog.pg_roles r
+			  WHERE r.rolname = m.owner AND pg_catalog.pg_has_role(r.oid, 'USAGE'))
+GROUP BY m.name, m.owner;
+
+GRANT SELECT ON kernel_models_overview TO PUBLIC;
+
+COMMENT ON VIEW kernel_models_overview IS
+'one row per model name the caller owns or may read: deployed version, number of versions, latest version, last training time, deployed metrics and sizes';
