@@ -136,7 +136,7 @@ static char *
 options_text(Jsonb *opts)
 {
 	if (opts == NULL)
-		return pstrdup("none");
+		return pstrdup("null");
 	return JsonbToCString(NULL, &opts->root, VARSIZE(opts));
 }
 
