@@ -11,9 +11,7 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use POSIX qw(sysconf _SC_NPROCESSORS_ONLN);
-
-my $cores = sysconf(_SC_NPROCESSORS_ONLN);
+chomp(my $cores = `getconf _NPROCESSORS_ONLN`);
 
 my $node = PostgreSQL::Test::Cluster->new('settings');
 $node->init;
@@ -27,34 +25,49 @@ $node->safe_psql('postgres', q{
 	GRANT SELECT ON data TO alice;
 });
 
-# psql as the given role; returns (exit code, stdout, stderr)
+# Load kernel_ml in the session first: before that its settings are
+# placeholders that accept any value (see 0. below).
+my $load = q{DO $$BEGIN PERFORM kernel_eval('{1}', '{1}', '{}'); END$$;};
+
+# psql as the given role, kernel_ml loaded; returns (exit code, stdout, stderr)
 sub as_role
 {
-	my ($role, $sql) = @_;
+	my ($role, $sql, $noload) = @_;
 	my ($out, $err);
-	my $ret = $node->psql('postgres', $sql, stdout => \$out, stderr => \$err,
-		extra_params => ['-U', $role]);
+	my $ret = $node->psql('postgres', ($noload ? '' : "$load\n") . $sql,
+		stdout => \$out, stderr => \$err, extra_params => ['-U', $role]);
 	return ($ret, $out, $err);
 }
 
 my ($ret, $out, $err);
 
+# 0. set before kernel_ml is loaded: PostgreSQL keeps a placeholder, and
+# the value is refused with a warning when the library loads
+($ret, $out, $err) = as_role('alice',
+	"SET kernel_ml.max_memory = '1TB'; SET kernel_ml.blas_threads = 64; $load SHOW kernel_ml.max_memory; SHOW kernel_ml.blas_threads", 1);
+is($out, "4GB\n1", 'values set before kernel_ml loads are dropped when it loads');
+($ret, $out, $err) = as_role('alice',
+	"SET kernel_ml.max_memory_limit = '1TB'; $load SHOW kernel_ml.max_memory_limit", 1);
+is($out, "4GB", '... the ceiling too');
+like($err, qr/WARNING:  invalid value for parameter "kernel_ml.max_memory": 1073741824/,
+	'... with a warning');
+
 # 1. kernel_ml.max_memory above the ceiling (4 GB by default)
-($ret, $out, $err) = as_role('alice', "SET kernel_ml.max_memory = '2TB'");
-isnt($ret, 0, 'an ordinary role cannot SET kernel_ml.max_memory = 2TB');
+($ret, $out, $err) = as_role('alice', "SET kernel_ml.max_memory = '1TB'");
+isnt($ret, 0, 'an ordinary role cannot SET kernel_ml.max_memory = 1TB');
 like($err, qr/invalid value for parameter "kernel_ml.max_memory"/, '... as an invalid value');
 like($err, qr/cannot exceed kernel_ml.max_memory_limit \(4096 MB\), which only a superuser can change/,
 	'... naming the ceiling');
 ($ret, $out, $err) = as_role('alice', "SET kernel_ml.max_memory = '1GB'; SHOW kernel_ml.max_memory");
 is($ret, 0, 'below the ceiling it can');
 is($out, '1GB', '... and the value is set');
-($ret, $out, $err) = as_role('alice', "ALTER ROLE alice SET kernel_ml.max_memory = '2TB'");
-isnt($ret, 0, 'nor store 2TB for itself with ALTER ROLE');
+($ret, $out, $err) = as_role('alice', "ALTER ROLE alice SET kernel_ml.max_memory = '1TB'");
+isnt($ret, 0, 'nor store 1TB for itself with ALTER ROLE');
 ($ret, $out, $err) = as_role('alice', "SET kernel_ml.max_memory_limit = '8GB'");
 like($err, qr/permission denied to set parameter "kernel_ml.max_memory_limit"/,
 	'an ordinary role cannot change the ceiling');
-($ret, $out, $err) = as_role('postgres', "SET kernel_ml.max_memory = '2TB'; SHOW kernel_ml.max_memory");
-is($ret, 0, 'a superuser can SET 2TB (the ceiling still applies to the work)');
+($ret, $out, $err) = as_role('postgres', "SET kernel_ml.max_memory = '1TB'; SHOW kernel_ml.max_memory");
+is($ret, 0, 'a superuser can SET 1TB (the ceiling still applies to the work)');
 
 # 2. kernel_ml.blas_threads: at most the online cores
 ($ret, $out, $err) = as_role('alice', "SET kernel_ml.blas_threads = 64");
@@ -68,7 +81,7 @@ is($ret, 0, 'as many threads as cores is allowed');
 # left 64 in the backend)
 my $bg = $node->background_psql('postgres');
 $bg->query_safe('SET kernel_ml.blas_threads = 64');
-$bg->query_safe('SELECT kernel_train(f, y) FROM data WHERE id <= 500');
+$bg->query_safe('SELECT length(kernel_train(f, y)) FROM data WHERE id <= 500');
 my $pid = $bg->query_safe('SELECT pg_backend_pid()');
 chomp $pid;
 opendir(my $dh, "/proc/$pid/task") or die "cannot read /proc/$pid/task: $!";
@@ -89,7 +102,7 @@ if ($cores >= 2)
 $node->safe_psql('postgres', 'ALTER ROLE alice RESET kernel_ml.blas_threads_limit');
 
 # 3. a lower ceiling set by the administrator
-$node->safe_psql('postgres', "ALTER SYSTEM SET kernel_ml.max_memory_limit = '64MB'");
+$node->safe_psql('postgres', "$load ALTER SYSTEM SET kernel_ml.max_memory_limit = '64MB'");
 $node->reload;
 ($ret, $out, $err) = as_role('alice', "SET kernel_ml.max_memory = '128MB'");
 isnt($ret, 0, 'above a 64MB ceiling, alice cannot SET 128MB');
