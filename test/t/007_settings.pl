@@ -21,7 +21,7 @@ $node->safe_psql('postgres', q{
 	CREATE ROLE alice LOGIN;
 	CREATE TABLE data AS
 	SELECT i AS id, ARRAY[sin(i), cos(i), (i % 7) / 7.0]::float8[] AS f, sin(i) AS y
-	FROM generate_series(1, 3000) i;
+	FROM generate_series(1, 5000) i;
 	GRANT SELECT ON data TO alice;
 });
 
@@ -46,11 +46,11 @@ my ($ret, $out, $err);
 ($ret, $out, $err) = as_role('alice',
 	"SET kernel_ml.max_memory = '1TB'; SET kernel_ml.blas_threads = 64; $load SHOW kernel_ml.max_memory; SHOW kernel_ml.blas_threads", 1);
 is($out, "4GB\n1", 'values set before kernel_ml loads are dropped when it loads');
+like($err, qr/WARNING:  invalid value for parameter "kernel_ml.max_memory": 1073741824/,
+	'... with a warning');
 ($ret, $out, $err) = as_role('alice',
 	"SET kernel_ml.max_memory_limit = '1TB'; $load SHOW kernel_ml.max_memory_limit", 1);
 is($out, "4GB", '... the ceiling too');
-like($err, qr/WARNING:  invalid value for parameter "kernel_ml.max_memory": 1073741824/,
-	'... with a warning');
 
 # 1. kernel_ml.max_memory above the ceiling (4 GB by default)
 ($ret, $out, $err) = as_role('alice', "SET kernel_ml.max_memory = '1TB'");
@@ -108,8 +108,8 @@ $node->reload;
 isnt($ret, 0, 'above a 64MB ceiling, alice cannot SET 128MB');
 like($err, qr/cannot exceed kernel_ml.max_memory_limit \(64 MB\)/, '... naming the 64 MB ceiling');
 
-# training 3,000 rows needs about 72 MB for the kernel matrix: refused as the
-# rows arrive ("at least"), before the matrix is allocated
+# training 5,000 rows needs about 200 MB for the kernel matrix: refused as
+# the rows arrive ("at least": at 4,097 rows), before the matrix is allocated
 ($ret, $out, $err) = as_role('alice', 'SELECT kernel_train(f, y) FROM data');
 isnt($ret, 0, 'training over the ceiling is refused');
 like($err, qr/ERROR:  kernel_train needs more memory than kernel_ml.max_memory_limit allows/,
