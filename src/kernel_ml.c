@@ -85,6 +85,18 @@ check_blas_threads(int *newval, void **extra, GucSource source)
 void
 _PG_init(void)
 {
+	/* ceilings first, so that a value set before loading is checked against them */
+	DefineCustomIntVariable("kernel_ml.max_memory_limit",
+							"Ceiling on kernel_ml.max_memory; only superusers can change it.",
+							"kernel_ml work uses at most the smaller of the two settings.",
+							&km_max_memory_limit_kb,
+							DEFAULT_MAX_MEMORY_KB,
+							1024,
+							INT_MAX,
+							PGC_SUSET,
+							GUC_UNIT_KB,
+							NULL, NULL, NULL);
+
 	DefineCustomIntVariable("kernel_ml.max_memory",
 							"Largest amount of memory one kernel_ml training or Gram matrix may use.",
 							"Checked before allocating; the n x n kernel matrix dominates. "
@@ -97,15 +109,15 @@ _PG_init(void)
 							GUC_UNIT_KB,
 							check_max_memory, NULL, NULL);
 
-	DefineCustomIntVariable("kernel_ml.max_memory_limit",
-							"Ceiling on kernel_ml.max_memory; only superusers can change it.",
-							"kernel_ml work uses at most the smaller of the two settings.",
-							&km_max_memory_limit_kb,
-							DEFAULT_MAX_MEMORY_KB,
-							1024,
-							INT_MAX,
+	DefineCustomIntVariable("kernel_ml.blas_threads_limit",
+							"Ceiling on kernel_ml.blas_threads (0: the online cores); only superusers can change it.",
+							NULL,
+							&km_blas_threads_limit,
+							0,
+							0,
+							64,
 							PGC_SUSET,
-							GUC_UNIT_KB,
+							0,
 							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("kernel_ml.blas_threads",
@@ -118,17 +130,6 @@ _PG_init(void)
 							PGC_USERSET,
 							0,
 							check_blas_threads, NULL, NULL);
-
-	DefineCustomIntVariable("kernel_ml.blas_threads_limit",
-							"Ceiling on kernel_ml.blas_threads (0: the online cores); only superusers can change it.",
-							NULL,
-							&km_blas_threads_limit,
-							0,
-							0,
-							64,
-							PGC_SUSET,
-							0,
-							NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("kernel_ml");
 }
