@@ -7,7 +7,7 @@ MODULE_big = kernel_ml
 CORE_OBJS = src/core.o src/kernels.o src/kernel_maps.o src/solve.o src/select.o \
 	src/model.o
 GLUE_OBJS = src/crc32c.o src/kernel_ml.o src/options.o src/pgutil.o \
-	src/rowset.o src/train.o src/matrix.o src/predict.o src/catalog.o \
+	src/rowset.o src/split.o src/train.o src/matrix.o src/predict.o src/catalog.o \
 	src/catalog_train.o src/catalog_predict.o
 OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 

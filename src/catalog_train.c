@@ -30,7 +30,6 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
-#include "common/hashfn.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
@@ -61,6 +60,7 @@
 #include "pgutil.h"
 #include "predict.h"
 #include "rowset.h"
+#include "split.h"
 #include "train.h"
 #include "catalog.h"
 
@@ -240,63 +240,34 @@ collect_rows(const char *query, Oid run_as, const char *search_path,
 	return rs;
 }
 
-typedef struct SplitKey
-{
-	uint64		hash;
-	int64		row;
-} SplitKey;
-
-static int
-split_key_cmp(const void *a, const void *b)
-{
-	const SplitKey *x = a;
-	const SplitKey *y = b;
-
-	if (x->hash != y->hash)
-		return x->hash < y->hash ? -1 : 1;
-	return x->row < y->row ? -1 : x->row > y->row;
-}
-
 /*
  * Deterministic split: rank the rows by a hash of their values (features
- * and target) seeded with seed, and hold out the first floor(fraction * n).
- * A row's side depends on its values, not on the order the query returned
- * it in, so an unordered query splits the same way every time, and rows
- * that stay in the table mostly stay on their side as rows are added.
- * Returns the held-out count; order[] lists held-out rows first, each part
- * in the original row order.
+ * and target) seeded with seed (split.c, as k-fold does), and hold out the
+ * first floor(fraction * n).  A row's side depends on its values, not on
+ * the order the query returned it in, so an unordered query splits the
+ * same way every time, and rows that stay in the table mostly stay on
+ * their side as rows are added.  Returns the held-out count; order[] lists
+ * held-out rows first, each part in the original row order.
  */
 static int64
 split_rows(const RowSet *rs, int64 seed, double fraction, int64 *order)
 {
 	int64		n = rs->n;
-	int			d = rs->d;
 	int64		ntest = (int64) floor(fraction * (double) n);
-	SplitKey   *keys = palloc_extended(mul_size(n, sizeof(SplitKey)), MCXT_ALLOC_HUGE);
-	double	   *buf = palloc(sizeof(double) * (d + 1));
+	int64	   *ranked = palloc_extended(mul_size(n, sizeof(int64)), MCXT_ALLOC_HUGE);
 	bool	   *held = palloc_extended(n, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	int64		k = 0;
 
-	for (int64 i = 0; i < n; i++)
-	{
-		memcpy(buf, rs->X + i * d, sizeof(double) * d);
-		buf[d] = rs->y[i];
-		keys[i].hash = hash_bytes_extended((const unsigned char *) buf,
-										   (int) (sizeof(double) * (d + 1)),
-										   (uint64) seed);
-		keys[i].row = i;
-	}
-	qsort(keys, n, sizeof(SplitKey), split_key_cmp);
+	km_rank_rows(rs->X, rs->y, n, rs->d, seed, ranked);
 	for (int64 i = 0; i < ntest; i++)
-		held[keys[i].row] = true;
+		held[ranked[i]] = true;
 	for (int64 i = 0; i < n; i++)
 		if (held[i])
 			order[k++] = i;
 	for (int64 i = 0; i < n; i++)
 		if (!held[i])
 			order[k++] = i;
-	pfree(keys);
-	pfree(buf);
+	pfree(ranked);
 	pfree(held);
 	return ntest;
 }

@@ -1,19 +1,31 @@
 /*
  * kernel_ml.c - module entry: magic block and GUCs.
+ *
+ * Memory and threads protect the whole server, so each user setting has a
+ * superuser-only ceiling: kernel_ml.max_memory_limit and
+ * kernel_ml.blas_threads_limit.  The work uses min(setting, ceiling) (and
+ * no more BLAS threads than online cores), whatever the setting says; a
+ * role that is not a superuser cannot even SET a value above the ceiling,
+ * so that it learns at once why the value would not be used.
  */
 #include "postgres.h"
 
 #include <limits.h>
+#include <unistd.h>
 
+#include "access/parallel.h"
 #include "fmgr.h"
+#include "miscadmin.h"
 #include "utils/guc.h"
 
 #include "pgutil.h"
 
 PG_MODULE_MAGIC;
 
-/* 4 GB, in kB */
-int			km_max_memory_kb = 4 * 1024 * 1024;
+#define DEFAULT_MAX_MEMORY_KB (4 * 1024 * 1024)	/* 4 GB, in kB */
+
+int			km_max_memory_kb = DEFAULT_MAX_MEMORY_KB;
+int			km_max_memory_limit_kb = DEFAULT_MAX_MEMORY_KB;
 
 /*
  * One BLAS thread by default: a database server shares its cores between
@@ -22,32 +34,102 @@ int			km_max_memory_kb = 4 * 1024 * 1024;
  */
 int			km_blas_threads = 1;
 
+/* 0: as many as the online cores */
+int			km_blas_threads_limit = 0;
+
 void		_PG_init(void);
+
+/*
+ * Whether a value given by this source is refused above the ceiling: a SET
+ * (or ALTER ROLE ... SET, tested with PGC_S_TEST) by a role that is not a
+ * superuser.  Values from the configuration file or set by a superuser are
+ * capped at use instead, and a parallel worker takes the leader's values.
+ */
+static bool
+ceiling_applies(GucSource source)
+{
+	return source >= PGC_S_INTERACTIVE && !InitializingParallelWorker &&
+		IsUnderPostmaster && !superuser();
+}
+
+static bool
+check_max_memory(int *newval, void **extra, GucSource source)
+{
+	if (*newval > km_max_memory_limit_kb && ceiling_applies(source))
+	{
+		GUC_check_errdetail("kernel_ml.max_memory cannot exceed kernel_ml.max_memory_limit (%s), which only a superuser can change.",
+							km_size_pretty((double) km_max_memory_limit_kb * 1024.0));
+		return false;
+	}
+	return true;
+}
+
+static bool
+check_blas_threads(int *newval, void **extra, GucSource source)
+{
+	int			ceiling = km_blas_threads_ceiling();
+
+	if (*newval > ceiling && ceiling_applies(source))
+	{
+		if (km_blas_threads_limit > 0 && km_blas_threads_limit < km_online_cores())
+			GUC_check_errdetail("kernel_ml.blas_threads cannot exceed kernel_ml.blas_threads_limit (%d), which only a superuser can change.",
+								ceiling);
+		else
+			GUC_check_errdetail("kernel_ml.blas_threads cannot exceed the %d cores this server has online.",
+								ceiling);
+		return false;
+	}
+	return true;
+}
 
 void
 _PG_init(void)
 {
+	/* ceilings first, so that a value set before loading is checked against them */
+	DefineCustomIntVariable("kernel_ml.max_memory_limit",
+							"Ceiling on kernel_ml.max_memory; only superusers can change it.",
+							"kernel_ml work uses at most the smaller of the two settings.",
+							&km_max_memory_limit_kb,
+							DEFAULT_MAX_MEMORY_KB,
+							1024,
+							INT_MAX,
+							PGC_SUSET,
+							GUC_UNIT_KB,
+							NULL, NULL, NULL);
+
 	DefineCustomIntVariable("kernel_ml.max_memory",
 							"Largest amount of memory one kernel_ml training or Gram matrix may use.",
-							"Checked before allocating; the n x n kernel matrix dominates.",
+							"Checked before allocating; the n x n kernel matrix dominates. "
+							"kernel_ml.max_memory_limit caps it.",
 							&km_max_memory_kb,
-							4 * 1024 * 1024,
+							DEFAULT_MAX_MEMORY_KB,
 							1024,
 							INT_MAX,
 							PGC_USERSET,
 							GUC_UNIT_KB,
+							check_max_memory, NULL, NULL);
+
+	DefineCustomIntVariable("kernel_ml.blas_threads_limit",
+							"Ceiling on kernel_ml.blas_threads (0: the online cores); only superusers can change it.",
+							NULL,
+							&km_blas_threads_limit,
+							0,
+							0,
+							64,
+							PGC_SUSET,
+							0,
 							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("kernel_ml.blas_threads",
 							"Number of OpenBLAS threads a backend uses for kernel_ml work.",
-							NULL,
+							"Capped at the online cores and at kernel_ml.blas_threads_limit.",
 							&km_blas_threads,
 							1,
 							1,
 							64,
 							PGC_USERSET,
 							0,
-							NULL, NULL, NULL);
+							check_blas_threads, NULL, NULL);
 
 	MarkGUCPrefixReserved("kernel_ml");
 }

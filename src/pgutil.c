@@ -4,10 +4,12 @@
 #include "postgres.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <math.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cblas.h>
 
@@ -77,11 +79,36 @@ blas_set_threads(int threads)
 	}
 }
 
-/* Before training or a Gram matrix: kernel_ml.blas_threads threads. */
+int
+km_online_cores(void)
+{
+	long		cores = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return cores < 1 ? 1 : (int) Min(cores, INT_MAX);
+}
+
+int
+km_blas_threads_ceiling(void)
+{
+	int			cores = km_online_cores();
+
+	return km_blas_threads_limit > 0 ? Min(km_blas_threads_limit, cores) : cores;
+}
+
+int
+km_blas_threads_effective(void)
+{
+	return Min(km_blas_threads, km_blas_threads_ceiling());
+}
+
+/*
+ * Before training or a Gram matrix: kernel_ml.blas_threads threads, but
+ * never more than the ceiling (a superuser may SET more; it is capped).
+ */
 void
 km_blas_setup(void)
 {
-	blas_set_threads(km_blas_threads);
+	blas_set_threads(km_blas_threads_effective());
 }
 
 /*
@@ -360,7 +387,8 @@ km_populate_ranges(KmRange *ranges, int count)
 		split++;
 	}
 
-	if (km_blas_threads < 2 || total < PREFAULT_PARALLEL_MIN || split >= count)
+	if (km_blas_threads_effective() < 2 || total < PREFAULT_PARALLEL_MIN ||
+		split >= count)
 	{
 		populate_serial(ranges, count, total);
 		return;
@@ -422,16 +450,37 @@ km_size_pretty(double bytes)
 void
 km_check_memory(double bytes, const char *what, bool at_least)
 {
-	double		limit = (double) km_max_memory_kb * 1024.0;
+	double		user = (double) km_max_memory_kb * 1024.0;
+	double		ceiling = (double) km_max_memory_limit_kb * 1024.0;
+	double		limit = Min(user, ceiling);
+	bool		capped = ceiling < user;
+	double		need_mb = ceil(bytes / (1024.0 * 1024.0));
+	const char *setting = capped ? "kernel_ml.max_memory_limit" : "kernel_ml.max_memory";
+	char	   *hint;
 
-	if (bytes > limit)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("%s needs more memory than kernel_ml.max_memory allows",
-						what),
-				 errdetail("It needs %s %s; kernel_ml.max_memory is %s.",
-						   at_least ? "at least" : "about",
-						   km_size_pretty(bytes), km_size_pretty(limit)),
-				 errhint("Raise kernel_ml.max_memory (SET kernel_ml.max_memory = '%.0fMB'), or use fewer rows.",
-						 ceil(bytes / (1024.0 * 1024.0)))));
+	if (bytes <= limit)
+		return;
+
+	/* what the caller can do about it: never a setting it cannot raise */
+	if (bytes <= ceiling)
+		hint = psprintf("Raise kernel_ml.max_memory (SET kernel_ml.max_memory = '%.0fMB'), or use fewer rows.",
+						need_mb);
+	else if (superuser())
+		hint = psprintf("Raise kernel_ml.max_memory_limit and kernel_ml.max_memory to at least %.0fMB, or use fewer rows.",
+						need_mb);
+	else
+		hint = pstrdup("Use fewer rows; only a superuser can raise kernel_ml.max_memory_limit.");
+
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("%s needs more memory than %s allows", what, setting),
+			 capped ?
+			 errdetail("It needs %s %s; the limit is %s, set by kernel_ml.max_memory_limit (kernel_ml.max_memory is %s).",
+					   at_least ? "at least" : "about",
+					   km_size_pretty(bytes), km_size_pretty(limit),
+					   km_size_pretty(user)) :
+			 errdetail("It needs %s %s; the limit is %s, set by kernel_ml.max_memory.",
+					   at_least ? "at least" : "about",
+					   km_size_pretty(bytes), km_size_pretty(limit)),
+			 errhint("%s", hint)));
 }

@@ -13,7 +13,18 @@
 
 /* GUCs (kernel_ml.c) */
 extern int	km_max_memory_kb;
+extern int	km_max_memory_limit_kb;
 extern int	km_blas_threads;
+extern int	km_blas_threads_limit;
+
+/* Online cores (sysconf), at least 1. */
+int			km_online_cores(void);
+
+/* Most BLAS threads: kernel_ml.blas_threads_limit (0: the cores), at most the cores. */
+int			km_blas_threads_ceiling(void);
+
+/* BLAS threads kernel_ml work uses: kernel_ml.blas_threads, capped. */
+int			km_blas_threads_effective(void);
 
 /* Raise err as an ERROR with the SQLSTATE that fits its status. */
 pg_attribute_noreturn() void km_raise(const km_error *err);
@@ -35,8 +46,9 @@ int			km_array_length(ArrayType *arr, const char *what);
 void		km_array_copy(ArrayType *arr, int d, double *out, const char *what);
 
 /*
- * Refuse, before allocating, work that needs more than kernel_ml.max_memory;
- * what says what needs it, at_least that more rows may still come.
+ * Refuse, before allocating, work that needs more than the smaller of
+ * kernel_ml.max_memory and kernel_ml.max_memory_limit; what says what
+ * needs it, at_least that more rows may still come.
  */
 void		km_check_memory(double bytes, const char *what, bool at_least);
 

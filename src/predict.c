@@ -3,9 +3,14 @@
  *
  * kernel_predict keeps the decoded model in fn_extra for the whole query.
  * A model read from a table arrives as a TOAST pointer, which identifies the
- * value without fetching it; an in-line model is recognised by its length,
- * header and trailing checksum.  Either way a row that brings the same model
- * costs neither a detoast nor a re-validation.
+ * value without fetching it.  A model given as a constant (a literal, or a
+ * query parameter in a custom plan) is the same value on every call of
+ * this expression.  Any other in-line model is compared byte for byte with
+ * a copy of the cached one: a checksum is no identity, as two models with
+ * the same length, header and CRC are easy to make.  (A Param is not
+ * trusted: PL/pgSQL keeps an expression across calls while its variable
+ * changes.)  A row that brings the same model costs neither a detoast nor
+ * a re-validation.
  */
 #include "postgres.h"
 
@@ -14,6 +19,7 @@
 #include "access/detoast.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
+#include "nodes/primnodes.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
@@ -31,10 +37,6 @@ PG_FUNCTION_INFO_V1(kernel_predict);
 PG_FUNCTION_INFO_V1(kernel_eval);
 PG_FUNCTION_INFO_V1(kernel_model_info);
 
-/* Bytes of an in-line model compared to recognise it: header and trailer. */
-#define KEY_HEAD KM_MODEL_HEADER_SIZE
-#define KEY_TAIL 4
-
 struct ModelCache
 {
 	MemoryContext ctx;			/* holds the decoded arrays; reset on change */
@@ -44,8 +46,8 @@ struct ModelCache
 	Oid			toastrelid;
 	Oid			valueid;
 	Size		len;
-	uint8		head[KEY_HEAD];
-	uint8		tail[KEY_TAIL];
+	uint8	   *bytes;			/* in-line value: a copy, to compare with */
+	bool		arg_const;		/* the model argument is a Const */
 	/* the decoded model and per-query scratch */
 	km_model	model;
 	double	   *Xt;				/* training rows, feature-major (d x n) */
@@ -84,8 +86,7 @@ cache_load(ModelCache *mc, bytea *b)
 	km_row_norms(&m->kernel, m->X, n, (int) d, mc->norms);
 
 	mc->len = len;
-	memcpy(mc->head, buf, KEY_HEAD);
-	memcpy(mc->tail, buf + len - KEY_TAIL, KEY_TAIL);
+	mc->bytes = NULL;
 	mc->valid = true;
 }
 
@@ -99,12 +100,36 @@ km_model_cache_create(MemoryContext mcxt)
 	return mc;
 }
 
+/* Whether an in-line value is the cached model, byte for byte. */
+static bool
+cached_inline(const ModelCache *mc, const uint8 *buf, Size len)
+{
+	if (!mc->valid || mc->toasted || mc->len != len || mc->bytes == NULL)
+		return false;
+	return memcmp(mc->bytes, buf, len) == 0;
+}
+
+/* Decode an in-line value and keep a copy of its bytes to compare with. */
+static void
+cache_load_inline(ModelCache *mc, bytea *b)
+{
+	cache_load(mc, b);
+	mc->toasted = false;
+	if (!mc->arg_const)
+	{
+		mc->bytes = MemoryContextAllocHuge(mc->ctx, mc->len);
+		memcpy(mc->bytes, VARDATA_ANY(b), mc->len);
+	}
+}
+
 /* The decoded model of a bytea datum, decoded only when it changes. */
 static km_model *
 get_model(ModelCache *mc, Datum model)
 {
 	struct varlena *raw = (struct varlena *) DatumGetPointer(model);
 
+	if (mc->arg_const && mc->valid)
+		return &mc->model;		/* the same constant on every call */
 	if (VARATT_IS_EXTERNAL_ONDISK(raw))
 	{
 		struct varatt_external ptr;
@@ -121,32 +146,17 @@ get_model(ModelCache *mc, Datum model)
 	}
 	else if (!VARATT_IS_EXTENDED(raw))
 	{
-		/* plain in-line value: compare its header and trailing checksum */
-		const uint8 *buf = (const uint8 *) VARDATA(raw);
-		Size		len = VARSIZE(raw) - VARHDRSZ;
-
-		if (!(mc->valid && !mc->toasted && mc->len == len &&
-			  memcmp(mc->head, buf, KEY_HEAD) == 0 &&
-			  memcmp(mc->tail, buf + len - KEY_TAIL, KEY_TAIL) == 0))
-		{
-			cache_load(mc, (bytea *) raw);
-			mc->toasted = false;
-		}
+		/* plain in-line value */
+		if (!cached_inline(mc, (const uint8 *) VARDATA(raw), VARSIZE(raw) - VARHDRSZ))
+			cache_load_inline(mc, (bytea *) raw);
 	}
 	else
 	{
-		/* compressed or short: small, so detoasting each time is cheap */
+		/* compressed, short header or expanded: detoast, then compare */
 		bytea	   *b = (bytea *) detoast_attr(raw);
-		Size		len = VARSIZE_ANY_EXHDR(b);
-		const uint8 *buf = (const uint8 *) VARDATA_ANY(b);
 
-		if (!(mc->valid && !mc->toasted && mc->len == len && len >= KEY_HEAD &&
-			  memcmp(mc->head, buf, KEY_HEAD) == 0 &&
-			  memcmp(mc->tail, buf + len - KEY_TAIL, KEY_TAIL) == 0))
-		{
-			cache_load(mc, b);
-			mc->toasted = false;
-		}
+		if (!cached_inline(mc, (const uint8 *) VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b)))
+			cache_load_inline(mc, b);
 	}
 	return &mc->model;
 }
@@ -198,11 +208,29 @@ km_model_cache_predict_row(ModelCache *mc, Datum model, const double *x, int d)
 	return score_loaded(mc, m);
 }
 
+/* Whether kernel_predict's model argument is a Const in its expression. */
+static bool
+model_arg_is_const(FmgrInfo *flinfo)
+{
+	Node	   *expr = flinfo->fn_expr;
+	List	   *args;
+
+	if (expr == NULL || !IsA(expr, FuncExpr))
+		return false;
+	args = ((FuncExpr *) expr)->args;
+	return list_length(args) >= 1 && IsA(linitial(args), Const);
+}
+
 Datum
 kernel_predict(PG_FUNCTION_ARGS)
 {
 	if (fcinfo->flinfo->fn_extra == NULL)
-		fcinfo->flinfo->fn_extra = km_model_cache_create(fcinfo->flinfo->fn_mcxt);
+	{
+		ModelCache *mc = km_model_cache_create(fcinfo->flinfo->fn_mcxt);
+
+		mc->arg_const = model_arg_is_const(fcinfo->flinfo);
+		fcinfo->flinfo->fn_extra = mc;
+	}
 	PG_RETURN_FLOAT8(km_model_cache_predict((ModelCache *) fcinfo->flinfo->fn_extra,
 											PG_GETARG_DATUM(0),
 											PG_GETARG_ARRAYTYPE_P(1)));

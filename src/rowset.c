@@ -99,23 +99,86 @@ agg_context(FunctionCallInfo fcinfo, const char *fname)
 	return aggctx;
 }
 
+void
+rowset_set_options(RowSet *rs, Jsonb *opts)
+{
+	MemoryContext old = MemoryContextSwitchTo(rs->ctx);
+
+	if (rs->optjson != NULL)
+		pfree(rs->optjson);
+	rs->optjson = NULL;
+	if (opts != NULL)
+	{
+		rs->optjson = palloc(VARSIZE(opts));
+		memcpy(rs->optjson, opts, VARSIZE(opts));
+	}
+	km_options_parse(rs->optjson, &rs->opts);
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * Whether two option values are the same: equal bytes (options are small,
+ * so comparing them on every row costs little), or equal as jsonb
+ * ({"lambda": 1} and {"lambda": 1.0}).
+ */
+static bool
+same_options(Jsonb *a, Jsonb *b)
+{
+	if (a == NULL || b == NULL)
+		return a == b;
+	if (VARSIZE(a) == VARSIZE(b) && memcmp(a, b, VARSIZE(a)) == 0)
+		return true;
+	return DatumGetBool(DirectFunctionCall2(jsonb_eq, JsonbPGetDatum(a),
+											JsonbPGetDatum(b)));
+}
+
+static char *
+options_text(Jsonb *opts)
+{
+	if (opts == NULL)
+		return pstrdup("null");
+	return JsonbToCString(NULL, &opts->root, VARSIZE(opts));
+}
+
 RowSet *
 rowset_get(FunctionCallInfo fcinfo, int optarg, bool with_target,
 		   const char *fname)
 {
 	MemoryContext aggctx = agg_context(fcinfo, fname);
 	RowSet	   *rs;
-	MemoryContext old;
+	Jsonb	   *opts = NULL;
+
+	if (PG_NARGS() > optarg && !PG_ARGISNULL(optarg))
+		opts = PG_GETARG_JSONB_P(optarg);
 
 	if (!PG_ARGISNULL(0))
-		return (RowSet *) PG_GETARG_POINTER(0);
+	{
+		rs = (RowSet *) PG_GETARG_POINTER(0);
+		if (!same_options(rs->optjson, opts))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("options must be the same for every row of an aggregate call"),
+					 errdetail("Row " INT64_FORMAT " has options %s; the rows before it had %s.",
+							   rs->seen + 1, options_text(opts),
+							   options_text(rs->optjson)),
+					 errhint("Pass the options as a constant or a query parameter.")));
+		return rs;
+	}
 
 	rs = rowset_create(aggctx, with_target);
-	if (PG_NARGS() > optarg && !PG_ARGISNULL(optarg))
-	{
-		old = MemoryContextSwitchTo(aggctx);
-		km_options_parse(PG_GETARG_JSONB_P(optarg), &rs->opts);
-		MemoryContextSwitchTo(old);
-	}
+	rowset_set_options(rs, opts);
 	return rs;
+}
+
+void
+rowset_check_same_options(const RowSet *a, const RowSet *b, const char *fname)
+{
+	if (!same_options(a->optjson, b->optjson))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("options must be the same for every row of an aggregate call"),
+				 errdetail("One part of the %s call had options %s, another %s.",
+						   fname, options_text(a->optjson),
+						   options_text(b->optjson)),
+				 errhint("Pass the options as a constant or a query parameter.")));
 }

@@ -16,7 +16,8 @@
 typedef struct RowSet
 {
 	MemoryContext ctx;			/* where X and y live: the aggregate context */
-	km_options	opts;			/* parsed from the first row */
+	km_options	opts;			/* parsed from optjson */
+	Jsonb	   *optjson;		/* the options of every row, NULL for none */
 	int			d;				/* features per row, -1 before the first */
 	int64		n;				/* rows kept */
 	int64		capacity;		/* rows X and y have room for */
@@ -47,9 +48,21 @@ MemoryContext agg_context(FunctionCallInfo fcinfo, const char *fname);
 
 /*
  * The state of this aggregate call (argument 0), created on the first row
- * with the options in argument optarg, if the call has it.
+ * with the options in argument optarg, if the call has it.  Every row must
+ * bring the same options (under parallel query there is no "first row"):
+ * a row whose options differ is an error naming it.
  */
 RowSet	   *rowset_get(FunctionCallInfo fcinfo, int optarg, bool with_target,
 					   const char *fname);
+
+/* Set rs's options (NULL: none) to a copy of opts, parsed. */
+void		rowset_set_options(RowSet *rs, Jsonb *opts);
+
+/*
+ * Combining two states of one aggregate call (parallel workers): an error
+ * unless both had the same options; fname names the aggregate.
+ */
+void		rowset_check_same_options(const RowSet *a, const RowSet *b,
+									  const char *fname);
 
 #endif							/* KM_ROWSET_H */

@@ -38,35 +38,6 @@ km_cv_name(km_cv cv)
 	return "unknown";
 }
 
-/* splitmix64: a small, well-mixed generator for fold assignment. */
-static uint64_t
-splitmix64(uint64_t *state)
-{
-	uint64_t	z = (*state += UINT64_C(0x9E3779B97F4A7C15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-	return z ^ (z >> 31);
-}
-
-void
-km_assign_folds(size_t n, int folds, uint64_t seed, int *fold)
-{
-	uint64_t	state = seed;
-
-	for (size_t i = 0; i < n; i++)
-		fold[i] = (int) (i % (size_t) folds);
-	/* Fisher-Yates keeps the fold sizes balanced */
-	for (size_t i = n; i > 1; i--)
-	{
-		size_t		j = (size_t) (splitmix64(&state) % i);
-		int			t = fold[i - 1];
-
-		fold[i - 1] = fold[j];
-		fold[j] = t;
-	}
-}
-
 static size_t
 dsyevd_lwork(size_t n)
 {
@@ -354,8 +325,8 @@ kfold_candidate(const km_select_params *p, const km_fit_params *fp,
 
 km_status
 km_select(const km_select_params *p, const double *X, size_t n, int d,
-		  const double *y, km_candidate *cand, int *best, double *work,
-		  int *iwork, km_error *err, km_interrupt_fn interrupt)
+		  const double *y, const int *fold, km_candidate *cand, int *best,
+		  double *work, int *iwork, km_error *err, km_interrupt_fn interrupt)
 {
 	int			L = p->n_lambdas;
 
@@ -364,7 +335,10 @@ km_select(const km_select_params *p, const double *X, size_t n, int d,
 					   "Cross-validation with %d folds needs at least %d rows; there are %zu.",
 					   p->folds, p->folds, n);
 	if (p->cv == KM_CV_KFOLD)
-		km_assign_folds(n, p->folds, p->seed, iwork);
+		for (size_t i = 0; i < n; i++)
+			if (fold == NULL || fold[i] < 0 || fold[i] >= p->folds)
+				return km_fail(err, KM_ERR_INVALID, "invalid fold assignment",
+							   "Row %zu has no fold from 0 to %d.", i, p->folds - 1);
 
 	for (int g = 0; g < p->n_gammas; g++)
 	{
@@ -383,7 +357,7 @@ km_select(const km_select_params *p, const double *X, size_t n, int d,
 				fp.lambda = p->lambdas[l];
 				c->gamma = kernel.gamma;
 				c->lambda = fp.lambda;
-				st = kfold_candidate(p, &fp, X, n, d, y, iwork, c, work, err,
+				st = kfold_candidate(p, &fp, X, n, d, y, fold, c, work, err,
 									 interrupt);
 			}
 		}

@@ -46,7 +46,6 @@ typedef struct km_select_params
 	int			n_lambdas;
 	km_cv		cv;
 	int			folds;			/* k-fold */
-	uint64_t	seed;			/* k-fold assignment */
 	double	   *loo_residuals;	/* optional, loo: n x n_lambdas residuals
 								 * of the last gamma, column-major */
 } km_select_params;
@@ -62,14 +61,14 @@ size_t		km_select_iwork(size_t n);
  * Score every (gamma, lambda) pair into cand (n_gammas * n_lambdas, gamma
  * major) and return the index of the best in *best (lowest score; ties to
  * the larger lambda, then the smaller gamma, the smoother model).  X is
- * standardized, y centred.
+ * standardized, y centred.  k-fold: fold[i] (0 .. folds - 1) is the fold
+ * of row i, chosen by the caller (the glue assigns folds by a hash of the
+ * row values, split.c, so that they do not depend on row order); other
+ * routes take NULL.
  */
 km_status	km_select(const km_select_params *p, const double *X, size_t n,
-					  int d, const double *y, km_candidate *cand, int *best,
-					  double *work, int *iwork, km_error *err,
-					  km_interrupt_fn interrupt);
-
-/* Fold of each of n rows (0..folds-1), balanced, shuffled by seed. */
-void		km_assign_folds(size_t n, int folds, uint64_t seed, int *fold);
+					  int d, const double *y, const int *fold,
+					  km_candidate *cand, int *best, double *work, int *iwork,
+					  km_error *err, km_interrupt_fn interrupt);
 
 #endif							/* KM_SELECT_H */

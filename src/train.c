@@ -5,6 +5,12 @@
  * them, runs model selection if asked, fits and encodes the model.
  * kernel_train can be split by parallel query (and Citus): its state
  * serializes to bytea and two states combine by appending rows.
+ *
+ * The result must not depend on the order rows arrive in (a parallel plan,
+ * ORDER BY ... DESC).  k-fold cross-validation assigns folds by a hash of
+ * each row's values and the seed (split.c), and puts the rows in that
+ * hash order before anything is computed, so that even rounding is the
+ * same: the selection table and the model come out bit for bit the same.
  */
 #include "postgres.h"
 
@@ -26,6 +32,7 @@
 #include "pgutil.h"
 #include "rowset.h"
 #include "solve.h"
+#include "split.h"
 #include "train.h"
 
 PG_FUNCTION_INFO_V1(kernel_train_sfunc);
@@ -87,6 +94,42 @@ populate_fit_workspace(double *work, size_t n, size_t nwork)
 	pfree(runs);
 }
 
+/* k-fold: the fold of each row by its rank in hash order (split.c). */
+static int *
+row_folds(const RowSet *rs, const km_select_params *sp)
+{
+	int64	   *order;
+	int		   *fold;
+
+	if (sp->cv != KM_CV_KFOLD)
+		return NULL;
+	order = palloc_extended(mul_size((Size) rs->n, sizeof(int64)), MCXT_ALLOC_HUGE);
+	fold = palloc_extended(mul_size((Size) rs->n, sizeof(int)), MCXT_ALLOC_HUGE);
+	km_rank_rows(rs->X, rs->y, rs->n, rs->d, rs->opts.seed, order);
+	km_folds_by_rank(order, rs->n, sp->folds, fold);
+	pfree(order);
+	return fold;
+}
+
+/*
+ * k-fold: put the rows in hash order (see the top of this file).  The state
+ * keeps the same rows, so a later call of the final function (a window
+ * aggregate) or of the transition function still sees a valid state.
+ */
+static void
+canonical_row_order(RowSet *rs)
+{
+	int64	   *order;
+
+	if (rs->opts.cv != KM_CV_KFOLD)
+		return;
+	order = palloc_extended(mul_size((Size) rs->n, sizeof(int64)), MCXT_ALLOC_HUGE);
+	km_rank_rows(rs->X, rs->y, rs->n, rs->d, rs->opts.seed, order);
+	km_reorder_rows(&rs->X, &rs->y, rs->n, rs->d, order, rs->ctx);
+	rs->capacity = rs->n;
+	pfree(order);
+}
+
 /* Fit on the collected rows and encode the model into a new bytea. */
 static bytea *
 train_model(RowSet *rs)
@@ -131,7 +174,6 @@ train_model(RowSet *rs)
 		sp.n_lambdas = opts.lambdas.n;
 		sp.cv = opts.cv;
 		sp.folds = opts.folds;
-		sp.seed = (uint64_t) opts.seed;
 		ncand = sp.n_gammas * sp.n_lambdas;
 		km_check_memory(8.0 * km_select_workspace_doubles(&sp, n, d) +
 						km_train_memory((double) n, (double) d) - 8.0 * n * n,
@@ -194,8 +236,8 @@ train_model(RowSet *rs)
 		iwork = palloc_extended(mul_size(km_select_iwork(n), sizeof(int)),
 								MCXT_ALLOC_HUGE);
 		cand = palloc(sizeof(km_candidate) * ncand);
-		if (km_select(&sp, Xs, n, d, yc, cand, &best, selwork, iwork, &err,
-					  km_interrupt) != KM_OK)
+		if (km_select(&sp, Xs, n, d, yc, row_folds(rs, &sp), cand, &best,
+					  selwork, iwork, &err, km_interrupt) != KM_OK)
 			km_raise(&err);
 		km_free_prefaulted(selwork);
 		opts.fit.kernel.gamma = cand[best].gamma;
@@ -269,6 +311,7 @@ kernel_train_final(PG_FUNCTION_ARGS)
 	rs = (RowSet *) PG_GETARG_POINTER(0);
 	if (rs->n == 0)
 		PG_RETURN_NULL();
+	canonical_row_order(rs);
 	PG_RETURN_BYTEA_P(train_model(rs));
 }
 
@@ -290,8 +333,10 @@ kernel_train_combine(PG_FUNCTION_ARGS)
 	if (a == NULL)
 	{
 		a = rowset_create(aggctx, true);
-		a->opts = b->opts;
+		rowset_set_options(a, b->optjson);
 	}
+	else
+		rowset_check_same_options(a, b, "kernel_train");
 	if (b->n > 0)
 	{
 		if (a->d < 0)
@@ -313,10 +358,11 @@ kernel_train_combine(PG_FUNCTION_ARGS)
 }
 
 /*
- * Serialized state: format byte, d, n, seen, skipped, the options struct,
- * then X and y.  Only exchanged between processes of one build.
+ * Serialized state: format byte, d, n, seen, skipped, the options as jsonb
+ * (int32 length, -1 for none, then the jsonb's bytes), then X and y.  Only
+ * exchanged between processes of one build.
  */
-#define ROWSET_SERIAL_FORMAT 1
+#define ROWSET_SERIAL_FORMAT 2
 
 Datum
 kernel_train_serialize(PG_FUNCTION_ARGS)
@@ -332,7 +378,13 @@ kernel_train_serialize(PG_FUNCTION_ARGS)
 	pq_sendint64(&buf, rs->n);
 	pq_sendint64(&buf, rs->seen);
 	pq_sendint64(&buf, rs->skipped);
-	pq_sendbytes(&buf, (const char *) &rs->opts, sizeof(km_options));
+	if (rs->optjson == NULL)
+		pq_sendint32(&buf, -1);
+	else
+	{
+		pq_sendint32(&buf, (int32) VARSIZE(rs->optjson));
+		pq_sendbytes(&buf, (const char *) rs->optjson, VARSIZE(rs->optjson));
+	}
 	if (rs->n > 0)
 	{
 		pq_sendbytes(&buf, (const char *) rs->X, rs->n * rs->d * sizeof(double));
@@ -349,6 +401,7 @@ kernel_train_deserialize(PG_FUNCTION_ARGS)
 	StringInfoData buf;
 	RowSet	   *rs = rowset_create(aggctx, true);
 	int64		n;
+	int32		optlen;
 
 	buf.data = VARDATA_ANY(b);
 	buf.len = VARSIZE_ANY_EXHDR(b);
@@ -360,7 +413,22 @@ kernel_train_deserialize(PG_FUNCTION_ARGS)
 	n = pq_getmsgint64(&buf);
 	rs->seen = pq_getmsgint64(&buf);
 	rs->skipped = pq_getmsgint64(&buf);
-	pq_copymsgbytes(&buf, (char *) &rs->opts, sizeof(km_options));
+	optlen = (int32) pq_getmsgint(&buf, 4);
+	if (optlen == -1)
+		rowset_set_options(rs, NULL);
+	else
+	{
+		Jsonb	   *opts;
+
+		if (optlen < VARHDRSZ)
+			elog(ERROR, "unexpected kernel_train state options length %d", optlen);
+		opts = palloc(optlen);
+		pq_copymsgbytes(&buf, (char *) opts, optlen);
+		if (VARSIZE(opts) != (Size) optlen)
+			elog(ERROR, "unexpected kernel_train state options length %d", optlen);
+		rowset_set_options(rs, opts);
+		pfree(opts);
+	}
 	if (n > 0)
 	{
 		rowset_reserve(rs, n, "kernel_train");

@@ -726,6 +726,8 @@ def run(tmpdir):
         section("7. n = %d, d = %d training with kernel_ml.max_memory = '10GB' (one run)" % (BIG_N, D))
         try:
             c, k = connect()
+            # the superuser-only ceiling (4 GB by default) caps max_memory
+            k.execute("SET kernel_ml.max_memory_limit = '10GB'")
             k.execute("SET kernel_ml.max_memory = '10GB'")
             k.execute("SELECT pg_backend_pid()")
             pid = k.fetchone()[0]

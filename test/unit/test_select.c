@@ -30,17 +30,24 @@ rand_vec(size_t len, unsigned long long s)
 }
 
 static km_status
-run_select(km_select_params *p, const double *X, size_t n, int d,
-		   const double *y, km_candidate *cand, int *best)
+run_select_folds(km_select_params *p, const double *X, size_t n, int d,
+				 const double *y, const int *fold, km_candidate *cand, int *best)
 {
 	double	   *work = malloc(km_select_workspace_doubles(p, n, d) * sizeof(double));
 	int		   *iwork = malloc(km_select_iwork(n) * sizeof(int));
 	km_error	err;
-	km_status	st = km_select(p, X, n, d, y, cand, best, work, iwork, &err, NULL);
+	km_status	st = km_select(p, X, n, d, y, fold, cand, best, work, iwork, &err, NULL);
 
 	free(work);
 	free(iwork);
 	return st;
+}
+
+static km_status
+run_select(km_select_params *p, const double *X, size_t n, int d,
+		   const double *y, km_candidate *cand, int *best)
+{
+	return run_select_folds(p, X, n, d, y, NULL, cand, best);
 }
 
 void
@@ -216,9 +223,12 @@ test_select_kfold(void)
 	size_t		n = 103;
 	int			d = 2;
 	int			fold[103];
-	int			count[5] = {0};
+	int			other[103];
+	int			rfold[103];
 	double	   *X = rand_vec(n * d, 41);
 	double	   *y = rand_vec(n, 42);
+	double	   *rX = malloc(n * d * sizeof(double));
+	double	   *ry = malloc(n * sizeof(double));
 	double		lambdas[2] = {0.1, 1.0};
 	double		gamma = 0.5;
 	km_candidate c1[2];
@@ -226,11 +236,15 @@ test_select_kfold(void)
 	int			best;
 	km_select_params p;
 
-	km_assign_folds(n, 5, 7, fold);
+	/* the folds come from the caller (the glue ranks rows by hash) */
 	for (size_t i = 0; i < n; i++)
-		count[fold[i]]++;
-	for (int f = 0; f < 5; f++)
-		CHECK(count[f] == 20 || count[f] == 21, "fold %d has %d rows", f, count[f]);
+	{
+		fold[i] = (int) (i % 5);
+		other[i] = (int) ((i / 7) % 5);	/* another partition */
+		rfold[n - 1 - i] = fold[i];
+		memcpy(rX + (n - 1 - i) * d, X + i * d, d * sizeof(double));
+		ry[n - 1 - i] = y[i];
+	}
 
 	memset(&p, 0, sizeof(p));
 	p.base.kernel.type = KM_KERNEL_RBF;
@@ -241,19 +255,28 @@ test_select_kfold(void)
 	p.n_lambdas = 2;
 	p.cv = KM_CV_KFOLD;
 	p.folds = 5;
-	p.seed = 7;
-	CHECK(run_select(&p, X, n, d, y, c1, &best) == KM_OK, "kfold failed");
-	CHECK(run_select(&p, X, n, d, y, c2, &best) == KM_OK, "kfold failed");
-	CHECK(memcmp(c1, c2, sizeof(c1)) == 0, "same seed, different scores");
+	CHECK(run_select_folds(&p, X, n, d, y, fold, c1, &best) == KM_OK, "kfold failed");
+	CHECK(run_select_folds(&p, X, n, d, y, fold, c2, &best) == KM_OK, "kfold failed");
+	CHECK(memcmp(c1, c2, sizeof(c1)) == 0, "same folds, different scores");
 	CHECK(c1[0].score > 0.0 && c1[0].score_std > 0.0, "score %g std %g",
 		  c1[0].score, c1[0].score_std);
-	p.seed = 8;
-	CHECK(run_select(&p, X, n, d, y, c2, &best) == KM_OK, "kfold failed");
-	CHECK(c1[0].score != c2[0].score, "another seed gives the same folds");
+	CHECK(run_select_folds(&p, X, n, d, y, other, c2, &best) == KM_OK, "kfold failed");
+	CHECK(c1[0].score != c2[0].score, "other folds give the same scores");
 
-	/* more folds than rows */
+	/* rows in reverse order with their folds: the same scores */
+	CHECK(run_select_folds(&p, rX, n, d, ry, rfold, c2, &best) == KM_OK, "kfold failed");
+	for (int i = 0; i < 2; i++)
+		CHECK(fabs(c1[i].score - c2[i].score) <= 1e-10 * c1[i].score,
+			  "reversed rows: score %.17g vs %.17g", c1[i].score, c2[i].score);
+
+	/* a fold out of range, no folds, more folds than rows */
+	other[50] = 5;
+	CHECK(run_select_folds(&p, X, n, d, y, other, c2, &best) == KM_ERR_INVALID, "fold 5 of 5");
+	CHECK(run_select_folds(&p, X, n, d, y, NULL, c2, &best) == KM_ERR_INVALID, "no folds");
 	p.folds = 200;
-	CHECK(run_select(&p, X, n, d, y, c2, &best) == KM_ERR_INVALID, "200 folds of 103 rows");
+	CHECK(run_select_folds(&p, X, n, d, y, fold, c2, &best) == KM_ERR_INVALID, "200 folds of 103 rows");
 	free(X);
 	free(y);
+	free(rX);
+	free(ry);
 }

@@ -1,0 +1,109 @@
+/*
+ * split.c - row hashes, rankings and fold assignment by row values.
+ *
+ * The hash is the one the named-model hold-out split uses (catalog.c):
+ * hash_bytes_extended over the row's features and target, seeded with the
+ * seed option.
+ */
+#include "postgres.h"
+
+#include "common/hashfn.h"
+#include "utils/memutils.h"
+
+#include "split.h"
+
+typedef struct RankKey
+{
+	uint64		hash;
+	int64		row;
+} RankKey;
+
+typedef struct RankArg
+{
+	const double *X;
+	const double *y;
+	int			d;
+} RankArg;
+
+uint64
+km_row_hash(const double *x, int d, const double *y, int64 seed, double *buf)
+{
+	int			len = d + (y != NULL ? 1 : 0);
+
+	memcpy(buf, x, sizeof(double) * d);
+	if (y != NULL)
+		buf[d] = *y;
+	return hash_bytes_extended((const unsigned char *) buf,
+							   (int) (sizeof(double) * len), (uint64) seed);
+}
+
+static int
+rank_key_cmp(const void *a, const void *b, void *arg)
+{
+	const RankKey *p = a;
+	const RankKey *q = b;
+	const RankArg *r = arg;
+	int			c;
+
+	if (p->hash != q->hash)
+		return p->hash < q->hash ? -1 : 1;
+	/* a collision: order by value, so that input order still does not matter */
+	c = memcmp(r->X + p->row * r->d, r->X + q->row * r->d, sizeof(double) * r->d);
+	if (c == 0 && r->y != NULL)
+		c = memcmp(r->y + p->row, r->y + q->row, sizeof(double));
+	if (c != 0)
+		return c;
+	/* identical rows: either order gives the same result */
+	return p->row < q->row ? -1 : p->row > q->row;
+}
+
+void
+km_rank_rows(const double *X, const double *y, int64 n, int d, int64 seed,
+			 int64 *order)
+{
+	RankKey    *keys = palloc_extended(mul_size((Size) n, sizeof(RankKey)),
+									   MCXT_ALLOC_HUGE);
+	double	   *buf = palloc(sizeof(double) * (d + 1));
+	RankArg		arg = {X, y, d};
+
+	for (int64 i = 0; i < n; i++)
+	{
+		keys[i].hash = km_row_hash(X + i * d, d, y != NULL ? y + i : NULL,
+								   seed, buf);
+		keys[i].row = i;
+	}
+	qsort_arg(keys, (size_t) n, sizeof(RankKey), rank_key_cmp, &arg);
+	for (int64 i = 0; i < n; i++)
+		order[i] = keys[i].row;
+	pfree(keys);
+	pfree(buf);
+}
+
+void
+km_folds_by_rank(const int64 *order, int64 n, int folds, int *fold)
+{
+	for (int64 rank = 0; rank < n; rank++)
+		fold[order[rank]] = (int) (rank % folds);
+}
+
+void
+km_reorder_rows(double **X, double **y, int64 n, int d, const int64 *order,
+				MemoryContext ctx)
+{
+	double	   *nx = MemoryContextAllocHuge(ctx, mul_size((Size) n,
+														  mul_size((Size) d, sizeof(double))));
+	double	   *ny = NULL;
+
+	for (int64 i = 0; i < n; i++)
+		memcpy(nx + i * d, *X + order[i] * d, sizeof(double) * d);
+	if (y != NULL && *y != NULL)
+	{
+		ny = MemoryContextAllocHuge(ctx, mul_size((Size) n, sizeof(double)));
+		for (int64 i = 0; i < n; i++)
+			ny[i] = (*y)[order[i]];
+		pfree(*y);
+		*y = ny;
+	}
+	pfree(*X);
+	*X = nx;
+}

@@ -1,0 +1,41 @@
+/*
+ * split.h - assigning rows by their values, not their position: row hashes
+ * seeded with a seed, a ranking by hash, and k-fold assignment by rank.
+ * The same rows in any order (a parallel plan, ORDER BY ... DESC) rank the
+ * same way, so folds and hold-out splits do not depend on the query plan.
+ */
+#ifndef KM_SPLIT_H
+#define KM_SPLIT_H
+
+#include "postgres.h"
+
+/*
+ * Hash of one row: its d features followed by its target (if y is not
+ * NULL), as hash_bytes_extended over those d (+ 1) doubles, seeded with
+ * seed.  buf has room for d + 1 doubles.
+ */
+uint64		km_row_hash(const double *x, int d, const double *y, int64 seed,
+						double *buf);
+
+/*
+ * order[rank] = row for the n rows of X (n x d, row-major) and y (n
+ * targets, or NULL): ascending hash, ties by the bytes of the rows' values,
+ * so only identical rows keep their relative input order.
+ */
+void		km_rank_rows(const double *X, const double *y, int64 n, int d,
+						 int64 seed, int64 *order);
+
+/*
+ * fold[row] = rank % folds, from an order of km_rank_rows: fold sizes
+ * differ by at most one.
+ */
+void		km_folds_by_rank(const int64 *order, int64 n, int folds, int *fold);
+
+/*
+ * Put the rows of X and y (may be NULL) in the given order; the arrays are
+ * replaced by new ones allocated in ctx (the old ones are freed).
+ */
+void		km_reorder_rows(double **X, double **y, int64 n, int d,
+							const int64 *order, MemoryContext ctx);
+
+#endif							/* KM_SPLIT_H */
