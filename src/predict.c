@@ -157,7 +157,9 @@ km_model_cache_predict(ModelCache *mc, Datum model, ArrayType *features)
 	km_model   *m = get_model(mc, model);
 	int			d = (int) m->n_features;
 	int			len;
+	int			bad;
 	double		xnorm;
+	double		result;
 
 	len = km_array_length(features, "the row");
 	if (len != d)
@@ -166,13 +168,31 @@ km_model_cache_predict(ModelCache *mc, Datum model, ArrayType *features)
 				 errmsg("wrong number of features for this model"),
 				 errdetail("The model expects %d features, got %d.", d, len)));
 	km_array_copy(features, d, mc->x, "the row");
-	km_standardize_row(mc->x, d, m->mean, m->scale, mc->x);
+	bad = km_standardize_row(mc->x, d, m->mean, m->scale, mc->x);
+	if (bad >= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("standardized feature is out of range for type double precision"),
+				 errdetail("Feature %d of the row, %s, standardized with the training mean %s and scale %s, overflowed.",
+						   bad + 1,
+						   float8out_internal(((const double *) ARR_DATA_PTR(features))[bad]),
+						   float8out_internal(m->mean[bad]),
+						   float8out_internal(m->scale[bad])),
+				 errhint("Check the row for values far outside the range of the training data.")));
 	xnorm = km_vector_norm(&m->kernel, mc->x, d);
 
 	km_blas_setup_scoring();
-	return m->intercept +
+	result = m->intercept +
 		km_kernel_row_dot(&m->kernel, mc->Xt, m->n_train, d, mc->norms, mc->x,
 						  xnorm, m->alpha, mc->work);
+	if (!isfinite(result))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("prediction is out of range for type double precision"),
+				 errdetail("Scoring the row with the %s kernel overflowed: a kernel value with a training row, or the sum of the coefficients times those values.",
+						   km_kernel_name(m->kernel.type)),
+				 errhint("Check the row for values far outside the range of the training data.")));
+	return result;
 }
 
 Datum
@@ -194,6 +214,7 @@ kernel_eval(PG_FUNCTION_ARGS)
 	int			d;
 	double	   *x;
 	double	   *z;
+	double		value;
 
 	km_options_parse(PG_GETARG_JSONB_P(2), &opts);
 	km_options_require_single(&opts, "kernel_eval");
@@ -209,7 +230,19 @@ kernel_eval(PG_FUNCTION_ARGS)
 	km_array_copy(xa, d, x, "x");
 	km_array_copy(za, d, z, "z");
 	km_options_resolve(&opts, d);
-	PG_RETURN_FLOAT8(km_kernel_eval(&opts.fit.kernel, x, z, d));
+	if (!km_kernel_eval_finite(&opts.fit.kernel, x, z, d, &value))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("kernel value is out of range for type double precision"),
+				 errdetail("The %s kernel of x and z overflowed (its %s is %s).",
+						   km_kernel_name(opts.fit.kernel.type),
+						   opts.fit.kernel.type == KM_KERNEL_RBF ? "squared distance" :
+						   opts.fit.kernel.type == KM_KERNEL_LAPLACIAN ? "L1 distance" :
+						   opts.fit.kernel.type == KM_KERNEL_MIN ? "sum of minima" :
+						   isfinite(value) ? "value" : "inner product or value",
+						   float8out_internal(value)),
+				 errhint("Use smaller feature values (standardize them), or a smaller gamma or degree.")));
+	PG_RETURN_FLOAT8(value);
 }
 
 static void
