@@ -187,7 +187,8 @@ scaled_cosine(const double *x, const double *z, int d)
 		xx += a * a;
 		zz += b * b;
 	}
-	return xz / (sqrt(xx) * sqrt(zz));
+	/* xx, zz <= d: the product cannot overflow, and sqrt(4) is exact */
+	return xz / sqrt(xx * zz);
 }
 
 /* Cosine norms inside this range keep inner products and their quotients exact enough. */
@@ -482,7 +483,7 @@ strided_eval(const km_kernel *k, const double *Xt, size_t n, int d, size_t i,
 			xx += a * a;
 			zz += b * b;
 		}
-		*out = xz / (sqrt(xx) * sqrt(zz));
+		*out = xz / sqrt(xx * zz);
 	}
 	else
 	{

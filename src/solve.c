@@ -85,12 +85,13 @@ km_standardize(const double *X, size_t n, int d, double *mean, double *scale,
 		}
 	for (int j = 0; j < d; j++)
 	{
-		if (isfinite(scale[j]) && (scale[j] == 0.0 || scale[j] > KM_SAFE_SQUARES))
+		if (isfinite(scale[j]) && scale[j] > KM_SAFE_SQUARES)
 			scale[j] = sqrt(scale[j] / (double) n);
 		else
 		{
 			/*
-			 * The squares overflowed (or underflowed): centre halved values,
+			 * The squares overflowed or underflowed (or the column is
+			 * constant, then top is 0): centre halved values,
 			 * which cannot overflow, and scale them by the largest, as
 			 * LAPACK's dnrm2 does.  The deviation itself is at most half the
 			 * range of the values, so it is finite.
@@ -385,6 +386,7 @@ fit_ridge(const km_fit_params *p, const double *X, size_t n, int d,
 	else
 		res->train_rmse = relres = HUGE_VAL;
 
+	res->relative_residual = relres;
 	if (!(relres <= KM_MAX_RELATIVE_RESIDUAL) || !isfinite(res->train_rmse))
 	{
 		double		rcond = 0.0;

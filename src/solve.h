@@ -49,6 +49,7 @@ typedef struct km_fit_result
 	bool		converged;		/* lms; always true for ridge */
 	double		final_change;	/* lms: last relative change of beta */
 	double		train_rmse;		/* ||y - K alpha|| / sqrt(n), computed after the fit */
+	double		relative_residual;	/* ridge: ||y - (K + shift I) alpha|| / ||y|| */
 } km_fit_result;
 
 /* Doubles of workspace km_fit needs for n rows (0 on overflow). */
