@@ -402,20 +402,49 @@ km_gram_lower(const km_kernel *k, const double *X, size_t n, int d,
 }
 
 bool
-km_gram_panel(const km_kernel *k, const double *X, size_t n, int d,
-			  const double *norms, size_t j0, size_t jb, double *P)
+km_gram_times(const km_kernel *k, const double *X, size_t n, int d,
+			  const double *norms, const double *w, double *u, double *B,
+			  km_interrupt_fn interrupt)
 {
 	gram_plan	g = plan_gram(k, X, n, d, norms);
-	size_t		ldp = n - j0;
-	bool		ok = true;
 
-	if (g.inner && !g.direct)
-		cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, (int) ldp,
-					(int) jb, d, 1.0, X + j0 * (size_t) d, d,
-					X + j0 * (size_t) d, d, 0.0, P, (int) ldp);
-	for (size_t c = 0; c < jb; c++)
-		ok &= gram_column(k, &g, X, j0, ldp, d, norms, j0 + c, P + c * ldp);
-	return ok;
+	memset(u, 0, n * sizeof(double));
+	for (size_t j0 = 0; j0 < n; j0 += KM_TIMES_COLS)
+	{
+		size_t		jb = n - j0 < KM_TIMES_COLS ? n - j0 : KM_TIMES_COLS;
+
+		/*
+		 * Blocks of rows of this column panel, small enough to stay in
+		 * cache between the DGEMM that builds them and the two DGEMVs
+		 * that use them: the diagonal block first (in full), then the
+		 * blocks below it, which also serve transposed for the rows
+		 * above the diagonal.
+		 */
+		for (size_t i0 = j0; i0 < n;)
+		{
+			size_t		ib = i0 == j0 ? jb : (n - i0 < KM_TIMES_ROWS ? n - i0 : KM_TIMES_ROWS);
+			bool		ok = true;
+
+			if (g.inner && !g.direct)
+				cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, (int) ib,
+							(int) jb, d, 1.0, X + i0 * (size_t) d, d,
+							X + j0 * (size_t) d, d, 0.0, B, (int) ib);
+			for (size_t c = 0; c < jb; c++)
+				ok &= gram_column(k, &g, X, i0, ib, d, norms, j0 + c, B + c * ib);
+			if (!ok)
+				return false;
+			/* u[i0:i0+ib] += B w[j0:j0+jb] */
+			cblas_dgemv(CblasColMajor, CblasNoTrans, (int) ib, (int) jb, 1.0, B,
+						(int) ib, w + j0, 1, 1.0, u + i0, 1);
+			/* below the diagonal block: u[j0:j0+jb] += B^T w[i0:i0+ib] */
+			if (i0 != j0)
+				cblas_dgemv(CblasColMajor, CblasTrans, (int) ib, (int) jb, 1.0, B,
+							(int) ib, w + i0, 1, 1.0, u + j0, 1);
+			i0 += ib;
+		}
+		km_check_interrupts(interrupt);
+	}
+	return true;
 }
 
 km_status

@@ -91,12 +91,17 @@ bool		km_gram_lower(const km_kernel *k, const double *X, size_t n, int d,
 						  km_interrupt_fn interrupt);
 
 /*
- * Columns j0 .. j0+jb-1 of the Gram matrix, rows j0 .. n-1 (the diagonal
- * block in full), into P with leading dimension n - j0; false if an entry
- * is not finite.
+ * u := K w for the n x n Gram matrix K of the rows of X, without storing
+ * K: blocks of KM_TIMES_ROWS x KM_TIMES_COLS are built into B (that many
+ * doubles) and used at once, each block below the diagonal twice (K is
+ * symmetric), so this costs half a Gram matrix.  false if an entry is not
+ * finite.
  */
-bool		km_gram_panel(const km_kernel *k, const double *X, size_t n, int d,
-						  const double *norms, size_t j0, size_t jb, double *P);
+#define KM_TIMES_COLS 256
+#define KM_TIMES_ROWS 1024
+bool		km_gram_times(const km_kernel *k, const double *X, size_t n, int d,
+						  const double *norms, const double *w, double *u,
+						  double *B, km_interrupt_fn interrupt);
 
 /* KM_ERR_OVERFLOW naming the first non-finite entry of K's lower triangle. */
 km_status	km_gram_overflow(const km_kernel *k, const double *K, size_t n,

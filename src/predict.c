@@ -231,17 +231,33 @@ kernel_eval(PG_FUNCTION_ARGS)
 	km_array_copy(za, d, z, "z");
 	km_options_resolve(&opts, d);
 	if (!km_kernel_eval_finite(&opts.fit.kernel, x, z, d, &value))
+	{
+		km_kernel	lin = {KM_KERNEL_LINEAR, 0, 0.0, 0.0};
+		double		ip;
+		const char *what;
+
+		switch (opts.fit.kernel.type)
+		{
+			case KM_KERNEL_RBF:
+				what = "squared distance";
+				break;
+			case KM_KERNEL_LAPLACIAN:
+				what = "L1 distance";
+				break;
+			case KM_KERNEL_MIN:
+				what = "sum of minima";
+				break;
+			default:
+				what = km_kernel_eval_finite(&lin, x, z, d, &ip) ? "value" : "inner product";
+				break;
+		}
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 				 errmsg("kernel value is out of range for type double precision"),
-				 errdetail("The %s kernel of x and z overflowed (its %s is %s).",
-						   km_kernel_name(opts.fit.kernel.type),
-						   opts.fit.kernel.type == KM_KERNEL_RBF ? "squared distance" :
-						   opts.fit.kernel.type == KM_KERNEL_LAPLACIAN ? "L1 distance" :
-						   opts.fit.kernel.type == KM_KERNEL_MIN ? "sum of minima" :
-						   isfinite(value) ? "value" : "inner product or value",
-						   float8out_internal(value)),
+				 errdetail("The %s of x and z under the %s kernel overflowed.",
+						   what, km_kernel_name(opts.fit.kernel.type)),
 				 errhint("Use smaller feature values (standardize them), or a smaller gamma or degree.")));
+	}
 	PG_RETURN_FLOAT8(value);
 }
 

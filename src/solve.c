@@ -221,23 +221,14 @@ km_largest_eigenvalue(const double *K, size_t n, size_t ld, double shift,
 	return lambda;
 }
 
-/* Columns of the Gram matrix rebuilt per panel for the training residual. */
-#define KM_RESIDUAL_PANEL 256
-
-static size_t
-residual_panel(size_t n)
-{
-	return n < KM_RESIDUAL_PANEL ? n : KM_RESIDUAL_PANEL;
-}
-
 size_t
 km_fit_workspace_doubles(size_t n)
 {
-	/* n^2 + 7n + 256n doubles must fit in size_t bytes */
+	/* n^2 + 7n + one block must fit in size_t bytes */
 	if (n == 0 || n > ((size_t) 1 << 28))
 		return 0;
-	/* K, norms, 6n of vectors, one residual panel */
-	return n * n + 7 * n + n * residual_panel(n);
+	/* K, norms, 6n of vectors, one block of km_gram_times */
+	return n * n + 7 * n + (size_t) KM_TIMES_COLS * KM_TIMES_ROWS;
 }
 
 size_t
@@ -252,40 +243,6 @@ add_to_diagonal(double *K, size_t n, size_t ld, double value)
 {
 	for (size_t i = 0; i < n; i++)
 		K[i + i * ld] += value;
-}
-
-/*
- * u := K alpha, K symmetric, with its lower triangle rebuilt panel by panel
- * into P (n x residual_panel(n)): the Cholesky factor has overwritten it.
- * Each panel of rows j0..n-1 serves twice, as columns and, transposed, as
- * rows, so this costs half a Gram matrix.
- */
-static bool
-gram_times(const km_kernel *k, const double *X, size_t n, int d,
-		   const double *norms, const double *alpha, double *u, double *P,
-		   km_interrupt_fn interrupt)
-{
-	size_t		width = residual_panel(n);
-
-	memset(u, 0, n * sizeof(double));
-	for (size_t j0 = 0; j0 < n; j0 += width)
-	{
-		size_t		jb = n - j0 < width ? n - j0 : width;
-		size_t		ldp = n - j0;
-
-		if (!km_gram_panel(k, X, n, d, norms, j0, jb, P))
-			return false;
-		/* u[j0:n] += K[j0:n, j0:j0+jb] alpha[j0:j0+jb] */
-		cblas_dgemv(CblasColMajor, CblasNoTrans, (int) ldp, (int) jb, 1.0, P,
-					(int) ldp, alpha + j0, 1, 1.0, u + j0, 1);
-		/* u[j0:j0+jb] += K[j0+jb:n, j0:j0+jb]^T alpha[j0+jb:n] */
-		if (ldp > jb)
-			cblas_dgemv(CblasColMajor, CblasTrans, (int) (ldp - jb), (int) jb,
-						1.0, P + jb, (int) ldp, alpha + j0 + jb, 1, 1.0,
-						u + j0, 1);
-		km_check_interrupts(interrupt);
-	}
-	return true;
 }
 
 /*
@@ -366,7 +323,7 @@ fit_ridge(const km_fit_params *p, const double *X, size_t n, int d,
 	 * the solve was accurate.
 	 */
 	if (km_all_finite(alpha, n) &&
-		!gram_times(&p->kernel, X, n, d, norms, alpha, u, panel, interrupt))
+		!km_gram_times(&p->kernel, X, n, d, norms, alpha, u, panel, interrupt))
 		return km_fail(err, KM_ERR_OVERFLOW,
 					   "kernel matrix entry is out of range for type double precision",
 					   "Rebuilding the %s kernel matrix for the training residual overflowed.",

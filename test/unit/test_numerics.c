@@ -19,6 +19,7 @@ void		test_numerics_gram_overflow(void);
 void		test_numerics_row_dot_overflow(void);
 void		test_numerics_ridge_real_rmse(void);
 void		test_numerics_ridge_inaccurate(void);
+void		test_numerics_gram_times(void);
 
 static double
 urand(unsigned long long *s)
@@ -270,4 +271,48 @@ test_numerics_ridge_inaccurate(void)
 	free(y);
 	free(alpha);
 	free(work);
+}
+
+void
+test_numerics_gram_times(void)
+{
+	size_t		n = 1500;		/* several column panels and row blocks */
+	int			d = 3;
+	double	   *X = malloc(n * d * sizeof(double));
+	double	   *w = malloc(n * sizeof(double));
+	double	   *u = malloc(n * sizeof(double));
+	double	   *norms = malloc(n * sizeof(double));
+	double	   *B = malloc((size_t) KM_TIMES_COLS * KM_TIMES_ROWS * sizeof(double));
+	km_kernel	kernels[3] = {
+		{KM_KERNEL_RBF, 0, 0.7, 0.0},
+		{KM_KERNEL_LAPLACIAN, 0, 0.5, 0.0},
+		{KM_KERNEL_POLY, 2, 0.5, 1.0}
+	};
+	unsigned long long s = 11;
+
+	for (size_t i = 0; i < n * d; i++)
+		X[i] = urand(&s);
+	for (size_t i = 0; i < n; i++)
+		w[i] = urand(&s);
+	for (int kk = 0; kk < 3; kk++)
+	{
+		double		worst = 0.0;
+
+		km_row_norms(&kernels[kk], X, n, d, norms);
+		CHECK(km_gram_times(&kernels[kk], X, n, d, norms, w, u, B, NULL), "finite");
+		for (size_t i = 0; i < n; i += 7)
+		{
+			double		want = 0.0;
+
+			for (size_t j = 0; j < n; j++)
+				want += w[j] * km_kernel_eval(&kernels[kk], X + i * d, X + j * d, d);
+			worst = fmax(worst, fabs(u[i] - want));
+		}
+		CHECK(worst < 1e-11, "kernel %d: K w differs from the definition by %g", kk, worst);
+	}
+	free(X);
+	free(w);
+	free(u);
+	free(norms);
+	free(B);
 }

@@ -36,7 +36,8 @@ int			unit_failures = 0;
 	X(test_numerics_gram_overflow) \
 	X(test_numerics_row_dot_overflow) \
 	X(test_numerics_ridge_real_rmse) \
-	X(test_numerics_ridge_inaccurate)
+	X(test_numerics_ridge_inaccurate) \
+	X(test_numerics_gram_times)
 
 #define DECLARE(name) void name(void);
 UNIT_TESTS(DECLARE)
