@@ -248,7 +248,7 @@ kernel_eval(PG_FUNCTION_ARGS)
 				what = "sum of minima";
 				break;
 			default:
-				what = km_kernel_eval_finite(&lin, x, z, d, &ip) ? "value" : "inner product";
+				what = km_kernel_eval_finite(&lin, x, z, d, &ip) ? "kernel value" : "inner product";
 				break;
 		}
 		ereport(ERROR,

@@ -120,3 +120,6 @@ SELECT f.o::text AS options,
 FROM fits f,
      LATERAL (SELECT sqrt(avg((kernel_predict(f.model, h.f) - h.y) ^ 2)) AS rmse FROM houses h) r
 ORDER BY 1;
+
+DROP TABLE houses, models, fits;
+DROP FUNCTION expect_error(text, boolean);
