@@ -21,7 +21,9 @@ typedef enum km_status
 	KM_ERR_DIVERGED,			/* iteration produced non-finite values */
 	KM_ERR_FORMAT,				/* model bytes malformed or truncated */
 	KM_ERR_VERSION,				/* model written by a newer format */
-	KM_ERR_CHECKSUM				/* model bytes fail their checksum */
+	KM_ERR_CHECKSUM,			/* model bytes fail their checksum */
+	KM_ERR_OVERFLOW,			/* a value went beyond the range of a double */
+	KM_ERR_INACCURATE			/* the solution does not solve its equations */
 } km_status;
 
 typedef struct km_error

@@ -7,6 +7,7 @@
  * laplacian and min are not functions of inner products and are computed
  * pair by pair.
  */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -106,12 +107,106 @@ min_sum(const double *x, const double *z, int d)
 	return s;
 }
 
+bool
+km_all_finite(const double *v, size_t count)
+{
+	/*
+	 * A double is not finite when its exponent bits are all ones.  An
+	 * integer test vectorises without -ffast-math and cannot be optimised
+	 * away, unlike isfinite() under it.
+	 */
+	const uint64_t exponent = UINT64_C(0x7ff0000000000000);
+	uint64_t	bad = 0;
+
+	for (size_t i = 0; i < count; i++)
+	{
+		uint64_t	bits;
+
+		memcpy(&bits, &v[i], sizeof(bits));
+		bad |= (uint64_t) ((bits & exponent) == exponent);
+	}
+	return bad == 0;
+}
+
+/* Largest |x_i| (0 for a zero vector). */
+static double
+max_abs(const double *x, int d)
+{
+	double		m = 0.0;
+
+	for (int i = 0; i < d; i++)
+		m = fmax(m, fabs(x[i]));
+	return m;
+}
+
+/*
+ * Euclidean norm without overflow or underflow: the plain sum of squares
+ * when it is safely inside the range of a double, else the sum of squares
+ * of x / max |x_i|, as LAPACK's dnrm2 scales.
+ */
+static double
+safe_norm(const double *x, int d)
+{
+	double		sq = dot(x, x, d);
+	double		m;
+	double		s = 0.0;
+
+	if (sq > 1e-280 && sq < 1e280)
+		return sqrt(sq);
+	m = max_abs(x, d);
+	if (m == 0.0)
+		return 0.0;
+	for (int i = 0; i < d; i++)
+	{
+		double		t = x[i] / m;
+
+		s += t * t;
+	}
+	return m * sqrt(s);
+}
+
+/* Cosine of x and z with both scaled to a largest element of 1. */
+static double
+scaled_cosine(const double *x, const double *z, int d)
+{
+	double		mx = max_abs(x, d);
+	double		mz = max_abs(z, d);
+	double		xz = 0.0;
+	double		xx = 0.0;
+	double		zz = 0.0;
+
+	/* scikit-learn's normalize() leaves zero vectors at zero */
+	if (mx == 0.0 || mz == 0.0)
+		return 0.0;
+	for (int i = 0; i < d; i++)
+	{
+		double		a = x[i] / mx;
+		double		b = z[i] / mz;
+
+		xz += a * b;
+		xx += a * a;
+		zz += b * b;
+	}
+	/* xx, zz <= d: the product cannot overflow, and sqrt(4) is exact */
+	return xz / sqrt(xx * zz);
+}
+
+/* Cosine norms inside this range keep inner products and their quotients exact enough. */
+#define COSINE_NORM_MIN 1e-100
+#define COSINE_NORM_MAX 1e100
+
+static inline bool
+cosine_norm_safe(double v)
+{
+	return v == 0.0 || (v >= COSINE_NORM_MIN && v <= COSINE_NORM_MAX);
+}
+
 double
 km_vector_norm(const km_kernel *k, const double *x, int d)
 {
-	double		sq = dot(x, x, d);
-
-	return k->type == KM_KERNEL_COSINE ? sqrt(sq) : sq;
+	if (k->type == KM_KERNEL_COSINE)
+		return safe_norm(x, d);
+	return dot(x, x, d);
 }
 
 void
@@ -124,67 +219,166 @@ km_row_norms(const km_kernel *k, const double *X, size_t n, int d,
 		norms[i] = km_vector_norm(k, X + i * (size_t) d, d);
 }
 
-double
-km_kernel_eval(const km_kernel *k, const double *x, const double *z, int d)
+bool
+km_kernel_eval_finite(const km_kernel *k, const double *x, const double *z,
+					  int d, double *out)
 {
+	double		t;				/* the intermediate: inner product or distance */
+	double		v;
+
 	switch (k->type)
 	{
 		case KM_KERNEL_LINEAR:
-			return dot(x, z, d);
+			v = t = dot(x, z, d);
+			break;
 		case KM_KERNEL_POLY:
-			return km_ipow(k->gamma * dot(x, z, d) + k->coef0, k->degree);
+			t = dot(x, z, d);
+			v = km_ipow(k->gamma * t + k->coef0, k->degree);
+			break;
 		case KM_KERNEL_RBF:
-			{
-				double		s = 0.0;
-
-				for (int i = 0; i < d; i++)
-					s += (x[i] - z[i]) * (x[i] - z[i]);
-				return exp(-k->gamma * s);
-			}
+			t = 0.0;
+			for (int i = 0; i < d; i++)
+				t += (x[i] - z[i]) * (x[i] - z[i]);
+			v = exp(-k->gamma * t);
+			break;
 		case KM_KERNEL_LAPLACIAN:
-			return exp(-k->gamma * l1_distance(x, z, d));
+			t = l1_distance(x, z, d);
+			v = exp(-k->gamma * t);
+			break;
 		case KM_KERNEL_SIGMOID:
-			return tanh(k->gamma * dot(x, z, d) + k->coef0);
+			t = dot(x, z, d);
+			v = tanh(k->gamma * t + k->coef0);
+			break;
 		case KM_KERNEL_COSINE:
-			{
-				double		nx = sqrt(dot(x, x, d));
-				double		nz = sqrt(dot(z, z, d));
-
-				/* scikit-learn's normalize() leaves zero vectors at zero */
-				if (nx == 0.0 || nz == 0.0)
-					return 0.0;
-				return dot(x, z, d) / (nx * nz);
-			}
+			t = 0.0;
+			v = scaled_cosine(x, z, d);
+			break;
 		case KM_KERNEL_MIN:
-			return min_sum(x, z, d);
+			v = t = min_sum(x, z, d);
+			break;
 		case KM_KERNEL_POLYSUM:
-			return km_polysum(dot(x, z, d), k->degree);
+			t = dot(x, z, d);
+			v = km_polysum(t, k->degree);
+			break;
+		default:
+			t = v = NAN;
+			break;
 	}
-	return NAN;
+	*out = isfinite(t) ? v : t;
+	return isfinite(t) && isfinite(v);
 }
 
-/* v[i] = K(a_i, b) for the count rows a_i of A, pair by pair. */
-static void
+double
+km_kernel_eval(const km_kernel *k, const double *x, const double *z, int d)
+{
+	double		v;
+
+	(void) km_kernel_eval_finite(k, x, z, d, &v);
+	return v;
+}
+
+/*
+ * v[i] = K(a_i, b) for the count rows a_i of A, pair by pair, every
+ * intermediate checked: an entry whose intermediate is not finite keeps
+ * that non-finite intermediate.  Returns whether all are finite.
+ */
+static bool
 pairwise_direct(const km_kernel *k, const double *A, size_t count, int d,
 				const double *b, double *v)
 {
-	for (size_t i = 0; i < count; i++)
-	{
-		const double *a = A + i * (size_t) d;
+	bool		ok = true;
 
-		if (k->type == KM_KERNEL_LAPLACIAN)
-			v[i] = exp(-k->gamma * l1_distance(a, b, d));
-		else
-			v[i] = min_sum(a, b, d);
-	}
+	for (size_t i = 0; i < count; i++)
+		ok &= km_kernel_eval_finite(k, A + i * (size_t) d, b, d, &v[i]);
+	return ok;
 }
 
-void
+/*
+ * How the inner-product kernels can go wrong in BLAS form, decided once
+ * per matrix from the row norms: whether some inner product may overflow
+ * (then each raw column is checked before its map, which -ffast-math
+ * could make finite), and whether the expanded form of rbf or the
+ * quotient of cosine is unsafe (then the entries are computed pair by
+ * pair from the definition).
+ */
+typedef struct gram_plan
+{
+	bool		inner;
+	bool		direct;
+	bool		check_raw;
+} gram_plan;
+
+static gram_plan
+plan_gram(const km_kernel *k, const double *X, size_t n, int d,
+		  const double *norms)
+{
+	gram_plan	g = {is_inner_product_kernel(k->type), false, false};
+	double		top = 0.0;
+
+	if (!g.inner)
+	{
+		g.direct = true;
+		return g;
+	}
+	for (size_t i = 0; i < n; i++)
+	{
+		double		sq;
+
+		if (k->type == KM_KERNEL_COSINE)
+		{
+			if (!cosine_norm_safe(norms[i]))
+				g.direct = true;
+			continue;
+		}
+		sq = k->type == KM_KERNEL_RBF ? norms[i] : dot(X + i * (size_t) d, X + i * (size_t) d, d);
+		top = isfinite(sq) ? fmax(top, sq) : HUGE_VAL;
+	}
+	/* |<x, z>| <= max ||x||^2; rbf adds two norms and twice the product */
+	if (k->type == KM_KERNEL_RBF)
+		g.direct = !(top <= DBL_MAX / 8);
+	else
+		g.check_raw = !(top <= DBL_MAX / 2);
+	return g;
+}
+
+/*
+ * Column j of the Gram matrix, rows first..first+count-1, given their raw
+ * inner products in col (inner-product kernels).  Returns whether every
+ * entry is finite.
+ */
+static bool
+gram_column(const km_kernel *k, const gram_plan *g, const double *X,
+			size_t first, size_t count, int d, const double *norms,
+			size_t j, double *col)
+{
+	const double *xj = X + j * (size_t) d;
+
+	if (g->direct)
+		return pairwise_direct(k, X + first * (size_t) d, count, d, xj, col);
+	if (g->check_raw && !km_all_finite(col, count))
+	{
+		if (k->type != KM_KERNEL_COSINE)
+			return false;		/* an inner product overflowed: keep it */
+		return pairwise_direct(k, X + first * (size_t) d, count, d, xj, col);
+	}
+	km_map_inner(k, col, count, norms ? norms + first : NULL,
+				 norms ? norms[j] : 0.0);
+	/* the distance of a row to itself is exactly 0 */
+	if (k->type == KM_KERNEL_RBF && j >= first && j < first + count)
+		col[j - first] = 1.0;
+	/* only the polynomial maps can overflow from finite inner products */
+	if (k->type == KM_KERNEL_POLY || k->type == KM_KERNEL_POLYSUM)
+		return km_all_finite(col, count);
+	return true;
+}
+
+bool
 km_gram_lower(const km_kernel *k, const double *X, size_t n, int d,
 			  const double *norms, double *K, size_t ld,
 			  km_interrupt_fn interrupt)
 {
-	bool		inner = is_inner_product_kernel(k->type);
+	gram_plan	g = plan_gram(k, X, n, d, norms);
+	bool		ok = true;
 
 	for (size_t j0 = 0; j0 < n; j0 += KM_GRAM_PANEL)
 	{
@@ -195,29 +389,79 @@ km_gram_lower(const km_kernel *k, const double *X, size_t n, int d,
 		 * Panel K[j0:n, j0:j0+jb] = X[j0:n] X[j0:j0+jb]^T.  X is row-major
 		 * n x d, i.e. column-major d x n, hence the transposes.
 		 */
-		if (inner)
+		if (g.inner && !g.direct)
 			cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans,
 						(int) (n - j0), (int) jb, d, 1.0, Xj, d, Xj, d,
 						0.0, K + j0 + j0 * ld, (int) ld);
 
 		for (size_t j = j0; j < j0 + jb; j++)
-		{
-			double	   *col = K + j + j * ld;	/* rows j..n-1 of column j */
-			const double *xj = X + j * (size_t) d;
+			ok &= gram_column(k, &g, X, j, n - j, d, norms, j, K + j + j * ld);
+		km_check_interrupts(interrupt);
+	}
+	return ok;
+}
 
-			if (inner)
-			{
-				km_map_inner(k, col, n - j, norms ? norms + j : NULL,
-							 norms ? norms[j] : 0.0);
-				/* the distance of a row to itself is exactly 0 */
-				if (k->type == KM_KERNEL_RBF)
-					col[0] = 1.0;
-			}
-			else
-				pairwise_direct(k, xj, n - j, d, xj, col);
+bool
+km_gram_times(const km_kernel *k, const double *X, size_t n, int d,
+			  const double *norms, const double *w, double *u, double *B,
+			  km_interrupt_fn interrupt)
+{
+	gram_plan	g = plan_gram(k, X, n, d, norms);
+
+	memset(u, 0, n * sizeof(double));
+	for (size_t j0 = 0; j0 < n; j0 += KM_TIMES_COLS)
+	{
+		size_t		jb = n - j0 < KM_TIMES_COLS ? n - j0 : KM_TIMES_COLS;
+
+		/*
+		 * Blocks of rows of this column panel, small enough to stay in
+		 * cache between the DGEMM that builds them and the two DGEMVs
+		 * that use them: the diagonal block first (in full), then the
+		 * blocks below it, which also serve transposed for the rows
+		 * above the diagonal.
+		 */
+		for (size_t i0 = j0; i0 < n;)
+		{
+			size_t		ib = i0 == j0 ? jb : (n - i0 < KM_TIMES_ROWS ? n - i0 : KM_TIMES_ROWS);
+			bool		ok = true;
+
+			if (g.inner && !g.direct)
+				cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, (int) ib,
+							(int) jb, d, 1.0, X + i0 * (size_t) d, d,
+							X + j0 * (size_t) d, d, 0.0, B, (int) ib);
+			for (size_t c = 0; c < jb; c++)
+				ok &= gram_column(k, &g, X, i0, ib, d, norms, j0 + c, B + c * ib);
+			if (!ok)
+				return false;
+			/* u[i0:i0+ib] += B w[j0:j0+jb] */
+			cblas_dgemv(CblasColMajor, CblasNoTrans, (int) ib, (int) jb, 1.0, B,
+						(int) ib, w + j0, 1, 1.0, u + i0, 1);
+			/* below the diagonal block: u[j0:j0+jb] += B^T w[i0:i0+ib] */
+			if (i0 != j0)
+				cblas_dgemv(CblasColMajor, CblasTrans, (int) ib, (int) jb, 1.0, B,
+							(int) ib, w + i0, 1, 1.0, u + j0, 1);
+			i0 += ib;
 		}
 		km_check_interrupts(interrupt);
 	}
+	return true;
+}
+
+km_status
+km_gram_overflow(const km_kernel *k, const double *K, size_t n, size_t ld,
+				 km_error *err)
+{
+	for (size_t j = 0; j < n; j++)
+		for (size_t i = j; i < n; i++)
+			if (!isfinite(K[i + j * ld]))
+				return km_fail(err, KM_ERR_OVERFLOW,
+							   "kernel matrix entry is out of range for type double precision",
+							   "The %s kernel of rows %zu and %zu (matrix entry (%zu, %zu)) overflowed.",
+							   km_kernel_name(k->type), i + 1, j + 1, i + 1, j + 1);
+	return km_fail(err, KM_ERR_OVERFLOW,
+				   "kernel matrix entry is out of range for type double precision",
+				   "An intermediate value of the %s kernel overflowed.",
+				   km_kernel_name(k->type));
 }
 
 void
@@ -236,6 +480,57 @@ km_transpose(const double *X, size_t n, int d, double *Xt)
 			Xt[(size_t) j * n + i] = X[i * (size_t) d + j];
 }
 
+/*
+ * K(x_i, x) from the definition for rbf or cosine, training row i read
+ * with stride n from feature-major Xt; false if an intermediate overflows.
+ */
+static bool
+strided_eval(const km_kernel *k, const double *Xt, size_t n, int d, size_t i,
+			 const double *x, double *out)
+{
+	if (k->type == KM_KERNEL_COSINE)
+	{
+		double		mx = 0.0;
+		double		mz = max_abs(x, d);
+		double		xz = 0.0;
+		double		xx = 0.0;
+		double		zz = 0.0;
+
+		for (int j = 0; j < d; j++)
+			mx = fmax(mx, fabs(Xt[(size_t) j * n + i]));
+		if (mx == 0.0 || mz == 0.0)
+		{
+			*out = 0.0;
+			return true;
+		}
+		for (int j = 0; j < d; j++)
+		{
+			double		a = Xt[(size_t) j * n + i] / mx;
+			double		b = x[j] / mz;
+
+			xz += a * b;
+			xx += a * a;
+			zz += b * b;
+		}
+		*out = xz / sqrt(xx * zz);
+	}
+	else
+	{
+		double		t = 0.0;
+
+		for (int j = 0; j < d; j++)
+		{
+			double		e = Xt[(size_t) j * n + i] - x[j];
+
+			t += e * e;
+		}
+		*out = exp(-k->gamma * t);
+		if (!isfinite(t))
+			return false;
+	}
+	return isfinite(*out);
+}
+
 double
 km_kernel_row_dot(const km_kernel *k, const double *Xt, size_t n, int d,
 				  const double *norms, const double *x, double xnorm,
@@ -243,10 +538,43 @@ km_kernel_row_dot(const km_kernel *k, const double *Xt, size_t n, int d,
 {
 	if (is_inner_product_kernel(k->type))
 	{
-		/* work = X x: Xt is d x n row-major, so this is X^T-free DGEMV */
-		cblas_dgemv(CblasRowMajor, CblasTrans, d, (int) n, 1.0, Xt, (int) n,
-					x, 1, 0.0, work, 1);
-		return km_map_inner_dot(k, work, n, norms, xnorm, w);
+		bool		direct = false;
+		double		s = 0.0;
+
+		/* the same safety rules as the Gram matrix (plan_gram) */
+		if (k->type == KM_KERNEL_COSINE)
+		{
+			direct = !cosine_norm_safe(xnorm);
+			for (size_t i = 0; i < n && !direct; i++)
+				direct = !cosine_norm_safe(norms[i]);
+		}
+		else if (k->type == KM_KERNEL_RBF)
+			direct = !(xnorm <= DBL_MAX / 8);
+
+		if (!direct)
+		{
+			/* work = X x: Xt is d x n row-major, so this is X^T-free DGEMV */
+			cblas_dgemv(CblasRowMajor, CblasTrans, d, (int) n, 1.0, Xt, (int) n,
+						x, 1, 0.0, work, 1);
+			/* an overflowed inner product must not reach the fast maps */
+			if (!km_all_finite(work, n))
+				return HUGE_VAL;
+			s = km_map_inner_dot(k, work, n, norms, xnorm, w);
+			/* rbf: training norms too large for the expanded form */
+			if (isfinite(s) || k->type != KM_KERNEL_RBF)
+				return s;
+			s = 0.0;
+		}
+
+		for (size_t i = 0; i < n; i++)
+		{
+			double		v;
+
+			if (!strided_eval(k, Xt, n, d, i, x, &v))
+				return HUGE_VAL;
+			s += w[i] * v;
+		}
+		return s;
 	}
 
 	/* laplacian and min: one vectorised pass over the rows per feature */
@@ -259,6 +587,9 @@ km_kernel_row_dot(const km_kernel *k, const double *Xt, size_t n, int d,
 		else
 			km_accumulate_min(work, Xt + (size_t) j * n, x[j], n);
 	}
+	/* an overflowed distance or sum must not reach the fast maps */
+	if (!km_all_finite(work, n))
+		return HUGE_VAL;
 	if (k->type == KM_KERNEL_LAPLACIAN)
 		return km_exp_dot(work, n, k->gamma, w);
 	return cblas_ddot((int) n, w, 1, work, 1);

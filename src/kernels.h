@@ -57,8 +57,20 @@ double		km_kernel_eval(const km_kernel *k, const double *x, const double *z,
 						   int d);
 
 /*
+ * The same, returning false when the value or an intermediate (inner
+ * product, distance) is not finite; *out is then that non-finite value.
+ * cosine scales both vectors first, so it never overflows.
+ */
+bool		km_kernel_eval_finite(const km_kernel *k, const double *x,
+								  const double *z, int d, double *out);
+
+/* Whether every v[i] is finite (an integer test, safe under -ffast-math). */
+bool		km_all_finite(const double *v, size_t count);
+
+/*
  * Per-row quantity that the Gram and row routines reuse: the squared norm
- * for rbf, the norm for cosine, nothing (norms may be NULL) otherwise.
+ * for rbf (infinite if it overflows), the norm for cosine (scaled, never
+ * overflows), nothing (norms may be NULL) otherwise.
  */
 bool		km_kernel_uses_norms(km_kernel_type type);
 void		km_row_norms(const km_kernel *k, const double *X, size_t n, int d,
@@ -69,10 +81,31 @@ void		km_row_norms(const km_kernel *k, const double *X, size_t n, int d,
  * of X, written into column-major K with leading dimension ld >= n.  Built
  * in column panels (BLAS level 3 for inner-product kernels), calling
  * interrupt between panels.  Entries above the diagonal are unspecified.
+ * Returns false if an entry (or the intermediate it came from, which the
+ * entry then holds) is not finite: km_gram_overflow names it.  Entries
+ * whose fast form would lose range (rbf of rows with huge norms, cosine of
+ * huge or tiny rows) are computed from the definition instead.
  */
-void		km_gram_lower(const km_kernel *k, const double *X, size_t n, int d,
+bool		km_gram_lower(const km_kernel *k, const double *X, size_t n, int d,
 						  const double *norms, double *K, size_t ld,
 						  km_interrupt_fn interrupt);
+
+/*
+ * u := K w for the n x n Gram matrix K of the rows of X, without storing
+ * K: blocks of KM_TIMES_ROWS x KM_TIMES_COLS are built into B (that many
+ * doubles) and used at once, each block below the diagonal twice (K is
+ * symmetric), so this costs half a Gram matrix.  false if an entry is not
+ * finite.
+ */
+#define KM_TIMES_COLS 256
+#define KM_TIMES_ROWS 1024
+bool		km_gram_times(const km_kernel *k, const double *X, size_t n, int d,
+						  const double *norms, const double *w, double *u,
+						  double *B, km_interrupt_fn interrupt);
+
+/* KM_ERR_OVERFLOW naming the first non-finite entry of K's lower triangle. */
+km_status	km_gram_overflow(const km_kernel *k, const double *K, size_t n,
+							 size_t ld, km_error *err);
 
 /* Copy the lower triangle of column-major K onto the upper one. */
 void		km_symmetrize(double *K, size_t n, size_t ld);
@@ -85,7 +118,7 @@ void		km_transpose(const double *X, size_t n, int d, double *Xt);
  * km_transpose), the layout in which the kernel row is a single DGEMV for
  * inner-product kernels and d vectorised passes for laplacian and min.
  * norms as from km_row_norms on the rows, xnorm as from km_vector_norm;
- * work has n doubles.
+ * work has n doubles.  Not finite (HUGE_VAL) if an intermediate overflows.
  */
 double		km_kernel_row_dot(const km_kernel *k, const double *Xt, size_t n,
 							  int d, const double *norms, const double *x,

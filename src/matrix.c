@@ -89,7 +89,14 @@ kernel_matrix_final(PG_FUNCTION_ARGS)
 	norms = palloc(n * sizeof(double));
 	km_blas_setup();
 	km_row_norms(&opts.fit.kernel, rs->X, n, rs->d, norms);
-	km_gram_lower(&opts.fit.kernel, rs->X, n, rs->d, norms, K, n, km_interrupt);
+	if (!km_gram_lower(&opts.fit.kernel, rs->X, n, rs->d, norms, K, n,
+					   km_interrupt))
+	{
+		km_error	err;
+
+		km_gram_overflow(&opts.fit.kernel, K, n, n, &err);
+		km_raise(&err);
+	}
 	/* column-major lower == row-major upper; the matrix is symmetric */
 	km_symmetrize(K, n, n);
 	pfree(norms);
@@ -132,6 +139,19 @@ kernel_check_final(PG_FUNCTION_ARGS)
 						 km_interrupt) != KM_OK)
 		km_raise(&err);
 	km_free_prefaulted(work);
+
+	/* a finite Gram matrix can still have eigenvalues beyond a double */
+	if (!isfinite(sp.min_eigenvalue) || !isfinite(sp.max_eigenvalue) ||
+		!isfinite(sp.max_asymmetry) || !isfinite(sp.tolerance))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("kernel matrix diagnostics are out of range for type double precision"),
+				 errdetail("The eigenvalues of the %s kernel matrix of %zu rows range from %s to %s, and its largest asymmetry is %s.",
+						   km_kernel_name(opts.fit.kernel.type), n,
+						   float8out_internal(sp.min_eigenvalue),
+						   float8out_internal(sp.max_eigenvalue),
+						   float8out_internal(sp.max_asymmetry)),
+				 errhint("Standardize the features, or use a smaller gamma or degree.")));
 
 	psd = sp.min_eigenvalue >= -sp.tolerance;
 	initStringInfo(&buf);

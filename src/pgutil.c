@@ -48,6 +48,14 @@ km_raise(const km_error *err)
 		case KM_ERR_INVALID:
 			code = ERRCODE_INVALID_PARAMETER_VALUE;
 			break;
+		case KM_ERR_OVERFLOW:
+			code = ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE;
+			hint = "Standardize the features (\"standardize\": true), or use a smaller gamma or degree.";
+			break;
+		case KM_ERR_INACCURATE:
+			code = ERRCODE_DATA_EXCEPTION;
+			hint = "Raise lambda, use a smaller degree or gamma, or standardize the features (\"standardize\": true).";
+			break;
 		default:
 			elog(ERROR, "unexpected kernel_ml status %d: %s", (int) err->status,
 				 err->message);

@@ -161,37 +161,63 @@ get_model(ModelCache *mc, Datum model)
 	return &mc->model;
 }
 
-/* Score the raw feature row in mc->x with the loaded model m. */
+/*
+ * Score the raw feature row raw (d finite values) with the loaded model m;
+ * the standardized row goes to mc->x.
+ */
 static double
-score_loaded(ModelCache *mc, km_model *m)
+score_loaded(ModelCache *mc, km_model *m, const double *raw)
 {
 	int			d = (int) m->n_features;
+	int			bad;
 	double		xnorm;
+	double		result;
 
-	km_standardize_row(mc->x, d, m->mean, m->scale, mc->x);
+	bad = km_standardize_row(raw, d, m->mean, m->scale, mc->x);
+	if (bad >= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("standardized feature is out of range for type double precision"),
+				 errdetail("Feature %d of the row, %s, standardized with the training mean %s and scale %s, overflowed.",
+						   bad + 1, float8out_internal(raw[bad]),
+						   float8out_internal(m->mean[bad]),
+						   float8out_internal(m->scale[bad])),
+				 errhint("Check the row for values far outside the range of the training data.")));
 	xnorm = km_vector_norm(&m->kernel, mc->x, d);
 
 	km_blas_setup_scoring();
-	return m->intercept +
+	result = m->intercept +
 		km_kernel_row_dot(&m->kernel, mc->Xt, m->n_train, d, mc->norms, mc->x,
 						  xnorm, m->alpha, mc->work);
+	if (!isfinite(result))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("prediction is out of range for type double precision"),
+				 errdetail("Scoring the row with the %s kernel overflowed: a kernel value with a training row, or the sum of the coefficients times those values.",
+						   km_kernel_name(m->kernel.type)),
+				 errhint("Check the row for values far outside the range of the training data.")));
+	return result;
+}
+
+static void
+check_feature_count(const km_model *m, int d)
+{
+	if ((uint32) d != m->n_features)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("wrong number of features for this model"),
+				 errdetail("The model expects %u features, got %d.", m->n_features, d)));
 }
 
 double
 km_model_cache_predict(ModelCache *mc, Datum model, ArrayType *features)
 {
 	km_model   *m = get_model(mc, model);
-	int			d = (int) m->n_features;
-	int			len;
 
-	len = km_array_length(features, "the row");
-	if (len != d)
-		ereport(ERROR,
-				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("wrong number of features for this model"),
-				 errdetail("The model expects %d features, got %d.", d, len)));
-	km_array_copy(features, d, mc->x, "the row");
-	return score_loaded(mc, m);
+	check_feature_count(m, km_array_length(features, "the row"));
+	/* rejects NaN and infinity; the standardized row overwrites the copy */
+	km_array_copy(features, (int) m->n_features, mc->x, "the row");
+	return score_loaded(mc, m, (const double *) ARR_DATA_PTR(features));
 }
 
 double
@@ -199,13 +225,8 @@ km_model_cache_predict_row(ModelCache *mc, Datum model, const double *x, int d)
 {
 	km_model   *m = get_model(mc, model);
 
-	if ((uint32) d != m->n_features)
-		ereport(ERROR,
-				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("wrong number of features for this model"),
-				 errdetail("The model expects %u features, got %d.", m->n_features, d)));
-	memcpy(mc->x, x, sizeof(double) * d);
-	return score_loaded(mc, m);
+	check_feature_count(m, d);
+	return score_loaded(mc, m, x);
 }
 
 /* Whether kernel_predict's model argument is a Const in its expression. */
@@ -245,6 +266,7 @@ kernel_eval(PG_FUNCTION_ARGS)
 	int			d;
 	double	   *x;
 	double	   *z;
+	double		value;
 
 	km_options_parse(PG_GETARG_JSONB_P(2), &opts);
 	km_options_require_single(&opts, "kernel_eval");
@@ -260,7 +282,35 @@ kernel_eval(PG_FUNCTION_ARGS)
 	km_array_copy(xa, d, x, "x");
 	km_array_copy(za, d, z, "z");
 	km_options_resolve(&opts, d);
-	PG_RETURN_FLOAT8(km_kernel_eval(&opts.fit.kernel, x, z, d));
+	if (!km_kernel_eval_finite(&opts.fit.kernel, x, z, d, &value))
+	{
+		km_kernel	lin = {KM_KERNEL_LINEAR, 0, 0.0, 0.0};
+		double		ip;
+		const char *what;
+
+		switch (opts.fit.kernel.type)
+		{
+			case KM_KERNEL_RBF:
+				what = "squared distance";
+				break;
+			case KM_KERNEL_LAPLACIAN:
+				what = "L1 distance";
+				break;
+			case KM_KERNEL_MIN:
+				what = "sum of minima";
+				break;
+			default:
+				what = km_kernel_eval_finite(&lin, x, z, d, &ip) ? "kernel value" : "inner product";
+				break;
+		}
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("kernel value is out of range for type double precision"),
+				 errdetail("The %s of x and z under the %s kernel overflowed.",
+						   what, km_kernel_name(opts.fit.kernel.type)),
+				 errhint("Use smaller feature values (standardize them), or a smaller gamma or degree.")));
+	}
+	PG_RETURN_FLOAT8(value);
 }
 
 static void

@@ -48,6 +48,12 @@ km_method_from_name(const char *name, km_method *method)
 	return true;
 }
 
+/*
+ * Below this a sum of squares may have lost its small terms to underflow;
+ * above its reciprocal it may overflow.  Either way: scale first.
+ */
+#define KM_SAFE_SQUARES 1e-280
+
 void
 km_standardize(const double *X, size_t n, int d, double *mean, double *scale,
 			   double *out)
@@ -58,7 +64,17 @@ km_standardize(const double *X, size_t n, int d, double *mean, double *scale,
 		for (int j = 0; j < d; j++)
 			mean[j] += X[i * d + j];
 	for (int j = 0; j < d; j++)
-		mean[j] /= (double) n;
+	{
+		if (!isfinite(mean[j]))
+		{
+			/* the sum overflowed: sum the values divided by n instead */
+			mean[j] = 0.0;
+			for (size_t i = 0; i < n; i++)
+				mean[j] += X[i * d + j] / (double) n;
+		}
+		else
+			mean[j] /= (double) n;
+	}
 	/* two passes: the variance of centred values does not cancel */
 	for (size_t i = 0; i < n; i++)
 		for (int j = 0; j < d; j++)
@@ -69,20 +85,57 @@ km_standardize(const double *X, size_t n, int d, double *mean, double *scale,
 		}
 	for (int j = 0; j < d; j++)
 	{
-		scale[j] = sqrt(scale[j] / (double) n);
+		if (isfinite(scale[j]) && scale[j] > KM_SAFE_SQUARES)
+			scale[j] = sqrt(scale[j] / (double) n);
+		else
+		{
+			/*
+			 * The squares overflowed or underflowed (or the column is
+			 * constant, then top is 0): centre halved values,
+			 * which cannot overflow, and scale them by the largest, as
+			 * LAPACK's dnrm2 does.  The deviation itself is at most half the
+			 * range of the values, so it is finite.
+			 */
+			double		top = 0.0;
+			double		ss = 0.0;
+
+			for (size_t i = 0; i < n; i++)
+				top = fmax(top, fabs(X[i * d + j] / 2 - mean[j] / 2));
+			if (top > 0.0)
+				for (size_t i = 0; i < n; i++)
+				{
+					double		t = (X[i * d + j] / 2 - mean[j] / 2) / top;
+
+					ss += t * t;
+				}
+			scale[j] = top * sqrt(ss / (double) n) * 2;
+		}
 		if (!(scale[j] > 0.0))
 			scale[j] = 1.0;
 	}
+	/* |standardized value| <= sqrt(n), so this cannot fail */
 	for (size_t i = 0; i < n; i++)
-		km_standardize_row(X + i * d, d, mean, scale, out + i * d);
+		(void) km_standardize_row(X + i * d, d, mean, scale, out + i * d);
 }
 
-void
+int
 km_standardize_row(const double *x, int d, const double *mean,
 				   const double *scale, double *out)
 {
 	for (int j = 0; j < d; j++)
 		out[j] = (x[j] - mean[j]) / scale[j];
+	if (km_all_finite(out, (size_t) d))
+		return -1;
+	/* x - mean overflowed, or the quotient does: halve, divide, double */
+	for (int j = 0; j < d; j++)
+	{
+		if (isfinite(out[j]))
+			continue;
+		out[j] = (x[j] / 2 - mean[j] / 2) / scale[j] * 2;
+		if (!isfinite(out[j]))
+			return j;
+	}
+	return -1;
 }
 
 size_t
@@ -171,10 +224,11 @@ km_largest_eigenvalue(const double *K, size_t n, size_t ld, double shift,
 size_t
 km_fit_workspace_doubles(size_t n)
 {
-	/* n^2 + 3n doubles must fit in size_t bytes */
+	/* n^2 + 7n + one block must fit in size_t bytes */
 	if (n == 0 || n > ((size_t) 1 << 28))
 		return 0;
-	return n * n + 3 * n;
+	/* K, norms, 6n of vectors, one block of km_gram_times */
+	return n * n + 7 * n + (size_t) KM_TIMES_COLS * KM_TIMES_ROWS;
 }
 
 size_t
@@ -191,29 +245,64 @@ add_to_diagonal(double *K, size_t n, size_t ld, double value)
 		K[i + i * ld] += value;
 }
 
+/*
+ * Build K + shift I (lower triangle) and its 1-norm (LAPACK dlansy, work n
+ * doubles), for the condition estimate after factoring.
+ */
+static km_status
+shifted_gram(const km_fit_params *p, const double *X, size_t n, int d,
+			 const double *norms, double *K, double shift, double *anorm,
+			 double *work, km_error *err, km_interrupt_fn interrupt)
+{
+	if (!km_gram_lower(&p->kernel, X, n, d, norms, K, n, interrupt))
+		return km_gram_overflow(&p->kernel, K, n, n, err);
+	add_to_diagonal(K, n, n, shift);
+	*anorm = LAPACKE_dlansy_work(LAPACK_COL_MAJOR, '1', 'L', (lapack_int) n,
+								 K, (lapack_int) n, work);
+	if (!isfinite(*anorm))
+		return km_fail(err, KM_ERR_OVERFLOW,
+					   "kernel matrix norm is out of range for type double precision",
+					   "A column sum of |K + lambda I| with lambda = %g and the %s kernel overflowed.",
+					   shift, km_kernel_name(p->kernel.type));
+	return KM_OK;
+}
+
 static km_status
 fit_ridge(const km_fit_params *p, const double *X, size_t n, int d,
 		  const double *y, double *alpha, double *K, const double *norms,
-		  km_fit_result *res, km_error *err, km_interrupt_fn interrupt)
+		  double *work, km_fit_result *res, km_error *err,
+		  km_interrupt_fn interrupt)
 {
+	double	   *u = work;		/* K alpha, then the training residual */
+	double	   *r = u + n;		/* residual of the ridge equations */
+	double	   *lwork = r + n;	/* 3n for dpocon (n for dlansy) */
+	lapack_int *iwork = (lapack_int *) (lwork + 3 * n);	/* n */
+	double	   *panel = lwork + 4 * n;
 	double		mean_diag = 0.0;
 	double		shift = p->lambda;
+	double		anorm;
+	double		ynorm;
+	double		relres;
 	size_t		minor;
+	km_status	st;
 
-	km_gram_lower(&p->kernel, X, n, d, norms, K, n, interrupt);
+	st = shifted_gram(p, X, n, d, norms, K, shift, &anorm, lwork, err, interrupt);
+	if (st != KM_OK)
+		return st;
 	for (size_t i = 0; i < n; i++)
-		mean_diag += K[i + i * n];
+		mean_diag += K[i + i * n] - shift;
 	mean_diag /= (double) n;
 
-	add_to_diagonal(K, n, n, shift);
 	minor = km_cholesky(K, n, n, interrupt);
 	if (minor != 0)
 	{
 		/* The factor overwrote K: rebuild it rather than keep a second copy. */
 		res->jitter = fmax(KM_JITTER_REL * fabs(mean_diag), KM_JITTER_ABS);
 		shift = p->lambda + res->jitter;
-		km_gram_lower(&p->kernel, X, n, d, norms, K, n, interrupt);
-		add_to_diagonal(K, n, n, shift);
+		st = shifted_gram(p, X, n, d, norms, K, shift, &anorm, lwork, err,
+						  interrupt);
+		if (st != KM_OK)
+			return st;
 		minor = km_cholesky(K, n, n, interrupt);
 		if (minor != 0)
 			return km_fail(err, KM_ERR_NOT_PD,
@@ -225,14 +314,49 @@ fit_ridge(const km_fit_params *p, const double *X, size_t n, int d,
 	memcpy(alpha, y, n * sizeof(double));
 	LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', (lapack_int) n, 1, K,
 						(lapack_int) n, alpha, (lapack_int) n);
-
-	/* (K + shift I) alpha = y, so the training residual y - K alpha is shift * alpha */
-	res->train_rmse = shift * cblas_dnrm2((int) n, alpha, 1) / sqrt((double) n);
 	res->converged = true;
-	if (!isfinite(res->train_rmse))
-		return km_fail(err, KM_ERR_NOT_PD, "kernel ridge solution is not finite",
-					   "Solving K + lambda I with lambda = %g gave non-finite coefficients.",
-					   p->lambda);
+
+	/*
+	 * The real training error of the coefficients returned, and the
+	 * residual of the equations they were meant to solve: in exact
+	 * arithmetic y - K alpha = shift alpha, in floating point only when
+	 * the solve was accurate.
+	 */
+	if (km_all_finite(alpha, n) &&
+		!km_gram_times(&p->kernel, X, n, d, norms, alpha, u, panel, interrupt))
+		return km_fail(err, KM_ERR_OVERFLOW,
+					   "kernel matrix entry is out of range for type double precision",
+					   "Rebuilding the %s kernel matrix for the training residual overflowed.",
+					   km_kernel_name(p->kernel.type));
+	ynorm = cblas_dnrm2((int) n, y, 1);
+	if (km_all_finite(alpha, n))
+	{
+		for (size_t i = 0; i < n; i++)
+		{
+			u[i] = y[i] - u[i];
+			r[i] = u[i] - shift * alpha[i];
+		}
+		res->train_rmse = cblas_dnrm2((int) n, u, 1) / sqrt((double) n);
+		relres = cblas_dnrm2((int) n, r, 1);
+		relres = ynorm > 0.0 ? relres / ynorm : (relres > 0.0 ? HUGE_VAL : 0.0);
+	}
+	else
+		res->train_rmse = relres = HUGE_VAL;
+
+	res->relative_residual = relres;
+	if (!(relres <= KM_MAX_RELATIVE_RESIDUAL) || !isfinite(res->train_rmse))
+	{
+		double		rcond = 0.0;
+
+		if (LAPACKE_dpocon_work(LAPACK_COL_MAJOR, 'L', (lapack_int) n, K,
+								(lapack_int) n, anorm, &rcond, lwork,
+								iwork) != 0)
+			rcond = NAN;
+		return km_fail(err, KM_ERR_INACCURATE,
+					   "kernel ridge solution is not accurate",
+					   "The coefficients leave a relative residual ||y - (K + lambda I) alpha|| / ||y|| of %.3g with lambda = %g (at most %g is accepted); the reciprocal condition number of K + lambda I is about %.3g (1-norm %.3g).",
+					   relres, shift, KM_MAX_RELATIVE_RESIDUAL, rcond, anorm);
+	}
 	return KM_OK;
 }
 
@@ -245,7 +369,8 @@ fit_lms(const km_fit_params *p, const double *X, size_t n, int d,
 	double	   *r = work;
 	double		a = p->learning_rate;
 
-	km_gram_lower(&p->kernel, X, n, d, norms, K, n, interrupt);
+	if (!km_gram_lower(&p->kernel, X, n, d, norms, K, n, interrupt))
+		return km_gram_overflow(&p->kernel, K, n, n, err);
 
 	if (!(a > 0.0))
 	{
@@ -300,6 +425,11 @@ fit_lms(const km_fit_params *p, const double *X, size_t n, int d,
 	cblas_dsymv(CblasColMajor, CblasLower, (int) n, -1.0, K, (int) n, beta, 1,
 				1.0, r, 1);
 	res->train_rmse = cblas_dnrm2((int) n, r, 1) / sqrt((double) n);
+	if (!isfinite(res->train_rmse))
+		return km_fail(err, KM_ERR_OVERFLOW,
+					   "lms training error is out of range for type double precision",
+					   "The training residual y - K beta of the %s kernel overflowed after %d iterations.",
+					   km_kernel_name(p->kernel.type), res->iterations);
 	return KM_OK;
 }
 
@@ -317,7 +447,8 @@ km_fit(const km_fit_params *p, const double *X, size_t n, int d,
 	if (p->method == KM_METHOD_LMS)
 		return fit_lms(p, X, n, d, y, alpha, K, norms, scratch, res, err,
 					   interrupt);
-	return fit_ridge(p, X, n, d, y, alpha, K, norms, res, err, interrupt);
+	return fit_ridge(p, X, n, d, y, alpha, K, norms, scratch, res, err,
+					 interrupt);
 }
 
 size_t
@@ -344,7 +475,8 @@ km_gram_spectrum(const km_kernel *k, const double *X, size_t n, int d,
 
 	memset(out, 0, sizeof(*out));
 	km_row_norms(k, X, n, d, norms);
-	km_gram_lower(k, X, n, d, norms, K, n, interrupt);
+	if (!km_gram_lower(k, X, n, d, norms, K, n, interrupt))
+		return km_gram_overflow(k, K, n, n, err);
 
 	/* the BLAS-built lower triangle against K(x_j, x_i) from the definition */
 	for (size_t j = 0; j < n; j++)

@@ -24,6 +24,13 @@ bool		km_method_from_name(const char *name, km_method *method);
 #define KM_JITTER_REL 1e-8
 #define KM_JITTER_ABS 1e-12
 
+/*
+ * A ridge fit whose coefficients leave a relative residual
+ * ||y - (K + lambda I) alpha|| / ||y|| above this is an error: the model
+ * would not be the ridge solution its options describe.
+ */
+#define KM_MAX_RELATIVE_RESIDUAL 1e-6
+
 typedef struct km_fit_params
 {
 	km_kernel	kernel;
@@ -41,7 +48,8 @@ typedef struct km_fit_result
 	int			iterations;		/* lms */
 	bool		converged;		/* lms; always true for ridge */
 	double		final_change;	/* lms: last relative change of beta */
-	double		train_rmse;		/* of the centred target */
+	double		train_rmse;		/* ||y - K alpha|| / sqrt(n), computed after the fit */
+	double		relative_residual;	/* ridge: ||y - (K + shift I) alpha|| / ||y|| */
 } km_fit_result;
 
 /* Doubles of workspace km_fit needs for n rows (0 on overflow). */
@@ -60,7 +68,11 @@ size_t		km_fit_first_row(size_t j);
  * Fit dual coefficients alpha (n) for rows X (n x d, already standardized)
  * and target y (n, already centred).  work has km_fit_workspace_doubles(n)
  * doubles.  Ridge: alpha = (K + lambda I)^-1 y by blocked Cholesky, with
- * one jittered retry.  LMS: beta := beta + a (y - (K + lambda I) beta) from 0.
+ * one jittered retry; then K alpha from the Gram matrix rebuilt panel by
+ * panel gives the real training error, and a relative residual above
+ * KM_MAX_RELATIVE_RESIDUAL is KM_ERR_INACCURATE.  LMS: beta := beta +
+ * a (y - (K + lambda I) beta) from 0.  A kernel value that overflows is
+ * KM_ERR_OVERFLOW.
  */
 km_status	km_fit(const km_fit_params *p, const double *X, size_t n, int d,
 				   const double *y, double *alpha, double *work,
@@ -70,13 +82,17 @@ km_status	km_fit(const km_fit_params *p, const double *X, size_t n, int d,
 /*
  * Column means and population standard deviations of X (n x d); a zero
  * deviation becomes 1, as scikit-learn's StandardScaler does.  Then
- * out := (X - mean) / scale (out may be X).
+ * out := (X - mean) / scale (out may be X).  Overflow-safe: any finite X
+ * gives finite mean, scale and out.
  */
 void		km_standardize(const double *X, size_t n, int d, double *mean,
 						   double *scale, double *out);
 
-/* out := (x - mean) / scale; out may alias x. */
-void		km_standardize_row(const double *x, int d, const double *mean,
+/*
+ * out := (x - mean) / scale; out may alias x.  Returns -1, or the index of
+ * a feature whose standardized value overflows.
+ */
+int			km_standardize_row(const double *x, int d, const double *mean,
 							   const double *scale, double *out);
 
 /*

@@ -212,10 +212,28 @@ train_model(RowSet *rs)
 	{
 		for (size_t i = 0; i < n; i++)
 			ymean += rs->y[i];
-		ymean /= (double) n;
+		if (!isfinite(ymean))
+		{
+			/* the sum overflowed: sum the targets divided by n */
+			ymean = 0.0;
+			for (size_t i = 0; i < n; i++)
+				ymean += rs->y[i] / (double) n;
+		}
+		else
+			ymean /= (double) n;
 	}
 	for (size_t i = 0; i < n; i++)
+	{
 		yc[i] = rs->y[i] - ymean;
+		if (!isfinite(yc[i]))
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("centred target is out of range for type double precision"),
+					 errdetail("The target of row %zu, %s, minus the mean target %s overflowed.",
+							   i + 1, float8out_internal(rs->y[i]),
+							   float8out_internal(ymean)),
+					 errhint("Scale the target down, or set \"fit_intercept\": false.")));
+	}
 
 	alpha = palloc_extended(n * sizeof(double), MCXT_ALLOC_HUGE);
 	km_blas_setup();
@@ -240,6 +258,13 @@ train_model(RowSet *rs)
 					  selwork, iwork, &err, km_interrupt) != KM_OK)
 			km_raise(&err);
 		km_free_prefaulted(selwork);
+		/* a score that overflowed did not score the candidate: NaN, as unsolvable */
+		for (int i = 0; i < ncand; i++)
+			if (!isfinite(cand[i].score) || !isfinite(cand[i].score_std))
+			{
+				cand[i].score = NAN;
+				cand[i].score_std = 0.0;
+			}
 		opts.fit.kernel.gamma = cand[best].gamma;
 		opts.fit.lambda = cand[best].lambda;
 	}
@@ -287,6 +312,19 @@ train_model(RowSet *rs)
 	SET_VARSIZE(result, VARHDRSZ + size);
 	km_model_encode(&m, (uint8_t *) VARDATA(result));
 	MemoryContextDelete(tmp);
+
+	/*
+	 * Every path that could produce a value the reader rejects raises 22003
+	 * above; a model that still fails to decode is a bug, never a result.
+	 */
+	{
+		km_model	check;
+
+		if (km_model_decode((const uint8_t *) VARDATA(result), size, &check,
+							NULL, &err) != KM_OK)
+			elog(ERROR, "kernel_train produced a model its reader rejects: %s",
+				 err.detail);
+	}
 	INSTR_TIME_SET_CURRENT(t_end);
 
 	/* where the time went: SET client_min_messages = debug1 */

@@ -28,7 +28,16 @@ int			unit_failures = 0;
 	X(test_model_selection) \
 	X(test_select_loo_matches_refits) \
 	X(test_select_gcv_matches_definition) \
-	X(test_select_kfold)
+	X(test_select_kfold) \
+	X(test_numerics_all_finite) \
+	X(test_numerics_standardize_extremes) \
+	X(test_numerics_standardize_row_overflow) \
+	X(test_numerics_cosine_scaled) \
+	X(test_numerics_gram_overflow) \
+	X(test_numerics_row_dot_overflow) \
+	X(test_numerics_ridge_real_rmse) \
+	X(test_numerics_ridge_inaccurate) \
+	X(test_numerics_gram_times)
 
 #define DECLARE(name) void name(void);
 UNIT_TESTS(DECLARE)
