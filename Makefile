@@ -8,6 +8,8 @@ CORE_OBJS = src/core.o src/kernels.o src/kernel_maps.o src/solve.o src/select.o 
 	src/model.o
 GLUE_OBJS = src/crc32c.o src/kernel_ml.o src/options.o src/pgutil.o \
 	src/rowset.o src/train.o src/matrix.o src/predict.o src/catalog.o
+# The table of options and their checks (the glue in src/options.c reads jsonb).
+CORE_OBJS += src/options_core.o
 OBJS = $(CORE_OBJS) $(GLUE_OBJS)
 
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
