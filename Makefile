@@ -24,7 +24,7 @@ PG_CPPFLAGS = -Isrc $(KM_VERSION_DEFS)
 PG_CFLAGS = $(KM_EXTRA_CFLAGS)
 SHLIB_LINK = -lopenblas -llapacke -lmvec -lm
 
-EXTRA_CLEAN = test/unit/run_unit test/unit/run_unit_asan test/unit/*.o test/fuzz/fuzz_model test/fuzz/make_seed test/fuzz/*.o
+EXTRA_CLEAN = test/unit/run_unit test/unit/run_unit_asan test/unit/*.o test/fuzz/fuzz_model test/fuzz/fuzz_options test/fuzz/make_seed test/fuzz/*.o
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -77,20 +77,39 @@ unittest-asan:
 		-lopenblas -llapacke -lmvec -lm
 	test/unit/run_unit_asan
 
-# Coverage-guided fuzzing of the model decoder (clang's libFuzzer, ASan,
-# UBSan) for FUZZ_SECONDS, from a corpus seeded with valid models.
+# Coverage-guided fuzzing (clang's libFuzzer, ASan, UBSan), each target for
+# FUZZ_SECONDS: the model decoder from a corpus seeded with valid models, and
+# the options validator on JSON parsed by libpgcommon's frontend parser.
 FUZZ_SECONDS ?= 60
 FUZZ_SRCS = src/model.c src/crc32c.c src/core.c src/kernels.c
 FUZZ_LIBS = test/fuzz/kernel_maps.o -L$(shell $(PG_CONFIG) --pkglibdir) -lpgport \
 	-lopenblas -llapacke -lmvec -lm
-.PHONY: fuzz
-fuzz:
+FUZZ_CC = clang -O1 -g -Wno-ignored-attributes -fsanitize=fuzzer,address,undefined \
+	-fno-sanitize-recover=all -Isrc -I$(shell $(PG_CONFIG) --includedir-server)
+.PHONY: fuzz fuzz-model fuzz-options
+fuzz: fuzz-model fuzz-options
+
+test/fuzz/kernel_maps.o: src/kernel_maps.c $(wildcard src/*.h)
+	$(CC) -O2 $(MAPS_CFLAGS) -Isrc -c src/kernel_maps.c -o $@
+
+fuzz-model: test/fuzz/kernel_maps.o
 	mkdir -p test/fuzz/corpus
-	$(CC) -O2 $(MAPS_CFLAGS) -Isrc -c src/kernel_maps.c -o test/fuzz/kernel_maps.o
 	$(CC) -O1 -g -Isrc -I$(shell $(PG_CONFIG) --includedir-server) -o test/fuzz/make_seed \
 		test/fuzz/make_seed.c $(FUZZ_SRCS) $(FUZZ_LIBS)
 	test/fuzz/make_seed test/fuzz/corpus
-	clang -O1 -g -Wno-ignored-attributes -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=all -Isrc -I$(shell $(PG_CONFIG) --includedir-server) \
-		-o test/fuzz/fuzz_model test/fuzz/fuzz_model.c $(FUZZ_SRCS) $(FUZZ_LIBS)
+	$(FUZZ_CC) -o test/fuzz/fuzz_model test/fuzz/fuzz_model.c $(FUZZ_SRCS) $(FUZZ_LIBS)
 	test/fuzz/fuzz_model -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 test/fuzz/corpus
+
+# The options validator needs the kernel, method and cv name tables, so it
+# links the core files that hold them; libpgcommon brings the JSON parser,
+# whose frontend build leaks a member name or token when the JSON is
+# malformed (the server frees them with their memory context): no leak check.
+FUZZ_OPTIONS_SRCS = src/options_core.c src/core.c src/kernels.c src/solve.c src/select.c
+fuzz-options: test/fuzz/kernel_maps.o
+	mkdir -p test/fuzz/corpus_options
+	cp test/fuzz/options_seeds/*.json test/fuzz/corpus_options/
+	$(FUZZ_CC) -o test/fuzz/fuzz_options test/fuzz/fuzz_options.c $(FUZZ_OPTIONS_SRCS) \
+		test/fuzz/kernel_maps.o -L$(shell $(PG_CONFIG) --pkglibdir) -lpgcommon -lpgport \
+		-lopenblas -llapacke -lmvec -lm
+	ASAN_OPTIONS=detect_leaks=0 test/fuzz/fuzz_options -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -detect_leaks=0 \
+		-dict=test/fuzz/options.dict -print_final_stats=1 test/fuzz/corpus_options
