@@ -10,7 +10,7 @@ GLUE_OBJS = src/crc32c.o src/kernel_ml.o src/options.o src/pgutil.o \
 	src/rowset.o src/train.o src/matrix.o src/predict.o src/catalog.o
 # The table of options and their checks (the glue in src/options.c reads jsonb).
 CORE_OBJS += src/options_core.o
-OBJS = $(CORE_OBJS) $(GLUE_OBJS)
+OBJS = $(CORE_OBJS) $(GLUE_OBJS) $(KM_ASAN_OBJS)
 
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
 DATA = $(wildcard sql/$(EXTENSION)--*--*.sql)
@@ -24,7 +24,7 @@ PG_CPPFLAGS = -Isrc $(KM_VERSION_DEFS)
 PG_CFLAGS = $(KM_EXTRA_CFLAGS)
 SHLIB_LINK = -lopenblas -llapacke -lmvec -lm
 
-EXTRA_CLEAN = test/unit/run_unit test/unit/run_unit_asan test/unit/*.o test/fuzz/fuzz_model test/fuzz/fuzz_options test/fuzz/make_seed test/fuzz/*.o
+EXTRA_CLEAN = test/unit/run_unit test/unit/run_unit_asan test/unit/*.o test/fuzz/fuzz_model test/fuzz/fuzz_options test/fuzz/make_seed test/fuzz/*.o test/fuzz/*.bc
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -76,6 +76,15 @@ unittest-asan:
 		-L$(shell $(PG_CONFIG) --pkglibdir) -lpgport \
 		-lopenblas -llapacke -lmvec -lm
 	test/unit/run_unit_asan
+
+# pg_regress and the scikit-learn cross-check against the extension built
+# with ASan and UBSan, in a throwaway cluster whose postmaster preloads the
+# sanitizer runtimes.  It installs the sanitized build over the installed
+# one and re-installs the normal build when done: on a shared machine run
+# "flock /tmp/kernel_ml_install.lock make installcheck-asan".
+.PHONY: installcheck-asan
+installcheck-asan:
+	bash test/fuzz/installcheck_asan.sh
 
 # Coverage-guided fuzzing (clang's libFuzzer, ASan, UBSan), each target for
 # FUZZ_SECONDS: the model decoder from a corpus seeded with valid models, and
