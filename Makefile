@@ -77,11 +77,12 @@ unittest-asan:
 		-lopenblas -llapacke -lmvec -lm
 	test/unit/run_unit_asan
 
-# pg_regress and the scikit-learn cross-check against the extension built
-# with ASan and UBSan, in a throwaway cluster whose postmaster preloads the
-# sanitizer runtimes.  It installs the sanitized build over the installed
-# one and re-installs the normal build when done: on a shared machine run
-# "flock /tmp/kernel_ml_install.lock make installcheck-asan".
+# pg_regress and the scikit-learn cross-check (KM_ASAN_SQL_FUZZ=N: and N
+# statements of the SQL fuzzer) against the extension built with ASan and
+# UBSan, in a throwaway cluster; fails on any sanitizer report (details in
+# test/fuzz/installcheck_asan.sh).  It installs the sanitized build over the
+# installed one and re-installs the normal build when done: on a shared
+# machine run "flock /tmp/kernel_ml_install.lock make installcheck-asan".
 .PHONY: installcheck-asan
 installcheck-asan:
 	bash test/fuzz/installcheck_asan.sh

@@ -4,7 +4,8 @@
 # throwaway PostgreSQL 15 cluster the pg_regress suite, the scikit-learn
 # cross-check, the SQL fuzzer and the TAP tests.  Ends with "N passed,
 # N failed" counting single tests (unit tests, pg_regress files, cross-check
-# checks, SQL fuzz statements passed and distinct findings, TAP assertions).
+# checks, SQL fuzz statements passed and distinct findings, TAP assertions),
+# then pg_regress and the cross-check again against a sanitized build.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -66,6 +67,16 @@ pg_virtualenv -t -o 'max_worker_processes=16' -o 'max_parallel_workers=8' \
 	bash "$log/server.sh" "$log"
 cluster_rc=$?
 
+# The same pg_regress suite and cross-check against an ASan+UBSan build in a
+# cluster of its own (about 2 minutes), with a short SQL fuzzing run whose
+# findings are counted above: here only sanitizer reports fail.  It puts
+# this build back when done.
+echo "=== pg_regress, cross-check and SQL fuzzing under ASan and UBSan"
+KM_EXTRA_CFLAGS="$extra" KM_ASAN_SQL_FUZZ="${KM_ASAN_SQL_FUZZ:-2000}" \
+	make -s installcheck-asan > "$log/installcheck_asan.out" 2>&1
+asan_server_rc=$?
+grep -E '^(test |ok|not ok|[0-9]+ passed|installcheck-asan:|==[0-9]+==ERROR|SUMMARY)' "$log/installcheck_asan.out" | grep -v '^ok'
+
 # Tally single tests.  A suite that produced no count at all counts as one
 # failure, so a runner that silently ran nothing cannot pass.
 passed=0
@@ -86,6 +97,7 @@ set -- $(pf "$log/asan.out")
 if [ $# -eq 2 ] && [ "$asan_rc" -eq 0 ]; then count "unit tests, ASan and UBSan" "$1" "$2"; else count "unit tests, ASan and UBSan" "${1:-0}" "$(( ${2:-0} + 1 ))"; fi
 if [ "$fuzz_rc" -eq 0 ]; then count "model decoder fuzzing" 1 0; else count "model decoder fuzzing" 0 1; fi
 if [ "$fuzz_options_rc" -eq 0 ]; then count "options fuzzing" 1 0; else count "options fuzzing" 0 1; fi
+if [ "$asan_server_rc" -eq 0 ]; then count "server suites, ASan and UBSan" 1 0; else count "server suites, ASan and UBSan" 0 1; fi
 
 r=$(sed -n 's/.*All \([0-9]\+\) tests passed.*/\1 0/p; s/.* \([0-9]\+\) of \([0-9]\+\) tests failed.*/\2 \1/p' "$log/regress.out" 2>/dev/null | tail -1)
 set -- $r

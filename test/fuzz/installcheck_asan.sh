@@ -2,7 +2,8 @@
 # The extension built with AddressSanitizer and UBSan, loaded into a real
 # server: pg_regress and the scikit-learn cross-check in a throwaway cluster
 # whose postmaster preloads the sanitizer runtimes.  Fails if a test fails
-# or a sanitizer reports anything.  Run as "make installcheck-asan".
+# or a sanitizer reports anything.  Run as "make installcheck-asan";
+# KM_ASAN_SQL_FUZZ=N also runs N statements of test/fuzz/sql_fuzz.py.
 #
 # It INSTALLS the sanitized kernel_ml.so over the system-wide one and puts
 # the normal build back when it ends (also on failure or interrupt), so on a
@@ -59,6 +60,14 @@ echo "=== scikit-learn cross-check (sanitized build)"
 psql -X -q -c "CREATE EXTENSION IF NOT EXISTS kernel_ml" >/dev/null
 /usr/bin/python3 test/crosscheck/crosscheck.py > "$work/crosscheck.out" 2>&1 || rc=1
 tail -3 "$work/crosscheck.out"
+# Optionally the SQL fuzzer too: its findings are reported, only sanitizer
+# reports fail the target.
+if [ "${KM_ASAN_SQL_FUZZ:-0}" -gt 0 ]; then
+	echo "=== SQL fuzzing (sanitized build, $KM_ASAN_SQL_FUZZ statements)"
+	/usr/bin/python3 test/fuzz/sql_fuzz.py --statements "$KM_ASAN_SQL_FUZZ" \
+		--seconds 120 > "$work/sql_fuzz.out" 2>&1
+	grep -E '^(FINDING|[0-9]+ (passed|statements))' "$work/sql_fuzz.out"
+fi
 # the server log of this pg_virtualenv cluster
 cp "$(dirname "$PG_CLUSTER_CONF_ROOT")"/log/postgresql-*-regress.log "$work/server.log" 2>/dev/null
 exit $rc
