@@ -420,7 +420,6 @@ class Fuzzer:
         while True:
             try:
                 self.conn = psycopg2.connect('')
-                # jsonb as text: json.loads would accept NaN; parse it ourselves
                 return
             except psycopg2.OperationalError:
                 if time.time() > deadline:
