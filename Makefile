@@ -9,7 +9,9 @@ CORE_OBJS = src/core.o src/kernels.o src/kernel_maps.o src/solve.o src/select.o 
 GLUE_OBJS = src/crc32c.o src/kernel_ml.o src/options.o src/pgutil.o \
 	src/rowset.o src/split.o src/train.o src/matrix.o src/predict.o src/catalog.o \
 	src/catalog_train.o src/catalog_predict.o
-OBJS = $(CORE_OBJS) $(GLUE_OBJS)
+# The table of options and their checks (the glue in src/options.c reads jsonb).
+CORE_OBJS += src/options_core.o
+OBJS = $(CORE_OBJS) $(GLUE_OBJS) $(KM_ASAN_OBJS)
 
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
 DATA = $(wildcard sql/$(EXTENSION)--*--*.sql)
@@ -23,7 +25,7 @@ PG_CPPFLAGS = -Isrc $(KM_VERSION_DEFS)
 PG_CFLAGS = $(KM_EXTRA_CFLAGS)
 SHLIB_LINK = -lopenblas -llapacke -lmvec -lm
 
-EXTRA_CLEAN = test/unit/run_unit test/unit/run_unit_asan test/unit/*.o test/fuzz/fuzz_model test/fuzz/make_seed test/fuzz/*.o
+EXTRA_CLEAN = test/unit/run_unit test/unit/run_unit_asan test/unit/*.o test/fuzz/fuzz_model test/fuzz/fuzz_options test/fuzz/make_seed test/fuzz/*.o test/fuzz/*.bc
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -76,20 +78,49 @@ unittest-asan:
 		-lopenblas -llapacke -lmvec -lm
 	test/unit/run_unit_asan
 
-# Coverage-guided fuzzing of the model decoder (clang's libFuzzer, ASan,
-# UBSan) for FUZZ_SECONDS, from a corpus seeded with valid models.
+# pg_regress and the scikit-learn cross-check (KM_ASAN_SQL_FUZZ=N: and N
+# statements of the SQL fuzzer) against the extension built with ASan and
+# UBSan, in a throwaway cluster; fails on any sanitizer report (details in
+# test/fuzz/installcheck_asan.sh).  It installs the sanitized build over the
+# installed one and re-installs the normal build when done: on a shared
+# machine run "flock /tmp/kernel_ml_install.lock make installcheck-asan".
+.PHONY: installcheck-asan
+installcheck-asan:
+	bash test/fuzz/installcheck_asan.sh
+
+# Coverage-guided fuzzing (clang's libFuzzer, ASan, UBSan), each target for
+# FUZZ_SECONDS: the model decoder from a corpus seeded with valid models, and
+# the options validator on JSON parsed by libpgcommon's frontend parser.
 FUZZ_SECONDS ?= 60
 FUZZ_SRCS = src/model.c src/crc32c.c src/core.c src/kernels.c
 FUZZ_LIBS = test/fuzz/kernel_maps.o -L$(shell $(PG_CONFIG) --pkglibdir) -lpgport \
 	-lopenblas -llapacke -lmvec -lm
-.PHONY: fuzz
-fuzz:
+FUZZ_CC = clang -O1 -g -Wno-ignored-attributes -fsanitize=fuzzer,address,undefined \
+	-fno-sanitize-recover=all -Isrc -I$(shell $(PG_CONFIG) --includedir-server)
+.PHONY: fuzz fuzz-model fuzz-options
+fuzz: fuzz-model fuzz-options
+
+test/fuzz/kernel_maps.o: src/kernel_maps.c $(wildcard src/*.h)
+	$(CC) -O2 $(MAPS_CFLAGS) -Isrc -c src/kernel_maps.c -o $@
+
+fuzz-model: test/fuzz/kernel_maps.o
 	mkdir -p test/fuzz/corpus
-	$(CC) -O2 $(MAPS_CFLAGS) -Isrc -c src/kernel_maps.c -o test/fuzz/kernel_maps.o
 	$(CC) -O1 -g -Isrc -I$(shell $(PG_CONFIG) --includedir-server) -o test/fuzz/make_seed \
 		test/fuzz/make_seed.c $(FUZZ_SRCS) $(FUZZ_LIBS)
 	test/fuzz/make_seed test/fuzz/corpus
-	clang -O1 -g -Wno-ignored-attributes -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=all -Isrc -I$(shell $(PG_CONFIG) --includedir-server) \
-		-o test/fuzz/fuzz_model test/fuzz/fuzz_model.c $(FUZZ_SRCS) $(FUZZ_LIBS)
+	$(FUZZ_CC) -o test/fuzz/fuzz_model test/fuzz/fuzz_model.c $(FUZZ_SRCS) $(FUZZ_LIBS)
 	test/fuzz/fuzz_model -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 test/fuzz/corpus
+
+# The options validator needs the kernel, method and cv name tables, so it
+# links the core files that hold them; libpgcommon brings the JSON parser,
+# whose frontend build leaks a member name or token when the JSON is
+# malformed (the server frees them with their memory context): no leak check.
+FUZZ_OPTIONS_SRCS = src/options_core.c src/core.c src/kernels.c src/solve.c src/select.c
+fuzz-options: test/fuzz/kernel_maps.o
+	mkdir -p test/fuzz/corpus_options
+	cp test/fuzz/options_seeds/*.json test/fuzz/corpus_options/
+	$(FUZZ_CC) -o test/fuzz/fuzz_options test/fuzz/fuzz_options.c $(FUZZ_OPTIONS_SRCS) \
+		test/fuzz/kernel_maps.o -L$(shell $(PG_CONFIG) --pkglibdir) -lpgcommon -lpgport \
+		-lopenblas -llapacke -lmvec -lm
+	ASAN_OPTIONS=detect_leaks=0 test/fuzz/fuzz_options -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -detect_leaks=0 \
+		-dict=test/fuzz/options.dict -print_final_stats=1 test/fuzz/corpus_options

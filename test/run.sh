@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The whole kernel_ml test suite on a fresh Debian 12 machine, as root:
-# dependencies, build, core unit tests, install, then in one throwaway
-# PostgreSQL 15 cluster the pg_regress suite, the scikit-learn cross-check
-# and the TAP tests.  Ends with "N passed, N failed" counting single tests
-# (unit tests, pg_regress files, cross-check checks, TAP assertions).
+# dependencies, build, core unit tests, fuzzers, install, then in one
+# throwaway PostgreSQL 15 cluster the pg_regress suite, the scikit-learn
+# cross-check, the SQL fuzzer and the TAP tests.  Ends with "N passed,
+# N failed" counting single tests (unit tests, pg_regress files, cross-check
+# checks, SQL fuzz statements passed and distinct findings, TAP assertions),
+# then pg_regress and the cross-check again against a sanitized build.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,10 +33,15 @@ echo "=== core unit tests under AddressSanitizer and UBSan"
 make -s unittest-asan 2>&1 | tee "$log/asan.out"
 asan_rc=${PIPESTATUS[0]}
 
-echo "=== fuzzing the model decoder (libFuzzer, ${KM_FUZZ_SECONDS:-60} s)"
-make -s fuzz FUZZ_SECONDS="${KM_FUZZ_SECONDS:-60}" > "$log/fuzz.out" 2>&1
+# Two libFuzzer targets, each for KM_FUZZ_SECONDS.
+echo "=== fuzzing the model decoder (libFuzzer, ${KM_FUZZ_SECONDS:-30} s)"
+make -s fuzz-model FUZZ_SECONDS="${KM_FUZZ_SECONDS:-30}" > "$log/fuzz.out" 2>&1
 fuzz_rc=$?
 grep -E '^(Done|stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY)' "$log/fuzz.out"
+echo "=== fuzzing the options validator (libFuzzer, ${KM_FUZZ_SECONDS:-30} s)"
+make -s fuzz-options FUZZ_SECONDS="${KM_FUZZ_SECONDS:-30}" > "$log/fuzz_options.out" 2>&1
+fuzz_options_rc=$?
+grep -E '^(Done|stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY)' "$log/fuzz_options.out"
 
 # One throwaway cluster for the server-side suites; pg_cron is preloaded
 # for the scheduled-retraining test.
@@ -46,6 +53,10 @@ make -s installcheck 2>&1 | tee "$log/regress.out"
 echo "=== scikit-learn cross-check"
 psql -X -q -c "CREATE EXTENSION IF NOT EXISTS kernel_ml" >/dev/null
 /usr/bin/python3 test/crosscheck/crosscheck.py 2>&1 | tee "$log/crosscheck.out"
+echo "=== SQL fuzzing (${KM_SQL_FUZZ_STATEMENTS:-5000} statements or ${KM_SQL_FUZZ_SECONDS:-60} s)"
+/usr/bin/python3 test/fuzz/sql_fuzz.py --seed "${KM_SQL_FUZZ_SEED:-1}" \
+	--statements "${KM_SQL_FUZZ_STATEMENTS:-5000}" --seconds "${KM_SQL_FUZZ_SECONDS:-60}" \
+	2>&1 | tee "$log/sql_fuzz.out"
 echo "=== TAP tests"
 prove test/t/*.pl 2>&1 | tee "$log/tap.out"
 echo "tap exit ${PIPESTATUS[0]}" >> "$log/tap.out"
@@ -55,6 +66,16 @@ pg_virtualenv -t -o 'max_worker_processes=16' -o 'max_parallel_workers=8' \
 	-o "cron.use_background_workers=on" \
 	bash "$log/server.sh" "$log"
 cluster_rc=$?
+
+# The same pg_regress suite and cross-check against an ASan+UBSan build in a
+# cluster of its own (about 2 minutes), with a short SQL fuzzing run whose
+# findings are counted above: here only sanitizer reports fail.  It puts
+# this build back when done.
+echo "=== pg_regress, cross-check and SQL fuzzing under ASan and UBSan"
+KM_EXTRA_CFLAGS="$extra" KM_ASAN_SQL_FUZZ="${KM_ASAN_SQL_FUZZ:-2000}" \
+	make -s installcheck-asan > "$log/installcheck_asan.out" 2>&1
+asan_server_rc=$?
+grep -E '^(test |ok|not ok|[0-9]+ passed|installcheck-asan:|==[0-9]+==ERROR|SUMMARY)' "$log/installcheck_asan.out" | grep -v '^ok'
 
 # Tally single tests.  A suite that produced no count at all counts as one
 # failure, so a runner that silently ran nothing cannot pass.
@@ -75,6 +96,8 @@ if [ $# -eq 2 ] && [ "$unit_rc" -eq 0 ]; then count "core unit tests" "$1" "$2";
 set -- $(pf "$log/asan.out")
 if [ $# -eq 2 ] && [ "$asan_rc" -eq 0 ]; then count "unit tests, ASan and UBSan" "$1" "$2"; else count "unit tests, ASan and UBSan" "${1:-0}" "$(( ${2:-0} + 1 ))"; fi
 if [ "$fuzz_rc" -eq 0 ]; then count "model decoder fuzzing" 1 0; else count "model decoder fuzzing" 0 1; fi
+if [ "$fuzz_options_rc" -eq 0 ]; then count "options fuzzing" 1 0; else count "options fuzzing" 0 1; fi
+if [ "$asan_server_rc" -eq 0 ]; then count "server suites, ASan and UBSan" 1 0; else count "server suites, ASan and UBSan" 0 1; fi
 
 r=$(sed -n 's/.*All \([0-9]\+\) tests passed.*/\1 0/p; s/.* \([0-9]\+\) of \([0-9]\+\) tests failed.*/\2 \1/p' "$log/regress.out" 2>/dev/null | tail -1)
 set -- $r
@@ -82,6 +105,9 @@ if [ $# -eq 2 ]; then count "pg_regress" "$(($1 - $2))" "$2"; else count "pg_reg
 
 set -- $(pf "$log/crosscheck.out")
 if [ $# -eq 2 ]; then count "scikit-learn cross-check" "$1" "$2"; else count "scikit-learn cross-check" 0 1; fi
+
+set -- $(pf "$log/sql_fuzz.out")
+if [ $# -eq 2 ]; then count "SQL fuzzing" "$1" "$2"; else count "SQL fuzzing" 0 1; fi
 
 tap_total=$(sed -n 's/^Files=[0-9]*, Tests=\([0-9]\+\),.*/\1/p' "$log/tap.out" 2>/dev/null | tail -1)
 tap_failed=$(sed -n 's/.*Failed \([0-9]\+\)\/[0-9]\+ subtests.*/\1/p' "$log/tap.out" 2>/dev/null | awk '{s += $1} END {print s + 0}')

@@ -1,0 +1,571 @@
+/*
+ * options_core.c - validate the options object against one table of keys
+ * (core, no PostgreSQL headers).
+ *
+ * One object serves every function, so every known key is accepted
+ * everywhere (kernel_eval and kernel_matrix ignore the training keys), but
+ * an unknown key, a value of the wrong type or out of range, a kernel
+ * parameter the chosen kernel does not use, or a setting of another method
+ * is an error.  Adding a key: a km_option_id, a row below, and its case in
+ * store_option.
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "options_core.h"
+
+/*
+ * "auto" grids: 13 lambdas log-spaced from 1e-6 to 1e2, and gamma at
+ * 2^-3 .. 2^3 times 1 / n_features.
+ */
+#define AUTO_LAMBDAS 13
+#define AUTO_GAMMAS 7
+
+/* Folds when a grid is searched with method lms and no cv is given. */
+#define DEFAULT_LMS_FOLDS 5
+
+#define LMS_ONLY KM_METHOD_BIT(KM_METHOD_LMS)
+#define CV_EXPECTED "\"loo\", \"gcv\" or a number of folds from 2 to 1000"
+#define DEPLOY_EXPECTED "\"if_better\", \"always\" or \"never\""
+
+const km_option_def km_option_table[KM_N_OPTIONS] = {
+	[KM_OPT_KERNEL] = {"kernel", KM_OPTTYPE_NAME, 0, 0, false, false,
+		"a kernel name", "\"rbf\"", KM_FN_ALL, KM_METHODS_ALL, 0},
+	[KM_OPT_GAMMA] = {"gamma", KM_OPTTYPE_GRID, 0, INFINITY, true, false,
+		"a number > 0, an array of such numbers, or \"auto\"", "1 / n_features",
+		KM_FN_ALL, KM_METHODS_ALL, KM_PARAM_GAMMA},
+	[KM_OPT_DEGREE] = {"degree", KM_OPTTYPE_INTEGER, 1, 100, false, false,
+		"an integer from 1 to 100", "3", KM_FN_ALL, KM_METHODS_ALL, KM_PARAM_DEGREE},
+	[KM_OPT_COEF0] = {"coef0", KM_OPTTYPE_NUMBER, -INFINITY, INFINITY, false, false,
+		"a number", "1", KM_FN_ALL, KM_METHODS_ALL, KM_PARAM_COEF0},
+	[KM_OPT_METHOD] = {"method", KM_OPTTYPE_NAME, 0, 0, false, false,
+		"\"ridge\" or \"lms\"", "\"ridge\"", KM_FN_TRAINING, KM_METHODS_ALL, 0},
+	[KM_OPT_LAMBDA] = {"lambda", KM_OPTTYPE_GRID, 0, INFINITY, false, false,
+		"a number >= 0, an array of such numbers, or \"auto\"", "1",
+		KM_FN_TRAINING, KM_METHODS_ALL, 0},
+	[KM_OPT_LEARNING_RATE] = {"learning_rate", KM_OPTTYPE_NUMBER, 0, INFINITY, true, false,
+		"a number > 0", "automatic", KM_FN_TRAINING, LMS_ONLY, 0},
+	[KM_OPT_MAX_ITER] = {"max_iter", KM_OPTTYPE_INTEGER, 1, INT_MAX, false, false,
+		"an integer >= 1", "1000", KM_FN_TRAINING, LMS_ONLY, 0},
+	[KM_OPT_TOL] = {"tol", KM_OPTTYPE_NUMBER, 0, INFINITY, false, false,
+		"a number >= 0", "1e-6", KM_FN_TRAINING, LMS_ONLY, 0},
+	[KM_OPT_STANDARDIZE] = {"standardize", KM_OPTTYPE_BOOL, 0, 0, false, false,
+		"true or false", "true", KM_FN_TRAINING, KM_METHODS_ALL, 0},
+	[KM_OPT_FIT_INTERCEPT] = {"fit_intercept", KM_OPTTYPE_BOOL, 0, 0, false, false,
+		"true or false", "true", KM_FN_TRAINING, KM_METHODS_ALL, 0},
+	[KM_OPT_CV] = {"cv", KM_OPTTYPE_CV, 2, 1000, false, false,
+		CV_EXPECTED, "none (\"loo\" for a ridge grid, 5 folds for an lms grid)",
+		KM_FN_TRAINING, KM_METHODS_ALL, 0},
+	[KM_OPT_SEED] = {"seed", KM_OPTTYPE_INTEGER, INT_MIN, INT_MAX, false, false,
+		"an integer", "0", KM_FN_TRAINING, KM_METHODS_ALL, 0},
+	[KM_OPT_TEST_FRACTION] = {"test_fraction", KM_OPTTYPE_NUMBER, 0, 1, false, true,
+		"a number >= 0 and < 1", "0.2", KM_FN_CATALOG, KM_METHODS_ALL, 0},
+	[KM_OPT_DEPLOY] = {"deploy", KM_OPTTYPE_NAME, 0, 0, false, false,
+		DEPLOY_EXPECTED, "\"if_better\"", KM_FN_CATALOG, KM_METHODS_ALL, 0},
+};
+
+/* The one name table of km_deploy. */
+static const char *const deploy_names[] = {
+	[KM_DEPLOY_IF_BETTER] = "if_better",
+	[KM_DEPLOY_ALWAYS] = "always",
+	[KM_DEPLOY_NEVER] = "never",
+};
+
+/* What a method does instead of the settings it takes no part in. */
+static const char *
+method_note(km_method method)
+{
+	switch (method)
+	{
+		case KM_METHOD_RIDGE:
+			return "solves in closed form";
+		case KM_METHOD_LMS:
+			return "iterates";
+	}
+	return "";
+}
+
+static void
+append(char *buf, size_t len, const char *fmt,...)
+	__attribute__((format(printf, 3, 4)));
+
+static void
+append(char *buf, size_t len, const char *fmt,...)
+{
+	size_t		used = strlen(buf);
+	va_list		ap;
+
+	if (used + 1 >= len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + used, len - used, fmt, ap);
+	va_end(ap);
+}
+
+static bool
+fail(km_option_error *err, const char *hint, const char *message,
+	 const char *detailfmt,...)
+	__attribute__((format(printf, 4, 5)));
+
+static bool
+fail(km_option_error *err, const char *hint, const char *message,
+	 const char *detailfmt,...)
+{
+	va_list		ap;
+
+	snprintf(err->message, sizeof(err->message), "%s", message);
+	va_start(ap, detailfmt);
+	vsnprintf(err->detail, sizeof(err->detail), detailfmt, ap);
+	va_end(ap);
+	snprintf(err->hint, sizeof(err->hint), "%s", hint ? hint : "");
+	return false;
+}
+
+static bool
+bad_value(km_option_error *err, const km_option_def *def, const char *got)
+{
+	char		message[256];
+
+	snprintf(message, sizeof(message), "invalid value for option \"%s\"", def->key);
+	return fail(err, NULL, message, "Option \"%s\" must be %s, got %s.",
+				def->key, def->expected, got);
+}
+
+/* "a, b and c" (or "or") of the words a caller lists, into buf. */
+static void
+join_words(char *buf, size_t len, const char *const *words, int n, const char *last)
+{
+	buf[0] = '\0';
+	for (int i = 0; i < n; i++)
+		append(buf, len, "%s%s", i == 0 ? "" : i == n - 1 ? last : ", ", words[i]);
+}
+
+const char *
+km_options_valid_keys(void)
+{
+	static char keys[512];
+
+	if (keys[0] == '\0')
+	{
+		append(keys, sizeof(keys), "Valid keys are");
+		for (int id = 0; id < KM_N_OPTIONS; id++)
+			append(keys, sizeof(keys), "%s %s", id == 0 ? "" : ",",
+				   km_option_table[id].key);
+		append(keys, sizeof(keys), ".");
+	}
+	return keys;
+}
+
+static const char *
+valid_kernels(void)
+{
+	static char kernels[256];
+
+	if (kernels[0] == '\0')
+	{
+		append(kernels, sizeof(kernels), "Valid kernels are");
+		for (int t = KM_KERNEL_FIRST; t <= KM_KERNEL_LAST; t++)
+			append(kernels, sizeof(kernels), "%s %s", t == KM_KERNEL_FIRST ? "" : ",",
+				   km_kernel_name((km_kernel_type) t));
+		append(kernels, sizeof(kernels), ".");
+	}
+	return kernels;
+}
+
+static bool
+in_range(const km_option_def *def, double x)
+{
+	return (def->min_exclusive ? x > def->min : x >= def->min) &&
+		(def->max_exclusive ? x < def->max : x <= def->max);
+}
+
+/* A finite number within the row's range (whole for INTEGER and CV). */
+static bool
+read_number(const km_option_def *def, const km_value *v, double *x,
+			km_option_error *err)
+{
+	if (v->type != KM_VALUE_NUMBER || !isfinite(v->number))
+		return bad_value(err, def, v->text);
+	*x = v->number;
+	if ((def->type == KM_OPTTYPE_INTEGER || def->type == KM_OPTTYPE_CV) &&
+		*x != floor(*x))
+		return bad_value(err, def, v->text);
+	if (!in_range(def, *x))
+		return bad_value(err, def, v->text);
+	return true;
+}
+
+static bool
+read_grid(const km_option_def *def, const km_value *v, km_grid *g,
+		  km_option_error *err)
+{
+	g->n = 0;
+	g->per_feature = false;
+	switch (v->type)
+	{
+		case KM_VALUE_STRING:
+			if (strcmp(v->string, "auto") != 0)
+				return bad_value(err, def, v->text);
+			g->n = -1;			/* filled by the caller */
+			return true;
+		case KM_VALUE_OBJECT:
+			return bad_value(err, def, "an object");
+		case KM_VALUE_ARRAY:
+			for (int i = 0; i < v->n_elems; i++)
+			{
+				const km_value *e = &v->elems[i];
+
+				if (e->type != KM_VALUE_NUMBER || !isfinite(e->number) ||
+					!in_range(def, e->number))
+					return bad_value(err, def, e->text);
+				if (g->n == KM_MAX_GRID)
+				{
+					char		message[256];
+
+					snprintf(message, sizeof(message),
+							 "too many candidates for option \"%s\"", def->key);
+					return fail(err, NULL, message,
+								"At most %d values may be given.", KM_MAX_GRID);
+				}
+				g->v[g->n++] = e->number;
+			}
+			if (g->n == 0)
+				return bad_value(err, def, "an empty array");
+			return true;
+		case KM_VALUE_NULL:
+		case KM_VALUE_NUMBER:
+		case KM_VALUE_BOOL:
+			break;
+	}
+	if (!read_number(def, v, &g->v[0], err))
+		return false;
+	g->n = 1;
+	return true;
+}
+
+/* Store one validated value; the one place that knows km_options' fields. */
+static bool
+store_option(km_options *out, km_option_id id, const km_value *v,
+			 km_option_error *err)
+{
+	const km_option_def *def = &km_option_table[id];
+	km_fit_params *fit = &out->fit;
+	double		x = 0.0;
+
+	/* the generic part: type and range from the table */
+	switch (def->type)
+	{
+		case KM_OPTTYPE_NUMBER:
+		case KM_OPTTYPE_INTEGER:
+			if (!read_number(def, v, &x, err))
+				return false;
+			break;
+		case KM_OPTTYPE_BOOL:
+			if (v->type != KM_VALUE_BOOL)
+				return bad_value(err, def, v->text);
+			break;
+		case KM_OPTTYPE_NAME:
+			if (v->type != KM_VALUE_STRING)
+				return bad_value(err, def, v->text);
+			break;
+		case KM_OPTTYPE_GRID:
+			break;
+		case KM_OPTTYPE_CV:
+			if (v->type != KM_VALUE_STRING && !read_number(def, v, &x, err))
+				return false;
+			break;
+	}
+
+	switch (id)
+	{
+		case KM_OPT_KERNEL:
+			if (!km_kernel_from_name(v->string, &fit->kernel.type))
+			{
+				char		message[256];
+
+				snprintf(message, sizeof(message), "unknown kernel \"%s\"", v->string);
+				return fail(err, NULL, message, "%s", valid_kernels());
+			}
+			break;
+		case KM_OPT_GAMMA:
+			if (!read_grid(def, v, &out->gammas, err))
+				return false;
+			if (out->gammas.n < 0)
+			{
+				out->gammas.n = AUTO_GAMMAS;
+				out->gammas.per_feature = true;
+				for (int i = 0; i < AUTO_GAMMAS; i++)
+					out->gammas.v[i] = ldexp(1.0, i - AUTO_GAMMAS / 2);
+			}
+			break;
+		case KM_OPT_DEGREE:
+			fit->kernel.degree = (int) x;
+			break;
+		case KM_OPT_COEF0:
+			fit->kernel.coef0 = x;
+			break;
+		case KM_OPT_METHOD:
+			if (!km_method_from_name(v->string, &fit->method))
+				return bad_value(err, def, v->text);
+			break;
+		case KM_OPT_LAMBDA:
+			if (!read_grid(def, v, &out->lambdas, err))
+				return false;
+			if (out->lambdas.n < 0)
+			{
+				out->lambdas.n = AUTO_LAMBDAS;
+				for (int i = 0; i < AUTO_LAMBDAS; i++)
+					out->lambdas.v[i] = pow(10.0, -6.0 + 8.0 * i / (AUTO_LAMBDAS - 1));
+			}
+			break;
+		case KM_OPT_LEARNING_RATE:
+			fit->learning_rate = x;
+			break;
+		case KM_OPT_MAX_ITER:
+			fit->max_iter = (int) x;
+			break;
+		case KM_OPT_TOL:
+			fit->tol = x;
+			break;
+		case KM_OPT_STANDARDIZE:
+			out->standardize = v->boolean;
+			break;
+		case KM_OPT_FIT_INTERCEPT:
+			out->fit_intercept = v->boolean;
+			break;
+		case KM_OPT_CV:
+			if (v->type == KM_VALUE_STRING)
+			{
+				if (strcmp(v->string, "loo") == 0)
+					out->cv = KM_CV_LOO;
+				else if (strcmp(v->string, "gcv") == 0)
+					out->cv = KM_CV_GCV;
+				else
+					return bad_value(err, def, v->text);
+			}
+			else
+			{
+				out->cv = KM_CV_KFOLD;
+				out->folds = (int) x;
+			}
+			break;
+		case KM_OPT_SEED:
+			out->seed = (int64_t) x;
+			break;
+		case KM_OPT_TEST_FRACTION:
+			out->test_fraction = x;
+			break;
+		case KM_OPT_DEPLOY:
+			{
+				size_t		i;
+
+				for (i = 0; i < sizeof(deploy_names) / sizeof(deploy_names[0]); i++)
+					if (strcmp(v->string, deploy_names[i]) == 0)
+						break;
+				if (i == sizeof(deploy_names) / sizeof(deploy_names[0]))
+					return bad_value(err, def, v->text);
+				out->deploy = (km_deploy) i;
+				break;
+			}
+		case KM_N_OPTIONS:
+			break;
+	}
+	return true;
+}
+
+void
+km_options_begin(km_options_parser *p, km_options *out)
+{
+	km_fit_params *fit = &out->fit;
+
+	memset(p, 0, sizeof(*p));
+	p->out = out;
+	memset(out, 0, sizeof(*out));
+	fit->kernel.type = KM_KERNEL_RBF;
+	fit->kernel.degree = 3;
+	fit->kernel.coef0 = 1.0;
+	fit->method = KM_METHOD_RIDGE;
+	fit->lambda = 1.0;
+	fit->learning_rate = 0.0;	/* automatic */
+	fit->max_iter = 1000;
+	fit->tol = 1e-6;
+	out->standardize = true;
+	out->fit_intercept = true;
+	out->cv = KM_CV_NONE;
+	out->test_fraction = 0.2;
+	out->deploy = KM_DEPLOY_IF_BETTER;
+}
+
+bool
+km_options_set(km_options_parser *p, const char *key, const km_value *v,
+			   km_option_error *err)
+{
+	int			id;
+
+	for (id = 0; id < KM_N_OPTIONS; id++)
+		if (strcmp(key, km_option_table[id].key) == 0)
+			break;
+	if (id == KM_N_OPTIONS)
+	{
+		char		message[256];
+
+		snprintf(message, sizeof(message), "unknown option \"%s\"", key);
+		return fail(err, NULL, message, "%s", km_options_valid_keys());
+	}
+	p->given[id] = true;
+	return store_option(p->out, (km_option_id) id, v, err);
+}
+
+/* A parameter the kernel ignores is a mistake worth reporting. */
+static bool
+check_kernel_params(const km_options_parser *p, km_option_error *err)
+{
+	km_kernel_type type = p->out->fit.kernel.type;
+	unsigned	used = km_kernel_params(type);
+	const char *takes[KM_N_OPTIONS];
+	int			n_takes = 0;
+	int			bad = -1;
+	char		list[256];
+	char		message[256];
+
+	for (int id = 0; id < KM_N_OPTIONS; id++)
+	{
+		unsigned	param = km_option_table[id].kernel_param;
+
+		if (param == 0)
+			continue;
+		if (used & param)
+			takes[n_takes++] = km_option_table[id].key;
+		else if (p->given[id] && bad < 0)
+			bad = id;
+	}
+	if (bad < 0)
+		return true;
+	if (n_takes == 0)
+		snprintf(list, sizeof(list), "no parameters");
+	else
+		join_words(list, sizeof(list), takes, n_takes, " and ");
+	snprintf(message, sizeof(message), "option \"%s\" does not apply to kernel \"%s\"",
+			 km_option_table[bad].key, km_kernel_name(type));
+	return fail(err, NULL, message, "Kernel \"%s\" takes %s.", km_kernel_name(type), list);
+}
+
+/* A setting of another method (learning_rate with ridge) is an error. */
+static bool
+check_method_options(const km_options_parser *p, km_option_error *err)
+{
+	km_method	method = p->out->fit.method;
+	const char *ignored[KM_N_OPTIONS];
+	int			n_ignored = 0;
+	int			bad = -1;
+	char		list[256];
+	char		message[256];
+	char		hint[256];
+	km_method	other;
+
+	for (int id = 0; id < KM_N_OPTIONS; id++)
+	{
+		if (km_option_table[id].methods & KM_METHOD_BIT(method))
+			continue;
+		ignored[n_ignored++] = km_option_table[id].key;
+		if (p->given[id] && bad < 0)
+			bad = id;
+	}
+	if (bad < 0)
+		return true;
+	/* the method the option belongs to: the first in its mask */
+	for (other = KM_METHOD_RIDGE; other <= KM_METHOD_LMS; other++)
+		if (km_option_table[bad].methods & KM_METHOD_BIT(other))
+			break;
+	join_words(list, sizeof(list), ignored, n_ignored, " or ");
+	snprintf(message, sizeof(message), "option \"%s\" applies only to method \"%s\"",
+			 km_option_table[bad].key, km_method_name(other));
+	snprintf(hint, sizeof(hint), "Add \"method\": \"%s\", or remove the option.",
+			 km_method_name(other));
+	return fail(err, hint, message, "Method \"%s\" %s and takes no %s.",
+				km_method_name(method), method_note(method), list);
+}
+
+bool
+km_options_finish(km_options_parser *p, km_option_error *err)
+{
+	km_options *out = p->out;
+	km_fit_params *fit = &out->fit;
+
+	if (!check_kernel_params(p, err) || !check_method_options(p, err))
+		return false;
+
+	/* single values go straight into the fit parameters */
+	if (out->lambdas.n == 1)
+		fit->lambda = out->lambdas.v[0];
+
+	if (fit->method == KM_METHOD_LMS &&
+		(out->cv == KM_CV_LOO || out->cv == KM_CV_GCV))
+	{
+		char		message[256];
+
+		snprintf(message, sizeof(message), "cv \"%s\" applies only to method \"ridge\"",
+				 km_cv_name(out->cv));
+		return fail(err, "Use a number of folds, e.g. \"cv\": 5.", message,
+					"Leave-one-out and GCV have a closed form only for kernel ridge.");
+	}
+	if (out->cv == KM_CV_NONE && (out->gammas.n > 1 || out->lambdas.n > 1))
+	{
+		if (fit->method == KM_METHOD_RIDGE)
+			out->cv = KM_CV_LOO;
+		else
+		{
+			out->cv = KM_CV_KFOLD;
+			out->folds = DEFAULT_LMS_FOLDS;
+		}
+	}
+	return true;
+}
+
+bool
+km_options_check_single(const km_options *opts, const char *fname,
+						km_option_error *err)
+{
+	char		message[256];
+
+	if (opts->gammas.n <= 1)
+		return true;
+	snprintf(message, sizeof(message), "%s takes a single gamma", fname);
+	return fail(err, NULL, message,
+				"Option \"gamma\" has %d candidates; grids are for kernel_train.",
+				opts->gammas.n);
+}
+
+void
+km_options_resolve(km_options *opts, int d)
+{
+	km_grid    *g = &opts->gammas;
+
+	if (g->n == 0)
+	{
+		g->n = 1;
+		g->per_feature = true;
+		g->v[0] = 1.0;
+	}
+	if (g->per_feature)
+	{
+		for (int i = 0; i < g->n; i++)
+			g->v[i] /= (double) d;
+		g->per_feature = false;
+	}
+	opts->fit.kernel.gamma = g->v[0];
+	if (opts->lambdas.n == 0)
+	{
+		opts->lambdas.n = 1;
+		opts->lambdas.v[0] = opts->fit.lambda;
+	}
+}
+
+bool
+km_options_selects(const km_options *opts)
+{
+	return opts->cv != KM_CV_NONE;
+}

@@ -1,0 +1,177 @@
+/*
+ * options_core.h - the options object: one table of keys that drives
+ * parsing, the "Valid keys are ..." detail and the checks of which options
+ * apply to which kernel and method (core, no PostgreSQL headers).
+ *
+ * The glue (options.c) walks the jsonb and hands each key and value to
+ * km_options_set through km_value, a neutral value type that a frontend
+ * JSON parser can fill as well (test/fuzz/fuzz_options.c does).
+ */
+#ifndef KM_OPTIONS_CORE_H
+#define KM_OPTIONS_CORE_H
+
+#include "select.h"
+
+/* A grid of candidate values for gamma or lambda. */
+typedef struct km_grid
+{
+	int			n;				/* 0: not given */
+	bool		per_feature;	/* values are multiples of 1 / n_features */
+	double		v[KM_MAX_GRID];
+} km_grid;
+
+typedef enum km_deploy
+{
+	KM_DEPLOY_IF_BETTER = 0,
+	KM_DEPLOY_ALWAYS,
+	KM_DEPLOY_NEVER
+} km_deploy;
+
+/*
+ * Parsed options.  A plain struct without pointers, so that aggregate
+ * states can copy and serialize it as it is.
+ */
+typedef struct km_options
+{
+	km_fit_params fit;			/* kernel, method, lambda, lms settings */
+	km_grid		gammas;			/* candidates; resolved once d is known */
+	km_grid		lambdas;
+	km_cv		cv;				/* KM_CV_NONE: no selection */
+	int			folds;			/* cv = KM_CV_KFOLD */
+	int64_t		seed;
+	bool		standardize;
+	bool		fit_intercept;
+	/* catalog keys (kernel_model_train); validated here, used there */
+	double		test_fraction;
+	km_deploy	deploy;
+} km_options;
+
+/* One JSON value as the options parser sees it. */
+typedef enum km_value_type
+{
+	KM_VALUE_NULL,
+	KM_VALUE_NUMBER,
+	KM_VALUE_STRING,
+	KM_VALUE_BOOL,
+	KM_VALUE_ARRAY,
+	KM_VALUE_OBJECT
+} km_value_type;
+
+typedef struct km_value
+{
+	km_value_type type;
+	double		number;			/* NUMBER; +-Inf when beyond double range */
+	const char *string;			/* STRING, NUL-terminated */
+	bool		boolean;		/* BOOL */
+	const struct km_value *elems;	/* ARRAY: its elements (nested arrays and
+									 * objects appear as ARRAY / OBJECT with
+									 * no elements) */
+	int			n_elems;
+	const char *text;			/* how the value is written, for messages */
+} km_value;
+
+/* Keys, in the order of the table (and of the "Valid keys" detail). */
+typedef enum km_option_id
+{
+	KM_OPT_KERNEL,
+	KM_OPT_GAMMA,
+	KM_OPT_DEGREE,
+	KM_OPT_COEF0,
+	KM_OPT_METHOD,
+	KM_OPT_LAMBDA,
+	KM_OPT_LEARNING_RATE,
+	KM_OPT_MAX_ITER,
+	KM_OPT_TOL,
+	KM_OPT_STANDARDIZE,
+	KM_OPT_FIT_INTERCEPT,
+	KM_OPT_CV,
+	KM_OPT_SEED,
+	KM_OPT_TEST_FRACTION,
+	KM_OPT_DEPLOY,
+	KM_N_OPTIONS
+} km_option_id;
+
+/* How a value is read. */
+typedef enum km_option_type
+{
+	KM_OPTTYPE_NUMBER,			/* finite number in [min, max] */
+	KM_OPTTYPE_INTEGER,			/* whole number in [min, max] */
+	KM_OPTTYPE_BOOL,
+	KM_OPTTYPE_NAME,			/* one of a list of names */
+	KM_OPTTYPE_GRID,			/* number, array of 1..KM_MAX_GRID numbers, or "auto" */
+	KM_OPTTYPE_CV				/* "loo", "gcv" or a whole number of folds */
+} km_option_type;
+
+/* Functions that read an option (informational: every key is accepted by every function). */
+#define KM_FN_EVAL		0x1		/* kernel_eval, kernel_matrix, kernel_check */
+#define KM_FN_TRAIN		0x2		/* kernel_train */
+#define KM_FN_CATALOG	0x4		/* kernel_model_train */
+#define KM_FN_ALL		(KM_FN_EVAL | KM_FN_TRAIN | KM_FN_CATALOG)
+#define KM_FN_TRAINING	(KM_FN_TRAIN | KM_FN_CATALOG)
+
+/* Methods an option applies to, as bits (1 << km_method). */
+#define KM_METHOD_BIT(m)	(1u << (m))
+#define KM_METHODS_ALL		(KM_METHOD_BIT(KM_METHOD_RIDGE) | KM_METHOD_BIT(KM_METHOD_LMS))
+
+typedef struct km_option_def
+{
+	const char *key;
+	km_option_type type;
+	double		min;			/* NUMBER, INTEGER, GRID, CV (folds) */
+	double		max;
+	bool		min_exclusive;	/* value > min rather than >= min */
+	bool		max_exclusive;
+	const char *expected;		/* "Option \"k\" must be <expected>, got ..." */
+	const char *default_value;	/* as JSON, for documentation */
+	unsigned	functions;		/* KM_FN_* */
+	unsigned	methods;		/* KM_METHOD_BIT mask */
+	unsigned	kernel_param;	/* KM_PARAM_* for a kernel parameter, else 0 */
+} km_option_def;
+
+extern const km_option_def km_option_table[KM_N_OPTIONS];
+
+/* A parse in progress: the options so far and the keys given. */
+typedef struct km_options_parser
+{
+	km_options *out;
+	bool		given[KM_N_OPTIONS];
+} km_options_parser;
+
+/*
+ * An invalid options object (SQLSTATE 22023 in the glue).  Values longer
+ * than the buffers are cut short.
+ */
+typedef struct km_option_error
+{
+	char		message[256];	/* lowercase, no final period */
+	char		detail[1024];	/* a full sentence */
+	char		hint[256];		/* empty: none */
+} km_option_error;
+
+/* "Valid keys are kernel, gamma, ...": detail of the key errors. */
+const char *km_options_valid_keys(void);
+
+/* Defaults into out, and a parser that fills it. */
+void		km_options_begin(km_options_parser *p, km_options *out);
+
+/* Validate and store one key; false (err filled) for an unknown key or a bad value. */
+bool		km_options_set(km_options_parser *p, const char *key,
+						   const km_value *v, km_option_error *err);
+
+/* Checks across keys (kernel parameters, method settings, cv); false on error. */
+bool		km_options_finish(km_options_parser *p, km_option_error *err);
+
+/* False (err filled) unless gamma is a single value; fname names the caller. */
+bool		km_options_check_single(const km_options *opts, const char *fname,
+									km_option_error *err);
+
+/*
+ * Fill what depends on the number of features: the default gamma (1 / d)
+ * and grids given relative to it.
+ */
+void		km_options_resolve(km_options *opts, int d);
+
+/* Whether the options ask for more than one candidate, or for cv. */
+bool		km_options_selects(const km_options *opts);
+
+#endif							/* KM_OPTIONS_CORE_H */
