@@ -2,10 +2,11 @@
 # The whole kernel_ml test suite on a fresh Debian 12 machine, as root:
 # dependencies, build, core unit tests, fuzzers, install, then in one
 # throwaway PostgreSQL 15 cluster the pg_regress suite, the scikit-learn
-# cross-check, the SQL fuzzer and the TAP tests.  Ends with "N passed,
+# cross-check, the SQL fuzzer and the TAP tests that use it; then the TAP
+# tests that start clusters of their own (test/tap.sh), and pg_regress and
+# the cross-check again against a sanitized build.  Ends with "N passed,
 # N failed" counting single tests (unit tests, pg_regress files, cross-check
-# checks, SQL fuzz statements passed and distinct findings, TAP assertions),
-# then pg_regress and the cross-check again against a sanitized build.
+# checks, TAP assertions; a fuzzing run is one test, failed per finding).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -57,8 +58,8 @@ echo "=== SQL fuzzing (${KM_SQL_FUZZ_STATEMENTS:-5000} statements or ${KM_SQL_FU
 /usr/bin/python3 test/fuzz/sql_fuzz.py --seed "${KM_SQL_FUZZ_SEED:-1}" \
 	--statements "${KM_SQL_FUZZ_STATEMENTS:-5000}" --seconds "${KM_SQL_FUZZ_SECONDS:-60}" \
 	2>&1 | tee "$log/sql_fuzz.out"
-echo "=== TAP tests"
-prove test/t/*.pl 2>&1 | tee "$log/tap.out"
+echo "=== TAP tests that use this cluster"
+prove $(grep -L 'use PostgreSQL::Test::Cluster' test/t/*.pl) 2>&1 | tee "$log/tap.out"
 echo "tap exit ${PIPESTATUS[0]}" >> "$log/tap.out"
 INNER
 pg_virtualenv -t -o 'max_worker_processes=16' -o 'max_parallel_workers=8' \
@@ -66,6 +67,11 @@ pg_virtualenv -t -o 'max_worker_processes=16' -o 'max_parallel_workers=8' \
 	-o "cron.use_background_workers=on" \
 	bash "$log/server.sh" "$log"
 cluster_rc=$?
+
+# TAP tests that start clusters of their own (PostgreSQL::Test::Cluster).
+echo "=== TAP tests with clusters of their own"
+bash test/tap.sh 2>&1 | tee "$log/tap_cluster.out"
+echo "tap exit ${PIPESTATUS[0]}" >> "$log/tap_cluster.out"
 
 # The same pg_regress suite and cross-check against an ASan+UBSan build in a
 # cluster of its own (about 2 minutes), with a short SQL fuzzing run whose
@@ -106,19 +112,25 @@ if [ $# -eq 2 ]; then count "pg_regress" "$(($1 - $2))" "$2"; else count "pg_reg
 set -- $(pf "$log/crosscheck.out")
 if [ $# -eq 2 ]; then count "scikit-learn cross-check" "$1" "$2"; else count "scikit-learn cross-check" 0 1; fi
 
+# the fuzzer counts statements; here the run is one test, failed per finding
 set -- $(pf "$log/sql_fuzz.out")
-if [ $# -eq 2 ]; then count "SQL fuzzing" "$1" "$2"; else count "SQL fuzzing" 0 1; fi
+if [ $# -eq 2 ] && [ "$2" -eq 0 ]; then count "SQL fuzzing" 1 0; else count "SQL fuzzing" 0 "${2:-1}"; fi
 
-tap_total=$(sed -n 's/^Files=[0-9]*, Tests=\([0-9]\+\),.*/\1/p' "$log/tap.out" 2>/dev/null | tail -1)
-tap_failed=$(sed -n 's/.*Failed \([0-9]\+\)\/[0-9]\+ subtests.*/\1/p' "$log/tap.out" 2>/dev/null | awk '{s += $1} END {print s + 0}')
-tap_exit=$(sed -n 's/^tap exit \([0-9]\+\)$/\1/p' "$log/tap.out" 2>/dev/null)
-if [ -z "$tap_total" ] || [ "$tap_total" -eq 0 ]; then
-	count "TAP" 0 1
-elif [ "${tap_exit:-1}" -ne 0 ] && [ "$tap_failed" -eq 0 ]; then
-	count "TAP" "$tap_total" 1		# a script died without a subtest count
-else
-	count "TAP" "$((tap_total - tap_failed))" "$tap_failed"
-fi
+tap() {			# tap <name> <prove output>
+	local total failed rc
+	total=$(sed -n 's/^Files=[0-9]*, Tests=\([0-9]\+\),.*/\1/p' "$2" 2>/dev/null | tail -1)
+	failed=$(sed -n 's/.*Failed \([0-9]\+\)\/[0-9]\+ subtests.*/\1/p' "$2" 2>/dev/null | awk '{s += $1} END {print s + 0}')
+	rc=$(sed -n 's/^tap exit \([0-9]\+\)$/\1/p' "$2" 2>/dev/null)
+	if [ -z "$total" ] || [ "$total" -eq 0 ]; then
+		count "$1" 0 1
+	elif [ "${rc:-1}" -ne 0 ] && [ "$failed" -eq 0 ]; then
+		count "$1" "$total" 1		# a script died without a subtest count
+	else
+		count "$1" "$((total - failed))" "$failed"
+	fi
+}
+tap "TAP, shared cluster" "$log/tap.out"
+tap "TAP, own clusters" "$log/tap_cluster.out"
 [ "$cluster_rc" -eq 0 ] || echo "(pg_virtualenv exited with $cluster_rc)"
 
 echo "$passed passed, $failed failed"

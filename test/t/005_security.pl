@@ -8,35 +8,9 @@
 # the current user.
 #
 # Uses PostgreSQL::Test::Cluster (its own cluster, pg_cron preloaded) and
-# the installed extension.  PostgreSQL refuses to run as root, so as root
-# the test runs itself again as the postgres user.
+# the installed extension; run it with test/tap.sh.
 use strict;
 use warnings;
-
-BEGIN
-{
-	# Cluster->init runs pg_regress --config-auth
-	if (!$ENV{PG_REGRESS})
-	{
-		my $pgxs = `pg_config --pgxs`;
-		chomp $pgxs;
-		$pgxs =~ s{/src/makefiles/pgxs\.mk$}{};
-		$ENV{PG_REGRESS} = "$pgxs/src/test/regress/pg_regress";
-	}
-	if ($> == 0 && !$ENV{KM_TAP_REEXEC})
-	{
-		require File::Temp;
-		my $dir = File::Temp::tempdir('kml_tap_XXXXXX', TMPDIR => 1, CLEANUP => 0);
-		my (undef, undef, $uid, $gid) = getpwnam('postgres')
-		  or die "no postgres user to run as";
-		chown($uid, $gid, $dir) or die "cannot chown $dir: $!";
-		$ENV{KM_TAP_REEXEC} = 1;
-		$ENV{TESTDIR} = $dir;
-		exec('runuser', '-u', 'postgres', '--', $^X, (map { "-I$_" } grep { !ref } @INC),
-			$0, @ARGV)
-		  or die "cannot run as postgres: $!";
-	}
-}
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;

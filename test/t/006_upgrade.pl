@@ -7,62 +7,10 @@
 # the updated extension has exactly the objects, definitions and comments
 # of a fresh 0.2.0 install.
 #
-# Uses PostgreSQL::Test::Cluster and the installed extension.  As root, it
-# copies the 0.1.0 script into the share directory, runs itself again as the
-# postgres user, then removes the script (or puts back the file it replaced).
+# Uses PostgreSQL::Test::Cluster and the installed extension; run it with
+# test/tap.sh, which puts the 0.1.0 script into the share directory.
 use strict;
 use warnings;
-
-BEGIN
-{
-	if (!$ENV{PG_REGRESS})
-	{
-		my $pgxs = `pg_config --pgxs`;
-		chomp $pgxs;
-		$pgxs =~ s{/src/makefiles/pgxs\.mk$}{};
-		$ENV{PG_REGRESS} = "$pgxs/src/test/regress/pg_regress";
-	}
-	if ($> == 0 && !$ENV{KM_TAP_REEXEC})
-	{
-		require File::Temp;
-		require File::Copy;
-		require File::Basename;
-		my $share = `pg_config --sharedir`;
-		chomp $share;
-		my $fixture = File::Basename::dirname($0) . '/../upgrade/kernel_ml--0.1.0.sql';
-		my $target = "$share/extension/kernel_ml--0.1.0.sql";
-		# a leftover from installing another version is put back afterwards
-		my $saved;
-		if (-e $target)
-		{
-			open(my $in, '<', $target) or die "cannot read $target: $!";
-			local $/;
-			$saved = <$in>;
-			close($in);
-		}
-		File::Copy::copy($fixture, $target) or die "cannot copy $fixture to $target: $!";
-		my $dir = File::Temp::tempdir('kml_tap_XXXXXX', TMPDIR => 1, CLEANUP => 0);
-		my (undef, undef, $uid, $gid) = getpwnam('postgres')
-		  or die "no postgres user to run as";
-		chown($uid, $gid, $dir) or die "cannot chown $dir: $!";
-		$ENV{KM_TAP_REEXEC} = 1;
-		$ENV{TESTDIR} = $dir;
-		system('runuser', '-u', 'postgres', '--', $^X, (map { "-I$_" } grep { !ref } @INC),
-			$0, @ARGV);
-		my $rc = $? >> 8;
-		if (defined $saved)
-		{
-			open(my $out, '>', $target) or die "cannot write $target: $!";
-			print $out $saved;
-			close($out);
-		}
-		else
-		{
-			unlink($target);
-		}
-		exit($rc);
-	}
-}
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Run TAP tests that build their own cluster with PostgreSQL's
+# PostgreSQL::Test::Cluster (all of test/t/*.pl that use it, or the files
+# given), against the installed kernel_ml:
+#   bash test/tap.sh [test/t/005_security.pl ...]
+# It supplies what PGXS's prove_installcheck would: the Perl modules, the
+# server binaries on PATH and PG_REGRESS.  PostgreSQL refuses to run as
+# root, so as root the tests run as the postgres user, from a copy of
+# test/ that it can read, with TESTDIR (logs, clusters) in a directory it
+# owns.  The 0.1.0 install script that the upgrade test starts from is put
+# into the share directory for the run and removed afterwards.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+pgxs=$(dirname "$(dirname "$(dirname "$(pg_config --pgxs)")")")
+bindir=$(pg_config --bindir)
+share=$(pg_config --sharedir)/extension
+if [ $# -eq 0 ]; then
+	set -- $(grep -l 'use PostgreSQL::Test::Cluster' test/t/*.pl)
+fi
+
+fixture=$share/kernel_ml--0.1.0.sql
+installed_fixture=0
+cleanup() {
+	[ "$installed_fixture" -eq 1 ] && rm -f "$fixture"
+	[ -n "${work:-}" ] && [ "${KM_TAP_KEEP:-}" != 1 ] && rm -rf "$work"
+}
+trap cleanup EXIT
+if [ ! -e "$fixture" ]; then
+	cp test/upgrade/kernel_ml--0.1.0.sql "$fixture" && installed_fixture=1
+fi
+
+work=$(mktemp -d /tmp/kernel_ml_tap.XXXXXX)
+cp -r test "$work/test"
+tests=()
+for t in "$@"; do tests+=("test/t/$(basename "$t")"); done
+runas=()
+if [ "$(id -u)" -eq 0 ]; then
+	chown -R postgres: "$work"
+	runas=(runuser -u postgres --)
+fi
+cd "$work" && "${runas[@]}" env PATH="$bindir:$PATH" TESTDIR="$work" \
+	PG_REGRESS="$pgxs/src/test/regress/pg_regress" \
+	prove -I "$pgxs/src/test/perl" "${tests[@]}"
