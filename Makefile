@@ -4,7 +4,7 @@ EXTVERSION = $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(EXTENSION).
 
 MODULE_big = kernel_ml
 # The numerical core includes no PostgreSQL header; the glue does.
-CORE_OBJS = src/core.o src/kernels.o src/kernel_maps.o src/solve.o src/select.o \
+CORE_OBJS = src/core.o src/kernels.o src/kernel_maps.o src/eigen.o src/solve.o src/select.o \
 	src/model.o
 GLUE_OBJS = src/crc32c.o src/kernel_ml.o src/options.o src/pgutil.o \
 	src/rowset.o src/train.o src/matrix.o src/predict.o src/catalog.o

@@ -179,16 +179,30 @@ pairwise_direct(const km_kernel *k, const double *A, size_t count, int d,
 	}
 }
 
+/* Multiply-adds one Gram panel may take: about 0.1 s on one core. */
+#define KM_GRAM_PANEL_WORK 1.5e9
+
+size_t
+km_gram_panel_width(size_t n, int d)
+{
+	double		w = KM_GRAM_PANEL_WORK / ((double) n * (double) (d > 0 ? d : 1));
+
+	if (w >= KM_GRAM_PANEL)
+		return KM_GRAM_PANEL;
+	return w < 1.0 ? 1 : (size_t) w;
+}
+
 void
 km_gram_lower(const km_kernel *k, const double *X, size_t n, int d,
 			  const double *norms, double *K, size_t ld,
 			  km_interrupt_fn interrupt)
 {
 	bool		inner = is_inner_product_kernel(k->type);
+	size_t		width = km_gram_panel_width(n, d);
 
-	for (size_t j0 = 0; j0 < n; j0 += KM_GRAM_PANEL)
+	for (size_t j0 = 0; j0 < n; j0 += width)
 	{
-		size_t		jb = n - j0 < KM_GRAM_PANEL ? n - j0 : KM_GRAM_PANEL;
+		size_t		jb = n - j0 < width ? n - j0 : width;
 		const double *Xj = X + j0 * (size_t) d;
 
 		/*

@@ -19,6 +19,7 @@
 #include <cblas.h>
 #include <lapacke.h>
 
+#include "eigen.h"
 #include "select.h"
 
 const char *
@@ -67,20 +68,40 @@ km_assign_folds(size_t n, int folds, uint64_t seed, int *fold)
 	}
 }
 
-static size_t
-dsyevd_lwork(size_t n)
-{
-	return 1 + 6 * n + 2 * n * n;
-}
-
 size_t
 km_select_iwork(size_t n)
 {
 	return 3 + 5 * n;
 }
 
-/* Columns of L^-1 found per dtrsm call in the Cholesky route. */
+/*
+ * Flops one uninterruptible piece may take (about 0.1 s on one core), and
+ * at most how many columns of L^-1 the Cholesky route finds per dtrsm call
+ * (m^2 flops per column of an m-row panel).
+ */
+#define KM_PIECE_FLOPS 3e9
 #define INVERSE_PANEL 512
+
+static size_t
+inverse_columns(size_t m)
+{
+	double		c = KM_PIECE_FLOPS / ((double) m * (double) m);
+
+	if (c >= INVERSE_PANEL)
+		return INVERSE_PANEL;
+	return c < 4.0 ? 4 : (size_t) c;
+}
+
+/* Right-hand sides per tridiagonal solve in the closed form: 10n flops each. */
+static size_t
+solve_columns(size_t n)
+{
+	double		c = KM_PIECE_FLOPS / 10.0 / (double) n;
+
+	if (c >= (double) n)
+		return n;
+	return c < 16.0 ? 16 : (size_t) c;
+}
 
 static bool
 use_eigen(const km_select_params *p)
@@ -101,9 +122,15 @@ km_select_workspace_doubles(const km_select_params *p, size_t n, int d)
 			(size_t) p->folds;
 	if (!use_eigen(p))
 		/* K, norms, c, diagonal, one panel of L^-1 */
-		return n * n + 3 * n + n * INVERSE_PANEL;
-	/* Q, eigenvalues, Q^T y, norms, three n x L blocks, dsyevd workspace */
-	return n * n + 3 * n + 3 * n * L + dsyevd_lwork(n);
+		return n * n + 3 * n + n * inverse_columns(n);
+	/*
+	 * K (then H^T), H; diag, sub, tau, u, norms, the two factors, ct;
+	 * C and the diagonals (n x L each); a block of solves; the dlatrd panel
+	 * or dormqr's workspace
+	 */
+	return 2 * n * n + 8 * n + 2 * n * L + n * solve_columns(n) +
+		(n * KM_TRD_MAX_NB > km_back_transform_doubles(n) ?
+		 n * KM_TRD_MAX_NB : km_back_transform_doubles(n));
 }
 
 /* Score one candidate from c = (K + lambda I)^-1 y and the diagonal of the inverse. */
@@ -169,10 +196,10 @@ cholesky_gamma(const km_select_params *p, const km_kernel *kernel,
 							(lapack_int) n, c, (lapack_int) n);
 
 		/* column j of L^-1 solves L x = e_j and is zero above row j */
-		for (size_t j0 = 0; j0 < n; j0 += INVERSE_PANEL)
+		for (size_t j0 = 0; j0 < n; j0 += inverse_columns(n - j0))
 		{
-			size_t		jb = n - j0 < INVERSE_PANEL ? n - j0 : INVERSE_PANEL;
 			size_t		m = n - j0;
+			size_t		jb = m < inverse_columns(m) ? m : inverse_columns(m);
 
 			memset(panel, 0, m * jb * sizeof(double));
 			for (size_t jj = 0; jj < jb; jj++)
@@ -191,89 +218,99 @@ cholesky_gamma(const km_select_params *p, const km_kernel *kernel,
 	return KM_OK;
 }
 
-/* Score all lambdas of one gamma from the eigendecomposition of K. */
+/*
+ * Score all lambdas of one gamma from the tridiagonal form of K.
+ *
+ * K = H T H^T with H orthogonal and T tridiagonal (km_tridiagonalize, the
+ * first step of dsyevd; the eigenvectors of T are not needed, and dstedc,
+ * which finds them, is a single LAPACK call of seconds):
+ *   c = (K + lambda I)^-1 y = H (T + lambda I)^-1 H^T y
+ *   [(K + lambda I)^-1]_ii = h_i^T (T + lambda I)^-1 h_i,  h_i row i of H
+ * T + lambda I is factored in O(n) (dpttrf), and the n solves for the
+ * diagonal go in column blocks, an interrupt check after each.
+ */
 static km_status
 closed_form_gamma(const km_select_params *p, const km_kernel *kernel,
 				  const double *X, size_t n, int d, const double *y,
-				  km_candidate *cand, double *work, int *iwork, km_error *err,
-				  km_interrupt_fn interrupt)
+				  km_candidate *cand, double *work, km_interrupt_fn interrupt)
 {
 	size_t		L = (size_t) p->n_lambdas;
-	double	   *Q = work;
-	double	   *s = Q + n * n;
-	double	   *z = s + n;
-	double	   *norms = z + n;
-	double	   *W = norms + n;
-	double	   *C = W + n * L;
-	double	   *H = C + n * L;
-	double	   *ework = H + n * L;
-	lapack_int	info;
+	size_t		bcols = solve_columns(n);
+	double	   *A = work;		/* K, then its reflectors, then H^T */
+	double	   *H = A + n * n;
+	double	   *diag = H + n * n;
+	double	   *sub = diag + n;
+	double	   *tau = sub + n;
+	double	   *u = tau + n;
+	double	   *norms = u + n;
+	double	   *pd = norms + n;
+	double	   *pe = pd + n;
+	double	   *ct = pe + n;
+	double	   *C = ct + n;
+	double	   *hd = C + n * L;
+	double	   *B = hd + n * L;
+	double	   *scratch = B + n * bcols;	/* dlatrd panel, then dormqr's */
 
 	km_row_norms(kernel, X, n, d, norms);
-	km_gram_lower(kernel, X, n, d, norms, Q, n, interrupt);
-	info = LAPACKE_dsyevd_work(LAPACK_COL_MAJOR, 'V', 'L', (lapack_int) n, Q,
-							   (lapack_int) n, s, ework,
-							   (lapack_int) dsyevd_lwork(n), iwork,
-							   (lapack_int) km_select_iwork(n));
-	km_check_interrupts(interrupt);
-	if (info != 0)
-		return km_fail(err, KM_ERR_NOT_PD, "eigendecomposition of the kernel matrix failed",
-					   "LAPACK dsyevd returned %d for gamma %g.", (int) info,
-					   kernel->gamma);
+	km_gram_lower(kernel, X, n, d, norms, A, n, interrupt);
+	km_tridiagonalize(A, n, 0, diag, sub, tau, scratch, interrupt);
 
-	/* z = Q^T y */
-	cblas_dgemv(CblasColMajor, CblasTrans, (int) n, (int) n, 1.0, Q, (int) n,
-				y, 1, 0.0, z, 1);
+	/* H = Q I, then H^T into A (the reflectors are spent): rows of H as columns */
+	memset(H, 0, n * n * sizeof(double));
+	for (size_t i = 0; i < n; i++)
+		H[i + i * n] = 1.0;
+	km_back_transform(A, n, tau, H, scratch, interrupt);
+	for (size_t j = 0; j < n; j++)
+	{
+		for (size_t i = 0; i < n; i++)
+			A[j + i * n] = H[i + j * n];
+		if (j % 1024 == 1023)
+			km_check_interrupts(interrupt);
+	}
+	/* u = H^T y */
+	cblas_dgemv(CblasColMajor, CblasNoTrans, (int) n, (int) n, 1.0, A, (int) n,
+				y, 1, 0.0, u, 1);
 
 	for (size_t l = 0; l < L; l++)
 	{
 		double		lambda = p->lambdas[l];
-		double		trace = 0.0;
-		double		cnorm = 0.0;
-		bool		ok = true;
+		double	   *c = C + l * n;
+		double	   *h = hd + l * n;
 
 		cand[l].gamma = kernel->gamma;
 		cand[l].lambda = lambda;
 		cand[l].score_std = 0.0;
-		for (size_t k = 0; k < n; k++)
+		for (size_t i = 0; i < n; i++)
+			pd[i] = diag[i] + lambda;
+		memcpy(pe, sub, (n - 1) * sizeof(double));
+		/* K + lambda I must be positive definite to be solved */
+		if (LAPACKE_dpttrf_work((lapack_int) n, pd, pe) != 0)
 		{
-			double		sk = s[k] + lambda;
-
-			/* K + lambda I must be positive definite to be solved */
-			if (!(sk > 0.0))
-			{
-				ok = false;
-				sk = 1.0;
-			}
-			W[k + l * n] = z[k] / sk;
-			trace += 1.0 / sk;
-			cnorm += W[k + l * n] * W[k + l * n];
+			cand[l].score = NAN;
+			continue;
 		}
-		cand[l].score = ok ? (p->cv == KM_CV_GCV ?
-							  (double) n * cnorm / (trace * trace) : 0.0) : NAN;
+		memcpy(ct, u, n * sizeof(double));
+		LAPACKE_dpttrs_work(LAPACK_COL_MAJOR, (lapack_int) n, 1, pd, pe, ct,
+							(lapack_int) n);
+		/* c = H ct = (H^T)^T ct */
+		cblas_dgemv(CblasColMajor, CblasTrans, (int) n, (int) n, 1.0, A,
+					(int) n, ct, 1, 0.0, c, 1);
+
+		for (size_t j0 = 0; j0 < n; j0 += bcols)
+		{
+			size_t		jb = n - j0 < bcols ? n - j0 : bcols;
+
+			memcpy(B, A + j0 * n, n * jb * sizeof(double));
+			LAPACKE_dpttrs_work(LAPACK_COL_MAJOR, (lapack_int) n, (lapack_int) jb,
+								pd, pe, B, (lapack_int) n);
+			for (size_t jj = 0; jj < jb; jj++)
+				h[j0 + jj] = cblas_ddot((int) n, A + (j0 + jj) * n, 1,
+										B + jj * n, 1);
+			km_check_interrupts(interrupt);
+		}
+		cand[l].score = closed_form_score(p->cv, c, h, n,
+										  p->loo_residuals ? p->loo_residuals + l * n : NULL);
 	}
-	if (p->cv == KM_CV_GCV)
-		return KM_OK;
-
-	/* C = Q W: the coefficients of every lambda */
-	cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int) n, (int) L,
-				(int) n, 1.0, Q, (int) n, W, (int) n, 0.0, C, (int) n);
-	km_check_interrupts(interrupt);
-
-	/* H = (Q o Q) V with V = 1 / (s + lambda): diagonals of the inverses */
-	for (size_t i = 0; i < n * n; i++)
-		Q[i] *= Q[i];
-	for (size_t l = 0; l < L; l++)
-		for (size_t k = 0; k < n; k++)
-			W[k + l * n] = 1.0 / (s[k] + p->lambdas[l]);
-	cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int) n, (int) L,
-				(int) n, 1.0, Q, (int) n, W, (int) n, 0.0, H, (int) n);
-	km_check_interrupts(interrupt);
-
-	for (size_t l = 0; l < L; l++)
-		if (!isnan(cand[l].score))
-			cand[l].score = closed_form_score(KM_CV_LOO, C + l * n, H + l * n, n,
-											  p->loo_residuals ? p->loo_residuals + l * n : NULL);
 	return KM_OK;
 }
 
@@ -299,6 +336,7 @@ kfold_candidate(const km_select_params *p, const km_fit_params *fp,
 		size_t		ntr = 0;
 		size_t		nte = 0;
 		double		sse = 0.0;
+		double		pending = 0.0;
 		km_fit_result res;
 		km_error	fit_err;
 		km_status	st;
@@ -338,6 +376,13 @@ kfold_candidate(const km_select_params *p, const km_fit_params *fp,
 
 				sse += (pred - y[i]) * (pred - y[i]);
 				nte++;
+				/* each prediction is ntr x d: check by work, not per fold */
+				pending += (double) ntr * (double) d;
+				if (pending >= KM_PIECE_FLOPS / 10.0)
+				{
+					km_check_interrupts(interrupt);
+					pending = 0.0;
+				}
 			}
 		fold_mse[f] = nte > 0 ? sse / (double) nte : 0.0;
 		km_check_interrupts(interrupt);
@@ -389,7 +434,7 @@ km_select(const km_select_params *p, const double *X, size_t n, int d,
 		}
 		else if (use_eigen(p))
 			st = closed_form_gamma(p, &kernel, X, n, d, y, &cand[g * L], work,
-								   iwork, err, interrupt);
+								   interrupt);
 		else
 			st = cholesky_gamma(p, &kernel, X, n, d, y, &cand[g * L], work,
 								interrupt);

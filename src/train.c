@@ -57,7 +57,7 @@ kernel_train_sfunc(PG_FUNCTION_ARGS)
  * share or abut pages are populated in one call.
  */
 static void
-populate_fit_workspace(double *work, size_t n, size_t nwork)
+populate_fit_workspace(double *work, size_t n, int d, size_t nwork)
 {
 	const Size	page = 4096;
 	KmRange    *runs = palloc_extended(mul_size(n + 1, sizeof(KmRange)),
@@ -67,7 +67,7 @@ populate_fit_workspace(double *work, size_t n, size_t nwork)
 	for (size_t j = 0; j <= n; j++)
 	{
 		/* j == n: the vectors after the matrix */
-		char	   *s = (char *) (j < n ? work + j * n + km_fit_first_row(j)
+		char	   *s = (char *) (j < n ? work + j * n + km_fit_first_row(j, n, d)
 								  : work + n * n);
 		char	   *e = (char *) (j < n ? work + (j + 1) * n : work + nwork);
 
@@ -203,7 +203,7 @@ train_model(RowSet *rs)
 
 	INSTR_TIME_SET_CURRENT(t_alloc);
 	work = km_alloc_reserved(mul_size(nwork, sizeof(double)));
-	populate_fit_workspace(work, n, nwork);
+	populate_fit_workspace(work, n, d, nwork);
 	INSTR_TIME_SET_CURRENT(t_fit);
 	if (km_fit(&opts.fit, Xs, n, d, yc, alpha, work, &res, &err,
 			   km_interrupt) != KM_OK)

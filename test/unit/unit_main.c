@@ -28,7 +28,10 @@ int			unit_failures = 0;
 	X(test_model_selection) \
 	X(test_select_loo_matches_refits) \
 	X(test_select_gcv_matches_definition) \
-	X(test_select_kfold)
+	X(test_select_kfold) \
+	X(test_eigen_tridiagonal_matches_dsyevd) \
+	X(test_eigen_spectrum_matches_dsyevd) \
+	X(test_eigen_closed_form_matches_dsyevd)
 
 #define DECLARE(name) void name(void);
 UNIT_TESTS(DECLARE)
