@@ -22,7 +22,7 @@ PG_CPPFLAGS = -Isrc $(KM_VERSION_DEFS)
 PG_CFLAGS = $(KM_EXTRA_CFLAGS)
 SHLIB_LINK = -lopenblas -llapacke -lmvec -lm
 
-EXTRA_CLEAN = test/unit/run_unit test/unit/run_unit_asan test/unit/*.o test/fuzz/fuzz_model test/fuzz/make_seed test/fuzz/*.o
+EXTRA_CLEAN = test/bench/loo test/bench/kernel_maps.o test/unit/run_unit test/unit/run_unit_asan test/unit/*.o test/fuzz/fuzz_model test/fuzz/make_seed test/fuzz/*.o
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -92,3 +92,11 @@ fuzz:
 		-fno-sanitize-recover=all -Isrc -I$(shell $(PG_CONFIG) --includedir-server) \
 		-o test/fuzz/fuzz_model test/fuzz/fuzz_model.c $(FUZZ_SRCS) $(FUZZ_LIBS)
 	test/fuzz/fuzz_model -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 test/fuzz/corpus
+
+# Closed-form LOO: 0.1.0's dsyevd route against the interruptible one,
+# side by side (test/bench/loo.c).
+BENCH_SRCS = src/core.c src/kernels.c src/eigen.c src/solve.c src/select.c
+test/bench/loo: test/bench/loo.c $(BENCH_SRCS) src/kernel_maps.c $(wildcard src/*.h)
+	$(CC) -O2 $(MAPS_CFLAGS) -Isrc -c src/kernel_maps.c -o test/bench/kernel_maps.o
+	$(CC) -O2 -g -no-pie -Wall -Isrc -o $@ test/bench/loo.c $(BENCH_SRCS) test/bench/kernel_maps.o \
+		-lopenblas -llapacke -lmvec -lm

@@ -39,7 +39,7 @@
 #define KM_TRD_BYTES 1.2e9
 #endif
 #ifndef KM_PIECE_FLOPS
-#define KM_PIECE_FLOPS 3e9
+#define KM_PIECE_FLOPS 1e9
 #endif
 
 /* Below this trailing size the rest goes to LAPACK dsytrd in one call. */

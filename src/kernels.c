@@ -180,7 +180,7 @@ pairwise_direct(const km_kernel *k, const double *A, size_t count, int d,
 }
 
 /* Multiply-adds one Gram panel may take: about 0.1 s on one core. */
-#define KM_GRAM_PANEL_WORK 1.5e9
+#define KM_GRAM_PANEL_WORK 5e8
 
 size_t
 km_gram_panel_width(size_t n, int d)

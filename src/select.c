@@ -75,11 +75,11 @@ km_select_iwork(size_t n)
 }
 
 /*
- * Flops one uninterruptible piece may take (about 0.1 s on one core), and
+ * Flops one uninterruptible piece may take (about 0.1 s on one loaded core), and
  * at most how many columns of L^-1 the Cholesky route finds per dtrsm call
  * (m^2 flops per column of an m-row panel).
  */
-#define KM_PIECE_FLOPS 3e9
+#define KM_PIECE_FLOPS 1e9
 #define INVERSE_PANEL 512
 
 static size_t
@@ -92,15 +92,50 @@ inverse_columns(size_t m)
 	return c < 4.0 ? 4 : (size_t) c;
 }
 
-/* Right-hand sides per tridiagonal solve in the closed form: 10n flops each. */
+/*
+ * Rows of H whose tridiagonal solves go together in the closed form: the
+ * solves run across the block, one BLAS vector operation per row of T.
+ */
+#define SOLVE_BLOCK 256
+
 static size_t
 solve_columns(size_t n)
 {
-	double		c = KM_PIECE_FLOPS / 10.0 / (double) n;
+	return n < SOLVE_BLOCK ? n : SOLVE_BLOCK;
+}
 
-	if (c >= (double) n)
-		return n;
-	return c < 16.0 ? 16 : (size_t) c;
+/*
+ * hd[i] := h_i^T (T + lambda I)^-1 h_i for the b rows h_i of H from row i0
+ * (H n x n, column-major), T + lambda I = L D L^T as from dpttrf (D in pd, L's
+ * subdiagonal in pe).  dpttrs does the same solves one right-hand side at a
+ * time, each a chain of dependent operations; here B holds the block
+ * transposed (b x n), so every step of the recurrences is a vector operation
+ * across the b right-hand sides.
+ */
+static void
+inverse_diagonal_block(const double *H, size_t n, size_t i0, size_t b,
+					   const double *pd, const double *pe, double *B,
+					   double *hd)
+{
+	for (size_t k = 0; k < n; k++)
+		memcpy(B + k * b, H + i0 + k * n, b * sizeof(double));
+	/* L z = h, then D w = z, then L^T x = w */
+	for (size_t k = 1; k < n; k++)
+		cblas_daxpy((int) b, -pe[k - 1], B + (k - 1) * b, 1, B + k * b, 1);
+	for (size_t k = 0; k < n; k++)
+		cblas_dscal((int) b, 1.0 / pd[k], B + k * b, 1);
+	for (size_t k = n - 1; k-- > 0;)
+		cblas_daxpy((int) b, -pe[k], B + (k + 1) * b, 1, B + k * b, 1);
+	for (size_t i = 0; i < b; i++)
+		hd[i] = 0.0;
+	for (size_t k = 0; k < n; k++)
+	{
+		const double *hk = H + i0 + k * n;
+		const double *xk = B + k * b;
+
+		for (size_t i = 0; i < b; i++)
+			hd[i] += hk[i] * xk[i];
+	}
 }
 
 static bool
@@ -227,7 +262,7 @@ cholesky_gamma(const km_select_params *p, const km_kernel *kernel,
  *   c = (K + lambda I)^-1 y = H (T + lambda I)^-1 H^T y
  *   [(K + lambda I)^-1]_ii = h_i^T (T + lambda I)^-1 h_i,  h_i row i of H
  * T + lambda I is factored in O(n) (dpttrf), and the n solves for the
- * diagonal go in column blocks, an interrupt check after each.
+ * diagonal go in blocks of rows of H, an interrupt check after each.
  */
 static km_status
 closed_form_gamma(const km_select_params *p, const km_kernel *kernel,
@@ -236,7 +271,7 @@ closed_form_gamma(const km_select_params *p, const km_kernel *kernel,
 {
 	size_t		L = (size_t) p->n_lambdas;
 	size_t		bcols = solve_columns(n);
-	double	   *A = work;		/* K, then its reflectors, then H^T */
+	double	   *A = work;		/* K, then its reflectors */
 	double	   *H = A + n * n;
 	double	   *diag = H + n * n;
 	double	   *sub = diag + n;
@@ -255,20 +290,13 @@ closed_form_gamma(const km_select_params *p, const km_kernel *kernel,
 	km_gram_lower(kernel, X, n, d, norms, A, n, interrupt);
 	km_tridiagonalize(A, n, 0, diag, sub, tau, scratch, interrupt);
 
-	/* H = Q I, then H^T into A (the reflectors are spent): rows of H as columns */
+	/* H = Q I */
 	memset(H, 0, n * n * sizeof(double));
 	for (size_t i = 0; i < n; i++)
 		H[i + i * n] = 1.0;
 	km_back_transform(A, n, tau, H, scratch, interrupt);
-	for (size_t j = 0; j < n; j++)
-	{
-		for (size_t i = 0; i < n; i++)
-			A[j + i * n] = H[i + j * n];
-		if (j % 1024 == 1023)
-			km_check_interrupts(interrupt);
-	}
 	/* u = H^T y */
-	cblas_dgemv(CblasColMajor, CblasNoTrans, (int) n, (int) n, 1.0, A, (int) n,
+	cblas_dgemv(CblasColMajor, CblasTrans, (int) n, (int) n, 1.0, H, (int) n,
 				y, 1, 0.0, u, 1);
 
 	for (size_t l = 0; l < L; l++)
@@ -292,20 +320,15 @@ closed_form_gamma(const km_select_params *p, const km_kernel *kernel,
 		memcpy(ct, u, n * sizeof(double));
 		LAPACKE_dpttrs_work(LAPACK_COL_MAJOR, (lapack_int) n, 1, pd, pe, ct,
 							(lapack_int) n);
-		/* c = H ct = (H^T)^T ct */
-		cblas_dgemv(CblasColMajor, CblasTrans, (int) n, (int) n, 1.0, A,
+		/* c = H ct */
+		cblas_dgemv(CblasColMajor, CblasNoTrans, (int) n, (int) n, 1.0, H,
 					(int) n, ct, 1, 0.0, c, 1);
 
-		for (size_t j0 = 0; j0 < n; j0 += bcols)
+		for (size_t i0 = 0; i0 < n; i0 += bcols)
 		{
-			size_t		jb = n - j0 < bcols ? n - j0 : bcols;
+			size_t		ib = n - i0 < bcols ? n - i0 : bcols;
 
-			memcpy(B, A + j0 * n, n * jb * sizeof(double));
-			LAPACKE_dpttrs_work(LAPACK_COL_MAJOR, (lapack_int) n, (lapack_int) jb,
-								pd, pe, B, (lapack_int) n);
-			for (size_t jj = 0; jj < jb; jj++)
-				h[j0 + jj] = cblas_ddot((int) n, A + (j0 + jj) * n, 1,
-										B + jj * n, 1);
+			inverse_diagonal_block(H, n, i0, ib, pd, pe, B, h + i0);
 			km_check_interrupts(interrupt);
 		}
 		cand[l].score = closed_form_score(p->cv, c, h, n,
