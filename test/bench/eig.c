@@ -16,14 +16,18 @@
  *   potrf   LAPACKE_dpotrf_work('L') of K + LAMBDA I
  *   potri   LAPACKE_dpotri_work('L') of that factor     (inverse from the factor)
  *   trtri   LAPACKE_dtrtri_work('L', 'N') of that factor (L^-1 only)
- *   km_v    km_eigen(vectors) of K, src/eigen.c     (kernel_ml's eigen route since 0.2.0)
- *   km_n    km_eigen(values only) of K              (kernel_check since 0.2.0)
- *   steps   km_eigen's steps one by one: tridiagonalisation, dsterf, dstedc,
- *           back-transformation
- * The km_ ops and steps also print "gap", the longest time between two
- * interrupt checks (or the start or end of the step): the longest piece a
- * cancel would wait for; after evd_v or evd_n they print the largest
- * difference of the eigenvalues from dsyevd's, relative to the largest.
+ *   km_n    kernel_check's route since 0.2.0 (src/eigen.c): km_tridiagonalize,
+ *           then the extreme eigenvalues by bisection (dstebz)
+ *   steps   the pieces one by one: km_tridiagonalize, dsterf and dstedc of
+ *           the tridiagonal (one LAPACK call each: timed to show why the
+ *           extension does without them), km_back_transform of dstedc's
+ *           vectors
+ * km_n and steps also print "gap", the longest time between two interrupt
+ * checks (or the start or end of the step): the longest piece a cancel
+ * would wait for, in wall time and in process CPU time (free of the
+ * machine's load); after evd_v or evd_n they print the largest difference
+ * of the eigenvalues (km_n: the two extremes) from dsyevd's, relative to
+ * the largest.  test/bench/loo.c times the closed-form LOO route itself.
  * XFILE "random:SEED" draws N x D uniform features instead; GAMMA 0 means
  * the linear kernel K = X X^T (little deflation in dstedc when D >= N).
  * Workspace is allocated (by a size query) before timing.  Prints
@@ -46,6 +50,17 @@
 /* Longest time between two interrupt checks since gap_start(). */
 static double gap_last;
 static double gap_max;
+static double gap_cpu_last;
+static double gap_cpu_max;		/* the same in process CPU time: free of the machine's load */
+
+static double
+cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+}
 
 static double
 now(void)
@@ -60,6 +75,11 @@ static void
 gap_check(void)
 {
 	double		t = now();
+	double		c = cpu_now();
+
+	if (c - gap_cpu_last > gap_cpu_max)
+		gap_cpu_max = c - gap_cpu_last;
+	gap_cpu_last = c;
 
 	if (t - gap_last > gap_max)
 		gap_max = t - gap_last;
@@ -71,6 +91,8 @@ gap_start(void)
 {
 	gap_last = now();
 	gap_max = 0.0;
+	gap_cpu_last = cpu_now();
+	gap_cpu_max = 0.0;
 }
 
 static void *
@@ -110,80 +132,90 @@ km_ops(const char *op, const double *K, double *A, size_t n, double *w,
 	   const double *wref, bool have_ref, int reps)
 {
 	bool		steps = strcmp(op, "steps") == 0;
-	bool		vectors = steps || strcmp(op, "km_v") == 0;
-	size_t		nwork = km_eigen_workspace_doubles(n, vectors);
-	double	   *work = xmalloc(nwork * sizeof(double));
-	int		   *iwork = xmalloc(km_eigen_iwork(n) * sizeof(int));
+	double	   *e = xmalloc(n * sizeof(double));
+	double	   *tau = xmalloc(n * sizeof(double));
+	double	   *W = xmalloc((n * KM_TRD_MAX_NB + km_back_transform_doubles(n)) * sizeof(double));
+	double	   *Z = steps ? xmalloc(n * n * sizeof(double)) : NULL;
+	double	   *zwork = xmalloc((1 + 4 * n + (steps ? n * n : 0)) * sizeof(double));
+	int		   *iwork = xmalloc((3 + 5 * n) * sizeof(int));
 
-	if (!steps && !vectors && strcmp(op, "km_n") != 0)
+	if (!steps && strcmp(op, "km_n") != 0)
 	{
 		fprintf(stderr, "unknown op %s\n", op);
 		exit(2);
 	}
 	for (int r = 0; r < reps; r++)
 	{
-		km_error	err;
 		double		t0;
 
 		memcpy(A, K, n * n * sizeof(double));
+		gap_start();
+		t0 = now();
+		km_tridiagonalize(A, n, 0, w, e, tau, W, gap_check);
+		gap_check();
+		printf("trd seconds %.6f gap %.6f cpu gap %.6f nb %d\n", now() - t0, gap_max,
+			   gap_cpu_max, km_tridiag_panel_width(n));
 		if (!steps)
 		{
+			double		lo;
+			double		hi;
+
 			gap_start();
 			t0 = now();
-			if (km_eigen(A, n, vectors, w, work, iwork, &err, gap_check) != KM_OK)
-			{
-				fprintf(stderr, "%s: %s\n", err.message, err.detail);
-				exit(1);
-			}
+			lo = km_tridiag_eigenvalue(w, e, n, 0, zwork, iwork);
+			hi = km_tridiag_eigenvalue(w, e, n, n - 1, zwork, iwork);
 			gap_check();
-			printf("%s seconds %.6f gap %.6f\n", op, now() - t0, gap_max);
+			printf("extremes seconds %.6f gap %.6f cpu gap %.6f\n", now() - t0,
+				   gap_max, gap_cpu_max);
+			if (have_ref)
+				printf("km_n extreme eigenvalue difference %.3g (relative to the largest)\n",
+					   fmax(fabs(lo - wref[0]), fabs(hi - wref[n - 1])) / fmax(fabs(wref[0]), fabs(wref[n - 1])));
 		}
 		else
 		{
-			double	   *e = work;
-			double	   *tau = e + n;
-			double	   *W = tau + n;
-			double	   *Z = W + n * KM_TRD_MAX_NB;
-			double	   *zwork = Z + n * n;
 			double	   *d2 = xmalloc(n * sizeof(double));
 			double	   *e2 = xmalloc(n * sizeof(double));
 			lapack_int	info;
 
-			gap_start();
-			t0 = now();
-			km_tridiagonalize(A, n, 0, w, e, tau, W, gap_check);
-			gap_check();
-			printf("trd seconds %.6f gap %.6f nb %d\n", now() - t0, gap_max,
-				   km_tridiag_panel_width(n));
 			memcpy(d2, w, n * sizeof(double));
 			memcpy(e2, e, n * sizeof(double));
+			gap_start();
 			t0 = now();
 			info = LAPACKE_dsterf_work((lapack_int) n, d2, e2);
-			printf("sterf seconds %.6f gap %.6f\n", now() - t0, now() - t0);
+			gap_check();
+			printf("sterf seconds %.6f gap %.6f cpu gap %.6f (one call, not used)\n",
+				   now() - t0, gap_max, gap_cpu_max);
 			if (info != 0)
 				fail("dsterf", info);
+			if (have_ref)
+				printf("steps eigenvalue difference %.3g (relative to the largest)\n",
+					   eig_diff(d2, wref, n));
+			gap_start();
 			t0 = now();
 			info = LAPACKE_dstedc_work(LAPACK_COL_MAJOR, 'I', (lapack_int) n, w, e,
 									   Z, (lapack_int) n, zwork,
 									   (lapack_int) (1 + 4 * n + n * n), iwork,
-									   (lapack_int) km_eigen_iwork(n));
-			printf("stedc seconds %.6f gap %.6f\n", now() - t0, now() - t0);
+									   (lapack_int) (3 + 5 * n));
+			gap_check();
+			printf("stedc seconds %.6f gap %.6f cpu gap %.6f (one call, not used)\n",
+				   now() - t0, gap_max, gap_cpu_max);
 			if (info != 0)
 				fail("dstedc", info);
 			gap_start();
 			t0 = now();
-			km_back_transform(A, n, tau, Z, zwork, gap_check);
+			km_back_transform(A, n, tau, Z, W, gap_check);
 			gap_check();
-			printf("back seconds %.6f gap %.6f\n", now() - t0, gap_max);
+			printf("back seconds %.6f gap %.6f cpu gap %.6f\n", now() - t0, gap_max, gap_cpu_max);
 			free(d2);
 			free(e2);
 		}
-		if (have_ref)
-			printf("%s eigenvalue difference %.3g (relative to the largest)\n",
-				   op, eig_diff(w, wref, n));
 		fflush(stdout);
 	}
-	free(work);
+	free(e);
+	free(tau);
+	free(W);
+	free(Z);
+	free(zwork);
 	free(iwork);
 }
 
