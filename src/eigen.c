@@ -32,11 +32,11 @@
 /*
  * Bytes one dlatrd call may stream (its nb DSYMVs each read the lower
  * triangle of the trailing matrix, 4 m^2 bytes), and flops one BLAS-3
- * piece may do.  On one core of the test machine (about 8 GB/s, 30
- * GFLOP/s) each is about 0.1 s; see test/bench/eig.c.
+ * piece may do.  On one core of the (loaded) test machine, about 12 GB/s
+ * and 10 GFLOP/s: 0.2 s and 0.1 s; see test/bench/eig.c.
  */
 #ifndef KM_TRD_BYTES
-#define KM_TRD_BYTES 1.2e9
+#define KM_TRD_BYTES 2.4e9
 #endif
 #ifndef KM_PIECE_FLOPS
 #define KM_PIECE_FLOPS 1e9

@@ -290,10 +290,14 @@ closed_form_gamma(const km_select_params *p, const km_kernel *kernel,
 	km_gram_lower(kernel, X, n, d, norms, A, n, interrupt);
 	km_tridiagonalize(A, n, 0, diag, sub, tau, scratch, interrupt);
 
-	/* H = Q I */
-	memset(H, 0, n * n * sizeof(double));
-	for (size_t i = 0; i < n; i++)
-		H[i + i * n] = 1.0;
+	/* H = Q I; the first touch of n^2 doubles is slow too: in pieces */
+	for (size_t j = 0; j < n; j++)
+	{
+		memset(H + j * n, 0, n * sizeof(double));
+		H[j + j * n] = 1.0;
+		if (j % 1024 == 1023)
+			km_check_interrupts(interrupt);
+	}
 	km_back_transform(A, n, tau, H, scratch, interrupt);
 	/* u = H^T y */
 	cblas_dgemv(CblasColMajor, CblasTrans, (int) n, (int) n, 1.0, H, (int) n,

@@ -8,10 +8,38 @@
 # within 3 s of the timeout or the terminate, a bound generous enough for a
 # loaded machine.
 #
-# Creates its own cluster with the installed extension:
+# Uses PostgreSQL::Test::Cluster (its own cluster) and the installed
+# extension:
 #   prove -I /usr/lib/postgresql/15/lib/pgxs/src/test/perl test/t/004_cancel_large.pl
+# PostgreSQL refuses to run as root, so as root the test runs itself again
+# as the postgres user (as 005_security.pl does).
 use strict;
 use warnings;
+
+BEGIN
+{
+	# Cluster->init runs pg_regress --config-auth
+	if (!$ENV{PG_REGRESS})
+	{
+		my $pgxs = `pg_config --pgxs`;
+		chomp $pgxs;
+		$pgxs =~ s{/src/makefiles/pgxs\.mk$}{};
+		$ENV{PG_REGRESS} = "$pgxs/src/test/regress/pg_regress";
+	}
+	if ($> == 0 && !$ENV{KM_TAP_REEXEC})
+	{
+		require File::Temp;
+		my $dir = File::Temp::tempdir('kml_tap_XXXXXX', TMPDIR => 1, CLEANUP => 0);
+		my (undef, undef, $uid, $gid) = getpwnam('postgres')
+		  or die "no postgres user to run as";
+		chown($uid, $gid, $dir) or die "cannot chown $dir: $!";
+		$ENV{KM_TAP_REEXEC} = 1;
+		$ENV{TESTDIR} = $dir;
+		exec('runuser', '-u', 'postgres', '--', $^X, (map { "-I$_" } grep { !ref } @INC),
+			$0, @ARGV)
+		  or die "cannot run as postgres: $!";
+	}
+}
 
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -20,7 +48,11 @@ use Time::HiRes qw(time sleep);
 
 my $bound = 3.0;
 
-my $node = PostgreSQL::Test::Cluster->new('cancel_large');
+my $bindir = `pg_config --bindir`;
+chomp $bindir;
+(my $install = $bindir) =~ s{/bin$}{};
+
+my $node = PostgreSQL::Test::Cluster->new('cancel_large', install_path => $install);
 $node->init;
 $node->append_conf('postgresql.conf', "max_parallel_workers_per_gather = 0\njit = off\n");
 $node->start;
