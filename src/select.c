@@ -1,13 +1,14 @@
 /*
  * select.c - model selection for kernel ridge and LMS.
  *
- * Closed form (ridge): for each gamma, one eigendecomposition
- * K = Q diag(s) Q^T gives every lambda at O(n^2) cost:
- *   c = (K + lambda I)^-1 y = Q diag(1 / (s + lambda)) Q^T y
- *   diag((K + lambda I)^-1) = (Q o Q) (1 / (s + lambda))
+ * Closed form (ridge): for each gamma, one orthogonal reduction
+ * K = H T H^T to a tridiagonal T (src/eigen.c, the first half of an
+ * eigendecomposition, interruptible) gives every lambda at O(n^2) cost:
+ *   c = (K + lambda I)^-1 y = H (T + lambda I)^-1 H^T y
+ *   [(K + lambda I)^-1]_ii = h_i^T (T + lambda I)^-1 h_i, h_i row i of H
  *   leave-one-out residual e_i = c_i / [(K + lambda I)^-1]_ii
- *   GCV(lambda) = n ||c||^2 / (sum_k 1 / (s_k + lambda))^2
- * All lambdas of a gamma go through two GEMMs.  For a few lambdas a
+ *   GCV(lambda) = n ||c||^2 / (trace (K + lambda I)^-1)^2
+ * with T + lambda I factored in O(n).  For a few lambdas a
  * Cholesky factorisation per lambda is cheaper: c by dpotrs, and
  * [(K + lambda I)^-1]_ii as the squared norm of column i of L^-1, found
  * panel by panel with dtrsm.  k-fold refits each candidate k times and

@@ -1,6 +1,6 @@
 /*
  * select.h - choosing gamma and lambda: closed-form leave-one-out and GCV
- * for kernel ridge through one eigendecomposition per gamma, and k-fold
+ * for kernel ridge through one tridiagonal reduction per gamma, and k-fold
  * cross-validation for any method (core, no PostgreSQL headers).
  */
 #ifndef KM_SELECT_H
@@ -16,6 +16,8 @@
  * per lambda below this many lambdas, one eigendecomposition per gamma from
  * it on.  Measured on 2 cores with OpenBLAS: dsyevd costs about 10 times
  * dpotrf + dtrtri at n = 2,000 and n = 5,000 (test/bench/selection.sh).
+ * The closed form now reduces K to tridiagonal form instead of calling
+ * dsyevd (src/eigen.c); it costs about the same (test/bench/loo.c).
  */
 #define KM_EIGEN_MIN_LAMBDAS 10
 

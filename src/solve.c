@@ -376,7 +376,7 @@ km_gram_spectrum(const km_kernel *k, const double *X, size_t n, int d,
 	}
 
 	/*
-	 * Eigenvalues as dsyevd finds them, without its hour-long single call:
+	 * Eigenvalues as dsyevd finds them, without its minutes-long single call:
 	 * tridiagonalise in interruptible pieces, then bisect for the two
 	 * extremes and count by Sturm sequences (O(n) each).
 	 */
