@@ -4,7 +4,7 @@ EXTVERSION = $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(EXTENSION).
 
 MODULE_big = kernel_ml
 # The numerical core includes no PostgreSQL header; the glue does.
-CORE_OBJS = src/core.o src/kernels.o src/kernel_maps.o src/solve.o src/select.o \
+CORE_OBJS = src/core.o src/kernels.o src/kernel_maps.o src/eigen.o src/solve.o src/select.o \
 	src/model.o
 GLUE_OBJS = src/crc32c.o src/kernel_ml.o src/options.o src/pgutil.o \
 	src/rowset.o src/split.o src/train.o src/matrix.o src/predict.o src/catalog.o \
@@ -25,7 +25,7 @@ PG_CPPFLAGS = -Isrc $(KM_VERSION_DEFS)
 PG_CFLAGS = $(KM_EXTRA_CFLAGS)
 SHLIB_LINK = -lopenblas -llapacke -lmvec -lm
 
-EXTRA_CLEAN = test/unit/run_unit test/unit/run_unit_asan test/unit/*.o test/fuzz/fuzz_model test/fuzz/fuzz_options test/fuzz/make_seed test/fuzz/*.o test/fuzz/*.bc
+EXTRA_CLEAN = test/bench/loo test/bench/kernel_maps.o test/unit/run_unit test/unit/run_unit_asan test/unit/*.o test/fuzz/fuzz_model test/fuzz/fuzz_options test/fuzz/make_seed test/fuzz/*.o test/fuzz/*.bc
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -115,7 +115,7 @@ fuzz-model: test/fuzz/kernel_maps.o
 # links the core files that hold them; libpgcommon brings the JSON parser,
 # whose frontend build leaks a member name or token when the JSON is
 # malformed (the server frees them with their memory context): no leak check.
-FUZZ_OPTIONS_SRCS = src/options_core.c src/core.c src/kernels.c src/solve.c src/select.c
+FUZZ_OPTIONS_SRCS = src/options_core.c src/core.c src/kernels.c src/eigen.c src/solve.c src/select.c
 fuzz-options: test/fuzz/kernel_maps.o
 	mkdir -p test/fuzz/corpus_options
 	cp test/fuzz/options_seeds/*.json test/fuzz/corpus_options/
@@ -124,3 +124,11 @@ fuzz-options: test/fuzz/kernel_maps.o
 		-lopenblas -llapacke -lmvec -lm
 	ASAN_OPTIONS=detect_leaks=0 test/fuzz/fuzz_options -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -detect_leaks=0 \
 		-dict=test/fuzz/options.dict -print_final_stats=1 test/fuzz/corpus_options
+
+# Closed-form LOO: 0.1.0's dsyevd route against the interruptible one,
+# side by side (test/bench/loo.c).
+BENCH_SRCS = src/core.c src/kernels.c src/eigen.c src/solve.c src/select.c
+test/bench/loo: test/bench/loo.c $(BENCH_SRCS) src/kernel_maps.c $(wildcard src/*.h)
+	$(CC) -O2 $(MAPS_CFLAGS) -Isrc -c src/kernel_maps.c -o test/bench/kernel_maps.o
+	$(CC) -O2 -g -no-pie -Wall -Isrc -o $@ test/bench/loo.c $(BENCH_SRCS) test/bench/kernel_maps.o \
+		-lopenblas -llapacke -lmvec -lm

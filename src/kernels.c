@@ -372,6 +372,19 @@ gram_column(const km_kernel *k, const gram_plan *g, const double *X,
 	return true;
 }
 
+/* Multiply-adds one Gram panel may take: about 0.1 s on one core. */
+#define KM_GRAM_PANEL_WORK 5e8
+
+size_t
+km_gram_panel_width(size_t n, int d)
+{
+	double		w = KM_GRAM_PANEL_WORK / ((double) n * (double) (d > 0 ? d : 1));
+
+	if (w >= KM_GRAM_PANEL)
+		return KM_GRAM_PANEL;
+	return w < 1.0 ? 1 : (size_t) w;
+}
+
 bool
 km_gram_lower(const km_kernel *k, const double *X, size_t n, int d,
 			  const double *norms, double *K, size_t ld,
@@ -379,10 +392,11 @@ km_gram_lower(const km_kernel *k, const double *X, size_t n, int d,
 {
 	gram_plan	g = plan_gram(k, X, n, d, norms);
 	bool		ok = true;
+	size_t		width = km_gram_panel_width(n, d);
 
-	for (size_t j0 = 0; j0 < n; j0 += KM_GRAM_PANEL)
+	for (size_t j0 = 0; j0 < n; j0 += width)
 	{
-		size_t		jb = n - j0 < KM_GRAM_PANEL ? n - j0 : KM_GRAM_PANEL;
+		size_t		jb = n - j0 < width ? n - j0 : width;
 		const double *Xj = X + j0 * (size_t) d;
 
 		/*
@@ -407,11 +421,15 @@ km_gram_times(const km_kernel *k, const double *X, size_t n, int d,
 			  km_interrupt_fn interrupt)
 {
 	gram_plan	g = plan_gram(k, X, n, d, norms);
+	size_t		width = km_gram_panel_width(n, d);
 
+	/* B holds KM_TIMES_ROWS x KM_TIMES_COLS; panels are at most that wide */
+	if (width > KM_TIMES_COLS)
+		width = KM_TIMES_COLS;
 	memset(u, 0, n * sizeof(double));
-	for (size_t j0 = 0; j0 < n; j0 += KM_TIMES_COLS)
+	for (size_t j0 = 0; j0 < n; j0 += width)
 	{
-		size_t		jb = n - j0 < KM_TIMES_COLS ? n - j0 : KM_TIMES_COLS;
+		size_t		jb = n - j0 < width ? n - j0 : width;
 
 		/*
 		 * Blocks of rows of this column panel, small enough to stay in
@@ -441,8 +459,8 @@ km_gram_times(const km_kernel *k, const double *X, size_t n, int d,
 				cblas_dgemv(CblasColMajor, CblasTrans, (int) ib, (int) jb, 1.0, B,
 							(int) ib, w + i0, 1, 1.0, u + j0, 1);
 			i0 += ib;
+			km_check_interrupts(interrupt);
 		}
-		km_check_interrupts(interrupt);
 	}
 	return true;
 }
@@ -465,11 +483,25 @@ km_gram_overflow(const km_kernel *k, const double *K, size_t n, size_t ld,
 }
 
 void
-km_symmetrize(double *K, size_t n, size_t ld)
+km_symmetrize(double *K, size_t n, size_t ld, km_interrupt_fn interrupt)
 {
-	for (size_t j = 0; j < n; j++)
-		for (size_t i = j + 1; i < n; i++)
-			K[j + i * ld] = K[i + j * ld];
+	/* tiles, so that both the reads and the strided writes stay in cache */
+	const size_t tile = 64;
+
+	for (size_t j0 = 0; j0 < n; j0 += tile)
+	{
+		size_t		j1 = j0 + tile < n ? j0 + tile : n;
+
+		for (size_t i0 = j0; i0 < n; i0 += tile)
+		{
+			size_t		i1 = i0 + tile < n ? i0 + tile : n;
+
+			for (size_t j = j0; j < j1; j++)
+				for (size_t i = i0 > j + 1 ? i0 : j + 1; i < i1; i++)
+					K[j + i * ld] = K[i + j * ld];
+		}
+		km_check_interrupts(interrupt);
+	}
 }
 
 void

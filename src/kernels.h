@@ -26,11 +26,14 @@ typedef enum km_kernel_type
 #define KM_KERNEL_LAST KM_KERNEL_POLYSUM
 
 /*
- * Columns of the Gram matrix computed per BLAS call and interrupt check.
- * km_gram_lower writes column j from row (j / KM_GRAM_PANEL) * KM_GRAM_PANEL
- * down, a few rows above the diagonal included.
+ * Columns of the Gram matrix computed per BLAS call and interrupt check:
+ * km_gram_panel_width(n, d), at most KM_GRAM_PANEL, fewer when rows are
+ * long (the work of a panel is rows x features x columns).  km_gram_lower
+ * writes column j from row (j / width) * width down, a few rows above the
+ * diagonal included.
  */
 #define KM_GRAM_PANEL 256
+size_t		km_gram_panel_width(size_t n, int d);
 
 /* Which parameters a kernel reads, as a bit mask. */
 #define KM_PARAM_GAMMA	0x1
@@ -107,8 +110,12 @@ bool		km_gram_times(const km_kernel *k, const double *X, size_t n, int d,
 km_status	km_gram_overflow(const km_kernel *k, const double *K, size_t n,
 							 size_t ld, km_error *err);
 
-/* Copy the lower triangle of column-major K onto the upper one. */
-void		km_symmetrize(double *K, size_t n, size_t ld);
+/*
+ * Copy the lower triangle of column-major K onto the upper one, calling
+ * interrupt between column tiles.
+ */
+void		km_symmetrize(double *K, size_t n, size_t ld,
+						  km_interrupt_fn interrupt);
 
 /* Xt := X^T: from n rows of d features to d rows of n values. */
 void		km_transpose(const double *X, size_t n, int d, double *Xt);

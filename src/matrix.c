@@ -98,7 +98,7 @@ kernel_matrix_final(PG_FUNCTION_ARGS)
 		km_raise(&err);
 	}
 	/* column-major lower == row-major upper; the matrix is symmetric */
-	km_symmetrize(K, n, n);
+	km_symmetrize(K, n, n, km_interrupt);
 	pfree(norms);
 	PG_RETURN_ARRAYTYPE_P(result);
 }

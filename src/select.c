@@ -1,13 +1,14 @@
 /*
  * select.c - model selection for kernel ridge and LMS.
  *
- * Closed form (ridge): for each gamma, one eigendecomposition
- * K = Q diag(s) Q^T gives every lambda at O(n^2) cost:
- *   c = (K + lambda I)^-1 y = Q diag(1 / (s + lambda)) Q^T y
- *   diag((K + lambda I)^-1) = (Q o Q) (1 / (s + lambda))
+ * Closed form (ridge): for each gamma, one orthogonal reduction
+ * K = H T H^T to a tridiagonal T (src/eigen.c, the first half of an
+ * eigendecomposition, interruptible) gives every lambda at O(n^2) cost:
+ *   c = (K + lambda I)^-1 y = H (T + lambda I)^-1 H^T y
+ *   [(K + lambda I)^-1]_ii = h_i^T (T + lambda I)^-1 h_i, h_i row i of H
  *   leave-one-out residual e_i = c_i / [(K + lambda I)^-1]_ii
- *   GCV(lambda) = n ||c||^2 / (sum_k 1 / (s_k + lambda))^2
- * All lambdas of a gamma go through two GEMMs.  For a few lambdas a
+ *   GCV(lambda) = n ||c||^2 / (trace (K + lambda I)^-1)^2
+ * with T + lambda I factored in O(n).  For a few lambdas a
  * Cholesky factorisation per lambda is cheaper: c by dpotrs, and
  * [(K + lambda I)^-1]_ii as the squared norm of column i of L^-1, found
  * panel by panel with dtrsm.  k-fold refits each candidate k times and
@@ -19,6 +20,7 @@
 #include <cblas.h>
 #include <lapacke.h>
 
+#include "eigen.h"
 #include "select.h"
 
 const char *
@@ -38,20 +40,69 @@ km_cv_name(km_cv cv)
 	return "unknown";
 }
 
-static size_t
-dsyevd_lwork(size_t n)
-{
-	return 1 + 6 * n + 2 * n * n;
-}
-
-size_t
-km_select_iwork(size_t n)
-{
-	return 3 + 5 * n;
-}
-
-/* Columns of L^-1 found per dtrsm call in the Cholesky route. */
+/*
+ * Flops one uninterruptible piece may take (about 0.1 s on one loaded core), and
+ * at most how many columns of L^-1 the Cholesky route finds per dtrsm call
+ * (m^2 flops per column of an m-row panel).
+ */
+#define KM_PIECE_FLOPS 1e9
 #define INVERSE_PANEL 512
+
+static size_t
+inverse_columns(size_t m)
+{
+	double		c = KM_PIECE_FLOPS / ((double) m * (double) m);
+
+	if (c >= INVERSE_PANEL)
+		return INVERSE_PANEL;
+	return c < 4.0 ? 4 : (size_t) c;
+}
+
+/*
+ * Rows of H whose tridiagonal solves go together in the closed form: the
+ * solves run across the block, one BLAS vector operation per row of T.
+ */
+#define SOLVE_BLOCK 256
+
+static size_t
+solve_columns(size_t n)
+{
+	return n < SOLVE_BLOCK ? n : SOLVE_BLOCK;
+}
+
+/*
+ * hd[i] := h_i^T (T + lambda I)^-1 h_i for the b rows h_i of H from row i0
+ * (H n x n, column-major), T + lambda I = L D L^T as from dpttrf (D in pd, L's
+ * subdiagonal in pe).  dpttrs does the same solves one right-hand side at a
+ * time, each a chain of dependent operations; here B holds the block
+ * transposed (b x n), so every step of the recurrences is a vector operation
+ * across the b right-hand sides.
+ */
+static void
+inverse_diagonal_block(const double *H, size_t n, size_t i0, size_t b,
+					   const double *pd, const double *pe, double *B,
+					   double *hd)
+{
+	for (size_t k = 0; k < n; k++)
+		memcpy(B + k * b, H + i0 + k * n, b * sizeof(double));
+	/* L z = h, then D w = z, then L^T x = w */
+	for (size_t k = 1; k < n; k++)
+		cblas_daxpy((int) b, -pe[k - 1], B + (k - 1) * b, 1, B + k * b, 1);
+	for (size_t k = 0; k < n; k++)
+		cblas_dscal((int) b, 1.0 / pd[k], B + k * b, 1);
+	for (size_t k = n - 1; k-- > 0;)
+		cblas_daxpy((int) b, -pe[k], B + (k + 1) * b, 1, B + k * b, 1);
+	for (size_t i = 0; i < b; i++)
+		hd[i] = 0.0;
+	for (size_t k = 0; k < n; k++)
+	{
+		const double *hk = H + i0 + k * n;
+		const double *xk = B + k * b;
+
+		for (size_t i = 0; i < b; i++)
+			hd[i] += hk[i] * xk[i];
+	}
+}
 
 static bool
 use_eigen(const km_select_params *p)
@@ -72,9 +123,15 @@ km_select_workspace_doubles(const km_select_params *p, size_t n, int d)
 			(size_t) p->folds;
 	if (!use_eigen(p))
 		/* K, norms, c, diagonal, one panel of L^-1 */
-		return n * n + 3 * n + n * INVERSE_PANEL;
-	/* Q, eigenvalues, Q^T y, norms, three n x L blocks, dsyevd workspace */
-	return n * n + 3 * n + 3 * n * L + dsyevd_lwork(n);
+		return n * n + 3 * n + n * inverse_columns(n);
+	/*
+	 * K (then H^T), H; diag, sub, tau, u, norms, the two factors, ct;
+	 * C and the diagonals (n x L each); a block of solves; the dlatrd panel
+	 * or dormqr's workspace
+	 */
+	return 2 * n * n + 8 * n + 2 * n * L + n * solve_columns(n) +
+		(n * KM_TRD_MAX_NB > km_back_transform_doubles(n) ?
+		 n * KM_TRD_MAX_NB : km_back_transform_doubles(n));
 }
 
 /* Score one candidate from c = (K + lambda I)^-1 y and the diagonal of the inverse. */
@@ -110,7 +167,8 @@ closed_form_score(km_cv cv, const double *c, const double *hdiag, size_t n,
 static km_status
 cholesky_gamma(const km_select_params *p, const km_kernel *kernel,
 			   const double *X, size_t n, int d, const double *y,
-			   km_candidate *cand, double *work, km_interrupt_fn interrupt)
+			   km_candidate *cand, double *work, km_error *err,
+			   km_interrupt_fn interrupt)
 {
 	double	   *K = work;
 	double	   *norms = K + n * n;
@@ -127,7 +185,8 @@ cholesky_gamma(const km_select_params *p, const km_kernel *kernel,
 		cand[l].lambda = lambda;
 		cand[l].score_std = 0.0;
 
-		km_gram_lower(kernel, X, n, d, norms, K, n, interrupt);
+		if (!km_gram_lower(kernel, X, n, d, norms, K, n, interrupt))
+			return km_gram_overflow(kernel, K, n, n, err);
 		for (size_t i = 0; i < n; i++)
 			K[i + i * n] += lambda;
 		if (km_cholesky(K, n, n, interrupt) != 0)
@@ -140,10 +199,10 @@ cholesky_gamma(const km_select_params *p, const km_kernel *kernel,
 							(lapack_int) n, c, (lapack_int) n);
 
 		/* column j of L^-1 solves L x = e_j and is zero above row j */
-		for (size_t j0 = 0; j0 < n; j0 += INVERSE_PANEL)
+		for (size_t j0 = 0; j0 < n; j0 += inverse_columns(n - j0))
 		{
-			size_t		jb = n - j0 < INVERSE_PANEL ? n - j0 : INVERSE_PANEL;
 			size_t		m = n - j0;
+			size_t		jb = m < inverse_columns(m) ? m : inverse_columns(m);
 
 			memset(panel, 0, m * jb * sizeof(double));
 			for (size_t jj = 0; jj < jb; jj++)
@@ -162,89 +221,93 @@ cholesky_gamma(const km_select_params *p, const km_kernel *kernel,
 	return KM_OK;
 }
 
-/* Score all lambdas of one gamma from the eigendecomposition of K. */
+/*
+ * Score all lambdas of one gamma from the tridiagonal form of K.
+ *
+ * K = H T H^T with H orthogonal and T tridiagonal (km_tridiagonalize, the
+ * first step of dsyevd; the eigenvectors of T are not needed, and dstedc,
+ * which finds them, is a single LAPACK call of seconds):
+ *   c = (K + lambda I)^-1 y = H (T + lambda I)^-1 H^T y
+ *   [(K + lambda I)^-1]_ii = h_i^T (T + lambda I)^-1 h_i,  h_i row i of H
+ * T + lambda I is factored in O(n) (dpttrf), and the n solves for the
+ * diagonal go in blocks of rows of H, an interrupt check after each.
+ */
 static km_status
 closed_form_gamma(const km_select_params *p, const km_kernel *kernel,
 				  const double *X, size_t n, int d, const double *y,
-				  km_candidate *cand, double *work, int *iwork, km_error *err,
+				  km_candidate *cand, double *work, km_error *err,
 				  km_interrupt_fn interrupt)
 {
 	size_t		L = (size_t) p->n_lambdas;
-	double	   *Q = work;
-	double	   *s = Q + n * n;
-	double	   *z = s + n;
-	double	   *norms = z + n;
-	double	   *W = norms + n;
-	double	   *C = W + n * L;
-	double	   *H = C + n * L;
-	double	   *ework = H + n * L;
-	lapack_int	info;
+	size_t		bcols = solve_columns(n);
+	double	   *A = work;		/* K, then its reflectors */
+	double	   *H = A + n * n;
+	double	   *diag = H + n * n;
+	double	   *sub = diag + n;
+	double	   *tau = sub + n;
+	double	   *u = tau + n;
+	double	   *norms = u + n;
+	double	   *pd = norms + n;
+	double	   *pe = pd + n;
+	double	   *ct = pe + n;
+	double	   *C = ct + n;
+	double	   *hd = C + n * L;
+	double	   *B = hd + n * L;
+	double	   *scratch = B + n * bcols;	/* dlatrd panel, then dormqr's */
 
 	km_row_norms(kernel, X, n, d, norms);
-	km_gram_lower(kernel, X, n, d, norms, Q, n, interrupt);
-	info = LAPACKE_dsyevd_work(LAPACK_COL_MAJOR, 'V', 'L', (lapack_int) n, Q,
-							   (lapack_int) n, s, ework,
-							   (lapack_int) dsyevd_lwork(n), iwork,
-							   (lapack_int) km_select_iwork(n));
-	km_check_interrupts(interrupt);
-	if (info != 0)
-		return km_fail(err, KM_ERR_NOT_PD, "eigendecomposition of the kernel matrix failed",
-					   "LAPACK dsyevd returned %d for gamma %g.", (int) info,
-					   kernel->gamma);
+	if (!km_gram_lower(kernel, X, n, d, norms, A, n, interrupt))
+		return km_gram_overflow(kernel, A, n, n, err);
+	km_tridiagonalize(A, n, 0, diag, sub, tau, scratch, interrupt);
 
-	/* z = Q^T y */
-	cblas_dgemv(CblasColMajor, CblasTrans, (int) n, (int) n, 1.0, Q, (int) n,
-				y, 1, 0.0, z, 1);
+	/* H = Q I; the first touch of n^2 doubles is slow too: in pieces */
+	for (size_t j = 0; j < n; j++)
+	{
+		memset(H + j * n, 0, n * sizeof(double));
+		H[j + j * n] = 1.0;
+		if (j % 1024 == 1023)
+			km_check_interrupts(interrupt);
+	}
+	km_back_transform(A, n, tau, H, scratch, interrupt);
+	/* u = H^T y */
+	cblas_dgemv(CblasColMajor, CblasTrans, (int) n, (int) n, 1.0, H, (int) n,
+				y, 1, 0.0, u, 1);
 
 	for (size_t l = 0; l < L; l++)
 	{
 		double		lambda = p->lambdas[l];
-		double		trace = 0.0;
-		double		cnorm = 0.0;
-		bool		ok = true;
+		double	   *c = C + l * n;
+		double	   *h = hd + l * n;
 
 		cand[l].gamma = kernel->gamma;
 		cand[l].lambda = lambda;
 		cand[l].score_std = 0.0;
-		for (size_t k = 0; k < n; k++)
+		for (size_t i = 0; i < n; i++)
+			pd[i] = diag[i] + lambda;
+		memcpy(pe, sub, (n - 1) * sizeof(double));
+		/* K + lambda I must be positive definite to be solved */
+		if (LAPACKE_dpttrf_work((lapack_int) n, pd, pe) != 0)
 		{
-			double		sk = s[k] + lambda;
-
-			/* K + lambda I must be positive definite to be solved */
-			if (!(sk > 0.0))
-			{
-				ok = false;
-				sk = 1.0;
-			}
-			W[k + l * n] = z[k] / sk;
-			trace += 1.0 / sk;
-			cnorm += W[k + l * n] * W[k + l * n];
+			cand[l].score = NAN;
+			continue;
 		}
-		cand[l].score = ok ? (p->cv == KM_CV_GCV ?
-							  (double) n * cnorm / (trace * trace) : 0.0) : NAN;
+		memcpy(ct, u, n * sizeof(double));
+		LAPACKE_dpttrs_work(LAPACK_COL_MAJOR, (lapack_int) n, 1, pd, pe, ct,
+							(lapack_int) n);
+		/* c = H ct */
+		cblas_dgemv(CblasColMajor, CblasNoTrans, (int) n, (int) n, 1.0, H,
+					(int) n, ct, 1, 0.0, c, 1);
+
+		for (size_t i0 = 0; i0 < n; i0 += bcols)
+		{
+			size_t		ib = n - i0 < bcols ? n - i0 : bcols;
+
+			inverse_diagonal_block(H, n, i0, ib, pd, pe, B, h + i0);
+			km_check_interrupts(interrupt);
+		}
+		cand[l].score = closed_form_score(p->cv, c, h, n,
+										  p->loo_residuals ? p->loo_residuals + l * n : NULL);
 	}
-	if (p->cv == KM_CV_GCV)
-		return KM_OK;
-
-	/* C = Q W: the coefficients of every lambda */
-	cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int) n, (int) L,
-				(int) n, 1.0, Q, (int) n, W, (int) n, 0.0, C, (int) n);
-	km_check_interrupts(interrupt);
-
-	/* H = (Q o Q) V with V = 1 / (s + lambda): diagonals of the inverses */
-	for (size_t i = 0; i < n * n; i++)
-		Q[i] *= Q[i];
-	for (size_t l = 0; l < L; l++)
-		for (size_t k = 0; k < n; k++)
-			W[k + l * n] = 1.0 / (s[k] + p->lambdas[l]);
-	cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int) n, (int) L,
-				(int) n, 1.0, Q, (int) n, W, (int) n, 0.0, H, (int) n);
-	km_check_interrupts(interrupt);
-
-	for (size_t l = 0; l < L; l++)
-		if (!isnan(cand[l].score))
-			cand[l].score = closed_form_score(KM_CV_LOO, C + l * n, H + l * n, n,
-											  p->loo_residuals ? p->loo_residuals + l * n : NULL);
 	return KM_OK;
 }
 
@@ -270,6 +333,7 @@ kfold_candidate(const km_select_params *p, const km_fit_params *fp,
 		size_t		ntr = 0;
 		size_t		nte = 0;
 		double		sse = 0.0;
+		double		pending = 0.0;
 		km_fit_result res;
 		km_error	fit_err;
 		km_status	st;
@@ -282,7 +346,7 @@ kfold_candidate(const km_select_params *p, const km_fit_params *fp,
 			}
 		st = km_fit(fp, Xtr, ntr, d, ytr, alpha, fitwork, &res, &fit_err,
 					interrupt);
-		if (st == KM_ERR_NOT_PD || st == KM_ERR_DIVERGED)
+		if (st == KM_ERR_NOT_PD || st == KM_ERR_DIVERGED || st == KM_ERR_INACCURATE)
 		{
 			/* this candidate cannot be fitted: it loses, the search goes on */
 			cand->score = NAN;
@@ -309,6 +373,13 @@ kfold_candidate(const km_select_params *p, const km_fit_params *fp,
 
 				sse += (pred - y[i]) * (pred - y[i]);
 				nte++;
+				/* each prediction is ntr x d: check by work, not per fold */
+				pending += (double) ntr * (double) d;
+				if (pending >= KM_PIECE_FLOPS / 10.0)
+				{
+					km_check_interrupts(interrupt);
+					pending = 0.0;
+				}
 			}
 		fold_mse[f] = nte > 0 ? sse / (double) nte : 0.0;
 		km_check_interrupts(interrupt);
@@ -326,7 +397,7 @@ kfold_candidate(const km_select_params *p, const km_fit_params *fp,
 km_status
 km_select(const km_select_params *p, const double *X, size_t n, int d,
 		  const double *y, const int *fold, km_candidate *cand, int *best,
-		  double *work, int *iwork, km_error *err, km_interrupt_fn interrupt)
+		  double *work, km_error *err, km_interrupt_fn interrupt)
 {
 	int			L = p->n_lambdas;
 
@@ -363,10 +434,10 @@ km_select(const km_select_params *p, const double *X, size_t n, int d,
 		}
 		else if (use_eigen(p))
 			st = closed_form_gamma(p, &kernel, X, n, d, y, &cand[g * L], work,
-								   iwork, err, interrupt);
+								   err, interrupt);
 		else
 			st = cholesky_gamma(p, &kernel, X, n, d, y, &cand[g * L], work,
-								interrupt);
+								err, interrupt);
 		if (st != KM_OK)
 			return st;
 	}

@@ -1,6 +1,6 @@
 /*
  * select.h - choosing gamma and lambda: closed-form leave-one-out and GCV
- * for kernel ridge through one eigendecomposition per gamma, and k-fold
+ * for kernel ridge through one tridiagonal reduction per gamma, and k-fold
  * cross-validation for any method (core, no PostgreSQL headers).
  */
 #ifndef KM_SELECT_H
@@ -16,6 +16,8 @@
  * per lambda below this many lambdas, one eigendecomposition per gamma from
  * it on.  Measured on 2 cores with OpenBLAS: dsyevd costs about 10 times
  * dpotrf + dtrtri at n = 2,000 and n = 5,000 (test/bench/selection.sh).
+ * The closed form now reduces K to tridiagonal form instead of calling
+ * dsyevd (src/eigen.c); it costs about the same (test/bench/loo.c).
  */
 #define KM_EIGEN_MIN_LAMBDAS 10
 
@@ -50,12 +52,8 @@ typedef struct km_select_params
 								 * of the last gamma, column-major */
 } km_select_params;
 
-/*
- * Doubles of workspace km_select needs (0 on overflow); iwork is an int
- * array of km_select_iwork(n) entries.
- */
+/* Doubles of workspace km_select needs (0 on overflow). */
 size_t		km_select_workspace_doubles(const km_select_params *p, size_t n, int d);
-size_t		km_select_iwork(size_t n);
 
 /*
  * Score every (gamma, lambda) pair into cand (n_gammas * n_lambdas, gamma
@@ -68,7 +66,7 @@ size_t		km_select_iwork(size_t n);
  */
 km_status	km_select(const km_select_params *p, const double *X, size_t n,
 					  int d, const double *y, const int *fold,
-					  km_candidate *cand, int *best, double *work, int *iwork,
+					  km_candidate *cand, int *best, double *work,
 					  km_error *err, km_interrupt_fn interrupt);
 
 #endif							/* KM_SELECT_H */

@@ -8,6 +8,7 @@
 #include <cblas.h>
 #include <lapacke.h>
 
+#include "eigen.h"
 #include "kernels.h"
 #include "solve.h"
 
@@ -232,10 +233,12 @@ km_fit_workspace_doubles(size_t n)
 }
 
 size_t
-km_fit_first_row(size_t j)
+km_fit_first_row(size_t j, size_t n, int d)
 {
+	size_t		width = km_gram_panel_width(n, d);
+
 	/* the Gram panels; the Cholesky blocks (KM_CHOL_BLOCK) stay below them */
-	return j / KM_GRAM_PANEL * KM_GRAM_PANEL;
+	return j / width * width;
 }
 
 static void
@@ -456,9 +459,12 @@ km_spectrum_workspace_doubles(size_t n)
 {
 	if (n == 0 || n > ((size_t) 1 << 28))
 		return 0;
-	/* K, eigenvalues, norms, dsyevd's 1 + 2n */
-	return n * n + 4 * n + 1;
+	/* K; d, e, tau, norms; the dlatrd panel; dstebz's 5n doubles and 5n ints */
+	return n * n + 4 * n + n * KM_TRD_MAX_NB + 10 * n;
 }
+
+/* Kernel evaluations (times d) between interrupt checks in the symmetry test. */
+#define KM_EVAL_WORK 50000000.0
 
 km_status
 km_gram_spectrum(const km_kernel *k, const double *X, size_t n, int d,
@@ -466,11 +472,14 @@ km_gram_spectrum(const km_kernel *k, const double *X, size_t n, int d,
 				 km_interrupt_fn interrupt)
 {
 	double	   *K = work;
-	double	   *w = K + n * n;
-	double	   *norms = w + n;
-	double	   *ework = norms + n;
-	lapack_int	iwork = 1;
-	lapack_int	info;
+	double	   *diag = K + n * n;
+	double	   *sub = diag + n;
+	double	   *tau = sub + n;
+	double	   *norms = tau + n;
+	double	   *W = norms + n;
+	double	   *ework = W + n * KM_TRD_MAX_NB;
+	int		   *iwork = (int *) (ework + 5 * n);
+	double		pending = 0.0;
 	double		top;
 
 	memset(out, 0, sizeof(*out));
@@ -489,25 +498,34 @@ km_gram_spectrum(const km_kernel *k, const double *X, size_t n, int d,
 			out->max_asymmetry = fmax(out->max_asymmetry, fabs(kij - kji));
 			out->max_abs = fmax(out->max_abs, fabs(kij));
 		}
-		if (j % 256 == 255)
+		/* a check per amount of work, not per column: rows may be wide */
+		pending += (double) (n - j) * (double) d;
+		if (pending >= KM_EVAL_WORK)
+		{
 			km_check_interrupts(interrupt);
+			pending = 0.0;
+		}
 	}
 
-	info = LAPACKE_dsyevd_work(LAPACK_COL_MAJOR, 'N', 'L', (lapack_int) n, K,
-							   (lapack_int) n, w, ework, (lapack_int) (1 + 2 * n),
-							   &iwork, 1);
+	/*
+	 * Eigenvalues as dsyevd finds them, without its minutes-long single call:
+	 * tridiagonalise in interruptible pieces, then bisect for the two
+	 * extremes and count by Sturm sequences (O(n) each).
+	 */
+	km_tridiagonalize(K, n, 0, diag, sub, tau, W, interrupt);
+	out->min_eigenvalue = km_tridiag_eigenvalue(diag, sub, n, 0, ework, iwork);
+	out->max_eigenvalue = km_tridiag_eigenvalue(diag, sub, n, n - 1, ework, iwork);
 	km_check_interrupts(interrupt);
-	if (info != 0)
+	if (!isfinite(out->min_eigenvalue) || !isfinite(out->max_eigenvalue))
 		return km_fail(err, KM_ERR_NOT_PD, "eigenvalues of the kernel matrix did not converge",
-					   "LAPACK dsyevd returned %d.", (int) info);
+					   "LAPACK dstebz found no eigenvalue of the tridiagonal form of the %zu x %zu kernel matrix.",
+					   n, n);
 
-	out->min_eigenvalue = w[0];
-	out->max_eigenvalue = w[n - 1];
-	top = fmax(fabs(w[0]), fabs(w[n - 1]));
+	top = fmax(fabs(out->min_eigenvalue), fabs(out->max_eigenvalue));
 	/* numpy's matrix_rank tolerance: largest |eigenvalue| * n * eps */
 	out->tolerance = top * (double) n * DBL_EPSILON;
-	for (size_t i = 0; i < n; i++)
-		if (w[i] > out->tolerance)
-			out->rank++;
+	/* eigenvalues above the tolerance: n minus those at or below it */
+	out->rank = n - km_tridiag_count_below(diag, sub, n,
+										   nextafter(out->tolerance, INFINITY));
 	return KM_OK;
 }

@@ -56,13 +56,14 @@ typedef struct km_fit_result
 size_t		km_fit_workspace_doubles(size_t n);
 
 /*
- * km_fit touches only part of its workspace: column j of the n x n matrix
+ * km_fit touches only part of its workspace (for n rows of d features):
+ * column j of the n x n matrix
  * at its start (column-major, leading dimension n) from this row down, and
  * the 3n doubles after the matrix.  The rest, most of the upper triangle,
  * is never read or written, so a caller that maps pages up front can leave
  * it unmapped: about half the memory for large n.
  */
-size_t		km_fit_first_row(size_t j);
+size_t		km_fit_first_row(size_t j, size_t n, int d);
 
 /*
  * Fit dual coefficients alpha (n) for rows X (n x d, already standardized)
@@ -128,7 +129,8 @@ size_t		km_spectrum_workspace_doubles(size_t n);
 /*
  * Build the Gram matrix of X (n x d rows) with BLAS, compare every entry
  * with the kernel evaluated the other way round, and find its eigenvalues
- * (LAPACK dsyevd, values only).
+ * (tridiagonalised in interruptible pieces, src/eigen.c: the extremes by
+ * bisection and the rank by Sturm count).
  */
 km_status	km_gram_spectrum(const km_kernel *k, const double *X, size_t n,
 							 int d, double *work, km_spectrum *out,

@@ -65,7 +65,7 @@ kernel_train_sfunc(PG_FUNCTION_ARGS)
  * share or abut pages are populated in one call.
  */
 static void
-populate_fit_workspace(double *work, size_t n, size_t nwork)
+populate_fit_workspace(double *work, size_t n, int d, size_t nwork)
 {
 	const Size	page = 4096;
 	KmRange    *runs = palloc_extended(mul_size(n + 1, sizeof(KmRange)),
@@ -75,7 +75,7 @@ populate_fit_workspace(double *work, size_t n, size_t nwork)
 	for (size_t j = 0; j <= n; j++)
 	{
 		/* j == n: the vectors after the matrix */
-		char	   *s = (char *) (j < n ? work + j * n + km_fit_first_row(j)
+		char	   *s = (char *) (j < n ? work + j * n + km_fit_first_row(j, n, d)
 								  : work + n * n);
 		char	   *e = (char *) (j < n ? work + (j + 1) * n : work + nwork);
 
@@ -243,7 +243,6 @@ train_model(RowSet *rs)
 		/* score every candidate, then refit the winner on all rows */
 		size_t		nsel = km_select_workspace_doubles(&sp, n, d);
 		double	   *selwork;
-		int		   *iwork;
 
 		if (nsel == 0)
 			ereport(ERROR,
@@ -251,11 +250,9 @@ train_model(RowSet *rs)
 					 errmsg("training set is too large for model selection"),
 					 errdetail("%zu rows of %d features.", n, d)));
 		selwork = km_alloc_prefaulted(mul_size(nsel, sizeof(double)));
-		iwork = palloc_extended(mul_size(km_select_iwork(n), sizeof(int)),
-								MCXT_ALLOC_HUGE);
 		cand = palloc(sizeof(km_candidate) * ncand);
 		if (km_select(&sp, Xs, n, d, yc, row_folds(rs, &sp), cand, &best,
-					  selwork, iwork, &err, km_interrupt) != KM_OK)
+					  selwork, &err, km_interrupt) != KM_OK)
 			km_raise(&err);
 		km_free_prefaulted(selwork);
 		/* a score that overflowed did not score the candidate: NaN, as unsolvable */
@@ -271,7 +268,7 @@ train_model(RowSet *rs)
 
 	INSTR_TIME_SET_CURRENT(t_alloc);
 	work = km_alloc_reserved(mul_size(nwork, sizeof(double)));
-	populate_fit_workspace(work, n, nwork);
+	populate_fit_workspace(work, n, d, nwork);
 	INSTR_TIME_SET_CURRENT(t_fit);
 	if (km_fit(&opts.fit, Xs, n, d, yc, alpha, work, &res, &err,
 			   km_interrupt) != KM_OK)

@@ -16,6 +16,20 @@
  *   potrf   LAPACKE_dpotrf_work('L') of K + LAMBDA I
  *   potri   LAPACKE_dpotri_work('L') of that factor     (inverse from the factor)
  *   trtri   LAPACKE_dtrtri_work('L', 'N') of that factor (L^-1 only)
+ *   km_n    kernel_check's route since 0.2.0 (src/eigen.c): km_tridiagonalize,
+ *           then the extreme eigenvalues by bisection (dstebz)
+ *   steps   the pieces one by one: km_tridiagonalize, dsterf and dstedc of
+ *           the tridiagonal (one LAPACK call each: timed to show why the
+ *           extension does without them), km_back_transform of dstedc's
+ *           vectors
+ * km_n and steps also print "gap", the longest time between two interrupt
+ * checks (or the start or end of the step): the longest piece a cancel
+ * would wait for, in wall time and in process CPU time (free of the
+ * machine's load); after evd_v or evd_n they print the largest difference
+ * of the eigenvalues (km_n: the two extremes) from dsyevd's, relative to
+ * the largest.  test/bench/loo.c times the closed-form LOO route itself.
+ * XFILE "random:SEED" draws N x D uniform features instead; GAMMA 0 means
+ * the linear kernel K = X X^T (little deflation in dstedc when D >= N).
  * Workspace is allocated (by a size query) before timing.  Prints
  * "<op> seconds <t>" per repetition, then "corename <name>".
  */
@@ -29,6 +43,25 @@
 #include <cblas.h>
 #include <lapacke.h>
 
+/* the core's eigensolver, built in: the bench needs no build system */
+#include "../../src/core.c"
+#include "../../src/eigen.c"
+
+/* Longest time between two interrupt checks since gap_start(). */
+static double gap_last;
+static double gap_max;
+static double gap_cpu_last;
+static double gap_cpu_max;		/* the same in process CPU time: free of the machine's load */
+
+static double
+cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+}
+
 static double
 now(void)
 {
@@ -36,6 +69,30 @@ now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+}
+
+static void
+gap_check(void)
+{
+	double		t = now();
+	double		c = cpu_now();
+
+	if (c - gap_cpu_last > gap_cpu_max)
+		gap_cpu_max = c - gap_cpu_last;
+	gap_cpu_last = c;
+
+	if (t - gap_last > gap_max)
+		gap_max = t - gap_last;
+	gap_last = t;
+}
+
+static void
+gap_start(void)
+{
+	gap_last = now();
+	gap_max = 0.0;
+	gap_cpu_last = cpu_now();
+	gap_cpu_max = 0.0;
 }
 
 static void *
@@ -58,6 +115,110 @@ fail(const char *what, lapack_int info)
 	exit(1);
 }
 
+/* max |w - wref| / max |wref| */
+static double
+eig_diff(const double *w, const double *wref, size_t n)
+{
+	double		top = fmax(fabs(wref[0]), fabs(wref[n - 1]));
+	double		diff = 0.0;
+
+	for (size_t i = 0; i < n; i++)
+		diff = fmax(diff, fabs(w[i] - wref[i]));
+	return diff / top;
+}
+
+static void
+km_ops(const char *op, const double *K, double *A, size_t n, double *w,
+	   const double *wref, bool have_ref, int reps)
+{
+	bool		steps = strcmp(op, "steps") == 0;
+	double	   *e = xmalloc(n * sizeof(double));
+	double	   *tau = xmalloc(n * sizeof(double));
+	double	   *W = xmalloc((n * KM_TRD_MAX_NB + km_back_transform_doubles(n)) * sizeof(double));
+	double	   *Z = steps ? xmalloc(n * n * sizeof(double)) : NULL;
+	double	   *zwork = xmalloc((1 + 4 * n + (steps ? n * n : 0)) * sizeof(double));
+	int		   *iwork = xmalloc((3 + 5 * n) * sizeof(int));
+
+	if (!steps && strcmp(op, "km_n") != 0)
+	{
+		fprintf(stderr, "unknown op %s\n", op);
+		exit(2);
+	}
+	for (int r = 0; r < reps; r++)
+	{
+		double		t0;
+
+		memcpy(A, K, n * n * sizeof(double));
+		gap_start();
+		t0 = now();
+		km_tridiagonalize(A, n, 0, w, e, tau, W, gap_check);
+		gap_check();
+		printf("trd seconds %.6f gap %.6f cpu gap %.6f nb %d\n", now() - t0, gap_max,
+			   gap_cpu_max, km_tridiag_panel_width(n));
+		if (!steps)
+		{
+			double		lo;
+			double		hi;
+
+			gap_start();
+			t0 = now();
+			lo = km_tridiag_eigenvalue(w, e, n, 0, zwork, iwork);
+			hi = km_tridiag_eigenvalue(w, e, n, n - 1, zwork, iwork);
+			gap_check();
+			printf("extremes seconds %.6f gap %.6f cpu gap %.6f\n", now() - t0,
+				   gap_max, gap_cpu_max);
+			if (have_ref)
+				printf("km_n extreme eigenvalue difference %.3g (relative to the largest)\n",
+					   fmax(fabs(lo - wref[0]), fabs(hi - wref[n - 1])) / fmax(fabs(wref[0]), fabs(wref[n - 1])));
+		}
+		else
+		{
+			double	   *d2 = xmalloc(n * sizeof(double));
+			double	   *e2 = xmalloc(n * sizeof(double));
+			lapack_int	info;
+
+			memcpy(d2, w, n * sizeof(double));
+			memcpy(e2, e, n * sizeof(double));
+			gap_start();
+			t0 = now();
+			info = LAPACKE_dsterf_work((lapack_int) n, d2, e2);
+			gap_check();
+			printf("sterf seconds %.6f gap %.6f cpu gap %.6f (one call, not used)\n",
+				   now() - t0, gap_max, gap_cpu_max);
+			if (info != 0)
+				fail("dsterf", info);
+			if (have_ref)
+				printf("steps eigenvalue difference %.3g (relative to the largest)\n",
+					   eig_diff(d2, wref, n));
+			gap_start();
+			t0 = now();
+			info = LAPACKE_dstedc_work(LAPACK_COL_MAJOR, 'I', (lapack_int) n, w, e,
+									   Z, (lapack_int) n, zwork,
+									   (lapack_int) (1 + 4 * n + n * n), iwork,
+									   (lapack_int) (3 + 5 * n));
+			gap_check();
+			printf("stedc seconds %.6f gap %.6f cpu gap %.6f (one call, not used)\n",
+				   now() - t0, gap_max, gap_cpu_max);
+			if (info != 0)
+				fail("dstedc", info);
+			gap_start();
+			t0 = now();
+			km_back_transform(A, n, tau, Z, W, gap_check);
+			gap_check();
+			printf("back seconds %.6f gap %.6f cpu gap %.6f\n", now() - t0, gap_max, gap_cpu_max);
+			free(d2);
+			free(e2);
+		}
+		fflush(stdout);
+	}
+	free(e);
+	free(tau);
+	free(W);
+	free(Z);
+	free(zwork);
+	free(iwork);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -72,6 +233,8 @@ main(int argc, char **argv)
 	double	   *A;
 	double	   *F;
 	double	   *w;
+	double	   *wref;
+	bool		have_ref = false;
 	FILE	   *f;
 
 	if (argc < 9)
@@ -93,16 +256,41 @@ main(int argc, char **argv)
 	openblas_set_num_threads(threads);
 
 	X = xmalloc(n * (size_t) d * sizeof(double));
-	f = fopen(argv[1], "rb");
-	if (f == NULL || fread(X, sizeof(double), n * (size_t) d, f) != n * (size_t) d)
+	if (strncmp(argv[1], "random:", 7) == 0)
 	{
-		fprintf(stderr, "cannot read %zu x %d doubles from %s\n", n, d, argv[1]);
-		return 1;
+		uint64_t	s = strtoull(argv[1] + 7, NULL, 10) * 2654435761u + 1;
+
+		for (size_t i = 0; i < n * (size_t) d; i++)
+		{
+			s ^= s << 13;
+			s ^= s >> 7;
+			s ^= s << 17;
+			X[i] = (double) (s >> 11) / 9007199254740992.0 - 0.5;
+		}
 	}
-	fclose(f);
+	else
+	{
+		f = fopen(argv[1], "rb");
+		if (f == NULL || fread(X, sizeof(double), n * (size_t) d, f) != n * (size_t) d)
+		{
+			fprintf(stderr, "cannot read %zu x %d doubles from %s\n", n, d, argv[1]);
+			return 1;
+		}
+		fclose(f);
+	}
 
 	/* the Gram matrix, full, column-major */
 	K = xmalloc(n * n * sizeof(double));
+	if (gamma == 0.0)
+	{
+		cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, (int) n, (int) n, d,
+					1.0, X, d, X, d, 0.0, K, (int) n);
+		/* exactly symmetric, as the lower triangle is all LAPACK reads */
+		for (size_t j = 0; j < n; j++)
+			for (size_t i = j + 1; i < n; i++)
+				K[j + i * n] = K[i + j * n];
+	}
+	else
 	for (size_t j = 0; j < n; j++)
 	{
 		K[j + j * n] = 1.0;
@@ -123,16 +311,21 @@ main(int argc, char **argv)
 	F = xmalloc(n * n * sizeof(double));
 	w = xmalloc(n * sizeof(double));
 
+	wref = xmalloc(n * sizeof(double));
 	/* the Cholesky factor of K + lambda I, for potri and trtri */
 	memcpy(F, K, n * n * sizeof(double));
 	for (size_t i = 0; i < n; i++)
 		F[i + i * n] += lambda;
+	for (int o = 8; o < argc; o++)
 	{
+		if (strcmp(argv[o], "potri") != 0 && strcmp(argv[o], "trtri") != 0)
+			continue;
 		lapack_int	info = LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', (lapack_int) n,
 											   F, (lapack_int) n);
 
 		if (info != 0)
 			fail("dpotrf", info);
+		break;
 	}
 
 	for (int o = 8; o < argc; o++)
@@ -144,6 +337,11 @@ main(int argc, char **argv)
 		lapack_int	lwork = 0;
 		lapack_int	liwork = 0;
 
+		if (strncmp(op, "km_", 3) == 0 || strcmp(op, "steps") == 0)
+		{
+			km_ops(op, K, A, n, w, wref, have_ref, reps);
+			continue;
+		}
 		if (strcmp(op, "evd_v") == 0)
 			jobz = 'V';
 		else if (strcmp(op, "evd_n") == 0)
@@ -204,7 +402,11 @@ main(int argc, char **argv)
 				fail(op, info);
 			printf("%s seconds %.6f\n", op, t1 - t0);
 			if (jobz)
+			{
 				printf("%s eigenvalues %.6g %.6g\n", op, w[0], w[n - 1]);
+				memcpy(wref, w, n * sizeof(double));
+				have_ref = true;
+			}
 			fflush(stdout);
 		}
 		free(work);

@@ -131,7 +131,7 @@ test_kernels_gram_matches_eval(void)
 	}
 
 	/* symmetrize mirrors the lower triangle */
-	km_symmetrize(K, n, n);
+	km_symmetrize(K, n, n, NULL);
 	CHECK(K[3 + 250 * n] == K[250 + 3 * n], "symmetrize");
 	free(X);
 	free(K);

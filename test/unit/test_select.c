@@ -34,12 +34,10 @@ run_select_folds(km_select_params *p, const double *X, size_t n, int d,
 				 const double *y, const int *fold, km_candidate *cand, int *best)
 {
 	double	   *work = malloc(km_select_workspace_doubles(p, n, d) * sizeof(double));
-	int		   *iwork = malloc(km_select_iwork(n) * sizeof(int));
 	km_error	err;
-	km_status	st = km_select(p, X, n, d, y, fold, cand, best, work, iwork, &err, NULL);
+	km_status	st = km_select(p, X, n, d, y, fold, cand, best, work, &err, NULL);
 
 	free(work);
-	free(iwork);
 	return st;
 }
 
