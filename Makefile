@@ -6,7 +6,7 @@ MODULE_big = kernel_ml
 # The numerical core includes no PostgreSQL header; the glue does.
 CORE_OBJS = src/core.o src/kernels.o src/kernel_maps.o src/eigen.o src/solve.o src/select.o \
 	src/model.o
-GLUE_OBJS = src/crc32c.o src/kernel_ml.o src/options.o src/pgutil.o \
+GLUE_OBJS = src/crc32c.o src/kernel_ml.o src/json.o src/options.o src/pgutil.o \
 	src/rowset.o src/split.o src/train.o src/matrix.o src/predict.o src/catalog.o \
 	src/catalog_train.o src/catalog_predict.o
 # The table of options and their checks (the glue in src/options.c reads jsonb).
