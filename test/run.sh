@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole kernel_ml test suite on a fresh Debian 12 machine, as root:
-# dependencies, build, core unit tests, fuzzers, install, then in one
+# dependencies, build, the core's include check, core unit tests, fuzzers,
+# install, then in one
 # throwaway PostgreSQL 15 cluster the pg_regress suite, the scikit-learn
 # cross-check, the SQL fuzzer and the TAP tests that use it; then the TAP
 # tests that start clusters of their own (test/tap.sh), and pg_regress and
@@ -25,6 +26,10 @@ make -s install >/dev/null || exit 1
 
 log=$(mktemp -d /tmp/kernel_ml_tests.XXXXXX)
 chmod 755 "$log"
+
+echo "=== the core includes no PostgreSQL header"
+make -s check-core 2>&1 | tee "$log/check_core.out"
+check_core_rc=${PIPESTATUS[0]}
 
 echo "=== core unit tests"
 make -s unittest KM_EXTRA_CFLAGS="$extra" 2>&1 | tee "$log/unit.out"
@@ -96,6 +101,8 @@ pf() {			# "N passed, N failed" line of a runner's output
 	sed -n 's/^\([0-9]\+\) passed, \([0-9]\+\) failed$/\1 \2/p' "$1" 2>/dev/null | tail -1
 }
 echo "=== summary"
+set -- $(pf "$log/check_core.out")
+if [ $# -eq 2 ] && [ "$check_core_rc" -eq 0 ]; then count "core without PostgreSQL" "$1" "$2"; else count "core without PostgreSQL" "${1:-0}" "$(( ${2:-0} + 1 ))"; fi
 set -- $(pf "$log/unit.out")
 if [ $# -eq 2 ] && [ "$unit_rc" -eq 0 ]; then count "core unit tests" "$1" "$2"; else count "core unit tests" "${1:-0}" "$(( ${2:-0} + 1 ))"; fi
 
