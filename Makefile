@@ -23,9 +23,12 @@ REGRESS_OPTS = --inputdir=test --load-extension=$(EXTENSION)
 KM_VERSION_DEFS = -DKM_VERSION_STRING=\"$(EXTVERSION)\"
 PG_CPPFLAGS = -Isrc $(KM_VERSION_DEFS)
 PG_CFLAGS = $(KM_EXTRA_CFLAGS)
-SHLIB_LINK = -lopenblas -llapacke -lmvec -lm
+# Libraries of the extension and of every stand-alone program.
+KM_LIBS = -lopenblas -llapacke -lmvec -lm
+SHLIB_LINK = $(KM_LIBS)
 
-EXTRA_CLEAN = test/bench/loo test/bench/kernel_maps.o test/unit/run_unit test/unit/run_unit_asan test/unit/*.o test/fuzz/fuzz_model test/fuzz/fuzz_options test/fuzz/make_seed test/fuzz/*.o test/fuzz/*.bc
+EXTRA_CLEAN = test/build test/bench/loo test/unit/run_unit test/unit/run_unit_asan \
+	test/fuzz/fuzz_model test/fuzz/fuzz_options test/fuzz/make_seed test/fuzz/*.o test/fuzz/*.bc
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -46,37 +49,71 @@ src/kernel_maps.o: CFLAGS += $(MAPS_CFLAGS)
 # when the glue cannot (PostgreSQL's array macros trip it).
 $(CORE_OBJS): CFLAGS += -Wsign-compare
 
-# Core unit tests: the core sources plus PostgreSQL's CRC-32C from libpgport,
-# no server.  Ends with "N passed, N failed".
-UNIT_SRCS = $(wildcard test/unit/*.c) $(filter-out src/kernel_maps.c,$(CORE_OBJS:.o=.c)) src/crc32c.c
-UNIT_CFLAGS = -std=gnu99 -O2 -g -Wall -Wextra $(KM_EXTRA_CFLAGS) -Wsign-compare -Isrc
-test/unit/run_unit: $(UNIT_SRCS) src/kernel_maps.c $(wildcard src/*.h) test/unit/unit.h
-	$(CC) $(UNIT_CFLAGS) $(MAPS_CFLAGS) -c src/kernel_maps.c -o test/unit/kernel_maps.o
-	$(CC) $(UNIT_CFLAGS) -I$(shell $(PG_CONFIG) --includedir-server) \
-		$(KM_VERSION_DEFS) -o $@ $(UNIT_SRCS) test/unit/kernel_maps.o \
-		-L$(shell $(PG_CONFIG) --pkglibdir) -lpgport \
-		-lopenblas -llapacke -lmvec -lm
+# The stand-alone programs: core unit tests (plain and under ASan and
+# UBSan), the libFuzzer targets and the C benchmarks link the core and
+# nothing from PostgreSQL (no libpgport, no server include path).  The core
+# calls km_crc32c without defining it (src/crc32c.h): the extension links
+# PostgreSQL's (src/crc32c.c), these programs Intel ISA-L's
+# (src/crc32c_isal.c).  Their objects go to test/build/<flavour>/, one
+# flavour per set of compiler flags, built by the one pattern rule below.
+KM_STANDALONE_OBJS = $(CORE_OBJS) src/crc32c_isal.o
+KM_STANDALONE_LIBS = -lisal $(KM_LIBS)
+KM_BUILD = test/build
 
-.PHONY: unittest
+KM_unit_CC = $(CC)
+KM_unit_CFLAGS = -std=gnu99 -O2 -g -Wall -Wextra $(KM_EXTRA_CFLAGS) -Wsign-compare
+SAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+KM_asan_CC = $(CC)
+KM_asan_CFLAGS = $(KM_unit_CFLAGS) $(SAN_FLAGS)
+KM_fuzz_CC = clang
+KM_fuzz_CFLAGS = -O1 -g -Wno-ignored-attributes -fsanitize=fuzzer-no-link,address,undefined \
+	-fno-sanitize-recover=all
+KM_bench_CC = $(CC)
+KM_bench_CFLAGS = -O2 -g -Wall
+KM_FLAVOURS = unit asan fuzz bench
+
+# $(KM_BUILD)/<flavour>/<dir>/<name>.o from <dir>/<name>.c
+define KM_OBJECT_RULE
+$(KM_BUILD)/$(1)/%.o: %.c $(wildcard src/*.h) $(wildcard test/*/*.h)
+	@mkdir -p $$(@D)
+	$$(KM_$(1)_CC) $$(KM_$(1)_CFLAGS) $$(KM_OBJ_CFLAGS) -Isrc -c $$< -o $$@
+endef
+$(foreach f,$(KM_FLAVOURS),$(eval $(call KM_OBJECT_RULE,$(f))))
+$(KM_BUILD)/%/src/kernel_maps.o: KM_OBJ_CFLAGS = $(MAPS_CFLAGS)
+# Built by clang 14, kernel_maps.c's target_clones functions come out
+# undefined at link time (km_accumulate_l1, km_exp_dot, ...): the fuzzers
+# link it built by gcc, uninstrumented, as before.
+$(KM_BUILD)/fuzz/src/kernel_maps.o: KM_fuzz_CC = $(CC)
+$(KM_BUILD)/fuzz/src/kernel_maps.o: KM_fuzz_CFLAGS = -O2 -g
+km_objs = $(addprefix $(KM_BUILD)/$(1)/,$(2))
+
+# Core unit tests.  Ends with "N passed, N failed".
+UNIT_OBJS = $(patsubst %.c,%.o,$(wildcard test/unit/*.c)) $(KM_STANDALONE_OBJS)
+test/unit/run_unit: $(call km_objs,unit,$(UNIT_OBJS))
+	$(KM_unit_CC) $(KM_unit_CFLAGS) -o $@ $^ $(KM_STANDALONE_LIBS)
+test/unit/run_unit_asan: $(call km_objs,asan,$(UNIT_OBJS))
+	$(KM_asan_CC) $(KM_asan_CFLAGS) -o $@ $^ $(KM_STANDALONE_LIBS)
+
+.PHONY: unittest unittest-asan
 unittest: test/unit/run_unit
 	test/unit/run_unit
+# The core unit tests under AddressSanitizer and UBSan.
+unittest-asan: test/unit/run_unit_asan
+	test/unit/run_unit_asan
+
+# Fails if a core file includes a PostgreSQL header: each is compiled
+# (syntax only) with -Isrc and the system include path alone, and searched
+# for PostgreSQL's includes (test/check_core.sh).  Ends with "N passed,
+# N failed".
+.PHONY: check-core
+check-core:
+	bash test/check_core.sh $(CORE_OBJS:.o=.c)
 
 # Benchmarks against scikit-learn, a PL/Python peer and bare LAPACK, in a
 # throwaway cluster; prints ratios measured side by side (test/bench/).
 .PHONY: bench
 bench:
 	bash test/bench/run.sh
-
-# The core unit tests under AddressSanitizer and UBSan.
-SAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-.PHONY: unittest-asan
-unittest-asan:
-	$(CC) $(UNIT_CFLAGS) $(MAPS_CFLAGS) $(SAN_FLAGS) -c src/kernel_maps.c -o test/unit/kernel_maps_asan.o
-	$(CC) $(UNIT_CFLAGS) $(SAN_FLAGS) -I$(shell $(PG_CONFIG) --includedir-server) \
-		$(KM_VERSION_DEFS) -o test/unit/run_unit_asan $(UNIT_SRCS) test/unit/kernel_maps_asan.o \
-		-L$(shell $(PG_CONFIG) --pkglibdir) -lpgport \
-		-lopenblas -llapacke -lmvec -lm
-	test/unit/run_unit_asan
 
 # pg_regress and the scikit-learn cross-check (KM_ASAN_SQL_FUZZ=N: and N
 # statements of the SQL fuzzer) against the extension built with ASan and
@@ -89,46 +126,34 @@ installcheck-asan:
 	bash test/fuzz/installcheck_asan.sh
 
 # Coverage-guided fuzzing (clang's libFuzzer, ASan, UBSan), each target for
-# FUZZ_SECONDS: the model decoder from a corpus seeded with valid models, and
-# the options validator on JSON parsed by libpgcommon's frontend parser.
+# FUZZ_SECONDS, linking the whole core: the model decoder from a corpus
+# seeded with valid models, and the options validator on JSON parsed by
+# json-c.
 FUZZ_SECONDS ?= 60
-FUZZ_SRCS = src/model.c src/crc32c.c src/core.c src/kernels.c
-FUZZ_LIBS = test/fuzz/kernel_maps.o -L$(shell $(PG_CONFIG) --pkglibdir) -lpgport \
-	-lopenblas -llapacke -lmvec -lm
-FUZZ_CC = clang -O1 -g -Wno-ignored-attributes -fsanitize=fuzzer,address,undefined \
-	-fno-sanitize-recover=all -Isrc -I$(shell $(PG_CONFIG) --includedir-server)
+FUZZ_OBJS = $(call km_objs,fuzz,$(KM_STANDALONE_OBJS))
+FUZZ_LINK = $(KM_fuzz_CC) $(KM_fuzz_CFLAGS) -fsanitize=fuzzer
 .PHONY: fuzz fuzz-model fuzz-options
 fuzz: fuzz-model fuzz-options
 
-test/fuzz/kernel_maps.o: src/kernel_maps.c $(wildcard src/*.h)
-	$(CC) -O2 $(MAPS_CFLAGS) -Isrc -c src/kernel_maps.c -o $@
+test/fuzz/make_seed: $(call km_objs,unit,test/fuzz/make_seed.o $(KM_STANDALONE_OBJS))
+	$(KM_unit_CC) $(KM_unit_CFLAGS) -o $@ $^ $(KM_STANDALONE_LIBS)
+test/fuzz/fuzz_model: $(call km_objs,fuzz,test/fuzz/fuzz_model.o) $(FUZZ_OBJS)
+	$(FUZZ_LINK) -o $@ $^ $(KM_STANDALONE_LIBS)
+test/fuzz/fuzz_options: $(call km_objs,fuzz,test/fuzz/fuzz_options.o) $(FUZZ_OBJS)
+	$(FUZZ_LINK) -o $@ $^ -ljson-c $(KM_STANDALONE_LIBS)
 
-fuzz-model: test/fuzz/kernel_maps.o
+fuzz-model: test/fuzz/make_seed test/fuzz/fuzz_model
 	mkdir -p test/fuzz/corpus
-	$(CC) -O1 -g -Isrc -I$(shell $(PG_CONFIG) --includedir-server) -o test/fuzz/make_seed \
-		test/fuzz/make_seed.c $(FUZZ_SRCS) $(FUZZ_LIBS)
 	test/fuzz/make_seed test/fuzz/corpus
-	$(FUZZ_CC) -o test/fuzz/fuzz_model test/fuzz/fuzz_model.c $(FUZZ_SRCS) $(FUZZ_LIBS)
 	test/fuzz/fuzz_model -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 test/fuzz/corpus
 
-# The options validator needs the kernel, method and cv name tables, so it
-# links the core files that hold them; libpgcommon brings the JSON parser,
-# whose frontend build leaks a member name or token when the JSON is
-# malformed (the server frees them with their memory context): no leak check.
-FUZZ_OPTIONS_SRCS = src/options_core.c src/core.c src/kernels.c src/eigen.c src/solve.c src/select.c
-fuzz-options: test/fuzz/kernel_maps.o
+fuzz-options: test/fuzz/fuzz_options
 	mkdir -p test/fuzz/corpus_options
 	cp test/fuzz/options_seeds/*.json test/fuzz/corpus_options/
-	$(FUZZ_CC) -o test/fuzz/fuzz_options test/fuzz/fuzz_options.c $(FUZZ_OPTIONS_SRCS) \
-		test/fuzz/kernel_maps.o -L$(shell $(PG_CONFIG) --pkglibdir) -lpgcommon -lpgport \
-		-lopenblas -llapacke -lmvec -lm
-	ASAN_OPTIONS=detect_leaks=0 test/fuzz/fuzz_options -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -detect_leaks=0 \
+	test/fuzz/fuzz_options -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
 		-dict=test/fuzz/options.dict -print_final_stats=1 test/fuzz/corpus_options
 
 # Closed-form LOO: 0.1.0's dsyevd route against the interruptible one,
 # side by side (test/bench/loo.c).
-BENCH_SRCS = src/core.c src/kernels.c src/eigen.c src/solve.c src/select.c
-test/bench/loo: test/bench/loo.c $(BENCH_SRCS) src/kernel_maps.c $(wildcard src/*.h)
-	$(CC) -O2 $(MAPS_CFLAGS) -Isrc -c src/kernel_maps.c -o test/bench/kernel_maps.o
-	$(CC) -O2 -g -no-pie -Wall -Isrc -o $@ test/bench/loo.c $(BENCH_SRCS) test/bench/kernel_maps.o \
-		-lopenblas -llapacke -lmvec -lm
+test/bench/loo: $(call km_objs,bench,test/bench/loo.o $(KM_STANDALONE_OBJS))
+	$(KM_bench_CC) $(KM_bench_CFLAGS) -no-pie -o $@ $^ $(KM_STANDALONE_LIBS)

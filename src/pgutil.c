@@ -191,8 +191,11 @@ typedef struct PrefaultedChunk
 	MemoryContextCallback cb;
 } PrefaultedChunk;
 
-/* The mapping's first page holds a pointer back to its chunk. */
-#define PREFAULT_HEADER 4096
+/*
+ * The mapping's first page holds a pointer back to its chunk (a whole page,
+ * so that the payload starts on one).
+ */
+#define PREFAULT_HEADER km_page_size()
 
 static void
 unmap_chunk(void *arg)
@@ -225,11 +228,28 @@ unmap_chunk(void *arg)
  * few seconds took 3.1-3.6 s with huge pages against 2.8-3.0 s without.
  */
 #define PREFAULT_STEP ((Size) 128 * 1024 * 1024)
-#define PREFAULT_PAGE ((Size) 4096)
 #define PREFAULT_PARALLEL_MIN ((Size) 64 * 1024 * 1024)
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
+
+/*
+ * The virtual memory page size: 4 kB on x86-64, 64 kB on some arm64 and
+ * ppc64le kernels.  Pages are what mapping and populating work in.
+ */
+Size
+km_page_size(void)
+{
+	static Size page = 0;
+
+	if (page == 0)
+	{
+		long		v = sysconf(_SC_PAGESIZE);
+
+		page = v > 0 ? (Size) v : 4096;
+	}
+	return page;
+}
 
 static void pg_attribute_noreturn()
 prefault_failed(Size bytes)
@@ -373,6 +393,7 @@ populate_beside(KmRange *ranges, int split, PopulateJob *job, pthread_t thread)
 void
 km_populate_ranges(KmRange *ranges, int count)
 {
+	Size		page = km_page_size();
 	Size		total = 0;
 	Size		half = 0;
 	int			split = 0;
@@ -385,8 +406,8 @@ km_populate_ranges(KmRange *ranges, int count)
 
 	for (int i = 0; i < count; i++)
 	{
-		ranges[i].start = (char *) TYPEALIGN_DOWN(PREFAULT_PAGE, ranges[i].start);
-		ranges[i].end = (char *) TYPEALIGN(PREFAULT_PAGE, ranges[i].end);
+		ranges[i].start = (char *) TYPEALIGN_DOWN(page, ranges[i].start);
+		ranges[i].end = (char *) TYPEALIGN(page, ranges[i].end);
 		total += ranges[i].end - ranges[i].start;
 	}
 	while (split < count && half < total / 2)

@@ -52,6 +52,9 @@ void		km_array_copy(ArrayType *arr, int d, double *out, const char *what);
  */
 void		km_check_memory(double bytes, const char *what, bool at_least);
 
+/* The virtual memory page size, from sysconf(_SC_PAGESIZE). */
+Size		km_page_size(void);
+
 /*
  * A large zeroed buffer whose pages are mapped up front, freed (unmapped)
  * when CurrentMemoryContext is reset or deleted, ERROR included.

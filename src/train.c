@@ -67,7 +67,7 @@ kernel_train_sfunc(PG_FUNCTION_ARGS)
 static void
 populate_fit_workspace(double *work, size_t n, int d, size_t nwork)
 {
-	const Size	page = 4096;
+	const Size	page = km_page_size();
 	KmRange    *runs = palloc_extended(mul_size(n + 1, sizeof(KmRange)),
 									   MCXT_ALLOC_HUGE);
 	int			count = 0;

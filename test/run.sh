@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The whole kernel_ml test suite on a fresh Debian 12 machine, as root:
-# dependencies, build, core unit tests, fuzzers, install, then in one
-# throwaway PostgreSQL 15 cluster the pg_regress suite, the scikit-learn
-# cross-check, the SQL fuzzer and the TAP tests that use it; then the TAP
-# tests that start clusters of their own (test/tap.sh), and pg_regress and
-# the cross-check again against a sanitized build.  Ends with "N passed,
-# N failed" counting single tests (unit tests, pg_regress files, cross-check
-# checks, TAP assertions; a fuzzing run is one test, failed per finding).
+# dependencies, build, the core's include check, core unit tests, fuzzers,
+# install, then in one throwaway PostgreSQL 15 cluster the pg_regress
+# suite, the scikit-learn cross-check and the SQL fuzzer; then the TAP
+# tests, each starting clusters of its own (test/tap.sh), and pg_regress
+# and the cross-check again against a sanitized build.  Ends with "N
+# passed, N failed" counting single tests (unit tests, pg_regress files,
+# cross-check checks, TAP assertions; a fuzzing run is one test, failed per
+# finding).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,6 +27,10 @@ make -s install >/dev/null || exit 1
 log=$(mktemp -d /tmp/kernel_ml_tests.XXXXXX)
 chmod 755 "$log"
 
+echo "=== the core includes no PostgreSQL header"
+make -s check-core 2>&1 | tee "$log/check_core.out"
+check_core_rc=${PIPESTATUS[0]}
+
 echo "=== core unit tests"
 make -s unittest KM_EXTRA_CFLAGS="$extra" 2>&1 | tee "$log/unit.out"
 unit_rc=${PIPESTATUS[0]}
@@ -44,8 +49,7 @@ make -s fuzz-options FUZZ_SECONDS="${KM_FUZZ_SECONDS:-30}" > "$log/fuzz_options.
 fuzz_options_rc=$?
 grep -E '^(Done|stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY)' "$log/fuzz_options.out"
 
-# One throwaway cluster for the server-side suites; pg_cron is preloaded
-# for the scheduled-retraining test.
+# One throwaway cluster for the server-side suites.
 cat > "$log/server.sh" <<'INNER'
 log=$1
 echo "=== pg_regress"
@@ -58,20 +62,15 @@ echo "=== SQL fuzzing (${KM_SQL_FUZZ_STATEMENTS:-5000} statements or ${KM_SQL_FU
 /usr/bin/python3 test/fuzz/sql_fuzz.py --seed "${KM_SQL_FUZZ_SEED:-1}" \
 	--statements "${KM_SQL_FUZZ_STATEMENTS:-5000}" --seconds "${KM_SQL_FUZZ_SECONDS:-60}" \
 	2>&1 | tee "$log/sql_fuzz.out"
-echo "=== TAP tests that use this cluster"
-prove $(grep -L 'use PostgreSQL::Test::Cluster' test/t/*.pl) 2>&1 | tee "$log/tap.out"
-echo "tap exit ${PIPESTATUS[0]}" >> "$log/tap.out"
 INNER
 pg_virtualenv -t -o 'max_worker_processes=16' -o 'max_parallel_workers=8' \
-	-o "shared_preload_libraries=pg_cron" -o "cron.database_name=postgres" \
-	-o "cron.use_background_workers=on" \
 	bash "$log/server.sh" "$log"
 cluster_rc=$?
 
-# TAP tests that start clusters of their own (PostgreSQL::Test::Cluster).
-echo "=== TAP tests with clusters of their own"
-bash test/tap.sh 2>&1 | tee "$log/tap_cluster.out"
-echo "tap exit ${PIPESTATUS[0]}" >> "$log/tap_cluster.out"
+# TAP tests (PostgreSQL::Test::Cluster: each starts clusters of its own).
+echo "=== TAP tests"
+bash test/tap.sh 2>&1 | tee "$log/tap.out"
+echo "tap exit ${PIPESTATUS[0]}" >> "$log/tap.out"
 
 # The same pg_regress suite and cross-check against an ASan+UBSan build in a
 # cluster of its own (about 2 minutes), with a short SQL fuzzing run whose
@@ -96,6 +95,8 @@ pf() {			# "N passed, N failed" line of a runner's output
 	sed -n 's/^\([0-9]\+\) passed, \([0-9]\+\) failed$/\1 \2/p' "$1" 2>/dev/null | tail -1
 }
 echo "=== summary"
+set -- $(pf "$log/check_core.out")
+if [ $# -eq 2 ] && [ "$check_core_rc" -eq 0 ]; then count "core without PostgreSQL" "$1" "$2"; else count "core without PostgreSQL" "${1:-0}" "$(( ${2:-0} + 1 ))"; fi
 set -- $(pf "$log/unit.out")
 if [ $# -eq 2 ] && [ "$unit_rc" -eq 0 ]; then count "core unit tests" "$1" "$2"; else count "core unit tests" "${1:-0}" "$(( ${2:-0} + 1 ))"; fi
 
@@ -129,8 +130,7 @@ tap() {			# tap <name> <prove output>
 		count "$1" "$((total - failed))" "$failed"
 	fi
 }
-tap "TAP, shared cluster" "$log/tap.out"
-tap "TAP, own clusters" "$log/tap_cluster.out"
+tap "TAP" "$log/tap.out"
 [ "$cluster_rc" -eq 0 ] || echo "(pg_virtualenv exited with $cluster_rc)"
 
 echo "$passed passed, $failed failed"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Run TAP tests that build their own cluster with PostgreSQL's
-# PostgreSQL::Test::Cluster (all of test/t/*.pl that use it, or the files
-# given), against the installed kernel_ml:
+# Run the TAP tests (all of test/t/*.pl, or the files given), each of which
+# builds its own clusters with PostgreSQL's PostgreSQL::Test::Cluster,
+# against the installed kernel_ml:
 #   bash test/tap.sh [test/t/005_security.pl ...]
 # It supplies what PGXS's prove_installcheck would: the Perl modules, the
 # server binaries on PATH and PG_REGRESS.  PostgreSQL refuses to run as
@@ -16,7 +16,7 @@ pgxs=$(dirname "$(dirname "$(dirname "$(pg_config --pgxs)")")")
 bindir=$(pg_config --bindir)
 share=$(pg_config --sharedir)/extension
 if [ $# -eq 0 ]; then
-	set -- $(grep -l 'use PostgreSQL::Test::Cluster' test/t/*.pl)
+	set -- test/t/*.pl
 fi
 
 fixture=$share/kernel_ml--0.1.0.sql

@@ -11,6 +11,8 @@ packages=(
 	postgresql-plpython3-15 postgresql-15-cron
 	libtest-simple-perl libipc-run-perl
 	clang libclang-rt-14-dev
+	# the stand-alone test programs: CRC-32C (ISA-L) and JSON without PostgreSQL
+	libisal-dev libjson-c-dev
 )
 
 missing=()

@@ -1,154 +1,124 @@
 /*
  * libFuzzer target for the options validator (src/options_core.c): any
- * byte string is parsed as JSON by PostgreSQL's frontend JSON parser
- * (libpgcommon), and the members of a top-level object are handed to the
- * validator as the glue (src/options.c) hands jsonb members.  It must
- * accept or reject every input without reading outside its buffers (built
- * with AddressSanitizer and UBSan by "make fuzz"), and the options it
- * accepts must satisfy every range the training code relies on.
+ * byte string that starts with '{' is parsed as JSON by json-c (Debian
+ * libjson-c-dev; nothing from PostgreSQL is linked), and the members of the
+ * top-level object are handed to the validator as the glue
+ * (src/options.c) hands jsonb members: in jsonb's key order (shorter keys
+ * first, then bytewise), the last of duplicate keys, numbers as doubles
+ * (+-Inf beyond the double range), array elements as scalars or empty
+ * containers.  It must accept or reject every input without reading
+ * outside its buffers or leaking (built with AddressSanitizer and UBSan by
+ * "make fuzz"), and the options it accepts must satisfy every range the
+ * training code relies on.
+ *
+ * json-c is laxer than jsonb in two ways, undone here: NaN and Infinity
+ * literals are not JSON (inputs with them are skipped: jsonb cannot hold
+ * them), and integers beyond 64 bits are clamped to the 64-bit limits
+ * (still out of every range the validator allows).
  */
-#include "postgres_fe.h"
-
+#include <ctype.h>
 #include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-#include "common/jsonapi.h"
-#include "mb/pg_wchar.h"
+#include <json-c/json.h>
 
 #include "options_core.h"
 
-#define MAX_ELEMS 256			/* more than KM_MAX_GRID, to reach that check */
-
-typedef struct parse_state
+/* What a JSON value converts to; *texts collects strings to free. */
+typedef struct conversion
 {
-	int			depth;			/* containers open */
-	char	   *key;			/* member of the top-level object being read */
-	km_value	value;			/* its value */
-	km_value	elems[MAX_ELEMS];	/* elements when it is an array */
-	char	   *texts[MAX_ELEMS + 1];	/* tokens to free */
+	char	  **texts;
 	int			n_texts;
-	bool		failed;			/* the validator rejected a member */
-	km_options_parser parser;
-	km_option_error err;
-} parse_state;
+	bool		not_json;		/* a NaN or Infinity literal */
+} conversion;
 
-static void
-keep(parse_state *s, char *token)
+static const char *
+keep(conversion *c, char *text)
 {
-	if (s->n_texts < MAX_ELEMS + 1)
-		s->texts[s->n_texts++] = token;
-	else
-		pfree(token);
+	c->texts[c->n_texts++] = text;
+	return text;
 }
 
+/* A scalar, or a nested container (its elements are not read). */
 static void
-scalar_of(parse_state *s, char *token, JsonTokenType type, km_value *v)
+scalar_value(conversion *c, struct json_object *j, km_value *out)
 {
-	memset(v, 0, sizeof(*v));
-	keep(s, token);
-	v->text = token;
-	switch (type)
+	const char *s;
+	char	   *q;
+
+	memset(out, 0, sizeof(*out));
+	switch (json_object_get_type(j))
 	{
-		case JSON_TOKEN_STRING:
-			v->type = KM_VALUE_STRING;
-			v->string = token;
+		case json_type_null:
+			out->type = KM_VALUE_NULL;
+			out->text = "null";
 			break;
-		case JSON_TOKEN_NUMBER:
-			v->type = KM_VALUE_NUMBER;
-			v->number = strtod(token, NULL);
+		case json_type_string:
+			out->type = KM_VALUE_STRING;
+			out->string = json_object_get_string(j);
+			q = malloc(strlen(out->string) + 3);
+			sprintf(q, "\"%s\"", out->string);
+			out->text = keep(c, q);
 			break;
-		case JSON_TOKEN_TRUE:
-		case JSON_TOKEN_FALSE:
-			v->type = KM_VALUE_BOOL;
-			v->boolean = type == JSON_TOKEN_TRUE;
+		case json_type_int:
+		case json_type_double:
+			s = json_object_get_string(j);	/* a double's text as written */
+			if (!(isdigit((unsigned char) s[0]) ||
+				  (s[0] == '-' && isdigit((unsigned char) s[1]))))
+				c->not_json = true;
+			out->type = KM_VALUE_NUMBER;
+			out->number = json_object_get_double(j);
+			out->text = s;
 			break;
-		default:
-			v->type = KM_VALUE_NULL;
+		case json_type_boolean:
+			out->type = KM_VALUE_BOOL;
+			out->boolean = json_object_get_boolean(j);
+			out->text = out->boolean ? "true" : "false";
+			break;
+		case json_type_array:
+		case json_type_object:
+			out->type = json_object_is_type(j, json_type_array) ?
+				KM_VALUE_ARRAY : KM_VALUE_OBJECT;
+			out->text = "an array or object";
 			break;
 	}
 }
 
+/* The value of a key: a scalar, an object, or an array and its elements. */
 static void
-container_start(parse_state *s, km_value_type type)
+member_value(conversion *c, struct json_object *j, km_value *out)
 {
-	s->depth++;
-	if (s->depth == 2)			/* the value of a member */
-	{
-		memset(&s->value, 0, sizeof(s->value));
-		s->value.type = type;
-		s->value.text = "an array or object";
-		s->value.elems = s->elems;
-	}
-	else if (s->depth == 3 && s->value.type == KM_VALUE_ARRAY &&
-			 s->value.n_elems < MAX_ELEMS)
-	{
-		km_value   *e = &s->elems[s->value.n_elems++];
+	size_t		n;
+	km_value   *elems;
 
-		memset(e, 0, sizeof(*e));
-		e->type = type;
-		e->text = "an array or object";
-	}
-}
-
-static void
-object_start(void *state)
-{
-	container_start(state, KM_VALUE_OBJECT);
-}
-
-static void
-array_start(void *state)
-{
-	container_start(state, KM_VALUE_ARRAY);
-}
-
-static void
-container_end(void *state)
-{
-	((parse_state *) state)->depth--;
-}
-
-static void
-field_start(void *state, char *fname, bool isnull)
-{
-	parse_state *s = state;
-
-	if (s->depth == 1)
-	{
-		s->key = fname;
-		memset(&s->value, 0, sizeof(s->value));
-	}
-	else
-		pfree(fname);
-}
-
-static void
-field_end(void *state, char *fname, bool isnull)
-{
-	parse_state *s = state;
-
-	if (s->depth != 1)
+	scalar_value(c, j, out);
+	if (out->type != KM_VALUE_ARRAY)
 		return;
-	if (!s->failed && !km_options_set(&s->parser, s->key, &s->value, &s->err))
-		s->failed = true;
-	pfree(s->key);
-	s->key = NULL;
-	for (int i = 0; i < s->n_texts; i++)
-		pfree(s->texts[i]);
-	s->n_texts = 0;
+	n = json_object_array_length(j);
+	elems = malloc(sizeof(km_value) * (n > 0 ? n : 1));
+	for (size_t i = 0; i < n; i++)
+		scalar_value(c, json_object_array_get_idx(j, i), &elems[i]);
+	keep(c, (char *) elems);
+	out->elems = elems;
+	out->n_elems = (int) n;
 }
 
-static void
-scalar(void *state, char *token, JsonTokenType type)
+/* jsonb's order of object keys: shorter first, then bytewise */
+static int
+jsonb_key_order(const void *a, const void *b)
 {
-	parse_state *s = state;
+	const char *x = *(const char *const *) a;
+	const char *y = *(const char *const *) b;
+	size_t		lx = strlen(x);
+	size_t		ly = strlen(y);
 
-	if (s->depth == 1 && s->key != NULL)
-		scalar_of(s, token, type, &s->value);
-	else if (s->depth == 2 && s->value.type == KM_VALUE_ARRAY &&
-			 s->value.n_elems < MAX_ELEMS)
-		scalar_of(s, token, type, &s->elems[s->value.n_elems++]);
-	else
-		pfree(token);
+	if (lx != ly)
+		return lx < ly ? -1 : 1;
+	return memcmp(x, y, lx);
 }
 
 static void
@@ -220,52 +190,60 @@ check_accepted(km_options *o)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char	   *json = malloc(size + 1);
-	JsonLexContext *lex;
-	JsonSemAction sem = {0};
-	parse_state *s = calloc(1, sizeof(parse_state));
+	struct json_tokener *tok;
+	struct json_object *root;
+	km_options_parser parser;
+	km_option_error err;
 	km_options	out;
-	JsonParseErrorType rc;
+	bool		failed = false;
 
-	memcpy(json, data, size);
-	json[size] = '\0';
-	km_options_begin(&s->parser, &out);
-	sem.semstate = s;
-	sem.object_start = object_start;
-	sem.object_end = container_end;
-	sem.array_start = array_start;
-	sem.array_end = container_end;
-	sem.object_field_start = field_start;
-	sem.object_field_end = field_end;
-	sem.scalar = scalar;
-
-	/* the top level must be an object, as km_options_parse requires */
-	lex = makeJsonLexContextCstringLen(json, (int) size, PG_UTF8, true);
-	if (size > 0 && json[0] == '{')
-	{
-		rc = pg_parse_json(lex, &sem);
-		if (rc == JSON_SUCCESS && !s->failed)
-		{
-			if (km_options_finish(&s->parser, &s->err))
-				check_accepted(&out);
-			else
-				s->failed = true;
-		}
-		if (s->failed)
-			check(s->err.message[0] != '\0' && s->err.detail[0] != '\0');
-	}
-	if (s->key)
-		pfree(s->key);
-	for (int i = 0; i < s->n_texts; i++)
-		pfree(s->texts[i]);
-	if (lex->strval)
-	{
-		pfree(lex->strval->data);
-		pfree(lex->strval);
-	}
-	pfree(lex);
-	free(s);
-	free(json);
 	check(strlen(km_options_valid_keys()) > 0);
+	/* the top level must be an object, as km_options_parse requires */
+	if (size == 0 || data[0] != '{' || size > INT32_MAX)
+		return 0;
+	tok = json_tokener_new();
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	root = json_tokener_parse_ex(tok, (const char *) data, (int) size);
+	if (root != NULL && json_tokener_get_error(tok) == json_tokener_success &&
+		json_tokener_get_parse_end(tok) == size &&
+		json_object_is_type(root, json_type_object))
+	{
+		int			n = json_object_object_length(root);
+		const char **keys = malloc(sizeof(char *) * (n > 0 ? n : 1));
+		km_value   *values = malloc(sizeof(km_value) * (n > 0 ? n : 1));
+		conversion	c = {0};
+		int			i = 0;
+
+		/* every value with all its elements and their texts, at most */
+		c.texts = malloc(sizeof(char *) * (2 * size + 2));
+		json_object_object_foreach(root, key, val)
+			keys[i++] = key;
+		qsort(keys, n, sizeof(char *), jsonb_key_order);
+		for (i = 0; i < n; i++)
+			member_value(&c, json_object_object_get(root, keys[i]), &values[i]);
+
+		if (!c.not_json)
+		{
+			km_options_begin(&parser, &out);
+			for (i = 0; i < n && !failed; i++)
+				failed = !km_options_set(&parser, keys[i], &values[i], &err);
+			if (!failed)
+			{
+				if (km_options_finish(&parser, &err))
+					check_accepted(&out);
+				else
+					failed = true;
+			}
+			if (failed)
+				check(err.message[0] != '\0' && err.detail[0] != '\0');
+		}
+		for (i = 0; i < c.n_texts; i++)
+			free(c.texts[i]);
+		free(c.texts);
+		free(values);
+		free(keys);
+	}
+	json_object_put(root);
+	json_tokener_free(tok);
 	return 0;
 }

@@ -4,65 +4,69 @@
 # kernel matrix would not fit in it; with kernel_ml.blas_threads = 2 (pages
 # populated from two threads) a cancel is as prompt and the model the same.
 #
-# Run inside a throwaway cluster, psql reaching it through the libpq
-# environment:   pg_virtualenv prove test/t/
+# Uses PostgreSQL::Test::Cluster (its own cluster) and the installed
+# extension; run it with test/tap.sh.
 use strict;
 use warnings;
 
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time);
 
 my $table = 'kernel_ml_cancel_t';
 
-# Run psql -X -v ON_ERROR_STOP=0 with the given arguments; return its
-# combined stdout and stderr, its exit code and its wall time in seconds.
+my $bindir = `pg_config --bindir`;
+chomp $bindir;
+(my $install = $bindir) =~ s{/bin$}{};
+
+my $node = PostgreSQL::Test::Cluster->new('cancel', install_path => $install);
+$node->init;
+$node->append_conf('postgresql.conf', "max_worker_processes = 16\nmax_parallel_workers = 8\n");
+$node->start;
+
+# Run the SQL statements in one psql session (-X -At, stopping at the first
+# error only with ON_ERROR_STOP => 1); return its stdout and stderr joined,
+# its exit code and its wall time in seconds.
 sub psql
 {
-	my @args = @_;
+	my ($sql, %opt) = @_;
 	my $start = time();
-	my $pid = open(my $fh, '-|');
-	die "cannot fork: $!" unless defined $pid;
-	if ($pid == 0)
-	{
-		open(STDERR, '>&', \*STDOUT) or die "cannot dup stdout: $!";
-		exec('psql', '-X', '-q', '-v', 'ON_ERROR_STOP=0', @args)
-		  or die "cannot run psql: $!";
-	}
-	my $out = do { local $/; <$fh> };
-	close($fh);
-	my $rc = $? >> 8;
-	return ($out // '', $rc, time() - $start);
+	my ($rc, $stdout, $stderr) = $node->psql(
+		'postgres', join(";\n", @$sql) . ";\n",
+		on_error_stop => $opt{ON_ERROR_STOP} // 0);
+	my $out = join("\n", grep { $_ ne '' } ($stdout, $stderr));
+	return ($out, $rc, time() - $start);
 }
 
 # Baseline: the cost of starting psql and connecting.
-my ($out, $rc, $base) = psql('-c', 'select 1');
+my ($out, $rc, $base) = psql(['select 1']);
 is($rc, 0, 'psql reaches the cluster') or diag($out);
-diag(sprintf('bare psql -c "select 1" takes %.3f s', $base));
+diag(sprintf('psql with select 1 takes %.3f s', $base));
 
 # Load the data in its own psql call, so that the timed call only trains.
-($out, $rc) = psql(
-	'-v', 'ON_ERROR_STOP=1',
-	'-c', 'CREATE EXTENSION IF NOT EXISTS kernel_ml',
-	'-c', "DROP TABLE IF EXISTS $table",
-	'-c', 'SELECT setseed(0.42)',
+($out, $rc) = psql([
+	'CREATE EXTENSION IF NOT EXISTS kernel_ml',
+	"DROP TABLE IF EXISTS $table",
+	'SELECT setseed(0.42)',
 	# the subquery refers to i, so it runs once per row
-	'-c', "CREATE TABLE $table AS SELECT i AS id, "
+	"CREATE TABLE $table AS SELECT i AS id, "
 	  . "ARRAY(SELECT random() FROM generate_series(1, 20) WHERE i > 0) AS f, "
 	  . "random() AS y FROM generate_series(1, 20000) AS i",
-	'-c', "ANALYZE $table");
+	"ANALYZE $table" ], ON_ERROR_STOP => 1);
 is($rc, 0, 'created the extension and a table of 20,000 rows') or diag($out);
 
-($out, $rc) = psql('-At', '-c',
+($out, $rc) = psql([
 	"SELECT count(*), min(cardinality(f)), max(cardinality(f)), "
-	  . "count(DISTINCT f) FROM $table");
+	  . "count(DISTINCT f) FROM $table" ]);
 like($out, qr/^20000\|20\|20\|20000$/m, '20,000 distinct rows of 20 features')
   or diag($out);
 
 # 1. statement_timeout cancels training promptly.
 my $elapsed;
-($out, $rc, $elapsed) = psql(
-	'-c', "SET statement_timeout = '1s'",
-	'-c', "SELECT length(kernel_train(f, y)) FROM $table");
+($out, $rc, $elapsed) = psql([
+	"SET statement_timeout = '1s'",
+	"SELECT length(kernel_train(f, y)) FROM $table" ]);
 like(
 	$out,
 	qr/canceling statement due to statement timeout/,
@@ -72,9 +76,9 @@ cmp_ok($elapsed, '<', 2 + $base,
 	sprintf('the cancelled psql call took %.3f s (< 2 s + %.3f s)', $elapsed, $base));
 
 # 2. kernel_ml.max_memory: a 20,000 x 20,000 kernel matrix is 3.2 GB.
-($out, $rc, $elapsed) = psql(
-	'-c', "SET kernel_ml.max_memory = '64MB'",
-	'-c', "SELECT length(kernel_train(f, y)) FROM $table");
+($out, $rc, $elapsed) = psql([
+	"SET kernel_ml.max_memory = '64MB'",
+	"SELECT length(kernel_train(f, y)) FROM $table" ]);
 like($out, qr/ERROR/, 'training over kernel_ml.max_memory is an error')
   or diag($out);
 like($out, qr/kernel_ml\.max_memory/, 'the error mentions kernel_ml.max_memory')
@@ -86,10 +90,10 @@ cmp_ok($elapsed, '<', 2 + $base,
 # 3. kernel_ml.blas_threads = 2: the matrix pages are populated from two
 # threads (src/pgutil.c, from 64 MB of pages on), and BLAS runs on two.
 # A cancel must still stop training promptly and leave a working server...
-($out, $rc, $elapsed) = psql(
-	'-c', 'SET kernel_ml.blas_threads = 2',
-	'-c', "SET statement_timeout = '300ms'",
-	'-c', "SELECT length(kernel_train(f, y)) FROM $table");
+($out, $rc, $elapsed) = psql([
+	'SET kernel_ml.blas_threads = 2',
+	"SET statement_timeout = '300ms'",
+	"SELECT length(kernel_train(f, y)) FROM $table" ]);
 like(
 	$out,
 	qr/canceling statement due to statement timeout/,
@@ -100,18 +104,17 @@ cmp_ok($elapsed, '<', 2 + $base,
 
 # ... and a model trained on two threads (5,000 rows: 100 MB of pages)
 # predicts like one trained on one thread.
-($out, $rc) = psql(
-	'-At', '-v', 'ON_ERROR_STOP=1',
-	'-c', 'SET kernel_ml.blas_threads = 2',
-	'-c', "CREATE TEMP TABLE m2 AS SELECT kernel_train(f, y ORDER BY id) AS m "
+($out, $rc) = psql([
+	'SET kernel_ml.blas_threads = 2',
+	"CREATE TEMP TABLE m2 AS SELECT kernel_train(f, y ORDER BY id) AS m "
 	  . "FROM $table WHERE id <= 5000",
-	'-c', 'SET kernel_ml.blas_threads = 1',
-	'-c', "CREATE TEMP TABLE m1 AS SELECT kernel_train(f, y ORDER BY id) AS m "
+	'SET kernel_ml.blas_threads = 1',
+	"CREATE TEMP TABLE m1 AS SELECT kernel_train(f, y ORDER BY id) AS m "
 	  . "FROM $table WHERE id <= 5000",
-	'-c', "SELECT (kernel_model_info(m1.m)->>'n_train')::int, "
+	"SELECT (kernel_model_info(m1.m)->>'n_train')::int, "
 	  . "max(abs(kernel_predict(m2.m, t.f) - kernel_predict(m1.m, t.f))) "
 	  . "/ max(abs(kernel_predict(m1.m, t.f))) "
-	  . "FROM $table t, m1, m2 WHERE t.id > 19000 GROUP BY 1");
+	  . "FROM $table t, m1, m2 WHERE t.id > 19000 GROUP BY 1" ], ON_ERROR_STOP => 1);
 is($rc, 0, 'trained the same 5,000 rows with blas_threads 2 and 1') or diag($out);
 my ($n_train, $rel) = $out =~ /^(\d+)\|(\S+)$/m;
 is($n_train, 5000, 'on 5,000 rows') or diag($out);
@@ -119,7 +122,8 @@ cmp_ok($rel // 1, '<', 1e-9,
 	'their predictions on 1,000 other rows agree within 1e-9 (relative)')
   or diag($out);
 
-($out, $rc) = psql('-v', 'ON_ERROR_STOP=1', '-c', "DROP TABLE $table");
+($out, $rc) = psql([ "DROP TABLE $table" ], ON_ERROR_STOP => 1);
 is($rc, 0, 'dropped the table') or diag($out);
 
+$node->stop;
 done_testing();

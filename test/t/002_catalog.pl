@@ -4,11 +4,14 @@
 # another session deploys, and pg_dump / restore giving identical
 # predictions.
 #
-# Run inside a throwaway cluster, psql reaching it through the libpq
-# environment as a superuser:   pg_virtualenv prove test/t/
+# Uses PostgreSQL::Test::Cluster (its own cluster) and the installed
+# extension; run it with test/tap.sh.
 use strict;
 use warnings;
 
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time sleep);
 
@@ -17,46 +20,58 @@ my $db2 = "kml_catalog_restore_$$";
 my $db3 = "kml_catalog_data_$$";
 my $alice = "kml_alice_$$";
 my $bob = "kml_bob_$$";
-my $dumpfile = "/tmp/kml_catalog_$$.dump";
+my $dumpfile = "$PostgreSQL::Test::Utils::tmp_check/kml_catalog.dump";
 
-# Start psql -X -q -v ON_ERROR_STOP=0 -At with the given arguments; return
-# a handle whose output finish() collects.
+my $bindir = `pg_config --bindir`;
+chomp $bindir;
+(my $install = $bindir) =~ s{/bin$}{};
+
+my $node = PostgreSQL::Test::Cluster->new('catalog', install_path => $install);
+$node->init;
+$node->append_conf('postgresql.conf', "max_worker_processes = 16\nmax_parallel_workers = 8\n");
+$node->start;
+
+# Start a psql session in the background (-X -q -At, not stopping at
+# errors) that runs the SQL commands in database $d, one -c each; return a
+# handle whose output (stdout and stderr together) finish() collects.
 sub start_psql
 {
-	my @args = @_;
-	my $pid = open(my $fh, '-|');
-	die "cannot fork: $!" unless defined $pid;
-	if ($pid == 0)
-	{
-		open(STDERR, '>&', \*STDOUT) or die "cannot dup stdout: $!";
-		exec('psql', '-X', '-q', '-At', '-v', 'ON_ERROR_STOP=0', @args)
-		  or die "cannot run psql: $!";
-	}
-	return { fh => $fh, start => time() };
+	my ($d, @sql) = @_;
+	my $out = '';
+	my $h = IPC::Run::start(
+		[ 'psql', '-X', '-q', '-At', '-v', 'ON_ERROR_STOP=0', '-d', $node->connstr($d),
+			map { ('-c', $_) } @sql ],
+		'<', \undef, '>&', \$out);
+	return { h => $h, out => \$out, start => time() };
 }
 
 sub finish
 {
 	my ($h) = @_;
-	my $fh = $h->{fh};
-	my $out = do { local $/; <$fh> };
-	close($fh);
+	$h->{h}->finish;
 	my $rc = $? >> 8;
-	$out //= '';
+	my $out = ${ $h->{out} };
 	chomp $out;
 	return ($out, $rc, time() - $h->{start});
 }
 
-# Run psql and return (output, exit code, seconds).
-sub psql { return finish(start_psql(@_)); }
+# Run SQL statements in one session in database $d, not stopping at
+# errors; return (stdout and stderr joined, exit code, seconds).
+sub psql
+{
+	my ($d, @sql) = @_;
+	my $start = time();
+	my ($rc, $stdout, $stderr) =
+	  $node->psql($d, join(";\n", @sql) . ";\n", on_error_stop => 0);
+	my $out = join("\n", grep { $_ ne '' } ($stdout, $stderr));
+	return ($out, $rc, time() - $start);
+}
 
 # Run SQL in database $d; die on error (setup steps).
 sub psql_ok
 {
 	my ($d, @sql) = @_;
-	my ($out, $rc) = psql('-d', $d, '-v', 'ON_ERROR_STOP=1', map { ('-c', $_) } @sql);
-	die "psql failed: $out" if $rc != 0;
-	return $out;
+	return $node->safe_psql($d, join(";\n", @sql) . ";\n");
 }
 
 # One query's single value (or rows joined by newlines) in $db.
@@ -67,7 +82,18 @@ sub value { my ($sql, $d) = @_; return psql_ok($d // $db, $sql); }
 sub as_role
 {
 	my ($role, @sql) = @_;
-	return psql('-d', $db, '-c', "SET ROLE $role", map { ('-c', $_) } @sql);
+	return psql($db, "SET ROLE $role", @sql);
+}
+
+# pg_restore the dump into database $d; return (its output, exit code).
+sub restore
+{
+	my ($d) = @_;
+	my $out = '';
+	IPC::Run::run([ 'pg_restore', '-d', $node->connstr($d), $dumpfile ], '<', \undef, '>&', \$out);
+	my $rc = $? >> 8;
+	chomp $out;
+	return ($out, $rc);
 }
 
 # A fingerprint of the whole catalog.
@@ -139,9 +165,9 @@ is($out, "2|f\n\n1", 'alice retrains, deploys and drops her own') or diag($out);
 ($out) = as_role($alice,
 	qq{SELECT version FROM kernel_model_train('whoami', 'SELECT f, y FROM houses WHERE current_user = ''$alice''')});
 is($out, '1', 'alice trains a model whose query sees rows only as alice') or diag($out);
-($out) = psql('-d', $db, '-c', q{SELECT version FROM kernel_model_retrain('whoami')});
+($out) = psql($db, q{SELECT version FROM kernel_model_retrain('whoami')});
 is($out, '2', 'the superuser retrains it: the query ran as alice') or diag($out);
-($out) = psql('-d', $db, '-c',
+($out) = psql($db,
 	qq{SELECT count(*) FROM kernel_model_train('whoami2', 'SELECT f, y FROM houses WHERE current_user = ''$alice''')});
 like($out, qr/no usable rows/, 'while a query given to kernel_model_train runs as the caller') or diag($out);
 
@@ -149,9 +175,9 @@ like($out, qr/no usable rows/, 'while a query given to kernel_model_train runs a
 # Session A trains and holds its transaction open; B trains the same name
 # meanwhile and must wait for A's commit, then take the next version.
 my $train_conc = q{SELECT version FROM kernel_model_train('conc', 'SELECT f, y FROM houses', '{"deploy": "always"}')};
-my $sa = start_psql('-d', $db, '-c', 'BEGIN', '-c', $train_conc, '-c', 'SELECT pg_sleep(2)', '-c', 'COMMIT');
+my $sa = start_psql($db, 'BEGIN', $train_conc, 'SELECT pg_sleep(2)', 'COMMIT');
 sleep(0.7);
-my $sb = start_psql('-d', $db, '-c', $train_conc);
+my $sb = start_psql($db, $train_conc);
 my ($out_a) = finish($sa);
 my ($out_b, $rc_b, $time_b) = finish($sb);
 unlike("$out_a\n$out_b", qr/ERROR/, 'two concurrent trainings of one name both succeed')
@@ -162,7 +188,7 @@ is_deeply([ sort ($va // 0, $out_b) ], [ 1, 2 ], 'with versions 1 and 2')
 cmp_ok($time_b, '>', 0.8, sprintf('the second waited for the first to commit (%.2f s)', $time_b));
 
 # four at once, with no explicit transaction
-my @h = map { start_psql('-d', $db, '-c', $train_conc) } 1 .. 4;
+my @h = map { start_psql($db, $train_conc) } 1 .. 4;
 my @versions = map { my ($o) = finish($_); $o } @h;
 is_deeply([ sort { $a <=> $b } @versions ], [ 3, 4, 5, 6 ], 'four more at once get versions 3 to 6')
   or diag(join("\n", @versions));
@@ -182,7 +208,7 @@ my @failures = (
 );
 for my $f (@failures)
 {
-	($out) = psql('-d', $db, '-c', $f->[1]);
+	($out) = psql($db, $f->[1]);
 	like($out, $f->[2], "training fails on $f->[0]") or diag($out);
 	is(value($catalog_state), $before, "and leaves the catalog and the deployed version as they were");
 }
@@ -196,9 +222,9 @@ my $v2 = value(q{SET extra_float_digits = 3; SELECT string_agg(kernel_predict(mo
 isnt($v1, $v2, 'versions 1 and 2 of "live" predict differently');
 # 200 rows at 10 ms each: the deployment below lands in the middle
 my $scoring = q{SELECT string_agg(p::text, ',' ORDER BY id) FROM (SELECT id, kernel_predict('live', f) AS p FROM houses WHERE id <= 200 AND pg_sleep(0.01) IS NOT NULL) s};
-my $long = start_psql('-d', $db, '-c', 'SET extra_float_digits = 3', '-c', $scoring, '-c', $scoring);
+my $long = start_psql($db, 'SET extra_float_digits = 3', $scoring, $scoring);
 sleep(0.8);
-($out, $rc) = psql('-d', $db, '-c', q{SELECT kernel_model_deploy('live', 2)});
+($out, $rc) = psql($db, q{SELECT kernel_model_deploy('live', 2)});
 is($rc, 0, 'another session deploys version 2 while the statement runs') or diag($out);
 ($out) = finish($long);
 my @results = split /\n/, $out;
@@ -209,30 +235,22 @@ ok(defined $results[1] && $results[1] eq $v2, 'the next statement used version 2
 # ---- pg_dump and restore give identical predictions ----------------------
 my $scores = q{SET extra_float_digits = 3; SELECT string_agg(name || ':' || kernel_predict(name, f)::text, ',' ORDER BY name, id) FROM houses, (SELECT DISTINCT name FROM kernel_models) n};
 my $orig = value($scores);
-system('pg_dump', '-Fc', '-d', $db, '-f', $dumpfile) == 0 or die 'pg_dump failed';
+IPC::Run::run([ 'pg_dump', '-Fc', '-d', $node->connstr($db), '-f', $dumpfile ]) or die 'pg_dump failed';
 psql_ok('postgres', "CREATE DATABASE $db2");
-($out, $rc) = finish(do {
-	my $pid = open(my $fh, '-|') // die "cannot fork: $!";
-	if ($pid == 0) { open(STDERR, '>&', \*STDOUT); exec('pg_restore', '-d', $db2, $dumpfile) or die; }
-	{ fh => $fh, start => time() };
-});
+($out, $rc) = restore($db2);
 is($rc, 0, 'pg_restore into a fresh database succeeds') or diag($out);
 is(value($catalog_state, $db2), value($catalog_state), 'the restored catalog has the same versions, deployments and models');
 is(value($scores, $db2), $orig, 'and every model predicts identically');
 is(value(q{SELECT owner FROM kernel_models WHERE name = 'shared' LIMIT 1}, $db2), $alice, 'ownership survives');
-($out) = psql('-d', $db2, '-c', "SET ROLE $bob", '-c', q{SELECT kernel_model_drop('shared')});
+($out) = psql($db2, "SET ROLE $bob", q{SELECT kernel_model_drop('shared')});
 like($out, qr/permission denied for model "shared"/, 'and is enforced after the restore') or diag($out);
-($out) = psql('-d', $db2, '-At', '-c', q{SELECT version, deployed FROM kernel_model_train('conc', 'SELECT f, y FROM houses', '{"deploy": "never"}')});
+($out) = psql($db2, q{SELECT version, deployed FROM kernel_model_train('conc', 'SELECT f, y FROM houses', '{"deploy": "never"}')});
 is($out, '7|f', 'training continues with the next version after the restore') or diag($out);
 
 # the other way: CREATE EXTENSION first in a fresh database, then the dump
 psql_ok('postgres', "CREATE DATABASE $db3");
 psql_ok($db3, 'CREATE EXTENSION kernel_ml');
-($out, $rc) = finish(do {
-	my $pid = open(my $fh, '-|') // die "cannot fork: $!";
-	if ($pid == 0) { open(STDERR, '>&', \*STDOUT); exec('pg_restore', '-d', $db3, $dumpfile) or die; }
-	{ fh => $fh, start => time() };
-});
+($out, $rc) = restore($db3);
 is($rc, 0, 'the dump also restores into a database where CREATE EXTENSION was run first') or diag($out);
 is(value($scores, $db3), $orig, 'and predicts identically too');
 
@@ -241,4 +259,5 @@ psql_ok('postgres', "DROP DATABASE $db", "DROP DATABASE $db2", "DROP DATABASE $d
 unlink $dumpfile;
 pass('cleaned up');
 
+$node->stop;
 done_testing();

@@ -2,13 +2,16 @@
 # three models (deploy "always", "if_better", "never") after the training
 # table changed; each gets a new version, deployed as its policy says.
 #
-# Needs a cluster started with shared_preload_libraries = 'pg_cron' and
-# cron.database_name = 'postgres' (test/run.sh does this); skipped otherwise.
-# pg_cron 1.4 schedules by the minute, so the test waits for the next
-# minute boundary, polling cron.job_run_details for at most 150 seconds.
+# Uses PostgreSQL::Test::Cluster (its own cluster, started with
+# shared_preload_libraries = 'pg_cron' and cron.database_name = 'postgres')
+# and the installed extension; run it with test/tap.sh.  pg_cron 1.4
+# schedules by the minute, so the test waits for the next minute boundary,
+# polling cron.job_run_details for at most 150 seconds.
 use strict;
 use warnings;
 
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time sleep);
 
@@ -16,38 +19,29 @@ my $table = "kml_cron_data_$$";
 my $job = "kml_cron_job_$$";
 my %models = map { $_ => "kml_cron_${_}_$$" } qw(always if_better never);
 
-sub psql
-{
-	my @args = @_;
-	my $pid = open(my $fh, '-|');
-	die "cannot fork: $!" unless defined $pid;
-	if ($pid == 0)
-	{
-		open(STDERR, '>&', \*STDOUT) or die "cannot dup stdout: $!";
-		exec('psql', '-X', '-q', '-At', '-d', 'postgres', '-v', 'ON_ERROR_STOP=1', @args)
-		  or die "cannot run psql: $!";
-	}
-	my $out = do { local $/; <$fh> };
-	close($fh);
-	my $rc = $? >> 8;
-	$out //= '';
-	chomp $out;
-	return ($out, $rc);
-}
+my $bindir = `pg_config --bindir`;
+chomp $bindir;
+(my $install = $bindir) =~ s{/bin$}{};
 
+my $node = PostgreSQL::Test::Cluster->new('pg_cron', install_path => $install);
+$node->init;
+$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'pg_cron'
+cron.database_name = 'postgres'
+cron.use_background_workers = on
+max_worker_processes = 16
+});
+$node->start;
+
+# One query's result in database postgres; dies on error.
 sub value
 {
 	my ($sql) = @_;
-	my ($out, $rc) = psql('-c', $sql);
-	die "psql failed: $out\n(for $sql)" if $rc != 0;
-	return $out;
+	return $node->safe_psql('postgres', $sql);
 }
 
-my ($preload) = psql('-c', 'SHOW shared_preload_libraries');
-my ($dbname) = psql('-c', q{SELECT current_setting('cron.database_name', true)});
-plan skip_all => 'pg_cron is not preloaded in database postgres'
-  unless $preload =~ /pg_cron/ && $dbname eq 'postgres';
-
+is(value('SHOW shared_preload_libraries') . '|' . value(q{SELECT current_setting('cron.database_name', true)}),
+	'pg_cron|postgres', 'pg_cron is preloaded in database postgres');
 my $had_cron = value(q{SELECT count(*) FROM pg_extension WHERE extname = 'pg_cron'});
 value('CREATE EXTENSION IF NOT EXISTS pg_cron');
 value('CREATE EXTENSION IF NOT EXISTS kernel_ml');
@@ -124,4 +118,5 @@ value("DROP TABLE $table");
 value('DROP EXTENSION pg_cron') if $had_cron eq '0';
 pass('cleaned up');
 
+$node->stop;
 done_testing();
