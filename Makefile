@@ -5,12 +5,14 @@ EXTVERSION = $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(EXTENSION).
 MODULE_big = kernel_ml
 # The numerical core includes no PostgreSQL header; the glue does.
 CORE_OBJS = src/core.o src/kernels.o src/kernel_maps.o src/eigen.o src/solve.o src/select.o \
-	src/model.o
+	src/model.o src/methods.o src/ridge.o src/lms.o
 GLUE_OBJS = src/crc32c.o src/kernel_ml.o src/json.o src/options.o src/pgutil.o \
 	src/rowset.o src/split.o src/train.o src/matrix.o src/predict.o src/catalog.o \
 	src/catalog_train.o src/catalog_predict.o
 # The table of options and their checks (the glue in src/options.c reads jsonb).
 CORE_OBJS += src/options_core.o
+# The method registry and one file per method (src/method.h).
+METHOD_SRCS = src/methods.c src/ridge.c src/lms.c
 OBJS = $(CORE_OBJS) $(GLUE_OBJS) $(KM_ASAN_OBJS)
 
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
@@ -92,7 +94,7 @@ installcheck-asan:
 # FUZZ_SECONDS: the model decoder from a corpus seeded with valid models, and
 # the options validator on JSON parsed by libpgcommon's frontend parser.
 FUZZ_SECONDS ?= 60
-FUZZ_SRCS = src/model.c src/crc32c.c src/core.c src/kernels.c
+FUZZ_SRCS = src/model.c src/crc32c.c src/core.c src/kernels.c src/eigen.c src/solve.c $(METHOD_SRCS)
 FUZZ_LIBS = test/fuzz/kernel_maps.o -L$(shell $(PG_CONFIG) --pkglibdir) -lpgport \
 	-lopenblas -llapacke -lmvec -lm
 FUZZ_CC = clang -O1 -g -Wno-ignored-attributes -fsanitize=fuzzer,address,undefined \
@@ -115,7 +117,7 @@ fuzz-model: test/fuzz/kernel_maps.o
 # links the core files that hold them; libpgcommon brings the JSON parser,
 # whose frontend build leaks a member name or token when the JSON is
 # malformed (the server frees them with their memory context): no leak check.
-FUZZ_OPTIONS_SRCS = src/options_core.c src/core.c src/kernels.c src/eigen.c src/solve.c src/select.c
+FUZZ_OPTIONS_SRCS = src/options_core.c src/core.c src/kernels.c src/eigen.c src/solve.c src/select.c $(METHOD_SRCS)
 fuzz-options: test/fuzz/kernel_maps.o
 	mkdir -p test/fuzz/corpus_options
 	cp test/fuzz/options_seeds/*.json test/fuzz/corpus_options/
@@ -127,7 +129,7 @@ fuzz-options: test/fuzz/kernel_maps.o
 
 # Closed-form LOO: 0.1.0's dsyevd route against the interruptible one,
 # side by side (test/bench/loo.c).
-BENCH_SRCS = src/core.c src/kernels.c src/eigen.c src/solve.c src/select.c
+BENCH_SRCS = src/core.c src/kernels.c src/eigen.c src/solve.c src/select.c $(METHOD_SRCS)
 test/bench/loo: test/bench/loo.c $(BENCH_SRCS) src/kernel_maps.c $(wildcard src/*.h)
 	$(CC) -O2 $(MAPS_CFLAGS) -Isrc -c src/kernel_maps.c -o test/bench/kernel_maps.o
 	$(CC) -O2 -g -no-pie -Wall -Isrc -o $@ test/bench/loo.c $(BENCH_SRCS) test/bench/kernel_maps.o \

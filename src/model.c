@@ -422,7 +422,7 @@ km_model_decode(const uint8_t *buf, size_t len, km_model *m,
 		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
 					   "Field kernel is %u, which is not a known kernel.", kernel);
 	method = buf[21];
-	if (method != KM_METHOD_RIDGE && method != KM_METHOD_LMS)
+	if (km_method_get((km_method) method) == NULL)
 		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
 					   "Field method is %u, which is not a known method.", method);
 
@@ -445,6 +445,7 @@ km_model_decode(const uint8_t *buf, size_t len, km_model *m,
 	r.kernel.gamma = gamma;
 	r.kernel.coef0 = coef0;
 	r.method = (km_method) method;
+	r.task = km_method_task(r.method);
 	r.standardize = (flags & KM_FLAG_STANDARDIZE) != 0;
 	r.fit_intercept = (flags & KM_FLAG_FIT_INTERCEPT) != 0;
 	r.converged = (flags & KM_FLAG_CONVERGED) != 0;
@@ -531,4 +532,44 @@ km_model_decode(const uint8_t *buf, size_t len, km_model *m,
 	}
 	*m = r;
 	return KM_OK;
+}
+
+void
+km_model_describe_fields(const km_model *m, const km_field *fields,
+						 int n_fields, const km_describer *out)
+{
+	const char *base = (const char *) m;
+
+	for (int i = 0; i < n_fields; i++)
+	{
+		const km_field *f = &fields[i];
+		const char *p = base + f->model_offset;
+
+		if (f->name == NULL)
+			continue;
+		switch (f->type)
+		{
+			case KM_FIELD_U8:
+				out->integer(out->ctx, f->name, *(const uint8_t *) p);
+				break;
+			case KM_FIELD_U16:
+				out->integer(out->ctx, f->name, *(const uint16_t *) p);
+				break;
+			case KM_FIELD_U32:
+				out->integer(out->ctx, f->name, *(const uint32_t *) p);
+				break;
+			case KM_FIELD_I32:
+				out->integer(out->ctx, f->name, *(const int32_t *) p);
+				break;
+			case KM_FIELD_U64:
+				out->integer(out->ctx, f->name, (int64_t) *(const uint64_t *) p);
+				break;
+			case KM_FIELD_F64:
+				out->number(out->ctx, f->name, *(const double *) p);
+				break;
+			case KM_FIELD_BOOL:
+				out->boolean(out->ctx, f->name, *(const bool *) p);
+				break;
+		}
+	}
 }

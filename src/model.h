@@ -65,6 +65,7 @@ typedef struct km_model
 {
 	uint16_t	format_version;
 	uint8_t		writer_version[3];	/* major, minor, patch */
+	km_task		task;			/* of the method (format 1: regression) */
 	km_kernel	kernel;
 	km_method	method;
 	bool		standardize;
@@ -122,6 +123,13 @@ km_status	km_model_peek(const uint8_t *buf, size_t len, uint32_t *n,
  */
 km_status	km_model_decode(const uint8_t *buf, size_t len, km_model *m,
 							double *storage, km_error *err);
+
+/*
+ * Hand each of the fields (a table of method.h) of m to out, by type; the
+ * header part of kernel_model_info and each method's part use this.
+ */
+void		km_model_describe_fields(const km_model *m, const km_field *fields,
+									 int n_fields, const km_describer *out);
 
 /* CRC-32C, PostgreSQL's implementation (src/crc32c.c). */
 uint32_t	km_crc32c(const void *data, size_t len);
