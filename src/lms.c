@@ -128,13 +128,13 @@ lms_hint(km_status status)
 }
 
 static const km_field lms_fields[] = {
-	{"lambda", KM_FIELD_F64, offsetof(km_model, lambda), KM_RULE_NONNEG},
-	{"learning_rate", KM_FIELD_F64, offsetof(km_model, learning_rate), KM_RULE_NONNEG},
-	{"max_iter", KM_FIELD_I32, offsetof(km_model, max_iter), KM_RULE_NONNEG},
-	{"tol", KM_FIELD_F64, offsetof(km_model, tol), KM_RULE_NONNEG},
-	{"iterations", KM_FIELD_I32, offsetof(km_model, iterations), KM_RULE_NONNEG},
-	{"converged", KM_FIELD_BOOL, offsetof(km_model, converged), KM_RULE_ANY},
-	{"final_change", KM_FIELD_F64, offsetof(km_model, final_change), KM_RULE_NONNEG},
+	{"lambda", KM_FIELD_F64, offsetof(km_model, lambda), KM_RULE_NONNEG, 0},
+	{"learning_rate", KM_FIELD_F64, offsetof(km_model, learning_rate), KM_RULE_NONNEG, 0},
+	{"max_iter", KM_FIELD_I32, offsetof(km_model, max_iter), KM_RULE_NONNEG, 0},
+	{"tol", KM_FIELD_F64, offsetof(km_model, tol), KM_RULE_NONNEG, 0},
+	{"iterations", KM_FIELD_I32, offsetof(km_model, iterations), KM_RULE_NONNEG, 0},
+	{"converged", KM_FIELD_BOOL, offsetof(km_model, converged), KM_RULE_ANY, 0},
+	{"final_change", KM_FIELD_F64, offsetof(km_model, final_change), KM_RULE_NONNEG, 0},
 };
 
 const km_method_ops km_lms_ops = {

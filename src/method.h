@@ -76,7 +76,9 @@ typedef enum km_field_type
 	KM_FIELD_I32,
 	KM_FIELD_U64,
 	KM_FIELD_F64,
-	KM_FIELD_BOOL				/* one byte, 0 or 1 */
+	KM_FIELD_BOOL,				/* one byte, 0 or 1; bool in memory */
+	KM_FIELD_ENUM,				/* one byte; an enum in memory (rule says which) */
+	KM_FIELD_VERSION			/* three bytes: major, minor, patch */
 } km_field_type;
 
 typedef enum km_field_rule
@@ -85,7 +87,11 @@ typedef enum km_field_rule
 	KM_RULE_FINITE,				/* a finite double */
 	KM_RULE_NONNEG,				/* finite and >= 0 (double), >= 0 (integer) */
 	KM_RULE_POSITIVE,			/* finite and > 0 (double), >= 1 (integer) */
-	KM_RULE_ZERO				/* reserved: 0 */
+	KM_RULE_DEGREE,				/* an integer from 1 to 100 */
+	KM_RULE_ZERO,				/* reserved: 0, nothing in memory */
+	KM_RULE_TASK,				/* a km_task */
+	KM_RULE_METHOD,				/* a km_method with ops */
+	KM_RULE_KERNEL				/* a km_kernel_type */
 } km_field_rule;
 
 typedef struct km_field
@@ -94,6 +100,9 @@ typedef struct km_field
 	km_field_type type;
 	size_t		model_offset;	/* offsetof(km_model, field) */
 	km_field_rule rule;
+	unsigned	kernel_param;	/* KM_PARAM_*: the rule and kernel_model_info
+								 * apply only when the kernel uses it (else
+								 * a double need only be finite) */
 } km_field;
 
 /* Where kernel_model_info writes what a method describes (the glue fills it). */
@@ -102,6 +111,7 @@ typedef struct km_describer
 	void		(*number) (void *ctx, const char *key, double v);
 	void		(*integer) (void *ctx, const char *key, int64_t v);
 	void		(*boolean) (void *ctx, const char *key, bool v);
+	void		(*string) (void *ctx, const char *key, const char *v);
 	void	   *ctx;
 } km_describer;
 

@@ -333,6 +333,13 @@ describe_boolean(void *ctx, const char *key, bool v)
 	km_json_bool((KmJson *) ctx, key, v);
 }
 
+static void
+describe_string(void *ctx, const char *key, const char *v)
+{
+	/* the writer keeps the pointer until km_json_finish: copy */
+	km_json_str((KmJson *) ctx, key, pstrdup(v));
+}
+
 /* The selection block: needs the candidate array, so decodes with storage. */
 static void
 describe_selection(KmJson *j, bytea *b)
@@ -383,9 +390,9 @@ kernel_model_info(PG_FUNCTION_ARGS)
 	km_model	m;
 	km_error	err;
 	KmJson		j;
-	km_describer out = {describe_number, describe_integer, describe_boolean, &j};
+	km_describer out = {describe_number, describe_integer, describe_boolean,
+	describe_string, &j};
 	const km_method_ops *ops;
-	unsigned	params;
 
 	if (km_model_decode((const uint8 *) VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b),
 						&m, NULL, &err) != KM_OK)
@@ -393,30 +400,13 @@ kernel_model_info(PG_FUNCTION_ARGS)
 	/* decode accepts only known methods */
 	ops = km_method_get(m.method);
 	Assert(ops != NULL);
-	params = km_kernel_params(m.kernel.type);
 
 	km_json_begin(&j);
 	km_json_int(&j, "format_version", m.format_version);
-	km_json_str(&j, "kernel_ml_version",
-				psprintf("%u.%u.%u", m.writer_version[0], m.writer_version[1],
-						 m.writer_version[2]));
-	km_json_str(&j, "task", km_task_name(m.task));
-	km_json_str(&j, "kernel", km_kernel_name(m.kernel.type));
-	if (params & KM_PARAM_GAMMA)
-		km_json_num(&j, "gamma", m.kernel.gamma);
-	if (params & KM_PARAM_DEGREE)
-		km_json_int(&j, "degree", m.kernel.degree);
-	if (params & KM_PARAM_COEF0)
-		km_json_num(&j, "coef0", m.kernel.coef0);
-	km_json_str(&j, "method", ops->name);
-	/* the method's own fields, as its section table lists them */
+	/* the header's fields by its table (model.c), then the method's by its own */
+	km_model_describe_header(&m, &out);
 	km_model_describe_fields(&m, ops->fields, ops->n_fields, &out);
 	km_json_int(&j, "n_train", m.n_train);
-	km_json_int(&j, "n_features", m.n_features);
-	km_json_int(&j, "rows_skipped", (int64) m.rows_skipped);
-	km_json_bool(&j, "standardize", m.standardize);
-	km_json_bool(&j, "fit_intercept", m.fit_intercept);
-	km_json_num(&j, "intercept", m.intercept);
 	km_json_num(&j, "train_rmse", m.train_rmse);
 	km_json_int(&j, "size_bytes", (int64) VARSIZE_ANY_EXHDR(b));
 	if (m.n_candidates > 0)

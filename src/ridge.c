@@ -178,8 +178,8 @@ ridge_hint(km_status status)
 }
 
 static const km_field ridge_fields[] = {
-	{"lambda", KM_FIELD_F64, offsetof(km_model, lambda), KM_RULE_NONNEG},
-	{"jitter", KM_FIELD_F64, offsetof(km_model, jitter), KM_RULE_NONNEG},
+	{"lambda", KM_FIELD_F64, offsetof(km_model, lambda), KM_RULE_NONNEG, 0},
+	{"jitter", KM_FIELD_F64, offsetof(km_model, jitter), KM_RULE_NONNEG, 0},
 };
 
 const km_method_ops km_ridge_ops = {

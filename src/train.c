@@ -179,7 +179,7 @@ train_model(RowSet *rs)
 						km_train_memory((double) n, (double) d) - 8.0 * n * n,
 						"kernel_train model selection", false);
 	}
-	size = km_model_size((uint32_t) n, (uint32_t) d, (uint32_t) ncand);
+	size = km_model_size(opts.fit.method, (uint32_t) n, (uint32_t) d, (uint32_t) ncand);
 	nwork = km_fit_workspace_doubles(opts.fit.method, n);
 	if (n > UINT32_MAX || size == 0 || nwork == 0)
 		ereport(ERROR,
@@ -282,6 +282,7 @@ train_model(RowSet *rs)
 	m.fit_intercept = opts.fit_intercept;
 	m.n_train = (uint32_t) n;
 	m.n_features = (uint32_t) d;
+	m.rows_seen = (uint64_t) n;
 	m.rows_skipped = (uint64_t) rs->skipped;
 	m.intercept = ymean;
 	m.train_rmse = res.train_rmse;
