@@ -745,111 +745,72 @@ bad_integer(km_error *err, const char *section, const char *field,
 				   value, rule);
 }
 
-/*
- * Read, validate and store one field.  Enumerations and integers are
- * checked as integers, doubles as doubles; a rule of a kernel parameter
- * applies only when m's kernel (decoded before it) uses the parameter.
- */
+/* A double field: finite always, and its rule when the rule applies. */
 static km_status
-get_field(const uint8_t *p, const km_field *f, km_model *m,
-		  const char *section, km_error *err)
+get_double(const uint8_t *p, const km_field *f, km_model *m,
+		   const char *section, const char *name, km_error *err)
 {
-	char	   *v = (char *) m + f->model_offset;
-	const char *name = f->name ? f->name : "reserved";
+	double		x = load_f64(p);
 	bool		applies = rule_applies(f, m);
-	long long	i = 0;
+	bool		ok = isfinite(x);
+	const char *rule = "finite";
 
-	switch (f->type)
+	if (f->rule == KM_RULE_ZERO)
 	{
-		case KM_FIELD_F64:
-			{
-				double		x = load_f64(p);
-				bool		ok = isfinite(x);
-
-				if (applies && f->rule == KM_RULE_NONNEG)
-					ok = ok && x >= 0.0;
-				else if (applies && f->rule == KM_RULE_POSITIVE)
-					ok = ok && x > 0.0;
-				else if (f->rule == KM_RULE_ZERO)
-					ok = x == 0.0 && !signbit(x);
-				if (!ok)
-					return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
-								   "Field %s of the %s is %g; it must be %s.",
-								   name, section, x,
-								   !applies || f->rule == KM_RULE_FINITE ? "finite" :
-								   f->rule == KM_RULE_NONNEG ? "finite and at least 0" :
-								   f->rule == KM_RULE_POSITIVE ? "finite and greater than 0" : "0");
-				if (f->rule != KM_RULE_ZERO)
-					memcpy(v, &x, sizeof(x));
-				return KM_OK;
-			}
-		case KM_FIELD_VERSION:
-			memcpy(v, p, 3);
-			return KM_OK;
-		case KM_FIELD_U8:
-		case KM_FIELD_BOOL:
-		case KM_FIELD_ENUM:
-			i = *p;
-			break;
-		case KM_FIELD_U16:
-			i = load_u16(p);
-			break;
-		case KM_FIELD_U32:
-			i = load_u32(p);
-			break;
-		case KM_FIELD_I32:
-			i = load_i32(p);
-			break;
-		case KM_FIELD_U64:
-			{
-				uint64_t	u = load_u64(p);
-
-				if (f->rule == KM_RULE_ZERO && u != 0)
-					return bad_integer(err, section, name, (long long) (u & INT64_MAX), "0");
-				if (f->rule != KM_RULE_ZERO)
-					memcpy(v, &u, sizeof(u));
-				return KM_OK;
-			}
+		ok = x == 0.0 && !signbit(x);
+		rule = "0";
 	}
+	else if (applies && f->rule == KM_RULE_NONNEG)
+	{
+		ok = ok && x >= 0.0;
+		rule = "finite and at least 0";
+	}
+	else if (applies && f->rule == KM_RULE_POSITIVE)
+	{
+		ok = ok && x > 0.0;
+		rule = "finite and greater than 0";
+	}
+	if (!ok)
+		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
+					   "Field %s of the %s is %g; it must be %s.", name, section, x, rule);
+	if (f->rule != KM_RULE_ZERO)
+		memcpy((char *) m + f->model_offset, &x, sizeof(x));
+	return KM_OK;
+}
 
+/* The rule an integer field breaks, or NULL. */
+static const char *
+integer_rule_broken(const km_field *f, long long i)
+{
 	if (f->type == KM_FIELD_BOOL && i > 1)
-		return bad_integer(err, section, name, i, "0 or 1");
-	if (applies)
-		switch (f->rule)
-		{
-			case KM_RULE_ANY:
-			case KM_RULE_FINITE:
-				break;
-			case KM_RULE_NONNEG:
-				if (i < 0)
-					return bad_integer(err, section, name, i, "at least 0");
-				break;
-			case KM_RULE_POSITIVE:
-				if (i < 1)
-					return bad_integer(err, section, name, i, "at least 1");
-				break;
-			case KM_RULE_DEGREE:
-				if (i < 1 || i > 100)
-					return bad_integer(err, section, name, i, "between 1 and 100");
-				break;
-			case KM_RULE_ZERO:
-				if (i != 0)
-					return bad_integer(err, section, name, i, "0");
-				return KM_OK;
-			case KM_RULE_TASK:
-				if (i < KM_TASK_FIRST || i > KM_TASK_LAST)
-					return bad_integer(err, section, name, i, "a known task");
-				break;
-			case KM_RULE_METHOD:
-				if (km_method_get((km_method) i) == NULL)
-					return bad_integer(err, section, name, i, "a known method");
-				break;
-			case KM_RULE_KERNEL:
-				if (i < KM_KERNEL_FIRST || i > KM_KERNEL_LAST)
-					return bad_integer(err, section, name, i, "a known kernel");
-				break;
-		}
-	switch (f->type)
+		return "0 or 1";
+	switch (f->rule)
+	{
+		case KM_RULE_ANY:
+		case KM_RULE_FINITE:
+			return NULL;
+		case KM_RULE_NONNEG:
+			return i < 0 ? "at least 0" : NULL;
+		case KM_RULE_POSITIVE:
+			return i < 1 ? "at least 1" : NULL;
+		case KM_RULE_DEGREE:
+			return i < 1 || i > 100 ? "between 1 and 100" : NULL;
+		case KM_RULE_ZERO:
+			return i != 0 ? "0" : NULL;
+		case KM_RULE_TASK:
+			return i < KM_TASK_FIRST || i > KM_TASK_LAST ? "a known task" : NULL;
+		case KM_RULE_METHOD:
+			return km_method_get((km_method) i) == NULL ? "a known method" : NULL;
+		case KM_RULE_KERNEL:
+			return i < KM_KERNEL_FIRST || i > KM_KERNEL_LAST ? "a known kernel" : NULL;
+	}
+	return NULL;
+}
+
+static void
+store_integer(char *v, km_field_type type, long long i)
+{
+	switch (type)
 	{
 		case KM_FIELD_U8:
 			*(uint8_t *) v = (uint8_t) i;
@@ -874,6 +835,59 @@ get_field(const uint8_t *p, const km_field *f, km_model *m,
 		case KM_FIELD_VERSION:
 			break;
 	}
+}
+
+/*
+ * Read, validate and store one field.  A rule of a kernel parameter
+ * applies only when m's kernel (decoded before it) uses the parameter.
+ */
+static km_status
+get_field(const uint8_t *p, const km_field *f, km_model *m,
+		  const char *section, km_error *err)
+{
+	char	   *v = (char *) m + f->model_offset;
+	const char *name = f->name ? f->name : "reserved";
+	const char *broken;
+	long long	i = 0;
+
+	switch (f->type)
+	{
+		case KM_FIELD_F64:
+			return get_double(p, f, m, section, name, err);
+		case KM_FIELD_VERSION:
+			memcpy(v, p, 3);
+			return KM_OK;
+		case KM_FIELD_U64:
+			{
+				uint64_t	u = load_u64(p);
+
+				/* 64-bit counts: any value; reserved ones 0 */
+				if (f->rule == KM_RULE_ZERO && u != 0)
+					return bad_integer(err, section, name, (long long) (u & INT64_MAX), "0");
+				if (f->rule != KM_RULE_ZERO)
+					memcpy(v, &u, sizeof(u));
+				return KM_OK;
+			}
+		case KM_FIELD_U8:
+		case KM_FIELD_BOOL:
+		case KM_FIELD_ENUM:
+			i = *p;
+			break;
+		case KM_FIELD_U16:
+			i = load_u16(p);
+			break;
+		case KM_FIELD_U32:
+			i = load_u32(p);
+			break;
+		case KM_FIELD_I32:
+			i = load_i32(p);
+			break;
+	}
+	broken = rule_applies(f, m) || f->type == KM_FIELD_BOOL ? integer_rule_broken(f, i) : NULL;
+	if (broken)
+		return bad_integer(err, section, name, i, broken);
+	if (f->rule != KM_RULE_ZERO)
+		store_integer(v, f->type, i);
 	return KM_OK;
 }
 
