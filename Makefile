@@ -5,7 +5,7 @@ EXTVERSION = $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(EXTENSION).
 MODULE_big = kernel_ml
 # The numerical core includes no PostgreSQL header; the glue does.
 CORE_OBJS = src/core.o src/kernels.o src/kernel_maps.o src/eigen.o src/solve.o src/select.o \
-	src/model.o
+	src/model.o src/methods.o src/ridge.o src/lms.o
 GLUE_OBJS = src/crc32c.o src/kernel_ml.o src/json.o src/options.o src/pgutil.o \
 	src/rowset.o src/split.o src/train.o src/matrix.o src/predict.o src/catalog.o \
 	src/catalog_train.o src/catalog_predict.o

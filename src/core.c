@@ -14,6 +14,7 @@ km_fail(km_error *err, km_status status, const char *message,
 	va_list		ap;
 
 	err->status = status;
+	err->hint[0] = '\0';
 	snprintf(err->message, sizeof(err->message), "%s", message);
 	va_start(ap, detailfmt);
 	vsnprintf(err->detail, sizeof(err->detail), detailfmt, ap);

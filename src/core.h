@@ -1,7 +1,7 @@
 /*
  * core.h - definitions shared by the numerical core of kernel_ml.
  *
- * The core (kernels.c, solve.c, model.c) is plain C99: it includes no
+ * The core (kernels.c, solve.c, methods.c and a file per method, model.c) is plain C99: it includes no
  * PostgreSQL header, allocates nothing, and reports failures through a
  * km_error.  The PostgreSQL glue supplies all memory and an interrupt
  * callback, so an ERROR raised from that callback frees everything.
@@ -31,6 +31,7 @@ typedef struct km_error
 	km_status	status;
 	char		message[128];	/* short, lowercase, no final period */
 	char		detail[256];	/* a full sentence */
+	char		hint[192];		/* what to do; empty: the glue's hint for the status */
 } km_error;
 
 /*

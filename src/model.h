@@ -1,7 +1,57 @@
 /*
  * model.h - the binary model format (core, no PostgreSQL headers).
  *
- * All integers and doubles little-endian.  Format version 1:
+ * All integers and doubles little-endian (<endian.h>).  kernel_train
+ * writes format 2; format 1 (kernel_ml 0.1.0) is still read, into the same
+ * km_model, and predicts bit-for-bit as before (test/fixtures).
+ *
+ * Format 2: a fixed header, then tagged sections.
+ *
+ *   offset size  field           rule
+ *        0    4  magic "KMLM"
+ *        4    2  format_version  2
+ *        6    2  header_size     80
+ *        8    8  total_size      bytes of the whole model
+ *       16    1  task            km_task, the method's task
+ *       17    1  method          km_method with ops (method.h)
+ *       18    1  kernel          km_kernel_type
+ *       19    1  standardize     0 or 1
+ *       20    1  fit_intercept   0 or 1
+ *       21    3  writer version  major, minor, patch
+ *       24    4  degree          1 to 100 if the kernel uses it
+ *       28    4  n_features      >= 1
+ *       32    8  gamma           > 0 if the kernel uses it, else finite
+ *       40    8  coef0           finite
+ *       48    8  rows_seen       training rows used
+ *       56    8  rows_skipped    rows skipped for a NULL
+ *       64    8  intercept       finite
+ *       72    4  section_count   sections that follow
+ *       76    4  CRC-32C of bytes [0, 76)
+ *       80       sections, each:
+ *                  tag u16, flags u16 (bit 0: required; others 0),
+ *                  length u64, payload[length], CRC-32C u32 of tag..payload
+ *
+ * Fields 16..72 are described once, by a table in model.c that drives
+ * encoding, decoding, validation and kernel_model_info.  Sections, in
+ * ascending tag order, each at most once:
+ *
+ *   tag  name       required  payload
+ *     1  SCALER     yes       mean[d], scale[d] (scale > 0)
+ *     2  EXPANSION  yes       n u32 (>= 1), reserved u32, alpha[n],
+ *                             X[n * d] (row-major, standardized): the
+ *                             kernel expansion f(x) = sum alpha_i K(x_i, x)
+ *     3  METHOD     yes       the method's fields (km_method_ops.fields)
+ *     4  TRAINING   yes       train_rmse
+ *     5  SELECTION  no        cv u8, reserved u8, folds u16, best u32,
+ *                             c u32 (>= 1), reserved u32,
+ *                             c x (gamma, lambda, score, score_std)
+ *
+ * An unknown section with the required bit is KM_ERR_VERSION (a newer
+ * writer's model this build cannot use); without it, it is skipped.  A new
+ * method adds its fields (a new section type if it needs arrays), not a
+ * format version.
+ *
+ * Format 1 (0.1.0), read only:
  *
  *   offset size  field
  *        0    4  magic "KMLM"
@@ -40,9 +90,9 @@
  *                a score is NaN for a candidate that could not be fitted
  * total-4    4  CRC-32C of bytes [144, total - 4)
  *
- * The header has its own checksum so that a flipped bit anywhere past the
- * version field reads as corruption, while a short buffer reads as
- * truncation.
+ * In both, the header has its own checksum so that a flipped bit anywhere
+ * past the version field reads as corruption, while a short buffer reads
+ * as truncation.
  */
 #ifndef KM_MODEL_H
 #define KM_MODEL_H
@@ -50,8 +100,18 @@
 #include "select.h"
 
 #define KM_MODEL_MAGIC "KMLM"
-#define KM_FORMAT_VERSION 1
-#define KM_MODEL_HEADER_SIZE 144
+#define KM_FORMAT_VERSION 2		/* written; 1 and 2 are read */
+#define KM_MODEL_HEADER_SIZE 80
+#define KM_MODEL_V1_HEADER_SIZE 144
+
+/* Format 2 sections */
+#define KM_SECTION_SCALER		1
+#define KM_SECTION_EXPANSION	2
+#define KM_SECTION_METHOD		3
+#define KM_SECTION_TRAINING		4
+#define KM_SECTION_SELECTION	5
+#define KM_SECTION_REQUIRED		0x1	/* flags: a reader must know the tag */
+#define KM_SECTION_OVERHEAD		16	/* tag, flags, length, CRC */
 
 #define KM_FLAG_STANDARDIZE		0x1
 #define KM_FLAG_FIT_INTERCEPT	0x2
@@ -65,6 +125,7 @@ typedef struct km_model
 {
 	uint16_t	format_version;
 	uint8_t		writer_version[3];	/* major, minor, patch */
+	km_task		task;			/* of the method (format 1: regression) */
 	km_kernel	kernel;
 	km_method	method;
 	bool		standardize;
@@ -72,8 +133,9 @@ typedef struct km_model
 	bool		converged;
 	int32_t		max_iter;
 	int32_t		iterations;
-	uint32_t	n_train;
+	uint32_t	n_train;		/* rows of the expansion (alpha, X) */
 	uint32_t	n_features;
+	uint64_t	rows_seen;		/* training rows (format 1: n_train) */
 	uint64_t	rows_skipped;
 	double		lambda;
 	double		learning_rate;
@@ -95,16 +157,24 @@ typedef struct km_model
 } km_model;
 
 /*
- * Encoded size of a model with n rows, d features and c selection
- * candidates; 0 on overflow.
+ * Encoded size (format 2) of a model of that method with n rows, d
+ * features and c selection candidates; 0 on overflow, beyond 1 GB, or for
+ * an unknown method.
  */
-size_t		km_model_size(uint32_t n, uint32_t d, uint32_t c);
+size_t		km_model_size(km_method method, uint32_t n, uint32_t d, uint32_t c);
 
 /* Doubles needed to hold the arrays of a decoded model; 0 on overflow. */
 size_t		km_model_storage_doubles(uint32_t n, uint32_t d, uint32_t c);
 
-/* Write m into buf, which has km_model_size(n_train, n_features, n_candidates) bytes. */
+/*
+ * Write m in format 2 into buf, which has km_model_size(m->method,
+ * m->n_train, m->n_features, m->n_candidates) bytes.
+ */
 void		km_model_encode(const km_model *m, uint8_t *buf);
+
+/* Format 1, as 0.1.0 wrote it: for tests and fuzzing seeds. */
+size_t		km_model_v1_size(uint32_t n, uint32_t d, uint32_t c);
+void		km_model_encode_v1(const km_model *m, uint8_t *buf);
 
 /*
  * Check magic, version, sizes and the header checksum of buf (len bytes),
@@ -123,7 +193,15 @@ km_status	km_model_peek(const uint8_t *buf, size_t len, uint32_t *n,
 km_status	km_model_decode(const uint8_t *buf, size_t len, km_model *m,
 							double *storage, km_error *err);
 
-/* CRC-32C, PostgreSQL's implementation (src/crc32c.c). */
-uint32_t	km_crc32c(const void *data, size_t len);
+/*
+ * Hand each of the fields (a table of method.h) of m to out, by type; the
+ * header part of kernel_model_info and each method's part use this.
+ */
+void		km_model_describe_fields(const km_model *m, const km_field *fields,
+									 int n_fields, const km_describer *out);
+
+/* The header fields of m (those its kernel uses), by the header's table. */
+void		km_model_describe_header(const km_model *m, const km_describer *out);
+
 
 #endif							/* KM_MODEL_H */

@@ -24,47 +24,43 @@
 #define AUTO_LAMBDAS 13
 #define AUTO_GAMMAS 7
 
-/* Folds when a grid is searched with method lms and no cv is given. */
-#define DEFAULT_LMS_FOLDS 5
-
-#define LMS_ONLY KM_METHOD_BIT(KM_METHOD_LMS)
 #define CV_EXPECTED "\"loo\", \"gcv\" or a number of folds from 2 to 1000"
 #define DEPLOY_EXPECTED "\"if_better\", \"always\" or \"never\""
 
 const km_option_def km_option_table[KM_N_OPTIONS] = {
 	[KM_OPT_KERNEL] = {"kernel", KM_OPTTYPE_NAME, 0, 0, false, false,
-		"a kernel name", "\"rbf\"", KM_FN_ALL, KM_METHODS_ALL, 0},
+		"a kernel name", "\"rbf\"", KM_FN_ALL, 0},
 	[KM_OPT_GAMMA] = {"gamma", KM_OPTTYPE_GRID, 0, INFINITY, true, false,
 		"a number > 0, an array of such numbers, or \"auto\"", "1 / n_features",
-		KM_FN_ALL, KM_METHODS_ALL, KM_PARAM_GAMMA},
+		KM_FN_ALL, KM_PARAM_GAMMA},
 	[KM_OPT_DEGREE] = {"degree", KM_OPTTYPE_INTEGER, 1, 100, false, false,
-		"an integer from 1 to 100", "3", KM_FN_ALL, KM_METHODS_ALL, KM_PARAM_DEGREE},
+		"an integer from 1 to 100", "3", KM_FN_ALL, KM_PARAM_DEGREE},
 	[KM_OPT_COEF0] = {"coef0", KM_OPTTYPE_NUMBER, -INFINITY, INFINITY, false, false,
-		"a number", "1", KM_FN_ALL, KM_METHODS_ALL, KM_PARAM_COEF0},
+		"a number", "1", KM_FN_ALL, KM_PARAM_COEF0},
 	[KM_OPT_METHOD] = {"method", KM_OPTTYPE_NAME, 0, 0, false, false,
-		"\"ridge\" or \"lms\"", "\"ridge\"", KM_FN_TRAINING, KM_METHODS_ALL, 0},
+		"\"ridge\" or \"lms\"", "\"ridge\"", KM_FN_TRAINING, 0},
 	[KM_OPT_LAMBDA] = {"lambda", KM_OPTTYPE_GRID, 0, INFINITY, false, false,
 		"a number >= 0, an array of such numbers, or \"auto\"", "1",
-		KM_FN_TRAINING, KM_METHODS_ALL, 0},
+		KM_FN_TRAINING, 0},
 	[KM_OPT_LEARNING_RATE] = {"learning_rate", KM_OPTTYPE_NUMBER, 0, INFINITY, true, false,
-		"a number > 0", "automatic", KM_FN_TRAINING, LMS_ONLY, 0},
+		"a number > 0", "automatic", KM_FN_TRAINING, 0},
 	[KM_OPT_MAX_ITER] = {"max_iter", KM_OPTTYPE_INTEGER, 1, INT_MAX, false, false,
-		"an integer >= 1", "1000", KM_FN_TRAINING, LMS_ONLY, 0},
+		"an integer >= 1", "1000", KM_FN_TRAINING, 0},
 	[KM_OPT_TOL] = {"tol", KM_OPTTYPE_NUMBER, 0, INFINITY, false, false,
-		"a number >= 0", "1e-6", KM_FN_TRAINING, LMS_ONLY, 0},
+		"a number >= 0", "1e-6", KM_FN_TRAINING, 0},
 	[KM_OPT_STANDARDIZE] = {"standardize", KM_OPTTYPE_BOOL, 0, 0, false, false,
-		"true or false", "true", KM_FN_TRAINING, KM_METHODS_ALL, 0},
+		"true or false", "true", KM_FN_TRAINING, 0},
 	[KM_OPT_FIT_INTERCEPT] = {"fit_intercept", KM_OPTTYPE_BOOL, 0, 0, false, false,
-		"true or false", "true", KM_FN_TRAINING, KM_METHODS_ALL, 0},
+		"true or false", "true", KM_FN_TRAINING, 0},
 	[KM_OPT_CV] = {"cv", KM_OPTTYPE_CV, 2, 1000, false, false,
 		CV_EXPECTED, "none (\"loo\" for a ridge grid, 5 folds for an lms grid)",
-		KM_FN_TRAINING, KM_METHODS_ALL, 0},
+		KM_FN_TRAINING, 0},
 	[KM_OPT_SEED] = {"seed", KM_OPTTYPE_INTEGER, INT_MIN, INT_MAX, false, false,
-		"an integer", "0", KM_FN_TRAINING, KM_METHODS_ALL, 0},
+		"an integer", "0", KM_FN_TRAINING, 0},
 	[KM_OPT_TEST_FRACTION] = {"test_fraction", KM_OPTTYPE_NUMBER, 0, 1, false, true,
-		"a number >= 0 and < 1", "0.2", KM_FN_CATALOG, KM_METHODS_ALL, 0},
+		"a number >= 0 and < 1", "0.2", KM_FN_CATALOG, 0},
 	[KM_OPT_DEPLOY] = {"deploy", KM_OPTTYPE_NAME, 0, 0, false, false,
-		DEPLOY_EXPECTED, "\"if_better\"", KM_FN_CATALOG, KM_METHODS_ALL, 0},
+		DEPLOY_EXPECTED, "\"if_better\"", KM_FN_CATALOG, 0},
 };
 
 /* The one name table of km_deploy. */
@@ -73,20 +69,6 @@ static const char *const deploy_names[] = {
 	[KM_DEPLOY_ALWAYS] = "always",
 	[KM_DEPLOY_NEVER] = "never",
 };
-
-/* What a method does instead of the settings it takes no part in. */
-static const char *
-method_note(km_method method)
-{
-	switch (method)
-	{
-		case KM_METHOD_RIDGE:
-			return "solves in closed form";
-		case KM_METHOD_LMS:
-			return "iterates";
-	}
-	return "";
-}
 
 static void
 append(char *buf, size_t len, const char *fmt,...)
@@ -453,22 +435,40 @@ check_kernel_params(const km_options_parser *p, km_option_error *err)
 	return fail(err, NULL, message, "Kernel \"%s\" takes %s.", km_kernel_name(type), list);
 }
 
-/* A setting of another method (learning_rate with ridge) is an error. */
+/* Whether any method takes option id as one of its own. */
 static bool
-check_method_options(const km_options_parser *p, km_option_error *err)
+method_specific(int id)
 {
-	km_method	method = p->out->fit.method;
+	for (int m = KM_METHOD_FIRST; m <= KM_METHOD_LAST; m++)
+	{
+		const km_method_ops *ops = km_method_get((km_method) m);
+
+		if (ops && (ops->options & KM_OPTION_BIT(id)))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A setting of another method (learning_rate with ridge) is an error: an
+ * option that some method takes as its own applies only to the methods
+ * that list it (method.h); every other option applies to all.
+ */
+static bool
+check_method_options(const km_options_parser *p, const km_method_ops *ops,
+					 km_option_error *err)
+{
 	const char *ignored[KM_N_OPTIONS];
 	int			n_ignored = 0;
 	int			bad = -1;
 	char		list[256];
 	char		message[256];
 	char		hint[256];
-	km_method	other;
+	const km_method_ops *other = NULL;
 
 	for (int id = 0; id < KM_N_OPTIONS; id++)
 	{
-		if (km_option_table[id].methods & KM_METHOD_BIT(method))
+		if (!method_specific(id) || (ops->options & KM_OPTION_BIT(id)))
 			continue;
 		ignored[n_ignored++] = km_option_table[id].key;
 		if (p->given[id] && bad < 0)
@@ -476,17 +476,50 @@ check_method_options(const km_options_parser *p, km_option_error *err)
 	}
 	if (bad < 0)
 		return true;
-	/* the method the option belongs to: the first in its mask */
-	for (other = KM_METHOD_RIDGE; other <= KM_METHOD_LMS; other++)
-		if (km_option_table[bad].methods & KM_METHOD_BIT(other))
-			break;
+	/* the method the option belongs to: the first that takes it */
+	for (int m = KM_METHOD_FIRST; m <= KM_METHOD_LAST && other == NULL; m++)
+	{
+		const km_method_ops *o = km_method_get((km_method) m);
+
+		if (o && (o->options & KM_OPTION_BIT(bad)))
+			other = o;
+	}
 	join_words(list, sizeof(list), ignored, n_ignored, " or ");
 	snprintf(message, sizeof(message), "option \"%s\" applies only to method \"%s\"",
-			 km_option_table[bad].key, km_method_name(other));
+			 km_option_table[bad].key, other->name);
 	snprintf(hint, sizeof(hint), "Add \"method\": \"%s\", or remove the option.",
-			 km_method_name(other));
+			 other->name);
 	return fail(err, hint, message, "Method \"%s\" %s and takes no %s.",
-				km_method_name(method), method_note(method), list);
+				ops->name, ops->summary, list);
+}
+
+/* A selection route the method does not support (loo with lms) is an error. */
+static bool
+check_route(const km_options *out, const km_method_ops *ops,
+			km_option_error *err)
+{
+	char		message[256];
+	const char *takes[KM_METHOD_LAST + 1];
+	int			n_takes = 0;
+	char		list[256];
+
+	if (out->cv == KM_CV_NONE || (ops->routes & KM_ROUTE(out->cv)))
+		return true;
+	for (int m = KM_METHOD_FIRST; m <= KM_METHOD_LAST; m++)
+	{
+		const km_method_ops *o = km_method_get((km_method) m);
+
+		if (o && (o->routes & KM_ROUTE(out->cv)))
+			takes[n_takes++] = o->name;
+	}
+	join_words(list, sizeof(list), takes, n_takes, "\" or \"");
+	snprintf(message, sizeof(message), "cv \"%s\" applies only to method \"%s\"",
+			 km_cv_name(out->cv), list);
+	if (ops->routes & KM_ROUTE(KM_CV_KFOLD))
+		return fail(err, "Use a number of folds, e.g. \"cv\": 5.", message,
+					"Leave-one-out and GCV have a closed form only for kernel ridge.");
+	return fail(err, NULL, message, "Method \"%s\" supports no model selection.",
+				ops->name);
 }
 
 bool
@@ -494,33 +527,28 @@ km_options_finish(km_options_parser *p, km_option_error *err)
 {
 	km_options *out = p->out;
 	km_fit_params *fit = &out->fit;
+	const km_method_ops *ops;
 
-	if (!check_kernel_params(p, err) || !check_method_options(p, err))
+	ops = km_method_get(fit->method);
+	if (ops == NULL)
+		return fail(err, NULL, "unknown training method",
+					"Method %d is not a method of this build of kernel_ml.",
+					(int) fit->method);
+	if (!check_kernel_params(p, err) || !check_method_options(p, ops, err))
 		return false;
 
 	/* single values go straight into the fit parameters */
 	if (out->lambdas.n == 1)
 		fit->lambda = out->lambdas.v[0];
 
-	if (fit->method == KM_METHOD_LMS &&
-		(out->cv == KM_CV_LOO || out->cv == KM_CV_GCV))
-	{
-		char		message[256];
-
-		snprintf(message, sizeof(message), "cv \"%s\" applies only to method \"ridge\"",
-				 km_cv_name(out->cv));
-		return fail(err, "Use a number of folds, e.g. \"cv\": 5.", message,
-					"Leave-one-out and GCV have a closed form only for kernel ridge.");
-	}
+	if (!check_route(out, ops, err))
+		return false;
 	if (out->cv == KM_CV_NONE && (out->gammas.n > 1 || out->lambdas.n > 1))
 	{
-		if (fit->method == KM_METHOD_RIDGE)
-			out->cv = KM_CV_LOO;
-		else
-		{
-			out->cv = KM_CV_KFOLD;
-			out->folds = DEFAULT_LMS_FOLDS;
-		}
+		/* a grid without cv: the method's own route */
+		out->cv = (km_cv) ops->default_route;
+		if (out->cv == KM_CV_KFOLD)
+			out->folds = ops->default_folds;
 	}
 	return true;
 }

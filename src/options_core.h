@@ -1,7 +1,7 @@
 /*
  * options_core.h - the options object: one table of keys that drives
  * parsing, the "Valid keys are ..." detail and the checks of which options
- * apply to which kernel and method (core, no PostgreSQL headers).
+ * apply to which kernel (the methods say which apply to them, method.h) (core, no PostgreSQL headers).
  *
  * The glue (options.c) walks the jsonb and hands each key and value to
  * km_options_set through km_value, a neutral value type that a frontend
@@ -109,9 +109,11 @@ typedef enum km_option_type
 #define KM_FN_ALL		(KM_FN_EVAL | KM_FN_TRAIN | KM_FN_CATALOG)
 #define KM_FN_TRAINING	(KM_FN_TRAIN | KM_FN_CATALOG)
 
-/* Methods an option applies to, as bits (1 << km_method). */
-#define KM_METHOD_BIT(m)	(1u << (m))
-#define KM_METHODS_ALL		(KM_METHOD_BIT(KM_METHOD_RIDGE) | KM_METHOD_BIT(KM_METHOD_LMS))
+/*
+ * Which methods an option applies to is not in this table: a method lists
+ * the options of its own (km_method_ops.options, method.h); an option no
+ * method lists applies to every method.
+ */
 
 typedef struct km_option_def
 {
@@ -124,7 +126,6 @@ typedef struct km_option_def
 	const char *expected;		/* "Option \"k\" must be <expected>, got ..." */
 	const char *default_value;	/* as JSON, for documentation */
 	unsigned	functions;		/* KM_FN_* */
-	unsigned	methods;		/* KM_METHOD_BIT mask */
 	unsigned	kernel_param;	/* KM_PARAM_* for a kernel parameter, else 0 */
 } km_option_def;
 

@@ -23,7 +23,8 @@
 void
 km_raise(const km_error *err)
 {
-	int			code;
+	int			code = 0;
+	/* generic hints; a method's own (err->hint, method.h) takes precedence */
 	const char *hint = NULL;
 
 	switch (err->status)
@@ -43,7 +44,6 @@ km_raise(const km_error *err)
 			break;
 		case KM_ERR_DIVERGED:
 			code = ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE;
-			hint = "Use a smaller learning_rate, or leave it out to have it chosen automatically.";
 			break;
 		case KM_ERR_INVALID:
 			code = ERRCODE_INVALID_PARAMETER_VALUE;
@@ -54,12 +54,16 @@ km_raise(const km_error *err)
 			break;
 		case KM_ERR_INACCURATE:
 			code = ERRCODE_DATA_EXCEPTION;
-			hint = "Raise lambda, use a smaller degree or gamma, or standardize the features (\"standardize\": true).";
 			break;
-		default:
-			elog(ERROR, "unexpected kernel_ml status %d: %s", (int) err->status,
-				 err->message);
+		case KM_OK:
+			break;
 	}
+	if (code == 0)
+		elog(ERROR, "unexpected kernel_ml status %d: %s", (int) err->status,
+			 err->message);
+	/* the method's hint, when the failure is one it knows (method.h) */
+	if (err->hint[0] != '\0')
+		hint = err->hint;
 	ereport(ERROR,
 			(errcode(code),
 			 errmsg("%s", err->message),

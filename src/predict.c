@@ -28,6 +28,7 @@
 #include "utils/memutils.h"
 #include "compat.h"
 
+#include "json.h"
 #include "model.h"
 #include "options.h"
 #include "pgutil.h"
@@ -313,43 +314,73 @@ kernel_eval(PG_FUNCTION_ARGS)
 	PG_RETURN_FLOAT8(value);
 }
 
+/* km_describer callbacks (method.h) writing into a KmJson */
 static void
-json_key(StringInfo buf, const char *key)
+describe_number(void *ctx, const char *key, double v)
 {
-	char		last = buf->len > 0 ? buf->data[buf->len - 1] : '{';
-
-	if (last != '{' && last != '[')
-		appendStringInfoString(buf, ", ");
-	escape_json(buf, key);
-	appendStringInfoString(buf, ": ");
+	km_json_num((KmJson *) ctx, key, v);
 }
 
 static void
-json_float(StringInfo buf, const char *key, double v)
+describe_integer(void *ctx, const char *key, int64_t v)
 {
-	json_key(buf, key);
-	appendStringInfoString(buf, float8out_internal(v));
+	km_json_int((KmJson *) ctx, key, v);
 }
 
 static void
-json_int(StringInfo buf, const char *key, int64 v)
+describe_boolean(void *ctx, const char *key, bool v)
 {
-	json_key(buf, key);
-	appendStringInfo(buf, INT64_FORMAT, v);
+	km_json_bool((KmJson *) ctx, key, v);
 }
 
 static void
-json_bool(StringInfo buf, const char *key, bool v)
+describe_string(void *ctx, const char *key, const char *v)
 {
-	json_key(buf, key);
-	appendStringInfoString(buf, v ? "true" : "false");
+	/* the writer keeps the pointer until km_json_finish: copy */
+	km_json_str((KmJson *) ctx, key, pstrdup(v));
 }
 
+/* The selection block: needs the candidate array, so decodes with storage. */
 static void
-json_string(StringInfo buf, const char *key, const char *v)
+describe_selection(KmJson *j, bytea *b)
 {
-	json_key(buf, key);
-	escape_json(buf, v);
+	uint32_t	n,
+				d,
+				c;
+	km_error	err;
+	km_model	m;
+	double	   *storage;
+
+	if (km_model_peek((const uint8 *) VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b),
+					  &n, &d, &c, &err) != KM_OK)
+		km_raise(&err);
+	storage = palloc_extended(km_model_storage_doubles(n, d, c) * sizeof(double),
+							  MCXT_ALLOC_HUGE);
+	if (km_model_decode((const uint8 *) VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b),
+						&m, storage, &err) != KM_OK)
+		km_raise(&err);
+	km_json_begin_object(j, "selection");
+	km_json_str(j, "cv", km_cv_name(m.cv));
+	if (m.cv == KM_CV_KFOLD)
+		km_json_int(j, "folds", m.folds);
+	km_json_str(j, "score", m.cv == KM_CV_GCV ? "gcv" : "mse");
+	km_json_int(j, "best", m.best);
+	km_json_begin_array(j, "candidates");
+	for (uint32_t i = 0; i < m.n_candidates; i++)
+	{
+		const km_candidate *k = &m.candidates[i];
+
+		km_json_begin_object(j, NULL);
+		km_json_num(j, "gamma", k->gamma);
+		km_json_num(j, "lambda", k->lambda);
+		km_json_num(j, "score", k->score);	/* NaN (unsolvable): null */
+		if (m.cv == KM_CV_KFOLD)
+			km_json_num(j, "score_std", k->score_std);
+		km_json_end(j);
+	}
+	km_json_end(j);
+	km_json_end(j);
+	pfree(storage);
 }
 
 Datum
@@ -358,89 +389,27 @@ kernel_model_info(PG_FUNCTION_ARGS)
 	bytea	   *b = PG_GETARG_BYTEA_PP(0);
 	km_model	m;
 	km_error	err;
-	StringInfoData buf;
-	unsigned	params;
+	KmJson		j;
+	km_describer out = {describe_number, describe_integer, describe_boolean,
+	describe_string, &j};
+	const km_method_ops *ops;
 
 	if (km_model_decode((const uint8 *) VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b),
 						&m, NULL, &err) != KM_OK)
 		km_raise(&err);
-	params = km_kernel_params(m.kernel.type);
+	/* decode accepts only known methods */
+	ops = km_method_get(m.method);
+	Assert(ops != NULL);
 
-	initStringInfo(&buf);
-	appendStringInfoChar(&buf, '{');
-	json_int(&buf, "format_version", m.format_version);
-	json_string(&buf, "kernel_ml_version",
-				psprintf("%u.%u.%u", m.writer_version[0], m.writer_version[1],
-						 m.writer_version[2]));
-	json_string(&buf, "kernel", km_kernel_name(m.kernel.type));
-	if (params & KM_PARAM_GAMMA)
-		json_float(&buf, "gamma", m.kernel.gamma);
-	if (params & KM_PARAM_DEGREE)
-		json_int(&buf, "degree", m.kernel.degree);
-	if (params & KM_PARAM_COEF0)
-		json_float(&buf, "coef0", m.kernel.coef0);
-	json_string(&buf, "method", km_method_name(m.method));
-	json_float(&buf, "lambda", m.lambda);
-	if (m.method == KM_METHOD_RIDGE)
-		json_float(&buf, "jitter", m.jitter);
-	else
-	{
-		json_float(&buf, "learning_rate", m.learning_rate);
-		json_int(&buf, "max_iter", m.max_iter);
-		json_float(&buf, "tol", m.tol);
-		json_int(&buf, "iterations", m.iterations);
-		json_bool(&buf, "converged", m.converged);
-		json_float(&buf, "final_change", m.final_change);
-	}
-	json_int(&buf, "n_train", m.n_train);
-	json_int(&buf, "n_features", m.n_features);
-	json_int(&buf, "rows_skipped", (int64) m.rows_skipped);
-	json_bool(&buf, "standardize", m.standardize);
-	json_bool(&buf, "fit_intercept", m.fit_intercept);
-	json_float(&buf, "intercept", m.intercept);
-	json_float(&buf, "train_rmse", m.train_rmse);
-	json_int(&buf, "size_bytes", (int64) VARSIZE_ANY_EXHDR(b));
+	km_json_begin(&j);
+	km_json_int(&j, "format_version", m.format_version);
+	/* the header's fields by its table (model.c), then the method's by its own */
+	km_model_describe_header(&m, &out);
+	km_model_describe_fields(&m, ops->fields, ops->n_fields, &out);
+	km_json_int(&j, "n_train", m.n_train);
+	km_json_num(&j, "train_rmse", m.train_rmse);
+	km_json_int(&j, "size_bytes", (int64) VARSIZE_ANY_EXHDR(b));
 	if (m.n_candidates > 0)
-	{
-		/* needs the candidate array: decode again, with storage this time */
-		uint32_t	n,
-					d,
-					c;
-		double	   *storage;
-
-		(void) km_model_peek((const uint8 *) VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b),
-							 &n, &d, &c, &err);
-		storage = palloc_extended(km_model_storage_doubles(n, d, c) * sizeof(double),
-								  MCXT_ALLOC_HUGE);
-		if (km_model_decode((const uint8 *) VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b),
-							&m, storage, &err) != KM_OK)
-			km_raise(&err);
-		json_key(&buf, "selection");
-		appendStringInfoChar(&buf, '{');
-		json_string(&buf, "cv", km_cv_name(m.cv));
-		if (m.cv == KM_CV_KFOLD)
-			json_int(&buf, "folds", m.folds);
-		json_string(&buf, "score", m.cv == KM_CV_GCV ? "gcv" : "mse");
-		json_int(&buf, "best", m.best);
-		json_key(&buf, "candidates");
-		appendStringInfoChar(&buf, '[');
-		for (uint32_t i = 0; i < m.n_candidates; i++)
-		{
-			const km_candidate *k = &m.candidates[i];
-
-			appendStringInfoString(&buf, i > 0 ? ", {" : "{");
-			appendStringInfo(&buf, "\"gamma\": %s, \"lambda\": %s, \"score\": %s",
-							 float8out_internal(k->gamma),
-							 float8out_internal(k->lambda),
-							 isnan(k->score) ? "null" : float8out_internal(k->score));
-			if (m.cv == KM_CV_KFOLD)
-				appendStringInfo(&buf, ", \"score_std\": %s",
-								 float8out_internal(k->score_std));
-			appendStringInfoChar(&buf, '}');
-		}
-		appendStringInfoString(&buf, "]}");
-	}
-	appendStringInfoChar(&buf, '}');
-
-	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data)));
+		describe_selection(&j, b);
+	PG_RETURN_JSONB_P(km_json_finish(&j));
 }

@@ -118,9 +118,12 @@ km_select_workspace_doubles(const km_select_params *p, size_t n, int d)
 	if (n == 0 || n > ((size_t) 1 << 26))
 		return 0;
 	if (p->cv == KM_CV_KFOLD)
+	{
+		size_t		fit = km_fit_workspace_doubles(p->base.method, n);
+
 		/* training rows, their transpose, y, alpha, fit workspace, fold scores */
-		return 2 * n * (size_t) d + 3 * n + km_fit_workspace_doubles(n) +
-			(size_t) p->folds;
+		return fit == 0 ? 0 : 2 * n * (size_t) d + 3 * n + fit + (size_t) p->folds;
+	}
 	if (!use_eigen(p))
 		/* K, norms, c, diagonal, one panel of L^-1 */
 		return n * n + 3 * n + n * inverse_columns(n);
@@ -324,7 +327,7 @@ kfold_candidate(const km_select_params *p, const km_fit_params *fp,
 	double	   *alpha = ytr + n;
 	double	   *row = alpha + n;
 	double	   *fitwork = row + n;
-	double	   *fold_mse = fitwork + km_fit_workspace_doubles(n);
+	double	   *fold_mse = fitwork + km_fit_workspace_doubles(p->base.method, n);
 	double		mean = 0.0;
 	double		var = 0.0;
 
@@ -400,7 +403,16 @@ km_select(const km_select_params *p, const double *X, size_t n, int d,
 		  double *work, km_error *err, km_interrupt_fn interrupt)
 {
 	int			L = p->n_lambdas;
+	const km_method_ops *ops = km_method_get(p->base.method);
 
+	if (ops == NULL)
+		return km_fail(err, KM_ERR_INVALID, "unknown training method",
+					   "Method %d is not a method of this build of kernel_ml.",
+					   (int) p->base.method);
+	if (p->cv == KM_CV_NONE || !(ops->routes & KM_ROUTE(p->cv)))
+		return km_fail(err, KM_ERR_INVALID, "selection route does not apply to the method",
+					   "Method \"%s\" does not support cv \"%s\".",
+					   ops->name, km_cv_name(p->cv));
 	if (p->cv == KM_CV_KFOLD && (p->folds < 2 || (size_t) p->folds > n))
 		return km_fail(err, KM_ERR_INVALID, "too few rows for the number of folds",
 					   "Cross-validation with %d folds needs at least %d rows; there are %zu.",
@@ -457,8 +469,12 @@ km_select(const km_select_params *p, const double *X, size_t n, int d,
 			*best = i;
 	}
 	if (*best < 0)
-		return km_fail(err, KM_ERR_NOT_PD, "no candidate could be fitted",
-					   "None of the %d (gamma, lambda) candidates gives a positive definite K + lambda I.",
-					   p->n_gammas * L);
+	{
+		km_fail(err, KM_ERR_NOT_PD, "no candidate could be fitted",
+				"None of the %d (gamma, lambda) candidates gives a positive definite K + lambda I.",
+				p->n_gammas * L);
+		km_method_fill_hint(p->base.method, err);
+		return KM_ERR_NOT_PD;
+	}
 	return KM_OK;
 }

@@ -1,5 +1,7 @@
 /*
- * solve.c - standardization, blocked Cholesky, kernel ridge and kernel LMS.
+ * solve.c - the numerics the methods share: standardization, blocked
+ * Cholesky, power iteration, the fit entry point that hands the work to a
+ * method (ridge.c, lms.c), and the spectrum of a Gram matrix.
  */
 #include <float.h>
 #include <math.h>
@@ -23,31 +25,6 @@
 /* Power iteration: iterations at most, and relative change to stop at. */
 #define KM_POWER_MAX_ITER 300
 #define KM_POWER_TOL 1e-6
-
-const char *
-km_method_name(km_method method)
-{
-	switch (method)
-	{
-		case KM_METHOD_RIDGE:
-			return "ridge";
-		case KM_METHOD_LMS:
-			return "lms";
-	}
-	return "unknown";
-}
-
-bool
-km_method_from_name(const char *name, km_method *method)
-{
-	if (strcmp(name, "ridge") == 0)
-		*method = KM_METHOD_RIDGE;
-	else if (strcmp(name, "lms") == 0)
-		*method = KM_METHOD_LMS;
-	else
-		return false;
-	return true;
-}
 
 /*
  * Below this a sum of squares may have lost its small terms to underflow;
@@ -223,13 +200,19 @@ km_largest_eigenvalue(const double *K, size_t n, size_t ld, double shift,
 }
 
 size_t
-km_fit_workspace_doubles(size_t n)
+km_fit_workspace_doubles(km_method method, size_t n)
 {
-	/* n^2 + 7n + one block must fit in size_t bytes */
-	if (n == 0 || n > ((size_t) 1 << 28))
+	const km_method_ops *ops = km_method_get(method);
+	size_t		own;
+
+	/* n^2 + a few n must fit in size_t bytes */
+	if (ops == NULL || n == 0 || n > ((size_t) 1 << 28))
 		return 0;
-	/* K, norms, 6n of vectors, one block of km_gram_times */
-	return n * n + 7 * n + (size_t) KM_TIMES_COLS * KM_TIMES_ROWS;
+	own = ops->workspace_doubles(n);
+	if (own == 0)
+		return 0;
+	/* K, norms, then the method's own */
+	return n * n + n + own;
 }
 
 size_t
@@ -241,217 +224,27 @@ km_fit_first_row(size_t j, size_t n, int d)
 	return j / width * width;
 }
 
-static void
-add_to_diagonal(double *K, size_t n, size_t ld, double value)
-{
-	for (size_t i = 0; i < n; i++)
-		K[i + i * ld] += value;
-}
-
-/*
- * Build K + shift I (lower triangle) and its 1-norm (LAPACK dlansy, work n
- * doubles), for the condition estimate after factoring.
- */
-static km_status
-shifted_gram(const km_fit_params *p, const double *X, size_t n, int d,
-			 const double *norms, double *K, double shift, double *anorm,
-			 double *work, km_error *err, km_interrupt_fn interrupt)
-{
-	if (!km_gram_lower(&p->kernel, X, n, d, norms, K, n, interrupt))
-		return km_gram_overflow(&p->kernel, K, n, n, err);
-	add_to_diagonal(K, n, n, shift);
-	*anorm = LAPACKE_dlansy_work(LAPACK_COL_MAJOR, '1', 'L', (lapack_int) n,
-								 K, (lapack_int) n, work);
-	if (!isfinite(*anorm))
-		return km_fail(err, KM_ERR_OVERFLOW,
-					   "kernel matrix norm is out of range for type double precision",
-					   "A column sum of |K + lambda I| with lambda = %g and the %s kernel overflowed.",
-					   shift, km_kernel_name(p->kernel.type));
-	return KM_OK;
-}
-
-static km_status
-fit_ridge(const km_fit_params *p, const double *X, size_t n, int d,
-		  const double *y, double *alpha, double *K, const double *norms,
-		  double *work, km_fit_result *res, km_error *err,
-		  km_interrupt_fn interrupt)
-{
-	double	   *u = work;		/* K alpha, then the training residual */
-	double	   *r = u + n;		/* residual of the ridge equations */
-	double	   *lwork = r + n;	/* 3n for dpocon (n for dlansy) */
-	lapack_int *iwork = (lapack_int *) (lwork + 3 * n);	/* n */
-	double	   *panel = lwork + 4 * n;
-	double		mean_diag = 0.0;
-	double		shift = p->lambda;
-	double		anorm;
-	double		ynorm;
-	double		relres;
-	size_t		minor;
-	km_status	st;
-
-	st = shifted_gram(p, X, n, d, norms, K, shift, &anorm, lwork, err, interrupt);
-	if (st != KM_OK)
-		return st;
-	for (size_t i = 0; i < n; i++)
-		mean_diag += K[i + i * n] - shift;
-	mean_diag /= (double) n;
-
-	minor = km_cholesky(K, n, n, interrupt);
-	if (minor != 0)
-	{
-		/* The factor overwrote K: rebuild it rather than keep a second copy. */
-		res->jitter = fmax(KM_JITTER_REL * fabs(mean_diag), KM_JITTER_ABS);
-		shift = p->lambda + res->jitter;
-		st = shifted_gram(p, X, n, d, norms, K, shift, &anorm, lwork, err,
-						  interrupt);
-		if (st != KM_OK)
-			return st;
-		minor = km_cholesky(K, n, n, interrupt);
-		if (minor != 0)
-			return km_fail(err, KM_ERR_NOT_PD,
-						   "kernel matrix is not positive definite",
-						   "The Cholesky factorisation of K + lambda I failed at row %zu of %zu with lambda = %g, and again with jitter %g added.",
-						   minor, n, p->lambda, res->jitter);
-	}
-
-	memcpy(alpha, y, n * sizeof(double));
-	LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', (lapack_int) n, 1, K,
-						(lapack_int) n, alpha, (lapack_int) n);
-	res->converged = true;
-
-	/*
-	 * The real training error of the coefficients returned, and the
-	 * residual of the equations they were meant to solve: in exact
-	 * arithmetic y - K alpha = shift alpha, in floating point only when
-	 * the solve was accurate.
-	 */
-	if (km_all_finite(alpha, n) &&
-		!km_gram_times(&p->kernel, X, n, d, norms, alpha, u, panel, interrupt))
-		return km_fail(err, KM_ERR_OVERFLOW,
-					   "kernel matrix entry is out of range for type double precision",
-					   "Rebuilding the %s kernel matrix for the training residual overflowed.",
-					   km_kernel_name(p->kernel.type));
-	ynorm = cblas_dnrm2((int) n, y, 1);
-	if (km_all_finite(alpha, n))
-	{
-		for (size_t i = 0; i < n; i++)
-		{
-			u[i] = y[i] - u[i];
-			r[i] = u[i] - shift * alpha[i];
-		}
-		res->train_rmse = cblas_dnrm2((int) n, u, 1) / sqrt((double) n);
-		relres = cblas_dnrm2((int) n, r, 1);
-		relres = ynorm > 0.0 ? relres / ynorm : (relres > 0.0 ? HUGE_VAL : 0.0);
-	}
-	else
-		res->train_rmse = relres = HUGE_VAL;
-
-	res->relative_residual = relres;
-	if (!(relres <= KM_MAX_RELATIVE_RESIDUAL) || !isfinite(res->train_rmse))
-	{
-		double		rcond = 0.0;
-
-		if (LAPACKE_dpocon_work(LAPACK_COL_MAJOR, 'L', (lapack_int) n, K,
-								(lapack_int) n, anorm, &rcond, lwork,
-								iwork) != 0)
-			rcond = NAN;
-		return km_fail(err, KM_ERR_INACCURATE,
-					   "kernel ridge solution is not accurate",
-					   "The coefficients leave a relative residual ||y - (K + lambda I) alpha|| / ||y|| of %.3g with lambda = %g (at most %g is accepted); the reciprocal condition number of K + lambda I is about %.3g (1-norm %.3g).",
-					   relres, shift, KM_MAX_RELATIVE_RESIDUAL, rcond, anorm);
-	}
-	return KM_OK;
-}
-
-static km_status
-fit_lms(const km_fit_params *p, const double *X, size_t n, int d,
-		const double *y, double *beta, double *K, const double *norms,
-		double *work, km_fit_result *res, km_error *err,
-		km_interrupt_fn interrupt)
-{
-	double	   *r = work;
-	double		a = p->learning_rate;
-
-	if (!km_gram_lower(&p->kernel, X, n, d, norms, K, n, interrupt))
-		return km_gram_overflow(&p->kernel, K, n, n, err);
-
-	if (!(a > 0.0))
-	{
-		double		top = km_largest_eigenvalue(K, n, n, p->lambda, work,
-												interrupt);
-
-		if (!(top > 0.0) || !isfinite(top))
-			return km_fail(err, KM_ERR_NOT_PD,
-						   "cannot choose a learning rate for lms",
-						   "The largest eigenvalue of K + lambda I is %g; it must be positive.",
-						   top);
-		/* converges for 0 < a < 2 / lambda_max; 1 / lambda_max leaves a margin */
-		a = 1.0 / top;
-	}
-	res->learning_rate = a;
-
-	memset(beta, 0, n * sizeof(double));
-	res->iterations = 0;
-	res->converged = false;
-	res->final_change = 0.0;
-	for (int it = 1; it <= p->max_iter; it++)
-	{
-		double		step_norm;
-		double		beta_norm;
-
-		/* r := y - (K + lambda I) beta;  beta := beta + a r */
-		memcpy(r, y, n * sizeof(double));
-		cblas_dsymv(CblasColMajor, CblasLower, (int) n, -1.0, K, (int) n,
-					beta, 1, 1.0, r, 1);
-		if (p->lambda != 0.0)
-			cblas_daxpy((int) n, -p->lambda, beta, 1, r, 1);
-		cblas_daxpy((int) n, a, r, 1, beta, 1);
-
-		step_norm = a * cblas_dnrm2((int) n, r, 1);
-		beta_norm = cblas_dnrm2((int) n, beta, 1);
-		res->iterations = it;
-		res->final_change = beta_norm > 0.0 ? step_norm / beta_norm : 0.0;
-		if (!isfinite(beta_norm) || !isfinite(step_norm))
-			return km_fail(err, KM_ERR_DIVERGED, "lms diverged",
-						   "The coefficients became non-finite at iteration %d with learning_rate %g.",
-						   it, a);
-		km_check_interrupts(interrupt);
-		if (res->final_change < p->tol)
-		{
-			res->converged = true;
-			break;
-		}
-	}
-
-	/* training residual y - K beta */
-	memcpy(r, y, n * sizeof(double));
-	cblas_dsymv(CblasColMajor, CblasLower, (int) n, -1.0, K, (int) n, beta, 1,
-				1.0, r, 1);
-	res->train_rmse = cblas_dnrm2((int) n, r, 1) / sqrt((double) n);
-	if (!isfinite(res->train_rmse))
-		return km_fail(err, KM_ERR_OVERFLOW,
-					   "lms training error is out of range for type double precision",
-					   "The training residual y - K beta of the %s kernel overflowed after %d iterations.",
-					   km_kernel_name(p->kernel.type), res->iterations);
-	return KM_OK;
-}
-
 km_status
 km_fit(const km_fit_params *p, const double *X, size_t n, int d,
 	   const double *y, double *alpha, double *work, km_fit_result *res,
 	   km_error *err, km_interrupt_fn interrupt)
 {
+	const km_method_ops *ops = km_method_get(p->method);
 	double	   *K = work;
 	double	   *norms = work + n * n;
-	double	   *scratch = norms + n;
+	km_status	st;
 
 	memset(res, 0, sizeof(*res));
+	if (ops == NULL)
+		return km_fail(err, KM_ERR_INVALID, "unknown training method",
+					   "Method %d is not a method of this build of kernel_ml.",
+					   (int) p->method);
 	km_row_norms(&p->kernel, X, n, d, norms);
-	if (p->method == KM_METHOD_LMS)
-		return fit_lms(p, X, n, d, y, alpha, K, norms, scratch, res, err,
-					   interrupt);
-	return fit_ridge(p, X, n, d, y, alpha, K, norms, scratch, res, err,
-					 interrupt);
+	st = ops->fit(p, X, n, d, y, alpha, K, norms, norms + n, res, err,
+				  interrupt);
+	if (st != KM_OK)
+		km_method_fill_hint(p->method, err);
+	return st;
 }
 
 size_t

@@ -1,20 +1,12 @@
 /*
- * solve.h - standardization, blocked Cholesky, kernel ridge and kernel LMS
- * (core, no PostgreSQL headers).
+ * solve.h - the numerics methods share: standardization, blocked Cholesky,
+ * power iteration, the fit entry point, Gram spectra (core, no PostgreSQL
+ * headers).  The methods themselves are in ridge.c and lms.c (method.h).
  */
 #ifndef KM_SOLVE_H
 #define KM_SOLVE_H
 
-#include "kernels.h"
-
-typedef enum km_method
-{
-	KM_METHOD_RIDGE = 1,
-	KM_METHOD_LMS = 2
-} km_method;
-
-const char *km_method_name(km_method method);
-bool		km_method_from_name(const char *name, km_method *method);
+#include "method.h"
 
 /*
  * Jitter added to the diagonal when the first Cholesky factorisation of
@@ -31,35 +23,14 @@ bool		km_method_from_name(const char *name, km_method *method);
  */
 #define KM_MAX_RELATIVE_RESIDUAL 1e-6
 
-typedef struct km_fit_params
-{
-	km_kernel	kernel;
-	km_method	method;
-	double		lambda;			/* >= 0 */
-	double		learning_rate;	/* lms; <= 0 means automatic */
-	int			max_iter;		/* lms */
-	double		tol;			/* lms */
-} km_fit_params;
-
-typedef struct km_fit_result
-{
-	double		jitter;			/* ridge: added to lambda, 0 if none */
-	double		learning_rate;	/* lms: the step used */
-	int			iterations;		/* lms */
-	bool		converged;		/* lms; always true for ridge */
-	double		final_change;	/* lms: last relative change of beta */
-	double		train_rmse;		/* ||y - K alpha|| / sqrt(n), computed after the fit */
-	double		relative_residual;	/* ridge: ||y - (K + shift I) alpha|| / ||y|| */
-} km_fit_result;
-
-/* Doubles of workspace km_fit needs for n rows (0 on overflow). */
-size_t		km_fit_workspace_doubles(size_t n);
+/* Doubles of workspace km_fit needs for n rows (0 on overflow or an unknown method). */
+size_t		km_fit_workspace_doubles(km_method method, size_t n);
 
 /*
  * km_fit touches only part of its workspace (for n rows of d features):
  * column j of the n x n matrix
  * at its start (column-major, leading dimension n) from this row down, and
- * the 3n doubles after the matrix.  The rest, most of the upper triangle,
+ * the method's vectors after the matrix.  The rest, most of the upper triangle,
  * is never read or written, so a caller that maps pages up front can leave
  * it unmapped: about half the memory for large n.
  */
@@ -68,7 +39,8 @@ size_t		km_fit_first_row(size_t j, size_t n, int d);
 /*
  * Fit dual coefficients alpha (n) for rows X (n x d, already standardized)
  * and target y (n, already centred).  work has km_fit_workspace_doubles(n)
- * doubles.  Ridge: alpha = (K + lambda I)^-1 y by blocked Cholesky, with
+ * doubles.  The method (p->method; an unknown one is KM_ERR_INVALID) does
+ * the work, and a failure carries its hint.  Ridge: alpha = (K + lambda I)^-1 y by blocked Cholesky, with
  * one jittered retry; then K alpha from the Gram matrix rebuilt panel by
  * panel gives the real training error, and a relative residual above
  * KM_MAX_RELATIVE_RESIDUAL is KM_ERR_INACCURATE.  LMS: beta := beta +

@@ -179,8 +179,8 @@ train_model(RowSet *rs)
 						km_train_memory((double) n, (double) d) - 8.0 * n * n,
 						"kernel_train model selection", false);
 	}
-	size = km_model_size((uint32_t) n, (uint32_t) d, (uint32_t) ncand);
-	nwork = km_fit_workspace_doubles(n);
+	size = km_model_size(opts.fit.method, (uint32_t) n, (uint32_t) d, (uint32_t) ncand);
+	nwork = km_fit_workspace_doubles(opts.fit.method, n);
 	if (n > UINT32_MAX || size == 0 || nwork == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -277,21 +277,17 @@ train_model(RowSet *rs)
 	memset(&m, 0, sizeof(m));
 	m.kernel = opts.fit.kernel;
 	m.method = opts.fit.method;
+	m.task = km_method_task(opts.fit.method);
 	m.standardize = opts.standardize;
 	m.fit_intercept = opts.fit_intercept;
-	m.converged = res.converged;
-	m.max_iter = opts.fit.method == KM_METHOD_LMS ? opts.fit.max_iter : 0;
-	m.iterations = res.iterations;
 	m.n_train = (uint32_t) n;
 	m.n_features = (uint32_t) d;
+	m.rows_seen = (uint64_t) n;
 	m.rows_skipped = (uint64_t) rs->skipped;
-	m.lambda = opts.fit.lambda;
-	m.learning_rate = res.learning_rate;
-	m.tol = opts.fit.method == KM_METHOD_LMS ? opts.fit.tol : 0.0;
-	m.final_change = res.final_change;
-	m.jitter = res.jitter;
 	m.intercept = ymean;
 	m.train_rmse = res.train_rmse;
+	/* km_fit succeeded, so the method is known: it fills its own fields */
+	km_method_get(opts.fit.method)->store(&opts.fit, &res, &m);
 	sscanf(KM_VERSION_STRING, "%hhu.%hhu.%hhu", &m.writer_version[0],
 		   &m.writer_version[1], &m.writer_version[2]);
 	m.mean = mean;

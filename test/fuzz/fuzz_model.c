@@ -3,18 +3,24 @@
  * must decode to a valid model or to an error, without reading outside the
  * buffer (built with AddressSanitizer and UBSan by "make fuzz").
  *
+ * Both formats: format 1 (0.1.0's, read only) and format 2 (sections).
  * Random bytes almost never pass the checksums, so each input is decoded
- * twice: as it is, and with both CRC-32C fields recomputed, which lets the
- * fuzzer reach the field validation behind them.  A decoded model is then
- * re-encoded and must reproduce the input bytes exactly.
+ * twice: as it is, and with every CRC-32C recomputed (format 1: header and
+ * payload; format 2: header and each section whose bounds hold), which
+ * lets the fuzzer reach the field validation behind them.  A decoded model
+ * is then re-encoded in its format and must reproduce the input bytes
+ * exactly (format 2: unless the input had unknown optional sections, which
+ * are skipped and so not written back).
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "crc32c.h"
 #include "model.h"
 
-#define HEADER_CRC_AT (KM_MODEL_HEADER_SIZE - 4)
+#define V1_CRC_AT (KM_MODEL_V1_HEADER_SIZE - 4)
+#define V2_CRC_AT (KM_MODEL_HEADER_SIZE - 4)
 
 static void
 put_u32(uint8_t *p, uint32_t v)
@@ -43,13 +49,21 @@ decode_and_check(const uint8_t *buf, size_t len)
 	if (storage != NULL &&
 		km_model_decode(buf, len, &m, storage, &err) == KM_OK)
 	{
-		size_t		size = km_model_size(m.n_train, m.n_features, m.n_candidates);
+		bool		v1 = m.format_version == 1;
+		size_t		size = v1 ? km_model_v1_size(m.n_train, m.n_features, m.n_candidates) :
+			km_model_size(m.method, m.n_train, m.n_features, m.n_candidates);
 		uint8_t    *again = malloc(size);
+		km_model	m2;
 
-		if (size != len)
+		if (v1 ? size != len : size > len)
 			abort();
-		km_model_encode(&m, again);
-		if (memcmp(again, buf, len) != 0)
+		if (v1)
+			km_model_encode_v1(&m, again);
+		else
+			km_model_encode(&m, again);
+		if (size == len && memcmp(again, buf, len) != 0)
+			abort();
+		if (km_model_decode(again, size, &m2, NULL, &err) != KM_OK)
 			abort();
 		free(again);
 	}
@@ -66,11 +80,31 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* the same bytes with valid checksums; exact-size copy for ASan */
 	buf = malloc(size ? size : 1);
 	memcpy(buf, data, size);
-	if (size >= KM_MODEL_HEADER_SIZE)
-		put_u32(buf + HEADER_CRC_AT, km_crc32c(buf, HEADER_CRC_AT));
-	if (size >= KM_MODEL_HEADER_SIZE + 4)
-		put_u32(buf + size - 4, km_crc32c(buf + KM_MODEL_HEADER_SIZE,
-										   size - KM_MODEL_HEADER_SIZE - 4));
+	if (size >= 6 && buf[4] == 1 && buf[5] == 0)
+	{
+		if (size >= KM_MODEL_V1_HEADER_SIZE)
+			put_u32(buf + V1_CRC_AT, km_crc32c(buf, V1_CRC_AT));
+		if (size >= KM_MODEL_V1_HEADER_SIZE + 4)
+			put_u32(buf + size - 4, km_crc32c(buf + KM_MODEL_V1_HEADER_SIZE,
+											   size - KM_MODEL_V1_HEADER_SIZE - 4));
+	}
+	else if (size >= KM_MODEL_HEADER_SIZE)
+	{
+		size_t		at = KM_MODEL_HEADER_SIZE;
+
+		put_u32(buf + V2_CRC_AT, km_crc32c(buf, V2_CRC_AT));
+		while (size - at >= KM_SECTION_OVERHEAD)
+		{
+			uint64_t	length = 0;
+
+			for (int k = 0; k < 8; k++)
+				length |= (uint64_t) buf[at + 4 + k] << (8 * k);
+			if (length > size - at - KM_SECTION_OVERHEAD)
+				break;
+			put_u32(buf + at + 12 + length, km_crc32c(buf + at, 12 + (size_t) length));
+			at += KM_SECTION_OVERHEAD + (size_t) length;
+		}
+	}
 	decode_and_check(buf, size);
 	free(buf);
 	return 0;

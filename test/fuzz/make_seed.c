@@ -1,4 +1,7 @@
-/* Writes a few valid models to the fuzz corpus directory given as argv[1]. */
+/*
+ * Writes a few valid models, in format 2 and in format 1 (0.1.0's), to the
+ * fuzz corpus directory given as argv[1].
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,14 +9,11 @@
 #include "model.h"
 
 static void
-write_model(const char *dir, const char *name, const km_model *m)
+write_bytes(const char *dir, const char *name, const uint8_t *buf, size_t size)
 {
-	size_t		size = km_model_size(m->n_train, m->n_features, m->n_candidates);
-	uint8_t    *buf = malloc(size);
 	char		path[4096];
 	FILE	   *f;
 
-	km_model_encode(m, buf);
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	f = fopen(path, "wb");
 	if (f == NULL || fwrite(buf, 1, size, f) != size)
@@ -22,6 +22,22 @@ write_model(const char *dir, const char *name, const km_model *m)
 		exit(1);
 	}
 	fclose(f);
+}
+
+/* m in both formats: name (format 2) and name_v1. */
+static void
+write_model(const char *dir, const char *name, const km_model *m)
+{
+	size_t		size = km_model_size(m->method, m->n_train, m->n_features, m->n_candidates);
+	size_t		size1 = km_model_v1_size(m->n_train, m->n_features, m->n_candidates);
+	uint8_t    *buf = malloc(size > size1 ? size : size1);
+	char		v1name[256];
+
+	km_model_encode(m, buf);
+	write_bytes(dir, name, buf, size);
+	km_model_encode_v1(m, buf);
+	snprintf(v1name, sizeof(v1name), "%s_v1", name);
+	write_bytes(dir, v1name, buf, size1);
 	free(buf);
 }
 
@@ -44,10 +60,12 @@ main(int argc, char **argv)
 	m.kernel.degree = 3;
 	m.kernel.coef0 = 1.0;
 	m.method = KM_METHOD_RIDGE;
+	m.task = KM_TASK_REGRESSION;
 	m.standardize = true;
 	m.fit_intercept = true;
 	m.n_train = 3;
 	m.n_features = 2;
+	m.rows_seen = 3;
 	m.lambda = 1.0;
 	m.mean = mean;
 	m.scale = scale;

@@ -13,8 +13,10 @@ END $$;
 CREATE TABLE m AS
 SELECT kernel_train(ARRAY[i, i % 3]::float8[], i * 0.5) AS model FROM generate_series(1, 5) i;
 
--- layout: 144-byte header, 2d + n + n*d doubles, 4-byte checksum
-SELECT length(model) = 144 + 8 * (2 * 2 + 5 + 5 * 2) + 4 AS size_ok,
+-- layout (format 2): 80-byte header, then sections of 16 bytes of framing
+-- each: scaler (2d doubles), expansion (n, then n + n*d doubles), method
+-- (ridge: lambda, jitter), training (train_rmse)
+SELECT length(model) = 80 + (16 + 8 * 2 * 2) + (16 + 8 + 8 * (5 + 5 * 2)) + (16 + 8 * 2) + (16 + 8) AS size_ok,
        substring(model from 1 for 4) = 'KMLM'::bytea AS magic,
        get_byte(model, 4) AS format_version
 FROM m;
@@ -30,7 +32,7 @@ FROM m, LATERAL (VALUES (9), (20), (60), (143), (150), (250), (length(model) - 1
 -- the magic: not a model
 SELECT pg_temp.outcome(format('SELECT kernel_predict(%L::bytea, ''{1,2}'')', set_byte(model, 0, 0))) FROM m;
 -- a newer format version: 22P03 with a hint to upgrade
-SELECT kernel_model_info(set_byte(model, 4, 2)) FROM m;
+SELECT kernel_model_info(set_byte(model, 4, 3)) FROM m;
 -- arbitrary bytes
 SELECT kernel_predict('\xdeadbeef'::bytea, '{1,2}');
 -- an untyped literal is read as a model name: the hint says to cast it

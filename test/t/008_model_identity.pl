@@ -41,11 +41,15 @@ $node->safe_psql('postgres', q{
 my $hex = $node->safe_psql('postgres',
 	q{SELECT encode(kernel_train(f, y, '{"lambda": 0.1}'), 'hex') FROM data});
 my $a = pack('H*', $hex);
-my $total = length($a);
-my ($n, $d) = unpack('V V', substr($a, 36, 8));
-my $payload_start = 144;
-my $payload_len = $total - 4 - $payload_start;
-my $alpha = $payload_start + 16 * $d;
+# format 2 (src/model.h): an 80-byte header (n_features at 28), then the
+# SCALER section (12 bytes of tag, flags, length; 2d doubles; a CRC), then
+# the EXPANSION section (n, reserved, alpha[n], X[n * d]) whose CRC covers
+# its tag .. payload
+my $d = unpack('V', substr($a, 28, 4));
+my $payload_start = 80 + 12 + 16 * $d + 4;
+my $n = unpack('V', substr($a, $payload_start + 12, 4));
+my $payload_len = 12 + 8 + 8 * $n + 8 * $n * $d;
+my $alpha = $payload_start + 12 + 8;
 
 # model B: alpha[0] + 1, then the low four bytes of alpha[n - 1] chosen so
 # that the payload CRC stays the same (CRC is affine over GF(2): solve the
@@ -102,8 +106,9 @@ for my $bit (0 .. 31)
 
 isnt($b, $a, 'the models differ');
 is(length($b), length($a), 'same length');
-is(substr($b, 0, 144), substr($a, 0, 144), 'same header');
-is(substr($b, -4), substr($a, -4), 'same trailing CRC');
+is(substr($b, 0, 80), substr($a, 0, 80), 'same header');
+is(substr($b, $payload_start + $payload_len, 4), substr($a, $payload_start + $payload_len, 4),
+	'same section CRC');
 is(crc32c(substr($b, $payload_start, $payload_len)), $target, 'the CRC is right');
 
 my $ha = unpack('H*', $a);

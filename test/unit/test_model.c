@@ -1,5 +1,6 @@
 /*
- * test_model.c - the binary model codec: exact round trips, and a clean
+ * test_model.c - the binary model codec in format 1 (0.1.0's, still read;
+ * format 2 is in test_model2.c): exact round trips, and a clean
  * error (never a crash or an over-read) for truncated, corrupted, newer,
  * random and forged input.  Every buffer handed to the decoder is malloc'd
  * at exactly its length so that valgrind sees any read past its end.
@@ -8,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "crc32c.h"
 #include "model.h"
 #include "unit.h"
 
@@ -83,9 +85,9 @@ encode(const km_model *m, size_t *size)
 {
 	uint8_t    *buf;
 
-	*size = km_model_size(m->n_train, m->n_features, m->n_candidates);
+	*size = km_model_v1_size(m->n_train, m->n_features, m->n_candidates);
 	buf = malloc(*size);
-	km_model_encode(m, buf);
+	km_model_encode_v1(m, buf);
 	return buf;
 }
 
@@ -131,7 +133,7 @@ same_bits(const double *a, const double *b, size_t count)
 static void
 check_same_model(const km_model *a, const km_model *b, bool arrays)
 {
-	CHECK(a->format_version == KM_FORMAT_VERSION, "version %u", a->format_version);
+	CHECK(a->format_version == 1, "version %u", a->format_version);
 	CHECK(memcmp(a->writer_version, b->writer_version, 3) == 0, "writer version");
 	CHECK(a->kernel.type == b->kernel.type, "kernel %d", (int) a->kernel.type);
 	CHECK(a->kernel.degree == b->kernel.degree, "degree %d", a->kernel.degree);
@@ -239,12 +241,12 @@ test_model_roundtrip(void)
 	roundtrip_one(&t.m);
 
 	/* Sizes: a single value, overflow, and the 1 GB varlena limit. */
-	CHECK(km_model_size(1, 1, 0) == 144 + 4 * 8 + 4, "size(1, 1) %zu", km_model_size(1, 1, 0));
-	CHECK(km_model_size(UINT32_MAX, UINT32_MAX, 0) == 0, "overflow");
+	CHECK(km_model_v1_size(1, 1, 0) == 144 + 4 * 8 + 4, "size(1, 1) %zu", km_model_v1_size(1, 1, 0));
+	CHECK(km_model_v1_size(UINT32_MAX, UINT32_MAX, 0) == 0, "overflow");
 	CHECK(km_model_storage_doubles(UINT32_MAX, UINT32_MAX, 0) == 0, "storage overflow");
-	CHECK(km_model_size(1u << 23, 16, 0) == 0, "over 1 GB");
-	CHECK(km_model_size(1u << 22, 16, 0) != 0, "under 1 GB");
-	CHECK(km_model_size(1, 0x3FFFFFFF / 8, 0) == 0, "wide model over 1 GB");
+	CHECK(km_model_v1_size(1u << 23, 16, 0) == 0, "over 1 GB");
+	CHECK(km_model_v1_size(1u << 22, 16, 0) != 0, "under 1 GB");
+	CHECK(km_model_v1_size(1, 0x3FFFFFFF / 8, 0) == 0, "wide model over 1 GB");
 }
 
 void
@@ -361,19 +363,19 @@ test_model_newer_version(void)
 	make_model(&t);
 	p = encode(&t.m, &size);
 
-	p[4] = 2;
+	p[4] = 3;
 	p[5] = 0;
 	fix_checksums(p, size);
 	st = km_model_decode(p, size, &out, NULL, &err);
-	CHECK(st == KM_ERR_VERSION, "version 2: %d", (int) st);
+	CHECK(st == KM_ERR_VERSION, "version 3: %d", (int) st);
 	CHECK(err.status == KM_ERR_VERSION, "err.status %d", (int) err.status);
-	CHECK(strstr(err.detail, "version 2;") != NULL, "detail: %s", err.detail);
-	CHECK(km_model_peek(p, size, &n, &d, &c, &err) == KM_ERR_VERSION, "peek version 2");
+	CHECK(strstr(err.detail, "version 3;") != NULL, "detail: %s", err.detail);
+	CHECK(km_model_peek(p, size, &n, &d, &c, &err) == KM_ERR_VERSION, "peek version 3");
 
 	/* The version is read before any checksum. */
 	p[140] ^= 0xFF;
 	CHECK(km_model_decode(p, size, &out, NULL, &err) == KM_ERR_VERSION,
-		  "version 2, bad checksum: %s", err.message);
+		  "version 3, bad checksum: %s", err.message);
 
 	/* A newer format may have another header size; still VERSION. */
 	p[4] = 0xFF;
@@ -425,7 +427,7 @@ test_model_random_bytes(void)
 		{
 			d = 1 + (uint32_t) (xorshift64(&seed) % 3);
 			n = 1 + (uint32_t) (xorshift64(&seed) % 10);
-			len = km_model_size(n, d, 0);
+			len = km_model_v1_size(n, d, 0);
 		}
 		p = malloc(len);
 		for (size_t i = 0; i < len; i++)
@@ -608,7 +610,7 @@ test_model_selection(void)
 	t.m.best = 2;
 	t.m.candidates = cand;
 	buf = encode(&t.m, &size);
-	CHECK(size == km_model_size(TN, TD, 0) + 3 * 4 * sizeof(double), "size %zu", size);
+	CHECK(size == km_model_v1_size(TN, TD, 0) + 3 * 4 * sizeof(double), "size %zu", size);
 	storage = malloc(km_model_storage_doubles(TN, TD, 3) * sizeof(double));
 	CHECK(km_model_decode(buf, size, &out, storage, &err) == KM_OK, "decode: %s", err.detail);
 	CHECK(out.n_candidates == 3 && out.cv == KM_CV_LOO && out.best == 2 && out.folds == 0,

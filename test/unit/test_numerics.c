@@ -201,7 +201,7 @@ test_numerics_ridge_real_rmse(void)
 	double	   *X = malloc(n * d * sizeof(double));
 	double	   *y = malloc(n * sizeof(double));
 	double	   *alpha = malloc(n * sizeof(double));
-	double	   *work = malloc(km_fit_workspace_doubles(n) * sizeof(double));
+	double	   *work = malloc(km_fit_workspace_doubles(KM_METHOD_RIDGE, n) * sizeof(double));
 	double		lambdas[3] = {1.0, 1e-3, 1e-5};
 	km_kernel	kernels[3] = {
 		{KM_KERNEL_RBF, 0, 1.0, 0.0},
@@ -249,7 +249,7 @@ test_numerics_ridge_inaccurate(void)
 	double	   *X = malloc(n * d * sizeof(double));
 	double	   *y = malloc(n * sizeof(double));
 	double	   *alpha = malloc(n * sizeof(double));
-	double	   *work = malloc(km_fit_workspace_doubles(n) * sizeof(double));
+	double	   *work = malloc(km_fit_workspace_doubles(KM_METHOD_RIDGE, n) * sizeof(double));
 	km_fit_params p = {{KM_KERNEL_POLY, 100, 1.0 / 3.0, 1.0}, KM_METHOD_RIDGE, 1.0, 0, 0, 0};
 	km_fit_result res;
 	km_error	err;

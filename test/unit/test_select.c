@@ -64,7 +64,7 @@ test_select_loo_matches_refits(void)
 	double	   *Xtr = malloc(n * d * sizeof(double));
 	double	   *ytr = malloc(n * sizeof(double));
 	double	   *alpha = malloc(n * sizeof(double));
-	double	   *work = malloc(km_fit_workspace_doubles(n) * sizeof(double));
+	double	   *work = malloc(km_fit_workspace_doubles(KM_METHOD_RIDGE, n) * sizeof(double));
 	double		worst = 0.0;
 
 	memset(&p, 0, sizeof(p));

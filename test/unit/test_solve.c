@@ -136,7 +136,7 @@ fit(const km_fit_params *p, const double *X, size_t n, int d, const double *y,
 	km_fit_result *res, km_error *err)
 {
 	double	   *alpha = malloc(n * sizeof(double));
-	double	   *work = malloc(km_fit_workspace_doubles(n) * sizeof(double));
+	double	   *work = malloc(km_fit_workspace_doubles(KM_METHOD_RIDGE, n) * sizeof(double));
 	km_status	st = km_fit(p, X, n, d, y, alpha, work, res, err, NULL);
 
 	free(work);

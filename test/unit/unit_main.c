@@ -13,6 +13,13 @@ int			unit_failures = 0;
 	X(test_kernels_gram_matches_eval) \
 	X(test_kernels_polysum_feature_map) \
 	X(test_kernels_psd) \
+	X(test_method_registry) \
+	X(test_model2_roundtrip) \
+	X(test_model2_truncation) \
+	X(test_model2_bitflips) \
+	X(test_model2_sections) \
+	X(test_model2_invalid_fields) \
+	X(test_method_unknown_is_an_error) \
 	X(test_solve_standardize) \
 	X(test_solve_cholesky_blocked) \
 	X(test_solve_ridge_residual) \

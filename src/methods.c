@@ -1,0 +1,89 @@
+/*
+ * methods.c - the registry of training methods (core, no PostgreSQL
+ * headers).  One case per method in km_method_get; its switch has no
+ * default, so a new km_method value that is not registered is a compiler
+ * warning (an error in CI).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "method.h"
+
+const km_method_ops *
+km_method_get(km_method method)
+{
+	switch (method)
+	{
+		case KM_METHOD_RIDGE:
+			return &km_ridge_ops;
+		case KM_METHOD_LMS:
+			return &km_lms_ops;
+	}
+	return NULL;
+}
+
+const km_method_ops *
+km_method_by_name(const char *name)
+{
+	for (int m = KM_METHOD_FIRST; m <= KM_METHOD_LAST; m++)
+	{
+		const km_method_ops *ops = km_method_get((km_method) m);
+
+		if (ops && strcmp(ops->name, name) == 0)
+			return ops;
+	}
+	return NULL;
+}
+
+const char *
+km_method_name(km_method method)
+{
+	const km_method_ops *ops = km_method_get(method);
+
+	return ops ? ops->name : "unknown";
+}
+
+bool
+km_method_from_name(const char *name, km_method *method)
+{
+	const km_method_ops *ops = km_method_by_name(name);
+
+	if (ops == NULL)
+		return false;
+	*method = ops->id;
+	return true;
+}
+
+km_task
+km_method_task(km_method method)
+{
+	const km_method_ops *ops = km_method_get(method);
+
+	return ops ? ops->task : KM_TASK_REGRESSION;
+}
+
+const char *
+km_task_name(km_task task)
+{
+	switch (task)
+	{
+		case KM_TASK_REGRESSION:
+			return "regression";
+		case KM_TASK_CLASSIFICATION:
+			return "classification";
+	}
+	return "unknown";
+}
+
+void
+km_method_fill_hint(km_method method, km_error *err)
+{
+	const km_method_ops *ops = km_method_get(method);
+	const char *hint;
+
+	if (ops == NULL || ops->hint == NULL || err->hint[0] != '\0')
+		return;
+	hint = ops->hint(err->status);
+	if (hint)
+		snprintf(err->hint, sizeof(err->hint), "%s", hint);
+}

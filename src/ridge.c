@@ -1,0 +1,200 @@
+/*
+ * ridge.c - kernel ridge regression: alpha = (K + lambda I)^-1 y by
+ * blocked Cholesky, with one jittered retry, and a check of the residual
+ * of the equations solved (core, no PostgreSQL headers).
+ */
+#include <math.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <cblas.h>
+#include <lapacke.h>
+
+#include "model.h"
+#include "options_core.h"
+
+static void
+add_to_diagonal(double *K, size_t n, size_t ld, double value)
+{
+	for (size_t i = 0; i < n; i++)
+		K[i + i * ld] += value;
+}
+
+/*
+ * Build K + shift I (lower triangle) and its 1-norm (LAPACK dlansy, work n
+ * doubles), for the condition estimate after factoring.
+ */
+static km_status
+shifted_gram(const km_fit_params *p, const double *X, size_t n, int d,
+			 const double *norms, double *K, double shift, double *anorm,
+			 double *work, km_error *err, km_interrupt_fn interrupt)
+{
+	if (!km_gram_lower(&p->kernel, X, n, d, norms, K, n, interrupt))
+		return km_gram_overflow(&p->kernel, K, n, n, err);
+	add_to_diagonal(K, n, n, shift);
+	*anorm = LAPACKE_dlansy_work(LAPACK_COL_MAJOR, '1', 'L', (lapack_int) n,
+								 K, (lapack_int) n, work);
+	if (!isfinite(*anorm))
+		return km_fail(err, KM_ERR_OVERFLOW,
+					   "kernel matrix norm is out of range for type double precision",
+					   "A column sum of |K + lambda I| with lambda = %g and the %s kernel overflowed.",
+					   shift, km_kernel_name(p->kernel.type));
+	return KM_OK;
+}
+
+static km_status
+ridge_fit(const km_fit_params *p, const double *X, size_t n, int d,
+		  const double *y, double *alpha, double *K, const double *norms,
+		  double *work, km_fit_result *res, km_error *err,
+		  km_interrupt_fn interrupt)
+{
+	double	   *u = work;		/* K alpha, then the training residual */
+	double	   *r = u + n;		/* residual of the ridge equations */
+	double	   *lwork = r + n;	/* 3n for dpocon (n for dlansy) */
+	lapack_int *iwork = (lapack_int *) (lwork + 3 * n);	/* n */
+	double	   *panel = lwork + 4 * n;
+	double		mean_diag = 0.0;
+	double		shift = p->lambda;
+	double		anorm;
+	double		ynorm;
+	double		relres;
+	size_t		minor;
+	km_status	st;
+
+	st = shifted_gram(p, X, n, d, norms, K, shift, &anorm, lwork, err, interrupt);
+	if (st != KM_OK)
+		return st;
+	for (size_t i = 0; i < n; i++)
+		mean_diag += K[i + i * n] - shift;
+	mean_diag /= (double) n;
+
+	minor = km_cholesky(K, n, n, interrupt);
+	if (minor != 0)
+	{
+		/* The factor overwrote K: rebuild it rather than keep a second copy. */
+		res->jitter = fmax(KM_JITTER_REL * fabs(mean_diag), KM_JITTER_ABS);
+		shift = p->lambda + res->jitter;
+		st = shifted_gram(p, X, n, d, norms, K, shift, &anorm, lwork, err,
+						  interrupt);
+		if (st != KM_OK)
+			return st;
+		minor = km_cholesky(K, n, n, interrupt);
+		if (minor != 0)
+			return km_fail(err, KM_ERR_NOT_PD,
+						   "kernel matrix is not positive definite",
+						   "The Cholesky factorisation of K + lambda I failed at row %zu of %zu with lambda = %g, and again with jitter %g added.",
+						   minor, n, p->lambda, res->jitter);
+	}
+
+	memcpy(alpha, y, n * sizeof(double));
+	LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', (lapack_int) n, 1, K,
+						(lapack_int) n, alpha, (lapack_int) n);
+	res->converged = true;
+
+	/*
+	 * The real training error of the coefficients returned, and the
+	 * residual of the equations they were meant to solve: in exact
+	 * arithmetic y - K alpha = shift alpha, in floating point only when
+	 * the solve was accurate.
+	 */
+	if (km_all_finite(alpha, n) &&
+		!km_gram_times(&p->kernel, X, n, d, norms, alpha, u, panel, interrupt))
+		return km_fail(err, KM_ERR_OVERFLOW,
+					   "kernel matrix entry is out of range for type double precision",
+					   "Rebuilding the %s kernel matrix for the training residual overflowed.",
+					   km_kernel_name(p->kernel.type));
+	ynorm = cblas_dnrm2((int) n, y, 1);
+	if (km_all_finite(alpha, n))
+	{
+		for (size_t i = 0; i < n; i++)
+		{
+			u[i] = y[i] - u[i];
+			r[i] = u[i] - shift * alpha[i];
+		}
+		res->train_rmse = cblas_dnrm2((int) n, u, 1) / sqrt((double) n);
+		relres = cblas_dnrm2((int) n, r, 1);
+		relres = ynorm > 0.0 ? relres / ynorm : (relres > 0.0 ? HUGE_VAL : 0.0);
+	}
+	else
+		res->train_rmse = relres = HUGE_VAL;
+
+	res->relative_residual = relres;
+	if (!(relres <= KM_MAX_RELATIVE_RESIDUAL) || !isfinite(res->train_rmse))
+	{
+		double		rcond = 0.0;
+
+		if (LAPACKE_dpocon_work(LAPACK_COL_MAJOR, 'L', (lapack_int) n, K,
+								(lapack_int) n, anorm, &rcond, lwork,
+								iwork) != 0)
+			rcond = NAN;
+		return km_fail(err, KM_ERR_INACCURATE,
+					   "kernel ridge solution is not accurate",
+					   "The coefficients leave a relative residual ||y - (K + lambda I) alpha|| / ||y|| of %.3g with lambda = %g (at most %g is accepted); the reciprocal condition number of K + lambda I is about %.3g (1-norm %.3g).",
+					   relres, shift, KM_MAX_RELATIVE_RESIDUAL, rcond, anorm);
+	}
+	return KM_OK;
+}
+
+
+static size_t
+ridge_workspace_doubles(size_t n)
+{
+	/* u, r, 3n for dpocon, n ints for dpocon, one block of km_gram_times */
+	return 6 * n + (size_t) KM_TIMES_COLS * KM_TIMES_ROWS;
+}
+
+static void
+ridge_store(const km_fit_params *p, const km_fit_result *res, km_model *m)
+{
+	m->lambda = p->lambda;
+	m->jitter = res->jitter;
+	m->converged = true;
+	m->learning_rate = 0.0;
+	m->max_iter = 0;
+	m->tol = 0.0;
+	m->iterations = 0;
+	m->final_change = 0.0;
+}
+
+static const char *
+ridge_hint(km_status status)
+{
+	switch (status)
+	{
+		case KM_ERR_NOT_PD:
+			return "Use a larger lambda, or a kernel that is positive definite on this data.";
+		case KM_ERR_INACCURATE:
+			return "Raise lambda, use a smaller degree or gamma, or standardize the features (\"standardize\": true).";
+		case KM_OK:
+		case KM_ERR_INVALID:
+		case KM_ERR_DIVERGED:
+		case KM_ERR_FORMAT:
+		case KM_ERR_VERSION:
+		case KM_ERR_CHECKSUM:
+		case KM_ERR_OVERFLOW:
+			break;
+	}
+	return NULL;
+}
+
+static const km_field ridge_fields[] = {
+	{"lambda", KM_FIELD_F64, offsetof(km_model, lambda), KM_RULE_NONNEG, 0},
+	{"jitter", KM_FIELD_F64, offsetof(km_model, jitter), KM_RULE_NONNEG, 0},
+};
+
+const km_method_ops km_ridge_ops = {
+	.id = KM_METHOD_RIDGE,
+	.name = "ridge",
+	.task = KM_TASK_REGRESSION,
+	.summary = "solves in closed form",
+	.options = 0,
+	.routes = KM_ROUTE(KM_CV_LOO) | KM_ROUTE(KM_CV_GCV) | KM_ROUTE(KM_CV_KFOLD),
+	.default_route = KM_CV_LOO,
+	.default_folds = 0,
+	.workspace_doubles = ridge_workspace_doubles,
+	.fit = ridge_fit,
+	.store = ridge_store,
+	.fields = ridge_fields,
+	.n_fields = sizeof(ridge_fields) / sizeof(ridge_fields[0]),
+	.hint = ridge_hint,
+};

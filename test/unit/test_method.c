@@ -1,0 +1,109 @@
+/*
+ * test_method.c - the method registry (src/methods.c): every method is
+ * reachable by id and name, fills every hook, and an unknown method is an
+ * error everywhere instead of ridge (0.1.0 trained ridge for it).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+#include "options_core.h"
+#include "unit.h"
+
+void		test_method_registry(void);
+void		test_method_unknown_is_an_error(void);
+
+void
+test_method_registry(void)
+{
+	for (int id = KM_METHOD_FIRST; id <= KM_METHOD_LAST; id++)
+	{
+		const km_method_ops *ops = km_method_get((km_method) id);
+		km_method	back;
+
+		CHECK(ops != NULL, "method %d has no ops", id);
+		if (ops == NULL)
+			continue;
+		CHECK((int) ops->id == id, "method %d says it is %d", id, (int) ops->id);
+		CHECK(km_method_by_name(ops->name) == ops, "name %s", ops->name);
+		CHECK(km_method_from_name(ops->name, &back) && (int) back == id, "%s", ops->name);
+		CHECK(ops->task >= KM_TASK_FIRST && ops->task <= KM_TASK_LAST, "%s task", ops->name);
+		CHECK(ops->fit && ops->store && ops->workspace_doubles && ops->summary &&
+			  ops->fields && ops->n_fields > 0, "%s hooks", ops->name);
+		CHECK(ops->routes & KM_ROUTE(ops->default_route), "%s default route", ops->name);
+		CHECK(ops->default_route != KM_CV_KFOLD || ops->default_folds >= 2,
+			  "%s default folds", ops->name);
+		CHECK(km_fit_workspace_doubles((km_method) id, 10) >= 10 * 10 + 10,
+			  "%s workspace", ops->name);
+	}
+	CHECK(km_method_get((km_method) 0) == NULL, "method 0");
+	CHECK(km_method_get((km_method) (KM_METHOD_LAST + 1)) == NULL, "method past the last");
+	CHECK(km_method_by_name("svm") == NULL, "svm is not a method yet");
+	CHECK(strcmp(km_method_name((km_method) 99), "unknown") == 0, "name of 99");
+	CHECK(km_method_task(KM_METHOD_LMS) == KM_TASK_REGRESSION, "lms is regression");
+	/* the task-specific catalog metrics ask this */
+	CHECK(strcmp(km_task_name(KM_TASK_CLASSIFICATION), "classification") == 0, "task name");
+}
+
+void
+test_method_unknown_is_an_error(void)
+{
+	size_t		n = 4;
+	int			d = 1;
+	double		X[4] = {0, 1, 2, 3};
+	double		y[4] = {1, -1, 1, -1};
+	double		alpha[4];
+	double	   *work = malloc(km_fit_workspace_doubles(KM_METHOD_RIDGE, n) * sizeof(double));
+	km_fit_params p = {0};
+	km_fit_result res;
+	km_error	err;
+	km_options	opts;
+	km_options_parser parser;
+	km_option_error oerr;
+	km_value	v = {0};
+
+	p.kernel.type = KM_KERNEL_RBF;
+	p.kernel.gamma = 1.0;
+	p.method = (km_method) 7;
+	p.lambda = 1.0;
+	CHECK(km_fit_workspace_doubles(p.method, n) == 0, "workspace of method 7");
+	CHECK(km_fit(&p, X, n, d, y, alpha, work, &res, &err, NULL) == KM_ERR_INVALID,
+		  "fit with method 7 gave %d", (int) err.status);
+
+	/* a method's hint travels with its failure: lms diverges */
+	p.method = KM_METHOD_LMS;
+	p.learning_rate = 1e6;
+	p.max_iter = 1000;
+	p.tol = 0.0;
+	CHECK(km_fit(&p, X, n, d, y, alpha, work, &res, &err, NULL) == KM_ERR_DIVERGED,
+		  "lms with a huge step gave %d", (int) err.status);
+	CHECK(strstr(err.hint, "learning_rate") != NULL, "hint: %s", err.hint);
+
+	/* options: the method's own keys, and its routes */
+	km_options_begin(&parser, &opts);
+	v.type = KM_VALUE_NUMBER;
+	v.number = 0.1;
+	v.text = "0.1";
+	CHECK(km_options_set(&parser, "learning_rate", &v, &oerr), "%s", oerr.message);
+	CHECK(!km_options_finish(&parser, &oerr), "learning_rate with ridge passed");
+	CHECK(strcmp(oerr.message, "option \"learning_rate\" applies only to method \"lms\"") == 0,
+		  "%s", oerr.message);
+
+	km_options_begin(&parser, &opts);
+	v.type = KM_VALUE_STRING;
+	v.string = "lms";
+	v.text = "\"lms\"";
+	CHECK(km_options_set(&parser, "method", &v, &oerr), "%s", oerr.message);
+	v.string = "gcv";
+	v.text = "\"gcv\"";
+	CHECK(km_options_set(&parser, "cv", &v, &oerr), "%s", oerr.message);
+	CHECK(!km_options_finish(&parser, &oerr), "gcv with lms passed");
+	CHECK(strcmp(oerr.message, "cv \"gcv\" applies only to method \"ridge\"") == 0,
+		  "%s", oerr.message);
+
+	km_options_begin(&parser, &opts);
+	opts.fit.method = (km_method) 7;
+	CHECK(!km_options_finish(&parser, &oerr), "method 7 passed the options check");
+	free(work);
+}
