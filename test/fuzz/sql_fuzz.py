@@ -57,23 +57,55 @@ def crc32c(data):
     return c ^ 0xFFFFFFFF
 
 
-HEADER_SIZE = 144
-HEADER_CRC_AT = 140
+# Layouts in src/model.h: format 1 (0.1.0) has a 144-byte header with its
+# CRC at 140 and one payload CRC at the end; format 2 an 80-byte header with
+# its CRC at 76, then sections of tag u16, flags u16, length u64, payload
+# and a CRC-32C of tag through payload.
+V1_HEADER_SIZE = 144
+V1_HEADER_CRC_AT = 140
+V2_HEADER_SIZE = 80
+V2_HEADER_CRC_AT = 76
+V2_SECTION_HEAD = 12
+
+
+def format_version(buf):
+    return struct.unpack_from('<H', buf, 4)[0] if len(buf) >= 6 else 0
+
+
+def header_size(buf):
+    return V1_HEADER_SIZE if format_version(buf) == 1 else V2_HEADER_SIZE
 
 
 def fix_checksums(buf):
-    """Recompute both CRC-32C fields of a model (layout in src/model.h)."""
+    """Recompute every CRC-32C field of a model that its bytes still reach."""
     buf = bytearray(buf)
-    if len(buf) >= HEADER_SIZE:
-        struct.pack_into('<I', buf, HEADER_CRC_AT, crc32c(buf[:HEADER_CRC_AT]))
-    if len(buf) >= HEADER_SIZE + 4:
-        struct.pack_into('<I', buf, len(buf) - 4,
-                         crc32c(buf[HEADER_SIZE:len(buf) - 4]))
+    if format_version(buf) == 1:
+        if len(buf) >= V1_HEADER_SIZE:
+            struct.pack_into('<I', buf, V1_HEADER_CRC_AT, crc32c(buf[:V1_HEADER_CRC_AT]))
+        if len(buf) >= V1_HEADER_SIZE + 4:
+            struct.pack_into('<I', buf, len(buf) - 4,
+                             crc32c(buf[V1_HEADER_SIZE:len(buf) - 4]))
+        return bytes(buf)
+    if len(buf) >= V2_HEADER_SIZE:
+        struct.pack_into('<I', buf, V2_HEADER_CRC_AT, crc32c(buf[:V2_HEADER_CRC_AT]))
+    at = V2_HEADER_SIZE
+    while at + V2_SECTION_HEAD <= len(buf):
+        end = at + V2_SECTION_HEAD + struct.unpack_from('<Q', buf, at + 4)[0]
+        if end + 4 > len(buf):
+            break
+        struct.pack_into('<I', buf, end, crc32c(buf[at:end]))
+        at = end + 4
     return bytes(buf)
 
 
-# Header fields: offset -> struct format (src/model.h).
-FIELDS = {
+# Header fields of format 2: offset -> struct format (src/model.h).
+FIELDS_V2 = {
+    4: '<H', 6: '<H', 8: '<Q', 16: '<B', 17: '<B', 18: '<B', 19: '<B',
+    20: '<B', 21: '<B', 22: '<B', 23: '<B', 24: '<i', 28: '<I', 32: '<d',
+    40: '<d', 48: '<Q', 56: '<Q', 64: '<d', 72: '<I',
+}
+# Header fields of format 1.
+FIELDS_V1 = {
     4: '<H', 6: '<H', 8: '<Q', 16: '<I', 20: '<B', 21: '<B', 22: '<H',
     24: '<i', 28: '<i', 32: '<i', 36: '<I', 40: '<I', 44: '<B', 47: '<B',
     48: '<Q', 56: '<d', 64: '<d', 72: '<d', 80: '<d', 88: '<d', 96: '<d',
@@ -283,9 +315,10 @@ class Gen:
             k = r.choice([1, 4, 8, 64])
             buf += bytes(r.randrange(256) for _ in range(k))
             what += ', %d bytes appended' % k
-        elif p < 0.80:  # a header field set to an edge value
-            off = r.choice(list(FIELDS))
-            fmt = FIELDS[off]
+        elif p < 0.80 and len(buf) >= header_size(buf):  # a header field set to an edge value
+            fields = FIELDS_V1 if format_version(buf) == 1 else FIELDS_V2
+            off = r.choice(list(fields))
+            fmt = fields[off]
             if fmt == '<d':
                 val = r.choice(DOUBLE_EDGES)
             else:
@@ -296,10 +329,11 @@ class Gen:
             struct.pack_into(fmt, buf, off, val)
             what += ', header field at offset %d set to %r' % (off, val)
         else:           # a double of the payload
-            if len(buf) >= HEADER_SIZE + 12:
-                k = r.randrange((len(buf) - HEADER_SIZE - 4) // 8)
+            hs = header_size(buf)
+            if len(buf) >= hs + 12:
+                k = r.randrange((len(buf) - hs - 4) // 8)
                 val = r.choice(DOUBLE_EDGES)
-                struct.pack_into('<d', buf, HEADER_SIZE + 8 * k, val)
+                struct.pack_into('<d', buf, hs + 8 * k, val)
                 what += ', payload double %d set to %r' % (k, val)
         corrupt = False
         if r.random() < 0.85:
