@@ -55,6 +55,7 @@
 #include "utils/tuplestore.h"
 #include "compat.h"
 
+#include "json.h"
 #include "model.h"
 #include "options.h"
 #include "pgutil.h"
@@ -354,68 +355,20 @@ score_rows(Datum model, const RowSet *rs, const int64 *rows, int64 count,
 	MemoryContextDelete(tmp);
 }
 
-/* ---- metrics as json ---- */
-
+/* Scores as a json object, or null when there were no rows. */
 static void
-json_sep(StringInfo buf)
+json_scores(KmJson *j, const char *key, const Scores *s)
 {
-	char		last = buf->len > 0 ? buf->data[buf->len - 1] : '{';
-
-	if (last != '{' && last != '[')
-		appendStringInfoString(buf, ", ");
-}
-
-static void
-json_num(StringInfo buf, const char *key, double v)
-{
-	json_sep(buf);
-	escape_json(buf, key);
-	appendStringInfo(buf, ": %s", isfinite(v) ? float8out_internal(v) : "null");
-}
-
-static void
-json_i64(StringInfo buf, const char *key, int64 v)
-{
-	json_sep(buf);
-	escape_json(buf, key);
-	appendStringInfo(buf, ": " INT64_FORMAT, v);
-}
-
-static void
-json_str(StringInfo buf, const char *key, const char *v)
-{
-	json_sep(buf);
-	escape_json(buf, key);
-	appendStringInfoString(buf, ": ");
-	if (v)
-		escape_json(buf, v);
-	else
-		appendStringInfoString(buf, "null");
-}
-
-static void
-json_bool(StringInfo buf, const char *key, bool v)
-{
-	json_sep(buf);
-	escape_json(buf, key);
-	appendStringInfo(buf, ": %s", v ? "true" : "false");
-}
-
-static void
-json_scores(StringInfo buf, const char *key, const Scores *s)
-{
-	json_sep(buf);
-	escape_json(buf, key);
 	if (s->n == 0)
 	{
-		appendStringInfoString(buf, ": null");
+		km_json_null(j, key);
 		return;
 	}
-	appendStringInfoString(buf, ": {");
-	json_num(buf, "rmse", s->rmse);
-	json_num(buf, "mae", s->mae);
-	json_num(buf, "r2", s->r2);
-	appendStringInfoChar(buf, '}');
+	km_json_begin_object(j, key);
+	km_json_num(j, "rmse", s->rmse);
+	km_json_num(j, "mae", s->mae);
+	km_json_num(j, "r2", s->r2);
+	km_json_end(j);
 }
 
 static const char *
@@ -477,7 +430,7 @@ train_named(FunctionCallInfo fcinfo, const Catalog *cat, const char *name,
 	int32		version;
 	bool		deploy;
 	const char *reason;
-	StringInfoData mbuf;
+	KmJson		mj;
 	Jsonb	   *metrics;
 	Datum		values[4];
 	bool		nulls[4] = {false, false, false, false};
@@ -606,31 +559,29 @@ train_named(FunctionCallInfo fcinfo, const Catalog *cat, const char *name,
 			break;
 	}
 
-	initStringInfo(&mbuf);
-	appendStringInfoChar(&mbuf, '{');
-	json_i64(&mbuf, "rows", rs->n);
-	json_i64(&mbuf, "rows_skipped", rs->skipped);
-	json_i64(&mbuf, "train_rows", ntrain);
-	json_i64(&mbuf, "holdout_rows", ntest);
-	json_num(&mbuf, "test_fraction", opts.test_fraction);
-	json_i64(&mbuf, "seed", opts.seed);
-	json_bool(&mbuf, "refit", refit && ntest > 0);
-	json_scores(&mbuf, "train", &train_scores);
-	json_scores(&mbuf, "holdout", &test_scores);
-	json_sep(&mbuf);
-	appendStringInfoString(&mbuf, "\"deploy\": {");
-	json_str(&mbuf, "policy", deploy_name(opts.deploy));
-	json_bool(&mbuf, "deployed", deploy);
-	json_str(&mbuf, "reason", reason);
-	if (prev.found)
-		json_i64(&mbuf, "previous_version", prev.version);
-	else
-		json_str(&mbuf, "previous_version", NULL);
-	json_num(&mbuf, "previous_holdout_rmse", prev_scores.rmse);
-	json_num(&mbuf, "new_holdout_rmse", test_scores.rmse);
-	appendStringInfoString(&mbuf, "}}");
 	old = MemoryContextSwitchTo(work);
-	metrics = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(mbuf.data)));
+	km_json_begin(&mj);
+	km_json_int(&mj, "rows", rs->n);
+	km_json_int(&mj, "rows_skipped", rs->skipped);
+	km_json_int(&mj, "train_rows", ntrain);
+	km_json_int(&mj, "holdout_rows", ntest);
+	km_json_num(&mj, "test_fraction", opts.test_fraction);
+	km_json_int(&mj, "seed", opts.seed);
+	km_json_bool(&mj, "refit", refit && ntest > 0);
+	json_scores(&mj, "train", &train_scores);
+	json_scores(&mj, "holdout", &test_scores);
+	km_json_begin_object(&mj, "deploy");
+	km_json_str(&mj, "policy", deploy_name(opts.deploy));
+	km_json_bool(&mj, "deployed", deploy);
+	km_json_str(&mj, "reason", reason);
+	if (prev.found)
+		km_json_int(&mj, "previous_version", prev.version);
+	else
+		km_json_null(&mj, "previous_version");
+	km_json_num(&mj, "previous_holdout_rmse", prev_scores.rmse);
+	km_json_num(&mj, "new_holdout_rmse", test_scores.rmse);
+	km_json_end(&mj);
+	metrics = km_json_finish(&mj);
 	MemoryContextSwitchTo(old);
 
 	/* store, and deploy */
@@ -705,9 +656,15 @@ kernel_model_train(PG_FUNCTION_ARGS)
 				 errmsg("%s must not be null", PG_ARGISNULL(0) ? "name" : "query")));
 	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	catalog_check_name(name);
-	options = PG_ARGISNULL(2) ?
-		DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum("{}"))) :
-		PG_GETARG_JSONB_P(2);
+	if (PG_ARGISNULL(2))
+	{
+		KmJson		empty;
+
+		km_json_begin(&empty);
+		options = km_json_finish(&empty);
+	}
+	else
+		options = PG_GETARG_JSONB_P(2);
 	InitMaterializedSRF(fcinfo, 0);
 	catalog_open(fcinfo, &cat);
 	catalog_require_current(&cat, "kernel_model_train");

@@ -9,12 +9,12 @@
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "utils/array.h"
-#include "lib/stringinfo.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
 
+#include "json.h"
 #include "kernels.h"
 #include "pgutil.h"
 #include "rowset.h"
@@ -114,7 +114,7 @@ kernel_check_final(PG_FUNCTION_ARGS)
 	double	   *work;
 	km_spectrum sp;
 	km_error	err;
-	StringInfoData buf;
+	KmJson		j;
 	bool		psd;
 
 	agg_context(fcinfo, "kernel_check_final");
@@ -154,23 +154,20 @@ kernel_check_final(PG_FUNCTION_ARGS)
 				 errhint("Standardize the features, or use a smaller gamma or degree.")));
 
 	psd = sp.min_eigenvalue >= -sp.tolerance;
-	initStringInfo(&buf);
-	appendStringInfo(&buf, "{\"n\": %zu, \"kernel\": \"%s\"", n,
-					 km_kernel_name(opts.fit.kernel.type));
+	km_json_begin(&j);
+	km_json_int(&j, "n", (int64) n);
+	km_json_str(&j, "kernel", km_kernel_name(opts.fit.kernel.type));
 	if (km_kernel_params(opts.fit.kernel.type) & KM_PARAM_GAMMA)
-		appendStringInfo(&buf, ", \"gamma\": %s", float8out_internal(opts.fit.kernel.gamma));
-	appendStringInfo(&buf,
-					 ", \"symmetric\": %s, \"max_asymmetry\": %s"
-					 ", \"min_eigenvalue\": %s, \"max_eigenvalue\": %s"
-					 ", \"condition_number\": %s, \"is_psd\": %s"
-					 ", \"tolerance\": %s, \"effective_rank\": %zu}",
-					 sp.max_asymmetry <= 1e-12 * Max(sp.max_abs, 1.0) ? "true" : "false",
-					 float8out_internal(sp.max_asymmetry),
-					 float8out_internal(sp.min_eigenvalue),
-					 float8out_internal(sp.max_eigenvalue),
-					 sp.min_eigenvalue > sp.tolerance ?
-					 float8out_internal(sp.max_eigenvalue / sp.min_eigenvalue) : "null",
-					 psd ? "true" : "false",
-					 float8out_internal(sp.tolerance), sp.rank);
-	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data)));
+		km_json_num(&j, "gamma", opts.fit.kernel.gamma);
+	km_json_bool(&j, "symmetric", sp.max_asymmetry <= 1e-12 * Max(sp.max_abs, 1.0));
+	km_json_num(&j, "max_asymmetry", sp.max_asymmetry);
+	km_json_num(&j, "min_eigenvalue", sp.min_eigenvalue);
+	km_json_num(&j, "max_eigenvalue", sp.max_eigenvalue);
+	/* null when singular (or when the ratio overflows) */
+	km_json_num(&j, "condition_number", sp.min_eigenvalue > sp.tolerance ?
+				sp.max_eigenvalue / sp.min_eigenvalue : NAN);
+	km_json_bool(&j, "is_psd", psd);
+	km_json_num(&j, "tolerance", sp.tolerance);
+	km_json_int(&j, "effective_rank", (int64) sp.rank);
+	PG_RETURN_JSONB_P(km_json_finish(&j));
 }
