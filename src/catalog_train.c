@@ -56,6 +56,7 @@
 #include "compat.h"
 
 #include "json.h"
+#include "metrics.h"
 #include "model.h"
 #include "options.h"
 #include "pgutil.h"
@@ -71,14 +72,6 @@ PG_FUNCTION_INFO_V1(kernel_model_retrain);
 /* The search_path a version from 0.1.0 (none stored) is retrained with. */
 #define LEGACY_SEARCH_PATH "\"$user\", public"
 
-/* Error measures of a model on a set of rows (NaN when there are none). */
-typedef struct Scores
-{
-	int64		n;
-	double		rmse;
-	double		mae;
-	double		r2;
-} Scores;
 
 /* ---------------------------------------------------------------------
  * Training
@@ -309,10 +302,10 @@ train_rows(const RowSet *rs, const int64 *rows, int64 count,
 	return model;
 }
 
-/* RMSE, MAE and R^2 of a model on the given rows. */
+/* The error measures of a model on the given rows. */
 static void
 score_rows(Datum model, const RowSet *rs, const int64 *rows, int64 count,
-		   Scores *out)
+		   km_metrics *out)
 {
 	MemoryContext tmp = AllocSetContextCreate(CurrentMemoryContext,
 											  "kernel_ml scoring",
@@ -320,44 +313,24 @@ score_rows(Datum model, const RowSet *rs, const int64 *rows, int64 count,
 	MemoryContext old = MemoryContextSwitchTo(tmp);
 	ModelCache *mc = km_model_cache_create(tmp);
 	int			d = rs->d;
-	double		sse = 0.0;
-	double		sae = 0.0;
-	double		ymean = 0.0;
-	double		sst = 0.0;
 
-	out->n = count;
-	out->rmse = out->mae = out->r2 = NAN;
-	if (count == 0)
-	{
-		MemoryContextSwitchTo(old);
-		MemoryContextDelete(tmp);
-		return;
-	}
-	for (int64 i = 0; i < count; i++)
-		ymean += rs->y[rows[i]];
-	ymean /= (double) count;
+	km_metrics_init(out);
 	for (int64 i = 0; i < count; i++)
 	{
-		double		y = rs->y[rows[i]];
-		double		e;
+		double		pred = km_model_cache_predict_row(mc, model,
+													  rs->X + (Size) rows[i] * d, d);
 
-		e = km_model_cache_predict_row(mc, model, rs->X + (Size) rows[i] * d, d) - y;
-		sse += e * e;
-		sae += fabs(e);
-		sst += (y - ymean) * (y - ymean);
+		km_metrics_add(out, pred, rs->y[rows[i]]);
 		if ((i & 1023) == 1023)
 			CHECK_FOR_INTERRUPTS();
 	}
-	out->rmse = sqrt(sse / (double) count);
-	out->mae = sae / (double) count;
-	out->r2 = sst > 0.0 ? 1.0 - sse / sst : NAN;
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(tmp);
 }
 
 /* Scores as a json object, or null when there were no rows. */
 static void
-json_scores(KmJson *j, const char *key, const Scores *s)
+json_scores(KmJson *j, const char *key, const km_metrics *s)
 {
 	if (s->n == 0)
 	{
@@ -365,9 +338,9 @@ json_scores(KmJson *j, const char *key, const Scores *s)
 		return;
 	}
 	km_json_begin_object(j, key);
-	km_json_num(j, "rmse", s->rmse);
-	km_json_num(j, "mae", s->mae);
-	km_json_num(j, "r2", s->r2);
+	km_json_num(j, "rmse", km_metrics_rmse(s));
+	km_json_num(j, "mae", km_metrics_mae(s));
+	km_json_num(j, "r2", km_metrics_r2(s));
 	km_json_end(j);
 }
 
@@ -423,9 +396,9 @@ train_named(FunctionCallInfo fcinfo, const Catalog *cat, const char *name,
 	int64		ntrain;
 	bytea	   *split_model;
 	bytea	   *model;
-	Scores		train_scores;
-	Scores		test_scores;
-	Scores		prev_scores;
+	km_metrics	train_scores;
+	km_metrics	test_scores;
+	km_metrics	prev_scores;
 	Deployed	prev;
 	int32		version;
 	bool		deploy;
@@ -513,8 +486,7 @@ train_named(FunctionCallInfo fcinfo, const Catalog *cat, const char *name,
 	catalog_lookup_deployed(cat, name, false, work, &prev);
 
 	/* the deployment decision */
-	prev_scores.n = 0;
-	prev_scores.rmse = prev_scores.mae = prev_scores.r2 = NAN;
+	km_metrics_init(&prev_scores);
 	if (prev.found && opts.deploy == KM_DEPLOY_IF_BETTER)
 	{
 		bytea	   *pm = (bytea *) pg_detoast_datum((struct varlena *) DatumGetPointer(prev.model));
@@ -552,7 +524,7 @@ train_named(FunctionCallInfo fcinfo, const Catalog *cat, const char *name,
 			else
 			{
 				score_rows(prev.model, rs, order, ntest, &prev_scores);
-				deploy = test_scores.rmse < prev_scores.rmse;
+				deploy = km_metrics_rmse(&test_scores) < km_metrics_rmse(&prev_scores);
 				reason = deploy ? "lower hold-out RMSE than the deployed version" :
 					"hold-out RMSE not lower than the deployed version's";
 			}
@@ -578,8 +550,8 @@ train_named(FunctionCallInfo fcinfo, const Catalog *cat, const char *name,
 		km_json_int(&mj, "previous_version", prev.version);
 	else
 		km_json_null(&mj, "previous_version");
-	km_json_num(&mj, "previous_holdout_rmse", prev_scores.rmse);
-	km_json_num(&mj, "new_holdout_rmse", test_scores.rmse);
+	km_json_num(&mj, "previous_holdout_rmse", km_metrics_rmse(&prev_scores));
+	km_json_num(&mj, "new_holdout_rmse", km_metrics_rmse(&test_scores));
 	km_json_end(&mj);
 	metrics = km_json_finish(&mj);
 	MemoryContextSwitchTo(old);

@@ -40,7 +40,9 @@ int			unit_failures = 0;
 	X(test_numerics_gram_times) \
 	X(test_eigen_tridiagonal_matches_dsyevd) \
 	X(test_eigen_spectrum_matches_dsyevd) \
-	X(test_eigen_closed_form_matches_dsyevd)
+	X(test_eigen_closed_form_matches_dsyevd) \
+	X(test_metrics_definitions) \
+	X(test_metrics_combine)
 
 #define DECLARE(name) void name(void);
 UNIT_TESTS(DECLARE)
