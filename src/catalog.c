@@ -150,6 +150,26 @@ catalog_check_spi(int rc, const char *what)
 		elog(ERROR, "%s failed: %s", what, SPI_result_code_string(rc));
 }
 
+/*
+ * Run a statement about one name ($1) as the catalog's owner (with
+ * pin_path, search_path pinned); its rows are left in SPI_tuptable.
+ * sql_fmt has one %s, the qualified table name.  SPI connected.
+ */
+void
+catalog_query_name(const Catalog *cat, const char *sql_fmt, const char *name,
+				   bool pin_path, bool read_only, long limit, const char *what)
+{
+	Elevation	e;
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		args[1] = {CStringGetTextDatum(name)};
+
+	catalog_elevate(cat, &e, pin_path);
+	catalog_check_spi(SPI_execute_with_args(psprintf(sql_fmt, cat->qualified),
+											1, argtypes, args, NULL, read_only, limit),
+					  what);
+	catalog_unelevate(&e);
+}
+
 /* A role for messages: its name, or its OID if it was dropped. */
 char *
 catalog_role_label(Oid role)
@@ -248,19 +268,11 @@ catalog_check_writable(const char *fname)
 bool
 catalog_name_owner(const Catalog *cat, const char *name, Oid *owner)
 {
-	Elevation	e;
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		args[1];
 	bool		isnull;
 
-	args[0] = CStringGetTextDatum(name);
-	catalog_elevate(cat, &e, true);
-	catalog_check_spi(SPI_execute_with_args(psprintf("SELECT %s FROM %s WHERE name OPERATOR(pg_catalog.=) $1 "
-											 "ORDER BY version DESC LIMIT 1",
-											 cat->owner_expr, cat->qualified),
-									1, argtypes, args, NULL, false, 1),
-			  "owner lookup");
-	catalog_unelevate(&e);
+	catalog_query_name(cat, psprintf("SELECT %s FROM %%s WHERE name OPERATOR(pg_catalog.=) $1 "
+									 "ORDER BY version DESC LIMIT 1", cat->owner_expr),
+					   name, true, false, 1, "owner lookup");
 	if (SPI_processed == 0)
 		return false;
 	*owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
@@ -288,20 +300,14 @@ void
 catalog_lookup_deployed(const Catalog *cat, const char *name, bool read_only,
 				MemoryContext ctx, Deployed *out)
 {
-	Elevation	e;
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		args[1];
 	MemoryContext old;
 	bool		isnull;
 
 	memset(out, 0, sizeof(*out));
-	args[0] = CStringGetTextDatum(name);
-	catalog_elevate(cat, &e, false);
-	catalog_check_spi(SPI_execute_with_args(psprintf("SELECT %s, version, model FROM %s "
-											 "WHERE name OPERATOR(pg_catalog.=) $1 AND deployed",
-											 cat->owner_expr, cat->qualified),
-									1, argtypes, args, NULL, read_only, 1),
-			  "deployed model lookup");
+	catalog_query_name(cat, psprintf("SELECT %s, version, model FROM %%s "
+									 "WHERE name OPERATOR(pg_catalog.=) $1 AND deployed",
+									 cat->owner_expr),
+					   name, false, read_only, 1, "deployed model lookup");
 	if (SPI_processed > 0)
 	{
 		HeapTuple	tup = SPI_tuptable->vals[0];
@@ -323,11 +329,10 @@ catalog_lookup_deployed(const Catalog *cat, const char *name, bool read_only,
 	}
 	else
 	{
-		catalog_check_spi(SPI_execute_with_args(psprintf("SELECT %s FROM %s "
-												 "WHERE name OPERATOR(pg_catalog.=) $1 LIMIT 1",
-												 cat->owner_expr, cat->qualified),
-										1, argtypes, args, NULL, read_only, 1),
-				  "owner lookup");
+		catalog_query_name(cat, psprintf("SELECT %s FROM %%s "
+										 "WHERE name OPERATOR(pg_catalog.=) $1 LIMIT 1",
+										 cat->owner_expr),
+						   name, false, read_only, 1, "owner lookup");
 		if (SPI_processed > 0)
 		{
 			out->name_exists = true;
@@ -335,7 +340,6 @@ catalog_lookup_deployed(const Catalog *cat, const char *name, bool read_only,
 														SPI_tuptable->tupdesc, 1, &isnull));
 		}
 	}
-	catalog_unelevate(&e);
 }
 
 /* Like lookup_deployed, with the errors a caller that needs the model wants. */
@@ -378,20 +382,13 @@ catalog_begin_change(const Catalog *cat, const char *name)
 int32
 catalog_next_version(const Catalog *cat, const char *name)
 {
-	Elevation	e;
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		args[1] = {CStringGetTextDatum(name)};
 	bool		isnull;
 	Datum		v;
 
-	catalog_elevate(cat, &e, true);
-	catalog_check_spi(SPI_execute_with_args(psprintf("SELECT pg_catalog.max(version) FROM %s "
-													 "WHERE name OPERATOR(pg_catalog.=) $1",
-													 cat->qualified),
-											1, argtypes, args, NULL, false, 1),
-					  "version lookup");
+	catalog_query_name(cat, "SELECT pg_catalog.max(version) FROM %s "
+					   "WHERE name OPERATOR(pg_catalog.=) $1",
+					   name, true, false, 1, "version lookup");
 	v = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	catalog_unelevate(&e);
 	return isnull ? 1 : DatumGetInt32(v) + 1;
 }
 

@@ -57,6 +57,14 @@ void		catalog_elevate(const Catalog *cat, Elevation *e, bool pin_path);
 void		catalog_unelevate(Elevation *e);
 void		catalog_check_spi(int rc, const char *what);
 
+/*
+ * Run sql_fmt (its %s the qualified table, $1 the name) as the catalog's
+ * owner, rows left in SPI_tuptable; what names it in an error.
+ */
+void		catalog_query_name(const Catalog *cat, const char *sql_fmt,
+							   const char *name, bool pin_path, bool read_only,
+							   long limit, const char *what);
+
 /* A role for messages: its name, or its OID if it was dropped. */
 char	   *catalog_role_label(Oid role);
 

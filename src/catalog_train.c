@@ -485,9 +485,6 @@ kernel_model_retrain(PG_FUNCTION_ARGS)
 {
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	Catalog		cat;
-	Elevation	e;
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		args[1];
 	Oid			owner;
 	char	   *query;
 	char	   *search_path;
@@ -503,15 +500,10 @@ kernel_model_retrain(PG_FUNCTION_ARGS)
 	catalog_require_current(&cat, "kernel_model_retrain");
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	args[0] = CStringGetTextDatum(name);
-	catalog_elevate(&cat, &e, true);
-	catalog_check_spi(SPI_execute_with_args(psprintf("SELECT owner::pg_catalog.oid, source_query, options, search_path "
-											 "FROM %s WHERE name OPERATOR(pg_catalog.=) $1 "
-											 "ORDER BY version DESC LIMIT 1",
-											 cat.qualified),
-									1, argtypes, args, NULL, false, 1),
-			  "latest version lookup");
-	catalog_unelevate(&e);
+	catalog_query_name(&cat, "SELECT owner::pg_catalog.oid, source_query, options, search_path "
+					   "FROM %s WHERE name OPERATOR(pg_catalog.=) $1 "
+					   "ORDER BY version DESC LIMIT 1",
+					   name, true, false, 1, "latest version lookup");
 	if (SPI_processed == 0)
 		catalog_no_such_model(name);
 	owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));

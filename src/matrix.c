@@ -23,6 +23,26 @@ PG_FUNCTION_INFO_V1(kernel_matrix_sfunc);
 PG_FUNCTION_INFO_V1(kernel_matrix_final);
 PG_FUNCTION_INFO_V1(kernel_check_final);
 
+/*
+ * The final function's rows, or NULL when there are none, with their
+ * options resolved for one kernel (no grid) on their feature count.
+ */
+static RowSet *
+final_rows(FunctionCallInfo fcinfo, const char *agg, km_options *opts)
+{
+	RowSet	   *rs;
+
+	agg_context(fcinfo, psprintf("%s_final", agg));
+	if (PG_ARGISNULL(0))
+		return NULL;
+	rs = (RowSet *) PG_GETARG_POINTER(0);
+	if (rs->n == 0)
+		return NULL;
+	*opts = rs->opts;
+	km_options_require_single(opts, agg);
+	km_options_resolve(opts, rs->d);
+	return rs;
+}
 
 /* kernel_matrix_sfunc(state, features, options) */
 Datum
@@ -55,17 +75,10 @@ kernel_matrix_final(PG_FUNCTION_ARGS)
 	int			lbs[2] = {1, 1};
 	Size		nbytes;
 
-	agg_context(fcinfo, "kernel_matrix_final");
-	if (PG_ARGISNULL(0))
+	rs = final_rows(fcinfo, "kernel_matrix", &opts);
+	if (rs == NULL)
 		PG_RETURN_NULL();
-	rs = (RowSet *) PG_GETARG_POINTER(0);
-	if (rs->n == 0)
-		PG_RETURN_NULL();
-
 	n = (size_t) rs->n;
-	opts = rs->opts;
-	km_options_require_single(&opts, "kernel_matrix");
-	km_options_resolve(&opts, rs->d);
 	nbytes = ARR_OVERHEAD_NONULLS(2) + (double) n * n * sizeof(double);
 	if ((double) n * n * sizeof(double) + ARR_OVERHEAD_NONULLS(2) > MaxAllocSize)
 		ereport(ERROR,
@@ -117,17 +130,10 @@ kernel_check_final(PG_FUNCTION_ARGS)
 	KmJson		j;
 	bool		psd;
 
-	agg_context(fcinfo, "kernel_check_final");
-	if (PG_ARGISNULL(0))
+	rs = final_rows(fcinfo, "kernel_check", &opts);
+	if (rs == NULL)
 		PG_RETURN_NULL();
-	rs = (RowSet *) PG_GETARG_POINTER(0);
-	if (rs->n == 0)
-		PG_RETURN_NULL();
-
 	n = (size_t) rs->n;
-	opts = rs->opts;
-	km_options_require_single(&opts, "kernel_check");
-	km_options_resolve(&opts, rs->d);
 	nwork = km_spectrum_workspace_doubles(n);
 	km_check_memory(8.0 * nwork, "kernel_check", false);
 	if (nwork == 0)
