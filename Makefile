@@ -9,9 +9,9 @@ CORE_OBJS = src/core.o src/kernels.o src/kernel_maps.o src/eigen.o src/solve.o s
 GLUE_OBJS = src/crc32c.o src/kernel_ml.o src/json.o src/options.o src/pgutil.o \
 	src/rowset.o src/split.o src/train.o src/matrix.o src/predict.o src/catalog.o \
 	src/catalog_train.o src/catalog_predict.o src/catalog_query.o \
-	src/catalog_versions.o
+	src/catalog_versions.o src/accum_state.o
 # The table of options and their checks (the glue in src/options.c reads jsonb).
-CORE_OBJS += src/options_core.o src/metrics.o
+CORE_OBJS += src/options_core.o src/metrics.o src/accum.o
 OBJS = $(CORE_OBJS) $(GLUE_OBJS) $(KM_ASAN_OBJS)
 
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
@@ -116,7 +116,8 @@ fuzz-model: test/fuzz/kernel_maps.o
 # links the core files that hold them; libpgcommon brings the JSON parser,
 # whose frontend build leaks a member name or token when the JSON is
 # malformed (the server frees them with their memory context): no leak check.
-FUZZ_OPTIONS_SRCS = src/options_core.c src/core.c src/kernels.c src/eigen.c src/solve.c src/select.c
+FUZZ_OPTIONS_SRCS = src/options_core.c src/core.c src/kernels.c src/eigen.c src/solve.c src/select.c \
+	src/metrics.c
 fuzz-options: test/fuzz/kernel_maps.o
 	mkdir -p test/fuzz/corpus_options
 	cp test/fuzz/options_seeds/*.json test/fuzz/corpus_options/
@@ -128,7 +129,7 @@ fuzz-options: test/fuzz/kernel_maps.o
 
 # Closed-form LOO: 0.1.0's dsyevd route against the interruptible one,
 # side by side (test/bench/loo.c).
-BENCH_SRCS = src/core.c src/kernels.c src/eigen.c src/solve.c src/select.c
+BENCH_SRCS = src/core.c src/kernels.c src/eigen.c src/solve.c src/select.c src/metrics.c
 test/bench/loo: test/bench/loo.c $(BENCH_SRCS) src/kernel_maps.c $(wildcard src/*.h)
 	$(CC) -O2 $(MAPS_CFLAGS) -Isrc -c src/kernel_maps.c -o test/bench/kernel_maps.o
 	$(CC) -O2 -g -no-pie -Wall -Isrc -o $@ test/bench/loo.c $(BENCH_SRCS) test/bench/kernel_maps.o \

@@ -42,7 +42,10 @@ int			unit_failures = 0;
 	X(test_eigen_spectrum_matches_dsyevd) \
 	X(test_eigen_closed_form_matches_dsyevd) \
 	X(test_metrics_definitions) \
-	X(test_metrics_combine)
+	X(test_metrics_combine) \
+	X(test_accum_layout) \
+	X(test_accum_gram_sums) \
+	X(test_accum_validate)
 
 #define DECLARE(name) void name(void);
 UNIT_TESTS(DECLARE)
