@@ -2,9 +2,8 @@
  * catalog.c - the catalog of named models, its storage and privileges:
  * finding the table, acting as its owner, the owner checks, the name lock,
  * and reading and writing versions (see catalog.h).  The SQL functions are
- * elsewhere: kernel_model_deploy, _drop and _get in catalog_versions.c,
- * kernel_model_train and _retrain in catalog_train.c (their query runs in
- * catalog_query.c), scoring by name in catalog_predict.c.
+ * in catalog_sql.c, the work of training in catalog_train.c (its query
+ * runs in catalog_query.c), scoring by name in catalog_predict.c.
  *
  * Versions live in the table kernel_models, in the extension's schema.
  * Nobody but its owner (the role that created the extension) may write the
@@ -21,47 +20,22 @@
  */
 #include "postgres.h"
 
-#include <ctype.h>
-#include <limits.h>
-#include <math.h>
-
 #include "access/htup_details.h"
-#include "access/xact.h"
-#include "catalog/namespace.h"
-#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
 #include "executor/spi.h"
 #include "fmgr.h"
-#include "funcapi.h"
-#include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
-#include "parser/parse_coerce.h"
 #include "tcop/utility.h"
 #include "utils/acl.h"
-#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
-#include "utils/float.h"
-#include "utils/fmgrprotos.h"
 #include "utils/guc.h"
-#include "utils/json.h"
-#include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
-#include "utils/plancache.h"
-#include "utils/snapmgr.h"
 #include "utils/syscache.h"
-#include "utils/tuplestore.h"
-#include "compat.h"
 
-#include "model.h"
-#include "options.h"
-#include "pgutil.h"
-#include "predict.h"
-#include "rowset.h"
-#include "train.h"
 #include "catalog.h"
 
 /* First key of the advisory lock on a name ("KML1"); the second is its hash. */

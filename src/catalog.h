@@ -2,8 +2,8 @@
  * catalog.h - the catalog of named models (table kernel_models), its
  * storage and privileges (catalog.c): finding it, acting as its owner, the
  * owner and privilege checks, the lookups and writes shared by training
- * (catalog_train.c), scoring by name (catalog_predict.c) and managing
- * versions (catalog_versions.c).
+ * (catalog_train.c), scoring by name (catalog_predict.c) and the SQL
+ * functions (catalog_sql.c).
  */
 #ifndef KM_CATALOG_H
 #define KM_CATALOG_H

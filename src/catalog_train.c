@@ -1,7 +1,8 @@
 /*
- * catalog_train.c - kernel_model_train and kernel_model_retrain: collect
- * the rows of the stored query (catalog_query.c), split them, train, score,
- * decide whether to deploy, and store a version (catalog.c).
+ * catalog_train.c - named training, the work behind kernel_model_train and
+ * kernel_model_retrain (catalog_sql.c): collect the rows of the stored
+ * query (catalog_query.c), split them, train, score, decide whether to
+ * deploy, and store a version (catalog.c).
  *
  * Training keeps the query's rows in memory, splits them by a hash of each
  * row's values and the seed, and trains with kernel_train's own code on the
@@ -16,17 +17,12 @@
 
 #include <math.h>
 
-#include "catalog/pg_authid.h"
 #include "executor/spi.h"
 #include "fmgr.h"
-#include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
-#include "utils/fmgrprotos.h"
-#include "utils/jsonb.h"
 #include "utils/memutils.h"
 #include "utils/syscache.h"
-#include "utils/tuplestore.h"
 
 #include "json.h"
 #include "metrics.h"
@@ -37,14 +33,8 @@
 #include "rowset.h"
 #include "split.h"
 #include "train.h"
-#include "catalog.h"
 #include "catalog_query.h"
-
-PG_FUNCTION_INFO_V1(kernel_model_train);
-PG_FUNCTION_INFO_V1(kernel_model_retrain);
-
-/* The search_path a version from 0.1.0 (none stored) is retrained with. */
-#define LEGACY_SEARCH_PATH "\"$user\", public"
+#include "catalog_train.h"
 
 /* One named training: its rows, the split, the model kept and its scores. */
 typedef struct NamedRun
@@ -376,31 +366,28 @@ collect_training_rows(NamedRun *run, const char *query, Oid run_as,
 }
 
 /*
- * Train a new version of name from query and options, store it, deploy it
- * per the policy, and append the result row to the function's tuplestore.
- * The query runs as run_as with search_path (see catalog_query.c), and
- * that search_path is stored with the version for the next retrain.
+ * Train a new version of name from query and options, store it, and deploy
+ * it per the policy.  The query runs as run_as with search_path (see
+ * catalog_query.c), and that search_path is stored with the version for
+ * the next retrain.
  */
-static void
-train_named(FunctionCallInfo fcinfo, const Catalog *cat, const char *name,
-			const char *query, Jsonb *options, Oid run_as,
-			const char *search_path)
+void
+catalog_train_named(const Catalog *cat, const char *name, const char *query,
+					Jsonb *options, Oid run_as, const char *search_path,
+					TrainedVersion *out)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MemoryContext caller = CurrentMemoryContext;
 	MemoryContext work;
-	MemoryContext old;
 	NamedRun	run;
 	Decision	decision;
 	StoredVersion v;
 	Oid			owner;
-	Datum		values[4];
-	bool		nulls[4] = {false, false, false, false};
 
 	catalog_check_name(name);
 	memset(&run, 0, sizeof(run));
 	km_options_parse(take_refit(options, &run.refit), &run.opts);
 
-	work = AllocSetContextCreate(CurrentMemoryContext, "kernel_ml named training",
+	work = AllocSetContextCreate(caller, "kernel_ml named training",
 								 ALLOCSET_DEFAULT_SIZES);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -417,9 +404,8 @@ train_named(FunctionCallInfo fcinfo, const Catalog *cat, const char *name,
 	v.owner = version_owner(cat, name);
 	v.version = catalog_next_version(cat, name);
 	decide_deployment(cat, name, &run, work, &decision);
-	old = MemoryContextSwitchTo(work);
+	/* in the caller's context: returned */
 	v.metrics = metrics_json(&run, &decision);
-	MemoryContextSwitchTo(old);
 
 	v.name = name;
 	v.query = query;
@@ -431,102 +417,9 @@ train_named(FunctionCallInfo fcinfo, const Catalog *cat, const char *name,
 	v.search_path = search_path;
 	catalog_store_version(cat, &v);
 	SPI_finish();
-
-	values[0] = CStringGetTextDatum(name);
-	values[1] = Int32GetDatum(v.version);
-	values[2] = BoolGetDatum(decision.deploy);
-	values[3] = JsonbPGetDatum(v.metrics);
-	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	MemoryContextDelete(work);
+
+	out->version = v.version;
+	out->deployed = decision.deploy;
+	out->metrics = v.metrics;
 }
-
-/*
- * kernel_model_train(name, query, options): the query runs as the caller,
- * who owns a new name, with the caller's search_path, which is stored.
- */
-Datum
-kernel_model_train(PG_FUNCTION_ARGS)
-{
-	Catalog		cat;
-	Jsonb	   *options;
-	char	   *name;
-
-	catalog_check_writable("kernel_model_train()");
-	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("%s must not be null", PG_ARGISNULL(0) ? "name" : "query")));
-	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	catalog_check_name(name);
-	if (PG_ARGISNULL(2))
-	{
-		KmJson		empty;
-
-		km_json_begin(&empty);
-		options = km_json_finish(&empty);
-	}
-	else
-		options = PG_GETARG_JSONB_P(2);
-	InitMaterializedSRF(fcinfo, 0);
-	catalog_open(fcinfo, &cat);
-	catalog_require_current(&cat, "kernel_model_train");
-	train_named(fcinfo, &cat, name, text_to_cstring(PG_GETARG_TEXT_PP(1)), options,
-				GetUserId(), catalog_search_path());
-	return (Datum) 0;
-}
-
-/*
- * kernel_model_retrain(name): the query, options and search_path of the
- * latest version, the query run as the model's owner (never as the caller:
- * a scheduled job is often a superuser's).
- */
-Datum
-kernel_model_retrain(PG_FUNCTION_ARGS)
-{
-	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	Catalog		cat;
-	Oid			owner;
-	char	   *query;
-	char	   *search_path;
-	Jsonb	   *options;
-	Datum		options_datum;
-	bool		isnull;
-	MemoryContext caller = CurrentMemoryContext;
-
-	catalog_check_writable("kernel_model_retrain()");
-	catalog_check_name(name);
-	InitMaterializedSRF(fcinfo, 0);
-	catalog_open(fcinfo, &cat);
-	catalog_require_current(&cat, "kernel_model_retrain");
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	catalog_query_name(&cat, "SELECT owner::pg_catalog.oid, source_query, options, search_path "
-					   "FROM %s WHERE name OPERATOR(pg_catalog.=) $1 "
-					   "ORDER BY version DESC LIMIT 1",
-					   name, true, false, 1, "latest version lookup");
-	if (SPI_processed == 0)
-		catalog_no_such_model(name);
-	owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	query = MemoryContextStrdup(caller, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2));
-	options_datum = SPI_datumTransfer(SPI_getbinval(SPI_tuptable->vals[0],
-													SPI_tuptable->tupdesc, 3, &isnull),
-									  false, -1);
-	search_path = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4);
-	/* versions from 0.1.0 stored none: the default path, "$user" the owner */
-	search_path = MemoryContextStrdup(caller, search_path ? search_path : LEGACY_SEARCH_PATH);
-	SPI_finish();
-	/* detoast only now, into the caller's context */
-	options = DatumGetJsonbP(options_datum);
-	catalog_check_owner(name, owner);
-	if (!OidIsValid(owner) || !SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(owner)))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("owner of model \"%s\" does not exist", name),
-				 errdetail("Model \"%s\" belongs to %s; its query runs only as its owner.",
-						   name, catalog_role_label(owner)),
-				 errhint("Train a new version with kernel_model_train, which makes the caller its owner, or drop the model with kernel_model_drop.")));
-
-	train_named(fcinfo, &cat, name, query, options, owner, search_path);
-	return (Datum) 0;
-}
-

@@ -1,21 +1,144 @@
 /*
- * catalog_versions.c - the SQL functions that manage stored versions:
- * kernel_model_deploy, kernel_model_drop and kernel_model_get.  They check
- * the caller against the model's owner and then act on the catalog as its
- * owner (catalog.c).
+ * catalog_sql.c - the SQL functions of the catalog of named models:
+ * kernel_model_train and kernel_model_retrain (the work in
+ * catalog_train.c), kernel_model_deploy, kernel_model_drop and
+ * kernel_model_get.  They check the caller against the model's owner and
+ * then act on the catalog as its owner (catalog.c).  Scoring by name,
+ * kernel_predict(name, features), is in catalog_predict.c.
  */
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/syscache.h"
+#include "utils/tuplestore.h"
 
+#include "json.h"
 #include "catalog.h"
+#include "catalog_query.h"
+#include "catalog_train.h"
 
+PG_FUNCTION_INFO_V1(kernel_model_train);
+PG_FUNCTION_INFO_V1(kernel_model_retrain);
 PG_FUNCTION_INFO_V1(kernel_model_deploy);
 PG_FUNCTION_INFO_V1(kernel_model_drop);
 PG_FUNCTION_INFO_V1(kernel_model_get);
+
+/* The search_path a version from 0.1.0 (none stored) is retrained with. */
+#define LEGACY_SEARCH_PATH "\"$user\", public"
+
+/* The row (name, version, deployed, metrics) of a training. */
+static void
+return_trained(FunctionCallInfo fcinfo, const char *name, const TrainedVersion *tv)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Datum		values[4];
+	bool		nulls[4] = {false, false, false, false};
+
+	values[0] = CStringGetTextDatum(name);
+	values[1] = Int32GetDatum(tv->version);
+	values[2] = BoolGetDatum(tv->deployed);
+	values[3] = JsonbPGetDatum(tv->metrics);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
+/*
+ * kernel_model_train(name, query, options): the query runs as the caller,
+ * who owns a new name, with the caller's search_path, which is stored.
+ */
+Datum
+kernel_model_train(PG_FUNCTION_ARGS)
+{
+	Catalog		cat;
+	Jsonb	   *options;
+	char	   *name;
+	TrainedVersion tv;
+
+	catalog_check_writable("kernel_model_train()");
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be null", PG_ARGISNULL(0) ? "name" : "query")));
+	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	catalog_check_name(name);
+	if (PG_ARGISNULL(2))
+	{
+		KmJson		empty;
+
+		km_json_begin(&empty);
+		options = km_json_finish(&empty);
+	}
+	else
+		options = PG_GETARG_JSONB_P(2);
+	InitMaterializedSRF(fcinfo, 0);
+	catalog_open(fcinfo, &cat);
+	catalog_require_current(&cat, "kernel_model_train");
+	catalog_train_named(&cat, name, text_to_cstring(PG_GETARG_TEXT_PP(1)), options,
+						GetUserId(), catalog_search_path(), &tv);
+	return_trained(fcinfo, name, &tv);
+	return (Datum) 0;
+}
+
+/*
+ * kernel_model_retrain(name): the query, options and search_path of the
+ * latest version, the query run as the model's owner (never as the caller:
+ * a scheduled job is often a superuser's).
+ */
+Datum
+kernel_model_retrain(PG_FUNCTION_ARGS)
+{
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	Catalog		cat;
+	Oid			owner;
+	char	   *query;
+	char	   *search_path;
+	Jsonb	   *options;
+	Datum		options_datum;
+	bool		isnull;
+	MemoryContext caller = CurrentMemoryContext;
+	TrainedVersion tv;
+
+	catalog_check_writable("kernel_model_retrain()");
+	catalog_check_name(name);
+	InitMaterializedSRF(fcinfo, 0);
+	catalog_open(fcinfo, &cat);
+	catalog_require_current(&cat, "kernel_model_retrain");
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	catalog_query_name(&cat, "SELECT owner::pg_catalog.oid, source_query, options, search_path "
+					   "FROM %s WHERE name OPERATOR(pg_catalog.=) $1 "
+					   "ORDER BY version DESC LIMIT 1",
+					   name, true, false, 1, "latest version lookup");
+	if (SPI_processed == 0)
+		catalog_no_such_model(name);
+	owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	query = MemoryContextStrdup(caller, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2));
+	options_datum = SPI_datumTransfer(SPI_getbinval(SPI_tuptable->vals[0],
+													SPI_tuptable->tupdesc, 3, &isnull),
+									  false, -1);
+	search_path = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4);
+	/* versions from 0.1.0 stored none: the default path, "$user" the owner */
+	search_path = MemoryContextStrdup(caller, search_path ? search_path : LEGACY_SEARCH_PATH);
+	SPI_finish();
+	/* detoast only now, into the caller's context */
+	options = DatumGetJsonbP(options_datum);
+	catalog_check_owner(name, owner);
+	if (!OidIsValid(owner) || !SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(owner)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("owner of model \"%s\" does not exist", name),
+				 errdetail("Model \"%s\" belongs to %s; its query runs only as its owner.",
+						   name, catalog_role_label(owner)),
+				 errhint("Train a new version with kernel_model_train, which makes the caller its owner, or drop the model with kernel_model_drop.")));
+
+	catalog_train_named(&cat, name, query, options, owner, search_path, &tv);
+	return_trained(fcinfo, name, &tv);
+	return (Datum) 0;
+}
 
 /* kernel_model_deploy(name, version) */
 Datum
