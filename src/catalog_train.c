@@ -15,8 +15,6 @@
  */
 #include "postgres.h"
 
-#include <math.h>
-
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
@@ -71,23 +69,12 @@ typedef struct Decision
 static int64
 split_rows(const RowSet *rs, int64 seed, double fraction, int64 *order)
 {
-	int64		n = rs->n;
-	int64		ntest = (int64) floor(fraction * (double) n);
-	int64	   *ranked = palloc_extended(mul_size(n, sizeof(int64)), MCXT_ALLOC_HUGE);
-	bool	   *held = palloc_extended(n, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-	int64		k = 0;
+	int64	   *ranked = palloc_extended(mul_size(rs->n, sizeof(int64)), MCXT_ALLOC_HUGE);
+	int64		ntest;
 
-	km_rank_rows(rs->X, rs->y, n, rs->d, seed, ranked);
-	for (int64 i = 0; i < ntest; i++)
-		held[ranked[i]] = true;
-	for (int64 i = 0; i < n; i++)
-		if (held[i])
-			order[k++] = i;
-	for (int64 i = 0; i < n; i++)
-		if (!held[i])
-			order[k++] = i;
+	km_rank_rows(rs->X, rs->y, rs->n, rs->d, seed, ranked);
+	ntest = km_holdout_by_rank(ranked, rs->n, fraction, order);
 	pfree(ranked);
-	pfree(held);
 	return ntest;
 }
 
