@@ -8,9 +8,10 @@ CORE_OBJS = src/core.o src/kernels.o src/kernel_maps.o src/eigen.o src/solve.o s
 	src/model.o src/methods.o src/ridge.o src/lms.o
 GLUE_OBJS = src/crc32c.o src/kernel_ml.o src/json.o src/options.o src/pgutil.o \
 	src/rowset.o src/split.o src/train.o src/matrix.o src/predict.o src/catalog.o \
-	src/catalog_train.o src/catalog_predict.o
+	src/catalog_train.o src/catalog_predict.o src/catalog_query.o \
+	src/catalog_sql.o src/accum_state.o
 # The table of options and their checks (the glue in src/options.c reads jsonb).
-CORE_OBJS += src/options_core.o
+CORE_OBJS += src/options_core.o src/metrics.o src/accum.o
 OBJS = $(CORE_OBJS) $(GLUE_OBJS) $(KM_ASAN_OBJS)
 
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql

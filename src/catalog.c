@@ -1,8 +1,9 @@
 /*
- * catalog.c - the catalog of named models: access and privileges (see
- * catalog.h), and kernel_model_deploy, kernel_model_drop and
- * kernel_model_get.  Training is in catalog_train.c, scoring by name in
- * catalog_predict.c.
+ * catalog.c - the catalog of named models, its storage and privileges:
+ * finding the table, acting as its owner, the owner checks, the name lock,
+ * and reading and writing versions (see catalog.h).  The SQL functions are
+ * in catalog_sql.c, the work of training in catalog_train.c (its query
+ * runs in catalog_query.c), scoring by name in catalog_predict.c.
  *
  * Versions live in the table kernel_models, in the extension's schema.
  * Nobody but its owner (the role that created the extension) may write the
@@ -19,52 +20,23 @@
  */
 #include "postgres.h"
 
-#include <ctype.h>
-#include <limits.h>
-#include <math.h>
-
 #include "access/htup_details.h"
-#include "access/xact.h"
-#include "catalog/namespace.h"
-#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
 #include "executor/spi.h"
 #include "fmgr.h"
-#include "funcapi.h"
-#include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
-#include "parser/parse_coerce.h"
 #include "tcop/utility.h"
 #include "utils/acl.h"
-#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
-#include "utils/float.h"
-#include "utils/fmgrprotos.h"
 #include "utils/guc.h"
-#include "utils/json.h"
-#include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
-#include "utils/plancache.h"
-#include "utils/snapmgr.h"
 #include "utils/syscache.h"
-#include "utils/tuplestore.h"
-#include "compat.h"
 
-#include "model.h"
-#include "options.h"
-#include "pgutil.h"
-#include "predict.h"
-#include "rowset.h"
-#include "train.h"
 #include "catalog.h"
-
-PG_FUNCTION_INFO_V1(kernel_model_deploy);
-PG_FUNCTION_INFO_V1(kernel_model_drop);
-PG_FUNCTION_INFO_V1(kernel_model_get);
 
 /* First key of the advisory lock on a name ("KML1"); the second is its hash. */
 #define NAME_LOCK_KEY 0x4B4D4C31
@@ -150,6 +122,26 @@ catalog_check_spi(int rc, const char *what)
 {
 	if (rc < 0)
 		elog(ERROR, "%s failed: %s", what, SPI_result_code_string(rc));
+}
+
+/*
+ * Run a statement about one name ($1) as the catalog's owner (with
+ * pin_path, search_path pinned); its rows are left in SPI_tuptable.
+ * sql_fmt has one %s, the qualified table name.  SPI connected.
+ */
+void
+catalog_query_name(const Catalog *cat, const char *sql_fmt, const char *name,
+				   bool pin_path, bool read_only, long limit, const char *what)
+{
+	Elevation	e;
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		args[1] = {CStringGetTextDatum(name)};
+
+	catalog_elevate(cat, &e, pin_path);
+	catalog_check_spi(SPI_execute_with_args(psprintf(sql_fmt, cat->qualified),
+											1, argtypes, args, NULL, read_only, limit),
+					  what);
+	catalog_unelevate(&e);
 }
 
 /* A role for messages: its name, or its OID if it was dropped. */
@@ -250,19 +242,11 @@ catalog_check_writable(const char *fname)
 bool
 catalog_name_owner(const Catalog *cat, const char *name, Oid *owner)
 {
-	Elevation	e;
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		args[1];
 	bool		isnull;
 
-	args[0] = CStringGetTextDatum(name);
-	catalog_elevate(cat, &e, true);
-	catalog_check_spi(SPI_execute_with_args(psprintf("SELECT %s FROM %s WHERE name OPERATOR(pg_catalog.=) $1 "
-											 "ORDER BY version DESC LIMIT 1",
-											 cat->owner_expr, cat->qualified),
-									1, argtypes, args, NULL, false, 1),
-			  "owner lookup");
-	catalog_unelevate(&e);
+	catalog_query_name(cat, psprintf("SELECT %s FROM %%s WHERE name OPERATOR(pg_catalog.=) $1 "
+									 "ORDER BY version DESC LIMIT 1", cat->owner_expr),
+					   name, true, false, 1, "owner lookup");
 	if (SPI_processed == 0)
 		return false;
 	*owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
@@ -290,20 +274,14 @@ void
 catalog_lookup_deployed(const Catalog *cat, const char *name, bool read_only,
 				MemoryContext ctx, Deployed *out)
 {
-	Elevation	e;
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		args[1];
 	MemoryContext old;
 	bool		isnull;
 
 	memset(out, 0, sizeof(*out));
-	args[0] = CStringGetTextDatum(name);
-	catalog_elevate(cat, &e, false);
-	catalog_check_spi(SPI_execute_with_args(psprintf("SELECT %s, version, model FROM %s "
-											 "WHERE name OPERATOR(pg_catalog.=) $1 AND deployed",
-											 cat->owner_expr, cat->qualified),
-									1, argtypes, args, NULL, read_only, 1),
-			  "deployed model lookup");
+	catalog_query_name(cat, psprintf("SELECT %s, version, model FROM %%s "
+									 "WHERE name OPERATOR(pg_catalog.=) $1 AND deployed",
+									 cat->owner_expr),
+					   name, false, read_only, 1, "deployed model lookup");
 	if (SPI_processed > 0)
 	{
 		HeapTuple	tup = SPI_tuptable->vals[0];
@@ -325,11 +303,10 @@ catalog_lookup_deployed(const Catalog *cat, const char *name, bool read_only,
 	}
 	else
 	{
-		catalog_check_spi(SPI_execute_with_args(psprintf("SELECT %s FROM %s "
-												 "WHERE name OPERATOR(pg_catalog.=) $1 LIMIT 1",
-												 cat->owner_expr, cat->qualified),
-										1, argtypes, args, NULL, read_only, 1),
-				  "owner lookup");
+		catalog_query_name(cat, psprintf("SELECT %s FROM %%s "
+										 "WHERE name OPERATOR(pg_catalog.=) $1 LIMIT 1",
+										 cat->owner_expr),
+						   name, false, read_only, 1, "owner lookup");
 		if (SPI_processed > 0)
 		{
 			out->name_exists = true;
@@ -337,7 +314,6 @@ catalog_lookup_deployed(const Catalog *cat, const char *name, bool read_only,
 														SPI_tuptable->tupdesc, 1, &isnull));
 		}
 	}
-	catalog_unelevate(&e);
 }
 
 /* Like lookup_deployed, with the errors a caller that needs the model wants. */
@@ -359,142 +335,82 @@ catalog_find_deployed(const Catalog *cat, const char *name, MemoryContext ctx,
 				 errhint("Deploy one with kernel_model_deploy(name, version).")));
 }
 
-/* kernel_model_deploy(name, version) */
-Datum
-kernel_model_deploy(PG_FUNCTION_ARGS)
+/*
+ * Begin changing the versions of name: SPI connected, the name locked, and
+ * an error unless it exists and the caller has its owner's privileges.
+ */
+void
+catalog_begin_change(const Catalog *cat, const char *name)
 {
-	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	int32		version = PG_GETARG_INT32(1);
-	Catalog		cat;
-	Elevation	e;
-	Oid			argtypes[2] = {TEXTOID, INT4OID};
-	Datum		args[2];
 	Oid			owner;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	catalog_lock_name(name);
+	if (!catalog_name_owner(cat, name, &owner))
+		catalog_no_such_model(name);
+	catalog_check_owner(name, owner);
+}
+
+/* The number the next version of name gets; SPI connected, name locked. */
+int32
+catalog_next_version(const Catalog *cat, const char *name)
+{
 	bool		isnull;
-	int32		latest;
+	Datum		v;
 
-	catalog_check_writable("kernel_model_deploy()");
-	catalog_open(fcinfo, &cat);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	catalog_lock_name(name);
-	if (!catalog_name_owner(&cat, name, &owner))
-		catalog_no_such_model(name);
-	catalog_check_owner(name, owner);
-
-	args[0] = CStringGetTextDatum(name);
-	args[1] = Int32GetDatum(version);
-	catalog_elevate(&cat, &e, true);
-	catalog_check_spi(SPI_execute_with_args(psprintf("SELECT pg_catalog.count(*) FILTER (WHERE version OPERATOR(pg_catalog.=) $2), "
-											 "pg_catalog.max(version) "
-											 "FROM %s WHERE name OPERATOR(pg_catalog.=) $1", cat.qualified),
-									2, argtypes, args, NULL, false, 1),
-			  "version lookup");
-	latest = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
-	if (DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("version %d of model \"%s\" does not exist", version, name),
-				 errdetail("The latest version of model \"%s\" is %d.", name, latest),
-				 errhint("kernel_models lists the versions.")));
-	/* two statements: the unique index on deployed is checked row by row */
-	catalog_check_spi(SPI_execute_with_args(psprintf("UPDATE %s SET deployed = false "
-											 "WHERE name OPERATOR(pg_catalog.=) $1 AND deployed "
-											 "AND version OPERATOR(pg_catalog.<>) $2",
-											 cat.qualified),
-									2, argtypes, args, NULL, false, 0),
-			  "undeploy");
-	catalog_check_spi(SPI_execute_with_args(psprintf("UPDATE %s SET deployed = true "
-											 "WHERE name OPERATOR(pg_catalog.=) $1 "
-											 "AND version OPERATOR(pg_catalog.=) $2 AND NOT deployed",
-											 cat.qualified),
-									2, argtypes, args, NULL, false, 0),
-			  "deploy");
-	catalog_unelevate(&e);
-	SPI_finish();
-	PG_RETURN_VOID();
+	catalog_query_name(cat, "SELECT pg_catalog.max(version) FROM %s "
+					   "WHERE name OPERATOR(pg_catalog.=) $1",
+					   name, true, false, 1, "version lookup");
+	v = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	return isnull ? 1 : DatumGetInt32(v) + 1;
 }
 
-/* kernel_model_drop(name, version DEFAULT NULL) */
-Datum
-kernel_model_drop(PG_FUNCTION_ARGS)
+/*
+ * Insert a version (deployed or not: deploying undeploys the current one).
+ * SPI connected, name locked.  Under a transaction snapshot a concurrent
+ * training may have stored the same version first: a serialization error.
+ */
+void
+catalog_store_version(const Catalog *cat, const StoredVersion *v)
 {
-	char	   *name;
-	Catalog		cat;
 	Elevation	e;
-	Oid			argtypes[2] = {TEXTOID, INT4OID};
-	Datum		args[2];
-	Oid			owner;
-	int64		dropped;
+	Oid			argtypes[11] = {TEXTOID, INT4OID, REGROLEOID, TEXTOID, JSONBOID,
+	BYTEAOID, JSONBOID, INT8OID, INT4OID, BOOLOID, TEXTOID};
+	Datum		args[11];
 
-	catalog_check_writable("kernel_model_drop()");
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("name must not be null")));
-	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	catalog_open(fcinfo, &cat);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	catalog_lock_name(name);
-	if (!catalog_name_owner(&cat, name, &owner))
-		catalog_no_such_model(name);
-	catalog_check_owner(name, owner);
+	args[0] = CStringGetTextDatum(v->name);
+	args[1] = Int32GetDatum(v->version);
+	args[2] = ObjectIdGetDatum(v->owner);
+	args[3] = CStringGetTextDatum(v->query);
+	args[4] = JsonbPGetDatum(v->options);
+	args[5] = PointerGetDatum(v->model);
+	args[6] = JsonbPGetDatum(v->metrics);
+	args[7] = Int64GetDatum(v->n_train);
+	args[8] = Int32GetDatum(v->n_features);
+	args[9] = BoolGetDatum(v->deployed);
+	args[10] = CStringGetTextDatum(v->search_path);
 
-	args[0] = CStringGetTextDatum(name);
-	args[1] = PG_ARGISNULL(1) ? (Datum) 0 : PG_GETARG_DATUM(1);
-	catalog_elevate(&cat, &e, true);
-	if (PG_ARGISNULL(1))
-		catalog_check_spi(SPI_execute_with_args(psprintf("DELETE FROM %s WHERE name OPERATOR(pg_catalog.=) $1",
-												 cat.qualified),
-										1, argtypes, args, NULL, false, 0),
-				  "drop");
-	else
-	{
-		int32		version = PG_GETARG_INT32(1);
-		bool		isnull;
-		HeapTuple	tup;
-
-		catalog_check_spi(SPI_execute_with_args(psprintf("SELECT deployed FROM %s "
-												 "WHERE name OPERATOR(pg_catalog.=) $1 "
-												 "AND version OPERATOR(pg_catalog.=) $2",
-												 cat.qualified),
-										2, argtypes, args, NULL, false, 1),
-				  "version lookup");
-		if (SPI_processed == 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_OBJECT),
-					 errmsg("version %d of model \"%s\" does not exist", version, name),
-					 errhint("kernel_models lists the versions.")));
-		tup = SPI_tuptable->vals[0];
-		if (DatumGetBool(SPI_getbinval(tup, SPI_tuptable->tupdesc, 1, &isnull)))
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_IN_USE),
-					 errmsg("cannot drop the deployed version of model \"%s\"", name),
-					 errdetail("Version %d is deployed.", version),
-					 errhint("Deploy another version with kernel_model_deploy first, or drop every version with kernel_model_drop(name).")));
-		catalog_check_spi(SPI_execute_with_args(psprintf("DELETE FROM %s WHERE name OPERATOR(pg_catalog.=) $1 "
-												 "AND version OPERATOR(pg_catalog.=) $2",
-												 cat.qualified),
-										2, argtypes, args, NULL, false, 0),
-				  "drop");
-	}
-	dropped = (int64) SPI_processed;
+	catalog_elevate(cat, &e, true);
+	if (v->deployed)
+		catalog_check_spi(SPI_execute_with_args(psprintf("UPDATE %s SET deployed = false "
+														 "WHERE name OPERATOR(pg_catalog.=) $1 AND deployed",
+														 cat->qualified),
+												1, argtypes, args, NULL, false, 0),
+						  "undeploy");
+	catalog_check_spi(SPI_execute_with_args(psprintf("INSERT INTO %s (name, version, owner, source_query, "
+													 "options, model, metrics, n_train, n_features, deployed, "
+													 "search_path) "
+													 "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) "
+													 "ON CONFLICT (name, version) DO NOTHING",
+													 cat->qualified),
+											11, argtypes, args, NULL, false, 0),
+					  "insert");
 	catalog_unelevate(&e);
-	SPI_finish();
-	PG_RETURN_INT32((int32) dropped);
+	if (SPI_processed != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("could not store version %d of model \"%s\"", v->version, v->name),
+				 errdetail("A concurrent transaction stored that version first."),
+				 errhint("Retry; training in READ COMMITTED waits for the other training instead.")));
 }
-
-/* kernel_model_get(name): the deployed model, detoasted */
-Datum
-kernel_model_get(PG_FUNCTION_ARGS)
-{
-	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	Catalog		cat;
-	Deployed	dep;
-
-	catalog_open(fcinfo, &cat);
-	catalog_find_deployed(&cat, name, CurrentMemoryContext, &dep);
-	PG_RETURN_BYTEA_P(pg_detoast_datum_copy((struct varlena *) DatumGetPointer(dep.model)));
-}
-

@@ -1,8 +1,9 @@
 /*
- * catalog.h - the catalog of named models (table kernel_models): finding
- * it, acting as its owner, the owner and privilege checks, and the lookups
- * shared by training (catalog_train.c), scoring by name
- * (catalog_predict.c) and deployment (catalog.c).
+ * catalog.h - the catalog of named models (table kernel_models), its
+ * storage and privileges (catalog.c): finding it, acting as its owner, the
+ * owner and privilege checks, the lookups and writes shared by training
+ * (catalog_train.c), scoring by name (catalog_predict.c) and the SQL
+ * functions (catalog_sql.c).
  */
 #ifndef KM_CATALOG_H
 #define KM_CATALOG_H
@@ -10,6 +11,7 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "utils/jsonb.h"
 
 /* Longest model name, in bytes: as long as a PostgreSQL identifier. */
 #define MODEL_NAME_MAX (NAMEDATALEN - 1)
@@ -55,6 +57,14 @@ void		catalog_elevate(const Catalog *cat, Elevation *e, bool pin_path);
 void		catalog_unelevate(Elevation *e);
 void		catalog_check_spi(int rc, const char *what);
 
+/*
+ * Run sql_fmt (its %s the qualified table, $1 the name) as the catalog's
+ * owner, rows left in SPI_tuptable; what names it in an error.
+ */
+void		catalog_query_name(const Catalog *cat, const char *sql_fmt,
+							   const char *name, bool pin_path, bool read_only,
+							   long limit, const char *what);
+
 /* A role for messages: its name, or its OID if it was dropped. */
 char	   *catalog_role_label(Oid role);
 
@@ -82,5 +92,33 @@ void		catalog_lookup_deployed(const Catalog *cat, const char *name,
 /* The same, connecting to SPI, with the errors a reader of the model wants. */
 void		catalog_find_deployed(const Catalog *cat, const char *name,
 								  MemoryContext ctx, Deployed *out);
+
+/* A version to store. */
+typedef struct StoredVersion
+{
+	const char *name;
+	int32		version;
+	Oid			owner;
+	const char *query;
+	Jsonb	   *options;		/* as given, "refit" included */
+	bytea	   *model;
+	Jsonb	   *metrics;
+	int64		n_train;		/* rows the stored model was fitted on */
+	int32		n_features;
+	bool		deployed;
+	const char *search_path;	/* the query's, for retraining */
+} StoredVersion;
+
+/*
+ * Begin changing the versions of name: SPI connected, name locked, an
+ * error unless it exists and the caller has its owner's privileges.
+ */
+void		catalog_begin_change(const Catalog *cat, const char *name);
+
+/* The next version number of name; SPI connected, name locked. */
+int32		catalog_next_version(const Catalog *cat, const char *name);
+
+/* Store v, undeploying the deployed version if v is deployed. */
+void		catalog_store_version(const Catalog *cat, const StoredVersion *v);
 
 #endif							/* KM_CATALOG_H */

@@ -1,19 +1,13 @@
 /*
- * catalog_train.c - kernel_model_train and kernel_model_retrain: run the
- * stored query safely, split, train, score, decide and store a version.
+ * catalog_train.c - named training, the work behind kernel_model_train and
+ * kernel_model_retrain (catalog_sql.c): collect the rows of the stored
+ * query (catalog_query.c), split them, train, score, decide whether to
+ * deploy, and store a version (catalog.c).
  *
- * The user's training query runs as ANALYZE runs a user's index
- * expressions: as one role (the caller training, the owner retraining), in
- * a security-restricted operation, with search_path pinned to the one
- * stored with the version inside a GUC nest level that is rolled back after
- * it.  No other SQL runs while its settings are in effect, and no SQL is
- * run with the caller's rights on rows it produced: the training code is
- * called directly on the kept rows.
- *
- * Training runs the query once, keeps its rows in memory, splits them by a
- * hash of each row's values and the seed, and trains with kernel_train's
- * own code on the chosen rows, so a named model is exactly what
- * kernel_train would give on the same rows and options.
+ * Training keeps the query's rows in memory, splits them by a hash of each
+ * row's values and the seed, and trains with kernel_train's own code on the
+ * chosen rows, so a named model is exactly what kernel_train would give on
+ * the same rows and options.
  *
  * Versions of one name are serialised by a transaction-level advisory lock
  * taken after training, so that concurrent trainings of one name overlap
@@ -21,40 +15,15 @@
  */
 #include "postgres.h"
 
-#include <ctype.h>
-#include <limits.h>
-#include <math.h>
-
-#include "access/htup_details.h"
-#include "access/xact.h"
-#include "catalog/namespace.h"
-#include "catalog/pg_class.h"
-#include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
-#include "funcapi.h"
-#include "lib/stringinfo.h"
-#include "mb/pg_wchar.h"
 #include "miscadmin.h"
-#include "parser/parse_coerce.h"
-#include "tcop/utility.h"
-#include "utils/acl.h"
-#include "utils/array.h"
 #include "utils/builtins.h"
-#include "utils/datum.h"
-#include "utils/float.h"
-#include "utils/fmgrprotos.h"
-#include "utils/guc.h"
-#include "utils/json.h"
-#include "utils/jsonb.h"
-#include "utils/lsyscache.h"
 #include "utils/memutils.h"
-#include "utils/plancache.h"
-#include "utils/snapmgr.h"
 #include "utils/syscache.h"
-#include "utils/tuplestore.h"
-#include "compat.h"
 
+#include "json.h"
+#include "metrics.h"
 #include "model.h"
 #include "options.h"
 #include "pgutil.h"
@@ -62,183 +31,31 @@
 #include "rowset.h"
 #include "split.h"
 #include "train.h"
-#include "catalog.h"
+#include "catalog_query.h"
+#include "catalog_train.h"
 
-PG_FUNCTION_INFO_V1(kernel_model_train);
-PG_FUNCTION_INFO_V1(kernel_model_retrain);
-
-/* The search_path a version from 0.1.0 (none stored) is retrained with. */
-#define LEGACY_SEARCH_PATH "\"$user\", public"
-
-/* Error measures of a model on a set of rows (NaN when there are none). */
-typedef struct Scores
+/* One named training: its rows, the split, the model kept and its scores. */
+typedef struct NamedRun
 {
-	int64		n;
-	double		rmse;
-	double		mae;
-	double		r2;
-} Scores;
-
-/* ---------------------------------------------------------------------
- * Training
- * ---------------------------------------------------------------------
- */
-
-/* The query without trailing semicolons and blanks, for a subquery. */
-static char *
-query_body(const char *query)
-{
-	char	   *q = pstrdup(query);
-	int			len = strlen(q);
-
-	while (len > 0 && (q[len - 1] == ';' || isspace((unsigned char) q[len - 1])))
-		q[--len] = '\0';
-	return q;
-}
-
-/*
- * The caller's effective search_path as a list of schema names that means
- * the same in any session and as any role: the schemas it resolves to now
- * ("$user" expanded, missing schemas dropped), without the session's
- * temporary schema.  pg_catalog is listed only where the caller put it
- * explicitly; otherwise it is searched first, as always.
- */
-static char *
-current_search_path(void)
-{
-	List	   *path = fetch_search_path(false);
-	ListCell   *lc;
-	StringInfoData buf;
-
-	initStringInfo(&buf);
-	foreach(lc, path)
-	{
-		Oid			nsp = lfirst_oid(lc);
-		char	   *nspname;
-
-		if (isAnyTempNamespace(nsp))
-			continue;
-		nspname = get_namespace_name(nsp);
-		if (nspname == NULL)
-			continue;
-		if (buf.len > 0)
-			appendStringInfoString(&buf, ", ");
-		appendStringInfoString(&buf, quote_identifier(nspname));
-	}
-	list_free(path);
-	return buf.data;
-}
-
-/*
- * Check that the query is one statement returning two columns that convert
- * to float8[] and float8, then run it and collect its rows.  It runs the
- * way PostgreSQL runs user code during maintenance (ANALYZE, index builds):
- * as the role run_as (the caller training, or the model's owner
- * retraining), in a security-restricted operation, with search_path set
- * to search_path (then pg_temp, last) inside a GUC nest level that is
- * rolled back afterwards, so nothing the query sets outlives it.  On an
- * error, the (sub)transaction abort restores the user and the settings.
- * SPI connected.
- */
-static RowSet *
-collect_rows(const char *query, Oid run_as, const char *search_path,
-			 MemoryContext ctx)
-{
-	Oid			save_userid;
-	int			save_sec_context;
-	int			guc_level;
-	SPIPlanPtr	plan;
-	List	   *sources;
-	TupleDesc	desc;
-	Oid			want[2] = {FLOAT8ARRAYOID, FLOAT8OID};
-	Portal		portal;
+	km_options	opts;
+	bool		refit;			/* refitted on every row after scoring */
 	RowSet	   *rs;
-	char	   *body = query_body(query);
-	char	   *path = search_path[0] != '\0' ?
-		psprintf("%s, pg_temp", search_path) : pstrdup("pg_temp");
+	int64	   *order;			/* held-out rows first, then training rows */
+	int64		ntest;
+	int64		ntrain;
+	bytea	   *model;			/* the model to store */
+	km_metrics	train_scores;	/* of the model fitted on the training rows */
+	km_metrics	test_scores;	/* of the same, on the held-out rows */
+} NamedRun;
 
-	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	SetUserIdAndSecContext(run_as, save_sec_context | SECURITY_RESTRICTED_OPERATION);
-	guc_level = NewGUCNestLevel();
-	(void) set_config_option("search_path", path, PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
-
-	plan = SPI_prepare(body, 0, NULL);
-	if (plan == NULL)
-		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
-	sources = SPI_plan_get_plan_sources(plan);
-	if (list_length(sources) != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_SYNTAX_ERROR),
-				 errmsg("training query must be a single statement"),
-				 errdetail("The query has %d statements.", list_length(sources))));
-	desc = ((CachedPlanSource *) linitial(sources))->resultDesc;
-	if (desc == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("training query must return rows"),
-				 errdetail("The query is a utility statement."),
-				 errhint("Give a query that yields (features float8[], target float8).")));
-	if (desc->natts != 2)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("training query must return two columns"),
-				 errdetail_plural("The query returns %d column.",
-								  "The query returns %d columns.",
-								  desc->natts, desc->natts),
-				 errhint("Give a query that yields (features float8[], target float8).")));
-	for (int i = 0; i < 2; i++)
-	{
-		Oid			got = TupleDescAttr(desc, i)->atttypid;
-
-		if (!can_coerce_type(1, &got, &want[i], COERCION_ASSIGNMENT))
-			ereport(ERROR,
-					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("training query column %d has type %s", i + 1,
-							format_type_be(got)),
-					 errdetail("The %s column must be of a type that converts to %s.",
-							   i == 0 ? "first (features)" : "second (target)",
-							   format_type_be(want[i])),
-					 errhint("Give a query that yields (features float8[], target float8).")));
-	}
-	SPI_freeplan(plan);
-
-	plan = SPI_prepare(psprintf("SELECT q.f::pg_catalog.float8[], q.t::pg_catalog.float8 "
-								"FROM (\n%s\n) AS q (f, t)", body), 0, NULL);
-	if (plan == NULL)
-		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
-	portal = SPI_cursor_open(NULL, plan, NULL, NULL, false);
-
-	rs = rowset_create(ctx, true);
-	for (;;)
-	{
-		SPI_cursor_fetch(portal, true, 1000);
-		if (SPI_processed == 0)
-			break;
-		for (uint64 i = 0; i < SPI_processed; i++)
-		{
-			HeapTuple	tup = SPI_tuptable->vals[i];
-			bool		fnull;
-			bool		tnull;
-			Datum		f = SPI_getbinval(tup, SPI_tuptable->tupdesc, 1, &fnull);
-			Datum		t = SPI_getbinval(tup, SPI_tuptable->tupdesc, 2, &tnull);
-
-			rs->seen++;
-			if (fnull || tnull)
-				rs->skipped++;
-			else
-				rowset_add(rs, DatumGetArrayTypeP(f), DatumGetFloat8(t),
-						   "kernel_model_train");
-		}
-		SPI_freetuptable(SPI_tuptable);
-		CHECK_FOR_INTERRUPTS();
-	}
-	SPI_cursor_close(portal);
-	SPI_freeplan(plan);
-	AtEOXact_GUC(false, guc_level);
-	SetUserIdAndSecContext(save_userid, save_sec_context);
-	return rs;
-}
+/* Whether the new version is deployed, and why. */
+typedef struct Decision
+{
+	bool		deploy;
+	const char *reason;
+	Deployed	prev;			/* the deployed version before this one */
+	km_metrics	prev_scores;	/* its scores on the held-out rows, if compared */
+} Decision;
 
 /*
  * Deterministic split: rank the rows by a hash of their values (features
@@ -252,23 +69,12 @@ collect_rows(const char *query, Oid run_as, const char *search_path,
 static int64
 split_rows(const RowSet *rs, int64 seed, double fraction, int64 *order)
 {
-	int64		n = rs->n;
-	int64		ntest = (int64) floor(fraction * (double) n);
-	int64	   *ranked = palloc_extended(mul_size(n, sizeof(int64)), MCXT_ALLOC_HUGE);
-	bool	   *held = palloc_extended(n, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-	int64		k = 0;
+	int64	   *ranked = palloc_extended(mul_size(rs->n, sizeof(int64)), MCXT_ALLOC_HUGE);
+	int64		ntest;
 
-	km_rank_rows(rs->X, rs->y, n, rs->d, seed, ranked);
-	for (int64 i = 0; i < ntest; i++)
-		held[ranked[i]] = true;
-	for (int64 i = 0; i < n; i++)
-		if (held[i])
-			order[k++] = i;
-	for (int64 i = 0; i < n; i++)
-		if (!held[i])
-			order[k++] = i;
+	km_rank_rows(rs->X, rs->y, rs->n, rs->d, seed, ranked);
+	ntest = km_holdout_by_rank(ranked, rs->n, fraction, order);
 	pfree(ranked);
-	pfree(held);
 	return ntest;
 }
 
@@ -308,10 +114,10 @@ train_rows(const RowSet *rs, const int64 *rows, int64 count,
 	return model;
 }
 
-/* RMSE, MAE and R^2 of a model on the given rows. */
+/* The error measures of a model on the given rows. */
 static void
 score_rows(Datum model, const RowSet *rs, const int64 *rows, int64 count,
-		   Scores *out)
+		   km_metrics *out)
 {
 	MemoryContext tmp = AllocSetContextCreate(CurrentMemoryContext,
 											  "kernel_ml scoring",
@@ -319,103 +125,35 @@ score_rows(Datum model, const RowSet *rs, const int64 *rows, int64 count,
 	MemoryContext old = MemoryContextSwitchTo(tmp);
 	ModelCache *mc = km_model_cache_create(tmp);
 	int			d = rs->d;
-	double		sse = 0.0;
-	double		sae = 0.0;
-	double		ymean = 0.0;
-	double		sst = 0.0;
 
-	out->n = count;
-	out->rmse = out->mae = out->r2 = NAN;
-	if (count == 0)
-	{
-		MemoryContextSwitchTo(old);
-		MemoryContextDelete(tmp);
-		return;
-	}
-	for (int64 i = 0; i < count; i++)
-		ymean += rs->y[rows[i]];
-	ymean /= (double) count;
+	km_metrics_init(out);
 	for (int64 i = 0; i < count; i++)
 	{
-		double		y = rs->y[rows[i]];
-		double		e;
+		double		pred = km_model_cache_predict_row(mc, model,
+													  rs->X + (Size) rows[i] * d, d);
 
-		e = km_model_cache_predict_row(mc, model, rs->X + (Size) rows[i] * d, d) - y;
-		sse += e * e;
-		sae += fabs(e);
-		sst += (y - ymean) * (y - ymean);
+		km_metrics_add(out, pred, rs->y[rows[i]]);
 		if ((i & 1023) == 1023)
 			CHECK_FOR_INTERRUPTS();
 	}
-	out->rmse = sqrt(sse / (double) count);
-	out->mae = sae / (double) count;
-	out->r2 = sst > 0.0 ? 1.0 - sse / sst : NAN;
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(tmp);
 }
 
-/* ---- metrics as json ---- */
-
+/* Scores as a json object, or null when there were no rows. */
 static void
-json_sep(StringInfo buf)
+json_scores(KmJson *j, const char *key, const km_metrics *s)
 {
-	char		last = buf->len > 0 ? buf->data[buf->len - 1] : '{';
-
-	if (last != '{' && last != '[')
-		appendStringInfoString(buf, ", ");
-}
-
-static void
-json_num(StringInfo buf, const char *key, double v)
-{
-	json_sep(buf);
-	escape_json(buf, key);
-	appendStringInfo(buf, ": %s", isfinite(v) ? float8out_internal(v) : "null");
-}
-
-static void
-json_i64(StringInfo buf, const char *key, int64 v)
-{
-	json_sep(buf);
-	escape_json(buf, key);
-	appendStringInfo(buf, ": " INT64_FORMAT, v);
-}
-
-static void
-json_str(StringInfo buf, const char *key, const char *v)
-{
-	json_sep(buf);
-	escape_json(buf, key);
-	appendStringInfoString(buf, ": ");
-	if (v)
-		escape_json(buf, v);
-	else
-		appendStringInfoString(buf, "null");
-}
-
-static void
-json_bool(StringInfo buf, const char *key, bool v)
-{
-	json_sep(buf);
-	escape_json(buf, key);
-	appendStringInfo(buf, ": %s", v ? "true" : "false");
-}
-
-static void
-json_scores(StringInfo buf, const char *key, const Scores *s)
-{
-	json_sep(buf);
-	escape_json(buf, key);
 	if (s->n == 0)
 	{
-		appendStringInfoString(buf, ": null");
+		km_json_null(j, key);
 		return;
 	}
-	appendStringInfoString(buf, ": {");
-	json_num(buf, "rmse", s->rmse);
-	json_num(buf, "mae", s->mae);
-	json_num(buf, "r2", s->r2);
-	appendStringInfoChar(buf, '}');
+	km_json_begin_object(j, key);
+	km_json_num(j, "rmse", km_metrics_rmse(s));
+	km_json_num(j, "mae", km_metrics_mae(s));
+	km_json_num(j, "r2", km_metrics_r2(s));
+	km_json_end(j);
 }
 
 static const char *
@@ -447,59 +185,162 @@ take_refit(Jsonb *options, bool *refit)
 }
 
 /*
- * Train a new version of name from query and options, store it, deploy it
- * per the policy, and append the result row to the function's tuplestore.
- * The query runs as run_as with search_path (see collect_rows), and that
- * search_path is stored with the version for the next retrain.
+ * Split the rows, fit on the training part and score it on both parts;
+ * with refit (and a hold-out), fit again on every row for the stored model.
  */
 static void
-train_named(FunctionCallInfo fcinfo, const Catalog *cat, const char *name,
-			const char *query, Jsonb *options, Oid run_as,
-			const char *search_path)
+fit_and_score(NamedRun *run, MemoryContext work)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	MemoryContext work;
-	MemoryContext old;
-	km_options	opts;
-	bool		refit;
-	Jsonb	   *train_options;
-	Oid			owner;
-	RowSet	   *rs;
-	int64	   *order;
-	int64		ntest;
-	int64		ntrain;
+	RowSet	   *rs = run->rs;
 	bytea	   *split_model;
-	bytea	   *model;
-	Scores		train_scores;
-	Scores		test_scores;
-	Scores		prev_scores;
-	Deployed	prev;
-	int32		version;
-	bool		deploy;
-	const char *reason;
-	StringInfoData mbuf;
-	Jsonb	   *metrics;
-	Datum		values[4];
-	bool		nulls[4] = {false, false, false, false};
+
+	run->order = MemoryContextAllocExtended(work, mul_size(rs->n, sizeof(int64)),
+											MCXT_ALLOC_HUGE);
+	run->ntest = split_rows(rs, run->opts.seed, run->opts.test_fraction, run->order);
+	run->ntrain = rs->n - run->ntest;
+
+	split_model = train_rows(rs, run->order + run->ntest, run->ntrain, &run->opts, work);
+	score_rows(PointerGetDatum(split_model), rs, run->order + run->ntest, run->ntrain,
+			   &run->train_scores);
+	score_rows(PointerGetDatum(split_model), rs, run->order, run->ntest,
+			   &run->test_scores);
+	run->model = split_model;
+	if (run->refit && run->ntest > 0)
+	{
+		int64	   *all = palloc_extended(mul_size(rs->n, sizeof(int64)), MCXT_ALLOC_HUGE);
+
+		for (int64 i = 0; i < rs->n; i++)
+			all[i] = i;
+		run->model = train_rows(rs, all, rs->n, &run->opts, work);
+		pfree(all);
+	}
+}
+
+/*
+ * The owner of the new version, checked again under the name lock: the
+ * name's owner, or the caller for a new name (or a superuser taking over a
+ * dropped role's name).
+ */
+static Oid
+version_owner(const Catalog *cat, const char *name)
+{
+	Oid			owner;
+
+	if (!catalog_name_owner(cat, name, &owner))
+		return GetUserId();
+	catalog_check_owner(name, owner);
+	if (!SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(owner)))
+		return GetUserId();
+	return owner;
+}
+
+/* The number of features of a stored model. */
+static int
+model_features(Datum model)
+{
+	bytea	   *pm = (bytea *) pg_detoast_datum((struct varlena *) DatumGetPointer(model));
 	uint32		pn,
 				pd,
 				pc;
 	km_error	err;
 
-	catalog_check_name(name);
-	train_options = take_refit(options, &refit);
-	km_options_parse(train_options, &opts);
+	if (km_model_peek((const uint8 *) VARDATA_ANY(pm), VARSIZE_ANY_EXHDR(pm),
+					  &pn, &pd, &pc, &err) != KM_OK)
+		km_raise(&err);
+	return (int) pd;
+}
 
-	work = AllocSetContextCreate(CurrentMemoryContext, "kernel_ml named training",
-								 ALLOCSET_DEFAULT_SIZES);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+/*
+ * The "if_better" policy: deploy unless a deployed version of the same
+ * shape scores a hold-out RMSE at least as low on the same held-out rows.
+ */
+static void
+decide_if_better(const NamedRun *run, Decision *d)
+{
+	if (!d->prev.found)
+	{
+		d->deploy = true;
+		d->reason = "no version was deployed";
+	}
+	else if (model_features(d->prev.model) != run->rs->d)
+	{
+		d->deploy = true;
+		d->reason = "the deployed version takes a different number of features";
+	}
+	else if (run->ntest == 0)
+	{
+		d->deploy = false;
+		d->reason = "no hold-out rows to compare on";
+	}
+	else
+	{
+		score_rows(d->prev.model, run->rs, run->order, run->ntest, &d->prev_scores);
+		d->deploy = km_metrics_rmse(&run->test_scores) < km_metrics_rmse(&d->prev_scores);
+		d->reason = d->deploy ? "lower hold-out RMSE than the deployed version" :
+			"hold-out RMSE not lower than the deployed version's";
+	}
+}
 
-	/* refuse early, before the work; checked again under the lock */
-	if (catalog_name_owner(cat, name, &owner))
-		catalog_check_owner(name, owner);
+/* Deploy or not, per the policy; SPI connected, name locked. */
+static void
+decide_deployment(const Catalog *cat, const char *name, const NamedRun *run,
+				  MemoryContext work, Decision *d)
+{
+	catalog_lookup_deployed(cat, name, false, work, &d->prev);
+	km_metrics_init(&d->prev_scores);
+	switch (run->opts.deploy)
+	{
+		case KM_DEPLOY_ALWAYS:
+			d->deploy = true;
+			d->reason = "deploy is \"always\"";
+			break;
+		case KM_DEPLOY_NEVER:
+			d->deploy = false;
+			d->reason = "deploy is \"never\"";
+			break;
+		case KM_DEPLOY_IF_BETTER:
+			decide_if_better(run, d);
+			break;
+	}
+}
 
-	rs = collect_rows(query, run_as, search_path, work);
+/* The metrics stored with the version and returned to the caller. */
+static Jsonb *
+metrics_json(const NamedRun *run, const Decision *d)
+{
+	KmJson		j;
+
+	km_json_begin(&j);
+	km_json_int(&j, "rows", run->rs->n);
+	km_json_int(&j, "rows_skipped", run->rs->skipped);
+	km_json_int(&j, "train_rows", run->ntrain);
+	km_json_int(&j, "holdout_rows", run->ntest);
+	km_json_num(&j, "test_fraction", run->opts.test_fraction);
+	km_json_int(&j, "seed", run->opts.seed);
+	km_json_bool(&j, "refit", run->refit && run->ntest > 0);
+	json_scores(&j, "train", &run->train_scores);
+	json_scores(&j, "holdout", &run->test_scores);
+	km_json_begin_object(&j, "deploy");
+	km_json_str(&j, "policy", deploy_name(run->opts.deploy));
+	km_json_bool(&j, "deployed", d->deploy);
+	km_json_str(&j, "reason", d->reason);
+	if (d->prev.found)
+		km_json_int(&j, "previous_version", d->prev.version);
+	else
+		km_json_null(&j, "previous_version");
+	km_json_num(&j, "previous_holdout_rmse", km_metrics_rmse(&d->prev_scores));
+	km_json_num(&j, "new_holdout_rmse", km_metrics_rmse(&run->test_scores));
+	km_json_end(&j);
+	return km_json_finish(&j);
+}
+
+/* Collect the query's rows into run->rs; an error when none is usable. */
+static void
+collect_training_rows(NamedRun *run, const char *query, Oid run_as,
+					  const char *search_path, MemoryContext work)
+{
+	RowSet	   *rs = catalog_collect_rows(query, run_as, search_path, work);
+
 	if (rs->n == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_NO_DATA_FOUND),
@@ -508,274 +349,64 @@ train_named(FunctionCallInfo fcinfo, const Catalog *cat, const char *name,
 				 errdetail("The query returned no rows.") :
 				 errdetail("All %lld rows have a null feature array or target.",
 						   (long long) rs->seen)));
+	run->rs = rs;
+}
 
-	old = MemoryContextSwitchTo(work);
-	order = palloc_extended(mul_size(rs->n, sizeof(int64)), MCXT_ALLOC_HUGE);
-	MemoryContextSwitchTo(old);
-	ntest = split_rows(rs, opts.seed, opts.test_fraction, order);
-	ntrain = rs->n - ntest;
+/*
+ * Train a new version of name from query and options, store it, and deploy
+ * it per the policy.  The query runs as run_as with search_path (see
+ * catalog_query.c), and that search_path is stored with the version for
+ * the next retrain.
+ */
+void
+catalog_train_named(const Catalog *cat, const char *name, const char *query,
+					Jsonb *options, Oid run_as, const char *search_path,
+					TrainedVersion *out)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext work;
+	NamedRun	run;
+	Decision	decision;
+	StoredVersion v;
+	Oid			owner;
 
-	split_model = train_rows(rs, order + ntest, ntrain, &opts, work);
-	score_rows(PointerGetDatum(split_model), rs, order + ntest, ntrain, &train_scores);
-	score_rows(PointerGetDatum(split_model), rs, order, ntest, &test_scores);
-	model = split_model;
-	if (refit && ntest > 0)
-	{
-		int64	   *all = palloc_extended(mul_size(rs->n, sizeof(int64)), MCXT_ALLOC_HUGE);
+	catalog_check_name(name);
+	memset(&run, 0, sizeof(run));
+	km_options_parse(take_refit(options, &run.refit), &run.opts);
 
-		for (int64 i = 0; i < rs->n; i++)
-			all[i] = i;
-		model = train_rows(rs, all, rs->n, &opts, work);
-		pfree(all);
-	}
+	work = AllocSetContextCreate(caller, "kernel_ml named training",
+								 ALLOCSET_DEFAULT_SIZES);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+
+	/* refuse early, before the work; checked again under the lock */
+	if (catalog_name_owner(cat, name, &owner))
+		catalog_check_owner(name, owner);
+
+	collect_training_rows(&run, query, run_as, search_path, work);
+	fit_and_score(&run, work);
 
 	/* From here on, one training of this name at a time. */
 	catalog_lock_name(name);
-	if (catalog_name_owner(cat, name, &owner))
-	{
-		catalog_check_owner(name, owner);
-		/* a superuser training a dropped role's name takes it over */
-		if (!SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(owner)))
-			owner = GetUserId();
-	}
-	else
-		owner = GetUserId();
-	{
-		Elevation	e;
-		Oid			argtypes[1] = {TEXTOID};
-		Datum		args[1] = {CStringGetTextDatum(name)};
-		bool		isnull;
-		Datum		v;
+	v.owner = version_owner(cat, name);
+	v.version = catalog_next_version(cat, name);
+	decide_deployment(cat, name, &run, work, &decision);
+	/* in the caller's context: returned */
+	v.metrics = metrics_json(&run, &decision);
 
-		catalog_elevate(cat, &e, true);
-		catalog_check_spi(SPI_execute_with_args(psprintf("SELECT pg_catalog.max(version) FROM %s "
-												 "WHERE name OPERATOR(pg_catalog.=) $1",
-												 cat->qualified),
-										1, argtypes, args, NULL, false, 1),
-				  "version lookup");
-		v = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-		version = isnull ? 1 : DatumGetInt32(v) + 1;
-		catalog_unelevate(&e);
-	}
-	catalog_lookup_deployed(cat, name, false, work, &prev);
-
-	/* the deployment decision */
-	prev_scores.n = 0;
-	prev_scores.rmse = prev_scores.mae = prev_scores.r2 = NAN;
-	if (prev.found && opts.deploy == KM_DEPLOY_IF_BETTER)
-	{
-		bytea	   *pm = (bytea *) pg_detoast_datum((struct varlena *) DatumGetPointer(prev.model));
-
-		if (km_model_peek((const uint8 *) VARDATA_ANY(pm), VARSIZE_ANY_EXHDR(pm),
-						  &pn, &pd, &pc, &err) != KM_OK)
-			km_raise(&err);
-	}
-	switch (opts.deploy)
-	{
-		case KM_DEPLOY_ALWAYS:
-			deploy = true;
-			reason = "deploy is \"always\"";
-			break;
-		case KM_DEPLOY_NEVER:
-			deploy = false;
-			reason = "deploy is \"never\"";
-			break;
-		default:
-			if (!prev.found)
-			{
-				deploy = true;
-				reason = "no version was deployed";
-			}
-			else if ((int) pd != rs->d)
-			{
-				deploy = true;
-				reason = "the deployed version takes a different number of features";
-			}
-			else if (ntest == 0)
-			{
-				deploy = false;
-				reason = "no hold-out rows to compare on";
-			}
-			else
-			{
-				score_rows(prev.model, rs, order, ntest, &prev_scores);
-				deploy = test_scores.rmse < prev_scores.rmse;
-				reason = deploy ? "lower hold-out RMSE than the deployed version" :
-					"hold-out RMSE not lower than the deployed version's";
-			}
-			break;
-	}
-
-	initStringInfo(&mbuf);
-	appendStringInfoChar(&mbuf, '{');
-	json_i64(&mbuf, "rows", rs->n);
-	json_i64(&mbuf, "rows_skipped", rs->skipped);
-	json_i64(&mbuf, "train_rows", ntrain);
-	json_i64(&mbuf, "holdout_rows", ntest);
-	json_num(&mbuf, "test_fraction", opts.test_fraction);
-	json_i64(&mbuf, "seed", opts.seed);
-	json_bool(&mbuf, "refit", refit && ntest > 0);
-	json_scores(&mbuf, "train", &train_scores);
-	json_scores(&mbuf, "holdout", &test_scores);
-	json_sep(&mbuf);
-	appendStringInfoString(&mbuf, "\"deploy\": {");
-	json_str(&mbuf, "policy", deploy_name(opts.deploy));
-	json_bool(&mbuf, "deployed", deploy);
-	json_str(&mbuf, "reason", reason);
-	if (prev.found)
-		json_i64(&mbuf, "previous_version", prev.version);
-	else
-		json_str(&mbuf, "previous_version", NULL);
-	json_num(&mbuf, "previous_holdout_rmse", prev_scores.rmse);
-	json_num(&mbuf, "new_holdout_rmse", test_scores.rmse);
-	appendStringInfoString(&mbuf, "}}");
-	old = MemoryContextSwitchTo(work);
-	metrics = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(mbuf.data)));
-	MemoryContextSwitchTo(old);
-
-	/* store, and deploy */
-	{
-		Elevation	e;
-		Oid			argtypes[11] = {TEXTOID, INT4OID, REGROLEOID, TEXTOID, JSONBOID,
-		BYTEAOID, JSONBOID, INT8OID, INT4OID, BOOLOID, TEXTOID};
-		Datum		args[11];
-		int64		fitted = (refit && ntest > 0) ? rs->n : ntrain;
-
-		args[0] = CStringGetTextDatum(name);
-		args[1] = Int32GetDatum(version);
-		args[2] = ObjectIdGetDatum(owner);
-		args[3] = CStringGetTextDatum(query);
-		args[4] = JsonbPGetDatum(options);
-		args[5] = PointerGetDatum(model);
-		args[6] = JsonbPGetDatum(metrics);
-		args[7] = Int64GetDatum(fitted);
-		args[8] = Int32GetDatum(rs->d);
-		args[9] = BoolGetDatum(deploy);
-		args[10] = CStringGetTextDatum(search_path);
-
-		catalog_elevate(cat, &e, true);
-		if (deploy)
-			catalog_check_spi(SPI_execute_with_args(psprintf("UPDATE %s SET deployed = false "
-													 "WHERE name OPERATOR(pg_catalog.=) $1 AND deployed",
-													 cat->qualified),
-											1, argtypes, args, NULL, false, 0),
-					  "undeploy");
-		catalog_check_spi(SPI_execute_with_args(psprintf("INSERT INTO %s (name, version, owner, source_query, "
-												 "options, model, metrics, n_train, n_features, deployed, "
-												 "search_path) "
-												 "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) "
-												 "ON CONFLICT (name, version) DO NOTHING",
-												 cat->qualified),
-										11, argtypes, args, NULL, false, 0),
-				  "insert");
-		catalog_unelevate(&e);
-		/* only under a transaction snapshot can a newer version be invisible */
-		if (SPI_processed != 1)
-			ereport(ERROR,
-					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-					 errmsg("could not store version %d of model \"%s\"", version, name),
-					 errdetail("A concurrent transaction stored that version first."),
-					 errhint("Retry; training in READ COMMITTED waits for the other training instead.")));
-	}
+	v.name = name;
+	v.query = query;
+	v.options = options;
+	v.model = run.model;
+	v.n_train = (run.refit && run.ntest > 0) ? run.rs->n : run.ntrain;
+	v.n_features = run.rs->d;
+	v.deployed = decision.deploy;
+	v.search_path = search_path;
+	catalog_store_version(cat, &v);
 	SPI_finish();
-
-	values[0] = CStringGetTextDatum(name);
-	values[1] = Int32GetDatum(version);
-	values[2] = BoolGetDatum(deploy);
-	values[3] = JsonbPGetDatum(metrics);
-	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	MemoryContextDelete(work);
+
+	out->version = v.version;
+	out->deployed = decision.deploy;
+	out->metrics = v.metrics;
 }
-
-/*
- * kernel_model_train(name, query, options): the query runs as the caller,
- * who owns a new name, with the caller's search_path, which is stored.
- */
-Datum
-kernel_model_train(PG_FUNCTION_ARGS)
-{
-	Catalog		cat;
-	Jsonb	   *options;
-	char	   *name;
-
-	catalog_check_writable("kernel_model_train()");
-	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("%s must not be null", PG_ARGISNULL(0) ? "name" : "query")));
-	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	catalog_check_name(name);
-	options = PG_ARGISNULL(2) ?
-		DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum("{}"))) :
-		PG_GETARG_JSONB_P(2);
-	InitMaterializedSRF(fcinfo, 0);
-	catalog_open(fcinfo, &cat);
-	catalog_require_current(&cat, "kernel_model_train");
-	train_named(fcinfo, &cat, name, text_to_cstring(PG_GETARG_TEXT_PP(1)), options,
-				GetUserId(), current_search_path());
-	return (Datum) 0;
-}
-
-/*
- * kernel_model_retrain(name): the query, options and search_path of the
- * latest version, the query run as the model's owner (never as the caller:
- * a scheduled job is often a superuser's).
- */
-Datum
-kernel_model_retrain(PG_FUNCTION_ARGS)
-{
-	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	Catalog		cat;
-	Elevation	e;
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		args[1];
-	Oid			owner;
-	char	   *query;
-	char	   *search_path;
-	Jsonb	   *options;
-	Datum		options_datum;
-	bool		isnull;
-	MemoryContext caller = CurrentMemoryContext;
-
-	catalog_check_writable("kernel_model_retrain()");
-	catalog_check_name(name);
-	InitMaterializedSRF(fcinfo, 0);
-	catalog_open(fcinfo, &cat);
-	catalog_require_current(&cat, "kernel_model_retrain");
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	args[0] = CStringGetTextDatum(name);
-	catalog_elevate(&cat, &e, true);
-	catalog_check_spi(SPI_execute_with_args(psprintf("SELECT owner::pg_catalog.oid, source_query, options, search_path "
-											 "FROM %s WHERE name OPERATOR(pg_catalog.=) $1 "
-											 "ORDER BY version DESC LIMIT 1",
-											 cat.qualified),
-									1, argtypes, args, NULL, false, 1),
-			  "latest version lookup");
-	catalog_unelevate(&e);
-	if (SPI_processed == 0)
-		catalog_no_such_model(name);
-	owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	query = MemoryContextStrdup(caller, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2));
-	options_datum = SPI_datumTransfer(SPI_getbinval(SPI_tuptable->vals[0],
-													SPI_tuptable->tupdesc, 3, &isnull),
-									  false, -1);
-	search_path = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4);
-	/* versions from 0.1.0 stored none: the default path, "$user" the owner */
-	search_path = MemoryContextStrdup(caller, search_path ? search_path : LEGACY_SEARCH_PATH);
-	SPI_finish();
-	/* detoast only now, into the caller's context */
-	options = DatumGetJsonbP(options_datum);
-	catalog_check_owner(name, owner);
-	if (!OidIsValid(owner) || !SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(owner)))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("owner of model \"%s\" does not exist", name),
-				 errdetail("Model \"%s\" belongs to %s; its query runs only as its owner.",
-						   name, catalog_role_label(owner)),
-				 errhint("Train a new version with kernel_model_train, which makes the caller its owner, or drop the model with kernel_model_drop.")));
-
-	train_named(fcinfo, &cat, name, query, options, owner, search_path);
-	return (Datum) 0;
-}
-

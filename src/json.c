@@ -5,6 +5,7 @@
 
 #include <math.h>
 
+#include "utils/float.h"
 #include "utils/fmgrprotos.h"
 #include "utils/jsonb.h"
 #include "utils/numeric.h"
@@ -49,9 +50,16 @@ km_json_num(KmJson *j, const char *key, double v)
 		km_json_null(j, key);
 		return;
 	}
+	/*
+	 * Through float8out's shortest round-trip text, as jsonb_in would read
+	 * it: float8_numeric keeps only DBL_DIG (15) digits on PostgreSQL 15, so
+	 * 0.1 + 0.2 would print as 0.3.
+	 */
 	jv.type = jbvNumeric;
-	jv.val.numeric = DatumGetNumeric(DirectFunctionCall1(float8_numeric,
-														 Float8GetDatum(v)));
+	jv.val.numeric = DatumGetNumeric(DirectFunctionCall3(numeric_in,
+														 CStringGetDatum(float8out_internal(v)),
+														 ObjectIdGetDatum(InvalidOid),
+														 Int32GetDatum(-1)));
 	push_scalar(j, key, &jv);
 }
 

@@ -9,12 +9,12 @@
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "utils/array.h"
-#include "lib/stringinfo.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
 
+#include "json.h"
 #include "kernels.h"
 #include "pgutil.h"
 #include "rowset.h"
@@ -23,6 +23,26 @@ PG_FUNCTION_INFO_V1(kernel_matrix_sfunc);
 PG_FUNCTION_INFO_V1(kernel_matrix_final);
 PG_FUNCTION_INFO_V1(kernel_check_final);
 
+/*
+ * The final function's rows, or NULL when there are none, with their
+ * options resolved for one kernel (no grid) on their feature count.
+ */
+static RowSet *
+final_rows(FunctionCallInfo fcinfo, const char *agg, km_options *opts)
+{
+	RowSet	   *rs;
+
+	agg_context(fcinfo, psprintf("%s_final", agg));
+	if (PG_ARGISNULL(0))
+		return NULL;
+	rs = (RowSet *) PG_GETARG_POINTER(0);
+	if (rs->n == 0)
+		return NULL;
+	*opts = rs->opts;
+	km_options_require_single(opts, agg);
+	km_options_resolve(opts, rs->d);
+	return rs;
+}
 
 /* kernel_matrix_sfunc(state, features, options) */
 Datum
@@ -55,17 +75,10 @@ kernel_matrix_final(PG_FUNCTION_ARGS)
 	int			lbs[2] = {1, 1};
 	Size		nbytes;
 
-	agg_context(fcinfo, "kernel_matrix_final");
-	if (PG_ARGISNULL(0))
+	rs = final_rows(fcinfo, "kernel_matrix", &opts);
+	if (rs == NULL)
 		PG_RETURN_NULL();
-	rs = (RowSet *) PG_GETARG_POINTER(0);
-	if (rs->n == 0)
-		PG_RETURN_NULL();
-
 	n = (size_t) rs->n;
-	opts = rs->opts;
-	km_options_require_single(&opts, "kernel_matrix");
-	km_options_resolve(&opts, rs->d);
 	nbytes = ARR_OVERHEAD_NONULLS(2) + (double) n * n * sizeof(double);
 	if ((double) n * n * sizeof(double) + ARR_OVERHEAD_NONULLS(2) > MaxAllocSize)
 		ereport(ERROR,
@@ -114,20 +127,13 @@ kernel_check_final(PG_FUNCTION_ARGS)
 	double	   *work;
 	km_spectrum sp;
 	km_error	err;
-	StringInfoData buf;
+	KmJson		j;
 	bool		psd;
 
-	agg_context(fcinfo, "kernel_check_final");
-	if (PG_ARGISNULL(0))
+	rs = final_rows(fcinfo, "kernel_check", &opts);
+	if (rs == NULL)
 		PG_RETURN_NULL();
-	rs = (RowSet *) PG_GETARG_POINTER(0);
-	if (rs->n == 0)
-		PG_RETURN_NULL();
-
 	n = (size_t) rs->n;
-	opts = rs->opts;
-	km_options_require_single(&opts, "kernel_check");
-	km_options_resolve(&opts, rs->d);
 	nwork = km_spectrum_workspace_doubles(n);
 	km_check_memory(8.0 * nwork, "kernel_check", false);
 	if (nwork == 0)
@@ -154,23 +160,20 @@ kernel_check_final(PG_FUNCTION_ARGS)
 				 errhint("Standardize the features, or use a smaller gamma or degree.")));
 
 	psd = sp.min_eigenvalue >= -sp.tolerance;
-	initStringInfo(&buf);
-	appendStringInfo(&buf, "{\"n\": %zu, \"kernel\": \"%s\"", n,
-					 km_kernel_name(opts.fit.kernel.type));
+	km_json_begin(&j);
+	km_json_int(&j, "n", (int64) n);
+	km_json_str(&j, "kernel", km_kernel_name(opts.fit.kernel.type));
 	if (km_kernel_params(opts.fit.kernel.type) & KM_PARAM_GAMMA)
-		appendStringInfo(&buf, ", \"gamma\": %s", float8out_internal(opts.fit.kernel.gamma));
-	appendStringInfo(&buf,
-					 ", \"symmetric\": %s, \"max_asymmetry\": %s"
-					 ", \"min_eigenvalue\": %s, \"max_eigenvalue\": %s"
-					 ", \"condition_number\": %s, \"is_psd\": %s"
-					 ", \"tolerance\": %s, \"effective_rank\": %zu}",
-					 sp.max_asymmetry <= 1e-12 * Max(sp.max_abs, 1.0) ? "true" : "false",
-					 float8out_internal(sp.max_asymmetry),
-					 float8out_internal(sp.min_eigenvalue),
-					 float8out_internal(sp.max_eigenvalue),
-					 sp.min_eigenvalue > sp.tolerance ?
-					 float8out_internal(sp.max_eigenvalue / sp.min_eigenvalue) : "null",
-					 psd ? "true" : "false",
-					 float8out_internal(sp.tolerance), sp.rank);
-	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data)));
+		km_json_num(&j, "gamma", opts.fit.kernel.gamma);
+	km_json_bool(&j, "symmetric", sp.max_asymmetry <= 1e-12 * Max(sp.max_abs, 1.0));
+	km_json_num(&j, "max_asymmetry", sp.max_asymmetry);
+	km_json_num(&j, "min_eigenvalue", sp.min_eigenvalue);
+	km_json_num(&j, "max_eigenvalue", sp.max_eigenvalue);
+	/* null when singular (or when the ratio overflows) */
+	km_json_num(&j, "condition_number", sp.min_eigenvalue > sp.tolerance ?
+				sp.max_eigenvalue / sp.min_eigenvalue : NAN);
+	km_json_bool(&j, "is_psd", psd);
+	km_json_num(&j, "tolerance", sp.tolerance);
+	km_json_int(&j, "effective_rank", (int64) sp.rank);
+	PG_RETURN_JSONB_P(km_json_finish(&j));
 }

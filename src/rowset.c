@@ -5,6 +5,7 @@
 
 #include <math.h>
 
+#include "libpq/pqformat.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
 #include "utils/jsonb.h"
@@ -170,8 +171,8 @@ rowset_get(FunctionCallInfo fcinfo, int optarg, bool with_target,
 	return rs;
 }
 
-void
-rowset_check_same_options(const RowSet *a, const RowSet *b, const char *fname)
+static void
+check_same_options(const RowSet *a, const RowSet *b, const char *fname)
 {
 	if (!same_options(a->optjson, b->optjson))
 		ereport(ERROR,
@@ -181,4 +182,136 @@ rowset_check_same_options(const RowSet *a, const RowSet *b, const char *fname)
 						   fname, options_text(a->optjson),
 						   options_text(b->optjson)),
 				 errhint("Pass the options as a constant or a query parameter.")));
+}
+
+/*
+ * a and b are states of one aggregate call over disjoint rows (parallel
+ * workers): b's rows appended to a's (a created in aggctx if NULL).
+ */
+RowSet *
+rowset_combine(MemoryContext aggctx, RowSet *a, const RowSet *b, const char *fname)
+{
+	if (b == NULL)
+		return a;
+	if (a == NULL)
+	{
+		a = rowset_create(aggctx, b->has_target);
+		rowset_set_options(a, b->optjson);
+	}
+	else
+		check_same_options(a, b, fname);
+	if (b->n > 0)
+	{
+		if (a->d < 0)
+			a->d = b->d;
+		else if (a->d != b->d)
+			ereport(ERROR,
+					(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+					 errmsg("feature arrays must all have the same length"),
+					 errdetail("One parallel worker saw %d features per row, another %d.",
+							   a->d, b->d)));
+		rowset_reserve(a, b->n, fname);
+		memcpy(a->X + (Size) a->n * a->d, b->X, (Size) b->n * b->d * sizeof(double));
+		if (a->has_target)
+			memcpy(a->y + a->n, b->y, (Size) b->n * sizeof(double));
+		a->n += b->n;
+	}
+	a->seen += b->seen;
+	a->skipped += b->skipped;
+	return a;
+}
+
+/*
+ * Serialized state: format byte, whether rows have targets, d, n, seen,
+ * skipped, the options as their jsonb (int32 length, -1 for none, then the
+ * jsonb's bytes), then X and y.  Only exchanged between processes of one
+ * build.
+ */
+#define ROWSET_SERIAL_FORMAT 3
+
+bytea *
+rowset_serialize(const RowSet *rs)
+{
+	StringInfoData buf;
+
+	pq_begintypsend(&buf);
+	pq_sendbyte(&buf, ROWSET_SERIAL_FORMAT);
+	pq_sendbyte(&buf, rs->has_target ? 1 : 0);
+	pq_sendint32(&buf, rs->d);
+	pq_sendint64(&buf, rs->n);
+	pq_sendint64(&buf, rs->seen);
+	pq_sendint64(&buf, rs->skipped);
+	if (rs->optjson == NULL)
+		pq_sendint32(&buf, -1);
+	else
+	{
+		pq_sendint32(&buf, (int32) VARSIZE(rs->optjson));
+		pq_sendbytes(&buf, (const char *) rs->optjson, VARSIZE(rs->optjson));
+	}
+	if (rs->n > 0)
+	{
+		pq_sendbytes(&buf, (const char *) rs->X, (Size) rs->n * rs->d * sizeof(double));
+		if (rs->has_target)
+			pq_sendbytes(&buf, (const char *) rs->y, (Size) rs->n * sizeof(double));
+	}
+	return pq_endtypsend(&buf);
+}
+
+/* The options of a serialized state: NULL, or a jsonb of its stated length. */
+static void
+deserialize_options(StringInfo buf, RowSet *rs)
+{
+	int32		optlen = (int32) pq_getmsgint(buf, 4);
+	Jsonb	   *opts;
+
+	if (optlen == -1)
+	{
+		rowset_set_options(rs, NULL);
+		return;
+	}
+	if (optlen < (int32) VARHDRSZ || optlen > buf->len - buf->cursor)
+		elog(ERROR, "unexpected kernel_ml state options length %d", optlen);
+	opts = palloc(optlen);
+	pq_copymsgbytes(buf, (char *) opts, optlen);
+	if (VARSIZE(opts) != (Size) optlen)
+		elog(ERROR, "unexpected kernel_ml state options length %d", optlen);
+	rowset_set_options(rs, opts);
+	pfree(opts);
+}
+
+/* A state written by rowset_serialize, into aggctx; fname for errors. */
+RowSet *
+rowset_deserialize(MemoryContext aggctx, bytea *b, const char *fname)
+{
+	StringInfoData buf;
+	RowSet	   *rs;
+	int64		n;
+
+	buf.data = VARDATA_ANY(b);
+	buf.len = VARSIZE_ANY_EXHDR(b);
+	buf.maxlen = buf.len;
+	buf.cursor = 0;
+	if (pq_getmsgbyte(&buf) != ROWSET_SERIAL_FORMAT)
+		elog(ERROR, "unexpected kernel_ml state format");
+	rs = rowset_create(aggctx, pq_getmsgbyte(&buf) != 0);
+	rs->d = (int) pq_getmsgint(&buf, 4);
+	n = pq_getmsgint64(&buf);
+	rs->seen = pq_getmsgint64(&buf);
+	rs->skipped = pq_getmsgint64(&buf);
+	deserialize_options(&buf, rs);
+	if (n < 0 || (n > 0 && rs->d < 1) ||
+		(double) n * (rs->d + (rs->has_target ? 1 : 0)) * sizeof(double) >
+		(double) (buf.len - buf.cursor))
+		elog(ERROR, "unexpected kernel_ml state size: " INT64_FORMAT " rows of %d features",
+			 n, rs->d);
+	if (n > 0)
+	{
+		rowset_reserve(rs, n, fname);
+		pq_copymsgbytes(&buf, (char *) rs->X, (Size) n * rs->d * sizeof(double));
+		if (rs->has_target)
+			pq_copymsgbytes(&buf, (char *) rs->y, (Size) n * sizeof(double));
+		rs->n = n;
+	}
+	pq_getmsgend(&buf);
+	return rs;
 }

@@ -59,10 +59,19 @@ RowSet	   *rowset_get(FunctionCallInfo fcinfo, int optarg, bool with_target,
 void		rowset_set_options(RowSet *rs, Jsonb *opts);
 
 /*
- * Combining two states of one aggregate call (parallel workers): an error
- * unless both had the same options; fname names the aggregate.
+ * Combine (parallel workers): b's rows appended to a's, a created in
+ * aggctx when NULL; an error unless both had the same options (fname names
+ * the aggregate) and feature count.
  */
-void		rowset_check_same_options(const RowSet *a, const RowSet *b,
-									  const char *fname);
+RowSet	   *rowset_combine(MemoryContext aggctx, RowSet *a, const RowSet *b,
+						   const char *fname);
+
+/*
+ * The state as bytea (the options as their jsonb), and back into aggctx;
+ * between processes of one build only.
+ */
+bytea	   *rowset_serialize(const RowSet *rs);
+RowSet	   *rowset_deserialize(MemoryContext aggctx, bytea *b,
+								   const char *fname);
 
 #endif							/* KM_ROWSET_H */

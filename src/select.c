@@ -21,6 +21,7 @@
 #include <lapacke.h>
 
 #include "eigen.h"
+#include "metrics.h"
 #include "select.h"
 
 const char *
@@ -334,13 +335,13 @@ kfold_candidate(const km_select_params *p, const km_fit_params *fp,
 	for (int f = 0; f < p->folds; f++)
 	{
 		size_t		ntr = 0;
-		size_t		nte = 0;
-		double		sse = 0.0;
+		km_metrics	fold_err;
 		double		pending = 0.0;
 		km_fit_result res;
 		km_error	fit_err;
 		km_status	st;
 
+		km_metrics_init(&fold_err);
 		for (size_t i = 0; i < n; i++)
 			if (fold[i] != f)
 			{
@@ -374,8 +375,7 @@ kfold_candidate(const km_select_params *p, const km_fit_params *fp,
 													 km_vector_norm(&fp->kernel, x, d),
 													 alpha, row);
 
-				sse += (pred - y[i]) * (pred - y[i]);
-				nte++;
+				km_metrics_add(&fold_err, pred, y[i]);
 				/* each prediction is ntr x d: check by work, not per fold */
 				pending += (double) ntr * (double) d;
 				if (pending >= KM_PIECE_FLOPS / 10.0)
@@ -384,7 +384,7 @@ kfold_candidate(const km_select_params *p, const km_fit_params *fp,
 					pending = 0.0;
 				}
 			}
-		fold_mse[f] = nte > 0 ? sse / (double) nte : 0.0;
+		fold_mse[f] = fold_err.n > 0 ? km_metrics_mse(&fold_err) : 0.0;
 		km_check_interrupts(interrupt);
 	}
 	for (int f = 0; f < p->folds; f++)

@@ -7,6 +7,8 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "common/hashfn.h"
 #include "utils/memutils.h"
 
@@ -84,6 +86,25 @@ km_folds_by_rank(const int64 *order, int64 n, int folds, int *fold)
 {
 	for (int64 rank = 0; rank < n; rank++)
 		fold[order[rank]] = (int) (rank % folds);
+}
+
+int64
+km_holdout_by_rank(const int64 *ranked, int64 n, double fraction, int64 *order)
+{
+	int64		ntest = (int64) floor(fraction * (double) n);
+	bool	   *held = palloc_extended(n, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	int64		k = 0;
+
+	for (int64 i = 0; i < ntest; i++)
+		held[ranked[i]] = true;
+	for (int64 i = 0; i < n; i++)
+		if (held[i])
+			order[k++] = i;
+	for (int64 i = 0; i < n; i++)
+		if (!held[i])
+			order[k++] = i;
+	pfree(held);
+	return ntest;
 }
 
 void

@@ -1,6 +1,8 @@
 /*
  * split.h - assigning rows by their values, not their position: row hashes
- * seeded with a seed, a ranking by hash, and k-fold assignment by rank.
+ * seeded with a seed, a ranking by hash, and the two assignments by rank:
+ * k-fold (kernel_train's cross-validation) and the hold-out split (named
+ * training).
  * The same rows in any order (a parallel plan, ORDER BY ... DESC) rank the
  * same way, so folds and hold-out splits do not depend on the query plan.
  */
@@ -30,6 +32,14 @@ void		km_rank_rows(const double *X, const double *y, int64 n, int d,
  * differ by at most one.
  */
 void		km_folds_by_rank(const int64 *order, int64 n, int folds, int *fold);
+
+/*
+ * The hold-out split from an order of km_rank_rows: the first
+ * floor(fraction * n) ranks are held out.  order[] lists the held-out rows
+ * first, then the rest, each part in row order; returns the held-out count.
+ */
+int64		km_holdout_by_rank(const int64 *ranked, int64 n, double fraction,
+							   int64 *order);
 
 /*
  * Put the rows of X and y (may be NULL) in the given order; the arrays are

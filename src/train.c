@@ -19,7 +19,6 @@
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
-#include "libpq/pqformat.h"
 #include "portability/instr_time.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -352,121 +351,30 @@ km_train_rowset(RowSet *rs)
 	return train_model(rs);
 }
 
+/* Parallel query: the state is a RowSet (rowset.c), combined by appending. */
 Datum
 kernel_train_combine(PG_FUNCTION_ARGS)
 {
 	MemoryContext aggctx = agg_context(fcinfo, "kernel_train_combine");
-	RowSet	   *a = PG_ARGISNULL(0) ? NULL : (RowSet *) PG_GETARG_POINTER(0);
-	RowSet	   *b = PG_ARGISNULL(1) ? NULL : (RowSet *) PG_GETARG_POINTER(1);
 
-	if (b == NULL)
-		PG_RETURN_POINTER(a);
-	if (a == NULL)
-	{
-		a = rowset_create(aggctx, true);
-		rowset_set_options(a, b->optjson);
-	}
-	else
-		rowset_check_same_options(a, b, "kernel_train");
-	if (b->n > 0)
-	{
-		if (a->d < 0)
-			a->d = b->d;
-		else if (a->d != b->d)
-			ereport(ERROR,
-					(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-					 errmsg("feature arrays must all have the same length"),
-					 errdetail("One parallel worker saw %d features per row, another %d.",
-							   a->d, b->d)));
-		rowset_reserve(a, b->n, "kernel_train");
-		memcpy(a->X + a->n * a->d, b->X, b->n * b->d * sizeof(double));
-		memcpy(a->y + a->n, b->y, b->n * sizeof(double));
-		a->n += b->n;
-	}
-	a->seen += b->seen;
-	a->skipped += b->skipped;
-	PG_RETURN_POINTER(a);
+	PG_RETURN_POINTER(rowset_combine(aggctx,
+									 PG_ARGISNULL(0) ? NULL : (RowSet *) PG_GETARG_POINTER(0),
+									 PG_ARGISNULL(1) ? NULL : (RowSet *) PG_GETARG_POINTER(1),
+									 "kernel_train"));
 }
-
-/*
- * Serialized state: format byte, d, n, seen, skipped, the options as jsonb
- * (int32 length, -1 for none, then the jsonb's bytes), then X and y.  Only
- * exchanged between processes of one build.
- */
-#define ROWSET_SERIAL_FORMAT 2
 
 Datum
 kernel_train_serialize(PG_FUNCTION_ARGS)
 {
-	RowSet	   *rs;
-	StringInfoData buf;
-
 	agg_context(fcinfo, "kernel_train_serialize");
-	rs = (RowSet *) PG_GETARG_POINTER(0);
-	pq_begintypsend(&buf);
-	pq_sendbyte(&buf, ROWSET_SERIAL_FORMAT);
-	pq_sendint32(&buf, rs->d);
-	pq_sendint64(&buf, rs->n);
-	pq_sendint64(&buf, rs->seen);
-	pq_sendint64(&buf, rs->skipped);
-	if (rs->optjson == NULL)
-		pq_sendint32(&buf, -1);
-	else
-	{
-		pq_sendint32(&buf, (int32) VARSIZE(rs->optjson));
-		pq_sendbytes(&buf, (const char *) rs->optjson, VARSIZE(rs->optjson));
-	}
-	if (rs->n > 0)
-	{
-		pq_sendbytes(&buf, (const char *) rs->X, rs->n * rs->d * sizeof(double));
-		pq_sendbytes(&buf, (const char *) rs->y, rs->n * sizeof(double));
-	}
-	PG_RETURN_BYTEA_P(pq_endtypsend(&buf));
+	PG_RETURN_BYTEA_P(rowset_serialize((RowSet *) PG_GETARG_POINTER(0)));
 }
 
 Datum
 kernel_train_deserialize(PG_FUNCTION_ARGS)
 {
 	MemoryContext aggctx = agg_context(fcinfo, "kernel_train_deserialize");
-	bytea	   *b = PG_GETARG_BYTEA_PP(0);
-	StringInfoData buf;
-	RowSet	   *rs = rowset_create(aggctx, true);
-	int64		n;
-	int32		optlen;
 
-	buf.data = VARDATA_ANY(b);
-	buf.len = VARSIZE_ANY_EXHDR(b);
-	buf.maxlen = buf.len;
-	buf.cursor = 0;
-	if (pq_getmsgbyte(&buf) != ROWSET_SERIAL_FORMAT)
-		elog(ERROR, "unexpected kernel_train state format");
-	rs->d = pq_getmsgint(&buf, 4);
-	n = pq_getmsgint64(&buf);
-	rs->seen = pq_getmsgint64(&buf);
-	rs->skipped = pq_getmsgint64(&buf);
-	optlen = (int32) pq_getmsgint(&buf, 4);
-	if (optlen == -1)
-		rowset_set_options(rs, NULL);
-	else
-	{
-		Jsonb	   *opts;
-
-		if (optlen < VARHDRSZ)
-			elog(ERROR, "unexpected kernel_train state options length %d", optlen);
-		opts = palloc(optlen);
-		pq_copymsgbytes(&buf, (char *) opts, optlen);
-		if (VARSIZE(opts) != (Size) optlen)
-			elog(ERROR, "unexpected kernel_train state options length %d", optlen);
-		rowset_set_options(rs, opts);
-		pfree(opts);
-	}
-	if (n > 0)
-	{
-		rowset_reserve(rs, n, "kernel_train");
-		pq_copymsgbytes(&buf, (char *) rs->X, n * rs->d * sizeof(double));
-		pq_copymsgbytes(&buf, (char *) rs->y, n * sizeof(double));
-		rs->n = n;
-	}
-	pq_getmsgend(&buf);
-	PG_RETURN_POINTER(rs);
+	PG_RETURN_POINTER(rowset_deserialize(aggctx, PG_GETARG_BYTEA_PP(0),
+											   "kernel_train"));
 }

@@ -170,6 +170,16 @@ SELECT count(*) AS left_over FROM kernel_models;
 SELECT version, deployed FROM kernel_model_train('cat_price', 'SELECT f, y FROM cat_houses');
 SELECT kernel_model_drop('cat_price');
 
+-- numbers in the metrics are float8out's text (at the default
+-- extra_float_digits, every digit), not float8_numeric's 15 digits
+SET extra_float_digits = 1;
+SELECT metrics->'test_fraction' AS test_fraction,
+       (metrics->>'test_fraction')::float8 = 0.1::float8 + 0.2::float8 AS exact
+FROM kernel_model_train('cat_digits', 'SELECT f, y FROM cat_houses',
+                        '{"test_fraction": 0.30000000000000004, "deploy": "never"}');
+SET extra_float_digits = 0;
+SELECT kernel_model_drop('cat_digits');
+
 -- the catalog is registered for pg_dump and everything has a comment
 SELECT c.relname, e.extcondition
 FROM pg_extension x, unnest(x.extconfig) WITH ORDINALITY AS t(oid, i)

@@ -49,7 +49,12 @@ int			unit_failures = 0;
 	X(test_eigen_spectrum_matches_dsyevd) \
 	X(test_eigen_closed_form_matches_dsyevd) \
 	X(test_crc_check_values) \
-	X(test_crc_extension_model)
+	X(test_crc_extension_model) \
+	X(test_metrics_definitions) \
+	X(test_metrics_combine) \
+	X(test_accum_layout) \
+	X(test_accum_gram_sums) \
+	X(test_accum_validate)
 
 #define DECLARE(name) void name(void);
 UNIT_TESTS(DECLARE)

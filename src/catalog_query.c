@@ -1,0 +1,202 @@
+/*
+ * catalog_query.c - a named model's training query, run safely, its rows
+ * kept: the one place user SQL runs inside kernel_model_train and
+ * kernel_model_retrain.
+ *
+ * The query runs as ANALYZE runs a user's index expressions: as one role
+ * (the caller training, the owner retraining), in a security-restricted
+ * operation, with search_path pinned to the one stored with the version
+ * inside a GUC nest level that is rolled back after it.  No other SQL runs
+ * while its settings are in effect, and no SQL is run with the caller's
+ * rights on rows it produced: training is called directly on the kept rows.
+ */
+#include "postgres.h"
+
+#include <ctype.h>
+
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "parser/parse_coerce.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/plancache.h"
+
+#include "catalog_query.h"
+
+/* The query without trailing semicolons and blanks, for a subquery. */
+static char *
+query_body(const char *query)
+{
+	char	   *q = pstrdup(query);
+	int			len = strlen(q);
+
+	while (len > 0 && (q[len - 1] == ';' || isspace((unsigned char) q[len - 1])))
+		q[--len] = '\0';
+	return q;
+}
+
+/*
+ * The caller's effective search_path as a list of schema names that means
+ * the same in any session and as any role: the schemas it resolves to now
+ * ("$user" expanded, missing schemas dropped), without the session's
+ * temporary schema.  pg_catalog is listed only where the caller put it
+ * explicitly; otherwise it is searched first, as always.
+ */
+char *
+catalog_search_path(void)
+{
+	List	   *path = fetch_search_path(false);
+	ListCell   *lc;
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	foreach(lc, path)
+	{
+		Oid			nsp = lfirst_oid(lc);
+		char	   *nspname;
+
+		if (isAnyTempNamespace(nsp))
+			continue;
+		nspname = get_namespace_name(nsp);
+		if (nspname == NULL)
+			continue;
+		if (buf.len > 0)
+			appendStringInfoString(&buf, ", ");
+		appendStringInfoString(&buf, quote_identifier(nspname));
+	}
+	list_free(path);
+	return buf.data;
+}
+
+/* The query's result columns must convert to (float8[], float8). */
+static void
+check_query_columns(TupleDesc desc)
+{
+	Oid			want[2] = {FLOAT8ARRAYOID, FLOAT8OID};
+
+	if (desc == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("training query must return rows"),
+				 errdetail("The query is a utility statement."),
+				 errhint("Give a query that yields (features float8[], target float8).")));
+	if (desc->natts != 2)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("training query must return two columns"),
+				 errdetail_plural("The query returns %d column.",
+								  "The query returns %d columns.",
+								  desc->natts, desc->natts),
+				 errhint("Give a query that yields (features float8[], target float8).")));
+	for (int i = 0; i < 2; i++)
+	{
+		Oid			got = TupleDescAttr(desc, i)->atttypid;
+
+		if (!can_coerce_type(1, &got, &want[i], COERCION_ASSIGNMENT))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("training query column %d has type %s", i + 1,
+							format_type_be(got)),
+					 errdetail("The %s column must be of a type that converts to %s.",
+							   i == 0 ? "first (features)" : "second (target)",
+							   format_type_be(want[i])),
+					 errhint("Give a query that yields (features float8[], target float8).")));
+	}
+}
+
+/* Plan body as a single statement and check its columns. */
+static void
+check_query(const char *body)
+{
+	SPIPlanPtr	plan = SPI_prepare(body, 0, NULL);
+	List	   *sources;
+
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+	sources = SPI_plan_get_plan_sources(plan);
+	if (list_length(sources) != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_SYNTAX_ERROR),
+				 errmsg("training query must be a single statement"),
+				 errdetail("The query has %d statements.", list_length(sources))));
+	check_query_columns(((CachedPlanSource *) linitial(sources))->resultDesc);
+	SPI_freeplan(plan);
+}
+
+/* Run body (checked) cast to (float8[], float8), its rows into a new RowSet. */
+static RowSet *
+fetch_rows(const char *body, MemoryContext ctx)
+{
+	SPIPlanPtr	plan;
+	Portal		portal;
+	RowSet	   *rs;
+
+	plan = SPI_prepare(psprintf("SELECT q.f::pg_catalog.float8[], q.t::pg_catalog.float8 "
+								"FROM (\n%s\n) AS q (f, t)", body), 0, NULL);
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+	portal = SPI_cursor_open(NULL, plan, NULL, NULL, false);
+
+	rs = rowset_create(ctx, true);
+	for (;;)
+	{
+		SPI_cursor_fetch(portal, true, 1000);
+		if (SPI_processed == 0)
+			break;
+		for (uint64 i = 0; i < SPI_processed; i++)
+		{
+			HeapTuple	tup = SPI_tuptable->vals[i];
+			bool		fnull;
+			bool		tnull;
+			Datum		f = SPI_getbinval(tup, SPI_tuptable->tupdesc, 1, &fnull);
+			Datum		t = SPI_getbinval(tup, SPI_tuptable->tupdesc, 2, &tnull);
+
+			rs->seen++;
+			if (fnull || tnull)
+				rs->skipped++;
+			else
+				rowset_add(rs, DatumGetArrayTypeP(f), DatumGetFloat8(t),
+						   "kernel_model_train");
+		}
+		SPI_freetuptable(SPI_tuptable);
+		CHECK_FOR_INTERRUPTS();
+	}
+	SPI_cursor_close(portal);
+	SPI_freeplan(plan);
+	return rs;
+}
+
+/*
+ * The query runs as the role run_as (the caller training, or the model's
+ * owner retraining), in a security-restricted operation, with search_path
+ * set to search_path (then pg_temp, last) inside a GUC nest level that is
+ * rolled back afterwards, so nothing the query sets outlives it.  On an
+ * error, the (sub)transaction abort restores the user and the settings.
+ */
+RowSet *
+catalog_collect_rows(const char *query, Oid run_as, const char *search_path,
+					 MemoryContext ctx)
+{
+	Oid			save_userid;
+	int			save_sec_context;
+	int			guc_level;
+	RowSet	   *rs;
+	char	   *body = query_body(query);
+	char	   *path = search_path[0] != '\0' ?
+		psprintf("%s, pg_temp", search_path) : pstrdup("pg_temp");
+
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(run_as, save_sec_context | SECURITY_RESTRICTED_OPERATION);
+	guc_level = NewGUCNestLevel();
+	(void) set_config_option("search_path", path, PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	check_query(body);
+	rs = fetch_rows(body, ctx);
+	AtEOXact_GUC(false, guc_level);
+	SetUserIdAndSecContext(save_userid, save_sec_context);
+	return rs;
+}

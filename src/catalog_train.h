@@ -1,0 +1,31 @@
+/*
+ * catalog_train.h - named training: a new version of a named model from its
+ * query and options, stored and deployed per its policy.
+ */
+#ifndef KM_CATALOG_TRAIN_H
+#define KM_CATALOG_TRAIN_H
+
+#include "postgres.h"
+
+#include "utils/jsonb.h"
+
+#include "catalog.h"
+
+/* What a training stored. */
+typedef struct TrainedVersion
+{
+	int32		version;
+	bool		deployed;
+	Jsonb	   *metrics;		/* in the caller's memory context */
+} TrainedVersion;
+
+/*
+ * Train a new version of name: run query as run_as with search_path
+ * (stored with the version for retraining), split, train, score, decide,
+ * store.  options are stored as given.
+ */
+void		catalog_train_named(const Catalog *cat, const char *name,
+								const char *query, Jsonb *options, Oid run_as,
+								const char *search_path, TrainedVersion *out);
+
+#endif							/* KM_CATALOG_TRAIN_H */
