@@ -3,15 +3,14 @@ EXTENSION = kernel_ml
 EXTVERSION = $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(EXTENSION).control)
 
 MODULE_big = kernel_ml
-# The numerical core includes no PostgreSQL header; the glue does.
-CORE_OBJS = src/core.o src/kernels.o src/kernel_maps.o src/eigen.o src/solve.o src/select.o \
-	src/model.o src/methods.o src/ridge.o src/lms.o
-GLUE_OBJS = src/crc32c.o src/kernel_ml.o src/json.o src/options.o src/pgutil.o \
-	src/rowset.o src/split.o src/train.o src/matrix.o src/predict.o src/catalog.o \
-	src/catalog_train.o src/catalog_predict.o src/catalog_query.o \
-	src/catalog_sql.o src/accum_state.o
-# The table of options and their checks (the glue in src/options.c reads jsonb).
-CORE_OBJS += src/options_core.o src/metrics.o src/accum.o
+# The numerical core (src/core) includes no PostgreSQL header; the glue does.
+CORE_OBJS = $(addprefix src/core/,core.o kernels.o kernel_maps.o eigen.o solve.o select.o \
+	model.o methods.o ridge.o lms.o options_core.o metrics.o accum.o)
+GLUE_OBJS = $(addprefix src/pg/,kernel_ml.o pgutil.o crc32c.o json.o options.o split.o \
+	rowset.o accum_state.o) \
+	$(addprefix src/sql/,train.o predict.o matrix.o) \
+	$(addprefix src/catalog/,catalog.o catalog_query.o catalog_train.o catalog_sql.o \
+	catalog_predict.o)
 OBJS = $(CORE_OBJS) $(GLUE_OBJS) $(KM_ASAN_OBJS)
 
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
@@ -22,7 +21,11 @@ REGRESS = $(patsubst test/sql/%.sql,%,$(TESTS))
 REGRESS_OPTS = --inputdir=test --load-extension=$(EXTENSION)
 
 KM_VERSION_DEFS = -DKM_VERSION_STRING=\"$(EXTVERSION)\"
-PG_CPPFLAGS = -Isrc $(KM_VERSION_DEFS)
+# src/core: the numerical core, plain C99 without PostgreSQL; src/pg:
+# PostgreSQL services (errors, arrays, memory, options, JSON, aggregate
+# states); src/sql: the SQL-callable functions; src/catalog: named models.
+KM_SRC_DIRS = src/core src/pg src/sql src/catalog
+PG_CPPFLAGS = $(addprefix -I,$(KM_SRC_DIRS)) $(KM_VERSION_DEFS)
 PG_CFLAGS = $(KM_EXTRA_CFLAGS)
 # Libraries of the extension and of every stand-alone program.
 KM_LIBS = -lopenblas -llapacke -lmvec -lm
@@ -36,7 +39,7 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # PGXS tracks no header dependencies here: rebuild on any header change.
-$(OBJS): $(wildcard src/*.h)
+$(OBJS): $(wildcard src/*/*.h)
 
 sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql $(EXTENSION).control
 	cp $< $@
@@ -44,7 +47,7 @@ sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql $(EXTENSION).control
 # The element-wise kernel loops alone are built for glibc's vector math
 # (libmvec): exp and tanh vectorise only under -ffast-math.
 MAPS_CFLAGS = -O3 -ffast-math
-src/kernel_maps.o: CFLAGS += $(MAPS_CFLAGS)
+src/core/kernel_maps.o: CFLAGS += $(MAPS_CFLAGS)
 
 # The core includes no PostgreSQL header, so it keeps -Wsign-compare even
 # when the glue cannot (PostgreSQL's array macros trip it).
@@ -53,11 +56,11 @@ $(CORE_OBJS): CFLAGS += -Wsign-compare
 # The stand-alone programs: core unit tests (plain and under ASan and
 # UBSan), the libFuzzer targets and the C benchmarks link the core and
 # nothing from PostgreSQL (no libpgport, no server include path).  The core
-# calls km_crc32c without defining it (src/crc32c.h): the extension links
-# PostgreSQL's (src/crc32c.c), these programs Intel ISA-L's
-# (src/crc32c_isal.c).  Their objects go to test/build/<flavour>/, one
+# calls km_crc32c without defining it (src/core/crc32c.h): the extension links
+# PostgreSQL's (src/pg/crc32c.c), these programs Intel ISA-L's
+# (test/crc32c_isal.c).  Their objects go to test/build/<flavour>/, one
 # flavour per set of compiler flags, built by the one pattern rule below.
-KM_STANDALONE_OBJS = $(CORE_OBJS) src/crc32c_isal.o
+KM_STANDALONE_OBJS = $(CORE_OBJS) test/crc32c_isal.o
 KM_STANDALONE_LIBS = -lisal $(KM_LIBS)
 KM_BUILD = test/build
 
@@ -75,17 +78,17 @@ KM_FLAVOURS = unit asan fuzz bench
 
 # $(KM_BUILD)/<flavour>/<dir>/<name>.o from <dir>/<name>.c
 define KM_OBJECT_RULE
-$(KM_BUILD)/$(1)/%.o: %.c $(wildcard src/*.h) $(wildcard test/*/*.h)
+$(KM_BUILD)/$(1)/%.o: %.c $(wildcard src/core/*.h) $(wildcard test/*/*.h)
 	@mkdir -p $$(@D)
-	$$(KM_$(1)_CC) $$(KM_$(1)_CFLAGS) $$(KM_OBJ_CFLAGS) -Isrc -c $$< -o $$@
+	$$(KM_$(1)_CC) $$(KM_$(1)_CFLAGS) $$(KM_OBJ_CFLAGS) -Isrc/core -c $$< -o $$@
 endef
 $(foreach f,$(KM_FLAVOURS),$(eval $(call KM_OBJECT_RULE,$(f))))
-$(KM_BUILD)/%/src/kernel_maps.o: KM_OBJ_CFLAGS = $(MAPS_CFLAGS)
+$(KM_BUILD)/%/src/core/kernel_maps.o: KM_OBJ_CFLAGS = $(MAPS_CFLAGS)
 # Built by clang 14, kernel_maps.c's target_clones functions come out
 # undefined at link time (km_accumulate_l1, km_exp_dot, ...): the fuzzers
 # link it built by gcc, uninstrumented, as before.
-$(KM_BUILD)/fuzz/src/kernel_maps.o: KM_fuzz_CC = $(CC)
-$(KM_BUILD)/fuzz/src/kernel_maps.o: KM_fuzz_CFLAGS = -O2 -g
+$(KM_BUILD)/fuzz/src/core/kernel_maps.o: KM_fuzz_CC = $(CC)
+$(KM_BUILD)/fuzz/src/core/kernel_maps.o: KM_fuzz_CFLAGS = -O2 -g
 km_objs = $(addprefix $(KM_BUILD)/$(1)/,$(2))
 
 # Core unit tests.  Ends with "N passed, N failed".
@@ -103,7 +106,7 @@ unittest-asan: test/unit/run_unit_asan
 	test/unit/run_unit_asan
 
 # Fails if a core file includes a PostgreSQL header: each is compiled
-# (syntax only) with -Isrc and the system include path alone, and searched
+# (syntax only) with -Isrc/core and the system include path alone, and searched
 # for PostgreSQL's includes (test/check_core.sh).  Ends with "N passed,
 # N failed".
 .PHONY: check-core

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # check_core.sh FILE.c...: the core includes no PostgreSQL header (make
 # check-core, with the core sources of the Makefile's CORE_OBJS).  Each file
-# passes if it compiles, syntax only, as C99 with -Isrc and the system
+# passes if it compiles, syntax only, as C99 with -Isrc/core and the system
 # include path alone (no server include directory), and names none of
 # PostgreSQL's headers in an #include (which the first check could miss
 # for headers that libpq-dev puts in the system path).  Ends with
@@ -14,13 +14,13 @@ passed=0
 failed=0
 for f in "$@"; do
 	ok=1
-	if ! out=$(${CC:-gcc} -std=c99 -D_DEFAULT_SOURCE -fsyntax-only -Wall -Isrc "$f" 2>&1); then
+	if ! out=$(${CC:-gcc} -std=c99 -D_DEFAULT_SOURCE -fsyntax-only -Wall -Isrc/core "$f" 2>&1); then
 		echo "not ok - $f does not compile without PostgreSQL's headers:"
 		echo "$out" | head -5
 		ok=0
 	fi
 	# the file and the src/ headers it includes, directly or not
-	hdrs=$(${CC:-gcc} -std=c99 -D_DEFAULT_SOURCE -MM -MG -Isrc "$f" 2>/dev/null | tr -d '\\' | tr ' ' '\n' | grep -E '^src/.*\.h$' | sort -u)
+	hdrs=$(${CC:-gcc} -std=c99 -D_DEFAULT_SOURCE -MM -MG -Isrc/core "$f" 2>/dev/null | tr -d '\\' | tr ' ' '\n' | grep -E '^src/.*\.h$' | sort -u)
 	if bad=$(grep -HnE "^[[:space:]]*#[[:space:]]*include[[:space:]]*[<\"]($pg)" "$f" $hdrs); then
 		echo "not ok - $f includes a PostgreSQL header:"
 		echo "$bad"

@@ -16,7 +16,7 @@
  *   potrf   LAPACKE_dpotrf_work('L') of K + LAMBDA I
  *   potri   LAPACKE_dpotri_work('L') of that factor     (inverse from the factor)
  *   trtri   LAPACKE_dtrtri_work('L', 'N') of that factor (L^-1 only)
- *   km_n    kernel_check's route since 0.2.0 (src/eigen.c): km_tridiagonalize,
+ *   km_n    kernel_check's route since 0.2.0 (src/core/eigen.c): km_tridiagonalize,
  *           then the extreme eigenvalues by bisection (dstebz)
  *   steps   the pieces one by one: km_tridiagonalize, dsterf and dstedc of
  *           the tridiagonal (one LAPACK call each: timed to show why the
@@ -44,8 +44,8 @@
 #include <lapacke.h>
 
 /* the core's eigensolver, built in: the bench needs no build system */
-#include "../../src/core.c"
-#include "../../src/eigen.c"
+#include "../../src/core/core.c"
+#include "../../src/core/eigen.c"
 
 /* Longest time between two interrupt checks since gap_start(). */
 static double gap_last;

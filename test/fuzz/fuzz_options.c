@@ -1,9 +1,9 @@
 /*
- * libFuzzer target for the options validator (src/options_core.c): any
+ * libFuzzer target for the options validator (src/core/options_core.c): any
  * byte string that starts with '{' is parsed as JSON by json-c (Debian
  * libjson-c-dev; nothing from PostgreSQL is linked), and the members of the
  * top-level object are handed to the validator as the glue
- * (src/options.c) hands jsonb members: in jsonb's key order (shorter keys
+ * (src/pg/options.c) hands jsonb members: in jsonb's key order (shorter keys
  * first, then bytewise), the last of duplicate keys, numbers as doubles
  * (+-Inf beyond the double range), array elements as scalars or empty
  * containers.  It must accept or reject every input without reading

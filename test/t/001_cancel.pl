@@ -88,7 +88,7 @@ cmp_ok($elapsed, '<', 2 + $base,
 	sprintf('it fails quickly: %.3f s (< 2 s + %.3f s)', $elapsed, $base));
 
 # 3. kernel_ml.blas_threads = 2: the matrix pages are populated from two
-# threads (src/pgutil.c, from 64 MB of pages on), and BLAS runs on two.
+# threads (src/pg/pgutil.c, from 64 MB of pages on), and BLAS runs on two.
 # A cancel must still stop training promptly and leave a working server...
 ($out, $rc, $elapsed) = psql([
 	'SET kernel_ml.blas_threads = 2',

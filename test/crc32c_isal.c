@@ -2,7 +2,7 @@
  * crc32c_isal.c - CRC-32C for the stand-alone programs (unit tests,
  * fuzzers, benchmarks), from Intel ISA-L (Debian libisal-dev), so that they
  * link the core and nothing from PostgreSQL; the extension links
- * src/crc32c.c instead (see crc32c.h).
+ * src/pg/crc32c.c instead (see crc32c.h).
  *
  * ISA-L's crc32_iscsi is CRC-32C without the final inversion and takes the
  * running value as it left it: start from 0xFFFFFFFF, feed each piece the
