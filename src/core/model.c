@@ -617,6 +617,36 @@ enum_name(km_field_rule rule, int v)
 	return "unknown";
 }
 
+/*
+ * An integer field of a km_model (not F64 or VERSION), read as the C type
+ * that holds it.
+ */
+static long long
+model_integer(const char *v, km_field_type type)
+{
+	switch (type)
+	{
+		case KM_FIELD_U8:
+			return *(const uint8_t *) v;
+		case KM_FIELD_BOOL:
+			return *(const bool *) v ? 1 : 0;
+		case KM_FIELD_ENUM:
+			return *(const int *) v;
+		case KM_FIELD_U16:
+			return *(const uint16_t *) v;
+		case KM_FIELD_U32:
+			return *(const uint32_t *) v;
+		case KM_FIELD_I32:
+			return *(const int32_t *) v;
+		case KM_FIELD_U64:
+			return (long long) *(const uint64_t *) v;
+		case KM_FIELD_F64:
+		case KM_FIELD_VERSION:
+			break;
+	}
+	return 0;
+}
+
 void
 km_model_describe_fields(const km_model *m, const km_field *fields,
 						 int n_fields, const km_describer *out)
@@ -633,19 +663,11 @@ km_model_describe_fields(const km_model *m, const km_field *fields,
 		switch (f->type)
 		{
 			case KM_FIELD_U8:
-				out->integer(out->ctx, f->name, *(const uint8_t *) p);
-				break;
 			case KM_FIELD_U16:
-				out->integer(out->ctx, f->name, *(const uint16_t *) p);
-				break;
 			case KM_FIELD_U32:
-				out->integer(out->ctx, f->name, *(const uint32_t *) p);
-				break;
 			case KM_FIELD_I32:
-				out->integer(out->ctx, f->name, *(const int32_t *) p);
-				break;
 			case KM_FIELD_U64:
-				out->integer(out->ctx, f->name, (int64_t) *(const uint64_t *) p);
+				out->integer(out->ctx, f->name, model_integer(p, f->type));
 				break;
 			case KM_FIELD_F64:
 				out->number(out->ctx, f->name, *(const double *) p);
@@ -752,40 +774,38 @@ static void
 put_field(uint8_t *p, const km_field *f, const km_model *m)
 {
 	const char *v = (const char *) m + f->model_offset;
+	long long	i;
 
 	if (f->rule == KM_RULE_ZERO)
 	{
 		memset(p, 0, field_size(f->type));
 		return;
 	}
-	switch (f->type)
+	if (f->type == KM_FIELD_F64)
 	{
-		case KM_FIELD_U8:
-			*p = *(const uint8_t *) v;
+		store_f64(p, *(const double *) v);
+		return;
+	}
+	if (f->type == KM_FIELD_VERSION)
+	{
+		memcpy(p, v, 3);
+		return;
+	}
+	/* an integer: its wire width is all that matters (I32 as two's complement) */
+	i = model_integer(v, f->type);
+	switch (field_size(f->type))
+	{
+		case 1:
+			*p = (uint8_t) i;
 			break;
-		case KM_FIELD_BOOL:
-			*p = *(const bool *) v ? 1 : 0;
+		case 2:
+			store_u16(p, (uint16_t) i);
 			break;
-		case KM_FIELD_ENUM:
-			*p = (uint8_t) *(const int *) v;
+		case 4:
+			store_u32(p, (uint32_t) i);
 			break;
-		case KM_FIELD_U16:
-			store_u16(p, *(const uint16_t *) v);
-			break;
-		case KM_FIELD_U32:
-			store_u32(p, *(const uint32_t *) v);
-			break;
-		case KM_FIELD_I32:
-			store_i32(p, *(const int32_t *) v);
-			break;
-		case KM_FIELD_U64:
-			store_u64(p, *(const uint64_t *) v);
-			break;
-		case KM_FIELD_F64:
-			store_f64(p, *(const double *) v);
-			break;
-		case KM_FIELD_VERSION:
-			memcpy(p, v, 3);
+		case 8:
+			store_u64(p, (uint64_t) i);
 			break;
 	}
 }
