@@ -24,93 +24,52 @@
 #define PAYLOAD_CRC_SIZE 4
 #define V1_HEADER_CRC_OFFSET (KM_MODEL_V1_HEADER_SIZE - 4)
 
-/* Little-endian loads and stores through <endian.h>; memcpy avoids unaligned access. */
-static inline uint16_t
-load_u16(const uint8_t *p)
-{
-	uint16_t	v;
-
-	memcpy(&v, p, sizeof(v));
-	return le16toh(v);
+/*
+ * Little-endian loads and stores through <endian.h>, one pair per width;
+ * memcpy avoids unaligned access.
+ */
+#define LE_ACCESSORS(bits) \
+static inline uint##bits##_t \
+load_u##bits(const uint8_t *p) \
+{ \
+	uint##bits##_t v; \
+	memcpy(&v, p, sizeof(v)); \
+	return le##bits##toh(v); \
+} \
+static inline void \
+store_u##bits(uint8_t *p, uint##bits##_t v) \
+{ \
+	v = htole##bits(v); \
+	memcpy(p, &v, sizeof(v)); \
 }
 
-static inline uint32_t
-load_u32(const uint8_t *p)
-{
-	uint32_t	v;
+LE_ACCESSORS(16)
+LE_ACCESSORS(32)
+LE_ACCESSORS(64)
 
-	memcpy(&v, p, sizeof(v));
-	return le32toh(v);
+/*
+ * A signed integer or a double as the bits of the unsigned type of its
+ * width (int32_t is two's complement by definition, so the copy is exact).
+ */
+#define BITS_ACCESSORS(type, name, bits) \
+static inline type \
+load_##name(const uint8_t *p) \
+{ \
+	uint##bits##_t u = load_u##bits(p); \
+	type		v; \
+	memcpy(&v, &u, sizeof(v)); \
+	return v; \
+} \
+static inline void \
+store_##name(uint8_t *p, type v) \
+{ \
+	uint##bits##_t u; \
+	memcpy(&u, &v, sizeof(u)); \
+	store_u##bits(p, u); \
 }
 
-static inline uint64_t
-load_u64(const uint8_t *p)
-{
-	uint64_t	v;
-
-	memcpy(&v, p, sizeof(v));
-	return le64toh(v);
-}
-
-/* int32_t is two's complement by definition, so copying the bits is exact. */
-static inline int32_t
-load_i32(const uint8_t *p)
-{
-	uint32_t	u = load_u32(p);
-	int32_t		v;
-
-	memcpy(&v, &u, sizeof(v));
-	return v;
-}
-
-static inline double
-load_f64(const uint8_t *p)
-{
-	uint64_t	u = load_u64(p);
-	double		v;
-
-	memcpy(&v, &u, sizeof(v));
-	return v;
-}
-
-static inline void
-store_u16(uint8_t *p, uint16_t v)
-{
-	v = htole16(v);
-	memcpy(p, &v, sizeof(v));
-}
-
-static inline void
-store_u32(uint8_t *p, uint32_t v)
-{
-	v = htole32(v);
-	memcpy(p, &v, sizeof(v));
-}
-
-static inline void
-store_u64(uint8_t *p, uint64_t v)
-{
-	v = htole64(v);
-	memcpy(p, &v, sizeof(v));
-}
-
-static inline void
-store_i32(uint8_t *p, int32_t v)
-{
-	uint32_t	u;
-
-	memcpy(&u, &v, sizeof(u));
-	store_u32(p, u);
-}
-
-static inline void
-store_f64(uint8_t *p, double v)
-{
-	uint64_t	u;
-
-	memcpy(&u, &v, sizeof(u));
-	store_u64(p, u);
-}
+BITS_ACCESSORS(int32_t, i32, 32)
+BITS_ACCESSORS(double, f64, 64)
 
 /*
  * Doubles in the payload, or 0 if that many bytes could not be a model.
