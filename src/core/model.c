@@ -24,93 +24,52 @@
 #define PAYLOAD_CRC_SIZE 4
 #define V1_HEADER_CRC_OFFSET (KM_MODEL_V1_HEADER_SIZE - 4)
 
-/* Little-endian loads and stores through <endian.h>; memcpy avoids unaligned access. */
-static inline uint16_t
-load_u16(const uint8_t *p)
-{
-	uint16_t	v;
-
-	memcpy(&v, p, sizeof(v));
-	return le16toh(v);
+/*
+ * Little-endian loads and stores through <endian.h>, one pair per width;
+ * memcpy avoids unaligned access.
+ */
+#define LE_ACCESSORS(bits) \
+static inline uint##bits##_t \
+load_u##bits(const uint8_t *p) \
+{ \
+	uint##bits##_t v; \
+	memcpy(&v, p, sizeof(v)); \
+	return le##bits##toh(v); \
+} \
+static inline void \
+store_u##bits(uint8_t *p, uint##bits##_t v) \
+{ \
+	v = htole##bits(v); \
+	memcpy(p, &v, sizeof(v)); \
 }
 
-static inline uint32_t
-load_u32(const uint8_t *p)
-{
-	uint32_t	v;
+LE_ACCESSORS(16)
+LE_ACCESSORS(32)
+LE_ACCESSORS(64)
 
-	memcpy(&v, p, sizeof(v));
-	return le32toh(v);
+/*
+ * A signed integer or a double as the bits of the unsigned type of its
+ * width (int32_t is two's complement by definition, so the copy is exact).
+ */
+#define BITS_ACCESSORS(type, name, bits) \
+static inline type \
+load_##name(const uint8_t *p) \
+{ \
+	uint##bits##_t u = load_u##bits(p); \
+	type		v; \
+	memcpy(&v, &u, sizeof(v)); \
+	return v; \
+} \
+static inline void \
+store_##name(uint8_t *p, type v) \
+{ \
+	uint##bits##_t u; \
+	memcpy(&u, &v, sizeof(u)); \
+	store_u##bits(p, u); \
 }
 
-static inline uint64_t
-load_u64(const uint8_t *p)
-{
-	uint64_t	v;
-
-	memcpy(&v, p, sizeof(v));
-	return le64toh(v);
-}
-
-/* int32_t is two's complement by definition, so copying the bits is exact. */
-static inline int32_t
-load_i32(const uint8_t *p)
-{
-	uint32_t	u = load_u32(p);
-	int32_t		v;
-
-	memcpy(&v, &u, sizeof(v));
-	return v;
-}
-
-static inline double
-load_f64(const uint8_t *p)
-{
-	uint64_t	u = load_u64(p);
-	double		v;
-
-	memcpy(&v, &u, sizeof(v));
-	return v;
-}
-
-static inline void
-store_u16(uint8_t *p, uint16_t v)
-{
-	v = htole16(v);
-	memcpy(p, &v, sizeof(v));
-}
-
-static inline void
-store_u32(uint8_t *p, uint32_t v)
-{
-	v = htole32(v);
-	memcpy(p, &v, sizeof(v));
-}
-
-static inline void
-store_u64(uint8_t *p, uint64_t v)
-{
-	v = htole64(v);
-	memcpy(p, &v, sizeof(v));
-}
-
-static inline void
-store_i32(uint8_t *p, int32_t v)
-{
-	uint32_t	u;
-
-	memcpy(&u, &v, sizeof(u));
-	store_u32(p, u);
-}
-
-static inline void
-store_f64(uint8_t *p, double v)
-{
-	uint64_t	u;
-
-	memcpy(&u, &v, sizeof(u));
-	store_u64(p, u);
-}
+BITS_ACCESSORS(int32_t, i32, 32)
+BITS_ACCESSORS(double, f64, 64)
 
 /*
  * Doubles in the payload, or 0 if that many bytes could not be a model.
@@ -388,28 +347,69 @@ read_candidates(const uint8_t *p, uint32_t c, double *out, km_error *err)
 	return KM_OK;
 }
 
-static km_status
-decode_v1(const uint8_t *buf, size_t len, km_model *m,
-		  double *storage, km_error *err)
+/*
+ * Both formats decode into storage laid out as km_model_storage_doubles
+ * counts it: mean (d), scale (d), alpha (n), X (n * d), candidates (4c).
+ * A NULL storage validates without keeping anything.
+ */
+static double *
+storage_at(double *storage, size_t offset)
 {
-	uint32_t	n;
-	uint32_t	d;
-	uint32_t	c;
+	return storage ? storage + offset : NULL;
+}
+
+/* The scaler: mean and scale, d doubles each. */
+static km_status
+read_scaler(const uint8_t **pp, uint32_t d, double *storage, km_error *err)
+{
 	km_status	st;
-	uint32_t	flags;
-	unsigned	kernel;
-	unsigned	method;
-	unsigned	params;
-	int32_t		degree;
-	double		gamma;
-	double		coef0;
-	km_model	r;
-	const uint8_t *p;
-	size_t		nd;
 
-	if ((st = check_header_v1(buf, len, &n, &d, &c, err)) != KM_OK)
+	if ((st = read_array(pp, d, "mean", false, storage, err)) != KM_OK)
 		return st;
+	return read_array(pp, d, "scale", true, storage_at(storage, d), err);
+}
 
+/* The expansion: alpha (n doubles), then X (n * d). */
+static km_status
+read_expansion(const uint8_t **pp, uint32_t n, uint32_t d, double *storage,
+			   km_error *err)
+{
+	km_status	st;
+
+	if ((st = read_array(pp, n, "alpha", false,
+						 storage_at(storage, 2 * (size_t) d), err)) != KM_OK)
+		return st;
+	return read_array(pp, (size_t) n * d, "X", false,
+					  storage_at(storage, 2 * (size_t) d + n), err);
+}
+
+/* The c candidates, stored after X. */
+static km_status
+read_selection(const uint8_t *p, uint32_t n, uint32_t d, uint32_t c,
+			   double *storage, km_error *err)
+{
+	return read_candidates(p, c,
+						   storage_at(storage, 2 * (size_t) d + n + (size_t) n * d),
+						   err);
+}
+
+/* Point r's arrays into storage as the readers above filled it. */
+static void
+attach_storage(km_model *r, double *storage, uint32_t n, uint32_t d)
+{
+	if (storage == NULL)
+		return;
+	r->mean = storage;
+	r->scale = storage + d;
+	r->alpha = storage + 2 * (size_t) d;
+	r->X = storage + 2 * (size_t) d + n;
+	r->candidates = (const km_candidate *) (r->X + (size_t) n * d);
+}
+
+/* Format 1: the payload checksum, then the reserved header bytes. */
+static km_status
+check_payload_v1(const uint8_t *buf, size_t len, km_error *err)
+{
 	/* check_header proved len == km_model_size(n, d, c) >= 148. */
 	if (load_u32(buf + len - PAYLOAD_CRC_SIZE) !=
 		km_crc32c(buf + KM_MODEL_V1_HEADER_SIZE,
@@ -427,17 +427,28 @@ decode_v1(const uint8_t *buf, size_t len, km_model *m,
 	if (buf[133] != 0)
 		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
 					   "A reserved header field is not zero.");
+	return KM_OK;
+}
 
-	flags = load_u32(buf + 16);
+/* Format 1: flags, kernel, method and the kernel's parameters into r. */
+static km_status
+kernel_v1(const uint8_t *buf, km_model *r, km_error *err)
+{
+	uint32_t	flags = load_u32(buf + 16);
+	unsigned	kernel = buf[20];
+	unsigned	method = buf[21];
+	unsigned	params;
+	int32_t		degree;
+	double		gamma;
+	double		coef0;
+
 	if (flags & ~(uint32_t) KM_FLAGS_KNOWN)
 		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
 					   "Field flags is 0x%x, which has unknown bits set.",
 					   (unsigned) flags);
-	kernel = buf[20];
 	if (kernel < KM_KERNEL_FIRST || kernel > KM_KERNEL_LAST)
 		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
 					   "Field kernel is %u, which is not a known kernel.", kernel);
-	method = buf[21];
 	if (km_method_get((km_method) method) == NULL)
 		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
 					   "Field method is %u, which is not a known method.", method);
@@ -453,82 +464,91 @@ decode_v1(const uint8_t *buf, size_t len, km_model *m,
 	if (!isfinite(coef0))
 		return bad_field(err, "coef0", coef0, "finite");
 
+	r->kernel.type = (km_kernel_type) kernel;
+	r->kernel.degree = degree;
+	r->kernel.gamma = gamma;
+	r->kernel.coef0 = coef0;
+	r->method = (km_method) method;
+	r->task = km_method_task(r->method);
+	r->standardize = (flags & KM_FLAG_STANDARDIZE) != 0;
+	r->fit_intercept = (flags & KM_FLAG_FIT_INTERCEPT) != 0;
+	r->converged = (flags & KM_FLAG_CONVERGED) != 0;
+	return KM_OK;
+}
+
+/* Format 1: the fitted and training scalars into r, each within its rule. */
+static km_status
+scalars_v1(const uint8_t *buf, km_model *r, km_error *err)
+{
+	r->max_iter = load_i32(buf + 28);
+	r->iterations = load_i32(buf + 32);
+	r->rows_skipped = load_u64(buf + 48);
+	r->lambda = load_f64(buf + 72);
+	r->learning_rate = load_f64(buf + 80);
+	r->tol = load_f64(buf + 88);
+	r->final_change = load_f64(buf + 96);
+	r->jitter = load_f64(buf + 104);
+	r->intercept = load_f64(buf + 112);
+	r->train_rmse = load_f64(buf + 120);
+
+	if (!(isfinite(r->lambda) && r->lambda >= 0.0))
+		return bad_field(err, "lambda", r->lambda, "finite and at least 0");
+	if (!(isfinite(r->learning_rate) && r->learning_rate >= 0.0))
+		return bad_field(err, "learning_rate", r->learning_rate, "finite and at least 0");
+	if (!(isfinite(r->tol) && r->tol >= 0.0))
+		return bad_field(err, "tol", r->tol, "finite and at least 0");
+	if (!(isfinite(r->final_change) && r->final_change >= 0.0))
+		return bad_field(err, "final_change", r->final_change, "finite and at least 0");
+	if (!(isfinite(r->jitter) && r->jitter >= 0.0))
+		return bad_field(err, "jitter", r->jitter, "finite and at least 0");
+	if (!isfinite(r->intercept))
+		return bad_field(err, "intercept", r->intercept, "finite");
+	if (!isfinite(r->train_rmse))
+		return bad_field(err, "train_rmse", r->train_rmse, "finite");
+	if (r->max_iter < 0)
+		return bad_field(err, "max_iter", r->max_iter, "at least 0");
+	if (r->iterations < 0)
+		return bad_field(err, "iterations", r->iterations, "at least 0");
+	return KM_OK;
+}
+
+static km_status
+decode_v1(const uint8_t *buf, size_t len, km_model *m,
+		  double *storage, km_error *err)
+{
+	uint32_t	n;
+	uint32_t	d;
+	uint32_t	c;
+	km_status	st;
+	km_model	r;
+	const uint8_t *p = buf + KM_MODEL_V1_HEADER_SIZE;
+
+	if ((st = check_header_v1(buf, len, &n, &d, &c, err)) != KM_OK ||
+		(st = check_payload_v1(buf, len, err)) != KM_OK)
+		return st;
+
 	memset(&r, 0, sizeof(r));
 	r.format_version = load_u16(buf + 4);
 	memcpy(r.writer_version, buf + 44, 3);
-	r.kernel.type = (km_kernel_type) kernel;
-	r.kernel.degree = degree;
-	r.kernel.gamma = gamma;
-	r.kernel.coef0 = coef0;
-	r.method = (km_method) method;
-	r.task = km_method_task(r.method);
-	r.standardize = (flags & KM_FLAG_STANDARDIZE) != 0;
-	r.fit_intercept = (flags & KM_FLAG_FIT_INTERCEPT) != 0;
-	r.converged = (flags & KM_FLAG_CONVERGED) != 0;
-	r.max_iter = load_i32(buf + 28);
-	r.iterations = load_i32(buf + 32);
 	r.n_train = n;
 	r.n_features = d;
 	r.rows_seen = n;
-	r.rows_skipped = load_u64(buf + 48);
-	r.lambda = load_f64(buf + 72);
-	r.learning_rate = load_f64(buf + 80);
-	r.tol = load_f64(buf + 88);
-	r.final_change = load_f64(buf + 96);
-	r.jitter = load_f64(buf + 104);
-	r.intercept = load_f64(buf + 112);
-	r.train_rmse = load_f64(buf + 120);
-
-	if (!(isfinite(r.lambda) && r.lambda >= 0.0))
-		return bad_field(err, "lambda", r.lambda, "finite and at least 0");
-	if (!(isfinite(r.learning_rate) && r.learning_rate >= 0.0))
-		return bad_field(err, "learning_rate", r.learning_rate, "finite and at least 0");
-	if (!(isfinite(r.tol) && r.tol >= 0.0))
-		return bad_field(err, "tol", r.tol, "finite and at least 0");
-	if (!(isfinite(r.final_change) && r.final_change >= 0.0))
-		return bad_field(err, "final_change", r.final_change, "finite and at least 0");
-	if (!(isfinite(r.jitter) && r.jitter >= 0.0))
-		return bad_field(err, "jitter", r.jitter, "finite and at least 0");
-	if (!isfinite(r.intercept))
-		return bad_field(err, "intercept", r.intercept, "finite");
-	if (!isfinite(r.train_rmse))
-		return bad_field(err, "train_rmse", r.train_rmse, "finite");
-	if (r.max_iter < 0)
-		return bad_field(err, "max_iter", r.max_iter, "at least 0");
-	if (r.iterations < 0)
-		return bad_field(err, "iterations", r.iterations, "at least 0");
+	if ((st = kernel_v1(buf, &r, err)) != KM_OK ||
+		(st = scalars_v1(buf, &r, err)) != KM_OK)
+		return st;
 
 	r.n_candidates = c;
 	r.cv = (km_cv) buf[132];
 	r.folds = load_u16(buf + 134);
 	r.best = load_u32(buf + 136);
-	if ((st = check_selection(&r, buf[132], err)) != KM_OK)
+	/* km_model_size(n, d, c) succeeded, so no offset into the payload overflows. */
+	if ((st = check_selection(&r, buf[132], err)) != KM_OK ||
+		(st = read_scaler(&p, d, storage, err)) != KM_OK ||
+		(st = read_expansion(&p, n, d, storage, err)) != KM_OK ||
+		(st = read_selection(p, n, d, c, storage, err)) != KM_OK)
 		return st;
 
-	/* km_model_size(n, d, c) succeeded, so none of these products overflow. */
-	nd = (size_t) n * d;
-	p = buf + KM_MODEL_V1_HEADER_SIZE;
-	if ((st = read_array(&p, d, "mean", false, storage, err)) != KM_OK ||
-		(st = read_array(&p, d, "scale", true,
-						 storage ? storage + d : NULL, err)) != KM_OK ||
-		(st = read_array(&p, n, "alpha", false,
-						 storage ? storage + 2 * (size_t) d : NULL, err)) != KM_OK ||
-		(st = read_array(&p, nd, "X", false,
-						 storage ? storage + 2 * (size_t) d + n : NULL, err)) != KM_OK)
-		return st;
-
-	if ((st = read_candidates(p, c, storage ? storage + 2 * (size_t) d + n + nd : NULL,
-							  err)) != KM_OK)
-		return st;
-
-	if (storage)
-	{
-		r.mean = storage;
-		r.scale = storage + d;
-		r.alpha = storage + 2 * (size_t) d;
-		r.X = storage + 2 * (size_t) d + n;
-		r.candidates = (const km_candidate *) (r.X + nd);
-	}
+	attach_storage(&r, storage, n, d);
 	*m = r;
 	return KM_OK;
 }
@@ -556,6 +576,36 @@ enum_name(km_field_rule rule, int v)
 	return "unknown";
 }
 
+/*
+ * An integer field of a km_model (not F64 or VERSION), read as the C type
+ * that holds it.
+ */
+static long long
+model_integer(const char *v, km_field_type type)
+{
+	switch (type)
+	{
+		case KM_FIELD_U8:
+			return *(const uint8_t *) v;
+		case KM_FIELD_BOOL:
+			return *(const bool *) v ? 1 : 0;
+		case KM_FIELD_ENUM:
+			return *(const int *) v;
+		case KM_FIELD_U16:
+			return *(const uint16_t *) v;
+		case KM_FIELD_U32:
+			return *(const uint32_t *) v;
+		case KM_FIELD_I32:
+			return *(const int32_t *) v;
+		case KM_FIELD_U64:
+			return (long long) *(const uint64_t *) v;
+		case KM_FIELD_F64:
+		case KM_FIELD_VERSION:
+			break;
+	}
+	return 0;
+}
+
 void
 km_model_describe_fields(const km_model *m, const km_field *fields,
 						 int n_fields, const km_describer *out)
@@ -572,19 +622,11 @@ km_model_describe_fields(const km_model *m, const km_field *fields,
 		switch (f->type)
 		{
 			case KM_FIELD_U8:
-				out->integer(out->ctx, f->name, *(const uint8_t *) p);
-				break;
 			case KM_FIELD_U16:
-				out->integer(out->ctx, f->name, *(const uint16_t *) p);
-				break;
 			case KM_FIELD_U32:
-				out->integer(out->ctx, f->name, *(const uint32_t *) p);
-				break;
 			case KM_FIELD_I32:
-				out->integer(out->ctx, f->name, *(const int32_t *) p);
-				break;
 			case KM_FIELD_U64:
-				out->integer(out->ctx, f->name, (int64_t) *(const uint64_t *) p);
+				out->integer(out->ctx, f->name, model_integer(p, f->type));
 				break;
 			case KM_FIELD_F64:
 				out->number(out->ctx, f->name, *(const double *) p);
@@ -691,40 +733,38 @@ static void
 put_field(uint8_t *p, const km_field *f, const km_model *m)
 {
 	const char *v = (const char *) m + f->model_offset;
+	long long	i;
 
 	if (f->rule == KM_RULE_ZERO)
 	{
 		memset(p, 0, field_size(f->type));
 		return;
 	}
-	switch (f->type)
+	if (f->type == KM_FIELD_F64)
 	{
-		case KM_FIELD_U8:
-			*p = *(const uint8_t *) v;
+		store_f64(p, *(const double *) v);
+		return;
+	}
+	if (f->type == KM_FIELD_VERSION)
+	{
+		memcpy(p, v, 3);
+		return;
+	}
+	/* an integer: its wire width is all that matters (I32 as two's complement) */
+	i = model_integer(v, f->type);
+	switch (field_size(f->type))
+	{
+		case 1:
+			*p = (uint8_t) i;
 			break;
-		case KM_FIELD_BOOL:
-			*p = *(const bool *) v ? 1 : 0;
+		case 2:
+			store_u16(p, (uint16_t) i);
 			break;
-		case KM_FIELD_ENUM:
-			*p = (uint8_t) *(const int *) v;
+		case 4:
+			store_u32(p, (uint32_t) i);
 			break;
-		case KM_FIELD_U16:
-			store_u16(p, *(const uint16_t *) v);
-			break;
-		case KM_FIELD_U32:
-			store_u32(p, *(const uint32_t *) v);
-			break;
-		case KM_FIELD_I32:
-			store_i32(p, *(const int32_t *) v);
-			break;
-		case KM_FIELD_U64:
-			store_u64(p, *(const uint64_t *) v);
-			break;
-		case KM_FIELD_F64:
-			store_f64(p, *(const double *) v);
-			break;
-		case KM_FIELD_VERSION:
-			memcpy(p, v, 3);
+		case 8:
+			store_u64(p, (uint64_t) i);
 			break;
 	}
 }
@@ -1038,20 +1078,11 @@ typedef struct section
 
 #define MAX_KNOWN_TAG KM_SECTION_SELECTION
 
-/*
- * Format 2 framing: header size and checksum, total size, and every
- * section's bounds (and, if check_crc, its checksum), in ascending tag
- * order.  Known sections land in found[tag]; an unknown required one is
- * KM_ERR_VERSION.  Afterwards every byte of buf is accounted for.
- */
+/* Format 2: header size, header checksum and total size. */
 static km_status
-walk_sections(const uint8_t *buf, size_t len, bool check_crc,
-			  section found[MAX_KNOWN_TAG + 1], km_error *err)
+check_frame_v2(const uint8_t *buf, size_t len, km_error *err)
 {
 	uint64_t	total;
-	uint32_t	count;
-	size_t		at = KM_MODEL_HEADER_SIZE;
-	unsigned	last_tag = 0;
 
 	if (load_u16(buf + 6) != KM_MODEL_HEADER_SIZE)
 		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
@@ -1071,6 +1102,91 @@ walk_sections(const uint8_t *buf, size_t len, bool check_crc,
 					   "trailing bytes after kernel_ml model",
 					   "The model has %zu bytes but its header says %llu.",
 					   len, (unsigned long long) total);
+	return KM_OK;
+}
+
+/*
+ * Section i (0-based) of count, at byte at: its bounds, its checksum if
+ * check_crc, and no unknown flags.
+ */
+static km_status
+read_section(const uint8_t *buf, size_t len, size_t at, uint32_t i,
+			 uint32_t count, bool check_crc, section *s, km_error *err)
+{
+	if (len - at < KM_SECTION_OVERHEAD)
+		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
+					   "Section %u of %u starts at byte %zu, too near the end of the %zu bytes.",
+					   i + 1, count, at, len);
+	s->tag = load_u16(buf + at);
+	s->flags = load_u16(buf + at + 2);
+	s->length = load_u64(buf + at + 4);
+	if (s->length > len - at - KM_SECTION_OVERHEAD)
+		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
+					   "Section %u (tag %u) says %llu bytes; only %zu remain.",
+					   i + 1, (unsigned) s->tag, (unsigned long long) s->length,
+					   len - at - KM_SECTION_OVERHEAD);
+	s->payload = buf + at + SECTION_HEAD;
+	if (check_crc &&
+		load_u32(s->payload + s->length) != km_crc32c(buf + at, SECTION_HEAD + (size_t) s->length))
+		return km_fail(err, KM_ERR_CHECKSUM, "kernel_ml model is corrupted",
+					   "The checksum of section %u (tag %u) does not match it.",
+					   i + 1, (unsigned) s->tag);
+	if (s->flags & ~(uint16_t) KM_SECTION_REQUIRED)
+		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
+					   "Section %u (tag %u) has unknown flags 0x%x.",
+					   i + 1, (unsigned) s->tag, (unsigned) s->flags);
+	return KM_OK;
+}
+
+/*
+ * Section i after one with tag *last_tag: a known one lands in found[tag];
+ * an unknown one is skipped unless it is required.
+ */
+static km_status
+place_section(const section *s, uint32_t i, unsigned *last_tag,
+			  section found[MAX_KNOWN_TAG + 1], km_error *err)
+{
+	if (s->tag <= *last_tag)
+		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
+					   "Section %u has tag %u after tag %u; tags ascend.",
+					   i + 1, (unsigned) s->tag, *last_tag);
+	*last_tag = s->tag;
+	if (s->tag >= 1 && s->tag <= MAX_KNOWN_TAG)
+	{
+		/* a known section is required or not as the writer marks it */
+		uint16_t	want = s->tag == KM_SECTION_SELECTION ? 0 : KM_SECTION_REQUIRED;
+
+		if (s->flags != want)
+			return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
+						   "Section %u (tag %u) has flags 0x%x; that section has 0x%x.",
+						   i + 1, (unsigned) s->tag, (unsigned) s->flags, (unsigned) want);
+		found[s->tag] = *s;
+	}
+	else if (s->flags & KM_SECTION_REQUIRED)
+		return km_fail(err, KM_ERR_VERSION,
+					   "kernel_ml model needs a newer library",
+					   "The model has a required section with tag %u, which this build of kernel_ml does not know.",
+					   (unsigned) s->tag);
+	return KM_OK;
+}
+
+/*
+ * Format 2 framing: header size and checksum, total size, and every
+ * section's bounds (and, if check_crc, its checksum), in ascending tag
+ * order.  Known sections land in found[tag]; an unknown required one is
+ * KM_ERR_VERSION.  Afterwards every byte of buf is accounted for.
+ */
+static km_status
+walk_sections(const uint8_t *buf, size_t len, bool check_crc,
+			  section found[MAX_KNOWN_TAG + 1], km_error *err)
+{
+	uint32_t	count;
+	size_t		at = KM_MODEL_HEADER_SIZE;
+	unsigned	last_tag = 0;
+	km_status	st;
+
+	if ((st = check_frame_v2(buf, len, err)) != KM_OK)
+		return st;
 
 	memset(found, 0, sizeof(section) * (MAX_KNOWN_TAG + 1));
 	count = load_u32(buf + 72);
@@ -1078,49 +1194,9 @@ walk_sections(const uint8_t *buf, size_t len, bool check_crc,
 	{
 		section		s;
 
-		if (len - at < KM_SECTION_OVERHEAD)
-			return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
-						   "Section %u of %u starts at byte %zu, too near the end of the %zu bytes.",
-						   i + 1, count, at, len);
-		s.tag = load_u16(buf + at);
-		s.flags = load_u16(buf + at + 2);
-		s.length = load_u64(buf + at + 4);
-		if (s.length > len - at - KM_SECTION_OVERHEAD)
-			return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
-						   "Section %u (tag %u) says %llu bytes; only %zu remain.",
-						   i + 1, (unsigned) s.tag, (unsigned long long) s.length,
-						   len - at - KM_SECTION_OVERHEAD);
-		s.payload = buf + at + SECTION_HEAD;
-		if (check_crc &&
-			load_u32(s.payload + s.length) != km_crc32c(buf + at, SECTION_HEAD + (size_t) s.length))
-			return km_fail(err, KM_ERR_CHECKSUM, "kernel_ml model is corrupted",
-						   "The checksum of section %u (tag %u) does not match it.",
-						   i + 1, (unsigned) s.tag);
-		if (s.flags & ~(uint16_t) KM_SECTION_REQUIRED)
-			return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
-						   "Section %u (tag %u) has unknown flags 0x%x.",
-						   i + 1, (unsigned) s.tag, (unsigned) s.flags);
-		if (s.tag <= last_tag)
-			return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
-						   "Section %u has tag %u after tag %u; tags ascend.",
-						   i + 1, (unsigned) s.tag, last_tag);
-		last_tag = s.tag;
-		if (s.tag >= 1 && s.tag <= MAX_KNOWN_TAG)
-		{
-			/* a known section is required or not as the writer marks it */
-			uint16_t	want = s.tag == KM_SECTION_SELECTION ? 0 : KM_SECTION_REQUIRED;
-
-			if (s.flags != want)
-				return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
-							   "Section %u (tag %u) has flags 0x%x; that section has 0x%x.",
-							   i + 1, (unsigned) s.tag, (unsigned) s.flags, (unsigned) want);
-			found[s.tag] = s;
-		}
-		else if (s.flags & KM_SECTION_REQUIRED)
-			return km_fail(err, KM_ERR_VERSION,
-						   "kernel_ml model needs a newer library",
-						   "The model has a required section with tag %u, which this build of kernel_ml does not know.",
-						   (unsigned) s.tag);
+		if ((st = read_section(buf, len, at, i, count, check_crc, &s, err)) != KM_OK ||
+			(st = place_section(&s, i, &last_tag, found, err)) != KM_OK)
+			return st;
 		at += KM_SECTION_OVERHEAD + (size_t) s.length;
 	}
 	if (at != len)
@@ -1180,17 +1256,61 @@ get_fields(const uint8_t *p, uint64_t length, const km_field *fields, int nf,
 	return KM_OK;
 }
 
+/* Format 2: the header, method and training fields into r. */
+static km_status
+fields_v2(const uint8_t *buf, const section *found, km_model *r, km_error *err)
+{
+	const km_method_ops *ops;
+	km_status	st;
+
+	for (size_t i = 0; i < N_HEADER_FIELDS; i++)
+		if ((st = get_field(buf + header_fields[i].at, &header_fields[i].f, r,
+							"header", err)) != KM_OK)
+			return st;
+	ops = km_method_get(r->method);
+	if (r->task != ops->task)
+		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
+					   "The header says task %u, but method \"%s\" does %s.",
+					   (unsigned) r->task, ops->name, km_task_name(ops->task));
+	if ((st = get_fields(found[KM_SECTION_METHOD].payload, found[KM_SECTION_METHOD].length,
+						 ops->fields, ops->n_fields, r, "method section", err)) != KM_OK)
+		return st;
+	return get_fields(found[KM_SECTION_TRAINING].payload,
+					  found[KM_SECTION_TRAINING].length, training_fields, 1,
+					  r, "training section", err);
+}
+
+/* Format 2: the SELECTION section, if there is one, with its c candidates. */
+static km_status
+selection_v2(const section *sel, uint32_t n, uint32_t d, uint32_t c,
+			 km_model *r, double *storage, km_error *err)
+{
+	const uint8_t *p = sel->payload;
+	km_status	st;
+
+	if (c == 0)
+		return KM_OK;
+	r->n_candidates = c;
+	r->cv = (km_cv) p[0];
+	r->folds = load_u16(p + 2);
+	r->best = load_u32(p + 4);
+	if (p[1] != 0 || load_u32(p + 12) != 0)
+		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
+					   "A reserved field of the selection is not zero.");
+	if ((st = check_selection(r, p[0], err)) != KM_OK)
+		return st;
+	return read_selection(p + 16, n, d, c, storage, err);
+}
+
 static km_status
 decode_v2(const uint8_t *buf, size_t len, km_model *m, double *storage,
 		  km_error *err)
 {
 	section		found[MAX_KNOWN_TAG + 1];
-	const km_method_ops *ops;
 	km_model	r;
 	uint32_t	n,
 				d,
 				c;
-	size_t		nd;
 	const uint8_t *p;
 	km_status	st;
 
@@ -1200,64 +1320,24 @@ decode_v2(const uint8_t *buf, size_t len, km_model *m, double *storage,
 
 	memset(&r, 0, sizeof(r));
 	r.format_version = 2;
-	for (size_t i = 0; i < N_HEADER_FIELDS; i++)
-		if ((st = get_field(buf + header_fields[i].at, &header_fields[i].f, &r,
-							"header", err)) != KM_OK)
-			return st;
-	ops = km_method_get(r.method);
-	if (r.task != ops->task)
-		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
-					   "The header says task %u, but method \"%s\" does %s.",
-					   (unsigned) r.task, ops->name, km_task_name(ops->task));
 	r.n_train = n;
-	if ((st = get_fields(found[KM_SECTION_METHOD].payload, found[KM_SECTION_METHOD].length,
-						 ops->fields, ops->n_fields, &r, "method section", err)) != KM_OK)
-		return st;
-	if ((st = get_fields(found[KM_SECTION_TRAINING].payload,
-						 found[KM_SECTION_TRAINING].length, training_fields, 1,
-						 &r, "training section", err)) != KM_OK)
+	if ((st = fields_v2(buf, found, &r, err)) != KM_OK)
 		return st;
 
-	nd = (size_t) n * d;
 	p = found[KM_SECTION_SCALER].payload;
-	if ((st = read_array(&p, d, "mean", false, storage, err)) != KM_OK ||
-		(st = read_array(&p, d, "scale", true, storage ? storage + d : NULL, err)) != KM_OK)
+	if ((st = read_scaler(&p, d, storage, err)) != KM_OK)
 		return st;
 	p = found[KM_SECTION_EXPANSION].payload;
 	if (load_u32(p + 4) != 0)
 		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
 					   "A reserved field of the expansion is not zero.");
 	p += 8;
-	if ((st = read_array(&p, n, "alpha", false,
-						 storage ? storage + 2 * (size_t) d : NULL, err)) != KM_OK ||
-		(st = read_array(&p, nd, "X", false,
-						 storage ? storage + 2 * (size_t) d + n : NULL, err)) != KM_OK)
+	if ((st = read_expansion(&p, n, d, storage, err)) != KM_OK ||
+		(st = selection_v2(&found[KM_SECTION_SELECTION], n, d, c, &r, storage,
+						   err)) != KM_OK)
 		return st;
 
-	if (c > 0)
-	{
-		p = found[KM_SECTION_SELECTION].payload;
-		r.n_candidates = c;
-		r.cv = (km_cv) p[0];
-		r.folds = load_u16(p + 2);
-		r.best = load_u32(p + 4);
-		if (p[1] != 0 || load_u32(p + 12) != 0)
-			return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
-						   "A reserved field of the selection is not zero.");
-		if ((st = check_selection(&r, p[0], err)) != KM_OK ||
-			(st = read_candidates(p + 16, c,
-								  storage ? storage + 2 * (size_t) d + n + nd : NULL,
-								  err)) != KM_OK)
-			return st;
-	}
-	if (storage)
-	{
-		r.mean = storage;
-		r.scale = storage + d;
-		r.alpha = storage + 2 * (size_t) d;
-		r.X = storage + 2 * (size_t) d + n;
-		r.candidates = (const km_candidate *) (r.X + nd);
-	}
+	attach_storage(&r, storage, n, d);
 	*m = r;
 	return KM_OK;
 }

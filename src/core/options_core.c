@@ -7,11 +7,12 @@
  * an unknown key, a value of the wrong type or out of range, a kernel
  * parameter the chosen kernel does not use, or a setting of another method
  * is an error.  Adding a key: a km_option_id, a row below, and its case in
- * store_option.
+ * store_option (a plain_fields row for a value stored as it is).
  */
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -228,130 +229,192 @@ read_grid(const km_option_def *def, const km_value *v, km_grid *g,
 	return true;
 }
 
+/* The generic part of storing: type and range from the option's row. */
+static bool
+check_type(const km_option_def *def, const km_value *v, double *x,
+		   km_option_error *err)
+{
+	switch (def->type)
+	{
+		case KM_OPTTYPE_NUMBER:
+		case KM_OPTTYPE_INTEGER:
+			return read_number(def, v, x, err);
+		case KM_OPTTYPE_BOOL:
+			if (v->type != KM_VALUE_BOOL)
+				return bad_value(err, def, v->text);
+			return true;
+		case KM_OPTTYPE_NAME:
+			if (v->type != KM_VALUE_STRING)
+				return bad_value(err, def, v->text);
+			return true;
+		case KM_OPTTYPE_GRID:
+			return true;
+		case KM_OPTTYPE_CV:
+			return v->type == KM_VALUE_STRING || read_number(def, v, x, err);
+	}
+	return true;
+}
+
+/*
+ * Options whose checked value is stored as it is: where in km_options, and
+ * as what C type.
+ */
+typedef enum plain_kind
+{
+	PLAIN_NONE,
+	PLAIN_DOUBLE,
+	PLAIN_INT,
+	PLAIN_INT64,
+	PLAIN_BOOL
+} plain_kind;
+
+typedef struct plain_field
+{
+	plain_kind	kind;
+	size_t		offset;
+} plain_field;
+
+static const plain_field plain_fields[KM_N_OPTIONS] = {
+	[KM_OPT_DEGREE] = {PLAIN_INT, offsetof(km_options, fit.kernel.degree)},
+	[KM_OPT_COEF0] = {PLAIN_DOUBLE, offsetof(km_options, fit.kernel.coef0)},
+	[KM_OPT_LEARNING_RATE] = {PLAIN_DOUBLE, offsetof(km_options, fit.learning_rate)},
+	[KM_OPT_MAX_ITER] = {PLAIN_INT, offsetof(km_options, fit.max_iter)},
+	[KM_OPT_TOL] = {PLAIN_DOUBLE, offsetof(km_options, fit.tol)},
+	[KM_OPT_STANDARDIZE] = {PLAIN_BOOL, offsetof(km_options, standardize)},
+	[KM_OPT_FIT_INTERCEPT] = {PLAIN_BOOL, offsetof(km_options, fit_intercept)},
+	[KM_OPT_SEED] = {PLAIN_INT64, offsetof(km_options, seed)},
+	[KM_OPT_TEST_FRACTION] = {PLAIN_DOUBLE, offsetof(km_options, test_fraction)},
+};
+
+static void
+store_plain(km_options *out, km_option_id id, const km_value *v, double x)
+{
+	char	   *field = (char *) out + plain_fields[id].offset;
+
+	switch (plain_fields[id].kind)
+	{
+		case PLAIN_DOUBLE:
+			*(double *) field = x;
+			break;
+		case PLAIN_INT:
+			*(int *) field = (int) x;
+			break;
+		case PLAIN_INT64:
+			*(int64_t *) field = (int64_t) x;
+			break;
+		case PLAIN_BOOL:
+			*(bool *) field = v->boolean;
+			break;
+		case PLAIN_NONE:
+			break;
+	}
+}
+
+static bool
+store_kernel(km_options *out, const km_value *v, km_option_error *err)
+{
+	char		message[256];
+
+	if (km_kernel_from_name(v->string, &out->fit.kernel.type))
+		return true;
+	snprintf(message, sizeof(message), "unknown kernel \"%s\"", v->string);
+	return fail(err, NULL, message, "%s", valid_kernels());
+}
+
+/* A grid of gammas or lambdas; "auto" stands for the built-in grid. */
+static bool
+store_grid(km_options *out, km_option_id id, const km_value *v,
+		   km_option_error *err)
+{
+	const km_option_def *def = &km_option_table[id];
+	km_grid    *g = id == KM_OPT_GAMMA ? &out->gammas : &out->lambdas;
+
+	if (!read_grid(def, v, g, err))
+		return false;
+	if (g->n >= 0)
+		return true;
+	if (id == KM_OPT_GAMMA)
+	{
+		g->n = AUTO_GAMMAS;
+		g->per_feature = true;
+		for (int i = 0; i < AUTO_GAMMAS; i++)
+			g->v[i] = ldexp(1.0, i - AUTO_GAMMAS / 2);
+	}
+	else
+	{
+		g->n = AUTO_LAMBDAS;
+		for (int i = 0; i < AUTO_LAMBDAS; i++)
+			g->v[i] = pow(10.0, -6.0 + 8.0 * i / (AUTO_LAMBDAS - 1));
+	}
+	return true;
+}
+
+static bool
+store_cv(km_options *out, const km_value *v, double folds,
+		 km_option_error *err)
+{
+	if (v->type != KM_VALUE_STRING)
+	{
+		out->cv = KM_CV_KFOLD;
+		out->folds = (int) folds;
+	}
+	else if (strcmp(v->string, "loo") == 0)
+		out->cv = KM_CV_LOO;
+	else if (strcmp(v->string, "gcv") == 0)
+		out->cv = KM_CV_GCV;
+	else
+		return bad_value(err, &km_option_table[KM_OPT_CV], v->text);
+	return true;
+}
+
+static bool
+store_deploy(km_options *out, const km_value *v, km_option_error *err)
+{
+	for (size_t i = 0; i < sizeof(deploy_names) / sizeof(deploy_names[0]); i++)
+		if (strcmp(v->string, deploy_names[i]) == 0)
+		{
+			out->deploy = (km_deploy) i;
+			return true;
+		}
+	return bad_value(err, &km_option_table[KM_OPT_DEPLOY], v->text);
+}
+
 /* Store one validated value; the one place that knows km_options' fields. */
 static bool
 store_option(km_options *out, km_option_id id, const km_value *v,
 			 km_option_error *err)
 {
 	const km_option_def *def = &km_option_table[id];
-	km_fit_params *fit = &out->fit;
 	double		x = 0.0;
 
-	/* the generic part: type and range from the table */
-	switch (def->type)
-	{
-		case KM_OPTTYPE_NUMBER:
-		case KM_OPTTYPE_INTEGER:
-			if (!read_number(def, v, &x, err))
-				return false;
-			break;
-		case KM_OPTTYPE_BOOL:
-			if (v->type != KM_VALUE_BOOL)
-				return bad_value(err, def, v->text);
-			break;
-		case KM_OPTTYPE_NAME:
-			if (v->type != KM_VALUE_STRING)
-				return bad_value(err, def, v->text);
-			break;
-		case KM_OPTTYPE_GRID:
-			break;
-		case KM_OPTTYPE_CV:
-			if (v->type != KM_VALUE_STRING && !read_number(def, v, &x, err))
-				return false;
-			break;
-	}
-
+	if (!check_type(def, v, &x, err))
+		return false;
 	switch (id)
 	{
 		case KM_OPT_KERNEL:
-			if (!km_kernel_from_name(v->string, &fit->kernel.type))
-			{
-				char		message[256];
-
-				snprintf(message, sizeof(message), "unknown kernel \"%s\"", v->string);
-				return fail(err, NULL, message, "%s", valid_kernels());
-			}
-			break;
+			return store_kernel(out, v, err);
 		case KM_OPT_GAMMA:
-			if (!read_grid(def, v, &out->gammas, err))
-				return false;
-			if (out->gammas.n < 0)
-			{
-				out->gammas.n = AUTO_GAMMAS;
-				out->gammas.per_feature = true;
-				for (int i = 0; i < AUTO_GAMMAS; i++)
-					out->gammas.v[i] = ldexp(1.0, i - AUTO_GAMMAS / 2);
-			}
-			break;
-		case KM_OPT_DEGREE:
-			fit->kernel.degree = (int) x;
-			break;
-		case KM_OPT_COEF0:
-			fit->kernel.coef0 = x;
-			break;
-		case KM_OPT_METHOD:
-			if (!km_method_from_name(v->string, &fit->method))
-				return bad_value(err, def, v->text);
-			break;
 		case KM_OPT_LAMBDA:
-			if (!read_grid(def, v, &out->lambdas, err))
-				return false;
-			if (out->lambdas.n < 0)
-			{
-				out->lambdas.n = AUTO_LAMBDAS;
-				for (int i = 0; i < AUTO_LAMBDAS; i++)
-					out->lambdas.v[i] = pow(10.0, -6.0 + 8.0 * i / (AUTO_LAMBDAS - 1));
-			}
-			break;
-		case KM_OPT_LEARNING_RATE:
-			fit->learning_rate = x;
-			break;
-		case KM_OPT_MAX_ITER:
-			fit->max_iter = (int) x;
-			break;
-		case KM_OPT_TOL:
-			fit->tol = x;
-			break;
-		case KM_OPT_STANDARDIZE:
-			out->standardize = v->boolean;
-			break;
-		case KM_OPT_FIT_INTERCEPT:
-			out->fit_intercept = v->boolean;
-			break;
+			return store_grid(out, id, v, err);
+		case KM_OPT_METHOD:
+			if (!km_method_from_name(v->string, &out->fit.method))
+				return bad_value(err, def, v->text);
+			return true;
 		case KM_OPT_CV:
-			if (v->type == KM_VALUE_STRING)
-			{
-				if (strcmp(v->string, "loo") == 0)
-					out->cv = KM_CV_LOO;
-				else if (strcmp(v->string, "gcv") == 0)
-					out->cv = KM_CV_GCV;
-				else
-					return bad_value(err, def, v->text);
-			}
-			else
-			{
-				out->cv = KM_CV_KFOLD;
-				out->folds = (int) x;
-			}
-			break;
-		case KM_OPT_SEED:
-			out->seed = (int64_t) x;
-			break;
-		case KM_OPT_TEST_FRACTION:
-			out->test_fraction = x;
-			break;
+			return store_cv(out, v, x, err);
 		case KM_OPT_DEPLOY:
-			{
-				size_t		i;
-
-				for (i = 0; i < sizeof(deploy_names) / sizeof(deploy_names[0]); i++)
-					if (strcmp(v->string, deploy_names[i]) == 0)
-						break;
-				if (i == sizeof(deploy_names) / sizeof(deploy_names[0]))
-					return bad_value(err, def, v->text);
-				out->deploy = (km_deploy) i;
-				break;
-			}
+			return store_deploy(out, v, err);
+		case KM_OPT_DEGREE:
+		case KM_OPT_COEF0:
+		case KM_OPT_LEARNING_RATE:
+		case KM_OPT_MAX_ITER:
+		case KM_OPT_TOL:
+		case KM_OPT_STANDARDIZE:
+		case KM_OPT_FIT_INTERCEPT:
+		case KM_OPT_SEED:
+		case KM_OPT_TEST_FRACTION:
+			store_plain(out, id, v, x);
+			return true;
 		case KM_N_OPTIONS:
 			break;
 	}

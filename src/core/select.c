@@ -167,66 +167,76 @@ closed_form_score(km_cv cv, const double *c, const double *hdiag, size_t n,
 	return sum / (double) n;
 }
 
-/* Score all lambdas of one gamma with a Cholesky factorisation each. */
-static km_status
-cholesky_gamma(const km_select_params *p, const km_kernel *kernel,
-			   const double *X, size_t n, int d, const double *y,
-			   km_candidate *cand, double *work, km_error *err,
-			   km_interrupt_fn interrupt)
+/* The Cholesky route's workspace, in the order km_select_workspace_doubles counts. */
+typedef struct cholesky_work
 {
-	double	   *K = work;
-	double	   *norms = K + n * n;
-	double	   *c = norms + n;
-	double	   *hdiag = c + n;
-	double	   *panel = hdiag + n;
+	double	   *K;				/* K + lambda I, then its factor L */
+	double	   *norms;
+	double	   *c;				/* (K + lambda I)^-1 y */
+	double	   *hdiag;			/* diagonal of (K + lambda I)^-1 */
+	double	   *panel;			/* columns of L^-1 */
+} cholesky_work;
 
-	km_row_norms(kernel, X, n, d, norms);
-	for (int l = 0; l < p->n_lambdas; l++)
+static void
+cholesky_layout(cholesky_work *w, double *work, size_t n)
+{
+	w->K = work;
+	w->norms = w->K + n * n;
+	w->c = w->norms + n;
+	w->hdiag = w->c + n;
+	w->panel = w->hdiag + n;
+}
+
+/* Score lambda number l with a Cholesky factorisation of K + lambda I. */
+static km_status
+cholesky_lambda(const km_select_params *p, size_t l, const km_kernel *kernel,
+				const double *X, size_t n, int d, const double *y,
+				const cholesky_work *w, km_candidate *cand, km_error *err,
+				km_interrupt_fn interrupt)
+{
+	double		lambda = p->lambdas[l];
+	double	   *K = w->K;
+
+	cand->lambda = lambda;
+	cand->score_std = 0.0;
+	if (!km_gram_lower(kernel, X, n, d, w->norms, K, n, interrupt))
+		return km_gram_overflow(kernel, K, n, n, err);
+	for (size_t i = 0; i < n; i++)
+		K[i + i * n] += lambda;
+	if (km_cholesky(K, n, n, interrupt) != 0)
 	{
-		double		lambda = p->lambdas[l];
-
-		cand[l].gamma = kernel->gamma;
-		cand[l].lambda = lambda;
-		cand[l].score_std = 0.0;
-
-		if (!km_gram_lower(kernel, X, n, d, norms, K, n, interrupt))
-			return km_gram_overflow(kernel, K, n, n, err);
-		for (size_t i = 0; i < n; i++)
-			K[i + i * n] += lambda;
-		if (km_cholesky(K, n, n, interrupt) != 0)
-		{
-			cand[l].score = NAN;
-			continue;
-		}
-		memcpy(c, y, n * sizeof(double));
-		LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', (lapack_int) n, 1, K,
-							(lapack_int) n, c, (lapack_int) n);
-
-		/* column j of L^-1 solves L x = e_j and is zero above row j */
-		for (size_t j0 = 0; j0 < n; j0 += inverse_columns(n - j0))
-		{
-			size_t		m = n - j0;
-			size_t		jb = m < inverse_columns(m) ? m : inverse_columns(m);
-
-			memset(panel, 0, m * jb * sizeof(double));
-			for (size_t jj = 0; jj < jb; jj++)
-				panel[jj + jj * m] = 1.0;
-			cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans,
-						CblasNonUnit, (int) m, (int) jb, 1.0, K + j0 + j0 * n,
-						(int) n, panel, (int) m);
-			for (size_t jj = 0; jj < jb; jj++)
-				hdiag[j0 + jj] = cblas_ddot((int) m, panel + jj * m, 1,
-											panel + jj * m, 1);
-			km_check_interrupts(interrupt);
-		}
-		cand[l].score = closed_form_score(p->cv, c, hdiag, n,
-										  p->loo_residuals ? p->loo_residuals + l * n : NULL);
+		cand->score = NAN;
+		return KM_OK;
 	}
+	memcpy(w->c, y, n * sizeof(double));
+	LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', (lapack_int) n, 1, K,
+						(lapack_int) n, w->c, (lapack_int) n);
+
+	/* column j of L^-1 solves L x = e_j and is zero above row j */
+	for (size_t j0 = 0; j0 < n; j0 += inverse_columns(n - j0))
+	{
+		size_t		m = n - j0;
+		size_t		jb = m < inverse_columns(m) ? m : inverse_columns(m);
+		double	   *panel = w->panel;
+
+		memset(panel, 0, m * jb * sizeof(double));
+		for (size_t jj = 0; jj < jb; jj++)
+			panel[jj + jj * m] = 1.0;
+		cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans,
+					CblasNonUnit, (int) m, (int) jb, 1.0, K + j0 + j0 * n,
+					(int) n, panel, (int) m);
+		for (size_t jj = 0; jj < jb; jj++)
+			w->hdiag[j0 + jj] = cblas_ddot((int) m, panel + jj * m, 1,
+										   panel + jj * m, 1);
+		km_check_interrupts(interrupt);
+	}
+	cand->score = closed_form_score(p->cv, w->c, w->hdiag, n,
+									p->loo_residuals ? p->loo_residuals + l * n : NULL);
 	return KM_OK;
 }
 
 /*
- * Score all lambdas of one gamma from the tridiagonal form of K.
+ * The tridiagonal form of K, for scoring all lambdas of one gamma:
  *
  * K = H T H^T with H orthogonal and T tridiagonal (km_tridiagonalize, the
  * first step of dsyevd; the eigenvectors of T are not needed, and dstedc,
@@ -236,83 +246,219 @@ cholesky_gamma(const km_select_params *p, const km_kernel *kernel,
  * T + lambda I is factored in O(n) (dpttrf), and the n solves for the
  * diagonal go in blocks of rows of H, an interrupt check after each.
  */
+typedef struct tridiagonal_work
+{
+	double	   *A;				/* K, then its reflectors */
+	double	   *H;
+	double	   *diag;			/* T */
+	double	   *sub;
+	double	   *tau;
+	double	   *u;				/* H^T y */
+	double	   *norms;
+	double	   *pd;				/* T + lambda I, factored */
+	double	   *pe;
+	double	   *ct;
+	double	   *C;				/* c, a column per lambda */
+	double	   *hd;				/* diagonal of (K + lambda I)^-1, per lambda */
+	double	   *B;
+	double	   *scratch;		/* dlatrd panel, then dormqr's */
+	size_t		bcols;
+} tridiagonal_work;
+
+/* The layout that km_select_workspace_doubles counts. */
+static void
+tridiagonal_layout(tridiagonal_work *w, double *work, size_t n, size_t L)
+{
+	w->bcols = solve_columns(n);
+	w->A = work;
+	w->H = w->A + n * n;
+	w->diag = w->H + n * n;
+	w->sub = w->diag + n;
+	w->tau = w->sub + n;
+	w->u = w->tau + n;
+	w->norms = w->u + n;
+	w->pd = w->norms + n;
+	w->pe = w->pd + n;
+	w->ct = w->pe + n;
+	w->C = w->ct + n;
+	w->hd = w->C + n * L;
+	w->B = w->hd + n * L;
+	w->scratch = w->B + n * w->bcols;
+}
+
+/* K = H T H^T, then u = H^T y. */
+static km_status
+tridiagonal_form(const km_kernel *kernel, const double *X, size_t n, int d,
+				 const double *y, tridiagonal_work *w, km_error *err,
+				 km_interrupt_fn interrupt)
+{
+	km_row_norms(kernel, X, n, d, w->norms);
+	if (!km_gram_lower(kernel, X, n, d, w->norms, w->A, n, interrupt))
+		return km_gram_overflow(kernel, w->A, n, n, err);
+	km_tridiagonalize(w->A, n, 0, w->diag, w->sub, w->tau, w->scratch, interrupt);
+
+	/* H = Q I; the first touch of n^2 doubles is slow too: in pieces */
+	for (size_t j = 0; j < n; j++)
+	{
+		memset(w->H + j * n, 0, n * sizeof(double));
+		w->H[j + j * n] = 1.0;
+		if (j % 1024 == 1023)
+			km_check_interrupts(interrupt);
+	}
+	km_back_transform(w->A, n, w->tau, w->H, w->scratch, interrupt);
+	cblas_dgemv(CblasColMajor, CblasTrans, (int) n, (int) n, 1.0, w->H, (int) n,
+				y, 1, 0.0, w->u, 1);
+	return KM_OK;
+}
+
+/* Score lambda number l from the tridiagonal form. */
+static void
+tridiagonal_lambda(const km_select_params *p, size_t l, size_t n,
+				   const tridiagonal_work *w, km_candidate *cand,
+				   km_interrupt_fn interrupt)
+{
+	double		lambda = p->lambdas[l];
+	double	   *c = w->C + l * n;
+	double	   *h = w->hd + l * n;
+
+	cand->lambda = lambda;
+	cand->score_std = 0.0;
+	for (size_t i = 0; i < n; i++)
+		w->pd[i] = w->diag[i] + lambda;
+	memcpy(w->pe, w->sub, (n - 1) * sizeof(double));
+	/* K + lambda I must be positive definite to be solved */
+	if (LAPACKE_dpttrf_work((lapack_int) n, w->pd, w->pe) != 0)
+	{
+		cand->score = NAN;
+		return;
+	}
+	memcpy(w->ct, w->u, n * sizeof(double));
+	LAPACKE_dpttrs_work(LAPACK_COL_MAJOR, (lapack_int) n, 1, w->pd, w->pe, w->ct,
+						(lapack_int) n);
+	/* c = H ct */
+	cblas_dgemv(CblasColMajor, CblasNoTrans, (int) n, (int) n, 1.0, w->H,
+				(int) n, w->ct, 1, 0.0, c, 1);
+
+	for (size_t i0 = 0; i0 < n; i0 += w->bcols)
+	{
+		size_t		ib = n - i0 < w->bcols ? n - i0 : w->bcols;
+
+		inverse_diagonal_block(w->H, n, i0, ib, w->pd, w->pe, w->B, h + i0);
+		km_check_interrupts(interrupt);
+	}
+	cand->score = closed_form_score(p->cv, c, h, n,
+									p->loo_residuals ? p->loo_residuals + l * n : NULL);
+}
+
+/*
+ * Score all lambdas of one gamma by LOO or GCV in closed form: from the
+ * tridiagonal form of K (use_eigen), else a Cholesky factorisation each.
+ */
 static km_status
 closed_form_gamma(const km_select_params *p, const km_kernel *kernel,
 				  const double *X, size_t n, int d, const double *y,
 				  km_candidate *cand, double *work, km_error *err,
 				  km_interrupt_fn interrupt)
 {
-	size_t		L = (size_t) p->n_lambdas;
-	size_t		bcols = solve_columns(n);
-	double	   *A = work;		/* K, then its reflectors */
-	double	   *H = A + n * n;
-	double	   *diag = H + n * n;
-	double	   *sub = diag + n;
-	double	   *tau = sub + n;
-	double	   *u = tau + n;
-	double	   *norms = u + n;
-	double	   *pd = norms + n;
-	double	   *pe = pd + n;
-	double	   *ct = pe + n;
-	double	   *C = ct + n;
-	double	   *hd = C + n * L;
-	double	   *B = hd + n * L;
-	double	   *scratch = B + n * bcols;	/* dlatrd panel, then dormqr's */
+	bool		eigen = use_eigen(p);
+	tridiagonal_work tw = {0};
+	cholesky_work cw = {0};
+	km_status	st = KM_OK;
 
-	km_row_norms(kernel, X, n, d, norms);
-	if (!km_gram_lower(kernel, X, n, d, norms, A, n, interrupt))
-		return km_gram_overflow(kernel, A, n, n, err);
-	km_tridiagonalize(A, n, 0, diag, sub, tau, scratch, interrupt);
-
-	/* H = Q I; the first touch of n^2 doubles is slow too: in pieces */
-	for (size_t j = 0; j < n; j++)
+	if (eigen)
 	{
-		memset(H + j * n, 0, n * sizeof(double));
-		H[j + j * n] = 1.0;
-		if (j % 1024 == 1023)
-			km_check_interrupts(interrupt);
+		tridiagonal_layout(&tw, work, n, (size_t) p->n_lambdas);
+		st = tridiagonal_form(kernel, X, n, d, y, &tw, err, interrupt);
 	}
-	km_back_transform(A, n, tau, H, scratch, interrupt);
-	/* u = H^T y */
-	cblas_dgemv(CblasColMajor, CblasTrans, (int) n, (int) n, 1.0, H, (int) n,
-				y, 1, 0.0, u, 1);
-
-	for (size_t l = 0; l < L; l++)
+	else
 	{
-		double		lambda = p->lambdas[l];
-		double	   *c = C + l * n;
-		double	   *h = hd + l * n;
-
+		cholesky_layout(&cw, work, n);
+		km_row_norms(kernel, X, n, d, cw.norms);
+	}
+	for (size_t l = 0; l < (size_t) p->n_lambdas && st == KM_OK; l++)
+	{
 		cand[l].gamma = kernel->gamma;
-		cand[l].lambda = lambda;
-		cand[l].score_std = 0.0;
-		for (size_t i = 0; i < n; i++)
-			pd[i] = diag[i] + lambda;
-		memcpy(pe, sub, (n - 1) * sizeof(double));
-		/* K + lambda I must be positive definite to be solved */
-		if (LAPACKE_dpttrf_work((lapack_int) n, pd, pe) != 0)
-		{
-			cand[l].score = NAN;
-			continue;
-		}
-		memcpy(ct, u, n * sizeof(double));
-		LAPACKE_dpttrs_work(LAPACK_COL_MAJOR, (lapack_int) n, 1, pd, pe, ct,
-							(lapack_int) n);
-		/* c = H ct */
-		cblas_dgemv(CblasColMajor, CblasNoTrans, (int) n, (int) n, 1.0, H,
-					(int) n, ct, 1, 0.0, c, 1);
-
-		for (size_t i0 = 0; i0 < n; i0 += bcols)
-		{
-			size_t		ib = n - i0 < bcols ? n - i0 : bcols;
-
-			inverse_diagonal_block(H, n, i0, ib, pd, pe, B, h + i0);
-			km_check_interrupts(interrupt);
-		}
-		cand[l].score = closed_form_score(p->cv, c, h, n,
-										  p->loo_residuals ? p->loo_residuals + l * n : NULL);
+		if (eigen)
+			tridiagonal_lambda(p, l, n, &tw, &cand[l], interrupt);
+		else
+			st = cholesky_lambda(p, l, kernel, X, n, d, y, &cw, &cand[l], err,
+								 interrupt);
 	}
-	return KM_OK;
+	return st;
+}
+
+/* k-fold's workspace, in the order km_select_workspace_doubles counts. */
+typedef struct kfold_work
+{
+	double	   *Xtr;			/* the training rows of a fold */
+	double	   *Xt;				/* Xtr transposed */
+	double	   *ytr;
+	double	   *alpha;
+	double	   *row;
+	double	   *fitwork;		/* km_fit's, then the training rows' norms */
+	double	   *fold_mse;
+} kfold_work;
+
+static void
+kfold_layout(kfold_work *w, double *work, size_t n, int d, km_method method)
+{
+	w->Xtr = work;
+	w->Xt = w->Xtr + n * (size_t) d;
+	w->ytr = w->Xt + n * (size_t) d;
+	w->alpha = w->ytr + n;
+	w->row = w->alpha + n;
+	w->fitwork = w->row + n;
+	w->fold_mse = w->fitwork + km_fit_workspace_doubles(method, n);
+}
+
+/* The rows outside fold f into w->Xtr and w->ytr; how many. */
+static size_t
+training_rows(const double *X, size_t n, int d, const double *y,
+			  const int *fold, int f, kfold_work *w)
+{
+	size_t		ntr = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (fold[i] != f)
+		{
+			memcpy(w->Xtr + ntr * d, X + i * d, d * sizeof(double));
+			w->ytr[ntr++] = y[i];
+		}
+	return ntr;
+}
+
+/* The mean squared error on fold f of the model fitted on the ntr others. */
+static double
+held_out_mse(const km_fit_params *fp, const double *X, size_t n, int d,
+			 const double *y, const int *fold, int f, size_t ntr,
+			 kfold_work *w, km_interrupt_fn interrupt)
+{
+	km_metrics	fold_err;
+	double		pending = 0.0;
+
+	km_metrics_init(&fold_err);
+	/* fitwork's first ntr doubles are scratch again: reuse for norms */
+	km_row_norms(&fp->kernel, w->Xtr, ntr, d, w->fitwork);
+	km_transpose(w->Xtr, ntr, d, w->Xt);
+	for (size_t i = 0; i < n; i++)
+		if (fold[i] == f)
+		{
+			const double *x = X + i * d;
+			double		pred = km_kernel_row_dot(&fp->kernel, w->Xt, ntr, d,
+												 w->fitwork, x,
+												 km_vector_norm(&fp->kernel, x, d),
+												 w->alpha, w->row);
+
+			km_metrics_add(&fold_err, pred, y[i]);
+			/* each prediction is ntr x d: check by work, not per fold */
+			pending += (double) ntr * (double) d;
+			if (pending >= KM_PIECE_FLOPS / 10.0)
+			{
+				km_check_interrupts(interrupt);
+				pending = 0.0;
+			}
+		}
+	return fold_err.n > 0 ? km_metrics_mse(&fold_err) : 0.0;
 }
 
 /* Score one candidate by k-fold cross-validation. */
@@ -322,33 +468,19 @@ kfold_candidate(const km_select_params *p, const km_fit_params *fp,
 				const int *fold, km_candidate *cand, double *work,
 				km_error *err, km_interrupt_fn interrupt)
 {
-	double	   *Xtr = work;
-	double	   *Xt = Xtr + n * (size_t) d;
-	double	   *ytr = Xt + n * (size_t) d;
-	double	   *alpha = ytr + n;
-	double	   *row = alpha + n;
-	double	   *fitwork = row + n;
-	double	   *fold_mse = fitwork + km_fit_workspace_doubles(p->base.method, n);
+	kfold_work	w;
 	double		mean = 0.0;
 	double		var = 0.0;
 
+	kfold_layout(&w, work, n, d, p->base.method);
 	for (int f = 0; f < p->folds; f++)
 	{
-		size_t		ntr = 0;
-		km_metrics	fold_err;
-		double		pending = 0.0;
+		size_t		ntr = training_rows(X, n, d, y, fold, f, &w);
 		km_fit_result res;
 		km_error	fit_err;
 		km_status	st;
 
-		km_metrics_init(&fold_err);
-		for (size_t i = 0; i < n; i++)
-			if (fold[i] != f)
-			{
-				memcpy(Xtr + ntr * d, X + i * d, d * sizeof(double));
-				ytr[ntr++] = y[i];
-			}
-		st = km_fit(fp, Xtr, ntr, d, ytr, alpha, fitwork, &res, &fit_err,
+		st = km_fit(fp, w.Xtr, ntr, d, w.ytr, w.alpha, w.fitwork, &res, &fit_err,
 					interrupt);
 		if (st == KM_ERR_NOT_PD || st == KM_ERR_DIVERGED || st == KM_ERR_INACCURATE)
 		{
@@ -362,47 +494,23 @@ kfold_candidate(const km_select_params *p, const km_fit_params *fp,
 			*err = fit_err;
 			return st;
 		}
-
-		/* fitwork's first ntr doubles are scratch again: reuse for norms */
-		km_row_norms(&fp->kernel, Xtr, ntr, d, fitwork);
-		km_transpose(Xtr, ntr, d, Xt);
-		for (size_t i = 0; i < n; i++)
-			if (fold[i] == f)
-			{
-				const double *x = X + i * d;
-				double		pred = km_kernel_row_dot(&fp->kernel, Xt, ntr, d,
-													 fitwork, x,
-													 km_vector_norm(&fp->kernel, x, d),
-													 alpha, row);
-
-				km_metrics_add(&fold_err, pred, y[i]);
-				/* each prediction is ntr x d: check by work, not per fold */
-				pending += (double) ntr * (double) d;
-				if (pending >= KM_PIECE_FLOPS / 10.0)
-				{
-					km_check_interrupts(interrupt);
-					pending = 0.0;
-				}
-			}
-		fold_mse[f] = fold_err.n > 0 ? km_metrics_mse(&fold_err) : 0.0;
+		w.fold_mse[f] = held_out_mse(fp, X, n, d, y, fold, f, ntr, &w, interrupt);
 		km_check_interrupts(interrupt);
 	}
 	for (int f = 0; f < p->folds; f++)
-		mean += fold_mse[f];
+		mean += w.fold_mse[f];
 	mean /= p->folds;
 	for (int f = 0; f < p->folds; f++)
-		var += (fold_mse[f] - mean) * (fold_mse[f] - mean);
+		var += (w.fold_mse[f] - mean) * (w.fold_mse[f] - mean);
 	cand->score = mean;
 	cand->score_std = sqrt(var / p->folds);
 	return KM_OK;
 }
 
-km_status
-km_select(const km_select_params *p, const double *X, size_t n, int d,
-		  const double *y, const int *fold, km_candidate *cand, int *best,
-		  double *work, km_error *err, km_interrupt_fn interrupt)
+/* The method takes the route, and k-fold has its folds. */
+static km_status
+check_select(const km_select_params *p, size_t n, const int *fold, km_error *err)
 {
-	int			L = p->n_lambdas;
 	const km_method_ops *ops = km_method_get(p->base.method);
 
 	if (ops == NULL)
@@ -422,43 +530,47 @@ km_select(const km_select_params *p, const double *X, size_t n, int d,
 			if (fold == NULL || fold[i] < 0 || fold[i] >= p->folds)
 				return km_fail(err, KM_ERR_INVALID, "invalid fold assignment",
 							   "Row %zu has no fold from 0 to %d.", i, p->folds - 1);
+	return KM_OK;
+}
 
-	for (int g = 0; g < p->n_gammas; g++)
+/* Score the lambdas of gamma number g into cand[g * L ..]. */
+static km_status
+score_gamma(const km_select_params *p, int g, const double *X, size_t n,
+			int d, const double *y, const int *fold, km_candidate *cand,
+			double *work, km_error *err, km_interrupt_fn interrupt)
+{
+	int			L = p->n_lambdas;
+	km_kernel	kernel = p->base.kernel;
+	km_status	st = KM_OK;
+
+	kernel.gamma = p->gammas[g];
+	if (p->cv != KM_CV_KFOLD)
+		return closed_form_gamma(p, &kernel, X, n, d, y, &cand[g * L], work,
+								 err, interrupt);
+	for (int l = 0; l < L && st == KM_OK; l++)
 	{
-		km_kernel	kernel = p->base.kernel;
-		km_status	st = KM_OK;
+		km_fit_params fp = p->base;
+		km_candidate *c = &cand[g * L + l];
 
-		kernel.gamma = p->gammas[g];
-		if (p->cv == KM_CV_KFOLD)
-		{
-			for (int l = 0; l < L && st == KM_OK; l++)
-			{
-				km_fit_params fp = p->base;
-				km_candidate *c = &cand[g * L + l];
-
-				fp.kernel = kernel;
-				fp.lambda = p->lambdas[l];
-				c->gamma = kernel.gamma;
-				c->lambda = fp.lambda;
-				st = kfold_candidate(p, &fp, X, n, d, y, fold, c, work, err,
-									 interrupt);
-			}
-		}
-		else if (use_eigen(p))
-			st = closed_form_gamma(p, &kernel, X, n, d, y, &cand[g * L], work,
-								   err, interrupt);
-		else
-			st = cholesky_gamma(p, &kernel, X, n, d, y, &cand[g * L], work,
-								err, interrupt);
-		if (st != KM_OK)
-			return st;
+		fp.kernel = kernel;
+		fp.lambda = p->lambdas[l];
+		c->gamma = kernel.gamma;
+		c->lambda = fp.lambda;
+		st = kfold_candidate(p, &fp, X, n, d, y, fold, c, work, err, interrupt);
 	}
+	return st;
+}
 
-	*best = -1;
-	for (int i = 0; i < p->n_gammas * L; i++)
+/* The lowest finite score; on a tie the larger lambda, then the smaller gamma; -1 if none. */
+static int
+best_candidate(const km_candidate *cand, int count)
+{
+	int			best = -1;
+
+	for (int i = 0; i < count; i++)
 	{
 		const km_candidate *c = &cand[i];
-		const km_candidate *b = *best >= 0 ? &cand[*best] : NULL;
+		const km_candidate *b = best >= 0 ? &cand[best] : NULL;
 
 		if (!isfinite(c->score))
 			continue;
@@ -466,13 +578,31 @@ km_select(const km_select_params *p, const double *X, size_t n, int d,
 			(c->score == b->score &&
 			 (c->lambda > b->lambda ||
 			  (c->lambda == b->lambda && c->gamma < b->gamma))))
-			*best = i;
+			best = i;
 	}
+	return best;
+}
+
+km_status
+km_select(const km_select_params *p, const double *X, size_t n, int d,
+		  const double *y, const int *fold, km_candidate *cand, int *best,
+		  double *work, km_error *err, km_interrupt_fn interrupt)
+{
+	km_status	st;
+
+	if ((st = check_select(p, n, fold, err)) != KM_OK)
+		return st;
+	for (int g = 0; g < p->n_gammas; g++)
+		if ((st = score_gamma(p, g, X, n, d, y, fold, cand, work, err,
+							  interrupt)) != KM_OK)
+			return st;
+
+	*best = best_candidate(cand, p->n_gammas * p->n_lambdas);
 	if (*best < 0)
 	{
 		km_fail(err, KM_ERR_NOT_PD, "no candidate could be fitted",
 				"None of the %d (gamma, lambda) candidates gives a positive definite K + lambda I.",
-				p->n_gammas * L);
+				p->n_gammas * p->n_lambdas);
 		km_method_fill_hint(p->base.method, err);
 		return KM_ERR_NOT_PD;
 	}
