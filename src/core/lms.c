@@ -109,22 +109,9 @@ lms_store(const km_fit_params *p, const km_fit_result *res, km_model *m)
 static const char *
 lms_hint(km_status status)
 {
-	switch (status)
-	{
-		case KM_ERR_DIVERGED:
-			return "Use a smaller learning_rate, or leave it out to have it chosen automatically.";
-		case KM_ERR_NOT_PD:
-			return "Use a larger lambda, or a kernel that is positive definite on this data.";
-		case KM_OK:
-		case KM_ERR_INVALID:
-		case KM_ERR_INACCURATE:
-		case KM_ERR_FORMAT:
-		case KM_ERR_VERSION:
-		case KM_ERR_CHECKSUM:
-		case KM_ERR_OVERFLOW:
-			break;
-	}
-	return NULL;
+	return km_method_hint(status,
+						  "Use a smaller learning_rate, or leave it out to have it chosen automatically.",
+						  NULL);
 }
 
 static const km_field lms_fields[] = {
