@@ -12,33 +12,40 @@
 #include "model.h"
 #include "options_core.h"
 
+/*
+ * The step a: p->learning_rate if given, else 1 / the largest eigenvalue of
+ * K + lambda I (work: 2n doubles for the power iteration).
+ */
 static km_status
-lms_fit(const km_fit_params *p, const double *X, size_t n, int d,
-		const double *y, double *beta, double *K, const double *norms,
-		double *work, km_fit_result *res, km_error *err,
-		km_interrupt_fn interrupt)
+lms_learning_rate(const km_fit_params *p, const double *K, size_t n,
+				  double *work, double *a, km_error *err,
+				  km_interrupt_fn interrupt)
 {
-	double	   *r = work;
-	double		a = p->learning_rate;
+	double		top;
 
-	if (!km_gram_lower(&p->kernel, X, n, d, norms, K, n, interrupt))
-		return km_gram_overflow(&p->kernel, K, n, n, err);
+	*a = p->learning_rate;
+	if (*a > 0.0)
+		return KM_OK;
+	top = km_largest_eigenvalue(K, n, n, p->lambda, work, interrupt);
+	if (!(top > 0.0) || !isfinite(top))
+		return km_fail(err, KM_ERR_NOT_PD,
+					   "cannot choose a learning rate for lms",
+					   "The largest eigenvalue of K + lambda I is %g; it must be positive.",
+					   top);
+	/* converges for 0 < a < 2 / lambda_max; 1 / lambda_max leaves a margin */
+	*a = 1.0 / top;
+	return KM_OK;
+}
 
-	if (!(a > 0.0))
-	{
-		double		top = km_largest_eigenvalue(K, n, n, p->lambda, work,
-												interrupt);
-
-		if (!(top > 0.0) || !isfinite(top))
-			return km_fail(err, KM_ERR_NOT_PD,
-						   "cannot choose a learning rate for lms",
-						   "The largest eigenvalue of K + lambda I is %g; it must be positive.",
-						   top);
-		/* converges for 0 < a < 2 / lambda_max; 1 / lambda_max leaves a margin */
-		a = 1.0 / top;
-	}
-	res->learning_rate = a;
-
+/*
+ * beta := beta + a (y - (K + lambda I) beta) from 0, until the relative
+ * change is below p->tol or p->max_iter iterations (r: n doubles).
+ */
+static km_status
+lms_iterate(const km_fit_params *p, const double *K, size_t n,
+			const double *y, double a, double *beta, double *r,
+			km_fit_result *res, km_error *err, km_interrupt_fn interrupt)
+{
 	memset(beta, 0, n * sizeof(double));
 	res->iterations = 0;
 	res->converged = false;
@@ -71,6 +78,28 @@ lms_fit(const km_fit_params *p, const double *X, size_t n, int d,
 			break;
 		}
 	}
+	return KM_OK;
+}
+
+static km_status
+lms_fit(const km_fit_params *p, const double *X, size_t n, int d,
+		const double *y, double *beta, double *K, const double *norms,
+		double *work, km_fit_result *res, km_error *err,
+		km_interrupt_fn interrupt)
+{
+	double	   *r = work;
+	double		a;
+	km_status	st;
+
+	if (!km_gram_lower(&p->kernel, X, n, d, norms, K, n, interrupt))
+		return km_gram_overflow(&p->kernel, K, n, n, err);
+	st = lms_learning_rate(p, K, n, work, &a, err, interrupt);
+	if (st != KM_OK)
+		return st;
+	res->learning_rate = a;
+	st = lms_iterate(p, K, n, y, a, beta, r, res, err, interrupt);
+	if (st != KM_OK)
+		return st;
 
 	/* training residual y - K beta */
 	memcpy(r, y, n * sizeof(double));
@@ -84,7 +113,6 @@ lms_fit(const km_fit_params *p, const double *X, size_t n, int d,
 					   km_kernel_name(p->kernel.type), res->iterations);
 	return KM_OK;
 }
-
 
 static size_t
 lms_workspace_doubles(size_t n)
@@ -109,22 +137,9 @@ lms_store(const km_fit_params *p, const km_fit_result *res, km_model *m)
 static const char *
 lms_hint(km_status status)
 {
-	switch (status)
-	{
-		case KM_ERR_DIVERGED:
-			return "Use a smaller learning_rate, or leave it out to have it chosen automatically.";
-		case KM_ERR_NOT_PD:
-			return "Use a larger lambda, or a kernel that is positive definite on this data.";
-		case KM_OK:
-		case KM_ERR_INVALID:
-		case KM_ERR_INACCURATE:
-		case KM_ERR_FORMAT:
-		case KM_ERR_VERSION:
-		case KM_ERR_CHECKSUM:
-		case KM_ERR_OVERFLOW:
-			break;
-	}
-	return NULL;
+	return km_method_hint(status,
+						  "Use a smaller learning_rate, or leave it out to have it chosen automatically.",
+						  NULL);
 }
 
 static const km_field lms_fields[] = {

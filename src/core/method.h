@@ -180,6 +180,14 @@ bool		km_method_from_name(const char *name, km_method *method);
 /* Give err the method's hint for its status, unless it has one. */
 void		km_method_fill_hint(km_method method, km_error *err);
 
+/*
+ * The hint a method gives for status (its ops->hint): the shared one for
+ * KM_ERR_NOT_PD, the method's own for KM_ERR_DIVERGED and KM_ERR_INACCURATE
+ * (NULL where it cannot fail so), NULL for every other status.
+ */
+const char *km_method_hint(km_status status, const char *diverged,
+						   const char *inaccurate);
+
 /* The task of a method (regression for an unknown one: callers check first). */
 km_task		km_method_task(km_method method);
 

@@ -87,3 +87,25 @@ km_method_fill_hint(km_method method, km_error *err)
 	if (hint)
 		snprintf(err->hint, sizeof(err->hint), "%s", hint);
 }
+
+const char *
+km_method_hint(km_status status, const char *diverged, const char *inaccurate)
+{
+	switch (status)
+	{
+		case KM_ERR_NOT_PD:
+			return "Use a larger lambda, or a kernel that is positive definite on this data.";
+		case KM_ERR_DIVERGED:
+			return diverged;
+		case KM_ERR_INACCURATE:
+			return inaccurate;
+		case KM_OK:
+		case KM_ERR_INVALID:
+		case KM_ERR_FORMAT:
+		case KM_ERR_VERSION:
+		case KM_ERR_CHECKSUM:
+		case KM_ERR_OVERFLOW:
+			break;
+	}
+	return NULL;
+}

@@ -42,61 +42,72 @@ shifted_gram(const km_fit_params *p, const double *X, size_t n, int d,
 	return KM_OK;
 }
 
+/*
+ * Build K + lambda I and factor it in place (lower Cholesky); if that
+ * fails, rebuild it with jitter added (res->jitter) and factor once more.
+ * *shift is the diagonal shift of the factor and *anorm its 1-norm.
+ */
 static km_status
-ridge_fit(const km_fit_params *p, const double *X, size_t n, int d,
-		  const double *y, double *alpha, double *K, const double *norms,
-		  double *work, km_fit_result *res, km_error *err,
-		  km_interrupt_fn interrupt)
+factor_ridge_matrix(const km_fit_params *p, const double *X, size_t n, int d,
+					const double *norms, double *K, double *lwork,
+					double *shift, double *anorm, km_fit_result *res,
+					km_error *err, km_interrupt_fn interrupt)
 {
-	double	   *u = work;		/* K alpha, then the training residual */
-	double	   *r = u + n;		/* residual of the ridge equations */
-	double	   *lwork = r + n;	/* 3n for dpocon (n for dlansy) */
-	lapack_int *iwork = (lapack_int *) (lwork + 3 * n);	/* n */
-	double	   *panel = lwork + 4 * n;
 	double		mean_diag = 0.0;
-	double		shift = p->lambda;
-	double		anorm;
-	double		ynorm;
-	double		relres;
 	size_t		minor;
 	km_status	st;
 
-	st = shifted_gram(p, X, n, d, norms, K, shift, &anorm, lwork, err, interrupt);
+	*shift = p->lambda;
+	st = shifted_gram(p, X, n, d, norms, K, *shift, anorm, lwork, err, interrupt);
 	if (st != KM_OK)
 		return st;
 	for (size_t i = 0; i < n; i++)
-		mean_diag += K[i + i * n] - shift;
+		mean_diag += K[i + i * n] - *shift;
 	mean_diag /= (double) n;
 
 	minor = km_cholesky(K, n, n, interrupt);
+	if (minor == 0)
+		return KM_OK;
+
+	/* The factor overwrote K: rebuild it rather than keep a second copy. */
+	res->jitter = fmax(KM_JITTER_REL * fabs(mean_diag), KM_JITTER_ABS);
+	*shift = p->lambda + res->jitter;
+	st = shifted_gram(p, X, n, d, norms, K, *shift, anorm, lwork, err, interrupt);
+	if (st != KM_OK)
+		return st;
+	minor = km_cholesky(K, n, n, interrupt);
 	if (minor != 0)
-	{
-		/* The factor overwrote K: rebuild it rather than keep a second copy. */
-		res->jitter = fmax(KM_JITTER_REL * fabs(mean_diag), KM_JITTER_ABS);
-		shift = p->lambda + res->jitter;
-		st = shifted_gram(p, X, n, d, norms, K, shift, &anorm, lwork, err,
-						  interrupt);
-		if (st != KM_OK)
-			return st;
-		minor = km_cholesky(K, n, n, interrupt);
-		if (minor != 0)
-			return km_fail(err, KM_ERR_NOT_PD,
-						   "kernel matrix is not positive definite",
-						   "The Cholesky factorisation of K + lambda I failed at row %zu of %zu with lambda = %g, and again with jitter %g added.",
-						   minor, n, p->lambda, res->jitter);
-	}
+		return km_fail(err, KM_ERR_NOT_PD,
+					   "kernel matrix is not positive definite",
+					   "The Cholesky factorisation of K + lambda I failed at row %zu of %zu with lambda = %g, and again with jitter %g added.",
+					   minor, n, p->lambda, res->jitter);
+	return KM_OK;
+}
 
-	memcpy(alpha, y, n * sizeof(double));
-	LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', (lapack_int) n, 1, K,
-						(lapack_int) n, alpha, (lapack_int) n);
-	res->converged = true;
+/*
+ * The real training error of the coefficients returned, and the residual
+ * of the equations they were meant to solve: in exact arithmetic
+ * y - K alpha = shift alpha, in floating point only when the solve was
+ * accurate.  A relative residual above KM_MAX_RELATIVE_RESIDUAL is
+ * KM_ERR_INACCURATE, with the condition estimate (dpocon on the factor K)
+ * in its detail.  work: the ridge workspace after the matrix.
+ */
+static km_status
+check_ridge_accuracy(const km_fit_params *p, const double *X, size_t n, int d,
+					 const double *norms, const double *y, const double *alpha,
+					 const double *K, double shift, double anorm,
+					 double *work, km_fit_result *res, km_error *err,
+					 km_interrupt_fn interrupt)
+{
+	double	   *u = work;		/* K alpha, then the training residual */
+	double	   *r = u + n;		/* residual of the ridge equations */
+	double	   *lwork = r + n;	/* 3n for dpocon */
+	lapack_int *iwork = (lapack_int *) (lwork + 3 * n);	/* n */
+	double	   *panel = lwork + 4 * n;
+	double		ynorm;
+	double		relres;
+	double		rcond = 0.0;
 
-	/*
-	 * The real training error of the coefficients returned, and the
-	 * residual of the equations they were meant to solve: in exact
-	 * arithmetic y - K alpha = shift alpha, in floating point only when
-	 * the solve was accurate.
-	 */
 	if (km_all_finite(alpha, n) &&
 		!km_gram_times(&p->kernel, X, n, d, norms, alpha, u, panel, interrupt))
 		return km_fail(err, KM_ERR_OVERFLOW,
@@ -119,22 +130,41 @@ ridge_fit(const km_fit_params *p, const double *X, size_t n, int d,
 		res->train_rmse = relres = HUGE_VAL;
 
 	res->relative_residual = relres;
-	if (!(relres <= KM_MAX_RELATIVE_RESIDUAL) || !isfinite(res->train_rmse))
-	{
-		double		rcond = 0.0;
-
-		if (LAPACKE_dpocon_work(LAPACK_COL_MAJOR, 'L', (lapack_int) n, K,
-								(lapack_int) n, anorm, &rcond, lwork,
-								iwork) != 0)
-			rcond = NAN;
-		return km_fail(err, KM_ERR_INACCURATE,
-					   "kernel ridge solution is not accurate",
-					   "The coefficients leave a relative residual ||y - (K + lambda I) alpha|| / ||y|| of %.3g with lambda = %g (at most %g is accepted); the reciprocal condition number of K + lambda I is about %.3g (1-norm %.3g).",
-					   relres, shift, KM_MAX_RELATIVE_RESIDUAL, rcond, anorm);
-	}
-	return KM_OK;
+	if (relres <= KM_MAX_RELATIVE_RESIDUAL && isfinite(res->train_rmse))
+		return KM_OK;
+	if (LAPACKE_dpocon_work(LAPACK_COL_MAJOR, 'L', (lapack_int) n, K,
+							(lapack_int) n, anorm, &rcond, lwork, iwork) != 0)
+		rcond = NAN;
+	return km_fail(err, KM_ERR_INACCURATE,
+				   "kernel ridge solution is not accurate",
+				   "The coefficients leave a relative residual ||y - (K + lambda I) alpha|| / ||y|| of %.3g with lambda = %g (at most %g is accepted); the reciprocal condition number of K + lambda I is about %.3g (1-norm %.3g).",
+				   relres, shift, KM_MAX_RELATIVE_RESIDUAL, rcond, anorm);
 }
 
+static km_status
+ridge_fit(const km_fit_params *p, const double *X, size_t n, int d,
+		  const double *y, double *alpha, double *K, const double *norms,
+		  double *work, km_fit_result *res, km_error *err,
+		  km_interrupt_fn interrupt)
+{
+	double	   *lwork = work + 2 * n;	/* n for dlansy, after u and r */
+	double		shift;
+	double		anorm;
+	km_status	st;
+
+	st = factor_ridge_matrix(p, X, n, d, norms, K, lwork, &shift, &anorm,
+							 res, err, interrupt);
+	if (st != KM_OK)
+		return st;
+
+	memcpy(alpha, y, n * sizeof(double));
+	LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', (lapack_int) n, 1, K,
+						(lapack_int) n, alpha, (lapack_int) n);
+	res->converged = true;
+
+	return check_ridge_accuracy(p, X, n, d, norms, y, alpha, K, shift, anorm,
+								work, res, err, interrupt);
+}
 
 static size_t
 ridge_workspace_doubles(size_t n)
@@ -159,22 +189,8 @@ ridge_store(const km_fit_params *p, const km_fit_result *res, km_model *m)
 static const char *
 ridge_hint(km_status status)
 {
-	switch (status)
-	{
-		case KM_ERR_NOT_PD:
-			return "Use a larger lambda, or a kernel that is positive definite on this data.";
-		case KM_ERR_INACCURATE:
-			return "Raise lambda, use a smaller degree or gamma, or standardize the features (\"standardize\": true).";
-		case KM_OK:
-		case KM_ERR_INVALID:
-		case KM_ERR_DIVERGED:
-		case KM_ERR_FORMAT:
-		case KM_ERR_VERSION:
-		case KM_ERR_CHECKSUM:
-		case KM_ERR_OVERFLOW:
-			break;
-	}
-	return NULL;
+	return km_method_hint(status, NULL,
+						  "Raise lambda, use a smaller degree or gamma, or standardize the features (\"standardize\": true).");
 }
 
 static const km_field ridge_fields[] = {

@@ -129,85 +129,101 @@ canonical_row_order(RowSet *rs)
 	pfree(order);
 }
 
-/* Fit on the collected rows and encode the model into a new bytea. */
-static bytea *
-train_model(RowSet *rs)
+/* One training run: the options resolved, the prepared rows, the fit. */
+typedef struct TrainJob
+{
+	size_t		n;
+	int			d;
+	km_options	opts;
+	km_select_params sp;		/* when ncand > 0 */
+	int			ncand;			/* candidates of model selection, or 0 */
+	int			best;
+	km_candidate *cand;
+	size_t		size;			/* bytes of the encoded model */
+	size_t		nwork;			/* doubles of km_fit's workspace */
+	double	   *Xs;				/* the rows, standardized if asked */
+	double	   *mean;
+	double	   *scale;
+	double		ymean;			/* the intercept */
+	double	   *yc;				/* the target minus ymean */
+	double	   *alpha;
+	km_fit_result res;
+} TrainJob;
+
+/*
+ * Resolve the options, set up model selection if they ask for it, and
+ * check memory and the model's size before anything is allocated.
+ */
+static void
+plan_training(const RowSet *rs, TrainJob *job)
 {
 	size_t		n = (size_t) rs->n;
 	int			d = rs->d;
-	km_options	opts = rs->opts;
-	MemoryContext tmp;
-	MemoryContext old;
-	double	   *Xs;
-	double	   *mean;
-	double	   *scale;
-	double	   *yc;
-	double	   *alpha;
-	double	   *work;
-	double		ymean = 0.0;
-	size_t		size;
-	size_t		nwork;
-	km_fit_result res;
-	km_error	err;
-	km_model	m;
-	bytea	   *result;
-	km_select_params sp;
-	km_candidate *cand = NULL;
-	int			ncand = 0;
-	int			best = 0;
-	instr_time	t_start;
-	instr_time	t_alloc;
-	instr_time	t_fit;
-	instr_time	t_end;
 
-	INSTR_TIME_SET_CURRENT(t_start);
-	km_options_resolve(&opts, d);
+	memset(job, 0, sizeof(*job));
+	job->n = n;
+	job->d = d;
+	job->opts = rs->opts;
+	km_options_resolve(&job->opts, d);
 	km_check_memory(km_train_memory((double) n, (double) d), "kernel_train", false);
-	if (km_options_selects(&opts))
+	if (km_options_selects(&job->opts))
 	{
-		memset(&sp, 0, sizeof(sp));
-		sp.base = opts.fit;
-		sp.gammas = opts.gammas.v;
-		sp.n_gammas = opts.gammas.n;
-		sp.lambdas = opts.lambdas.v;
-		sp.n_lambdas = opts.lambdas.n;
-		sp.cv = opts.cv;
-		sp.folds = opts.folds;
-		ncand = sp.n_gammas * sp.n_lambdas;
-		km_check_memory(8.0 * km_select_workspace_doubles(&sp, n, d) +
+		km_select_params *sp = &job->sp;
+
+		sp->base = job->opts.fit;
+		sp->gammas = job->opts.gammas.v;
+		sp->n_gammas = job->opts.gammas.n;
+		sp->lambdas = job->opts.lambdas.v;
+		sp->n_lambdas = job->opts.lambdas.n;
+		sp->cv = job->opts.cv;
+		sp->folds = job->opts.folds;
+		job->ncand = sp->n_gammas * sp->n_lambdas;
+		km_check_memory(8.0 * km_select_workspace_doubles(sp, n, d) +
 						km_train_memory((double) n, (double) d) - 8.0 * n * n,
 						"kernel_train model selection", false);
 	}
-	size = km_model_size(opts.fit.method, (uint32_t) n, (uint32_t) d, (uint32_t) ncand);
-	nwork = km_fit_workspace_doubles(opts.fit.method, n);
-	if (n > UINT32_MAX || size == 0 || nwork == 0)
+	job->size = km_model_size(job->opts.fit.method, (uint32_t) n, (uint32_t) d,
+							  (uint32_t) job->ncand);
+	job->nwork = km_fit_workspace_doubles(job->opts.fit.method, n);
+	if (n > UINT32_MAX || job->size == 0 || job->nwork == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("training set is too large for a kernel_ml model"),
 				 errdetail("A model of %zu rows of %d features would exceed 1 GB.", n, d)));
+}
 
-	/* Everything but the result goes in a context deleted at the end. */
-	tmp = AllocSetContextCreate(CurrentMemoryContext, "kernel_ml training",
-								ALLOCSET_DEFAULT_SIZES);
-	old = MemoryContextSwitchTo(tmp);
+/* Xs, mean, scale: the rows standardized, or copied as they are. */
+static void
+standardize_rows(const RowSet *rs, TrainJob *job)
+{
+	size_t		n = job->n;
+	int			d = job->d;
 
-	mean = palloc(sizeof(double) * d);
-	scale = palloc(sizeof(double) * d);
-	Xs = palloc_extended(mul_size(n, mul_size(d, sizeof(double))), MCXT_ALLOC_HUGE);
-	if (opts.standardize)
-		km_standardize(rs->X, n, d, mean, scale, Xs);
+	job->mean = palloc(sizeof(double) * d);
+	job->scale = palloc(sizeof(double) * d);
+	job->Xs = palloc_extended(mul_size(n, mul_size(d, sizeof(double))), MCXT_ALLOC_HUGE);
+	if (job->opts.standardize)
+		km_standardize(rs->X, n, d, job->mean, job->scale, job->Xs);
 	else
 	{
 		for (int j = 0; j < d; j++)
 		{
-			mean[j] = 0.0;
-			scale[j] = 1.0;
+			job->mean[j] = 0.0;
+			job->scale[j] = 1.0;
 		}
-		memcpy(Xs, rs->X, n * d * sizeof(double));
+		memcpy(job->Xs, rs->X, n * d * sizeof(double));
 	}
+}
 
-	yc = palloc_extended(n * sizeof(double), MCXT_ALLOC_HUGE);
-	if (opts.fit_intercept)
+/* ymean (0 without an intercept) and yc, the target minus it. */
+static void
+centre_target(const RowSet *rs, TrainJob *job)
+{
+	size_t		n = job->n;
+	double		ymean = 0.0;
+
+	job->yc = palloc_extended(n * sizeof(double), MCXT_ALLOC_HUGE);
+	if (job->opts.fit_intercept)
 	{
 		for (size_t i = 0; i < n; i++)
 			ymean += rs->y[i];
@@ -223,8 +239,8 @@ train_model(RowSet *rs)
 	}
 	for (size_t i = 0; i < n; i++)
 	{
-		yc[i] = rs->y[i] - ymean;
-		if (!isfinite(yc[i]))
+		job->yc[i] = rs->y[i] - ymean;
+		if (!isfinite(job->yc[i]))
 			ereport(ERROR,
 					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 					 errmsg("centred target is out of range for type double precision"),
@@ -233,93 +249,131 @@ train_model(RowSet *rs)
 							   float8out_internal(ymean)),
 					 errhint("Scale the target down, or set \"fit_intercept\": false.")));
 	}
+	job->ymean = ymean;
+}
 
-	alpha = palloc_extended(n * sizeof(double), MCXT_ALLOC_HUGE);
-	km_blas_setup();
+/* Score every candidate; the winner's gamma and lambda become the fit's. */
+static void
+run_selection(const RowSet *rs, TrainJob *job)
+{
+	size_t		n = job->n;
+	int			d = job->d;
+	size_t		nsel = km_select_workspace_doubles(&job->sp, n, d);
+	double	   *selwork;
+	km_candidate *cand;
+	km_error	err;
 
-	if (ncand > 0)
-	{
-		/* score every candidate, then refit the winner on all rows */
-		size_t		nsel = km_select_workspace_doubles(&sp, n, d);
-		double	   *selwork;
-
-		if (nsel == 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("training set is too large for model selection"),
-					 errdetail("%zu rows of %d features.", n, d)));
-		selwork = km_alloc_prefaulted(mul_size(nsel, sizeof(double)));
-		cand = palloc(sizeof(km_candidate) * ncand);
-		if (km_select(&sp, Xs, n, d, yc, row_folds(rs, &sp), cand, &best,
-					  selwork, &err, km_interrupt) != KM_OK)
-			km_raise(&err);
-		km_free_prefaulted(selwork);
-		/* a score that overflowed did not score the candidate: NaN, as unsolvable */
-		for (int i = 0; i < ncand; i++)
-			if (!isfinite(cand[i].score) || !isfinite(cand[i].score_std))
-			{
-				cand[i].score = NAN;
-				cand[i].score_std = 0.0;
-			}
-		opts.fit.kernel.gamma = cand[best].gamma;
-		opts.fit.lambda = cand[best].lambda;
-	}
-
-	INSTR_TIME_SET_CURRENT(t_alloc);
-	work = km_alloc_reserved(mul_size(nwork, sizeof(double)));
-	populate_fit_workspace(work, n, d, nwork);
-	INSTR_TIME_SET_CURRENT(t_fit);
-	if (km_fit(&opts.fit, Xs, n, d, yc, alpha, work, &res, &err,
-			   km_interrupt) != KM_OK)
+	if (nsel == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("training set is too large for model selection"),
+				 errdetail("%zu rows of %d features.", n, d)));
+	selwork = km_alloc_prefaulted(mul_size(nsel, sizeof(double)));
+	cand = palloc(sizeof(km_candidate) * job->ncand);
+	if (km_select(&job->sp, job->Xs, n, d, job->yc, row_folds(rs, &job->sp),
+				  cand, &job->best, selwork, &err, km_interrupt) != KM_OK)
 		km_raise(&err);
+	km_free_prefaulted(selwork);
+	/* a score that overflowed did not score the candidate: NaN, as unsolvable */
+	for (int i = 0; i < job->ncand; i++)
+		if (!isfinite(cand[i].score) || !isfinite(cand[i].score_std))
+		{
+			cand[i].score = NAN;
+			cand[i].score_std = 0.0;
+		}
+	job->cand = cand;
+	job->opts.fit.kernel.gamma = cand[job->best].gamma;
+	job->opts.fit.lambda = cand[job->best].lambda;
+}
 
-	memset(&m, 0, sizeof(m));
-	m.kernel = opts.fit.kernel;
-	m.method = opts.fit.method;
-	m.task = km_method_task(opts.fit.method);
-	m.standardize = opts.standardize;
-	m.fit_intercept = opts.fit_intercept;
-	m.n_train = (uint32_t) n;
-	m.n_features = (uint32_t) d;
-	m.rows_seen = (uint64_t) n;
-	m.rows_skipped = (uint64_t) rs->skipped;
-	m.intercept = ymean;
-	m.train_rmse = res.train_rmse;
+/* Reserve km_fit's workspace and map the pages it will write. */
+static double *
+allocate_fit_workspace(const TrainJob *job)
+{
+	double	   *work = km_alloc_reserved(mul_size(job->nwork, sizeof(double)));
+
+	populate_fit_workspace(work, job->n, job->d, job->nwork);
+	return work;
+}
+
+/* alpha and res: the fit with the chosen options on the prepared rows. */
+static void
+fit_rows(TrainJob *job, double *work)
+{
+	km_error	err;
+
+	job->alpha = palloc_extended(job->n * sizeof(double), MCXT_ALLOC_HUGE);
+	if (km_fit(&job->opts.fit, job->Xs, job->n, job->d, job->yc, job->alpha,
+			   work, &job->res, &err, km_interrupt) != KM_OK)
+		km_raise(&err);
+}
+
+/* The model's fields from the fit; the method fills its own (ops->store). */
+static void
+assemble_model(const RowSet *rs, const TrainJob *job, km_model *m)
+{
+	const km_options *opts = &job->opts;
+
+	memset(m, 0, sizeof(*m));
+	m->kernel = opts->fit.kernel;
+	m->method = opts->fit.method;
+	m->task = km_method_task(opts->fit.method);
+	m->standardize = opts->standardize;
+	m->fit_intercept = opts->fit_intercept;
+	m->n_train = (uint32_t) job->n;
+	m->n_features = (uint32_t) job->d;
+	m->rows_seen = (uint64_t) job->n;
+	m->rows_skipped = (uint64_t) rs->skipped;
+	m->intercept = job->ymean;
+	m->train_rmse = job->res.train_rmse;
 	/* km_fit succeeded, so the method is known: it fills its own fields */
-	km_method_get(opts.fit.method)->store(&opts.fit, &res, &m);
-	sscanf(KM_VERSION_STRING, "%hhu.%hhu.%hhu", &m.writer_version[0],
-		   &m.writer_version[1], &m.writer_version[2]);
-	m.mean = mean;
-	m.scale = scale;
-	m.alpha = alpha;
-	m.X = Xs;
-	m.n_candidates = (uint32_t) ncand;
-	m.cv = ncand > 0 ? opts.cv : KM_CV_NONE;
-	m.folds = ncand > 0 && opts.cv == KM_CV_KFOLD ? opts.folds : 0;
-	m.best = (uint32_t) best;
-	m.candidates = cand;
+	km_method_get(opts->fit.method)->store(&opts->fit, &job->res, m);
+	sscanf(KM_VERSION_STRING, "%hhu.%hhu.%hhu", &m->writer_version[0],
+		   &m->writer_version[1], &m->writer_version[2]);
+	m->mean = job->mean;
+	m->scale = job->scale;
+	m->alpha = job->alpha;
+	m->X = job->Xs;
+	m->n_candidates = (uint32_t) job->ncand;
+	m->cv = job->ncand > 0 ? opts->cv : KM_CV_NONE;
+	m->folds = job->ncand > 0 && opts->cv == KM_CV_KFOLD ? opts->folds : 0;
+	m->best = (uint32_t) job->best;
+	m->candidates = job->cand;
+}
 
-	MemoryContextSwitchTo(old);
-	result = palloc_extended(VARHDRSZ + size, MCXT_ALLOC_HUGE);
+/* The model encoded into a new bytea of size bytes (in CurrentMemoryContext). */
+static bytea *
+encode_model(const km_model *m, size_t size)
+{
+	bytea	   *result = palloc_extended(VARHDRSZ + size, MCXT_ALLOC_HUGE);
+
 	SET_VARSIZE(result, VARHDRSZ + size);
-	km_model_encode(&m, (uint8_t *) VARDATA(result));
-	MemoryContextDelete(tmp);
+	km_model_encode(m, (uint8_t *) VARDATA(result));
+	return result;
+}
 
-	/*
-	 * Every path that could produce a value the reader rejects raises 22003
-	 * above; a model that still fails to decode is a bug, never a result.
-	 */
-	{
-		km_model	check;
+/*
+ * Every path that could produce a value the reader rejects raises 22003
+ * before encoding; a model that still fails to decode is a bug, never a
+ * result.
+ */
+static void
+check_encoded_model(const bytea *result, size_t size)
+{
+	km_model	check;
+	km_error	err;
 
-		if (km_model_decode((const uint8_t *) VARDATA(result), size, &check,
-							NULL, &err) != KM_OK)
-			elog(ERROR, "kernel_train produced a model its reader rejects: %s",
-				 err.detail);
-	}
-	INSTR_TIME_SET_CURRENT(t_end);
+	if (km_model_decode((const uint8_t *) VARDATA(result), size, &check,
+						NULL, &err) != KM_OK)
+		elog(ERROR, "kernel_train produced a model its reader rejects: %s",
+			 err.detail);
+}
 
-	/* where the time went: SET client_min_messages = debug1 */
+/* Where the time went: SET client_min_messages = debug1. */
+static void
+log_training_time(size_t n, int d, instr_time t_start, instr_time t_alloc,
+				  instr_time t_fit, instr_time t_end)
+{
 	INSTR_TIME_SUBTRACT(t_end, t_fit);
 	INSTR_TIME_SUBTRACT(t_fit, t_alloc);
 	INSTR_TIME_SUBTRACT(t_alloc, t_start);
@@ -327,6 +381,50 @@ train_model(RowSet *rs)
 		 "allocate %.3f s, fit, encode and free %.3f s",
 		 n, d, INSTR_TIME_GET_DOUBLE(t_alloc), INSTR_TIME_GET_DOUBLE(t_fit),
 		 INSTR_TIME_GET_DOUBLE(t_end));
+}
+
+/* Fit on the collected rows and encode the model into a new bytea. */
+static bytea *
+train_model(RowSet *rs)
+{
+	TrainJob	job;
+	MemoryContext tmp;
+	MemoryContext old;
+	double	   *work;
+	km_model	m;
+	bytea	   *result;
+	instr_time	t_start;
+	instr_time	t_alloc;
+	instr_time	t_fit;
+	instr_time	t_end;
+
+	INSTR_TIME_SET_CURRENT(t_start);
+	plan_training(rs, &job);
+
+	/* Everything but the result goes in a context deleted at the end. */
+	tmp = AllocSetContextCreate(CurrentMemoryContext, "kernel_ml training",
+								ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(tmp);
+
+	standardize_rows(rs, &job);
+	centre_target(rs, &job);
+	km_blas_setup();
+	if (job.ncand > 0)
+		run_selection(rs, &job);	/* then refit the winner on all rows */
+
+	INSTR_TIME_SET_CURRENT(t_alloc);
+	work = allocate_fit_workspace(&job);
+	INSTR_TIME_SET_CURRENT(t_fit);
+	fit_rows(&job, work);
+	assemble_model(rs, &job, &m);
+
+	MemoryContextSwitchTo(old);
+	result = encode_model(&m, job.size);
+	MemoryContextDelete(tmp);
+	check_encoded_model(result, job.size);
+	INSTR_TIME_SET_CURRENT(t_end);
+
+	log_training_time(job.n, job.d, t_start, t_alloc, t_fit, t_end);
 	return result;
 }
 
