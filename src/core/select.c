@@ -60,6 +60,22 @@ inverse_columns(size_t m)
 }
 
 /*
+ * Doubles of the largest panel of L^-1 for n rows: the panels shrink in
+ * rows but widen as they do, so the largest is not the first.  m rows take
+ * m * inverse_columns(m) doubles: INVERSE_PANEL m up to m = cap (where
+ * KM_PIECE_FLOPS / m^2 falls below INVERSE_PANEL), then at most
+ * max(KM_PIECE_FLOPS / m, 4 m) <= max(cap INVERSE_PANEL, 4 n).
+ */
+static size_t
+inverse_panel_doubles(size_t n)
+{
+	size_t		cap = (size_t) sqrt(KM_PIECE_FLOPS / INVERSE_PANEL) + 1;
+	size_t		first = (n < cap ? n : cap) * INVERSE_PANEL;
+
+	return first > 4 * n ? first : 4 * n;
+}
+
+/*
  * Rows of H whose tridiagonal solves go together in the closed form: the
  * solves run across the block, one BLAS vector operation per row of T.
  */
@@ -126,8 +142,8 @@ km_select_workspace_doubles(const km_select_params *p, size_t n, int d)
 		return fit == 0 ? 0 : 2 * n * (size_t) d + 3 * n + fit + (size_t) p->folds;
 	}
 	if (!use_eigen(p))
-		/* K, norms, c, diagonal, one panel of L^-1 */
-		return n * n + 3 * n + n * inverse_columns(n);
+		/* K, norms, c, diagonal, the largest panel of L^-1 */
+		return n * n + 3 * n + inverse_panel_doubles(n);
 	/*
 	 * K (then H^T), H; diag, sub, tau, u, norms, the two factors, ct;
 	 * C and the diagonals (n x L each); a block of solves; the dlatrd panel

@@ -152,7 +152,7 @@ def yes(b):
 def km_threshold():
     """KM_EIGEN_MIN_LAMBDAS as compiled (read from the source)."""
     try:
-        with open(os.path.join(ROOT, "src", "select.h")) as f:
+        with open(os.path.join(ROOT, "src", "core", "select.h")) as f:
             m = re.search(r"#define\s+KM_EIGEN_MIN_LAMBDAS\s+(\d+)", f.read())
         if m:
             return int(m.group(1)), "src/core/select.h"

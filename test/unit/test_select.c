@@ -13,6 +13,7 @@
 void		test_select_loo_matches_refits(void);
 void		test_select_gcv_matches_definition(void);
 void		test_select_kfold(void);
+void		test_select_cholesky_route_large(void);
 
 static double *
 rand_vec(size_t len, unsigned long long s)
@@ -277,4 +278,44 @@ test_select_kfold(void)
 	free(y);
 	free(rX);
 	free(ry);
+}
+
+/*
+ * Beyond about 1,400 rows the Cholesky route's panels of L^-1 grow wider as
+ * they lose rows: the workspace must hold the largest, not the first (ASan
+ * reports the overflow; with 2 BLAS threads the scores were NaN).  One
+ * lambda takes that route, ten the tridiagonal one: same LOO score.
+ */
+void
+test_select_cholesky_route_large(void)
+{
+	size_t		n = 1600;
+	int			d = 4;
+	double	   *X = rand_vec(n * d, 31);
+	double	   *y = rand_vec(n, 32);
+	double		one[1] = {0.1};
+	double		ten[10] = {0.1, 0.2, 0.3, 0.5, 1, 2, 3, 5, 8, 13};
+	double		gamma = 0.25;
+	km_candidate c1[1];
+	km_candidate c10[10];
+	int			best;
+	km_select_params p;
+
+	memset(&p, 0, sizeof(p));
+	p.base.kernel.type = KM_KERNEL_RBF;
+	p.base.kernel.gamma = gamma;
+	p.base.method = KM_METHOD_RIDGE;
+	p.gammas = &gamma;
+	p.n_gammas = 1;
+	p.cv = KM_CV_LOO;
+	p.lambdas = one;
+	p.n_lambdas = 1;
+	CHECK(run_select(&p, X, n, d, y, c1, &best) == KM_OK, "one lambda (Cholesky route) is scored");
+	p.lambdas = ten;
+	p.n_lambdas = 10;
+	CHECK(run_select(&p, X, n, d, y, c10, &best) == KM_OK, "ten lambdas (tridiagonal route) are scored");
+	CHECK(isfinite(c1[0].score), "the Cholesky route's score is finite");
+	CHECK_CLOSE(c1[0].score, c10[0].score, 1e-9);
+	free(X);
+	free(y);
 }

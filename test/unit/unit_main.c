@@ -36,6 +36,7 @@ int			unit_failures = 0;
 	X(test_select_loo_matches_refits) \
 	X(test_select_gcv_matches_definition) \
 	X(test_select_kfold) \
+	X(test_select_cholesky_route_large) \
 	X(test_numerics_all_finite) \
 	X(test_numerics_standardize_extremes) \
 	X(test_numerics_standardize_row_overflow) \
