@@ -26,21 +26,6 @@ count_check(void)
 	checks++;
 }
 
-static double *
-rand_matrix(size_t len, unsigned long long s)
-{
-	double	   *v = malloc(len * sizeof(double));
-
-	for (size_t i = 0; i < len; i++)
-	{
-		s ^= s << 13;
-		s ^= s >> 7;
-		s ^= s << 17;
-		v[i] = (double) (s >> 11) / 9007199254740992.0 - 0.5;
-	}
-	return v;
-}
-
 /* Full symmetric Gram matrix (column-major) of n rows of X. */
 static double *
 full_gram(const km_kernel *k, const double *X, size_t n, int d)
@@ -158,10 +143,10 @@ test_eigen_tridiagonal_matches_dsyevd(void)
 {
 	size_t		n = 301;
 	int			d = 4;
-	double	   *X = rand_matrix(n * d, 31);
+	double	   *X = unit_rand_vec(n * d, 31);
 	km_kernel	rbf = {.type = KM_KERNEL_RBF, .gamma = 0.5};
 	double	   *K = full_gram(&rbf, X, n, d);
-	double	   *Xw = rand_matrix(n * 400, 32);
+	double	   *Xw = unit_rand_vec(n * 400, 32);
 	km_kernel	lin = {.type = KM_KERNEL_LINEAR};
 	double	   *Kl = full_gram(&lin, Xw, n, 400);
 
@@ -188,7 +173,7 @@ test_eigen_spectrum_matches_dsyevd(void)
 {
 	size_t		n = 257;
 	int			d = 3;
-	double	   *X = rand_matrix(n * d, 41);
+	double	   *X = unit_rand_vec(n * d, 41);
 	km_kernel	k = {.type = KM_KERNEL_RBF, .gamma = 2.0};
 	double	   *work = malloc(km_spectrum_workspace_doubles(n) * sizeof(double));
 	double	   *K = full_gram(&k, X, n, d);
@@ -219,8 +204,8 @@ test_eigen_closed_form_matches_dsyevd(void)
 {
 	size_t		n = 203;
 	int			d = 3;
-	double	   *X = rand_matrix(n * d, 51);
-	double	   *y = rand_matrix(n, 52);
+	double	   *X = unit_rand_vec(n * d, 51);
+	double	   *y = unit_rand_vec(n, 52);
 	double		gamma = 0.8;
 	double		lambdas[KM_EIGEN_MIN_LAMBDAS];
 	km_kernel	k = {.type = KM_KERNEL_RBF, .gamma = gamma};

@@ -21,15 +21,6 @@ void		test_numerics_ridge_real_rmse(void);
 void		test_numerics_ridge_inaccurate(void);
 void		test_numerics_gram_times(void);
 
-static double
-urand(unsigned long long *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return (double) (*s >> 11) / 9007199254740992.0 - 0.5;
-}
-
 void
 test_numerics_all_finite(void)
 {
@@ -188,8 +179,8 @@ smooth_data(size_t n, int d, double *X, double *y)
 	for (size_t i = 0; i < n; i++)
 	{
 		for (int j = 0; j < d; j++)
-			X[i * d + j] = 2.0 * urand(&s);
-		y[i] = sin(3.0 * X[i * d]) + 0.1 * urand(&s);
+			X[i * d + j] = 2.0 * unit_urand(&s);
+		y[i] = sin(3.0 * X[i * d]) + 0.1 * unit_urand(&s);
 	}
 }
 
@@ -291,9 +282,9 @@ test_numerics_gram_times(void)
 	unsigned long long s = 11;
 
 	for (size_t i = 0; i < n * d; i++)
-		X[i] = urand(&s);
+		X[i] = unit_urand(&s);
 	for (size_t i = 0; i < n; i++)
-		w[i] = urand(&s);
+		w[i] = unit_urand(&s);
 	for (int kk = 0; kk < 3; kk++)
 	{
 		double		worst = 0.0;

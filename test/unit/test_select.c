@@ -15,21 +15,6 @@ void		test_select_gcv_matches_definition(void);
 void		test_select_kfold(void);
 void		test_select_cholesky_route_large(void);
 
-static double *
-rand_vec(size_t len, unsigned long long s)
-{
-	double	   *v = malloc(len * sizeof(double));
-
-	for (size_t i = 0; i < len; i++)
-	{
-		s ^= s << 13;
-		s ^= s >> 7;
-		s ^= s << 17;
-		v[i] = (double) (s >> 11) / 9007199254740992.0 - 0.5;
-	}
-	return v;
-}
-
 static km_status
 run_select_folds(km_select_params *p, const double *X, size_t n, int d,
 				 const double *y, const int *fold, km_candidate *cand, int *best)
@@ -54,8 +39,8 @@ test_select_loo_matches_refits(void)
 {
 	size_t		n = 40;
 	int			d = 3;
-	double	   *X = rand_vec(n * d, 21);
-	double	   *y = rand_vec(n, 22);
+	double	   *X = unit_rand_vec(n * d, 21);
+	double	   *y = unit_rand_vec(n, 22);
 	double		lambdas[3] = {1e-3, 0.1, 2.0};
 	double		gamma = 0.7;
 	double	   *res = malloc(n * 3 * sizeof(double));
@@ -148,8 +133,8 @@ test_select_gcv_matches_definition(void)
 {
 	size_t		n = 30;
 	int			d = 2;
-	double	   *X = rand_vec(n * d, 31);
-	double	   *y = rand_vec(n, 32);
+	double	   *X = unit_rand_vec(n * d, 31);
+	double	   *y = unit_rand_vec(n, 32);
 	double		lambdas[2] = {0.01, 0.5};
 	double		gamma = 1.3;
 	km_candidate cand[2];
@@ -224,8 +209,8 @@ test_select_kfold(void)
 	int			fold[103];
 	int			other[103];
 	int			rfold[103];
-	double	   *X = rand_vec(n * d, 41);
-	double	   *y = rand_vec(n, 42);
+	double	   *X = unit_rand_vec(n * d, 41);
+	double	   *y = unit_rand_vec(n, 42);
 	double	   *rX = malloc(n * d * sizeof(double));
 	double	   *ry = malloc(n * sizeof(double));
 	double		lambdas[2] = {0.1, 1.0};
@@ -292,8 +277,8 @@ test_select_cholesky_route_large(void)
 {
 	size_t		n = 1900;
 	int			d = 4;
-	double	   *X = rand_vec(n * d, 31);
-	double	   *y = rand_vec(n, 32);
+	double	   *X = unit_rand_vec(n * d, 31);
+	double	   *y = unit_rand_vec(n, 32);
 	double		one[1] = {0.1};
 	double		ten[10] = {0.1, 0.2, 0.3, 0.5, 1, 2, 3, 5, 8, 13};
 	double		gamma = 0.25;

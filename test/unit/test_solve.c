@@ -18,25 +18,6 @@ void		test_solve_jitter_and_not_pd(void);
 void		test_solve_lms_recurrence(void);
 void		test_solve_lms_reaches_ridge(void);
 
-static double
-urand(unsigned long long *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return (double) (*s >> 11) / 9007199254740992.0 - 0.5;
-}
-
-static double *
-random_vector(size_t len, unsigned long long seed)
-{
-	double	   *v = malloc(len * sizeof(double));
-
-	for (size_t i = 0; i < len; i++)
-		v[i] = urand(&seed);
-	return v;
-}
-
 /* Full Gram matrix from the kernel's definition, column-major. */
 static double *
 gram_by_definition(const km_kernel *k, const double *X, size_t n, int d)
@@ -54,7 +35,7 @@ test_solve_standardize(void)
 {
 	size_t		n = 50;
 	int			d = 3;
-	double	   *X = random_vector(n * d, 3);
+	double	   *X = unit_rand_vec(n * d, 3);
 	double	   *out = malloc(n * d * sizeof(double));
 	double		mean[3];
 	double		scale[3];
@@ -90,7 +71,7 @@ test_solve_cholesky_blocked(void)
 {
 	/* beyond one 2048-wide trailing panel, so every code path runs */
 	size_t		n = 2600;
-	double	   *B = random_vector(n * 8, 11);
+	double	   *B = unit_rand_vec(n * 8, 11);
 	double	   *A = malloc(n * n * sizeof(double));
 	double	   *R = malloc(n * n * sizeof(double));
 	double		worst = 0.0;
@@ -153,8 +134,8 @@ test_solve_ridge_residual(void)
 {
 	size_t		n = 400;
 	int			d = 4;
-	double	   *X = random_vector(n * d, 5);
-	double	   *y = random_vector(n, 6);
+	double	   *X = unit_rand_vec(n * d, 5);
+	double	   *y = unit_rand_vec(n, 6);
 	km_fit_params p = {{KM_KERNEL_RBF, 0, 0.25, 0}, KM_METHOD_RIDGE, 0.1, 0, 0, 0};
 	km_fit_result res;
 	km_error	err;
@@ -194,8 +175,8 @@ test_solve_jitter_and_not_pd(void)
 {
 	size_t		n = 60;
 	int			d = 2;
-	double	   *X = random_vector(n * d, 8);
-	double	   *y = random_vector(n, 9);
+	double	   *X = unit_rand_vec(n * d, 8);
+	double	   *y = unit_rand_vec(n, 9);
 	km_fit_params p = {{KM_KERNEL_LINEAR, 0, 0, 0}, KM_METHOD_RIDGE, 0.0, 0, 0, 0};
 	km_fit_result res;
 	km_error	err;
@@ -224,8 +205,8 @@ test_solve_lms_recurrence(void)
 {
 	size_t		n = 40;
 	int			d = 3;
-	double	   *X = random_vector(n * d, 12);
-	double	   *y = random_vector(n, 13);
+	double	   *X = unit_rand_vec(n * d, 12);
+	double	   *y = unit_rand_vec(n, 13);
 	km_fit_params p = {{KM_KERNEL_POLY, 2, 0.5, 1.0}, KM_METHOD_LMS, 0.0, 0.01, 5, 0.0};
 	km_fit_result res;
 	km_error	err;
@@ -267,8 +248,8 @@ test_solve_lms_reaches_ridge(void)
 {
 	size_t		n = 100;
 	int			d = 3;
-	double	   *X = random_vector(n * d, 14);
-	double	   *y = random_vector(n, 15);
+	double	   *X = unit_rand_vec(n * d, 14);
+	double	   *y = unit_rand_vec(n, 15);
 	km_fit_params p = {{KM_KERNEL_RBF, 0, 0.5, 0}, KM_METHOD_RIDGE, 1.0, 0, 0, 0};
 	km_fit_result res;
 	km_error	err;

@@ -8,6 +8,7 @@
 #ifndef KM_UNIT_H
 #define KM_UNIT_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 extern int	unit_failures;		/* failed CHECKs in the current test */
@@ -30,5 +31,12 @@ extern int	unit_failures;		/* failed CHECKs in the current test */
 		double sc_ = fabs(cb_) > 1.0 ? fabs(cb_) : 1.0; \
 		CHECK(fabs(ca_ - cb_) <= (tol) * sc_, "%.17g vs %.17g (tol %g)", ca_, cb_, (double) (tol)); \
 	} while (0)
+
+/*
+ * Reproducible test data: xorshift64 values uniform in [-0.5, 0.5), one at
+ * a time from a state, or a malloc'd vector of len from a seed.
+ */
+double		unit_urand(unsigned long long *state);
+double	   *unit_rand_vec(size_t len, unsigned long long seed);
 
 #endif

@@ -3,6 +3,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "unit.h"
 
@@ -77,4 +78,23 @@ main(void)
 
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed == 0 ? 0 : 1;
+}
+
+double
+unit_urand(unsigned long long *state)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return (double) (*state >> 11) / 9007199254740992.0 - 0.5;
+}
+
+double *
+unit_rand_vec(size_t len, unsigned long long seed)
+{
+	double	   *v = malloc(len * sizeof(double));
+
+	for (size_t i = 0; i < len; i++)
+		v[i] = unit_urand(&seed);
+	return v;
 }
