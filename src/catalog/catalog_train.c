@@ -156,12 +156,6 @@ json_scores(KmJson *j, const char *key, const km_metrics *s)
 	km_json_end(j);
 }
 
-static const char *
-deploy_name(km_deploy d)
-{
-	return d == KM_DEPLOY_ALWAYS ? "always" : d == KM_DEPLOY_NEVER ? "never" : "if_better";
-}
-
 /* The "refit" option belongs to named training only; read and strip it. */
 static Jsonb *
 take_refit(Jsonb *options, bool *refit)
@@ -321,7 +315,7 @@ metrics_json(const NamedRun *run, const Decision *d)
 	json_scores(&j, "train", &run->train_scores);
 	json_scores(&j, "holdout", &run->test_scores);
 	km_json_begin_object(&j, "deploy");
-	km_json_str(&j, "policy", deploy_name(run->opts.deploy));
+	km_json_str(&j, "policy", km_deploy_name(run->opts.deploy));
 	km_json_bool(&j, "deployed", d->deploy);
 	km_json_str(&j, "reason", d->reason);
 	if (d->prev.found)

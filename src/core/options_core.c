@@ -71,6 +71,19 @@ static const char *const deploy_names[] = {
 	[KM_DEPLOY_NEVER] = "never",
 };
 
+const char *
+km_deploy_name(km_deploy deploy)
+{
+	switch (deploy)
+	{
+		case KM_DEPLOY_IF_BETTER:
+		case KM_DEPLOY_ALWAYS:
+		case KM_DEPLOY_NEVER:
+			return deploy_names[deploy];
+	}
+	return "unknown";
+}
+
 static void
 append(char *buf, size_t len, const char *fmt,...)
 	__attribute__((format(printf, 3, 4)));

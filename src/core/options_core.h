@@ -27,6 +27,9 @@ typedef enum km_deploy
 	KM_DEPLOY_NEVER
 } km_deploy;
 
+/* The "deploy" option's spelling of a policy. */
+const char *km_deploy_name(km_deploy deploy);
+
 /*
  * Parsed options.  A plain struct without pointers, so that aggregate
  * states can copy and serialize it as it is.
