@@ -91,16 +91,6 @@ encode(const km_model *m, size_t *size)
 	return buf;
 }
 
-static uint8_t *
-copy_bytes(const uint8_t *src, size_t len)
-{
-	uint8_t    *p = malloc(len);
-
-	if (len > 0)
-		memcpy(p, src, len);
-	return p;
-}
-
 static void
 put_u32(uint8_t *p, uint32_t v)
 {
@@ -268,7 +258,7 @@ test_model_truncation(void)
 
 	for (size_t len = 0; len < size; len++)
 	{
-		uint8_t    *p = copy_bytes(full, len);
+		uint8_t    *p = unit_copy_bytes(full, len);
 		km_status	sp = km_model_peek(p, len, &n, &d, &c, &err);
 		km_status	sd = km_model_decode(p, len, &out, storage, &err);
 		const char *want = len < 4 ? "not a kernel_ml model" : "truncated kernel_ml model";
@@ -307,7 +297,7 @@ test_model_bitflips(void)
 	{
 		for (int b = 0; b < 8; b++)
 		{
-			uint8_t    *p = copy_bytes(full, size);
+			uint8_t    *p = unit_copy_bytes(full, size);
 			km_status	want;
 			km_status	st;
 			km_status	sp;
@@ -620,7 +610,7 @@ test_model_selection(void)
 
 	for (size_t len = 0; len < size; len++)
 	{
-		uint8_t    *p = copy_bytes(buf, len);
+		uint8_t    *p = unit_copy_bytes(buf, len);
 
 		if (km_model_decode(p, len, &out, storage, &err) != KM_ERR_FORMAT)
 			bad++;
@@ -629,7 +619,7 @@ test_model_selection(void)
 	CHECK(bad == 0, "%d truncations not reported as FORMAT", bad);
 	for (size_t bit = 8 * 8; bit < 8 * size; bit++)
 	{
-		uint8_t    *p = copy_bytes(buf, size);
+		uint8_t    *p = unit_copy_bytes(buf, size);
 
 		p[bit / 8] ^= (uint8_t) (1 << (bit % 8));
 		if (km_model_decode(p, size, &out, storage, &err) != KM_ERR_CHECKSUM)

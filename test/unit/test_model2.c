@@ -106,16 +106,6 @@ encode2(const km_model *m, size_t *size)
 	return buf;
 }
 
-static uint8_t *
-copy_bytes(const uint8_t *src, size_t len)
-{
-	uint8_t    *p = malloc(len ? len : 1);
-
-	if (len > 0)
-		memcpy(p, src, len);
-	return p;
-}
-
 static bool
 same(const void *a, const void *b, size_t bytes)
 {
@@ -201,7 +191,7 @@ test_model2_truncation(void)
 	full = encode2(&t.m, &size);
 	for (size_t len = 0; len < size; len++)
 	{
-		uint8_t    *p = copy_bytes(full, len);
+		uint8_t    *p = unit_copy_bytes(full, len);
 		km_model	out;
 		km_error	err;
 		uint32_t	n,
@@ -231,7 +221,7 @@ test_model2_bitflips(void)
 	for (size_t i = 0; i < size; i++)
 		for (int b = 0; b < 8; b++)
 		{
-			uint8_t    *p = copy_bytes(full, size);
+			uint8_t    *p = unit_copy_bytes(full, size);
 			double		storage[2 * TD + TN + TN * TD + 4 * TC];
 			km_model	out;
 			km_error	err;
@@ -353,7 +343,7 @@ test_model2_sections(void)
 				len |= (uint64_t) full[at + 4 + k] << (8 * k);
 			at += KM_SECTION_OVERHEAD + (size_t) len;
 		}
-		q = copy_bytes(full, at);
+		q = unit_copy_bytes(full, at);
 		put_u64(q + 8, at);
 		put_u32(q + 72, 3);
 		put_u32(q + 76, km_crc32c(q, 76));

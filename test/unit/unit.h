@@ -39,4 +39,10 @@ extern int	unit_failures;		/* failed CHECKs in the current test */
 double		unit_urand(unsigned long long *state);
 double	   *unit_rand_vec(size_t len, unsigned long long seed);
 
+/*
+ * A malloc'd copy of exactly len bytes, so that AddressSanitizer reports a
+ * decoder that reads one byte past what it was given.
+ */
+unsigned char *unit_copy_bytes(const unsigned char *src, size_t len);
+
 #endif

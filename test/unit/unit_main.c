@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "unit.h"
 
@@ -97,4 +98,14 @@ unit_rand_vec(size_t len, unsigned long long seed)
 	for (size_t i = 0; i < len; i++)
 		v[i] = unit_urand(&seed);
 	return v;
+}
+
+unsigned char *
+unit_copy_bytes(const unsigned char *src, size_t len)
+{
+	unsigned char *p = malloc(len ? len : 1);
+
+	if (len > 0)
+		memcpy(p, src, len);
+	return p;
 }
