@@ -21,14 +21,7 @@
 #include <cblas.h>
 #include <lapacke.h>
 
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
-}
+#include "bench.h"
 
 static void
 fill(double *a, size_t n)

@@ -43,70 +43,11 @@
 #include <cblas.h>
 #include <lapacke.h>
 
+#include "bench.h"
+
 /* the core's eigensolver, built in: the bench needs no build system */
 #include "../../src/core/core.c"
 #include "../../src/core/eigen.c"
-
-/* Longest time between two interrupt checks since gap_start(). */
-static double gap_last;
-static double gap_max;
-static double gap_cpu_last;
-static double gap_cpu_max;		/* the same in process CPU time: free of the machine's load */
-
-static double
-cpu_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
-}
-
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
-}
-
-static void
-gap_check(void)
-{
-	double		t = now();
-	double		c = cpu_now();
-
-	if (c - gap_cpu_last > gap_cpu_max)
-		gap_cpu_max = c - gap_cpu_last;
-	gap_cpu_last = c;
-
-	if (t - gap_last > gap_max)
-		gap_max = t - gap_last;
-	gap_last = t;
-}
-
-static void
-gap_start(void)
-{
-	gap_last = now();
-	gap_max = 0.0;
-	gap_cpu_last = cpu_now();
-	gap_cpu_max = 0.0;
-}
-
-static void *
-xmalloc(size_t bytes)
-{
-	void	   *p = malloc(bytes ? bytes : 1);
-
-	if (p == NULL)
-	{
-		fprintf(stderr, "out of memory (%zu bytes)\n", bytes);
-		exit(1);
-	}
-	return p;
-}
 
 static void
 fail(const char *what, lapack_int info)

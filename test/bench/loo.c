@@ -25,64 +25,10 @@
 #include <cblas.h>
 #include <lapacke.h>
 
+#include "bench.h"
 #include "select.h"
 
 #define L 20
-
-static double gap_last;
-static double gap_max;
-static void *gap_where;			/* the check that ended the longest gap */
-static double gap_cpu_last;
-static double gap_cpu_max;		/* the same in process CPU time: free of the machine's load */
-
-static double
-cpu_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
-}
-
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
-}
-
-static void
-gap_check(void)
-{
-	double		t = now();
-	double		c = cpu_now();
-
-	if (c - gap_cpu_last > gap_cpu_max)
-		gap_cpu_max = c - gap_cpu_last;
-	gap_cpu_last = c;
-
-	if (t - gap_last > gap_max)
-	{
-		gap_max = t - gap_last;
-		gap_where = __builtin_return_address(0);
-	}
-	gap_last = t;
-}
-
-static void *
-xmalloc(size_t bytes)
-{
-	void	   *p = malloc(bytes ? bytes : 1);
-
-	if (p == NULL)
-	{
-		fprintf(stderr, "out of memory (%zu bytes)\n", bytes);
-		exit(1);
-	}
-	return p;
-}
 
 /* 0.1.0's closed_form_gamma, LOO only, for the comparison. */
 static void
@@ -213,9 +159,8 @@ main(int argc, char **argv)
 		old_route(&p.base.kernel, X, n, d, y, lambdas, old_score);
 		t_old = now() - t0;
 
-		gap_max = gap_cpu_max = 0.0;
-		gap_cpu_last = cpu_now();
-		t0 = gap_last = now();
+		gap_start();
+		t0 = gap_last;
 		if (km_select(&p, X, n, d, y, NULL, cand, &best, work, &err, gap_check) != KM_OK)
 		{
 			fprintf(stderr, "%s: %s\n", err.message, err.detail);
