@@ -57,7 +57,12 @@ int			unit_failures = 0;
 	X(test_metrics_combine) \
 	X(test_accum_layout) \
 	X(test_accum_gram_sums) \
-	X(test_accum_validate)
+	X(test_accum_validate) \
+	X(test_svm_breast_cancer) \
+	X(test_svm_wine_ovo) \
+	X(test_svm_platt) \
+	X(test_svm_couple) \
+	X(test_svm_edge_cases)
 
 #define DECLARE(name) void name(void);
 UNIT_TESTS(DECLARE)
