@@ -31,7 +31,7 @@ PG_CFLAGS = $(KM_EXTRA_CFLAGS)
 KM_LIBS = -lopenblas -llapacke -lmvec -lm
 SHLIB_LINK = $(KM_LIBS)
 
-EXTRA_CLEAN = test/build test/bench/loo test/unit/run_unit test/unit/run_unit_asan \
+EXTRA_CLEAN = test/build test/bench/loo test/bench/svm_core test/unit/run_unit test/unit/run_unit_asan \
 	test/fuzz/fuzz_model test/fuzz/fuzz_options test/fuzz/make_seed test/fuzz/*.o test/fuzz/*.bc
 
 PG_CONFIG ?= pg_config
@@ -161,3 +161,11 @@ fuzz-options: test/fuzz/fuzz_options
 # side by side (test/bench/loo.c).
 test/bench/loo: $(call km_objs,bench,test/bench/loo.o $(KM_STANDALONE_OBJS))
 	$(KM_bench_CC) $(KM_bench_CFLAGS) -no-pie -o $@ $^ $(KM_STANDALONE_LIBS)
+
+# The exact SVM core against scikit-learn's SVC (test/bench/svm_core.py).
+test/bench/svm_core: $(call km_objs,bench,test/bench/svm_core.o $(KM_STANDALONE_OBJS))
+	$(KM_bench_CC) $(KM_bench_CFLAGS) -no-pie -o $@ $^ $(KM_STANDALONE_LIBS)
+.PHONY: bench-svm
+bench-svm: test/bench/svm_core
+	/usr/bin/python3 test/bench/svm_core.py
+bench: bench-svm
