@@ -229,6 +229,29 @@ test_svm_wine_ovo(void)
 		wrong += (int) km_svm_vote(3, d3, votes) != wine_pred[i];
 	}
 	CHECK(wrong == 0, "wine: %d votes differ from SVC.predict", wrong);
+	/* compacting keeps exactly the rows with a nonzero coefficient, in order */
+	{
+		double	   *ac = malloc(n * 3 * sizeof(double));
+		uint32_t   *keep = malloc(n * sizeof(uint32_t));
+		size_t		nk,
+					r = 0,
+					bad = 0;
+
+		memcpy(ac, alpha, n * 3 * sizeof(double));
+		nk = km_svm_compact(ac, n, 3, keep);
+		CHECK(nk == res.n_sv && nk < n, "compact: %zu rows, %u support vectors", nk, res.n_sv);
+		for (size_t i = 0; i < n; i++)
+		{
+			bool		kept = r < nk && keep[r] == i;
+
+			for (int j = 0; j < 3; j++)
+				bad += kept ? ac[r + j * nk] != alpha[i + j * n] : alpha[i + j * n] != 0;
+			r += kept;
+		}
+		CHECK(bad == 0 && r == nk, "compact: %zu entries differ", bad);
+		free(ac);
+		free(keep);
+	}
 	/* ties go to the smaller class: each class one vote */
 	{
 		double		tie[3] = {1.0, -1.0, 1.0};	/* 0 beats 1, 2 beats 0, 1 beats 2 */
