@@ -33,7 +33,7 @@ KM_LIBS = -lopenblas -llapacke -lmvec -lm
 SHLIB_LINK = $(KM_LIBS)
 
 EXTRA_CLEAN = test/build test/bench/loo test/unit/run_unit test/unit/run_unit_asan \
-	test/bench/sgd_epochs test/fuzz/fuzz_model test/fuzz/fuzz_options test/fuzz/make_seed test/fuzz/*.o test/fuzz/*.bc
+	test/bench/sgd_epochs test/bench/logistic_bench test/fuzz/fuzz_model test/fuzz/fuzz_options test/fuzz/make_seed test/fuzz/*.o test/fuzz/*.bc
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -166,4 +166,8 @@ test/bench/loo: $(call km_objs,bench,test/bench/loo.o $(KM_STANDALONE_OBJS))
 # Kernelized SGD's distance to the optimum by epochs: the table in
 # src/core/sgd.h (test/bench/sgd_epochs.c).
 test/bench/sgd_epochs: $(call km_objs,bench,test/bench/sgd_epochs.o $(KM_STANDALONE_OBJS))
+	$(KM_bench_CC) $(KM_bench_CFLAGS) -no-pie -o $@ $^ $(KM_STANDALONE_LIBS)
+# Time and interrupt gaps of exact logistic Newton, SGD and a primal pass
+# (test/bench/logistic_bench.c).
+test/bench/logistic_bench: $(call km_objs,bench,test/bench/logistic_bench.o $(KM_STANDALONE_OBJS))
 	$(KM_bench_CC) $(KM_bench_CFLAGS) -no-pie -o $@ $^ $(KM_STANDALONE_LIBS)

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include <cblas.h>
-#include <lapacke.h>
 
 #include "kernels.h"
 #include "logistic.h"
@@ -196,6 +195,49 @@ km_logistic_objective(const double *K, size_t n, const uint32_t *cls,
 	return mean_loss(F, n, q, cls, weights, W, q, 0.0, NULL) + 0.5 * lambda * pen;
 }
 
+/*
+ * Solve (L L^T) X = X for nrhs columns (n x nrhs, leading dimension n) with
+ * the lower Cholesky factor L in panels of KM_LOGISTIC_PANEL rows, an
+ * interrupt check between: one dpotrs reads all of L without one.
+ */
+static void
+chol_solve_blocked(const double *L, size_t n, double *X, int nrhs,
+				   km_interrupt_fn interrupt)
+{
+	size_t		last = (n - 1) / KM_LOGISTIC_PANEL * KM_LOGISTIC_PANEL;
+
+	/* forward: L y = x, panel by panel, updating the rows below */
+	for (size_t j = 0; j < n; j += KM_LOGISTIC_PANEL)
+	{
+		size_t		jb = n - j < KM_LOGISTIC_PANEL ? n - j : KM_LOGISTIC_PANEL;
+		size_t		rest = n - j - jb;
+
+		cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit,
+					(int) jb, nrhs, 1.0, L + j + j * n, (int) n, X + j, (int) n);
+		if (rest > 0)
+			cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int) rest, nrhs,
+						(int) jb, -1.0, L + j + jb + j * n, (int) n, X + j, (int) n,
+						1.0, X + j + jb, (int) n);
+		km_check_interrupts(interrupt);
+	}
+	/* backward: L^T x = y, from the last panel up */
+	for (size_t j = last;; j -= KM_LOGISTIC_PANEL)
+	{
+		size_t		jb = n - j < KM_LOGISTIC_PANEL ? n - j : KM_LOGISTIC_PANEL;
+		size_t		rest = n - j - jb;
+
+		if (rest > 0)
+			cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, (int) jb, nrhs,
+						(int) rest, -1.0, L + j + jb + j * n, (int) n, X + j + jb,
+						(int) n, 1.0, X + j, (int) n);
+		cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasTrans, CblasNonUnit,
+					(int) jb, nrhs, 1.0, L + j + j * n, (int) n, X + j, (int) n);
+		km_check_interrupts(interrupt);
+		if (j == 0)
+			break;
+	}
+}
+
 /* The fit's state and scratch, carved from work. */
 typedef struct fit_state
 {
@@ -262,7 +304,6 @@ newton_step(fit_state *st, uint32_t c, bool *moved, km_error *err)
 	double		pen_other = 0.0;
 	double		t = 1.0;
 	size_t		bad;
-	lapack_int	info;
 
 	*moved = false;
 	loss_derivatives(st->F, n, st->q, c, st->cls, st->weights, st->W, st->g, st->d);
@@ -299,12 +340,7 @@ newton_step(fit_state *st, uint32_t c, bool *moved, km_error *err)
 		return km_fail(err, KM_ERR_NOT_PD, "logistic newton system is not positive definite",
 					   "The Cholesky factorisation of D^1/2 K D^1/2 + lambda I failed at order %zu of %zu; the kernel matrix is not positive semi-definite.",
 					   bad, n);
-	info = LAPACKE_dpotrs(LAPACK_COL_MAJOR, 'L', (lapack_int) n, 2, st->B,
-						  (lapack_int) n, st->z, (lapack_int) n);
-	if (info != 0)
-		return km_fail(err, KM_ERR_INVALID, "logistic newton solve failed",
-					   "LAPACK dpotrs returned %d.", (int) info);
-	km_check_interrupts(st->interrupt);
+	chol_solve_blocked(st->B, n, st->z, 2, st->interrupt);
 
 	if (st->p->fit_intercept)
 	{

@@ -17,6 +17,14 @@
 
 #include "fixtures/logistic_data.h"
 
+static int	interrupt_calls;
+
+static void
+count_interrupts(void)
+{
+	interrupt_calls++;
+}
+
 /* Standardized rows and the full-precision rbf Gram (gamma = 1/d), lower triangle. */
 static double *
 gram_of(const double *X, size_t n, int d, double **Xs_out)
@@ -98,8 +106,14 @@ test_logistic_binary(void)
 					sum_err,
 					diff,
 					asum = 0.0;
-		km_status	st = km_logistic_fit(&p, K, n, fx_bc_y, 2, c == 2 ? w : NULL,
-										 alpha, &b, work, &res, &err, NULL);
+		km_status	st;
+
+		interrupt_calls = 0;
+		st = km_logistic_fit(&p, K, n, fx_bc_y, 2, c == 2 ? w : NULL, alpha, &b, work,
+							 &res, &err, count_interrupts);
+		/* n = 569 is two panels: every product and solve checks between them */
+		CHECK(interrupt_calls >= 4 * res.iterations, "case %d: %d interrupt checks",
+			  c, interrupt_calls);
 
 		CHECK(st == KM_OK, "case %d: %s", c, err.message);
 		CHECK(res.converged, "case %d: %d iterations, gradient %g of %g", c,
