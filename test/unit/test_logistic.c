@@ -254,6 +254,10 @@ test_primal_newton(void)
 	double	   *vecs = malloc(2 * m * sizeof(double));
 	double		coef[64];
 	const double *expect[2] = {fx_primal_logistic, fx_primal_sqhinge};
+	double	   *wts = malloc(n * sizeof(double));
+
+	for (size_t i = 0; i < n; i++)
+		wts[i] = 1.0 + (double) (i % 3);
 
 	CHECK(sd == 5 + 2 * m + m * (m + 1) / 2, "layout: %zu doubles", sd);
 	/* features k(x_i, c_j) with the first m rows as centres; R = K_mm (K is lower) */
@@ -279,16 +283,16 @@ test_primal_newton(void)
 			coef[j] = 0.1 * sin(j + 1.0);
 		km_primal_state_init(one, m);
 		km_primal_state_init(half, m);
-		CHECK(km_primal_add(one, m, loss, Z, n, fx_bc_y, NULL, coef, 0.3, scratch), "add");
-		CHECK(km_primal_add(half, m, loss, Z + cut * m, n - cut, fx_bc_y + cut, NULL, coef,
-							0.3, scratch), "add");
+		CHECK(km_primal_add(one, m, loss, Z, n, fx_bc_y, wts, coef, 0.3, scratch), "add");
+		CHECK(km_primal_add(half, m, loss, Z + cut * m, n - cut, fx_bc_y + cut, wts + cut,
+							coef, 0.3, scratch), "add");
 		/* the first half into its own state, then combined */
 		{
 			double	   *first = malloc(sd * sizeof(double));
 			double	   *scr = malloc(km_primal_add_scratch_doubles(m, cut) * sizeof(double));
 
 			km_primal_state_init(first, m);
-			km_primal_add(first, m, loss, Z, cut, fx_bc_y, NULL, coef, 0.3, scr);
+			km_primal_add(first, m, loss, Z, cut, fx_bc_y, wts, coef, 0.3, scr);
 			km_primal_combine(half, first, m);
 			free(first);
 			free(scr);
@@ -297,6 +301,27 @@ test_primal_newton(void)
 			worst = fmax(worst, fabs(one[i] - half[i]) / fmax(1.0, fabs(one[i])));
 		CHECK(worst <= 1e-12, "loss %d: halves differ from one pass by %g", l, worst);
 		CHECK(one[KM_PRIMAL_ROWS] == (double) n, "rows %g", one[KM_PRIMAL_ROWS]);
+		CHECK(one[KM_PRIMAL_WSUM] == (double) (n / 3 * 6 + 3), "weight sum %g",
+			  one[KM_PRIMAL_WSUM]);
+		/* the packed Hessian against its definition, entry (2, 7) */
+		{
+			double		h = 0.0;
+
+			for (size_t i = 0; i < n; i++)
+			{
+				double		f = 0.3;
+				double		hi;
+
+				for (uint32_t j = 0; j < m; j++)
+					f += Z[i * m + j] * coef[j];
+				if (loss == KM_PRIMAL_LOGISTIC)
+					hi = 1.0 / (1.0 + exp(-f)) * (1.0 - 1.0 / (1.0 + exp(-f)));
+				else
+					hi = (fx_bc_y[i] == 1 ? 1.0 - f : 1.0 + f) > 0 ? 2.0 : 0.0;
+				h += wts[i] * hi * Z[i * m + 2] * Z[i * m + 7];
+			}
+			CHECK_CLOSE(one[KM_PRIMAL_HZZ(m) + 2 + 7 * 8 / 2], h, 1e-12);
+		}
 
 		/* the solver loop, one pass per step */
 		memset(coef, 0, sizeof(coef));
@@ -330,4 +355,5 @@ test_primal_newton(void)
 	free(scratch);
 	free(work);
 	free(vecs);
+	free(wts);
 }
