@@ -62,7 +62,12 @@ int			unit_failures = 0;
 	X(test_metrics_combine) \
 	X(test_accum_layout) \
 	X(test_accum_gram_sums) \
-	X(test_accum_validate)
+	X(test_accum_validate) \
+	X(test_logistic_binary) \
+	X(test_logistic_multinomial) \
+	X(test_logistic_invalid) \
+	X(test_sgd_reaches_optimum) \
+	X(test_primal_newton)
 
 #define DECLARE(name) void name(void);
 UNIT_TESTS(DECLARE)
