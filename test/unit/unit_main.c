@@ -72,7 +72,8 @@ int			unit_failures = 0;
 	X(test_svm_wine_ovo) \
 	X(test_svm_platt) \
 	X(test_svm_couple) \
-	X(test_svm_edge_cases)
+	X(test_svm_edge_cases) \
+	X(test_svm_interrupts)
 
 #define DECLARE(name) void name(void);
 UNIT_TESTS(DECLARE)
