@@ -206,7 +206,7 @@ km_approx_solve_doubles(uint32_t dim)
 {
 	size_t		m = dim;
 
-	if (m == 0 || m > ((size_t) 1 << 24))
+	if (m == 0 || m > KM_APPROX_MAX_COMPONENTS)
 		return 0;
 	return 2 * m * m + scratch_doubles(m) + APPROX_VECTORS * m;
 }
@@ -256,6 +256,10 @@ check_solve_args(const km_basis *b, const km_accum *stats,
 		return km_fail(err, KM_ERR_INVALID, "training state does not match the basis",
 					   "The state has kind %u and dimension %u; the basis has %u components.",
 					   (unsigned) stats->kind, (unsigned) stats->dim, (unsigned) b->m);
+	if (b->m > KM_APPROX_MAX_COMPONENTS)
+		return km_fail(err, KM_ERR_INVALID, "too many components",
+					   "The basis has %u components; a solve takes at most %d.",
+					   (unsigned) b->m, KM_APPROX_MAX_COMPONENTS);
 	if (stats->rows < 1)
 		return km_fail(err, KM_ERR_INVALID, "training state has no rows",
 					   "The training state has seen %lld rows; at least 1 is needed.",
