@@ -117,6 +117,30 @@ test_approx_features_match_eval(void)
 				CHECK_CLOSE(Z[i * M + j], km_kernel_eval(&b.kernel, X + i * D, C + j * D, D), 1e-12);
 		free(work);
 	}
+	/*
+	 * The range rules of km_gram_lower: rbf with a row too long for the
+	 * expanded distance, cosine with tiny and huge rows, computed from the
+	 * definition instead.
+	 */
+	for (int t = 0; t < 2; t++)
+	{
+		km_basis	b = nystrom_basis(t == 0 ? KM_KERNEL_RBF : KM_KERNEL_COSINE, 1e-300, C, M, D);
+		double	   *work = malloc(km_approx_features_doubles(&b, R) * sizeof(double));
+		double	   *Xr = malloc(R * D * sizeof(double));
+
+		memcpy(Xr, X, R * D * sizeof(double));
+		for (int f = 0; f < D; f++)
+		{
+			Xr[f] = 1e153 * (f + 1);	/* row 0: norm^2 3e307, beyond DBL_MAX / 8 */
+			Xr[D + f] = 1e-160 * (f + 1);	/* row 1: cosine norm below 1e-100 */
+		}
+		CHECK(km_approx_features(&b, Xr, R, Z, work, &err) == KM_OK, "%s", err.message);
+		for (int i = 0; i < R; i++)
+			for (int j = 0; j < M; j++)
+				CHECK_CLOSE(Z[i * M + j], km_kernel_eval(&b.kernel, Xr + i * D, C + j * D, D), 1e-12);
+		free(work);
+		free(Xr);
+	}
 	{
 		km_basis	b;
 		double		work[1];
