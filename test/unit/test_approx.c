@@ -11,6 +11,7 @@
 #include <lapacke.h>
 
 #include "approx.h"
+#include "model.h"
 #include "unit.h"
 
 void		test_approx_features_match_eval(void);
@@ -19,6 +20,7 @@ void		test_approx_gcv_matches_brute_force(void);
 void		test_approx_rff_error_falls_as_root_d(void);
 void		test_approx_combine_matches_one_pass(void);
 void		test_approx_errors(void);
+void		test_approx_model_fill_roundtrip(void);
 
 static km_accum *
 new_gram(uint32_t m)
@@ -486,4 +488,92 @@ test_approx_errors(void)
 	CHECK(solve(&b, acc, &lambda, 1, true, coef, &res, &err) == KM_ERR_NOT_PD, "sigmoid: %d", (int) err.status);
 	free(C);
 	free(acc);
+}
+
+/*
+ * km_approx_model_fill: the model encodes (format 2), decodes with the
+ * same fields, and its arrays score rows as the fit does.
+ */
+void
+test_approx_model_fill_roundtrip(void)
+{
+	size_t		n = 50;
+	uint32_t	m = 12;
+	int			d = 3;
+	double	   *X = unit_rand_vec(n * d, 361);
+	double	   *y = unit_rand_vec(n, 362);
+	double		lambdas[3] = {0.1, 1.0, 10.0};
+	double		mean[3] = {0.5, -1.0, 2.0};
+	double		scale[3] = {1.0, 2.0, 0.5};
+	double	   *W = malloc(d * m * sizeof(double));
+	double	   *bb = malloc(m * sizeof(double));
+	double	   *coef = malloc(m * sizeof(double));
+
+	for (int kind = 0; kind < 2; kind++)
+	{
+		km_basis	b = nystrom_basis(KM_KERNEL_RBF, 0.7, X, m, (uint32_t) d);
+		km_accum   *acc = new_gram(m);
+		km_approx_result res;
+		km_candidate cand[3];
+		km_model	model;
+		km_model	back;
+		km_model_shape shape;
+		km_error	err;
+		uint8_t    *buf;
+		double	   *storage;
+		size_t		len;
+
+		b.seed = 77;
+		b.standardize = true;
+		b.mean = mean;
+		b.scale = scale;
+		if (kind == 1)
+		{
+			b.kind = KM_APPROX_RFF;
+			b.centres = NULL;
+			km_rff_draw(0.7, 77, (uint32_t) d, m, W, bb);
+			b.W = W;
+			b.b = bb;
+		}
+		accumulate(&b, X, y, 0, n, acc);
+		CHECK(solve(&b, acc, lambdas, 3, true, coef, &res, &err) == KM_OK, "%s", err.detail);
+		memset(&model, 0, sizeof(model));
+		model.format_version = KM_FORMAT_VERSION;
+		model.method = KM_METHOD_RIDGE;
+		model.task = km_method_task(KM_METHOD_RIDGE);
+		km_approx_model_fill(&b, 1000, lambdas, 3, true, coef, &res, cand, &model);
+		shape = km_model_shape_of(&model);
+		len = km_model_size(&shape);
+		CHECK(len > 0, "size");
+		buf = malloc(len);
+		km_model_encode(&model, buf);
+		storage = malloc(km_model_storage_doubles(&shape) * sizeof(double));
+		CHECK(km_model_decode(buf, len, &back, storage, &err) == KM_OK, "decode: %s: %s", err.message, err.detail);
+		CHECK(back.approximation == b.kind && back.components == 1000 && back.n_train == m &&
+			  back.approx_seed == 77 && back.approx_eps == res.eps && back.n_outputs == 1,
+			  "approximation fields");
+		CHECK(back.rank == (kind == 1 ? m : res.rank), "rank %u", back.rank);
+		CHECK(back.intercept == res.intercept && back.lambda == res.lambda &&
+			  back.train_rmse == res.train_rmse && back.rows_seen == n, "scalars");
+		CHECK(back.n_candidates == 3 && back.best == (uint32_t) res.best &&
+			  back.cv == KM_CV_GCV && back.candidates[1].score == res.gcv[1], "candidates");
+		for (uint32_t j = 0; j < m; j++)
+			CHECK(back.alpha[j] == coef[j], "alpha %u", j);
+		if (kind == 0)
+			CHECK(back.X != NULL && memcmp(back.X, X, m * d * sizeof(double)) == 0 &&
+				  back.rff_W == NULL, "centres");
+		else
+			CHECK(back.X == NULL && back.rff_W != NULL &&
+				  memcmp(back.rff_W, W, d * m * sizeof(double)) == 0 &&
+				  memcmp(back.rff_b, bb, m * sizeof(double)) == 0, "rff arrays");
+		CHECK(memcmp(back.mean, mean, sizeof(mean)) == 0 && memcmp(back.scale, scale, sizeof(scale)) == 0, "scaler");
+		free(buf);
+		free(storage);
+		free(acc);
+	}
+	free(X);
+	free(y);
+	free(W);
+	free(bb);
+	free(coef);
 }
