@@ -10,7 +10,7 @@
  *              timed alone on the same matrices: K_mm + Cholesky, the
  *              whitening (two dtrsm), the tridiagonal reduction, dsterf;
  *              with the longest gap between two interrupt checks
- * Usage (make test/bench/approx):
+ * Usage (make test/bench/approx; KM_BENCH_BLOCK=rows per block, default 256):
  *     test/bench/approx ROWS D M THREADS [SOLVE_M...]
  * e.g. test/bench/approx 100000 20 1000 1 500 1000 2000
  * Passes are timed in process CPU time (the machine is shared: with
@@ -30,7 +30,8 @@
 #include "eigen.h"
 #include "solve.h"
 
-#define BLOCK 256
+/* rows per block of features and accumulation: KM_BENCH_BLOCK, default 256 */
+static size_t BLOCK = 256;
 #define L 20
 
 static double
@@ -213,6 +214,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: %s ROWS D M THREADS [SOLVE_M...]\n", argv[0]);
 		return 2;
 	}
+	if (getenv("KM_BENCH_BLOCK"))
+		BLOCK = strtoul(getenv("KM_BENCH_BLOCK"), NULL, 10);
 	rows = strtoul(argv[1], NULL, 10);
 	d = atoi(argv[2]);
 	m = (uint32_t) strtoul(argv[3], NULL, 10);
@@ -224,8 +227,8 @@ main(int argc, char **argv)
 	for (size_t i = 0; i < rows; i++)
 		y[i] = sin(X[i * d]) + 0.5 * X[i * d + 1] + 0.1 * urand(&s);
 
-	printf("approximate models, %zu rows, d = %d, m = %u, %s BLAS thread(s); CPU seconds per 1M rows (features, accumulation), wall seconds (solve)\n",
-		   rows, d, m, argv[4]);
+	printf("approximate models, %zu rows, d = %d, m = %u, %s BLAS thread(s), blocks of %zu rows; CPU seconds per 1M rows (features, accumulation), wall seconds (solve)\n",
+		   rows, d, m, argv[4], BLOCK);
 	memset(&b, 0, sizeof(b));
 	b.kind = KM_APPROX_NYSTROM;
 	b.kernel.type = KM_KERNEL_RBF;
