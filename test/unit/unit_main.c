@@ -63,6 +63,11 @@ int			unit_failures = 0;
 	X(test_accum_layout) \
 	X(test_accum_gram_sums) \
 	X(test_accum_validate) \
+	X(test_logistic_binary) \
+	X(test_logistic_multinomial) \
+	X(test_logistic_invalid) \
+	X(test_sgd_reaches_optimum) \
+	X(test_primal_newton) \
 	X(test_approx_features_match_eval) \
 	X(test_approx_nystrom_all_rows_is_exact_ridge) \
 	X(test_approx_gcv_matches_brute_force) \
