@@ -32,7 +32,7 @@ PG_CFLAGS = $(KM_EXTRA_CFLAGS)
 KM_LIBS = -lopenblas -llapacke -lmvec -lm
 SHLIB_LINK = $(KM_LIBS)
 
-EXTRA_CLEAN = test/build test/bench/loo test/unit/run_unit test/unit/run_unit_asan \
+EXTRA_CLEAN = test/build test/bench/loo test/bench/approx test/unit/run_unit test/unit/run_unit_asan \
 	test/bench/sgd_epochs test/bench/logistic_bench test/bench/svm_core \
 	test/fuzz/fuzz_model test/fuzz/fuzz_options test/fuzz/make_seed test/fuzz/*.o test/fuzz/*.bc
 
@@ -158,6 +158,11 @@ fuzz-options: test/fuzz/fuzz_options
 	cp test/fuzz/options_seeds/*.json test/fuzz/corpus_options/
 	test/fuzz/fuzz_options -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
 		-dict=test/fuzz/options.dict -print_final_stats=1 test/fuzz/corpus_options
+
+# Approximate models: features, accumulation and the solve timed piece by
+# piece (test/bench/approx.c).
+test/bench/approx: $(call km_objs,bench,test/bench/approx.o $(KM_STANDALONE_OBJS))
+	$(KM_bench_CC) $(KM_bench_CFLAGS) -no-pie -o $@ $^ $(KM_STANDALONE_LIBS)
 
 # Closed-form LOO: 0.1.0's dsyevd route against the interruptible one,
 # side by side (test/bench/loo.c).
