@@ -64,8 +64,9 @@
 #include "core.h"
 
 #define KM_LOGISTIC_TOL 1e-8
-#define KM_LOGISTIC_MAX_ITER 100		/* binary Newton steps */
-#define KM_LOGISTIC_MAX_SWEEPS 1000		/* multinomial sweeps */
+#define KM_LOGISTIC_MAX_ITER 100		/* Newton steps */
+#define KM_LOGISTIC_MAX_SWEEPS KM_LOGISTIC_MAX_ITER	/* old name: no sweeps any more */
+#define KM_LOGISTIC_MAX_CG 1000			/* CG iterations per multinomial step */
 #define KM_LOGISTIC_PANEL 512
 
 typedef struct km_logistic_params
@@ -73,22 +74,26 @@ typedef struct km_logistic_params
 	double		lambda;			/* > 0 */
 	bool		fit_intercept;
 	double		tol;			/* relative gradient norm; <= 0: KM_LOGISTIC_TOL */
-	int			max_iter;		/* <= 0: KM_LOGISTIC_MAX_ITER / _MAX_SWEEPS */
+	int			max_iter;		/* Newton steps; <= 0: KM_LOGISTIC_MAX_ITER */
 } km_logistic_params;
 
 typedef struct km_logistic_result
 {
-	int			iterations;		/* Newton steps (binary) or sweeps (multinomial) */
+	int			iterations;		/* Newton steps */
 	bool		converged;
 	double		objective;		/* J at the result */
 	double		grad_norm;		/* at the result */
 	double		grad_norm0;		/* at a = 0, b = 0 */
+	int			cg_iterations;	/* multinomial: CG iterations, all steps */
 } km_logistic_result;
 
 /* Outputs q for k classes: 1 for k = 2, k for k > 2 (0 for k < 2). */
 uint32_t	km_logistic_outputs(uint32_t n_classes);
 
-/* Doubles of work km_logistic_fit needs (0 on overflow): n^2 + n (q + 12). */
+/*
+ * Doubles of work km_logistic_fit needs (0 on overflow): binary n^2 + 13 n;
+ * multinomial 10 n q + 8 q (no n x n matrix).
+ */
 size_t		km_logistic_workspace_doubles(size_t n, uint32_t n_classes);
 
 /*
@@ -122,6 +127,14 @@ double		km_logistic_objective(const double *K, size_t n,
  * softmax (max subtracted first).  out has k values.
  */
 void		km_logistic_proba(const double *f, uint32_t n_classes, double *out);
+
+/*
+ * U := K V for V n x q (column-major, leading dimension n) and K as in
+ * km_symv_lower (ld n): dsymm on each diagonal block and two dgemm below it,
+ * an interrupt check between panels of KM_LOGISTIC_PANEL columns.
+ */
+void		km_symm_lower(const double *K, size_t n, const double *V, size_t q,
+						  double *U, km_interrupt_fn interrupt);
 
 /*
  * u := K v for symmetric K given by its lower triangle (column-major,
