@@ -84,9 +84,9 @@ bench_digits(void)
 		wall[r] = now() - t0;
 		cpu[r] = cpu_now() - c0;
 		gaps[r] = gap_cpu_max;
-		printf("digits-like multinomial n = %zu, k = %u: %.3f s (cpu %.3f s), %d iterations, "
+		printf("digits-like multinomial n = %zu, k = %u: %.3f s (cpu %.3f s), %d iterations (%d cg), "
 			   "converged %d, objective %.12g, gradient %.3g of %.3g, longest interrupt gap cpu %.3f s\n",
-			   n, (unsigned) k, wall[r], cpu[r], lr.iterations, (int) lr.converged,
+			   n, (unsigned) k, wall[r], cpu[r], lr.iterations, lr.cg_iterations, (int) lr.converged,
 			   lr.objective, lr.grad_norm, lr.grad_norm0, gaps[r]);
 	}
 	qsort(wall, 3, sizeof(double), cmp_double);
