@@ -4,6 +4,9 @@
  * exact Newton at n rows, one SGD epoch, and one primal statistics pass of
  * rows x m features.
  *   make test/bench/logistic_bench && test/bench/logistic_bench [n] [rows] [m]
+ * and a digits-sized multinomial fit (n = 1797, d = 64, k = 10, rbf gamma =
+ * 1/d, lambda 1e-3; ten Gaussian clusters), median of 3 fits:
+ *   test/bench/logistic_bench digits
  */
 #include <math.h>
 #include <stdio.h>
@@ -16,9 +19,87 @@
 #include "primal.h"
 #include "sgd.h"
 
+static int
+cmp_double(const void *a, const void *b)
+{
+	double		x = *(const double *) a,
+				y = *(const double *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Multinomial fit on a digits-like problem: median wall and CPU of 3. */
+static int
+bench_digits(void)
+{
+	size_t		n = 1797;
+	int			d = 64;
+	uint32_t	k = 10;
+	unsigned short xs[3] = {4, 5, 6};
+	double	   *X = xmalloc(n * d * sizeof(double));
+	double	   *centre = xmalloc((size_t) k * d * sizeof(double));
+	double	   *norms = xmalloc(n * sizeof(double));
+	double	   *K = xmalloc(n * n * sizeof(double));
+	uint32_t   *cls = xmalloc(n * sizeof(uint32_t));
+	double	   *work = xmalloc(km_logistic_workspace_doubles(n, k) * sizeof(double));
+	double	   *alpha = xmalloc(n * k * sizeof(double));
+	double		b[10],
+				wall[3],
+				cpu[3],
+				gaps[3];
+	km_kernel	kern = {KM_KERNEL_RBF, 3, 1.0 / d, 0.0};
+	km_logistic_params lp = {1e-3, true, 0.0, 0};
+	km_logistic_result lr;
+	km_error	err;
+
+	/* class centres 1.5 apart per coordinate on average, unit noise */
+	for (size_t i = 0; i < (size_t) k * d; i++)
+		centre[i] = 1.5 * (erand48(xs) * 2 - 1);
+	for (size_t i = 0; i < n; i++)
+	{
+		cls[i] = (uint32_t) (i % k);
+		for (int j = 0; j < d; j++)
+		{
+			/* Box-Muller */
+			double		u1 = erand48(xs) + 1e-300,
+						u2 = erand48(xs);
+
+			X[i * d + j] = centre[cls[i] * d + j] +
+				sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
+		}
+	}
+	km_row_norms(&kern, X, n, d, norms);
+	km_gram_lower(&kern, X, n, d, norms, K, n, NULL);
+	for (int r = 0; r < 3; r++)
+	{
+		double		t0 = now(),
+					c0 = cpu_now();
+
+		gap_start();
+		if (km_logistic_fit(&lp, K, n, cls, k, NULL, alpha, b, work, &lr, &err, gap_check) != KM_OK)
+		{
+			fprintf(stderr, "%s: %s\n", err.message, err.detail);
+			return 1;
+		}
+		wall[r] = now() - t0;
+		cpu[r] = cpu_now() - c0;
+		gaps[r] = gap_cpu_max;
+		printf("digits-like multinomial n = %zu, k = %u: %.3f s (cpu %.3f s), %d iterations (%d cg), "
+			   "converged %d, objective %.12g, gradient %.3g of %.3g, longest interrupt gap cpu %.3f s\n",
+			   n, (unsigned) k, wall[r], cpu[r], lr.iterations, lr.cg_iterations, (int) lr.converged,
+			   lr.objective, lr.grad_norm, lr.grad_norm0, gaps[r]);
+	}
+	qsort(wall, 3, sizeof(double), cmp_double);
+	qsort(cpu, 3, sizeof(double), cmp_double);
+	printf("digits-like multinomial: median %.3f s wall, %.3f s cpu\n", wall[1], cpu[1]);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
+	if (argc > 1 && strcmp(argv[1], "digits") == 0)
+		return bench_digits();
 	size_t		n = argc > 1 ? strtoul(argv[1], NULL, 10) : 5000;
 	size_t		rows = argc > 2 ? strtoul(argv[2], NULL, 10) : 100000;
 	uint32_t	m = argc > 3 ? (uint32_t) strtoul(argv[3], NULL, 10) : 500;

@@ -159,7 +159,7 @@ test_logistic_multinomial(void)
 									 &res, &err, NULL);
 
 	CHECK(st == KM_OK, "%s", err.message);
-	CHECK(res.converged, "%d sweeps, gradient %g of %g", res.iterations,
+	CHECK(res.converged, "%d steps, gradient %g of %g", res.iterations,
 		  res.grad_norm, res.grad_norm0);
 	CHECK(fabs(b[0] + b[1] + b[2]) <= 1e-12, "intercepts sum to %g", b[0] + b[1] + b[2]);
 	J = km_logistic_objective(K, n, fx_wine_y, 3, NULL, FX_LAMBDA, alpha, b, F, NULL);
@@ -167,11 +167,116 @@ test_logistic_multinomial(void)
 	diff = max_prob_diff(F, n, 3, fx_wine_p, &sum_err);
 	CHECK(diff <= 1e-6, "probabilities differ by %g", diff);
 	CHECK(sum_err <= 1e-12, "probabilities sum to 1 within %g", sum_err);
-	fprintf(stderr, "# multinomial wine: %d sweeps, objective %.12g\n", res.iterations, J);
+	fprintf(stderr, "# multinomial wine: %d Newton steps, %d CG iterations, objective %.12g\n",
+			res.iterations, res.cg_iterations, J);
 	free(K);
 	free(work);
 	free(alpha);
 	free(F);
+}
+
+/*
+ * Multinomial with integer sample weights w_i = 1 + i mod 3 equals the
+ * unweighted fit on the rows repeated w_i times (same objective, same
+ * probabilities), with and without intercepts; every CG iteration checks
+ * for interrupts.
+ */
+void
+test_logistic_multinomial_weights(void)
+{
+	size_t		n = FX_WINE_N;
+	int			d = FX_WINE_D;
+	size_t		m = 0;
+	double	   *w = malloc(n * sizeof(double));
+	double	   *Xr = malloc(3 * n * d * sizeof(double));
+	uint32_t   *yr = malloc(3 * n * sizeof(uint32_t));
+	size_t	   *first = malloc(n * sizeof(size_t));
+	double	   *K,
+			   *Kr;
+
+	for (size_t i = 0; i < n; i++)
+	{
+		w[i] = 1.0 + (double) (i % 3);
+		first[i] = m;
+		for (int r = 0; r < (int) w[i]; r++, m++)
+		{
+			memcpy(Xr + m * d, fx_wine_X + i * d, d * sizeof(double));
+			yr[m] = fx_wine_y[i];
+		}
+	}
+	/* one kernel for both: the repeated rows standardized, original rows = first copies */
+	Kr = gram_of(Xr, m, d, NULL);
+	/* K of the original rows is the submatrix of Kr at their first copies */
+	K = malloc(n * n * sizeof(double));
+	for (size_t j = 0; j < n; j++)
+		for (size_t i = j; i < n; i++)
+			K[i + j * n] = Kr[first[i] + first[j] * m];
+
+	for (int icpt = 0; icpt < 2; icpt++)
+	{
+		km_logistic_params p = {FX_LAMBDA, icpt == 1, 0.0, 0};
+		km_logistic_result res,
+					resr;
+		km_error	err;
+		double	   *work = malloc(km_logistic_workspace_doubles(n, 3) * sizeof(double));
+		double	   *workr = malloc(km_logistic_workspace_doubles(m, 3) * sizeof(double));
+		double	   *alpha = malloc(3 * n * sizeof(double));
+		double	   *alphar = malloc(3 * m * sizeof(double));
+		double	   *F = malloc(3 * n * sizeof(double));
+		double	   *Fr = malloc(3 * m * sizeof(double));
+		double		b[3],
+					br[3],
+					worst = 0.0;
+		km_status	st;
+
+		interrupt_calls = 0;
+		st = km_logistic_fit(&p, K, n, fx_wine_y, 3, w, alpha, b, work, &res, &err,
+							 count_interrupts);
+		CHECK(st == KM_OK && res.converged, "weighted, intercept %d: %s", icpt,
+			  st == KM_OK ? "not converged" : err.message);
+		CHECK(interrupt_calls >= res.cg_iterations && res.cg_iterations > 0,
+			  "%d interrupt checks for %d CG iterations", interrupt_calls, res.cg_iterations);
+		CHECK(res.iterations <= 20, "%d Newton steps", res.iterations);
+		st = km_logistic_fit(&p, Kr, m, yr, 3, NULL, alphar, br, workr, &resr, &err, NULL);
+		CHECK(st == KM_OK && resr.converged, "repeated, intercept %d", icpt);
+		CHECK_CLOSE(res.objective, resr.objective, 1e-10);
+		if (!icpt)
+			CHECK(b[0] == 0.0 && b[1] == 0.0 && b[2] == 0.0, "no intercept: b = %g %g %g",
+				  b[0], b[1], b[2]);
+		km_logistic_objective(K, n, fx_wine_y, 3, w, FX_LAMBDA, alpha, b, F, NULL);
+		km_logistic_objective(Kr, m, yr, 3, NULL, FX_LAMBDA, alphar, br, Fr, NULL);
+		for (size_t i = 0; i < n; i++)
+		{
+			double		f[3],
+						fr[3],
+						pr[3],
+						pp[3];
+
+			for (int c = 0; c < 3; c++)
+			{
+				f[c] = F[i + c * n];
+				fr[c] = Fr[first[i] + c * m];
+			}
+			km_logistic_proba(f, 3, pp);
+			km_logistic_proba(fr, 3, pr);
+			for (int c = 0; c < 3; c++)
+				worst = fmax(worst, fabs(pp[c] - pr[c]));
+		}
+		CHECK(worst <= 1e-6, "intercept %d: weighted and repeated probabilities differ by %g",
+			  icpt, worst);
+		free(work);
+		free(workr);
+		free(alpha);
+		free(alphar);
+		free(F);
+		free(Fr);
+	}
+	free(w);
+	free(Xr);
+	free(yr);
+	free(first);
+	free(K);
+	free(Kr);
 }
 
 /* Bad arguments are errors, not crashes. */

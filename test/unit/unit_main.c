@@ -65,6 +65,7 @@ int			unit_failures = 0;
 	X(test_accum_validate) \
 	X(test_logistic_binary) \
 	X(test_logistic_multinomial) \
+	X(test_logistic_multinomial_weights) \
 	X(test_logistic_invalid) \
 	X(test_sgd_reaches_optimum) \
 	X(test_primal_newton) \
