@@ -4,8 +4,9 @@ EXTVERSION = $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(EXTENSION).
 
 MODULE_big = kernel_ml
 # The numerical core (src/core) includes no PostgreSQL header; the glue does.
-CORE_OBJS = $(addprefix src/core/,core.o approx.o score.o kernels.o kernel_maps.o eigen.o solve.o select.o \
-	model.o methods.o ridge.o lms.o options_core.o metrics.o accum.o)
+CORE_OBJS = $(addprefix src/core/,core.o approx.o kernels.o kernel_maps.o eigen.o solve.o select.o \
+	model.o methods.o ridge.o lms.o options_core.o metrics.o accum.o \
+	logistic.o sgd.o primal.o svm.o score.o)
 GLUE_OBJS = $(addprefix src/pg/,kernel_ml.o pgutil.o crc32c.o json.o options.o split.o \
 	rowset.o accum_state.o) \
 	$(addprefix src/sql/,train.o predict.o matrix.o export.o) \
@@ -31,7 +32,8 @@ PG_CFLAGS = $(KM_EXTRA_CFLAGS)
 KM_LIBS = -lopenblas -llapacke -lmvec -lm
 SHLIB_LINK = $(KM_LIBS)
 
-EXTRA_CLEAN = test/build test/bench/loo test/unit/run_unit test/unit/run_unit_asan \
+EXTRA_CLEAN = test/build test/bench/loo test/bench/approx test/unit/run_unit test/unit/run_unit_asan \
+	test/bench/sgd_epochs test/bench/logistic_bench test/bench/svm_core \
 	test/fuzz/fuzz_model test/fuzz/fuzz_options test/fuzz/make_seed test/fuzz/*.o test/fuzz/*.bc
 
 PG_CONFIG ?= pg_config
@@ -157,7 +159,29 @@ fuzz-options: test/fuzz/fuzz_options
 	test/fuzz/fuzz_options -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
 		-dict=test/fuzz/options.dict -print_final_stats=1 test/fuzz/corpus_options
 
+# Approximate models: features, accumulation and the solve timed piece by
+# piece (test/bench/approx.c).
+test/bench/approx: $(call km_objs,bench,test/bench/approx.o $(KM_STANDALONE_OBJS))
+	$(KM_bench_CC) $(KM_bench_CFLAGS) -no-pie -o $@ $^ $(KM_STANDALONE_LIBS)
+
 # Closed-form LOO: 0.1.0's dsyevd route against the interruptible one,
 # side by side (test/bench/loo.c).
 test/bench/loo: $(call km_objs,bench,test/bench/loo.o $(KM_STANDALONE_OBJS))
 	$(KM_bench_CC) $(KM_bench_CFLAGS) -no-pie -o $@ $^ $(KM_STANDALONE_LIBS)
+
+# Kernelized SGD's distance to the optimum by epochs: the table in
+# src/core/sgd.h (test/bench/sgd_epochs.c).
+test/bench/sgd_epochs: $(call km_objs,bench,test/bench/sgd_epochs.o $(KM_STANDALONE_OBJS))
+	$(KM_bench_CC) $(KM_bench_CFLAGS) -no-pie -o $@ $^ $(KM_STANDALONE_LIBS)
+# Time and interrupt gaps of exact logistic Newton, SGD and a primal pass
+# (test/bench/logistic_bench.c).
+test/bench/logistic_bench: $(call km_objs,bench,test/bench/logistic_bench.o $(KM_STANDALONE_OBJS))
+	$(KM_bench_CC) $(KM_bench_CFLAGS) -no-pie -o $@ $^ $(KM_STANDALONE_LIBS)
+
+# The exact SVM core against scikit-learn's SVC (test/bench/svm_core.py).
+test/bench/svm_core: $(call km_objs,bench,test/bench/svm_core.o $(KM_STANDALONE_OBJS))
+	$(KM_bench_CC) $(KM_bench_CFLAGS) -no-pie -o $@ $^ $(KM_STANDALONE_LIBS)
+.PHONY: bench-svm
+bench-svm: test/bench/svm_core
+	/usr/bin/python3 test/bench/svm_core.py
+bench: bench-svm
