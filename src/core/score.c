@@ -135,13 +135,21 @@ km_scorer_block_doubles(const km_model *m, size_t rows)
 {
 	uint64_t	n = m->n_train;
 	uint64_t	d = m->n_features;
+	uint64_t	per_row = d + n + 1;	/* standardized row, its features, norm */
 
-	if (!is_rff(m))
-		return 1;
-	/* standardized rows, then their features */
-	if (rows > SIZE_MAX / sizeof(double) / (d + n))
+	if (rows == 0 || rows > SIZE_MAX / sizeof(double) / per_row)
 		return 0;
-	return (size_t) (rows * (d + n));
+	return (size_t) (rows * per_row);
+}
+
+/* The first row of Z (rows x n) with a value that is not finite. */
+static size_t
+first_bad_row(const double *Z, size_t rows, size_t n)
+{
+	for (size_t r = 0; r < rows; r++)
+		if (!km_all_finite(Z + r * n, n))
+			return r;
+	return rows;
 }
 
 km_status
@@ -153,19 +161,10 @@ km_scorer_block(km_scorer *s, const double *X, size_t rows, double *out,
 	size_t		n = m->n_train;
 	uint32_t	q = outputs(m);
 	double	   *Xs = work;
-	double	   *Z = work + rows * d;
+	double	   *Z = Xs + rows * d;
+	double	   *xnorms = Z + rows * n;
+	bool		ok;
 
-	if (!is_rff(m))
-	{
-		for (size_t r = 0; r < rows; r++)
-		{
-			km_status	st = km_scorer_decision(s, X + r * d, out + r * q, err);
-
-			if (st != KM_OK)
-				return st;
-		}
-		return KM_OK;
-	}
 	for (size_t r = 0; r < rows; r++)
 	{
 		int			bad = km_standardize_row(X + r * d, (int) d, m->mean, m->scale,
@@ -174,8 +173,31 @@ km_scorer_block(km_scorer *s, const double *X, size_t rows, double *out,
 		if (bad >= 0)
 			return feature_overflow(s, X + r * d, bad, err);
 	}
-	km_rff_map(m->rff_W, m->rff_b, m->n_features, m->n_train, Xs, rows, Z);
-	/* out (rows x q) = Z (rows x D) alpha (D x q, column-major) */
+	/* Z: the features of the rows, by one GEMM and an element-wise map */
+	if (is_rff(m))
+	{
+		km_rff_map(m->rff_W, m->rff_b, m->n_features, m->n_train, Xs, rows, Z);
+		ok = true;
+	}
+	else
+	{
+		bool		norms = km_kernel_uses_norms(m->kernel.type);
+
+		if (norms)
+			km_row_norms(&m->kernel, Xs, rows, (int) d, xnorms);
+		ok = km_gram_cross(&m->kernel, Xs, rows, norms ? xnorms : NULL, m->X,
+						   s->Xt, n, (int) d, norms ? s->norms : NULL, Z);
+	}
+	if (!ok)
+	{
+		size_t		r = first_bad_row(Z, rows, n);
+
+		return km_fail(err, KM_ERR_OVERFLOW,
+					   "prediction is out of range for type double precision",
+					   "Scoring row %zu of the block with the %s kernel overflowed: a kernel value with a training row.",
+					   r + 1, km_kernel_name(m->kernel.type));
+	}
+	/* out (rows x q) = Z (rows x n) alpha (n x q, column-major) */
 	cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int) rows, (int) q, (int) n,
 				1.0, Z, (int) n, m->alpha, (int) n, 0.0, out, (int) q);
 	for (size_t r = 0; r < rows; r++)

@@ -53,12 +53,12 @@ size_t		km_scorer_block_doubles(const km_model *m, size_t rows);
 
 /*
  * The decision values of rows raw rows X (rows x d, row-major) into out
- * (rows x q, row-major): rff by one GEMM for the features and one for the
- * outputs, exact and nystrom one kernel row per row.  work has
- * km_scorer_block_doubles(m, rows) doubles.  Values may differ from
- * km_scorer_decision's in the last bits for rff (a different summation
- * order); exact and nystrom give the same bits.  KM_ERR_OVERFLOW names
- * the first row that failed.  No interrupt check: pass bounded blocks.
+ * (rows x q, row-major): the features of the block by one GEMM and the
+ * kernel's element-wise map (km_gram_cross; rff km_rff_map), the outputs
+ * by a second GEMM.  work has km_scorer_block_doubles(m, rows) doubles
+ * (about rows x (n + d)).  The values agree with km_scorer_decision's to
+ * rounding, not bit for bit (another summation order).  KM_ERR_OVERFLOW
+ * names the row that failed.  No interrupt check: pass bounded blocks.
  */
 km_status	km_scorer_block(km_scorer *s, const double *X, size_t rows,
 							double *out, double *work, km_error *err);
