@@ -248,3 +248,11 @@ GRANT SELECT ON kernel_models_overview TO PUBLIC;
 
 COMMENT ON VIEW kernel_models_overview IS
 'one row per model name the caller owns or may read: deployed version, number of versions, latest version, last training time, deployed metrics and sizes';
+
+CREATE FUNCTION kernel_model_export(model bytea)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'kernel_model_export'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_model_export(bytea) IS
+'every number needed to score a model outside the database: kernel and parameters, scaler, intercept, coefficients, centres (or random features), classes';

@@ -33,6 +33,7 @@
 #include "options.h"
 #include "pgutil.h"
 #include "predict.h"
+#include "score.h"
 
 PG_FUNCTION_INFO_V1(kernel_predict);
 PG_FUNCTION_INFO_V1(kernel_eval);
@@ -49,12 +50,11 @@ struct ModelCache
 	Size		len;
 	uint8	   *bytes;			/* in-line value: a copy, to compare with */
 	bool		arg_const;		/* the model argument is a Const */
-	/* the decoded model and per-query scratch */
+	/* the decoded model, its scorer and per-query scratch */
 	km_model	model;
-	double	   *Xt;				/* training rows, feature-major (d x n) */
-	double	   *norms;			/* per training row, if the kernel uses them */
-	double	   *x;				/* one standardized feature row */
-	double	   *work;			/* one kernel row */
+	km_scorer	scorer;
+	double	   *x;				/* one raw feature row */
+	double	   *out;			/* q decision values */
 };
 
 /* Decode a detoasted model into the cache's context, replacing the old one. */
@@ -64,8 +64,7 @@ cache_load(ModelCache *mc, bytea *b)
 	const uint8 *buf = (const uint8 *) VARDATA_ANY(b);
 	Size		len = VARSIZE_ANY_EXHDR(b);
 	km_model_shape shape;
-	uint32_t	n;
-	uint32_t	d;
+	size_t		n;
 	double	   *storage;
 	km_error	err;
 	km_model   *m = &mc->model;
@@ -78,21 +77,18 @@ cache_load(ModelCache *mc, bytea *b)
 									 km_model_storage_doubles(&shape) * sizeof(double));
 	if (km_model_decode(buf, len, m, storage, &err) != KM_OK)
 		km_raise(&err);
-	if (m->approximation == KM_APPROX_RFF || m->n_outputs != 1)
+	n = km_scorer_doubles(m);
+	if (n == 0)
 		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("kernel_predict cannot score this model yet"),
-				 errdetail("The model has %u outputs and approximation \"%s\".",
-						   m->n_outputs, km_approx_name(m->approximation))));
-	n = m->n_train;
-	d = m->n_features;
-
-	mc->Xt = MemoryContextAllocHuge(mc->ctx, (Size) n * d * sizeof(double));
-	mc->norms = MemoryContextAllocHuge(mc->ctx, (Size) n * sizeof(double));
-	mc->x = MemoryContextAlloc(mc->ctx, (Size) d * sizeof(double));
-	mc->work = MemoryContextAllocHuge(mc->ctx, (Size) n * sizeof(double));
-	km_transpose(m->X, n, (int) d, mc->Xt);
-	km_row_norms(&m->kernel, m->X, n, (int) d, mc->norms);
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("kernel_ml model is too large to score"),
+				 errdetail("Its %u rows of %u features do not fit in memory.",
+						   m->n_train, m->n_features)));
+	km_check_memory(8.0 * (double) n, "kernel_predict model cache", false);
+	km_scorer_prepare(&mc->scorer, m,
+					  MemoryContextAllocHuge(mc->ctx, n * sizeof(double)));
+	mc->x = MemoryContextAlloc(mc->ctx, (Size) m->n_features * sizeof(double));
+	mc->out = MemoryContextAlloc(mc->ctx, (Size) m->n_outputs * sizeof(double));
 
 	mc->len = len;
 	mc->bytes = NULL;
@@ -171,18 +167,19 @@ get_model(ModelCache *mc, Datum model)
 }
 
 /*
- * Score the raw feature row raw (d finite values) with the loaded model m;
- * the standardized row goes to mc->x.
+ * The q decision values of the raw feature row raw (d finite values) with
+ * the loaded model m, into mc->out.
  */
-static double
+static const double *
 score_loaded(ModelCache *mc, km_model *m, const double *raw)
 {
-	int			d = (int) m->n_features;
+	km_error	err;
 	int			bad;
-	double		xnorm;
-	double		result;
 
-	bad = km_standardize_row(raw, d, m->mean, m->scale, mc->x);
+	km_blas_setup_scoring();
+	if (km_scorer_decision(&mc->scorer, raw, mc->out, &err) == KM_OK)
+		return mc->out;
+	bad = mc->scorer.bad_feature;
 	if (bad >= 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
@@ -192,20 +189,27 @@ score_loaded(ModelCache *mc, km_model *m, const double *raw)
 						   float8out_internal(m->mean[bad]),
 						   float8out_internal(m->scale[bad])),
 				 errhint("Check the row for values far outside the range of the training data.")));
-	xnorm = km_vector_norm(&m->kernel, mc->x, d);
+	ereport(ERROR,
+			(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+			 errmsg("prediction is out of range for type double precision"),
+			 errdetail("Scoring the row with the %s kernel overflowed: a kernel value with a training row, or the sum of the coefficients times those values.",
+					   km_kernel_name(m->kernel.type)),
+			 errhint("Check the row for values far outside the range of the training data.")));
+	return NULL;				/* not reached */
+}
 
-	km_blas_setup_scoring();
-	result = m->intercept +
-		km_kernel_row_dot(&m->kernel, mc->Xt, m->n_train, d, mc->norms, mc->x,
-						  xnorm, m->alpha, mc->work);
-	if (!isfinite(result))
+/* The single value kernel_predict returns: the model must have one output. */
+static double
+single_output(const km_model *m, const double *out)
+{
+	if (m->n_outputs != 1)
 		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("prediction is out of range for type double precision"),
-				 errdetail("Scoring the row with the %s kernel overflowed: a kernel value with a training row, or the sum of the coefficients times those values.",
-						   km_kernel_name(m->kernel.type)),
-				 errhint("Check the row for values far outside the range of the training data.")));
-	return result;
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("model has %u outputs; kernel_predict returns one", m->n_outputs),
+				 errdetail("The model gives %u decision values per row (multi-class scheme \"%s\").",
+						   m->n_outputs, km_multiclass_name(m->multiclass)),
+				 errhint("Use the classification functions to score it.")));
+	return out[0];
 }
 
 static void
@@ -224,13 +228,28 @@ km_model_cache_predict(ModelCache *mc, Datum model, ArrayType *features)
 	km_model   *m = get_model(mc, model);
 
 	check_feature_count(m, km_array_length(features, "the row"));
-	/* rejects NaN and infinity; the standardized row overwrites the copy */
+	/* rejects NaN and infinity */
 	km_array_copy(features, (int) m->n_features, mc->x, "the row");
-	return score_loaded(mc, m, (const double *) ARR_DATA_PTR(features));
+	return single_output(m, score_loaded(mc, m, mc->x));
 }
 
 double
 km_model_cache_predict_row(ModelCache *mc, Datum model, const double *x, int d)
+{
+	km_model   *m = get_model(mc, model);
+
+	check_feature_count(m, d);
+	return single_output(m, score_loaded(mc, m, x));
+}
+
+const km_model *
+km_model_cache_model(ModelCache *mc, Datum model)
+{
+	return get_model(mc, model);
+}
+
+const double *
+km_model_cache_decision(ModelCache *mc, Datum model, const double *x, int d)
 {
 	km_model   *m = get_model(mc, model);
 

@@ -24,4 +24,19 @@ double		km_model_cache_predict(ModelCache *mc, Datum model, ArrayType *features)
 double		km_model_cache_predict_row(ModelCache *mc, Datum model,
 									   const double *x, int d);
 
+/*
+ * The decoded model in the datum (valid until the next call with another
+ * model), for callers that need more than one value: its labels, its
+ * outputs.
+ */
+struct km_model;
+const struct km_model *km_model_cache_model(ModelCache *mc, Datum model);
+
+/*
+ * The q (km_model.n_outputs) decision values of a row of d finite raw
+ * features; the array is the cache's, valid until its next call.
+ */
+const double *km_model_cache_decision(ModelCache *mc, Datum model,
+									  const double *x, int d);
+
 #endif							/* KM_PREDICT_H */

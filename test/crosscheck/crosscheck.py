@@ -25,6 +25,8 @@ Checks:
      recurrence; kernel_model_info iterations.
   e. lms, lambda 1, automatic learning_rate, to convergence vs ridge.
   f. int[], real[] and numeric[] features vs float8[].
+  g. kernel_model_export: an exact model of every kernel (and an lms one),
+     scored in NumPy from the exported numbers alone, vs kernel_predict.
 """
 
 import io
@@ -531,6 +533,58 @@ def check_casts(cur, Xt, yt):
 
 # ---------------------------------------------------------------- main
 
+EXPORT_KERNELS = [
+    {"kernel": "linear"},
+    {"kernel": "poly", "gamma": 0.1, "degree": 3, "coef0": 1.0},
+    {"kernel": "rbf", "gamma": 0.1},
+    {"kernel": "laplacian", "gamma": 0.1},
+    {"kernel": "sigmoid", "gamma": 0.01, "coef0": 0.5},
+    {"kernel": "cosine"},
+    {"kernel": "polysum", "degree": 2},
+    {"kernel": "min"},
+]
+
+
+def export_score(e, X):
+    """Score raw rows X from kernel_model_export's numbers alone (NumPy)."""
+    x = (X - np.array(e["mean"])) / np.array(e["scale"])
+    params = {k: e[k] for k in ("gamma", "degree", "coef0") if k in e}
+    if e["approximation"] == "rff":
+        Z = np.sqrt(2.0 / len(e["offsets"])) * np.cos(x @ np.array(e["weights"]) + e["offsets"])
+    else:
+        Z = reference_kernel(dict(params, kernel=e["kernel"]), x, np.array(e["centers"]))
+    coef = np.array(e["coef"])
+    if coef.ndim == 1:
+        return e["intercept"] + Z @ coef
+    return np.array(e["intercepts"]) + Z @ coef.T
+
+
+def check_export(cur, Xtr, ytr, Xte):
+    """(g) kernel_model_export scored in NumPy vs kernel_predict."""
+    # min is positive semi-definite on non-negative data: raw, shifted rows
+    shift = -min(Xtr.min(), Xte.min())
+    load(cur, "exp+", Xtr + shift, ytr, Xte + shift)
+    cases = [(kopts, "ridge") for kopts in EXPORT_KERNELS] + [({"kernel": "rbf", "gamma": 0.1}, "lms")]
+    for kopts, method in cases:
+        is_min = kopts["kernel"] == "min"
+        ds = "exp+" if is_min else "dia"
+        opts = dict(kopts, method=method)
+        if is_min:
+            opts["standardize"] = False
+        if method == "lms":
+            opts.update({"lambda": 1.0, "max_iter": 50})
+        name = "g export %s %s on %s scored in NumPy vs kernel_predict" % (method, kname(kopts), ds)
+
+        @check(name)
+        def _():
+            train(cur, "export", ds, opts)
+            cur.execute("SELECT kernel_model_export(model) FROM kmcc_models WHERE name = 'export'")
+            e = cur.fetchone()[0]
+            e = e if isinstance(e, dict) else json.loads(e)
+            X = Xte + shift if is_min else Xte
+            compare(name, export_score(e, X), predict(cur, "export", ds), 1e-10)
+
+
 def main():
     t0 = time.time()
     conn = psycopg2.connect("")
@@ -563,6 +617,7 @@ def main():
         check_lms_steps(cur, *lms)
         check_lms_converges(cur, *conv)
         check_casts(cur, *types)
+        check_export(cur, *dia)
     finally:
         for t in TABLES:
             cur.execute("DROP TABLE IF EXISTS %s" % t)

@@ -22,3 +22,8 @@ WHERE encode(float8send(kernel_predict(decode(model_hex, 'hex'), f)), 'hex') <> 
 
 -- kernel_model_info reads them: format 1, written by 0.1.0
 SELECT name, kernel_model_info(decode(model_hex, 'hex')) AS info FROM fx ORDER BY name;
+
+-- kernel_model_export reads them too
+SELECT name, e->>'format_version' AS format_version, e->>'kernel' AS kernel,
+       jsonb_array_length(e->'centers') AS centers, jsonb_array_length(e->'coef') AS coef
+FROM (SELECT name, kernel_model_export(decode(model_hex, 'hex')) AS e FROM fx) s ORDER BY name;

@@ -26,6 +26,10 @@ int			unit_failures = 0;
 	X(test_model3_bitflips) \
 	X(test_model3_invalid) \
 	X(test_model3_old_outputs) \
+	X(test_score_exact) \
+	X(test_score_rff) \
+	X(test_score_block) \
+	X(test_score_overflow) \
 	X(test_method_unknown_is_an_error) \
 	X(test_solve_standardize) \
 	X(test_solve_cholesky_blocked) \
