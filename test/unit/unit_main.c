@@ -57,7 +57,9 @@ int			unit_failures = 0;
 	X(test_metrics_combine) \
 	X(test_accum_layout) \
 	X(test_accum_gram_sums) \
-	X(test_accum_validate)
+	X(test_accum_validate) \
+	X(test_basis_order_and_combine) \
+	X(test_basis_untrusted)
 
 #define DECLARE(name) void name(void);
 UNIT_TESTS(DECLARE)
