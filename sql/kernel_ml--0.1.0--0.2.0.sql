@@ -57,3 +57,39 @@ GRANT SELECT ON kernel_models_overview TO PUBLIC;
 
 COMMENT ON VIEW kernel_models_overview IS
 'one row per model name the caller owns or may read: deployed version, number of versions, latest version, last training time, deployed metrics and sizes';
+
+-- Approximate models (issue 12) ---------------------------------------------
+
+CREATE FUNCTION kernel_basis_sfunc(bytea, float8[], jsonb)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_basis_sfunc'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION kernel_basis_combine(bytea, bytea)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_basis_combine'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION kernel_basis_final(bytea)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_basis_final'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE AGGREGATE kernel_basis(features float8[], options jsonb) (
+	SFUNC = kernel_basis_sfunc,
+	STYPE = bytea,
+	FINALFUNC = kernel_basis_final,
+	COMBINEFUNC = kernel_basis_combine,
+	PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE kernel_basis(float8[], jsonb) IS
+'the feature basis of an approximate model ("approximation": "nystrom" or "rff"): the scaler and, for nystrom, the centres, the distinct rows of smallest hash of (values, seed); the same in any row order or plan; a fixed-size state that parallel workers and Citus shards combine';
+
+CREATE FUNCTION kernel_basis_info(basis bytea)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'kernel_basis_info'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_basis_info(bytea) IS
+'what a kernel_basis result holds: approximation, kernel, gamma, features, components, rows, seed, the scaler (mean, scale) and, for nystrom, the standardized centers';
