@@ -59,7 +59,13 @@ int			unit_failures = 0;
 	X(test_accum_gram_sums) \
 	X(test_accum_validate) \
 	X(test_basis_order_and_combine) \
-	X(test_basis_untrusted)
+	X(test_basis_untrusted) \
+	X(test_approx_features_match_eval) \
+	X(test_approx_nystrom_all_rows_is_exact_ridge) \
+	X(test_approx_gcv_matches_brute_force) \
+	X(test_approx_rff_error_falls_as_root_d) \
+	X(test_approx_combine_matches_one_pass) \
+	X(test_approx_errors)
 
 #define DECLARE(name) void name(void);
 UNIT_TESTS(DECLARE)
