@@ -93,3 +93,30 @@ LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
 
 COMMENT ON FUNCTION kernel_basis_info(bytea) IS
 'what a kernel_basis result holds: approximation, kernel, gamma, features, components, rows, seed, the scaler (mean, scale) and, for nystrom, the standardized centers';
+
+CREATE FUNCTION kernel_train_basis_sfunc(bytea, float8[], float8, jsonb, bytea)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_train_basis_sfunc'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION kernel_train_basis_combine(bytea, bytea)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_train_basis_combine'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION kernel_train_basis_final(bytea)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_train_basis_final'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE AGGREGATE kernel_train(features float8[], target float8, options jsonb, basis bytea) (
+	SFUNC = kernel_train_basis_sfunc,
+	STYPE = bytea,
+	FINALFUNC = kernel_train_basis_final,
+	FINALFUNC_MODIFY = READ_WRITE,
+	COMBINEFUNC = kernel_train_basis_combine,
+	PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE kernel_train(float8[], float8, jsonb, bytea) IS
+'train an approximate (nystrom or rff) kernel ridge model over the basis from kernel_basis with the same options: a fixed-size state of the m x m sums that parallel workers and Citus shards combine; returns the model as bytea';

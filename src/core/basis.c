@@ -476,3 +476,9 @@ km_basis_decode(const void *bytes, size_t len, km_basis *b, km_error *err)
 	b->b = NULL;
 	return KM_OK;
 }
+
+uint32_t
+km_basis_components(const void *bytes)
+{
+	return ((const basis_header *) bytes)->components;
+}

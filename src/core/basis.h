@@ -99,4 +99,7 @@ km_status	km_basis_finish(const km_basis_state *st, void *out, void *scratch,
 km_status	km_basis_decode(const void *bytes, size_t len, km_basis *b,
 							km_error *err);
 
+/* "components" asked for, of a basis km_basis_decode accepted. */
+uint32_t	km_basis_components(const void *bytes);
+
 #endif							/* KM_BASIS_H */

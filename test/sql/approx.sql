@@ -99,3 +99,60 @@ SELECT kernel_basis_info(b || '\x00'::bytea) FROM b_fwd;
 
 DROP TABLE bdata, b_fwd, b_rev, b_par;
 DROP FUNCTION centre_diff(bytea, bytea);
+
+-- training: one statement vs two passes, serial vs parallel
+CREATE TABLE tdata AS
+SELECT i AS id, ARRAY[sin(i), cos(0.3 * i), (i % 11) / 11.0]::float8[] AS f,
+       sin(i) * cos(0.3 * i) + 0.1 * (i % 11) / 11.0 AS y
+FROM generate_series(1, 30000) i;
+INSERT INTO tdata VALUES (30001, NULL, 1), (30002, '{1,2,3}', NULL);
+ANALYZE tdata;
+CREATE TABLE probes AS SELECT id, f FROM tdata WHERE id % 997 = 0;
+SET max_parallel_workers_per_gather = 0;
+CREATE TABLE m_one AS SELECT kernel_train(f, y, '{"approximation": "nystrom", "components": 40, "gamma": 1, "lambda": 1, "seed": 3}') AS m
+FROM tdata WHERE id <= 30000;
+CREATE TABLE m_two AS SELECT kernel_train(f, y, '{"approximation": "nystrom", "components": 40, "gamma": 1, "lambda": 1, "seed": 3}',
+       (SELECT kernel_basis(f, '{"approximation": "nystrom", "components": 40, "gamma": 1, "lambda": 1, "seed": 3}') FROM tdata WHERE id <= 30000)) AS m
+FROM tdata WHERE id <= 30000;
+SELECT kernel_model_info(m)->'approximation' AS approximation, kernel_model_info(m)->'rank' AS rank, kernel_model_info(m)->'components' AS components,
+       kernel_model_info(m)->'n_train' AS n_train, kernel_model_info(m)->'rows_seen' AS rows_seen FROM m_one;
+SELECT max(abs(kernel_predict(a.m, p.f) - kernel_predict(b.m, p.f))) < 1e-10 AS one_equals_two
+FROM m_one a, m_two b, probes p;
+-- NULL rows are skipped and counted
+SELECT kernel_model_info(kernel_train(f, y, '{"approximation": "nystrom", "components": 50}',
+       (SELECT kernel_basis(f, '{"approximation": "nystrom", "components": 50}') FROM tdata)))->'rows_skipped' AS skipped
+FROM tdata;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+SET parallel_leader_participation = off;
+EXPLAIN (COSTS OFF) SELECT kernel_train(f, y, '{"approximation": "nystrom", "components": 40, "gamma": 1, "lambda": 1, "seed": 3}',
+       (SELECT kernel_basis(f, '{"approximation": "nystrom", "components": 40, "gamma": 1, "lambda": 1, "seed": 3}') FROM tdata WHERE id <= 30000))
+FROM tdata WHERE id <= 30000;
+CREATE TABLE m_par AS SELECT kernel_train(f, y, '{"approximation": "nystrom", "components": 40, "gamma": 1, "lambda": 1, "seed": 3}',
+       (SELECT kernel_basis(f, '{"approximation": "nystrom", "components": 40, "gamma": 1, "lambda": 1, "seed": 3}') FROM tdata WHERE id <= 30000)) AS m
+FROM tdata WHERE id <= 30000;
+RESET ALL;
+SET extra_float_digits = 0;
+SELECT max(abs(kernel_predict(a.m, p.f) - kernel_predict(b.m, p.f))) < 1e-10 AS parallel_equals_serial
+FROM m_two a, m_par b, probes p;
+-- components >= rows: exact kernel ridge
+CREATE TABLE small AS SELECT * FROM tdata WHERE id <= 300;
+SELECT max(abs(kernel_predict(a, p.f) / kernel_predict(e, p.f) - 1)) < 1e-6 AS nystrom_all_rows_is_exact
+FROM (SELECT kernel_train(f, y, '{"approximation": "nystrom", "components": 1000, "lambda": 0.5}') AS a,
+             kernel_train(f, y, '{"lambda": 0.5}') AS e FROM small) s, probes p;
+-- a lambda grid is scored by GCV
+SELECT i->'selection'->'cv' AS cv, jsonb_array_length(i->'selection'->'candidates') AS candidates, i->'lambda' IN ('0.01', '0.1', '1') AS picked_from_grid
+FROM (SELECT kernel_model_info(kernel_train(f, y, '{"approximation": "nystrom", "components": 100, "lambda": [0.01, 0.1, 1]}')) AS i
+      FROM small) s;
+\set VERBOSITY sqlstate
+SELECT kernel_train(f, y, '{"approximation": "nystrom"}', NULL::bytea) FROM small;
+SELECT kernel_train(f, y, '{"approximation": "rff"}', (SELECT kernel_basis(f, '{"approximation": "nystrom"}') FROM small)) FROM small;
+SELECT kernel_train(f, y, '{"approximation": "nystrom", "lambda": 0}') FROM small;
+SELECT kernel_train(f, y, '{"approximation": "nystrom"}', '\x00'::bytea) FROM small;
+SET kernel_ml.max_memory = '1MB';
+SELECT kernel_train(f, y, '{"approximation": "rff", "components": 5000}') FROM small;
+RESET kernel_ml.max_memory;
+\set VERBOSITY default
+DROP TABLE tdata, probes, m_one, m_two, m_par, small;
