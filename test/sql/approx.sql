@@ -156,3 +156,22 @@ SELECT kernel_train(f, y, '{"approximation": "rff", "components": 5000}') FROM s
 RESET kernel_ml.max_memory;
 \set VERBOSITY default
 DROP TABLE tdata, probes, m_one, m_two, m_par, small;
+
+-- named models with an approximation: the same split and metrics as exact ones
+CREATE TABLE ndata AS
+SELECT i AS id, ARRAY[sin(i), cos(0.3 * i), (i % 11) / 11.0]::float8[] AS f,
+       sin(i) * cos(0.3 * i) + 0.1 * (i % 11) / 11.0 AS y
+FROM generate_series(1, 2000) i;
+SELECT (r.metrics->'holdout_rows')::int AS holdout_rows, r.deployed
+FROM kernel_model_train('approx_named', 'SELECT f, y FROM ndata',
+                        '{"approximation": "nystrom", "components": 100, "gamma": 1, "lambda": 0.1}') r;
+SELECT kernel_model_info(model) - 'size_bytes' - 'kernel_ml_version' - 'intercept' - 'train_rmse' - 'approximation_eps' AS info
+FROM kernel_models WHERE name = 'approx_named';
+SELECT (metrics->'holdout'->>'rmse')::float8 < 0.05 AS fits FROM kernel_models WHERE name = 'approx_named';
+-- retraining is deterministic: the same model, byte for byte
+SELECT (kernel_model_retrain('approx_named')).version;
+SELECT count(DISTINCT model) AS distinct_models, count(*) AS versions FROM kernel_models WHERE name = 'approx_named';
+SELECT kernel_predict('approx_named', f) = kernel_predict(m.model, f) AS by_name
+FROM ndata, kernel_models m WHERE m.name = 'approx_named' AND m.version = 1 AND ndata.id = 7;
+SELECT kernel_model_drop('approx_named');
+DROP TABLE ndata;
