@@ -46,6 +46,19 @@ typedef struct BasisCall
 	double	   *row;
 } BasisCall;
 
+/* A copy of a jsonb (NULL for none) in the current memory context. */
+static Jsonb *
+copy_jsonb(const Jsonb *j)
+{
+	Jsonb	   *c;
+
+	if (j == NULL)
+		return NULL;
+	c = palloc(VARSIZE(j));
+	memcpy(c, j, VARSIZE(j));
+	return c;
+}
+
 static bool
 same_jsonb(const Jsonb *a, const Jsonb *b)
 {
@@ -74,7 +87,7 @@ basis_call(FunctionCallInfo fcinfo, Jsonb *opts, bool *changed)
 	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
 	if (bc->optjson)
 		pfree(bc->optjson);
-	bc->optjson = opts ? (Jsonb *) pnstrdup((const char *) opts, VARSIZE(opts)) : NULL;
+	bc->optjson = copy_jsonb(opts);
 	MemoryContextSwitchTo(old);
 	bc->parsed = true;
 	if (bc->opts.approximation == KM_APPROX_EXACT)
@@ -607,6 +620,8 @@ typedef struct TrainCall
 	bool		parsed;
 	char	   *basis;			/* an aligned copy, validated */
 	Size		basis_len;
+	char		toast_ptr[32];	/* the basis's TOAST pointer, when it came as one */
+	Size		toast_len;
 	km_basis	b;
 	double	   *W;				/* rff */
 	double	   *bv;
@@ -626,10 +641,18 @@ same_basis(const TrainCall *tc, const bytea *raw)
 		memcmp(tc->basis + len - 8, (const char *) raw + len - 8, 8) == 0;
 }
 
+/*
+ * The call's options and decoded basis, parsed again only when they
+ * change.  A basis stored in a table arrives as a TOAST pointer: that
+ * pointer identifies it, so it is not fetched and decompressed per row.
+ */
 static TrainCall *
-train_call(FunctionCallInfo fcinfo, Jsonb *opts, bytea *raw)
+train_call(FunctionCallInfo fcinfo, Jsonb *opts, int basis_arg)
 {
 	TrainCall  *tc = fcinfo->flinfo->fn_extra;
+	struct varlena *datum = (struct varlena *) DatumGetPointer(PG_GETARG_DATUM(basis_arg));
+	bool		ondisk = VARATT_IS_EXTERNAL_ONDISK(datum) && VARSIZE_ANY(datum) <= sizeof(tc->toast_ptr);
+	bytea	   *raw;
 	MemoryContext old;
 	km_error	err;
 	km_options	o;
@@ -639,11 +662,35 @@ train_call(FunctionCallInfo fcinfo, Jsonb *opts, bytea *raw)
 		tc = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(TrainCall));
 		fcinfo->flinfo->fn_extra = tc;
 	}
+	if (tc->parsed && same_jsonb(tc->optjson, opts))
+	{
+		if (ondisk && tc->toast_len == VARSIZE_ANY(datum) &&
+			memcmp(tc->toast_ptr, datum, tc->toast_len) == 0)
+			return tc;
+		if (!ondisk && !VARATT_IS_EXTENDED(datum) && same_basis(tc, (bytea *) datum))
+			return tc;
+	}
+	raw = PG_GETARG_BYTEA_P(basis_arg);
 	if (tc->parsed && same_jsonb(tc->optjson, opts) && same_basis(tc, raw))
+	{
+		tc->toast_len = ondisk ? VARSIZE_ANY(datum) : 0;
+		if (ondisk)
+			memcpy(tc->toast_ptr, datum, tc->toast_len);
 		return tc;
+	}
+	if (tc->parsed)
+	{
+		/* options or basis changed (rare): start over */
+		TrainCall	fresh = {0};
+
+		*tc = fresh;
+	}
 	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
 	km_options_parse(opts, &o);
-	tc->optjson = opts ? (Jsonb *) pnstrdup((const char *) opts, VARSIZE(opts)) : NULL;
+	tc->optjson = copy_jsonb(opts);
+	tc->toast_len = ondisk ? VARSIZE_ANY(datum) : 0;
+	if (ondisk)
+		memcpy(tc->toast_ptr, datum, tc->toast_len);
 	tc->basis_len = VARSIZE(raw);
 	tc->basis = palloc(tc->basis_len);
 	memcpy(tc->basis, raw, tc->basis_len);
@@ -742,7 +789,7 @@ kernel_train_basis_sfunc(PG_FUNCTION_ARGS)
 				 errmsg("kernel_train needs a basis"),
 				 errdetail("The basis argument is NULL."),
 				 errhint("Pass (SELECT kernel_basis(features, options) FROM ...) as the fourth argument.")));
-	tc = train_call(fcinfo, PG_ARGISNULL(3) ? NULL : PG_GETARG_JSONB_P(3), PG_GETARG_BYTEA_P(4));
+	tc = train_call(fcinfo, PG_ARGISNULL(3) ? NULL : PG_GETARG_JSONB_P(3), 4);
 	if (acc == NULL)
 		acc = approx_state_create(aggctx, tc);
 	p = approx_parts(acc);

@@ -175,3 +175,31 @@ SELECT kernel_predict('approx_named', f) = kernel_predict(m.model, f) AS by_name
 FROM ndata, kernel_models m WHERE m.name = 'approx_named' AND m.version = 1 AND ndata.id = 7;
 SELECT kernel_model_drop('approx_named');
 DROP TABLE ndata;
+
+-- rff: W and b drawn from the seed; progress NOTICEs name the phases
+CREATE TABLE rdata AS
+SELECT i AS id, ARRAY[sin(i), cos(0.3 * i), (i % 11) / 11.0]::float8[] AS f,
+       sin(i) * cos(0.3 * i) AS y
+FROM generate_series(1, 500) i;
+SELECT i->'approximation' AS approximation, i->'n_train' AS n_train, i->'rank' AS rank,
+       i->'approximation_seed' AS seed, (i->>'train_rmse')::float8 < 0.2 AS fits
+FROM (SELECT kernel_model_info(kernel_train(f, y, '{"approximation": "rff", "components": 64, "seed": 5, "lambda": 0.01}')) AS i
+      FROM rdata) s;
+SELECT abs((kernel_model_info(a)->>'train_rmse')::float8 / (kernel_model_info(b)->>'train_rmse')::float8 - 1) < 1e-10
+       AS rff_one_equals_two
+FROM (SELECT kernel_train(f, y, '{"approximation": "rff", "components": 64, "seed": 5, "lambda": 0.01}') AS a,
+             kernel_train(f, y, '{"approximation": "rff", "components": 64, "seed": 5, "lambda": 0.01}',
+                          (SELECT kernel_basis(f, '{"approximation": "rff", "components": 64, "seed": 5, "lambda": 0.01}') FROM rdata)) AS b
+      FROM rdata) s;
+-- a basis stored in a table (TOASTed) trains the same model as one from a subquery
+CREATE TABLE rbasis AS SELECT kernel_basis(f, '{"approximation": "nystrom", "components": 400, "lambda": 0.1}') AS b FROM rdata;
+SELECT pg_column_size(b) < octet_length(b) OR octet_length(b) > 2000 AS toasted FROM rbasis;
+SELECT kernel_train(f, y, '{"approximation": "nystrom", "components": 400, "lambda": 0.1}', (SELECT b FROM rbasis)) =
+       kernel_train(f, y, '{"approximation": "nystrom", "components": 400, "lambda": 0.1}',
+                    (SELECT kernel_basis(f, '{"approximation": "nystrom", "components": 400, "lambda": 0.1}') FROM rdata)) AS same_model
+FROM rdata;
+DROP TABLE rbasis;
+SET kernel_ml.progress = on;
+SELECT kernel_train(f, y, '{"approximation": "nystrom", "components": 20}') IS NOT NULL AS trained FROM rdata;
+RESET kernel_ml.progress;
+DROP TABLE rdata;
