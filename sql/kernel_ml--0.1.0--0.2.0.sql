@@ -65,3 +65,66 @@ LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
 
 COMMENT ON FUNCTION kernel_model_export(bytea) IS
 'every number needed to score a model outside the database: kernel and parameters, scaler, intercept, coefficients, centres (or random features), classes';
+
+-- Approximate models (issue 12) ---------------------------------------------
+
+CREATE FUNCTION kernel_basis_sfunc(bytea, float8[], jsonb)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_basis_sfunc'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION kernel_basis_combine(bytea, bytea)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_basis_combine'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION kernel_basis_final(bytea)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_basis_final'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE AGGREGATE kernel_basis(features float8[], options jsonb) (
+	SFUNC = kernel_basis_sfunc,
+	STYPE = bytea,
+	FINALFUNC = kernel_basis_final,
+	COMBINEFUNC = kernel_basis_combine,
+	PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE kernel_basis(float8[], jsonb) IS
+'the feature basis of an approximate model ("approximation": "nystrom" or "rff"): the scaler and, for nystrom, the centres, the distinct rows of smallest hash of (values, seed); the same in any row order or plan; a fixed-size state that parallel workers and Citus shards combine';
+
+CREATE FUNCTION kernel_basis_info(basis bytea)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'kernel_basis_info'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_basis_info(bytea) IS
+'what a kernel_basis result holds: approximation, kernel, gamma, features, components, rows, seed, the scaler (mean, scale) and, for nystrom, the standardized centers';
+
+CREATE FUNCTION kernel_train_basis_sfunc(bytea, float8[], float8, jsonb, bytea)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_train_basis_sfunc'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION kernel_train_basis_combine(bytea, bytea)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_train_basis_combine'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION kernel_train_basis_final(bytea)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_train_basis_final'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE AGGREGATE kernel_train(features float8[], target float8, options jsonb, basis bytea) (
+	SFUNC = kernel_train_basis_sfunc,
+	STYPE = bytea,
+	FINALFUNC = kernel_train_basis_final,
+	FINALFUNC_MODIFY = READ_WRITE,
+	COMBINEFUNC = kernel_train_basis_combine,
+	PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE kernel_train(float8[], float8, jsonb, bytea) IS
+'train an approximate (nystrom or rff) kernel ridge model over the basis from kernel_basis with the same options: a fixed-size state of the m x m sums that parallel workers and Citus shards combine; returns the model as bytea';

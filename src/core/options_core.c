@@ -62,6 +62,10 @@ const km_option_def km_option_table[KM_N_OPTIONS] = {
 		"a number >= 0 and < 1", "0.2", KM_FN_CATALOG, 0},
 	[KM_OPT_DEPLOY] = {"deploy", KM_OPTTYPE_NAME, 0, 0, false, false,
 		DEPLOY_EXPECTED, "\"if_better\"", KM_FN_CATALOG, 0},
+	[KM_OPT_APPROXIMATION] = {"approximation", KM_OPTTYPE_NAME, 0, 0, false, false,
+		"\"nystrom\" or \"rff\"", "none (exact)", KM_FN_TRAINING, 0},
+	[KM_OPT_COMPONENTS] = {"components", KM_OPTTYPE_INTEGER, 1, INT_MAX, false, false,
+		"an integer >= 1", "1000 (nystrom: at most the number of rows)", KM_FN_TRAINING, 0},
 };
 
 /* The one name table of km_deploy. */
@@ -297,6 +301,7 @@ static const plain_field plain_fields[KM_N_OPTIONS] = {
 	[KM_OPT_FIT_INTERCEPT] = {PLAIN_BOOL, offsetof(km_options, fit_intercept)},
 	[KM_OPT_SEED] = {PLAIN_INT64, offsetof(km_options, seed)},
 	[KM_OPT_TEST_FRACTION] = {PLAIN_DOUBLE, offsetof(km_options, test_fraction)},
+	[KM_OPT_COMPONENTS] = {PLAIN_INT, offsetof(km_options, components)},
 };
 
 static void
@@ -417,6 +422,11 @@ store_option(km_options *out, km_option_id id, const km_value *v,
 			return store_cv(out, v, x, err);
 		case KM_OPT_DEPLOY:
 			return store_deploy(out, v, err);
+		case KM_OPT_APPROXIMATION:
+			if (!km_approx_from_name(v->string, &out->approximation) ||
+				out->approximation == KM_APPROX_EXACT)
+				return bad_value(err, def, v->text);
+			return true;
 		case KM_OPT_DEGREE:
 		case KM_OPT_COEF0:
 		case KM_OPT_LEARNING_RATE:
@@ -426,6 +436,7 @@ store_option(km_options *out, km_option_id id, const km_value *v,
 		case KM_OPT_FIT_INTERCEPT:
 		case KM_OPT_SEED:
 		case KM_OPT_TEST_FRACTION:
+		case KM_OPT_COMPONENTS:
 			store_plain(out, id, v, x);
 			return true;
 		case KM_N_OPTIONS:
@@ -455,6 +466,8 @@ km_options_begin(km_options_parser *p, km_options *out)
 	out->cv = KM_CV_NONE;
 	out->test_fraction = 0.2;
 	out->deploy = KM_DEPLOY_IF_BETTER;
+	out->approximation = KM_APPROX_EXACT;
+	out->components = KM_DEFAULT_COMPONENTS;
 }
 
 bool
@@ -598,6 +611,58 @@ check_route(const km_options *out, const km_method_ops *ops,
 				ops->name);
 }
 
+/*
+ * Approximation checks: "components" needs an approximation, rff has a
+ * random-feature map for the rbf kernel only, and only the closed-form
+ * ridge solve has an approximate form (lms is an online method over the
+ * exact expansion).
+ */
+static bool
+check_approximation(const km_options_parser *p, const km_method_ops *ops,
+					km_option_error *err)
+{
+	const km_options *out = p->out;
+	char		message[256];
+
+	if (out->approximation == KM_APPROX_EXACT)
+	{
+		if (p->given[KM_OPT_COMPONENTS])
+			return fail(err, "Add \"approximation\": \"nystrom\" or \"rff\", or remove the option.",
+						"option \"components\" applies only to approximate models",
+						"Option \"components\" is %d but no \"approximation\" is given; exact models use every row.",
+						out->components);
+		return true;
+	}
+	if (out->approximation == KM_APPROX_RFF && out->fit.kernel.type != KM_KERNEL_RBF)
+	{
+		snprintf(message, sizeof(message),
+				 "approximation \"rff\" does not apply to kernel \"%s\"",
+				 km_kernel_name(out->fit.kernel.type));
+		return fail(err, "Use \"approximation\": \"nystrom\", which works for any positive semi-definite kernel, or \"kernel\": \"rbf\".",
+					message, "Random Fourier features are defined here for the rbf kernel only.");
+	}
+	if (out->fit.method != KM_METHOD_RIDGE)
+	{
+		snprintf(message, sizeof(message),
+				 "approximation \"%s\" does not apply to method \"%s\"",
+				 km_approx_name(out->approximation), ops->name);
+		return fail(err, "Remove \"approximation\", or use \"method\": \"ridge\".",
+					message, "Approximate models are solved in closed form by kernel ridge; method \"%s\" %s.",
+					ops->name, ops->summary);
+	}
+	if (out->cv != KM_CV_NONE && out->cv != KM_CV_GCV)
+		return fail(err, "Use \"cv\": \"gcv\", or give a lambda grid without \"cv\".",
+					"approximate models select lambda by gcv only",
+					"Option \"cv\" is \"%s\"; an approximate model scores its lambda grid by GCV from the m x m statistics, without another pass over the rows.",
+					km_cv_name(out->cv));
+	if (out->gammas.n > 1)
+		return fail(err, "Give a single \"gamma\", or train one model per gamma.",
+					"approximate models take a single gamma",
+					"Option \"gamma\" has %d candidates; the basis pass fixes the kernel before the rows are summed.",
+					out->gammas.n);
+	return true;
+}
+
 bool
 km_options_finish(km_options_parser *p, km_option_error *err)
 {
@@ -619,6 +684,11 @@ km_options_finish(km_options_parser *p, km_option_error *err)
 
 	if (!check_route(out, ops, err))
 		return false;
+	if (!check_approximation(p, ops, err))
+		return false;
+	if (out->cv == KM_CV_NONE && out->approximation != KM_APPROX_EXACT &&
+		out->lambdas.n > 1)
+		out->cv = KM_CV_GCV;
 	if (out->cv == KM_CV_NONE && (out->gammas.n > 1 || out->lambdas.n > 1))
 	{
 		/* a grid without cv: the method's own route */

@@ -10,6 +10,7 @@
 #ifndef KM_OPTIONS_CORE_H
 #define KM_OPTIONS_CORE_H
 
+#include "approx.h"
 #include "select.h"
 
 /* A grid of candidate values for gamma or lambda. */
@@ -47,7 +48,13 @@ typedef struct km_options
 	/* catalog keys (kernel_model_train); validated here, used there */
 	double		test_fraction;
 	km_deploy	deploy;
+	/* approximate models (issue 12): KM_APPROX_EXACT when absent */
+	km_approx	approximation;
+	int			components;		/* nystrom centres / rff features asked for */
 } km_options;
+
+/* Default "components" of an approximate model. */
+#define KM_DEFAULT_COMPONENTS 1000
 
 /* One JSON value as the options parser sees it. */
 typedef enum km_value_type
@@ -91,6 +98,8 @@ typedef enum km_option_id
 	KM_OPT_SEED,
 	KM_OPT_TEST_FRACTION,
 	KM_OPT_DEPLOY,
+	KM_OPT_APPROXIMATION,
+	KM_OPT_COMPONENTS,
 	KM_N_OPTIONS
 } km_option_id;
 

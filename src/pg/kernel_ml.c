@@ -36,6 +36,7 @@ int			km_blas_threads = 1;
 
 /* 0: as many as the online cores */
 int			km_blas_threads_limit = 0;
+bool		km_progress = false;
 
 void		_PG_init(void);
 
@@ -130,6 +131,15 @@ _PG_init(void)
 							PGC_USERSET,
 							0,
 							check_blas_threads, NULL, NULL);
+
+	DefineCustomBoolVariable("kernel_ml.progress",
+							 "Report the progress of long kernel_ml training as NOTICEs.",
+							 "Rows processed and the phase (basis, statistics, solve) of approximate models.",
+							 &km_progress,
+							 false,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("kernel_ml");
 }

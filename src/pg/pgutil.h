@@ -16,6 +16,7 @@ extern int	km_max_memory_kb;
 extern int	km_max_memory_limit_kb;
 extern int	km_blas_threads;
 extern int	km_blas_threads_limit;
+extern bool km_progress;		/* kernel_ml.progress */
 
 /* Online cores (sysconf), at least 1. */
 int			km_online_cores(void);

@@ -403,6 +403,8 @@ train_model(RowSet *rs)
 	instr_time	t_fit;
 	instr_time	t_end;
 
+	if (rs->opts.approximation != KM_APPROX_EXACT)
+		return km_approx_train_rowset(rs);	/* approx.c */
 	INSTR_TIME_SET_CURRENT(t_start);
 	plan_training(rs, &job);
 

@@ -16,4 +16,7 @@
  */
 bytea	   *km_train_rowset(RowSet *rs);
 
+/* Approximate models (approx.c): both passes over the collected rows. */
+bytea	   *km_approx_train_rowset(RowSet *rs);
+
 #endif							/* KM_TRAIN_H */

@@ -585,6 +585,76 @@ def check_export(cur, Xtr, ytr, Xte):
             compare(name, export_score(e, X), predict(cur, "export", ds), 1e-10)
 
 
+
+# ---------------------------------------------------------------- approximate models (issue 12)
+
+def rbf(A, B, gamma):
+    d2 = (A * A).sum(1)[:, None] + (B * B).sum(1)[None, :] - 2.0 * A @ B.T
+    return np.exp(-gamma * np.maximum(d2, 0.0))
+
+
+def check_approx(cur):
+    """Nystrom: kernel_predict vs a NumPy solve of (Z^T Z + lambda K_mm) a =
+    Z^T (y - mean y) over the centres of the basis pass (kernel_basis with
+    the same options over the same rows), and held-out RMSE on Friedman #1
+    vs scikit-learn's StandardScaler + Nystroem + Ridge at the same m."""
+    from sklearn.datasets import make_friedman1
+    from sklearn.kernel_approximation import Nystroem
+    from sklearn.linear_model import Ridge
+
+    X, y = make_friedman1(n_samples=4000, n_features=10, noise=1.0, random_state=SEED % 1000)
+    Xtr, ytr, Xte, yte = X[:3000], y[:3000], X[3000:], y[3000:]
+    load(cur, "fried", Xtr, ytr, Xte)
+    cur.execute("ANALYZE kmcc_train")
+    m, gamma, lam = 300, 0.05, 0.1
+    opts = {"approximation": "nystrom", "components": m, "gamma": gamma,
+            "lambda": lam, "seed": 11}
+
+    @check("nystrom predictions vs NumPy normal equations")
+    def _():
+        train(cur, "nys", "fried", opts)
+        got = predict(cur, "nys", "fried")
+        cur.execute("SELECT kernel_basis_info(kernel_basis(f, %s::jsonb)) FROM kmcc_train "
+                    "WHERE ds = 'fried'", (json.dumps(opts),))
+        info = cur.fetchone()[0]
+        info = info if isinstance(info, dict) else json.loads(info)
+        mean = np.array(info["mean"], dtype=float)
+        scale = np.array(info["scale"], dtype=float)
+        C = np.array(info["centers"], dtype=float)
+        Zs = (Xtr - mean) / scale
+        Z = rbf(Zs, C, gamma)
+        Kmm = rbf(C, C, gamma)
+        ybar = ytr.mean()
+        a = np.linalg.solve(Z.T @ Z + lam * Kmm, Z.T @ (ytr - ybar))
+        want = ybar + rbf((Xte - mean) / scale, C, gamma) @ a
+        compare("nystrom m=%d vs NumPy (centres from kernel_basis)" % len(C), got, want, 1e-8)
+
+    @check("nystrom RMSE vs scikit-learn Nystroem + Ridge")
+    def _():
+        got = predict(cur, "nys", "fried")
+        ours = float(np.sqrt(np.mean((got - yte) ** 2)))
+        sk = []
+        for rs in range(3):
+            pipe = make_pipeline(StandardScaler(),
+                                 Nystroem(gamma=gamma, n_components=m, random_state=rs),
+                                 Ridge(alpha=lam))
+            pipe.fit(Xtr, ytr)
+            sk.append(float(np.sqrt(np.mean((pipe.predict(Xte) - yte) ** 2))))
+        ratio = ours / float(np.median(sk))
+        report(ratio <= 1.05, "nystrom Friedman #1 held-out RMSE vs scikit-learn",
+               "kernel_ml %.4f, scikit-learn median of 3 seeds %.4f, ratio %.4f (tol 1.05)"
+               % (ours, float(np.median(sk)), ratio))
+
+    @check("two-pass nystrom equals the one-statement model")
+    def _():
+        cur.execute("DELETE FROM kmcc_models WHERE name = 'nys2'")
+        cur.execute("INSERT INTO kmcc_models (name, model) SELECT 'nys2', "
+                    "kernel_train(f, y, %s::jsonb, (SELECT kernel_basis(f, %s::jsonb) "
+                    "FROM kmcc_train WHERE ds = 'fried')) FROM kmcc_train WHERE ds = 'fried'",
+                    (json.dumps(opts), json.dumps(opts)))
+        compare("two passes vs one statement", predict(cur, "nys2", "fried"),
+                predict(cur, "nys", "fried"), 1e-10)
+
 def main():
     t0 = time.time()
     conn = psycopg2.connect("")
@@ -618,6 +688,7 @@ def main():
         check_lms_converges(cur, *conv)
         check_casts(cur, *types)
         check_export(cur, *dia)
+        check_approx(cur)
     finally:
         for t in TABLES:
             cur.execute("DROP TABLE IF EXISTS %s" % t)

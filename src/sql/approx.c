@@ -1,0 +1,1048 @@
+/*
+ * approx.c - approximate kernel models in SQL (issue 12): the basis pass.
+ *
+ *   kernel_basis(features float8[], options jsonb) RETURNS bytea
+ *
+ * An aggregate whose state is a fixed-size bytea (basis.h: the scaler's
+ * moments and, for nystrom, the m rows of smallest (hash, row) key),
+ * updated in place in the aggregate context and combined by parallel
+ * workers (and Citus shards) without a serial function: the bytea is its
+ * own serialized form.  The hash of a row is hash_bytes_extended over its
+ * float8 bytes (-0.0 read as 0.0) seeded with "seed", so the centres do not
+ * depend on the order of the rows or on the plan.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "common/hashfn.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/jsonb.h"
+#include "utils/memutils.h"
+
+#include "basis.h"
+#include "train.h"
+#include "json.h"
+#include "options.h"
+#include "pgutil.h"
+#include "rowset.h"
+
+PG_FUNCTION_INFO_V1(kernel_basis_sfunc);
+PG_FUNCTION_INFO_V1(kernel_basis_combine);
+PG_FUNCTION_INFO_V1(kernel_basis_final);
+
+/*
+ * What a call site of kernel_basis_sfunc keeps between rows (fn_extra):
+ * the options last parsed, as jsonb and parsed, and a row buffer.
+ */
+typedef struct BasisCall
+{
+	Jsonb	   *optjson;		/* NULL: none given */
+	bool		parsed;
+	km_options	opts;
+	int			d;				/* length of row */
+	double	   *row;
+} BasisCall;
+
+/* A copy of a jsonb (NULL for none) in the current memory context. */
+static Jsonb *
+copy_jsonb(const Jsonb *j)
+{
+	Jsonb	   *c;
+
+	if (j == NULL)
+		return NULL;
+	c = palloc(VARSIZE(j));
+	memcpy(c, j, VARSIZE(j));
+	return c;
+}
+
+static bool
+same_jsonb(const Jsonb *a, const Jsonb *b)
+{
+	if (a == NULL || b == NULL)
+		return a == b;
+	return VARSIZE(a) == VARSIZE(b) && memcmp(a, b, VARSIZE(a)) == 0;
+}
+
+/* The call's options, parsed again (*changed set) when they differ from the last row's. */
+static BasisCall *
+basis_call(FunctionCallInfo fcinfo, Jsonb *opts, bool *changed)
+{
+	BasisCall  *bc = fcinfo->flinfo->fn_extra;
+	MemoryContext old;
+
+	if (bc == NULL)
+	{
+		bc = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(BasisCall));
+		fcinfo->flinfo->fn_extra = bc;
+	}
+	*changed = false;
+	if (bc->parsed && same_jsonb(bc->optjson, opts))
+		return bc;
+	*changed = true;
+	km_options_parse(opts, &bc->opts);
+	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+	if (bc->optjson)
+		pfree(bc->optjson);
+	bc->optjson = copy_jsonb(opts);
+	MemoryContextSwitchTo(old);
+	bc->parsed = true;
+	if (bc->opts.approximation == KM_APPROX_EXACT)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("kernel_basis needs an approximation"),
+				 errdetail("The options give no \"approximation\"; only approximate models have a basis."),
+				 errhint("Add \"approximation\": \"nystrom\" or \"rff\".")));
+	return bc;
+}
+
+static void
+basis_state_check(const km_basis_state *st, Size len)
+{
+	km_error	err;
+
+	if (km_basis_state_validate(st, len, &err) != KM_OK)
+		km_raise(&err);
+}
+
+/* The options resolved for d features: the kernel the basis is drawn for. */
+static km_basis_state *
+basis_state_create(MemoryContext aggctx, const km_options *given, int d)
+{
+	km_options	opts = *given;
+	Size		bytes;
+	km_basis_state *st;
+
+	km_options_resolve(&opts, d);
+	bytes = km_basis_state_bytes(opts.approximation, (uint32) d,
+								 (uint32) opts.components);
+	if (bytes == 0 || bytes > MaxAllocSize)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("kernel_basis state is too large"),
+				 errdetail("A basis of %d components of %d features would exceed 1 GB.",
+						   opts.components, d),
+				 errhint("Use fewer components.")));
+	km_check_memory((double) bytes, "kernel_basis", false);
+	st = MemoryContextAlloc(aggctx, bytes);
+	SET_VARSIZE(st, bytes);
+	km_basis_state_init(st, opts.approximation, &opts.fit.kernel, opts.standardize,
+						(uint32) d, (uint32) opts.components, (uint64) opts.seed);
+	return st;
+}
+
+/* The settings of a state made with other options: an error. */
+static void
+check_same_settings(const km_basis_state *st, const km_options *given)
+{
+	km_options	opts = *given;
+
+	km_options_resolve(&opts, (int) st->d);
+	if (st->kind != (uint8) opts.approximation ||
+		st->components != (uint32) opts.components ||
+		st->seed != (uint64) opts.seed ||
+		st->kernel_type != (uint32) opts.fit.kernel.type ||
+		st->gamma != opts.fit.kernel.gamma ||
+		st->degree != opts.fit.kernel.degree ||
+		st->coef0 != opts.fit.kernel.coef0 ||
+		st->standardize != (opts.standardize ? 1 : 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("options must be the same for every row of an aggregate call"),
+				 errdetail("Row " INT64_FORMAT " of kernel_basis has options that differ from the rows before it.",
+						   st->rows + 1),
+				 errhint("Pass the options as a constant or a query parameter.")));
+}
+
+/* The state argument, aligned for doubles (copied into aggctx if not). */
+static km_basis_state *
+basis_state_arg(FunctionCallInfo fcinfo, int argno, MemoryContext aggctx, bool check)
+{
+	bytea	   *b;
+	km_basis_state *st;
+
+	if (PG_ARGISNULL(argno))
+		return NULL;
+	b = PG_GETARG_BYTEA_P(argno);
+	st = (km_basis_state *) b;
+	if (((uintptr_t) st) % MAXIMUM_ALIGNOF != 0)
+	{
+		st = MemoryContextAlloc(aggctx, VARSIZE(b));
+		memcpy(st, b, VARSIZE(b));
+	}
+	if (check)
+		basis_state_check(st, VARSIZE(st));
+	return st;
+}
+
+/* kernel_basis_sfunc(state bytea, features float8[], options jsonb) */
+Datum
+kernel_basis_sfunc(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggctx = agg_context(fcinfo, "kernel_basis_sfunc");
+	km_basis_state *st = basis_state_arg(fcinfo, 0, aggctx, false);
+	Jsonb	   *opts = PG_ARGISNULL(2) ? NULL : PG_GETARG_JSONB_P(2);
+	BasisCall  *bc;
+	ArrayType  *arr;
+	int			d;
+	bool		changed;
+	char		what[64];
+
+	if (PG_ARGISNULL(1))
+	{
+		if (st == NULL)
+			PG_RETURN_NULL();
+		PG_RETURN_BYTEA_P((bytea *) st);
+	}
+	bc = basis_call(fcinfo, opts, &changed);
+	arr = PG_GETARG_ARRAYTYPE_P(1);
+	snprintf(what, sizeof(what), "row " INT64_FORMAT, st ? st->rows + 1 : (int64) 1);
+	d = km_array_length(arr, what);
+	if (st == NULL)
+		st = basis_state_create(aggctx, &bc->opts, d);
+	else if (changed)
+		check_same_settings(st, &bc->opts);
+	if ((uint32) d != st->d)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("feature arrays must all have the same length"),
+				 errdetail("Row " INT64_FORMAT " has %d features; the first row had %u.",
+						   st->rows + 1, d, st->d)));
+	if (bc->d != d)
+	{
+		if (bc->row)
+			pfree(bc->row);
+		bc->row = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt, sizeof(double) * d);
+		bc->d = d;
+	}
+	km_array_copy(arr, d, bc->row, what);
+	for (int j = 0; j < d; j++)
+		bc->row[j] += 0.0;		/* -0.0 is 0.0: equal rows hash equal */
+	km_basis_state_add(st, bc->row,
+					   hash_bytes_extended((const unsigned char *) bc->row,
+										   (int) (sizeof(double) * d), st->seed));
+	if ((st->rows & 0x3FF) == 0)
+		CHECK_FOR_INTERRUPTS();
+	PG_RETURN_BYTEA_P((bytea *) st);
+}
+
+Datum
+kernel_basis_combine(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggctx = agg_context(fcinfo, "kernel_basis_combine");
+	km_basis_state *a = basis_state_arg(fcinfo, 0, aggctx, true);
+	km_basis_state *b = basis_state_arg(fcinfo, 1, aggctx, true);
+	km_error	err;
+
+	if (b == NULL)
+	{
+		if (a == NULL)
+			PG_RETURN_NULL();
+		PG_RETURN_BYTEA_P((bytea *) a);
+	}
+	if (a == NULL)
+	{
+		/* the result is the transition value: it must live in aggctx */
+		a = MemoryContextAlloc(aggctx, VARSIZE(b));
+		memcpy(a, b, VARSIZE(b));
+		PG_RETURN_BYTEA_P((bytea *) a);
+	}
+	if (km_basis_state_combine(a, b, &err) != KM_OK)
+		km_raise(&err);
+	PG_RETURN_BYTEA_P((bytea *) a);
+}
+
+Datum
+kernel_basis_final(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggctx = agg_context(fcinfo, "kernel_basis_final");
+	km_basis_state *st = basis_state_arg(fcinfo, 0, aggctx, false);
+	Size		bytes;
+	bytea	   *out;
+	void	   *scratch;
+	km_error	err;
+
+	if (st == NULL || st->rows == 0)
+		PG_RETURN_NULL();
+	bytes = km_basis_final_bytes(st);
+	if (bytes == 0 || bytes > MaxAllocSize)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("kernel_basis result is too large"),
+				 errdetail("A basis of %u components of %u features would exceed 1 GB.",
+						   st->components, st->d),
+				 errhint("Use fewer components.")));
+	out = palloc(bytes);
+	scratch = palloc(km_basis_finish_scratch_bytes(st) + 1);
+	if (km_basis_finish(st, out, scratch, &err) != KM_OK)
+		km_raise(&err);
+	SET_VARSIZE(out, bytes);
+	pfree(scratch);
+	PG_RETURN_BYTEA_P(out);
+}
+
+/*
+ * kernel_basis_info(basis bytea) RETURNS jsonb: what a basis holds, every
+ * number included (the scaler and the standardized centres), for
+ * inspection and tests.
+ */
+PG_FUNCTION_INFO_V1(kernel_basis_info);
+
+static void
+json_array(KmJson *j, const char *key, const double *v, uint32 n)
+{
+	km_json_begin_array(j, key);
+	for (uint32 i = 0; i < n; i++)
+		km_json_num(j, NULL, v[i]);
+	km_json_end(j);
+}
+
+/* The basis argument decoded; bytes are copied when not double-aligned. */
+static void
+basis_arg(FunctionCallInfo fcinfo, int argno, km_basis *b)
+{
+	bytea	   *raw = PG_GETARG_BYTEA_P(argno);
+	void	   *p = raw;
+	km_error	err;
+
+	if (((uintptr_t) p) % MAXIMUM_ALIGNOF != 0)
+	{
+		p = palloc(VARSIZE(raw));
+		memcpy(p, raw, VARSIZE(raw));
+	}
+	if (km_basis_decode(p, VARSIZE(raw), b, &err) != KM_OK)
+		km_raise(&err);
+}
+
+Datum
+kernel_basis_info(PG_FUNCTION_ARGS)
+{
+	km_basis	b;
+	KmJson		j;
+
+	basis_arg(fcinfo, 0, &b);
+	km_json_begin(&j);
+	km_json_str(&j, "approximation", km_approx_name(b.kind));
+	km_json_str(&j, "kernel", km_kernel_name(b.kernel.type));
+	km_json_num(&j, "gamma", b.kernel.gamma);
+	km_json_int(&j, "features", b.d);
+	km_json_int(&j, "components", b.m);
+	km_json_int(&j, "rows", (int64) b.rows);
+	km_json_str(&j, "seed", psprintf(UINT64_FORMAT, b.seed));
+	km_json_bool(&j, "standardize", b.standardize);
+	json_array(&j, "mean", b.mean, b.d);
+	json_array(&j, "scale", b.scale, b.d);
+	if (b.centres)
+	{
+		km_json_begin_array(&j, "centers");
+		for (uint32 i = 0; i < b.m; i++)
+			json_array(&j, NULL, b.centres + (size_t) i * b.d, b.d);
+		km_json_end(&j);
+	}
+	PG_RETURN_JSONB_P(km_json_finish(&j));
+}
+
+/*
+ * The training pass:
+ *
+ *   kernel_train(features float8[], target float8, options jsonb, basis bytea) RETURNS bytea
+ *
+ * Its state is the KM_ACCUM_GRAM state of the features z(x) (accum.h:
+ * sum z z^T, sum z y, sum z, sum y, sum y^2, rows), followed in the same
+ * bytea by a tail: a block of buffered feature rows and targets (so that
+ * each update of the sums is one dsyrk + dgemv over APPROX_BLOCK rows), the
+ * settings the final function needs, and a copy of the basis (a final
+ * function sees no argument but the state).  The buffered rows are
+ * features, not raw rows, so the combine function can add them without the
+ * basis.  The size depends on m and the basis only.
+ */
+#include "model.h"
+#include "solve.h"
+
+PG_FUNCTION_INFO_V1(kernel_train_basis_sfunc);
+PG_FUNCTION_INFO_V1(kernel_train_basis_combine);
+PG_FUNCTION_INFO_V1(kernel_train_basis_final);
+
+#define APPROX_BLOCK 256
+#define APPROX_TAIL_MAGIC 0x4B4D4154u	/* "KMAT" */
+#define PROGRESS_ROWS 1000000
+
+typedef struct ApproxTail
+{
+	uint32		magic;			/* APPROX_TAIL_MAGIC */
+	uint32		block;			/* APPROX_BLOCK */
+	uint32		pending;		/* rows buffered, not yet in the sums */
+	uint32		basis_bytes;	/* the basis copied behind the buffers */
+	int64		skipped;		/* rows with a NULL feature array or target */
+	int32		n_lambdas;
+	uint32		fit_intercept;	/* 0 or 1 */
+	double		lambdas[KM_APPROX_MAX_LAMBDAS];
+} ApproxTail;
+
+/* Pointers into a state. */
+typedef struct ApproxParts
+{
+	km_accum   *acc;
+	ApproxTail *t;
+	double	   *Z;				/* block x m, row-major */
+	double	   *y;				/* block */
+	char	   *basis;			/* basis_bytes */
+} ApproxParts;
+
+static Size
+approx_state_bytes(uint32 m, uint32 basis_bytes)
+{
+	Size		accb = km_accum_bytes(KM_ACCUM_GRAM, m);
+
+	if (accb == 0)
+		return 0;
+	return add_size(add_size(accb, MAXALIGN(sizeof(ApproxTail))),
+					add_size(mul_size(sizeof(double), mul_size(APPROX_BLOCK, (Size) m + 1)),
+							 MAXALIGN(basis_bytes)));
+}
+
+static ApproxParts
+approx_parts(km_accum *acc)
+{
+	ApproxParts p;
+	char	   *tail = (char *) acc + km_accum_bytes(KM_ACCUM_GRAM, acc->dim);
+
+	p.acc = acc;
+	p.t = (ApproxTail *) tail;
+	p.Z = (double *) (tail + MAXALIGN(sizeof(ApproxTail)));
+	p.y = p.Z + (Size) APPROX_BLOCK * acc->dim;
+	p.basis = (char *) (p.y + APPROX_BLOCK);
+	return p;
+}
+
+static void
+bad_state(const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+			 errmsg("aggregate state is not a kernel_train state"),
+			 errdetail("%s", detail)));
+}
+
+/*
+ * A state from elsewhere (a parallel worker, a shard, a caller's bytea),
+ * checked as untrusted input: the sums, the tail, the basis.  Its basis
+ * decoded into b.
+ */
+static ApproxParts
+approx_check(km_accum *acc, Size len, km_basis *b)
+{
+	km_error	err;
+	Size		accb;
+	ApproxParts p;
+
+	if (len < sizeof(km_accum) + MAXALIGN(sizeof(ApproxTail)))
+		bad_state("The state is shorter than its header.");
+	accb = km_accum_bytes((km_accum_kind) acc->kind, acc->dim);
+	if (acc->kind != KM_ACCUM_GRAM || accb == 0 ||
+		len < accb + MAXALIGN(sizeof(ApproxTail)))
+		bad_state("The state's sums have an unknown kind or a wrong length.");
+	if (km_accum_validate(acc, accb, &err) != KM_OK)
+		km_raise(&err);
+	p = approx_parts(acc);
+	if (p.t->magic != APPROX_TAIL_MAGIC || p.t->block != APPROX_BLOCK ||
+		p.t->pending > APPROX_BLOCK || p.t->skipped < 0 ||
+		p.t->n_lambdas < 1 || p.t->n_lambdas > KM_APPROX_MAX_LAMBDAS ||
+		p.t->fit_intercept > 1 ||
+		approx_state_bytes(acc->dim, p.t->basis_bytes) != len)
+		bad_state("The state's buffer has invalid fields.");
+	for (int i = 0; i < p.t->n_lambdas; i++)
+		if (!isfinite(p.t->lambdas[i]) || !(p.t->lambdas[i] > 0.0))
+			bad_state("A lambda of the state is not a finite number > 0.");
+	if (!km_all_finite(p.Z, (Size) p.t->pending * acc->dim) ||
+		!km_all_finite(p.y, p.t->pending))
+		bad_state("A buffered row of the state is not finite.");
+	if (km_basis_decode(p.basis, p.t->basis_bytes, b, &err) != KM_OK)
+		km_raise(&err);
+	if (b->m != acc->dim)
+		bad_state("The state's basis and sums have different dimensions.");
+	return p;
+}
+
+/* Buffered rows into the sums. */
+static void
+approx_flush(ApproxParts *p, double *scratch)
+{
+	int64		before = p->acc->rows;
+
+	if (p->t->pending == 0)
+		return;
+	km_accum_gram_add(p->acc, p->Z, p->y, p->t->pending, scratch);
+	p->t->pending = 0;
+	CHECK_FOR_INTERRUPTS();
+	if (km_progress && before / PROGRESS_ROWS != p->acc->rows / PROGRESS_ROWS)
+		ereport(NOTICE,
+				(errmsg("kernel_train: statistics: " INT64_FORMAT " rows", p->acc->rows)));
+}
+
+/* The lambdas to score: the options' grid, resolved. */
+static void
+approx_lambdas(const km_options *opts, ApproxTail *t)
+{
+	if (opts->lambdas.n > KM_APPROX_MAX_LAMBDAS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("too many lambdas for an approximate model"),
+				 errdetail("Option \"lambda\" has %d candidates; at most %d may be given.",
+						   opts->lambdas.n, KM_APPROX_MAX_LAMBDAS)));
+	t->n_lambdas = opts->lambdas.n;
+	for (int i = 0; i < opts->lambdas.n; i++)
+	{
+		if (!(opts->lambdas.v[i] > 0.0))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("approximate models need lambda > 0"),
+					 errdetail("Option \"lambda\" has the value %g.", opts->lambdas.v[i]),
+					 errhint("The m x m system is regularised by lambda K_mm: give a lambda > 0.")));
+		t->lambdas[i] = opts->lambdas.v[i];
+	}
+	t->fit_intercept = opts->fit_intercept ? 1 : 0;
+}
+
+/* Bytes of the solve besides the state: scratch m x m and km_approx_solve's work. */
+static double
+approx_solve_memory(uint32 m)
+{
+	return 8.0 * ((double) m * m + (double) km_approx_solve_doubles(m) + 2.0 * m);
+}
+
+/*
+ * The model from the sums, encoded into a new bytea; NULL when no row was
+ * added.
+ */
+static bytea *
+approx_model(km_basis *b, uint32 components, km_accum *acc,
+			 const ApproxTail *t)
+{
+	uint32		m = b->m;
+	double	   *work;
+	double	   *coef;
+	double	   *W = NULL;
+	double	   *bv = NULL;
+	km_approx_result res;
+	km_error	err;
+	km_model	model;
+	km_model	check;
+	km_model_shape shape;
+	km_candidate *cand = NULL;
+	Size		size;
+	bytea	   *result;
+
+	if (acc->rows == 0)
+		return NULL;
+	if (km_progress)
+		ereport(NOTICE, (errmsg("kernel_train: solve: m = %u, " INT64_FORMAT " rows", m, acc->rows)));
+	work = palloc_extended(mul_size(km_approx_solve_doubles(m), sizeof(double)), MCXT_ALLOC_HUGE);
+	coef = palloc(sizeof(double) * m);
+	km_blas_setup();
+	if (km_approx_solve(b, acc, t->lambdas, t->n_lambdas, t->fit_intercept != 0,
+						coef, &res, work, &err, km_interrupt) != KM_OK)
+		km_raise(&err);
+	pfree(work);
+	memset(&model, 0, sizeof(model));
+	model.kernel = b->kernel;
+	model.method = KM_METHOD_RIDGE;
+	model.task = km_method_task(KM_METHOD_RIDGE);
+	model.standardize = b->standardize;
+	model.fit_intercept = t->fit_intercept != 0;
+	model.converged = true;
+	model.lambda = res.lambda;
+	model.n_train = m;
+	model.n_features = b->d;
+	model.n_outputs = 1;
+	model.rows_seen = (uint64) acc->rows;
+	model.rows_skipped = (uint64) t->skipped;
+	model.intercept = res.intercept;
+	model.train_rmse = res.train_rmse;
+	sscanf(KM_VERSION_STRING, "%hhu.%hhu.%hhu", &model.writer_version[0],
+		   &model.writer_version[1], &model.writer_version[2]);
+	model.mean = b->mean;
+	model.scale = b->scale;
+	model.alpha = coef;
+	model.approximation = b->kind;
+	model.components = components;
+	model.rank = res.rank;
+	model.approx_eps = res.eps;
+	model.approx_seed = b->seed;
+	if (b->kind == KM_APPROX_NYSTROM)
+		model.X = b->centres;
+	else
+	{
+		W = palloc_extended(mul_size(sizeof(double), mul_size(b->d, m)), MCXT_ALLOC_HUGE);
+		bv = palloc(sizeof(double) * m);
+		km_rff_draw(b->kernel.gamma, b->seed, b->d, m, W, bv);
+		model.rff_W = W;
+		model.rff_b = bv;
+	}
+	if (t->n_lambdas > 1)
+	{
+		cand = palloc(sizeof(km_candidate) * t->n_lambdas);
+		for (int i = 0; i < t->n_lambdas; i++)
+		{
+			cand[i].gamma = b->kernel.gamma;
+			cand[i].lambda = t->lambdas[i];
+			cand[i].score = isfinite(res.gcv[i]) ? res.gcv[i] : NAN;
+			cand[i].score_std = 0.0;
+		}
+		model.n_candidates = (uint32) t->n_lambdas;
+		model.cv = KM_CV_GCV;
+		model.best = (uint32) res.best;
+		model.candidates = cand;
+	}
+	shape = km_model_shape_of(&model);
+	size = km_model_size(&shape);
+	if (size == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("approximate model is too large"),
+				 errdetail("A model of %u components of %u features would exceed 1 GB.", m, b->d)));
+	result = palloc_extended(VARHDRSZ + size, MCXT_ALLOC_HUGE);
+	SET_VARSIZE(result, VARHDRSZ + size);
+	km_model_encode(&model, (uint8_t *) VARDATA(result));
+	if (km_model_decode((const uint8_t *) VARDATA(result), size, &check, NULL, &err) != KM_OK)
+		elog(ERROR, "kernel_train produced a model its reader rejects: %s", err.detail);
+	return result;
+}
+
+/* What a call site of the training pass keeps between rows (fn_extra). */
+typedef struct TrainCall
+{
+	Jsonb	   *optjson;
+	km_options	opts;
+	bool		parsed;
+	char	   *basis;			/* an aligned copy, validated */
+	Size		basis_len;
+	char		toast_ptr[32];	/* the basis's TOAST pointer, when it came as one */
+	Size		toast_len;
+	km_basis	b;
+	double	   *W;				/* rff */
+	double	   *bv;
+	double	   *x;				/* d */
+	double	   *work;			/* features of one row */
+	double	   *scratch;		/* m x m for km_accum_gram_add */
+} TrainCall;
+
+/* Whether raw is the basis cached (same length, header and checksum). */
+static bool
+same_basis(const TrainCall *tc, const bytea *raw)
+{
+	Size		len = VARSIZE(raw);
+
+	return tc->basis != NULL && tc->basis_len == len &&
+		memcmp(tc->basis + VARHDRSZ, (const char *) raw + VARHDRSZ, Min(len, 96) - VARHDRSZ) == 0 &&
+		memcmp(tc->basis + len - 8, (const char *) raw + len - 8, 8) == 0;
+}
+
+/*
+ * The call's options and decoded basis, parsed again only when they
+ * change.  A basis stored in a table arrives as a TOAST pointer: that
+ * pointer identifies it, so it is not fetched and decompressed per row.
+ */
+static TrainCall *
+train_call(FunctionCallInfo fcinfo, Jsonb *opts, int basis_arg)
+{
+	TrainCall  *tc = fcinfo->flinfo->fn_extra;
+	struct varlena *datum = (struct varlena *) DatumGetPointer(PG_GETARG_DATUM(basis_arg));
+	bool		ondisk = VARATT_IS_EXTERNAL_ONDISK(datum) && VARSIZE_ANY(datum) <= sizeof(tc->toast_ptr);
+	bytea	   *raw;
+	MemoryContext old;
+	km_error	err;
+	km_options	o;
+
+	if (tc == NULL)
+	{
+		tc = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(TrainCall));
+		fcinfo->flinfo->fn_extra = tc;
+	}
+	if (tc->parsed && same_jsonb(tc->optjson, opts))
+	{
+		if (ondisk && tc->toast_len == VARSIZE_ANY(datum) &&
+			memcmp(tc->toast_ptr, datum, tc->toast_len) == 0)
+			return tc;
+		if (!ondisk && !VARATT_IS_EXTENDED(datum) && same_basis(tc, (bytea *) datum))
+			return tc;
+	}
+	raw = PG_GETARG_BYTEA_P(basis_arg);
+	if (tc->parsed && same_jsonb(tc->optjson, opts) && same_basis(tc, raw))
+	{
+		tc->toast_len = ondisk ? VARSIZE_ANY(datum) : 0;
+		if (ondisk)
+			memcpy(tc->toast_ptr, datum, tc->toast_len);
+		return tc;
+	}
+	if (tc->parsed)
+	{
+		/* options or basis changed (rare): start over */
+		TrainCall	fresh = {0};
+
+		*tc = fresh;
+	}
+	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+	km_options_parse(opts, &o);
+	tc->optjson = copy_jsonb(opts);
+	tc->toast_len = ondisk ? VARSIZE_ANY(datum) : 0;
+	if (ondisk)
+		memcpy(tc->toast_ptr, datum, tc->toast_len);
+	tc->basis_len = VARSIZE(raw);
+	tc->basis = palloc(tc->basis_len);
+	memcpy(tc->basis, raw, tc->basis_len);
+	if (km_basis_decode(tc->basis, tc->basis_len, &tc->b, &err) != KM_OK)
+		km_raise(&err);
+	if (o.approximation != tc->b.kind)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("options and basis disagree on the approximation"),
+				 errdetail("The options give approximation \"%s\"; the basis is \"%s\".",
+						   km_approx_name(o.approximation), km_approx_name(tc->b.kind)),
+				 errhint("Pass the same options to kernel_basis and kernel_train.")));
+	km_options_resolve(&o, (int) tc->b.d);
+	tc->opts = o;
+	km_check_memory((double) approx_state_bytes(tc->b.m, (uint32) tc->basis_len) +
+					approx_solve_memory(tc->b.m), "kernel_train", false);
+	if (tc->b.kind == KM_APPROX_RFF)
+	{
+		tc->W = palloc_extended(mul_size(sizeof(double), mul_size(tc->b.d, tc->b.m)), MCXT_ALLOC_HUGE);
+		tc->bv = palloc(sizeof(double) * tc->b.m);
+		km_rff_draw(tc->b.kernel.gamma, tc->b.seed, tc->b.d, tc->b.m, tc->W, tc->bv);
+		tc->b.W = tc->W;
+		tc->b.b = tc->bv;
+	}
+	tc->x = palloc(sizeof(double) * tc->b.d);
+	tc->work = palloc_extended(mul_size(sizeof(double), km_approx_features_doubles(&tc->b, 1) + 1),
+							   MCXT_ALLOC_HUGE);
+	tc->scratch = palloc_extended(mul_size(sizeof(double), mul_size(tc->b.m, tc->b.m)), MCXT_ALLOC_HUGE);
+	tc->parsed = true;
+	MemoryContextSwitchTo(old);
+	return tc;
+}
+
+static km_accum *
+approx_state_create(MemoryContext aggctx, TrainCall *tc)
+{
+	Size		bytes = approx_state_bytes(tc->b.m, (uint32) tc->basis_len);
+	km_accum   *acc;
+	ApproxParts p;
+
+	if (bytes == 0 || bytes > MaxAllocSize)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("kernel_train state is too large"),
+				 errdetail("A state of %u components would exceed 1 GB.", tc->b.m),
+				 errhint("Use fewer components.")));
+	acc = MemoryContextAllocZero(aggctx, bytes);
+	SET_VARSIZE(acc, bytes);
+	km_accum_init(acc, KM_ACCUM_GRAM, tc->b.m);
+	p = approx_parts(acc);
+	p.t->magic = APPROX_TAIL_MAGIC;
+	p.t->block = APPROX_BLOCK;
+	p.t->basis_bytes = (uint32) tc->basis_len;
+	approx_lambdas(&tc->opts, p.t);
+	memcpy(p.basis, tc->basis, tc->basis_len);
+	return acc;
+}
+
+/* The state argument, aligned for doubles. */
+static km_accum *
+approx_state_arg(FunctionCallInfo fcinfo, int argno, MemoryContext aggctx)
+{
+	bytea	   *raw;
+	km_accum   *acc;
+
+	if (PG_ARGISNULL(argno))
+		return NULL;
+	raw = PG_GETARG_BYTEA_P(argno);
+	acc = (km_accum *) raw;
+	if (((uintptr_t) acc) % MAXIMUM_ALIGNOF != 0)
+	{
+		acc = MemoryContextAlloc(aggctx, VARSIZE(raw));
+		memcpy(acc, raw, VARSIZE(raw));
+	}
+	return acc;
+}
+
+/* kernel_train_basis_sfunc(state, features, target, options, basis) */
+Datum
+kernel_train_basis_sfunc(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggctx = agg_context(fcinfo, "kernel_train_basis_sfunc");
+	km_accum   *acc = approx_state_arg(fcinfo, 0, aggctx);
+	TrainCall  *tc;
+	ApproxParts p;
+	ArrayType  *arr;
+	double		target;
+	int			d;
+	int			bad;
+	char		what[64];
+	km_error	err;
+
+	if (PG_ARGISNULL(4))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("kernel_train needs a basis"),
+				 errdetail("The basis argument is NULL."),
+				 errhint("Pass (SELECT kernel_basis(features, options) FROM ...) as the fourth argument.")));
+	tc = train_call(fcinfo, PG_ARGISNULL(3) ? NULL : PG_GETARG_JSONB_P(3), 4);
+	if (acc == NULL)
+		acc = approx_state_create(aggctx, tc);
+	p = approx_parts(acc);
+	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
+	{
+		p.t->skipped++;
+		PG_RETURN_BYTEA_P((bytea *) acc);
+	}
+	snprintf(what, sizeof(what), "row " INT64_FORMAT,
+			 acc->rows + p.t->pending + p.t->skipped + 1);
+	arr = PG_GETARG_ARRAYTYPE_P(1);
+	d = km_array_length(arr, what);
+	if ((uint32) d != tc->b.d)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("feature arrays must all have the same length"),
+				 errdetail("The %s has %d features; the basis has %u.", what, d, tc->b.d)));
+	target = PG_GETARG_FLOAT8(2);
+	if (!isfinite(target))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("target values must be finite"),
+				 errdetail("The target of %s is not finite.", what)));
+	km_array_copy(arr, d, tc->x, what);
+	bad = km_standardize_row(tc->x, d, tc->b.mean, tc->b.scale, tc->x);
+	if (bad >= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("standardized feature is out of range for type double precision"),
+				 errdetail("Feature %d of %s overflowed when standardized by the basis's scaler.",
+						   bad + 1, what)));
+	if (km_approx_features(&tc->b, tc->x, 1, p.Z + (Size) p.t->pending * tc->b.m,
+						   tc->work, &err) != KM_OK)
+		km_raise(&err);
+	p.y[p.t->pending++] = target;
+	if (p.t->pending == APPROX_BLOCK)
+		approx_flush(&p, tc->scratch);
+	PG_RETURN_BYTEA_P((bytea *) acc);
+}
+
+Datum
+kernel_train_basis_combine(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggctx = agg_context(fcinfo, "kernel_train_basis_combine");
+	km_accum   *a = approx_state_arg(fcinfo, 0, aggctx);
+	km_accum   *b = approx_state_arg(fcinfo, 1, aggctx);
+	km_basis	ba;
+	km_basis	bb;
+	ApproxParts pa;
+	ApproxParts pb;
+	km_error	err;
+	double	   *scratch;
+
+	if (b == NULL)
+	{
+		if (a == NULL)
+			PG_RETURN_NULL();
+		PG_RETURN_BYTEA_P((bytea *) a);
+	}
+	pb = approx_check(b, VARSIZE(b), &bb);
+	if (a == NULL)
+	{
+		a = MemoryContextAlloc(aggctx, VARSIZE(b));
+		memcpy(a, b, VARSIZE(b));
+		PG_RETURN_BYTEA_P((bytea *) a);
+	}
+	pa = approx_check(a, VARSIZE(a), &ba);
+	if (VARSIZE(a) != VARSIZE(b) || pa.t->basis_bytes != pb.t->basis_bytes ||
+		memcmp(pa.basis, pb.basis, pa.t->basis_bytes) != 0 ||
+		pa.t->n_lambdas != pb.t->n_lambdas || pa.t->fit_intercept != pb.t->fit_intercept ||
+		memcmp(pa.t->lambdas, pb.t->lambdas, sizeof(double) * pa.t->n_lambdas) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("kernel_train states do not match"),
+				 errdetail("Two parts of one kernel_train call have different bases or options."),
+				 errhint("Pass one basis and one options value to every row.")));
+	if (km_accum_combine(a, b, &err) != KM_OK)
+		km_raise(&err);
+	pa.t->skipped += pb.t->skipped;
+	if (pb.t->pending > 0)
+	{
+		scratch = palloc_extended(mul_size(sizeof(double), mul_size(a->dim, a->dim)), MCXT_ALLOC_HUGE);
+		km_accum_gram_add(a, pb.Z, pb.y, pb.t->pending, scratch);
+		pfree(scratch);
+	}
+	PG_RETURN_BYTEA_P((bytea *) a);
+}
+
+Datum
+kernel_train_basis_final(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggctx = agg_context(fcinfo, "kernel_train_basis_final");
+	km_accum   *acc = approx_state_arg(fcinfo, 0, aggctx);
+	km_basis	b;
+	ApproxParts p;
+	double	   *scratch;
+	bytea	   *result;
+
+	if (acc == NULL)
+		PG_RETURN_NULL();
+	p = approx_check(acc, VARSIZE(acc), &b);
+	if (p.t->pending > 0)
+	{
+		/* FINALFUNC_MODIFY = READ_WRITE: the buffer goes into the sums */
+		scratch = palloc_extended(mul_size(sizeof(double), mul_size(acc->dim, acc->dim)), MCXT_ALLOC_HUGE);
+		approx_flush(&p, scratch);
+		pfree(scratch);
+	}
+	if (b.kind == KM_APPROX_RFF)
+	{
+		double	   *W = palloc_extended(mul_size(sizeof(double), mul_size(b.d, b.m)), MCXT_ALLOC_HUGE);
+		double	   *bv = palloc(sizeof(double) * b.m);
+
+		km_rff_draw(b.kernel.gamma, b.seed, b.d, b.m, W, bv);
+		b.W = W;
+		b.b = bv;
+	}
+	result = approx_model(&b, km_basis_components(p.basis), acc, p.t);
+	if (result == NULL)
+		PG_RETURN_NULL();
+	PG_RETURN_BYTEA_P(result);
+}
+
+/*
+ * The one-statement form, kernel_train(f, y, '{"approximation": ...}'):
+ * both passes in C over the rows the RowSet collected.
+ */
+bytea *
+km_approx_train_rowset(RowSet *rs)
+{
+	km_options	opts = rs->opts;
+	uint32		d = (uint32) rs->d;
+	Size		sbytes;
+	km_basis_state *st;
+	char	   *basis;
+	Size		blen;
+	km_basis	b;
+	km_accum   *acc;
+	ApproxTail	t;
+	double	   *Xs;
+	double	   *Z;
+	double	   *work;
+	double	   *scratch;
+	km_error	err;
+	MemoryContext tmp;
+	MemoryContext old;
+	bytea	   *result;
+	bytea	   *out;
+	uint32		mmax;
+
+	km_options_resolve(&opts, (int) d);
+	sbytes = km_basis_state_bytes(opts.approximation, d, (uint32) opts.components);
+	mmax = opts.approximation == KM_APPROX_NYSTROM ?
+		(uint32) Min((int64) opts.components, rs->n) : (uint32) opts.components;
+	if (sbytes == 0 || sbytes > MaxAllocSize || km_accum_bytes(KM_ACCUM_GRAM, mmax) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("kernel_train state is too large"),
+				 errdetail("A basis of %d components of %u features would exceed 1 GB.",
+						   opts.components, d),
+				 errhint("Use fewer components.")));
+	km_check_memory((double) sbytes + (double) km_accum_bytes(KM_ACCUM_GRAM, mmax) +
+					approx_solve_memory(mmax) +
+					8.0 * APPROX_BLOCK * ((double) mmax + 2.0 * d) +
+					8.0 * (double) km_approx_features_doubles(&(km_basis) {.kind = opts.approximation, .d = d, .m = mmax}, APPROX_BLOCK),
+					"kernel_train", false);
+	memset(&t, 0, sizeof(t));
+	approx_lambdas(&opts, &t);
+
+	tmp = AllocSetContextCreate(CurrentMemoryContext, "kernel_ml approximate training",
+								ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(tmp);
+
+	/* pass 1: the basis */
+	if (km_progress)
+		ereport(NOTICE, (errmsg("kernel_train: basis: " INT64_FORMAT " rows", rs->n)));
+	st = palloc_extended(sbytes, MCXT_ALLOC_HUGE);
+	SET_VARSIZE(st, sbytes);
+	km_basis_state_init(st, opts.approximation, &opts.fit.kernel, opts.standardize,
+						d, (uint32) opts.components, (uint64) opts.seed);
+	Xs = palloc_extended(mul_size(sizeof(double), mul_size(APPROX_BLOCK, d)), MCXT_ALLOC_HUGE);
+	for (int64 i = 0; i < rs->n; i++)
+	{
+		for (uint32 j = 0; j < d; j++)
+			Xs[j] = rs->X[i * d + j] + 0.0;
+		km_basis_state_add(st, Xs, hash_bytes_extended((const unsigned char *) Xs,
+													   (int) (sizeof(double) * d), st->seed));
+		if ((i & 0x3FF) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	blen = km_basis_final_bytes(st);
+	basis = palloc_extended(blen, MCXT_ALLOC_HUGE);
+	work = palloc(km_basis_finish_scratch_bytes(st) + 1);
+	if (km_basis_finish(st, basis, work, &err) != KM_OK)
+		km_raise(&err);
+	SET_VARSIZE(basis, blen);
+	pfree(st);
+	if (km_basis_decode(basis, blen, &b, &err) != KM_OK)
+		km_raise(&err);
+	if (b.kind == KM_APPROX_RFF)
+	{
+		double	   *W = palloc_extended(mul_size(sizeof(double), mul_size(b.d, b.m)), MCXT_ALLOC_HUGE);
+		double	   *bv = palloc(sizeof(double) * b.m);
+
+		km_rff_draw(b.kernel.gamma, b.seed, b.d, b.m, W, bv);
+		b.W = W;
+		b.b = bv;
+	}
+
+	/* pass 2: the sums, a block at a time */
+	if (km_progress)
+		ereport(NOTICE, (errmsg("kernel_train: statistics: m = %u", b.m)));
+	acc = palloc_extended(km_accum_bytes(KM_ACCUM_GRAM, b.m), MCXT_ALLOC_HUGE);
+	SET_VARSIZE(acc, km_accum_bytes(KM_ACCUM_GRAM, b.m));
+	km_accum_init(acc, KM_ACCUM_GRAM, b.m);
+	Z = palloc_extended(mul_size(sizeof(double), mul_size(APPROX_BLOCK, b.m)), MCXT_ALLOC_HUGE);
+	work = palloc_extended(mul_size(sizeof(double), km_approx_features_doubles(&b, APPROX_BLOCK) + 1),
+						   MCXT_ALLOC_HUGE);
+	scratch = palloc_extended(mul_size(sizeof(double), mul_size(b.m, b.m)), MCXT_ALLOC_HUGE);
+	km_blas_setup();
+	for (int64 i0 = 0; i0 < rs->n; i0 += APPROX_BLOCK)
+	{
+		int64		r = Min((int64) APPROX_BLOCK, rs->n - i0);
+		int64		before = acc->rows;
+
+		for (int64 i = 0; i < r; i++)
+		{
+			int			bad = km_standardize_row(rs->X + (i0 + i) * d, (int) d, b.mean,
+												 b.scale, Xs + i * d);
+
+			if (bad >= 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+						 errmsg("standardized feature is out of range for type double precision"),
+						 errdetail("Feature %d of row " INT64_FORMAT " overflowed when standardized.",
+								   bad + 1, i0 + i + 1)));
+		}
+		if (km_approx_features(&b, Xs, (size_t) r, Z, work, &err) != KM_OK)
+			km_raise(&err);
+		km_accum_gram_add(acc, Z, rs->y + i0, (size_t) r, scratch);
+		CHECK_FOR_INTERRUPTS();
+		if (km_progress && before / PROGRESS_ROWS != acc->rows / PROGRESS_ROWS)
+			ereport(NOTICE,
+					(errmsg("kernel_train: statistics: " INT64_FORMAT " of " INT64_FORMAT " rows",
+							acc->rows, rs->n)));
+	}
+	pfree(scratch);
+	pfree(Z);
+	t.skipped = rs->skipped;
+	result = approx_model(&b, (uint32) opts.components, acc, &t);
+	MemoryContextSwitchTo(old);
+	out = palloc_extended(VARSIZE(result), MCXT_ALLOC_HUGE);
+	memcpy(out, result, VARSIZE(result));
+	MemoryContextDelete(tmp);
+	return out;
+}
