@@ -78,7 +78,7 @@ int			unit_failures = 0;
 	X(test_svm_platt) \
 	X(test_svm_couple) \
 	X(test_svm_edge_cases) \
-	X(test_svm_interrupts) \ \
+	X(test_svm_interrupts) \
 	X(test_basis_order_and_combine) \
 	X(test_basis_untrusted) \
 	X(test_approx_features_match_eval) \
