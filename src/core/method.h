@@ -16,17 +16,52 @@
 #ifndef KM_METHOD_H
 #define KM_METHOD_H
 
+#include "classify.h"
 #include "kernels.h"
 
 /* Stored in models as one byte: never renumber. */
 typedef enum km_method
 {
 	KM_METHOD_RIDGE = 1,
-	KM_METHOD_LMS = 2
+	KM_METHOD_LMS = 2,
+	KM_METHOD_SVM = 3,
+	KM_METHOD_LOGISTIC = 4
 } km_method;
 
 #define KM_METHOD_FIRST KM_METHOD_RIDGE
-#define KM_METHOD_LAST KM_METHOD_LMS
+#define KM_METHOD_LAST KM_METHOD_LOGISTIC
+
+/*
+ * The "solver" option.  Stored in classification models (model.h
+ * km_model.solver) as a u32: never renumber.  DEFAULT is the method's own
+ * (smo for svm, newton for logistic) and is never stored.
+ */
+typedef enum km_solver
+{
+	KM_SOLVER_DEFAULT = 0,
+	KM_SOLVER_SMO = 1,			/* svm: dual QP, second-order working sets */
+	KM_SOLVER_NEWTON = 2,		/* logistic: Newton (IRLS) on the dual */
+	KM_SOLVER_SGD = 3,			/* either: kernelized stochastic gradient */
+	KM_SOLVER_PRIMAL_NEWTON = 4 /* approximate models: Newton on the feature map
+								 * (logistic loss; squared hinge for svm) */
+} km_solver;
+
+#define KM_SOLVER_FIRST KM_SOLVER_SMO
+#define KM_SOLVER_LAST KM_SOLVER_PRIMAL_NEWTON
+
+/* "smo", ...; "default" for KM_SOLVER_DEFAULT, "unknown" for no solver. */
+const char *km_solver_name(km_solver solver);
+bool		km_solver_from_name(const char *name, km_solver *solver);
+
+/* What k-fold cross-validation scores a candidate by (lower is better after km_score_loss). */
+typedef enum km_score_metric
+{
+	KM_SCORE_MSE = 0,			/* regression (the zero value: regression ops leave it unset) */
+	KM_SCORE_ACCURACY = 2,		/* svm: higher is better */
+	KM_SCORE_LOG_LOSS = 3		/* logistic */
+} km_score_metric;
+
+const char *km_score_metric_name(km_score_metric metric);
 
 /* What a method predicts.  Stored in format 2 models as one byte. */
 typedef enum km_task
@@ -47,8 +82,40 @@ typedef struct km_fit_params
 	double		lambda;			/* >= 0 */
 	double		learning_rate;	/* lms; <= 0 means automatic */
 	int			max_iter;		/* lms */
-	double		tol;			/* lms */
+	double		tol;			/* lms; svm (KKT violation), logistic (gradient norm) */
+	/* classification */
+	km_solver	solver;			/* KM_SOLVER_DEFAULT: the method's own */
+	bool		probability;	/* svm: fit Platt coefficients on internal folds */
+	bool		fit_intercept;	/* classification methods fit their own intercepts */
+	int64_t		seed;			/* sgd order, Platt folds */
 } km_fit_params;
+
+/*
+ * The SVM's C from lambda: the objective (1/n) sum_i L(f(x_i), y_i) +
+ * (lambda/2) ||f||^2 times 1 / lambda is libsvm's C-SVC objective with
+ * C = 1 / (n lambda), so that decision values compare with scikit-learn's
+ * SVC(C = 1 / (n lambda)).  Class and sample weights multiply C per row.
+ */
+static inline double
+km_svm_C(double lambda, size_t n)
+{
+	return 1.0 / ((double) n * lambda);
+}
+
+/* What a classifier's fit returns besides its coefficients. */
+typedef struct km_class_fit_result
+{
+	km_solver	solver;			/* the solver used */
+	km_multiclass multiclass;
+	uint32_t	n_outputs;		/* q */
+	int			iterations;		/* SMO iterations / Newton steps / SGD epochs (max over outputs) */
+	bool		converged;		/* every output met tol */
+	double		objective;		/* the final objective (sum over outputs) */
+	double		train_accuracy;	/* on the training rows, computed after the fit */
+	double		train_log_loss; /* NaN without probabilities */
+	bool		has_probability;
+	uint32_t	n_support;		/* svm: rows with alpha != 0 in any output */
+} km_class_fit_result;
 
 typedef struct km_fit_result
 {
@@ -162,6 +229,52 @@ typedef struct km_method_ops
 
 	/* What to do about a failure of this status, or NULL for the generic hint. */
 	const char *(*hint) (km_status status);
+
+	/* ---- classification (task KM_TASK_CLASSIFICATION; NULL / 0 for regression) ---- */
+
+	/* What k-fold selection scores by: KM_SCORE_MSE for regression. */
+	km_score_metric score_metric;
+	/* The solver KM_SOLVER_DEFAULT stands for, and the solvers it accepts (bits 1u << solver). */
+	km_solver	default_solver;
+	unsigned	solvers;
+	/* tol when the options give none (svm 1e-3, as libsvm) */
+	double		default_tol;
+
+	/* The scheme it uses for k classes (and so q = km_multiclass_outputs). */
+	km_multiclass (*multiclass) (uint32_t k);
+
+	/* Doubles of workspace fit_classes needs: n rows, k classes; 0 on overflow. */
+	size_t		(*class_workspace_doubles) (size_t n, uint32_t k, const km_fit_params *p);
+
+	/*
+	 * Fit q outputs for standardized rows X (n x d) with class indices cls
+	 * (0..k-1, every class present) and row weights w (class weight times
+	 * sample weight; > 0).  alpha: n x q column-major (output j at
+	 * alpha + j * n); intercepts: q.  With p->probability (svm), prob_A
+	 * and prob_B (q each) get the Platt coefficients of each output (the
+	 * probability of the class a positive output favours), and
+	 * res->has_probability is set.  K: the n x n Gram space as for fit.
+	 */
+	km_status	(*fit_classes) (const km_fit_params *p, const double *X, size_t n,
+								int d, const uint32_t *cls, uint32_t k,
+								const double *w, double *alpha,
+								double *intercepts, double *prob_A,
+								double *prob_B, double *K, const double *norms,
+								double *work, km_class_fit_result *res,
+								km_error *err, km_interrupt_fn interrupt);
+
+	/*
+	 * How its decision values become probabilities, given whether the model
+	 * stored Platt coefficients; KM_PROB_NONE with *hint set (what to do)
+	 * when it gives none.
+	 */
+	km_prob_link (*prob_link) (bool has_probability, km_multiclass mc,
+							   const char **hint);
+
+	/* Copy its settings and fit results into the model fields it owns (its section). */
+	void		(*store_classes) (const km_fit_params *p,
+								  const km_class_fit_result *res,
+								  struct km_model *m);
 } km_method_ops;
 
 /*
@@ -191,8 +304,13 @@ const char *km_method_hint(km_status status, const char *diverged,
 /* The task of a method (regression for an unknown one: callers check first). */
 km_task		km_method_task(km_method method);
 
+/* The solver a method uses for p->solver (its default for KM_SOLVER_DEFAULT). */
+km_solver	km_method_solver(const km_method_ops *ops, km_solver solver);
+
 /* The registered methods. */
 extern const km_method_ops km_ridge_ops;
 extern const km_method_ops km_lms_ops;
+extern const km_method_ops km_svm_ops;
+extern const km_method_ops km_logistic_ops;
 
 #endif							/* KM_METHOD_H */

@@ -18,6 +18,10 @@ km_method_get(km_method method)
 			return &km_ridge_ops;
 		case KM_METHOD_LMS:
 			return &km_lms_ops;
+		case KM_METHOD_SVM:
+			return &km_svm_ops;
+		case KM_METHOD_LOGISTIC:
+			return &km_logistic_ops;
 	}
 	return NULL;
 }
@@ -108,4 +112,61 @@ km_method_hint(km_status status, const char *diverged, const char *inaccurate)
 			break;
 	}
 	return NULL;
+}
+
+/* The one name table of km_solver. */
+static const char *const solver_names[] = {
+	[KM_SOLVER_DEFAULT] = "default",
+	[KM_SOLVER_SMO] = "smo",
+	[KM_SOLVER_NEWTON] = "newton",
+	[KM_SOLVER_SGD] = "sgd",
+	[KM_SOLVER_PRIMAL_NEWTON] = "primal-newton",
+};
+
+const char *
+km_solver_name(km_solver solver)
+{
+	switch (solver)
+	{
+		case KM_SOLVER_DEFAULT:
+		case KM_SOLVER_SMO:
+		case KM_SOLVER_NEWTON:
+		case KM_SOLVER_SGD:
+		case KM_SOLVER_PRIMAL_NEWTON:
+			return solver_names[solver];
+	}
+	return "unknown";
+}
+
+bool
+km_solver_from_name(const char *name, km_solver *solver)
+{
+	for (int s = KM_SOLVER_FIRST; s <= KM_SOLVER_LAST; s++)
+		if (strcmp(name, solver_names[s]) == 0)
+		{
+			*solver = (km_solver) s;
+			return true;
+		}
+	return false;
+}
+
+const char *
+km_score_metric_name(km_score_metric metric)
+{
+	switch (metric)
+	{
+		case KM_SCORE_MSE:
+			return "mse";
+		case KM_SCORE_ACCURACY:
+			return "accuracy";
+		case KM_SCORE_LOG_LOSS:
+			return "log_loss";
+	}
+	return "unknown";
+}
+
+km_solver
+km_method_solver(const km_method_ops *ops, km_solver solver)
+{
+	return solver == KM_SOLVER_DEFAULT ? ops->default_solver : solver;
 }

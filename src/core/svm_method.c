@@ -1,0 +1,127 @@
+/*
+ * svm_method.c - the "svm" method: libsvm's C-SVC with C = 1 / (n lambda)
+ * (method.h km_svm_C), hinge loss, solved by SMO (svm.h, branch svm-core)
+ * or SGD; one-vs-one for more than two classes; Platt probabilities with
+ * "probability": true (core, no PostgreSQL headers).
+ */
+#include <math.h>
+#include <stddef.h>
+
+#include "model.h"
+#include "options_core.h"
+
+static km_multiclass
+svm_multiclass(uint32_t k)
+{
+	return k == 2 ? KM_MULTICLASS_BINARY : KM_MULTICLASS_OVO;
+}
+
+static size_t
+svm_class_workspace_doubles(size_t n, uint32_t k, const km_fit_params *p)
+{
+	/* the SMO's gradient, alpha status and the pair's rows: a few n per output */
+	if (n > SIZE_MAX / 16)
+		return 0;
+	return 8 * n + (size_t) k;
+}
+
+static km_status
+svm_fit_classes(const km_fit_params *p, const double *X, size_t n, int d,
+				const uint32_t *cls, uint32_t k, const double *w,
+				double *alpha, double *intercepts, double *prob_A,
+				double *prob_B, double *K, const double *norms, double *work,
+				km_class_fit_result *res, km_error *err,
+				km_interrupt_fn interrupt)
+{
+	/* C1's SMO (src/core/svm.h) is wired here once branch svm-core is merged. */
+	return km_fail(err, KM_ERR_INVALID, "method \"svm\" is not available in this build",
+				   "The SMO solver (src/core/svm.c) is not part of this build yet.");
+}
+
+static km_prob_link
+svm_prob_link(bool has_probability, km_multiclass mc, const char **hint)
+{
+	if (has_probability)
+		return KM_PROB_PLATT;
+	*hint = "Train with \"probability\": true (Platt scaling on internal folds), or use kernel_predict_class.";
+	return KM_PROB_NONE;
+}
+
+static const char *
+svm_hint(km_status status)
+{
+	return km_method_hint(status,
+						  "Raise lambda (a smaller C), or standardize the features (\"standardize\": true).",
+						  "Raise \"tol\" or \"max_iter\", or raise lambda.");
+}
+
+static size_t
+no_regression_workspace(size_t n)
+{
+	return 0;
+}
+
+static km_status
+no_regression_fit(const km_fit_params *p, const double *X, size_t n, int d,
+				  const double *y, double *alpha, double *K,
+				  const double *norms, double *work, km_fit_result *res,
+				  km_error *err, km_interrupt_fn interrupt)
+{
+	return km_fail(err, KM_ERR_INVALID, "method \"svm\" classifies",
+				   "Method \"svm\" fits class labels, not a numeric target.");
+}
+
+static void
+no_regression_store(const km_fit_params *p, const km_fit_result *res, km_model *m)
+{
+}
+
+static void
+svm_store_classes(const km_fit_params *p, const km_class_fit_result *res,
+				  km_model *m)
+{
+	m->lambda = p->lambda;
+	m->jitter = 0.0;
+	m->tol = p->tol;
+	m->max_iter = p->max_iter;
+	m->iterations = res->iterations;
+	m->converged = res->converged;
+	m->learning_rate = 0.0;
+	m->final_change = 0.0;
+}
+
+static const km_field svm_fields[] = {
+	{"lambda", KM_FIELD_F64, offsetof(km_model, lambda), KM_RULE_POSITIVE, 0},
+	{"tol", KM_FIELD_F64, offsetof(km_model, tol), KM_RULE_NONNEG, 0},
+	{"max_iter", KM_FIELD_I32, offsetof(km_model, max_iter), KM_RULE_POSITIVE, 0},
+	{"iterations", KM_FIELD_I32, offsetof(km_model, iterations), KM_RULE_NONNEG, 0},
+	{"converged", KM_FIELD_BOOL, offsetof(km_model, converged), KM_RULE_ANY, 0},
+};
+
+const km_method_ops km_svm_ops = {
+	.id = KM_METHOD_SVM,
+	.name = "svm",
+	.task = KM_TASK_CLASSIFICATION,
+	.summary = "maximizes the margin (hinge loss)",
+	.options = KM_OPTION_BIT(KM_OPT_SOLVER) | KM_OPTION_BIT(KM_OPT_PROBABILITY) |
+		KM_OPTION_BIT(KM_OPT_CLASS_WEIGHT) | KM_OPTION_BIT(KM_OPT_MAX_ITER) |
+		KM_OPTION_BIT(KM_OPT_TOL),
+	.routes = KM_ROUTE(KM_CV_KFOLD),
+	.default_route = KM_CV_KFOLD,
+	.default_folds = 5,
+	.workspace_doubles = no_regression_workspace,
+	.fit = no_regression_fit,
+	.store = no_regression_store,
+	.fields = svm_fields,
+	.n_fields = sizeof(svm_fields) / sizeof(svm_fields[0]),
+	.hint = svm_hint,
+	.score_metric = KM_SCORE_ACCURACY,
+	.default_solver = KM_SOLVER_SMO,
+	.solvers = (1u << KM_SOLVER_SMO) | (1u << KM_SOLVER_SGD),
+	.default_tol = 1e-3,
+	.multiclass = svm_multiclass,
+	.class_workspace_doubles = svm_class_workspace_doubles,
+	.fit_classes = svm_fit_classes,
+	.prob_link = svm_prob_link,
+	.store_classes = svm_store_classes,
+};
