@@ -57,7 +57,12 @@ int			unit_failures = 0;
 	X(test_metrics_combine) \
 	X(test_accum_layout) \
 	X(test_accum_gram_sums) \
-	X(test_accum_validate)
+	X(test_accum_validate) \
+	X(test_classify_class_order) \
+	X(test_classify_class_weights) \
+	X(test_classify_decide) \
+	X(test_classify_proba) \
+	X(test_classify_metrics)
 
 #define DECLARE(name) void name(void);
 UNIT_TESTS(DECLARE)
