@@ -5,7 +5,7 @@ EXTVERSION = $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(EXTENSION).
 MODULE_big = kernel_ml
 # The numerical core (src/core) includes no PostgreSQL header; the glue does.
 CORE_OBJS = $(addprefix src/core/,core.o approx.o kernels.o kernel_maps.o eigen.o solve.o select.o \
-	model.o methods.o ridge.o lms.o options_core.o metrics.o accum.o \
+	model.o methods.o ridge.o lms.o options_core.o metrics.o accum.o svm.o \
 	classify.o svm_method.o logistic_method.o)
 GLUE_OBJS = $(addprefix src/pg/,kernel_ml.o pgutil.o crc32c.o json.o options.o split.o \
 	rowset.o accum_state.o) \

@@ -62,7 +62,12 @@ int			unit_failures = 0;
 	X(test_classify_class_weights) \
 	X(test_classify_decide) \
 	X(test_classify_proba) \
-	X(test_classify_metrics)
+	X(test_classify_metrics) \
+	X(test_svm_breast_cancer) \
+	X(test_svm_wine_ovo) \
+	X(test_svm_platt) \
+	X(test_svm_couple) \
+	X(test_svm_edge_cases)
 
 #define DECLARE(name) void name(void);
 UNIT_TESTS(DECLARE)
