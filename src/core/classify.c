@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "classify.h"
+#include "svm.h"
 
 const char *
 km_multiclass_name(km_multiclass mc)
@@ -285,7 +286,7 @@ platt(double f, double A, double B)
 size_t
 km_classify_proba_work_doubles(uint32_t k)
 {
-	return 2 * (size_t) k * k + k;
+	return km_svm_proba_doubles(k);
 }
 
 /* p := p / sum(p) (the sum of positive terms is > 0). */
@@ -310,67 +311,6 @@ softmax(const double *f, uint32_t k, double *p)
 	normalize(p, k);
 }
 
-/*
- * Wu, Lin and Weng (2004), method 2, as libsvm's multiclass_probability:
- * r (k x k, row-major) with r[i][j] = P(i | i or j); p (k) out; work
- * k * k + k.
- */
-static void
-couple(uint32_t k, const double *r, double *p, double *work)
-{
-	double	   *Q = work;
-	double	   *Qp = Q + (size_t) k * k;
-	int			max_iter = k > 100 ? (int) k : 100;
-	double		eps = 0.005 / k;
-
-	for (uint32_t t = 0; t < k; t++)
-	{
-		p[t] = 1.0 / k;
-		Q[t * k + t] = 0.0;
-		for (uint32_t j = 0; j < t; j++)
-		{
-			Q[t * k + t] += r[j * k + t] * r[j * k + t];
-			Q[t * k + j] = Q[j * k + t];
-		}
-		for (uint32_t j = t + 1; j < k; j++)
-		{
-			Q[t * k + t] += r[j * k + t] * r[j * k + t];
-			Q[t * k + j] = -r[j * k + t] * r[t * k + j];
-		}
-	}
-	for (int iter = 0; iter < max_iter; iter++)
-	{
-		double		pQp = 0.0;
-		double		max_error = 0.0;
-
-		for (uint32_t t = 0; t < k; t++)
-		{
-			Qp[t] = 0.0;
-			for (uint32_t j = 0; j < k; j++)
-				Qp[t] += Q[t * k + j] * p[j];
-			pQp += p[t] * Qp[t];
-		}
-		for (uint32_t t = 0; t < k; t++)
-			max_error = fmax(max_error, fabs(Qp[t] - pQp));
-		if (max_error < eps)
-			break;
-		for (uint32_t t = 0; t < k; t++)
-		{
-			double		diff = (-Qp[t] + pQp) / Q[t * k + t];
-
-			p[t] += diff;
-			pQp = (pQp + diff * (diff * Q[t * k + t] + 2 * Qp[t])) / (1 + diff) / (1 + diff);
-			for (uint32_t j = 0; j < k; j++)
-			{
-				Qp[j] = (Qp[j] + diff * Q[t * k + j]) / (1 + diff);
-				p[j] /= (1 + diff);
-			}
-		}
-	}
-	/* exactly normalized (the iteration keeps the sum near 1) */
-	normalize(p, k);
-}
-
 static km_status
 no_probability(km_error *err, km_prob_link link, km_multiclass mc)
 {
@@ -389,8 +329,13 @@ km_classify_proba(km_prob_link link, km_multiclass mc, uint32_t k,
 	switch (mc)
 	{
 		case KM_MULTICLASS_BINARY:
-			p[1] = link == KM_PROB_LOGISTIC ? km_sigmoid(f[0]) : platt(f[0], A[0], B[0]);
-			p[0] = link == KM_PROB_LOGISTIC ? km_sigmoid(-f[0]) : 1.0 - p[1];
+			if (link == KM_PROB_PLATT)
+			{
+				km_svm_proba(k, f, A, B, p, work);
+				return KM_OK;
+			}
+			p[1] = km_sigmoid(f[0]);
+			p[0] = km_sigmoid(-f[0]);
 			return KM_OK;
 		case KM_MULTICLASS_MULTINOMIAL:
 			if (link != KM_PROB_LOGISTIC)
@@ -403,24 +348,11 @@ km_classify_proba(km_prob_link link, km_multiclass mc, uint32_t k,
 			normalize(p, k);
 			return KM_OK;
 		case KM_MULTICLASS_OVO:
-			{
-				double	   *r = work + (size_t) k * k + k;
-				uint32_t	t = 0;
-
-				if (link != KM_PROB_PLATT)
-					return no_probability(err, link, mc);
-				for (uint32_t i = 0; i < k; i++)
-				{
-					r[i * k + i] = 0.0;
-					for (uint32_t j = i + 1; j < k; j++, t++)
-					{
-						r[i * k + j] = platt(f[t], A[t], B[t]);
-						r[j * k + i] = 1.0 - r[i * k + j];
-					}
-				}
-				couple(k, r, p, work);
-				return KM_OK;
-			}
+			if (link != KM_PROB_PLATT)
+				return no_probability(err, link, mc);
+			/* pairwise coupling: svm.c's, the one implementation */
+			km_svm_proba(k, f, A, B, p, work);
+			return KM_OK;
 	}
 	return no_probability(err, link, mc);
 }

@@ -30,11 +30,11 @@
  *   LOGISTIC + OVR          sigmoids normalized to sum 1 (scikit-learn's
  *                           one-vs-rest rule)
  *   PLATT + BINARY          p(classes[1]) = 1 / (1 + exp(A f + B)) (Platt,
- *                           libsvm's sigmoid_predict), clipped to
- *                           [1e-7, 1 - 1e-7] as libsvm does
+ *                           libsvm's sigmoid_predict)
  *   PLATT + OVO             pairwise Platt probabilities coupled by Wu, Lin
  *                           and Weng's method 2 (libsvm's
  *                           multiclass_probability)
+ *   (both by svm.c's km_svm_proba: one implementation of the coupling)
  *   PLATT + OVR             Platt sigmoids normalized to sum 1
  *   NONE                    no probabilities (an svm trained without
  *                           "probability": true): the caller raises an error

@@ -28,14 +28,14 @@ logistic_class_workspace_doubles(size_t n, uint32_t k, const km_fit_params *p)
 
 static km_status
 logistic_fit_classes(const km_fit_params *p, const double *X, size_t n, int d,
-				const uint32_t *cls, uint32_t k, const double *w,
-				double *alpha, double *intercepts, double *prob_A,
-				double *prob_B, double *K, const double *norms, double *work,
-				km_class_fit_result *res, km_error *err,
-				km_interrupt_fn interrupt)
+					 const uint32_t *cls, uint32_t k, const double *class_w,
+					 const uint32_t *fold, uint32_t n_folds, double *alpha,
+					 double *intercepts, double *prob_A, double *prob_B,
+					 const double *K, double *work, km_class_fit_result *res,
+					 km_error *err, km_interrupt_fn interrupt)
 {
 	/* C2's Newton (src/core/logistic.h) is wired here once branch logistic-core is merged. */
-	return km_fail(err, KM_ERR_INVALID, "method \"svm\" is not available in this build",
+	return km_fail(err, KM_ERR_INVALID, "method \"logistic\" is not available in this build",
 				   "The Newton solver (src/core/logistic.c) is not part of this build yet.");
 }
 
@@ -91,7 +91,7 @@ logistic_store_classes(const km_fit_params *p, const km_class_fit_result *res,
 static const km_field logistic_fields[] = {
 	{"lambda", KM_FIELD_F64, offsetof(km_model, lambda), KM_RULE_POSITIVE, 0},
 	{"tol", KM_FIELD_F64, offsetof(km_model, tol), KM_RULE_NONNEG, 0},
-	{"max_iter", KM_FIELD_I32, offsetof(km_model, max_iter), KM_RULE_POSITIVE, 0},
+	{"max_iter", KM_FIELD_I32, offsetof(km_model, max_iter), KM_RULE_NONNEG, 0},
 	{"iterations", KM_FIELD_I32, offsetof(km_model, iterations), KM_RULE_NONNEG, 0},
 	{"converged", KM_FIELD_BOOL, offsetof(km_model, converged), KM_RULE_ANY, 0},
 };

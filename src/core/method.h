@@ -248,18 +248,22 @@ typedef struct km_method_ops
 
 	/*
 	 * Fit q outputs for standardized rows X (n x d) with class indices cls
-	 * (0..k-1, every class present) and row weights w (class weight times
-	 * sample weight; > 0).  alpha: n x q column-major (output j at
-	 * alpha + j * n); intercepts: q.  With p->probability (svm), prob_A
-	 * and prob_B (q each) get the Platt coefficients of each output (the
-	 * probability of the class a positive output favours), and
-	 * res->has_probability is set.  K: the n x n Gram space as for fit.
+	 * (0..k-1, every class present) and class weights class_w (k, > 0).
+	 * K: the n x n Gram space, filled FULL (both triangles) by the caller
+	 * (km_fit_classes); work: class_workspace_doubles.  alpha: n x q
+	 * column-major (output j at alpha + j * n); intercepts: q.  With
+	 * p->probability (svm), fold (n ids < n_folds, from row hashes) are the
+	 * internal folds of Platt scaling, and prob_A, prob_B (q each) get the
+	 * coefficients of each output (the probability of the class a positive
+	 * output favours); res->has_probability is then set.  A fit stopped by
+	 * max_iter returns KM_OK with res->converged false (the glue warns).
 	 */
 	km_status	(*fit_classes) (const km_fit_params *p, const double *X, size_t n,
 								int d, const uint32_t *cls, uint32_t k,
-								const double *w, double *alpha,
+								const double *class_w, const uint32_t *fold,
+								uint32_t n_folds, double *alpha,
 								double *intercepts, double *prob_A,
-								double *prob_B, double *K, const double *norms,
+								double *prob_B, const double *K,
 								double *work, km_class_fit_result *res,
 								km_error *err, km_interrupt_fn interrupt);
 
@@ -303,6 +307,28 @@ const char *km_method_hint(km_status status, const char *diverged,
 
 /* The task of a method (regression for an unknown one: callers check first). */
 km_task		km_method_task(km_method method);
+
+/*
+ * Doubles of workspace km_fit_classes needs: the full Gram matrix, norms,
+ * the decision values of the training rows (n x q), the method's own; 0 on
+ * overflow or for a method that does not classify.
+ */
+size_t		km_fit_classes_doubles(const km_fit_params *p, size_t n, uint32_t k);
+
+/*
+ * Fit a classifier (p->method with task classification): the Gram matrix
+ * of X, the method's fit_classes, then the training accuracy and, with
+ * probabilities, the training log-loss into res (and res->multiclass,
+ * n_outputs).  Arguments as fit_classes; work of km_fit_classes_doubles.
+ * A failure carries the method's hint.
+ */
+km_status	km_fit_classes(const km_fit_params *p, const double *X, size_t n,
+						   int d, const uint32_t *cls, uint32_t k,
+						   const double *class_w, const uint32_t *fold,
+						   uint32_t n_folds, double *alpha, double *intercepts,
+						   double *prob_A, double *prob_B, double *work,
+						   km_class_fit_result *res, km_error *err,
+						   km_interrupt_fn interrupt);
 
 /* The solver a method uses for p->solver (its default for KM_SOLVER_DEFAULT). */
 km_solver	km_method_solver(const km_method_ops *ops, km_solver solver);

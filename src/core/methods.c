@@ -7,6 +7,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <float.h>
+#include <math.h>
+
+#include <cblas.h>
+
 #include "method.h"
 
 const km_method_ops *
@@ -169,4 +174,104 @@ km_solver
 km_method_solver(const km_method_ops *ops, km_solver solver)
 {
 	return solver == KM_SOLVER_DEFAULT ? ops->default_solver : solver;
+}
+
+size_t
+km_fit_classes_doubles(const km_fit_params *p, size_t n, uint32_t k)
+{
+	const km_method_ops *ops = km_method_get(p->method);
+	uint32_t	q;
+	size_t		own;
+
+	if (ops == NULL || ops->task != KM_TASK_CLASSIFICATION || n == 0 ||
+		n > ((size_t) 1 << 28) || k < 2 || k > KM_MAX_CLASSES)
+		return 0;
+	q = km_multiclass_outputs(ops->multiclass(k), k);
+	own = ops->class_workspace_doubles(n, k, p);
+	if (q == 0 || own == 0 || (size_t) q > (SIZE_MAX / 8 - n * n - own) / (n + 2))
+		return 0;
+	/* K, norms, F (n x q), one row's probabilities, their work, its q values, the method's own */
+	return n * n + n + n * q + k + km_classify_proba_work_doubles(k) + q + own;
+}
+
+/* Training accuracy (and log-loss with probabilities) from F = K alpha + b. */
+static km_status
+training_scores(const km_method_ops *ops, size_t n, uint32_t k, uint32_t q,
+				const uint32_t *cls, const double *K, const double *alpha,
+				const double *intercepts, const double *prob_A,
+				const double *prob_B, double *F, double *prob, double *pwork,
+				km_class_fit_result *res, km_error *err)
+{
+	const char *hint = NULL;
+	km_prob_link link = ops->prob_link(res->has_probability, res->multiclass, &hint);
+	size_t		correct = 0;
+	double		log_loss = 0.0;
+
+	/* F := K alpha (n x q); row i's decision values are F[i + j n] + b_j */
+	cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int) n, (int) q,
+				(int) n, 1.0, K, (int) n, alpha, (int) n, 0.0, F, (int) n);
+	for (size_t i = 0; i < n; i++)
+	{
+		double	   *f = pwork + km_classify_proba_work_doubles(k);
+
+		for (uint32_t j = 0; j < q; j++)
+			f[j] = F[i + j * n] + intercepts[j];
+		correct += km_classify_decide(res->multiclass, k, f) == cls[i];
+		if (link != KM_PROB_NONE)
+		{
+			km_status	st = km_classify_proba(link, res->multiclass, k, f, prob_A,
+											   prob_B, prob, pwork, err);
+
+			if (st != KM_OK)
+				return st;
+			/* clipped as km_class_metrics_add does */
+			log_loss -= log(fmin(fmax(prob[cls[i]], DBL_EPSILON), 1.0 - DBL_EPSILON));
+		}
+	}
+	res->train_accuracy = (double) correct / (double) n;
+	res->train_log_loss = link != KM_PROB_NONE ? log_loss / (double) n : NAN;
+	return KM_OK;
+}
+
+km_status
+km_fit_classes(const km_fit_params *p, const double *X, size_t n, int d,
+			   const uint32_t *cls, uint32_t k, const double *class_w,
+			   const uint32_t *fold, uint32_t n_folds, double *alpha,
+			   double *intercepts, double *prob_A, double *prob_B,
+			   double *work, km_class_fit_result *res, km_error *err,
+			   km_interrupt_fn interrupt)
+{
+	const km_method_ops *ops = km_method_get(p->method);
+	double	   *K = work;
+	double	   *norms;
+	double	   *F;
+	double	   *prob;
+	double	   *pwork;
+	uint32_t	q;
+	km_status	st;
+
+	memset(res, 0, sizeof(*res));
+	if (ops == NULL || ops->task != KM_TASK_CLASSIFICATION)
+		return km_fail(err, KM_ERR_INVALID, "not a classification method",
+					   "Method %s does not classify.", km_method_name(p->method));
+	res->multiclass = ops->multiclass(k);
+	q = res->n_outputs = km_multiclass_outputs(res->multiclass, k);
+	norms = K + n * n;
+	F = norms + n;
+	prob = F + n * q;
+	pwork = prob + k;
+	km_row_norms(&p->kernel, X, n, d, norms);
+	if (!km_gram_lower(&p->kernel, X, n, d, norms, K, n, interrupt))
+		return km_gram_overflow(&p->kernel, K, n, n, err);
+	km_symmetrize(K, n, n, interrupt);
+	st = ops->fit_classes(p, X, n, d, cls, k, class_w, fold, n_folds, alpha,
+						  intercepts, prob_A, prob_B, K,
+						  pwork + km_classify_proba_work_doubles(k) + q, res, err,
+						  interrupt);
+	if (st == KM_OK)
+		st = training_scores(ops, n, k, q, cls, K, alpha, intercepts, prob_A,
+							 prob_B, F, prob, pwork, res, err);
+	if (st != KM_OK)
+		km_method_fill_hint(p->method, err);
+	return st;
 }

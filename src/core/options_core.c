@@ -565,6 +565,8 @@ check_task(km_options_parser *p, const km_method_ops **ops,
 	{
 		if (!p->given[KM_OPT_TOL] && (*ops)->default_tol > 0.0)
 			fit->tol = (*ops)->default_tol;
+		if (!p->given[KM_OPT_MAX_ITER])
+			fit->max_iter = 0;	/* the solver's own limit (libsvm's max(10^7, 100 n)) */
 		if (fit->solver != KM_SOLVER_DEFAULT &&
 			!((*ops)->solvers & (1u << fit->solver)))
 		{

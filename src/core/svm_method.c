@@ -6,9 +6,11 @@
  */
 #include <math.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "model.h"
 #include "options_core.h"
+#include "svm.h"
 
 static km_multiclass
 svm_multiclass(uint32_t k)
@@ -19,23 +21,54 @@ svm_multiclass(uint32_t k)
 static size_t
 svm_class_workspace_doubles(size_t n, uint32_t k, const km_fit_params *p)
 {
-	/* the SMO's gradient, alpha status and the pair's rows: a few n per output */
-	if (n > SIZE_MAX / 16)
-		return 0;
-	return 8 * n + (size_t) k;
+	size_t		own = km_svm_train_doubles(n, k, p->probability);
+
+	/* the per-class C after the solver's own */
+	return own == 0 ? 0 : own + k;
 }
 
 static km_status
 svm_fit_classes(const km_fit_params *p, const double *X, size_t n, int d,
-				const uint32_t *cls, uint32_t k, const double *w,
-				double *alpha, double *intercepts, double *prob_A,
-				double *prob_B, double *K, const double *norms, double *work,
-				km_class_fit_result *res, km_error *err,
-				km_interrupt_fn interrupt)
+				const uint32_t *cls, uint32_t k, const double *class_w,
+				const uint32_t *fold, uint32_t n_folds, double *alpha,
+				double *intercepts, double *prob_A, double *prob_B,
+				const double *K, double *work, km_class_fit_result *res,
+				km_error *err, km_interrupt_fn interrupt)
 {
-	/* C1's SMO (src/core/svm.h) is wired here once branch svm-core is merged. */
-	return km_fail(err, KM_ERR_INVALID, "method \"svm\" is not available in this build",
-				   "The SMO solver (src/core/svm.c) is not part of this build yet.");
+	double	   *C = work + km_svm_train_doubles(n, k, p->probability);
+	km_svm_params par = km_svm_params_default();
+	km_svm_multi_problem pr;
+	km_svm_multi_result mr;
+	km_status	st;
+
+	if (!(p->lambda > 0.0))
+		return km_fail(err, KM_ERR_INVALID, "svm needs lambda > 0",
+					   "Method \"svm\" has C = 1 / (n lambda); lambda = %g gives no finite C.",
+					   p->lambda);
+	for (uint32_t c = 0; c < k; c++)
+		C[c] = km_svm_C(p->lambda, n) * class_w[c];
+	par.tol = p->tol;
+	par.max_iter = p->max_iter > 0 ? (uint64_t) p->max_iter : 0;
+	memset(&pr, 0, sizeof(pr));
+	pr.K = K;
+	pr.ld = n;
+	pr.n = n;
+	pr.cls = cls;
+	pr.k = k;
+	pr.C = C;
+	pr.fold = p->probability ? fold : NULL;
+	pr.n_folds = p->probability ? n_folds : 0;
+	st = km_svm_train(&pr, &par, alpha, intercepts, prob_A, prob_B, &mr, work,
+					  err, interrupt);
+	res->solver = KM_SOLVER_SMO;
+	res->iterations = mr.iterations > INT32_MAX ? INT32_MAX : (int) mr.iterations;
+	res->objective = mr.objective;
+	res->n_support = mr.n_sv;
+	res->has_probability = p->probability;
+	res->converged = st == KM_OK;
+	if (st == KM_ERR_INACCURATE)
+		return KM_OK;			/* kept, as libsvm; the glue warns */
+	return st;
 }
 
 static km_prob_link
@@ -93,7 +126,7 @@ svm_store_classes(const km_fit_params *p, const km_class_fit_result *res,
 static const km_field svm_fields[] = {
 	{"lambda", KM_FIELD_F64, offsetof(km_model, lambda), KM_RULE_POSITIVE, 0},
 	{"tol", KM_FIELD_F64, offsetof(km_model, tol), KM_RULE_NONNEG, 0},
-	{"max_iter", KM_FIELD_I32, offsetof(km_model, max_iter), KM_RULE_POSITIVE, 0},
+	{"max_iter", KM_FIELD_I32, offsetof(km_model, max_iter), KM_RULE_NONNEG, 0},
 	{"iterations", KM_FIELD_I32, offsetof(km_model, iterations), KM_RULE_NONNEG, 0},
 	{"converged", KM_FIELD_BOOL, offsetof(km_model, converged), KM_RULE_ANY, 0},
 };
