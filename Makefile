@@ -6,7 +6,7 @@ MODULE_big = kernel_ml
 # The numerical core (src/core) includes no PostgreSQL header; the glue does.
 CORE_OBJS = $(addprefix src/core/,core.o approx.o kernels.o kernel_maps.o eigen.o solve.o select.o \
 	model.o methods.o ridge.o lms.o options_core.o metrics.o accum.o svm.o \
-	classify.o svm_method.o logistic_method.o)
+	logistic.o sgd.o primal.o classify.o svm_method.o logistic_method.o)
 GLUE_OBJS = $(addprefix src/pg/,kernel_ml.o pgutil.o crc32c.o json.o options.o split.o \
 	rowset.o accum_state.o) \
 	$(addprefix src/sql/,train.o predict.o matrix.o) \
@@ -33,7 +33,7 @@ KM_LIBS = -lopenblas -llapacke -lmvec -lm
 SHLIB_LINK = $(KM_LIBS)
 
 EXTRA_CLEAN = test/build test/bench/loo test/unit/run_unit test/unit/run_unit_asan \
-	test/fuzz/fuzz_model test/fuzz/fuzz_options test/fuzz/make_seed test/fuzz/*.o test/fuzz/*.bc
+	test/bench/sgd_epochs test/fuzz/fuzz_model test/fuzz/fuzz_options test/fuzz/make_seed test/fuzz/*.o test/fuzz/*.bc
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -161,4 +161,9 @@ fuzz-options: test/fuzz/fuzz_options
 # Closed-form LOO: 0.1.0's dsyevd route against the interruptible one,
 # side by side (test/bench/loo.c).
 test/bench/loo: $(call km_objs,bench,test/bench/loo.o $(KM_STANDALONE_OBJS))
+	$(KM_bench_CC) $(KM_bench_CFLAGS) -no-pie -o $@ $^ $(KM_STANDALONE_LIBS)
+
+# Kernelized SGD's distance to the optimum by epochs: the table in
+# src/core/sgd.h (test/bench/sgd_epochs.c).
+test/bench/sgd_epochs: $(call km_objs,bench,test/bench/sgd_epochs.o $(KM_STANDALONE_OBJS))
 	$(KM_bench_CC) $(KM_bench_CFLAGS) -no-pie -o $@ $^ $(KM_STANDALONE_LIBS)

@@ -67,7 +67,12 @@ int			unit_failures = 0;
 	X(test_svm_wine_ovo) \
 	X(test_svm_platt) \
 	X(test_svm_couple) \
-	X(test_svm_edge_cases)
+	X(test_svm_edge_cases) \
+	X(test_logistic_binary) \
+	X(test_logistic_multinomial) \
+	X(test_logistic_invalid) \
+	X(test_sgd_reaches_optimum) \
+	X(test_primal_newton)
 
 #define DECLARE(name) void name(void);
 UNIT_TESTS(DECLARE)
