@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "model.h"
+#include "logistic.h"
 #include "options_core.h"
 
 static km_multiclass
@@ -20,10 +21,11 @@ logistic_multiclass(uint32_t k)
 static size_t
 logistic_class_workspace_doubles(size_t n, uint32_t k, const km_fit_params *p)
 {
-	/* the SMO's gradient, alpha status and the pair's rows: a few n per output */
-	if (n > SIZE_MAX / 16)
-		return 0;
-	return 8 * n + (size_t) k;
+	size_t		own = km_method_solver(&km_logistic_ops, p->solver) == KM_SOLVER_SGD ?
+		km_fit_sgd_doubles(n) : km_logistic_workspace_doubles(n, k);
+
+	/* the row weights after the solver's own */
+	return own == 0 ? 0 : own + n;
 }
 
 static km_status
@@ -34,9 +36,32 @@ logistic_fit_classes(const km_fit_params *p, const double *X, size_t n, int d,
 					 const double *K, double *work, km_class_fit_result *res,
 					 km_error *err, km_interrupt_fn interrupt)
 {
-	/* C2's Newton (src/core/logistic.h) is wired here once branch logistic-core is merged. */
-	return km_fail(err, KM_ERR_INVALID, "method \"logistic\" is not available in this build",
-				   "The Newton solver (src/core/logistic.c) is not part of this build yet.");
+	double	   *w = work + km_logistic_workspace_doubles(n, k);
+	km_logistic_params lp;
+	km_logistic_result lr;
+	km_status	st;
+
+	if (!(p->lambda > 0.0))
+		return km_fail(err, KM_ERR_INVALID, "logistic needs lambda > 0",
+					   "Kernel logistic regression with lambda = %g has no minimum on separable rows.",
+					   p->lambda);
+	if (km_method_solver(&km_logistic_ops, p->solver) == KM_SOLVER_SGD)
+		return km_fit_sgd(p, false, K, n, cls, k, class_w, alpha, intercepts,
+						  work, res, err, interrupt);
+	for (size_t i = 0; i < n; i++)
+		w[i] = class_w[cls[i]];
+	lp.lambda = p->lambda;
+	lp.fit_intercept = p->fit_intercept;
+	lp.tol = p->tol;
+	lp.max_iter = p->max_iter;
+	st = km_logistic_fit(&lp, K, n, cls, k, w, alpha, intercepts, work, &lr,
+						 err, interrupt);
+	res->solver = KM_SOLVER_NEWTON;
+	res->iterations = lr.iterations;
+	res->objective = lr.objective;
+	res->converged = lr.converged;
+	res->has_probability = true;
+	return st;
 }
 
 static km_prob_link
@@ -116,7 +141,7 @@ const km_method_ops km_logistic_ops = {
 	.score_metric = KM_SCORE_LOG_LOSS,
 	.default_solver = KM_SOLVER_NEWTON,
 	.solvers = (1u << KM_SOLVER_NEWTON) | (1u << KM_SOLVER_SGD),
-	.default_tol = 0.0,		/* the shared 1e-6 on the gradient norm */
+	.default_tol = 1e-8,		/* KM_LOGISTIC_TOL: the gradient norm relative to its start */
 	.multiclass = logistic_multiclass,
 	.class_workspace_doubles = logistic_class_workspace_doubles,
 	.fit_classes = logistic_fit_classes,

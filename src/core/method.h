@@ -330,6 +330,19 @@ km_status	km_fit_classes(const km_fit_params *p, const double *X, size_t n,
 						   km_class_fit_result *res, km_error *err,
 						   km_interrupt_fn interrupt);
 
+/*
+ * The notes' kernelized SGD (sgd.h) for a binary classifier of either loss
+ * (svm: hinge, logistic: logistic), for the methods' "solver": "sgd";
+ * more than two classes is KM_ERR_INVALID with a hint.  w: k class
+ * weights; work: km_sgd_workspace_doubles(n) + n.
+ */
+size_t		km_fit_sgd_doubles(size_t n);
+km_status	km_fit_sgd(const km_fit_params *p, bool hinge, const double *K,
+					   size_t n, const uint32_t *cls, uint32_t k,
+					   const double *class_w, double *alpha, double *intercepts,
+					   double *work, km_class_fit_result *res, km_error *err,
+					   km_interrupt_fn interrupt);
+
 /* The solver a method uses for p->solver (its default for KM_SOLVER_DEFAULT). */
 km_solver	km_method_solver(const km_method_ops *ops, km_solver solver);
 

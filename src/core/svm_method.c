@@ -21,7 +21,8 @@ svm_multiclass(uint32_t k)
 static size_t
 svm_class_workspace_doubles(size_t n, uint32_t k, const km_fit_params *p)
 {
-	size_t		own = km_svm_train_doubles(n, k, p->probability);
+	size_t		own = km_method_solver(&km_svm_ops, p->solver) == KM_SOLVER_SGD ?
+		km_fit_sgd_doubles(n) : km_svm_train_doubles(n, k, p->probability);
 
 	/* the per-class C after the solver's own */
 	return own == 0 ? 0 : own + k;
@@ -45,6 +46,14 @@ svm_fit_classes(const km_fit_params *p, const double *X, size_t n, int d,
 		return km_fail(err, KM_ERR_INVALID, "svm needs lambda > 0",
 					   "Method \"svm\" has C = 1 / (n lambda); lambda = %g gives no finite C.",
 					   p->lambda);
+	if (km_method_solver(&km_svm_ops, p->solver) == KM_SOLVER_SGD)
+	{
+		if (p->probability)
+			return km_fail(err, KM_ERR_INVALID, "solver \"sgd\" gives no probabilities",
+						   "Option \"probability\" needs the SMO solver, whose fits Platt scaling repeats on internal folds.");
+		return km_fit_sgd(p, true, K, n, cls, k, class_w, alpha, intercepts,
+						  work, res, err, interrupt);
+	}
 	for (uint32_t c = 0; c < k; c++)
 		C[c] = km_svm_C(p->lambda, n) * class_w[c];
 	par.tol = p->tol;
