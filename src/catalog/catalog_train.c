@@ -233,15 +233,13 @@ static int
 model_features(Datum model)
 {
 	bytea	   *pm = (bytea *) pg_detoast_datum((struct varlena *) DatumGetPointer(model));
-	uint32		pn,
-				pd,
-				pc;
+	km_model_shape shape;
 	km_error	err;
 
 	if (km_model_peek((const uint8 *) VARDATA_ANY(pm), VARSIZE_ANY_EXHDR(pm),
-					  &pn, &pd, &pc, &err) != KM_OK)
+					  &shape, &err) != KM_OK)
 		km_raise(&err);
-	return (int) pd;
+	return (int) shape.d;
 }
 
 /*

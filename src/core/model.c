@@ -102,15 +102,99 @@ km_model_v1_size(uint32_t n, uint32_t d, uint32_t c)
 	return (size_t) size;
 }
 
-size_t
-km_model_storage_doubles(uint32_t n, uint32_t d, uint32_t c)
+/*
+ * Where each array of a decoded model lies in its storage, in doubles: the
+ * layout km_model_storage_doubles counts and both decoders fill.  Arrays a
+ * shape does not have take no room.  Labels are bytes and class counts
+ * u64, in double-sized slots.
+ */
+typedef struct layout
 {
-	uint64_t	doubles = payload_doubles(n, d, c);
+	size_t		mean,
+				scale,
+				alpha,
+				intercepts,
+				X,
+				candidates,
+				W,
+				b,
+				prob_A,
+				prob_B,
+				counts,
+				labels,
+				total;
+} layout;
 
-	/* The caller multiplies by sizeof(double); that must not wrap either. */
-	if (doubles > SIZE_MAX / sizeof(double))
+/* The layout of shape s; false if it overflows or is not a shape. */
+static bool
+layout_of(const km_model_shape *s, layout *l)
+{
+	uint64_t	n = s->n_train;
+	uint64_t	d = s->d;
+	uint64_t	q = s->q;
+	bool		rff = s->approximation == KM_APPROX_RFF;
+	uint64_t	at = 0;
+	const uint64_t big = KM_MODEL_MAX_SIZE / sizeof(double);
+
+	/* each product of two u32 fits; bounding each keeps the sums exact */
+	if (q == 0 || n * q > big || n * d > big || s->c > KM_MODEL_MAX_CANDIDATES)
+		return false;
+#define PLACE(field, count) (l->field = (size_t) at, at += (count))
+	PLACE(mean, d);
+	PLACE(scale, d);
+	PLACE(alpha, n * q);
+	PLACE(intercepts, q);
+	PLACE(X, rff ? 0 : n * d);
+	PLACE(candidates, 4 * (uint64_t) s->c);
+	PLACE(W, rff ? n * d : 0);
+	PLACE(b, rff ? n : 0);
+	PLACE(prob_A, s->has_probability ? q : 0);
+	PLACE(prob_B, s->has_probability ? q : 0);
+	PLACE(counts, s->n_classes);
+	PLACE(labels, ((uint64_t) s->labels_bytes + sizeof(double) - 1) / sizeof(double));
+#undef PLACE
+	l->total = (size_t) at;
+	/* the caller multiplies by sizeof(double); that must not wrap */
+	return at <= SIZE_MAX / sizeof(double);
+}
+
+size_t
+km_model_storage_doubles(const km_model_shape *s)
+{
+	layout		l;
+
+	if (!layout_of(s, &l))
 		return 0;
-	return (size_t) doubles;
+	return l.total;
+}
+
+km_model_shape
+km_model_shape_simple(km_method method, uint32_t n, uint32_t d, uint32_t c)
+{
+	km_model_shape s;
+
+	memset(&s, 0, sizeof(s));
+	s.method = method;
+	s.approximation = KM_APPROX_EXACT;
+	s.n_train = n;
+	s.d = d;
+	s.q = 1;
+	s.c = c;
+	return s;
+}
+
+km_model_shape
+km_model_shape_of(const km_model *m)
+{
+	km_model_shape s = km_model_shape_simple(m->method, m->n_train,
+											 m->n_features, m->n_candidates);
+
+	s.approximation = m->approximation;
+	s.q = m->n_outputs ? m->n_outputs : 1;
+	s.n_classes = m->n_classes;
+	s.labels_bytes = m->labels_bytes;
+	s.has_probability = m->has_probability;
+	return s;
 }
 
 static uint8_t *
@@ -257,8 +341,7 @@ check_header_v1(const uint8_t *buf, size_t len, uint32_t *n, uint32_t *d,
 }
 
 static km_status
-peek_v1(const uint8_t *buf, size_t len, uint32_t *n, uint32_t *d,
-		uint32_t *c, km_error *err)
+peek_v1(const uint8_t *buf, size_t len, km_model_shape *shape, km_error *err)
 {
 	uint32_t	hn;
 	uint32_t	hd;
@@ -266,11 +349,7 @@ peek_v1(const uint8_t *buf, size_t len, uint32_t *n, uint32_t *d,
 	km_status	st = check_header_v1(buf, len, &hn, &hd, &hc, err);
 
 	if (st == KM_OK)
-	{
-		*n = hn;
-		*d = hd;
-		*c = hc;
-	}
+		*shape = km_model_shape_simple((km_method) buf[21], hn, hd, hc);
 	return st;
 }
 
@@ -347,11 +426,7 @@ read_candidates(const uint8_t *p, uint32_t c, double *out, km_error *err)
 	return KM_OK;
 }
 
-/*
- * Both formats decode into storage laid out as km_model_storage_doubles
- * counts it: mean (d), scale (d), alpha (n), X (n * d), candidates (4c).
- * A NULL storage validates without keeping anything.
- */
+/* storage + offset, or NULL (validate only) when storage is NULL. */
 static double *
 storage_at(double *storage, size_t offset)
 {
@@ -360,50 +435,88 @@ storage_at(double *storage, size_t offset)
 
 /* The scaler: mean and scale, d doubles each. */
 static km_status
-read_scaler(const uint8_t **pp, uint32_t d, double *storage, km_error *err)
+read_scaler(const uint8_t **pp, uint32_t d, double *storage, const layout *l,
+			km_error *err)
 {
 	km_status	st;
 
-	if ((st = read_array(pp, d, "mean", false, storage, err)) != KM_OK)
+	if ((st = read_array(pp, d, "mean", false, storage_at(storage, l->mean), err)) != KM_OK)
 		return st;
-	return read_array(pp, d, "scale", true, storage_at(storage, d), err);
+	return read_array(pp, d, "scale", true, storage_at(storage, l->scale), err);
 }
 
-/* The expansion: alpha (n doubles), then X (n * d). */
+/*
+ * The expansion: alpha (n x q doubles), then X (n * d) unless rff, then
+ * the intercepts if q > 1.  With one output, the intercept r->intercept
+ * (already decoded) is stored as intercepts[0].
+ */
 static km_status
-read_expansion(const uint8_t **pp, uint32_t n, uint32_t d, double *storage,
+read_expansion(const uint8_t **pp, const km_model_shape *s, const km_model *r,
+			   double *storage, const layout *l, km_error *err)
+{
+	km_status	st;
+
+	if ((st = read_array(pp, (size_t) s->n_train * s->q, "alpha", false,
+						 storage_at(storage, l->alpha), err)) != KM_OK)
+		return st;
+	if (s->approximation != KM_APPROX_RFF &&
+		(st = read_array(pp, (size_t) s->n_train * s->d, "X", false,
+						 storage_at(storage, l->X), err)) != KM_OK)
+		return st;
+	if (s->q == 1)
+	{
+		if (storage)
+			storage[l->intercepts] = r->intercept;
+		return KM_OK;
+	}
+	if ((st = read_array(pp, s->q, "intercepts", false,
+						 storage_at(storage, l->intercepts), err)) != KM_OK)
+		return st;
+	/* the header's intercept is the first output's */
+	if (load_f64(*pp - s->q * sizeof(double)) != r->intercept)
+		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
+					   "The first of the %u intercepts is %g; the header says %g.",
+					   (unsigned) s->q, load_f64(*pp - s->q * sizeof(double)),
+					   r->intercept);
+	return KM_OK;
+}
+
+/* The c candidates. */
+static km_status
+read_selection(const uint8_t *p, uint32_t c, double *storage, const layout *l,
 			   km_error *err)
 {
-	km_status	st;
-
-	if ((st = read_array(pp, n, "alpha", false,
-						 storage_at(storage, 2 * (size_t) d), err)) != KM_OK)
-		return st;
-	return read_array(pp, (size_t) n * d, "X", false,
-					  storage_at(storage, 2 * (size_t) d + n), err);
+	return read_candidates(p, c, storage_at(storage, l->candidates), err);
 }
 
-/* The c candidates, stored after X. */
-static km_status
-read_selection(const uint8_t *p, uint32_t n, uint32_t d, uint32_t c,
-			   double *storage, km_error *err)
-{
-	return read_candidates(p, c,
-						   storage_at(storage, 2 * (size_t) d + n + (size_t) n * d),
-						   err);
-}
-
-/* Point r's arrays into storage as the readers above filled it. */
+/* Point r's arrays into storage as the readers filled it. */
 static void
-attach_storage(km_model *r, double *storage, uint32_t n, uint32_t d)
+attach_storage(km_model *r, double *storage, const km_model_shape *s,
+			   const layout *l)
 {
 	if (storage == NULL)
 		return;
-	r->mean = storage;
-	r->scale = storage + d;
-	r->alpha = storage + 2 * (size_t) d;
-	r->X = storage + 2 * (size_t) d + n;
-	r->candidates = (const km_candidate *) (r->X + (size_t) n * d);
+	r->mean = storage + l->mean;
+	r->scale = storage + l->scale;
+	r->alpha = storage + l->alpha;
+	r->intercepts = storage + l->intercepts;
+	r->X = s->approximation == KM_APPROX_RFF ? NULL : storage + l->X;
+	r->candidates = (const km_candidate *) (storage + l->candidates);
+	if (s->approximation == KM_APPROX_RFF)
+	{
+		r->rff_W = storage + l->W;
+		r->rff_b = storage + l->b;
+	}
+	if (s->has_probability)
+	{
+		r->prob_A = storage + l->prob_A;
+		r->prob_B = storage + l->prob_B;
+	}
+	if (s->n_classes > 0)
+	{
+		r->class_counts = (const uint64_t *) (storage + l->counts);
+		r->labels = (const char *) (storage + l->labels);
+	}
 }
 
 /* Format 1: the payload checksum, then the reserved header bytes. */
@@ -521,6 +634,8 @@ decode_v1(const uint8_t *buf, size_t len, km_model *m,
 	uint32_t	c;
 	km_status	st;
 	km_model	r;
+	km_model_shape shape;
+	layout		l;
 	const uint8_t *p = buf + KM_MODEL_V1_HEADER_SIZE;
 
 	if ((st = check_header_v1(buf, len, &n, &d, &c, err)) != KM_OK ||
@@ -532,6 +647,7 @@ decode_v1(const uint8_t *buf, size_t len, km_model *m,
 	memcpy(r.writer_version, buf + 44, 3);
 	r.n_train = n;
 	r.n_features = d;
+	r.n_outputs = 1;
 	r.rows_seen = n;
 	if ((st = kernel_v1(buf, &r, err)) != KM_OK ||
 		(st = scalars_v1(buf, &r, err)) != KM_OK)
@@ -541,14 +657,18 @@ decode_v1(const uint8_t *buf, size_t len, km_model *m,
 	r.cv = (km_cv) buf[132];
 	r.folds = load_u16(buf + 134);
 	r.best = load_u32(buf + 136);
-	/* km_model_size(n, d, c) succeeded, so no offset into the payload overflows. */
+	/* km_model_v1_size(n, d, c) succeeded, so no offset into the payload overflows. */
+	shape = km_model_shape_simple(r.method, n, d, c);
+	if (!layout_of(&shape, &l))
+		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
+					   "The model's arrays do not fit in memory.");
 	if ((st = check_selection(&r, buf[132], err)) != KM_OK ||
-		(st = read_scaler(&p, d, storage, err)) != KM_OK ||
-		(st = read_expansion(&p, n, d, storage, err)) != KM_OK ||
-		(st = read_selection(p, n, d, c, storage, err)) != KM_OK)
+		(st = read_scaler(&p, d, storage, &l, err)) != KM_OK ||
+		(st = read_expansion(&p, &shape, &r, storage, &l, err)) != KM_OK ||
+		(st = read_selection(p, c, storage, &l, err)) != KM_OK)
 		return st;
 
-	attach_storage(&r, storage, n, d);
+	attach_storage(&r, storage, &shape, &l);
 	*m = r;
 	return KM_OK;
 }
@@ -557,6 +677,12 @@ decode_v1(const uint8_t *buf, size_t len, km_model *m,
 static const char *
 enum_name(km_field_rule rule, int v)
 {
+	if (rule == KM_RULE_APPROX)
+		return km_approx_name((km_approx) v);
+	if (rule == KM_RULE_LABEL_TYPE)
+		return km_label_type_name((km_label_type) v);
+	if (rule == KM_RULE_MULTICLASS)
+		return km_multiclass_name((km_multiclass) v);
 	switch (rule)
 	{
 		case KM_RULE_TASK:
@@ -691,6 +817,28 @@ static const km_field training_fields[] = {
 	{"train_rmse", KM_FIELD_F64, offsetof(km_model, train_rmse), KM_RULE_FINITE, 0},
 };
 
+/* The APPROXIMATION section (32 bytes). */
+static const km_field approx_fields[] = {
+	{"approximation", KM_FIELD_ENUM, offsetof(km_model, approximation), KM_RULE_APPROX, 0},
+	{NULL, KM_FIELD_U8, 0, KM_RULE_ZERO, 0},
+	{NULL, KM_FIELD_U16, 0, KM_RULE_ZERO, 0},
+	{"components", KM_FIELD_U32, offsetof(km_model, components), KM_RULE_ANY, 0},
+	{"rank", KM_FIELD_U32, offsetof(km_model, rank), KM_RULE_POSITIVE, 0},
+	{NULL, KM_FIELD_U32, 0, KM_RULE_ZERO, 0},
+	{"approximation_eps", KM_FIELD_F64, offsetof(km_model, approx_eps), KM_RULE_NONNEG, 0},
+	{"approximation_seed", KM_FIELD_U64, offsetof(km_model, approx_seed), KM_RULE_ANY, 0},
+};
+
+/* The CLASSES section's fixed part (8 bytes); counts and labels follow. */
+static const km_field class_fields[] = {
+	{"n_classes", KM_FIELD_U32, offsetof(km_model, n_classes), KM_RULE_POSITIVE, 0},
+	{"label_type", KM_FIELD_ENUM, offsetof(km_model, label_type), KM_RULE_LABEL_TYPE, 0},
+	{"multiclass", KM_FIELD_ENUM, offsetof(km_model, multiclass), KM_RULE_MULTICLASS, 0},
+	{NULL, KM_FIELD_U16, 0, KM_RULE_ZERO, 0},
+};
+
+#define N_FIELDS(t) ((int) (sizeof(t) / sizeof((t)[0])))
+
 static size_t
 field_size(km_field_type type)
 {
@@ -727,7 +875,10 @@ fields_size(const km_field *fields, int n)
 /* Enums are stored in memory as their enum type: all have int's size. */
 typedef char enums_are_ints[sizeof(km_task) == sizeof(int) &&
 							sizeof(km_method) == sizeof(int) &&
-							sizeof(km_kernel_type) == sizeof(int) ? 1 : -1];
+							sizeof(km_kernel_type) == sizeof(int) &&
+							sizeof(km_approx) == sizeof(int) &&
+							sizeof(km_label_type) == sizeof(int) &&
+							sizeof(km_multiclass) == sizeof(int) ? 1 : -1];
 
 static void
 put_field(uint8_t *p, const km_field *f, const km_model *m)
@@ -825,6 +976,12 @@ integer_rule_broken(const km_field *f, long long i)
 {
 	if (f->type == KM_FIELD_BOOL && i > 1)
 		return "0 or 1";
+	if (f->rule == KM_RULE_APPROX)
+		return i < KM_APPROX_FIRST || i > KM_APPROX_LAST ? "a known approximation" : NULL;
+	if (f->rule == KM_RULE_LABEL_TYPE)
+		return i < KM_LABEL_FIRST || i > KM_LABEL_LAST ? "a known label type" : NULL;
+	if (f->rule == KM_RULE_MULTICLASS)
+		return i < KM_MULTICLASS_FIRST || i > KM_MULTICLASS_LAST ? "a known multi-class scheme" : NULL;
 	switch (f->rule)
 	{
 		case KM_RULE_ANY:
@@ -932,60 +1089,118 @@ get_field(const uint8_t *p, const km_field *f, km_model *m,
 	return KM_OK;
 }
 
-/* Payload bytes of each known section; 0 on overflow. */
+/* ------------------------------------------------------------------ */
+/* Format 2 sections: sizes and writers                               */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Payload bytes of each section of a shape; 0 on overflow (no section is
+ * empty).  layout_of has proved n * q and n * d small when they matter.
+ */
 static uint64_t
-expansion_bytes(uint32_t n, uint32_t d)
+scaler_bytes(const km_model_shape *s)
 {
-	uint64_t	nd = (uint64_t) n * d;
-
-	if (nd > KM_MODEL_MAX_SIZE / sizeof(double))
-		return 0;
-	return 8 + 8 * ((uint64_t) n + nd);
+	return 16 * (uint64_t) s->d;
 }
 
 static uint64_t
-selection_bytes(uint32_t c)
+expansion_bytes(const km_model_shape *s)
 {
-	return 16 + 32 * (uint64_t) c;
-}
+	uint64_t	nq = (uint64_t) s->n_train * s->q;
+	uint64_t	nd = s->approximation == KM_APPROX_RFF ? 0 : (uint64_t) s->n_train * s->d;
+	const uint64_t big = KM_MODEL_MAX_SIZE / sizeof(double);
 
-size_t
-km_model_size(km_method method, uint32_t n, uint32_t d, uint32_t c)
-{
-	const km_method_ops *ops = km_method_get(method);
-	uint64_t	exp = expansion_bytes(n, d);
-	uint64_t	size;
-
-	if (ops == NULL || n == 0 || d == 0 || exp == 0 || c > KM_MODEL_MAX_CANDIDATES)
+	if (s->q == 0 || nq > big || nd > big)
 		return 0;
-	size = KM_MODEL_HEADER_SIZE +
-		4 * (uint64_t) KM_SECTION_OVERHEAD +
-		16 * (uint64_t) d + exp +
-		fields_size(ops->fields, ops->n_fields) +
-		fields_size(training_fields, 1);
-	if (c > 0)
-		size += KM_SECTION_OVERHEAD + selection_bytes(c);
-	if (size > KM_MODEL_MAX_SIZE)
+	return 8 + 8 * (nq + nd + (s->q > 1 ? s->q : 0));
+}
+
+static uint64_t
+method_bytes(const km_model_shape *s)
+{
+	const km_method_ops *ops = km_method_get(s->method);
+
+	return ops ? fields_size(ops->fields, ops->n_fields) : 0;
+}
+
+static uint64_t
+training_bytes(const km_model_shape *s)
+{
+	(void) s;
+	return fields_size(training_fields, N_FIELDS(training_fields));
+}
+
+static uint64_t
+selection_bytes(const km_model_shape *s)
+{
+	return 16 + 32 * (uint64_t) s->c;
+}
+
+static uint64_t
+approx_bytes(const km_model_shape *s)
+{
+	(void) s;
+	return fields_size(approx_fields, N_FIELDS(approx_fields));
+}
+
+static uint64_t
+rff_bytes(const km_model_shape *s)
+{
+	uint64_t	dD = (uint64_t) s->d * s->n_train;
+
+	if (dD > KM_MODEL_MAX_SIZE / sizeof(double))
 		return 0;
-	return (size_t) size;
+	return 8 * (dD + s->n_train);
 }
 
-/* Section head at p; returns where its payload starts. */
-static uint8_t *
-begin_section(uint8_t *p, uint16_t tag, uint16_t flags, uint64_t length)
+static uint64_t
+classes_bytes(const km_model_shape *s)
 {
-	store_u16(p, tag);
-	store_u16(p + 2, flags);
-	store_u64(p + 4, length);
-	return p + SECTION_HEAD;
+	return fields_size(class_fields, N_FIELDS(class_fields)) +
+		8 * (uint64_t) s->n_classes + s->labels_bytes;
 }
 
-/* CRC after the payload that ends at end; returns the next section. */
-static uint8_t *
-end_section(uint8_t *start, uint8_t *end)
+static uint64_t
+probability_bytes(const km_model_shape *s)
 {
-	store_u32(end, km_crc32c(start, (size_t) (end - start)));
-	return end + 4;
+	return 16 * (uint64_t) s->q;
+}
+
+static bool
+always(const km_model_shape *s)
+{
+	(void) s;
+	return true;
+}
+
+static bool
+has_selection(const km_model_shape *s)
+{
+	return s->c > 0;
+}
+
+static bool
+is_approximate(const km_model_shape *s)
+{
+	return s->approximation != KM_APPROX_EXACT;
+}
+
+static bool
+is_rff(const km_model_shape *s)
+{
+	return s->approximation == KM_APPROX_RFF;
+}
+
+static bool
+is_classifier(const km_model_shape *s)
+{
+	return s->n_classes > 0;
+}
+
+static bool
+has_probability(const km_model_shape *s)
+{
+	return s->has_probability;
 }
 
 static uint8_t *
@@ -999,20 +1214,173 @@ put_fields(uint8_t *p, const km_field *fields, int n, const km_model *m)
 	return p;
 }
 
-void
-km_model_encode(const km_model *m, uint8_t *buf)
+static uint8_t *
+write_scaler(uint8_t *p, const km_model *m, const km_model_shape *s)
 {
-	const km_method_ops *ops = km_method_get(m->method);
-	size_t		n = m->n_train;
-	size_t		d = m->n_features;
-	size_t		total = km_model_size(m->method, m->n_train, m->n_features,
-									  m->n_candidates);
+	p = store_doubles(p, m->mean, s->d);
+	return store_doubles(p, m->scale, s->d);
+}
+
+static uint8_t *
+write_expansion(uint8_t *p, const km_model *m, const km_model_shape *s)
+{
+	store_u32(p, s->n_train);
+	/* one output is stored as 0, as 0.2.0 wrote it: one encoding per model */
+	store_u32(p + 4, s->q > 1 ? s->q : 0);
+	p = store_doubles(p + 8, m->alpha, (size_t) s->n_train * s->q);
+	if (s->approximation != KM_APPROX_RFF)
+		p = store_doubles(p, m->X, (size_t) s->n_train * s->d);
+	if (s->q > 1)
+		p = store_doubles(p, m->intercepts, s->q);
+	return p;
+}
+
+static uint8_t *
+write_method(uint8_t *p, const km_model *m, const km_model_shape *s)
+{
+	const km_method_ops *ops = km_method_get(s->method);
+
+	return put_fields(p, ops->fields, ops->n_fields, m);
+}
+
+static uint8_t *
+write_training(uint8_t *p, const km_model *m, const km_model_shape *s)
+{
+	(void) s;
+	return put_fields(p, training_fields, N_FIELDS(training_fields), m);
+}
+
+static uint8_t *
+write_selection(uint8_t *p, const km_model *m, const km_model_shape *s)
+{
+	(void) s;
+	p[0] = (uint8_t) m->cv;
+	p[1] = 0;
+	store_u16(p + 2, (uint16_t) m->folds);
+	store_u32(p + 4, m->best);
+	store_u32(p + 8, m->n_candidates);
+	store_u32(p + 12, 0);
+	return store_doubles(p + 16, (const double *) m->candidates,
+						 4 * (size_t) m->n_candidates);
+}
+
+static uint8_t *
+write_approx(uint8_t *p, const km_model *m, const km_model_shape *s)
+{
+	(void) s;
+	return put_fields(p, approx_fields, N_FIELDS(approx_fields), m);
+}
+
+static uint8_t *
+write_rff(uint8_t *p, const km_model *m, const km_model_shape *s)
+{
+	p = store_doubles(p, m->rff_W, (size_t) s->d * s->n_train);
+	return store_doubles(p, m->rff_b, s->n_train);
+}
+
+static uint8_t *
+write_classes(uint8_t *p, const km_model *m, const km_model_shape *s)
+{
+	p = put_fields(p, class_fields, N_FIELDS(class_fields), m);
+	for (uint32_t i = 0; i < s->n_classes; i++, p += 8)
+		store_u64(p, m->class_counts[i]);
+	memcpy(p, m->labels, s->labels_bytes);
+	return p + s->labels_bytes;
+}
+
+static uint8_t *
+write_probability(uint8_t *p, const km_model *m, const km_model_shape *s)
+{
+	p = store_doubles(p, m->prob_A, s->q);
+	return store_doubles(p, m->prob_B, s->q);
+}
+
+/*
+ * The sections of format 2, in tag order: when a model has each, its
+ * payload size, its writer.  km_model_size and km_model_encode walk it.
+ */
+typedef struct section_kind
+{
+	uint16_t	tag;
+	uint16_t	flags;
+	bool		(*present) (const km_model_shape *s);
+	uint64_t	(*bytes) (const km_model_shape *s);
+	uint8_t    *(*write) (uint8_t *p, const km_model *m, const km_model_shape *s);
+} section_kind;
+
+static const section_kind section_kinds[] = {
+	{KM_SECTION_SCALER, KM_SECTION_REQUIRED, always, scaler_bytes, write_scaler},
+	{KM_SECTION_EXPANSION, KM_SECTION_REQUIRED, always, expansion_bytes, write_expansion},
+	{KM_SECTION_METHOD, KM_SECTION_REQUIRED, always, method_bytes, write_method},
+	{KM_SECTION_TRAINING, KM_SECTION_REQUIRED, always, training_bytes, write_training},
+	{KM_SECTION_SELECTION, 0, has_selection, selection_bytes, write_selection},
+	{KM_SECTION_APPROXIMATION, KM_SECTION_REQUIRED, is_approximate, approx_bytes, write_approx},
+	{KM_SECTION_RFF, KM_SECTION_REQUIRED, is_rff, rff_bytes, write_rff},
+	{KM_SECTION_CLASSES, KM_SECTION_REQUIRED, is_classifier, classes_bytes, write_classes},
+	{KM_SECTION_PROBABILITY, KM_SECTION_REQUIRED, has_probability, probability_bytes,
+	write_probability},
+};
+
+#define N_SECTION_KINDS N_FIELDS(section_kinds)
+#define MAX_KNOWN_TAG KM_SECTION_PROBABILITY
+
+/* Tags are 1..MAX_KNOWN_TAG in order: section_kinds[tag - 1]. */
+typedef char section_kinds_in_tag_order[N_SECTION_KINDS == MAX_KNOWN_TAG ? 1 : -1];
+
+size_t
+km_model_size(const km_model_shape *s)
+{
+	layout		l;
+	uint64_t	size = KM_MODEL_HEADER_SIZE;
+
+	if (km_method_get(s->method) == NULL || s->n_train == 0 || s->d == 0 ||
+		s->approximation < KM_APPROX_FIRST || s->approximation > KM_APPROX_LAST ||
+		!layout_of(s, &l))
+		return 0;
+	for (int i = 0; i < N_SECTION_KINDS; i++)
+	{
+		const section_kind *k = &section_kinds[i];
+		uint64_t	bytes;
+
+		if (!k->present(s))
+			continue;
+		bytes = k->bytes(s);
+		if (bytes == 0 && k->tag != KM_SECTION_METHOD)
+			return 0;
+		size += KM_SECTION_OVERHEAD + bytes;
+		if (size > KM_MODEL_MAX_SIZE)
+			return 0;
+	}
+	return (size_t) size;
+}
+
+/* One section at p: head, payload, CRC; returns the next section. */
+static uint8_t *
+write_section(uint8_t *p, const section_kind *k, const km_model *m,
+			  const km_model_shape *s)
+{
+	uint8_t    *end;
+
+	store_u16(p, k->tag);
+	store_u16(p + 2, k->flags);
+	store_u64(p + 4, k->bytes(s));
+	end = k->write(p + SECTION_HEAD, m, s);
+	store_u32(end, km_crc32c(p, (size_t) (end - p)));
+	return end + 4;
+}
+
+/* The header: fixed fields by the table, the section count, the CRC. */
+static void
+write_header(uint8_t *buf, const km_model *m, const km_model_shape *s,
+			 size_t total)
+{
 	km_model	h = *m;
-	uint8_t    *p;
-	uint8_t    *s;
+	uint32_t	count = 0;
 
 	/* the header's task is the method's, whatever m says */
-	h.task = ops->task;
+	h.task = km_method_get(m->method)->task;
+	for (int i = 0; i < N_SECTION_KINDS; i++)
+		count += section_kinds[i].present(s) ? 1 : 0;
 	memset(buf, 0, KM_MODEL_HEADER_SIZE);
 	memcpy(buf, KM_MODEL_MAGIC, 4);
 	store_u16(buf + 4, KM_FORMAT_VERSION);
@@ -1020,52 +1388,25 @@ km_model_encode(const km_model *m, uint8_t *buf)
 	store_u64(buf + 8, (uint64_t) total);
 	for (size_t i = 0; i < N_HEADER_FIELDS; i++)
 		put_field(buf + header_fields[i].at, &header_fields[i].f, &h);
-	store_u32(buf + 72, m->n_candidates > 0 ? 5 : 4);
+	store_u32(buf + 72, count);
 	store_u32(buf + HEADER_CRC_OFFSET, km_crc32c(buf, HEADER_CRC_OFFSET));
-
-	p = buf + KM_MODEL_HEADER_SIZE;
-	s = p;
-	p = begin_section(p, KM_SECTION_SCALER, KM_SECTION_REQUIRED, 16 * (uint64_t) d);
-	p = store_doubles(p, m->mean, d);
-	p = store_doubles(p, m->scale, d);
-	p = end_section(s, p);
-
-	s = p;
-	p = begin_section(p, KM_SECTION_EXPANSION, KM_SECTION_REQUIRED,
-					  expansion_bytes(m->n_train, m->n_features));
-	store_u32(p, m->n_train);
-	store_u32(p + 4, 0);
-	p = store_doubles(p + 8, m->alpha, n);
-	p = store_doubles(p, m->X, n * d);
-	p = end_section(s, p);
-
-	s = p;
-	p = begin_section(p, KM_SECTION_METHOD, KM_SECTION_REQUIRED,
-					  fields_size(ops->fields, ops->n_fields));
-	p = put_fields(p, ops->fields, ops->n_fields, m);
-	p = end_section(s, p);
-
-	s = p;
-	p = begin_section(p, KM_SECTION_TRAINING, KM_SECTION_REQUIRED,
-					  fields_size(training_fields, 1));
-	p = put_fields(p, training_fields, 1, m);
-	p = end_section(s, p);
-
-	if (m->n_candidates > 0)
-	{
-		s = p;
-		p = begin_section(p, KM_SECTION_SELECTION, 0, selection_bytes(m->n_candidates));
-		p[0] = (uint8_t) m->cv;
-		p[1] = 0;
-		store_u16(p + 2, (uint16_t) m->folds);
-		store_u32(p + 4, m->best);
-		store_u32(p + 8, m->n_candidates);
-		store_u32(p + 12, 0);
-		p = store_doubles(p + 16, (const double *) m->candidates,
-						  4 * (size_t) m->n_candidates);
-		p = end_section(s, p);
-	}
 }
+
+void
+km_model_encode(const km_model *m, uint8_t *buf)
+{
+	km_model_shape s = km_model_shape_of(m);
+	uint8_t    *p = buf + KM_MODEL_HEADER_SIZE;
+
+	write_header(buf, m, &s, km_model_size(&s));
+	for (int i = 0; i < N_SECTION_KINDS; i++)
+		if (section_kinds[i].present(&s))
+			p = write_section(p, &section_kinds[i], m, &s);
+}
+
+/* ------------------------------------------------------------------ */
+/* Format 2: reading                                                  */
+/* ------------------------------------------------------------------ */
 
 /* One section as found by walk_sections. */
 typedef struct section
@@ -1075,8 +1416,6 @@ typedef struct section
 	uint64_t	length;
 	const uint8_t *payload;
 } section;
-
-#define MAX_KNOWN_TAG KM_SECTION_SELECTION
 
 /* Format 2: header size, header checksum and total size. */
 static km_status
@@ -1154,7 +1493,7 @@ place_section(const section *s, uint32_t i, unsigned *last_tag,
 	if (s->tag >= 1 && s->tag <= MAX_KNOWN_TAG)
 	{
 		/* a known section is required or not as the writer marks it */
-		uint16_t	want = s->tag == KM_SECTION_SELECTION ? 0 : KM_SECTION_REQUIRED;
+		uint16_t	want = section_kinds[s->tag - 1].flags;
 
 		if (s->flags != want)
 			return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
@@ -1209,31 +1548,100 @@ walk_sections(const uint8_t *buf, size_t len, bool check_crc,
 	return KM_OK;
 }
 
-/* n, d and c from the framing, checked against the section lengths. */
-static km_status
-sizes_v2(const uint8_t *buf, const section *found, uint32_t *n, uint32_t *d,
-		 uint32_t *c, km_error *err)
+/*
+ * The shape from the framing: d from the header, n and q from the
+ * expansion, the approximation, c, k and the labels' bytes from their
+ * sections.  What the size checks need is read here; the values are
+ * validated by decode_v2.
+ */
+static void
+read_shape_v2(const uint8_t *buf, const section *found, km_model_shape *s)
 {
 	const section *exp = &found[KM_SECTION_EXPANSION];
 	const section *sel = &found[KM_SECTION_SELECTION];
+	const section *apx = &found[KM_SECTION_APPROXIMATION];
+	const section *cls = &found[KM_SECTION_CLASSES];
+	uint64_t	fixed = fields_size(class_fields, N_FIELDS(class_fields));
 
-	*d = load_u32(buf + 28);
-	*n = exp->length >= 8 ? load_u32(exp->payload) : 0;
-	*c = sel->payload && sel->length >= 16 ? load_u32(sel->payload + 8) : 0;
-	if (*d < 1 || found[KM_SECTION_SCALER].length != 16 * (uint64_t) *d)
+	memset(s, 0, sizeof(*s));
+	s->method = (km_method) buf[17];
+	s->d = load_u32(buf + 28);
+	s->n_train = exp->length >= 8 ? load_u32(exp->payload) : 0;
+	/* one output is stored as 0 (the reserved field of 0.2.0's writer) */
+	s->q = exp->length >= 8 ? load_u32(exp->payload + 4) : 0;
+	if (s->q == 0)
+		s->q = 1;
+	else if (s->q == 1)
+		s->q = 0;				/* not how one output is written: no shape */
+	s->c = sel->payload && sel->length >= 16 ? load_u32(sel->payload + 8) : 0;
+	s->approximation = apx->payload && apx->length >= 1 ?
+		(km_approx) apx->payload[0] : KM_APPROX_EXACT;
+	if (cls->payload && cls->length >= fixed)
+	{
+		s->n_classes = load_u32(cls->payload);
+		if (cls->length - fixed >= 8 * (uint64_t) s->n_classes &&
+			cls->length - fixed - 8 * (uint64_t) s->n_classes <= UINT32_MAX)
+			s->labels_bytes = (uint32_t) (cls->length - fixed - 8 * (uint64_t) s->n_classes);
+	}
+	s->has_probability = found[KM_SECTION_PROBABILITY].payload != NULL;
+}
+
+/* Section tag of found has the length shape s gives it. */
+static km_status
+check_length(const section *found, unsigned tag, const km_model_shape *s,
+			 km_error *err)
+{
+	const section_kind *k = &section_kinds[tag - 1];
+	uint64_t	want = k->bytes(s);
+
+	if (found[tag].length != want || want == 0)
 		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
-					   "The scaler has %llu bytes for %u features.",
-					   (unsigned long long) found[KM_SECTION_SCALER].length,
-					   (unsigned) *d);
-	if (*n < 1 || expansion_bytes(*n, *d) != exp->length)
+					   "Section %u has %llu bytes; a model of %u rows, %u features, %u outputs, %u candidates and %u classes has %llu there.",
+					   tag, (unsigned long long) found[tag].length,
+					   (unsigned) s->n_train, (unsigned) s->d, (unsigned) s->q,
+					   (unsigned) s->c, (unsigned) s->n_classes,
+					   (unsigned long long) want);
+	return KM_OK;
+}
+
+/*
+ * The shape of a format 2 model, with each section present exactly when
+ * the shape has it and of the length it gives (METHOD, TRAINING and
+ * APPROXIMATION are checked field by field by decode_v2).
+ */
+static km_status
+shape_v2(const uint8_t *buf, const section *found, km_model_shape *s,
+		 km_error *err)
+{
+	static const unsigned sized[] = {KM_SECTION_SCALER, KM_SECTION_EXPANSION,
+		KM_SECTION_SELECTION, KM_SECTION_RFF, KM_SECTION_CLASSES,
+	KM_SECTION_PROBABILITY};
+	layout		l;
+	km_status	st;
+
+	read_shape_v2(buf, found, s);
+	if (found[KM_SECTION_APPROXIMATION].payload &&
+		(s->approximation == KM_APPROX_EXACT || s->approximation > KM_APPROX_LAST))
 		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
-					   "The expansion has %llu bytes for %u rows of %u features.",
-					   (unsigned long long) exp->length, (unsigned) *n, (unsigned) *d);
-	if (sel->payload &&
-		(*c < 1 || *c > KM_MODEL_MAX_CANDIDATES || selection_bytes(*c) != sel->length))
+					   "The approximation section names approximation %u; it must be nystrom (1) or rff (2).",
+					   (unsigned) s->approximation);
+	if (s->d < 1 || s->n_train < 1 || !layout_of(s, &l) ||
+		(found[KM_SECTION_SELECTION].payload && s->c < 1))
 		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
-					   "The selection has %llu bytes for %u candidates.",
-					   (unsigned long long) sel->length, (unsigned) *c);
+					   "The model says %u rows of %u features, %u outputs and %u candidates, which do not fit together.",
+					   (unsigned) s->n_train, (unsigned) s->d, (unsigned) s->q,
+					   (unsigned) s->c);
+	if ((found[KM_SECTION_RFF].payload != NULL) != is_rff(s))
+		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
+					   is_rff(s) ? "The model uses random Fourier features but has no RFF section." :
+					   "The model has an RFF section but does not use random Fourier features.");
+	if (s->has_probability && s->n_classes == 0)
+		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
+					   "The model has probability calibration but no classes.");
+	for (size_t i = 0; i < sizeof(sized) / sizeof(sized[0]); i++)
+		if (found[sized[i]].payload &&
+			(st = check_length(found, sized[i], s, err)) != KM_OK)
+			return st;
 	return KM_OK;
 }
 
@@ -1276,21 +1684,128 @@ fields_v2(const uint8_t *buf, const section *found, km_model *r, km_error *err)
 						 ops->fields, ops->n_fields, r, "method section", err)) != KM_OK)
 		return st;
 	return get_fields(found[KM_SECTION_TRAINING].payload,
-					  found[KM_SECTION_TRAINING].length, training_fields, 1,
-					  r, "training section", err);
+					  found[KM_SECTION_TRAINING].length, training_fields,
+					  N_FIELDS(training_fields), r, "training section", err);
+}
+
+/* Format 2: the APPROXIMATION section's fields, if any, and their rules. */
+static km_status
+approx_v2(const section *apx, km_model *r, km_error *err)
+{
+	km_status	st;
+
+	if (apx->payload == NULL)
+		return KM_OK;
+	if ((st = get_fields(apx->payload, apx->length, approx_fields,
+						 N_FIELDS(approx_fields), r, "approximation section",
+						 err)) != KM_OK)
+		return st;
+	if (r->rank > r->n_train ||
+		(r->approximation == KM_APPROX_RFF && (r->rank != r->n_train || r->approx_eps != 0.0)))
+		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
+					   "The %s approximation has rank %u and eps %g for %u components.",
+					   km_approx_name(r->approximation), (unsigned) r->rank,
+					   r->approx_eps, (unsigned) r->n_train);
+	if (r->approximation == KM_APPROX_RFF && r->kernel.type != KM_KERNEL_RBF)
+		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
+					   "The model uses random Fourier features with the %s kernel; they exist for rbf only.",
+					   km_kernel_name(r->kernel.type));
+	return KM_OK;
+}
+
+/*
+ * The labels: exactly k NUL-terminated strings filling the bytes (their
+ * encoding and order are the writer's and the glue's business).
+ */
+static km_status
+check_labels(const uint8_t *p, uint32_t bytes, uint32_t k, km_error *err)
+{
+	uint32_t	nuls = 0;
+
+	for (uint32_t i = 0; i < bytes; i++)
+		nuls += p[i] == 0;
+	if (nuls != k || bytes == 0 || p[bytes - 1] != 0)
+		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
+					   "The %u bytes of labels hold %u NUL-terminated strings%s; the model has %u classes.",
+					   (unsigned) bytes, (unsigned) nuls,
+					   bytes > 0 && p[bytes - 1] != 0 ? " and an unterminated one" : "",
+					   (unsigned) k);
+	return KM_OK;
+}
+
+/*
+ * Format 2: the CLASSES section (fields, counts, labels) and the
+ * PROBABILITY section; the task and the number of outputs must fit them.
+ */
+static km_status
+classes_v2(const section *found, const km_model_shape *s, km_model *r,
+		   double *storage, const layout *l, km_error *err)
+{
+	const section *cls = &found[KM_SECTION_CLASSES];
+	const uint8_t *p;
+	size_t		fixed = fields_size(class_fields, N_FIELDS(class_fields));
+	km_status	st;
+
+	if (cls->payload == NULL)
+	{
+		if (r->task == KM_TASK_CLASSIFICATION)
+			return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
+						   "The model's task is classification but it has no classes section.");
+		if (s->q != 1)
+			return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
+						   "A regression model has %u outputs; it must have 1.",
+						   (unsigned) s->q);
+		return KM_OK;
+	}
+	if ((st = get_fields(cls->payload, fixed, class_fields, N_FIELDS(class_fields),
+						 r, "classes section", err)) != KM_OK)
+		return st;
+	if (r->n_classes < 2 || km_multiclass_outputs(r->multiclass, r->n_classes) != s->q)
+		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
+					   "A %s classifier of %u classes has %u outputs, which do not fit together.",
+					   km_multiclass_name(r->multiclass), (unsigned) r->n_classes,
+					   (unsigned) s->q);
+	p = cls->payload + fixed + 8 * (size_t) r->n_classes;
+	if ((st = check_labels(p, s->labels_bytes, r->n_classes, err)) != KM_OK)
+		return st;
+	r->labels_bytes = s->labels_bytes;
+	if (storage)
+	{
+		uint64_t   *counts = (uint64_t *) (storage + l->counts);
+
+		for (uint32_t i = 0; i < r->n_classes; i++)
+			counts[i] = load_u64(cls->payload + fixed + 8 * (size_t) i);
+		memcpy(storage + l->labels, p, s->labels_bytes);
+	}
+	if (s->has_probability)
+	{
+		r->has_probability = true;
+		p = found[KM_SECTION_PROBABILITY].payload;
+		if ((st = read_array(&p, s->q, "probability A", false,
+							 storage_at(storage, l->prob_A), err)) != KM_OK ||
+			(st = read_array(&p, s->q, "probability B", false,
+							 storage_at(storage, l->prob_B), err)) != KM_OK)
+			return st;
+	}
+	/* last, so that the checks above hold whatever the method */
+	if (r->task != KM_TASK_CLASSIFICATION)
+		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
+					   "The model's task is %s but it has a classes section.",
+					   km_task_name(r->task));
+	return KM_OK;
 }
 
 /* Format 2: the SELECTION section, if there is one, with its c candidates. */
 static km_status
-selection_v2(const section *sel, uint32_t n, uint32_t d, uint32_t c,
-			 km_model *r, double *storage, km_error *err)
+selection_v2(const section *sel, const km_model_shape *s, km_model *r,
+			 double *storage, const layout *l, km_error *err)
 {
 	const uint8_t *p = sel->payload;
 	km_status	st;
 
-	if (c == 0)
+	if (s->c == 0)
 		return KM_OK;
-	r->n_candidates = c;
+	r->n_candidates = s->c;
 	r->cv = (km_cv) p[0];
 	r->folds = load_u16(p + 2);
 	r->best = load_u32(p + 4);
@@ -1299,7 +1814,23 @@ selection_v2(const section *sel, uint32_t n, uint32_t d, uint32_t c,
 					   "A reserved field of the selection is not zero.");
 	if ((st = check_selection(r, p[0], err)) != KM_OK)
 		return st;
-	return read_selection(p + 16, n, d, c, storage, err);
+	return read_selection(p + 16, s->c, storage, l, err);
+}
+
+/* Format 2: the RFF section, W and b, finite. */
+static km_status
+rff_v2(const section *rff, const km_model_shape *s, double *storage,
+	   const layout *l, km_error *err)
+{
+	const uint8_t *p = rff->payload;
+	km_status	st;
+
+	if (p == NULL)
+		return KM_OK;
+	if ((st = read_array(&p, (size_t) s->d * s->n_train, "rff W", false,
+						 storage_at(storage, l->W), err)) != KM_OK)
+		return st;
+	return read_array(&p, s->n_train, "rff b", false, storage_at(storage, l->b), err);
 }
 
 static km_status
@@ -1308,61 +1839,57 @@ decode_v2(const uint8_t *buf, size_t len, km_model *m, double *storage,
 {
 	section		found[MAX_KNOWN_TAG + 1];
 	km_model	r;
-	uint32_t	n,
-				d,
-				c;
+	km_model_shape s;
+	layout		l;
 	const uint8_t *p;
 	km_status	st;
 
 	if ((st = walk_sections(buf, len, true, found, err)) != KM_OK ||
-		(st = sizes_v2(buf, found, &n, &d, &c, err)) != KM_OK)
+		(st = shape_v2(buf, found, &s, err)) != KM_OK)
 		return st;
+	layout_of(&s, &l);
 
 	memset(&r, 0, sizeof(r));
 	r.format_version = 2;
-	r.n_train = n;
-	if ((st = fields_v2(buf, found, &r, err)) != KM_OK)
+	r.n_train = s.n_train;
+	r.n_outputs = s.q;
+	if ((st = fields_v2(buf, found, &r, err)) != KM_OK ||
+		(st = approx_v2(&found[KM_SECTION_APPROXIMATION], &r, err)) != KM_OK)
 		return st;
 
 	p = found[KM_SECTION_SCALER].payload;
-	if ((st = read_scaler(&p, d, storage, err)) != KM_OK)
+	if ((st = read_scaler(&p, s.d, storage, &l, err)) != KM_OK)
 		return st;
-	p = found[KM_SECTION_EXPANSION].payload;
-	if (load_u32(p + 4) != 0)
-		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
-					   "A reserved field of the expansion is not zero.");
-	p += 8;
-	if ((st = read_expansion(&p, n, d, storage, err)) != KM_OK ||
-		(st = selection_v2(&found[KM_SECTION_SELECTION], n, d, c, &r, storage,
-						   err)) != KM_OK)
+	p = found[KM_SECTION_EXPANSION].payload + 8;
+	if ((st = read_expansion(&p, &s, &r, storage, &l, err)) != KM_OK ||
+		(st = selection_v2(&found[KM_SECTION_SELECTION], &s, &r, storage, &l,
+						   err)) != KM_OK ||
+		(st = rff_v2(&found[KM_SECTION_RFF], &s, storage, &l, err)) != KM_OK ||
+		(st = classes_v2(found, &s, &r, storage, &l, err)) != KM_OK)
 		return st;
 
-	attach_storage(&r, storage, n, d);
+	attach_storage(&r, storage, &s, &l);
 	*m = r;
 	return KM_OK;
 }
 
 km_status
-km_model_peek(const uint8_t *buf, size_t len, uint32_t *n, uint32_t *d,
-			  uint32_t *c, km_error *err)
+km_model_peek(const uint8_t *buf, size_t len, km_model_shape *shape,
+			  km_error *err)
 {
 	uint16_t	version;
 	km_status	st;
 	section		found[MAX_KNOWN_TAG + 1];
-	uint32_t	hn,
-				hd,
-				hc;
+	km_model_shape s;
 
 	if ((st = check_version(buf, len, &version, err)) != KM_OK)
 		return st;
 	if (version == 1)
-		return peek_v1(buf, len, n, d, c, err);
+		return peek_v1(buf, len, shape, err);
 	if ((st = walk_sections(buf, len, false, found, err)) != KM_OK ||
-		(st = sizes_v2(buf, found, &hn, &hd, &hc, err)) != KM_OK)
+		(st = shape_v2(buf, found, &s, err)) != KM_OK)
 		return st;
-	*n = hn;
-	*d = hd;
-	*c = hc;
+	*shape = s;
 	return KM_OK;
 }
 
@@ -1391,4 +1918,58 @@ km_model_describe_header(const km_model *m, const km_describer *out)
 			continue;
 		km_model_describe_fields(m, f, 1, out);
 	}
+	if (m->n_outputs > 1)
+		out->integer(out->ctx, "outputs", m->n_outputs);
+	if (m->approximation != KM_APPROX_EXACT)
+		km_model_describe_fields(m, approx_fields, N_FIELDS(approx_fields), out);
+	if (m->n_classes > 0)
+		km_model_describe_fields(m, class_fields, N_FIELDS(class_fields), out);
+}
+
+const char *
+km_label_type_name(km_label_type t)
+{
+	switch (t)
+	{
+		case KM_LABEL_TEXT:
+			return "text";
+		case KM_LABEL_FLOAT8:
+			return "float8";
+	}
+	return "unknown";
+}
+
+const char *
+km_multiclass_name(km_multiclass mc)
+{
+	switch (mc)
+	{
+		case KM_MULTICLASS_BINARY:
+			return "binary";
+		case KM_MULTICLASS_OVO:
+			return "ovo";
+		case KM_MULTICLASS_OVR:
+			return "ovr";
+		case KM_MULTICLASS_MULTINOMIAL:
+			return "multinomial";
+	}
+	return "unknown";
+}
+
+uint32_t
+km_multiclass_outputs(km_multiclass mc, uint32_t k)
+{
+	if (k < 2 || k > 65536)
+		return 0;
+	switch (mc)
+	{
+		case KM_MULTICLASS_BINARY:
+			return k == 2 ? 1 : 0;
+		case KM_MULTICLASS_OVO:
+			return k * (k - 1) / 2;
+		case KM_MULTICLASS_OVR:
+		case KM_MULTICLASS_MULTINOMIAL:
+			return k;
+	}
+	return 0;
 }

@@ -35,17 +35,37 @@
  * encoding, decoding, validation and kernel_model_info.  Sections, in
  * ascending tag order, each at most once:
  *
- *   tag  name       required  payload
- *     1  SCALER     yes       mean[d], scale[d] (scale > 0)
- *     2  EXPANSION  yes       n u32 (>= 1), reserved u32, alpha[n],
- *                             X[n * d] (row-major, standardized): the
- *                             kernel expansion f(x) = sum alpha_i K(x_i, x)
- *     3  METHOD     yes       the method's fields (km_method_ops.fields)
- *     4  TRAINING   yes       train_rmse
- *     5  SELECTION  no        cv u8, reserved u8, folds u16, best u32,
- *                             c u32 (>= 1), reserved u32,
- *                             c x (gamma, lambda, score, score_std)
+ *   tag  name           required  payload
+ *     1  SCALER         yes       mean[d], scale[d] (scale > 0)
+ *     2  EXPANSION      yes       n u32 (>= 1), q u32 (outputs; 0 means 1,
+ *                                 and 1 is always stored as 0), alpha[n * q]
+ *                                 (column-major: output j at j * n), X[n * d]
+ *                                 (row-major, standardized; absent for rff),
+ *                                 then intercepts[q] if q > 1 (intercepts[0]
+ *                                 equals the header's): output j is
+ *                                 f_j(x) = b_j + sum_i alpha_ij K(x_i, x)
+ *     3  METHOD         yes       the method's fields (km_method_ops.fields)
+ *     4  TRAINING       yes       train_rmse
+ *     5  SELECTION      no        cv u8, reserved u8, folds u16, best u32,
+ *                                 c u32 (>= 1), reserved u32,
+ *                                 c x (gamma, lambda, score, score_std)
+ *     6  APPROXIMATION  yes       approximation u8 (1 nystrom, 2 rff),
+ *                                 reserved u8, u16, components u32, rank u32
+ *                                 (1..n; rff: n), reserved u32, eps f64 (>= 0;
+ *                                 rff: 0), seed u64.  Only approximate
+ *                                 models have it: nystrom's X holds its n
+ *                                 centres, rff's n is D
+ *     7  RFF            yes       W[d * D] (row-major), b[D]: rff models only
+ *                                 (rbf kernel), z(x) = sqrt(2/D) cos(W^T x + b)
+ *     8  CLASSES        yes       k u32 (>= 2), label_type u8, multiclass u8,
+ *                                 reserved u16, counts u64[k], then k
+ *                                 NUL-terminated labels (UTF-8, in class
+ *                                 order) filling the rest; classifiers only,
+ *                                 with q = km_multiclass_outputs(multiclass, k)
+ *     9  PROBABILITY    yes       A[q], B[q] (finite): Platt scaling,
+ *                                 P = 1 / (1 + exp(A f + B)); classifiers only
  *
+ * A model without CLASSES is a regression model (task regression, q = 1).
  * An unknown section with the required bit is KM_ERR_VERSION (a newer
  * writer's model this build cannot use); without it, it is skipped.  A new
  * method adds its fields (a new section type if it needs arrays), not a
@@ -97,6 +117,7 @@
 #ifndef KM_MODEL_H
 #define KM_MODEL_H
 
+#include "approx.h"
 #include "select.h"
 
 #define KM_MODEL_MAGIC "KMLM"
@@ -110,6 +131,10 @@
 #define KM_SECTION_METHOD		3
 #define KM_SECTION_TRAINING		4
 #define KM_SECTION_SELECTION	5
+#define KM_SECTION_APPROXIMATION 6
+#define KM_SECTION_RFF			7
+#define KM_SECTION_CLASSES		8
+#define KM_SECTION_PROBABILITY	9
 #define KM_SECTION_REQUIRED		0x1	/* flags: a reader must know the tag */
 #define KM_SECTION_OVERHEAD		16	/* tag, flags, length, CRC */
 
@@ -120,6 +145,51 @@
 
 /* A grid of KM_MAX_GRID gammas by KM_MAX_GRID lambdas. */
 #define KM_MODEL_MAX_CANDIDATES (KM_MAX_GRID * KM_MAX_GRID)
+
+/* How a classifier's labels were typed (CLASSES section, one byte). */
+typedef enum km_label_type
+{
+	KM_LABEL_TEXT = 1,
+	KM_LABEL_FLOAT8 = 2
+} km_label_type;
+
+#define KM_LABEL_FIRST KM_LABEL_TEXT
+#define KM_LABEL_LAST KM_LABEL_FLOAT8
+
+/*
+ * How a classifier's q decision values map to its k classes (CLASSES
+ * section, one byte):
+ *   BINARY       q = 1, k = 2: f > 0 means classes[1];
+ *   OVO          q = k(k-1)/2, pairs (0,1), (0,2) .. (0,k-1), (1,2) .. as
+ *                libsvm orders them; output > 0 votes for the pair's first;
+ *   OVR          q = k, one output per class;
+ *   MULTINOMIAL  q = k, softmax over the outputs.
+ */
+typedef enum km_multiclass
+{
+	KM_MULTICLASS_BINARY = 1,
+	KM_MULTICLASS_OVO = 2,
+	KM_MULTICLASS_OVR = 3,
+	KM_MULTICLASS_MULTINOMIAL = 4
+} km_multiclass;
+
+#define KM_MULTICLASS_FIRST KM_MULTICLASS_BINARY
+#define KM_MULTICLASS_LAST KM_MULTICLASS_MULTINOMIAL
+
+/* "text", "float8"; "binary", "ovo", "ovr", "multinomial"; "unknown" otherwise. */
+const char *km_label_type_name(km_label_type t);
+const char *km_multiclass_name(km_multiclass mc);
+
+/* q for k classes under mc; 0 if mc names nothing or k does not fit it. */
+uint32_t	km_multiclass_outputs(km_multiclass mc, uint32_t k);
+
+/*
+ * Field rules of the model format's own enumerations (method.h's
+ * km_field_rule numbers the others; these continue after them).
+ */
+#define KM_RULE_APPROX		((km_field_rule) (KM_RULE_KERNEL + 1))
+#define KM_RULE_LABEL_TYPE	((km_field_rule) (KM_RULE_KERNEL + 2))
+#define KM_RULE_MULTICLASS	((km_field_rule) (KM_RULE_KERNEL + 3))
 
 typedef struct km_model
 {
@@ -133,8 +203,10 @@ typedef struct km_model
 	bool		converged;
 	int32_t		max_iter;
 	int32_t		iterations;
-	uint32_t	n_train;		/* rows of the expansion (alpha, X) */
+	uint32_t	n_train;		/* rows of the expansion: exact n, nystrom m
+								 * centres, rff D */
 	uint32_t	n_features;
+	uint32_t	n_outputs;		/* q >= 1 decision values per row */
 	uint64_t	rows_seen;		/* training rows (format 1: n_train) */
 	uint64_t	rows_skipped;
 	double		lambda;
@@ -146,8 +218,33 @@ typedef struct km_model
 	double		train_rmse;
 	const double *mean;			/* n_features */
 	const double *scale;		/* n_features, all > 0 */
-	const double *alpha;		/* n_train */
-	const double *X;			/* n_train * n_features, row-major */
+	const double *alpha;		/* n_train x q, column-major: output j at
+								 * alpha + j * n_train */
+	const double *intercepts;	/* q; intercepts[0] == intercept (may be
+								 * NULL when encoding a model with q = 1) */
+	const double *X;			/* exact: training rows; nystrom: centres
+								 * (n_train x d, row-major, standardized);
+								 * rff: NULL */
+	/* approximation (APPROXIMATION section; all 0 for exact models) */
+	km_approx	approximation;
+	uint32_t	components;		/* m asked for (centres / D); 0 for exact */
+	uint32_t	rank;			/* nystrom: rank of K_mm used; rff: D */
+	double		approx_eps;		/* nystrom: eps of chol(K_mm + eps I); else 0 */
+	uint64_t	approx_seed;	/* the seed the basis was drawn from */
+	const double *rff_W;		/* rff: d x D row-major; else NULL */
+	const double *rff_b;		/* rff: D; else NULL */
+	/* classification (CLASSES section); n_classes 0 for regression */
+	uint32_t	n_classes;		/* k >= 2 */
+	km_label_type label_type;
+	km_multiclass multiclass;
+	const char *labels;			/* k NUL-terminated UTF-8 strings back to
+								 * back, in class order */
+	uint32_t	labels_bytes;
+	const uint64_t *class_counts;	/* k training rows per class */
+	bool		has_probability;	/* PROBABILITY section: Platt A, B */
+	const double *prob_A;		/* q; NULL when !has_probability */
+	const double *prob_B;		/* q */
+	uint32_t	solver;			/* method-specific (the method's fields) */
 	/* model selection, if any */
 	uint32_t	n_candidates;
 	km_cv		cv;
@@ -157,18 +254,45 @@ typedef struct km_model
 } km_model;
 
 /*
- * Encoded size (format 2) of a model of that method with n rows, d
- * features and c selection candidates; 0 on overflow, beyond 1 GB, or for
- * an unknown method.
+ * The shape of a model: what its encoded size and its decoded storage
+ * depend on.  From a km_model (km_model_shape_of), from an encoded one
+ * (km_model_peek), or filled in by a trainer before it fits.
  */
-size_t		km_model_size(km_method method, uint32_t n, uint32_t d, uint32_t c);
+typedef struct km_model_shape
+{
+	km_method	method;
+	km_approx	approximation;
+	uint32_t	n_train;		/* rows of the expansion (rff: D) */
+	uint32_t	d;				/* features */
+	uint32_t	q;				/* outputs, >= 1 */
+	uint32_t	c;				/* selection candidates */
+	uint32_t	n_classes;		/* 0: not a classifier */
+	uint32_t	labels_bytes;	/* the k NUL-terminated labels */
+	bool		has_probability;
+} km_model_shape;
 
-/* Doubles needed to hold the arrays of a decoded model; 0 on overflow. */
-size_t		km_model_storage_doubles(uint32_t n, uint32_t d, uint32_t c);
+/* The shape of m (q = 0 is read as 1). */
+km_model_shape km_model_shape_of(const km_model *m);
 
 /*
- * Write m in format 2 into buf, which has km_model_size(m->method,
- * m->n_train, m->n_features, m->n_candidates) bytes.
+ * A regression shape: n rows of d features, one output, c candidates
+ * (exact unless approximation says otherwise).
+ */
+km_model_shape km_model_shape_simple(km_method method, uint32_t n, uint32_t d,
+									 uint32_t c);
+
+/*
+ * Encoded size (format 2) of a model of that shape; 0 on overflow, beyond
+ * 1 GB, for an unknown method or for q = 0.
+ */
+size_t		km_model_size(const km_model_shape *s);
+
+/* Doubles needed to hold the arrays of a decoded model; 0 on overflow. */
+size_t		km_model_storage_doubles(const km_model_shape *s);
+
+/*
+ * Write m in format 2 into buf, which has km_model_size of
+ * km_model_shape_of(m) bytes.
  */
 void		km_model_encode(const km_model *m, uint8_t *buf);
 
@@ -178,14 +302,15 @@ void		km_model_encode_v1(const km_model *m, uint8_t *buf);
 
 /*
  * Check magic, version, sizes and the header checksum of buf (len bytes),
- * and report n_train, n_features and n_candidates, to size storage.
+ * and report its shape, to size storage (not every field of the shape is
+ * validated: km_model_decode does that).
  */
-km_status	km_model_peek(const uint8_t *buf, size_t len, uint32_t *n,
-						  uint32_t *d, uint32_t *c, km_error *err);
+km_status	km_model_peek(const uint8_t *buf, size_t len, km_model_shape *shape,
+						  km_error *err);
 
 /*
  * Validate every byte of buf against the format and fill m.  If storage is
- * not NULL it has km_model_storage_doubles(n, d, c) doubles and receives
+ * not NULL it has km_model_storage_doubles(shape) doubles and receives
  * the arrays, which m then points into; otherwise m's arrays are NULL.
  * KM_ERR_FORMAT: not a model, truncated, or a field out of range;
  * KM_ERR_VERSION: written by a newer format; KM_ERR_CHECKSUM: corrupted.
@@ -200,7 +325,11 @@ km_status	km_model_decode(const uint8_t *buf, size_t len, km_model *m,
 void		km_model_describe_fields(const km_model *m, const km_field *fields,
 									 int n_fields, const km_describer *out);
 
-/* The header fields of m (those its kernel uses), by the header's table. */
+/*
+ * The header fields of m (those its kernel uses), by the header's table,
+ * then the scalar fields of its APPROXIMATION and CLASSES sections if it
+ * has them.
+ */
 void		km_model_describe_header(const km_model *m, const km_describer *out);
 
 

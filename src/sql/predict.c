@@ -63,21 +63,29 @@ cache_load(ModelCache *mc, bytea *b)
 {
 	const uint8 *buf = (const uint8 *) VARDATA_ANY(b);
 	Size		len = VARSIZE_ANY_EXHDR(b);
+	km_model_shape shape;
 	uint32_t	n;
 	uint32_t	d;
-	uint32_t	c;
 	double	   *storage;
 	km_error	err;
 	km_model   *m = &mc->model;
 
 	mc->valid = false;
 	MemoryContextReset(mc->ctx);
-	if (km_model_peek(buf, len, &n, &d, &c, &err) != KM_OK)
+	if (km_model_peek(buf, len, &shape, &err) != KM_OK)
 		km_raise(&err);
 	storage = MemoryContextAllocHuge(mc->ctx,
-									 km_model_storage_doubles(n, d, c) * sizeof(double));
+									 km_model_storage_doubles(&shape) * sizeof(double));
 	if (km_model_decode(buf, len, m, storage, &err) != KM_OK)
 		km_raise(&err);
+	if (m->approximation == KM_APPROX_RFF || m->n_outputs != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("kernel_predict cannot score this model yet"),
+				 errdetail("The model has %u outputs and approximation \"%s\".",
+						   m->n_outputs, km_approx_name(m->approximation))));
+	n = m->n_train;
+	d = m->n_features;
 
 	mc->Xt = MemoryContextAllocHuge(mc->ctx, (Size) n * d * sizeof(double));
 	mc->norms = MemoryContextAllocHuge(mc->ctx, (Size) n * sizeof(double));
@@ -344,17 +352,15 @@ describe_string(void *ctx, const char *key, const char *v)
 static void
 describe_selection(KmJson *j, bytea *b)
 {
-	uint32_t	n,
-				d,
-				c;
+	km_model_shape shape;
 	km_error	err;
 	km_model	m;
 	double	   *storage;
 
 	if (km_model_peek((const uint8 *) VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b),
-					  &n, &d, &c, &err) != KM_OK)
+					  &shape, &err) != KM_OK)
 		km_raise(&err);
-	storage = palloc_extended(km_model_storage_doubles(n, d, c) * sizeof(double),
+	storage = palloc_extended(km_model_storage_doubles(&shape) * sizeof(double),
 							  MCXT_ALLOC_HUGE);
 	if (km_model_decode((const uint8 *) VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b),
 						&m, storage, &err) != KM_OK)

@@ -182,8 +182,13 @@ plan_training(const RowSet *rs, TrainJob *job)
 						km_train_memory((double) n, (double) d) - 8.0 * n * n,
 						"kernel_train model selection", false);
 	}
-	job->size = km_model_size(job->opts.fit.method, (uint32_t) n, (uint32_t) d,
-							  (uint32_t) job->ncand);
+	{
+		km_model_shape shape = km_model_shape_simple(job->opts.fit.method,
+													 (uint32_t) n, (uint32_t) d,
+													 (uint32_t) job->ncand);
+
+		job->size = km_model_size(&shape);
+	}
 	job->nwork = km_fit_workspace_doubles(job->opts.fit.method, n);
 	if (n > UINT32_MAX || job->size == 0 || job->nwork == 0)
 		ereport(ERROR,

@@ -34,15 +34,13 @@ decode_and_check(const uint8_t *buf, size_t len)
 {
 	km_model	m;
 	km_error	err;
-	uint32_t	n,
-				d,
-				c;
+	km_model_shape shape;
 	double	   *storage;
 	size_t		doubles;
 
-	if (km_model_peek(buf, len, &n, &d, &c, &err) != KM_OK)
+	if (km_model_peek(buf, len, &shape, &err) != KM_OK)
 		return;
-	doubles = km_model_storage_doubles(n, d, c);
+	doubles = km_model_storage_doubles(&shape);
 	if (doubles == 0 || doubles > ((size_t) 1 << 24))
 		return;
 	storage = malloc(doubles * sizeof(double));
@@ -50,8 +48,9 @@ decode_and_check(const uint8_t *buf, size_t len)
 		km_model_decode(buf, len, &m, storage, &err) == KM_OK)
 	{
 		bool		v1 = m.format_version == 1;
+		km_model_shape again_shape = km_model_shape_of(&m);
 		size_t		size = v1 ? km_model_v1_size(m.n_train, m.n_features, m.n_candidates) :
-			km_model_size(m.method, m.n_train, m.n_features, m.n_candidates);
+			km_model_size(&again_shape);
 		uint8_t    *again = malloc(size);
 		km_model	m2;
 

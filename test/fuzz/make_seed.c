@@ -24,21 +24,102 @@ write_bytes(const char *dir, const char *name, const uint8_t *buf, size_t size)
 	fclose(f);
 }
 
-/* m in both formats: name (format 2) and name_v1. */
+/*
+ * m in format 2 as name and, if format 1 can hold it (one output, exact),
+ * as name_v1.
+ */
 static void
 write_model(const char *dir, const char *name, const km_model *m)
 {
-	size_t		size = km_model_size(m->method, m->n_train, m->n_features, m->n_candidates);
+	km_model_shape shape = km_model_shape_of(m);
+	bool		v1 = shape.q == 1 && shape.approximation == KM_APPROX_EXACT &&
+		shape.n_classes == 0;
+	size_t		size = km_model_size(&shape);
 	size_t		size1 = km_model_v1_size(m->n_train, m->n_features, m->n_candidates);
 	uint8_t    *buf = malloc(size > size1 ? size : size1);
 	char		v1name[256];
 
+	if (size == 0)
+	{
+		fprintf(stderr, "%s: no size\n", name);
+		exit(1);
+	}
 	km_model_encode(m, buf);
 	write_bytes(dir, name, buf, size);
-	km_model_encode_v1(m, buf);
-	snprintf(v1name, sizeof(v1name), "%s_v1", name);
-	write_bytes(dir, v1name, buf, size1);
+	if (v1)
+	{
+		km_model_encode_v1(m, buf);
+		snprintf(v1name, sizeof(v1name), "%s_v1", name);
+		write_bytes(dir, v1name, buf, size1);
+	}
 	free(buf);
+}
+
+/* The first registered classification method, if any. */
+static bool
+classification_method(km_method *method)
+{
+	for (int i = KM_METHOD_FIRST; i <= KM_METHOD_LAST; i++)
+		if (km_method_get((km_method) i) &&
+			km_method_task((km_method) i) == KM_TASK_CLASSIFICATION)
+		{
+			*method = (km_method) i;
+			return true;
+		}
+	return false;
+}
+
+/* Seeds of the approximate and classification shapes, from the ridge m. */
+static void
+write_new_shapes(const char *dir, km_model m)
+{
+	static const double W[2 * 3] = {0.5, -1.25, 2.0, 0.75, 0.0, -0.5};
+	static const double b[3] = {0.1, 3.0, 6.0};
+	static const double alpha3[3 * 3] = {1, -1, 0.5, 0.25, 2, -2, 3, 0, -0.5};
+	static const double intercepts[3] = {0.5, -0.25, 1.0};
+	static const double pa[3] = {-1.5, -2.0, -0.5};
+	static const double pb[3] = {0.1, 0.0, -0.2};
+	static const uint64_t counts[3] = {4, 5, 6};
+	static const char labels[] = "ant\0bee\0cat";
+
+	m.approximation = KM_APPROX_NYSTROM;
+	m.components = 4;
+	m.rank = 2;
+	m.approx_eps = 1e-10;
+	m.approx_seed = 42;
+	write_model(dir, "ridge_nystrom", &m);
+
+	m.approximation = KM_APPROX_RFF;
+	m.components = 3;
+	m.rank = 3;
+	m.approx_eps = 0.0;
+	m.X = NULL;
+	m.rff_W = W;
+	m.rff_b = b;
+	write_model(dir, "ridge_rff", &m);
+
+	if (!classification_method(&m.method))
+		return;
+	m.task = KM_TASK_CLASSIFICATION;
+	m.approximation = KM_APPROX_EXACT;
+	m.components = m.rank = 0;
+	m.approx_seed = 0;
+	m.rff_W = m.rff_b = NULL;
+	m.X = (const double[]) {1, 2, 3, 4, 5, 6};
+	m.n_outputs = 3;
+	m.alpha = alpha3;
+	m.intercepts = intercepts;
+	m.intercept = intercepts[0];
+	m.n_classes = 3;
+	m.label_type = KM_LABEL_TEXT;
+	m.multiclass = KM_MULTICLASS_OVO;
+	m.labels = labels;
+	m.labels_bytes = sizeof(labels);
+	m.class_counts = counts;
+	m.has_probability = true;
+	m.prob_A = pa;
+	m.prob_B = pb;
+	write_model(dir, "classifier_ovo", &m);
 }
 
 int
@@ -88,5 +169,9 @@ main(int argc, char **argv)
 	m.iterations = 10;
 	m.learning_rate = 0.01;
 	write_model(argv[1], "lms_poly", &m);
+
+	m.method = KM_METHOD_RIDGE;
+	m.kernel.type = KM_KERNEL_RBF;
+	write_new_shapes(argv[1], m);
 	return 0;
 }

@@ -162,23 +162,27 @@ roundtrip_one(const km_model *m)
 {
 	size_t		size;
 	uint8_t    *buf = encode(m, &size);
-	size_t		ns = km_model_storage_doubles(m->n_train, m->n_features, 0);
+	km_model_shape want = km_model_shape_simple(m->method, m->n_train, m->n_features, 0);
+	size_t		ns = km_model_storage_doubles(&want);
 	double	   *storage = malloc(ns * sizeof(double));
-	uint32_t	n = 0;
-	uint32_t	d = 0;
-	uint32_t	c = 0;
+	km_model_shape sh;
+	size_t		n = m->n_train;
+	size_t		d = m->n_features;
 	km_model	out;
 	km_error	err;
 	km_status	st;
 
-	CHECK(size == 144 + 8 * ns + 4, "size %zu", size);
-	CHECK(ns == 2 * m->n_features + m->n_train +
+	/* storage holds the intercept as intercepts[0] too */
+	CHECK(size == 144 + 8 * (ns - 1) + 4, "size %zu", size);
+	CHECK(ns == 2 * m->n_features + m->n_train + 1 +
 		  (size_t) m->n_train * m->n_features, "storage %zu", ns);
 	CHECK(memcmp(buf, "KMLM\x01\x00\x90\x00", 8) == 0, "header prefix");
 
-	st = km_model_peek(buf, size, &n, &d, &c, &err);
+	st = km_model_peek(buf, size, &sh, &err);
 	CHECK(st == KM_OK, "peek %d: %s: %s", (int) st, err.message, err.detail);
-	CHECK(n == m->n_train && d == m->n_features, "peek %u x %u", n, d);
+	CHECK(st == KM_OK && sh.n_train == m->n_train && sh.d == m->n_features &&
+		  sh.q == 1 && sh.c == 0 && sh.approximation == KM_APPROX_EXACT,
+		  "peek %u x %u", sh.n_train, sh.d);
 
 	st = km_model_decode(buf, size, &out, storage, &err);
 	CHECK(st == KM_OK, "decode %d: %s: %s", (int) st, err.message, err.detail);
@@ -186,8 +190,9 @@ roundtrip_one(const km_model *m)
 	{
 		check_same_model(&out, m, true);
 		CHECK(out.mean == storage && out.scale == storage + d &&
-			  out.alpha == storage + 2 * d && out.X == storage + 2 * d + n,
-			  "storage layout");
+			  out.alpha == storage + 2 * d && out.intercepts == storage + 2 * d + n &&
+			  out.X == storage + 2 * d + n + 1 && out.n_outputs == 1 &&
+			  out.intercepts[0] == m->intercept, "storage layout");
 	}
 
 	memset(&out, 0xAB, sizeof(out));
@@ -233,7 +238,11 @@ test_model_roundtrip(void)
 	/* Sizes: a single value, overflow, and the 1 GB varlena limit. */
 	CHECK(km_model_v1_size(1, 1, 0) == 144 + 4 * 8 + 4, "size(1, 1) %zu", km_model_v1_size(1, 1, 0));
 	CHECK(km_model_v1_size(UINT32_MAX, UINT32_MAX, 0) == 0, "overflow");
-	CHECK(km_model_storage_doubles(UINT32_MAX, UINT32_MAX, 0) == 0, "storage overflow");
+	{
+		km_model_shape big = km_model_shape_simple(KM_METHOD_RIDGE, UINT32_MAX, UINT32_MAX, 0);
+
+		CHECK(km_model_storage_doubles(&big) == 0, "storage overflow");
+	}
 	CHECK(km_model_v1_size(1u << 23, 16, 0) == 0, "over 1 GB");
 	CHECK(km_model_v1_size(1u << 22, 16, 0) != 0, "under 1 GB");
 	CHECK(km_model_v1_size(1, 0x3FFFFFFF / 8, 0) == 0, "wide model over 1 GB");
@@ -248,10 +257,8 @@ test_model_truncation(void)
 	uint8_t    *longer;
 	km_error	err;
 	km_model	out;
-	uint32_t	n;
-	uint32_t	d;
-	uint32_t	c;
-	double		storage[2 * TD + TN + TN * TD];
+	km_model_shape sh;
+	double		storage[2 * TD + TN + 1 + TN * TD];
 
 	make_model(&t);
 	full = encode(&t.m, &size);
@@ -259,7 +266,7 @@ test_model_truncation(void)
 	for (size_t len = 0; len < size; len++)
 	{
 		uint8_t    *p = unit_copy_bytes(full, len);
-		km_status	sp = km_model_peek(p, len, &n, &d, &c, &err);
+		km_status	sp = km_model_peek(p, len, &sh, &err);
 		km_status	sd = km_model_decode(p, len, &out, storage, &err);
 		const char *want = len < 4 ? "not a kernel_ml model" : "truncated kernel_ml model";
 
@@ -276,7 +283,7 @@ test_model_truncation(void)
 	longer[size] = 0;
 	CHECK(km_model_decode(longer, size + 1, &out, NULL, &err) == KM_ERR_FORMAT,
 		  "trailing byte: %s", err.message);
-	CHECK(km_model_peek(longer, size + 1, &n, &d, &c, &err) == KM_ERR_FORMAT,
+	CHECK(km_model_peek(longer, size + 1, &sh, &err) == KM_ERR_FORMAT,
 		  "trailing byte (peek): %s", err.message);
 	free(longer);
 	free(full);
@@ -288,7 +295,7 @@ test_model_bitflips(void)
 	test_model t;
 	size_t		size;
 	uint8_t    *full;
-	double		storage[2 * TD + TN + TN * TD];
+	double		storage[2 * TD + TN + 1 + TN * TD];
 
 	make_model(&t);
 	full = encode(&t.m, &size);
@@ -303,9 +310,7 @@ test_model_bitflips(void)
 			km_status	sp;
 			km_model	out;
 			km_error	err;
-			uint32_t	n;
-			uint32_t	d;
-			uint32_t	c;
+					km_model_shape sh;
 
 			p[i] ^= (uint8_t) (1u << b);
 			if (i < 4 || i == 6 || i == 7)
@@ -328,7 +333,7 @@ test_model_bitflips(void)
 				  i, b, (int) st);
 
 			/* peek reads only the header, so a payload flip passes it. */
-			sp = km_model_peek(p, size, &n, &d, &c, &err);
+			sp = km_model_peek(p, size, &sh, &err);
 			CHECK(sp == (i >= 144 ? KM_OK : want), "peek byte %zu bit %d: %d",
 				  i, b, (int) sp);
 			free(p);
@@ -345,9 +350,7 @@ test_model_newer_version(void)
 	uint8_t    *p;
 	km_model	out;
 	km_error	err;
-	uint32_t	n;
-	uint32_t	d;
-	uint32_t	c;
+	km_model_shape sh;
 	km_status	st;
 
 	make_model(&t);
@@ -360,7 +363,7 @@ test_model_newer_version(void)
 	CHECK(st == KM_ERR_VERSION, "version 3: %d", (int) st);
 	CHECK(err.status == KM_ERR_VERSION, "err.status %d", (int) err.status);
 	CHECK(strstr(err.detail, "version 3;") != NULL, "detail: %s", err.detail);
-	CHECK(km_model_peek(p, size, &n, &d, &c, &err) == KM_ERR_VERSION, "peek version 3");
+	CHECK(km_model_peek(p, size, &sh, &err) == KM_ERR_VERSION, "peek version 3");
 
 	/* The version is read before any checksum. */
 	p[140] ^= 0xFF;
@@ -405,7 +408,7 @@ test_model_random_bytes(void)
 		km_error	err;
 		uint32_t	n = 0;
 		uint32_t	d = 0;
-		uint32_t	c = 0;
+		km_model_shape sh;
 		km_status	st;
 
 		/*
@@ -436,7 +439,7 @@ test_model_random_bytes(void)
 				fix_checksums(p, len);
 		}
 
-		st = km_model_peek(p, len, &n, &d, &c, &err);
+		st = km_model_peek(p, len, &sh, &err);
 		CHECK(mode >= 2 ? st == KM_OK : st != KM_OK,
 			  "peek, mode %d, %zu bytes: %d", mode, len, (int) st);
 		st = km_model_decode(p, len, &out, storage, &err);
@@ -459,7 +462,7 @@ decode_status(const km_model *m, km_error *err)
 {
 	size_t		size;
 	uint8_t    *buf = encode(m, &size);
-	double		storage[2 * TD + TN + TN * TD];
+	double		storage[2 * TD + TN + 1 + TN * TD];
 	km_model	out;
 	km_status	st = km_model_decode(buf, size, &out, storage, err);
 
@@ -601,7 +604,11 @@ test_model_selection(void)
 	t.m.candidates = cand;
 	buf = encode(&t.m, &size);
 	CHECK(size == km_model_v1_size(TN, TD, 0) + 3 * 4 * sizeof(double), "size %zu", size);
-	storage = malloc(km_model_storage_doubles(TN, TD, 3) * sizeof(double));
+	{
+		km_model_shape sh = km_model_shape_simple(KM_METHOD_RIDGE, TN, TD, 3);
+
+		storage = malloc(km_model_storage_doubles(&sh) * sizeof(double));
+	}
 	CHECK(km_model_decode(buf, size, &out, storage, &err) == KM_OK, "decode: %s", err.detail);
 	CHECK(out.n_candidates == 3 && out.cv == KM_CV_LOO && out.best == 2 && out.folds == 0,
 		  "selection header");

@@ -100,7 +100,9 @@ encode2(const km_model *m, size_t *size)
 {
 	uint8_t    *buf;
 
-	*size = km_model_size(m->method, m->n_train, m->n_features, m->n_candidates);
+	km_model_shape sh = km_model_shape_of(m);
+
+	*size = km_model_size(&sh);
 	buf = malloc(*size);
 	km_model_encode(m, buf);
 	return buf;
@@ -119,19 +121,18 @@ roundtrip2(km_method method, bool selection)
 	size_t		size;
 	uint8_t    *buf;
 	uint8_t    *again;
-	double		storage[2 * TD + TN + TN * TD + 4 * TC];
+	double		storage[2 * TD + TN + 1 + TN * TD + 4 * TC];
 	km_model	out;
 	km_error	err;
-	uint32_t	n,
-				d,
-				c;
+	km_model_shape sh;
 	km_status	st;
 
 	make2(&t, method, selection);
 	buf = encode2(&t.m, &size);
 	CHECK(size > 0 && memcmp(buf, "KMLM\x02\x00\x50\x00", 8) == 0, "header prefix");
-	st = km_model_peek(buf, size, &n, &d, &c, &err);
-	CHECK(st == KM_OK && n == TN && d == TD && c == (selection ? TC : 0),
+	st = km_model_peek(buf, size, &sh, &err);
+	CHECK(st == KM_OK && sh.n_train == TN && sh.d == TD && sh.q == 1 &&
+		  sh.c == (selection ? TC : 0) && sh.n_classes == 0,
 		  "peek %d: %s", (int) st, err.detail);
 	st = km_model_decode(buf, size, &out, storage, &err);
 	CHECK(st == KM_OK, "decode %d: %s", (int) st, err.detail);
@@ -174,10 +175,23 @@ test_model2_roundtrip(void)
 	roundtrip2(KM_METHOD_RIDGE, true);
 	roundtrip2(KM_METHOD_LMS, false);
 	roundtrip2(KM_METHOD_LMS, true);
-	CHECK(km_model_size((km_method) 9, 1, 1, 0) == 0, "unknown method has no size");
-	CHECK(km_model_size(KM_METHOD_RIDGE, UINT32_MAX, UINT32_MAX, 0) == 0, "overflow");
-	CHECK(km_model_size(KM_METHOD_RIDGE, 1u << 23, 16, 0) == 0, "over 1 GB");
-	CHECK(km_model_size(KM_METHOD_RIDGE, 1u << 22, 16, 0) != 0, "under 1 GB");
+	{
+		km_model_shape s1 = km_model_shape_simple((km_method) 9, 1, 1, 0);
+		km_model_shape s2 = km_model_shape_simple(KM_METHOD_RIDGE, UINT32_MAX, UINT32_MAX, 0);
+		km_model_shape s3 = km_model_shape_simple(KM_METHOD_RIDGE, 1u << 23, 16, 0);
+		km_model_shape s4 = km_model_shape_simple(KM_METHOD_RIDGE, 1u << 22, 16, 0);
+		km_model_shape s5 = km_model_shape_simple(KM_METHOD_RIDGE, 1, 1, 0);
+
+		CHECK(km_model_size(&s1) == 0, "unknown method has no size");
+		CHECK(km_model_size(&s2) == 0, "overflow");
+		CHECK(km_model_size(&s3) == 0, "over 1 GB");
+		CHECK(km_model_size(&s4) != 0, "under 1 GB");
+		s5.q = 0;
+		CHECK(km_model_size(&s5) == 0, "no outputs");
+		s5.q = UINT32_MAX;
+		s5.n_train = UINT32_MAX;
+		CHECK(km_model_size(&s5) == 0, "n x q overflow");
+	}
 }
 
 void
@@ -194,11 +208,9 @@ test_model2_truncation(void)
 		uint8_t    *p = unit_copy_bytes(full, len);
 		km_model	out;
 		km_error	err;
-		uint32_t	n,
-					d,
-					c;
-		double		storage[2 * TD + TN + TN * TD + 4 * TC];
-		km_status	sp = km_model_peek(p, len, &n, &d, &c, &err);
+		km_model_shape sh;
+		double		storage[2 * TD + TN + 1 + TN * TD + 4 * TC];
+		km_status	sp = km_model_peek(p, len, &sh, &err);
 		km_status	sd = km_model_decode(p, len, &out, storage, &err);
 
 		CHECK(sp == KM_ERR_FORMAT && sd == KM_ERR_FORMAT,
@@ -222,7 +234,7 @@ test_model2_bitflips(void)
 		for (int b = 0; b < 8; b++)
 		{
 			uint8_t    *p = unit_copy_bytes(full, size);
-			double		storage[2 * TD + TN + TN * TD + 4 * TC];
+			double		storage[2 * TD + TN + 1 + TN * TD + 4 * TC];
 			km_model	out;
 			km_error	err;
 			km_status	st;
@@ -301,9 +313,7 @@ test_model2_sections(void)
 	uint8_t    *p;
 	km_model	out;
 	km_error	err;
-	uint32_t	n,
-				d,
-				c;
+	km_model_shape sh;
 
 	make2(&t, KM_METHOD_LMS, false);
 	full = encode2(&t.m, &size);
@@ -311,7 +321,7 @@ test_model2_sections(void)
 	/* an optional section of a newer writer is skipped */
 	p = with_section(full, size, 40, 0, &bigger);
 	CHECK(km_model_decode(p, bigger, &out, NULL, &err) == KM_OK, "optional: %s", err.detail);
-	CHECK(km_model_peek(p, bigger, &n, &d, &c, &err) == KM_OK, "optional (peek)");
+	CHECK(km_model_peek(p, bigger, &sh, &err) == KM_OK, "optional (peek)");
 	CHECK(out.iterations == 37, "fields still read");
 	free(p);
 

@@ -21,6 +21,11 @@ int			unit_failures = 0;
 	X(test_model2_bitflips) \
 	X(test_model2_sections) \
 	X(test_model2_invalid_fields) \
+	X(test_model3_roundtrip) \
+	X(test_model3_truncation) \
+	X(test_model3_bitflips) \
+	X(test_model3_invalid) \
+	X(test_model3_old_outputs) \
 	X(test_method_unknown_is_an_error) \
 	X(test_solve_standardize) \
 	X(test_solve_cholesky_blocked) \
