@@ -9,41 +9,6 @@
 #include "classify.h"
 #include "svm.h"
 
-const char *
-km_multiclass_name(km_multiclass mc)
-{
-	switch (mc)
-	{
-		case KM_MULTICLASS_BINARY:
-			return "binary";
-		case KM_MULTICLASS_OVO:
-			return "one-vs-one";
-		case KM_MULTICLASS_OVR:
-			return "one-vs-rest";
-		case KM_MULTICLASS_MULTINOMIAL:
-			return "multinomial";
-	}
-	return "unknown";
-}
-
-uint32_t
-km_multiclass_outputs(km_multiclass mc, uint32_t k)
-{
-	if (k < 2 || k > KM_MAX_CLASSES)
-		return 0;
-	switch (mc)
-	{
-		case KM_MULTICLASS_BINARY:
-			return k == 2 ? 1 : 0;
-		case KM_MULTICLASS_OVO:
-			return k * (k - 1) / 2;
-		case KM_MULTICLASS_OVR:
-		case KM_MULTICLASS_MULTINOMIAL:
-			return k;
-	}
-	return 0;
-}
-
 uint32_t
 km_ovo_pair_index(uint32_t i, uint32_t j, uint32_t k)
 {

@@ -13,7 +13,7 @@
  * in this order (f = 0 is classes[0], as libsvm's sign convention for
  * scikit-learn's classes_[1]).
  *
- * Multi-class schemes (stored in the model, one byte; values fixed):
+ * Multi-class schemes (km_multiclass, model.h; stored in the model):
  *   BINARY      q = 1: f > 0 -> classes[1]
  *   OVO         q = k(k-1)/2 outputs for the pairs (0,1),(0,2)..(0,k-1),
  *               (1,2).. as libsvm; output > 0 votes for the first of the
@@ -43,44 +43,13 @@
 #ifndef KM_CLASSIFY_H
 #define KM_CLASSIFY_H
 
-#include "core.h"
-
-/* Stored in models as one byte: never renumber. */
-typedef enum km_multiclass
-{
-	KM_MULTICLASS_BINARY = 1,
-	KM_MULTICLASS_OVO = 2,
-	KM_MULTICLASS_OVR = 3,
-	KM_MULTICLASS_MULTINOMIAL = 4
-} km_multiclass;
-
-#define KM_MULTICLASS_FIRST KM_MULTICLASS_BINARY
-#define KM_MULTICLASS_LAST KM_MULTICLASS_MULTINOMIAL
-
-/* Stored in models as one byte: never renumber. */
-typedef enum km_label_type
-{
-	KM_LABEL_TEXT = 1,
-	KM_LABEL_FLOAT8 = 2
-} km_label_type;
-
-typedef enum km_prob_link
-{
-	KM_PROB_NONE = 0,
-	KM_PROB_LOGISTIC,
-	KM_PROB_PLATT
-} km_prob_link;
+#include "model.h"
 
 /* Largest number of classes a model may have (q = k(k-1)/2 stays small). */
 #define KM_MAX_CLASSES 1024
 
 /* Libsvm's clipping of pairwise probabilities. */
 #define KM_PLATT_MIN_PROB 1e-7
-
-const char *km_multiclass_name(km_multiclass mc);
-
-/* Outputs q for k classes under the scheme; 0 for an unknown scheme or k < 2. */
-uint32_t	km_multiclass_outputs(km_multiclass mc, uint32_t k);
 
 /* Output index of the OVO pair (i, j), i < j < k. */
 uint32_t	km_ovo_pair_index(uint32_t i, uint32_t j, uint32_t k);

@@ -8,11 +8,11 @@
 #include <math.h>
 #include <stddef.h>
 
-#include "model.h"
+#include "classify.h"
 #include "logistic.h"
 #include "options_core.h"
 
-static km_multiclass
+static int
 logistic_multiclass(uint32_t k)
 {
 	return k == 2 ? KM_MULTICLASS_BINARY : KM_MULTICLASS_MULTINOMIAL;
@@ -65,7 +65,7 @@ logistic_fit_classes(const km_fit_params *p, const double *X, size_t n, int d,
 }
 
 static km_prob_link
-logistic_prob_link(bool has_probability, km_multiclass mc, const char **hint)
+logistic_prob_link(bool has_probability, int mc, const char **hint)
 {
 	return KM_PROB_LOGISTIC;
 }

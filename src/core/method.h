@@ -16,7 +16,6 @@
 #ifndef KM_METHOD_H
 #define KM_METHOD_H
 
-#include "classify.h"
 #include "kernels.h"
 
 /* Stored in models as one byte: never renumber. */
@@ -102,11 +101,23 @@ km_svm_C(double lambda, size_t n)
 	return 1.0 / ((double) n * lambda);
 }
 
+/*
+ * How a classifier turns decision values into probabilities (classify.h
+ * lists the rules): none (an svm without "probability"), the logistic
+ * link (sigmoid / softmax), or Platt's sigmoids (with coupling for OVO).
+ */
+typedef enum km_prob_link
+{
+	KM_PROB_NONE = 0,
+	KM_PROB_LOGISTIC,
+	KM_PROB_PLATT
+} km_prob_link;
+
 /* What a classifier's fit returns besides its coefficients. */
 typedef struct km_class_fit_result
 {
 	km_solver	solver;			/* the solver used */
-	km_multiclass multiclass;
+	int			multiclass;		/* a km_multiclass (model.h) */
 	uint32_t	n_outputs;		/* q */
 	int			iterations;		/* SMO iterations / Newton steps / SGD epochs (max over outputs) */
 	bool		converged;		/* every output met tol */
@@ -240,8 +251,8 @@ typedef struct km_method_ops
 	/* tol when the options give none (svm 1e-3, as libsvm) */
 	double		default_tol;
 
-	/* The scheme it uses for k classes (and so q = km_multiclass_outputs). */
-	km_multiclass (*multiclass) (uint32_t k);
+	/* The scheme it uses for k classes, a km_multiclass (model.h; q = km_multiclass_outputs). */
+	int			(*multiclass) (uint32_t k);
 
 	/* Doubles of workspace fit_classes needs: n rows, k classes; 0 on overflow. */
 	size_t		(*class_workspace_doubles) (size_t n, uint32_t k, const km_fit_params *p);
@@ -272,7 +283,7 @@ typedef struct km_method_ops
 	 * stored Platt coefficients; KM_PROB_NONE with *hint set (what to do)
 	 * when it gives none.
 	 */
-	km_prob_link (*prob_link) (bool has_probability, km_multiclass mc,
+	km_prob_link (*prob_link) (bool has_probability, int multiclass,
 							   const char **hint);
 
 	/* Copy its settings and fit results into the model fields it owns (its section). */

@@ -12,6 +12,7 @@
 
 #include <cblas.h>
 
+#include "classify.h"
 #include "method.h"
 #include "sgd.h"
 

@@ -10,6 +10,7 @@
 #ifndef KM_OPTIONS_CORE_H
 #define KM_OPTIONS_CORE_H
 
+#include "classify.h"
 #include "select.h"
 
 /* A grid of candidate values for gamma or lambda. */

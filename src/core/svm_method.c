@@ -8,11 +8,11 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "model.h"
+#include "classify.h"
 #include "options_core.h"
 #include "svm.h"
 
-static km_multiclass
+static int
 svm_multiclass(uint32_t k)
 {
 	return k == 2 ? KM_MULTICLASS_BINARY : KM_MULTICLASS_OVO;
@@ -81,7 +81,7 @@ svm_fit_classes(const km_fit_params *p, const double *X, size_t n, int d,
 }
 
 static km_prob_link
-svm_prob_link(bool has_probability, km_multiclass mc, const char **hint)
+svm_prob_link(bool has_probability, int mc, const char **hint)
 {
 	if (has_probability)
 		return KM_PROB_PLATT;
