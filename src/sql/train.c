@@ -403,6 +403,9 @@ train_model(RowSet *rs)
 	instr_time	t_fit;
 	instr_time	t_end;
 
+	if (km_method_task(rs->opts.fit.method) == KM_TASK_CLASSIFICATION)
+		return km_train_classifier(rs);	/* classify.c */
+
 	INSTR_TIME_SET_CURRENT(t_start);
 	plan_training(rs, &job);
 

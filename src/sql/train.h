@@ -16,4 +16,10 @@
  */
 bytea	   *km_train_rowset(RowSet *rs);
 
+/*
+ * The same for a classification method (classify.c): text labels, or the
+ * distinct float8 targets as labels.  km_train_rowset calls it.
+ */
+bytea	   *km_train_classifier(RowSet *rs);
+
 #endif							/* KM_TRAIN_H */
