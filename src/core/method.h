@@ -140,6 +140,7 @@ typedef struct km_fit_result
 } km_fit_result;
 
 struct km_model;
+struct km_candidate;
 
 /*
  * One stored field of a model: the common header (model.c) and each
@@ -353,6 +354,30 @@ km_status	km_fit_sgd(const km_fit_params *p, bool hinge, const double *K,
 					   const double *class_w, double *alpha, double *intercepts,
 					   double *work, km_class_fit_result *res, km_error *err,
 					   km_interrupt_fn interrupt);
+
+/*
+ * k-fold model selection for a classifier over gammas x lambdas (candidate
+ * i = g * n_lambdas + l, as select.h orders them): for each gamma the full
+ * Gram matrix once, then per fold the method's fit_classes on the rows
+ * with fold[i] != v (their block of the Gram matrix) and the decision
+ * values of the held-out rows from the cross block.  Scored by the
+ * method's score_metric as a loss, lower better: 1 - accuracy (svm) or
+ * mean log-loss (logistic); score_std over folds.  A fold whose training
+ * rows miss a class, or whose fit fails, makes the candidate NaN (not
+ * chosen).  *best: the lowest score, ties to the earlier candidate.
+ * Probability (Platt) is not fitted during selection.  work:
+ * km_classify_select_doubles.
+ */
+size_t		km_classify_select_doubles(const km_fit_params *base, size_t n,
+									   uint32_t k);
+km_status	km_classify_select(const km_fit_params *base, const double *gammas,
+							   int n_gammas, const double *lambdas,
+							   int n_lambdas, const double *X, size_t n, int d,
+							   const uint32_t *cls, uint32_t k,
+							   const double *class_w, const uint32_t *fold,
+							   uint32_t folds, struct km_candidate *cand,
+							   int *best, double *work, km_error *err,
+							   km_interrupt_fn interrupt);
 
 /* The solver a method uses for p->solver (its default for KM_SOLVER_DEFAULT). */
 km_solver	km_method_solver(const km_method_ops *ops, km_solver solver);

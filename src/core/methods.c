@@ -14,6 +14,7 @@
 
 #include "classify.h"
 #include "method.h"
+#include "select.h"
 #include "sgd.h"
 
 const km_method_ops *
@@ -321,4 +322,186 @@ km_fit_sgd(const km_fit_params *p, bool hinge, const double *K, size_t n,
 	res->objective = sr.objective;
 	res->converged = st == KM_OK;
 	return st;
+}
+
+size_t
+km_classify_select_doubles(const km_fit_params *base, size_t n, uint32_t k)
+{
+	const km_method_ops *ops = km_method_get(base->method);
+	km_fit_params p = *base;
+	size_t		own;
+	uint32_t	q;
+
+	if (ops == NULL || ops->task != KM_TASK_CLASSIFICATION || n == 0 ||
+		n > ((size_t) 1 << 27) || k < 2 || k > KM_MAX_CLASSES)
+		return 0;
+	p.probability = false;
+	q = km_multiclass_outputs((km_multiclass) ops->multiclass(k), k);
+	own = ops->class_workspace_doubles(n, k, &p);
+	if (own == 0 || q == 0)
+		return 0;
+	/* full K, norms, training block, cross block, alpha n x q, F, q + k + proba work, own, row maps */
+	return 2 * n * n + n + n * n + 2 * n * (size_t) q + 2 * (size_t) q + k +
+		km_classify_proba_work_doubles(k) + own + 2 * n;
+}
+
+/* The loss of candidate fit on the held-out rows: 1 - accuracy or log-loss. */
+static km_status
+held_out_loss(const km_method_ops *ops, const km_fit_params *p, size_t nte,
+			  size_t ntr, uint32_t k, uint32_t q, int mc,
+			  const double *Kx /* nte x ntr */, const double *alpha,
+			  const double *intercepts, const uint32_t *cls_te, double *F,
+			  double *f, double *prob, double *pwork, double *loss,
+			  km_error *err)
+{
+	const char *hint = NULL;
+	km_prob_link link = ops->prob_link(false, mc, &hint);
+	double		sum = 0.0;
+
+	cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int) nte, (int) q,
+				(int) ntr, 1.0, Kx, (int) nte, alpha, (int) ntr, 0.0, F, (int) nte);
+	for (size_t i = 0; i < nte; i++)
+	{
+		for (uint32_t j = 0; j < q; j++)
+			f[j] = F[i + j * nte] + intercepts[j];
+		if (ops->score_metric == KM_SCORE_LOG_LOSS && link != KM_PROB_NONE)
+		{
+			km_status	st = km_classify_proba(link, (km_multiclass) mc, k, f,
+											   NULL, NULL, prob, pwork, err);
+
+			if (st != KM_OK)
+				return st;
+			sum -= log(fmin(fmax(prob[cls_te[i]], DBL_EPSILON), 1.0 - DBL_EPSILON));
+		}
+		else
+			sum += km_classify_decide((km_multiclass) mc, k, f) != cls_te[i];
+	}
+	*loss = sum / (double) nte;
+	return KM_OK;
+}
+
+km_status
+km_classify_select(const km_fit_params *base, const double *gammas,
+				   int n_gammas, const double *lambdas, int n_lambdas,
+				   const double *X, size_t n, int d, const uint32_t *cls,
+				   uint32_t k, const double *class_w, const uint32_t *fold,
+				   uint32_t folds, km_candidate *cand, int *best,
+				   double *work, km_error *err, km_interrupt_fn interrupt)
+{
+	const km_method_ops *ops = km_method_get(base->method);
+	int			mc = ops->multiclass(k);
+	uint32_t	q = km_multiclass_outputs((km_multiclass) mc, k);
+	double	   *K = work;
+	double	   *norms = K + n * n;
+	double	   *Ktr = norms + n;
+	double	   *Kx = Ktr + n * n;
+	double	   *alpha = Kx + n * n;
+	double	   *F = alpha + n * (size_t) q;
+	double	   *intercepts = F + n * (size_t) q;
+	double	   *f = intercepts + q;
+	double	   *prob = f + q;
+	double	   *pwork = prob + k;
+	double	   *own = pwork + km_classify_proba_work_doubles(k);
+	km_fit_params p = *base;
+	uint32_t   *tr_rows;
+	uint32_t   *te_rows;
+	uint32_t   *cls_tr;
+	uint32_t   *cls_te;
+
+	p.probability = false;
+	tr_rows = (uint32_t *) (own + ops->class_workspace_doubles(n, k, &p));
+	te_rows = tr_rows + n;
+	cls_tr = te_rows + n;
+	cls_te = cls_tr + n;
+	*best = -1;
+	for (int g = 0; g < n_gammas; g++)
+	{
+		p.kernel.gamma = gammas[g];
+		km_row_norms(&p.kernel, X, n, d, norms);
+		if (!km_gram_lower(&p.kernel, X, n, d, norms, K, n, interrupt))
+			return km_gram_overflow(&p.kernel, K, n, n, err);
+		km_symmetrize(K, n, n, interrupt);
+		for (int l = 0; l < n_lambdas; l++)
+		{
+			km_candidate *c = &cand[g * n_lambdas + l];
+			double		sum = 0.0;
+			double		sumsq = 0.0;
+			bool		ok = true;
+
+			p.lambda = lambdas[l];
+			c->gamma = gammas[g];
+			c->lambda = lambdas[l];
+			for (uint32_t v = 0; v < folds && ok; v++)
+			{
+				size_t		ntr = 0;
+				size_t		nte = 0;
+				uint64_t	seen[KM_MAX_CLASSES / 64 + 1] = {0};
+				uint32_t	present = 0;
+				km_class_fit_result res;
+				km_error	ferr;
+				double		loss;
+
+				for (size_t i = 0; i < n; i++)
+				{
+					if (fold[i] == v)
+					{
+						te_rows[nte] = (uint32_t) i;
+						cls_te[nte++] = cls[i];
+					}
+					else
+					{
+						tr_rows[ntr] = (uint32_t) i;
+						cls_tr[ntr++] = cls[i];
+						if (!(seen[cls[i] / 64] & (1ull << (cls[i] % 64))))
+						{
+							seen[cls[i] / 64] |= 1ull << (cls[i] % 64);
+							present++;
+						}
+					}
+				}
+				if (nte == 0 || present < k)
+				{
+					ok = false;
+					break;
+				}
+				for (size_t b = 0; b < ntr; b++)
+				{
+					for (size_t a = 0; a < ntr; a++)
+						Ktr[a + b * ntr] = K[tr_rows[a] + (size_t) tr_rows[b] * n];
+					for (size_t a = 0; a < nte; a++)
+						Kx[a + b * nte] = K[te_rows[a] + (size_t) tr_rows[b] * n];
+				}
+				km_check_interrupts(interrupt);
+				memset(&res, 0, sizeof(res));
+				res.multiclass = mc;
+				if (ops->fit_classes(&p, NULL, ntr, d, cls_tr, k, class_w, NULL, 0,
+									 alpha, intercepts, NULL, NULL, Ktr, own,
+									 &res, &ferr, interrupt) != KM_OK ||
+					held_out_loss(ops, &p, nte, ntr, k, q, mc, Kx, alpha,
+								  intercepts, cls_te, F, f, prob, pwork, &loss,
+								  err) != KM_OK || !isfinite(loss))
+				{
+					ok = false;
+					break;
+				}
+				sum += loss;
+				sumsq += loss * loss;
+			}
+			if (!ok)
+			{
+				c->score = NAN;
+				c->score_std = 0.0;
+				continue;
+			}
+			c->score = sum / folds;
+			c->score_std = sqrt(fmax(sumsq / folds - c->score * c->score, 0.0));
+			if (*best < 0 || c->score < cand[*best].score)
+				*best = g * n_lambdas + l;
+		}
+	}
+	if (*best < 0)
+		return km_fail(err, KM_ERR_INACCURATE, "no candidate could be scored",
+					   "Every one of the %d candidates failed to fit on some fold, or a fold missed a class.",
+					   n_gammas * n_lambdas);
+	return KM_OK;
 }

@@ -188,6 +188,54 @@ hash_order(RowSet *rs, ClassTable *ct, double **X)
 	*X = nx;
 }
 
+/* Model selection's candidates and winner (ncand 0: none). */
+typedef struct Selection
+{
+	int			ncand;
+	int			best;
+	km_candidate *cand;
+} Selection;
+
+/*
+ * k-fold over the gamma and lambda grids (folds by rank in hash order, the
+ * rows already are), scored by the method's metric; the winner's gamma and
+ * lambda become the options' for the refit on all rows.
+ */
+static void
+select_classifier(km_options *opts, const double *X, size_t n, int d,
+				  const ClassTable *ct, const double *class_w, uint32 *fold,
+				  Selection *sel)
+{
+	size_t		nsel = km_classify_select_doubles(&opts->fit, n, ct->k);
+	double	   *work;
+	km_error	err;
+
+	if (opts->cv != KM_CV_KFOLD)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cv \"%s\" applies only to method \"ridge\"", km_cv_name(opts->cv)),
+				 errhint("Use a number of folds, e.g. \"cv\": 5.")));
+	if (nsel == 0 || (size_t) opts->folds > n)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("training set is too large for model selection"),
+				 errdetail("%zu rows of %d features.", n, d)));
+	km_check_memory(8.0 * nsel, "kernel_train model selection", false);
+	for (size_t i = 0; i < n; i++)
+		fold[i] = (uint32) (i % opts->folds);
+	sel->ncand = opts->gammas.n * opts->lambdas.n;
+	sel->cand = palloc0(sizeof(km_candidate) * sel->ncand);
+	work = km_alloc_prefaulted(mul_size(nsel, sizeof(double)));
+	if (km_classify_select(&opts->fit, opts->gammas.v, opts->gammas.n,
+						   opts->lambdas.v, opts->lambdas.n, X, n, d, ct->cls,
+						   ct->k, class_w, fold, (uint32) opts->folds, sel->cand,
+						   &sel->best, work, &err, km_interrupt) != KM_OK)
+		km_raise(&err);
+	km_free_prefaulted(work);
+	opts->fit.kernel.gamma = sel->cand[sel->best].gamma;
+	opts->fit.lambda = sel->cand[sel->best].lambda;
+}
+
 static void
 warn_not_converged(const km_fit_params *p, const km_class_fit_result *res)
 {
@@ -245,17 +293,11 @@ train_classifier(RowSet *rs)
 	km_model_shape shape;
 	size_t		size;
 	bytea	   *result;
+	Selection	sel = {0};
 	uint32	   *keep;
 	size_t		n_keep;
 	double	   *Xk;
 
-	if (km_options_selects(&opts))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("model selection for classifiers is not available yet"),
-				 errdetail("Options ask for %d gammas and %d lambdas or cv with method \"%s\".",
-						   Max(opts.gammas.n, 1), Max(opts.lambdas.n, 1), ops->name),
-				 errhint("Give a single gamma and lambda.")));
 	km_options_resolve(&opts, d);
 	build_classes(rs, &ct);
 	hash_order(rs, &ct, &X);
@@ -286,6 +328,8 @@ train_classifier(RowSet *rs)
 								 ct.k, ct.counts, class_w, &err) != KM_OK)
 		km_raise(&err);
 	fold = palloc_extended(mul_size(n, sizeof(uint32)), MCXT_ALLOC_HUGE);
+	if (km_options_selects(&opts))
+		select_classifier(&opts, X, n, d, &ct, class_w, fold, &sel);
 	for (size_t i = 0; i < n; i++)
 		fold[i] = (uint32) (i % KM_PLATT_FOLDS);
 
@@ -355,7 +399,11 @@ train_classifier(RowSet *rs)
 	m.prob_A = m.has_probability ? prob_A : NULL;
 	m.prob_B = m.has_probability ? prob_B : NULL;
 	m.solver = (uint32) res.solver;
-	m.cv = KM_CV_NONE;
+	m.n_candidates = (uint32) sel.ncand;
+	m.cv = sel.ncand > 0 ? KM_CV_KFOLD : KM_CV_NONE;
+	m.folds = sel.ncand > 0 ? opts.folds : 0;
+	m.best = (uint32) sel.best;
+	m.candidates = sel.cand;
 
 	shape = km_model_shape_of(&m);
 	size = km_model_size(&shape);

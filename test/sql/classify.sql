@@ -81,3 +81,15 @@ SELECT kernel_predict_class(kernel_train(x, i::float8), ARRAY[0.0, 0.0]) FROM mo
 SELECT kernel_train(x, yn, '{"class_weight": "balanced"}') IS NOT NULL AS balanced,
        kernel_train(x, yn, '{"class_weight": {"yes": 2.5}}') IS NOT NULL AS weighted
 FROM moons;
+
+-- model selection for classifiers: k-fold (folds by row hash) over the grids,
+-- scored by accuracy (svm) and log-loss (logistic); the same for any row order
+SELECT s->>'folds' AS folds, jsonb_array_length(s->'candidates') AS candidates,
+       s->'candidates'->(s->>'best')::int->>'gamma' AS gamma,
+       s->'candidates'->(s->>'best')::int->>'lambda' AS lambda,
+       (s->'candidates'->(s->>'best')::int->>'score')::float8 < 0.1 AS error_below_10_percent
+FROM (SELECT kernel_model_info(kernel_train(x, yn, '{"gamma": [0.1, 2], "lambda": [0.001, 1], "cv": 4}'))->'selection' AS s
+      FROM moons) t;
+SELECT (SELECT kernel_train(x, three, '{"method": "logistic", "gamma": [0.1, 2], "lambda": [0.001, 1]}') FROM moons)
+     = (SELECT kernel_train(x, three, '{"method": "logistic", "gamma": [0.1, 2], "lambda": [0.001, 1]}' ORDER BY i DESC) FROM moons)
+       AS order_free;
