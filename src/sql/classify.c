@@ -429,6 +429,21 @@ train_classifier(RowSet *rs)
 	return result;
 }
 
+void
+km_classifier_info(const km_model *m, KmJson *j)
+{
+	if (m->task != KM_TASK_CLASSIFICATION || m->n_classes < 2)
+		return;
+	km_json_begin_object(j, "classes");
+	for (uint32 c = 0; c < m->n_classes; c++)
+		km_json_int(j, km_classes_label(m->labels, m->labels_bytes, m->n_classes, c),
+					m->class_counts ? (int64) m->class_counts[c] : -1);
+	km_json_end(j);
+	km_json_str(j, "solver", km_solver_name((km_solver) m->solver));
+	km_json_bool(j, "probability", m->has_probability ||
+				 m->method == KM_METHOD_LOGISTIC);
+}
+
 /* ---- scoring ---- */
 
 /*

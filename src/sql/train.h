@@ -22,4 +22,13 @@ bytea	   *km_train_rowset(RowSet *rs);
  */
 bytea	   *km_train_classifier(RowSet *rs);
 
+/*
+ * kernel_model_info's classification keys (classify.c), for the caller to
+ * add to its object: "classes" {"label": training rows, ...} in class order,
+ * "solver" and "probability".  Nothing for a regression model.
+ */
+struct km_model;
+struct KmJson;
+void		km_classifier_info(const struct km_model *m, struct KmJson *j);
+
 #endif							/* KM_TRAIN_H */
