@@ -14,6 +14,7 @@
 #include <math.h>
 
 #include "catalog/pg_type.h"
+#include "access/detoast.h"
 #include "fmgr.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -456,6 +457,9 @@ typedef struct ClassCache
 {
 	MemoryContext ctx;
 	bool		valid;
+	bool		toasted;		/* identified by its TOAST pointer */
+	Oid			toastrelid;
+	Oid			valueid;
 	Size		len;
 	uint8	   *bytes;
 	km_model	model;
@@ -468,16 +472,25 @@ typedef struct ClassCache
 	double	   *pwork;
 } ClassCache;
 
+/*
+ * The decoded classifier of the model argument (argument 0): a model read
+ * from a table is recognized by its TOAST pointer without fetching it (as
+ * predict.c does), any other by its bytes.
+ */
 static km_model *
-class_model(FunctionCallInfo fcinfo, bytea *b, const char *fname)
+class_model(FunctionCallInfo fcinfo, const char *fname)
 {
 	ClassCache *cc = fcinfo->flinfo->fn_extra;
-	const uint8 *buf = (const uint8 *) VARDATA_ANY(b);
-	Size		len = VARSIZE_ANY_EXHDR(b);
+	struct varlena *raw = (struct varlena *) PG_GETARG_POINTER(0);
+	bytea	   *b;
+	const uint8 *buf;
+	Size		len;
 	km_model_shape shape;
 	double	   *storage;
 	km_error	err;
 	km_model   *m;
+	bool		toasted = VARATT_IS_EXTERNAL_ONDISK(raw);
+	struct varatt_external ptr = {0};
 
 	if (cc == NULL)
 	{
@@ -487,7 +500,18 @@ class_model(FunctionCallInfo fcinfo, bytea *b, const char *fname)
 										ALLOCSET_DEFAULT_SIZES);
 		fcinfo->flinfo->fn_extra = cc;
 	}
-	if (cc->valid && cc->len == len && memcmp(cc->bytes, buf, len) == 0)
+	if (toasted)
+	{
+		VARATT_EXTERNAL_GET_POINTER(ptr, raw);
+		if (cc->valid && cc->toasted && cc->toastrelid == ptr.va_toastrelid &&
+			cc->valueid == ptr.va_valueid)
+			return &cc->model;
+	}
+	b = PG_GETARG_BYTEA_PP(0);
+	buf = (const uint8 *) VARDATA_ANY(b);
+	len = VARSIZE_ANY_EXHDR(b);
+	if (!toasted && cc->valid && !cc->toasted && cc->len == len &&
+		memcmp(cc->bytes, buf, len) == 0)
 		return &cc->model;
 	cc->valid = false;
 	MemoryContextReset(cc->ctx);
@@ -518,8 +542,12 @@ class_model(FunctionCallInfo fcinfo, bytea *b, const char *fname)
 									   km_classify_proba_work_doubles(m->n_classes) * sizeof(double));
 	km_transpose(m->X, m->n_train, (int) m->n_features, cc->Xt);
 	km_row_norms(&m->kernel, m->X, m->n_train, (int) m->n_features, cc->norms);
-	cc->bytes = MemoryContextAllocHuge(cc->ctx, len);
-	memcpy(cc->bytes, buf, len);
+	cc->toasted = toasted;
+	cc->toastrelid = ptr.va_toastrelid;
+	cc->valueid = ptr.va_valueid;
+	cc->bytes = toasted ? NULL : MemoryContextAllocHuge(cc->ctx, len);
+	if (!toasted)
+		memcpy(cc->bytes, buf, len);
 	cc->len = len;
 	cc->valid = true;
 	return m;
@@ -591,7 +619,7 @@ probabilities(FunctionCallInfo fcinfo, km_model *m, const double *f)
 Datum
 kernel_predict_class(PG_FUNCTION_ARGS)
 {
-	km_model   *m = class_model(fcinfo, PG_GETARG_BYTEA_PP(0), "kernel_predict_class");
+	km_model   *m = class_model(fcinfo, "kernel_predict_class");
 	const double *f = decision(fcinfo, m, PG_GETARG_ARRAYTYPE_P(1));
 	uint32		c = km_classify_decide(m->multiclass, m->n_classes, f);
 
@@ -603,7 +631,7 @@ kernel_predict_class(PG_FUNCTION_ARGS)
 Datum
 kernel_predict_proba(PG_FUNCTION_ARGS)
 {
-	km_model   *m = class_model(fcinfo, PG_GETARG_BYTEA_PP(0), "kernel_predict_proba");
+	km_model   *m = class_model(fcinfo, "kernel_predict_proba");
 	const double *p = probabilities(fcinfo, m, decision(fcinfo, m, PG_GETARG_ARRAYTYPE_P(1)));
 	KmJson		j;
 
@@ -617,7 +645,7 @@ kernel_predict_proba(PG_FUNCTION_ARGS)
 Datum
 kernel_predict_proba_label(PG_FUNCTION_ARGS)
 {
-	km_model   *m = class_model(fcinfo, PG_GETARG_BYTEA_PP(0), "kernel_predict_proba");
+	km_model   *m = class_model(fcinfo, "kernel_predict_proba");
 	char	   *label = text_to_cstring(PG_GETARG_TEXT_PP(2));
 	int			c = km_classes_find(m->labels, m->labels_bytes, m->n_classes, label);
 	const double *p;
