@@ -5,8 +5,8 @@ EXTVERSION = $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(EXTENSION).
 MODULE_big = kernel_ml
 # The numerical core (src/core) includes no PostgreSQL header; the glue does.
 CORE_OBJS = $(addprefix src/core/,core.o approx.o kernels.o kernel_maps.o eigen.o solve.o select.o \
-	model.o methods.o ridge.o lms.o options_core.o metrics.o accum.o svm.o \
-	logistic.o sgd.o primal.o classify.o svm_method.o logistic_method.o)
+	model.o methods.o ridge.o lms.o options_core.o metrics.o accum.o \
+	logistic.o sgd.o primal.o svm.o classify.o svm_method.o logistic_method.o)
 GLUE_OBJS = $(addprefix src/pg/,kernel_ml.o pgutil.o crc32c.o json.o options.o split.o \
 	rowset.o accum_state.o) \
 	$(addprefix src/sql/,train.o predict.o matrix.o classify.o) \
@@ -32,8 +32,9 @@ PG_CFLAGS = $(KM_EXTRA_CFLAGS)
 KM_LIBS = -lopenblas -llapacke -lmvec -lm
 SHLIB_LINK = $(KM_LIBS)
 
-EXTRA_CLEAN = test/build test/bench/loo test/unit/run_unit test/unit/run_unit_asan \
-	test/bench/sgd_epochs test/fuzz/fuzz_model test/fuzz/fuzz_options test/fuzz/make_seed test/fuzz/*.o test/fuzz/*.bc
+EXTRA_CLEAN = test/build test/bench/loo test/bench/approx test/unit/run_unit test/unit/run_unit_asan \
+	test/bench/sgd_epochs test/bench/logistic_bench test/bench/svm_core \
+	test/fuzz/fuzz_model test/fuzz/fuzz_options test/fuzz/make_seed test/fuzz/*.o test/fuzz/*.bc
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -158,6 +159,11 @@ fuzz-options: test/fuzz/fuzz_options
 	test/fuzz/fuzz_options -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
 		-dict=test/fuzz/options.dict -print_final_stats=1 test/fuzz/corpus_options
 
+# Approximate models: features, accumulation and the solve timed piece by
+# piece (test/bench/approx.c).
+test/bench/approx: $(call km_objs,bench,test/bench/approx.o $(KM_STANDALONE_OBJS))
+	$(KM_bench_CC) $(KM_bench_CFLAGS) -no-pie -o $@ $^ $(KM_STANDALONE_LIBS)
+
 # Closed-form LOO: 0.1.0's dsyevd route against the interruptible one,
 # side by side (test/bench/loo.c).
 test/bench/loo: $(call km_objs,bench,test/bench/loo.o $(KM_STANDALONE_OBJS))
@@ -167,3 +173,15 @@ test/bench/loo: $(call km_objs,bench,test/bench/loo.o $(KM_STANDALONE_OBJS))
 # src/core/sgd.h (test/bench/sgd_epochs.c).
 test/bench/sgd_epochs: $(call km_objs,bench,test/bench/sgd_epochs.o $(KM_STANDALONE_OBJS))
 	$(KM_bench_CC) $(KM_bench_CFLAGS) -no-pie -o $@ $^ $(KM_STANDALONE_LIBS)
+# Time and interrupt gaps of exact logistic Newton, SGD and a primal pass
+# (test/bench/logistic_bench.c).
+test/bench/logistic_bench: $(call km_objs,bench,test/bench/logistic_bench.o $(KM_STANDALONE_OBJS))
+	$(KM_bench_CC) $(KM_bench_CFLAGS) -no-pie -o $@ $^ $(KM_STANDALONE_LIBS)
+
+# The exact SVM core against scikit-learn's SVC (test/bench/svm_core.py).
+test/bench/svm_core: $(call km_objs,bench,test/bench/svm_core.o $(KM_STANDALONE_OBJS))
+	$(KM_bench_CC) $(KM_bench_CFLAGS) -no-pie -o $@ $^ $(KM_STANDALONE_LIBS)
+.PHONY: bench-svm
+bench-svm: test/bench/svm_core
+	/usr/bin/python3 test/bench/svm_core.py
+bench: bench-svm

@@ -3,13 +3,20 @@
  * (approx.h).  Core: no PostgreSQL header.
  */
 #define _DEFAULT_SOURCE			/* erand48 */
+#include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cblas.h>
+#include <lapacke.h>
 
 #include "approx.h"
+#include "eigen.h"
+#include "kernel_maps.h"
+#include "model.h"
+#include "solve.h"
 
 const char *
 km_approx_name(km_approx a)
@@ -83,13 +90,581 @@ void
 km_rff_map(const double *W, const double *b, uint32_t d, uint32_t D,
 		   const double *X, size_t rows, double *Z)
 {
-	double		s = sqrt(2.0 / D);
-	size_t		count = rows * D;
-
 	for (size_t i = 0; i < rows; i++)
 		memcpy(Z + i * D, b, D * sizeof(double));
 	cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int) rows, (int) D,
 				(int) d, 1.0, X, (int) d, W, (int) D, 1.0, Z, (int) D);
-	for (size_t i = 0; i < count; i++)
-		Z[i] = s * cos(Z[i]);
+	/* the vectorised map assumes finite input (-ffast-math) */
+	if (km_all_finite(Z, rows * D))
+		km_map_cos(Z, rows * D, sqrt(2.0 / D));
+}
+
+/*
+ * Features.  Nystrom's work: the rows' norms (rows), the centres' norms
+ * (m) and the centres transposed (d x m, laplacian and min).
+ */
+size_t
+km_approx_features_doubles(const km_basis *b, size_t rows)
+{
+	size_t		m = b->m;
+	size_t		d = b->d;
+
+	if (b->kind != KM_APPROX_NYSTROM)
+		return 1;
+	if (d != 0 && m > SIZE_MAX / 8 / d)
+		return 0;
+	if (rows > SIZE_MAX / 8 - m - m * d)
+		return 0;
+	return rows + m + m * d;
+}
+
+/* The first row of a block whose features are not all finite. */
+static size_t
+first_bad_row(const double *Z, size_t rows, size_t m)
+{
+	for (size_t i = 0; i < rows; i++)
+		if (!km_all_finite(Z + i * m, m))
+			return i;
+	return rows;
+}
+
+km_status
+km_approx_features(const km_basis *b, const double *X_std, size_t rows,
+				   double *Z, double *work, km_error *err)
+{
+	size_t		m = b->m;
+	int			d = (int) b->d;
+
+	if (b->kind == KM_APPROX_RFF)
+		km_rff_map(b->W, b->b, b->d, b->m, X_std, rows, Z);
+	else if (b->kind == KM_APPROX_NYSTROM)
+	{
+		double	   *xnorms = work;
+		double	   *cnorms = xnorms + rows;
+		double	   *Ct = cnorms + m;
+		bool		norms = km_kernel_uses_norms(b->kernel.type);
+
+		km_row_norms(&b->kernel, X_std, rows, d, xnorms);
+		km_row_norms(&b->kernel, b->centres, m, d, cnorms);
+		if (b->kernel.type == KM_KERNEL_LAPLACIAN || b->kernel.type == KM_KERNEL_MIN)
+			km_transpose(b->centres, m, d, Ct);
+		if (km_gram_cross(&b->kernel, X_std, rows, norms ? xnorms : NULL,
+						  b->centres, Ct, m, d, norms ? cnorms : NULL, Z))
+			return KM_OK;
+	}
+	else
+		return km_fail(err, KM_ERR_INVALID, "basis is not an approximation",
+					   "The basis has approximation %d; features need \"nystrom\" or \"rff\".",
+					   (int) b->kind);
+	if (first_bad_row(Z, rows, m) == rows)
+		return KM_OK;
+	return km_fail(err, KM_ERR_OVERFLOW,
+				   "kernel feature is out of range for type double precision",
+				   "A %s feature of row %zu of the block (%s kernel) is not finite.",
+				   km_approx_name(b->kind), first_bad_row(Z, rows, m) + 1,
+				   km_kernel_name(b->kernel.type));
+}
+
+/*
+ * The solve.  Flops one uninterruptible piece may take (about 0.1 s on one
+ * loaded core), as in select.c.
+ */
+#define APPROX_PIECE_FLOPS 1e9
+
+typedef struct approx_work
+{
+	double	   *L;				/* K_mm, then chol(K_mm + eps I) (lower) */
+	double	   *A;				/* K_mm's copy; then G, whitened; its reflectors */
+	double	   *scratch;		/* dlatrd panel; dormtr's workspace */
+	double	   *diag;			/* T */
+	double	   *sub;
+	double	   *tau;
+	double	   *eig;			/* eigenvalues of T (ascending) */
+	double	   *esub;			/* dsterf's copy of sub */
+	double	   *r;				/* sum z (y - ybar) */
+	double	   *w;				/* Q^T L^-1 r */
+	double	   *p;				/* (T + lambda I)^-1 w */
+	double	   *pd;				/* T + lambda I, factored */
+	double	   *pe;
+	double	   *v;				/* probe; residual */
+	double	   *t;
+	size_t		nscratch;
+} approx_work;
+
+#define APPROX_VECTORS 13
+
+static size_t
+scratch_doubles(size_t m)
+{
+	size_t		a = m * KM_TRD_MAX_NB;
+	size_t		b = km_back_transform_doubles(m);
+
+	return a > b ? a : b;
+}
+
+size_t
+km_approx_solve_doubles(uint32_t dim)
+{
+	size_t		m = dim;
+
+	if (m == 0 || m > KM_APPROX_MAX_COMPONENTS)
+		return 0;
+	return 2 * m * m + scratch_doubles(m) + APPROX_VECTORS * m;
+}
+
+static void
+approx_layout(approx_work *w, double *work, size_t m)
+{
+	w->L = work;
+	w->A = w->L + m * m;
+	w->scratch = w->A + m * m;
+	w->nscratch = scratch_doubles(m);
+	w->diag = w->scratch + w->nscratch;
+	w->sub = w->diag + m;
+	w->tau = w->sub + m;
+	w->eig = w->tau + m;
+	w->esub = w->eig + m;
+	w->r = w->esub + m;
+	w->w = w->r + m;
+	w->p = w->w + m;
+	w->pd = w->p + m;
+	w->pe = w->pd + m;
+	w->v = w->pe + m;
+	w->t = w->v + m;
+	/* the 13th vector: the centres' norms, in scratch before it is used */
+}
+
+/* Columns of an m-row right-hand side one dtrsm piece may take. */
+static size_t
+piece_columns(size_t m)
+{
+	double		c = APPROX_PIECE_FLOPS / ((double) m * (double) m);
+
+	if (c >= (double) m)
+		return m;
+	return c < 1.0 ? 1 : (size_t) c;
+}
+
+static km_status
+check_solve_args(const km_basis *b, const km_accum *stats,
+				 const double *lambdas, int n_lambdas, km_error *err)
+{
+	if (b->kind != KM_APPROX_NYSTROM && b->kind != KM_APPROX_RFF)
+		return km_fail(err, KM_ERR_INVALID, "basis is not an approximation",
+					   "The basis has approximation %d; a solve needs \"nystrom\" or \"rff\".",
+					   (int) b->kind);
+	if (stats->kind != KM_ACCUM_GRAM || stats->dim != b->m || b->m == 0)
+		return km_fail(err, KM_ERR_INVALID, "training state does not match the basis",
+					   "The state has kind %u and dimension %u; the basis has %u components.",
+					   (unsigned) stats->kind, (unsigned) stats->dim, (unsigned) b->m);
+	if (b->m > KM_APPROX_MAX_COMPONENTS)
+		return km_fail(err, KM_ERR_INVALID, "too many components",
+					   "The basis has %u components; a solve takes at most %d.",
+					   (unsigned) b->m, KM_APPROX_MAX_COMPONENTS);
+	if (stats->rows < 1)
+		return km_fail(err, KM_ERR_INVALID, "training state has no rows",
+					   "The training state has seen %lld rows; at least 1 is needed.",
+					   (long long) stats->rows);
+	if (n_lambdas < 1 || n_lambdas > KM_APPROX_MAX_LAMBDAS)
+		return km_fail(err, KM_ERR_INVALID, "invalid number of lambdas",
+					   "A solve scores 1 to %d lambdas; %d were given.",
+					   KM_APPROX_MAX_LAMBDAS, n_lambdas);
+	for (int l = 0; l < n_lambdas; l++)
+		if (!(lambdas[l] > 0.0) || !isfinite(lambdas[l]))
+			return km_fail(err, KM_ERR_INVALID, "lambda must be positive",
+						   "Lambda number %d of the grid is %g; an approximate model needs lambda > 0.",
+						   l + 1, lambdas[l]);
+	return KM_OK;
+}
+
+/*
+ * L = chol(K_mm + eps I) for the smallest eps of the ladder (approx.h)
+ * whose factor reproduces K_mm + eps I on a probe vector.  K_mm's lower
+ * triangle is kept in w->A (full, for dsymv) meanwhile.
+ */
+static km_status
+factor_centres(const km_basis *b, approx_work *w, double *eps,
+			   km_error *err, km_interrupt_fn interrupt)
+{
+	size_t		m = b->m;
+	double	   *cnorms = w->scratch;
+	double		trace = 0.0;
+	double		vnorm;
+
+	km_row_norms(&b->kernel, b->centres, m, (int) b->d, cnorms);
+	if (!km_gram_lower(&b->kernel, b->centres, m, (int) b->d,
+					   km_kernel_uses_norms(b->kernel.type) ? cnorms : NULL,
+					   w->A, m, interrupt))
+		return km_gram_overflow(&b->kernel, w->A, m, m, err);
+	km_symmetrize(w->A, m, m, interrupt);
+	for (size_t i = 0; i < m; i++)
+		trace += w->A[i + i * m];
+	if (!(trace > 0.0) || !isfinite(trace))
+		return km_fail(err, KM_ERR_NOT_PD, "kernel matrix of the centres is not positive definite",
+					   "The %s kernel matrix of the %zu centres has trace %g.",
+					   km_kernel_name(b->kernel.type), m, trace);
+	/* a probe with no special direction: fixed, so that fits repeat */
+	for (size_t i = 0; i < m; i++)
+		w->v[i] = sin(1.0 + 0.7 * (double) i) + 0.1;
+	vnorm = cblas_dnrm2((int) m, w->v, 1);
+
+	for (*eps = KM_APPROX_EPS_REL * trace / m;
+		 *eps <= KM_APPROX_EPS_MAX_REL * trace / m * 1.0001; *eps *= 10.0)
+	{
+		double		diff;
+
+		for (size_t j = 0; j < m; j++)
+			memcpy(w->L + j * m + j, w->A + j * m + j, (m - j) * sizeof(double));
+		for (size_t i = 0; i < m; i++)
+			w->L[i + i * m] += *eps;
+		if (km_cholesky(w->L, m, m, interrupt) != 0)
+			continue;
+		/* t = L (L^T v) - (K_mm + eps I) v */
+		memcpy(w->t, w->v, m * sizeof(double));
+		cblas_dtrmv(CblasColMajor, CblasLower, CblasTrans, CblasNonUnit,
+					(int) m, w->L, (int) m, w->t, 1);
+		cblas_dtrmv(CblasColMajor, CblasLower, CblasNoTrans, CblasNonUnit,
+					(int) m, w->L, (int) m, w->t, 1);
+		cblas_dsymv(CblasColMajor, CblasLower, (int) m, -1.0, w->A, (int) m,
+					w->v, 1, 1.0, w->t, 1);
+		cblas_daxpy((int) m, -*eps, w->v, 1, w->t, 1);
+		diff = cblas_dnrm2((int) m, w->t, 1);
+		if (diff <= 0.1 * *eps * vnorm)
+			return KM_OK;
+		km_check_interrupts(interrupt);
+	}
+	return km_fail(err, KM_ERR_NOT_PD, "kernel matrix of the centres is not positive definite",
+				   "No eps up to %g (%g times the mean diagonal) gives a Cholesky factor of K_mm + eps I for the %s kernel of the %zu centres.",
+				   KM_APPROX_EPS_MAX_REL * trace / m, KM_APPROX_EPS_MAX_REL,
+				   km_kernel_name(b->kernel.type), m);
+}
+
+/* A := G, full, from the packed upper triangle of the state. */
+static void
+unpack_gram(const double *zz, size_t m, double *A, km_interrupt_fn interrupt)
+{
+	for (size_t j = 0; j < m; j++)
+	{
+		const double *col = zz + j * (j + 1) / 2;
+
+		for (size_t i = 0; i <= j; i++)
+		{
+			A[i + j * m] = col[i];
+			A[j + i * m] = col[i];
+		}
+		if (j % 1024 == 1023)
+			km_check_interrupts(interrupt);
+	}
+}
+
+/* A := L^-1 A L^-T in pieces of bounded work. */
+static void
+whiten(const double *L, double *A, size_t m, km_interrupt_fn interrupt)
+{
+	size_t		cols = piece_columns(m);
+
+	/* columns of A are independent right-hand sides of L X = A */
+	for (size_t c0 = 0; c0 < m; c0 += cols)
+	{
+		size_t		cb = m - c0 < cols ? m - c0 : cols;
+
+		cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans,
+					CblasNonUnit, (int) m, (int) cb, 1.0, L, (int) m,
+					A + c0 * m, (int) m);
+		km_check_interrupts(interrupt);
+	}
+	/* rows of A are independent in X L^T = A */
+	for (size_t r0 = 0; r0 < m; r0 += cols)
+	{
+		size_t		rb = m - r0 < cols ? m - r0 : cols;
+
+		cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans,
+					CblasNonUnit, (int) rb, (int) m, 1.0, L, (int) m,
+					A + r0, (int) m);
+		km_check_interrupts(interrupt);
+	}
+}
+
+/* Apply Q (trans 'N') or Q^T ('T') of the tridiagonal reduction to a vector. */
+static void
+apply_q(const approx_work *w, size_t m, char trans, double *x)
+{
+	if (m < 2)
+		return;
+	LAPACKE_dormtr_work(LAPACK_COL_MAJOR, 'L', 'L', trans, (lapack_int) m, 1,
+						w->A, (lapack_int) m, w->tau, x, (lapack_int) m,
+						w->scratch, (lapack_int) w->nscratch);
+}
+
+/*
+ * p = (T + lambda I)^-1 w; the score of lambda from it, NaN when
+ * T + lambda I is not positive definite.  *rss, *trace: RSS and tr H.
+ */
+static double
+score_lambda(const approx_work *w, size_t m, double lambda, double yssc,
+			 double n, double *rss, double *trace)
+{
+	double		tr = 0.0;
+	double		wp;
+	double		pp;
+
+	for (size_t i = 0; i < m; i++)
+		w->pd[i] = w->diag[i] + lambda;
+	if (m > 1)
+		memcpy(w->pe, w->sub, (m - 1) * sizeof(double));
+	if (LAPACKE_dpttrf_work((lapack_int) m, w->pd, w->pe) != 0)
+		return NAN;
+	memcpy(w->p, w->w, m * sizeof(double));
+	LAPACKE_dpttrs_work(LAPACK_COL_MAJOR, (lapack_int) m, 1, w->pd, w->pe,
+						w->p, (lapack_int) m);
+	wp = cblas_ddot((int) m, w->w, 1, w->p, 1);
+	pp = cblas_ddot((int) m, w->p, 1, w->p, 1);
+	for (size_t i = 0; i < m; i++)
+	{
+		double		s = w->eig[i] > 0.0 ? w->eig[i] : 0.0;
+
+		tr += s / (s + lambda);
+	}
+	/* rounding can take a near-perfect fit's RSS below 0 */
+	*rss = fmax(yssc - wp - lambda * pp, 0.0);
+	*trace = tr;
+	if (!isfinite(*rss) || !(n - tr > 0.0))
+		return NAN;
+	return n * *rss / ((n - tr) * (n - tr));
+}
+
+/* The lowest finite score, ties to the larger lambda; -1 if none. */
+static int
+best_lambda(const double *gcv, const double *lambdas, int n)
+{
+	int			best = -1;
+
+	for (int l = 0; l < n; l++)
+	{
+		if (!isfinite(gcv[l]))
+			continue;
+		if (best < 0 || gcv[l] < gcv[best] ||
+			(gcv[l] == gcv[best] && lambdas[l] > lambdas[best]))
+			best = l;
+	}
+	return best;
+}
+
+/*
+ * The residual of the normal equations solved, relative to ||r||:
+ * (G + lambda (K_mm + eps I)) coef - r, K_mm rebuilt into w->A (nystrom).
+ */
+static km_status
+normal_residual(const km_basis *b, const km_accum *stats, const double *coef,
+				double lambda, double eps, approx_work *w, double *relres,
+				km_error *err, km_interrupt_fn interrupt)
+{
+	size_t		m = b->m;
+	km_accum_gram g = km_accum_gram_parts((km_accum *) stats);
+	double		rnorm = cblas_dnrm2((int) m, w->r, 1);
+	double		res;
+
+	if (b->kind == KM_APPROX_NYSTROM)
+	{
+		double	   *cnorms = w->scratch;
+
+		km_row_norms(&b->kernel, b->centres, m, (int) b->d, cnorms);
+		if (!km_gram_lower(&b->kernel, b->centres, m, (int) b->d,
+						   km_kernel_uses_norms(b->kernel.type) ? cnorms : NULL,
+						   w->A, m, interrupt))
+			return km_gram_overflow(&b->kernel, w->A, m, m, err);
+		for (size_t i = 0; i < m; i++)
+			w->A[i + i * m] += eps;
+		/* t = lambda (K_mm + eps I) coef */
+		cblas_dsymv(CblasColMajor, CblasLower, (int) m, lambda, w->A, (int) m,
+					coef, 1, 0.0, w->t, 1);
+	}
+	else
+	{
+		memcpy(w->t, coef, m * sizeof(double));
+		cblas_dscal((int) m, lambda, w->t, 1);
+	}
+	/* t += G coef - r */
+	cblas_dspmv(CblasColMajor, CblasUpper, (int) m, 1.0, g.zz, coef, 1, 1.0,
+				w->t, 1);
+	cblas_daxpy((int) m, -1.0, w->r, 1, w->t, 1);
+	res = cblas_dnrm2((int) m, w->t, 1);
+	*relres = rnorm > 0.0 ? res / rnorm : (res > 0.0 ? HUGE_VAL : 0.0);
+	return KM_OK;
+}
+
+km_status
+km_approx_solve(const km_basis *b, const km_accum *stats,
+				const double *lambdas, int n_lambdas, bool fit_intercept,
+				double *coef, km_approx_result *res, double *work,
+				km_error *err, km_interrupt_fn interrupt)
+{
+	size_t		m;
+	double		n;
+	double		ybar;
+	double		yssc;
+	double		rss;
+	double		trace;
+	approx_work w;
+	km_accum_gram g;
+	km_status	st;
+	lapack_int	info;
+
+	memset(res, 0, sizeof(*res));
+	if ((st = check_solve_args(b, stats, lambdas, n_lambdas, err)) != KM_OK)
+		return st;
+	m = b->m;
+	n = (double) stats->rows;
+	res->rows = (uint64_t) stats->rows;
+	g = km_accum_gram_parts((km_accum *) stats);
+	approx_layout(&w, work, m);
+
+	/* y-centring: r = sum z y - ybar sum z, sum (y - ybar)^2 */
+	ybar = fit_intercept ? *g.ysum / n : 0.0;
+	for (size_t i = 0; i < m; i++)
+		w.r[i] = g.zy[i] - ybar * g.zsum[i];
+	yssc = fmax(*g.yss - ybar * *g.ysum, 0.0);
+	if (!isfinite(ybar) || !isfinite(yssc) || !km_all_finite(w.r, m))
+		return km_fail(err, KM_ERR_OVERFLOW, "training statistics are out of range for type double precision",
+					   "Centring the sums of %.0f rows on the mean target %g overflowed.",
+					   n, ybar);
+	res->intercept = ybar;
+
+	/* L = chol(K_mm + eps I); w = L^-1 r; A = L^-1 G L^-T */
+	if (b->kind == KM_APPROX_NYSTROM &&
+		(st = factor_centres(b, &w, &res->eps, err, interrupt)) != KM_OK)
+		return st;
+	unpack_gram(g.zz, m, w.A, interrupt);
+	memcpy(w.w, w.r, m * sizeof(double));
+	if (b->kind == KM_APPROX_NYSTROM)
+	{
+		whiten(w.L, w.A, m, interrupt);
+		cblas_dtrsv(CblasColMajor, CblasLower, CblasNoTrans, CblasNonUnit,
+					(int) m, w.L, (int) m, w.w, 1);
+	}
+	if (!km_all_finite(w.A, m * m) || !km_all_finite(w.w, m))
+		return km_fail(err, KM_ERR_OVERFLOW, "whitened statistics are out of range for type double precision",
+					   "L^-1 G L^-T for the %zu components with eps %g is not finite.",
+					   m, res->eps);
+
+	/* A = Q T Q^T; w := Q^T w; the eigenvalues of T */
+	km_tridiagonalize(w.A, m, 0, w.diag, w.sub, w.tau, w.scratch, interrupt);
+	apply_q(&w, m, 'T', w.w);
+	memcpy(w.eig, w.diag, m * sizeof(double));
+	if (m > 1)
+		memcpy(w.esub, w.sub, (m - 1) * sizeof(double));
+	info = LAPACKE_dsterf_work((lapack_int) m, w.eig, w.esub);
+	km_check_interrupts(interrupt);
+	if (info != 0)
+		return km_fail(err, KM_ERR_INACCURATE, "eigenvalues of the whitened statistics did not converge",
+					   "LAPACK dsterf failed to find %d of the %zu eigenvalues.",
+					   (int) info, m);
+	{
+		double		top = fabs(w.eig[m - 1]) > fabs(w.eig[0]) ? fabs(w.eig[m - 1]) : fabs(w.eig[0]);
+		double		tol = (double) m * DBL_EPSILON * top;
+
+		for (size_t i = 0; i < m; i++)
+			res->rank += w.eig[i] > tol;
+	}
+
+	/* GCV for every lambda, O(m) each */
+	for (int l = 0; l < n_lambdas; l++)
+	{
+		res->gcv[l] = score_lambda(&w, m, lambdas[l], yssc, n, &rss, &trace);
+		if (l % 8 == 7)
+			km_check_interrupts(interrupt);
+	}
+	for (int l = n_lambdas; l < KM_APPROX_MAX_LAMBDAS; l++)
+		res->gcv[l] = NAN;
+	res->best = best_lambda(res->gcv, lambdas, n_lambdas);
+	if (res->best < 0)
+		return km_fail(err, KM_ERR_INACCURATE, "no lambda of the grid could be solved",
+					   "T + lambda I is not positive definite for any of the %d lambdas from %g (%zu components).",
+					   n_lambdas, lambdas[0], m);
+	res->lambda = lambdas[res->best];
+
+	/* the winner: coef = L^-T Q p */
+	(void) score_lambda(&w, m, res->lambda, yssc, n, &rss, &trace);
+	res->train_rmse = sqrt(rss / n);
+	res->trace_hat = trace;
+	memcpy(coef, w.p, m * sizeof(double));
+	apply_q(&w, m, 'N', coef);
+	if (b->kind == KM_APPROX_NYSTROM)
+		cblas_dtrsv(CblasColMajor, CblasLower, CblasTrans, CblasNonUnit,
+					(int) m, w.L, (int) m, coef, 1);
+	if (!km_all_finite(coef, m))
+		return km_fail(err, KM_ERR_OVERFLOW, "model coefficient is out of range for type double precision",
+					   "A coefficient of the %zu components with lambda %g is not finite.",
+					   m, res->lambda);
+
+	st = normal_residual(b, stats, coef, res->lambda, res->eps, &w,
+						 &res->relative_residual, err, interrupt);
+	if (st != KM_OK)
+		return st;
+	if (!(res->relative_residual <= KM_APPROX_MAX_RELATIVE_RESIDUAL))
+	{
+		km_fail(err, KM_ERR_INACCURATE, "approximate kernel solution is not accurate",
+				"The coefficients leave a relative residual ||(G + lambda K) coef - r|| / ||r|| of %.3g with lambda = %g and eps = %g (at most %g is accepted).",
+				res->relative_residual, res->lambda, res->eps,
+				KM_APPROX_MAX_RELATIVE_RESIDUAL);
+		snprintf(err->hint, sizeof(err->hint), "%s",
+				 "Raise lambda (a grid of larger values), use fewer components, or a smaller gamma.");
+		return KM_ERR_INACCURATE;
+	}
+	return KM_OK;
+}
+
+void
+km_approx_model_fill(const km_basis *b, uint32_t components_asked,
+					 const double *lambdas, int n_lambdas, bool fit_intercept,
+					 const double *coef, const km_approx_result *res,
+					 km_candidate *cand, km_model *m)
+{
+	bool		rff = b->kind == KM_APPROX_RFF;
+
+	m->kernel = b->kernel;
+	m->n_features = b->d;
+	m->standardize = b->standardize;
+	m->mean = b->mean;
+	m->scale = b->scale;
+	m->fit_intercept = fit_intercept;
+
+	m->approximation = b->kind;
+	m->components = components_asked != 0 ? components_asked : b->m;
+	/* rank 0 (every feature 0 on every row) is stored as 1: a model has a rank */
+	m->rank = rff ? b->m : (res->rank > 0 ? res->rank : 1);
+	m->approx_eps = rff ? 0.0 : res->eps;
+	m->approx_seed = b->seed;
+	m->n_train = b->m;
+	m->n_outputs = 1;
+	m->alpha = coef;
+	m->intercept = res->intercept;
+	m->intercepts = NULL;
+	m->X = rff ? NULL : b->centres;
+	m->rff_W = rff ? b->W : NULL;
+	m->rff_b = rff ? b->b : NULL;
+
+	m->lambda = res->lambda;
+	m->jitter = 0.0;
+	m->converged = true;
+	m->train_rmse = res->train_rmse;
+	m->rows_seen = res->rows;
+
+	if (cand != NULL && n_lambdas > 0)
+	{
+		for (int l = 0; l < n_lambdas; l++)
+		{
+			/* as km_select's grid: kernels without gamma score at gamma 1 */
+			cand[l].gamma = (km_kernel_params(b->kernel.type) & KM_PARAM_GAMMA) ?
+				b->kernel.gamma : 1.0;
+			cand[l].lambda = lambdas[l];
+			cand[l].score = res->gcv[l];
+			cand[l].score_std = 0.0;
+		}
+		m->n_candidates = (uint32_t) n_lambdas;
+		m->cv = KM_CV_GCV;
+		m->folds = 0;
+		m->best = (uint32_t) res->best;
+		m->candidates = cand;
+	}
 }

@@ -18,6 +18,7 @@
 #ifndef KM_APPROX_H
 #define KM_APPROX_H
 
+#include "accum.h"
 #include "kernels.h"
 
 /* Stored in models and bases as one byte: never renumber. */
@@ -70,5 +71,116 @@ void		km_rff_draw(double gamma, uint64_t seed, uint32_t d, uint32_t D,
  */
 void		km_rff_map(const double *W, const double *b, uint32_t d, uint32_t D,
 					   const double *X, size_t rows, double *Z);
+
+/*
+ * Features of rows.  Z (rows x m, row-major) := z(x_i) for standardized
+ * rows X_std (rows x d, row-major): nystrom K(x_i, c_j) by one GEMM and
+ * the kernel's element-wise map (km_gram_cross), rff km_rff_map.  work
+ * has km_approx_features_doubles(b, rows) doubles (0 on overflow).  No
+ * interrupt check: the caller passes blocks (a block of r rows costs
+ * about 2 r m d flops).  A feature that is not finite (an overflowed
+ * inner product or distance) is KM_ERR_OVERFLOW naming the row of the
+ * block; Z is then unspecified.
+ */
+size_t		km_approx_features_doubles(const km_basis *b, size_t rows);
+km_status	km_approx_features(const km_basis *b, const double *X_std,
+							   size_t rows, double *Z, double *work,
+							   km_error *err);
+
+/*
+ * Most components a solve takes: its one uninterruptible LAPACK call,
+ * dsterf on the m x m tridiagonal matrix, takes 0.7 s of CPU at m = 8000
+ * (0.05 s at 2000), and its workspace is 2 m^2 doubles (1 GB at 8192).
+ */
+#define KM_APPROX_MAX_COMPONENTS 8192
+
+/* Most lambdas one km_approx_solve may score (select.h's KM_MAX_GRID). */
+#define KM_APPROX_MAX_LAMBDAS 64
+
+/*
+ * The eps of chol(K_mm + eps I): the first of KM_APPROX_EPS_REL *
+ * trace(K_mm) / m times 1, 10, 100 .. up to KM_APPROX_EPS_MAX_REL *
+ * trace / m whose factor L reproduces K_mm + eps I on a probe vector v to
+ * within a tenth of eps: ||L L^T v - (K_mm + eps I) v|| <= 0.1 eps ||v||
+ * (the rounding of the factorisation is small beside the eps recorded).
+ */
+#define KM_APPROX_EPS_REL 1e-12
+#define KM_APPROX_EPS_MAX_REL 1e-2
+
+/*
+ * The normal equations solved leave a relative residual
+ * ||(G + lambda (K_mm + eps I)) coef - r|| / ||r|| of at most this
+ * (G = sum z z^T, r = sum z (y - b)), else KM_ERR_INACCURATE.
+ */
+#define KM_APPROX_MAX_RELATIVE_RESIDUAL 1e-6
+
+typedef struct km_approx_result
+{
+	double		lambda;			/* the lambda chosen */
+	int			best;			/* its index in the grid */
+	double		intercept;		/* mean(y) with fit_intercept, else 0 */
+	double		gcv[KM_APPROX_MAX_LAMBDAS];	/* GCV per lambda; NaN: unsolvable */
+	double		eps;			/* nystrom: chol(K_mm + eps I); rff: 0 */
+	uint32_t	rank;			/* eigenvalues of the whitened G above
+								 * m * DBL_EPSILON * the largest */
+	double		train_rmse;		/* sqrt(RSS / rows) at lambda, from the sums */
+	double		relative_residual;	/* of the normal equations solved */
+	double		trace_hat;		/* tr H at lambda: effective degrees of freedom */
+	uint64_t	rows;			/* rows the statistics saw */
+} km_approx_result;
+
+/*
+ * Solve an approximate model from its statistics: stats is a KM_ACCUM_GRAM
+ * state of dimension b->m over the features z(x) of km_approx_features,
+ * validated by the caller (km_accum_validate), with rows >= 1.  With
+ * G = sum z z^T, r = sum z (y - ybar) (ybar = mean(y) with fit_intercept,
+ * else 0), K = K_mm + eps I (nystrom; the centres' Gram matrix) or I (rff):
+ *   L = chol(K), A = L^-1 G L^-T = Q T Q^T (tridiagonal T, reduced in
+ *   interruptible pieces, src/core/eigen.c), w = Q^T L^-1 r, and per lambda
+ *   p = (T + lambda I)^-1 w (O(m)), coef = L^-T Q p,
+ *   RSS = sum (y - ybar)^2 - w^T p - lambda ||p||^2, tr H = sum s / (s + lambda)
+ *   over the eigenvalues s of T (dsterf), GCV = rows RSS / (rows - tr H)^2
+ * (the definition of select.c's GCV for exact ridge, whose hat matrix is
+ * Z (G + lambda K)^-1 Z^T: the intercept's degree of freedom is not
+ * counted).  The lowest GCV wins (ties: the larger lambda); coef (m) solves
+ * (G + lambda K) coef = r for it.  lambdas: n_lambdas (1 ..
+ * KM_APPROX_MAX_LAMBDAS) values > 0.  m at most KM_APPROX_MAX_COMPONENTS.
+ * work has km_approx_solve_doubles(m) doubles (0 beyond that m).  Errors: KM_ERR_INVALID (arguments), KM_ERR_OVERFLOW (a value
+ * not finite), KM_ERR_NOT_PD (K_mm not positive semi-definite on the
+ * centres: no eps up to the cap gives a trustworthy factor),
+ * KM_ERR_INACCURATE (the relative residual check).
+ */
+size_t		km_approx_solve_doubles(uint32_t m);
+km_status	km_approx_solve(const km_basis *b, const km_accum *stats,
+							const double *lambdas, int n_lambdas,
+							bool fit_intercept, double *coef,
+							km_approx_result *res, double *work,
+							km_error *err, km_interrupt_fn interrupt);
+
+/*
+ * Fill the fields of a regression model (model.h) that an approximate fit
+ * decides, from its basis b, the grid scored, the coefficients and result
+ * of km_approx_solve:
+ *   kernel, n_features = d, standardize, mean, scale (the basis's scaler),
+ *   fit_intercept, approximation, components (the number asked for:
+ *   components_asked, or b->m if 0), rank (nystrom: res->rank, at least 1;
+ *   rff: D), approx_eps, approx_seed, n_train = m, n_outputs = 1, alpha =
+ *   coef, intercept = res->intercept, intercepts = NULL (q = 1), X =
+ *   centres (nystrom) or NULL, rff_W and rff_b (rff), lambda, jitter 0,
+ *   converged, train_rmse, rows_seen = res->rows, and the GCV grid as
+ *   selection candidates (cv KM_CV_GCV, best = res->best) when cand (n_lambdas
+ *   entries, filled here) is not NULL.
+ * The model points into b, coef and cand: they must outlive it.  The
+ * caller sets the rest (format and writer versions, method and task,
+ * rows_skipped) and zeroes m first.  struct km_model is model.h's.
+ */
+struct km_model;
+struct km_candidate;
+void		km_approx_model_fill(const km_basis *b, uint32_t components_asked,
+								 const double *lambdas, int n_lambdas,
+								 bool fit_intercept, const double *coef,
+								 const km_approx_result *res,
+								 struct km_candidate *cand,
+								 struct km_model *m);
 
 #endif							/* KM_APPROX_H */

@@ -156,3 +156,19 @@ km_exp_dot(const double *v, size_t count, double g, const double *w)
 		s += w[i] * exp(-g * v[i]);
 	return s;
 }
+
+KM_VECTORIZE
+void
+km_map_exp(double *v, size_t count, double g)
+{
+	for (size_t i = 0; i < count; i++)
+		v[i] = exp(-g * v[i]);
+}
+
+KM_VECTORIZE
+void
+km_map_cos(double *v, size_t count, double s)
+{
+	for (size_t i = 0; i < count; i++)
+		v[i] = s * cos(v[i]);
+}

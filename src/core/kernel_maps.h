@@ -50,6 +50,12 @@ double		km_map_inner_dot(const km_kernel *k, double *v, size_t count,
 void		km_accumulate_l1(double *acc, const double *col, double c, size_t count);
 void		km_accumulate_min(double *acc, const double *col, double c, size_t count);
 
+/* v[i] := exp(-g * v[i]) (laplacian from l1 distances) */
+void		km_map_exp(double *v, size_t count, double g);
+
+/* v[i] := s * cos(v[i]) (random Fourier features) */
+void		km_map_cos(double *v, size_t count, double s);
+
 /* sum_i w[i] * exp(-g * v[i]) */
 double		km_exp_dot(const double *v, size_t count, double g, const double *w);
 

@@ -626,3 +626,76 @@ km_kernel_row_dot(const km_kernel *k, const double *Xt, size_t n, int d,
 		return km_exp_dot(work, n, k->gamma, w);
 	return cblas_ddot((int) n, w, 1, work, 1);
 }
+
+/* The plan of a cross Gram matrix: the stricter of the plans of its two sides. */
+static gram_plan
+plan_cross(const km_kernel *k, const double *X, size_t rows,
+		   const double *xnorms, const double *C, size_t m, int d,
+		   const double *cnorms)
+{
+	gram_plan	a = plan_gram(k, X, rows, d, xnorms);
+	gram_plan	b = plan_gram(k, C, m, d, cnorms);
+
+	a.direct |= b.direct;
+	a.check_raw |= b.check_raw;
+	return a;
+}
+
+/* Row i of a cross Gram matrix, given its raw inner products in v (m). */
+static bool
+cross_row(const km_kernel *k, const gram_plan *g, const double *x,
+		  double xnorm, const double *C, const double *Ct, size_t m, int d,
+		  const double *cnorms, double *v)
+{
+	if (!g->inner)
+	{
+		memset(v, 0, m * sizeof(double));
+		for (int f = 0; f < d; f++)
+		{
+			if (k->type == KM_KERNEL_LAPLACIAN)
+				km_accumulate_l1(v, Ct + (size_t) f * m, x[f], m);
+			else
+				km_accumulate_min(v, Ct + (size_t) f * m, x[f], m);
+		}
+		/* an overflowed distance or sum must not reach the fast maps */
+		if (!km_all_finite(v, m))
+			return false;
+		if (k->type == KM_KERNEL_LAPLACIAN)
+			km_map_exp(v, m, k->gamma);
+		return true;
+	}
+	if (g->direct)
+		return pairwise_direct(k, C, m, d, x, v);
+	if (g->check_raw && !km_all_finite(v, m))
+	{
+		if (k->type != KM_KERNEL_COSINE)
+			return false;		/* an inner product overflowed: keep it */
+		return pairwise_direct(k, C, m, d, x, v);
+	}
+	km_map_inner(k, v, m, cnorms, xnorm);
+	/* only the polynomial maps can overflow from finite inner products */
+	if (k->type == KM_KERNEL_POLY || k->type == KM_KERNEL_POLYSUM)
+		return km_all_finite(v, m);
+	return true;
+}
+
+bool
+km_gram_cross(const km_kernel *k, const double *X, size_t rows,
+			  const double *xnorms, const double *C, const double *Ct,
+			  size_t m, int d, const double *cnorms, double *Z)
+{
+	gram_plan	g = plan_cross(k, X, rows, xnorms, C, m, d, cnorms);
+	bool		ok = true;
+
+	if (rows == 0 || m == 0)
+		return true;
+	/* Z = X C^T: rows x m, row-major */
+	if (g.inner && !g.direct)
+		cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int) rows,
+					(int) m, d, 1.0, X, d, C, d, 0.0, Z, (int) m);
+	for (size_t i = 0; i < rows; i++)
+		ok &= cross_row(k, &g, X + i * (size_t) d,
+						xnorms ? xnorms[i] : 0.0, C, Ct, m, d, cnorms,
+						Z + i * m);
+	return ok;
+}

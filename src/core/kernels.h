@@ -134,4 +134,22 @@ double		km_kernel_row_dot(const km_kernel *k, const double *Xt, size_t n,
 /* The per-row quantity of km_row_norms for a single vector. */
 double		km_vector_norm(const km_kernel *k, const double *x, int d);
 
+/*
+ * The rectangular cross Gram matrix Z (rows x m, row-major: row i at
+ * Z + i * m) with Z[i][j] = K(X_i, C_j) for rows X (rows x d) and centres
+ * C (m x d), both row-major: one DGEMM and the element-wise map of
+ * kernel_maps.c for the inner-product kernels (xnorms, cnorms as from
+ * km_row_norms on X and C, NULL for kernels without norms), a vectorised
+ * pass per feature over the transposed centres Ct (d x m, as from
+ * km_transpose(C, m, d, Ct)) for laplacian and min (Ct may be NULL for
+ * the others).  The same range rules as km_gram_lower: entries whose fast
+ * form would lose range are computed from the definition.  Returns false
+ * if an entry (or its intermediate, which the entry then holds) is not
+ * finite.  No interrupt check: callers pass blocks of bounded work.
+ */
+bool		km_gram_cross(const km_kernel *k, const double *X, size_t rows,
+						  const double *xnorms, const double *C,
+						  const double *Ct, size_t m, int d,
+						  const double *cnorms, double *Z);
+
 #endif							/* KM_KERNELS_H */

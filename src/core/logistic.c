@@ -3,11 +3,11 @@
  * by Newton's method on the dual coefficients (logistic.h has the algebra).
  */
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 
 #include <cblas.h>
-#include <lapacke.h>
 
 #include "kernels.h"
 #include "logistic.h"
@@ -32,7 +32,12 @@ km_logistic_workspace_doubles(size_t n, uint32_t n_classes)
 
 	if (n == 0 || q == 0 || n > ((size_t) 1 << 28))
 		return 0;
-	return n * n + n * (q + 12);
+	if (q == 1)
+		return n * n + n * (q + 12);
+	/* multinomial: no n x n matrix; 10 n x q blocks and 8 q-vectors */
+	if (q > (size_t) INT_MAX / n)
+		return 0;
+	return 10 * n * q + 8 * q;
 }
 
 void
@@ -55,6 +60,33 @@ km_symv_lower(const double *K, size_t n, size_t ld, const double *v,
 						Ajj + jb, (int) ld, v + j, 1, 1.0, u + j + jb, 1);
 			cblas_dgemv(CblasColMajor, CblasTrans, (int) rest, (int) jb, 1.0,
 						Ajj + jb, (int) ld, v + j + jb, 1, 1.0, u + j, 1);
+		}
+		km_check_interrupts(interrupt);
+	}
+}
+
+void
+km_symm_lower(const double *K, size_t n, const double *V, size_t q, double *U,
+			  km_interrupt_fn interrupt)
+{
+	memset(U, 0, n * q * sizeof(double));
+	for (size_t j = 0; j < n; j += KM_LOGISTIC_PANEL)
+	{
+		size_t		jb = n - j < KM_LOGISTIC_PANEL ? n - j : KM_LOGISTIC_PANEL;
+		size_t		rest = n - j - jb;
+		const double *Ajj = K + j + j * n;
+
+		cblas_dsymm(CblasColMajor, CblasLeft, CblasLower, (int) jb, (int) q, 1.0,
+					Ajj, (int) n, V + j, (int) n, 1.0, U + j, (int) n);
+		if (rest > 0)
+		{
+			/* U[below] += A21 V[panel]; U[panel] += A21^T V[below] */
+			cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int) rest, (int) q,
+						(int) jb, 1.0, Ajj + jb, (int) n, V + j, (int) n, 1.0,
+						U + j + jb, (int) n);
+			cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, (int) jb, (int) q,
+						(int) rest, 1.0, Ajj + jb, (int) n, V + j + jb, (int) n, 1.0,
+						U + j, (int) n);
 		}
 		km_check_interrupts(interrupt);
 	}
@@ -196,6 +228,49 @@ km_logistic_objective(const double *K, size_t n, const uint32_t *cls,
 	return mean_loss(F, n, q, cls, weights, W, q, 0.0, NULL) + 0.5 * lambda * pen;
 }
 
+/*
+ * Solve (L L^T) X = X for nrhs columns (n x nrhs, leading dimension n) with
+ * the lower Cholesky factor L in panels of KM_LOGISTIC_PANEL rows, an
+ * interrupt check between: one dpotrs reads all of L without one.
+ */
+static void
+chol_solve_blocked(const double *L, size_t n, double *X, int nrhs,
+				   km_interrupt_fn interrupt)
+{
+	size_t		last = (n - 1) / KM_LOGISTIC_PANEL * KM_LOGISTIC_PANEL;
+
+	/* forward: L y = x, panel by panel, updating the rows below */
+	for (size_t j = 0; j < n; j += KM_LOGISTIC_PANEL)
+	{
+		size_t		jb = n - j < KM_LOGISTIC_PANEL ? n - j : KM_LOGISTIC_PANEL;
+		size_t		rest = n - j - jb;
+
+		cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit,
+					(int) jb, nrhs, 1.0, L + j + j * n, (int) n, X + j, (int) n);
+		if (rest > 0)
+			cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int) rest, nrhs,
+						(int) jb, -1.0, L + j + jb + j * n, (int) n, X + j, (int) n,
+						1.0, X + j + jb, (int) n);
+		km_check_interrupts(interrupt);
+	}
+	/* backward: L^T x = y, from the last panel up */
+	for (size_t j = last;; j -= KM_LOGISTIC_PANEL)
+	{
+		size_t		jb = n - j < KM_LOGISTIC_PANEL ? n - j : KM_LOGISTIC_PANEL;
+		size_t		rest = n - j - jb;
+
+		if (rest > 0)
+			cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, (int) jb, nrhs,
+						(int) rest, -1.0, L + j + jb + j * n, (int) n, X + j + jb,
+						(int) n, 1.0, X + j, (int) n);
+		cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasTrans, CblasNonUnit,
+					(int) jb, nrhs, 1.0, L + j + j * n, (int) n, X + j, (int) n);
+		km_check_interrupts(interrupt);
+		if (j == 0)
+			break;
+	}
+}
+
 /* The fit's state and scratch, carved from work. */
 typedef struct fit_state
 {
@@ -262,7 +337,6 @@ newton_step(fit_state *st, uint32_t c, bool *moved, km_error *err)
 	double		pen_other = 0.0;
 	double		t = 1.0;
 	size_t		bad;
-	lapack_int	info;
 
 	*moved = false;
 	loss_derivatives(st->F, n, st->q, c, st->cls, st->weights, st->W, st->g, st->d);
@@ -299,12 +373,7 @@ newton_step(fit_state *st, uint32_t c, bool *moved, km_error *err)
 		return km_fail(err, KM_ERR_NOT_PD, "logistic newton system is not positive definite",
 					   "The Cholesky factorisation of D^1/2 K D^1/2 + lambda I failed at order %zu of %zu; the kernel matrix is not positive semi-definite.",
 					   bad, n);
-	info = LAPACKE_dpotrs(LAPACK_COL_MAJOR, 'L', (lapack_int) n, 2, st->B,
-						  (lapack_int) n, st->z, (lapack_int) n);
-	if (info != 0)
-		return km_fail(err, KM_ERR_INVALID, "logistic newton solve failed",
-					   "LAPACK dpotrs returned %d.", (int) info);
-	km_check_interrupts(st->interrupt);
+	chol_solve_blocked(st->B, n, st->z, 2, st->interrupt);
 
 	if (st->p->fit_intercept)
 	{
@@ -360,6 +429,313 @@ newton_step(fit_state *st, uint32_t c, bool *moved, km_error *err)
 	return KM_OK;
 }
 
+/*
+ * Multinomial: softmax probabilities P (n x q) at F and the mean loss
+ * (1/W) sum_i w_i (log sum_c exp(F_ic) - F_i,cls_i), or at F + t (DF + 1 db^T)
+ * when DF is not NULL (P is not written then).
+ */
+static double
+mn_loss(const double *F, const double *DF, const double *db, double t, size_t n,
+		uint32_t q, const uint32_t *cls, const double *weights, double W,
+		double *P)
+{
+	double		sum = 0.0;
+
+	for (size_t i = 0; i < n; i++)
+	{
+		double		top = -INFINITY;
+		double		z = 0.0;
+		double		fy = 0.0;
+
+		for (uint32_t c = 0; c < q; c++)
+		{
+			double		f = F[i + c * n] + (DF ? t * (DF[i + c * n] + db[c]) : 0.0);
+
+			top = fmax(top, f);
+			if (c == cls[i])
+				fy = f;
+		}
+		for (uint32_t c = 0; c < q; c++)
+		{
+			double		f = F[i + c * n] + (DF ? t * (DF[i + c * n] + db[c]) : 0.0);
+			double		e = exp(f - top);
+
+			z += e;
+			if (!DF)
+				P[i + c * n] = e;
+		}
+		if (!DF)
+			for (uint32_t c = 0; c < q; c++)
+				P[i + c * n] /= z;
+		sum += (weights ? weights[i] : 1.0) * (top + log(z) - fy);
+	}
+	return sum / W;
+}
+
+/* x^T y over m <= INT_MAX values (the workspace bound keeps n q there). */
+static double
+dot(const double *x, const double *y, size_t m)
+{
+	return cblas_ddot((int) m, x, 1, y, 1);
+}
+
+/*
+ * The multinomial fit by truncated Newton (logistic.h: "Multinomial"): an
+ * inexact Newton step by conjugate gradients in the K inner product, one
+ * blocked K times n x q product per CG iteration, then a backtracking line
+ * search.
+ */
+static km_status
+fit_multinomial(const km_logistic_params *p, const double *K, size_t n,
+				uint32_t q, const uint32_t *cls, const double *weights,
+				double W, double *alpha, double *b, double *work, double tol,
+				int max_iter, km_logistic_result *res, km_error *err,
+				km_interrupt_fn interrupt)
+{
+	size_t		nq = n * q;
+	double		lambda = p->lambda;
+	bool		icpt = p->fit_intercept;
+	double	   *F = work;		/* K alpha + 1 b^T */
+	double	   *P = F + nq;		/* softmax of F */
+	double	   *X = P + nq;		/* the step in alpha */
+	double	   *Z = X + nq;		/* reduced residual (a part) */
+	double	   *R = Z + nq;		/* full residual K Z (a part) */
+	double	   *D = R + nq;		/* CG direction (a part) */
+	double	   *KD = D + nq;	/* K D */
+	double	   *U = KD + nq;	/* H (K D + 1 Db^T) */
+	double	   *KU = U + nq;	/* K U */
+	double	   *DF = KU + nq;	/* K X, exact */
+	double	   *xb = DF + nq;	/* q-vectors: the step in b, */
+	double	   *zb = xb + q;	/* the residual in b (reduced = full), */
+	double	   *Db = zb + q;	/* the direction in b, */
+	double	   *ub = Db + q;	/* 1^T U, */
+	double	   *gb = ub + q;	/* 1^T g at the step's start */
+	double		pen = 0.0;		/* sum_c a_c^T K a_c */
+	double		loss;
+
+	memset(alpha, 0, nq * sizeof(double));
+	memset(b, 0, q * sizeof(double));
+	memset(F, 0, nq * sizeof(double));
+
+	for (int it = 0;; it++)
+	{
+		double		gnorm2 = 0.0;
+		double		target,
+					rho,
+					slope = 0.0,
+					Ka_Kx = 0.0,
+					x_Kx = 0.0,
+					J0,
+					t = 1.0;
+		bool		moved = false;
+
+		/* P, the loss; Z := -(g + lambda a), zb := -1^T g; R := K Z */
+		loss = mn_loss(F, NULL, NULL, 0.0, n, q, cls, weights, W, P);
+		memset(gb, 0, q * sizeof(double));
+		for (uint32_t c = 0; c < q; c++)
+			for (size_t i = 0; i < n; i++)
+			{
+				size_t		ic = i + c * n;
+				double		g = (weights ? weights[i] : 1.0) / W *
+					(P[ic] - (cls[i] == c ? 1.0 : 0.0));
+
+				Z[ic] = -(g + lambda * alpha[ic]);
+				gb[c] += g;
+			}
+		for (uint32_t c = 0; c < q; c++)
+		{
+			zb[c] = icpt ? -gb[c] : 0.0;
+			gnorm2 += zb[c] * zb[c];
+		}
+		km_symm_lower(K, n, Z, q, R, interrupt);
+		gnorm2 += dot(R, R, nq);
+		res->grad_norm = sqrt(gnorm2);
+		if (it == 0)
+			res->grad_norm0 = res->grad_norm;
+		res->iterations = it;
+		if (!isfinite(res->grad_norm))
+			return km_fail(err, KM_ERR_DIVERGED, "logistic regression diverged",
+						   "The gradient is not finite after %d iterations.", it);
+		if (res->grad_norm <= tol * res->grad_norm0)
+		{
+			res->converged = true;
+			break;
+		}
+		if (it >= max_iter)
+			break;
+
+		/*
+		 * CG on the reduced system from X = 0 to a relative residual of
+		 * min(0.5, sqrt(||grad|| / ||grad0||)) (superlinear near the optimum).
+		 */
+		target = fmin(0.5, sqrt(res->grad_norm / res->grad_norm0)) * res->grad_norm;
+		memset(X, 0, nq * sizeof(double));
+		memset(xb, 0, q * sizeof(double));
+		memcpy(D, Z, nq * sizeof(double));
+		memcpy(KD, R, nq * sizeof(double));
+		memcpy(Db, zb, q * sizeof(double));
+		rho = dot(Z, R, nq) + dot(zb, zb, q);
+		for (int j = 0; j < KM_LOGISTIC_MAX_CG; j++)
+		{
+			double		curv,
+						step,
+						rho_new,
+						beta,
+						rnorm2;
+
+			/* U := H (K D + 1 Db^T), row by row: w_i/W (p o v - p (p^T v)) */
+			memset(ub, 0, q * sizeof(double));
+			for (size_t i = 0; i < n; i++)
+			{
+				double		wi = (weights ? weights[i] : 1.0) / W;
+				double		pv = 0.0;
+
+				for (uint32_t c = 0; c < q; c++)
+					pv += P[i + c * n] * (KD[i + c * n] + Db[c]);
+				for (uint32_t c = 0; c < q; c++)
+				{
+					size_t		ic = i + c * n;
+
+					U[ic] = wi * P[ic] * (KD[ic] + Db[c] - pv);
+				}
+			}
+			if (icpt)
+			{
+				for (uint32_t c = 0; c < q; c++)
+				{
+					double		sum = 0.0;
+
+					for (size_t i = 0; i < n; i++)
+						sum += U[i + c * n];
+					ub[c] = sum;
+				}
+			}
+			km_symm_lower(K, n, U, q, KU, interrupt);
+			/* <D, A D>_M = D^T K U + lambda D^T K D + Db^T ub */
+			curv = dot(D, KU, nq) + lambda * dot(D, KD, nq) + dot(Db, ub, q);
+			res->cg_iterations++;
+			if (!(curv > 0.0) || !(rho > 0.0))
+				break;
+			step = rho / curv;
+			rnorm2 = 0.0;
+			for (size_t ic = 0; ic < nq; ic++)
+			{
+				X[ic] += step * D[ic];
+				Z[ic] -= step * (U[ic] + lambda * D[ic]);
+				R[ic] -= step * (KU[ic] + lambda * KD[ic]);
+				rnorm2 += R[ic] * R[ic];
+			}
+			if (icpt)
+			{
+				double		mean = 0.0;
+
+				for (uint32_t c = 0; c < q; c++)
+				{
+					xb[c] += step * Db[c];
+					zb[c] -= step * ub[c];
+					mean += zb[c] / q;
+				}
+				/* 1^T H = 0 along the classes: keep zb off that null space */
+				for (uint32_t c = 0; c < q; c++)
+				{
+					zb[c] -= mean;
+					rnorm2 += zb[c] * zb[c];
+				}
+			}
+			if (sqrt(rnorm2) <= target)
+				break;
+			rho_new = dot(Z, R, nq) + dot(zb, zb, q);
+			beta = rho_new / rho;
+			rho = rho_new;
+			for (size_t ic = 0; ic < nq; ic++)
+			{
+				D[ic] = Z[ic] + beta * D[ic];
+				KD[ic] = R[ic] + beta * KD[ic];
+			}
+			for (uint32_t c = 0; c < q; c++)
+				Db[c] = zb[c] + beta * Db[c];
+			km_check_interrupts(interrupt);
+		}
+
+		/* DF := K X exactly; slope = (g + lambda a)^T K X + gb^T xb */
+		km_symm_lower(K, n, X, q, DF, interrupt);
+		for (uint32_t c = 0; c < q; c++)
+		{
+			for (size_t i = 0; i < n; i++)
+			{
+				size_t		ic = i + c * n;
+				double		g = (weights ? weights[i] : 1.0) / W *
+					(P[ic] - (cls[i] == c ? 1.0 : 0.0));
+
+				slope += (g + lambda * alpha[ic]) * DF[ic];
+				Ka_Kx += (F[ic] - b[c]) * X[ic];
+				x_Kx += X[ic] * DF[ic];
+			}
+			slope += gb[c] * xb[c];
+		}
+		if (!isfinite(slope) || !isfinite(x_Kx))
+			return km_fail(err, KM_ERR_DIVERGED, "logistic newton step is not finite",
+						   "The Newton step after %d iterations has a non-finite value.", it);
+		if (slope >= 0.0)
+		{
+			/* no descent left: the optimum to rounding */
+			res->iterations = it + 1;
+			break;
+		}
+		J0 = loss + 0.5 * lambda * pen;
+		for (int h = 0; h < KM_MAX_HALVINGS; h++, t *= 0.5)
+		{
+			double		pen_t = pen + 2.0 * t * Ka_Kx + t * t * x_Kx;
+			double		Jt = mn_loss(F, DF, xb, t, n, q, cls, weights, W, NULL) +
+				0.5 * lambda * pen_t;
+
+			if (Jt <= J0 + KM_ARMIJO_C * t * slope ||
+				(h == 0 && fabs(Jt - J0) <= 8 * DBL_EPSILON * fabs(J0)))
+			{
+				for (uint32_t c = 0; c < q; c++)
+					for (size_t i = 0; i < n; i++)
+					{
+						size_t		ic = i + c * n;
+
+						alpha[ic] += t * X[ic];
+						F[ic] += t * (DF[ic] + xb[c]);
+					}
+				for (uint32_t c = 0; c < q; c++)
+					b[c] += t * xb[c];
+				pen = pen_t;
+				moved = true;
+				break;
+			}
+		}
+		if (!moved)
+		{
+			/* no step decreases J: the optimum to rounding */
+			res->iterations = it + 1;
+			break;
+		}
+	}
+
+	/* softmax is unchanged by a common shift: intercepts summing to 0 */
+	{
+		double		mean = 0.0;
+
+		for (uint32_t c = 0; c < q; c++)
+			mean += b[c] / q;
+		for (uint32_t c = 0; c < q; c++)
+		{
+			b[c] -= mean;
+			for (size_t i = 0; i < n; i++)
+				F[i + c * n] -= mean;
+		}
+	}
+	res->objective = mn_loss(F, NULL, NULL, 0.0, n, q, cls, weights, W, P) +
+		0.5 * lambda * pen;
+	if (!isfinite(res->objective) || !km_all_finite(alpha, nq) || !km_all_finite(b, q))
+		return km_fail(err, KM_ERR_DIVERGED, "logistic regression diverged",
+					   "The coefficients are not finite after %d iterations.", res->iterations);
+	return KM_OK;
+}
+
 km_status
 km_logistic_fit(const km_logistic_params *p, const double *K, size_t n,
 				const uint32_t *cls, uint32_t n_classes, const double *weights,
@@ -370,8 +746,7 @@ km_logistic_fit(const km_logistic_params *p, const double *K, size_t n,
 	fit_state	st;
 	uint32_t	q = km_logistic_outputs(n_classes);
 	double		tol = p->tol > 0.0 ? p->tol : KM_LOGISTIC_TOL;
-	int			max_iter = p->max_iter > 0 ? p->max_iter :
-		(q == 1 ? KM_LOGISTIC_MAX_ITER : KM_LOGISTIC_MAX_SWEEPS);
+	int			max_iter = p->max_iter > 0 ? p->max_iter : KM_LOGISTIC_MAX_ITER;
 	double		pens[1];		/* q == 1 */
 	double	   *v;
 
@@ -397,6 +772,9 @@ km_logistic_fit(const km_logistic_params *p, const double *K, size_t n,
 						   i + 1, weights[i]);
 		st.W += weights ? weights[i] : 1.0;
 	}
+	if (q > 1)
+		return fit_multinomial(p, K, n, q, cls, weights, st.W, alpha, intercepts, work,
+							   tol, max_iter, res, err, interrupt);
 	st.p = p;
 	st.K = K;
 	st.n = n;

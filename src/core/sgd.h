@@ -47,7 +47,7 @@
 /* eta0 when not given: 3, or 0.5 / lambda when 3 lambda >= 1 */
 #define KM_SGD_ETA0 3.0
 #define KM_SGD_EPOCHS 50
-#define KM_SGD_CHECK_WORK 20000000
+#define KM_SGD_CHECK_WORK 5000000
 #define KM_SGD_DOC_EPOCHS_LOGISTIC 100
 #define KM_SGD_DOC_EPOCHS_HINGE 800
 

@@ -12,8 +12,12 @@
 #include "svm.h"
 
 #define TAU 1e-12
-/* Element updates between two interrupt checks (a few ms to a few tens). */
-#define WORK_PER_CHECK ((uint64_t) 1 << 25)
+/*
+ * Kernel entries touched between two interrupt checks: 2^22, at a few ns
+ * each (a gathered read from a Gram matrix far larger than the caches) a few
+ * tens of ms.
+ */
+#define WORK_PER_CHECK ((uint64_t) 1 << 22)
 
 km_svm_params
 km_svm_params_default(void)
@@ -137,6 +141,7 @@ reconstruct_gradient(smo *s)
 			s->G[t] += s->y[t] * c * col[s->perm[t]];
 		count_work(s, m - act);
 	}
+	count_work(s, m);
 }
 
 /*
@@ -211,6 +216,7 @@ select_working_set(smo *s, size_t *out_i, size_t *out_j, double *viol)
 			}
 		}
 	}
+	count_work(s, 2 * act);
 	*viol = Gmax + Gmax2;
 	if (Gmax + Gmax2 < s->tol || jmin < 0)
 		return false;
@@ -400,6 +406,7 @@ update_pair(smo *s, size_t i, size_t j)
 
 		for (size_t t = 0; t < s->m; t++)
 			s->G_bar[t] += c * s->y[t] * Ki[s->perm[t]];
+		count_work(s, s->m);
 	}
 	if (uj != is_upper(s, j))
 	{
@@ -407,8 +414,9 @@ update_pair(smo *s, size_t i, size_t j)
 
 		for (size_t t = 0; t < s->m; t++)
 			s->G_bar[t] += c * s->y[t] * Kj[s->perm[t]];
+		count_work(s, s->m);
 	}
-	count_work(s, act);
+	count_work(s, 2 * act);
 }
 
 /* libsvm's calculate_rho. */

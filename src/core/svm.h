@@ -77,8 +77,8 @@ size_t		km_svm_binary_doubles(size_t m);
 
 /*
  * Solves the dual; coef (m, in the order of prob->rows) gets y_i a_i and res
- * the intercept and counts.  Calls interrupt every ~2^25 element updates
- * (well under 0.5 s) and inside gradient reconstruction.
+ * the intercept and counts.  Calls interrupt after every 2^22 kernel entries
+ * read (tens of ms), inside gradient reconstruction too.
  */
 km_status	km_svm_binary(const km_svm_problem *prob, const km_svm_params *par,
 						  double *coef, km_svm_result *res, double *work,

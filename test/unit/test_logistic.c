@@ -17,6 +17,14 @@
 
 #include "fixtures/logistic_data.h"
 
+static int	interrupt_calls;
+
+static void
+count_interrupts(void)
+{
+	interrupt_calls++;
+}
+
 /* Standardized rows and the full-precision rbf Gram (gamma = 1/d), lower triangle. */
 static double *
 gram_of(const double *X, size_t n, int d, double **Xs_out)
@@ -98,8 +106,14 @@ test_logistic_binary(void)
 					sum_err,
 					diff,
 					asum = 0.0;
-		km_status	st = km_logistic_fit(&p, K, n, fx_bc_y, 2, c == 2 ? w : NULL,
-										 alpha, &b, work, &res, &err, NULL);
+		km_status	st;
+
+		interrupt_calls = 0;
+		st = km_logistic_fit(&p, K, n, fx_bc_y, 2, c == 2 ? w : NULL, alpha, &b, work,
+							 &res, &err, count_interrupts);
+		/* n = 569 is two panels: every product and solve checks between them */
+		CHECK(interrupt_calls >= 4 * res.iterations, "case %d: %d interrupt checks",
+			  c, interrupt_calls);
 
 		CHECK(st == KM_OK, "case %d: %s", c, err.message);
 		CHECK(res.converged, "case %d: %d iterations, gradient %g of %g", c,
@@ -145,7 +159,7 @@ test_logistic_multinomial(void)
 									 &res, &err, NULL);
 
 	CHECK(st == KM_OK, "%s", err.message);
-	CHECK(res.converged, "%d sweeps, gradient %g of %g", res.iterations,
+	CHECK(res.converged, "%d steps, gradient %g of %g", res.iterations,
 		  res.grad_norm, res.grad_norm0);
 	CHECK(fabs(b[0] + b[1] + b[2]) <= 1e-12, "intercepts sum to %g", b[0] + b[1] + b[2]);
 	J = km_logistic_objective(K, n, fx_wine_y, 3, NULL, FX_LAMBDA, alpha, b, F, NULL);
@@ -153,11 +167,116 @@ test_logistic_multinomial(void)
 	diff = max_prob_diff(F, n, 3, fx_wine_p, &sum_err);
 	CHECK(diff <= 1e-6, "probabilities differ by %g", diff);
 	CHECK(sum_err <= 1e-12, "probabilities sum to 1 within %g", sum_err);
-	fprintf(stderr, "# multinomial wine: %d sweeps, objective %.12g\n", res.iterations, J);
+	fprintf(stderr, "# multinomial wine: %d Newton steps, %d CG iterations, objective %.12g\n",
+			res.iterations, res.cg_iterations, J);
 	free(K);
 	free(work);
 	free(alpha);
 	free(F);
+}
+
+/*
+ * Multinomial with integer sample weights w_i = 1 + i mod 3 equals the
+ * unweighted fit on the rows repeated w_i times (same objective, same
+ * probabilities), with and without intercepts; every CG iteration checks
+ * for interrupts.
+ */
+void
+test_logistic_multinomial_weights(void)
+{
+	size_t		n = FX_WINE_N;
+	int			d = FX_WINE_D;
+	size_t		m = 0;
+	double	   *w = malloc(n * sizeof(double));
+	double	   *Xr = malloc(3 * n * d * sizeof(double));
+	uint32_t   *yr = malloc(3 * n * sizeof(uint32_t));
+	size_t	   *first = malloc(n * sizeof(size_t));
+	double	   *K,
+			   *Kr;
+
+	for (size_t i = 0; i < n; i++)
+	{
+		w[i] = 1.0 + (double) (i % 3);
+		first[i] = m;
+		for (int r = 0; r < (int) w[i]; r++, m++)
+		{
+			memcpy(Xr + m * d, fx_wine_X + i * d, d * sizeof(double));
+			yr[m] = fx_wine_y[i];
+		}
+	}
+	/* one kernel for both: the repeated rows standardized, original rows = first copies */
+	Kr = gram_of(Xr, m, d, NULL);
+	/* K of the original rows is the submatrix of Kr at their first copies */
+	K = malloc(n * n * sizeof(double));
+	for (size_t j = 0; j < n; j++)
+		for (size_t i = j; i < n; i++)
+			K[i + j * n] = Kr[first[i] + first[j] * m];
+
+	for (int icpt = 0; icpt < 2; icpt++)
+	{
+		km_logistic_params p = {FX_LAMBDA, icpt == 1, 0.0, 0};
+		km_logistic_result res,
+					resr;
+		km_error	err;
+		double	   *work = malloc(km_logistic_workspace_doubles(n, 3) * sizeof(double));
+		double	   *workr = malloc(km_logistic_workspace_doubles(m, 3) * sizeof(double));
+		double	   *alpha = malloc(3 * n * sizeof(double));
+		double	   *alphar = malloc(3 * m * sizeof(double));
+		double	   *F = malloc(3 * n * sizeof(double));
+		double	   *Fr = malloc(3 * m * sizeof(double));
+		double		b[3],
+					br[3],
+					worst = 0.0;
+		km_status	st;
+
+		interrupt_calls = 0;
+		st = km_logistic_fit(&p, K, n, fx_wine_y, 3, w, alpha, b, work, &res, &err,
+							 count_interrupts);
+		CHECK(st == KM_OK && res.converged, "weighted, intercept %d: %s", icpt,
+			  st == KM_OK ? "not converged" : err.message);
+		CHECK(interrupt_calls >= res.cg_iterations && res.cg_iterations > 0,
+			  "%d interrupt checks for %d CG iterations", interrupt_calls, res.cg_iterations);
+		CHECK(res.iterations <= 20, "%d Newton steps", res.iterations);
+		st = km_logistic_fit(&p, Kr, m, yr, 3, NULL, alphar, br, workr, &resr, &err, NULL);
+		CHECK(st == KM_OK && resr.converged, "repeated, intercept %d", icpt);
+		CHECK_CLOSE(res.objective, resr.objective, 1e-10);
+		if (!icpt)
+			CHECK(b[0] == 0.0 && b[1] == 0.0 && b[2] == 0.0, "no intercept: b = %g %g %g",
+				  b[0], b[1], b[2]);
+		km_logistic_objective(K, n, fx_wine_y, 3, w, FX_LAMBDA, alpha, b, F, NULL);
+		km_logistic_objective(Kr, m, yr, 3, NULL, FX_LAMBDA, alphar, br, Fr, NULL);
+		for (size_t i = 0; i < n; i++)
+		{
+			double		f[3],
+						fr[3],
+						pr[3],
+						pp[3];
+
+			for (int c = 0; c < 3; c++)
+			{
+				f[c] = F[i + c * n];
+				fr[c] = Fr[first[i] + c * m];
+			}
+			km_logistic_proba(f, 3, pp);
+			km_logistic_proba(fr, 3, pr);
+			for (int c = 0; c < 3; c++)
+				worst = fmax(worst, fabs(pp[c] - pr[c]));
+		}
+		CHECK(worst <= 1e-6, "intercept %d: weighted and repeated probabilities differ by %g",
+			  icpt, worst);
+		free(work);
+		free(workr);
+		free(alpha);
+		free(alphar);
+		free(F);
+		free(Fr);
+	}
+	free(w);
+	free(Xr);
+	free(yr);
+	free(first);
+	free(K);
+	free(Kr);
 }
 
 /* Bad arguments are errors, not crashes. */
@@ -240,6 +359,10 @@ test_primal_newton(void)
 	double	   *vecs = malloc(2 * m * sizeof(double));
 	double		coef[64];
 	const double *expect[2] = {fx_primal_logistic, fx_primal_sqhinge};
+	double	   *wts = malloc(n * sizeof(double));
+
+	for (size_t i = 0; i < n; i++)
+		wts[i] = 1.0 + (double) (i % 3);
 
 	CHECK(sd == 5 + 2 * m + m * (m + 1) / 2, "layout: %zu doubles", sd);
 	/* features k(x_i, c_j) with the first m rows as centres; R = K_mm (K is lower) */
@@ -265,16 +388,16 @@ test_primal_newton(void)
 			coef[j] = 0.1 * sin(j + 1.0);
 		km_primal_state_init(one, m);
 		km_primal_state_init(half, m);
-		CHECK(km_primal_add(one, m, loss, Z, n, fx_bc_y, NULL, coef, 0.3, scratch), "add");
-		CHECK(km_primal_add(half, m, loss, Z + cut * m, n - cut, fx_bc_y + cut, NULL, coef,
-							0.3, scratch), "add");
+		CHECK(km_primal_add(one, m, loss, Z, n, fx_bc_y, wts, coef, 0.3, scratch), "add");
+		CHECK(km_primal_add(half, m, loss, Z + cut * m, n - cut, fx_bc_y + cut, wts + cut,
+							coef, 0.3, scratch), "add");
 		/* the first half into its own state, then combined */
 		{
 			double	   *first = malloc(sd * sizeof(double));
 			double	   *scr = malloc(km_primal_add_scratch_doubles(m, cut) * sizeof(double));
 
 			km_primal_state_init(first, m);
-			km_primal_add(first, m, loss, Z, cut, fx_bc_y, NULL, coef, 0.3, scr);
+			km_primal_add(first, m, loss, Z, cut, fx_bc_y, wts, coef, 0.3, scr);
 			km_primal_combine(half, first, m);
 			free(first);
 			free(scr);
@@ -283,6 +406,27 @@ test_primal_newton(void)
 			worst = fmax(worst, fabs(one[i] - half[i]) / fmax(1.0, fabs(one[i])));
 		CHECK(worst <= 1e-12, "loss %d: halves differ from one pass by %g", l, worst);
 		CHECK(one[KM_PRIMAL_ROWS] == (double) n, "rows %g", one[KM_PRIMAL_ROWS]);
+		CHECK(one[KM_PRIMAL_WSUM] == (double) (n / 3 * 6 + 3), "weight sum %g",
+			  one[KM_PRIMAL_WSUM]);
+		/* the packed Hessian against its definition, entry (2, 7) */
+		{
+			double		h = 0.0;
+
+			for (size_t i = 0; i < n; i++)
+			{
+				double		f = 0.3;
+				double		hi;
+
+				for (uint32_t j = 0; j < m; j++)
+					f += Z[i * m + j] * coef[j];
+				if (loss == KM_PRIMAL_LOGISTIC)
+					hi = 1.0 / (1.0 + exp(-f)) * (1.0 - 1.0 / (1.0 + exp(-f)));
+				else
+					hi = (fx_bc_y[i] == 1 ? 1.0 - f : 1.0 + f) > 0 ? 2.0 : 0.0;
+				h += wts[i] * hi * Z[i * m + 2] * Z[i * m + 7];
+			}
+			CHECK_CLOSE(one[KM_PRIMAL_HZZ(m) + 2 + 7 * 8 / 2], h, 1e-12);
+		}
 
 		/* the solver loop, one pass per step */
 		memset(coef, 0, sizeof(coef));
@@ -316,4 +460,5 @@ test_primal_newton(void)
 	free(scratch);
 	free(work);
 	free(vecs);
+	free(wts);
 }

@@ -20,6 +20,15 @@ void		test_svm_wine_ovo(void);
 void		test_svm_platt(void);
 void		test_svm_couple(void);
 void		test_svm_edge_cases(void);
+void		test_svm_interrupts(void);
+
+static int	interrupt_calls;
+
+static void
+count_interrupt(void)
+{
+	interrupt_calls++;
+}
 
 /* Standardize (mean, population std) as the generator does, then the full rbf Gram, gamma = 1/d. */
 static double *
@@ -229,6 +238,29 @@ test_svm_wine_ovo(void)
 		wrong += (int) km_svm_vote(3, d3, votes) != wine_pred[i];
 	}
 	CHECK(wrong == 0, "wine: %d votes differ from SVC.predict", wrong);
+	/* compacting keeps exactly the rows with a nonzero coefficient, in order */
+	{
+		double	   *ac = malloc(n * 3 * sizeof(double));
+		uint32_t   *keep = malloc(n * sizeof(uint32_t));
+		size_t		nk,
+					r = 0,
+					bad = 0;
+
+		memcpy(ac, alpha, n * 3 * sizeof(double));
+		nk = km_svm_compact(ac, n, 3, keep);
+		CHECK(nk == res.n_sv && nk < n, "compact: %zu rows, %u support vectors", nk, res.n_sv);
+		for (size_t i = 0; i < n; i++)
+		{
+			bool		kept = r < nk && keep[r] == i;
+
+			for (int j = 0; j < 3; j++)
+				bad += kept ? ac[r + j * nk] != alpha[i + j * n] : alpha[i + j * n] != 0;
+			r += kept;
+		}
+		CHECK(bad == 0 && r == nk, "compact: %zu entries differ", bad);
+		free(ac);
+		free(keep);
+	}
 	/* ties go to the smaller class: each class one vote */
 	{
 		double		tie[3] = {1.0, -1.0, 1.0};	/* 0 beats 1, 2 beats 0, 1 beats 2 */
@@ -388,4 +420,52 @@ test_svm_edge_cases(void)
 	y[2] = 1;
 	y[3] = 1;
 	CHECK(km_svm_binary(&pr, &par, coef, &res, work, &err, NULL) == KM_ERR_INVALID, "one label");
+}
+
+/*
+ * The interrupt callback runs during a solve, at least once per 2^22 kernel
+ * entries read: 1500 noisy rows, at least 2 x 2 x active entries an iteration.
+ */
+void
+test_svm_interrupts(void)
+{
+	size_t		n = 1500;
+	int			d = 5;
+	double	   *X = unit_rand_vec(n * d, 1313);
+	double	   *K = malloc(n * n * sizeof(double));
+	double	   *norms = malloc(n * sizeof(double));
+	double	   *y = malloc(n * sizeof(double));
+	double	   *C = malloc(n * sizeof(double));
+	double	   *coef = malloc(n * sizeof(double));
+	double	   *work = malloc(km_svm_binary_doubles(n) * sizeof(double));
+	km_kernel	k = {KM_KERNEL_RBF, 3, 1.0, 0.0};
+	km_svm_problem pr = {K, n, NULL, n, y, C};
+	km_svm_params par = km_svm_params_default();
+	km_svm_result res;
+	km_error	err;
+	unsigned long long st = 7;
+
+	for (size_t i = 0; i < n; i++)
+	{
+		y[i] = X[i * d] + X[i * d + 1] + 0.3 * unit_urand(&st) > 0 ? 1.0 : -1.0;
+		C[i] = 10.0;
+	}
+	km_row_norms(&k, X, n, d, norms);
+	km_gram_lower(&k, X, n, d, norms, K, n, NULL);
+	km_symmetrize(K, n, n, NULL);
+	par.shrinking = false;
+	interrupt_calls = 0;
+	CHECK(km_svm_binary(&pr, &par, coef, &res, work, &err, count_interrupt) == KM_OK,
+		  "%s", err.message);
+	CHECK(interrupt_calls >= 1 &&
+		  (double) interrupt_calls >= 4.0 * n * res.iterations / 4194304.0 - 1,
+		  "%d interrupt checks in %llu iterations", interrupt_calls,
+		  (unsigned long long) res.iterations);
+	free(X);
+	free(K);
+	free(norms);
+	free(y);
+	free(C);
+	free(coef);
+	free(work);
 }

@@ -68,16 +68,25 @@ int			unit_failures = 0;
 	X(test_classify_decide) \
 	X(test_classify_proba) \
 	X(test_classify_metrics) \
+	X(test_logistic_binary) \
+	X(test_logistic_multinomial) \
+	X(test_logistic_multinomial_weights) \
+	X(test_logistic_invalid) \
+	X(test_sgd_reaches_optimum) \
+	X(test_primal_newton) \
 	X(test_svm_breast_cancer) \
 	X(test_svm_wine_ovo) \
 	X(test_svm_platt) \
 	X(test_svm_couple) \
 	X(test_svm_edge_cases) \
-	X(test_logistic_binary) \
-	X(test_logistic_multinomial) \
-	X(test_logistic_invalid) \
-	X(test_sgd_reaches_optimum) \
-	X(test_primal_newton)
+	X(test_svm_interrupts) \
+	X(test_approx_features_match_eval) \
+	X(test_approx_nystrom_all_rows_is_exact_ridge) \
+	X(test_approx_gcv_matches_brute_force) \
+	X(test_approx_rff_error_falls_as_root_d) \
+	X(test_approx_combine_matches_one_pass) \
+	X(test_approx_errors) \
+	X(test_approx_model_fill_roundtrip)
 
 #define DECLARE(name) void name(void);
 UNIT_TESTS(DECLARE)
