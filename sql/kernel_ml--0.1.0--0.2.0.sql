@@ -128,3 +128,80 @@ CREATE AGGREGATE kernel_train(features float8[], target float8, options jsonb, b
 
 COMMENT ON AGGREGATE kernel_train(float8[], float8, jsonb, bytea) IS
 'train an approximate (nystrom or rff) kernel ridge model over the basis from kernel_basis with the same options: a fixed-size state of the m x m sums that parallel workers and Citus shards combine; returns the model as bytea';
+
+-- Classification (issue 13) ---------------------------------------------
+
+CREATE FUNCTION kernel_train_label_sfunc(internal, float8[], text)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'kernel_train_label_sfunc'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION kernel_train_label_sfunc(internal, float8[], text, jsonb)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'kernel_train_label_sfunc'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE AGGREGATE kernel_train(features float8[], label text) (
+	SFUNC = kernel_train_label_sfunc,
+	STYPE = internal,
+	FINALFUNC = kernel_train_final,
+	COMBINEFUNC = kernel_train_combine,
+	SERIALFUNC = kernel_train_serialize,
+	DESERIALFUNC = kernel_train_deserialize,
+	PARALLEL = SAFE
+);
+
+CREATE AGGREGATE kernel_train(features float8[], label text, options jsonb) (
+	SFUNC = kernel_train_label_sfunc,
+	STYPE = internal,
+	FINALFUNC = kernel_train_final,
+	COMBINEFUNC = kernel_train_combine,
+	SERIALFUNC = kernel_train_serialize,
+	DESERIALFUNC = kernel_train_deserialize,
+	PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE kernel_train(float8[], text) IS
+'train an RBF kernel SVM classifier (default options) on (features, label) rows; returns the model as bytea';
+COMMENT ON AGGREGATE kernel_train(float8[], text, jsonb) IS
+'train a kernel classifier (svm or logistic) on (features, label) rows with the given options; returns the model as bytea';
+
+CREATE FUNCTION kernel_predict_class(model bytea, features float8[])
+RETURNS text
+AS 'MODULE_PATHNAME', 'kernel_predict_class'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_predict_class(bytea, float8[]) IS
+'the predicted class label of one row under a classifier';
+
+CREATE FUNCTION kernel_predict_proba(model bytea, features float8[])
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'kernel_predict_proba'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_predict_proba(bytea, float8[]) IS
+'the probability of every class for one row, as {"label": p, ...}';
+
+CREATE FUNCTION kernel_predict_proba(model bytea, features float8[], label text)
+RETURNS float8
+AS 'MODULE_PATHNAME', 'kernel_predict_proba_label'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_predict_proba(bytea, float8[], text) IS
+'the probability of one class (an error for a label the model does not have) for one row';
+
+CREATE FUNCTION kernel_predict_class(name text, features float8[])
+RETURNS text
+AS $$ SELECT kernel_predict_class(kernel_model_get(name), features) $$
+LANGUAGE sql STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_predict_class(text, float8[]) IS
+'the predicted class label of one row under the deployed version of the named classifier';
+
+CREATE FUNCTION kernel_predict_proba(name text, features float8[])
+RETURNS jsonb
+AS $$ SELECT kernel_predict_proba(kernel_model_get(name), features) $$
+LANGUAGE sql STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_predict_proba(text, float8[]) IS
+'the probability of every class for one row under the deployed version of the named classifier';

@@ -22,11 +22,45 @@
 typedef enum km_method
 {
 	KM_METHOD_RIDGE = 1,
-	KM_METHOD_LMS = 2
+	KM_METHOD_LMS = 2,
+	KM_METHOD_SVM = 3,
+	KM_METHOD_LOGISTIC = 4
 } km_method;
 
 #define KM_METHOD_FIRST KM_METHOD_RIDGE
-#define KM_METHOD_LAST KM_METHOD_LMS
+#define KM_METHOD_LAST KM_METHOD_LOGISTIC
+
+/*
+ * The "solver" option.  Stored in classification models (model.h
+ * km_model.solver) as a u32: never renumber.  DEFAULT is the method's own
+ * (smo for svm, newton for logistic) and is never stored.
+ */
+typedef enum km_solver
+{
+	KM_SOLVER_DEFAULT = 0,
+	KM_SOLVER_SMO = 1,			/* svm: dual QP, second-order working sets */
+	KM_SOLVER_NEWTON = 2,		/* logistic: Newton (IRLS) on the dual */
+	KM_SOLVER_SGD = 3,			/* either: kernelized stochastic gradient */
+	KM_SOLVER_PRIMAL_NEWTON = 4 /* approximate models: Newton on the feature map
+								 * (logistic loss; squared hinge for svm) */
+} km_solver;
+
+#define KM_SOLVER_FIRST KM_SOLVER_SMO
+#define KM_SOLVER_LAST KM_SOLVER_PRIMAL_NEWTON
+
+/* "smo", ...; "default" for KM_SOLVER_DEFAULT, "unknown" for no solver. */
+const char *km_solver_name(km_solver solver);
+bool		km_solver_from_name(const char *name, km_solver *solver);
+
+/* What k-fold cross-validation scores a candidate by (lower is better after km_score_loss). */
+typedef enum km_score_metric
+{
+	KM_SCORE_MSE = 0,			/* regression (the zero value: regression ops leave it unset) */
+	KM_SCORE_ACCURACY = 2,		/* svm: higher is better */
+	KM_SCORE_LOG_LOSS = 3		/* logistic */
+} km_score_metric;
+
+const char *km_score_metric_name(km_score_metric metric);
 
 /* What a method predicts.  Stored in format 2 models as one byte. */
 typedef enum km_task
@@ -47,8 +81,52 @@ typedef struct km_fit_params
 	double		lambda;			/* >= 0 */
 	double		learning_rate;	/* lms; <= 0 means automatic */
 	int			max_iter;		/* lms */
-	double		tol;			/* lms */
+	double		tol;			/* lms; svm (KKT violation), logistic (gradient norm) */
+	/* classification */
+	km_solver	solver;			/* KM_SOLVER_DEFAULT: the method's own */
+	bool		probability;	/* svm: fit Platt coefficients on internal folds */
+	bool		fit_intercept;	/* classification methods fit their own intercepts */
+	int64_t		seed;			/* sgd order, Platt folds */
 } km_fit_params;
+
+/*
+ * The SVM's C from lambda: the objective (1/n) sum_i L(f(x_i), y_i) +
+ * (lambda/2) ||f||^2 times 1 / lambda is libsvm's C-SVC objective with
+ * C = 1 / (n lambda), so that decision values compare with scikit-learn's
+ * SVC(C = 1 / (n lambda)).  Class and sample weights multiply C per row.
+ */
+static inline double
+km_svm_C(double lambda, size_t n)
+{
+	return 1.0 / ((double) n * lambda);
+}
+
+/*
+ * How a classifier turns decision values into probabilities (classify.h
+ * lists the rules): none (an svm without "probability"), the logistic
+ * link (sigmoid / softmax), or Platt's sigmoids (with coupling for OVO).
+ */
+typedef enum km_prob_link
+{
+	KM_PROB_NONE = 0,
+	KM_PROB_LOGISTIC,
+	KM_PROB_PLATT
+} km_prob_link;
+
+/* What a classifier's fit returns besides its coefficients. */
+typedef struct km_class_fit_result
+{
+	km_solver	solver;			/* the solver used */
+	int			multiclass;		/* a km_multiclass (model.h) */
+	uint32_t	n_outputs;		/* q */
+	int			iterations;		/* SMO iterations / Newton steps / SGD epochs (max over outputs) */
+	bool		converged;		/* every output met tol */
+	double		objective;		/* the final objective (sum over outputs) */
+	double		train_accuracy;	/* on the training rows, computed after the fit */
+	double		train_log_loss; /* NaN without probabilities */
+	bool		has_probability;
+	uint32_t	n_support;		/* svm: rows with alpha != 0 in any output */
+} km_class_fit_result;
 
 typedef struct km_fit_result
 {
@@ -62,6 +140,7 @@ typedef struct km_fit_result
 } km_fit_result;
 
 struct km_model;
+struct km_candidate;
 
 /*
  * One stored field of a model: the common header (model.c) and each
@@ -162,6 +241,56 @@ typedef struct km_method_ops
 
 	/* What to do about a failure of this status, or NULL for the generic hint. */
 	const char *(*hint) (km_status status);
+
+	/* ---- classification (task KM_TASK_CLASSIFICATION; NULL / 0 for regression) ---- */
+
+	/* What k-fold selection scores by: KM_SCORE_MSE for regression. */
+	km_score_metric score_metric;
+	/* The solver KM_SOLVER_DEFAULT stands for, and the solvers it accepts (bits 1u << solver). */
+	km_solver	default_solver;
+	unsigned	solvers;
+	/* tol when the options give none (svm 1e-3, as libsvm) */
+	double		default_tol;
+
+	/* The scheme it uses for k classes, a km_multiclass (model.h; q = km_multiclass_outputs). */
+	int			(*multiclass) (uint32_t k);
+
+	/* Doubles of workspace fit_classes needs: n rows, k classes; 0 on overflow. */
+	size_t		(*class_workspace_doubles) (size_t n, uint32_t k, const km_fit_params *p);
+
+	/*
+	 * Fit q outputs for standardized rows X (n x d) with class indices cls
+	 * (0..k-1, every class present) and class weights class_w (k, > 0).
+	 * K: the n x n Gram space, filled FULL (both triangles) by the caller
+	 * (km_fit_classes); work: class_workspace_doubles.  alpha: n x q
+	 * column-major (output j at alpha + j * n); intercepts: q.  With
+	 * p->probability (svm), fold (n ids < n_folds, from row hashes) are the
+	 * internal folds of Platt scaling, and prob_A, prob_B (q each) get the
+	 * coefficients of each output (the probability of the class a positive
+	 * output favours); res->has_probability is then set.  A fit stopped by
+	 * max_iter returns KM_OK with res->converged false (the glue warns).
+	 */
+	km_status	(*fit_classes) (const km_fit_params *p, const double *X, size_t n,
+								int d, const uint32_t *cls, uint32_t k,
+								const double *class_w, const uint32_t *fold,
+								uint32_t n_folds, double *alpha,
+								double *intercepts, double *prob_A,
+								double *prob_B, const double *K,
+								double *work, km_class_fit_result *res,
+								km_error *err, km_interrupt_fn interrupt);
+
+	/*
+	 * How its decision values become probabilities, given whether the model
+	 * stored Platt coefficients; KM_PROB_NONE with *hint set (what to do)
+	 * when it gives none.
+	 */
+	km_prob_link (*prob_link) (bool has_probability, int multiclass,
+							   const char **hint);
+
+	/* Copy its settings and fit results into the model fields it owns (its section). */
+	void		(*store_classes) (const km_fit_params *p,
+								  const km_class_fit_result *res,
+								  struct km_model *m);
 } km_method_ops;
 
 /*
@@ -191,8 +320,72 @@ const char *km_method_hint(km_status status, const char *diverged,
 /* The task of a method (regression for an unknown one: callers check first). */
 km_task		km_method_task(km_method method);
 
+/*
+ * Doubles of workspace km_fit_classes needs: the full Gram matrix, norms,
+ * the decision values of the training rows (n x q), the method's own; 0 on
+ * overflow or for a method that does not classify.
+ */
+size_t		km_fit_classes_doubles(const km_fit_params *p, size_t n, uint32_t k);
+
+/*
+ * Fit a classifier (p->method with task classification): the Gram matrix
+ * of X, the method's fit_classes, then the training accuracy and, with
+ * probabilities, the training log-loss into res (and res->multiclass,
+ * n_outputs).  Arguments as fit_classes; work of km_fit_classes_doubles.
+ * A failure carries the method's hint.
+ */
+km_status	km_fit_classes(const km_fit_params *p, const double *X, size_t n,
+						   int d, const uint32_t *cls, uint32_t k,
+						   const double *class_w, const uint32_t *fold,
+						   uint32_t n_folds, double *alpha, double *intercepts,
+						   double *prob_A, double *prob_B, double *work,
+						   km_class_fit_result *res, km_error *err,
+						   km_interrupt_fn interrupt);
+
+/*
+ * The notes' kernelized SGD (sgd.h) for a binary classifier of either loss
+ * (svm: hinge, logistic: logistic), for the methods' "solver": "sgd";
+ * more than two classes is KM_ERR_INVALID with a hint.  w: k class
+ * weights; work: km_sgd_workspace_doubles(n) + n.
+ */
+size_t		km_fit_sgd_doubles(size_t n);
+km_status	km_fit_sgd(const km_fit_params *p, bool hinge, const double *K,
+					   size_t n, const uint32_t *cls, uint32_t k,
+					   const double *class_w, double *alpha, double *intercepts,
+					   double *work, km_class_fit_result *res, km_error *err,
+					   km_interrupt_fn interrupt);
+
+/*
+ * k-fold model selection for a classifier over gammas x lambdas (candidate
+ * i = g * n_lambdas + l, as select.h orders them): for each gamma the full
+ * Gram matrix once, then per fold the method's fit_classes on the rows
+ * with fold[i] != v (their block of the Gram matrix) and the decision
+ * values of the held-out rows from the cross block.  Scored by the
+ * method's score_metric as a loss, lower better: 1 - accuracy (svm) or
+ * mean log-loss (logistic); score_std over folds.  A fold whose training
+ * rows miss a class, or whose fit fails, makes the candidate NaN (not
+ * chosen).  *best: the lowest score, ties to the earlier candidate.
+ * Probability (Platt) is not fitted during selection.  work:
+ * km_classify_select_doubles.
+ */
+size_t		km_classify_select_doubles(const km_fit_params *base, size_t n,
+									   uint32_t k);
+km_status	km_classify_select(const km_fit_params *base, const double *gammas,
+							   int n_gammas, const double *lambdas,
+							   int n_lambdas, const double *X, size_t n, int d,
+							   const uint32_t *cls, uint32_t k,
+							   const double *class_w, const uint32_t *fold,
+							   uint32_t folds, struct km_candidate *cand,
+							   int *best, double *work, km_error *err,
+							   km_interrupt_fn interrupt);
+
+/* The solver a method uses for p->solver (its default for KM_SOLVER_DEFAULT). */
+km_solver	km_method_solver(const km_method_ops *ops, km_solver solver);
+
 /* The registered methods. */
 extern const km_method_ops km_ridge_ops;
 extern const km_method_ops km_lms_ops;
+extern const km_method_ops km_svm_ops;
+extern const km_method_ops km_logistic_ops;
 
 #endif							/* KM_METHOD_H */

@@ -7,7 +7,15 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <float.h>
+#include <math.h>
+
+#include <cblas.h>
+
+#include "classify.h"
 #include "method.h"
+#include "select.h"
+#include "sgd.h"
 
 const km_method_ops *
 km_method_get(km_method method)
@@ -18,6 +26,10 @@ km_method_get(km_method method)
 			return &km_ridge_ops;
 		case KM_METHOD_LMS:
 			return &km_lms_ops;
+		case KM_METHOD_SVM:
+			return &km_svm_ops;
+		case KM_METHOD_LOGISTIC:
+			return &km_logistic_ops;
 	}
 	return NULL;
 }
@@ -108,4 +120,388 @@ km_method_hint(km_status status, const char *diverged, const char *inaccurate)
 			break;
 	}
 	return NULL;
+}
+
+/* The one name table of km_solver. */
+static const char *const solver_names[] = {
+	[KM_SOLVER_DEFAULT] = "default",
+	[KM_SOLVER_SMO] = "smo",
+	[KM_SOLVER_NEWTON] = "newton",
+	[KM_SOLVER_SGD] = "sgd",
+	[KM_SOLVER_PRIMAL_NEWTON] = "primal-newton",
+};
+
+const char *
+km_solver_name(km_solver solver)
+{
+	switch (solver)
+	{
+		case KM_SOLVER_DEFAULT:
+		case KM_SOLVER_SMO:
+		case KM_SOLVER_NEWTON:
+		case KM_SOLVER_SGD:
+		case KM_SOLVER_PRIMAL_NEWTON:
+			return solver_names[solver];
+	}
+	return "unknown";
+}
+
+bool
+km_solver_from_name(const char *name, km_solver *solver)
+{
+	for (int s = KM_SOLVER_FIRST; s <= KM_SOLVER_LAST; s++)
+		if (strcmp(name, solver_names[s]) == 0)
+		{
+			*solver = (km_solver) s;
+			return true;
+		}
+	return false;
+}
+
+const char *
+km_score_metric_name(km_score_metric metric)
+{
+	switch (metric)
+	{
+		case KM_SCORE_MSE:
+			return "mse";
+		case KM_SCORE_ACCURACY:
+			return "accuracy";
+		case KM_SCORE_LOG_LOSS:
+			return "log_loss";
+	}
+	return "unknown";
+}
+
+km_solver
+km_method_solver(const km_method_ops *ops, km_solver solver)
+{
+	return solver == KM_SOLVER_DEFAULT ? ops->default_solver : solver;
+}
+
+size_t
+km_fit_classes_doubles(const km_fit_params *p, size_t n, uint32_t k)
+{
+	const km_method_ops *ops = km_method_get(p->method);
+	uint32_t	q;
+	size_t		own;
+
+	if (ops == NULL || ops->task != KM_TASK_CLASSIFICATION || n == 0 ||
+		n > ((size_t) 1 << 28) || k < 2 || k > KM_MAX_CLASSES)
+		return 0;
+	q = km_multiclass_outputs(ops->multiclass(k), k);
+	own = ops->class_workspace_doubles(n, k, p);
+	if (q == 0 || own == 0 || (size_t) q > (SIZE_MAX / 8 - n * n - own) / (n + 2))
+		return 0;
+	/* K, norms, F (n x q), one row's probabilities, their work, its q values, the method's own */
+	return n * n + n + n * q + k + km_classify_proba_work_doubles(k) + q + own;
+}
+
+/* Training accuracy (and log-loss with probabilities) from F = K alpha + b. */
+static km_status
+training_scores(const km_method_ops *ops, size_t n, uint32_t k, uint32_t q,
+				const uint32_t *cls, const double *K, const double *alpha,
+				const double *intercepts, const double *prob_A,
+				const double *prob_B, double *F, double *prob, double *pwork,
+				km_class_fit_result *res, km_error *err)
+{
+	const char *hint = NULL;
+	km_prob_link link = ops->prob_link(res->has_probability, res->multiclass, &hint);
+	size_t		correct = 0;
+	double		log_loss = 0.0;
+
+	/* F := K alpha (n x q); row i's decision values are F[i + j n] + b_j */
+	cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int) n, (int) q,
+				(int) n, 1.0, K, (int) n, alpha, (int) n, 0.0, F, (int) n);
+	for (size_t i = 0; i < n; i++)
+	{
+		double	   *f = pwork + km_classify_proba_work_doubles(k);
+
+		for (uint32_t j = 0; j < q; j++)
+			f[j] = F[i + j * n] + intercepts[j];
+		correct += km_classify_decide(res->multiclass, k, f) == cls[i];
+		if (link != KM_PROB_NONE)
+		{
+			km_status	st = km_classify_proba(link, res->multiclass, k, f, prob_A,
+											   prob_B, prob, pwork, err);
+
+			if (st != KM_OK)
+				return st;
+			/* clipped as km_class_metrics_add does */
+			log_loss -= log(fmin(fmax(prob[cls[i]], DBL_EPSILON), 1.0 - DBL_EPSILON));
+		}
+	}
+	res->train_accuracy = (double) correct / (double) n;
+	res->train_log_loss = link != KM_PROB_NONE ? log_loss / (double) n : NAN;
+	return KM_OK;
+}
+
+km_status
+km_fit_classes(const km_fit_params *p, const double *X, size_t n, int d,
+			   const uint32_t *cls, uint32_t k, const double *class_w,
+			   const uint32_t *fold, uint32_t n_folds, double *alpha,
+			   double *intercepts, double *prob_A, double *prob_B,
+			   double *work, km_class_fit_result *res, km_error *err,
+			   km_interrupt_fn interrupt)
+{
+	const km_method_ops *ops = km_method_get(p->method);
+	double	   *K = work;
+	double	   *norms;
+	double	   *F;
+	double	   *prob;
+	double	   *pwork;
+	uint32_t	q;
+	km_status	st;
+
+	memset(res, 0, sizeof(*res));
+	if (ops == NULL || ops->task != KM_TASK_CLASSIFICATION)
+		return km_fail(err, KM_ERR_INVALID, "not a classification method",
+					   "Method %s does not classify.", km_method_name(p->method));
+	res->multiclass = ops->multiclass(k);
+	q = res->n_outputs = km_multiclass_outputs(res->multiclass, k);
+	norms = K + n * n;
+	F = norms + n;
+	prob = F + n * q;
+	pwork = prob + k;
+	km_row_norms(&p->kernel, X, n, d, norms);
+	if (!km_gram_lower(&p->kernel, X, n, d, norms, K, n, interrupt))
+		return km_gram_overflow(&p->kernel, K, n, n, err);
+	km_symmetrize(K, n, n, interrupt);
+	st = ops->fit_classes(p, X, n, d, cls, k, class_w, fold, n_folds, alpha,
+						  intercepts, prob_A, prob_B, K,
+						  pwork + km_classify_proba_work_doubles(k) + q, res, err,
+						  interrupt);
+	if (st == KM_OK)
+		st = training_scores(ops, n, k, q, cls, K, alpha, intercepts, prob_A,
+							 prob_B, F, prob, pwork, res, err);
+	if (st != KM_OK)
+		km_method_fill_hint(p->method, err);
+	return st;
+}
+
+size_t
+km_fit_sgd_doubles(size_t n)
+{
+	size_t		own = km_sgd_workspace_doubles(n);
+
+	return own == 0 ? 0 : own + n;
+}
+
+km_status
+km_fit_sgd(const km_fit_params *p, bool hinge, const double *K, size_t n,
+		   const uint32_t *cls, uint32_t k, const double *class_w,
+		   double *alpha, double *intercepts, double *work,
+		   km_class_fit_result *res, km_error *err, km_interrupt_fn interrupt)
+{
+	double	   *w = work + km_sgd_workspace_doubles(n);
+	km_sgd_params sp;
+	km_sgd_result sr;
+	km_status	st;
+
+	if (k != 2)
+	{
+		st = km_fail(err, KM_ERR_INVALID, "solver \"sgd\" fits two classes",
+					 "The training rows have %u classes; the kernelized SGD of the notes is binary.", k);
+		snprintf(err->hint, sizeof(err->hint), "%s",
+				 "Use the method's default solver for more than two classes.");
+		return st;
+	}
+	for (size_t i = 0; i < n; i++)
+		w[i] = class_w[cls[i]];
+	memset(&sp, 0, sizeof(sp));
+	sp.loss = hinge ? KM_SGD_HINGE : KM_SGD_LOGISTIC;
+	sp.lambda = p->lambda;
+	sp.fit_intercept = p->fit_intercept;
+	sp.eta0 = p->learning_rate;
+	sp.epochs = p->max_iter;
+	sp.seed = (uint64_t) p->seed;
+	st = km_sgd_fit(&sp, K, n, cls, w, alpha, &intercepts[0], work, &sr, err,
+					interrupt);
+	res->solver = KM_SOLVER_SGD;
+	res->iterations = sr.epochs;
+	res->objective = sr.objective;
+	res->converged = st == KM_OK;
+	return st;
+}
+
+size_t
+km_classify_select_doubles(const km_fit_params *base, size_t n, uint32_t k)
+{
+	const km_method_ops *ops = km_method_get(base->method);
+	km_fit_params p = *base;
+	size_t		own;
+	uint32_t	q;
+
+	if (ops == NULL || ops->task != KM_TASK_CLASSIFICATION || n == 0 ||
+		n > ((size_t) 1 << 27) || k < 2 || k > KM_MAX_CLASSES)
+		return 0;
+	p.probability = false;
+	q = km_multiclass_outputs((km_multiclass) ops->multiclass(k), k);
+	own = ops->class_workspace_doubles(n, k, &p);
+	if (own == 0 || q == 0)
+		return 0;
+	/* full K, norms, training block, cross block, alpha n x q, F, q + k + proba work, own, row maps */
+	return 2 * n * n + n + n * n + 2 * n * (size_t) q + 2 * (size_t) q + k +
+		km_classify_proba_work_doubles(k) + own + 2 * n;
+}
+
+/* The loss of candidate fit on the held-out rows: 1 - accuracy or log-loss. */
+static km_status
+held_out_loss(const km_method_ops *ops, const km_fit_params *p, size_t nte,
+			  size_t ntr, uint32_t k, uint32_t q, int mc,
+			  const double *Kx /* nte x ntr */, const double *alpha,
+			  const double *intercepts, const uint32_t *cls_te, double *F,
+			  double *f, double *prob, double *pwork, double *loss,
+			  km_error *err)
+{
+	const char *hint = NULL;
+	km_prob_link link = ops->prob_link(false, mc, &hint);
+	double		sum = 0.0;
+
+	cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int) nte, (int) q,
+				(int) ntr, 1.0, Kx, (int) nte, alpha, (int) ntr, 0.0, F, (int) nte);
+	for (size_t i = 0; i < nte; i++)
+	{
+		for (uint32_t j = 0; j < q; j++)
+			f[j] = F[i + j * nte] + intercepts[j];
+		if (ops->score_metric == KM_SCORE_LOG_LOSS && link != KM_PROB_NONE)
+		{
+			km_status	st = km_classify_proba(link, (km_multiclass) mc, k, f,
+											   NULL, NULL, prob, pwork, err);
+
+			if (st != KM_OK)
+				return st;
+			sum -= log(fmin(fmax(prob[cls_te[i]], DBL_EPSILON), 1.0 - DBL_EPSILON));
+		}
+		else
+			sum += km_classify_decide((km_multiclass) mc, k, f) != cls_te[i];
+	}
+	*loss = sum / (double) nte;
+	return KM_OK;
+}
+
+km_status
+km_classify_select(const km_fit_params *base, const double *gammas,
+				   int n_gammas, const double *lambdas, int n_lambdas,
+				   const double *X, size_t n, int d, const uint32_t *cls,
+				   uint32_t k, const double *class_w, const uint32_t *fold,
+				   uint32_t folds, km_candidate *cand, int *best,
+				   double *work, km_error *err, km_interrupt_fn interrupt)
+{
+	const km_method_ops *ops = km_method_get(base->method);
+	int			mc = ops->multiclass(k);
+	uint32_t	q = km_multiclass_outputs((km_multiclass) mc, k);
+	double	   *K = work;
+	double	   *norms = K + n * n;
+	double	   *Ktr = norms + n;
+	double	   *Kx = Ktr + n * n;
+	double	   *alpha = Kx + n * n;
+	double	   *F = alpha + n * (size_t) q;
+	double	   *intercepts = F + n * (size_t) q;
+	double	   *f = intercepts + q;
+	double	   *prob = f + q;
+	double	   *pwork = prob + k;
+	double	   *own = pwork + km_classify_proba_work_doubles(k);
+	km_fit_params p = *base;
+	uint32_t   *tr_rows;
+	uint32_t   *te_rows;
+	uint32_t   *cls_tr;
+	uint32_t   *cls_te;
+
+	p.probability = false;
+	tr_rows = (uint32_t *) (own + ops->class_workspace_doubles(n, k, &p));
+	te_rows = tr_rows + n;
+	cls_tr = te_rows + n;
+	cls_te = cls_tr + n;
+	*best = -1;
+	for (int g = 0; g < n_gammas; g++)
+	{
+		p.kernel.gamma = gammas[g];
+		km_row_norms(&p.kernel, X, n, d, norms);
+		if (!km_gram_lower(&p.kernel, X, n, d, norms, K, n, interrupt))
+			return km_gram_overflow(&p.kernel, K, n, n, err);
+		km_symmetrize(K, n, n, interrupt);
+		for (int l = 0; l < n_lambdas; l++)
+		{
+			km_candidate *c = &cand[g * n_lambdas + l];
+			double		sum = 0.0;
+			double		sumsq = 0.0;
+			bool		ok = true;
+
+			p.lambda = lambdas[l];
+			c->gamma = gammas[g];
+			c->lambda = lambdas[l];
+			for (uint32_t v = 0; v < folds && ok; v++)
+			{
+				size_t		ntr = 0;
+				size_t		nte = 0;
+				uint64_t	seen[KM_MAX_CLASSES / 64 + 1] = {0};
+				uint32_t	present = 0;
+				km_class_fit_result res;
+				km_error	ferr;
+				double		loss;
+
+				for (size_t i = 0; i < n; i++)
+				{
+					if (fold[i] == v)
+					{
+						te_rows[nte] = (uint32_t) i;
+						cls_te[nte++] = cls[i];
+					}
+					else
+					{
+						tr_rows[ntr] = (uint32_t) i;
+						cls_tr[ntr++] = cls[i];
+						if (!(seen[cls[i] / 64] & (1ull << (cls[i] % 64))))
+						{
+							seen[cls[i] / 64] |= 1ull << (cls[i] % 64);
+							present++;
+						}
+					}
+				}
+				if (nte == 0 || present < k)
+				{
+					ok = false;
+					break;
+				}
+				for (size_t b = 0; b < ntr; b++)
+				{
+					for (size_t a = 0; a < ntr; a++)
+						Ktr[a + b * ntr] = K[tr_rows[a] + (size_t) tr_rows[b] * n];
+					for (size_t a = 0; a < nte; a++)
+						Kx[a + b * nte] = K[te_rows[a] + (size_t) tr_rows[b] * n];
+				}
+				km_check_interrupts(interrupt);
+				memset(&res, 0, sizeof(res));
+				res.multiclass = mc;
+				if (ops->fit_classes(&p, NULL, ntr, d, cls_tr, k, class_w, NULL, 0,
+									 alpha, intercepts, NULL, NULL, Ktr, own,
+									 &res, &ferr, interrupt) != KM_OK ||
+					held_out_loss(ops, &p, nte, ntr, k, q, mc, Kx, alpha,
+								  intercepts, cls_te, F, f, prob, pwork, &loss,
+								  err) != KM_OK || !isfinite(loss))
+				{
+					ok = false;
+					break;
+				}
+				sum += loss;
+				sumsq += loss * loss;
+			}
+			if (!ok)
+			{
+				c->score = NAN;
+				c->score_std = 0.0;
+				continue;
+			}
+			c->score = sum / folds;
+			c->score_std = sqrt(fmax(sumsq / folds - c->score * c->score, 0.0));
+			if (*best < 0 || c->score < cand[*best].score)
+				*best = g * n_lambdas + l;
+		}
+	}
+	if (*best < 0)
+		return km_fail(err, KM_ERR_INACCURATE, "no candidate could be scored",
+					   "Every one of the %d candidates failed to fit on some fold, or a fold missed a class.",
+					   n_gammas * n_lambdas);
+	return KM_OK;
 }

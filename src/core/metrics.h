@@ -23,7 +23,9 @@
 #ifndef KM_METRICS_H
 #define KM_METRICS_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct km_metrics
 {
@@ -47,5 +49,51 @@ double		km_metrics_mse(const km_metrics *m);
 double		km_metrics_rmse(const km_metrics *m);
 double		km_metrics_mae(const km_metrics *m);
 double		km_metrics_r2(const km_metrics *m);
+
+/*
+ * Classification: a confusion matrix (rows the true class, columns the
+ * predicted one) in the caller's storage of k * k counts, and the sum of
+ * -log p(true class) over the rows that came with probabilities.  Two
+ * accumulators over disjoint rows with the same k combine by addition.
+ * Log-loss clips p to [eps, 1 - eps] with eps = DBL_EPSILON, as
+ * scikit-learn's log_loss does for float64.
+ */
+typedef struct km_class_metrics
+{
+	uint32_t	k;				/* classes */
+	size_t		n;				/* rows added */
+	size_t		correct;
+	size_t		n_proba;		/* rows added with probabilities */
+	double		log_loss_sum;
+	uint64_t   *confusion;		/* k x k, row-major: [truth * k + predicted] */
+} km_class_metrics;
+
+void		km_class_metrics_init(km_class_metrics *m, uint32_t k,
+								  uint64_t *confusion);
+
+/* One row: its true class, the predicted class, p[k] or NULL. */
+void		km_class_metrics_add(km_class_metrics *m, uint32_t truth,
+								 uint32_t predicted, const double *p);
+
+/* a += b (same k). */
+void		km_class_metrics_combine(km_class_metrics *a, const km_class_metrics *b);
+
+/* NaN without rows. */
+double		km_class_metrics_accuracy(const km_class_metrics *m);
+
+/* Mean recall over the classes with rows (scikit-learn's balanced_accuracy_score). */
+double		km_class_metrics_balanced_accuracy(const km_class_metrics *m);
+
+/* Mean -log p(true class); NaN unless every row came with probabilities. */
+double		km_class_metrics_log_loss(const km_class_metrics *m);
+
+/*
+ * Area under the ROC curve of scores for the rows with positive[i] true:
+ * the Mann-Whitney statistic with tied scores counted one half (as
+ * scikit-learn's roc_auc_score).  NaN unless both kinds of row occur.
+ * work: km_auc_work_bytes(n).
+ */
+size_t		km_auc_work_bytes(size_t n);
+double		km_auc(const double *scores, const bool *positive, size_t n, void *work);
 
 #endif							/* KM_METRICS_H */

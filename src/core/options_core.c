@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "options_core.h"
+#include "method.h"
 
 /*
  * "auto" grids: 13 lambdas log-spaced from 1e-6 to 1e2, and gamma at
@@ -39,7 +40,8 @@ const km_option_def km_option_table[KM_N_OPTIONS] = {
 	[KM_OPT_COEF0] = {"coef0", KM_OPTTYPE_NUMBER, -INFINITY, INFINITY, false, false,
 		"a number", "1", KM_FN_ALL, KM_PARAM_COEF0},
 	[KM_OPT_METHOD] = {"method", KM_OPTTYPE_NAME, 0, 0, false, false,
-		"\"ridge\" or \"lms\"", "\"ridge\"", KM_FN_TRAINING, 0},
+		"\"ridge\", \"lms\", \"svm\" or \"logistic\"",
+		"\"ridge\" (\"svm\" with a text label)", KM_FN_TRAINING, 0},
 	[KM_OPT_LAMBDA] = {"lambda", KM_OPTTYPE_GRID, 0, INFINITY, false, false,
 		"a number >= 0, an array of such numbers, or \"auto\"", "1",
 		KM_FN_TRAINING, 0},
@@ -48,7 +50,7 @@ const km_option_def km_option_table[KM_N_OPTIONS] = {
 	[KM_OPT_MAX_ITER] = {"max_iter", KM_OPTTYPE_INTEGER, 1, INT_MAX, false, false,
 		"an integer >= 1", "1000", KM_FN_TRAINING, 0},
 	[KM_OPT_TOL] = {"tol", KM_OPTTYPE_NUMBER, 0, INFINITY, false, false,
-		"a number >= 0", "1e-6", KM_FN_TRAINING, 0},
+		"a number >= 0", "1e-6 (1e-3 for svm)", KM_FN_TRAINING, 0},
 	[KM_OPT_STANDARDIZE] = {"standardize", KM_OPTTYPE_BOOL, 0, 0, false, false,
 		"true or false", "true", KM_FN_TRAINING, 0},
 	[KM_OPT_FIT_INTERCEPT] = {"fit_intercept", KM_OPTTYPE_BOOL, 0, 0, false, false,
@@ -66,6 +68,14 @@ const km_option_def km_option_table[KM_N_OPTIONS] = {
 		"\"nystrom\" or \"rff\"", "none (exact)", KM_FN_TRAINING, 0},
 	[KM_OPT_COMPONENTS] = {"components", KM_OPTTYPE_INTEGER, 1, INT_MAX, false, false,
 		"an integer >= 1", "1000 (nystrom: at most the number of rows)", KM_FN_TRAINING, 0},
+	[KM_OPT_SOLVER] = {"solver", KM_OPTTYPE_NAME, 0, 0, false, false,
+		"\"smo\", \"newton\" or \"sgd\"", "\"smo\" for svm, \"newton\" for logistic",
+		KM_FN_TRAINING, 0},
+	[KM_OPT_PROBABILITY] = {"probability", KM_OPTTYPE_BOOL, 0, 0, false, false,
+		"true or false", "false", KM_FN_TRAINING, 0},
+	[KM_OPT_CLASS_WEIGHT] = {"class_weight", KM_OPTTYPE_CLASS_WEIGHT, 0, INFINITY, true, false,
+		"\"balanced\" or an object of label: weight > 0", "none (every weight 1)",
+		KM_FN_TRAINING, 0},
 };
 
 /* The one name table of km_deploy. */
@@ -268,6 +278,8 @@ check_type(const km_option_def *def, const km_value *v, double *x,
 			return true;
 		case KM_OPTTYPE_CV:
 			return v->type == KM_VALUE_STRING || read_number(def, v, x, err);
+		case KM_OPTTYPE_CLASS_WEIGHT:
+			return true;
 	}
 	return true;
 }
@@ -302,6 +314,7 @@ static const plain_field plain_fields[KM_N_OPTIONS] = {
 	[KM_OPT_SEED] = {PLAIN_INT64, offsetof(km_options, seed)},
 	[KM_OPT_TEST_FRACTION] = {PLAIN_DOUBLE, offsetof(km_options, test_fraction)},
 	[KM_OPT_COMPONENTS] = {PLAIN_INT, offsetof(km_options, components)},
+	[KM_OPT_PROBABILITY] = {PLAIN_BOOL, offsetof(km_options, fit.probability)},
 };
 
 static void
@@ -397,6 +410,59 @@ store_deploy(km_options *out, const km_value *v, km_option_error *err)
 	return bad_value(err, &km_option_table[KM_OPT_DEPLOY], v->text);
 }
 
+static bool
+store_solver(km_options *out, const km_value *v, km_option_error *err)
+{
+	if (strcmp(v->string, "primal-newton") != 0 &&
+		km_solver_from_name(v->string, &out->fit.solver))
+		return true;
+	return bad_value(err, &km_option_table[KM_OPT_SOLVER], v->text);
+}
+
+/*
+ * "balanced", or {"label": weight, ...} into the bounded table (labels
+ * longer than KM_CLASS_LABEL_MAX - 1 bytes or more than
+ * KM_MAX_CLASS_WEIGHTS entries are an error, not cut short).
+ */
+static bool
+store_class_weight(km_options *out, const km_value *v, km_option_error *err)
+{
+	const km_option_def *def = &km_option_table[KM_OPT_CLASS_WEIGHT];
+	km_class_weights *cw = &out->class_weight;
+
+	memset(cw, 0, sizeof(*cw));
+	if (v->type == KM_VALUE_STRING && strcmp(v->string, "balanced") == 0)
+	{
+		cw->mode = KM_CLASS_WEIGHT_BALANCED;
+		return true;
+	}
+	if (v->type != KM_VALUE_OBJECT || v->keys == NULL || v->n_elems == 0)
+		return bad_value(err, def, v->type == KM_VALUE_OBJECT ? "an empty object" : v->text);
+	if (v->n_elems > KM_MAX_CLASS_WEIGHTS)
+		return fail(err, "Give weights to at most that many classes; the others get 1.",
+					"too many labels in option \"class_weight\"",
+					"At most %d labels may be given, got %d.",
+					KM_MAX_CLASS_WEIGHTS, v->n_elems);
+	cw->mode = KM_CLASS_WEIGHT_TABLE;
+	for (int i = 0; i < v->n_elems; i++)
+	{
+		const km_value *e = &v->elems[i];
+
+		if (strlen(v->keys[i]) >= KM_CLASS_LABEL_MAX)
+			return fail(err, NULL, "label in option \"class_weight\" is too long",
+						"A label of option \"class_weight\" has %zu bytes; at most %d are accepted.",
+						strlen(v->keys[i]), KM_CLASS_LABEL_MAX - 1);
+		if (e->type != KM_VALUE_NUMBER || !isfinite(e->number) || e->number <= 0.0)
+			return fail(err, NULL, "invalid value for option \"class_weight\"",
+						"The weight of label \"%s\" must be a number > 0, got %s.",
+						v->keys[i], e->text);
+		snprintf(cw->label[i], KM_CLASS_LABEL_MAX, "%s", v->keys[i]);
+		cw->weight[i] = e->number;
+	}
+	cw->n = v->n_elems;
+	return true;
+}
+
 /* Store one validated value; the one place that knows km_options' fields. */
 static bool
 store_option(km_options *out, km_option_id id, const km_value *v,
@@ -427,6 +493,11 @@ store_option(km_options *out, km_option_id id, const km_value *v,
 				out->approximation == KM_APPROX_EXACT)
 				return bad_value(err, def, v->text);
 			return true;
+		case KM_OPT_SOLVER:
+			return store_solver(out, v, err);
+		case KM_OPT_CLASS_WEIGHT:
+			return store_class_weight(out, v, err);
+		case KM_OPT_PROBABILITY:
 		case KM_OPT_DEGREE:
 		case KM_OPT_COEF0:
 		case KM_OPT_LEARNING_RATE:
@@ -468,6 +539,61 @@ km_options_begin(km_options_parser *p, km_options *out)
 	out->deploy = KM_DEPLOY_IF_BETTER;
 	out->approximation = KM_APPROX_EXACT;
 	out->components = KM_DEFAULT_COMPONENTS;
+	fit->fit_intercept = true;
+}
+
+void
+km_options_text_label(km_options_parser *p)
+{
+	p->out->text_label = true;
+}
+
+/*
+ * The method's task against the label column: a text label defaults to
+ * svm and refuses a regression method; then the method's own defaults
+ * (tol) and its solver.
+ */
+static bool
+check_task(km_options_parser *p, const km_method_ops **ops,
+		   km_option_error *err)
+{
+	km_options *out = p->out;
+	km_fit_params *fit = &out->fit;
+	char		message[256];
+
+	if (out->text_label && !p->given[KM_OPT_METHOD])
+	{
+		fit->method = KM_METHOD_SVM;
+		*ops = km_method_get(fit->method);
+	}
+	if (out->text_label && (*ops)->task != KM_TASK_CLASSIFICATION)
+	{
+		snprintf(message, sizeof(message),
+				 "method \"%s\" cannot learn text labels", (*ops)->name);
+		return fail(err, "Use \"method\": \"svm\" or \"logistic\" to classify, or train on a float8 target to regress.",
+					message, "Method \"%s\" is a regression method; a text label column needs a classification method.",
+					(*ops)->name);
+	}
+	if ((*ops)->task == KM_TASK_CLASSIFICATION)
+	{
+		if (!p->given[KM_OPT_TOL] && (*ops)->default_tol > 0.0)
+			fit->tol = (*ops)->default_tol;
+		if (!p->given[KM_OPT_MAX_ITER])
+			fit->max_iter = 0;	/* the solver's own limit (libsvm's max(10^7, 100 n)) */
+		if (fit->solver != KM_SOLVER_DEFAULT &&
+			!((*ops)->solvers & (1u << fit->solver)))
+		{
+			snprintf(message, sizeof(message),
+					 "solver \"%s\" does not apply to method \"%s\"",
+					 km_solver_name(fit->solver), (*ops)->name);
+			return fail(err, NULL, message,
+						"Method \"%s\" takes solver \"%s\" (its default) or \"sgd\".",
+						(*ops)->name, km_solver_name((*ops)->default_solver));
+		}
+	}
+	fit->fit_intercept = out->fit_intercept;
+	fit->seed = out->seed;
+	return true;
 }
 
 bool
@@ -675,7 +801,8 @@ km_options_finish(km_options_parser *p, km_option_error *err)
 		return fail(err, NULL, "unknown training method",
 					"Method %d is not a method of this build of kernel_ml.",
 					(int) fit->method);
-	if (!check_kernel_params(p, err) || !check_method_options(p, ops, err))
+	if (!check_task(p, &ops, err) || !check_kernel_params(p, err) ||
+		!check_method_options(p, ops, err))
 		return false;
 
 	/* single values go straight into the fit parameters */

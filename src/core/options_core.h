@@ -11,6 +11,7 @@
 #define KM_OPTIONS_CORE_H
 
 #include "approx.h"
+#include "classify.h"
 #include "select.h"
 
 /* A grid of candidate values for gamma or lambda. */
@@ -51,6 +52,13 @@ typedef struct km_options
 	/* approximate models (issue 12): KM_APPROX_EXACT when absent */
 	km_approx	approximation;
 	int			components;		/* nystrom centres / rff features asked for */
+	/*
+	 * classification: class_weight as a bounded table (classify.h; at most
+	 * KM_MAX_CLASS_WEIGHTS labels of up to KM_CLASS_LABEL_MAX - 1 bytes),
+	 * so that the struct stays pointer-free
+	 */
+	km_class_weights class_weight;
+	bool		text_label;		/* the label column is text (set before finish) */
 } km_options;
 
 /* Default "components" of an approximate model. */
@@ -78,6 +86,9 @@ typedef struct km_value
 									 * no elements) */
 	int			n_elems;
 	const char *text;			/* how the value is written, for messages */
+	const char *const *keys;	/* OBJECT: the key of each element (elems,
+								 * n_elems); NULL when the parser does not
+								 * read objects */
 } km_value;
 
 /* Keys, in the order of the table (and of the "Valid keys" detail). */
@@ -100,6 +111,9 @@ typedef enum km_option_id
 	KM_OPT_DEPLOY,
 	KM_OPT_APPROXIMATION,
 	KM_OPT_COMPONENTS,
+	KM_OPT_SOLVER,
+	KM_OPT_PROBABILITY,
+	KM_OPT_CLASS_WEIGHT,
 	KM_N_OPTIONS
 } km_option_id;
 
@@ -111,7 +125,8 @@ typedef enum km_option_type
 	KM_OPTTYPE_BOOL,
 	KM_OPTTYPE_NAME,			/* one of a list of names */
 	KM_OPTTYPE_GRID,			/* number, array of 1..KM_MAX_GRID numbers, or "auto" */
-	KM_OPTTYPE_CV				/* "loo", "gcv" or a whole number of folds */
+	KM_OPTTYPE_CV,				/* "loo", "gcv" or a whole number of folds */
+	KM_OPTTYPE_CLASS_WEIGHT		/* "balanced" or an object of label -> number > 0 */
 } km_option_type;
 
 /* Functions that read an option (informational: every key is accepted by every function). */
@@ -166,6 +181,13 @@ const char *km_options_valid_keys(void);
 
 /* Defaults into out, and a parser that fills it. */
 void		km_options_begin(km_options_parser *p, km_options *out);
+
+/*
+ * The label column is text (kernel_train(features, label text, ...)):
+ * call between km_options_begin and km_options_finish.  Then the default
+ * method is "svm", and a regression method is an error with a hint.
+ */
+void		km_options_text_label(km_options_parser *p);
 
 /* Validate and store one key; false (err filled) for an unknown key or a bad value. */
 bool		km_options_set(km_options_parser *p, const char *key,

@@ -69,21 +69,41 @@ jsonb_value(JsonbValue *v, km_value *out)
 	km_value   *elems;
 	int			n = 0;
 
+	const char **keys = NULL;
+
 	scalar_value(v, out);
-	if (out->type != KM_VALUE_ARRAY)
+	if (out->type != KM_VALUE_ARRAY && out->type != KM_VALUE_OBJECT)
 		return;
 	elems = palloc(sizeof(km_value) *
 				   Max(1, JsonContainerSize((JsonbContainer *) v->val.binary.data)));
+	if (out->type == KM_VALUE_OBJECT)
+		keys = palloc(sizeof(char *) *
+					  Max(1, JsonContainerSize((JsonbContainer *) v->val.binary.data)));
 	it = JsonbIteratorInit((JsonbContainer *) v->val.binary.data);
 	while ((tok = JsonbIteratorNext(&it, &e, true)) != WJB_DONE)
+	{
 		if (tok == WJB_ELEM)
 			scalar_value(&e, &elems[n++]);
+		else if (tok == WJB_KEY && keys != NULL)
+			keys[n] = pnstrdup(e.val.string.val, e.val.string.len);
+		else if (tok == WJB_VALUE && keys != NULL)
+			scalar_value(&e, &elems[n++]);
+	}
 	out->elems = elems;
 	out->n_elems = n;
+	out->keys = keys;
+	if (keys != NULL)
+		out->text = "an object";
 }
 
 void
 km_options_parse(Jsonb *opts, km_options *out)
+{
+	km_options_parse_labels(opts, out, false);
+}
+
+void
+km_options_parse_labels(Jsonb *opts, km_options *out, bool text_label)
 {
 	km_options_parser parser;
 	km_option_error err;
@@ -92,8 +112,14 @@ km_options_parse(Jsonb *opts, km_options *out)
 	JsonbValue	v;
 
 	km_options_begin(&parser, out);
+	if (text_label)
+		km_options_text_label(&parser);
 	if (opts == NULL)
+	{
+		if (text_label && !km_options_finish(&parser, &err))
+			report(&err);
 		return;
+	}
 	if (!JB_ROOT_IS_OBJECT(opts))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

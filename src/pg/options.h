@@ -17,6 +17,12 @@
 /* Defaults, then the keys of opts (NULL for none), validated strictly. */
 void		km_options_parse(Jsonb *opts, km_options *out);
 
+/*
+ * The same, for a training call whose label column is text (text_label):
+ * the default method is then svm, and a regression method an error.
+ */
+void		km_options_parse_labels(Jsonb *opts, km_options *out, bool text_label);
+
 /* Error unless gamma and lambda are single values; fname names the caller. */
 void		km_options_require_single(const km_options *opts, const char *fname);
 

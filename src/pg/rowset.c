@@ -11,6 +11,8 @@
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
 
+#include "classify.h"
+#include "common/hashfn.h"
 #include "pgutil.h"
 #include "rowset.h"
 
@@ -48,16 +50,95 @@ rowset_reserve(RowSet *rs, int64 more, const char *what)
 	if (rs->X == NULL)
 	{
 		rs->X = MemoryContextAllocHuge(rs->ctx, mul_size(cap, mul_size(rs->d, sizeof(double))));
-		if (rs->has_target)
+		if (rs->has_target && rs->label_type == 0)
 			rs->y = MemoryContextAllocHuge(rs->ctx, mul_size(cap, sizeof(double)));
+		if (rs->label_type == KM_LABEL_TEXT)
+			rs->label_id = MemoryContextAllocHuge(rs->ctx, mul_size(cap, sizeof(uint32)));
 	}
 	else
 	{
 		rs->X = repalloc_huge(rs->X, mul_size(cap, mul_size(rs->d, sizeof(double))));
-		if (rs->has_target)
+		if (rs->has_target && rs->label_type == 0)
 			rs->y = repalloc_huge(rs->y, mul_size(cap, sizeof(double)));
+		if (rs->label_type == KM_LABEL_TEXT)
+			rs->label_id = repalloc_huge(rs->label_id, mul_size(cap, sizeof(uint32)));
 	}
 	rs->capacity = cap;
+}
+
+/*
+ * The dictionary id of a label (len bytes, no NUL inside: text has none),
+ * added if new.  Open addressing over hash_bytes of the label.
+ */
+static uint32
+dict_id(RowSet *rs, const char *label, int len)
+{
+	uint32		h;
+	uint32		slot;
+
+	if ((Size) rs->n_dict * 2 + 2 > rs->hash_size)
+	{
+		/* grow the table and re-insert every label */
+		uint32		size = Max(64, rs->hash_size * 2);
+		uint32	   *table = MemoryContextAllocZero(rs->ctx, sizeof(uint32) * size);
+
+		for (uint32 id = 0; id < rs->n_dict; id++)
+		{
+			const char *s = rs->dict + rs->dict_off[id];
+
+			slot = hash_bytes((const unsigned char *) s, (int) strlen(s)) & (size - 1);
+			while (table[slot] != 0)
+				slot = (slot + 1) & (size - 1);
+			table[slot] = id + 1;
+		}
+		if (rs->dict_hash)
+			pfree(rs->dict_hash);
+		rs->dict_hash = table;
+		rs->hash_size = size;
+	}
+	h = hash_bytes((const unsigned char *) label, len);
+	for (slot = h & (rs->hash_size - 1); rs->dict_hash[slot] != 0;
+		 slot = (slot + 1) & (rs->hash_size - 1))
+	{
+		const char *s = rs->dict + rs->dict_off[rs->dict_hash[slot] - 1];
+
+		if (strncmp(s, label, len) == 0 && s[len] == '\0')
+			return rs->dict_hash[slot] - 1;
+	}
+	if (rs->n_dict >= KM_MAX_CLASSES)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("too many distinct labels"),
+				 errdetail("Row " INT64_FORMAT " brings label %u; a model may have at most %d classes.",
+						   rs->seen, rs->n_dict + 1, KM_MAX_CLASSES)));
+	if (rs->dict_bytes + len + 1 > rs->dict_capacity)
+	{
+		Size		cap = Max(rs->dict_capacity * 2, rs->dict_bytes + len + 1 + 1024);
+
+		rs->dict = rs->dict ? repalloc_huge(rs->dict, cap) : MemoryContextAllocHuge(rs->ctx, cap);
+		rs->dict_capacity = cap;
+	}
+	if (rs->n_dict == rs->dict_slots_cap)
+	{
+		uint32		cap = Max(64, rs->dict_slots_cap * 2);
+
+		rs->dict_off = rs->dict_off ? repalloc(rs->dict_off, sizeof(uint32) * cap) :
+			MemoryContextAlloc(rs->ctx, sizeof(uint32) * cap);
+		rs->dict_slots_cap = cap;
+	}
+	memcpy(rs->dict + rs->dict_bytes, label, len);
+	rs->dict[rs->dict_bytes + len] = '\0';
+	rs->dict_off[rs->n_dict] = (uint32) rs->dict_bytes;
+	rs->dict_bytes += len + 1;
+	rs->dict_hash[slot] = rs->n_dict + 1;
+	return rs->n_dict++;
+}
+
+void
+rowset_add_label(RowSet *rs, ArrayType *features, text *label, const char *what)
+{
+	rowset_add(rs, features, 0.0, what);
+	rs->label_id[rs->n - 1] = dict_id(rs, VARDATA_ANY(label), VARSIZE_ANY_EXHDR(label));
 }
 
 void
@@ -76,7 +157,7 @@ rowset_add(RowSet *rs, ArrayType *features, double target, const char *what)
 				 errmsg("feature arrays must all have the same length"),
 				 errdetail("Row " INT64_FORMAT " has %d features; the first row had %d.",
 						   rs->seen, len, rs->d)));
-	if (rs->has_target && !isfinite(target))
+	if (rs->has_target && rs->label_type == 0 && !isfinite(target))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
 				 errmsg("target values must be finite"),
@@ -85,7 +166,7 @@ rowset_add(RowSet *rs, ArrayType *features, double target, const char *what)
 
 	rowset_reserve(rs, 1, what);
 	km_array_copy(features, rs->d, rs->X + rs->n * rs->d, where);
-	if (rs->has_target)
+	if (rs->has_target && rs->label_type == 0)
 		rs->y[rs->n] = target;
 	rs->n++;
 }
@@ -113,7 +194,7 @@ rowset_set_options(RowSet *rs, Jsonb *opts)
 		rs->optjson = palloc(VARSIZE(opts));
 		memcpy(rs->optjson, opts, VARSIZE(opts));
 	}
-	km_options_parse(rs->optjson, &rs->opts);
+	km_options_parse_labels(rs->optjson, &rs->opts, rs->label_type == KM_LABEL_TEXT);
 	MemoryContextSwitchTo(old);
 }
 
@@ -141,9 +222,25 @@ options_text(Jsonb *opts)
 	return JsonbToCString(NULL, &opts->root, VARSIZE(opts));
 }
 
+static RowSet *get_state(FunctionCallInfo fcinfo, int optarg, bool with_target,
+						 int label_type, const char *fname);
+
 RowSet *
 rowset_get(FunctionCallInfo fcinfo, int optarg, bool with_target,
 		   const char *fname)
+{
+	return get_state(fcinfo, optarg, with_target, 0, fname);
+}
+
+RowSet *
+rowset_get_labels(FunctionCallInfo fcinfo, int optarg, const char *fname)
+{
+	return get_state(fcinfo, optarg, true, KM_LABEL_TEXT, fname);
+}
+
+static RowSet *
+get_state(FunctionCallInfo fcinfo, int optarg, bool with_target,
+		  int label_type, const char *fname)
 {
 	MemoryContext aggctx = agg_context(fcinfo, fname);
 	RowSet	   *rs;
@@ -167,6 +264,7 @@ rowset_get(FunctionCallInfo fcinfo, int optarg, bool with_target,
 	}
 
 	rs = rowset_create(aggctx, with_target);
+	rs->label_type = label_type;
 	rowset_set_options(rs, opts);
 	return rs;
 }
@@ -196,6 +294,7 @@ rowset_combine(MemoryContext aggctx, RowSet *a, const RowSet *b, const char *fna
 	if (a == NULL)
 	{
 		a = rowset_create(aggctx, b->has_target);
+		a->label_type = b->label_type;
 		rowset_set_options(a, b->optjson);
 	}
 	else
@@ -212,8 +311,23 @@ rowset_combine(MemoryContext aggctx, RowSet *a, const RowSet *b, const char *fna
 							   a->d, b->d)));
 		rowset_reserve(a, b->n, fname);
 		memcpy(a->X + (Size) a->n * a->d, b->X, (Size) b->n * b->d * sizeof(double));
-		if (a->has_target)
+		if (a->has_target && a->label_type == 0)
 			memcpy(a->y + a->n, b->y, (Size) b->n * sizeof(double));
+		if (a->label_type == KM_LABEL_TEXT)
+		{
+			/* b's dictionary ids as a's */
+			uint32	   *map = palloc(sizeof(uint32) * Max(1, b->n_dict));
+
+			for (uint32 id = 0; id < b->n_dict; id++)
+			{
+				const char *l = b->dict + b->dict_off[id];
+
+				map[id] = dict_id(a, l, (int) strlen(l));
+			}
+			for (int64 i = 0; i < b->n; i++)
+				a->label_id[a->n + i] = map[b->label_id[i]];
+			pfree(map);
+		}
 		a->n += b->n;
 	}
 	a->seen += b->seen;
@@ -223,11 +337,12 @@ rowset_combine(MemoryContext aggctx, RowSet *a, const RowSet *b, const char *fna
 
 /*
  * Serialized state: format byte, whether rows have targets, d, n, seen,
- * skipped, the options as their jsonb (int32 length, -1 for none, then the
- * jsonb's bytes), then X and y.  Only exchanged between processes of one
+ * skipped, the label type, the options as their jsonb (int32 length, -1
+ * for none, then the jsonb's bytes), then X and y, or for text labels X,
+ * the dictionary (count, bytes, the labels) and the rows' ids.  Only exchanged between processes of one
  * build.
  */
-#define ROWSET_SERIAL_FORMAT 3
+#define ROWSET_SERIAL_FORMAT 4
 
 bytea *
 rowset_serialize(const RowSet *rs)
@@ -241,6 +356,7 @@ rowset_serialize(const RowSet *rs)
 	pq_sendint64(&buf, rs->n);
 	pq_sendint64(&buf, rs->seen);
 	pq_sendint64(&buf, rs->skipped);
+	pq_sendbyte(&buf, (uint8) rs->label_type);
 	if (rs->optjson == NULL)
 		pq_sendint32(&buf, -1);
 	else
@@ -251,8 +367,15 @@ rowset_serialize(const RowSet *rs)
 	if (rs->n > 0)
 	{
 		pq_sendbytes(&buf, (const char *) rs->X, (Size) rs->n * rs->d * sizeof(double));
-		if (rs->has_target)
+		if (rs->has_target && rs->label_type == 0)
 			pq_sendbytes(&buf, (const char *) rs->y, (Size) rs->n * sizeof(double));
+		if (rs->label_type == KM_LABEL_TEXT)
+		{
+			pq_sendint32(&buf, rs->n_dict);
+			pq_sendint64(&buf, (int64) rs->dict_bytes);
+			pq_sendbytes(&buf, rs->dict, rs->dict_bytes);
+			pq_sendbytes(&buf, (const char *) rs->label_id, (Size) rs->n * sizeof(uint32));
+		}
 	}
 	return pq_endtypsend(&buf);
 }
@@ -279,6 +402,37 @@ deserialize_options(StringInfo buf, RowSet *rs)
 	pfree(opts);
 }
 
+/* The dictionary and the n rows' ids of a serialized state with text labels. */
+static void
+deserialize_labels(StringInfo buf, RowSet *rs, int64 n)
+{
+	uint32		n_dict = (uint32) pq_getmsgint(buf, 4);
+	int64		bytes = pq_getmsgint64(buf);
+	const char *dict;
+	const char *p;
+
+	if (bytes < 0 || bytes > buf->len - buf->cursor || n_dict > KM_MAX_CLASSES ||
+		(bytes > 0 && ((const char *) buf->data)[buf->cursor + bytes - 1] != '\0'))
+		elog(ERROR, "unexpected kernel_ml state labels");
+	dict = pq_getmsgbytes(buf, (int) bytes);
+	p = dict;
+	for (uint32 id = 0; id < n_dict; id++)
+	{
+		size_t		len;
+
+		if (p >= dict + bytes)
+			elog(ERROR, "unexpected kernel_ml state labels");
+		len = strlen(p);
+		if (dict_id(rs, p, (int) len) != id)
+			elog(ERROR, "unexpected kernel_ml state labels");
+		p += len + 1;
+	}
+	pq_copymsgbytes(buf, (char *) rs->label_id, (Size) n * sizeof(uint32));
+	for (int64 i = 0; i < n; i++)
+		if (rs->label_id[i] >= n_dict)
+			elog(ERROR, "unexpected kernel_ml state label id");
+}
+
 /* A state written by rowset_serialize, into aggctx; fname for errors. */
 RowSet *
 rowset_deserialize(MemoryContext aggctx, bytea *b, const char *fname)
@@ -298,9 +452,12 @@ rowset_deserialize(MemoryContext aggctx, bytea *b, const char *fname)
 	n = pq_getmsgint64(&buf);
 	rs->seen = pq_getmsgint64(&buf);
 	rs->skipped = pq_getmsgint64(&buf);
+	rs->label_type = pq_getmsgbyte(&buf);
+	if (rs->label_type != 0 && rs->label_type != KM_LABEL_TEXT)
+		elog(ERROR, "unexpected kernel_ml state label type %d", rs->label_type);
 	deserialize_options(&buf, rs);
 	if (n < 0 || (n > 0 && rs->d < 1) ||
-		(double) n * (rs->d + (rs->has_target ? 1 : 0)) * sizeof(double) >
+		(double) n * (rs->d + (rs->has_target && rs->label_type == 0 ? 1 : 0)) * sizeof(double) >
 		(double) (buf.len - buf.cursor))
 		elog(ERROR, "unexpected kernel_ml state size: " INT64_FORMAT " rows of %d features",
 			 n, rs->d);
@@ -308,8 +465,10 @@ rowset_deserialize(MemoryContext aggctx, bytea *b, const char *fname)
 	{
 		rowset_reserve(rs, n, fname);
 		pq_copymsgbytes(&buf, (char *) rs->X, (Size) n * rs->d * sizeof(double));
-		if (rs->has_target)
+		if (rs->has_target && rs->label_type == 0)
 			pq_copymsgbytes(&buf, (char *) rs->y, (Size) n * sizeof(double));
+		if (rs->label_type == KM_LABEL_TEXT)
+			deserialize_labels(&buf, rs, n);
 		rs->n = n;
 	}
 	pq_getmsgend(&buf);

@@ -25,7 +25,23 @@ typedef struct RowSet
 	int64		skipped;		/* rows with a NULL feature array or target */
 	bool		has_target;		/* kernel_train; kernel_matrix has none */
 	double	   *X;				/* n x d, row-major */
-	double	   *y;				/* n targets */
+	double	   *y;				/* n targets (float8 targets, also as labels) */
+	/*
+	 * Text labels (kernel_train(features, label text ...)): each distinct
+	 * label once in a dictionary, each row its dictionary id.  label_type
+	 * is 0 for a float8 target (y), whose distinct values a classification
+	 * method takes as labels at the end.
+	 */
+	int			label_type;		/* 0 or KM_LABEL_TEXT */
+	uint32	   *label_id;		/* n dictionary ids */
+	char	   *dict;			/* labels back to back, NUL-terminated */
+	Size		dict_bytes;
+	Size		dict_capacity;
+	uint32	   *dict_off;		/* n_dict offsets into dict */
+	uint32		n_dict;
+	uint32		dict_slots_cap;	/* capacity of dict_off */
+	uint32	   *dict_hash;		/* open addressing: id + 1, 0 empty */
+	uint32		hash_size;		/* a power of 2, > 2 n_dict */
 } RowSet;
 
 /*
@@ -42,6 +58,14 @@ void		rowset_reserve(RowSet *rs, int64 more, const char *what);
 /* Append one row (features and, for training, a target), checking it. */
 void		rowset_add(RowSet *rs, ArrayType *features, double target,
 					   const char *what);
+
+/* The same for a row with a text label (rs->label_type KM_LABEL_TEXT). */
+void		rowset_add_label(RowSet *rs, ArrayType *features, text *label,
+							 const char *what);
+
+/* The same as rowset_get, for an aggregate whose label column is text. */
+RowSet	   *rowset_get_labels(FunctionCallInfo fcinfo, int optarg,
+							  const char *fname);
 
 /* The aggregate context, or an error naming fname outside an aggregate. */
 MemoryContext agg_context(FunctionCallInfo fcinfo, const char *fname);

@@ -120,7 +120,9 @@ canonical_row_order(RowSet *rs)
 {
 	int64	   *order;
 
-	if (rs->opts.cv != KM_CV_KFOLD)
+	/* classifiers order their rows themselves, labels with them (classify.c) */
+	if (rs->opts.cv != KM_CV_KFOLD ||
+		km_method_task(rs->opts.fit.method) == KM_TASK_CLASSIFICATION)
 		return;
 	order = palloc_extended(mul_size((Size) rs->n, sizeof(int64)), MCXT_ALLOC_HUGE);
 	km_rank_rows(rs->X, rs->y, rs->n, rs->d, rs->opts.seed, order);
@@ -405,6 +407,9 @@ train_model(RowSet *rs)
 
 	if (rs->opts.approximation != KM_APPROX_EXACT)
 		return km_approx_train_rowset(rs);	/* approx.c */
+	if (km_method_task(rs->opts.fit.method) == KM_TASK_CLASSIFICATION)
+		return km_train_classifier(rs);	/* classify.c */
+
 	INSTR_TIME_SET_CURRENT(t_start);
 	plan_training(rs, &job);
 

@@ -18,5 +18,19 @@ bytea	   *km_train_rowset(RowSet *rs);
 
 /* Approximate models (approx.c): both passes over the collected rows. */
 bytea	   *km_approx_train_rowset(RowSet *rs);
+/*
+ * The same for a classification method (classify.c): text labels, or the
+ * distinct float8 targets as labels.  km_train_rowset calls it.
+ */
+bytea	   *km_train_classifier(RowSet *rs);
+
+/*
+ * kernel_model_info's classification keys (classify.c), for the caller to
+ * add to its object: "classes" {"label": training rows, ...} in class order,
+ * "solver" and "probability".  Nothing for a regression model.
+ */
+struct km_model;
+struct KmJson;
+void		km_classifier_info(const struct km_model *m, struct KmJson *j);
 
 #endif							/* KM_TRAIN_H */

@@ -34,12 +34,24 @@ test_method_registry(void)
 		CHECK(ops->routes & KM_ROUTE(ops->default_route), "%s default route", ops->name);
 		CHECK(ops->default_route != KM_CV_KFOLD || ops->default_folds >= 2,
 			  "%s default folds", ops->name);
-		CHECK(km_fit_workspace_doubles((km_method) id, 10) >= 10 * 10 + 10,
-			  "%s workspace", ops->name);
+		if (ops->task == KM_TASK_REGRESSION)
+			CHECK(km_fit_workspace_doubles((km_method) id, 10) >= 10 * 10 + 10,
+				  "%s workspace", ops->name);
+		else
+			CHECK(ops->fit_classes && ops->multiclass && ops->prob_link &&
+				  ops->class_workspace_doubles && ops->store_classes &&
+				  ops->score_metric != KM_SCORE_MSE &&
+				  (ops->solvers & (1u << ops->default_solver)),
+				  "%s classification hooks", ops->name);
 	}
 	CHECK(km_method_get((km_method) 0) == NULL, "method 0");
 	CHECK(km_method_get((km_method) (KM_METHOD_LAST + 1)) == NULL, "method past the last");
-	CHECK(km_method_by_name("svm") == NULL, "svm is not a method yet");
+	CHECK(km_method_by_name("svm") == &km_svm_ops &&
+		  km_method_task(KM_METHOD_SVM) == KM_TASK_CLASSIFICATION, "svm classifies");
+	CHECK(km_method_get(KM_METHOD_LOGISTIC)->score_metric == KM_SCORE_LOG_LOSS &&
+		  km_method_get(KM_METHOD_SVM)->score_metric == KM_SCORE_ACCURACY &&
+		  km_method_get(KM_METHOD_RIDGE)->score_metric == KM_SCORE_MSE, "score metrics");
+	CHECK(km_method_by_name("nope") == NULL, "unknown name");
 	CHECK(strcmp(km_method_name((km_method) 99), "unknown") == 0, "name of 99");
 	CHECK(km_method_task(KM_METHOD_LMS) == KM_TASK_REGRESSION, "lms is regression");
 	/* the task-specific catalog metrics ask this */

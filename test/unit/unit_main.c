@@ -67,6 +67,11 @@ int			unit_failures = 0;
 	X(test_accum_layout) \
 	X(test_accum_gram_sums) \
 	X(test_accum_validate) \
+	X(test_classify_class_order) \
+	X(test_classify_class_weights) \
+	X(test_classify_decide) \
+	X(test_classify_proba) \
+	X(test_classify_metrics) \
 	X(test_logistic_binary) \
 	X(test_logistic_multinomial) \
 	X(test_logistic_multinomial_weights) \

@@ -1,0 +1,323 @@
+/*
+ * classify.c - class tables, class weights, decision rules and
+ * probabilities (classify.h; core, no PostgreSQL headers).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "classify.h"
+#include "svm.h"
+
+uint32_t
+km_ovo_pair_index(uint32_t i, uint32_t j, uint32_t k)
+{
+	/* pairs before row i: (k-1) + (k-2) + ... + (k-i) */
+	return i * (2 * k - i - 1) / 2 + (j - i - 1);
+}
+
+/* ---- class order ---- */
+
+typedef struct text_key
+{
+	const char *s;
+	uint32_t	id;
+} text_key;
+
+typedef struct num_key
+{
+	double		v;
+	uint32_t	id;
+} num_key;
+
+static int
+text_key_cmp(const void *a, const void *b)
+{
+	return strcmp(((const text_key *) a)->s, ((const text_key *) b)->s);
+}
+
+static int
+num_key_cmp(const void *a, const void *b)
+{
+	double		x = ((const num_key *) a)->v;
+	double		y = ((const num_key *) b)->v;
+
+	return x < y ? -1 : x > y;
+}
+
+size_t
+km_classes_sort_work_bytes(uint32_t m)
+{
+	size_t		t = sizeof(text_key) > sizeof(num_key) ? sizeof(text_key) : sizeof(num_key);
+
+	return (size_t) m * t;
+}
+
+void
+km_classes_sort_text(const char *const *labels, uint32_t m, uint32_t *order,
+					 uint32_t *class_of, void *work)
+{
+	text_key   *keys = work;
+
+	for (uint32_t i = 0; i < m; i++)
+	{
+		keys[i].s = labels[i];
+		keys[i].id = i;
+	}
+	qsort(keys, m, sizeof(text_key), text_key_cmp);
+	for (uint32_t c = 0; c < m; c++)
+	{
+		order[c] = keys[c].id;
+		class_of[keys[c].id] = c;
+	}
+}
+
+void
+km_classes_sort_float8(const double *values, uint32_t m, uint32_t *order,
+					   uint32_t *class_of, void *work)
+{
+	num_key    *keys = work;
+
+	for (uint32_t i = 0; i < m; i++)
+	{
+		keys[i].v = values[i];
+		keys[i].id = i;
+	}
+	qsort(keys, m, sizeof(num_key), num_key_cmp);
+	for (uint32_t c = 0; c < m; c++)
+	{
+		order[c] = keys[c].id;
+		class_of[keys[c].id] = c;
+	}
+}
+
+const char *
+km_classes_label(const char *labels, uint32_t labels_bytes, uint32_t k,
+				 uint32_t c)
+{
+	const char *s = labels;
+	const char *end = labels + labels_bytes;
+
+	if (c >= k)
+		return NULL;
+	for (uint32_t i = 0; i < c; i++)
+	{
+		const char *z = memchr(s, '\0', (size_t) (end - s));
+
+		if (z == NULL)
+			return NULL;
+		s = z + 1;
+	}
+	if (s >= end || memchr(s, '\0', (size_t) (end - s)) == NULL)
+		return NULL;
+	return s;
+}
+
+int
+km_classes_find(const char *labels, uint32_t labels_bytes, uint32_t k,
+				const char *label)
+{
+	const char *s = labels;
+	const char *end = labels + labels_bytes;
+
+	for (uint32_t c = 0; c < k && s < end; c++)
+	{
+		const char *z = memchr(s, '\0', (size_t) (end - s));
+
+		if (z == NULL)
+			return -1;
+		if (strcmp(s, label) == 0)
+			return (int) c;
+		s = z + 1;
+	}
+	return -1;
+}
+
+/* ---- class weights ---- */
+
+km_status
+km_class_weights_resolve(const km_class_weights *cw, const char *labels,
+						 uint32_t labels_bytes, uint32_t k,
+						 const uint64_t *counts, double *weights,
+						 km_error *err)
+{
+	double		n = 0.0;
+
+	for (uint32_t c = 0; c < k; c++)
+	{
+		weights[c] = 1.0;
+		n += (double) counts[c];
+	}
+	switch (cw->mode)
+	{
+		case KM_CLASS_WEIGHT_NONE:
+			return KM_OK;
+		case KM_CLASS_WEIGHT_BALANCED:
+			for (uint32_t c = 0; c < k; c++)
+				weights[c] = counts[c] > 0 ? n / ((double) k * (double) counts[c]) : 1.0;
+			return KM_OK;
+		case KM_CLASS_WEIGHT_TABLE:
+			for (int i = 0; i < cw->n; i++)
+			{
+				int			c = km_classes_find(labels, labels_bytes, k, cw->label[i]);
+
+				if (c < 0)
+					return km_fail(err, KM_ERR_INVALID,
+								   "class_weight names a label that is not a class",
+								   "Option \"class_weight\" gives a weight to \"%.64s\", which no training row has as its label.",
+								   cw->label[i]);
+				weights[c] = cw->weight[i];
+			}
+			return KM_OK;
+	}
+	return KM_OK;
+}
+
+/* ---- decisions ---- */
+
+static uint32_t
+argmax(const double *f, uint32_t k)
+{
+	uint32_t	best = 0;
+
+	for (uint32_t c = 1; c < k; c++)
+		if (f[c] > f[best])
+			best = c;
+	return best;
+}
+
+uint32_t
+km_classify_decide(km_multiclass mc, uint32_t k, const double *f)
+{
+	switch (mc)
+	{
+		case KM_MULTICLASS_BINARY:
+			return f[0] > 0.0 ? 1 : 0;
+		case KM_MULTICLASS_OVO:
+			{
+				uint32_t	best = 0;
+				uint32_t	best_votes = 0;
+				uint32_t	votes[KM_MAX_CLASSES];
+				uint32_t	t = 0;
+
+				memset(votes, 0, sizeof(uint32_t) * k);
+				for (uint32_t i = 0; i < k; i++)
+					for (uint32_t j = i + 1; j < k; j++, t++)
+						votes[f[t] > 0.0 ? i : j]++;
+				for (uint32_t c = 0; c < k; c++)
+					if (votes[c] > best_votes)
+					{
+						best = c;
+						best_votes = votes[c];
+					}
+				return best;
+			}
+		case KM_MULTICLASS_OVR:
+		case KM_MULTICLASS_MULTINOMIAL:
+			return argmax(f, k);
+	}
+	return 0;
+}
+
+/* ---- probabilities ---- */
+
+double
+km_sigmoid(double t)
+{
+	if (t >= 0.0)
+		return 1.0 / (1.0 + exp(-t));
+	else
+	{
+		double		e = exp(t);
+
+		return e / (1.0 + e);
+	}
+}
+
+/* libsvm's sigmoid_predict: 1 / (1 + exp(A f + B)), without overflow. */
+static double
+platt(double f, double A, double B)
+{
+	double		t = f * A + B;
+	double		p;
+
+	if (t >= 0.0)
+		p = exp(-t) / (1.0 + exp(-t));
+	else
+		p = 1.0 / (1.0 + exp(t));
+	return fmin(fmax(p, KM_PLATT_MIN_PROB), 1.0 - KM_PLATT_MIN_PROB);
+}
+
+size_t
+km_classify_proba_work_doubles(uint32_t k)
+{
+	return km_svm_proba_doubles(k);
+}
+
+/* p := p / sum(p) (the sum of positive terms is > 0). */
+static void
+normalize(double *p, uint32_t k)
+{
+	double		s = 0.0;
+
+	for (uint32_t c = 0; c < k; c++)
+		s += p[c];
+	for (uint32_t c = 0; c < k; c++)
+		p[c] /= s;
+}
+
+static void
+softmax(const double *f, uint32_t k, double *p)
+{
+	double		fmax_ = f[argmax(f, k)];
+
+	for (uint32_t c = 0; c < k; c++)
+		p[c] = exp(f[c] - fmax_);	/* the largest is exp(0) = 1 */
+	normalize(p, k);
+}
+
+static km_status
+no_probability(km_error *err, km_prob_link link, km_multiclass mc)
+{
+	return km_fail(err, KM_ERR_INVALID, "model gives no probabilities",
+				   "Probability link %d with the %s scheme gives no probabilities.",
+				   (int) link, km_multiclass_name(mc));
+}
+
+km_status
+km_classify_proba(km_prob_link link, km_multiclass mc, uint32_t k,
+				  const double *f, const double *A, const double *B,
+				  double *p, double *work, km_error *err)
+{
+	if (link == KM_PROB_NONE)
+		return no_probability(err, link, mc);
+	switch (mc)
+	{
+		case KM_MULTICLASS_BINARY:
+			if (link == KM_PROB_PLATT)
+			{
+				km_svm_proba(k, f, A, B, p, work);
+				return KM_OK;
+			}
+			p[1] = km_sigmoid(f[0]);
+			p[0] = km_sigmoid(-f[0]);
+			return KM_OK;
+		case KM_MULTICLASS_MULTINOMIAL:
+			if (link != KM_PROB_LOGISTIC)
+				return no_probability(err, link, mc);
+			softmax(f, k, p);
+			return KM_OK;
+		case KM_MULTICLASS_OVR:
+			for (uint32_t c = 0; c < k; c++)
+				p[c] = link == KM_PROB_LOGISTIC ? km_sigmoid(f[c]) : platt(f[c], A[c], B[c]);
+			normalize(p, k);
+			return KM_OK;
+		case KM_MULTICLASS_OVO:
+			if (link != KM_PROB_PLATT)
+				return no_probability(err, link, mc);
+			/* pairwise coupling: svm.c's, the one implementation */
+			km_svm_proba(k, f, A, B, p, work);
+			return KM_OK;
+	}
+	return no_probability(err, link, mc);
+}

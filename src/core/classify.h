@@ -1,0 +1,130 @@
+/*
+ * classify.h - classes, class weights, decision rules and probabilities of
+ * the classification methods (core, no PostgreSQL headers).
+ *
+ * Class order.  The classes of a model are sorted once, at training:
+ *   - text labels by strcmp, i.e. by their UTF-8 bytes (the order of the
+ *     "C" collation).  Deliberately collation-free: a model must decode to
+ *     the same classes on every server, whatever its locale.
+ *   - float8 labels (kernel_train(f, y float8, '{"method": "svm"}')) in
+ *     numeric order; -0 is 0; they are stored as their shortest text
+ *     (float8out), which is what kernel_predict_class returns.
+ * For two classes, a decision value f(x) > 0 means classes[1], the second
+ * in this order (f = 0 is classes[0], as libsvm's sign convention for
+ * scikit-learn's classes_[1]).
+ *
+ * Multi-class schemes (km_multiclass, model.h; stored in the model):
+ *   BINARY      q = 1: f > 0 -> classes[1]
+ *   OVO         q = k(k-1)/2 outputs for the pairs (0,1),(0,2)..(0,k-1),
+ *               (1,2).. as libsvm; output > 0 votes for the first of the
+ *               pair; most votes wins, ties to the lower class index
+ *               (libsvm's rule)
+ *   OVR         q = k: argmax, ties to the lower class index
+ *   MULTINOMIAL q = k: argmax (the softmax is monotone), ties as OVR
+ *
+ * Probabilities (km_prob_link: how a method turns decision values into
+ * them):
+ *   LOGISTIC + BINARY       p(classes[1]) = 1 / (1 + exp(-f))
+ *   LOGISTIC + MULTINOMIAL  softmax, shifted by the largest f, normalized
+ *                           so that the sum is 1 within 1e-12
+ *   LOGISTIC + OVR          sigmoids normalized to sum 1 (scikit-learn's
+ *                           one-vs-rest rule)
+ *   PLATT + BINARY          p(classes[1]) = 1 / (1 + exp(A f + B)) (Platt,
+ *                           libsvm's sigmoid_predict)
+ *   PLATT + OVO             pairwise Platt probabilities coupled by Wu, Lin
+ *                           and Weng's method 2 (libsvm's
+ *                           multiclass_probability)
+ *   (both by svm.c's km_svm_proba: one implementation of the coupling)
+ *   PLATT + OVR             Platt sigmoids normalized to sum 1
+ *   NONE                    no probabilities (an svm trained without
+ *                           "probability": true): the caller raises an error
+ *                           with the method's hint
+ */
+#ifndef KM_CLASSIFY_H
+#define KM_CLASSIFY_H
+
+#include "model.h"
+
+/* Largest number of classes a model may have (q = k(k-1)/2 stays small). */
+#define KM_MAX_CLASSES 1024
+
+/* Libsvm's clipping of pairwise probabilities. */
+#define KM_PLATT_MIN_PROB 1e-7
+
+/* Output index of the OVO pair (i, j), i < j < k. */
+uint32_t	km_ovo_pair_index(uint32_t i, uint32_t j, uint32_t k);
+
+/*
+ * Sort a dictionary of m distinct labels into class order: class_of[id]
+ * is the class index of dictionary entry id, and order[c] the entry of
+ * class c.  Text by strcmp; float8 by value (the values must be finite
+ * and distinct; -0 and 0 must already be one value).  work: m pointers'
+ * worth, km_classes_sort_work_bytes(m).
+ */
+size_t		km_classes_sort_work_bytes(uint32_t m);
+void		km_classes_sort_text(const char *const *labels, uint32_t m,
+								 uint32_t *order, uint32_t *class_of, void *work);
+void		km_classes_sort_float8(const double *values, uint32_t m,
+								   uint32_t *order, uint32_t *class_of, void *work);
+
+/*
+ * The class index of label among k labels stored back to back
+ * (NUL-terminated, labels_bytes in all), or -1 when it is not a class.
+ */
+int			km_classes_find(const char *labels, uint32_t labels_bytes,
+							uint32_t k, const char *label);
+
+/* The label of class c (a pointer into labels), or NULL if c >= k or the table is short. */
+const char *km_classes_label(const char *labels, uint32_t labels_bytes,
+							 uint32_t k, uint32_t c);
+
+/*
+ * class_weight: none (every weight 1), "balanced" (n / (k n_c), as
+ * scikit-learn), or a table of label -> weight (> 0; classes not named get
+ * 1; a label that is not a class is KM_ERR_INVALID, as scikit-learn).
+ * Pointer-free and bounded so that km_options can hold it.
+ */
+#define KM_MAX_CLASS_WEIGHTS 32
+#define KM_CLASS_LABEL_MAX 64	/* bytes of a label in the table, NUL included */
+
+typedef enum km_class_weight_mode
+{
+	KM_CLASS_WEIGHT_NONE = 0,
+	KM_CLASS_WEIGHT_BALANCED,
+	KM_CLASS_WEIGHT_TABLE
+} km_class_weight_mode;
+
+typedef struct km_class_weights
+{
+	km_class_weight_mode mode;
+	int			n;
+	char		label[KM_MAX_CLASS_WEIGHTS][KM_CLASS_LABEL_MAX];
+	double		weight[KM_MAX_CLASS_WEIGHTS];
+} km_class_weights;
+
+/* weights[k] for the classes, from their training counts. */
+km_status	km_class_weights_resolve(const km_class_weights *cw,
+									 const char *labels, uint32_t labels_bytes,
+									 uint32_t k, const uint64_t *counts,
+									 double *weights, km_error *err);
+
+/* The class of decision values f (q of them) under the scheme. */
+uint32_t	km_classify_decide(km_multiclass mc, uint32_t k, const double *f);
+
+/* Doubles of work km_classify_proba needs for k classes. */
+size_t		km_classify_proba_work_doubles(uint32_t k);
+
+/*
+ * p[k] from decision values f (q); A, B: the Platt coefficients (q each)
+ * for KM_PROB_PLATT, else unused.  KM_ERR_INVALID for KM_PROB_NONE or a
+ * combination the table above does not list.
+ */
+km_status	km_classify_proba(km_prob_link link, km_multiclass mc, uint32_t k,
+							  const double *f, const double *A,
+							  const double *B, double *p, double *work,
+							  km_error *err);
+
+/* The logistic sigmoid 1 / (1 + exp(-t)) without overflow. */
+double		km_sigmoid(double t);
+
+#endif							/* KM_CLASSIFY_H */

@@ -1,0 +1,664 @@
+/*
+ * classify.c - classification in SQL: kernel_train over (features, label
+ * text), the classifier branch of the kernel_train final function (also
+ * for float8 targets with a classification method), kernel_predict_class
+ * and kernel_predict_proba.
+ *
+ * Classes are sorted as classify.h says (text by bytes, float8 by value).
+ * Rows are put in an order given by a hash of their values and class (as
+ * k-fold does for regression, train.c), so SMO's ties and the Platt folds
+ * do not depend on the order rows arrive in.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "access/detoast.h"
+#include "fmgr.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/float.h"
+#include "utils/jsonb.h"
+#include "utils/memutils.h"
+
+#include "classify.h"
+#include "json.h"
+#include "model.h"
+#include "options.h"
+#include "pgutil.h"
+#include "rowset.h"
+#include "solve.h"
+#include "split.h"
+#include "svm.h"
+#include "train.h"
+
+PG_FUNCTION_INFO_V1(kernel_train_label_sfunc);
+PG_FUNCTION_INFO_V1(kernel_predict_class);
+PG_FUNCTION_INFO_V1(kernel_predict_proba);
+PG_FUNCTION_INFO_V1(kernel_predict_proba_label);
+
+/* Internal folds of Platt scaling (libsvm uses 5). */
+#define KM_PLATT_FOLDS 5
+
+/* kernel_train_label_sfunc(state, features, label text [, options]) */
+Datum
+kernel_train_label_sfunc(PG_FUNCTION_ARGS)
+{
+	RowSet	   *rs = rowset_get_labels(fcinfo, 3, "kernel_train_sfunc");
+
+	rs->seen++;
+	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		rs->skipped++;
+	else
+		rowset_add_label(rs, PG_GETARG_ARRAYTYPE_P(1), PG_GETARG_TEXT_PP(2),
+						 "kernel_train");
+	PG_RETURN_POINTER(rs);
+}
+
+/* The classes of the rows: labels in class order, cls[i], counts. */
+typedef struct ClassTable
+{
+	uint32		k;
+	char	   *labels;			/* k NUL-terminated, in class order */
+	uint32		labels_bytes;
+	uint64	   *counts;
+	uint32	   *cls;			/* n */
+} ClassTable;
+
+static void
+classes_from_text(const RowSet *rs, ClassTable *ct)
+{
+	uint32		m = rs->n_dict;
+	const char **labels = palloc(sizeof(char *) * Max(1, m));
+	uint32	   *order = palloc(sizeof(uint32) * Max(1, m));
+	uint32	   *class_of = palloc(sizeof(uint32) * Max(1, m));
+	void	   *work = palloc(Max(1, km_classes_sort_work_bytes(m)));
+	StringInfoData buf;
+
+	for (uint32 id = 0; id < m; id++)
+		labels[id] = rs->dict + rs->dict_off[id];
+	km_classes_sort_text(labels, m, order, class_of, work);
+	initStringInfo(&buf);
+	for (uint32 c = 0; c < m; c++)
+		appendBinaryStringInfo(&buf, labels[order[c]], strlen(labels[order[c]]) + 1);
+	ct->k = m;
+	ct->labels = buf.data;
+	ct->labels_bytes = (uint32) buf.len;
+	ct->cls = palloc_extended(mul_size(Max(1, rs->n), sizeof(uint32)), MCXT_ALLOC_HUGE);
+	for (int64 i = 0; i < rs->n; i++)
+		ct->cls[i] = class_of[rs->label_id[i]];
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double		x = *(const double *) a;
+	double		y = *(const double *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* float8 targets as labels: the distinct values in numeric order (-0 is 0). */
+static void
+classes_from_float8(const RowSet *rs, ClassTable *ct)
+{
+	double	   *v = palloc_extended(mul_size(Max(1, rs->n), sizeof(double)), MCXT_ALLOC_HUGE);
+	int64		m = 0;
+	StringInfoData buf;
+
+	for (int64 i = 0; i < rs->n; i++)
+		v[i] = rs->y[i] == 0.0 ? 0.0 : rs->y[i];
+	qsort(v, rs->n, sizeof(double), cmp_double);
+	for (int64 i = 0; i < rs->n; i++)
+	{
+		if (m > 0 && v[m - 1] == v[i])
+			continue;
+		if (m >= KM_MAX_CLASSES)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("too many distinct labels"),
+					 errdetail("The float8 target has more than %d distinct values; a model may have at most %d classes.",
+							   KM_MAX_CLASSES, KM_MAX_CLASSES),
+					 errhint("A continuous target needs a regression method (\"ridge\" or \"lms\").")));
+		v[m++] = v[i];
+	}
+	initStringInfo(&buf);
+	for (int64 c = 0; c < m; c++)
+	{
+		char	   *s = float8out_internal(v[c]);
+
+		appendBinaryStringInfo(&buf, s, strlen(s) + 1);
+	}
+	ct->k = (uint32) m;
+	ct->labels = buf.data;
+	ct->labels_bytes = (uint32) buf.len;
+	ct->cls = palloc_extended(mul_size(Max(1, rs->n), sizeof(uint32)), MCXT_ALLOC_HUGE);
+	for (int64 i = 0; i < rs->n; i++)
+	{
+		double		y = rs->y[i] == 0.0 ? 0.0 : rs->y[i];
+		double	   *hit = bsearch(&y, v, m, sizeof(double), cmp_double);
+
+		ct->cls[i] = (uint32) (hit - v);
+	}
+}
+
+static void
+build_classes(const RowSet *rs, ClassTable *ct)
+{
+	if (rs->label_type == KM_LABEL_TEXT)
+		classes_from_text(rs, ct);
+	else
+		classes_from_float8(rs, ct);
+	ct->counts = palloc0(sizeof(uint64) * Max(1, ct->k));
+	for (int64 i = 0; i < rs->n; i++)
+		ct->counts[ct->cls[i]]++;
+	if (ct->k < 2)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("training set has a single class"),
+				 errdetail("All " INT64_FORMAT " rows used have the label \"%s\"; a classifier needs at least two classes.",
+						   rs->n, ct->k == 1 ? ct->labels : ""),
+				 errhint("Check the query's WHERE clause, or train on rows of at least two labels.")));
+}
+
+/*
+ * Put the rows (and their classes) in the order of a hash of their
+ * features, class and the seed: the fit then does not depend on the order
+ * rows arrived in, and row i's Platt fold is its rank modulo the folds.
+ */
+static void
+hash_order(RowSet *rs, ClassTable *ct, double **X)
+{
+	int64		n = rs->n;
+	int			d = rs->d;
+	double	   *yc = palloc_extended(mul_size(n, sizeof(double)), MCXT_ALLOC_HUGE);
+	int64	   *order = palloc_extended(mul_size(n, sizeof(int64)), MCXT_ALLOC_HUGE);
+	double	   *nx = palloc_extended(mul_size(n, mul_size(d, sizeof(double))), MCXT_ALLOC_HUGE);
+	uint32	   *ncls = palloc_extended(mul_size(n, sizeof(uint32)), MCXT_ALLOC_HUGE);
+
+	for (int64 i = 0; i < n; i++)
+		yc[i] = (double) ct->cls[i];
+	km_rank_rows(rs->X, yc, n, d, rs->opts.seed, order);
+	for (int64 i = 0; i < n; i++)
+	{
+		memcpy(nx + i * d, rs->X + order[i] * d, sizeof(double) * d);
+		ncls[i] = ct->cls[order[i]];
+	}
+	ct->cls = ncls;
+	*X = nx;
+}
+
+/* Model selection's candidates and winner (ncand 0: none). */
+typedef struct Selection
+{
+	int			ncand;
+	int			best;
+	km_candidate *cand;
+} Selection;
+
+/*
+ * k-fold over the gamma and lambda grids (folds by rank in hash order, the
+ * rows already are), scored by the method's metric; the winner's gamma and
+ * lambda become the options' for the refit on all rows.
+ */
+static void
+select_classifier(km_options *opts, const double *X, size_t n, int d,
+				  const ClassTable *ct, const double *class_w, uint32 *fold,
+				  Selection *sel)
+{
+	size_t		nsel = km_classify_select_doubles(&opts->fit, n, ct->k);
+	double	   *work;
+	km_error	err;
+
+	if (opts->cv != KM_CV_KFOLD)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cv \"%s\" applies only to method \"ridge\"", km_cv_name(opts->cv)),
+				 errhint("Use a number of folds, e.g. \"cv\": 5.")));
+	if (nsel == 0 || (size_t) opts->folds > n)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("training set is too large for model selection"),
+				 errdetail("%zu rows of %d features.", n, d)));
+	km_check_memory(8.0 * nsel, "kernel_train model selection", false);
+	for (size_t i = 0; i < n; i++)
+		fold[i] = (uint32) (i % opts->folds);
+	sel->ncand = opts->gammas.n * opts->lambdas.n;
+	sel->cand = palloc0(sizeof(km_candidate) * sel->ncand);
+	work = km_alloc_prefaulted(mul_size(nsel, sizeof(double)));
+	if (km_classify_select(&opts->fit, opts->gammas.v, opts->gammas.n,
+						   opts->lambdas.v, opts->lambdas.n, X, n, d, ct->cls,
+						   ct->k, class_w, fold, (uint32) opts->folds, sel->cand,
+						   &sel->best, work, &err, km_interrupt) != KM_OK)
+		km_raise(&err);
+	km_free_prefaulted(work);
+	opts->fit.kernel.gamma = sel->cand[sel->best].gamma;
+	opts->fit.lambda = sel->cand[sel->best].lambda;
+}
+
+static void
+warn_not_converged(const km_fit_params *p, const km_class_fit_result *res)
+{
+	ereport(WARNING,
+			(errcode(ERRCODE_WARNING),
+			 errmsg("%s did not converge", km_method_name(p->method)),
+			 errdetail("Solver \"%s\" stopped after %d iterations before reaching tol %g.",
+					   km_solver_name(res->solver), res->iterations, p->tol),
+			 errhint("Raise \"max_iter\" or \"tol\", or raise lambda.")));
+}
+
+static bytea *train_classifier(RowSet *rs);
+
+bytea *
+km_train_classifier(RowSet *rs)
+{
+	/* everything but the result in a context deleted at the end */
+	MemoryContext tmp = AllocSetContextCreate(CurrentMemoryContext,
+											  "kernel_ml classifier training",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(tmp);
+	bytea	   *model = train_classifier(rs);
+	bytea	   *result;
+
+	MemoryContextSwitchTo(old);
+	result = palloc_extended(VARSIZE(model), MCXT_ALLOC_HUGE);
+	memcpy(result, model, VARSIZE(model));
+	MemoryContextDelete(tmp);
+	return result;
+}
+
+static bytea *
+train_classifier(RowSet *rs)
+{
+	km_options	opts = rs->opts;
+	const km_method_ops *ops = km_method_get(opts.fit.method);
+	ClassTable	ct;
+	size_t		n = (size_t) rs->n;
+	int			d = rs->d;
+	double	   *X;
+	double	   *mean;
+	double	   *scale;
+	double	   *class_w;
+	uint32	   *fold;
+	uint32		q;
+	size_t		nwork;
+	double	   *work;
+	double	   *alpha;
+	double	   *intercepts;
+	double	   *prob_A;
+	double	   *prob_B;
+	km_class_fit_result res;
+	km_error	err;
+	km_model	m;
+	km_model_shape shape;
+	size_t		size;
+	bytea	   *result;
+	Selection	sel = {0};
+	uint32	   *keep;
+	size_t		n_keep;
+	double	   *Xk;
+
+	km_options_resolve(&opts, d);
+	build_classes(rs, &ct);
+	hash_order(rs, &ct, &X);
+
+	/* memory: the fit's workspace, the rows twice, the model */
+	nwork = km_fit_classes_doubles(&opts.fit, n, ct.k);
+	if (nwork == 0 || n > UINT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("training set is too large for a kernel_ml model"),
+				 errdetail("%zu rows of %d features with %u classes.", n, d, ct.k)));
+	km_check_memory(8.0 * ((double) nwork + 2.0 * n * d), "kernel_train", false);
+	q = km_multiclass_outputs((km_multiclass) ops->multiclass(ct.k), ct.k);
+
+	mean = palloc(sizeof(double) * d);
+	scale = palloc(sizeof(double) * d);
+	if (opts.standardize)
+		km_standardize(X, n, d, mean, scale, X);
+	else
+		for (int j = 0; j < d; j++)
+		{
+			mean[j] = 0.0;
+			scale[j] = 1.0;
+		}
+
+	class_w = palloc(sizeof(double) * ct.k);
+	if (km_class_weights_resolve(&opts.class_weight, ct.labels, ct.labels_bytes,
+								 ct.k, ct.counts, class_w, &err) != KM_OK)
+		km_raise(&err);
+	fold = palloc_extended(mul_size(n, sizeof(uint32)), MCXT_ALLOC_HUGE);
+	if (km_options_selects(&opts))
+		select_classifier(&opts, X, n, d, &ct, class_w, fold, &sel);
+	for (size_t i = 0; i < n; i++)
+		fold[i] = (uint32) (i % KM_PLATT_FOLDS);
+
+	alpha = palloc_extended(mul_size(n, mul_size(q, sizeof(double))), MCXT_ALLOC_HUGE);
+	intercepts = palloc0(sizeof(double) * q);
+	prob_A = palloc0(sizeof(double) * q);
+	prob_B = palloc0(sizeof(double) * q);
+	km_blas_setup();
+	work = km_alloc_prefaulted(mul_size(nwork, sizeof(double)));
+	if (km_fit_classes(&opts.fit, X, n, d, ct.cls, ct.k, class_w, fold,
+					   KM_PLATT_FOLDS, alpha, intercepts, prob_A, prob_B, work,
+					   &res, &err, km_interrupt) != KM_OK)
+		km_raise(&err);
+	km_free_prefaulted(work);
+	if (!res.converged)
+		warn_not_converged(&opts.fit, &res);
+
+	/* an svm keeps only its support vectors */
+	keep = palloc_extended(mul_size(n, sizeof(uint32)), MCXT_ALLOC_HUGE);
+	if (opts.fit.method == KM_METHOD_SVM)
+		n_keep = km_svm_compact(alpha, n, q, keep);
+	else
+	{
+		n_keep = n;
+		for (size_t i = 0; i < n; i++)
+			keep[i] = (uint32) i;
+	}
+	if (n_keep == 0)
+	{
+		/* every coefficient 0: keep one row so that the expansion is not empty */
+		n_keep = 1;
+		keep[0] = 0;
+	}
+	Xk = palloc_extended(mul_size(n_keep, mul_size(d, sizeof(double))), MCXT_ALLOC_HUGE);
+	for (size_t i = 0; i < n_keep; i++)
+		memcpy(Xk + i * d, X + (size_t) keep[i] * d, sizeof(double) * d);
+
+	memset(&m, 0, sizeof(m));
+	m.kernel = opts.fit.kernel;
+	m.method = opts.fit.method;
+	m.task = KM_TASK_CLASSIFICATION;
+	m.standardize = opts.standardize;
+	m.fit_intercept = opts.fit_intercept;
+	m.n_train = (uint32) n_keep;
+	m.n_features = (uint32) d;
+	m.n_outputs = q;
+	m.rows_seen = (uint64) n;
+	m.rows_skipped = (uint64) rs->skipped;
+	m.intercept = intercepts[0];
+	m.intercepts = intercepts;
+	m.train_rmse = 0.0;			/* regression only; classifiers report accuracy */
+	ops->store_classes(&opts.fit, &res, &m);
+	sscanf(KM_VERSION_STRING, "%hhu.%hhu.%hhu", &m.writer_version[0],
+		   &m.writer_version[1], &m.writer_version[2]);
+	m.mean = mean;
+	m.scale = scale;
+	m.alpha = alpha;
+	m.X = Xk;
+	m.approximation = KM_APPROX_EXACT;
+	m.n_classes = ct.k;
+	m.label_type = rs->label_type == KM_LABEL_TEXT ? KM_LABEL_TEXT : KM_LABEL_FLOAT8;
+	m.multiclass = (km_multiclass) res.multiclass;
+	m.labels = ct.labels;
+	m.labels_bytes = ct.labels_bytes;
+	m.class_counts = (const uint64_t *) ct.counts;
+	m.has_probability = res.has_probability && opts.fit.method == KM_METHOD_SVM;
+	m.prob_A = m.has_probability ? prob_A : NULL;
+	m.prob_B = m.has_probability ? prob_B : NULL;
+	m.solver = (uint32) res.solver;
+	m.n_candidates = (uint32) sel.ncand;
+	m.cv = sel.ncand > 0 ? KM_CV_KFOLD : KM_CV_NONE;
+	m.folds = sel.ncand > 0 ? opts.folds : 0;
+	m.best = (uint32) sel.best;
+	m.candidates = sel.cand;
+
+	shape = km_model_shape_of(&m);
+	size = km_model_size(&shape);
+	if (size == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("training set is too large for a kernel_ml model"),
+				 errdetail("A model of %zu rows of %d features and %u outputs would exceed 1 GB.",
+						   n_keep, d, q)));
+	result = palloc_extended(VARHDRSZ + size, MCXT_ALLOC_HUGE);
+	SET_VARSIZE(result, VARHDRSZ + size);
+	km_model_encode(&m, (uint8_t *) VARDATA(result));
+	{
+		km_model	check;
+
+		if (km_model_decode((const uint8_t *) VARDATA(result), size, &check,
+							NULL, &err) != KM_OK)
+			elog(ERROR, "kernel_train produced a classifier its reader rejects: %s",
+				 err.detail);
+	}
+	elog(DEBUG1, "kernel_train: %s, %u classes, training accuracy %.6f, log-loss %g, %d iterations",
+		 ops->name, ct.k, res.train_accuracy, res.train_log_loss, res.iterations);
+	return result;
+}
+
+void
+km_classifier_info(const km_model *m, KmJson *j)
+{
+	if (m->task != KM_TASK_CLASSIFICATION || m->n_classes < 2)
+		return;
+	km_json_begin_object(j, "classes");
+	for (uint32 c = 0; c < m->n_classes; c++)
+		km_json_int(j, km_classes_label(m->labels, m->labels_bytes, m->n_classes, c),
+					m->class_counts ? (int64) m->class_counts[c] : -1);
+	km_json_end(j);
+	km_json_str(j, "solver", km_solver_name((km_solver) m->solver));
+	km_json_bool(j, "probability", m->has_probability ||
+				 m->method == KM_METHOD_LOGISTIC);
+}
+
+/* ---- scoring ---- */
+
+/*
+ * A decoded classifier kept for the query (fn_extra), recognized by its
+ * bytes.  The decision values of exact models are computed here, one
+ * kernel row per output, until the core scorer (score.h) gives all q in
+ * one pass.
+ */
+typedef struct ClassCache
+{
+	MemoryContext ctx;
+	bool		valid;
+	bool		toasted;		/* identified by its TOAST pointer */
+	Oid			toastrelid;
+	Oid			valueid;
+	Size		len;
+	uint8	   *bytes;
+	km_model	model;
+	double	   *Xt;
+	double	   *norms;
+	double	   *x;
+	double	   *work;
+	double	   *f;				/* q */
+	double	   *p;				/* k */
+	double	   *pwork;
+} ClassCache;
+
+/*
+ * The decoded classifier of the model argument (argument 0): a model read
+ * from a table is recognized by its TOAST pointer without fetching it (as
+ * predict.c does), any other by its bytes.
+ */
+static km_model *
+class_model(FunctionCallInfo fcinfo, const char *fname)
+{
+	ClassCache *cc = fcinfo->flinfo->fn_extra;
+	struct varlena *raw = (struct varlena *) PG_GETARG_POINTER(0);
+	bytea	   *b;
+	const uint8 *buf;
+	Size		len;
+	km_model_shape shape;
+	double	   *storage;
+	km_error	err;
+	km_model   *m;
+	bool		toasted = VARATT_IS_EXTERNAL_ONDISK(raw);
+	struct varatt_external ptr = {0};
+
+	if (cc == NULL)
+	{
+		cc = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(ClassCache));
+		cc->ctx = AllocSetContextCreate(fcinfo->flinfo->fn_mcxt,
+										"kernel_ml classifier cache",
+										ALLOCSET_DEFAULT_SIZES);
+		fcinfo->flinfo->fn_extra = cc;
+	}
+	if (toasted)
+	{
+		VARATT_EXTERNAL_GET_POINTER(ptr, raw);
+		if (cc->valid && cc->toasted && cc->toastrelid == ptr.va_toastrelid &&
+			cc->valueid == ptr.va_valueid)
+			return &cc->model;
+	}
+	b = PG_GETARG_BYTEA_PP(0);
+	buf = (const uint8 *) VARDATA_ANY(b);
+	len = VARSIZE_ANY_EXHDR(b);
+	if (!toasted && cc->valid && !cc->toasted && cc->len == len &&
+		memcmp(cc->bytes, buf, len) == 0)
+		return &cc->model;
+	cc->valid = false;
+	MemoryContextReset(cc->ctx);
+	if (km_model_peek(buf, len, &shape, &err) != KM_OK)
+		km_raise(&err);
+	storage = MemoryContextAllocHuge(cc->ctx, km_model_storage_doubles(&shape) * sizeof(double));
+	m = &cc->model;
+	if (km_model_decode(buf, len, m, storage, &err) != KM_OK)
+		km_raise(&err);
+	if (m->task != KM_TASK_CLASSIFICATION || m->n_classes < 2)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("%s needs a classifier", fname),
+				 errdetail("The model is a %s model of method \"%s\".",
+						   km_task_name(m->task), km_method_name(m->method)),
+				 errhint("Use kernel_predict for a regression model.")));
+	if (m->approximation != KM_APPROX_EXACT)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("%s cannot score approximate classifiers yet", fname)));
+	cc->Xt = MemoryContextAllocHuge(cc->ctx, (Size) m->n_train * m->n_features * sizeof(double));
+	cc->norms = MemoryContextAllocHuge(cc->ctx, (Size) m->n_train * sizeof(double));
+	cc->x = MemoryContextAlloc(cc->ctx, sizeof(double) * m->n_features);
+	cc->work = MemoryContextAllocHuge(cc->ctx, (Size) m->n_train * sizeof(double));
+	cc->f = MemoryContextAllocHuge(cc->ctx, (Size) m->n_outputs * sizeof(double));
+	cc->p = MemoryContextAlloc(cc->ctx, sizeof(double) * m->n_classes);
+	cc->pwork = MemoryContextAllocHuge(cc->ctx,
+									   km_classify_proba_work_doubles(m->n_classes) * sizeof(double));
+	km_transpose(m->X, m->n_train, (int) m->n_features, cc->Xt);
+	km_row_norms(&m->kernel, m->X, m->n_train, (int) m->n_features, cc->norms);
+	cc->toasted = toasted;
+	cc->toastrelid = ptr.va_toastrelid;
+	cc->valueid = ptr.va_valueid;
+	cc->bytes = toasted ? NULL : MemoryContextAllocHuge(cc->ctx, len);
+	if (!toasted)
+		memcpy(cc->bytes, buf, len);
+	cc->len = len;
+	cc->valid = true;
+	return m;
+}
+
+/* The q decision values of a feature row, into the cache's f. */
+static const double *
+decision(FunctionCallInfo fcinfo, km_model *m, ArrayType *features)
+{
+	ClassCache *cc = fcinfo->flinfo->fn_extra;
+	int			d = (int) m->n_features;
+	int			len = km_array_length(features, "the row");
+	double		xnorm;
+
+	if (len != d)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("wrong number of features for this model"),
+				 errdetail("The model expects %d features, got %d.", d, len)));
+	km_array_copy(features, d, cc->x, "the row");
+	if (km_standardize_row(cc->x, d, m->mean, m->scale, cc->x) >= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("standardized feature is out of range for type double precision"),
+				 errhint("Check the row for values far outside the range of the training data.")));
+	xnorm = km_vector_norm(&m->kernel, cc->x, d);
+	km_blas_setup_scoring();
+	for (uint32 j = 0; j < m->n_outputs; j++)
+	{
+		double		b = m->intercepts ? m->intercepts[j] : m->intercept;
+
+		cc->f[j] = b + km_kernel_row_dot(&m->kernel, cc->Xt, m->n_train, d,
+										 cc->norms, cc->x, xnorm,
+										 m->alpha + (size_t) j * m->n_train,
+										 cc->work);
+		if (!isfinite(cc->f[j]))
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("decision value is out of range for type double precision"),
+					 errhint("Check the row for values far outside the range of the training data.")));
+	}
+	return cc->f;
+}
+
+/* p (k) of a row; an error with the method's hint if the model gives none. */
+static const double *
+probabilities(FunctionCallInfo fcinfo, km_model *m, const double *f)
+{
+	ClassCache *cc = fcinfo->flinfo->fn_extra;
+	const km_method_ops *ops = km_method_get(m->method);
+	const char *hint = NULL;
+	km_prob_link link = ops->prob_link(m->has_probability, m->multiclass, &hint);
+	km_error	err;
+
+	if (link == KM_PROB_NONE)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("model gives no probabilities"),
+				 errdetail("This %s model was trained without probability estimates.",
+						   ops->name),
+				 hint ? errhint("%s", hint) : 0));
+	if (km_classify_proba(link, m->multiclass, m->n_classes, f, m->prob_A,
+						  m->prob_B, cc->p, cc->pwork, &err) != KM_OK)
+		km_raise(&err);
+	return cc->p;
+}
+
+/* kernel_predict_class(model bytea, features float8[]) RETURNS text */
+Datum
+kernel_predict_class(PG_FUNCTION_ARGS)
+{
+	km_model   *m = class_model(fcinfo, "kernel_predict_class");
+	const double *f = decision(fcinfo, m, PG_GETARG_ARRAYTYPE_P(1));
+	uint32		c = km_classify_decide(m->multiclass, m->n_classes, f);
+
+	PG_RETURN_TEXT_P(cstring_to_text(km_classes_label(m->labels, m->labels_bytes,
+													  m->n_classes, c)));
+}
+
+/* kernel_predict_proba(model bytea, features float8[]) RETURNS jsonb */
+Datum
+kernel_predict_proba(PG_FUNCTION_ARGS)
+{
+	km_model   *m = class_model(fcinfo, "kernel_predict_proba");
+	const double *p = probabilities(fcinfo, m, decision(fcinfo, m, PG_GETARG_ARRAYTYPE_P(1)));
+	KmJson		j;
+
+	km_json_begin(&j);
+	for (uint32 c = 0; c < m->n_classes; c++)
+		km_json_num(&j, km_classes_label(m->labels, m->labels_bytes, m->n_classes, c), p[c]);
+	PG_RETURN_JSONB_P(km_json_finish(&j));
+}
+
+/* kernel_predict_proba(model bytea, features float8[], label text) RETURNS float8 */
+Datum
+kernel_predict_proba_label(PG_FUNCTION_ARGS)
+{
+	km_model   *m = class_model(fcinfo, "kernel_predict_proba");
+	char	   *label = text_to_cstring(PG_GETARG_TEXT_PP(2));
+	int			c = km_classes_find(m->labels, m->labels_bytes, m->n_classes, label);
+	const double *p;
+
+	if (c < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("label \"%s\" is not a class of this model", label),
+				 errdetail("The model has %u classes, from \"%s\" to \"%s\".", m->n_classes,
+						   km_classes_label(m->labels, m->labels_bytes, m->n_classes, 0),
+						   km_classes_label(m->labels, m->labels_bytes, m->n_classes,
+											m->n_classes - 1)),
+				 errhint("kernel_predict_proba(model, features) returns every class's probability.")));
+	p = probabilities(fcinfo, m, decision(fcinfo, m, PG_GETARG_ARRAYTYPE_P(1)));
+	PG_RETURN_FLOAT8(p[c]);
+}
