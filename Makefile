@@ -31,7 +31,7 @@ PG_CFLAGS = $(KM_EXTRA_CFLAGS)
 KM_LIBS = -lopenblas -llapacke -lmvec -lm
 SHLIB_LINK = $(KM_LIBS)
 
-EXTRA_CLEAN = test/build test/bench/loo test/unit/run_unit test/unit/run_unit_asan \
+EXTRA_CLEAN = test/build test/bench/loo test/bench/fit test/unit/run_unit test/unit/run_unit_asan \
 	test/fuzz/fuzz_model test/fuzz/fuzz_options test/fuzz/make_seed test/fuzz/*.o test/fuzz/*.bc
 
 PG_CONFIG ?= pg_config
@@ -160,4 +160,9 @@ fuzz-options: test/fuzz/fuzz_options
 # Closed-form LOO: 0.1.0's dsyevd route against the interruptible one,
 # side by side (test/bench/loo.c).
 test/bench/loo: $(call km_objs,bench,test/bench/loo.o $(KM_STANDALONE_OBJS))
+	$(KM_bench_CC) $(KM_bench_CFLAGS) -no-pie -o $@ $^ $(KM_STANDALONE_LIBS)
+
+# Ridge training in the core beside bare dpotrf, with its stages timed
+# (test/bench/fit.c).
+test/bench/fit: $(call km_objs,bench,test/bench/fit.o $(KM_STANDALONE_OBJS))
 	$(KM_bench_CC) $(KM_bench_CFLAGS) -no-pie -o $@ $^ $(KM_STANDALONE_LIBS)
