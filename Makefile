@@ -119,6 +119,12 @@ check-core:
 bench:
 	bash test/bench/run.sh
 
+# The training benchmark against 0.1.0 (built from git history) and this
+# tree, alternately in one run and one cluster (test/bench/compare_010.sh).
+.PHONY: bench-compare
+bench-compare:
+	bash test/bench/compare_010.sh
+
 # pg_regress and the scikit-learn cross-check (KM_ASAN_SQL_FUZZ=N: and N
 # statements of the SQL fuzzer) against the extension built with ASan and
 # UBSan, in a throwaway cluster; fails on any sanitizer report (details in
