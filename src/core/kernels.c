@@ -388,34 +388,44 @@ km_gram_panel_width(size_t n, int d)
 }
 
 /*
- * Columns [c0, c1) of a Gram panel (lower triangle, column j from row j)
- * mapped to kernel entries; plain C (no BLAS, no callback), so that it can
- * run on a second thread.
+ * Columns [c0, c1) of a part of a Gram matrix to map to kernel entries
+ * (raw inner products in out for inner-product kernels), in plain C (no
+ * BLAS, no callback), so that half of them can go to a second thread:
+ * - a panel of km_gram_lower: column j of K (leading dimension ld) from
+ *   row j to n, at out + j + j * ld;
+ * - a block of km_gram_times: rows i0 .. i0 + ib - 1 and columns j0 + c of
+ *   out (leading dimension ib), with the column sums of |out| added to
+ *   colabs[j0 + c] and its row sums to rowabs[0 .. ib), each when not NULL.
  */
-typedef struct panel_job
+typedef struct map_job
 {
 	const km_kernel *k;
 	const gram_plan *g;
 	const double *X;
 	const double *norms;
-	double	   *K;
+	double	   *out;
+	double	   *colabs;
+	double	   *rowabs;
 	size_t		n,
 				ld,
+				i0,
+				ib,
+				j0,
 				c0,
 				c1;
 	int			d;
 	bool		ok;
-} panel_job;
+} map_job;
 
 static void *
 map_panel_columns(void *arg)
 {
-	panel_job  *t = arg;
+	map_job    *t = arg;
 
 	t->ok = true;
 	for (size_t j = t->c0; j < t->c1; j++)
 		t->ok &= gram_column(t->k, t->g, t->X, j, t->n - j, t->d, t->norms, j,
-							 t->K + j + j * t->ld);
+							 t->out + j + j * t->ld);
 	return NULL;
 }
 
@@ -457,8 +467,8 @@ map_panel(const km_kernel *k, const gram_plan *g, const double *X, size_t n,
 		  int d, const double *norms, size_t j0, size_t jb, double *K,
 		  size_t ld)
 {
-	panel_job	a = {k, g, X, norms, K, n, ld, j0, j0 + jb / 2, d, true};
-	panel_job	b = a;
+	map_job		a = {k, g, X, norms, K, NULL, NULL, n, ld, 0, 0, j0, j0, j0 + jb / 2, d, true};
+	map_job		b = a;
 
 	/* half the columns each (the right half is a little shorter) */
 	b.c0 = a.c1;
@@ -496,40 +506,15 @@ km_gram_lower(const km_kernel *k, const double *X, size_t n, int d,
 	return ok;
 }
 
-/*
- * One block of km_gram_times: columns [c0, c1) of the ib x jb block B of
- * rows i0.. and columns j0.. (raw inner products in B for inner-product
- * kernels) mapped to kernel entries, with the column sums of |B| added to
- * colabs[j0 + c] and its row sums to rowabs[0 .. ib), each when not NULL.  Plain C (no BLAS, no callback), so that it can run on a second
- * thread.
- */
-typedef struct times_block
-{
-	const km_kernel *k;
-	const gram_plan *g;
-	const double *X;
-	const double *norms;
-	double	   *B;
-	double	   *colabs;
-	double	   *rowabs;
-	size_t		i0,
-				ib,
-				j0,
-				c0,
-				c1;
-	int			d;
-	bool		ok;
-} times_block;
-
 static void *
 map_times_block(void *arg)
 {
-	times_block *t = arg;
+	map_job    *t = arg;
 
 	t->ok = true;
 	for (size_t c = t->c0; c < t->c1; c++)
 	{
-		double	   *col = t->B + c * t->ib;
+		double	   *col = t->out + c * t->ib;
 
 		t->ok &= gram_column(t->k, t->g, t->X, t->i0, t->ib, t->d, t->norms,
 							 t->j0 + c, col);
@@ -553,9 +538,9 @@ map_times_block(void *arg)
  * rowabs2 and are added to t->rowabs.
  */
 static bool
-map_block(times_block *t, double *rowabs2)
+map_block(map_job *t, double *rowabs2)
 {
-	times_block h = *t;
+	map_job		h = *t;
 
 	t->c1 = (t->c0 + t->c1) / 2;
 	h.c0 = t->c1;
@@ -604,9 +589,9 @@ gram_times_abs(const km_kernel *k, const double *X, size_t n, int d,
 		{
 			size_t		ib = i0 == j0 ? jb : (n - i0 < KM_TIMES_ROWS ? n - i0 : KM_TIMES_ROWS);
 			bool		below = i0 != j0;
-			times_block t = {k, &g, X, norms, B, colabs,
+			map_job		t = {k, &g, X, norms, B, colabs,
 							 colabs != NULL && below ? rowabs[0] : NULL,
-							 i0, ib, j0, 0, jb, d, true};
+							 n, ib, i0, ib, j0, 0, jb, d, true};
 
 			if (g.inner && !g.direct)
 				cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, (int) ib,

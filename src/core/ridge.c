@@ -196,17 +196,13 @@ ridge_workspace_doubles(size_t n)
 	return 6 * n + (size_t) KM_TIMES_COLS * KM_TIMES_ROWS;
 }
 
+/* m arrives zeroed (the common fields set): the fields ridge has a value for */
 static void
 ridge_store(const km_fit_params *p, const km_fit_result *res, km_model *m)
 {
 	m->lambda = p->lambda;
 	m->jitter = res->jitter;
 	m->converged = true;
-	m->learning_rate = 0.0;
-	m->max_iter = 0;
-	m->tol = 0.0;
-	m->iterations = 0;
-	m->final_change = 0.0;
 }
 
 static const char *
