@@ -733,51 +733,58 @@ strided_eval(const km_kernel *k, const double *Xt, size_t n, int d, size_t i,
 	return isfinite(*out);
 }
 
+/* km_kernel_row_dot for inner-product kernels: one DGEMV, then the map. */
+static double
+row_dot_inner(const km_kernel *k, const double *Xt, size_t n, int d,
+			  const double *norms, const double *x, double xnorm,
+			  const double *w, double *work)
+{
+	bool		direct = false;
+	double		s = 0.0;
+
+	/* the same safety rules as the Gram matrix (plan_gram) */
+	if (k->type == KM_KERNEL_COSINE)
+	{
+		direct = !cosine_norm_safe(xnorm);
+		for (size_t i = 0; i < n && !direct; i++)
+			direct = !cosine_norm_safe(norms[i]);
+	}
+	else if (k->type == KM_KERNEL_RBF)
+		direct = !(xnorm <= DBL_MAX / 8);
+
+	if (!direct)
+	{
+		/* work = X x: Xt is d x n row-major, so this is X^T-free DGEMV */
+		cblas_dgemv(CblasRowMajor, CblasTrans, d, (int) n, 1.0, Xt, (int) n,
+					x, 1, 0.0, work, 1);
+		/* an overflowed inner product must not reach the fast maps */
+		if (!km_all_finite(work, n))
+			return HUGE_VAL;
+		s = km_map_inner_dot(k, work, n, norms, xnorm, w);
+		/* rbf: training norms too large for the expanded form */
+		if (isfinite(s) || k->type != KM_KERNEL_RBF)
+			return s;
+		s = 0.0;
+	}
+
+	for (size_t i = 0; i < n; i++)
+	{
+		double		v;
+
+		if (!strided_eval(k, Xt, n, d, i, x, &v))
+			return HUGE_VAL;
+		s += w[i] * v;
+	}
+	return s;
+}
+
 double
 km_kernel_row_dot(const km_kernel *k, const double *Xt, size_t n, int d,
 				  const double *norms, const double *x, double xnorm,
 				  const double *w, double *work)
 {
 	if (is_inner_product_kernel(k->type))
-	{
-		bool		direct = false;
-		double		s = 0.0;
-
-		/* the same safety rules as the Gram matrix (plan_gram) */
-		if (k->type == KM_KERNEL_COSINE)
-		{
-			direct = !cosine_norm_safe(xnorm);
-			for (size_t i = 0; i < n && !direct; i++)
-				direct = !cosine_norm_safe(norms[i]);
-		}
-		else if (k->type == KM_KERNEL_RBF)
-			direct = !(xnorm <= DBL_MAX / 8);
-
-		if (!direct)
-		{
-			/* work = X x: Xt is d x n row-major, so this is X^T-free DGEMV */
-			cblas_dgemv(CblasRowMajor, CblasTrans, d, (int) n, 1.0, Xt, (int) n,
-						x, 1, 0.0, work, 1);
-			/* an overflowed inner product must not reach the fast maps */
-			if (!km_all_finite(work, n))
-				return HUGE_VAL;
-			s = km_map_inner_dot(k, work, n, norms, xnorm, w);
-			/* rbf: training norms too large for the expanded form */
-			if (isfinite(s) || k->type != KM_KERNEL_RBF)
-				return s;
-			s = 0.0;
-		}
-
-		for (size_t i = 0; i < n; i++)
-		{
-			double		v;
-
-			if (!strided_eval(k, Xt, n, d, i, x, &v))
-				return HUGE_VAL;
-			s += w[i] * v;
-		}
-		return s;
-	}
+		return row_dot_inner(k, Xt, n, d, norms, x, xnorm, w, work);
 
 	/* laplacian and min: one vectorised pass over the rows per feature */
 	for (size_t i = 0; i < n; i++)
