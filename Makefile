@@ -32,7 +32,7 @@ PG_CFLAGS = $(KM_EXTRA_CFLAGS)
 KM_LIBS = -lopenblas -llapacke -lmvec -lm
 SHLIB_LINK = $(KM_LIBS)
 
-EXTRA_CLEAN = test/build test/bench/loo test/bench/approx test/unit/run_unit test/unit/run_unit_asan \
+EXTRA_CLEAN = test/build test/bench/loo test/bench/approx test/bench/fit test/unit/run_unit test/unit/run_unit_asan \
 	test/bench/sgd_epochs test/bench/logistic_bench test/bench/svm_core \
 	test/fuzz/fuzz_model test/fuzz/fuzz_options test/fuzz/make_seed test/fuzz/*.o test/fuzz/*.bc
 
@@ -121,6 +121,12 @@ check-core:
 bench:
 	bash test/bench/run.sh
 
+# The training benchmark against 0.1.0 (built from git history) and this
+# tree, alternately in one run and one cluster (test/bench/compare_010.sh).
+.PHONY: bench-compare
+bench-compare:
+	bash test/bench/compare_010.sh
+
 # pg_regress and the scikit-learn cross-check (KM_ASAN_SQL_FUZZ=N: and N
 # statements of the SQL fuzzer) against the extension built with ASan and
 # UBSan, in a throwaway cluster; fails on any sanitizer report (details in
@@ -185,3 +191,8 @@ test/bench/svm_core: $(call km_objs,bench,test/bench/svm_core.o $(KM_STANDALONE_
 bench-svm: test/bench/svm_core
 	/usr/bin/python3 test/bench/svm_core.py
 bench: bench-svm
+
+# Ridge training in the core beside bare dpotrf, with its stages timed
+# (test/bench/fit.c).
+test/bench/fit: $(call km_objs,bench,test/bench/fit.o $(KM_STANDALONE_OBJS))
+	$(KM_bench_CC) $(KM_bench_CFLAGS) -no-pie -o $@ $^ $(KM_STANDALONE_LIBS)

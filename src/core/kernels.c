@@ -9,6 +9,8 @@
  */
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
 #include <string.h>
 
 #include <cblas.h>
@@ -385,6 +387,96 @@ km_gram_panel_width(size_t n, int d)
 	return w < 1.0 ? 1 : (size_t) w;
 }
 
+/*
+ * Columns [c0, c1) of a part of a Gram matrix to map to kernel entries
+ * (raw inner products in out for inner-product kernels), in plain C (no
+ * BLAS, no callback), so that half of them can go to a second thread:
+ * - a panel of km_gram_lower: column j of K (leading dimension ld) from
+ *   row j to n, at out + j + j * ld;
+ * - a block of km_gram_times: rows i0 .. i0 + ib - 1 and columns j0 + c of
+ *   out (leading dimension ib), with the column sums of |out| added to
+ *   colabs[j0 + c] and its row sums to rowabs[0 .. ib), each when not NULL.
+ */
+typedef struct map_job
+{
+	const km_kernel *k;
+	const gram_plan *g;
+	const double *X;
+	const double *norms;
+	double	   *out;
+	double	   *colabs;
+	double	   *rowabs;
+	size_t		n,
+				ld,
+				i0,
+				ib,
+				j0,
+				c0,
+				c1;
+	int			d;
+	bool		ok;
+} map_job;
+
+static void *
+map_panel_columns(void *arg)
+{
+	map_job    *t = arg;
+
+	t->ok = true;
+	for (size_t j = t->c0; j < t->c1; j++)
+		t->ok &= gram_column(t->k, t->g, t->X, j, t->n - j, t->d, t->norms, j,
+							 t->out + j + j * t->ld);
+	return NULL;
+}
+
+/* Entries a panel or block must have before a second thread maps half of it. */
+#define KM_MAP_THREAD_MIN 32768
+
+/*
+ * Run fn(a) on this thread and fn(b) on a helper thread when BLAS may use
+ * two threads, else both here.  The helper blocks every signal and is
+ * joined before this returns, so no interrupt callback (which may longjmp)
+ * runs while it lives: the element-wise maps are the single-threaded part
+ * of building Gram entries, and the second core is otherwise idle then.
+ */
+static void
+run_beside(void *(*fn) (void *), void *a, void *b, size_t entries)
+{
+	pthread_t	thread;
+	sigset_t	all;
+	sigset_t	old;
+	bool		started = false;
+
+	if (entries >= KM_MAP_THREAD_MIN && openblas_get_num_threads() >= 2)
+	{
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		started = pthread_create(&thread, NULL, fn, b) == 0;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	fn(a);
+	if (started)
+		pthread_join(thread, NULL);
+	else
+		fn(b);
+}
+
+/* Map the columns j0 .. j0 + jb - 1 of a Gram panel, on two threads if worth it. */
+static bool
+map_panel(const km_kernel *k, const gram_plan *g, const double *X, size_t n,
+		  int d, const double *norms, size_t j0, size_t jb, double *K,
+		  size_t ld)
+{
+	map_job		a = {k, g, X, norms, K, NULL, NULL, n, ld, 0, 0, j0, j0, j0 + jb / 2, d, true};
+	map_job		b = a;
+
+	/* half the columns each (the right half is a little shorter) */
+	b.c0 = a.c1;
+	b.c1 = j0 + jb;
+	run_beside(map_panel_columns, &a, &b, (n - j0) * jb);
+	return a.ok && b.ok;
+}
+
 bool
 km_gram_lower(const km_kernel *k, const double *X, size_t n, int d,
 			  const double *norms, double *K, size_t ld,
@@ -408,25 +500,80 @@ km_gram_lower(const km_kernel *k, const double *X, size_t n, int d,
 						(int) (n - j0), (int) jb, d, 1.0, Xj, d, Xj, d,
 						0.0, K + j0 + j0 * ld, (int) ld);
 
-		for (size_t j = j0; j < j0 + jb; j++)
-			ok &= gram_column(k, &g, X, j, n - j, d, norms, j, K + j + j * ld);
+		ok &= map_panel(k, &g, X, n, d, norms, j0, jb, K, ld);
 		km_check_interrupts(interrupt);
 	}
 	return ok;
 }
 
-bool
-km_gram_times(const km_kernel *k, const double *X, size_t n, int d,
-			  const double *norms, const double *w, double *u, double *B,
-			  km_interrupt_fn interrupt)
+static void *
+map_times_block(void *arg)
+{
+	map_job    *t = arg;
+
+	t->ok = true;
+	for (size_t c = t->c0; c < t->c1; c++)
+	{
+		double	   *col = t->out + c * t->ib;
+
+		t->ok &= gram_column(t->k, t->g, t->X, t->i0, t->ib, t->d, t->norms,
+							 t->j0 + c, col);
+		if (t->colabs != NULL)
+		{
+			double		s = 0.0;
+
+			for (size_t r = 0; r < t->ib; r++)
+				s += fabs(col[r]);
+			t->colabs[t->j0 + c] += s;
+		}
+		if (t->rowabs != NULL)
+			for (size_t r = 0; r < t->ib; r++)
+				t->rowabs[r] += fabs(col[r]);
+	}
+	return NULL;
+}
+
+/*
+ * Map the block, on two threads if worth it; the helper's row sums go to
+ * rowabs2 and are added to t->rowabs.
+ */
+static bool
+map_block(map_job *t, double *rowabs2)
+{
+	map_job		h = *t;
+
+	t->c1 = (t->c0 + t->c1) / 2;
+	h.c0 = t->c1;
+	h.rowabs = rowabs2;
+	if (rowabs2 != NULL)
+		memset(rowabs2, 0, t->ib * sizeof(double));
+	run_beside(map_times_block, t, &h, t->ib * (h.c1 - t->c0));
+	if (t->rowabs != NULL)
+		for (size_t r = 0; r < t->ib; r++)
+			t->rowabs[r] += rowabs2[r];
+	return t->ok && h.ok;
+}
+
+/*
+ * u := K w and, when colabs is not NULL, colabs[j] := sum_i |K_ij| (the
+ * column sums whose largest is the 1-norm of K), in one pass over blocks
+ * of K built into B.
+ */
+static bool
+gram_times_abs(const km_kernel *k, const double *X, size_t n, int d,
+			   const double *norms, const double *w, double *u,
+			   double *colabs, double *B, km_interrupt_fn interrupt)
 {
 	gram_plan	g = plan_gram(k, X, n, d, norms);
 	size_t		width = km_gram_panel_width(n, d);
+	double		rowabs[2][KM_TIMES_ROWS];
 
 	/* B holds KM_TIMES_ROWS x KM_TIMES_COLS; panels are at most that wide */
 	if (width > KM_TIMES_COLS)
 		width = KM_TIMES_COLS;
 	memset(u, 0, n * sizeof(double));
+	if (colabs != NULL)
+		memset(colabs, 0, n * sizeof(double));
 	for (size_t j0 = 0; j0 < n; j0 += width)
 	{
 		size_t		jb = n - j0 < width ? n - j0 : width;
@@ -441,21 +588,28 @@ km_gram_times(const km_kernel *k, const double *X, size_t n, int d,
 		for (size_t i0 = j0; i0 < n;)
 		{
 			size_t		ib = i0 == j0 ? jb : (n - i0 < KM_TIMES_ROWS ? n - i0 : KM_TIMES_ROWS);
-			bool		ok = true;
+			bool		below = i0 != j0;
+			map_job		t = {k, &g, X, norms, B, colabs,
+							 colabs != NULL && below ? rowabs[0] : NULL,
+							 n, ib, i0, ib, j0, 0, jb, d, true};
 
 			if (g.inner && !g.direct)
 				cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, (int) ib,
 							(int) jb, d, 1.0, X + i0 * (size_t) d, d,
 							X + j0 * (size_t) d, d, 0.0, B, (int) ib);
-			for (size_t c = 0; c < jb; c++)
-				ok &= gram_column(k, &g, X, i0, ib, d, norms, j0 + c, B + c * ib);
-			if (!ok)
+			if (t.rowabs != NULL)
+				memset(rowabs[0], 0, ib * sizeof(double));
+			if (!map_block(&t, t.rowabs != NULL ? rowabs[1] : NULL))
 				return false;
+			/* the diagonal block is whole: its column sums are complete */
+			if (t.rowabs != NULL)
+				for (size_t r = 0; r < ib; r++)
+					colabs[i0 + r] += rowabs[0][r];
 			/* u[i0:i0+ib] += B w[j0:j0+jb] */
 			cblas_dgemv(CblasColMajor, CblasNoTrans, (int) ib, (int) jb, 1.0, B,
 						(int) ib, w + j0, 1, 1.0, u + i0, 1);
 			/* below the diagonal block: u[j0:j0+jb] += B^T w[i0:i0+ib] */
-			if (i0 != j0)
+			if (below)
 				cblas_dgemv(CblasColMajor, CblasTrans, (int) ib, (int) jb, 1.0, B,
 							(int) ib, w + i0, 1, 1.0, u + j0, 1);
 			i0 += ib;
@@ -463,6 +617,22 @@ km_gram_times(const km_kernel *k, const double *X, size_t n, int d,
 		}
 	}
 	return true;
+}
+
+bool
+km_gram_times(const km_kernel *k, const double *X, size_t n, int d,
+			  const double *norms, const double *w, double *u, double *B,
+			  km_interrupt_fn interrupt)
+{
+	return gram_times_abs(k, X, n, d, norms, w, u, NULL, B, interrupt);
+}
+
+bool
+km_gram_times_norm(const km_kernel *k, const double *X, size_t n, int d,
+				   const double *norms, const double *w, double *u,
+				   double *colabs, double *B, km_interrupt_fn interrupt)
+{
+	return gram_times_abs(k, X, n, d, norms, w, u, colabs, B, interrupt);
 }
 
 km_status
@@ -563,51 +733,58 @@ strided_eval(const km_kernel *k, const double *Xt, size_t n, int d, size_t i,
 	return isfinite(*out);
 }
 
+/* km_kernel_row_dot for inner-product kernels: one DGEMV, then the map. */
+static double
+row_dot_inner(const km_kernel *k, const double *Xt, size_t n, int d,
+			  const double *norms, const double *x, double xnorm,
+			  const double *w, double *work)
+{
+	bool		direct = false;
+	double		s = 0.0;
+
+	/* the same safety rules as the Gram matrix (plan_gram) */
+	if (k->type == KM_KERNEL_COSINE)
+	{
+		direct = !cosine_norm_safe(xnorm);
+		for (size_t i = 0; i < n && !direct; i++)
+			direct = !cosine_norm_safe(norms[i]);
+	}
+	else if (k->type == KM_KERNEL_RBF)
+		direct = !(xnorm <= DBL_MAX / 8);
+
+	if (!direct)
+	{
+		/* work = X x: Xt is d x n row-major, so this is X^T-free DGEMV */
+		cblas_dgemv(CblasRowMajor, CblasTrans, d, (int) n, 1.0, Xt, (int) n,
+					x, 1, 0.0, work, 1);
+		/* an overflowed inner product must not reach the fast maps */
+		if (!km_all_finite(work, n))
+			return HUGE_VAL;
+		s = km_map_inner_dot(k, work, n, norms, xnorm, w);
+		/* rbf: training norms too large for the expanded form */
+		if (isfinite(s) || k->type != KM_KERNEL_RBF)
+			return s;
+		s = 0.0;
+	}
+
+	for (size_t i = 0; i < n; i++)
+	{
+		double		v;
+
+		if (!strided_eval(k, Xt, n, d, i, x, &v))
+			return HUGE_VAL;
+		s += w[i] * v;
+	}
+	return s;
+}
+
 double
 km_kernel_row_dot(const km_kernel *k, const double *Xt, size_t n, int d,
 				  const double *norms, const double *x, double xnorm,
 				  const double *w, double *work)
 {
 	if (is_inner_product_kernel(k->type))
-	{
-		bool		direct = false;
-		double		s = 0.0;
-
-		/* the same safety rules as the Gram matrix (plan_gram) */
-		if (k->type == KM_KERNEL_COSINE)
-		{
-			direct = !cosine_norm_safe(xnorm);
-			for (size_t i = 0; i < n && !direct; i++)
-				direct = !cosine_norm_safe(norms[i]);
-		}
-		else if (k->type == KM_KERNEL_RBF)
-			direct = !(xnorm <= DBL_MAX / 8);
-
-		if (!direct)
-		{
-			/* work = X x: Xt is d x n row-major, so this is X^T-free DGEMV */
-			cblas_dgemv(CblasRowMajor, CblasTrans, d, (int) n, 1.0, Xt, (int) n,
-						x, 1, 0.0, work, 1);
-			/* an overflowed inner product must not reach the fast maps */
-			if (!km_all_finite(work, n))
-				return HUGE_VAL;
-			s = km_map_inner_dot(k, work, n, norms, xnorm, w);
-			/* rbf: training norms too large for the expanded form */
-			if (isfinite(s) || k->type != KM_KERNEL_RBF)
-				return s;
-			s = 0.0;
-		}
-
-		for (size_t i = 0; i < n; i++)
-		{
-			double		v;
-
-			if (!strided_eval(k, Xt, n, d, i, x, &v))
-				return HUGE_VAL;
-			s += w[i] * v;
-		}
-		return s;
-	}
+		return row_dot_inner(k, Xt, n, d, norms, x, xnorm, w, work);
 
 	/* laplacian and min: one vectorised pass over the rows per feature */
 	for (size_t i = 0; i < n; i++)

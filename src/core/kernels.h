@@ -106,6 +106,17 @@ bool		km_gram_times(const km_kernel *k, const double *X, size_t n, int d,
 						  const double *norms, const double *w, double *u,
 						  double *B, km_interrupt_fn interrupt);
 
+/*
+ * km_gram_times that also sets colabs[j] := sum_i |K_ij| (n doubles), in
+ * the same pass: the largest is the 1-norm of K, for a condition estimate.
+ * With BLAS on two threads or more, a second thread maps half of each
+ * large block (signals blocked, joined before interrupt is called).
+ */
+bool		km_gram_times_norm(const km_kernel *k, const double *X, size_t n,
+							   int d, const double *norms, const double *w,
+							   double *u, double *colabs, double *B,
+							   km_interrupt_fn interrupt);
+
 /* KM_ERR_OVERFLOW naming the first non-finite entry of K's lower triangle. */
 km_status	km_gram_overflow(const km_kernel *k, const double *K, size_t n,
 							 size_t ld, km_error *err);

@@ -121,11 +121,11 @@ lms_workspace_doubles(size_t n)
 	return 2 * n;
 }
 
+/* m arrives zeroed (the common fields set): the fields lms has a value for */
 static void
 lms_store(const km_fit_params *p, const km_fit_result *res, km_model *m)
 {
 	m->lambda = p->lambda;
-	m->jitter = 0.0;
 	m->converged = res->converged;
 	m->learning_rate = res->learning_rate;
 	m->max_iter = p->max_iter;

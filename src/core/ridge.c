@@ -21,36 +21,32 @@ add_to_diagonal(double *K, size_t n, size_t ld, double value)
 }
 
 /*
- * Build K + shift I (lower triangle) and its 1-norm (LAPACK dlansy, work n
- * doubles), for the condition estimate after factoring.
+ * Build K + shift I (lower triangle), keeping the diagonal of K in diag
+ * (n doubles): the factor overwrites it, and the 1-norm of K + shift I
+ * (for the condition estimate) is taken later, in the residual pass.
  */
 static km_status
 shifted_gram(const km_fit_params *p, const double *X, size_t n, int d,
-			 const double *norms, double *K, double shift, double *anorm,
-			 double *work, km_error *err, km_interrupt_fn interrupt)
+			 const double *norms, double *K, double shift, double *diag,
+			 km_error *err, km_interrupt_fn interrupt)
 {
 	if (!km_gram_lower(&p->kernel, X, n, d, norms, K, n, interrupt))
 		return km_gram_overflow(&p->kernel, K, n, n, err);
+	for (size_t i = 0; i < n; i++)
+		diag[i] = K[i + i * n];
 	add_to_diagonal(K, n, n, shift);
-	*anorm = LAPACKE_dlansy_work(LAPACK_COL_MAJOR, '1', 'L', (lapack_int) n,
-								 K, (lapack_int) n, work);
-	if (!isfinite(*anorm))
-		return km_fail(err, KM_ERR_OVERFLOW,
-					   "kernel matrix norm is out of range for type double precision",
-					   "A column sum of |K + lambda I| with lambda = %g and the %s kernel overflowed.",
-					   shift, km_kernel_name(p->kernel.type));
 	return KM_OK;
 }
 
 /*
  * Build K + lambda I and factor it in place (lower Cholesky); if that
  * fails, rebuild it with jitter added (res->jitter) and factor once more.
- * *shift is the diagonal shift of the factor and *anorm its 1-norm.
+ * *shift is the diagonal shift of the factor; diag receives K's diagonal.
  */
 static km_status
 factor_ridge_matrix(const km_fit_params *p, const double *X, size_t n, int d,
-					const double *norms, double *K, double *lwork,
-					double *shift, double *anorm, km_fit_result *res,
+					const double *norms, double *K, double *diag,
+					double *shift, km_fit_result *res,
 					km_error *err, km_interrupt_fn interrupt)
 {
 	double		mean_diag = 0.0;
@@ -58,11 +54,11 @@ factor_ridge_matrix(const km_fit_params *p, const double *X, size_t n, int d,
 	km_status	st;
 
 	*shift = p->lambda;
-	st = shifted_gram(p, X, n, d, norms, K, *shift, anorm, lwork, err, interrupt);
+	st = shifted_gram(p, X, n, d, norms, K, *shift, diag, err, interrupt);
 	if (st != KM_OK)
 		return st;
 	for (size_t i = 0; i < n; i++)
-		mean_diag += K[i + i * n] - *shift;
+		mean_diag += diag[i];
 	mean_diag /= (double) n;
 
 	minor = km_cholesky(K, n, n, interrupt);
@@ -72,7 +68,7 @@ factor_ridge_matrix(const km_fit_params *p, const double *X, size_t n, int d,
 	/* The factor overwrote K: rebuild it rather than keep a second copy. */
 	res->jitter = fmax(KM_JITTER_REL * fabs(mean_diag), KM_JITTER_ABS);
 	*shift = p->lambda + res->jitter;
-	st = shifted_gram(p, X, n, d, norms, K, *shift, anorm, lwork, err, interrupt);
+	st = shifted_gram(p, X, n, d, norms, K, *shift, diag, err, interrupt);
 	if (st != KM_OK)
 		return st;
 	minor = km_cholesky(K, n, n, interrupt);
@@ -85,35 +81,63 @@ factor_ridge_matrix(const km_fit_params *p, const double *X, size_t n, int d,
 }
 
 /*
+ * The 1-norm of K + shift I from the column sums of |K| (colabs) and K's
+ * diagonal; KM_ERR_OVERFLOW if it is out of range.
+ */
+static km_status
+shifted_norm(const km_fit_params *p, const double *colabs, const double *diag,
+			 size_t n, double shift, double *anorm, km_error *err)
+{
+	double		top = 0.0;
+
+	for (size_t j = 0; j < n; j++)
+		top = fmax(top, colabs[j] - fabs(diag[j]) + fabs(diag[j] + shift));
+	*anorm = top;
+	if (!isfinite(top))
+		return km_fail(err, KM_ERR_OVERFLOW,
+					   "kernel matrix norm is out of range for type double precision",
+					   "A column sum of |K + lambda I| with lambda = %g and the %s kernel overflowed.",
+					   shift, km_kernel_name(p->kernel.type));
+	return KM_OK;
+}
+
+/*
  * The real training error of the coefficients returned, and the residual
  * of the equations they were meant to solve: in exact arithmetic
  * y - K alpha = shift alpha, in floating point only when the solve was
  * accurate.  A relative residual above KM_MAX_RELATIVE_RESIDUAL is
- * KM_ERR_INACCURATE, with the condition estimate (dpocon on the factor K)
- * in its detail.  work: the ridge workspace after the matrix.
+ * KM_ERR_INACCURATE, with the condition estimate (dpocon on the factor K,
+ * with the 1-norm taken in the same pass as K alpha) in its detail.
+ * work: the ridge workspace after the matrix, K's diagonal at work + 2n.
  */
 static km_status
 check_ridge_accuracy(const km_fit_params *p, const double *X, size_t n, int d,
 					 const double *norms, const double *y, const double *alpha,
-					 const double *K, double shift, double anorm,
-					 double *work, km_fit_result *res, km_error *err,
+					 const double *K, double shift, double *work,
+					 km_fit_result *res, km_error *err,
 					 km_interrupt_fn interrupt)
 {
 	double	   *u = work;		/* K alpha, then the training residual */
-	double	   *r = u + n;		/* residual of the ridge equations */
-	double	   *lwork = r + n;	/* 3n for dpocon */
+	double	   *r = u + n;		/* column sums of |K|, then the residual of
+								 * the ridge equations */
+	double	   *lwork = r + n;	/* K's diagonal, then 3n for dpocon */
 	lapack_int *iwork = (lapack_int *) (lwork + 3 * n);	/* n */
 	double	   *panel = lwork + 4 * n;
 	double		ynorm;
 	double		relres;
+	double		anorm;
 	double		rcond = 0.0;
+	km_status	st;
 
-	if (km_all_finite(alpha, n) &&
-		!km_gram_times(&p->kernel, X, n, d, norms, alpha, u, panel, interrupt))
+	if (!km_gram_times_norm(&p->kernel, X, n, d, norms, alpha, u, r, panel,
+							interrupt))
 		return km_fail(err, KM_ERR_OVERFLOW,
 					   "kernel matrix entry is out of range for type double precision",
 					   "Rebuilding the %s kernel matrix for the training residual overflowed.",
 					   km_kernel_name(p->kernel.type));
+	st = shifted_norm(p, r, lwork, n, shift, &anorm, err);
+	if (st != KM_OK)
+		return st;
 	ynorm = cblas_dnrm2((int) n, y, 1);
 	if (km_all_finite(alpha, n))
 	{
@@ -147,13 +171,12 @@ ridge_fit(const km_fit_params *p, const double *X, size_t n, int d,
 		  double *work, km_fit_result *res, km_error *err,
 		  km_interrupt_fn interrupt)
 {
-	double	   *lwork = work + 2 * n;	/* n for dlansy, after u and r */
+	double	   *diag = work + 2 * n;	/* after u and r */
 	double		shift;
-	double		anorm;
 	km_status	st;
 
-	st = factor_ridge_matrix(p, X, n, d, norms, K, lwork, &shift, &anorm,
-							 res, err, interrupt);
+	st = factor_ridge_matrix(p, X, n, d, norms, K, diag, &shift, res, err,
+							 interrupt);
 	if (st != KM_OK)
 		return st;
 
@@ -162,8 +185,8 @@ ridge_fit(const km_fit_params *p, const double *X, size_t n, int d,
 						(lapack_int) n, alpha, (lapack_int) n);
 	res->converged = true;
 
-	return check_ridge_accuracy(p, X, n, d, norms, y, alpha, K, shift, anorm,
-								work, res, err, interrupt);
+	return check_ridge_accuracy(p, X, n, d, norms, y, alpha, K, shift, work,
+								res, err, interrupt);
 }
 
 static size_t
@@ -173,17 +196,13 @@ ridge_workspace_doubles(size_t n)
 	return 6 * n + (size_t) KM_TIMES_COLS * KM_TIMES_ROWS;
 }
 
+/* m arrives zeroed (the common fields set): the fields ridge has a value for */
 static void
 ridge_store(const km_fit_params *p, const km_fit_result *res, km_model *m)
 {
 	m->lambda = p->lambda;
 	m->jitter = res->jitter;
 	m->converged = true;
-	m->learning_rate = 0.0;
-	m->max_iter = 0;
-	m->tol = 0.0;
-	m->iterations = 0;
-	m->final_change = 0.0;
 }
 
 static const char *

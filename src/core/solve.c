@@ -32,12 +32,12 @@
  */
 #define KM_SAFE_SQUARES 1e-280
 
-void
-km_standardize(const double *X, size_t n, int d, double *mean, double *scale,
-			   double *out)
+/* Means of the columns; a sum that overflows is taken of values / n. */
+static void
+column_means(const double *X, size_t n, int d, double *mean)
 {
 	for (int j = 0; j < d; j++)
-		mean[j] = scale[j] = 0.0;
+		mean[j] = 0.0;
 	for (size_t i = 0; i < n; i++)
 		for (int j = 0; j < d; j++)
 			mean[j] += X[i * d + j];
@@ -53,6 +53,40 @@ km_standardize(const double *X, size_t n, int d, double *mean, double *scale,
 		else
 			mean[j] /= (double) n;
 	}
+}
+
+/*
+ * The deviation of column j whose sum of squares overflowed or underflowed
+ * (or is 0: a constant column): centre halved values, which cannot
+ * overflow, and scale them by the largest, as LAPACK's dnrm2 does.  The
+ * deviation itself is at most half the range of the values, so it is
+ * finite.
+ */
+static double
+scaled_deviation(const double *X, size_t n, int d, int j, double mean)
+{
+	double		top = 0.0;
+	double		ss = 0.0;
+
+	for (size_t i = 0; i < n; i++)
+		top = fmax(top, fabs(X[i * d + j] / 2 - mean / 2));
+	if (top > 0.0)
+		for (size_t i = 0; i < n; i++)
+		{
+			double		t = (X[i * d + j] / 2 - mean / 2) / top;
+
+			ss += t * t;
+		}
+	return top * sqrt(ss / (double) n) * 2;
+}
+
+/* Standard deviations of the columns about mean; 1 for a constant column. */
+static void
+column_scales(const double *X, size_t n, int d, const double *mean,
+			  double *scale)
+{
+	for (int j = 0; j < d; j++)
+		scale[j] = 0.0;
 	/* two passes: the variance of centred values does not cancel */
 	for (size_t i = 0; i < n; i++)
 		for (int j = 0; j < d; j++)
@@ -66,31 +100,18 @@ km_standardize(const double *X, size_t n, int d, double *mean, double *scale,
 		if (isfinite(scale[j]) && scale[j] > KM_SAFE_SQUARES)
 			scale[j] = sqrt(scale[j] / (double) n);
 		else
-		{
-			/*
-			 * The squares overflowed or underflowed (or the column is
-			 * constant, then top is 0): centre halved values,
-			 * which cannot overflow, and scale them by the largest, as
-			 * LAPACK's dnrm2 does.  The deviation itself is at most half the
-			 * range of the values, so it is finite.
-			 */
-			double		top = 0.0;
-			double		ss = 0.0;
-
-			for (size_t i = 0; i < n; i++)
-				top = fmax(top, fabs(X[i * d + j] / 2 - mean[j] / 2));
-			if (top > 0.0)
-				for (size_t i = 0; i < n; i++)
-				{
-					double		t = (X[i * d + j] / 2 - mean[j] / 2) / top;
-
-					ss += t * t;
-				}
-			scale[j] = top * sqrt(ss / (double) n) * 2;
-		}
+			scale[j] = scaled_deviation(X, n, d, j, mean[j]);
 		if (!(scale[j] > 0.0))
 			scale[j] = 1.0;
 	}
+}
+
+void
+km_standardize(const double *X, size_t n, int d, double *mean, double *scale,
+			   double *out)
+{
+	column_means(X, n, d, mean);
+	column_scales(X, n, d, mean, scale);
 	/* |standardized value| <= sqrt(n), so this cannot fail */
 	for (size_t i = 0; i < n; i++)
 		(void) km_standardize_row(X + i * d, d, mean, scale, out + i * d);
@@ -259,28 +280,16 @@ km_spectrum_workspace_doubles(size_t n)
 /* Kernel evaluations (times d) between interrupt checks in the symmetry test. */
 #define KM_EVAL_WORK 50000000.0
 
-km_status
-km_gram_spectrum(const km_kernel *k, const double *X, size_t n, int d,
-				 double *work, km_spectrum *out, km_error *err,
-				 km_interrupt_fn interrupt)
+/*
+ * The BLAS-built lower triangle of K against K(x_j, x_i) from the
+ * definition: out->max_asymmetry and out->max_abs.
+ */
+static void
+check_symmetry(const km_kernel *k, const double *X, size_t n, int d,
+			   const double *K, km_spectrum *out, km_interrupt_fn interrupt)
 {
-	double	   *K = work;
-	double	   *diag = K + n * n;
-	double	   *sub = diag + n;
-	double	   *tau = sub + n;
-	double	   *norms = tau + n;
-	double	   *W = norms + n;
-	double	   *ework = W + n * KM_TRD_MAX_NB;
-	int		   *iwork = (int *) (ework + 5 * n);
 	double		pending = 0.0;
-	double		top;
 
-	memset(out, 0, sizeof(*out));
-	km_row_norms(k, X, n, d, norms);
-	if (!km_gram_lower(k, X, n, d, norms, K, n, interrupt))
-		return km_gram_overflow(k, K, n, n, err);
-
-	/* the BLAS-built lower triangle against K(x_j, x_i) from the definition */
 	for (size_t j = 0; j < n; j++)
 	{
 		for (size_t i = j; i < n; i++)
@@ -299,6 +308,29 @@ km_gram_spectrum(const km_kernel *k, const double *X, size_t n, int d,
 			pending = 0.0;
 		}
 	}
+}
+
+km_status
+km_gram_spectrum(const km_kernel *k, const double *X, size_t n, int d,
+				 double *work, km_spectrum *out, km_error *err,
+				 km_interrupt_fn interrupt)
+{
+	double	   *K = work;
+	double	   *diag = K + n * n;
+	double	   *sub = diag + n;
+	double	   *tau = sub + n;
+	double	   *norms = tau + n;
+	double	   *W = norms + n;
+	double	   *ework = W + n * KM_TRD_MAX_NB;
+	int		   *iwork = (int *) (ework + 5 * n);
+	double		top;
+
+	memset(out, 0, sizeof(*out));
+	km_row_norms(k, X, n, d, norms);
+	if (!km_gram_lower(k, X, n, d, norms, K, n, interrupt))
+		return km_gram_overflow(k, K, n, n, err);
+
+	check_symmetry(k, X, n, d, K, out, interrupt);
 
 	/*
 	 * Eigenvalues as dsyevd finds them, without its minutes-long single call:

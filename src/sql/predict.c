@@ -205,10 +205,10 @@ single_output(const km_model *m, const double *out)
 	if (m->n_outputs != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("model has %u outputs; kernel_predict returns one", m->n_outputs),
+				 errmsg("kernel_predict cannot score a multi-class model"),
 				 errdetail("The model gives %u decision values per row (multi-class scheme \"%s\").",
 						   m->n_outputs, km_multiclass_name(m->multiclass)),
-				 errhint("Use the classification functions to score it.")));
+				 errhint("Use kernel_predict_class(model, features) or kernel_predict_proba(model, features).")));
 	return out[0];
 }
 

@@ -28,6 +28,9 @@ Environment:
   KM_BENCH_RUNS=k      runs per measurement (default 3; 1 in quick mode)
   KM_BENCH_TRAIN_ONLY=1  sections 1-3 only (training), then the table
   KM_BENCH_TRAIN_N=a,b   training sizes for sections 1-3 (default 2000,10000,20000)
+  KM_BENCH_NO_CREATE=1   do not CREATE EXTENSION (the functions are there already:
+                         test/bench/compare_010.sh loads 0.1.0's by hand)
+  KM_BENCH_JSON=path     also write the table's rows to path as JSON
 """
 
 import io
@@ -155,6 +158,9 @@ def print_table():
     say("|" + "|".join("-" * (x + 2) for x in w) + "|")
     for r in TABLE_ROWS:
         say(line(r))
+    if os.environ.get("KM_BENCH_JSON"):
+        with open(os.environ["KM_BENCH_JSON"], "w") as f:
+            json.dump([dict(zip(head, r)) for r in TABLE_ROWS], f)
 
 
 # ---------------------------------------------------------------- data
@@ -372,7 +378,8 @@ def machine_info(cur, dpotrf_exe):
     cur.execute("SHOW server_version")
     pgv = cur.fetchone()[0]
     cur.execute("SELECT extversion FROM pg_extension WHERE extname = 'kernel_ml'")
-    kmv = cur.fetchone()[0]
+    kmv = cur.fetchone()
+    kmv = kmv[0] if kmv else "loaded without CREATE EXTENSION"
     blas = [i for i in threadpool_info() if i.get("internal_api") == "openblas"]
     core = blas[0].get("architecture") if blas else "?"
     obv = blas[0].get("version") if blas else "?"
@@ -417,7 +424,8 @@ def main():
 
 def run(tmpdir):
     conn, cur = connect()
-    cur.execute("CREATE EXTENSION IF NOT EXISTS kernel_ml")
+    if os.environ.get("KM_BENCH_NO_CREATE") != "1":
+        cur.execute("CREATE EXTENSION IF NOT EXISTS kernel_ml")
     for stmt in [PEER_SQL]:
         cur.execute(stmt)
 

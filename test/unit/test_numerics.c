@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cblas.h>
+
 #include "solve.h"
 #include "unit.h"
 
@@ -20,6 +22,7 @@ void		test_numerics_row_dot_overflow(void);
 void		test_numerics_ridge_real_rmse(void);
 void		test_numerics_ridge_inaccurate(void);
 void		test_numerics_gram_times(void);
+void		test_numerics_gram_times_norm(void);
 
 void
 test_numerics_all_finite(void)
@@ -304,6 +307,72 @@ test_numerics_gram_times(void)
 	free(X);
 	free(w);
 	free(u);
+	free(norms);
+	free(B);
+}
+
+/*
+ * km_gram_times_norm: K w and the column sums of |K| against the kernel's
+ * definition, for kernels with entries of both signs, with BLAS on one
+ * thread and on two (then a second thread maps half of each block).
+ */
+void
+test_numerics_gram_times_norm(void)
+{
+	size_t		n = 1500;
+	int			d = 3;
+	double	   *X = malloc(n * d * sizeof(double));
+	double	   *w = malloc(n * sizeof(double));
+	double	   *u = malloc(n * sizeof(double));
+	double	   *colabs = malloc(n * sizeof(double));
+	double	   *norms = malloc(n * sizeof(double));
+	double	   *B = malloc((size_t) KM_TIMES_COLS * KM_TIMES_ROWS * sizeof(double));
+	km_kernel	kernels[3] = {
+		{KM_KERNEL_RBF, 0, 0.7, 0.0},
+		{KM_KERNEL_SIGMOID, 0, 0.5, -0.2},
+		{KM_KERNEL_LINEAR, 0, 0.0, 0.0}
+	};
+	int			threads = openblas_get_num_threads();
+	unsigned long long s = 13;
+
+	for (size_t i = 0; i < n * d; i++)
+		X[i] = unit_urand(&s) - 0.5;
+	for (size_t i = 0; i < n; i++)
+		w[i] = unit_urand(&s) - 0.5;
+	for (int t = 1; t <= 2; t++)
+		for (int kk = 0; kk < 3; kk++)
+		{
+			double		worst_u = 0.0;
+			double		worst_abs = 0.0;
+
+			openblas_set_num_threads(t);
+			km_row_norms(&kernels[kk], X, n, d, norms);
+			CHECK(km_gram_times_norm(&kernels[kk], X, n, d, norms, w, u, colabs, B, NULL),
+				  "finite");
+			for (size_t i = 0; i < n; i += 7)
+			{
+				double		want = 0.0;
+				double		want_abs = 0.0;
+
+				for (size_t j = 0; j < n; j++)
+				{
+					double		kij = km_kernel_eval(&kernels[kk], X + i * d, X + j * d, d);
+
+					want += w[j] * kij;
+					want_abs += fabs(kij);
+				}
+				worst_u = fmax(worst_u, fabs(u[i] - want));
+				worst_abs = fmax(worst_abs, fabs(colabs[i] - want_abs) / want_abs);
+			}
+			CHECK(worst_u < 1e-11, "threads %d kernel %d: K w differs by %g", t, kk, worst_u);
+			CHECK(worst_abs < 1e-13, "threads %d kernel %d: column sums of |K| differ by %g (relative)",
+				  t, kk, worst_abs);
+		}
+	openblas_set_num_threads(threads);
+	free(X);
+	free(w);
+	free(u);
+	free(colabs);
 	free(norms);
 	free(B);
 }

@@ -57,6 +57,7 @@ int			unit_failures = 0;
 	X(test_numerics_ridge_real_rmse) \
 	X(test_numerics_ridge_inaccurate) \
 	X(test_numerics_gram_times) \
+	X(test_numerics_gram_times_norm) \
 	X(test_eigen_tridiagonal_matches_dsyevd) \
 	X(test_eigen_spectrum_matches_dsyevd) \
 	X(test_eigen_closed_form_matches_dsyevd) \
