@@ -430,6 +430,34 @@ newton_step(fit_state *st, uint32_t c, bool *moved, km_error *err)
 }
 
 /*
+ * Record the gradient norm of iteration it; true when the loop stops: the
+ * norm fell to tol times its start (converged), max_iter was reached, or it
+ * is not finite (*st = KM_ERR_DIVERGED, err filled; else *st = KM_OK).
+ */
+static bool
+gradient_done(km_logistic_result *res, double grad_norm, int it, double tol,
+			  int max_iter, km_status *st, km_error *err)
+{
+	*st = KM_OK;
+	res->grad_norm = grad_norm;
+	if (it == 0)
+		res->grad_norm0 = grad_norm;
+	res->iterations = it;
+	if (!isfinite(grad_norm))
+	{
+		*st = km_fail(err, KM_ERR_DIVERGED, "logistic regression diverged",
+					  "The gradient is not finite after %d iterations.", it);
+		return true;
+	}
+	if (grad_norm <= tol * res->grad_norm0)
+	{
+		res->converged = true;
+		return true;
+	}
+	return it >= max_iter;
+}
+
+/*
  * Multinomial: softmax probabilities P (n x q) at F and the mean loss
  * (1/W) sum_i w_i (log sum_c exp(F_ic) - F_i,cls_i), or at F + t (DF + 1 db^T)
  * when DF is not NULL (P is not written then).
@@ -528,6 +556,7 @@ fit_multinomial(const km_logistic_params *p, const double *K, size_t n,
 					J0,
 					t = 1.0;
 		bool		moved = false;
+		km_status	st_done;
 
 		/* P, the loss; Z := -(g + lambda a), zb := -1^T g; R := K Z */
 		loss = mn_loss(F, NULL, NULL, 0.0, n, q, cls, weights, W, P);
@@ -549,20 +578,12 @@ fit_multinomial(const km_logistic_params *p, const double *K, size_t n,
 		}
 		km_symm_lower(K, n, Z, q, R, interrupt);
 		gnorm2 += dot(R, R, nq);
-		res->grad_norm = sqrt(gnorm2);
-		if (it == 0)
-			res->grad_norm0 = res->grad_norm;
-		res->iterations = it;
-		if (!isfinite(res->grad_norm))
-			return km_fail(err, KM_ERR_DIVERGED, "logistic regression diverged",
-						   "The gradient is not finite after %d iterations.", it);
-		if (res->grad_norm <= tol * res->grad_norm0)
+		if (gradient_done(res, sqrt(gnorm2), it, tol, max_iter, &st_done, err))
 		{
-			res->converged = true;
+			if (st_done != KM_OK)
+				return st_done;
 			break;
 		}
-		if (it >= max_iter)
-			break;
 
 		/*
 		 * CG on the reduced system from X = 0 to a relative residual of
@@ -810,23 +831,16 @@ km_logistic_fit(const km_logistic_params *p, const double *K, size_t n,
 	{
 		double		norm2 = 0.0;
 		bool		any_moved = false;
+		km_status	st_done;
 
 		for (uint32_t c = 0; c < q; c++)
 			norm2 += grad_norm2(&st, c);
-		res->grad_norm = sqrt(norm2);
-		if (it == 0)
-			res->grad_norm0 = res->grad_norm;
-		res->iterations = it;
-		if (!isfinite(res->grad_norm))
-			return km_fail(err, KM_ERR_DIVERGED, "logistic regression diverged",
-						   "The gradient is not finite after %d iterations.", it);
-		if (res->grad_norm <= tol * res->grad_norm0)
+		if (gradient_done(res, sqrt(norm2), it, tol, max_iter, &st_done, err))
 		{
-			res->converged = true;
+			if (st_done != KM_OK)
+				return st_done;
 			break;
 		}
-		if (it >= max_iter)
-			break;
 		for (uint32_t c = 0; c < q; c++)
 		{
 			bool		moved;
