@@ -380,6 +380,57 @@ held_out_loss(const km_method_ops *ops, const km_fit_params *p, size_t nte,
 	return KM_OK;
 }
 
+/*
+ * The rows of fold v (test) and of the others (training), with their
+ * classes; false when the test side is empty or the training side lacks a
+ * class (the fold cannot be scored).
+ */
+static bool
+split_fold(const uint32_t *fold, const uint32_t *cls, size_t n, uint32_t k,
+		   uint32_t v, uint32_t *tr_rows, uint32_t *cls_tr, size_t *ntr,
+		   uint32_t *te_rows, uint32_t *cls_te, size_t *nte)
+{
+	uint64_t	seen[KM_MAX_CLASSES / 64 + 1] = {0};
+	uint32_t	present = 0;
+
+	*ntr = 0;
+	*nte = 0;
+	for (size_t i = 0; i < n; i++)
+	{
+		if (fold[i] == v)
+		{
+			te_rows[*nte] = (uint32_t) i;
+			cls_te[(*nte)++] = cls[i];
+			continue;
+		}
+		tr_rows[*ntr] = (uint32_t) i;
+		cls_tr[(*ntr)++] = cls[i];
+		if (!(seen[cls[i] / 64] & (1ull << (cls[i] % 64))))
+		{
+			seen[cls[i] / 64] |= 1ull << (cls[i] % 64);
+			present++;
+		}
+	}
+	return *nte > 0 && present == k;
+}
+
+/* Ktr (ntr x ntr) and Kx (nte x ntr): blocks of the full Gram matrix K (n x n). */
+static void
+gather_fold_blocks(const double *K, size_t n, const uint32_t *tr_rows,
+				   size_t ntr, const uint32_t *te_rows, size_t nte,
+				   double *Ktr, double *Kx)
+{
+	for (size_t b = 0; b < ntr; b++)
+	{
+		const double *col = K + (size_t) tr_rows[b] * n;
+
+		for (size_t a = 0; a < ntr; a++)
+			Ktr[a + b * ntr] = col[tr_rows[a]];
+		for (size_t a = 0; a < nte; a++)
+			Kx[a + b * nte] = col[te_rows[a]];
+	}
+}
+
 km_status
 km_classify_select(const km_fit_params *base, const double *gammas,
 				   int n_gammas, const double *lambdas, int n_lambdas,
@@ -433,44 +484,19 @@ km_classify_select(const km_fit_params *base, const double *gammas,
 			c->lambda = lambdas[l];
 			for (uint32_t v = 0; v < folds && ok; v++)
 			{
-				size_t		ntr = 0;
-				size_t		nte = 0;
-				uint64_t	seen[KM_MAX_CLASSES / 64 + 1] = {0};
-				uint32_t	present = 0;
+				size_t		ntr;
+				size_t		nte;
 				km_class_fit_result res;
 				km_error	ferr;
 				double		loss;
 
-				for (size_t i = 0; i < n; i++)
-				{
-					if (fold[i] == v)
-					{
-						te_rows[nte] = (uint32_t) i;
-						cls_te[nte++] = cls[i];
-					}
-					else
-					{
-						tr_rows[ntr] = (uint32_t) i;
-						cls_tr[ntr++] = cls[i];
-						if (!(seen[cls[i] / 64] & (1ull << (cls[i] % 64))))
-						{
-							seen[cls[i] / 64] |= 1ull << (cls[i] % 64);
-							present++;
-						}
-					}
-				}
-				if (nte == 0 || present < k)
+				if (!split_fold(fold, cls, n, k, v, tr_rows, cls_tr, &ntr,
+								te_rows, cls_te, &nte))
 				{
 					ok = false;
 					break;
 				}
-				for (size_t b = 0; b < ntr; b++)
-				{
-					for (size_t a = 0; a < ntr; a++)
-						Ktr[a + b * ntr] = K[tr_rows[a] + (size_t) tr_rows[b] * n];
-					for (size_t a = 0; a < nte; a++)
-						Kx[a + b * nte] = K[te_rows[a] + (size_t) tr_rows[b] * n];
-				}
+				gather_fold_blocks(K, n, tr_rows, ntr, te_rows, nte, Ktr, Kx);
 				km_check_interrupts(interrupt);
 				memset(&res, 0, sizeof(res));
 				res.multiclass = mc;
