@@ -859,20 +859,6 @@ km_logistic_fit(const km_logistic_params *p, const double *K, size_t n,
 		}
 	}
 
-	if (q > 1)
-	{
-		/* softmax is unchanged by a common shift: intercepts summing to 0 */
-		double		mean = 0.0;
-
-		for (uint32_t c = 0; c < q; c++)
-			mean += intercepts[c] / q;
-		for (uint32_t c = 0; c < q; c++)
-		{
-			intercepts[c] -= mean;
-			for (size_t i = 0; i < n; i++)
-				st.F[i + c * n] -= mean;
-		}
-	}
 	{
 		double		pen = 0.0;
 
