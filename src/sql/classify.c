@@ -400,6 +400,8 @@ train_classifier(RowSet *rs)
 	m.prob_A = m.has_probability ? prob_A : NULL;
 	m.prob_B = m.has_probability ? prob_B : NULL;
 	m.solver = (uint32) res.solver;
+	m.train_accuracy = res.train_accuracy;
+	m.train_log_loss = isfinite(res.train_log_loss) ? res.train_log_loss : 0.0;
 	m.n_candidates = (uint32) sel.ncand;
 	m.cv = sel.ncand > 0 ? KM_CV_KFOLD : KM_CV_NONE;
 	m.folds = sel.ncand > 0 ? opts.folds : 0;

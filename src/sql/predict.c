@@ -34,6 +34,7 @@
 #include "pgutil.h"
 #include "predict.h"
 #include "score.h"
+#include "train.h"
 
 PG_FUNCTION_INFO_V1(kernel_predict);
 PG_FUNCTION_INFO_V1(kernel_eval);
@@ -375,6 +376,8 @@ describe_selection(KmJson *j, bytea *b)
 	km_error	err;
 	km_model	m;
 	double	   *storage;
+	const km_method_ops *ops;
+	km_score_metric metric;
 
 	if (km_model_peek((const uint8 *) VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b),
 					  &shape, &err) != KM_OK)
@@ -384,11 +387,13 @@ describe_selection(KmJson *j, bytea *b)
 	if (km_model_decode((const uint8 *) VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b),
 						&m, storage, &err) != KM_OK)
 		km_raise(&err);
+	ops = km_method_get(m.method);
+	metric = ops ? ops->score_metric : KM_SCORE_MSE;
 	km_json_begin_object(j, "selection");
 	km_json_str(j, "cv", km_cv_name(m.cv));
 	if (m.cv == KM_CV_KFOLD)
 		km_json_int(j, "folds", m.folds);
-	km_json_str(j, "score", m.cv == KM_CV_GCV ? "gcv" : "mse");
+	km_json_str(j, "score", m.cv == KM_CV_GCV ? "gcv" : km_score_metric_name(metric));
 	km_json_int(j, "best", m.best);
 	km_json_begin_array(j, "candidates");
 	for (uint32_t i = 0; i < m.n_candidates; i++)
@@ -398,7 +403,8 @@ describe_selection(KmJson *j, bytea *b)
 		km_json_begin_object(j, NULL);
 		km_json_num(j, "gamma", k->gamma);
 		km_json_num(j, "lambda", k->lambda);
-		km_json_num(j, "score", k->score);	/* NaN (unsolvable): null */
+		/* NaN (unsolvable): null; accuracy is stored as the loss 1 - accuracy */
+		km_json_num(j, "score", metric == KM_SCORE_ACCURACY ? 1.0 - k->score : k->score);
 		if (m.cv == KM_CV_KFOLD)
 			km_json_num(j, "score_std", k->score_std);
 		km_json_end(j);
@@ -432,7 +438,10 @@ kernel_model_info(PG_FUNCTION_ARGS)
 	km_model_describe_header(&m, &out);
 	km_model_describe_fields(&m, ops->fields, ops->n_fields, &out);
 	km_json_int(&j, "n_train", m.n_train);
-	km_json_num(&j, "train_rmse", m.train_rmse);
+	if (m.task == KM_TASK_CLASSIFICATION)
+		km_classifier_info(&m, &j);	/* classes, solver, probability */
+	else
+		km_json_num(&j, "train_rmse", m.train_rmse);
 	km_json_int(&j, "size_bytes", (int64) VARSIZE_ANY_EXHDR(b));
 	if (m.n_candidates > 0)
 		describe_selection(&j, b);
