@@ -58,6 +58,8 @@ struct ModelCache
 	double	   *out;			/* q decision values */
 };
 
+static bool model_arg_is_const(FmgrInfo *flinfo);
+
 /* Decode a detoasted model into the cache's context, replacing the old one. */
 static void
 cache_load(ModelCache *mc, bytea *b)
@@ -243,6 +245,27 @@ km_model_cache_predict_row(ModelCache *mc, Datum model, const double *x, int d)
 	return single_output(m, score_loaded(mc, m, x));
 }
 
+const double *
+km_model_cache_decision_array(ModelCache *mc, ArrayType *features)
+{
+	km_model   *m = &mc->model;
+
+	Assert(mc->valid);
+
+	check_feature_count(m, km_array_length(features, "the row"));
+	km_array_copy(features, (int) m->n_features, mc->x, "the row");
+	return score_loaded(mc, m, mc->x);
+}
+
+ModelCache *
+km_model_cache_for_call(FmgrInfo *flinfo)
+{
+	ModelCache *mc = km_model_cache_create(flinfo->fn_mcxt);
+
+	mc->arg_const = model_arg_is_const(flinfo);
+	return mc;
+}
+
 const km_model *
 km_model_cache_model(ModelCache *mc, Datum model)
 {
@@ -275,12 +298,7 @@ Datum
 kernel_predict(PG_FUNCTION_ARGS)
 {
 	if (fcinfo->flinfo->fn_extra == NULL)
-	{
-		ModelCache *mc = km_model_cache_create(fcinfo->flinfo->fn_mcxt);
-
-		mc->arg_const = model_arg_is_const(fcinfo->flinfo);
-		fcinfo->flinfo->fn_extra = mc;
-	}
+		fcinfo->flinfo->fn_extra = km_model_cache_for_call(fcinfo->flinfo);
 	PG_RETURN_FLOAT8(km_model_cache_predict((ModelCache *) fcinfo->flinfo->fn_extra,
 											PG_GETARG_DATUM(0),
 											PG_GETARG_ARRAYTYPE_P(1)));
