@@ -457,7 +457,22 @@ kernel_model_info(PG_FUNCTION_ARGS)
 	km_model_describe_fields(&m, ops->fields, ops->n_fields, &out);
 	km_json_int(&j, "n_train", m.n_train);
 	if (m.task == KM_TASK_CLASSIFICATION)
-		km_classifier_info(&m, &j);	/* classes, solver, probability */
+	{
+		/* the labels and counts are arrays: decode again, with storage */
+		km_model_shape shape;
+		km_model	full;
+		double	   *storage;
+
+		if (km_model_peek((const uint8 *) VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b),
+						  &shape, &err) != KM_OK)
+			km_raise(&err);
+		storage = palloc_extended(km_model_storage_doubles(&shape) * sizeof(double),
+								  MCXT_ALLOC_HUGE);
+		if (km_model_decode((const uint8 *) VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b),
+							&full, storage, &err) != KM_OK)
+			km_raise(&err);
+		km_classifier_info(&full, &j);	/* classes, solver, probability */
+	}
 	else
 		km_json_num(&j, "train_rmse", m.train_rmse);
 	km_json_int(&j, "size_bytes", (int64) VARSIZE_ANY_EXHDR(b));
