@@ -837,6 +837,12 @@ static const km_field class_fields[] = {
 	{NULL, KM_FIELD_U16, 0, KM_RULE_ZERO, 0},
 };
 
+/* The METRICS section (16 bytes): a classifier's training metrics. */
+static const km_field metrics_fields[] = {
+	{"train_accuracy", KM_FIELD_F64, offsetof(km_model, train_accuracy), KM_RULE_NONNEG, 0},
+	{"train_log_loss", KM_FIELD_F64, offsetof(km_model, train_log_loss), KM_RULE_NONNEG, 0},
+};
+
 #define N_FIELDS(t) ((int) (sizeof(t) / sizeof((t)[0])))
 
 static size_t
@@ -1166,6 +1172,13 @@ probability_bytes(const km_model_shape *s)
 	return 16 * (uint64_t) s->q;
 }
 
+static uint64_t
+metrics_bytes(const km_model_shape *s)
+{
+	(void) s;
+	return fields_size(metrics_fields, N_FIELDS(metrics_fields));
+}
+
 static bool
 always(const km_model_shape *s)
 {
@@ -1295,6 +1308,13 @@ write_probability(uint8_t *p, const km_model *m, const km_model_shape *s)
 	return store_doubles(p, m->prob_B, s->q);
 }
 
+static uint8_t *
+write_metrics(uint8_t *p, const km_model *m, const km_model_shape *s)
+{
+	(void) s;
+	return put_fields(p, metrics_fields, N_FIELDS(metrics_fields), m);
+}
+
 /*
  * The sections of format 2, in tag order: when a model has each, its
  * payload size, its writer.  km_model_size and km_model_encode walk it.
@@ -1319,10 +1339,11 @@ static const section_kind section_kinds[] = {
 	{KM_SECTION_CLASSES, KM_SECTION_REQUIRED, is_classifier, classes_bytes, write_classes},
 	{KM_SECTION_PROBABILITY, KM_SECTION_REQUIRED, has_probability, probability_bytes,
 	write_probability},
+	{KM_SECTION_METRICS, KM_SECTION_REQUIRED, is_classifier, metrics_bytes, write_metrics},
 };
 
 #define N_SECTION_KINDS N_FIELDS(section_kinds)
-#define MAX_KNOWN_TAG KM_SECTION_PROBABILITY
+#define MAX_KNOWN_TAG KM_SECTION_METRICS
 
 /* Tags are 1..MAX_KNOWN_TAG in order: section_kinds[tag - 1]. */
 typedef char section_kinds_in_tag_order[N_SECTION_KINDS == MAX_KNOWN_TAG ? 1 : -1];
@@ -1746,6 +1767,10 @@ classes_v2(const section *found, const km_model_shape *s, km_model *r,
 	size_t		fixed = fields_size(class_fields, N_FIELDS(class_fields));
 	km_status	st;
 
+	if ((found[KM_SECTION_METRICS].payload != NULL) != (cls->payload != NULL))
+		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
+					   cls->payload ? "The model has classes but no metrics section." :
+					   "The model has a metrics section but no classes.");
 	if (cls->payload == NULL)
 	{
 		if (r->task == KM_TASK_CLASSIFICATION)
@@ -1769,6 +1794,12 @@ classes_v2(const section *found, const km_model_shape *s, km_model *r,
 	if ((st = check_labels(p, s->labels_bytes, r->n_classes, err)) != KM_OK)
 		return st;
 	r->labels_bytes = s->labels_bytes;
+	if ((st = get_fields(found[KM_SECTION_METRICS].payload,
+						 found[KM_SECTION_METRICS].length, metrics_fields,
+						 N_FIELDS(metrics_fields), r, "metrics section", err)) != KM_OK)
+		return st;
+	if (r->train_accuracy > 1.0)
+		return bad_field(err, "train_accuracy", r->train_accuracy, "between 0 and 1");
 	if (storage)
 	{
 		uint64_t   *counts = (uint64_t *) (storage + l->counts);
@@ -1923,7 +1954,16 @@ km_model_describe_header(const km_model *m, const km_describer *out)
 	if (m->approximation != KM_APPROX_EXACT)
 		km_model_describe_fields(m, approx_fields, N_FIELDS(approx_fields), out);
 	if (m->n_classes > 0)
+	{
+		const km_method_ops *ops = km_method_get(m->method);
+		const char *hint = NULL;
+
 		km_model_describe_fields(m, class_fields, N_FIELDS(class_fields), out);
+		km_model_describe_fields(m, metrics_fields, 1, out);
+		if (ops && ops->prob_link &&
+			ops->prob_link(m->has_probability, m->multiclass, &hint) != KM_PROB_NONE)
+			km_model_describe_fields(m, metrics_fields + 1, 1, out);
+	}
 }
 
 const char *

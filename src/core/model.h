@@ -64,6 +64,10 @@
  *                                 with q = km_multiclass_outputs(multiclass, k)
  *     9  PROBABILITY    yes       A[q], B[q] (finite): Platt scaling,
  *                                 P = 1 / (1 + exp(A f + B)); classifiers only
+ *    10  METRICS        yes       train_accuracy f64 (0..1), train_log_loss
+ *                                 f64 (>= 0; 0 when the model gives no
+ *                                 probabilities): on the training rows,
+ *                                 after the fit; classifiers only
  *
  * A model without CLASSES is a regression model (task regression, q = 1).
  * An unknown section with the required bit is KM_ERR_VERSION (a newer
@@ -135,6 +139,7 @@
 #define KM_SECTION_RFF			7
 #define KM_SECTION_CLASSES		8
 #define KM_SECTION_PROBABILITY	9
+#define KM_SECTION_METRICS		10
 #define KM_SECTION_REQUIRED		0x1	/* flags: a reader must know the tag */
 #define KM_SECTION_OVERHEAD		16	/* tag, flags, length, CRC */
 
@@ -245,6 +250,8 @@ typedef struct km_model
 	const double *prob_A;		/* q; NULL when !has_probability */
 	const double *prob_B;		/* q */
 	uint32_t	solver;			/* method-specific (the method's fields) */
+	double		train_accuracy;	/* METRICS section (classifiers) */
+	double		train_log_loss; /* 0 when the model gives no probabilities */
 	/* model selection, if any */
 	uint32_t	n_candidates;
 	km_cv		cv;
@@ -328,7 +335,8 @@ void		km_model_describe_fields(const km_model *m, const km_field *fields,
 /*
  * The header fields of m (those its kernel uses), by the header's table,
  * then the scalar fields of its APPROXIMATION and CLASSES sections if it
- * has them.
+ * has them, and a classifier's training metrics (the log-loss only when
+ * the model gives probabilities).
  */
 void		km_model_describe_header(const km_model *m, const km_describer *out);
 

@@ -27,6 +27,7 @@
 #include "model.h"
 #include "options.h"
 #include "pgutil.h"
+#include "predict.h"
 #include "rowset.h"
 #include "solve.h"
 #include "split.h"
@@ -400,6 +401,8 @@ train_classifier(RowSet *rs)
 	m.prob_A = m.has_probability ? prob_A : NULL;
 	m.prob_B = m.has_probability ? prob_B : NULL;
 	m.solver = (uint32) res.solver;
+	m.train_accuracy = res.train_accuracy;
+	m.train_log_loss = isfinite(res.train_log_loss) ? res.train_log_loss : 0.0;
 	m.n_candidates = (uint32) sel.ncand;
 	m.cv = sel.ncand > 0 ? KM_CV_KFOLD : KM_CV_NONE;
 	m.folds = sel.ncand > 0 ? opts.folds : 0;
@@ -448,79 +451,43 @@ km_classifier_info(const km_model *m, KmJson *j)
 /* ---- scoring ---- */
 
 /*
- * A decoded classifier kept for the query (fn_extra), recognized by its
- * bytes.  The decision values of exact models are computed here, one
- * kernel row per output, until the core scorer (score.h) gives all q in
- * one pass.
+ * The scoring state of a call site (fn_extra): predict.c's model cache
+ * (the decoded model, recognized by its TOAST pointer, as a constant, or
+ * by its bytes, and its scorer, which gives all q decision values from
+ * one kernel row), and the probabilities of a row.
  */
 typedef struct ClassCache
 {
-	MemoryContext ctx;
-	bool		valid;
-	bool		toasted;		/* identified by its TOAST pointer */
-	Oid			toastrelid;
-	Oid			valueid;
-	Size		len;
-	uint8	   *bytes;
-	km_model	model;
-	double	   *Xt;
-	double	   *norms;
-	double	   *x;
-	double	   *work;
-	double	   *f;				/* q */
+	ModelCache *mc;
+	uint32		k;				/* classes p and pwork are sized for */
 	double	   *p;				/* k */
 	double	   *pwork;
 } ClassCache;
 
-/*
- * The decoded classifier of the model argument (argument 0): a model read
- * from a table is recognized by its TOAST pointer without fetching it (as
- * predict.c does), any other by its bytes.
- */
-static km_model *
-class_model(FunctionCallInfo fcinfo, const char *fname)
+static ClassCache *
+class_cache(FunctionCallInfo fcinfo)
 {
 	ClassCache *cc = fcinfo->flinfo->fn_extra;
-	struct varlena *raw = (struct varlena *) PG_GETARG_POINTER(0);
-	bytea	   *b;
-	const uint8 *buf;
-	Size		len;
-	km_model_shape shape;
-	double	   *storage;
-	km_error	err;
-	km_model   *m;
-	bool		toasted = VARATT_IS_EXTERNAL_ONDISK(raw);
-	struct varatt_external ptr = {0};
 
 	if (cc == NULL)
 	{
 		cc = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(ClassCache));
-		cc->ctx = AllocSetContextCreate(fcinfo->flinfo->fn_mcxt,
-										"kernel_ml classifier cache",
-										ALLOCSET_DEFAULT_SIZES);
+		cc->mc = km_model_cache_for_call(fcinfo->flinfo);
 		fcinfo->flinfo->fn_extra = cc;
 	}
-	if (toasted)
-	{
-		VARATT_EXTERNAL_GET_POINTER(ptr, raw);
-		if (cc->valid && cc->toasted && cc->toastrelid == ptr.va_toastrelid &&
-			cc->valueid == ptr.va_valueid)
-			return &cc->model;
-	}
-	b = PG_GETARG_BYTEA_PP(0);
-	buf = (const uint8 *) VARDATA_ANY(b);
-	len = VARSIZE_ANY_EXHDR(b);
-	if (!toasted && cc->valid && !cc->toasted && cc->len == len &&
-		memcmp(cc->bytes, buf, len) == 0)
-		return &cc->model;
-	cc->valid = false;
-	MemoryContextReset(cc->ctx);
-	if (km_model_peek(buf, len, &shape, &err) != KM_OK)
-		km_raise(&err);
-	storage = MemoryContextAllocHuge(cc->ctx, km_model_storage_doubles(&shape) * sizeof(double));
-	m = &cc->model;
-	if (km_model_decode(buf, len, m, storage, &err) != KM_OK)
-		km_raise(&err);
+	return cc;
+}
+
+/*
+ * The decoded classifier of the model argument (argument 0), decoded only
+ * when the argument brings another model.
+ */
+static const km_model *
+class_model(FunctionCallInfo fcinfo, const char *fname)
+{
+	ClassCache *cc = class_cache(fcinfo);
+	const km_model *m = km_model_cache_model(cc->mc, PG_GETARG_DATUM(0));
+
 	if (m->task != KM_TASK_CLASSIFICATION || m->n_classes < 2)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
@@ -528,73 +495,31 @@ class_model(FunctionCallInfo fcinfo, const char *fname)
 				 errdetail("The model is a %s model of method \"%s\".",
 						   km_task_name(m->task), km_method_name(m->method)),
 				 errhint("Use kernel_predict for a regression model.")));
-	if (m->approximation != KM_APPROX_EXACT)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("%s cannot score approximate classifiers yet", fname)));
-	cc->Xt = MemoryContextAllocHuge(cc->ctx, (Size) m->n_train * m->n_features * sizeof(double));
-	cc->norms = MemoryContextAllocHuge(cc->ctx, (Size) m->n_train * sizeof(double));
-	cc->x = MemoryContextAlloc(cc->ctx, sizeof(double) * m->n_features);
-	cc->work = MemoryContextAllocHuge(cc->ctx, (Size) m->n_train * sizeof(double));
-	cc->f = MemoryContextAllocHuge(cc->ctx, (Size) m->n_outputs * sizeof(double));
-	cc->p = MemoryContextAlloc(cc->ctx, sizeof(double) * m->n_classes);
-	cc->pwork = MemoryContextAllocHuge(cc->ctx,
-									   km_classify_proba_work_doubles(m->n_classes) * sizeof(double));
-	km_transpose(m->X, m->n_train, (int) m->n_features, cc->Xt);
-	km_row_norms(&m->kernel, m->X, m->n_train, (int) m->n_features, cc->norms);
-	cc->toasted = toasted;
-	cc->toastrelid = ptr.va_toastrelid;
-	cc->valueid = ptr.va_valueid;
-	cc->bytes = toasted ? NULL : MemoryContextAllocHuge(cc->ctx, len);
-	if (!toasted)
-		memcpy(cc->bytes, buf, len);
-	cc->len = len;
-	cc->valid = true;
+	if (m->n_classes > cc->k)
+	{
+		MemoryContext mcxt = fcinfo->flinfo->fn_mcxt;
+
+		cc->p = MemoryContextAlloc(mcxt, sizeof(double) * m->n_classes);
+		cc->pwork = MemoryContextAllocHuge(mcxt,
+										   km_classify_proba_work_doubles(m->n_classes) * sizeof(double));
+		cc->k = m->n_classes;
+	}
 	return m;
 }
 
-/* The q decision values of a feature row, into the cache's f. */
+/* The q decision values of a feature row with m, class_model's result. */
 static const double *
-decision(FunctionCallInfo fcinfo, km_model *m, ArrayType *features)
+decision(FunctionCallInfo fcinfo, const km_model *m, ArrayType *features)
 {
 	ClassCache *cc = fcinfo->flinfo->fn_extra;
-	int			d = (int) m->n_features;
-	int			len = km_array_length(features, "the row");
-	double		xnorm;
 
-	if (len != d)
-		ereport(ERROR,
-				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("wrong number of features for this model"),
-				 errdetail("The model expects %d features, got %d.", d, len)));
-	km_array_copy(features, d, cc->x, "the row");
-	if (km_standardize_row(cc->x, d, m->mean, m->scale, cc->x) >= 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("standardized feature is out of range for type double precision"),
-				 errhint("Check the row for values far outside the range of the training data.")));
-	xnorm = km_vector_norm(&m->kernel, cc->x, d);
-	km_blas_setup_scoring();
-	for (uint32 j = 0; j < m->n_outputs; j++)
-	{
-		double		b = m->intercepts ? m->intercepts[j] : m->intercept;
-
-		cc->f[j] = b + km_kernel_row_dot(&m->kernel, cc->Xt, m->n_train, d,
-										 cc->norms, cc->x, xnorm,
-										 m->alpha + (size_t) j * m->n_train,
-										 cc->work);
-		if (!isfinite(cc->f[j]))
-			ereport(ERROR,
-					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-					 errmsg("decision value is out of range for type double precision"),
-					 errhint("Check the row for values far outside the range of the training data.")));
-	}
-	return cc->f;
+	Assert(km_model_cache_model(cc->mc, PG_GETARG_DATUM(0)) == m);
+	return km_model_cache_decision_array(cc->mc, features);
 }
 
 /* p (k) of a row; an error with the method's hint if the model gives none. */
 static const double *
-probabilities(FunctionCallInfo fcinfo, km_model *m, const double *f)
+probabilities(FunctionCallInfo fcinfo, const km_model *m, const double *f)
 {
 	ClassCache *cc = fcinfo->flinfo->fn_extra;
 	const km_method_ops *ops = km_method_get(m->method);
@@ -619,7 +544,7 @@ probabilities(FunctionCallInfo fcinfo, km_model *m, const double *f)
 Datum
 kernel_predict_class(PG_FUNCTION_ARGS)
 {
-	km_model   *m = class_model(fcinfo, "kernel_predict_class");
+	const km_model *m = class_model(fcinfo, "kernel_predict_class");
 	const double *f = decision(fcinfo, m, PG_GETARG_ARRAYTYPE_P(1));
 	uint32		c = km_classify_decide(m->multiclass, m->n_classes, f);
 
@@ -631,7 +556,7 @@ kernel_predict_class(PG_FUNCTION_ARGS)
 Datum
 kernel_predict_proba(PG_FUNCTION_ARGS)
 {
-	km_model   *m = class_model(fcinfo, "kernel_predict_proba");
+	const km_model *m = class_model(fcinfo, "kernel_predict_proba");
 	const double *p = probabilities(fcinfo, m, decision(fcinfo, m, PG_GETARG_ARRAYTYPE_P(1)));
 	KmJson		j;
 
@@ -645,7 +570,7 @@ kernel_predict_proba(PG_FUNCTION_ARGS)
 Datum
 kernel_predict_proba_label(PG_FUNCTION_ARGS)
 {
-	km_model   *m = class_model(fcinfo, "kernel_predict_proba");
+	const km_model *m = class_model(fcinfo, "kernel_predict_proba");
 	char	   *label = text_to_cstring(PG_GETARG_TEXT_PP(2));
 	int			c = km_classes_find(m->labels, m->labels_bytes, m->n_classes, label);
 	const double *p;

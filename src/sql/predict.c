@@ -34,6 +34,7 @@
 #include "pgutil.h"
 #include "predict.h"
 #include "score.h"
+#include "train.h"
 
 PG_FUNCTION_INFO_V1(kernel_predict);
 PG_FUNCTION_INFO_V1(kernel_eval);
@@ -56,6 +57,8 @@ struct ModelCache
 	double	   *x;				/* one raw feature row */
 	double	   *out;			/* q decision values */
 };
+
+static bool model_arg_is_const(FmgrInfo *flinfo);
 
 /* Decode a detoasted model into the cache's context, replacing the old one. */
 static void
@@ -242,6 +245,27 @@ km_model_cache_predict_row(ModelCache *mc, Datum model, const double *x, int d)
 	return single_output(m, score_loaded(mc, m, x));
 }
 
+const double *
+km_model_cache_decision_array(ModelCache *mc, ArrayType *features)
+{
+	km_model   *m = &mc->model;
+
+	Assert(mc->valid);
+
+	check_feature_count(m, km_array_length(features, "the row"));
+	km_array_copy(features, (int) m->n_features, mc->x, "the row");
+	return score_loaded(mc, m, mc->x);
+}
+
+ModelCache *
+km_model_cache_for_call(FmgrInfo *flinfo)
+{
+	ModelCache *mc = km_model_cache_create(flinfo->fn_mcxt);
+
+	mc->arg_const = model_arg_is_const(flinfo);
+	return mc;
+}
+
 const km_model *
 km_model_cache_model(ModelCache *mc, Datum model)
 {
@@ -274,12 +298,7 @@ Datum
 kernel_predict(PG_FUNCTION_ARGS)
 {
 	if (fcinfo->flinfo->fn_extra == NULL)
-	{
-		ModelCache *mc = km_model_cache_create(fcinfo->flinfo->fn_mcxt);
-
-		mc->arg_const = model_arg_is_const(fcinfo->flinfo);
-		fcinfo->flinfo->fn_extra = mc;
-	}
+		fcinfo->flinfo->fn_extra = km_model_cache_for_call(fcinfo->flinfo);
 	PG_RETURN_FLOAT8(km_model_cache_predict((ModelCache *) fcinfo->flinfo->fn_extra,
 											PG_GETARG_DATUM(0),
 											PG_GETARG_ARRAYTYPE_P(1)));
@@ -375,6 +394,8 @@ describe_selection(KmJson *j, bytea *b)
 	km_error	err;
 	km_model	m;
 	double	   *storage;
+	const km_method_ops *ops;
+	km_score_metric metric;
 
 	if (km_model_peek((const uint8 *) VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b),
 					  &shape, &err) != KM_OK)
@@ -384,11 +405,13 @@ describe_selection(KmJson *j, bytea *b)
 	if (km_model_decode((const uint8 *) VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b),
 						&m, storage, &err) != KM_OK)
 		km_raise(&err);
+	ops = km_method_get(m.method);
+	metric = ops ? ops->score_metric : KM_SCORE_MSE;
 	km_json_begin_object(j, "selection");
 	km_json_str(j, "cv", km_cv_name(m.cv));
 	if (m.cv == KM_CV_KFOLD)
 		km_json_int(j, "folds", m.folds);
-	km_json_str(j, "score", m.cv == KM_CV_GCV ? "gcv" : "mse");
+	km_json_str(j, "score", m.cv == KM_CV_GCV ? "gcv" : km_score_metric_name(metric));
 	km_json_int(j, "best", m.best);
 	km_json_begin_array(j, "candidates");
 	for (uint32_t i = 0; i < m.n_candidates; i++)
@@ -398,7 +421,8 @@ describe_selection(KmJson *j, bytea *b)
 		km_json_begin_object(j, NULL);
 		km_json_num(j, "gamma", k->gamma);
 		km_json_num(j, "lambda", k->lambda);
-		km_json_num(j, "score", k->score);	/* NaN (unsolvable): null */
+		/* NaN (unsolvable): null; accuracy is stored as the loss 1 - accuracy */
+		km_json_num(j, "score", metric == KM_SCORE_ACCURACY ? 1.0 - k->score : k->score);
 		if (m.cv == KM_CV_KFOLD)
 			km_json_num(j, "score_std", k->score_std);
 		km_json_end(j);
@@ -432,7 +456,25 @@ kernel_model_info(PG_FUNCTION_ARGS)
 	km_model_describe_header(&m, &out);
 	km_model_describe_fields(&m, ops->fields, ops->n_fields, &out);
 	km_json_int(&j, "n_train", m.n_train);
-	km_json_num(&j, "train_rmse", m.train_rmse);
+	if (m.task == KM_TASK_CLASSIFICATION)
+	{
+		/* the labels and counts are arrays: decode again, with storage */
+		km_model_shape shape;
+		km_model	full;
+		double	   *storage;
+
+		if (km_model_peek((const uint8 *) VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b),
+						  &shape, &err) != KM_OK)
+			km_raise(&err);
+		storage = palloc_extended(km_model_storage_doubles(&shape) * sizeof(double),
+								  MCXT_ALLOC_HUGE);
+		if (km_model_decode((const uint8 *) VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b),
+							&full, storage, &err) != KM_OK)
+			km_raise(&err);
+		km_classifier_info(&full, &j);	/* classes, solver, probability */
+	}
+	else
+		km_json_num(&j, "train_rmse", m.train_rmse);
 	km_json_int(&j, "size_bytes", (int64) VARSIZE_ANY_EXHDR(b));
 	if (m.n_candidates > 0)
 		describe_selection(&j, b);

@@ -6,6 +6,7 @@
 
 #include "postgres.h"
 
+#include "fmgr.h"
 #include "utils/array.h"
 
 /* A decoded model and its scratch space, kept for one query. */
@@ -13,6 +14,13 @@ typedef struct ModelCache ModelCache;
 
 /* A cache that lives in mcxt (a function's fn_mcxt). */
 ModelCache *km_model_cache_create(MemoryContext mcxt);
+
+/*
+ * A cache for the model argument (argument 0) of a function call: like
+ * km_model_cache_create(flinfo->fn_mcxt), and it knows whether that argument
+ * is a constant of the expression (then the model is decoded once).
+ */
+ModelCache *km_model_cache_for_call(FmgrInfo *flinfo);
 
 /*
  * Score features with the model in the bytea datum; the model is decoded
@@ -38,5 +46,11 @@ const struct km_model *km_model_cache_model(ModelCache *mc, Datum model);
  */
 const double *km_model_cache_decision(ModelCache *mc, Datum model,
 									  const double *x, int d);
+
+/*
+ * The same for a float8[] row (checked: its length, no NaN or infinity),
+ * with the model km_model_cache_model last returned.
+ */
+const double *km_model_cache_decision_array(ModelCache *mc, ArrayType *features);
 
 #endif							/* KM_PREDICT_H */
