@@ -170,7 +170,11 @@ typedef enum km_field_rule
 	KM_RULE_ZERO,				/* reserved: 0, nothing in memory */
 	KM_RULE_TASK,				/* a km_task */
 	KM_RULE_METHOD,				/* a km_method with ops */
-	KM_RULE_KERNEL				/* a km_kernel_type */
+	KM_RULE_KERNEL,				/* a km_kernel_type */
+	KM_RULE_APPROX,				/* a km_approx (approx.h) */
+	KM_RULE_LABEL_TYPE,			/* a km_label_type (model.h) */
+	KM_RULE_MULTICLASS,			/* a km_multiclass (model.h) */
+	KM_RULE_SOLVER				/* a km_solver other than the default */
 } km_field_rule;
 
 typedef struct km_field

@@ -677,14 +677,16 @@ decode_v1(const uint8_t *buf, size_t len, km_model *m,
 static const char *
 enum_name(km_field_rule rule, int v)
 {
-	if (rule == KM_RULE_APPROX)
-		return km_approx_name((km_approx) v);
-	if (rule == KM_RULE_LABEL_TYPE)
-		return km_label_type_name((km_label_type) v);
-	if (rule == KM_RULE_MULTICLASS)
-		return km_multiclass_name((km_multiclass) v);
 	switch (rule)
 	{
+		case KM_RULE_APPROX:
+			return km_approx_name((km_approx) v);
+		case KM_RULE_LABEL_TYPE:
+			return km_label_type_name((km_label_type) v);
+		case KM_RULE_MULTICLASS:
+			return km_multiclass_name((km_multiclass) v);
+		case KM_RULE_SOLVER:
+			return km_solver_name((km_solver) v);
 		case KM_RULE_TASK:
 			return km_task_name((km_task) v);
 		case KM_RULE_METHOD:
@@ -982,14 +984,16 @@ integer_rule_broken(const km_field *f, long long i)
 {
 	if (f->type == KM_FIELD_BOOL && i > 1)
 		return "0 or 1";
-	if (f->rule == KM_RULE_APPROX)
-		return i < KM_APPROX_FIRST || i > KM_APPROX_LAST ? "a known approximation" : NULL;
-	if (f->rule == KM_RULE_LABEL_TYPE)
-		return i < KM_LABEL_FIRST || i > KM_LABEL_LAST ? "a known label type" : NULL;
-	if (f->rule == KM_RULE_MULTICLASS)
-		return i < KM_MULTICLASS_FIRST || i > KM_MULTICLASS_LAST ? "a known multi-class scheme" : NULL;
 	switch (f->rule)
 	{
+		case KM_RULE_APPROX:
+			return i < KM_APPROX_FIRST || i > KM_APPROX_LAST ? "a known approximation" : NULL;
+		case KM_RULE_LABEL_TYPE:
+			return i < KM_LABEL_FIRST || i > KM_LABEL_LAST ? "a known label type" : NULL;
+		case KM_RULE_MULTICLASS:
+			return i < KM_MULTICLASS_FIRST || i > KM_MULTICLASS_LAST ? "a known multi-class scheme" : NULL;
+		case KM_RULE_SOLVER:
+			return i < KM_SOLVER_FIRST || i > KM_SOLVER_LAST ? "a known solver" : NULL;
 		case KM_RULE_ANY:
 		case KM_RULE_FINITE:
 			return NULL;

@@ -188,14 +188,6 @@ const char *km_multiclass_name(km_multiclass mc);
 /* q for k classes under mc; 0 if mc names nothing or k does not fit it. */
 uint32_t	km_multiclass_outputs(km_multiclass mc, uint32_t k);
 
-/*
- * Field rules of the model format's own enumerations (method.h's
- * km_field_rule numbers the others; these continue after them).
- */
-#define KM_RULE_APPROX		((km_field_rule) (KM_RULE_KERNEL + 1))
-#define KM_RULE_LABEL_TYPE	((km_field_rule) (KM_RULE_KERNEL + 2))
-#define KM_RULE_MULTICLASS	((km_field_rule) (KM_RULE_KERNEL + 3))
-
 typedef struct km_model
 {
 	uint16_t	format_version;
@@ -249,7 +241,7 @@ typedef struct km_model
 	bool		has_probability;	/* PROBABILITY section: Platt A, B */
 	const double *prob_A;		/* q; NULL when !has_probability */
 	const double *prob_B;		/* q */
-	uint32_t	solver;			/* method-specific (the method's fields) */
+	km_solver	solver;			/* classifiers: the solver used (their METHOD fields) */
 	double		train_accuracy;	/* METRICS section (classifiers) */
 	double		train_log_loss; /* 0 when the model gives no probabilities */
 	/* model selection, if any */

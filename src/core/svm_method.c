@@ -133,6 +133,7 @@ svm_store_classes(const km_fit_params *p, const km_class_fit_result *res,
 }
 
 static const km_field svm_fields[] = {
+	{"solver", KM_FIELD_ENUM, offsetof(km_model, solver), KM_RULE_SOLVER, 0},
 	{"lambda", KM_FIELD_F64, offsetof(km_model, lambda), KM_RULE_POSITIVE, 0},
 	{"tol", KM_FIELD_F64, offsetof(km_model, tol), KM_RULE_NONNEG, 0},
 	{"max_iter", KM_FIELD_I32, offsetof(km_model, max_iter), KM_RULE_NONNEG, 0},

@@ -443,7 +443,6 @@ km_classifier_info(const km_model *m, KmJson *j)
 		km_json_int(j, km_classes_label(m->labels, m->labels_bytes, m->n_classes, c),
 					m->class_counts ? (int64) m->class_counts[c] : -1);
 	km_json_end(j);
-	km_json_str(j, "solver", km_solver_name((km_solver) m->solver));
 	km_json_bool(j, "probability", m->has_probability ||
 				 m->method == KM_METHOD_LOGISTIC);
 }

@@ -168,6 +168,7 @@ make3(t3 *t, shape3 shape, km_method method)
 			t->counts[i] = 10 + i;
 		t->m.labels = t->labels;
 		t->m.class_counts = t->counts;
+		t->m.solver = KM_SOLVER_SMO;
 	}
 }
 
