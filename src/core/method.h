@@ -386,6 +386,25 @@ km_status	km_classify_select(const km_fit_params *base, const double *gammas,
 /* The solver a method uses for p->solver (its default for KM_SOLVER_DEFAULT). */
 km_solver	km_method_solver(const km_method_ops *ops, km_solver solver);
 
+/*
+ * Shared by the classification methods (methods.c): the regression
+ * entries that refuse a numeric target, the store of their settings and
+ * results, and the fields of their METHOD section.
+ */
+size_t		km_classifier_no_workspace(size_t n);
+km_status	km_classifier_no_fit(const km_fit_params *p, const double *X, size_t n,
+								 int d, const double *y, double *alpha, double *K,
+								 const double *norms, double *work,
+								 km_fit_result *res, km_error *err,
+								 km_interrupt_fn interrupt);
+void		km_classifier_no_store(const km_fit_params *p, const km_fit_result *res,
+								   struct km_model *m);
+void		km_classifier_store(const km_fit_params *p, const km_class_fit_result *res,
+								struct km_model *m);
+
+#define KM_CLASSIFIER_N_FIELDS 6
+extern const km_field km_classifier_fields[KM_CLASSIFIER_N_FIELDS];
+
 /* The registered methods. */
 extern const km_method_ops km_ridge_ops;
 extern const km_method_ops km_lms_ops;

@@ -531,3 +531,55 @@ km_classify_select(const km_fit_params *base, const double *gammas,
 					   n_gammas * n_lambdas);
 	return KM_OK;
 }
+
+/*
+ * What the classification methods share: they fit class labels through
+ * fit_classes, so their regression entries refuse a numeric target, and
+ * they keep the same fields in their METHOD section.
+ */
+size_t
+km_classifier_no_workspace(size_t n)
+{
+	return 0;
+}
+
+km_status
+km_classifier_no_fit(const km_fit_params *p, const double *X, size_t n, int d,
+					 const double *y, double *alpha, double *K,
+					 const double *norms, double *work, km_fit_result *res,
+					 km_error *err, km_interrupt_fn interrupt)
+{
+	const char *name = km_method_name(p->method);
+
+	return km_fail(err, KM_ERR_INVALID, "method \"%s\" classifies",
+				   "Method \"%s\" fits class labels, not a numeric target.", name);
+}
+
+void
+km_classifier_no_store(const km_fit_params *p, const km_fit_result *res,
+					   struct km_model *m)
+{
+}
+
+void
+km_classifier_store(const km_fit_params *p, const km_class_fit_result *res,
+					struct km_model *m)
+{
+	m->lambda = p->lambda;
+	m->jitter = 0.0;
+	m->tol = p->tol;
+	m->max_iter = p->max_iter;
+	m->iterations = res->iterations;
+	m->converged = res->converged;
+	m->learning_rate = 0.0;
+	m->final_change = 0.0;
+}
+
+const km_field km_classifier_fields[KM_CLASSIFIER_N_FIELDS] = {
+	{"solver", KM_FIELD_ENUM, offsetof(km_model, solver), KM_RULE_SOLVER, 0},
+	{"lambda", KM_FIELD_F64, offsetof(km_model, lambda), KM_RULE_POSITIVE, 0},
+	{"tol", KM_FIELD_F64, offsetof(km_model, tol), KM_RULE_NONNEG, 0},
+	{"max_iter", KM_FIELD_I32, offsetof(km_model, max_iter), KM_RULE_NONNEG, 0},
+	{"iterations", KM_FIELD_I32, offsetof(km_model, iterations), KM_RULE_NONNEG, 0},
+	{"converged", KM_FIELD_BOOL, offsetof(km_model, converged), KM_RULE_ANY, 0},
+};

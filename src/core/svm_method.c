@@ -97,50 +97,6 @@ svm_hint(km_status status)
 						  "Raise \"tol\" or \"max_iter\", or raise lambda.");
 }
 
-static size_t
-no_regression_workspace(size_t n)
-{
-	return 0;
-}
-
-static km_status
-no_regression_fit(const km_fit_params *p, const double *X, size_t n, int d,
-				  const double *y, double *alpha, double *K,
-				  const double *norms, double *work, km_fit_result *res,
-				  km_error *err, km_interrupt_fn interrupt)
-{
-	return km_fail(err, KM_ERR_INVALID, "method \"svm\" classifies",
-				   "Method \"svm\" fits class labels, not a numeric target.");
-}
-
-static void
-no_regression_store(const km_fit_params *p, const km_fit_result *res, km_model *m)
-{
-}
-
-static void
-svm_store_classes(const km_fit_params *p, const km_class_fit_result *res,
-				  km_model *m)
-{
-	m->lambda = p->lambda;
-	m->jitter = 0.0;
-	m->tol = p->tol;
-	m->max_iter = p->max_iter;
-	m->iterations = res->iterations;
-	m->converged = res->converged;
-	m->learning_rate = 0.0;
-	m->final_change = 0.0;
-}
-
-static const km_field svm_fields[] = {
-	{"solver", KM_FIELD_ENUM, offsetof(km_model, solver), KM_RULE_SOLVER, 0},
-	{"lambda", KM_FIELD_F64, offsetof(km_model, lambda), KM_RULE_POSITIVE, 0},
-	{"tol", KM_FIELD_F64, offsetof(km_model, tol), KM_RULE_NONNEG, 0},
-	{"max_iter", KM_FIELD_I32, offsetof(km_model, max_iter), KM_RULE_NONNEG, 0},
-	{"iterations", KM_FIELD_I32, offsetof(km_model, iterations), KM_RULE_NONNEG, 0},
-	{"converged", KM_FIELD_BOOL, offsetof(km_model, converged), KM_RULE_ANY, 0},
-};
-
 const km_method_ops km_svm_ops = {
 	.id = KM_METHOD_SVM,
 	.name = "svm",
@@ -152,11 +108,11 @@ const km_method_ops km_svm_ops = {
 	.routes = KM_ROUTE(KM_CV_KFOLD),
 	.default_route = KM_CV_KFOLD,
 	.default_folds = 5,
-	.workspace_doubles = no_regression_workspace,
-	.fit = no_regression_fit,
-	.store = no_regression_store,
-	.fields = svm_fields,
-	.n_fields = sizeof(svm_fields) / sizeof(svm_fields[0]),
+	.workspace_doubles = km_classifier_no_workspace,
+	.fit = km_classifier_no_fit,
+	.store = km_classifier_no_store,
+	.fields = km_classifier_fields,
+	.n_fields = KM_CLASSIFIER_N_FIELDS,
 	.hint = svm_hint,
 	.score_metric = KM_SCORE_ACCURACY,
 	.default_solver = KM_SOLVER_SMO,
@@ -166,5 +122,5 @@ const km_method_ops km_svm_ops = {
 	.class_workspace_doubles = svm_class_workspace_doubles,
 	.fit_classes = svm_fit_classes,
 	.prob_link = svm_prob_link,
-	.store_classes = svm_store_classes,
+	.store_classes = km_classifier_store,
 };
