@@ -25,6 +25,8 @@
 #include "utils/lsyscache.h"
 #include "utils/plancache.h"
 
+#include "model.h"
+
 #include "catalog_query.h"
 
 /* The query without trailing semicolons and blanks, for a subquery. */
@@ -72,8 +74,26 @@ catalog_search_path(void)
 	return buf.data;
 }
 
-/* The query's result columns must convert to (float8[], float8). */
-static void
+/*
+ * Whether the second column holds text labels: a type of the string
+ * category (text, varchar, char, name, ...).  Any other type must convert
+ * to float8, a regression target (or labels for a classification method).
+ */
+static bool
+label_column_is_text(Oid type)
+{
+	char		category;
+	bool		preferred;
+
+	get_type_category_preferred(getBaseType(type), &category, &preferred);
+	return category == TYPCATEGORY_STRING;
+}
+
+/*
+ * The query's result columns must convert to (float8[], float8), or the
+ * second be text; returns whether it is text.
+ */
+static bool
 check_query_columns(TupleDesc desc)
 {
 	Oid			want[2] = {FLOAT8ARRAYOID, FLOAT8OID};
@@ -96,24 +116,32 @@ check_query_columns(TupleDesc desc)
 	{
 		Oid			got = TupleDescAttr(desc, i)->atttypid;
 
+		if (i == 1 && label_column_is_text(got))
+			return true;
 		if (!can_coerce_type(1, &got, &want[i], COERCION_ASSIGNMENT))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
 					 errmsg("training query column %d has type %s", i + 1,
 							format_type_be(got)),
-					 errdetail("The %s column must be of a type that converts to %s.",
-							   i == 0 ? "first (features)" : "second (target)",
+					 i == 0 ?
+					 errdetail("The first (features) column must be of a type that converts to %s.",
+							   format_type_be(want[i])) :
+					 errdetail("The second (target) column must be of a string type (labels) or a type that converts to %s.",
 							   format_type_be(want[i])),
-					 errhint("Give a query that yields (features float8[], target float8).")));
+					 i == 0 ?
+					 errhint("Give a query that yields (features float8[], target float8).") :
+					 errhint("Give a query that yields (features float8[], target float8) or (features float8[], label text).")));
 	}
+	return false;
 }
 
-/* Plan body as a single statement and check its columns. */
-static void
+/* Plan body as a single statement and check its columns; whether labels are text. */
+static bool
 check_query(const char *body)
 {
 	SPIPlanPtr	plan = SPI_prepare(body, 0, NULL);
 	List	   *sources;
+	bool		text_label;
 
 	if (plan == NULL)
 		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
@@ -123,25 +151,32 @@ check_query(const char *body)
 				(errcode(ERRCODE_SYNTAX_ERROR),
 				 errmsg("training query must be a single statement"),
 				 errdetail("The query has %d statements.", list_length(sources))));
-	check_query_columns(((CachedPlanSource *) linitial(sources))->resultDesc);
+	text_label = check_query_columns(((CachedPlanSource *) linitial(sources))->resultDesc);
 	SPI_freeplan(plan);
+	return text_label;
 }
 
-/* Run body (checked) cast to (float8[], float8), its rows into a new RowSet. */
+/*
+ * Run body (checked) cast to (float8[], float8), or (float8[], text) for
+ * text labels, its rows into a new RowSet.
+ */
 static RowSet *
-fetch_rows(const char *body, MemoryContext ctx)
+fetch_rows(const char *body, bool text_label, MemoryContext ctx)
 {
 	SPIPlanPtr	plan;
 	Portal		portal;
 	RowSet	   *rs;
 
-	plan = SPI_prepare(psprintf("SELECT q.f::pg_catalog.float8[], q.t::pg_catalog.float8 "
-								"FROM (\n%s\n) AS q (f, t)", body), 0, NULL);
+	plan = SPI_prepare(psprintf("SELECT q.f::pg_catalog.float8[], q.t::pg_catalog.%s "
+								"FROM (\n%s\n) AS q (f, t)",
+								text_label ? "text" : "float8", body), 0, NULL);
 	if (plan == NULL)
 		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
 	portal = SPI_cursor_open(NULL, plan, NULL, NULL, false);
 
 	rs = rowset_create(ctx, true);
+	if (text_label)
+		rs->label_type = KM_LABEL_TEXT;
 	for (;;)
 	{
 		SPI_cursor_fetch(portal, true, 1000);
@@ -158,6 +193,9 @@ fetch_rows(const char *body, MemoryContext ctx)
 			rs->seen++;
 			if (fnull || tnull)
 				rs->skipped++;
+			else if (text_label)
+				rowset_add_label(rs, DatumGetArrayTypeP(f), DatumGetTextPP(t),
+								 "kernel_model_train");
 			else
 				rowset_add(rs, DatumGetArrayTypeP(f), DatumGetFloat8(t),
 						   "kernel_model_train");
@@ -185,6 +223,7 @@ catalog_collect_rows(const char *query, Oid run_as, const char *search_path,
 	int			save_sec_context;
 	int			guc_level;
 	RowSet	   *rs;
+	bool		text_label;
 	char	   *body = query_body(query);
 	char	   *path = search_path[0] != '\0' ?
 		psprintf("%s, pg_temp", search_path) : pstrdup("pg_temp");
@@ -194,8 +233,8 @@ catalog_collect_rows(const char *query, Oid run_as, const char *search_path,
 	guc_level = NewGUCNestLevel();
 	(void) set_config_option("search_path", path, PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
-	check_query(body);
-	rs = fetch_rows(body, ctx);
+	text_label = check_query(body);
+	rs = fetch_rows(body, text_label, ctx);
 	AtEOXact_GUC(false, guc_level);
 	SetUserIdAndSecContext(save_userid, save_sec_context);
 	return rs;

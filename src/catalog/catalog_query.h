@@ -17,7 +17,8 @@ char	   *catalog_search_path(void);
 
 /*
  * Check that query is one statement returning (float8[], float8) or types
- * that convert to them, run it as run_as with search_path, and collect its
+ * that convert to them, or a second column of a string type (text labels:
+ * rs->label_type KM_LABEL_TEXT), run it as run_as with search_path, and collect its
  * rows into a RowSet in ctx.  SPI connected.
  */
 RowSet	   *catalog_collect_rows(const char *query, Oid run_as,

@@ -18,11 +18,15 @@
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "common/hashfn.h"
 #include "utils/builtins.h"
+#include "utils/float.h"
 #include "utils/memutils.h"
 #include "utils/syscache.h"
 
+#include "classify.h"
 #include "json.h"
+#include "method.h"
 #include "metrics.h"
 #include "model.h"
 #include "options.h"
@@ -34,18 +38,40 @@
 #include "catalog_query.h"
 #include "catalog_train.h"
 
+/*
+ * Classification scores of a model on some rows: the counts of
+ * km_class_metrics over the model's classes, log-loss when the model gives
+ * probabilities, AUC for two classes.
+ */
+typedef struct ClassScores
+{
+	bool		classifier;		/* the model is a classifier */
+	uint32		k;
+	const char *labels;			/* the model's k labels, in class order */
+	uint32		labels_bytes;
+	bool		proba;			/* the model gives probabilities */
+	km_class_metrics cm;		/* its confusion in the caller's context */
+	double		auc;			/* binary: of p(classes[1]), else of f; NaN otherwise */
+	int64		unknown;		/* rows whose label is not a class of the model */
+} ClassScores;
+
 /* One named training: its rows, the split, the model kept and its scores. */
 typedef struct NamedRun
 {
 	km_options	opts;
 	bool		refit;			/* refitted on every row after scoring */
+	bool		classify;		/* a classification method */
+	Jsonb	   *optjson;		/* the options without "refit" */
 	RowSet	   *rs;
+	const char **row_label;		/* classify: each row's label as text */
 	int64	   *order;			/* held-out rows first, then training rows */
 	int64		ntest;
 	int64		ntrain;
 	bytea	   *model;			/* the model to store */
 	km_metrics	train_scores;	/* of the model fitted on the training rows */
 	km_metrics	test_scores;	/* of the same, on the held-out rows */
+	ClassScores train_class;	/* classify: the same as classification scores */
+	ClassScores test_class;
 } NamedRun;
 
 /* Whether the new version is deployed, and why. */
@@ -55,6 +81,8 @@ typedef struct Decision
 	const char *reason;
 	Deployed	prev;			/* the deployed version before this one */
 	km_metrics	prev_scores;	/* its scores on the held-out rows, if compared */
+	ClassScores prev_class;		/* classify: the same */
+	const char *criterion;		/* classify: "log_loss" or "accuracy", if compared */
 } Decision;
 
 /*
@@ -79,6 +107,54 @@ split_rows(const RowSet *rs, int64 seed, double fraction, int64 *order)
 }
 
 /*
+ * The stratified split of a classifier's rows: ranked by a hash of the
+ * features and the label (text: a hash of its bytes, which does not
+ * depend on the other labels; float8: its value), then within each class
+ * the first floor(fraction * n_c) ranks held out (split.c).
+ */
+static int64
+split_rows_stratified(const RowSet *rs, int64 seed, double fraction,
+					  int64 *order)
+{
+	int64	   *ranked = palloc_extended(mul_size(rs->n, sizeof(int64)), MCXT_ALLOC_HUGE);
+	double	   *key = palloc_extended(mul_size(Max(1, rs->n), sizeof(double)), MCXT_ALLOC_HUGE);
+	double	   *stratum = palloc_extended(mul_size(Max(1, rs->n), sizeof(double)), MCXT_ALLOC_HUGE);
+	int64		ntest;
+
+	for (int64 i = 0; i < rs->n; i++)
+	{
+		if (rs->label_type == KM_LABEL_TEXT)
+		{
+			const char *l = rs->dict + rs->dict_off[rs->label_id[i]];
+
+			key[i] = (double) hash_bytes((const unsigned char *) l, (int) strlen(l));
+			stratum[i] = (double) rs->label_id[i];
+		}
+		else
+			key[i] = stratum[i] = rs->y[i] == 0.0 ? 0.0 : rs->y[i];
+	}
+	km_rank_rows(rs->X, key, rs->n, rs->d, seed, ranked);
+	ntest = km_holdout_stratified(ranked, stratum, rs->n, fraction, order);
+	pfree(ranked);
+	pfree(key);
+	pfree(stratum);
+	return ntest;
+}
+
+/* Each row's label as text (float8 labels as the model stores them). */
+static const char **
+row_labels(const RowSet *rs)
+{
+	const char **out = palloc_extended(mul_size(Max(1, rs->n), sizeof(char *)), MCXT_ALLOC_HUGE);
+
+	for (int64 i = 0; i < rs->n; i++)
+		out[i] = rs->label_type == KM_LABEL_TEXT ?
+			rs->dict + rs->dict_off[rs->label_id[i]] :
+			float8out_internal(rs->y[i] == 0.0 ? 0.0 : rs->y[i]);
+	return out;
+}
+
+/*
  * Train on the given rows, in this order, with opts: the training code of
  * the kernel_train aggregate, called directly, so the model is the one
  * kernel_train gives on exactly these rows.  The result is copied into ctx.
@@ -100,17 +176,50 @@ train_rows(const RowSet *rs, const int64 *rows, int64 count,
 	sub.has_target = true;
 	sub.X = palloc_extended(mul_size((Size) count, mul_size((Size) d, sizeof(double))),
 							MCXT_ALLOC_HUGE);
-	sub.y = palloc_extended(mul_size((Size) count, sizeof(double)), MCXT_ALLOC_HUGE);
+	if (rs->label_type == KM_LABEL_TEXT)
+	{
+		/* the labels' dictionary is shared; every label must have rows here */
+		int64	   *count_of = palloc0(sizeof(int64) * Max(1, rs->n_dict));
+
+		sub.label_type = KM_LABEL_TEXT;
+		sub.dict = rs->dict;
+		sub.dict_bytes = rs->dict_bytes;
+		sub.dict_off = rs->dict_off;
+		sub.n_dict = rs->n_dict;
+		sub.label_id = palloc_extended(mul_size((Size) Max(1, count), sizeof(uint32)),
+									   MCXT_ALLOC_HUGE);
+		for (int64 i = 0; i < count; i++)
+		{
+			sub.label_id[i] = rs->label_id[rows[i]];
+			count_of[sub.label_id[i]]++;
+		}
+		for (uint32 id = 0; id < rs->n_dict; id++)
+			if (count_of[id] == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("no training rows left for label \"%s\"",
+								rs->dict + rs->dict_off[id]),
+						 errdetail("The hold-out split (test_fraction %g) took every row of the label.",
+								   opts->test_fraction),
+						 errhint("Lower \"test_fraction\".")));
+		pfree(count_of);
+	}
+	else
+		sub.y = palloc_extended(mul_size((Size) count, sizeof(double)), MCXT_ALLOC_HUGE);
 	for (int64 i = 0; i < count; i++)
 	{
 		memcpy(sub.X + (Size) i * d, rs->X + (Size) rows[i] * d, sizeof(double) * d);
-		sub.y[i] = rs->y[rows[i]];
+		if (sub.y != NULL)
+			sub.y[i] = rs->y[rows[i]];
 	}
 	old = MemoryContextSwitchTo(ctx);
 	model = km_train_rowset(&sub);
 	MemoryContextSwitchTo(old);
 	pfree(sub.X);
-	pfree(sub.y);
+	if (sub.y != NULL)
+		pfree(sub.y);
+	if (sub.label_id != NULL)
+		pfree(sub.label_id);
 	return model;
 }
 
@@ -138,6 +247,132 @@ score_rows(Datum model, const RowSet *rs, const int64 *rows, int64 count,
 	}
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(tmp);
+}
+
+/*
+ * The classification scores of a model on the given rows of a classifier's
+ * run; out->classifier false (and nothing else) for a regression model.
+ * The confusion matrix and labels are allocated in the caller's context.
+ */
+static void
+score_class_rows(Datum model, const NamedRun *run, const int64 *rows,
+				 int64 count, ClassScores *out)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext tmp = AllocSetContextCreate(caller, "kernel_ml scoring",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(tmp);
+	ModelCache *mc = km_model_cache_create(tmp);
+	const km_model *m = km_model_cache_model(mc, model);
+	const RowSet *rs = run->rs;
+	int			d = rs->d;
+	const km_method_ops *ops;
+	km_prob_link link = KM_PROB_NONE;
+	const char *hint = NULL;
+	double	   *p;
+	double	   *pwork;
+	double	   *scores;
+	bool	   *positive;
+	size_t		nb = 0;
+	km_error	err;
+
+	memset(out, 0, sizeof(*out));
+	out->auc = get_float8_nan();
+	if (m->task != KM_TASK_CLASSIFICATION || m->n_classes < 2)
+	{
+		MemoryContextSwitchTo(old);
+		MemoryContextDelete(tmp);
+		return;
+	}
+	out->classifier = true;
+	out->k = m->n_classes;
+	out->labels = MemoryContextAlloc(caller, m->labels_bytes);
+	memcpy((char *) out->labels, m->labels, m->labels_bytes);
+	out->labels_bytes = m->labels_bytes;
+	ops = km_method_get(m->method);
+	if (ops != NULL && ops->prob_link != NULL)
+		link = ops->prob_link(m->has_probability, m->multiclass, &hint);
+	out->proba = link != KM_PROB_NONE;
+	km_class_metrics_init(&out->cm, out->k,
+						  MemoryContextAllocZero(caller, sizeof(uint64) * out->k * out->k));
+	p = palloc(sizeof(double) * out->k);
+	pwork = palloc(sizeof(double) * Max(1, km_classify_proba_work_doubles(out->k)));
+	scores = palloc_extended(mul_size(Max(1, count), sizeof(double)), MCXT_ALLOC_HUGE);
+	positive = palloc_extended(Max(1, count), MCXT_ALLOC_HUGE);
+
+	for (int64 i = 0; i < count; i++)
+	{
+		int64		row = rows[i];
+		int			truth = km_classes_find(out->labels, out->labels_bytes, out->k,
+											run->row_label[row]);
+		const double *f;
+		uint32		pred;
+
+		if (truth < 0)
+		{
+			out->unknown++;
+			continue;
+		}
+		f = km_model_cache_decision(mc, model, rs->X + (Size) row * d, d);
+		pred = km_classify_decide(m->multiclass, out->k, f);
+		if (out->proba &&
+			km_classify_proba(link, m->multiclass, out->k, f, m->prob_A,
+							  m->prob_B, p, pwork, &err) != KM_OK)
+			km_raise(&err);
+		km_class_metrics_add(&out->cm, (uint32) truth, pred, out->proba ? p : NULL);
+		if (out->k == 2)
+		{
+			scores[nb] = out->proba ? p[1] : f[0];
+			positive[nb] = truth == 1;
+			nb++;
+		}
+		if ((i & 1023) == 1023)
+			CHECK_FOR_INTERRUPTS();
+	}
+	if (out->k == 2 && nb > 0)
+	{
+		void	   *work = palloc_extended(Max(1, km_auc_work_bytes(nb)), MCXT_ALLOC_HUGE);
+
+		out->auc = km_auc(scores, positive, nb, work);
+	}
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(tmp);
+}
+
+/* Classification scores as a json object, or null when there were no rows. */
+static void
+json_class_scores(KmJson *j, const char *key, const ClassScores *s)
+{
+	if (!s->classifier || s->cm.n == 0)
+	{
+		km_json_null(j, key);
+		return;
+	}
+	km_json_begin_object(j, key);
+	km_json_num(j, "accuracy", km_class_metrics_accuracy(&s->cm));
+	km_json_num(j, "balanced_accuracy", km_class_metrics_balanced_accuracy(&s->cm));
+	if (s->proba)
+		km_json_num(j, "log_loss", km_class_metrics_log_loss(&s->cm));
+	else
+		km_json_null(j, "log_loss");
+	if (s->k == 2)
+		km_json_num(j, "auc", s->auc);
+	km_json_begin_object(j, "confusion");
+	km_json_begin_array(j, "labels");
+	for (uint32 c = 0; c < s->k; c++)
+		km_json_str(j, NULL, km_classes_label(s->labels, s->labels_bytes, s->k, c));
+	km_json_end(j);
+	km_json_begin_array(j, "matrix");
+	for (uint32 t = 0; t < s->k; t++)
+	{
+		km_json_begin_array(j, NULL);
+		for (uint32 c = 0; c < s->k; c++)
+			km_json_int(j, NULL, (int64) s->cm.confusion[(Size) t * s->k + c]);
+		km_json_end(j);
+	}
+	km_json_end(j);
+	km_json_end(j);
+	km_json_end(j);
 }
 
 /* Scores as a json object, or null when there were no rows. */
@@ -190,14 +425,34 @@ fit_and_score(NamedRun *run, MemoryContext work)
 
 	run->order = MemoryContextAllocExtended(work, mul_size(rs->n, sizeof(int64)),
 											MCXT_ALLOC_HUGE);
-	run->ntest = split_rows(rs, run->opts.seed, run->opts.test_fraction, run->order);
+	if (run->classify)
+		run->ntest = split_rows_stratified(rs, run->opts.seed, run->opts.test_fraction,
+										   run->order);
+	else
+		run->ntest = split_rows(rs, run->opts.seed, run->opts.test_fraction, run->order);
 	run->ntrain = rs->n - run->ntest;
 
 	split_model = train_rows(rs, run->order + run->ntest, run->ntrain, &run->opts, work);
-	score_rows(PointerGetDatum(split_model), rs, run->order + run->ntest, run->ntrain,
-			   &run->train_scores);
-	score_rows(PointerGetDatum(split_model), rs, run->order, run->ntest,
-			   &run->test_scores);
+	km_metrics_init(&run->train_scores);
+	km_metrics_init(&run->test_scores);
+	if (run->classify)
+	{
+		MemoryContext old = MemoryContextSwitchTo(work);
+
+		run->row_label = row_labels(rs);
+		score_class_rows(PointerGetDatum(split_model), run, run->order + run->ntest,
+						 run->ntrain, &run->train_class);
+		score_class_rows(PointerGetDatum(split_model), run, run->order, run->ntest,
+						 &run->test_class);
+		MemoryContextSwitchTo(old);
+	}
+	else
+	{
+		score_rows(PointerGetDatum(split_model), rs, run->order + run->ntest, run->ntrain,
+				   &run->train_scores);
+		score_rows(PointerGetDatum(split_model), rs, run->order, run->ntest,
+				   &run->test_scores);
+	}
 	run->model = split_model;
 	if (run->refit && run->ntest > 0)
 	{
@@ -228,6 +483,20 @@ version_owner(const Catalog *cat, const char *name)
 	return owner;
 }
 
+/* Whether a stored model is a classifier. */
+static bool
+model_is_classifier(Datum model)
+{
+	bytea	   *pm = (bytea *) pg_detoast_datum((struct varlena *) DatumGetPointer(model));
+	km_model_shape shape;
+	km_error	err;
+
+	if (km_model_peek((const uint8 *) VARDATA_ANY(pm), VARSIZE_ANY_EXHDR(pm),
+					  &shape, &err) != KM_OK)
+		km_raise(&err);
+	return shape.n_classes > 0;
+}
+
 /* The number of features of a stored model. */
 static int
 model_features(Datum model)
@@ -243,8 +512,46 @@ model_features(Datum model)
 }
 
 /*
+ * "if_better" between two classifiers on the same held-out rows: log-loss
+ * (lower wins) when both give probabilities, else accuracy (higher wins);
+ * a tie keeps the deployed version.  A deployed version that does not know
+ * one of the held-out labels cannot be scored on them: the new one is
+ * deployed.
+ */
+static void
+decide_if_better_class(const NamedRun *run, Decision *d)
+{
+	const ClassScores *now = &run->test_class;
+	const ClassScores *prev = &d->prev_class;
+
+	score_class_rows(d->prev.model, run, run->order, run->ntest, &d->prev_class);
+	if (prev->unknown > 0)
+	{
+		d->deploy = true;
+		d->reason = "the deployed version does not know every held-out label";
+	}
+	else if (now->proba && prev->proba)
+	{
+		d->criterion = "log_loss";
+		d->deploy = km_class_metrics_log_loss(&now->cm) < km_class_metrics_log_loss(&prev->cm);
+		d->reason = d->deploy ? "lower hold-out log-loss than the deployed version" :
+			"hold-out log-loss not lower than the deployed version's";
+	}
+	else
+	{
+		d->criterion = "accuracy";
+		d->deploy = km_class_metrics_accuracy(&now->cm) > km_class_metrics_accuracy(&prev->cm);
+		d->reason = d->deploy ? "higher hold-out accuracy than the deployed version" :
+			"hold-out accuracy not higher than the deployed version's";
+	}
+}
+
+/*
  * The "if_better" policy: deploy unless a deployed version of the same
- * shape scores a hold-out RMSE at least as low on the same held-out rows.
+ * shape scores a hold-out RMSE at least as low on the same held-out rows
+ * (classifiers: decide_if_better_class).  A change of task (regression to
+ * classification or back) is never compared: it deploys only with
+ * "always".
  */
 static void
 decide_if_better(const NamedRun *run, Decision *d)
@@ -259,11 +566,20 @@ decide_if_better(const NamedRun *run, Decision *d)
 		d->deploy = true;
 		d->reason = "the deployed version takes a different number of features";
 	}
+	else if (model_is_classifier(d->prev.model) != run->classify)
+	{
+		d->deploy = false;
+		d->reason = run->classify ?
+			"the deployed version is a regression model: a change of task deploys only with \"always\"" :
+			"the deployed version is a classifier: a change of task deploys only with \"always\"";
+	}
 	else if (run->ntest == 0)
 	{
 		d->deploy = false;
 		d->reason = "no hold-out rows to compare on";
 	}
+	else if (run->classify)
+		decide_if_better_class(run, d);
 	else
 	{
 		score_rows(d->prev.model, run->rs, run->order, run->ntest, &d->prev_scores);
@@ -280,6 +596,8 @@ decide_deployment(const Catalog *cat, const char *name, const NamedRun *run,
 {
 	catalog_lookup_deployed(cat, name, false, work, &d->prev);
 	km_metrics_init(&d->prev_scores);
+	memset(&d->prev_class, 0, sizeof(d->prev_class));
+	d->criterion = NULL;
 	switch (run->opts.deploy)
 	{
 		case KM_DEPLOY_ALWAYS:
@@ -310,8 +628,18 @@ metrics_json(const NamedRun *run, const Decision *d)
 	km_json_num(&j, "test_fraction", run->opts.test_fraction);
 	km_json_int(&j, "seed", run->opts.seed);
 	km_json_bool(&j, "refit", run->refit && run->ntest > 0);
-	json_scores(&j, "train", &run->train_scores);
-	json_scores(&j, "holdout", &run->test_scores);
+	km_json_str(&j, "task", run->classify ? "classification" : "regression");
+	if (run->classify)
+	{
+		km_json_bool(&j, "stratified", true);
+		json_class_scores(&j, "train", &run->train_class);
+		json_class_scores(&j, "holdout", &run->test_class);
+	}
+	else
+	{
+		json_scores(&j, "train", &run->train_scores);
+		json_scores(&j, "holdout", &run->test_scores);
+	}
 	km_json_begin_object(&j, "deploy");
 	km_json_str(&j, "policy", km_deploy_name(run->opts.deploy));
 	km_json_bool(&j, "deployed", d->deploy);
@@ -320,8 +648,25 @@ metrics_json(const NamedRun *run, const Decision *d)
 		km_json_int(&j, "previous_version", d->prev.version);
 	else
 		km_json_null(&j, "previous_version");
-	km_json_num(&j, "previous_holdout_rmse", km_metrics_rmse(&d->prev_scores));
-	km_json_num(&j, "new_holdout_rmse", km_metrics_rmse(&run->test_scores));
+	if (!run->classify)
+	{
+		km_json_num(&j, "previous_holdout_rmse", km_metrics_rmse(&d->prev_scores));
+		km_json_num(&j, "new_holdout_rmse", km_metrics_rmse(&run->test_scores));
+	}
+	else if (d->criterion != NULL)
+	{
+		bool		ll = strcmp(d->criterion, "log_loss") == 0;
+
+		km_json_str(&j, "criterion", d->criterion);
+		km_json_num(&j, "previous_holdout",
+					ll ? km_class_metrics_log_loss(&d->prev_class.cm) :
+					km_class_metrics_accuracy(&d->prev_class.cm));
+		km_json_num(&j, "new_holdout",
+					ll ? km_class_metrics_log_loss(&run->test_class.cm) :
+					km_class_metrics_accuracy(&run->test_class.cm));
+	}
+	else
+		km_json_null(&j, "criterion");
 	km_json_end(&j);
 	return km_json_finish(&j);
 }
@@ -342,6 +687,11 @@ collect_training_rows(NamedRun *run, const char *query, Oid run_as,
 				 errdetail("All %lld rows have a null feature array or target.",
 						   (long long) rs->seen)));
 	run->rs = rs;
+	/* a text label column: svm by default, a regression method an error */
+	if (rs->label_type == KM_LABEL_TEXT)
+		km_options_parse_labels(run->optjson, &run->opts, true);
+	run->classify = km_method_task(run->opts.fit.method) == KM_TASK_CLASSIFICATION;
+	rs->opts = run->opts;
 }
 
 /*
@@ -364,7 +714,8 @@ catalog_train_named(const Catalog *cat, const char *name, const char *query,
 
 	catalog_check_name(name);
 	memset(&run, 0, sizeof(run));
-	km_options_parse(take_refit(options, &run.refit), &run.opts);
+	run.optjson = take_refit(options, &run.refit);
+	km_options_parse(run.optjson, &run.opts);
 
 	work = AllocSetContextCreate(caller, "kernel_ml named training",
 								 ALLOCSET_DEFAULT_SIZES);

@@ -128,3 +128,62 @@ km_reorder_rows(double **X, double **y, int64 n, int d, const int64 *order,
 	pfree(*X);
 	*X = nx;
 }
+
+typedef struct StratKey
+{
+	double		stratum;
+	int64		rank;
+	int64		row;
+} StratKey;
+
+static int
+strat_key_cmp(const void *a, const void *b)
+{
+	const StratKey *p = a;
+	const StratKey *q = b;
+
+	if (p->stratum != q->stratum)
+		return p->stratum < q->stratum ? -1 : 1;
+	return p->rank < q->rank ? -1 : p->rank > q->rank;
+}
+
+int64
+km_holdout_stratified(const int64 *ranked, const double *stratum, int64 n,
+					  double fraction, int64 *order)
+{
+	StratKey   *keys = palloc_extended(mul_size(Max(1, n), sizeof(StratKey)),
+									   MCXT_ALLOC_HUGE);
+	bool	   *held = palloc_extended(Max(1, n), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	int64		ntest = 0;
+	int64		k = 0;
+
+	for (int64 rank = 0; rank < n; rank++)
+	{
+		keys[rank].stratum = stratum[ranked[rank]];
+		keys[rank].rank = rank;
+		keys[rank].row = ranked[rank];
+	}
+	qsort(keys, (size_t) n, sizeof(StratKey), strat_key_cmp);
+	for (int64 start = 0; start < n;)
+	{
+		int64		end = start;
+		int64		take;
+
+		while (end < n && keys[end].stratum == keys[start].stratum)
+			end++;
+		take = (int64) floor(fraction * (double) (end - start));
+		for (int64 i = start; i < start + take; i++)
+			held[keys[i].row] = true;
+		ntest += take;
+		start = end;
+	}
+	for (int64 i = 0; i < n; i++)
+		if (held[i])
+			order[k++] = i;
+	for (int64 i = 0; i < n; i++)
+		if (!held[i])
+			order[k++] = i;
+	pfree(keys);
+	pfree(held);
+	return ntest;
+}

@@ -42,6 +42,17 @@ int64		km_holdout_by_rank(const int64 *ranked, int64 n, double fraction,
 							   int64 *order);
 
 /*
+ * The stratified hold-out split (named classifiers): within each stratum
+ * (rows with equal stratum[row], e.g. a class), the rows in the rank order
+ * of km_rank_rows, the first floor(fraction * n_c) of the stratum's n_c
+ * rows held out.  order[] as km_holdout_by_rank; returns the held-out
+ * count.  A class of n_c rows keeps n_c - floor(fraction n_c) >= 1
+ * training rows for fraction < 1.
+ */
+int64		km_holdout_stratified(const int64 *ranked, const double *stratum,
+								  int64 n, double fraction, int64 *order);
+
+/*
  * Put the rows of X and y (may be NULL) in the given order; the arrays are
  * replaced by new ones allocated in ctx (the old ones are freed).
  */

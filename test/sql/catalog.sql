@@ -109,7 +109,7 @@ SELECT * FROM kernel_model_train('cat_bad', 'SELECT NULL::float8[], y FROM cat_h
 SELECT * FROM kernel_model_train('cat_bad', 'SELECT f FROM cat_houses');
 SELECT * FROM kernel_model_train('cat_bad', 'SELECT f, y, id FROM cat_houses');
 SELECT * FROM kernel_model_train('cat_bad', 'SELECT f::text, y FROM cat_houses');
-SELECT * FROM kernel_model_train('cat_bad', 'SELECT f, y::text FROM cat_houses');
+SELECT * FROM kernel_model_train('cat_bad', 'SELECT f, to_jsonb(y) FROM cat_houses');
 SELECT * FROM kernel_model_train('cat_bad', 'SELECT 1; SELECT 2');
 SELECT * FROM kernel_model_train('cat_bad', 'VACUUM cat_houses');
 SELECT * FROM kernel_model_train('cat_bad', 'SELECT f, y FROM no_such_table');

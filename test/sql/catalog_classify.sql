@@ -1,0 +1,136 @@
+-- Named classifiers: text and float8 labels, the stratified hold-out split,
+-- classification metrics recomputed here with SQL over the stored model,
+-- retrain determinism, if_better on log-loss / accuracy, task changes.
+SET extra_float_digits = 0;
+
+CREATE FUNCTION pg_temp.outcome(q text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE q;
+  RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+  RETURN SQLSTATE || ' ' || SQLERRM;
+END $$;
+
+-- 240 rows, two overlapping classes (sin(3.1 i) acts as label noise), 3 to 1
+CREATE TABLE cc_rows AS
+SELECT i AS id, ARRAY[sin(i), cos(0.7 * i)]::float8[] AS f,
+       CASE WHEN sin(i) + cos(0.7 * i) + 0.8 * sin(3.1 * i) > 0.6 THEN 'yes' ELSE 'no' END AS label,
+       (i % 3)::float8 AS k3
+FROM generate_series(1, 240) i;
+SELECT label, count(*) FROM cc_rows GROUP BY 1 ORDER BY 1;
+
+-- logistic on a text label, a quarter held out within each class
+SELECT version, deployed, metrics->>'task' AS task, metrics->'rows' AS rows,
+       metrics->'train_rows' AS train_rows, metrics->'holdout_rows' AS holdout_rows,
+       metrics->'deploy'->>'reason' AS reason
+FROM kernel_model_train('cc_log', 'SELECT f, label FROM cc_rows',
+                        '{"method": "logistic", "gamma": 1, "lambda": 0.01, "test_fraction": 0.25}');
+SELECT array(SELECT jsonb_object_keys(metrics->'holdout')) AS keys,
+       metrics->'holdout'->'confusion'->'labels' AS labels
+FROM kernel_models WHERE name = 'cc_log';
+
+-- stratified: floor(0.25 n_c) rows of each class held out
+SELECT (SELECT sum(floor(0.25 * c))::int FROM (SELECT count(*) c FROM cc_rows GROUP BY label) s)
+       = (metrics->>'holdout_rows')::int AS stratified
+FROM kernel_models WHERE name = 'cc_log';
+
+-- the model stored is the one fitted on the training rows (no refit): its
+-- predictions over all rows give the sum of the two confusion matrices,
+-- the weighted accuracies and log-losses
+CREATE TEMP TABLE cc_pred AS
+SELECT id, label, kernel_predict_class('cc_log', f) AS pred,
+       (kernel_predict_proba('cc_log', f)->>label)::float8 AS p_true
+FROM cc_rows;
+WITH m AS (SELECT metrics FROM kernel_models WHERE name = 'cc_log'),
+conf AS (
+  SELECT jsonb_agg(r ORDER BY t) AS matrix FROM (
+    SELECT t, jsonb_agg(c ORDER BY p) AS r FROM (
+      SELECT t, p, (SELECT count(*) FROM cc_pred WHERE label = t AND pred = p) AS c
+      FROM unnest(ARRAY['no', 'yes']) t, unnest(ARRAY['no', 'yes']) p) x
+    GROUP BY t) y),
+sums AS (
+  SELECT jsonb_agg(r ORDER BY t) AS matrix FROM (
+    SELECT t, jsonb_agg(((m.metrics->'train'->'confusion'->'matrix'->t->>p)::int
+                        + (m.metrics->'holdout'->'confusion'->'matrix'->t->>p)::int) ORDER BY p) AS r
+    FROM m, generate_series(0, 1) t, generate_series(0, 1) p GROUP BY t) z)
+SELECT conf.matrix AS recomputed, sums.matrix = conf.matrix AS confusion_matches,
+       abs((m.metrics->'train'->>'accuracy')::float8 * (m.metrics->>'train_rows')::int
+           + (m.metrics->'holdout'->>'accuracy')::float8 * (m.metrics->>'holdout_rows')::int
+           - (SELECT count(*) FROM cc_pred WHERE pred = label)) < 1e-9 AS accuracy_matches,
+       abs((m.metrics->'train'->>'log_loss')::float8 * (m.metrics->>'train_rows')::int
+           + (m.metrics->'holdout'->>'log_loss')::float8 * (m.metrics->>'holdout_rows')::int
+           - (SELECT sum(-ln(p_true)) FROM cc_pred)) < 1e-9 AS log_loss_matches
+FROM m, conf, sums;
+
+-- balanced accuracy is the mean recall of the two classes of the held-out confusion
+WITH c AS (SELECT metrics->'holdout' AS h FROM kernel_models WHERE name = 'cc_log')
+SELECT abs((h->>'balanced_accuracy')::float8
+           - ((h->'confusion'->'matrix'->0->>0)::float8 / ((h->'confusion'->'matrix'->0->>0)::int + (h->'confusion'->'matrix'->0->>1)::int)
+              + (h->'confusion'->'matrix'->1->>1)::float8 / ((h->'confusion'->'matrix'->1->>0)::int + (h->'confusion'->'matrix'->1->>1)::int)) / 2) < 1e-12
+       AS balanced_matches,
+       round((h->>'accuracy')::numeric, 4) AS accuracy, round((h->>'log_loss')::numeric, 4) AS log_loss,
+       round((h->>'auc')::numeric, 4) AS auc
+FROM c;
+
+-- with nothing held out, the training scores cover every row: AUC by the
+-- Mann-Whitney count over kernel_predict_proba, ties one half
+SELECT version, metrics->'holdout' AS holdout
+FROM kernel_model_train('cc_all', 'SELECT f, label FROM cc_rows',
+                        '{"method": "logistic", "gamma": 1, "lambda": 0.01, "test_fraction": 0}');
+WITH s AS (SELECT label, (kernel_predict_proba('cc_all', f)->>'yes')::float8 AS p FROM cc_rows),
+mw AS (SELECT sum(CASE WHEN a.p > b.p THEN 1 WHEN a.p = b.p THEN 0.5 ELSE 0 END)::float8
+              / (count(*))::float8 AS auc
+       FROM s a, s b WHERE a.label = 'yes' AND b.label = 'no')
+SELECT abs(mw.auc - (metrics->'train'->>'auc')::float8) < 1e-12 AS auc_matches,
+       abs((metrics->'train'->>'accuracy')::float8
+           - (SELECT avg((kernel_predict_class('cc_all', f) = label)::int) FROM cc_rows)) < 1e-12 AS accuracy_matches
+FROM mw, kernel_models WHERE name = 'cc_all';
+
+-- retrain: the same rows give the same split and the same model bytes;
+-- if_better keeps the deployed version on an equal log-loss
+SELECT version, deployed, metrics->'deploy'->>'reason' AS reason,
+       metrics->'deploy'->>'criterion' AS criterion
+FROM kernel_model_retrain('cc_log');
+SELECT a.model = b.model AS same_model, a.metrics->'holdout' = b.metrics->'holdout' AS same_scores
+FROM kernel_models a, kernel_models b
+WHERE a.name = 'cc_log' AND a.version = 1 AND b.name = 'cc_log' AND b.version = 2;
+
+-- if_better: a heavily regularised logistic model, then a better one, on log-loss
+SELECT version, deployed, metrics->'deploy'->>'reason' AS reason,
+       (metrics->'deploy'->>'new_holdout')::float8 < (metrics->'deploy'->>'previous_holdout')::float8 AS lower
+FROM kernel_model_train('cc_log', 'SELECT f, label FROM cc_rows',
+                        '{"method": "logistic", "gamma": 1, "lambda": 10, "test_fraction": 0.25}');
+SELECT version, deployed, metrics->'deploy'->>'reason' AS reason,
+       (metrics->'deploy'->>'new_holdout')::float8 < (metrics->'deploy'->>'previous_holdout')::float8 AS lower
+FROM kernel_model_train('cc_log', 'SELECT f, label FROM cc_rows',
+                        '{"method": "logistic", "gamma": 4, "lambda": 0.001, "test_fraction": 0.25}');
+-- an svm without probabilities is compared on accuracy (svm is the default for text)
+SELECT version, deployed, metrics->'deploy'->>'criterion' AS criterion,
+       ((metrics->'deploy'->>'new_holdout')::float8 > (metrics->'deploy'->>'previous_holdout')::float8) = deployed AS consistent,
+       metrics->'holdout'->'log_loss' AS log_loss
+FROM kernel_model_train('cc_log', 'SELECT f, label FROM cc_rows',
+                        '{"gamma": 1, "lambda": 0.01, "test_fraction": 0.25}');
+
+-- float8 labels with a classification method; a change of task from a
+-- regression model deploys only with "always"
+SELECT version, deployed, metrics->>'task' AS task
+FROM kernel_model_train('cc_task', 'SELECT f, k3 FROM cc_rows', '{"test_fraction": 0.25}');
+SELECT version, deployed, metrics->>'task' AS task, metrics->'deploy'->>'reason' AS reason,
+       metrics->'holdout'->'confusion'->'labels' AS labels,
+       metrics->'holdout'->'auc' AS auc
+FROM kernel_model_train('cc_task', 'SELECT f, k3 FROM cc_rows',
+                        '{"method": "logistic", "gamma": 1, "lambda": 0.01, "test_fraction": 0.25}');
+SELECT version, deployed, metrics->'deploy'->>'reason' AS reason
+FROM kernel_model_train('cc_task', 'SELECT f, k3 FROM cc_rows',
+                        '{"method": "logistic", "gamma": 1, "lambda": 0.01, "test_fraction": 0.25, "deploy": "always"}');
+SELECT kernel_predict_class('cc_task', ARRAY[0.5, 0.5]) IN ('0', '1', '2') AS float8_labels;
+
+-- errors: a regression method on a text column, one class only
+SELECT * FROM kernel_model_train('cc_bad', 'SELECT f, label FROM cc_rows', '{"method": "ridge"}');
+SELECT pg_temp.outcome($$SELECT kernel_model_train('cc_bad', 'SELECT f, ''same''::text FROM cc_rows')$$);
+SELECT count(*) AS bad_versions FROM kernel_models WHERE name = 'cc_bad';
+
+SELECT kernel_model_drop('cc_log');
+SELECT kernel_model_drop('cc_all');
+SELECT kernel_model_drop('cc_task');
+DROP TABLE cc_rows;
