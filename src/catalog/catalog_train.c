@@ -483,9 +483,9 @@ version_owner(const Catalog *cat, const char *name)
 	return owner;
 }
 
-/* Whether a stored model is a classifier. */
-static bool
-model_is_classifier(Datum model)
+/* The shape of a stored model (its header, checked). */
+static km_model_shape
+stored_shape(Datum model)
 {
 	bytea	   *pm = (bytea *) pg_detoast_datum((struct varlena *) DatumGetPointer(model));
 	km_model_shape shape;
@@ -494,21 +494,21 @@ model_is_classifier(Datum model)
 	if (km_model_peek((const uint8 *) VARDATA_ANY(pm), VARSIZE_ANY_EXHDR(pm),
 					  &shape, &err) != KM_OK)
 		km_raise(&err);
-	return shape.n_classes > 0;
+	return shape;
+}
+
+/* Whether a stored model is a classifier. */
+static bool
+model_is_classifier(Datum model)
+{
+	return stored_shape(model).n_classes > 0;
 }
 
 /* The number of features of a stored model. */
 static int
 model_features(Datum model)
 {
-	bytea	   *pm = (bytea *) pg_detoast_datum((struct varlena *) DatumGetPointer(model));
-	km_model_shape shape;
-	km_error	err;
-
-	if (km_model_peek((const uint8 *) VARDATA_ANY(pm), VARSIZE_ANY_EXHDR(pm),
-					  &shape, &err) != KM_OK)
-		km_raise(&err);
-	return (int) shape.d;
+	return (int) stored_shape(model).d;
 }
 
 /*

@@ -81,19 +81,11 @@ logistic_hint(km_status status)
 const km_method_ops km_logistic_ops = {
 	.id = KM_METHOD_LOGISTIC,
 	.name = "logistic",
-	.task = KM_TASK_CLASSIFICATION,
+	KM_CLASSIFIER_OPS,
 	.summary = "minimizes the logistic loss",
 	.options = KM_OPTION_BIT(KM_OPT_SOLVER) |
 		KM_OPTION_BIT(KM_OPT_CLASS_WEIGHT) | KM_OPTION_BIT(KM_OPT_MAX_ITER) |
 		KM_OPTION_BIT(KM_OPT_TOL),
-	.routes = KM_ROUTE(KM_CV_KFOLD),
-	.default_route = KM_CV_KFOLD,
-	.default_folds = 5,
-	.workspace_doubles = km_classifier_no_workspace,
-	.fit = km_classifier_no_fit,
-	.store = km_classifier_no_store,
-	.fields = km_classifier_fields,
-	.n_fields = KM_CLASSIFIER_N_FIELDS,
 	.hint = logistic_hint,
 	.score_metric = KM_SCORE_LOG_LOSS,
 	.default_solver = KM_SOLVER_NEWTON,
@@ -103,5 +95,4 @@ const km_method_ops km_logistic_ops = {
 	.class_workspace_doubles = logistic_class_workspace_doubles,
 	.fit_classes = logistic_fit_classes,
 	.prob_link = logistic_prob_link,
-	.store_classes = km_classifier_store,
 };

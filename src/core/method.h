@@ -405,6 +405,19 @@ void		km_classifier_store(const km_fit_params *p, const km_class_fit_result *res
 #define KM_CLASSIFIER_N_FIELDS 6
 extern const km_field km_classifier_fields[KM_CLASSIFIER_N_FIELDS];
 
+/* The entries every classification method's ops share (k-fold selection, the above). */
+#define KM_CLASSIFIER_OPS \
+	.task = KM_TASK_CLASSIFICATION, \
+	.routes = KM_ROUTE(KM_CV_KFOLD), \
+	.default_route = KM_CV_KFOLD, \
+	.default_folds = 5, \
+	.workspace_doubles = km_classifier_no_workspace, \
+	.fit = km_classifier_no_fit, \
+	.store = km_classifier_no_store, \
+	.fields = km_classifier_fields, \
+	.n_fields = KM_CLASSIFIER_N_FIELDS, \
+	.store_classes = km_classifier_store
+
 /* The registered methods. */
 extern const km_method_ops km_ridge_ops;
 extern const km_method_ops km_lms_ops;

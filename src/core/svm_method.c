@@ -100,19 +100,11 @@ svm_hint(km_status status)
 const km_method_ops km_svm_ops = {
 	.id = KM_METHOD_SVM,
 	.name = "svm",
-	.task = KM_TASK_CLASSIFICATION,
+	KM_CLASSIFIER_OPS,
 	.summary = "maximizes the margin (hinge loss)",
 	.options = KM_OPTION_BIT(KM_OPT_SOLVER) | KM_OPTION_BIT(KM_OPT_PROBABILITY) |
 		KM_OPTION_BIT(KM_OPT_CLASS_WEIGHT) | KM_OPTION_BIT(KM_OPT_MAX_ITER) |
 		KM_OPTION_BIT(KM_OPT_TOL),
-	.routes = KM_ROUTE(KM_CV_KFOLD),
-	.default_route = KM_CV_KFOLD,
-	.default_folds = 5,
-	.workspace_doubles = km_classifier_no_workspace,
-	.fit = km_classifier_no_fit,
-	.store = km_classifier_no_store,
-	.fields = km_classifier_fields,
-	.n_fields = KM_CLASSIFIER_N_FIELDS,
 	.hint = svm_hint,
 	.score_metric = KM_SCORE_ACCURACY,
 	.default_solver = KM_SOLVER_SMO,
@@ -122,5 +114,4 @@ const km_method_ops km_svm_ops = {
 	.class_workspace_doubles = svm_class_workspace_doubles,
 	.fit_classes = svm_fit_classes,
 	.prob_link = svm_prob_link,
-	.store_classes = km_classifier_store,
 };

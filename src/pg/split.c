@@ -88,21 +88,29 @@ km_folds_by_rank(const int64 *order, int64 n, int folds, int *fold)
 		fold[order[rank]] = (int) (rank % folds);
 }
 
-int64
-km_holdout_by_rank(const int64 *ranked, int64 n, double fraction, int64 *order)
+/* order: the rows marked held, then the others, each in row order. */
+static void
+held_first(const bool *held, int64 n, int64 *order)
 {
-	int64		ntest = (int64) floor(fraction * (double) n);
-	bool	   *held = palloc_extended(n, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	int64		k = 0;
 
-	for (int64 i = 0; i < ntest; i++)
-		held[ranked[i]] = true;
 	for (int64 i = 0; i < n; i++)
 		if (held[i])
 			order[k++] = i;
 	for (int64 i = 0; i < n; i++)
 		if (!held[i])
 			order[k++] = i;
+}
+
+int64
+km_holdout_by_rank(const int64 *ranked, int64 n, double fraction, int64 *order)
+{
+	int64		ntest = (int64) floor(fraction * (double) n);
+	bool	   *held = palloc_extended(n, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+
+	for (int64 i = 0; i < ntest; i++)
+		held[ranked[i]] = true;
+	held_first(held, n, order);
 	pfree(held);
 	return ntest;
 }
@@ -155,7 +163,6 @@ km_holdout_stratified(const int64 *ranked, const double *stratum, int64 n,
 									   MCXT_ALLOC_HUGE);
 	bool	   *held = palloc_extended(Max(1, n), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	int64		ntest = 0;
-	int64		k = 0;
 
 	for (int64 rank = 0; rank < n; rank++)
 	{
@@ -177,12 +184,7 @@ km_holdout_stratified(const int64 *ranked, const double *stratum, int64 n,
 		ntest += take;
 		start = end;
 	}
-	for (int64 i = 0; i < n; i++)
-		if (held[i])
-			order[k++] = i;
-	for (int64 i = 0; i < n; i++)
-		if (!held[i])
-			order[k++] = i;
+	held_first(held, n, order);
 	pfree(keys);
 	pfree(held);
 	return ntest;

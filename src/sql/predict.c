@@ -386,16 +386,13 @@ describe_string(void *ctx, const char *key, const char *v)
 	km_json_str((KmJson *) ctx, key, pstrdup(v));
 }
 
-/* The selection block: needs the candidate array, so decodes with storage. */
-static void
-describe_selection(KmJson *j, bytea *b)
+/* Decode b with its arrays into storage palloc'd here (returned). */
+static double *
+decode_with_storage(bytea *b, km_model *m)
 {
 	km_model_shape shape;
 	km_error	err;
-	km_model	m;
 	double	   *storage;
-	const km_method_ops *ops;
-	km_score_metric metric;
 
 	if (km_model_peek((const uint8 *) VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b),
 					  &shape, &err) != KM_OK)
@@ -403,8 +400,20 @@ describe_selection(KmJson *j, bytea *b)
 	storage = palloc_extended(km_model_storage_doubles(&shape) * sizeof(double),
 							  MCXT_ALLOC_HUGE);
 	if (km_model_decode((const uint8 *) VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b),
-						&m, storage, &err) != KM_OK)
+						m, storage, &err) != KM_OK)
 		km_raise(&err);
+	return storage;
+}
+
+/* The selection block: needs the candidate array, so decodes with storage. */
+static void
+describe_selection(KmJson *j, bytea *b)
+{
+	km_model	m;
+	double	   *storage = decode_with_storage(b, &m);
+	const km_method_ops *ops;
+	km_score_metric metric;
+
 	ops = km_method_get(m.method);
 	metric = ops ? ops->score_metric : KM_SCORE_MSE;
 	km_json_begin_object(j, "selection");
@@ -459,19 +468,10 @@ kernel_model_info(PG_FUNCTION_ARGS)
 	if (m.task == KM_TASK_CLASSIFICATION)
 	{
 		/* the labels and counts are arrays: decode again, with storage */
-		km_model_shape shape;
 		km_model	full;
-		double	   *storage;
 
-		if (km_model_peek((const uint8 *) VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b),
-						  &shape, &err) != KM_OK)
-			km_raise(&err);
-		storage = palloc_extended(km_model_storage_doubles(&shape) * sizeof(double),
-								  MCXT_ALLOC_HUGE);
-		if (km_model_decode((const uint8 *) VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b),
-							&full, storage, &err) != KM_OK)
-			km_raise(&err);
-		km_classifier_info(&full, &j);	/* classes, solver, probability */
+		(void) decode_with_storage(b, &full);
+		km_classifier_info(&full, &j);	/* classes, probability */
 	}
 	else
 		km_json_num(&j, "train_rmse", m.train_rmse);
