@@ -278,12 +278,13 @@ check_solve_args(const km_basis *b, const km_accum *stats,
 }
 
 /*
- * L = chol(K_mm + eps I) for the smallest eps of the ladder (approx.h)
- * whose factor reproduces K_mm + eps I on a probe vector.  K_mm's lower
- * triangle is kept in w->A (full, for dsymv) meanwhile.
+ * L = chol(K_mm + eps I) for the smallest eps of the ladder (approx.h), at
+ * least eps_from (0: the first rung), whose factor reproduces K_mm + eps I
+ * on a probe vector.  K_mm's lower triangle is kept in w->A (full, for
+ * dsymv) meanwhile.
  */
 static km_status
-factor_centres(const km_basis *b, approx_work *w, double *eps,
+factor_centres(const km_basis *b, approx_work *w, double eps_from, double *eps,
 			   km_error *err, km_interrupt_fn interrupt)
 {
 	size_t		m = b->m;
@@ -308,8 +309,10 @@ factor_centres(const km_basis *b, approx_work *w, double *eps,
 		w->v[i] = sin(1.0 + 0.7 * (double) i) + 0.1;
 	vnorm = cblas_dnrm2((int) m, w->v, 1);
 
-	for (*eps = KM_APPROX_EPS_REL * trace / m;
-		 *eps <= KM_APPROX_EPS_MAX_REL * trace / m * 1.0001; *eps *= 10.0)
+	*eps = KM_APPROX_EPS_REL * trace / m;
+	while (*eps < eps_from * 0.9999)
+		*eps *= 10.0;
+	for (; *eps <= KM_APPROX_EPS_MAX_REL * trace / m * 1.0001; *eps *= 10.0)
 	{
 		double		diff;
 
@@ -402,7 +405,7 @@ apply_q(const approx_work *w, size_t m, char trans, double *x)
  */
 static double
 score_lambda(const approx_work *w, size_t m, double lambda, double yssc,
-			 double n, double *rss, double *trace)
+			 double n, double *rss, double *trace, bool *indefinite)
 {
 	double		tr = 0.0;
 	double		wp;
@@ -413,7 +416,10 @@ score_lambda(const approx_work *w, size_t m, double lambda, double yssc,
 	if (m > 1)
 		memcpy(w->pe, w->sub, (m - 1) * sizeof(double));
 	if (LAPACKE_dpttrf_work((lapack_int) m, w->pd, w->pe) != 0)
+	{
+		*indefinite = true;
 		return NAN;
+	}
 	memcpy(w->p, w->w, m * sizeof(double));
 	LAPACKE_dpttrs_work(LAPACK_COL_MAJOR, (lapack_int) m, 1, w->pd, w->pe,
 						w->p, (lapack_int) m);
@@ -493,6 +499,144 @@ normal_residual(const km_basis *b, const km_accum *stats, const double *coef,
 	return KM_OK;
 }
 
+/*
+ * One attempt at the whitened problem with the factor in w->L (nystrom) or
+ * none (rff): A = L^-1 G L^-T = Q T Q^T, w = Q^T L^-1 r, T's eigenvalues,
+ * the rank and the GCV of every lambda.  *indefinite: some T + lambda I
+ * was not positive definite (rounding beyond that lambda).
+ */
+static km_status
+whiten_and_score(const km_basis *b, const km_accum *stats, approx_work *w,
+				 const double *lambdas, int n_lambdas, double yssc, double n,
+				 double eps, km_approx_result *res, bool *indefinite,
+				 km_error *err, km_interrupt_fn interrupt)
+{
+	size_t		m = b->m;
+	km_accum_gram g = km_accum_gram_parts((km_accum *) stats);
+	double		rss;
+	double		trace;
+	lapack_int	info;
+
+	*indefinite = false;
+	unpack_gram(g.zz, m, w->A, interrupt);
+	memcpy(w->w, w->r, m * sizeof(double));
+	if (b->kind == KM_APPROX_NYSTROM)
+	{
+		whiten(w->L, w->A, m, interrupt);
+		cblas_dtrsv(CblasColMajor, CblasLower, CblasNoTrans, CblasNonUnit,
+					(int) m, w->L, (int) m, w->w, 1);
+	}
+	if (!km_all_finite(w->A, m * m) || !km_all_finite(w->w, m))
+		return km_fail(err, KM_ERR_OVERFLOW, "whitened statistics are out of range for type double precision",
+					   "L^-1 G L^-T for the %zu components with eps %g is not finite.",
+					   m, eps);
+
+	/* A = Q T Q^T; w := Q^T w; the eigenvalues of T */
+	km_tridiagonalize(w->A, m, 0, w->diag, w->sub, w->tau, w->scratch, interrupt);
+	apply_q(w, m, 'T', w->w);
+	memcpy(w->eig, w->diag, m * sizeof(double));
+	if (m > 1)
+		memcpy(w->esub, w->sub, (m - 1) * sizeof(double));
+	info = LAPACKE_dsterf_work((lapack_int) m, w->eig, w->esub);
+	km_check_interrupts(interrupt);
+	if (info != 0)
+		return km_fail(err, KM_ERR_INACCURATE, "eigenvalues of the whitened statistics did not converge",
+					   "LAPACK dsterf failed to find %d of the %zu eigenvalues.",
+					   (int) info, m);
+	{
+		double		top = fabs(w->eig[m - 1]) > fabs(w->eig[0]) ? fabs(w->eig[m - 1]) : fabs(w->eig[0]);
+		double		tol = (double) m * DBL_EPSILON * top;
+
+		res->rank = 0;
+		for (size_t i = 0; i < m; i++)
+			res->rank += w->eig[i] > tol;
+	}
+
+	/* GCV for every lambda, O(m) each */
+	for (int l = 0; l < n_lambdas; l++)
+	{
+		res->gcv[l] = score_lambda(w, m, lambdas[l], yssc, n, &rss, &trace,
+								   indefinite);
+		if (l % 8 == 7)
+			km_check_interrupts(interrupt);
+	}
+	for (int l = n_lambdas; l < KM_APPROX_MAX_LAMBDAS; l++)
+		res->gcv[l] = NAN;
+	res->best = best_lambda(res->gcv, lambdas, n_lambdas);
+	if (res->best < 0)
+		return km_fail(err, KM_ERR_INACCURATE, "no lambda of the grid could be solved",
+					   "T + lambda I is not positive definite for any of the %d lambdas from %g (%zu components, eps %g).",
+					   n_lambdas, lambdas[0], m, eps);
+	return KM_OK;
+}
+
+/* The winner: coef = L^-T Q p, its RSS, tr H and the residual check. */
+static km_status
+solve_best(const km_basis *b, const km_accum *stats, approx_work *w,
+		   const double *lambdas, double yssc, double n, double *coef,
+		   km_approx_result *res, km_error *err, km_interrupt_fn interrupt)
+{
+	size_t		m = b->m;
+	double		rss;
+	double		trace;
+	bool		indefinite = false;
+	km_status	st;
+
+	res->lambda = lambdas[res->best];
+	(void) score_lambda(w, m, res->lambda, yssc, n, &rss, &trace, &indefinite);
+	res->train_rmse = sqrt(rss / n);
+	res->trace_hat = trace;
+	memcpy(coef, w->p, m * sizeof(double));
+	apply_q(w, m, 'N', coef);
+	if (b->kind == KM_APPROX_NYSTROM)
+		cblas_dtrsv(CblasColMajor, CblasLower, CblasTrans, CblasNonUnit,
+					(int) m, w->L, (int) m, coef, 1);
+	if (!km_all_finite(coef, m))
+		return km_fail(err, KM_ERR_OVERFLOW, "model coefficient is out of range for type double precision",
+					   "A coefficient of the %zu components with lambda %g is not finite.",
+					   m, res->lambda);
+
+	st = normal_residual(b, stats, coef, res->lambda, res->eps, w,
+						 &res->relative_residual, err, interrupt);
+	if (st != KM_OK)
+		return st;
+	if (!(res->relative_residual <= KM_APPROX_MAX_RELATIVE_RESIDUAL))
+	{
+		km_fail(err, KM_ERR_INACCURATE, "approximate kernel solution is not accurate",
+				"The coefficients leave a relative residual ||(G + lambda K) coef - r|| / ||r|| of %.3g with lambda = %g and eps = %g (at most %g is accepted).",
+				res->relative_residual, res->lambda, res->eps,
+				KM_APPROX_MAX_RELATIVE_RESIDUAL);
+		snprintf(err->hint, sizeof(err->hint), "%s",
+				 "Raise lambda (a grid of larger values), use fewer components, or a smaller gamma.");
+		return KM_ERR_INACCURATE;
+	}
+	return KM_OK;
+}
+
+/*
+ * The next rung of the eps ladder after an attempt at eps that failed:
+ * ten times eps, or more when T had an eigenvalue far below -lambda (its
+ * rounding error shrinks about like 1 / eps).
+ */
+static double
+next_eps(double eps, const approx_work *w, const double *lambdas,
+		 int n_lambdas)
+{
+	double		lmin = lambdas[0];
+	double		f = 10.0;
+
+	for (int l = 1; l < n_lambdas; l++)
+		lmin = lambdas[l] < lmin ? lambdas[l] : lmin;
+	if (w->eig[0] < 0.0 && isfinite(w->eig[0]))
+	{
+		double		need = 10.0 * -w->eig[0] / lmin;
+
+		while (f < need && f < 1e10)
+			f *= 10.0;
+	}
+	return eps * f;
+}
+
 km_status
 km_approx_solve(const km_basis *b, const km_accum *stats,
 				const double *lambdas, int n_lambdas, bool fit_intercept,
@@ -503,12 +647,14 @@ km_approx_solve(const km_basis *b, const km_accum *stats,
 	double		n;
 	double		ybar;
 	double		yssc;
-	double		rss;
-	double		trace;
+	double		eps_from = 0.0;
 	approx_work w;
 	km_accum_gram g;
 	km_status	st;
-	lapack_int	info;
+	km_status	last = KM_OK;
+	km_error	last_err;
+	double		ok_eps = 0.0;	/* the last rung that solved the winner only */
+	bool		accept = false; /* take a rung that solves the winner only */
 
 	memset(res, 0, sizeof(*res));
 	if ((st = check_solve_args(b, stats, lambdas, n_lambdas, err)) != KM_OK)
@@ -530,88 +676,68 @@ km_approx_solve(const km_basis *b, const km_accum *stats,
 					   n, ybar);
 	res->intercept = ybar;
 
-	/* L = chol(K_mm + eps I); w = L^-1 r; A = L^-1 G L^-T */
-	if (b->kind == KM_APPROX_NYSTROM &&
-		(st = factor_centres(b, &w, &res->eps, err, interrupt)) != KM_OK)
-		return st;
-	unpack_gram(g.zz, m, w.A, interrupt);
-	memcpy(w.w, w.r, m * sizeof(double));
-	if (b->kind == KM_APPROX_NYSTROM)
+	if (b->kind != KM_APPROX_NYSTROM)
 	{
-		whiten(w.L, w.A, m, interrupt);
-		cblas_dtrsv(CblasColMajor, CblasLower, CblasNoTrans, CblasNonUnit,
-					(int) m, w.L, (int) m, w.w, 1);
-	}
-	if (!km_all_finite(w.A, m * m) || !km_all_finite(w.w, m))
-		return km_fail(err, KM_ERR_OVERFLOW, "whitened statistics are out of range for type double precision",
-					   "L^-1 G L^-T for the %zu components with eps %g is not finite.",
-					   m, res->eps);
+		bool		indefinite;
 
-	/* A = Q T Q^T; w := Q^T w; the eigenvalues of T */
-	km_tridiagonalize(w.A, m, 0, w.diag, w.sub, w.tau, w.scratch, interrupt);
-	apply_q(&w, m, 'T', w.w);
-	memcpy(w.eig, w.diag, m * sizeof(double));
-	if (m > 1)
-		memcpy(w.esub, w.sub, (m - 1) * sizeof(double));
-	info = LAPACKE_dsterf_work((lapack_int) m, w.eig, w.esub);
-	km_check_interrupts(interrupt);
-	if (info != 0)
-		return km_fail(err, KM_ERR_INACCURATE, "eigenvalues of the whitened statistics did not converge",
-					   "LAPACK dsterf failed to find %d of the %zu eigenvalues.",
-					   (int) info, m);
-	{
-		double		top = fabs(w.eig[m - 1]) > fabs(w.eig[0]) ? fabs(w.eig[m - 1]) : fabs(w.eig[0]);
-		double		tol = (double) m * DBL_EPSILON * top;
-
-		for (size_t i = 0; i < m; i++)
-			res->rank += w.eig[i] > tol;
+		if ((st = whiten_and_score(b, stats, &w, lambdas, n_lambdas, yssc, n,
+								   0.0, res, &indefinite, err, interrupt)) != KM_OK)
+			return st;
+		return solve_best(b, stats, &w, lambdas, yssc, n, coef, res, err, interrupt);
 	}
 
-	/* GCV for every lambda, O(m) each */
-	for (int l = 0; l < n_lambdas; l++)
+	/*
+	 * Nystrom: the eps ladder around the whole factor + whiten + solve.  A
+	 * badly conditioned K_mm makes L^-1 huge and the rounding of A =
+	 * L^-1 G L^-T larger than lambda (A is PSD in exact arithmetic; T +
+	 * lambda I then is not): raise eps until every lambda of the grid is
+	 * solvable and the winner passes the residual check.  If no rung
+	 * solves every lambda, the largest eps whose winner passed is taken
+	 * (the smallest lambdas of the grid then score NaN).
+	 */
+	for (;;)
 	{
-		res->gcv[l] = score_lambda(&w, m, lambdas[l], yssc, n, &rss, &trace);
-		if (l % 8 == 7)
-			km_check_interrupts(interrupt);
-	}
-	for (int l = n_lambdas; l < KM_APPROX_MAX_LAMBDAS; l++)
-		res->gcv[l] = NAN;
-	res->best = best_lambda(res->gcv, lambdas, n_lambdas);
-	if (res->best < 0)
-		return km_fail(err, KM_ERR_INACCURATE, "no lambda of the grid could be solved",
-					   "T + lambda I is not positive definite for any of the %d lambdas from %g (%zu components).",
-					   n_lambdas, lambdas[0], m);
-	res->lambda = lambdas[res->best];
+		bool		indefinite = false;
 
-	/* the winner: coef = L^-T Q p */
-	(void) score_lambda(&w, m, res->lambda, yssc, n, &rss, &trace);
-	res->train_rmse = sqrt(rss / n);
-	res->trace_hat = trace;
-	memcpy(coef, w.p, m * sizeof(double));
-	apply_q(&w, m, 'N', coef);
-	if (b->kind == KM_APPROX_NYSTROM)
-		cblas_dtrsv(CblasColMajor, CblasLower, CblasTrans, CblasNonUnit,
-					(int) m, w.L, (int) m, coef, 1);
-	if (!km_all_finite(coef, m))
-		return km_fail(err, KM_ERR_OVERFLOW, "model coefficient is out of range for type double precision",
-					   "A coefficient of the %zu components with lambda %g is not finite.",
-					   m, res->lambda);
-
-	st = normal_residual(b, stats, coef, res->lambda, res->eps, &w,
-						 &res->relative_residual, err, interrupt);
-	if (st != KM_OK)
-		return st;
-	if (!(res->relative_residual <= KM_APPROX_MAX_RELATIVE_RESIDUAL))
-	{
-		km_fail(err, KM_ERR_INACCURATE, "approximate kernel solution is not accurate",
-				"The coefficients leave a relative residual ||(G + lambda K) coef - r|| / ||r|| of %.3g with lambda = %g and eps = %g (at most %g is accepted).",
-				res->relative_residual, res->lambda, res->eps,
-				KM_APPROX_MAX_RELATIVE_RESIDUAL);
-		snprintf(err->hint, sizeof(err->hint), "%s",
-				 "Raise lambda (a grid of larger values), use fewer components, or a smaller gamma.");
-		return KM_ERR_INACCURATE;
+		st = factor_centres(b, &w, eps_from, &res->eps, err, interrupt);
+		if (st != KM_OK)
+		{
+			if (ok_eps > 0.0 && !accept)
+			{
+				eps_from = ok_eps;
+				accept = true;
+				continue;
+			}
+			/* past the top rung: the last attempt's failure says more */
+			if (last != KM_OK)
+			{
+				*err = last_err;
+				return last;
+			}
+			return st;
+		}
+		w.eig[0] = 0.0;
+		st = whiten_and_score(b, stats, &w, lambdas, n_lambdas, yssc, n,
+							  res->eps, res, &indefinite, err, interrupt);
+		if (st == KM_OK)
+			st = solve_best(b, stats, &w, lambdas, yssc, n, coef, res, err, interrupt);
+		if (st == KM_OK && (!indefinite || accept))
+			return KM_OK;
+		if (st == KM_OK)
+			ok_eps = res->eps;
+		else
+		{
+			last = st;
+			last_err = *err;
+			if (ok_eps > 0.0 && !accept)
+			{
+				eps_from = ok_eps;
+				accept = true;
+				continue;
+			}
+		}
+		eps_from = next_eps(res->eps, &w, lambdas, n_lambdas);
 	}
-	return KM_OK;
 }
 
 void

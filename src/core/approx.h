@@ -98,11 +98,19 @@ km_status	km_approx_features(const km_basis *b, const double *X_std,
 #define KM_APPROX_MAX_LAMBDAS 64
 
 /*
- * The eps of chol(K_mm + eps I): the first of KM_APPROX_EPS_REL *
+ * The eps of chol(K_mm + eps I): a rung of the ladder KM_APPROX_EPS_REL *
  * trace(K_mm) / m times 1, 10, 100 .. up to KM_APPROX_EPS_MAX_REL *
- * trace / m whose factor L reproduces K_mm + eps I on a probe vector v to
- * within a tenth of eps: ||L L^T v - (K_mm + eps I) v|| <= 0.1 eps ||v||
- * (the rounding of the factorisation is small beside the eps recorded).
+ * trace / m.  A rung is used when its factor L reproduces K_mm + eps I on
+ * a probe vector v to within a tenth of eps (||L L^T v - (K_mm + eps I) v||
+ * <= 0.1 eps ||v||) AND the whitened problem it gives is solvable: every
+ * T + lambda I of the grid positive definite and the winner passing the
+ * residual check below.  A badly conditioned K_mm (many centres, a large
+ * gamma) makes L^-1 huge at a small eps, and the rounding of
+ * A = L^-1 G L^-T (PSD in exact arithmetic) then exceeds lambda: the solve
+ * goes up the ladder (from the rung that failed, by 10x or by the factor
+ * the most negative eigenvalue of T asks for) until it is solvable, and
+ * records the eps used.  If no rung solves every lambda of the grid, the
+ * largest rung whose winner passed is used (the others score NaN).
  */
 #define KM_APPROX_EPS_REL 1e-12
 #define KM_APPROX_EPS_MAX_REL 1e-2
@@ -148,7 +156,9 @@ typedef struct km_approx_result
  * work has km_approx_solve_doubles(m) doubles (0 beyond that m).  Errors: KM_ERR_INVALID (arguments), KM_ERR_OVERFLOW (a value
  * not finite), KM_ERR_NOT_PD (K_mm not positive semi-definite on the
  * centres: no eps up to the cap gives a trustworthy factor),
- * KM_ERR_INACCURATE (the relative residual check).
+ * KM_ERR_INACCURATE (no rung of the eps ladder gives a solvable lambda
+ * that passes the relative residual check; the last rung's failure is
+ * reported).  The solve costs O(m^3) per rung tried.
  */
 size_t		km_approx_solve_doubles(uint32_t m);
 km_status	km_approx_solve(const km_basis *b, const km_accum *stats,

@@ -15,6 +15,7 @@
 
 #include <math.h>
 
+#include "access/parallel.h"
 #include "common/hashfn.h"
 #include "fmgr.h"
 #include "miscadmin.h"
@@ -352,12 +353,13 @@ kernel_basis_info(PG_FUNCTION_ARGS)
  *
  * Its state is the KM_ACCUM_GRAM state of the features z(x) (accum.h:
  * sum z z^T, sum z y, sum z, sum y, sum y^2, rows), followed in the same
- * bytea by a tail: a block of buffered feature rows and targets (so that
- * each update of the sums is one dsyrk + dgemv over APPROX_BLOCK rows), the
+ * bytea by a tail: a block of buffered standardized rows and targets
+ * (so that each update of the sums is one GEMM + map for the features of
+ * APPROX_BLOCK rows, km_approx_features, and one dsyrk + dgemv), the
  * settings the final function needs, and a copy of the basis (a final
- * function sees no argument but the state).  The buffered rows are
- * features, not raw rows, so the combine function can add them without the
- * basis.  The size depends on m and the basis only.
+ * function sees no argument but the state; the combine and final
+ * functions compute the features of a buffer from it).  The size depends
+ * on m, d and the basis only.
  */
 #include "model.h"
 #include "solve.h"
@@ -367,7 +369,7 @@ PG_FUNCTION_INFO_V1(kernel_train_basis_combine);
 PG_FUNCTION_INFO_V1(kernel_train_basis_final);
 
 #define APPROX_BLOCK 256
-#define APPROX_TAIL_MAGIC 0x4B4D4154u	/* "KMAT" */
+#define APPROX_TAIL_MAGIC 0x4B4D4132u	/* "KMA2": rows, not features, buffered */
 #define PROGRESS_ROWS 1000000
 
 typedef struct ApproxTail
@@ -376,6 +378,8 @@ typedef struct ApproxTail
 	uint32		block;			/* APPROX_BLOCK */
 	uint32		pending;		/* rows buffered, not yet in the sums */
 	uint32		basis_bytes;	/* the basis copied behind the buffers */
+	uint32		d;				/* features of a buffered row */
+	uint32		pad;
 	int64		skipped;		/* rows with a NULL feature array or target */
 	int32		n_lambdas;
 	uint32		fit_intercept;	/* 0 or 1 */
@@ -387,20 +391,20 @@ typedef struct ApproxParts
 {
 	km_accum   *acc;
 	ApproxTail *t;
-	double	   *Z;				/* block x m, row-major */
+	double	   *X;				/* block x d standardized rows, row-major */
 	double	   *y;				/* block */
 	char	   *basis;			/* basis_bytes */
 } ApproxParts;
 
 static Size
-approx_state_bytes(uint32 m, uint32 basis_bytes)
+approx_state_bytes(uint32 m, uint32 d, uint32 basis_bytes)
 {
 	Size		accb = km_accum_bytes(KM_ACCUM_GRAM, m);
 
 	if (accb == 0)
 		return 0;
 	return add_size(add_size(accb, MAXALIGN(sizeof(ApproxTail))),
-					add_size(mul_size(sizeof(double), mul_size(APPROX_BLOCK, (Size) m + 1)),
+					add_size(mul_size(sizeof(double), mul_size(APPROX_BLOCK, (Size) d + 1)),
 							 MAXALIGN(basis_bytes)));
 }
 
@@ -412,8 +416,8 @@ approx_parts(km_accum *acc)
 
 	p.acc = acc;
 	p.t = (ApproxTail *) tail;
-	p.Z = (double *) (tail + MAXALIGN(sizeof(ApproxTail)));
-	p.y = p.Z + (Size) APPROX_BLOCK * acc->dim;
+	p.X = (double *) (tail + MAXALIGN(sizeof(ApproxTail)));
+	p.y = p.X + (Size) APPROX_BLOCK * p.t->d;
 	p.basis = (char *) (p.y + APPROX_BLOCK);
 	return p;
 }
@@ -447,35 +451,108 @@ approx_check(km_accum *acc, Size len, km_basis *b)
 		bad_state("The state's sums have an unknown kind or a wrong length.");
 	if (km_accum_validate(acc, accb, &err) != KM_OK)
 		km_raise(&err);
-	p = approx_parts(acc);
+	p.t = (ApproxTail *) ((char *) acc + accb);
 	if (p.t->magic != APPROX_TAIL_MAGIC || p.t->block != APPROX_BLOCK ||
+		p.t->d < 1 || p.t->d > (uint32) MaxAllocSize / sizeof(double) ||
 		p.t->pending > APPROX_BLOCK || p.t->skipped < 0 ||
 		p.t->n_lambdas < 1 || p.t->n_lambdas > KM_APPROX_MAX_LAMBDAS ||
 		p.t->fit_intercept > 1 ||
-		approx_state_bytes(acc->dim, p.t->basis_bytes) != len)
+		approx_state_bytes(acc->dim, p.t->d, p.t->basis_bytes) != len)
 		bad_state("The state's buffer has invalid fields.");
+	p = approx_parts(acc);
 	for (int i = 0; i < p.t->n_lambdas; i++)
 		if (!isfinite(p.t->lambdas[i]) || !(p.t->lambdas[i] > 0.0))
 			bad_state("A lambda of the state is not a finite number > 0.");
-	if (!km_all_finite(p.Z, (Size) p.t->pending * acc->dim) ||
+	if (!km_all_finite(p.X, (Size) p.t->pending * p.t->d) ||
 		!km_all_finite(p.y, p.t->pending))
 		bad_state("A buffered row of the state is not finite.");
 	if (km_basis_decode(p.basis, p.t->basis_bytes, b, &err) != KM_OK)
 		km_raise(&err);
-	if (b->m != acc->dim)
+	if (b->m != acc->dim || b->d != p.t->d)
 		bad_state("The state's basis and sums have different dimensions.");
 	return p;
 }
 
+/* Buffers of a flush: features (block x m), their work, m x m scratch. */
+typedef struct FlushBufs
+{
+	double	   *Z;
+	double	   *work;
+	double	   *scratch;
+} FlushBufs;
+
+static Size
+flush_bufs_doubles(const km_basis *b)
+{
+	return add_size(add_size(mul_size(APPROX_BLOCK, b->m),
+							 km_approx_features_doubles(b, APPROX_BLOCK) + 1),
+					mul_size(b->m, b->m));
+}
+
+/* The buffers in the current memory context (checked against max_memory). */
+static FlushBufs
+flush_bufs_alloc(const km_basis *b)
+{
+	FlushBufs	f;
+
+	km_check_memory(8.0 * (double) flush_bufs_doubles(b), "kernel_train", false);
+	f.Z = palloc_extended(mul_size(sizeof(double), mul_size(APPROX_BLOCK, b->m)), MCXT_ALLOC_HUGE);
+	f.work = palloc_extended(mul_size(sizeof(double), km_approx_features_doubles(b, APPROX_BLOCK) + 1),
+							 MCXT_ALLOC_HUGE);
+	f.scratch = palloc_extended(mul_size(sizeof(double), mul_size(b->m, b->m)), MCXT_ALLOC_HUGE);
+	return f;
+}
+
+static void
+flush_bufs_free(FlushBufs *f)
+{
+	pfree(f->Z);
+	pfree(f->work);
+	pfree(f->scratch);
+}
+
+/* rff: the random features of b drawn from its seed (b->W, b->b set). */
+static void
+basis_draw(km_basis *b)
+{
+	double	   *W;
+	double	   *bv;
+
+	if (b->kind != KM_APPROX_RFF)
+		return;
+	W = palloc_extended(mul_size(sizeof(double), mul_size(b->d, b->m)), MCXT_ALLOC_HUGE);
+	bv = palloc(sizeof(double) * b->m);
+	km_rff_draw(b->kernel.gamma, b->seed, b->d, b->m, W, bv);
+	b->W = W;
+	b->b = bv;
+}
+
+/*
+ * rows buffered standardized rows X with targets y into the sums of acc:
+ * their features in one km_approx_features call, then one dsyrk + dgemv.
+ */
+static void
+add_rows(km_accum *acc, const km_basis *b, const double *X, const double *y,
+		 uint32 rows, FlushBufs *f)
+{
+	km_error	err;
+
+	if (rows == 0)
+		return;
+	if (km_approx_features(b, X, rows, f->Z, f->work, &err) != KM_OK)
+		km_raise(&err);
+	km_accum_gram_add(acc, f->Z, y, rows, f->scratch);
+}
+
 /* Buffered rows into the sums. */
 static void
-approx_flush(ApproxParts *p, double *scratch)
+approx_flush(ApproxParts *p, const km_basis *b, FlushBufs *f)
 {
 	int64		before = p->acc->rows;
 
 	if (p->t->pending == 0)
 		return;
-	km_accum_gram_add(p->acc, p->Z, p->y, p->t->pending, scratch);
+	add_rows(p->acc, b, p->X, p->y, p->t->pending, f);
 	p->t->pending = 0;
 	CHECK_FOR_INTERRUPTS();
 	if (km_progress && before / PROGRESS_ROWS != p->acc->rows / PROGRESS_ROWS)
@@ -626,8 +703,7 @@ typedef struct TrainCall
 	double	   *W;				/* rff */
 	double	   *bv;
 	double	   *x;				/* d */
-	double	   *work;			/* features of one row */
-	double	   *scratch;		/* m x m for km_accum_gram_add */
+	FlushBufs	f;				/* a block's features and scratch */
 } TrainCall;
 
 /* Whether raw is the basis cached (same length, header and checksum). */
@@ -705,7 +781,8 @@ train_call(FunctionCallInfo fcinfo, Jsonb *opts, int basis_arg)
 				 errhint("Pass the same options to kernel_basis and kernel_train.")));
 	km_options_resolve(&o, (int) tc->b.d);
 	tc->opts = o;
-	km_check_memory((double) approx_state_bytes(tc->b.m, (uint32) tc->basis_len) +
+	km_check_memory((double) approx_state_bytes(tc->b.m, tc->b.d, (uint32) tc->basis_len) +
+					8.0 * (double) flush_bufs_doubles(&tc->b) +
 					approx_solve_memory(tc->b.m), "kernel_train", false);
 	if (tc->b.kind == KM_APPROX_RFF)
 	{
@@ -716,9 +793,7 @@ train_call(FunctionCallInfo fcinfo, Jsonb *opts, int basis_arg)
 		tc->b.b = tc->bv;
 	}
 	tc->x = palloc(sizeof(double) * tc->b.d);
-	tc->work = palloc_extended(mul_size(sizeof(double), km_approx_features_doubles(&tc->b, 1) + 1),
-							   MCXT_ALLOC_HUGE);
-	tc->scratch = palloc_extended(mul_size(sizeof(double), mul_size(tc->b.m, tc->b.m)), MCXT_ALLOC_HUGE);
+	tc->f = flush_bufs_alloc(&tc->b);
 	tc->parsed = true;
 	MemoryContextSwitchTo(old);
 	return tc;
@@ -727,7 +802,7 @@ train_call(FunctionCallInfo fcinfo, Jsonb *opts, int basis_arg)
 static km_accum *
 approx_state_create(MemoryContext aggctx, TrainCall *tc)
 {
-	Size		bytes = approx_state_bytes(tc->b.m, (uint32) tc->basis_len);
+	Size		bytes = approx_state_bytes(tc->b.m, tc->b.d, (uint32) tc->basis_len);
 	km_accum   *acc;
 	ApproxParts p;
 
@@ -740,6 +815,7 @@ approx_state_create(MemoryContext aggctx, TrainCall *tc)
 	acc = MemoryContextAllocZero(aggctx, bytes);
 	SET_VARSIZE(acc, bytes);
 	km_accum_init(acc, KM_ACCUM_GRAM, tc->b.m);
+	((ApproxTail *) ((char *) acc + km_accum_bytes(KM_ACCUM_GRAM, acc->dim)))->d = tc->b.d;
 	p = approx_parts(acc);
 	p.t->magic = APPROX_TAIL_MAGIC;
 	p.t->block = APPROX_BLOCK;
@@ -781,7 +857,6 @@ kernel_train_basis_sfunc(PG_FUNCTION_ARGS)
 	int			d;
 	int			bad;
 	char		what[64];
-	km_error	err;
 
 	if (PG_ARGISNULL(4))
 		ereport(ERROR,
@@ -814,19 +889,24 @@ kernel_train_basis_sfunc(PG_FUNCTION_ARGS)
 				 errmsg("target values must be finite"),
 				 errdetail("The target of %s is not finite.", what)));
 	km_array_copy(arr, d, tc->x, what);
-	bad = km_standardize_row(tc->x, d, tc->b.mean, tc->b.scale, tc->x);
+	bad = km_standardize_row(tc->x, d, tc->b.mean, tc->b.scale,
+							 p.X + (Size) p.t->pending * d);
 	if (bad >= 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 				 errmsg("standardized feature is out of range for type double precision"),
 				 errdetail("Feature %d of %s overflowed when standardized by the basis's scaler.",
 						   bad + 1, what)));
-	if (km_approx_features(&tc->b, tc->x, 1, p.Z + (Size) p.t->pending * tc->b.m,
-						   tc->work, &err) != KM_OK)
-		km_raise(&err);
 	p.y[p.t->pending++] = target;
 	if (p.t->pending == APPROX_BLOCK)
-		approx_flush(&p, tc->scratch);
+	{
+		/* a parallel worker is one of several processes: one BLAS thread */
+		if (IsParallelWorker())
+			km_blas_setup_scoring();
+		else
+			km_blas_setup();
+		approx_flush(&p, &tc->b, &tc->f);
+	}
 	PG_RETURN_BYTEA_P((bytea *) acc);
 }
 
@@ -841,7 +921,6 @@ kernel_train_basis_combine(PG_FUNCTION_ARGS)
 	ApproxParts pa;
 	ApproxParts pb;
 	km_error	err;
-	double	   *scratch;
 
 	if (b == NULL)
 	{
@@ -871,9 +950,13 @@ kernel_train_basis_combine(PG_FUNCTION_ARGS)
 	pa.t->skipped += pb.t->skipped;
 	if (pb.t->pending > 0)
 	{
-		scratch = palloc_extended(mul_size(sizeof(double), mul_size(a->dim, a->dim)), MCXT_ALLOC_HUGE);
-		km_accum_gram_add(a, pb.Z, pb.y, pb.t->pending, scratch);
-		pfree(scratch);
+		/* b's buffered rows into a's sums (a's own buffer stays buffered) */
+		FlushBufs	f = flush_bufs_alloc(&bb);
+
+		basis_draw(&bb);
+		km_blas_setup();
+		add_rows(a, &bb, pb.X, pb.y, pb.t->pending, &f);
+		flush_bufs_free(&f);
 	}
 	PG_RETURN_BYTEA_P((bytea *) a);
 }
@@ -885,27 +968,20 @@ kernel_train_basis_final(PG_FUNCTION_ARGS)
 	km_accum   *acc = approx_state_arg(fcinfo, 0, aggctx);
 	km_basis	b;
 	ApproxParts p;
-	double	   *scratch;
 	bytea	   *result;
 
 	if (acc == NULL)
 		PG_RETURN_NULL();
 	p = approx_check(acc, VARSIZE(acc), &b);
+	basis_draw(&b);
 	if (p.t->pending > 0)
 	{
 		/* FINALFUNC_MODIFY = READ_WRITE: the buffer goes into the sums */
-		scratch = palloc_extended(mul_size(sizeof(double), mul_size(acc->dim, acc->dim)), MCXT_ALLOC_HUGE);
-		approx_flush(&p, scratch);
-		pfree(scratch);
-	}
-	if (b.kind == KM_APPROX_RFF)
-	{
-		double	   *W = palloc_extended(mul_size(sizeof(double), mul_size(b.d, b.m)), MCXT_ALLOC_HUGE);
-		double	   *bv = palloc(sizeof(double) * b.m);
+		FlushBufs	f = flush_bufs_alloc(&b);
 
-		km_rff_draw(b.kernel.gamma, b.seed, b.d, b.m, W, bv);
-		b.W = W;
-		b.b = bv;
+		km_blas_setup();
+		approx_flush(&p, &b, &f);
+		flush_bufs_free(&f);
 	}
 	result = approx_model(&b, km_basis_components(p.basis), acc, p.t);
 	if (result == NULL)

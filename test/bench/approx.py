@@ -31,9 +31,11 @@ RUNS = int(os.environ.get("KM_BENCH_RUNS", "1"))
 N = 100000 if QUICK else 1000000
 ROWS = [int(x) for x in os.environ.get("KM_BENCH_APPROX_ROWS", str(N)).split()]
 D = 20
-# gamma: the scikit-learn side uses the same; 1 / d makes K_mm so
-# ill-conditioned on this data that km_approx_solve fails (reported).
-GAMMA = float(os.environ.get("KM_BENCH_APPROX_GAMMA", "0.2"))
+# gamma: the scikit-learn side uses the same; default 1 / d (both sides'
+# default).  K_mm of these centres is badly conditioned at 1 / d and above:
+# km_approx_solve raises eps up its ladder until the whitened problem is
+# solvable (it failed here before that).
+GAMMA = float(os.environ.get("KM_BENCH_APPROX_GAMMA", repr(1.0 / D)))
 
 SK = r'''
 import resource, sys, time

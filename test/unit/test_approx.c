@@ -21,6 +21,7 @@ void		test_approx_rff_error_falls_as_root_d(void);
 void		test_approx_combine_matches_one_pass(void);
 void		test_approx_errors(void);
 void		test_approx_model_fill_roundtrip(void);
+void		test_approx_nystrom_ill_conditioned_centres(void);
 
 static km_accum *
 new_gram(uint32_t m)
@@ -575,5 +576,111 @@ test_approx_model_fill_roundtrip(void)
 	free(y);
 	free(W);
 	free(bb);
+	free(coef);
+}
+
+/*
+ * Issue 12's ill-conditioned centres: 20 features f_j = sin(0.37 i (j + 1)
+ * + j), standardized, rbf gamma 1, m = 300 centres among n = 3000 rows,
+ * lambda 1.  K_mm is so badly conditioned that chol(K_mm + eps I) at the
+ * first eps of the ladder leaves rounding in L^-1 G L^-T larger than lambda
+ * (T + lambda I indefinite).  The solve must raise eps and return the
+ * solution of (G + lambda (K_mm + eps I)) coef = r at the eps it records:
+ * predictions equal a direct LAPACK solve of those normal equations
+ * (formed here from the kernel's definition) within 1e-6 relative.
+ */
+void
+test_approx_nystrom_ill_conditioned_centres(void)
+{
+	enum
+	{
+		N = 3000, M = 300, D = 20, STRIDE = N / M
+	};
+	double	   *X = malloc((size_t) N * D * sizeof(double));
+	double	   *C = malloc((size_t) M * D * sizeof(double));
+	double	   *y = malloc(N * sizeof(double));
+	double	   *Z = malloc((size_t) N * M * sizeof(double));
+	double	   *A = malloc((size_t) M * M * sizeof(double));
+	double	   *r = malloc(M * sizeof(double));
+	double	   *coef = malloc(M * sizeof(double));
+	double		mean[D] = {0};
+	double		scale[D] = {0};
+	double		lambda = 1.0;
+	double		ybar = 0.0;
+	double		num = 0.0;
+	double		den = 0.0;
+	km_basis	b;
+	km_accum   *acc = new_gram(M);
+	km_approx_result res;
+	km_error	err;
+	km_status	st;
+
+	for (int i = 0; i < N; i++)
+		for (int j = 0; j < D; j++)
+			X[(size_t) i * D + j] = sin(0.37 * (i + 1) * (j + 1) + j);
+	for (int j = 0; j < D; j++)
+	{
+		for (int i = 0; i < N; i++)
+			mean[j] += X[(size_t) i * D + j] / N;
+		for (int i = 0; i < N; i++)
+			scale[j] += (X[(size_t) i * D + j] - mean[j]) * (X[(size_t) i * D + j] - mean[j]) / N;
+		scale[j] = sqrt(scale[j]);
+	}
+	for (int i = 0; i < N; i++)
+	{
+		double		s = 0.0;
+
+		for (int j = 0; j < D; j++)
+		{
+			X[(size_t) i * D + j] = (X[(size_t) i * D + j] - mean[j]) / scale[j];
+			s += X[(size_t) i * D + j] * (j % 3 == 0 ? 1.0 : -0.5);
+		}
+		y[i] = 2.0 + sin(s) + 0.3 * X[(size_t) i * D] * X[(size_t) i * D + 1];
+		ybar += y[i] / N;
+	}
+	for (int c = 0; c < M; c++)
+		memcpy(C + (size_t) c * D, X + (size_t) c * STRIDE * D, D * sizeof(double));
+	b = nystrom_basis(KM_KERNEL_RBF, 1.0, C, M, D);
+	accumulate(&b, X, y, 0, N, acc);
+	st = solve(&b, acc, &lambda, 1, true, coef, &res, &err);
+	CHECK(st == KM_OK, "%s: %s", err.message, err.detail);
+	if (st == KM_OK)
+	{
+		CHECK(res.relative_residual <= KM_APPROX_MAX_RELATIVE_RESIDUAL, "residual %g", res.relative_residual);
+		CHECK(res.eps > 0.0 && res.eps <= KM_APPROX_EPS_MAX_REL * 1.0001, "eps %g", res.eps);
+		/* the reference: Z from the definition, (Z^T Z + lambda (K_mm + eps I)) a = Z^T (y - ybar) */
+		for (int i = 0; i < N; i++)
+			for (int c = 0; c < M; c++)
+				Z[(size_t) i * M + c] = km_kernel_eval(&b.kernel, X + (size_t) i * D, C + (size_t) c * D, D);
+		cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, M, M, N, 1.0, Z, M, Z, M, 0.0, A, M);
+		for (int c = 0; c < M; c++)
+		{
+			for (int k = 0; k < M; k++)
+				A[c + (size_t) k * M] += lambda * km_kernel_eval(&b.kernel, C + (size_t) c * D, C + (size_t) k * D, D);
+			A[c + (size_t) c * M] += lambda * res.eps;
+			r[c] = 0.0;
+		}
+		for (int i = 0; i < N; i++)
+			cblas_daxpy(M, y[i] - ybar, Z + (size_t) i * M, 1, r, 1);
+		CHECK(LAPACKE_dposv(LAPACK_COL_MAJOR, 'L', M, 1, A, M, r, M) == 0, "dposv");
+		for (int i = 0; i < N; i++)
+		{
+			double		fa = cblas_ddot(M, Z + (size_t) i * M, 1, coef, 1);
+			double		fe = cblas_ddot(M, Z + (size_t) i * M, 1, r, 1);
+
+			num += (fa - fe) * (fa - fe);
+			den += fe * fe;
+		}
+		CHECK(sqrt(num / den) <= 1e-6, "relative difference of the predictions %g (eps %g)",
+			  sqrt(num / den), res.eps);
+		CHECK_CLOSE(res.intercept, ybar, 1e-13);
+	}
+	free(acc);
+	free(X);
+	free(C);
+	free(y);
+	free(Z);
+	free(A);
+	free(r);
 	free(coef);
 }

@@ -93,7 +93,8 @@ int			unit_failures = 0;
 	X(test_approx_rff_error_falls_as_root_d) \
 	X(test_approx_combine_matches_one_pass) \
 	X(test_approx_errors) \
-	X(test_approx_model_fill_roundtrip)
+	X(test_approx_model_fill_roundtrip) \
+	X(test_approx_nystrom_ill_conditioned_centres)
 
 #define DECLARE(name) void name(void);
 UNIT_TESTS(DECLARE)
