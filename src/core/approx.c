@@ -118,16 +118,6 @@ km_approx_features_doubles(const km_basis *b, size_t rows)
 	return rows + m + m * d;
 }
 
-/* The first row of a block whose features are not all finite. */
-static size_t
-first_bad_row(const double *Z, size_t rows, size_t m)
-{
-	for (size_t i = 0; i < rows; i++)
-		if (!km_all_finite(Z + i * m, m))
-			return i;
-	return rows;
-}
-
 km_status
 km_approx_features(const km_basis *b, const double *X_std, size_t rows,
 				   double *Z, double *work, km_error *err)
@@ -156,12 +146,12 @@ km_approx_features(const km_basis *b, const double *X_std, size_t rows,
 		return km_fail(err, KM_ERR_INVALID, "basis is not an approximation",
 					   "The basis has approximation %d; features need \"nystrom\" or \"rff\".",
 					   (int) b->kind);
-	if (first_bad_row(Z, rows, m) == rows)
+	if (km_first_nonfinite_row(Z, rows, m) == rows)
 		return KM_OK;
 	return km_fail(err, KM_ERR_OVERFLOW,
 				   "kernel feature is out of range for type double precision",
 				   "A %s feature of row %zu of the block (%s kernel) is not finite.",
-				   km_approx_name(b->kind), first_bad_row(Z, rows, m) + 1,
+				   km_approx_name(b->kind), km_first_nonfinite_row(Z, rows, m) + 1,
 				   km_kernel_name(b->kernel.type));
 }
 

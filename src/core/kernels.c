@@ -130,6 +130,15 @@ km_all_finite(const double *v, size_t count)
 	return bad == 0;
 }
 
+size_t
+km_first_nonfinite_row(const double *Z, size_t rows, size_t m)
+{
+	for (size_t i = 0; i < rows; i++)
+		if (!km_all_finite(Z + i * m, m))
+			return i;
+	return rows;
+}
+
 /* Largest |x_i| (0 for a zero vector). */
 static double
 max_abs(const double *x, int d)

@@ -70,6 +70,9 @@ bool		km_kernel_eval_finite(const km_kernel *k, const double *x,
 /* Whether every v[i] is finite (an integer test, safe under -ffast-math). */
 bool		km_all_finite(const double *v, size_t count);
 
+/* The first row of Z (rows x m, row-major) with a value that is not finite; rows if none. */
+size_t		km_first_nonfinite_row(const double *Z, size_t rows, size_t m);
+
 /*
  * Per-row quantity that the Gram and row routines reuse: the squared norm
  * for rbf (infinite if it overflows), the norm for cosine (scaled, never

@@ -142,16 +142,6 @@ km_scorer_block_doubles(const km_model *m, size_t rows)
 	return (size_t) (rows * per_row);
 }
 
-/* The first row of Z (rows x n) with a value that is not finite. */
-static size_t
-first_bad_row(const double *Z, size_t rows, size_t n)
-{
-	for (size_t r = 0; r < rows; r++)
-		if (!km_all_finite(Z + r * n, n))
-			return r;
-	return rows;
-}
-
 km_status
 km_scorer_block(km_scorer *s, const double *X, size_t rows, double *out,
 				double *work, km_error *err)
@@ -190,7 +180,7 @@ km_scorer_block(km_scorer *s, const double *X, size_t rows, double *out,
 	}
 	if (!ok)
 	{
-		size_t		r = first_bad_row(Z, rows, n);
+		size_t		r = km_first_nonfinite_row(Z, rows, n);
 
 		return km_fail(err, KM_ERR_OVERFLOW,
 					   "prediction is out of range for type double precision",

@@ -607,11 +607,7 @@ approx_model(km_basis *b, uint32 components, km_accum *acc,
 	km_approx_result res;
 	km_error	err;
 	km_model	model;
-	km_model	check;
-	km_model_shape shape;
 	km_candidate *cand = NULL;
-	Size		size;
-	bytea	   *result;
 
 	if (acc->rows == 0)
 		return NULL;
@@ -674,19 +670,7 @@ approx_model(km_basis *b, uint32 components, km_accum *acc,
 		model.best = (uint32) res.best;
 		model.candidates = cand;
 	}
-	shape = km_model_shape_of(&model);
-	size = km_model_size(&shape);
-	if (size == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("approximate model is too large"),
-				 errdetail("A model of %u components of %u features would exceed 1 GB.", m, b->d)));
-	result = palloc_extended(VARHDRSZ + size, MCXT_ALLOC_HUGE);
-	SET_VARSIZE(result, VARHDRSZ + size);
-	km_model_encode(&model, (uint8_t *) VARDATA(result));
-	if (km_model_decode((const uint8_t *) VARDATA(result), size, &check, NULL, &err) != KM_OK)
-		elog(ERROR, "kernel_train produced a model its reader rejects: %s", err.detail);
-	return result;
+	return km_model_to_bytea(&model);
 }
 
 /* What a call site of the training pass keeps between rows (fn_extra). */
@@ -990,6 +974,112 @@ kernel_train_basis_final(PG_FUNCTION_ARGS)
 }
 
 /*
+ * Pass 1 of the one-statement form: the basis of the collected rows (Xs:
+ * a buffer of at least d doubles), with rff's random features drawn.
+ */
+static void
+rowset_basis(RowSet *rs, const km_options *opts, Size sbytes, double *Xs,
+			 km_basis *b)
+{
+	uint32		d = (uint32) rs->d;
+	km_basis_state *st;
+	char	   *basis;
+	Size		blen;
+	double	   *work;
+	km_error	err;
+
+	if (km_progress)
+		ereport(NOTICE, (errmsg("kernel_train: basis: " INT64_FORMAT " rows", rs->n)));
+	st = palloc_extended(sbytes, MCXT_ALLOC_HUGE);
+	SET_VARSIZE(st, sbytes);
+	km_basis_state_init(st, opts->approximation, &opts->fit.kernel, opts->standardize,
+						d, (uint32) opts->components, (uint64) opts->seed);
+	for (int64 i = 0; i < rs->n; i++)
+	{
+		for (uint32 j = 0; j < d; j++)
+			Xs[j] = rs->X[i * d + j] + 0.0;
+		km_basis_state_add(st, Xs, hash_bytes_extended((const unsigned char *) Xs,
+													   (int) (sizeof(double) * d), st->seed));
+		if ((i & 0x3FF) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	blen = km_basis_final_bytes(st);
+	basis = palloc_extended(blen, MCXT_ALLOC_HUGE);
+	work = palloc(km_basis_finish_scratch_bytes(st) + 1);
+	if (km_basis_finish(st, basis, work, &err) != KM_OK)
+		km_raise(&err);
+	SET_VARSIZE(basis, blen);
+	pfree(st);
+	if (km_basis_decode(basis, blen, b, &err) != KM_OK)
+		km_raise(&err);
+	if (b->kind == KM_APPROX_RFF)
+	{
+		double	   *W = palloc_extended(mul_size(sizeof(double), mul_size(b->d, b->m)), MCXT_ALLOC_HUGE);
+		double	   *bv = palloc(sizeof(double) * b->m);
+
+		km_rff_draw(b->kernel.gamma, b->seed, b->d, b->m, W, bv);
+		b->W = W;
+		b->b = bv;
+	}
+}
+
+/*
+ * Pass 2 of the one-statement form: the sums of z(x) z(x)^T, z y, ... over
+ * the collected rows, a block of APPROX_BLOCK at a time (Xs: a buffer of
+ * APPROX_BLOCK x d doubles).
+ */
+static km_accum *
+rowset_sums(RowSet *rs, const km_basis *b, double *Xs)
+{
+	uint32		d = (uint32) rs->d;
+	km_accum   *acc;
+	double	   *Z;
+	double	   *work;
+	double	   *scratch;
+	km_error	err;
+
+	if (km_progress)
+		ereport(NOTICE, (errmsg("kernel_train: statistics: m = %u", b->m)));
+	acc = palloc_extended(km_accum_bytes(KM_ACCUM_GRAM, b->m), MCXT_ALLOC_HUGE);
+	SET_VARSIZE(acc, km_accum_bytes(KM_ACCUM_GRAM, b->m));
+	km_accum_init(acc, KM_ACCUM_GRAM, b->m);
+	Z = palloc_extended(mul_size(sizeof(double), mul_size(APPROX_BLOCK, b->m)), MCXT_ALLOC_HUGE);
+	work = palloc_extended(mul_size(sizeof(double), km_approx_features_doubles(b, APPROX_BLOCK) + 1),
+						   MCXT_ALLOC_HUGE);
+	scratch = palloc_extended(mul_size(sizeof(double), mul_size(b->m, b->m)), MCXT_ALLOC_HUGE);
+	km_blas_setup();
+	for (int64 i0 = 0; i0 < rs->n; i0 += APPROX_BLOCK)
+	{
+		int64		r = Min((int64) APPROX_BLOCK, rs->n - i0);
+		int64		before = acc->rows;
+
+		for (int64 i = 0; i < r; i++)
+		{
+			int			bad = km_standardize_row(rs->X + (i0 + i) * d, (int) d, b->mean,
+												 b->scale, Xs + i * d);
+
+			if (bad >= 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+						 errmsg("standardized feature is out of range for type double precision"),
+						 errdetail("Feature %d of row " INT64_FORMAT " overflowed when standardized.",
+								   bad + 1, i0 + i + 1)));
+		}
+		if (km_approx_features(b, Xs, (size_t) r, Z, work, &err) != KM_OK)
+			km_raise(&err);
+		km_accum_gram_add(acc, Z, rs->y + i0, (size_t) r, scratch);
+		CHECK_FOR_INTERRUPTS();
+		if (km_progress && before / PROGRESS_ROWS != acc->rows / PROGRESS_ROWS)
+			ereport(NOTICE,
+					(errmsg("kernel_train: statistics: " INT64_FORMAT " of " INT64_FORMAT " rows",
+							acc->rows, rs->n)));
+	}
+	pfree(scratch);
+	pfree(Z);
+	return acc;
+}
+
+/*
  * The one-statement form, kernel_train(f, y, '{"approximation": ...}'):
  * both passes in C over the rows the RowSet collected.
  */
@@ -999,17 +1089,10 @@ km_approx_train_rowset(RowSet *rs)
 	km_options	opts = rs->opts;
 	uint32		d = (uint32) rs->d;
 	Size		sbytes;
-	km_basis_state *st;
-	char	   *basis;
-	Size		blen;
 	km_basis	b;
 	km_accum   *acc;
 	ApproxTail	t;
 	double	   *Xs;
-	double	   *Z;
-	double	   *work;
-	double	   *scratch;
-	km_error	err;
 	MemoryContext tmp;
 	MemoryContext old;
 	bytea	   *result;
@@ -1039,81 +1122,9 @@ km_approx_train_rowset(RowSet *rs)
 								ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(tmp);
 
-	/* pass 1: the basis */
-	if (km_progress)
-		ereport(NOTICE, (errmsg("kernel_train: basis: " INT64_FORMAT " rows", rs->n)));
-	st = palloc_extended(sbytes, MCXT_ALLOC_HUGE);
-	SET_VARSIZE(st, sbytes);
-	km_basis_state_init(st, opts.approximation, &opts.fit.kernel, opts.standardize,
-						d, (uint32) opts.components, (uint64) opts.seed);
 	Xs = palloc_extended(mul_size(sizeof(double), mul_size(APPROX_BLOCK, d)), MCXT_ALLOC_HUGE);
-	for (int64 i = 0; i < rs->n; i++)
-	{
-		for (uint32 j = 0; j < d; j++)
-			Xs[j] = rs->X[i * d + j] + 0.0;
-		km_basis_state_add(st, Xs, hash_bytes_extended((const unsigned char *) Xs,
-													   (int) (sizeof(double) * d), st->seed));
-		if ((i & 0x3FF) == 0)
-			CHECK_FOR_INTERRUPTS();
-	}
-	blen = km_basis_final_bytes(st);
-	basis = palloc_extended(blen, MCXT_ALLOC_HUGE);
-	work = palloc(km_basis_finish_scratch_bytes(st) + 1);
-	if (km_basis_finish(st, basis, work, &err) != KM_OK)
-		km_raise(&err);
-	SET_VARSIZE(basis, blen);
-	pfree(st);
-	if (km_basis_decode(basis, blen, &b, &err) != KM_OK)
-		km_raise(&err);
-	if (b.kind == KM_APPROX_RFF)
-	{
-		double	   *W = palloc_extended(mul_size(sizeof(double), mul_size(b.d, b.m)), MCXT_ALLOC_HUGE);
-		double	   *bv = palloc(sizeof(double) * b.m);
-
-		km_rff_draw(b.kernel.gamma, b.seed, b.d, b.m, W, bv);
-		b.W = W;
-		b.b = bv;
-	}
-
-	/* pass 2: the sums, a block at a time */
-	if (km_progress)
-		ereport(NOTICE, (errmsg("kernel_train: statistics: m = %u", b.m)));
-	acc = palloc_extended(km_accum_bytes(KM_ACCUM_GRAM, b.m), MCXT_ALLOC_HUGE);
-	SET_VARSIZE(acc, km_accum_bytes(KM_ACCUM_GRAM, b.m));
-	km_accum_init(acc, KM_ACCUM_GRAM, b.m);
-	Z = palloc_extended(mul_size(sizeof(double), mul_size(APPROX_BLOCK, b.m)), MCXT_ALLOC_HUGE);
-	work = palloc_extended(mul_size(sizeof(double), km_approx_features_doubles(&b, APPROX_BLOCK) + 1),
-						   MCXT_ALLOC_HUGE);
-	scratch = palloc_extended(mul_size(sizeof(double), mul_size(b.m, b.m)), MCXT_ALLOC_HUGE);
-	km_blas_setup();
-	for (int64 i0 = 0; i0 < rs->n; i0 += APPROX_BLOCK)
-	{
-		int64		r = Min((int64) APPROX_BLOCK, rs->n - i0);
-		int64		before = acc->rows;
-
-		for (int64 i = 0; i < r; i++)
-		{
-			int			bad = km_standardize_row(rs->X + (i0 + i) * d, (int) d, b.mean,
-												 b.scale, Xs + i * d);
-
-			if (bad >= 0)
-				ereport(ERROR,
-						(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-						 errmsg("standardized feature is out of range for type double precision"),
-						 errdetail("Feature %d of row " INT64_FORMAT " overflowed when standardized.",
-								   bad + 1, i0 + i + 1)));
-		}
-		if (km_approx_features(&b, Xs, (size_t) r, Z, work, &err) != KM_OK)
-			km_raise(&err);
-		km_accum_gram_add(acc, Z, rs->y + i0, (size_t) r, scratch);
-		CHECK_FOR_INTERRUPTS();
-		if (km_progress && before / PROGRESS_ROWS != acc->rows / PROGRESS_ROWS)
-			ereport(NOTICE,
-					(errmsg("kernel_train: statistics: " INT64_FORMAT " of " INT64_FORMAT " rows",
-							acc->rows, rs->n)));
-	}
-	pfree(scratch);
-	pfree(Z);
+	rowset_basis(rs, &opts, sbytes, Xs, &b);
+	acc = rowset_sums(rs, &b, Xs);
 	t.skipped = rs->skipped;
 	result = approx_model(&b, (uint32) opts.components, acc, &t);
 	MemoryContextSwitchTo(old);

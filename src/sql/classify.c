@@ -269,6 +269,98 @@ km_train_classifier(RowSet *rs)
 	return result;
 }
 
+/* Standardize X in place when asked; the scaler (the identity when not). */
+static void
+standardize_rows(double *X, size_t n, int d, bool standardize, double **mean,
+				 double **scale)
+{
+	*mean = palloc(sizeof(double) * d);
+	*scale = palloc(sizeof(double) * d);
+	if (standardize)
+		km_standardize(X, n, d, *mean, *scale, X);
+	else
+		for (int j = 0; j < d; j++)
+		{
+			(*mean)[j] = 0.0;
+			(*scale)[j] = 1.0;
+		}
+}
+
+/*
+ * The rows the model keeps (n_keep x d, copied): an svm only its support
+ * vectors, alpha compacted to them in place; other methods every row.
+ */
+static double *
+expansion_rows(km_method method, const double *X, size_t n, int d,
+			   double *alpha, uint32 q, size_t *n_keep)
+{
+	uint32	   *keep = palloc_extended(mul_size(n, sizeof(uint32)), MCXT_ALLOC_HUGE);
+	double	   *Xk;
+
+	if (method == KM_METHOD_SVM)
+		*n_keep = km_svm_compact(alpha, n, q, keep);
+	else
+	{
+		*n_keep = n;
+		for (size_t i = 0; i < n; i++)
+			keep[i] = (uint32) i;
+	}
+	if (*n_keep == 0)
+	{
+		/* every coefficient 0: keep one row so that the expansion is not empty */
+		*n_keep = 1;
+		keep[0] = 0;
+	}
+	Xk = palloc_extended(mul_size(*n_keep, mul_size(d, sizeof(double))), MCXT_ALLOC_HUGE);
+	for (size_t i = 0; i < *n_keep; i++)
+		memcpy(Xk + i * d, X + (size_t) keep[i] * d, sizeof(double) * d);
+	pfree(keep);
+	return Xk;
+}
+
+/*
+ * The rest of a classifier's model: kernel, method and settings, classes,
+ * probabilities, training metrics and selection.  The caller has set the
+ * sizes and the arrays (prob_A and prob_B are dropped without probabilities).
+ */
+static void
+fill_classifier_model(km_model *m, const km_options *opts,
+					  const km_method_ops *ops, const km_class_fit_result *res,
+					  const ClassTable *ct, int label_type, const Selection *sel)
+{
+	m->kernel = opts->fit.kernel;
+	m->method = opts->fit.method;
+	m->task = KM_TASK_CLASSIFICATION;
+	m->standardize = opts->standardize;
+	m->fit_intercept = opts->fit_intercept;
+	m->intercept = m->intercepts[0];
+	m->train_rmse = 0.0;		/* regression only; classifiers report accuracy */
+	ops->store_classes(&opts->fit, res, m);
+	sscanf(KM_VERSION_STRING, "%hhu.%hhu.%hhu", &m->writer_version[0],
+		   &m->writer_version[1], &m->writer_version[2]);
+	m->approximation = KM_APPROX_EXACT;
+	m->n_classes = ct->k;
+	m->label_type = label_type == KM_LABEL_TEXT ? KM_LABEL_TEXT : KM_LABEL_FLOAT8;
+	m->multiclass = (km_multiclass) res->multiclass;
+	m->labels = ct->labels;
+	m->labels_bytes = ct->labels_bytes;
+	m->class_counts = (const uint64_t *) ct->counts;
+	m->has_probability = res->has_probability && opts->fit.method == KM_METHOD_SVM;
+	if (!m->has_probability)
+	{
+		m->prob_A = NULL;
+		m->prob_B = NULL;
+	}
+	m->solver = res->solver;
+	m->train_accuracy = res->train_accuracy;
+	m->train_log_loss = isfinite(res->train_log_loss) ? res->train_log_loss : 0.0;
+	m->n_candidates = (uint32) sel->ncand;
+	m->cv = sel->ncand > 0 ? KM_CV_KFOLD : KM_CV_NONE;
+	m->folds = sel->ncand > 0 ? opts->folds : 0;
+	m->best = (uint32) sel->best;
+	m->candidates = sel->cand;
+}
+
 static bytea *
 train_classifier(RowSet *rs)
 {
@@ -292,11 +384,8 @@ train_classifier(RowSet *rs)
 	km_class_fit_result res;
 	km_error	err;
 	km_model	m;
-	km_model_shape shape;
-	size_t		size;
 	bytea	   *result;
 	Selection	sel = {0};
-	uint32	   *keep;
 	size_t		n_keep;
 	double	   *Xk;
 
@@ -314,16 +403,7 @@ train_classifier(RowSet *rs)
 	km_check_memory(8.0 * ((double) nwork + 2.0 * n * d), "kernel_train", false);
 	q = km_multiclass_outputs((km_multiclass) ops->multiclass(ct.k), ct.k);
 
-	mean = palloc(sizeof(double) * d);
-	scale = palloc(sizeof(double) * d);
-	if (opts.standardize)
-		km_standardize(X, n, d, mean, scale, X);
-	else
-		for (int j = 0; j < d; j++)
-		{
-			mean[j] = 0.0;
-			scale[j] = 1.0;
-		}
+	standardize_rows(X, n, d, opts.standardize, &mean, &scale);
 
 	class_w = palloc(sizeof(double) * ct.k);
 	if (km_class_weights_resolve(&opts.class_weight, ct.labels, ct.labels_bytes,
@@ -349,85 +429,23 @@ train_classifier(RowSet *rs)
 	if (!res.converged)
 		warn_not_converged(&opts.fit, &res);
 
-	/* an svm keeps only its support vectors */
-	keep = palloc_extended(mul_size(n, sizeof(uint32)), MCXT_ALLOC_HUGE);
-	if (opts.fit.method == KM_METHOD_SVM)
-		n_keep = km_svm_compact(alpha, n, q, keep);
-	else
-	{
-		n_keep = n;
-		for (size_t i = 0; i < n; i++)
-			keep[i] = (uint32) i;
-	}
-	if (n_keep == 0)
-	{
-		/* every coefficient 0: keep one row so that the expansion is not empty */
-		n_keep = 1;
-		keep[0] = 0;
-	}
-	Xk = palloc_extended(mul_size(n_keep, mul_size(d, sizeof(double))), MCXT_ALLOC_HUGE);
-	for (size_t i = 0; i < n_keep; i++)
-		memcpy(Xk + i * d, X + (size_t) keep[i] * d, sizeof(double) * d);
+	Xk = expansion_rows(opts.fit.method, X, n, d, alpha, q, &n_keep);
 
 	memset(&m, 0, sizeof(m));
-	m.kernel = opts.fit.kernel;
-	m.method = opts.fit.method;
-	m.task = KM_TASK_CLASSIFICATION;
-	m.standardize = opts.standardize;
-	m.fit_intercept = opts.fit_intercept;
 	m.n_train = (uint32) n_keep;
 	m.n_features = (uint32) d;
 	m.n_outputs = q;
 	m.rows_seen = (uint64) n;
 	m.rows_skipped = (uint64) rs->skipped;
-	m.intercept = intercepts[0];
-	m.intercepts = intercepts;
-	m.train_rmse = 0.0;			/* regression only; classifiers report accuracy */
-	ops->store_classes(&opts.fit, &res, &m);
-	sscanf(KM_VERSION_STRING, "%hhu.%hhu.%hhu", &m.writer_version[0],
-		   &m.writer_version[1], &m.writer_version[2]);
 	m.mean = mean;
 	m.scale = scale;
 	m.alpha = alpha;
 	m.X = Xk;
-	m.approximation = KM_APPROX_EXACT;
-	m.n_classes = ct.k;
-	m.label_type = rs->label_type == KM_LABEL_TEXT ? KM_LABEL_TEXT : KM_LABEL_FLOAT8;
-	m.multiclass = (km_multiclass) res.multiclass;
-	m.labels = ct.labels;
-	m.labels_bytes = ct.labels_bytes;
-	m.class_counts = (const uint64_t *) ct.counts;
-	m.has_probability = res.has_probability && opts.fit.method == KM_METHOD_SVM;
-	m.prob_A = m.has_probability ? prob_A : NULL;
-	m.prob_B = m.has_probability ? prob_B : NULL;
-	m.solver = (uint32) res.solver;
-	m.train_accuracy = res.train_accuracy;
-	m.train_log_loss = isfinite(res.train_log_loss) ? res.train_log_loss : 0.0;
-	m.n_candidates = (uint32) sel.ncand;
-	m.cv = sel.ncand > 0 ? KM_CV_KFOLD : KM_CV_NONE;
-	m.folds = sel.ncand > 0 ? opts.folds : 0;
-	m.best = (uint32) sel.best;
-	m.candidates = sel.cand;
-
-	shape = km_model_shape_of(&m);
-	size = km_model_size(&shape);
-	if (size == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("training set is too large for a kernel_ml model"),
-				 errdetail("A model of %zu rows of %d features and %u outputs would exceed 1 GB.",
-						   n_keep, d, q)));
-	result = palloc_extended(VARHDRSZ + size, MCXT_ALLOC_HUGE);
-	SET_VARSIZE(result, VARHDRSZ + size);
-	km_model_encode(&m, (uint8_t *) VARDATA(result));
-	{
-		km_model	check;
-
-		if (km_model_decode((const uint8_t *) VARDATA(result), size, &check,
-							NULL, &err) != KM_OK)
-			elog(ERROR, "kernel_train produced a classifier its reader rejects: %s",
-				 err.detail);
-	}
+	m.intercepts = intercepts;
+	m.prob_A = prob_A;
+	m.prob_B = prob_B;
+	fill_classifier_model(&m, &opts, ops, &res, &ct, rs->label_type, &sel);
+	result = km_model_to_bytea(&m);
 	elog(DEBUG1, "kernel_train: %s, %u classes, training accuracy %.6f, log-loss %g, %d iterations",
 		 ops->name, ct.k, res.train_accuracy, res.train_log_loss, res.iterations);
 	return result;

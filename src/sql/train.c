@@ -376,6 +376,24 @@ check_encoded_model(const bytea *result, size_t size)
 			 err.detail);
 }
 
+bytea *
+km_model_to_bytea(const km_model *m)
+{
+	km_model_shape shape = km_model_shape_of(m);
+	size_t		size = km_model_size(&shape);
+	bytea	   *result;
+
+	if (size == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("model is too large"),
+				 errdetail("A model of %u expansion rows of %u features and %u outputs would exceed 1 GB.",
+						   m->n_train, m->n_features, Max(m->n_outputs, 1))));
+	result = encode_model(m, size);
+	check_encoded_model(result, size);
+	return result;
+}
+
 /* Where the time went: SET client_min_messages = debug1. */
 static void
 log_training_time(size_t n, int d, instr_time t_start, instr_time t_alloc,

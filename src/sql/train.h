@@ -16,6 +16,13 @@
  */
 bytea	   *km_train_rowset(RowSet *rs);
 
+/*
+ * A filled km_model as a new bytea, decoded once more to prove its reader
+ * accepts it (54000 when it would exceed 1 GB).
+ */
+struct km_model;
+bytea	   *km_model_to_bytea(const struct km_model *m);
+
 /* Approximate models (approx.c): both passes over the collected rows. */
 bytea	   *km_approx_train_rowset(RowSet *rs);
 /*
@@ -27,9 +34,8 @@ bytea	   *km_train_classifier(RowSet *rs);
 /*
  * kernel_model_info's classification keys (classify.c), for the caller to
  * add to its object: "classes" {"label": training rows, ...} in class order,
- * "solver" and "probability".  Nothing for a regression model.
+ * and "probability" (the solver is a METHOD field).  Nothing for a regression model.
  */
-struct km_model;
 struct KmJson;
 void		km_classifier_info(const struct km_model *m, struct KmJson *j);
 
