@@ -774,7 +774,7 @@ km_approx_model_fill(const km_basis *b, uint32_t components_asked,
 			cand[l].gamma = (km_kernel_params(b->kernel.type) & KM_PARAM_GAMMA) ?
 				b->kernel.gamma : 1.0;
 			cand[l].lambda = lambdas[l];
-			cand[l].score = res->gcv[l];
+			cand[l].score = isfinite(res->gcv[l]) ? res->gcv[l] : NAN;
 			cand[l].score_std = 0.0;
 		}
 		m->n_candidates = (uint32_t) n_lambdas;

@@ -602,8 +602,6 @@ approx_model(km_basis *b, uint32 components, km_accum *acc,
 	uint32		m = b->m;
 	double	   *work;
 	double	   *coef;
-	double	   *W = NULL;
-	double	   *bv = NULL;
 	km_approx_result res;
 	km_error	err;
 	km_model	model;
@@ -620,56 +618,17 @@ approx_model(km_basis *b, uint32 components, km_accum *acc,
 						coef, &res, work, &err, km_interrupt) != KM_OK)
 		km_raise(&err);
 	pfree(work);
+	if (t->n_lambdas > 1)
+		cand = palloc(sizeof(km_candidate) * t->n_lambdas);
 	memset(&model, 0, sizeof(model));
-	model.kernel = b->kernel;
+	/* one place builds an approximate model: the core's fill */
+	km_approx_model_fill(b, components, t->lambdas, t->n_lambdas,
+						 t->fit_intercept != 0, coef, &res, cand, &model);
 	model.method = KM_METHOD_RIDGE;
 	model.task = km_method_task(KM_METHOD_RIDGE);
-	model.standardize = b->standardize;
-	model.fit_intercept = t->fit_intercept != 0;
-	model.converged = true;
-	model.lambda = res.lambda;
-	model.n_train = m;
-	model.n_features = b->d;
-	model.n_outputs = 1;
-	model.rows_seen = (uint64) acc->rows;
 	model.rows_skipped = (uint64) t->skipped;
-	model.intercept = res.intercept;
-	model.train_rmse = res.train_rmse;
 	sscanf(KM_VERSION_STRING, "%hhu.%hhu.%hhu", &model.writer_version[0],
 		   &model.writer_version[1], &model.writer_version[2]);
-	model.mean = b->mean;
-	model.scale = b->scale;
-	model.alpha = coef;
-	model.approximation = b->kind;
-	model.components = components;
-	model.rank = res.rank;
-	model.approx_eps = res.eps;
-	model.approx_seed = b->seed;
-	if (b->kind == KM_APPROX_NYSTROM)
-		model.X = b->centres;
-	else
-	{
-		W = palloc_extended(mul_size(sizeof(double), mul_size(b->d, m)), MCXT_ALLOC_HUGE);
-		bv = palloc(sizeof(double) * m);
-		km_rff_draw(b->kernel.gamma, b->seed, b->d, m, W, bv);
-		model.rff_W = W;
-		model.rff_b = bv;
-	}
-	if (t->n_lambdas > 1)
-	{
-		cand = palloc(sizeof(km_candidate) * t->n_lambdas);
-		for (int i = 0; i < t->n_lambdas; i++)
-		{
-			cand[i].gamma = b->kernel.gamma;
-			cand[i].lambda = t->lambdas[i];
-			cand[i].score = isfinite(res.gcv[i]) ? res.gcv[i] : NAN;
-			cand[i].score_std = 0.0;
-		}
-		model.n_candidates = (uint32) t->n_lambdas;
-		model.cv = KM_CV_GCV;
-		model.best = (uint32) res.best;
-		model.candidates = cand;
-	}
 	return km_model_to_bytea(&model);
 }
 
