@@ -129,6 +129,16 @@ CREATE AGGREGATE kernel_train(features float8[], target float8, options jsonb, b
 COMMENT ON AGGREGATE kernel_train(float8[], float8, jsonb, bytea) IS
 'train an approximate (nystrom or rff) kernel ridge model over the basis from kernel_basis with the same options: a fixed-size state of the m x m sums that parallel workers and Citus shards combine; returns the model as bytea';
 
+-- The per-row hold-out split of named approximate models, whose SQL passes
+-- (kernel_model_train, kernel_model_retrain) filter on it.  Internal.
+CREATE FUNCTION _kernel_ml_holdout(features float8[], target float8, seed bigint, fraction float8)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'kernel_ml_holdout'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION _kernel_ml_holdout(float8[], float8, bigint, float8) IS
+'internal: whether named training of an approximate model holds a row out: a hash of its features and target seeded with seed (-0.0 read as 0.0) is below fraction * 2^64';
+
 -- Classification (issue 13) ---------------------------------------------
 
 CREATE FUNCTION kernel_train_label_sfunc(internal, float8[], text)

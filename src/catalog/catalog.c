@@ -61,6 +61,7 @@ catalog_open(FunctionCallInfo fcinfo, Catalog *cat)
 	cat->owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
 	ReleaseSysCache(tup);
 	cat->qualified = quote_qualified_identifier(nspname, "kernel_models");
+	cat->schema = quote_identifier(nspname);
 
 	/*
 	 * Between installing this library and ALTER EXTENSION kernel_ml UPDATE

@@ -22,6 +22,7 @@ typedef struct Catalog
 	Oid			relid;
 	Oid			owner;			/* the table's owner: who writes it */
 	char	   *qualified;		/* "schema".kernel_models, quoted */
+	const char *schema;			/* the extension's schema, quoted */
 	bool		legacy;			/* a 0.1.0 table: owner by name, no search_path */
 	const char *owner_expr;		/* SQL yielding the owner's OID */
 } Catalog;

@@ -208,34 +208,97 @@ fetch_rows(const char *body, bool text_label, MemoryContext ctx)
 	return rs;
 }
 
-/*
- * The query runs as the role run_as (the caller training, or the model's
- * owner retraining), in a security-restricted operation, with search_path
- * set to search_path (then pg_temp, last) inside a GUC nest level that is
- * rolled back afterwards, so nothing the query sets outlives it.  On an
- * error, the (sub)transaction abort restores the user and the settings.
- */
-RowSet *
-catalog_collect_rows(const char *query, Oid run_as, const char *search_path,
-					 MemoryContext ctx)
+/* The identity and settings saved while the query's SQL runs. */
+typedef struct QueryRun
 {
 	Oid			save_userid;
 	int			save_sec_context;
 	int			guc_level;
+} QueryRun;
+
+/*
+ * From here until query_leave, SQL runs as the role run_as (the caller
+ * training, or the model's owner retraining), in a security-restricted
+ * operation, with search_path set to path (search_path, then pg_temp,
+ * last) inside a GUC nest level that is rolled back afterwards, so nothing
+ * the query sets outlives it.  On an error, the (sub)transaction abort
+ * restores the user and the settings.  Parallel workers of a query run
+ * meanwhile take the same user, security context and settings from the
+ * leader.
+ */
+static void
+query_enter(Oid run_as, const char *path, QueryRun *qr)
+{
+	GetUserIdAndSecContext(&qr->save_userid, &qr->save_sec_context);
+	SetUserIdAndSecContext(run_as, qr->save_sec_context | SECURITY_RESTRICTED_OPERATION);
+	qr->guc_level = NewGUCNestLevel();
+	(void) set_config_option("search_path", path, PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+}
+
+static void
+query_leave(QueryRun *qr)
+{
+	AtEOXact_GUC(false, qr->guc_level);
+	SetUserIdAndSecContext(qr->save_userid, qr->save_sec_context);
+}
+
+static char *
+pinned_path(const char *search_path)
+{
+	return search_path[0] != '\0' ?
+		psprintf("%s, pg_temp", search_path) : pstrdup("pg_temp");
+}
+
+RowSet *
+catalog_collect_rows(const char *query, Oid run_as, const char *search_path,
+					 MemoryContext ctx)
+{
+	QueryRun	qr;
 	RowSet	   *rs;
 	bool		text_label;
 	char	   *body = query_body(query);
-	char	   *path = search_path[0] != '\0' ?
-		psprintf("%s, pg_temp", search_path) : pstrdup("pg_temp");
 
-	GetUserIdAndSecContext(&save_userid, &save_sec_context);
-	SetUserIdAndSecContext(run_as, save_sec_context | SECURITY_RESTRICTED_OPERATION);
-	guc_level = NewGUCNestLevel();
-	(void) set_config_option("search_path", path, PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
+	query_enter(run_as, pinned_path(search_path), &qr);
 	text_label = check_query(body);
 	rs = fetch_rows(body, text_label, ctx);
-	AtEOXact_GUC(false, guc_level);
-	SetUserIdAndSecContext(save_userid, save_sec_context);
+	query_leave(&qr);
 	return rs;
+}
+
+void
+catalog_query_open(CatalogQuery *q, const char *query, Oid run_as,
+				   const char *search_path)
+{
+	QueryRun	qr;
+
+	q->body = query_body(query);
+	q->run_as = run_as;
+	q->path = pinned_path(search_path);
+	query_enter(run_as, q->path, &qr);
+	q->text_label = check_query(q->body);
+	query_leave(&qr);
+	q->source = psprintf("(SELECT q.f::pg_catalog.float8[] AS f, q.t::pg_catalog.%s AS y "
+						 "FROM (\n%s\n) AS q (f, t)) AS s",
+						 q->text_label ? "text" : "float8", q->body);
+}
+
+/*
+ * One statement over the query's rows, planned with CURSOR_OPT_PARALLEL_OK
+ * (SPI_execute_with_args does): read-only, so every pass of one training
+ * sees the rows of the same snapshot, the calling statement's.
+ */
+int
+catalog_query_run(const CatalogQuery *q, const char *sql, int nargs,
+				  Oid *argtypes, Datum *values)
+{
+	QueryRun	qr;
+	int			rc;
+
+	query_enter(q->run_as, q->path, &qr);
+	rc = SPI_execute_with_args(sql, nargs, argtypes, values, NULL, true, 0);
+	query_leave(&qr);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(rc));
+	return rc;
 }

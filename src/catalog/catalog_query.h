@@ -24,4 +24,33 @@ char	   *catalog_search_path(void);
 RowSet	   *catalog_collect_rows(const char *query, Oid run_as,
 								 const char *search_path, MemoryContext ctx);
 
+/*
+ * A stored query run by SQL passes (named approximate regression models,
+ * whose rows are never collected): checked once by catalog_query_open,
+ * then each pass is one statement over q->source, the query's rows as
+ * (f float8[], y float8) (y text for text labels) under the alias s, run
+ * by catalog_query_run as run_as with search_path (as above; pg_temp
+ * last).  The statement must name everything else schema-qualified
+ * (pg_catalog., the extension's schema) and use OPERATOR(pg_catalog.x).
+ * SPI connected.
+ */
+typedef struct CatalogQuery
+{
+	char	   *body;			/* the query, trailing ';' and blanks removed */
+	Oid			run_as;
+	char	   *path;			/* the search_path pinned */
+	bool		text_label;		/* its second column is a string type */
+	char	   *source;			/* "(SELECT ... FROM (body) ...) AS s" */
+} CatalogQuery;
+
+void		catalog_query_open(CatalogQuery *q, const char *query, Oid run_as,
+							   const char *search_path);
+
+/*
+ * Run one SELECT (parameters $1 .. $nargs, none NULL) as the query runs;
+ * its rows are left in SPI_tuptable.  A parallel plan is allowed.
+ */
+int			catalog_query_run(const CatalogQuery *q, const char *sql, int nargs,
+							  Oid *argtypes, Datum *values);
+
 #endif							/* KM_CATALOG_QUERY_H */

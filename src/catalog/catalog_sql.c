@@ -18,6 +18,8 @@
 #include "utils/tuplestore.h"
 
 #include "json.h"
+#include "pgutil.h"
+#include "split.h"
 #include "catalog.h"
 #include "catalog_query.h"
 #include "catalog_train.h"
@@ -27,6 +29,7 @@ PG_FUNCTION_INFO_V1(kernel_model_retrain);
 PG_FUNCTION_INFO_V1(kernel_model_deploy);
 PG_FUNCTION_INFO_V1(kernel_model_drop);
 PG_FUNCTION_INFO_V1(kernel_model_get);
+PG_FUNCTION_INFO_V1(kernel_ml_holdout);
 
 /* The search_path a version from 0.1.0 (none stored) is retrained with. */
 #define LEGACY_SEARCH_PATH "\"$user\", public"
@@ -267,3 +270,31 @@ kernel_model_get(PG_FUNCTION_ARGS)
 	PG_RETURN_BYTEA_P(pg_detoast_datum_copy((struct varlena *) DatumGetPointer(dep.model)));
 }
 
+
+/*
+ * _kernel_ml_holdout(features, target, seed, fraction): whether a row is
+ * held out by the per-row split of named approximate models (split.h):
+ * the predicate their SQL passes filter on, so each pass, run in parallel
+ * or not, sees the same rows on each side.
+ */
+Datum
+kernel_ml_holdout(PG_FUNCTION_ARGS)
+{
+	ArrayType  *arr = PG_GETARG_ARRAYTYPE_P(0);
+	double		y = PG_GETARG_FLOAT8(1);
+	int64		seed = PG_GETARG_INT64(2);
+	double		fraction = PG_GETARG_FLOAT8(3);
+	int			d = km_array_length(arr, "row");
+	double	   *buf = palloc(sizeof(double) * ((Size) d + 1));
+	bool		held;
+
+	if (!(fraction >= 0.0 && fraction <= 1.0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("hold-out fraction must be between 0 and 1"),
+				 errdetail("The fraction is %g.", fraction)));
+	km_array_copy(arr, d, buf, "row");
+	held = km_row_held_out(buf, d, y, seed, km_holdout_threshold(fraction), buf);
+	pfree(buf);
+	PG_RETURN_BOOL(held);
+}

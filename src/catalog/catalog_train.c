@@ -7,7 +7,10 @@
  * Training keeps the query's rows in memory, splits them by a hash of each
  * row's values and the seed, and trains with kernel_train's own code on the
  * chosen rows, so a named model is exactly what kernel_train would give on
- * the same rows and options.
+ * the same rows and options.  Approximate regression models (issue 12) are
+ * the exception: their rows are never collected; SQL passes over the
+ * stored query, each of which may run in parallel, build the basis, the
+ * model and its scores (see "Named approximate regression models" below).
  *
  * Versions of one name are serialised by a transaction-level advisory lock
  * taken after training, so that concurrent trainings of one name overlap
@@ -15,11 +18,13 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "common/hashfn.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
 #include "utils/float.h"
 #include "utils/memutils.h"
 #include "utils/syscache.h"
@@ -62,7 +67,13 @@ typedef struct NamedRun
 	bool		refit;			/* refitted on every row after scoring */
 	bool		classify;		/* a classification method */
 	Jsonb	   *optjson;		/* the options without "refit" */
-	RowSet	   *rs;
+	bool		passes;			/* approximate regression: SQL passes, no rs */
+	CatalogQuery query;			/* passes: the stored query */
+	const char *schema;			/* passes: the extension's schema, quoted */
+	int64		rows;			/* usable rows (both sides of the split) */
+	int64		skipped;		/* rows with a NULL feature array or target */
+	int			d;				/* features */
+	RowSet	   *rs;				/* in memory: the rows */
 	const char **row_label;		/* classify: each row's label as text */
 	int64	   *order;			/* held-out rows first, then training rows */
 	int64		ntest;
@@ -73,6 +84,8 @@ typedef struct NamedRun
 	ClassScores train_class;	/* classify: the same as classification scores */
 	ClassScores test_class;
 } NamedRun;
+
+static int	model_features(Datum model);
 
 /* Whether the new version is deployed, and why. */
 typedef struct Decision
@@ -466,6 +479,269 @@ fit_and_score(NamedRun *run, MemoryContext work)
 }
 
 /*
+ * Named approximate regression models (issue 12): the rows of the stored
+ * query are never collected.  Each step is one SQL statement over the
+ * query (catalog_query.c: as run_as, security-restricted, search_path
+ * pinned), planned so that it may run in parallel:
+ *   1. SELECT kernel_basis(f, options) over the training rows;
+ *   2. SELECT kernel_train(f, y, options, basis) over the same rows (the
+ *      basis a parameter, computed once and handed to every worker);
+ *   3. the error sums of that model on both sides of the split, one
+ *      aggregate grouped by side, read into km_metrics;
+ *   (refit: 1 and 2 again over every row; if_better: 3 for the deployed
+ *   version over the held-out rows).
+ * The split is per row (split.h, _kernel_ml_holdout): a row is held out
+ * iff the hash of its values and the seed is below test_fraction * 2^64,
+ * so the held-out count is about test_fraction * rows rather than exactly
+ * floor(test_fraction * rows) as the ranked split of in-memory models.
+ * Every row must be usable by every pass: the query should return the
+ * same rows each time; all passes read the calling statement's snapshot.
+ */
+
+/*
+ * if_better with SQL passes: a new hold-out RMSE within this relative
+ * distance of the deployed version's is a tie (summation order).
+ */
+#define PASSES_RMSE_TIE 1e-9
+
+/* Whether this training runs as SQL passes; if so, the query is opened. */
+static bool
+use_passes(NamedRun *run, const Catalog *cat, const char *query, Oid run_as,
+		   const char *search_path)
+{
+	if (run->opts.approximation == KM_APPROX_EXACT ||
+		km_method_task(run->opts.fit.method) != KM_TASK_REGRESSION)
+		return false;
+	catalog_query_open(&run->query, query, run_as, search_path);
+	/* text labels: a classifier (or an error), trained in memory */
+	if (run->query.text_label)
+		return false;
+	run->passes = true;
+	run->schema = cat->schema;
+	return true;
+}
+
+/* The parameters of every pass: $1 options or model, $2 seed, $3 fraction, $4 basis. */
+typedef struct PassArgs
+{
+	Oid			types[4];
+	Datum		values[4];
+} PassArgs;
+
+static PassArgs
+pass_args(const NamedRun *run, Datum first, Oid first_type, Datum basis)
+{
+	PassArgs	a;
+
+	a.types[0] = first_type;
+	a.values[0] = first;
+	a.types[1] = INT8OID;
+	a.values[1] = Int64GetDatum(run->opts.seed);
+	a.types[2] = FLOAT8OID;
+	a.values[2] = Float8GetDatum(run->opts.test_fraction);
+	a.types[3] = BYTEAOID;
+	a.values[3] = basis;
+	return a;
+}
+
+/* The rows a pass reads: the training side of the split, or every usable row. */
+static char *
+pass_rows(const NamedRun *run, bool all_rows)
+{
+	if (all_rows)
+		return pstrdup("s.f IS NOT NULL AND s.y IS NOT NULL");
+	return psprintf("NOT %s._kernel_ml_holdout(s.f, s.y, $2, $3)", run->schema);
+}
+
+/* The one bytea a pass returned (copied into ctx), or NULL. */
+static bytea *
+pass_result(MemoryContext ctx)
+{
+	bool		isnull;
+	Datum		v;
+	MemoryContext old;
+	bytea	   *out;
+
+	if (SPI_processed != 1)
+		elog(ERROR, "training pass returned " UINT64_FORMAT " rows", (uint64) SPI_processed);
+	v = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (isnull)
+		return NULL;
+	old = MemoryContextSwitchTo(ctx);
+	out = DatumGetByteaPCopy(v);
+	MemoryContextSwitchTo(old);
+	SPI_freetuptable(SPI_tuptable);
+	return out;
+}
+
+/* Why pass 1 found no row: no usable row at all, or none left to train on. */
+static void
+no_training_rows(const NamedRun *run) pg_attribute_noreturn();
+
+static void
+no_training_rows(const NamedRun *run)
+{
+	PassArgs	a = pass_args(run, (Datum) 0, INT4OID, (Datum) 0);
+	bool		isnull;
+	int64		seen;
+	int64		usable;
+
+	catalog_query_run(&run->query,
+					  psprintf("SELECT pg_catalog.count(*), pg_catalog.count(*) "
+							   "FILTER (WHERE s.f IS NOT NULL AND s.y IS NOT NULL) FROM %s",
+							   run->query.source),
+					  0, a.types, a.values);
+	seen = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	usable = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	if (usable == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NO_DATA_FOUND),
+				 errmsg("training query returned no usable rows"),
+				 seen == 0 ?
+				 errdetail("The query returned no rows.") :
+				 errdetail("All %lld rows have a null feature array or target.",
+						   (long long) seen)));
+	ereport(ERROR,
+			(errcode(ERRCODE_NO_DATA_FOUND),
+			 errmsg("no training rows left after the hold-out split"),
+			 errdetail("The per-row hold-out split (test_fraction %g, seed %lld) took all %lld usable rows.",
+					   run->opts.test_fraction, (long long) run->opts.seed, (long long) usable),
+			 errhint("Lower \"test_fraction\" or train on more rows.")));
+}
+
+/* Passes 1 and 2: the approximate model of the training rows (or every row). */
+static bytea *
+passes_train(const NamedRun *run, bool all_rows, MemoryContext ctx)
+{
+	MemoryContext tmp = AllocSetContextCreate(CurrentMemoryContext,
+											  "kernel_ml training passes",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(tmp);
+	char	   *rows = pass_rows(run, all_rows);
+	PassArgs	a;
+	bytea	   *basis;
+	bytea	   *model;
+
+	if (km_progress)
+		ereport(NOTICE, (errmsg("kernel_model_train: basis pass over the %s rows",
+								all_rows ? "usable" : "training")));
+	a = pass_args(run, JsonbPGetDatum(run->optjson), JSONBOID, (Datum) 0);
+	catalog_query_run(&run->query,
+					  psprintf("SELECT %s.kernel_basis(s.f, $1) FROM %s WHERE %s",
+							   run->schema, run->query.source, rows),
+					  3, a.types, a.values);
+	basis = pass_result(tmp);
+	if (basis == NULL)
+		no_training_rows(run);
+
+	if (km_progress)
+		ereport(NOTICE, (errmsg("kernel_model_train: statistics pass over the %s rows",
+								all_rows ? "usable" : "training")));
+	a = pass_args(run, JsonbPGetDatum(run->optjson), JSONBOID, PointerGetDatum(basis));
+	catalog_query_run(&run->query,
+					  psprintf("SELECT %s.kernel_train(s.f, s.y, $1, $4) FROM %s WHERE %s",
+							   run->schema, run->query.source, rows),
+					  4, a.types, a.values);
+	model = pass_result(ctx);
+	if (model == NULL)
+		elog(ERROR, "kernel_train returned no model over the rows kernel_basis saw");
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(tmp);
+	return model;
+}
+
+/* The km_metrics of one group of the scoring pass (n 0 when absent). */
+static void
+metrics_from_row(HeapTuple tup, TupleDesc desc, km_metrics *m)
+{
+	bool		isnull;
+	int64		n = DatumGetInt64(SPI_getbinval(tup, desc, 2, &isnull));
+
+	km_metrics_init(m);
+	if (n == 0)
+		return;
+	m->n = (size_t) n;
+	m->sse = DatumGetFloat8(SPI_getbinval(tup, desc, 3, &isnull));
+	m->sae = DatumGetFloat8(SPI_getbinval(tup, desc, 4, &isnull));
+	m->ymean = DatumGetFloat8(SPI_getbinval(tup, desc, 5, &isnull));
+	/* var_pop is Youngs-Cramer's sum of squared deviations over n */
+	m->yss = DatumGetFloat8(SPI_getbinval(tup, desc, 6, &isnull)) * (double) n;
+}
+
+/*
+ * Pass 3: the error sums of model on the held-out rows (into holdout) and,
+ * unless holdout_only, on the training rows (into train) and the count of
+ * rows with a NULL feature array or target (into *skipped).
+ */
+static void
+passes_score(const NamedRun *run, Datum model, bool holdout_only,
+			 km_metrics *holdout, km_metrics *train, int64 *skipped)
+{
+	PassArgs	a = pass_args(run, model, BYTEAOID, (Datum) 0);
+	char	   *sql;
+
+	if (km_progress)
+		ereport(NOTICE, (errmsg("kernel_model_train: scoring pass over the %s rows",
+								holdout_only ? "held-out" : "usable")));
+	sql = psprintf("SELECT z.h, pg_catalog.count(*), "
+				   "pg_catalog.sum(z.e OPERATOR(pg_catalog.*) z.e), "
+				   "pg_catalog.sum(pg_catalog.abs(z.e)), "
+				   "pg_catalog.avg(z.y), pg_catalog.var_pop(z.y) "
+				   "FROM (SELECT %s._kernel_ml_holdout(s.f, s.y, $2, $3) AS h, "
+				   "%s.kernel_predict($1, s.f) OPERATOR(pg_catalog.-) s.y AS e, s.y "
+				   "FROM %s%s) AS z GROUP BY z.h",
+				   run->schema, run->schema, run->query.source,
+				   holdout_only ?
+				   psprintf(" WHERE %s._kernel_ml_holdout(s.f, s.y, $2, $3)", run->schema) : "");
+	catalog_query_run(&run->query, sql, 3, a.types, a.values);
+	km_metrics_init(holdout);
+	if (train != NULL)
+	{
+		km_metrics_init(train);
+		*skipped = 0;
+	}
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[i];
+		bool		isnull;
+		Datum		side = SPI_getbinval(tup, SPI_tuptable->tupdesc, 1, &isnull);
+
+		if (isnull)
+		{
+			/* rows with a NULL feature array or target */
+			if (train != NULL)
+				*skipped = DatumGetInt64(SPI_getbinval(tup, SPI_tuptable->tupdesc, 2, &isnull));
+		}
+		else if (DatumGetBool(side))
+			metrics_from_row(tup, SPI_tuptable->tupdesc, holdout);
+		else if (train != NULL)
+			metrics_from_row(tup, SPI_tuptable->tupdesc, train);
+	}
+	SPI_freetuptable(SPI_tuptable);
+}
+
+/*
+ * The passes of one named approximate training: the model of the training
+ * rows, scored on both sides; with refit (and a hold-out), the model of
+ * every row is the one stored.
+ */
+static void
+passes_fit_and_score(NamedRun *run, MemoryContext work)
+{
+	bytea	   *split_model = passes_train(run, false, work);
+
+	run->d = model_features(PointerGetDatum(split_model));
+	passes_score(run, PointerGetDatum(split_model), false, &run->test_scores,
+				 &run->train_scores, &run->skipped);
+	run->ntest = (int64) run->test_scores.n;
+	run->ntrain = (int64) run->train_scores.n;
+	run->rows = run->ntest + run->ntrain;
+	run->model = split_model;
+	if (run->refit && run->ntest > 0)
+		run->model = passes_train(run, true, work);
+}
+
+/*
  * The owner of the new version, checked again under the name lock: the
  * name's owner, or the caller for a new name (or a superuser taking over a
  * dropped role's name).
@@ -561,7 +837,7 @@ decide_if_better(const NamedRun *run, Decision *d)
 		d->deploy = true;
 		d->reason = "no version was deployed";
 	}
-	else if (model_features(d->prev.model) != run->rs->d)
+	else if (model_features(d->prev.model) != run->d)
 	{
 		d->deploy = true;
 		d->reason = "the deployed version takes a different number of features";
@@ -582,8 +858,22 @@ decide_if_better(const NamedRun *run, Decision *d)
 		decide_if_better_class(run, d);
 	else
 	{
-		score_rows(d->prev.model, run->rs, run->order, run->ntest, &d->prev_scores);
-		d->deploy = km_metrics_rmse(&run->test_scores) < km_metrics_rmse(&d->prev_scores);
+		double		bar;
+
+		if (run->passes)
+			passes_score(run, d->prev.model, true, &d->prev_scores, NULL, NULL);
+		else
+			score_rows(d->prev.model, run->rs, run->order, run->ntest, &d->prev_scores);
+		bar = km_metrics_rmse(&d->prev_scores);
+
+		/*
+		 * SQL passes sum in the order a parallel plan gives: the same rows
+		 * may score a few ulps apart.  Lower must then mean lower by more
+		 * than that rounding, so a tie still keeps the deployed version.
+		 */
+		if (run->passes)
+			bar *= 1.0 - PASSES_RMSE_TIE;
+		d->deploy = km_metrics_rmse(&run->test_scores) < bar;
 		d->reason = d->deploy ? "lower hold-out RMSE than the deployed version" :
 			"hold-out RMSE not lower than the deployed version's";
 	}
@@ -621,14 +911,16 @@ metrics_json(const NamedRun *run, const Decision *d)
 	KmJson		j;
 
 	km_json_begin(&j);
-	km_json_int(&j, "rows", run->rs->n);
-	km_json_int(&j, "rows_skipped", run->rs->skipped);
+	km_json_int(&j, "rows", run->rows);
+	km_json_int(&j, "rows_skipped", run->skipped);
 	km_json_int(&j, "train_rows", run->ntrain);
 	km_json_int(&j, "holdout_rows", run->ntest);
 	km_json_num(&j, "test_fraction", run->opts.test_fraction);
 	km_json_int(&j, "seed", run->opts.seed);
 	km_json_bool(&j, "refit", run->refit && run->ntest > 0);
 	km_json_str(&j, "task", run->classify ? "classification" : "regression");
+	if (run->passes)
+		km_json_str(&j, "split", "row_hash");
 	if (run->classify)
 	{
 		km_json_bool(&j, "stratified", true);
@@ -687,6 +979,9 @@ collect_training_rows(NamedRun *run, const char *query, Oid run_as,
 				 errdetail("All %lld rows have a null feature array or target.",
 						   (long long) rs->seen)));
 	run->rs = rs;
+	run->rows = rs->n;
+	run->skipped = rs->skipped;
+	run->d = rs->d;
 	/* a text label column: svm by default, a regression method an error */
 	if (rs->label_type == KM_LABEL_TEXT)
 		km_options_parse_labels(run->optjson, &run->opts, true);
@@ -726,8 +1021,13 @@ catalog_train_named(const Catalog *cat, const char *name, const char *query,
 	if (catalog_name_owner(cat, name, &owner))
 		catalog_check_owner(name, owner);
 
-	collect_training_rows(&run, query, run_as, search_path, work);
-	fit_and_score(&run, work);
+	if (use_passes(&run, cat, query, run_as, search_path))
+		passes_fit_and_score(&run, work);
+	else
+	{
+		collect_training_rows(&run, query, run_as, search_path, work);
+		fit_and_score(&run, work);
+	}
 
 	/* From here on, one training of this name at a time. */
 	catalog_lock_name(name);
@@ -741,8 +1041,8 @@ catalog_train_named(const Catalog *cat, const char *name, const char *query,
 	v.query = query;
 	v.options = options;
 	v.model = run.model;
-	v.n_train = (run.refit && run.ntest > 0) ? run.rs->n : run.ntrain;
-	v.n_features = run.rs->d;
+	v.n_train = (run.refit && run.ntest > 0) ? run.rows : run.ntrain;
+	v.n_features = run.d;
 	v.deployed = decision.deploy;
 	v.search_path = search_path;
 	catalog_store_version(cat, &v);

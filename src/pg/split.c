@@ -115,6 +115,41 @@ km_holdout_by_rank(const int64 *ranked, int64 n, double fraction, int64 *order)
 	return ntest;
 }
 
+KmHoldoutThreshold
+km_holdout_threshold(double fraction)
+{
+	KmHoldoutThreshold t = {false, 0};
+	double		v;
+
+	if (!(fraction > 0.0))
+		return t;
+	v = ldexp(fraction, 64);
+	if (v >= 18446744073709551616.0)
+		t.all = true;
+	else
+		t.below = (uint64) v;
+	return t;
+}
+
+bool
+km_row_held_out(const double *x, int d, double y, int64 seed,
+				KmHoldoutThreshold t, double *buf)
+{
+	uint64		h;
+
+	if (t.all)
+		return true;
+	if (t.below == 0)
+		return false;
+	/* -0.0 is 0.0: rows equal in SQL fall on the same side */
+	for (int j = 0; j < d; j++)
+		buf[j] = x[j] + 0.0;
+	buf[d] = y + 0.0;
+	h = hash_bytes_extended((const unsigned char *) buf,
+							(int) (sizeof(double) * (d + 1)), (uint64) seed);
+	return h < t.below;
+}
+
 void
 km_reorder_rows(double **X, double **y, int64 n, int d, const int64 *order,
 				MemoryContext ctx)

@@ -53,6 +53,25 @@ int64		km_holdout_stratified(const int64 *ranked, const double *stratum,
 								  int64 n, double fraction, int64 *order);
 
 /*
+ * The per-row hold-out split (named approximate models, whose rows are
+ * never all in memory): a row is held out iff km_row_hash of its features
+ * and target (-0.0 read as 0.0) with seed is below
+ * km_holdout_threshold(fraction) = fraction * 2^64, so each row's side
+ * depends on its values only and the held-out count is about fraction * n
+ * (binomial), not floor(fraction * n) as km_holdout_by_rank gives.
+ * fraction 0 holds out nothing; 1 everything.
+ */
+typedef struct KmHoldoutThreshold
+{
+	bool		all;			/* fraction >= 1 */
+	uint64		below;			/* held out iff hash < below */
+} KmHoldoutThreshold;
+
+KmHoldoutThreshold km_holdout_threshold(double fraction);
+bool		km_row_held_out(const double *x, int d, double y, int64 seed,
+							KmHoldoutThreshold t, double *buf);
+
+/*
  * Put the rows of X and y (may be NULL) in the given order; the arrays are
  * replaced by new ones allocated in ctx (the old ones are freed).
  */

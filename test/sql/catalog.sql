@@ -180,6 +180,87 @@ FROM kernel_model_train('cat_digits', 'SELECT f, y FROM cat_houses',
 SET extra_float_digits = 0;
 SELECT kernel_model_drop('cat_digits');
 
+-- Named approximate regression models run SQL passes over the stored query
+-- (kernel_basis, kernel_train, a scoring aggregate) with a per-row hold-out
+-- split: a row is held out iff _kernel_ml_holdout(f, y, seed, fraction).
+CREATE TABLE cat_big AS
+SELECT i, ARRAY[sin(i * 0.1), cos(i * 0.37), (i % 7)::float8] AS f,
+       2 * sin(i * 0.1) + cos(i * 0.37) + 0.01 * (i % 5) AS y
+FROM generate_series(1, 3000) i;
+INSERT INTO cat_big VALUES (0, ARRAY[0, 0, 0]::float8[], NULL);
+SELECT count(*) FILTER (WHERE _kernel_ml_holdout(f, y, 0, 0.2)) AS held,
+       count(*) FILTER (WHERE NOT _kernel_ml_holdout(f, y, 0, 0.2)) AS kept,
+       count(*) FILTER (WHERE _kernel_ml_holdout(f, y, 0, 0.0)) AS held_at_0,
+       count(*) FILTER (WHERE NOT _kernel_ml_holdout(f, y, 0, 1.0)) AS kept_at_1,
+       count(*) FILTER (WHERE _kernel_ml_holdout(f, y, 7, 0.2)) AS held_seed_7
+FROM cat_big;
+SELECT _kernel_ml_holdout(ARRAY[-0.0, 1], 2, 0, 0.5) = _kernel_ml_holdout(ARRAY[0.0, 1], 2, 0, 0.5) AS signed_zero_same_side;
+SELECT _kernel_ml_holdout(ARRAY[1.0], 2, 0, 1.5);
+CREATE TABLE cat_trained AS
+SELECT * FROM kernel_model_train('cat_approx', 'SELECT f, y FROM cat_big',
+        '{"approximation": "nystrom", "components": 100, "lambda": 0.01}');
+SELECT version, deployed, metrics->'rows' AS rows, metrics->'rows_skipped' AS skipped,
+       metrics->'train_rows' AS train_rows, metrics->'holdout_rows' AS holdout_rows,
+       metrics->'split' AS split, metrics->'deploy'->'reason' AS reason
+FROM cat_trained;
+SELECT kernel_model_info(kernel_model_get('cat_approx')) @>
+       '{"approximation": "nystrom", "components": 100, "rows_seen": 2435}' AS info;
+-- the model equals the two-pass kernel_train over the same training rows
+-- (the same up to summation order: exactly here, serial), and the
+-- hold-out and training scores equal SQL's over the same rows
+CREATE TABLE cat_ref AS
+WITH tr AS (SELECT f, y FROM cat_big WHERE NOT _kernel_ml_holdout(f, y, 0, 0.2))
+SELECT kernel_train(f, y, '{"approximation": "nystrom", "components": 100, "lambda": 0.01}',
+                    (SELECT kernel_basis(f, '{"approximation": "nystrom", "components": 100, "lambda": 0.01}') FROM tr)) AS m
+FROM tr;
+SELECT max(abs(kernel_predict(r.m, b.f) - kernel_predict('cat_approx', b.f))) < 1e-10 AS same_model
+FROM cat_ref r, cat_big b;
+WITH e AS (SELECT _kernel_ml_holdout(b.f, b.y, 0, 0.2) AS held, kernel_predict(r.m, b.f) - b.y AS e, b.y
+           FROM cat_ref r, cat_big b WHERE b.y IS NOT NULL),
+s AS (SELECT held, sqrt(avg(e * e)) AS rmse, avg(abs(e)) AS mae,
+             1 - sum(e * e) / (var_pop(y) * count(*)) AS r2 FROM e GROUP BY held)
+SELECT s.held,
+       abs(s.rmse - (t.metrics->m->>'rmse')::float8) < 1e-12 AS rmse,
+       abs(s.mae - (t.metrics->m->>'mae')::float8) < 1e-12 AS mae,
+       abs(s.r2 - (t.metrics->m->>'r2')::float8) < 1e-12 AS r2
+FROM s, cat_trained t, LATERAL (SELECT CASE WHEN s.held THEN 'holdout' ELSE 'train' END AS m) k
+ORDER BY s.held;
+-- retrain: the same rows give the same model, not lower, not deployed
+SELECT version, deployed, metrics->'deploy'->'reason' AS reason,
+       metrics->'deploy'->'new_holdout_rmse' = metrics->'deploy'->'previous_holdout_rmse' AS same_rmse
+FROM kernel_model_retrain('cat_approx');
+-- if_better: a worse lambda deployed anyway, then the better one wins back
+SELECT version, deployed FROM kernel_model_train('cat_approx', 'SELECT f, y FROM cat_big',
+        '{"approximation": "nystrom", "components": 100, "lambda": 100, "deploy": "always"}');
+SELECT version, deployed, metrics->'deploy'->'reason' AS reason,
+       metrics->'deploy'->'previous_version' AS previous,
+       (metrics->'deploy'->>'new_holdout_rmse')::float8 < (metrics->'deploy'->>'previous_holdout_rmse')::float8 AS lower
+FROM kernel_model_train('cat_approx', 'SELECT f, y FROM cat_big',
+        '{"approximation": "nystrom", "components": 100, "lambda": 0.01, "deploy": "if_better"}');
+SELECT version, deployed FROM kernel_model_train('cat_approx', 'SELECT f, y FROM cat_big',
+        '{"approximation": "nystrom", "components": 100, "lambda": 100, "deploy": "if_better"}');
+SELECT version FROM kernel_models WHERE name = 'cat_approx' AND deployed;
+-- the deployed previous version is scored on the same held-out rows
+SELECT abs((metrics->'deploy'->>'previous_holdout_rmse')::float8 - (SELECT (metrics->'holdout'->>'rmse')::float8 FROM kernel_models WHERE name = 'cat_approx' AND version = 4)) < 1e-12 AS prev_scored_alike
+FROM kernel_models WHERE name = 'cat_approx' AND version = 5;
+-- rff with refit: the stored model is the two-pass model of every usable row
+SELECT version, deployed, metrics->'refit' AS refit, metrics->'holdout_rows' AS holdout_rows
+FROM kernel_model_train('cat_rff', 'SELECT f, y FROM cat_big',
+        '{"approximation": "rff", "components": 200, "lambda": 0.01, "gamma": 0.5, "refit": true}');
+WITH a AS (SELECT f, y FROM cat_big WHERE y IS NOT NULL),
+r AS (SELECT kernel_train(f, y, '{"approximation": "rff", "components": 200, "lambda": 0.01, "gamma": 0.5}',
+                          (SELECT kernel_basis(f, '{"approximation": "rff", "components": 200, "lambda": 0.01, "gamma": 0.5}') FROM a)) AS m FROM a)
+SELECT max(abs(kernel_predict(r.m, b.f) - kernel_predict('cat_rff', b.f))) < 1e-10 AS same_model,
+       (kernel_model_info(kernel_model_get('cat_rff'))->>'rows_seen')::int AS rows_seen
+FROM r, cat_big b;
+-- no usable rows; every row held out
+SELECT * FROM kernel_model_train('cat_none', 'SELECT f, y FROM cat_big WHERE y IS NULL',
+        '{"approximation": "nystrom"}');
+SELECT * FROM kernel_model_train('cat_none', 'SELECT f, y FROM cat_big WHERE i < 3',
+        '{"approximation": "nystrom", "test_fraction": 0.99}');
+SELECT kernel_model_drop('cat_approx'), kernel_model_drop('cat_rff');
+DROP TABLE cat_big, cat_trained, cat_ref;
+
 -- the catalog is registered for pg_dump and everything has a comment
 SELECT c.relname, e.extcondition
 FROM pg_extension x, unnest(x.extconfig) WITH ORDINALITY AS t(oid, i)
