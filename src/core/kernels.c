@@ -11,7 +11,14 @@
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23	/* Linux 5.14; older kernels: EINVAL, ignored */
+#endif
+#endif
 
 #include <cblas.h>
 
@@ -484,6 +491,77 @@ map_panel(const km_kernel *k, const gram_plan *g, const double *X, size_t n,
 	b.c1 = j0 + jb;
 	run_beside(map_panel_columns, &a, &b, (n - j0) * jb);
 	return a.ok && b.ok;
+}
+
+bool
+km_gram_cols_supported(const km_kernel *k)
+{
+	return k->type == KM_KERNEL_RBF;
+}
+
+void
+km_gram_cols_init(km_gram_cols *c, const km_kernel *k, const double *X,
+				  size_t n, int d, const double *norms, double *K, size_t ld,
+				  unsigned char *done)
+{
+	gram_plan	g = plan_gram(k, X, n, d, norms);
+
+	c->k = k;
+	c->X = X;
+	c->n = n;
+	c->d = d;
+	c->norms = norms;
+	c->K = K;
+	c->ld = ld;
+	c->done = done;
+	c->computed = 0;
+	c->direct = g.direct;
+	memset(done, 0, n);
+}
+
+/* Populate [p, p + bytes) in one call rather than page fault by page fault. */
+static void
+populate_pages(void *p, size_t bytes)
+{
+#ifdef __linux__
+	uintptr_t	page = 4096;
+	uintptr_t	a = (uintptr_t) p & ~(page - 1);
+
+	(void) madvise((void *) a, (uintptr_t) p + bytes - a, MADV_POPULATE_WRITE);
+#else
+	(void) p;
+	(void) bytes;
+#endif
+}
+
+const double *
+km_gram_cols_get(km_gram_cols *c, size_t j)
+{
+	double	   *col = c->K + j * c->ld;
+
+	if (!c->done[j])
+	{
+		gram_plan	g = {is_inner_product_kernel(c->k->type), c->direct, false};
+
+		populate_pages(col, c->n * sizeof(double));
+		if (g.inner && !g.direct)
+			cblas_dgemv(CblasRowMajor, CblasNoTrans, (int) c->n, c->d, 1.0,
+						c->X, c->d, c->X + j * (size_t) c->d, 1, 0.0, col, 1);
+		(void) gram_column(c->k, &g, c->X, 0, c->n, c->d, c->norms, j, col);
+		c->done[j] = 1;
+		c->computed++;
+	}
+	return col;
+}
+
+double
+km_gram_cols_diag(const km_gram_cols *c, size_t j)
+{
+	/* gram_column sets the rbf diagonal to exactly 1 */
+	if (c->k->type == KM_KERNEL_RBF)
+		return 1.0;
+	return c->done[j] ? c->K[j + j * c->ld] :
+		km_kernel_eval(c->k, c->X + j * (size_t) c->d, c->X + j * (size_t) c->d, c->d);
 }
 
 bool

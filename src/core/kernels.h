@@ -131,6 +131,44 @@ km_status	km_gram_overflow(const km_kernel *k, const double *K, size_t n,
 void		km_symmetrize(double *K, size_t n, size_t ld,
 						  km_interrupt_fn interrupt);
 
+/*
+ * A Gram matrix whose columns are computed when first asked for (the exact
+ * SVM's SMO reads a few columns per iteration and, with shrinking, often
+ * never needs most of them; a fresh page costs more than its kernel
+ * values on virtual machines that back memory lazily).  K: n x n
+ * column-major space (leading dimension ld) that nothing has touched yet;
+ * done: n flags, zeroed by km_gram_cols_init.  Column j, all n rows, is
+ * computed as km_gram_lower computes its part (one DGEMV, then the same
+ * map), its pages populated first (MADV_POPULATE_WRITE where Linux has it).
+ * Only for kernels whose entries cannot overflow from finite rows
+ * (km_gram_cols_supported: rbf).
+ */
+typedef struct km_gram_cols
+{
+	const km_kernel *k;
+	const double *X;			/* n x d, row-major */
+	size_t		n;
+	int			d;
+	const double *norms;		/* km_row_norms */
+	double	   *K;
+	size_t		ld;
+	unsigned char *done;		/* n */
+	size_t		computed;		/* columns computed so far */
+	bool		direct;			/* entries from the definition (huge norms) */
+} km_gram_cols;
+
+bool		km_gram_cols_supported(const km_kernel *k);
+void		km_gram_cols_init(km_gram_cols *c, const km_kernel *k,
+							  const double *X, size_t n, int d,
+							  const double *norms, double *K, size_t ld,
+							  unsigned char *done);
+
+/* Column j of K (n entries), computed on the first call. */
+const double *km_gram_cols_get(km_gram_cols *c, size_t j);
+
+/* K(x_j, x_j) as column j holds it, without computing the column. */
+double		km_gram_cols_diag(const km_gram_cols *c, size_t j);
+
 /* Xt := X^T: from n rows of d features to d rows of n values. */
 void		km_transpose(const double *X, size_t n, int d, double *Xt);
 

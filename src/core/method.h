@@ -87,6 +87,8 @@ typedef struct km_fit_params
 	bool		probability;	/* svm: fit Platt coefficients on internal folds */
 	bool		fit_intercept;	/* classification methods fit their own intercepts */
 	int64_t		seed;			/* sgd order, Platt folds */
+	/* set by km_fit_classes: K's columns on demand (svm, SMO), else NULL */
+	km_gram_cols *gram_cols;
 } km_fit_params;
 
 /*
@@ -330,6 +332,15 @@ km_task		km_method_task(km_method method);
  * overflow or for a method that does not classify.
  */
 size_t		km_fit_classes_doubles(const km_fit_params *p, size_t n, uint32_t k);
+
+/*
+ * Whether km_fit_classes builds K's columns only when the method reads
+ * them (km_gram_cols): the svm's SMO without probabilities, with a kernel
+ * km_gram_cols supports.  The caller then need not populate the Gram
+ * space (the first n * n doubles of work): pages are touched column by
+ * column.  Otherwise the full Gram matrix is built first.
+ */
+bool		km_fit_classes_gram_on_demand(const km_fit_params *p);
 
 /*
  * Fit a classifier (p->method with task classification): the Gram matrix
