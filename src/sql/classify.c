@@ -422,13 +422,21 @@ train_classifier(RowSet *rs)
 	intercepts = palloc0(sizeof(double) * q);
 	prob_A = palloc0(sizeof(double) * q);
 	prob_B = palloc0(sizeof(double) * q);
-	km_blas_setup();
 	INSTR_TIME_SET_CURRENT(t[1]);
-	/* columns computed on demand touch their own pages: no prefault */
+	/*
+	 * Columns computed on demand touch their own pages (no prefault), one
+	 * DGEMV each: on one thread, as in scoring (two were 2x slower there).
+	 */
 	if (km_fit_classes_gram_on_demand(&opts.fit))
+	{
+		km_blas_setup_scoring();
 		work = km_alloc_reserved(mul_size(nwork, sizeof(double)));
+	}
 	else
+	{
+		km_blas_setup();
 		work = km_alloc_prefaulted(mul_size(nwork, sizeof(double)));
+	}
 	INSTR_TIME_SET_CURRENT(t[2]);
 	if (km_fit_classes(&opts.fit, X, n, d, ct.cls, ct.k, class_w, fold,
 					   KM_PLATT_FOLDS, alpha, intercepts, prob_A, prob_B, work,
