@@ -179,6 +179,21 @@ km_method_solver(const km_method_ops *ops, km_solver solver)
 	return solver == KM_SOLVER_DEFAULT ? ops->default_solver : solver;
 }
 
+/*
+ * The Gram space: the full n x n matrix, or a column cache of
+ * KM_GRAM_COLS_BYTES and its tables (km_fit_classes_gram_on_demand).
+ */
+static size_t
+gram_space_doubles(const km_fit_params *p, size_t n)
+{
+	size_t		slots;
+
+	if (!km_fit_classes_gram_on_demand(p))
+		return n * n;
+	slots = km_gram_cols_slots(n, KM_GRAM_COLS_BYTES);
+	return slots * n + km_gram_cols_table_doubles(n, slots);
+}
+
 size_t
 km_fit_classes_doubles(const km_fit_params *p, size_t n, uint32_t k)
 {
@@ -191,10 +206,10 @@ km_fit_classes_doubles(const km_fit_params *p, size_t n, uint32_t k)
 		return 0;
 	q = km_multiclass_outputs(ops->multiclass(k), k);
 	own = ops->class_workspace_doubles(n, k, p);
-	if (q == 0 || own == 0 || (size_t) q > (SIZE_MAX / 8 - n * n - own) / (n + 2))
+	if (q == 0 || own == 0 || (size_t) q > (SIZE_MAX / 8 - gram_space_doubles(p, n) - own) / (n + 2))
 		return 0;
-	/* K, norms, F (n x q), one row's probabilities, their work, its q values, the method's own, column flags */
-	return n * n + n + n * q + k + km_classify_proba_work_doubles(k) + q + own + n / 8 + 1;
+	/* K (or the column cache), norms, F (n x q), one row's probabilities, their work, its q values, the method's own */
+	return gram_space_doubles(p, n) + n + n * q + k + km_classify_proba_work_doubles(k) + q + own;
 }
 
 bool
@@ -289,7 +304,7 @@ km_fit_classes(const km_fit_params *p, const double *X, size_t n, int d,
 					   "Method %s does not classify.", km_method_name(p->method));
 	res->multiclass = ops->multiclass(k);
 	q = res->n_outputs = km_multiclass_outputs(res->multiclass, k);
-	norms = K + n * n;
+	norms = K + gram_space_doubles(p, n);
 	F = norms + n;
 	prob = F + n * q;
 	pwork = prob + k;
@@ -299,8 +314,10 @@ km_fit_classes(const km_fit_params *p, const double *X, size_t n, int d,
 	km_row_norms(&p->kernel, X, n, d, norms);
 	if (km_fit_classes_gram_on_demand(p))
 	{
-		km_gram_cols_init(&cols, &lp.kernel, X, n, d, norms, K, n,
-						  (unsigned char *) (own + ops->class_workspace_doubles(n, k, p)));
+		size_t		slots = km_gram_cols_slots(n, KM_GRAM_COLS_BYTES);
+
+		km_gram_cols_init(&cols, &lp.kernel, X, n, d, norms, K, n, slots,
+						  K + slots * n);
 		lp.gram_cols = &cols;
 	}
 	else

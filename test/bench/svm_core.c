@@ -90,7 +90,8 @@ main(int argc, char **argv)
 	km_kernel	k;
 	km_svm_problem pr;
 	km_gram_cols cols;
-	unsigned char *done;
+	double	   *tables;
+	size_t		slots;
 	int			on_demand;
 	km_svm_params par;
 	km_svm_result res;
@@ -137,10 +138,13 @@ main(int argc, char **argv)
 	t0 = now();
 	cpu0 = cpu_now();
 	/* allocating the n x n Gram matrix is part of the fit: the backend pays it too */
-	done = xmalloc(n);
+	/* the column cache: KM_SVM_CACHE_MB (default kernels.h KM_GRAM_COLS_BYTES) */
+	slots = km_gram_cols_slots(n, getenv("KM_SVM_CACHE_MB") ?
+							   (size_t) atol(getenv("KM_SVM_CACHE_MB")) << 20 : KM_GRAM_COLS_BYTES);
+	tables = xmalloc(km_gram_cols_table_doubles(n, slots) * sizeof(double));
 	if (on_demand)
 	{
-		K = mmap(NULL, n * n * sizeof(double), PROT_READ | PROT_WRITE,
+		K = mmap(NULL, slots * n * sizeof(double), PROT_READ | PROT_WRITE,
 				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		if (K == MAP_FAILED)
 			return 1;
@@ -151,7 +155,7 @@ main(int argc, char **argv)
 	gap_start();
 	km_row_norms(&k, X, n, d, norms);
 	if (on_demand)
-		km_gram_cols_init(&cols, &k, X, n, d, norms, K, n, done);
+		km_gram_cols_init(&cols, &k, X, n, d, norms, K, n, slots, tables);
 	else
 	{
 		km_gram_lower(&k, X, n, d, norms, K, n, gap_check);

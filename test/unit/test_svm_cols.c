@@ -21,6 +21,7 @@ void		test_svm_cols_columns(void);
 void		test_svm_cols_breast_cancer(void);
 void		test_svm_cols_wine_ovo(void);
 void		test_svm_cols_fit_classes(void);
+void		test_svm_cols_small_cache(void);
 
 /* Standardized copy of Xr (mean, population std), as the generator does. */
 static double *
@@ -87,7 +88,7 @@ test_svm_cols_columns(void)
 	double	   *K = full_gram(&k, X, n, d);
 	double	   *L = malloc(n * n * sizeof(double));
 	double	   *norms = malloc(n * sizeof(double));
-	unsigned char *done = malloc(n);
+	double	   *tables = malloc(km_gram_cols_table_doubles(n, n) * sizeof(double));
 	km_gram_cols c;
 	double		worst = 0;
 
@@ -96,12 +97,12 @@ test_svm_cols_columns(void)
 	CHECK(!km_gram_cols_supported(&k), "polynomial (can overflow) is not");
 	k.type = KM_KERNEL_RBF;
 	km_row_norms(&k, X, n, d, norms);
-	km_gram_cols_init(&c, &k, X, n, d, norms, L, n, done);
+	km_gram_cols_init(&c, &k, X, n, d, norms, L, n, n, tables);
 	for (size_t j = n; j-- > 0;)
 	{
 		const double *col = km_gram_cols_get(&c, j);
 
-		CHECK(col == L + j * n, "column %zu in place", j);
+		CHECK(col == L + (n - 1 - j) * n, "column %zu in slot %zu", j, n - 1 - j);
 		CHECK(km_gram_cols_diag(&c, j) == K[j + j * n], "diagonal %zu", j);
 		for (size_t i = 0; i < n; i++)
 			worst = fmax(worst, fabs(col[i] - K[i + j * n]));
@@ -115,7 +116,7 @@ test_svm_cols_columns(void)
 	free(K);
 	free(L);
 	free(norms);
-	free(done);
+	free(tables);
 }
 
 /* km_svm_train with columns on demand: libsvm's numbers, fewer columns than rows. */
@@ -129,7 +130,7 @@ test_svm_cols_breast_cancer(void)
 	double	   *K = full_gram(&k, X, n, d);
 	double	   *L = malloc(n * n * sizeof(double));
 	double	   *norms = malloc(n * sizeof(double));
-	unsigned char *done = malloc(n);
+	double	   *tables = malloc(km_gram_cols_table_doubles(n, n) * sizeof(double));
 	uint32_t   *cls = malloc(n * sizeof(uint32_t));
 	double	   *alpha = malloc(n * sizeof(double));
 	double	   *alpha_full = malloc(n * sizeof(double));
@@ -154,7 +155,7 @@ test_svm_cols_breast_cancer(void)
 					   &err, NULL) == KM_OK, "full: %s", err.message);
 
 	km_row_norms(&k, X, n, d, norms);
-	km_gram_cols_init(&c, &k, X, n, d, norms, L, n, done);
+	km_gram_cols_init(&c, &k, X, n, d, norms, L, n, n, tables);
 	mp.K = L;
 	mp.cols = &c;
 	CHECK(km_svm_train(&mp, &par, alpha, &b, NULL, NULL, &res, work, &err, NULL) == KM_OK,
@@ -189,13 +190,13 @@ test_svm_cols_breast_cancer(void)
 	/* every support vector's column was computed, and not every row's */
 	for (size_t i = 0; i < n; i++)
 		if (alpha[i] != 0)
-			CHECK(done[i], "support vector %zu has no column", i);
+			CHECK(c.slot_of[i] != UINT32_MAX, "support vector %zu has no column", i);
 	CHECK(c.computed < n, "computed %zu of %zu columns", c.computed, n);
 	free(X);
 	free(K);
 	free(L);
 	free(norms);
-	free(done);
+	free(tables);
 	free(cls);
 	free(alpha);
 	free(alpha_full);
@@ -213,7 +214,7 @@ test_svm_cols_wine_ovo(void)
 	km_kernel	k = {KM_KERNEL_RBF, 3, 1.0 / WINE_D, 0.0};
 	double	   *L = malloc(n * n * sizeof(double));
 	double	   *norms = malloc(n * sizeof(double));
-	unsigned char *done = malloc(n);
+	double	   *tables = malloc(km_gram_cols_table_doubles(n, n) * sizeof(double));
 	uint32_t   *cls = malloc(n * sizeof(uint32_t));
 	double	   *alpha = malloc(n * 3 * sizeof(double));
 	double	   *work = malloc(km_svm_train_doubles(n, 3, false) * sizeof(double));
@@ -230,7 +231,7 @@ test_svm_cols_wine_ovo(void)
 	for (size_t i = 0; i < n; i++)
 		cls[i] = (uint32_t) wine_y[i];
 	km_row_norms(&k, X, n, d, norms);
-	km_gram_cols_init(&c, &k, X, n, d, norms, L, n, done);
+	km_gram_cols_init(&c, &k, X, n, d, norms, L, n, n, tables);
 	mp.cols = &c;
 	par.tol = 1e-6;
 	CHECK(km_svm_train(&mp, &par, alpha, b, NULL, NULL, &res, work, &err, NULL) == KM_OK,
@@ -250,7 +251,7 @@ test_svm_cols_wine_ovo(void)
 	free(X);
 	free(L);
 	free(norms);
-	free(done);
+	free(tables);
 	free(cls);
 	free(alpha);
 	free(work);
@@ -326,5 +327,69 @@ test_svm_cols_fit_classes(void)
 	free(alpha_full);
 	free(dec);
 	free(swork);
+	free(work);
+}
+
+/*
+ * A cache of 2 or 16 columns recomputes evicted ones with the same bits:
+ * the same coefficients, bit for bit, as a cache of every column.
+ */
+void
+test_svm_cols_small_cache(void)
+{
+	size_t		n = BC_N;
+	int			d = BC_D;
+	double	   *X = standardized(bc_X, n, d);
+	km_kernel	k = {KM_KERNEL_RBF, 3, 1.0 / BC_D, 0.0};
+	double	   *L = malloc(n * n * sizeof(double));
+	double	   *norms = malloc(n * sizeof(double));
+	double	   *tables = malloc(km_gram_cols_table_doubles(n, n) * sizeof(double));
+	uint32_t   *cls = malloc(n * sizeof(uint32_t));
+	double	   *alpha_all = malloc(n * sizeof(double));
+	double	   *alpha = malloc(n * sizeof(double));
+	double	   *work = malloc(km_svm_train_doubles(n, 2, false) * sizeof(double));
+	double		c10[2] = {10.0, 10.0};
+	double		b_all,
+				b;
+	size_t		sizes[2] = {2, 16};
+	size_t		computed_all;
+	km_svm_multi_problem mp = {L, n, n, cls, 2, c10, NULL, 0, NULL};
+	km_svm_params par = km_svm_params_default();
+	km_svm_multi_result res_all,
+				res;
+	km_error	err;
+	km_gram_cols c;
+
+	CHECK(km_gram_cols_slots(n, 0) == 2 && km_gram_cols_slots(n, (size_t) 1 << 40) == n &&
+		  km_gram_cols_slots(n, 10 * n * sizeof(double)) == 10, "slots within [2, n]");
+	for (size_t i = 0; i < n; i++)
+		cls[i] = (uint32_t) bc_y[i];
+	par.tol = 1e-6;
+	km_row_norms(&k, X, n, d, norms);
+	km_gram_cols_init(&c, &k, X, n, d, norms, L, n, n, tables);
+	mp.cols = &c;
+	CHECK(km_svm_train(&mp, &par, alpha_all, &b_all, NULL, NULL, &res_all, work, &err, NULL) == KM_OK,
+		  "%s", err.message);
+	computed_all = c.computed;
+	for (int t = 0; t < 2; t++)
+	{
+		km_gram_cols_init(&c, &k, X, n, d, norms, L, n, sizes[t], tables);
+		CHECK(km_svm_train(&mp, &par, alpha, &b, NULL, NULL, &res, work, &err, NULL) == KM_OK,
+			  "%zu slots: %s", sizes[t], err.message);
+		CHECK(memcmp(alpha, alpha_all, n * sizeof(double)) == 0 && b == b_all,
+			  "%zu slots: coefficients differ from a full cache", sizes[t]);
+		CHECK(res.iterations == res_all.iterations, "%zu slots: %llu iterations vs %llu", sizes[t],
+			  (unsigned long long) res.iterations, (unsigned long long) res_all.iterations);
+		CHECK(c.used == sizes[t] && c.computed > computed_all,
+			  "%zu slots: %zu used, %zu columns computed (a full cache %zu)", sizes[t], c.used,
+			  c.computed, computed_all);
+	}
+	free(X);
+	free(L);
+	free(norms);
+	free(tables);
+	free(cls);
+	free(alpha_all);
+	free(alpha);
 	free(work);
 }
