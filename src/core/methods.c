@@ -227,7 +227,7 @@ training_scores(const km_method_ops *ops, size_t n, uint32_t k, uint32_t q,
 				const double *alpha,
 				const double *intercepts, const double *prob_A,
 				const double *prob_B, double *F, double *prob, double *pwork,
-				km_class_fit_result *res, km_error *err)
+				km_class_fit_result *res, km_error *err, km_interrupt_fn interrupt)
 {
 	const char *hint = NULL;
 	km_prob_link link = ops->prob_link(res->has_probability, res->multiclass, &hint);
@@ -253,6 +253,9 @@ training_scores(const km_method_ops *ops, size_t n, uint32_t k, uint32_t q,
 						col = km_gram_cols_get(cols, c);
 					cblas_daxpy((int) n, alpha[c + j * n], col, 1, F + j * n, 1);
 				}
+			/* an evicted column is computed again: a check every 256 rows */
+			if ((c & 255) == 255)
+				km_check_interrupts(interrupt);
 		}
 	}
 	for (size_t i = 0; i < n; i++)
@@ -331,7 +334,7 @@ km_fit_classes(const km_fit_params *p, const double *X, size_t n, int d,
 						  interrupt);
 	if (st == KM_OK)
 		st = training_scores(ops, n, k, q, cls, K, lp.gram_cols, alpha, intercepts, prob_A,
-							 prob_B, F, prob, pwork, res, err);
+							 prob_B, F, prob, pwork, res, err, interrupt);
 	if (st != KM_OK)
 		km_method_fill_hint(p->method, err);
 	return st;
