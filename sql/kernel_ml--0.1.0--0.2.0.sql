@@ -202,16 +202,16 @@ COMMENT ON FUNCTION kernel_predict_proba(bytea, float8[], text) IS
 
 CREATE FUNCTION kernel_predict_class(name text, features float8[])
 RETURNS text
-AS $$ SELECT kernel_predict_class(kernel_model_get(name), features) $$
-LANGUAGE sql STABLE STRICT PARALLEL SAFE;
+AS 'MODULE_PATHNAME', 'kernel_predict_class_by_name'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION kernel_predict_class(text, float8[]) IS
-'the predicted class label of one row under the deployed version of the named classifier';
+'the predicted class label of one row under the deployed version of the named classifier, looked up, and read access checked, once per statement snapshot and current user';
 
 CREATE FUNCTION kernel_predict_proba(name text, features float8[])
 RETURNS jsonb
-AS $$ SELECT kernel_predict_proba(kernel_model_get(name), features) $$
-LANGUAGE sql STABLE STRICT PARALLEL SAFE;
+AS 'MODULE_PATHNAME', 'kernel_predict_proba_by_name'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION kernel_predict_proba(text, float8[]) IS
-'the probability of every class for one row under the deployed version of the named classifier';
+'the probability of every class for one row under the deployed version of the named classifier, looked up, and read access checked, once per statement snapshot and current user';

@@ -39,6 +39,8 @@
 #include "utils/tuplestore.h"
 #include "compat.h"
 
+#include "classify.h"
+#include "json.h"
 #include "model.h"
 #include "options.h"
 #include "pgutil.h"
@@ -48,6 +50,8 @@
 #include "catalog.h"
 
 PG_FUNCTION_INFO_V1(kernel_predict_by_name);
+PG_FUNCTION_INFO_V1(kernel_predict_class_by_name);
+PG_FUNCTION_INFO_V1(kernel_predict_proba_by_name);
 
 /* ---------------------------------------------------------------------
  * kernel_predict(name, features)
@@ -60,6 +64,11 @@ PG_FUNCTION_INFO_V1(kernel_predict_by_name);
  * statement (a PL/pgSQL expression evaluated in a loop) sees a new
  * snapshot and looks again; an unchanged model is recognised by its TOAST
  * pointer or its bytes and is not decoded again.
+ *
+ * kernel_predict_class(name, features) and kernel_predict_proba(name,
+ * features) share this cache: the same lookup, permission check and
+ * decoded model, then the classifier's q decision values from one kernel
+ * row, as their bytea forms (classify.c) compute them.
  * ---------------------------------------------------------------------
  */
 
@@ -86,6 +95,9 @@ typedef struct NamedEntry
 	uint64		generation;		/* of the snapshot it was looked up under */
 	Datum		model;			/* in the cache's context */
 	ModelCache *mc;
+	uint32		k;				/* classes p and pwork are sized for */
+	double	   *p;				/* k probabilities of a row */
+	double	   *pwork;
 } NamedEntry;
 
 typedef struct NamedCache
@@ -144,8 +156,12 @@ same_text(const text *a, const text *b)
 		 memcmp(VARDATA_ANY(a), VARDATA_ANY(b), VARSIZE_ANY_EXHDR(a)) == 0);
 }
 
-Datum
-kernel_predict_by_name(PG_FUNCTION_ARGS)
+/*
+ * The cache entry of the name in argument 0, its deployed version looked up
+ * (and read access checked) again when the snapshot or the user changed.
+ */
+static NamedEntry *
+named_entry(FunctionCallInfo fcinfo)
 {
 	text	   *name = PG_GETARG_TEXT_PP(0);
 	NamedCache *cache = (NamedCache *) fcinfo->flinfo->fn_extra;
@@ -196,7 +212,87 @@ kernel_predict_by_name(PG_FUNCTION_ARGS)
 		entry->model = dep.model;
 		entry->generation = cache->generation;
 	}
+	return entry;
+}
+
+Datum
+kernel_predict_by_name(PG_FUNCTION_ARGS)
+{
+	NamedEntry *entry = named_entry(fcinfo);
+
 	PG_RETURN_FLOAT8(km_model_cache_predict(entry->mc, entry->model,
 											PG_GETARG_ARRAYTYPE_P(1)));
+}
+
+/*
+ * The decoded classifier of the entry (the errors of the bytea forms for a
+ * regression model), with room for its probabilities.
+ */
+static const km_model *
+named_classifier(FunctionCallInfo fcinfo, NamedEntry *entry, const char *fname)
+{
+	const km_model *m = km_model_cache_model(entry->mc, entry->model);
+
+	if (m->task != KM_TASK_CLASSIFICATION || m->n_classes < 2)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("%s needs a classifier", fname),
+				 errdetail("The model is a %s model of method \"%s\".",
+						   km_task_name(m->task), km_method_name(m->method)),
+				 errhint("Use kernel_predict for a regression model.")));
+	if (m->n_classes > entry->k)
+	{
+		MemoryContext mcxt = fcinfo->flinfo->fn_mcxt;
+
+		entry->p = MemoryContextAlloc(mcxt, sizeof(double) * m->n_classes);
+		entry->pwork = MemoryContextAllocHuge(mcxt,
+											  km_classify_proba_work_doubles(m->n_classes) * sizeof(double));
+		entry->k = m->n_classes;
+	}
+	return m;
+}
+
+/* kernel_predict_class(name text, features float8[]) RETURNS text */
+Datum
+kernel_predict_class_by_name(PG_FUNCTION_ARGS)
+{
+	NamedEntry *entry = named_entry(fcinfo);
+	const km_model *m = named_classifier(fcinfo, entry, "kernel_predict_class");
+	const double *f = km_model_cache_decision_array(entry->mc, PG_GETARG_ARRAYTYPE_P(1));
+	uint32		c = km_classify_decide(m->multiclass, m->n_classes, f);
+
+	PG_RETURN_TEXT_P(cstring_to_text(km_classes_label(m->labels, m->labels_bytes,
+													  m->n_classes, c)));
+}
+
+/* kernel_predict_proba(name text, features float8[]) RETURNS jsonb */
+Datum
+kernel_predict_proba_by_name(PG_FUNCTION_ARGS)
+{
+	NamedEntry *entry = named_entry(fcinfo);
+	const km_model *m = named_classifier(fcinfo, entry, "kernel_predict_proba");
+	const km_method_ops *ops = km_method_get(m->method);
+	const char *hint = NULL;
+	km_prob_link link = ops->prob_link(m->has_probability, m->multiclass, &hint);
+	const double *f;
+	km_error	err;
+	KmJson		j;
+
+	if (link == KM_PROB_NONE)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("model gives no probabilities"),
+				 errdetail("This %s model was trained without probability estimates.",
+						   ops->name),
+				 hint ? errhint("%s", hint) : 0));
+	f = km_model_cache_decision_array(entry->mc, PG_GETARG_ARRAYTYPE_P(1));
+	if (km_classify_proba(link, m->multiclass, m->n_classes, f, m->prob_A,
+						  m->prob_B, entry->p, entry->pwork, &err) != KM_OK)
+		km_raise(&err);
+	km_json_begin(&j);
+	for (uint32 c = 0; c < m->n_classes; c++)
+		km_json_num(&j, km_classes_label(m->labels, m->labels_bytes, m->n_classes, c),
+					entry->p[c]);
+	PG_RETURN_JSONB_P(km_json_finish(&j));
 }
 

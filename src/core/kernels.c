@@ -11,7 +11,14 @@
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23	/* Linux 5.14; older kernels: EINVAL, ignored */
+#endif
+#endif
 
 #include <cblas.h>
 
@@ -484,6 +491,117 @@ map_panel(const km_kernel *k, const gram_plan *g, const double *X, size_t n,
 	b.c1 = j0 + jb;
 	run_beside(map_panel_columns, &a, &b, (n - j0) * jb);
 	return a.ok && b.ok;
+}
+
+bool
+km_gram_cols_supported(const km_kernel *k)
+{
+	return k->type == KM_KERNEL_RBF;
+}
+
+size_t
+km_gram_cols_slots(size_t n, size_t bytes)
+{
+	size_t		slots = n > 0 ? bytes / (n * sizeof(double)) : 0;
+
+	if (slots < 2)
+		slots = 2;
+	return slots < n ? slots : n;
+}
+
+size_t
+km_gram_cols_table_doubles(size_t n, size_t slots)
+{
+	/* slot_of (n uint32), col_of (slots uint32), stamp (slots uint64) */
+	return (n + 1) / 2 + (slots + 1) / 2 + slots;
+}
+
+void
+km_gram_cols_init(km_gram_cols *c, const km_kernel *k, const double *X,
+				  size_t n, int d, const double *norms, double *K, size_t ld,
+				  size_t slots, double *tables)
+{
+	gram_plan	g = plan_gram(k, X, n, d, norms);
+
+	c->k = k;
+	c->X = X;
+	c->n = n;
+	c->d = d;
+	c->norms = norms;
+	c->K = K;
+	c->ld = ld;
+	c->slots = slots < 2 ? 2 : slots;
+	c->used = 0;
+	c->stamp = (uint64_t *) tables;
+	c->slot_of = (uint32_t *) (tables + c->slots);
+	c->col_of = (uint32_t *) (tables + c->slots + (n + 1) / 2);
+	c->clock = 0;
+	c->computed = 0;
+	c->direct = g.direct;
+	for (size_t i = 0; i < n; i++)
+		c->slot_of[i] = UINT32_MAX;
+}
+
+/* Populate [p, p + bytes) in one call rather than page fault by page fault. */
+static void
+populate_pages(void *p, size_t bytes)
+{
+#ifdef __linux__
+	uintptr_t	page = 4096;
+	uintptr_t	a = (uintptr_t) p & ~(page - 1);
+
+	(void) madvise((void *) a, (uintptr_t) p + bytes - a, MADV_POPULATE_WRITE);
+#else
+	(void) p;
+	(void) bytes;
+#endif
+}
+
+const double *
+km_gram_cols_get(km_gram_cols *c, size_t j)
+{
+	uint32_t	s = c->slot_of[j];
+	double	   *col;
+
+	if (s == UINT32_MAX)
+	{
+		gram_plan	g = {is_inner_product_kernel(c->k->type), c->direct, false};
+
+		if (c->used < c->slots)
+		{
+			s = (uint32_t) c->used++;
+			populate_pages(c->K + (size_t) s * c->ld, c->n * sizeof(double));
+		}
+		else
+		{
+			/* the least recently used slot */
+			s = 0;
+			for (uint32_t t = 1; t < c->slots; t++)
+				if (c->stamp[t] < c->stamp[s])
+					s = t;
+			c->slot_of[c->col_of[s]] = UINT32_MAX;
+		}
+		col = c->K + (size_t) s * c->ld;
+		if (g.inner && !g.direct)
+			cblas_dgemv(CblasRowMajor, CblasNoTrans, (int) c->n, c->d, 1.0,
+						c->X, c->d, c->X + j * (size_t) c->d, 1, 0.0, col, 1);
+		(void) gram_column(c->k, &g, c->X, 0, c->n, c->d, c->norms, j, col);
+		c->slot_of[j] = s;
+		c->col_of[s] = (uint32_t) j;
+		c->computed++;
+	}
+	c->stamp[s] = ++c->clock;
+	return c->K + (size_t) s * c->ld;
+}
+
+double
+km_gram_cols_diag(const km_gram_cols *c, size_t j)
+{
+	/* gram_column sets the rbf diagonal to exactly 1 */
+	if (c->k->type == KM_KERNEL_RBF)
+		return 1.0;
+	return c->slot_of[j] != UINT32_MAX ? c->K[j + c->slot_of[j] * c->ld] :
+		km_kernel_eval(c->k, c->X + j * (size_t) c->d, c->X + j * (size_t) c->d, c->d);
 }
 
 bool

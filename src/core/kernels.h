@@ -131,6 +131,72 @@ km_status	km_gram_overflow(const km_kernel *k, const double *K, size_t n,
 void		km_symmetrize(double *K, size_t n, size_t ld,
 						  km_interrupt_fn interrupt);
 
+/*
+ * A cache of Gram matrix columns computed when asked for (the exact SVM's
+ * SMO reads two columns per iteration and, with shrinking, never needs
+ * most of them), as libsvm's kernel cache: at most `slots` columns are kept
+ * (the least recently used one is recomputed when needed again).  On
+ * virtual machines that back memory lazily a fresh page costs more than
+ * computing the kernel values it holds (a column of 10,000 rows: about
+ * 0.3 ms to touch, 0.05 ms to compute), so a bounded cache that reuses its
+ * pages beats the full n x n matrix.  A column, all n rows, is computed as
+ * km_gram_lower computes its part (one DGEMV, then the same map: equal to
+ * the full matrix's column to rounding) into slot space K + slot * ld, its
+ * pages populated first on a slot's first use (MADV_POPULATE_WRITE where
+ * Linux has it).  The same column always gets the same bits.  Only for
+ * kernels whose entries cannot overflow from finite rows
+ * (km_gram_cols_supported: rbf).
+ */
+typedef struct km_gram_cols
+{
+	const km_kernel *k;
+	const double *X;			/* n x d, row-major */
+	size_t		n;
+	int			d;
+	const double *norms;		/* km_row_norms */
+	double	   *K;				/* slots x ld */
+	size_t		ld;
+	size_t		slots;
+	size_t		used;			/* slots holding a column */
+	uint32_t   *slot_of;		/* n: the column's slot, or UINT32_MAX */
+	uint32_t   *col_of;			/* slots: the slot's column */
+	uint64_t   *stamp;			/* slots: last use */
+	uint64_t	clock;
+	size_t		computed;		/* columns computed so far (misses) */
+	bool		direct;			/* entries from the definition (huge norms) */
+} km_gram_cols;
+
+/*
+ * Default bytes of a column cache (the slots are at least 2 and at most n).
+ * n = 10,000 exact svm fit (test/bench/svm_core, columns on demand): 0.74 s
+ * with 64 MB (3,301 columns computed), 0.73-0.86 s with 48 MB (5,009),
+ * 0.78-1.18 s with 96 MB, 1.2-1.8 s with 256 MB (2,883): beyond ~64 MB the
+ * fresh pages cost more than recomputing the columns they would keep.
+ */
+#define KM_GRAM_COLS_BYTES ((size_t) 64 << 20)
+
+bool		km_gram_cols_supported(const km_kernel *k);
+
+/* Slots of a cache of `bytes` for n rows: within [2, n]. */
+size_t		km_gram_cols_slots(size_t n, size_t bytes);
+
+/* Doubles of workspace besides K: the slot tables. */
+size_t		km_gram_cols_table_doubles(size_t n, size_t slots);
+
+void		km_gram_cols_init(km_gram_cols *c, const km_kernel *k,
+							  const double *X, size_t n, int d,
+							  const double *norms, double *K, size_t ld,
+							  size_t slots, double *tables);
+
+/*
+ * Column j of K (n entries), computed if not cached.  The pointer stays
+ * valid until two other columns have been asked for since.
+ */
+const double *km_gram_cols_get(km_gram_cols *c, size_t j);
+
+/* K(x_j, x_j) as column j holds it, without computing the column. */
+double		km_gram_cols_diag(const km_gram_cols *c, size_t j);
+
 /* Xt := X^T: from n rows of d features to d rows of n values. */
 void		km_transpose(const double *X, size_t n, int d, double *Xt);
 

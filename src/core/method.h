@@ -87,6 +87,8 @@ typedef struct km_fit_params
 	bool		probability;	/* svm: fit Platt coefficients on internal folds */
 	bool		fit_intercept;	/* classification methods fit their own intercepts */
 	int64_t		seed;			/* sgd order, Platt folds */
+	/* set by km_fit_classes: K's column cache (svm, SMO), else NULL: K full */
+	km_gram_cols *gram_cols;
 } km_fit_params;
 
 /*
@@ -325,11 +327,22 @@ const char *km_method_hint(km_status status, const char *diverged,
 km_task		km_method_task(km_method method);
 
 /*
- * Doubles of workspace km_fit_classes needs: the full Gram matrix, norms,
+ * Doubles of workspace km_fit_classes needs: the full Gram matrix (or the
+ * column cache, km_fit_classes_gram_on_demand), norms,
  * the decision values of the training rows (n x q), the method's own; 0 on
  * overflow or for a method that does not classify.
  */
 size_t		km_fit_classes_doubles(const km_fit_params *p, size_t n, uint32_t k);
+
+/*
+ * Whether km_fit_classes computes K's columns only when the method reads
+ * them, into a cache of KM_GRAM_COLS_BYTES (kernels.h km_gram_cols): the
+ * svm's SMO without probabilities, with a kernel km_gram_cols supports.
+ * The workspace then holds the cache instead of the n x n matrix, and the
+ * caller need not populate it: pages are touched column by column.
+ * Otherwise the full Gram matrix is built first.
+ */
+bool		km_fit_classes_gram_on_demand(const km_fit_params *p);
 
 /*
  * Fit a classifier (p->method with task classification): the Gram matrix

@@ -179,6 +179,21 @@ km_method_solver(const km_method_ops *ops, km_solver solver)
 	return solver == KM_SOLVER_DEFAULT ? ops->default_solver : solver;
 }
 
+/*
+ * The Gram space: the full n x n matrix, or a column cache of
+ * KM_GRAM_COLS_BYTES and its tables (km_fit_classes_gram_on_demand).
+ */
+static size_t
+gram_space_doubles(const km_fit_params *p, size_t n)
+{
+	size_t		slots;
+
+	if (!km_fit_classes_gram_on_demand(p))
+		return n * n;
+	slots = km_gram_cols_slots(n, KM_GRAM_COLS_BYTES);
+	return slots * n + km_gram_cols_table_doubles(n, slots);
+}
+
 size_t
 km_fit_classes_doubles(const km_fit_params *p, size_t n, uint32_t k)
 {
@@ -191,19 +206,28 @@ km_fit_classes_doubles(const km_fit_params *p, size_t n, uint32_t k)
 		return 0;
 	q = km_multiclass_outputs(ops->multiclass(k), k);
 	own = ops->class_workspace_doubles(n, k, p);
-	if (q == 0 || own == 0 || (size_t) q > (SIZE_MAX / 8 - n * n - own) / (n + 2))
+	if (q == 0 || own == 0 || (size_t) q > (SIZE_MAX / 8 - gram_space_doubles(p, n) - own) / (n + 2))
 		return 0;
-	/* K, norms, F (n x q), one row's probabilities, their work, its q values, the method's own */
-	return n * n + n + n * q + k + km_classify_proba_work_doubles(k) + q + own;
+	/* K (or the column cache), norms, F (n x q), one row's probabilities, their work, its q values, the method's own */
+	return gram_space_doubles(p, n) + n + n * q + k + km_classify_proba_work_doubles(k) + q + own;
+}
+
+bool
+km_fit_classes_gram_on_demand(const km_fit_params *p)
+{
+	return p->method == KM_METHOD_SVM && !p->probability &&
+		km_method_solver(km_method_get(p->method), p->solver) == KM_SOLVER_SMO &&
+		km_gram_cols_supported(&p->kernel);
 }
 
 /* Training accuracy (and log-loss with probabilities) from F = K alpha + b. */
 static km_status
 training_scores(const km_method_ops *ops, size_t n, uint32_t k, uint32_t q,
-				const uint32_t *cls, const double *K, const double *alpha,
+				const uint32_t *cls, const double *K, km_gram_cols *cols,
+				const double *alpha,
 				const double *intercepts, const double *prob_A,
 				const double *prob_B, double *F, double *prob, double *pwork,
-				km_class_fit_result *res, km_error *err)
+				km_class_fit_result *res, km_error *err, km_interrupt_fn interrupt)
 {
 	const char *hint = NULL;
 	km_prob_link link = ops->prob_link(res->has_probability, res->multiclass, &hint);
@@ -211,8 +235,29 @@ training_scores(const km_method_ops *ops, size_t n, uint32_t k, uint32_t q,
 	double		log_loss = 0.0;
 
 	/* F := K alpha (n x q); row i's decision values are F[i + j n] + b_j */
-	cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int) n, (int) q,
-				(int) n, 1.0, K, (int) n, alpha, (int) n, 0.0, F, (int) n);
+	if (cols == NULL)
+		cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int) n, (int) q,
+					(int) n, 1.0, K, (int) n, alpha, (int) n, 0.0, F, (int) n);
+	else
+	{
+		/* only the columns of nonzero coefficients, which the fit computed */
+		memset(F, 0, n * q * sizeof(double));
+		for (size_t c = 0; c < n; c++)
+		{
+			const double *col = NULL;
+
+			for (uint32_t j = 0; j < q; j++)
+				if (alpha[c + j * n] != 0.0)
+				{
+					if (col == NULL)
+						col = km_gram_cols_get(cols, c);
+					cblas_daxpy((int) n, alpha[c + j * n], col, 1, F + j * n, 1);
+				}
+			/* an evicted column is computed again: a check every 256 rows */
+			if ((c & 255) == 255)
+				km_check_interrupts(interrupt);
+		}
+	}
 	for (size_t i = 0; i < n; i++)
 	{
 		double	   *f = pwork + km_classify_proba_work_doubles(k);
@@ -250,6 +295,9 @@ km_fit_classes(const km_fit_params *p, const double *X, size_t n, int d,
 	double	   *F;
 	double	   *prob;
 	double	   *pwork;
+	double	   *own;
+	km_fit_params lp;
+	km_gram_cols cols;
 	uint32_t	q;
 	km_status	st;
 
@@ -259,21 +307,34 @@ km_fit_classes(const km_fit_params *p, const double *X, size_t n, int d,
 					   "Method %s does not classify.", km_method_name(p->method));
 	res->multiclass = ops->multiclass(k);
 	q = res->n_outputs = km_multiclass_outputs(res->multiclass, k);
-	norms = K + n * n;
+	norms = K + gram_space_doubles(p, n);
 	F = norms + n;
 	prob = F + n * q;
 	pwork = prob + k;
+	own = pwork + km_classify_proba_work_doubles(k) + q;
+	lp = *p;
+	lp.gram_cols = NULL;
 	km_row_norms(&p->kernel, X, n, d, norms);
-	if (!km_gram_lower(&p->kernel, X, n, d, norms, K, n, interrupt))
-		return km_gram_overflow(&p->kernel, K, n, n, err);
-	km_symmetrize(K, n, n, interrupt);
-	st = ops->fit_classes(p, X, n, d, cls, k, class_w, fold, n_folds, alpha,
-						  intercepts, prob_A, prob_B, K,
-						  pwork + km_classify_proba_work_doubles(k) + q, res, err,
+	if (km_fit_classes_gram_on_demand(p))
+	{
+		size_t		slots = km_gram_cols_slots(n, KM_GRAM_COLS_BYTES);
+
+		km_gram_cols_init(&cols, &lp.kernel, X, n, d, norms, K, n, slots,
+						  K + slots * n);
+		lp.gram_cols = &cols;
+	}
+	else
+	{
+		if (!km_gram_lower(&p->kernel, X, n, d, norms, K, n, interrupt))
+			return km_gram_overflow(&p->kernel, K, n, n, err);
+		km_symmetrize(K, n, n, interrupt);
+	}
+	st = ops->fit_classes(&lp, X, n, d, cls, k, class_w, fold, n_folds, alpha,
+						  intercepts, prob_A, prob_B, K, own, res, err,
 						  interrupt);
 	if (st == KM_OK)
-		st = training_scores(ops, n, k, q, cls, K, alpha, intercepts, prob_A,
-							 prob_B, F, prob, pwork, res, err);
+		st = training_scores(ops, n, k, q, cls, K, lp.gram_cols, alpha, intercepts, prob_A,
+							 prob_B, F, prob, pwork, res, err, interrupt);
 	if (st != KM_OK)
 		km_method_fill_hint(p->method, err);
 	return st;

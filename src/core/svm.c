@@ -51,6 +51,7 @@ km_svm_binary_doubles(size_t m)
 typedef struct smo
 {
 	const double *K;
+	km_gram_cols *cols;			/* NULL: K full */
 	size_t		ld;
 	size_t		m;
 	size_t		active;
@@ -84,6 +85,8 @@ is_lower(const smo *s, size_t t)
 static inline const double *
 kcol(const smo *s, size_t t)
 {
+	if (s->cols)
+		return km_gram_cols_get(s->cols, s->perm[t]);
 	return s->K + (size_t) s->perm[t] * s->ld;
 }
 
@@ -492,6 +495,7 @@ km_svm_binary(const km_svm_problem *prob, const km_svm_params *par,
 					   npos ? 1 : -1);
 
 	s.K = prob->K;
+	s.cols = prob->cols;
 	s.ld = prob->ld;
 	s.m = m;
 	s.active = m;
@@ -517,7 +521,7 @@ km_svm_binary(const km_svm_problem *prob, const km_svm_params *par,
 		s.G_bar[t] = 0;
 		s.y[t] = prob->y[t];
 		s.C[t] = prob->C[t];
-		s.QD[t] = s.K[r + (size_t) r * s.ld];
+		s.QD[t] = s.cols ? km_gram_cols_diag(s.cols, r) : s.K[r + (size_t) r * s.ld];
 		s.perm[t] = r;
 		s.loc[t] = (uint32_t) t;
 	}
@@ -811,6 +815,7 @@ km_svm_binary_probability(const km_svm_problem *prob, const km_svm_params *par,
 		}
 		sub.K = prob->K;
 		sub.ld = prob->ld;
+		sub.cols = prob->cols;
 		sub.rows = rows;
 		sub.m = ms;
 		sub.y = ysub;
@@ -838,7 +843,9 @@ km_svm_binary_probability(const km_svm_problem *prob, const km_svm_params *par,
 
 				if (fold[i] != v)
 					continue;
-				col = prob->K + (size_t) (prob->rows ? prob->rows[i] : i) * prob->ld;
+				col = prob->cols ?
+					km_gram_cols_get(prob->cols, prob->rows ? prob->rows[i] : i) :
+					prob->K + (size_t) (prob->rows ? prob->rows[i] : i) * prob->ld;
 				for (size_t k = 0; k < nsv; k++)
 					f += coef[k] * col[rows[k]];
 				dec[i] = f;
@@ -934,6 +941,7 @@ km_svm_train(const km_svm_multi_problem *pr, const km_svm_params *par,
 				}
 			bp.K = pr->K;
 			bp.ld = pr->ld;
+			bp.cols = pr->cols;
 			bp.rows = k == 2 ? NULL : rows;
 			bp.m = m;
 			bp.y = y;

@@ -39,6 +39,7 @@
 #define KM_SVM_H
 
 #include "core.h"
+#include "kernels.h"
 
 typedef struct km_svm_params
 {
@@ -59,6 +60,7 @@ typedef struct km_svm_problem
 	size_t		m;				/* >= 2, both labels present */
 	const double *y;			/* m labels, +1 or -1, in the order of rows */
 	const double *C;			/* m upper bounds C_i > 0 (C times the class weight) */
+	km_gram_cols *cols;			/* or NULL: K is full; else K's columns on demand */
 } km_svm_problem;
 
 typedef struct km_svm_result
@@ -142,6 +144,7 @@ typedef struct km_svm_multi_problem
 	const double *C;			/* k: C_c = C * weight of class c, > 0 */
 	const uint32_t *fold;		/* n fold ids < n_folds for Platt, or NULL: no probability */
 	uint32_t	n_folds;		/* >= 2 when fold is given (libsvm uses 5) */
+	km_gram_cols *cols;			/* or NULL: K is full; else K's columns on demand */
 } km_svm_multi_problem;
 
 typedef struct km_svm_multi_result

@@ -67,6 +67,7 @@ svm_fit_classes(const km_fit_params *p, const double *X, size_t n, int d,
 	pr.C = C;
 	pr.fold = p->probability ? fold : NULL;
 	pr.n_folds = p->probability ? n_folds : 0;
+	pr.cols = p->gram_cols;
 	st = km_svm_train(&pr, &par, alpha, intercepts, prob_A, prob_B, &mr, work,
 					  err, interrupt);
 	res->solver = KM_SOLVER_SMO;

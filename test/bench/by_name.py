@@ -23,6 +23,12 @@ Each query runs interleaved run by run, median of RUNS runs, serially
 (forced: parallel_setup_cost = 0), JIT off.  Prints
 the ratio by name / bytea; the target is <= 1.2.
 
+The same for a named classifier (issue 13): a logistic model on the same
+2,000 rows with the label "pos" / "neg" (y > 0), scored by
+kernel_predict_class(name, f) and kernel_predict_proba(name, f) against
+their bytea forms on (SELECT kernel_model_get(name)); the class counts and
+probability sums must agree.
+
 Run against any cluster with kernel_ml installed, from the libpq
 environment (PGHOST, PGPORT, PGUSER, PGDATABASE, ...), with Debian's Python:
     /usr/bin/python3 test/bench/by_name.py
@@ -55,6 +61,19 @@ QUERIES = [
 ]
 
 
+CLASS_MODEL = "km_bench_by_name_class"
+CLASS_QUERIES = [
+    ("class bytea", f"SELECT count(*) FILTER (WHERE kernel_predict_class((SELECT kernel_model_get('{CLASS_MODEL}')), t.f) = 'pos') "
+                    f"FROM {TABLE} t"),
+    ("class by name", f"SELECT count(*) FILTER (WHERE kernel_predict_class('{CLASS_MODEL}', t.f) = 'pos') "
+                      f"FROM {TABLE} t"),
+    ("proba bytea", f"SELECT sum((kernel_predict_proba((SELECT kernel_model_get('{CLASS_MODEL}')), t.f)->>'pos')::float8) "
+                    f"FROM {TABLE} t"),
+    ("proba by name", f"SELECT sum((kernel_predict_proba('{CLASS_MODEL}', t.f)->>'pos')::float8) "
+                      f"FROM {TABLE} t"),
+]
+
+
 def load(cur):
     rng = np.random.default_rng(SEED)
     X = rng.normal(size=(ROWS, D))
@@ -77,6 +96,37 @@ def timed(cur, sql):
     return time.perf_counter() - start, value
 
 
+def measure(cur, queries, base_of):
+    """Median seconds per query, serial and with 2 workers; results must equal their base's."""
+    results = {}
+    for workers in (0, 2):
+        # kernel_predict costs far more than its declared cost of 1, so the
+        # planner would not choose a parallel plan on its own
+        cur.execute(f"SET max_parallel_workers_per_gather = {workers}")
+        cur.execute(f"SET parallel_setup_cost = {0 if workers else 1000}")
+        cur.execute(f"SET parallel_tuple_cost = {0 if workers else 0.1}")
+        for name, sql in queries:
+            cur.execute("EXPLAIN " + sql)
+            plan = " ".join(r[0] for r in cur.fetchall())
+            if ("Gather" in plan) != (workers > 0):
+                sys.exit(f"unexpected plan for {name} with {workers} workers: {plan}")
+        times = {name: [] for name, _ in queries}
+        sums = {}
+        for name, sql in queries:          # warm-up: caches, TOAST pages
+            timed(cur, sql)
+        for _ in range(RUNS):
+            for name, sql in queries:
+                t, v = timed(cur, sql)
+                times[name].append(t)
+                sums[name] = v
+        for name in sums:
+            base = sums[base_of[name]]
+            if abs(sums[name] - base) > 1e-6 * max(1.0, abs(base)):
+                sys.exit(f"sums differ: {name} {sums[name]!r} vs {base_of[name]} {base!r}")
+        results[workers] = {name: statistics.median(ts) for name, ts in times.items()}
+    return results
+
+
 def main():
     conn = psycopg2.connect("")
     conn.autocommit = True
@@ -96,33 +146,7 @@ def main():
     print(f"model {MODEL}: n_train = {n}, d = {d}, {size} bytes; scoring {ROWS:,} rows, "
           f"median of {RUNS} runs, interleaved")
 
-    results = {}
-    for workers in (0, 2):
-        # kernel_predict costs far more than its declared cost of 1, so the
-        # planner would not choose a parallel plan on its own
-        cur.execute(f"SET max_parallel_workers_per_gather = {workers}")
-        cur.execute(f"SET parallel_setup_cost = {0 if workers else 1000}")
-        cur.execute(f"SET parallel_tuple_cost = {0 if workers else 0.1}")
-        for name, sql in QUERIES:
-            cur.execute("EXPLAIN " + sql)
-            plan = " ".join(r[0] for r in cur.fetchall())
-            if ("Gather" in plan) != (workers > 0):
-                sys.exit(f"unexpected plan for {name} with {workers} workers: {plan}")
-        times = {name: [] for name, _ in QUERIES}
-        sums = {}
-        for name, sql in QUERIES:          # warm-up: caches, TOAST pages
-            timed(cur, sql)
-        for _ in range(RUNS):
-            for name, sql in QUERIES:
-                t, v = timed(cur, sql)
-                times[name].append(t)
-                sums[name] = v
-        base = sums["bytea"]
-        for name in sums:
-            if abs(sums[name] - base) > 1e-6 * max(1.0, abs(base)):
-                sys.exit(f"sums differ: {name} {sums[name]!r} vs bytea {base!r}")
-        results[workers] = {name: statistics.median(ts) for name, ts in times.items()}
-
+    results = measure(cur, QUERIES, {"bytea": "bytea", "from table": "bytea", "by name": "bytea"})
     print()
     print(f"{'query':<12} {'workers':>7} {'median s':>9} {'ratio to bytea':>15}")
     worst = 0.0
@@ -137,7 +161,33 @@ def main():
           f"{results[2]['by name'] / results[2]['bytea']:.3f} with 2 workers (target <= 1.2): "
           + ("PASS" if worst <= 1.2 else "FAIL"))
 
+    cur.execute(f"SELECT count(*) FROM kernel_models WHERE name = '{CLASS_MODEL}'")
+    if cur.fetchone()[0] > 0:
+        cur.execute(f"SELECT kernel_model_drop('{CLASS_MODEL}')")
+    cur.execute(f"SELECT version FROM kernel_model_train('{CLASS_MODEL}', "
+                f"'SELECT f, CASE WHEN y > 0 THEN ''pos'' ELSE ''neg'' END FROM {TABLE} WHERE id <= {N_TRAIN}', "
+                "'{\"method\": \"logistic\", \"lambda\": 0.01, \"refit\": true, \"seed\": 1}')")
+    cres = measure(cur, CLASS_QUERIES, {"class bytea": "class bytea", "class by name": "class bytea",
+                                        "proba bytea": "proba bytea", "proba by name": "proba bytea"})
+    print()
+    print(f"classifier {CLASS_MODEL} (logistic, {N_TRAIN} rows)")
+    print(f"{'query':<14} {'workers':>7} {'median s':>9} {'ratio to bytea':>15}")
+    cworst = 0.0
+    for workers, med in cres.items():
+        for name, _ in CLASS_QUERIES:
+            base = name.split()[0] + " bytea"
+            ratio = med[name] / med[base]
+            if name.endswith("by name"):
+                cworst = max(cworst, ratio)
+            print(f"{name:<14} {workers:>7} {med[name]:>9.3f} {ratio:>15.3f}")
+    print()
+    print(f"by-name / bytea ratio for classifiers: class {cres[0]['class by name'] / cres[0]['class bytea']:.3f}, "
+          f"proba {cres[0]['proba by name'] / cres[0]['proba bytea']:.3f} serial; worst {cworst:.3f} "
+          "(target <= 1.2): " + ("PASS" if cworst <= 1.2 else "FAIL"))
+    worst = max(worst, cworst)
+
     cur.execute(f"SELECT kernel_model_drop('{MODEL}')")
+    cur.execute(f"SELECT kernel_model_drop('{CLASS_MODEL}')")
     cur.execute(f"DROP TABLE {TABLE}")
     conn.close()
     return 0 if worst <= 1.2 else 1

@@ -8,7 +8,11 @@
  * km_svm_binary and scores the held-out rows.  Prints one line of JSON:
  * times (first touch of the Gram allocation, gram, smo, total wall; cpu), iterations, support vectors, held-out accuracy,
  * the longest gaps between two interrupt checks in the Gram build and in SMO.
- *     test/bench/svm_core FILE N_TRAIN N_TEST D C GAMMA TOL THREADS SHRINKING
+ * With ON_DEMAND 1 (what kernel_train does for an svm without probabilities),
+ * the Gram space is mapped but not populated and SMO computes its columns
+ * when it first reads them (kernels.h km_gram_cols): smo_s then includes
+ * them, and "columns" says how many it computed.
+ *     test/bench/svm_core FILE N_TRAIN N_TEST D C GAMMA TOL THREADS SHRINKING [ON_DEMAND]
  */
 #include <math.h>
 #include <stdio.h>
@@ -85,15 +89,19 @@ main(int argc, char **argv)
 	double	   *X, *y, *K, *norms, *coef, *Cv, *work;
 	km_kernel	k;
 	km_svm_problem pr;
+	km_gram_cols cols;
+	double	   *tables;
+	size_t		slots;
+	int			on_demand;
 	km_svm_params par;
 	km_svm_result res;
 	km_error	err;
 	km_status	st;
 	size_t		correct = 0;
 
-	if (argc != 10)
+	if (argc != 10 && argc != 11)
 	{
-		fprintf(stderr, "usage: %s FILE N_TRAIN N_TEST D C GAMMA TOL THREADS SHRINKING\n", argv[0]);
+		fprintf(stderr, "usage: %s FILE N_TRAIN N_TEST D C GAMMA TOL THREADS SHRINKING [ON_DEMAND]\n", argv[0]);
 		return 2;
 	}
 	n = strtoul(argv[2], NULL, 10);
@@ -104,6 +112,7 @@ main(int argc, char **argv)
 	tol = atof(argv[7]);
 	threads = atoi(argv[8]);
 	shrinking = atoi(argv[9]);
+	on_demand = argc == 11 && atoi(argv[10]) != 0;
 	tot = n + nt;
 	X = xmalloc(tot * d * sizeof(double));
 	y = xmalloc(tot * sizeof(double));
@@ -129,12 +138,29 @@ main(int argc, char **argv)
 	t0 = now();
 	cpu0 = cpu_now();
 	/* allocating the n x n Gram matrix is part of the fit: the backend pays it too */
-	K = alloc_populated(n * n * sizeof(double));
+	/* the column cache: KM_SVM_CACHE_MB (default kernels.h KM_GRAM_COLS_BYTES) */
+	slots = km_gram_cols_slots(n, getenv("KM_SVM_CACHE_MB") ?
+							   (size_t) atol(getenv("KM_SVM_CACHE_MB")) << 20 : KM_GRAM_COLS_BYTES);
+	tables = xmalloc(km_gram_cols_table_doubles(n, slots) * sizeof(double));
+	if (on_demand)
+	{
+		K = mmap(NULL, slots * n * sizeof(double), PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (K == MAP_FAILED)
+			return 1;
+	}
+	else
+		K = alloc_populated(n * n * sizeof(double));
 	ttouch = now();
 	gap_start();
 	km_row_norms(&k, X, n, d, norms);
-	km_gram_lower(&k, X, n, d, norms, K, n, gap_check);
-	km_symmetrize(K, n, n, gap_check);
+	if (on_demand)
+		km_gram_cols_init(&cols, &k, X, n, d, norms, K, n, slots, tables);
+	else
+	{
+		km_gram_lower(&k, X, n, d, norms, K, n, gap_check);
+		km_symmetrize(K, n, n, gap_check);
+	}
 	t1 = now();
 	gram_gap = gap_max;
 	gap_start();
@@ -144,6 +170,7 @@ main(int argc, char **argv)
 	pr.m = n;
 	pr.y = y;
 	pr.C = Cv;
+	pr.cols = on_demand ? &cols : NULL;
 	par = km_svm_params_default();
 	par.tol = tol;
 	par.shrinking = shrinking != 0;
@@ -165,9 +192,11 @@ main(int argc, char **argv)
 	}
 	printf("{\"touch_s\": %.4f, \"gram_s\": %.4f, \"smo_s\": %.4f, \"total_s\": %.4f, \"cpu_s\": %.4f, "
 		   "\"iterations\": %llu, \"n_sv\": %u, \"n_bsv\": %u, \"b\": %.10g, "
-		   "\"objective\": %.10g, \"converged\": %s, \"accuracy\": %.6f, \"gram_gap_s\": %.4f, \"gap_s\": %.4f}\n",
+		   "\"objective\": %.10g, \"converged\": %s, \"accuracy\": %.6f, \"gram_gap_s\": %.4f, \"gap_s\": %.4f, "
+		   "\"columns\": %zu}\n",
 		   ttouch - t0, t1 - ttouch, t2 - t1, t2 - t0, cpu_now() - cpu0, (unsigned long long) res.iterations,
 		   res.n_sv, res.n_bounded_sv, res.b, res.objective,
-		   res.converged ? "true" : "false", (double) correct / nt, gram_gap, gap_max);
+		   res.converged ? "true" : "false", (double) correct / nt, gram_gap, gap_max,
+		   on_demand ? cols.computed : n);
 	return 0;
 }

@@ -130,6 +130,53 @@ SELECT * FROM kernel_model_train('cc_bad', 'SELECT f, label FROM cc_rows', '{"me
 SELECT pg_temp.outcome($$SELECT kernel_model_train('cc_bad', 'SELECT f, ''same''::text FROM cc_rows')$$);
 SELECT count(*) AS bad_versions FROM kernel_models WHERE name = 'cc_bad';
 
+-- kernel_predict_class(name, f) and kernel_predict_proba(name, f) are C
+-- functions on kernel_predict(name, f)'s cache: the same values as the
+-- bytea forms on kernel_model_get(name), for binary and 3-class logistic
+-- models and an svm with Platt probabilities
+SELECT version, deployed
+FROM kernel_model_train('cc_svmp', 'SELECT f, label FROM cc_rows',
+                        '{"method": "svm", "gamma": 1, "lambda": 0.01, "probability": true, "test_fraction": 0}');
+WITH m AS (SELECT name, kernel_model_get(name) AS model
+           FROM unnest(ARRAY['cc_all', 'cc_task', 'cc_svmp']) name)
+SELECT m.name, count(*) AS rows,
+       bool_and(kernel_predict_class(m.name, r.f) = kernel_predict_class(m.model, r.f)) AS same_class,
+       bool_and(kernel_predict_proba(m.name, r.f) = kernel_predict_proba(m.model, r.f)) AS same_proba,
+       count(DISTINCT kernel_predict_class(m.name, r.f)) AS classes_predicted
+FROM m, cc_rows r GROUP BY m.name ORDER BY m.name;
+SELECT kernel_predict_proba('cc_task', ARRAY[0.5, 0.5]) = kernel_predict_proba(kernel_model_get('cc_task'), ARRAY[0.5, 0.5]) AS same_3_class;
+SELECT abs((SELECT sum(v::float8) FROM jsonb_each_text(kernel_predict_proba('cc_svmp', ARRAY[0.2, -0.4])) e(k, v)) - 1) < 1e-12 AS sums_to_1;
+
+-- the same errors as the bytea forms: a regression model, an svm without
+-- probabilities, an unknown name, a role that may not read the model
+SELECT version FROM kernel_model_train('cc_reg', 'SELECT f, k3 FROM cc_rows', '{"test_fraction": 0}');
+SELECT pg_temp.outcome($$SELECT kernel_predict_class('cc_reg', ARRAY[0.5, 0.5])$$) AS by_name,
+       pg_temp.outcome($$SELECT kernel_predict_class(kernel_model_get('cc_reg'), ARRAY[0.5, 0.5])$$) AS bytea;
+SELECT version FROM kernel_model_train('cc_svm', 'SELECT f, label FROM cc_rows', '{"gamma": 1, "lambda": 0.01, "test_fraction": 0}');
+SELECT pg_temp.outcome($$SELECT kernel_predict_proba('cc_svm', ARRAY[0.5, 0.5])$$) AS by_name,
+       pg_temp.outcome($$SELECT kernel_predict_proba(kernel_model_get('cc_svm'), ARRAY[0.5, 0.5])$$) AS bytea;
+SELECT kernel_predict_proba('cc_svm', f) FROM cc_rows WHERE id = 1;
+SELECT kernel_predict_class('cc_nope', ARRAY[0.5, 0.5]);
+SELECT kernel_predict_proba('cc_nope', ARRAY[0.5, 0.5]);
+SELECT kernel_predict_class('cc_all', ARRAY[0.5, 0.5]) AS owner_class,
+       kernel_predict_proba('cc_all', ARRAY[0.5, 0.5]) AS owner_proba \gset
+CREATE ROLE regress_cc_reader;
+SET ROLE regress_cc_reader;
+SELECT pg_temp.outcome($$SELECT kernel_predict_class('cc_all', ARRAY[0.5, 0.5])$$) AS class_by_name,
+       pg_temp.outcome($$SELECT kernel_predict_proba('cc_all', ARRAY[0.5, 0.5])$$) AS proba_by_name,
+       pg_temp.outcome($$SELECT kernel_predict('cc_all', ARRAY[0.5, 0.5])$$) AS predict_by_name;
+RESET ROLE;
+GRANT SELECT ON kernel_models TO regress_cc_reader;
+SET ROLE regress_cc_reader;
+SELECT kernel_predict_class('cc_all', ARRAY[0.5, 0.5]) = :'owner_class' AS reader_class,
+       kernel_predict_proba('cc_all', ARRAY[0.5, 0.5]) = :'owner_proba'::jsonb AS reader_proba;
+RESET ROLE;
+REVOKE SELECT ON kernel_models FROM regress_cc_reader;
+DROP ROLE regress_cc_reader;
+SELECT kernel_model_drop('cc_svmp');
+SELECT kernel_model_drop('cc_svm');
+SELECT kernel_model_drop('cc_reg');
+
 SELECT kernel_model_drop('cc_log');
 SELECT kernel_model_drop('cc_all');
 SELECT kernel_model_drop('cc_task');

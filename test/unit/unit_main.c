@@ -85,6 +85,11 @@ int			unit_failures = 0;
 	X(test_svm_couple) \
 	X(test_svm_edge_cases) \
 	X(test_svm_interrupts) \
+	X(test_svm_cols_columns) \
+	X(test_svm_cols_breast_cancer) \
+	X(test_svm_cols_wine_ovo) \
+	X(test_svm_cols_fit_classes) \
+	X(test_svm_cols_small_cache) \
 	X(test_basis_order_and_combine) \
 	X(test_basis_untrusted) \
 	X(test_approx_features_match_eval) \
