@@ -153,7 +153,8 @@ km_approx_fit_classifier(RowSet *rs, const km_options *opts, const uint32 *cls,
 		8.0 * (double) km_primal_add_scratch_doubles(mmax, AC_BLOCK);
 	km_check_memory(need, "kernel_train", false);
 	cache_bytes = 8.0 * (double) n * mmax;
-	if (!fits_memory(need + cache_bytes) || cache_bytes > (double) MaxAllocHugeSize)
+	/* the features are cached when they take at most half of max_memory */
+	if (!fits_memory(2.0 * (need + cache_bytes)) || cache_bytes > (double) MaxAllocHugeSize)
 		cache_bytes = 0.0;
 
 	/* pass 1: the basis */

@@ -11,8 +11,8 @@
  * scikit-learn's Nystroem followed by a linear model; rff features are
  * RBFSampler's.  The loss (logistic, or the squared hinge of LIBLINEAR's
  * L2-SVM) is minimized by primal.h's Newton, one pass over the rows per
- * step (features a block at a time, or cached when n x m doubles fit
- * kernel_ml.max_memory), one solver per class (one-vs-rest) in the same
+ * step (features a block at a time, or cached when n x m doubles and the rest
+ * take at most half of kernel_ml.max_memory), one solver per class (one-vs-rest) in the same
  * pass.  The model stores alpha = L^-T w over the centres (rff: w), so
  * score.c scores it as any nystrom / rff model with q outputs.
  */
