@@ -793,8 +793,11 @@ check_approximation(const km_options_parser *p, const km_method_ops *ops,
 			return fail(err, "Remove \"cv\", or train one model per lambda and compare them on held-out rows.",
 						"approximate classifiers do no model selection",
 						"Option \"cv\" is given; model selection is not implemented for approximate classifiers.");
-		if (!p->given[KM_OPT_TOL])
-			out->fit.tol = KM_PRIMAL_TOL;
+		/*
+		 * tol keeps the method's default, read as the gradient norm relative
+		 * to its value at the start (svm 1e-3: a loose stop, as LIBLINEAR's
+		 * primal solvers; logistic 1e-8); max_iter counts Newton steps.
+		 */
 		if (!p->given[KM_OPT_MAX_ITER])
 			out->fit.max_iter = KM_PRIMAL_MAX_ITER;
 	}

@@ -248,6 +248,10 @@ km_approx_fit_classifier(RowSet *rs, const km_options *opts, const uint32 *cls,
 							   vecs + (size_t) c * 2 * m, swork, &err,
 							   km_interrupt) != KM_OK)
 				km_raise(&err);
+			elog(DEBUG1, "kernel_train: pass %d, output %u: objective %.17g, gradient %.3g of %.3g, step %g, %d Newton steps%s",
+				 fit->passes, c + 1, solvers[c].objective, solvers[c].grad_norm,
+				 solvers[c].grad_norm0, solvers[c].t, solvers[c].iterations,
+				 solvers[c].done ? " (done)" : "");
 		}
 		if (km_progress)
 			ereport(NOTICE,

@@ -912,7 +912,7 @@ def check_approx_classification(cur):
                 continue
             name = "j. %s %s breast cancer" % (approx, method)
             opts = {"method": method, "approximation": approx, "components": m,
-                    "gamma": gamma, "lambda": lam, "seed": 5}
+                    "gamma": gamma, "lambda": lam, "seed": 5, "tol": 1e-10}
 
             @check(name)
             def _():
