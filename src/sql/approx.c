@@ -15,7 +15,7 @@
 
 #include <math.h>
 
-#include "access/parallel.h"
+#include "access/xact.h"
 #include "common/hashfn.h"
 #include "fmgr.h"
 #include "miscadmin.h"
@@ -885,8 +885,12 @@ kernel_train_basis_sfunc(PG_FUNCTION_ARGS)
 	p.y[p.t->pending++] = target;
 	if (p.t->pending == APPROX_BLOCK)
 	{
-		/* a parallel worker is one of several processes: one BLAS thread */
-		if (IsParallelWorker())
+		/*
+		 * In a parallel plan the leader and each worker are one of several
+		 * processes sharing the cores: one BLAS thread each (two threads in
+		 * the leader beside two workers oversubscribe a 2-core machine).
+		 */
+		if (IsInParallelMode())
 			km_blas_setup_scoring();
 		else
 			km_blas_setup();
