@@ -6,9 +6,9 @@
  * standardize with the basis's scaler, compute the features (or read them
  * from the cache), whiten them (nystrom), and add the block into the
  * statistics of each class whose solver is not done (km_primal_add: one
- * dgemv + one dsyrk).  Training accuracy and log-loss come from one more
- * pass at the final coefficients (the last Newton pass may have been a
- * rejected trial point).
+ * dgemv + one dsyrk).  Training accuracy and log-loss come from the last
+ * pass when every solver stopped at the point it evaluated, else from one
+ * more pass at the final coefficients.
  */
 #include "postgres.h"
 
@@ -97,6 +97,47 @@ raise_nonfinite(int c, uint32 q, int64 i0)
 			 errhint("Raise lambda, or standardize the features (\"standardize\": true).")));
 }
 
+/* Training accuracy and log-loss sums over blocks at the current coefficients. */
+typedef struct PassMetrics
+{
+	double	   *F;				/* AC_BLOCK x q decision values */
+	double	   *p;				/* k probabilities */
+	double	   *pwork;
+	double		correct;
+	double		logloss;
+} PassMetrics;
+
+static void
+block_metrics(PassMetrics *pm, const double *Z, int64 r, uint32 m, uint32 q,
+			  uint32 k, int mc, bool logistic, const double *coef,
+			  const double *intercepts, const uint32 *cls, int64 i0)
+{
+	km_error	err;
+
+	/* F (r x q, row-major) = Z coef + intercepts */
+	for (int64 i = 0; i < r; i++)
+		memcpy(pm->F + i * q, intercepts, sizeof(double) * q);
+	cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int) r, (int) q,
+				(int) m, 1.0, Z, (int) m, coef, (int) m, 1.0, pm->F, (int) q);
+	for (int64 i = 0; i < r; i++)
+	{
+		const double *f = pm->F + i * q;
+		uint32		y = cls[i0 + i];
+
+		if (!km_all_finite(f, q))
+			raise_nonfinite(0, q, i0);
+		if (km_classify_decide((km_multiclass) mc, k, f) == y)
+			pm->correct += 1.0;
+		if (logistic)
+		{
+			if (km_classify_proba(KM_PROB_LOGISTIC, (km_multiclass) mc, k, f,
+								  NULL, NULL, pm->p, pm->pwork, &err) != KM_OK)
+				km_raise(&err);
+			pm->logloss -= log(Max(pm->p[y], 1e-300));
+		}
+	}
+}
+
 void
 km_approx_fit_classifier(RowSet *rs, const km_options *opts, const uint32 *cls,
 						 uint32 k, const double *class_w, KmApproxClassFit *fit)
@@ -128,6 +169,9 @@ km_approx_fit_classifier(RowSet *rs, const km_options *opts, const uint32 *cls,
 	double		objective = 0.0;
 	int			iterations = 0;
 	bool		converged = true;
+	bool		metrics_current = false;
+	PassMetrics pm;
+	double	   *before;
 
 	memset(fit, 0, sizeof(*fit));
 
@@ -204,7 +248,18 @@ km_approx_fit_classifier(RowSet *rs, const km_options *opts, const uint32 *cls,
 	pp.tol = opts->fit.tol;
 	pp.max_iter = opts->fit.max_iter;
 
-	/* the Newton passes */
+	/*
+	 * The Newton passes.  Each also scores the rows at the coefficients it
+	 * evaluates (all outputs, done ones included: one small dgemm per
+	 * block), so that the training metrics come from the last pass when
+	 * every solver stopped at the point that pass evaluated; else (a line
+	 * search that ran out of step halvings went back to an earlier point)
+	 * one more pass computes them.
+	 */
+	pm.F = palloc(sizeof(double) * AC_BLOCK * q);
+	pm.p = palloc(sizeof(double) * k);
+	pm.pwork = palloc(sizeof(double) * (km_classify_proba_work_doubles(k) + 1));
+	before = palloc(sizeof(double) * (m + 1));
 	for (;;)
 	{
 		bool		any = false;
@@ -217,10 +272,14 @@ km_approx_fit_classifier(RowSet *rs, const km_options *opts, const uint32 *cls,
 			}
 		if (!any)
 			break;
+		pm.correct = 0.0;
+		pm.logloss = 0.0;
 		for (int64 i0 = 0; i0 < n; i0 += AC_BLOCK)
 		{
 			int64		r = Min((int64) AC_BLOCK, n - i0);
 			const double *Z = block_features(rs, b, L, cache, !filled, i0, r, &bufs);
+
+			block_metrics(&pm, Z, r, m, q, k, mc, logistic, coef, fit->intercepts, cls, i0);
 
 			for (int64 i = 0; i < r; i++)
 				bufs.w[i] = class_w[cls[i0 + i]];
@@ -239,10 +298,13 @@ km_approx_fit_classifier(RowSet *rs, const km_options *opts, const uint32 *cls,
 		}
 		filled = true;
 		fit->passes++;
+		metrics_current = true;
 		for (uint32 c = 0; c < q; c++)
 		{
 			if (solvers[c].done)
 				continue;
+			memcpy(before, coef + (size_t) c * m, sizeof(double) * m);
+			before[m] = fit->intercepts[c];
 			if (km_primal_step(&solvers[c], &pp, states + (size_t) c * nstate, R,
 							   coef + (size_t) c * m, &fit->intercepts[c],
 							   vecs + (size_t) c * 2 * m, swork, &err,
@@ -252,6 +314,9 @@ km_approx_fit_classifier(RowSet *rs, const km_options *opts, const uint32 *cls,
 				 fit->passes, c + 1, solvers[c].objective, solvers[c].grad_norm,
 				 solvers[c].grad_norm0, solvers[c].t, solvers[c].iterations,
 				 solvers[c].done ? " (done)" : "");
+			if (!solvers[c].done || before[m] != fit->intercepts[c] ||
+				memcmp(before, coef + (size_t) c * m, sizeof(double) * m) != 0)
+				metrics_current = false;
 		}
 		if (km_progress)
 			ereport(NOTICE,
@@ -264,47 +329,23 @@ km_approx_fit_classifier(RowSet *rs, const km_options *opts, const uint32 *cls,
 		converged = converged && solvers[c].converged;
 	}
 
-	/* one more pass: training accuracy and log-loss at the final point */
+	/* training accuracy and log-loss at the final point */
+	if (!metrics_current)
 	{
-		double	   *F = palloc(sizeof(double) * AC_BLOCK * q);
-		double	   *p = palloc(sizeof(double) * k);
-		double	   *pwork = palloc(sizeof(double) * (km_classify_proba_work_doubles(k) + 1));
-		double		correct = 0.0;
-		double		logloss = 0.0;
-
+		pm.correct = 0.0;
+		pm.logloss = 0.0;
 		for (int64 i0 = 0; i0 < n; i0 += AC_BLOCK)
 		{
 			int64		r = Min((int64) AC_BLOCK, n - i0);
 			const double *Z = block_features(rs, b, L, cache, false, i0, r, &bufs);
 
-			/* F (r x q, row-major) = Z coef + intercepts */
-			for (int64 i = 0; i < r; i++)
-				memcpy(F + i * q, fit->intercepts, sizeof(double) * q);
-			cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int) r, (int) q,
-						(int) m, 1.0, Z, (int) m, coef, (int) m, 1.0, F, (int) q);
-			for (int64 i = 0; i < r; i++)
-			{
-				const double *f = F + i * q;
-				uint32		y = cls[i0 + i];
-
-				if (!km_all_finite(f, q))
-					raise_nonfinite(0, q, i0);
-				if (km_classify_decide((km_multiclass) mc, k, f) == y)
-					correct += 1.0;
-				if (logistic)
-				{
-					if (km_classify_proba(KM_PROB_LOGISTIC, (km_multiclass) mc, k, f,
-										  NULL, NULL, p, pwork, &err) != KM_OK)
-						km_raise(&err);
-					logloss -= log(Max(p[y], 1e-300));
-				}
-			}
+			block_metrics(&pm, Z, r, m, q, k, mc, logistic, coef, fit->intercepts, cls, i0);
 			CHECK_FOR_INTERRUPTS();
 		}
 		fit->passes++;
-		fit->res.train_accuracy = correct / (double) n;
-		fit->res.train_log_loss = logistic ? logloss / (double) n : NAN;
 	}
+	fit->res.train_accuracy = pm.correct / (double) n;
+	fit->res.train_log_loss = logistic ? pm.logloss / (double) n : NAN;
 
 	/* alpha = L^-T w over the centres (rff: w) */
 	if (L != NULL)
