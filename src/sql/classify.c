@@ -364,15 +364,20 @@ fill_classifier_model(km_model *m, const km_options *opts,
 
 /*
  * An approximate classifier (approx_classify.h): the basis and the primal
- * Newton passes over the rows in arrival order (sums only: the order moves
- * the result by rounding), then the model over the basis.
+ * Newton passes over a copy of the rows in hash order (as exact
+ * classifiers: the scaler's moments and the Newton sums then add in the
+ * same order whatever the order rows arrived in or the parallel plan), then
+ * the model over the basis.
  */
 static bytea *
 approx_classifier(RowSet *rs, const km_options *opts, const km_method_ops *ops,
-				  const ClassTable *ct)
+				  const ClassTable *ct_in)
 {
 	KmApproxClassFit fit;
 	const km_basis *b = &fit.basis;
+	ClassTable	ctab = *ct_in;
+	const ClassTable *ct = &ctab;
+	RowSet		view = *rs;
 	double	   *class_w = palloc(sizeof(double) * ct->k);
 	Selection	sel = {0};
 	km_error	err;
@@ -393,7 +398,10 @@ approx_classifier(RowSet *rs, const km_options *opts, const km_method_ops *ops,
 	if (km_class_weights_resolve(&opts->class_weight, ct->labels, ct->labels_bytes,
 								 ct->k, ct->counts, class_w, &err) != KM_OK)
 		km_raise(&err);
-	km_approx_fit_classifier(rs, opts, ct->cls, ct->k, class_w, &fit);
+	/* the hash-ordered copy: rows, classes, and hash_order's order and keys */
+	km_check_memory(8.0 * (double) rs->n * ((double) rs->d + 3.0), "kernel_train", false);
+	hash_order(rs, &ctab, &view.X);
+	km_approx_fit_classifier(&view, opts, ct->cls, ct->k, class_w, &fit);
 	if (!fit.res.converged)
 		warn_not_converged(&opts->fit, &fit.res);
 
