@@ -44,7 +44,8 @@ Checks:
      2 points of StandardScaler + Nystroem(m) + LogisticRegression / LinearSVC
      at C = 1/(n lambda) (LinearSVC penalizes its intercept; ours is not);
      wine and digits one-vs-rest: probabilities sum to 1 within 1e-12 and
-     equal per-class SciPy fits normalized (1e-6).
+     equal per-class SciPy fits normalized (1e-6); every model scored in NumPy
+     from kernel_model_export equals kernel_predict(_proba) within 1e-10.
   Run only i and j with: crosscheck.py classify; only j: crosscheck.py approx_classify
 """
 
@@ -931,6 +932,8 @@ def check_approx_classification(cur):
                 else:
                     compare("%s decision values vs SciPy on the exported features (m = %d, %d Newton steps)"
                             % (name, m, int(info["iterations"])), predict(cur, mname, "abc"), f, 1e-6)
+                compare("%s kernel_model_export scored in NumPy vs kernel_predict" % name,
+                        export_score(e, Xte), predict(cur, mname, "abc"), 1e-10)
                 if approx != "nystrom":
                     return
                 acc = np.mean([g == str(v) for g, v in zip(predict_class(cur, mname, "abc"), y[te])])
@@ -976,6 +979,9 @@ def check_approx_classification(cur):
             S /= S.sum(axis=1, keepdims=True)
             got = np.array([[p[c] for c in labels] for p in probs])
             compare("j. %s ovr probabilities vs SciPy per class on the exported features" % ds, got, S, 1e-6, "abs")
+            Fe = 1.0 / (1.0 + np.exp(-export_score(e, Xa_te)))
+            compare("j. %s ovr probabilities from kernel_model_export (NumPy) vs kernel_predict_proba" % ds,
+                    Fe / Fe.sum(axis=1, keepdims=True), got, 1e-10, "abs")
             acc = np.mean([g == "c%02d" % v for g, v in zip(predict_class(cur, ds, ds), ya_te)])
             sk = []
             for rs in range(3):
