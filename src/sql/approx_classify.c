@@ -188,7 +188,8 @@ km_approx_fit_classifier(RowSet *rs, const km_options *opts, const uint32 *cls,
 				 errdetail("An approximate classifier of %d components of %u features is beyond %d components or 1 GB.",
 						   opts->components, d, KM_APPROX_MAX_COMPONENTS),
 				 errhint("Use fewer components.")));
-	need = (double) sbytes +
+	need = 8.0 * (double) n * ((double) d + 0.5) +	/* the caller's hash-ordered copy */
+		(double) sbytes +
 		8.0 * (2.0 * mmax * (double) mmax + 3.0 * mmax) +	/* L, R; factor's work */
 		8.0 * q * ((double) nstate + 3.0 * mmax + 1.0) +	/* states, coef, vecs */
 		8.0 * (double) km_primal_step_work_doubles(mmax) +

@@ -39,9 +39,12 @@ typedef struct KmApproxClassFit
 } KmApproxClassFit;
 
 /*
- * Fit on the rows of rs (arrival order), classes cls (n, < k) and class
- * weights class_w (k), with opts (resolved, approximation set).  Raises
- * ERROR on failure; warns nothing (the caller warns when
+ * Fit on the rows of rs in their order (classify.c passes a copy in hash
+ * order, so that the model does not depend on the order rows arrived in),
+ * classes cls (n, < k) and class weights class_w (k: every one-vs-rest
+ * problem weighs a row by its own class's weight), with opts (resolved,
+ * approximation set).  The memory estimate counts the caller's copy.
+ * Raises ERROR on failure; warns nothing (the caller warns when
  * !fit->res.converged).  Allocates in CurrentMemoryContext.
  */
 void		km_approx_fit_classifier(RowSet *rs, const km_options *opts,
