@@ -50,6 +50,10 @@ SELECT kernel_predict_class(model, x) AS label, count(*) FILTER (WHERE kernel_pr
 FROM mf, moons GROUP BY 1 ORDER BY 1;
 SELECT i->>'approximation' AS approximation, i->>'task' AS task FROM (SELECT kernel_model_info(model) AS i FROM mf) s;
 
+-- rff L2-SVM without intercept, features not standardized
+SELECT (e->>'intercept')::float8 = 0 AS no_intercept, e->'scale' AS scale, jsonb_array_length(e->'offsets') AS d_rff
+FROM (SELECT kernel_model_export(kernel_train(x, yn, '{"method": "svm", "approximation": "rff", "components": 100, "gamma": 2, "lambda": 0.0001, "fit_intercept": false, "standardize": false}')) AS e FROM moons) s;
+
 -- three classes with spaces and unicode: one-vs-rest, probabilities normalized
 CREATE TEMP TABLE m3 AS
 SELECT kernel_train(x, three, '{"method": "logistic", "approximation": "nystrom", "components": 60, "gamma": 1, "lambda": 0.0001}') AS model FROM moons;
