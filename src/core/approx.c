@@ -332,6 +332,36 @@ factor_centres(const km_basis *b, approx_work *w, double eps_from, double *eps,
 				   km_kernel_name(b->kernel.type), m);
 }
 
+size_t
+km_approx_factor_doubles(uint32_t m)
+{
+	size_t		mm = m;
+
+	if (m == 0 || m > KM_APPROX_MAX_COMPONENTS)
+		return 0;
+	return mm * mm + 3 * mm;
+}
+
+km_status
+km_approx_factor(const km_basis *b, double *L, double *eps, double *work,
+				 km_error *err, km_interrupt_fn interrupt)
+{
+	size_t		m = b->m;
+	approx_work w;
+
+	if (b->kind != KM_APPROX_NYSTROM || m == 0 || m > KM_APPROX_MAX_COMPONENTS)
+		return km_fail(err, KM_ERR_INVALID, "basis has no centres to factor",
+					   "The basis has approximation %d and %zu components; a factor needs nystrom centres (at most %d).",
+					   (int) b->kind, m, KM_APPROX_MAX_COMPONENTS);
+	memset(&w, 0, sizeof(w));
+	w.L = L;
+	w.A = work;
+	w.scratch = work + m * m;
+	w.v = w.scratch + m;
+	w.t = w.v + m;
+	return factor_centres(b, &w, 0.0, eps, err, interrupt);
+}
+
 /* A := G, full, from the packed upper triangle of the state. */
 static void
 unpack_gram(const double *zz, size_t m, double *A, km_interrupt_fn interrupt)

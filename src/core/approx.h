@@ -168,6 +168,18 @@ km_status	km_approx_solve(const km_basis *b, const km_accum *stats,
 							km_error *err, km_interrupt_fn interrupt);
 
 /*
+ * L (m x m column-major, lower) = chol(K_mm + eps I) of a nystrom basis's
+ * centres at the first rung of the eps ladder above whose factor passes
+ * the probe check (the approximate classifiers whiten their features by
+ * it: z = L^-1 k(C, x)); *eps is recorded.  work: km_approx_factor_doubles(m)
+ * (0 beyond KM_APPROX_MAX_COMPONENTS).  KM_ERR_NOT_PD as km_approx_solve.
+ */
+size_t		km_approx_factor_doubles(uint32_t m);
+km_status	km_approx_factor(const km_basis *b, double *L, double *eps,
+							 double *work, km_error *err,
+							 km_interrupt_fn interrupt);
+
+/*
  * Fill the fields of a regression model (model.h) that an approximate fit
  * decides, from its basis b, the grid scored, the coefficients and result
  * of km_approx_solve:

@@ -18,6 +18,7 @@
 
 #include "options_core.h"
 #include "method.h"
+#include "primal.h"
 
 /*
  * "auto" grids: 13 lambdas log-spaced from 1e-6 to 1e2, and gamma at
@@ -747,7 +748,7 @@ static bool
 check_approximation(const km_options_parser *p, const km_method_ops *ops,
 					km_option_error *err)
 {
-	const km_options *out = p->out;
+	km_options *out = p->out;
 	char		message[256];
 
 	if (out->approximation == KM_APPROX_EXACT)
@@ -767,13 +768,46 @@ check_approximation(const km_options_parser *p, const km_method_ops *ops,
 		return fail(err, "Use \"approximation\": \"nystrom\", which works for any positive semi-definite kernel, or \"kernel\": \"rbf\".",
 					message, "Random Fourier features are defined here for the rbf kernel only.");
 	}
-	if (out->fit.method != KM_METHOD_RIDGE)
+	if (ops->task == KM_TASK_CLASSIFICATION)
+	{
+		/*
+		 * Approximate classifiers: primal Newton on the feature map
+		 * (primal.h), one pass over the rows per step, at one lambda.
+		 */
+		if (out->fit.solver != KM_SOLVER_DEFAULT &&
+			!(out->fit.solver == KM_SOLVER_NEWTON && out->fit.method == KM_METHOD_LOGISTIC))
+		{
+			snprintf(message, sizeof(message),
+					 "solver \"%s\" does not apply to approximate models",
+					 km_solver_name(out->fit.solver));
+			return fail(err, "Remove \"solver\": approximate classifiers are solved by Newton in the primal (\"primal-newton\"), or remove \"approximation\" to use this solver on the exact kernel.",
+						message, "Method \"%s\" with approximation \"%s\" minimizes its loss over the %d-dimensional feature map by Newton steps, one pass over the rows each.",
+						ops->name, km_approx_name(out->approximation), out->components);
+		}
+		if (out->lambdas.n > 1)
+			return fail(err, "Give a single \"lambda\", or train one model per lambda and compare them on held-out rows.",
+						"approximate classifiers take a single lambda",
+						"Option \"lambda\" has %d candidates; model selection is not implemented for approximate classifiers.",
+						out->lambdas.n);
+		if (p->given[KM_OPT_CV])
+			return fail(err, "Remove \"cv\", or train one model per lambda and compare them on held-out rows.",
+						"approximate classifiers do no model selection",
+						"Option \"cv\" is given; model selection is not implemented for approximate classifiers.");
+		/*
+		 * tol keeps the method's default, read as the gradient norm relative
+		 * to its value at the start (svm 1e-3: a loose stop, as LIBLINEAR's
+		 * primal solvers; logistic 1e-8); max_iter counts Newton steps.
+		 */
+		if (!p->given[KM_OPT_MAX_ITER])
+			out->fit.max_iter = KM_PRIMAL_MAX_ITER;
+	}
+	else if (out->fit.method != KM_METHOD_RIDGE)
 	{
 		snprintf(message, sizeof(message),
 				 "approximation \"%s\" does not apply to method \"%s\"",
 				 km_approx_name(out->approximation), ops->name);
-		return fail(err, "Remove \"approximation\", or use \"method\": \"ridge\".",
-					message, "Approximate models are solved in closed form by kernel ridge; method \"%s\" %s.",
+		return fail(err, "Remove \"approximation\", or use \"method\": \"ridge\", \"svm\" or \"logistic\".",
+					message, "Approximate models are solved by kernel ridge, or by svm and logistic in the primal; method \"%s\" %s.",
 					ops->name, ops->summary);
 	}
 	if (out->cv != KM_CV_NONE && out->cv != KM_CV_GCV)

@@ -63,6 +63,7 @@ km_primal_add(double *state, uint32_t m, km_primal_loss loss, const double *Z,
 				lsum = 0.0,
 				gb = 0.0,
 				hbb = 0.0;
+	size_t		active = 0;		/* rows with w L'' > 0: the rows of Zs */
 
 	if (rows == 0)
 		return true;
@@ -105,11 +106,14 @@ km_primal_add(double *state, uint32_t m, km_primal_loss loss, const double *Z,
 		hbb += w * h;
 		f[i] = w * g;			/* f now holds w L' */
 		wh[i] = w * h;
+		/* rows with no curvature (the squared hinge's inactive rows) add nothing to H */
+		if (w * h > 0.0)
 		{
 			double		sq = sqrt(w * h);
 
 			for (uint32_t j = 0; j < m; j++)
-				Zs[i * m + j] = sq * Z[i * m + j];
+				Zs[active * m + j] = sq * Z[i * m + j];
+			active++;
 		}
 	}
 	state[KM_PRIMAL_ROWS] += (double) rows;
@@ -122,7 +126,9 @@ km_primal_add(double *state, uint32_t m, km_primal_loss loss, const double *Z,
 	cblas_dgemv(CblasRowMajor, CblasTrans, (int) rows, (int) m, 1.0, Z, (int) m,
 				wh, 1, 1.0, hzb, 1);
 	/* Zs^T Zs: the row-major rows x m block is column-major m x rows */
-	cblas_dsyrk(CblasColMajor, CblasUpper, CblasNoTrans, (int) m, (int) rows,
+	if (active == 0)
+		return true;
+	cblas_dsyrk(CblasColMajor, CblasUpper, CblasNoTrans, (int) m, (int) active,
 				1.0, Zs, (int) m, 0.0, S, (int) m);
 	for (size_t j = 0; j < m; j++)
 	{

@@ -44,7 +44,10 @@ rowset_reserve(RowSet *rs, int64 more, const char *what)
 
 	if (need <= rs->capacity)
 		return;
-	km_check_memory(km_train_memory((double) need, (double) rs->d), what, true);
+	/* approximate models keep only the rows (n x d, targets or label ids) */
+	km_check_memory(rs->opts.approximation != KM_APPROX_EXACT ?
+					8.0 * (double) need * ((double) rs->d + 2.0) :
+					km_train_memory((double) need, (double) rs->d), what, true);
 
 	cap = Max(rs->capacity * 2, Max(need, KM_INITIAL_ROWS));
 	if (rs->X == NULL)

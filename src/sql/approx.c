@@ -23,6 +23,7 @@
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
 
+#include "approx_classify.h"
 #include "basis.h"
 #include "train.h"
 #include "json.h"
@@ -940,7 +941,7 @@ kernel_train_basis_final(PG_FUNCTION_ARGS)
  * Pass 1 of the one-statement form: the basis of the collected rows (Xs:
  * a buffer of at least d doubles), with rff's random features drawn.
  */
-static void
+void
 rowset_basis(RowSet *rs, const km_options *opts, Size sbytes, double *Xs,
 			 km_basis *b)
 {

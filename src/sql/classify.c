@@ -23,6 +23,7 @@
 #include "utils/memutils.h"
 #include "portability/instr_time.h"
 
+#include "approx_classify.h"
 #include "classify.h"
 #include "json.h"
 #include "model.h"
@@ -362,6 +363,76 @@ fill_classifier_model(km_model *m, const km_options *opts,
 	m->candidates = sel->cand;
 }
 
+/*
+ * An approximate classifier (approx_classify.h): the basis and the primal
+ * Newton passes over a copy of the rows in hash order (as exact
+ * classifiers: the scaler's moments and the Newton sums then add in the
+ * same order whatever the order rows arrived in or the parallel plan), then
+ * the model over the basis.
+ */
+static bytea *
+approx_classifier(RowSet *rs, const km_options *opts, const km_method_ops *ops,
+				  const ClassTable *ct_in)
+{
+	KmApproxClassFit fit;
+	const km_basis *b = &fit.basis;
+	ClassTable	ctab = *ct_in;
+	const ClassTable *ct = &ctab;
+	RowSet		view = *rs;
+	double	   *class_w = palloc(sizeof(double) * ct->k);
+	Selection	sel = {0};
+	km_error	err;
+	km_model	m;
+
+	if (opts->fit.method == KM_METHOD_SVM && opts->fit.probability)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("approximate svm models give no probabilities"),
+				 errdetail("Option \"probability\" asks for Platt scaling, which only exact svm models fit (on internal folds of the kernel matrix)."),
+				 errhint("Use \"method\": \"logistic\" with the approximation for probabilities, or remove \"approximation\".")));
+	if (!(opts->fit.lambda > 0.0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("approximate classifiers need lambda > 0"),
+				 errdetail("Option \"lambda\" has the value %g.", opts->fit.lambda),
+				 errhint("The primal objective is regularised by (lambda/2) ||w||^2: give a lambda > 0 (C = 1 / (n lambda)).")));
+	if (km_class_weights_resolve(&opts->class_weight, ct->labels, ct->labels_bytes,
+								 ct->k, ct->counts, class_w, &err) != KM_OK)
+		km_raise(&err);
+	/* the hash-ordered copy: rows, classes, and hash_order's order and keys */
+	km_check_memory(8.0 * (double) rs->n * ((double) rs->d + 3.0), "kernel_train", false);
+	hash_order(rs, &ctab, &view.X);
+	km_approx_fit_classifier(&view, opts, ct->cls, ct->k, class_w, &fit);
+	if (!fit.res.converged)
+		warn_not_converged(&opts->fit, &fit.res);
+
+	memset(&m, 0, sizeof(m));
+	m.n_train = b->m;
+	m.n_features = b->d;
+	m.n_outputs = fit.q;
+	m.rows_seen = (uint64) rs->n;
+	m.rows_skipped = (uint64) rs->skipped;
+	m.mean = b->mean;
+	m.scale = b->scale;
+	m.alpha = fit.alpha;
+	m.X = b->kind == KM_APPROX_NYSTROM ? b->centres : NULL;
+	m.intercepts = fit.intercepts;
+	fill_classifier_model(&m, opts, ops, &fit.res, ct, rs->label_type, &sel);
+	m.kernel = b->kernel;
+	m.standardize = b->standardize;
+	m.approximation = b->kind;
+	m.components = (uint32) opts->components;
+	m.rank = b->m;
+	m.approx_eps = fit.eps;
+	m.approx_seed = b->seed;
+	m.rff_W = b->W;
+	m.rff_b = b->b;
+	elog(DEBUG1, "kernel_train: approximate %s, %u classes, m = %u, %d passes%s, training accuracy %.6f",
+		 ops->name, ct->k, b->m, fit.passes, fit.cached ? " (features cached)" : "",
+		 fit.res.train_accuracy);
+	return km_model_to_bytea(&m);
+}
+
 static bytea *
 train_classifier(RowSet *rs)
 {
@@ -394,6 +465,8 @@ train_classifier(RowSet *rs)
 	INSTR_TIME_SET_CURRENT(t[0]);
 	km_options_resolve(&opts, d);
 	build_classes(rs, &ct);
+	if (opts.approximation != KM_APPROX_EXACT)
+		return approx_classifier(rs, &opts, ops, &ct);
 	hash_order(rs, &ct, &X);
 
 	/* memory: the fit's workspace, the rows twice, the model */
@@ -490,6 +563,10 @@ km_classifier_info(const km_model *m, KmJson *j)
 	km_json_end(j);
 	km_json_bool(j, "probability", m->has_probability ||
 				 m->method == KM_METHOD_LOGISTIC);
+	/* approximate classifiers: the loss primal Newton minimized */
+	if (m->approximation != KM_APPROX_EXACT)
+		km_json_str(j, "loss", m->method == KM_METHOD_LOGISTIC ? "logistic" :
+					"squared_hinge (L2-SVM)");
 }
 
 /* ---- scoring ---- */

@@ -423,10 +423,10 @@ train_model(RowSet *rs)
 	instr_time	t_fit;
 	instr_time	t_end;
 
+	if (km_method_task(rs->opts.fit.method) == KM_TASK_CLASSIFICATION)
+		return km_train_classifier(rs);	/* classify.c, approximate ones too */
 	if (rs->opts.approximation != KM_APPROX_EXACT)
 		return km_approx_train_rowset(rs);	/* approx.c */
-	if (km_method_task(rs->opts.fit.method) == KM_TASK_CLASSIFICATION)
-		return km_train_classifier(rs);	/* classify.c */
 
 	INSTR_TIME_SET_CURRENT(t_start);
 	plan_training(rs, &job);

@@ -79,6 +79,8 @@ int			unit_failures = 0;
 	X(test_logistic_invalid) \
 	X(test_sgd_reaches_optimum) \
 	X(test_primal_newton) \
+	X(test_primal_fixtures) \
+	X(test_primal_errors) \
 	X(test_svm_breast_cancer) \
 	X(test_svm_wine_ovo) \
 	X(test_svm_platt) \
