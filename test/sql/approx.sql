@@ -155,6 +155,12 @@ SET kernel_ml.max_memory = '1MB';
 SELECT kernel_train(f, y, '{"approximation": "rff", "components": 5000}') FROM small;
 RESET kernel_ml.max_memory;
 \set VERBOSITY default
+-- rff with more features than rows (Z^T Z singular, lambda I makes it
+-- solvable): a model whose rank is D (a reader error before)
+SELECT (i->>'rank')::int AS rank, i->>'approximation' AS approximation,
+       (i->>'components')::int AS components
+FROM (SELECT kernel_model_info(kernel_train(f, y, '{"approximation": "rff", "components": 400, "lambda": 0.1}')) AS i
+      FROM small) s;
 DROP TABLE tdata, probes, m_one, m_two, m_par, small;
 
 -- named models with an approximation: SQL passes, a per-row hash split
