@@ -784,15 +784,15 @@ check_approximation(const km_options_parser *p, const km_method_ops *ops,
 						message, "Method \"%s\" with approximation \"%s\" minimizes its loss over the %d-dimensional feature map by Newton steps, one pass over the rows each.",
 						ops->name, km_approx_name(out->approximation), out->components);
 		}
-		if (out->lambdas.n > 1)
-			return fail(err, "Give a single \"lambda\", or train one model per lambda and compare them on held-out rows.",
-						"approximate classifiers take a single lambda",
-						"Option \"lambda\" has %d candidates; model selection is not implemented for approximate classifiers.",
-						out->lambdas.n);
-		if (p->given[KM_OPT_CV])
-			return fail(err, "Remove \"cv\", or train one model per lambda and compare them on held-out rows.",
-						"approximate classifiers do no model selection",
-						"Option \"cv\" is given; model selection is not implemented for approximate classifiers.");
+		/* model selection: k-fold over the lambda and gamma grids */
+		if (out->cv != KM_CV_NONE && out->cv != KM_CV_KFOLD)
+		{
+			snprintf(message, sizeof(message),
+					 "cv \"%s\" applies only to method \"ridge\"", km_cv_name(out->cv));
+			return fail(err, "Use a number of folds, e.g. \"cv\": 5.", message,
+						"Approximate classifiers select lambda and gamma by k-fold, scored by %s.",
+						out->fit.method == KM_METHOD_LOGISTIC ? "log-loss" : "accuracy");
+		}
 		/*
 		 * tol keeps the method's default, read as the gradient norm relative
 		 * to its value at the start (svm 1e-3: a loose stop, as LIBLINEAR's
@@ -800,6 +800,7 @@ check_approximation(const km_options_parser *p, const km_method_ops *ops,
 		 */
 		if (!p->given[KM_OPT_MAX_ITER])
 			out->fit.max_iter = KM_PRIMAL_MAX_ITER;
+		return true;
 	}
 	else if (out->fit.method != KM_METHOD_RIDGE)
 	{
@@ -848,7 +849,7 @@ km_options_finish(km_options_parser *p, km_option_error *err)
 	if (!check_approximation(p, ops, err))
 		return false;
 	if (out->cv == KM_CV_NONE && out->approximation != KM_APPROX_EXACT &&
-		out->lambdas.n > 1)
+		ops->task != KM_TASK_CLASSIFICATION && out->lambdas.n > 1)
 		out->cv = KM_CV_GCV;
 	if (out->cv == KM_CV_NONE && (out->gammas.n > 1 || out->lambdas.n > 1))
 	{

@@ -12,6 +12,7 @@
  */
 #include "postgres.h"
 
+#include <float.h>
 #include <math.h>
 
 #include <cblas.h>
@@ -24,6 +25,7 @@
 #include "classify.h"
 #include "pgutil.h"
 #include "primal.h"
+#include "select.h"
 #include "solve.h"
 
 /* Rows per block: features block x m, one dsyrk per class. */
@@ -138,42 +140,430 @@ block_metrics(PassMetrics *pm, const double *Z, int64 r, uint32 m, uint32 q,
 	}
 }
 
+/*
+ * What the passes share: the rows, the basis and its factor, the feature
+ * cache, the solvers' state and the buffers.  One basis per gamma (the
+ * centres or the random draw do not depend on the fold: the basis is over
+ * every row, as an unsupervised step; only the labels are held out).
+ */
+typedef struct Fitter
+{
+	RowSet	   *rs;
+	const km_options *opts;
+	const uint32 *cls;
+	uint32		k;
+	uint32		q;
+	int			mc;
+	bool		logistic;
+	const double *class_w;
+	Size		sbytes;
+	km_basis   *b;
+	uint32		m;				/* 0 until the first basis */
+	double		gamma;			/* the basis's */
+	double	   *L;				/* nystrom: chol(K_mm + eps I); else NULL */
+	double	   *R;				/* the identity (the features are whitened) */
+	double		eps;
+	double		cache_bytes;	/* 0: no cache */
+	double	   *cache;
+	bool		filled;			/* the cache holds this basis's features */
+	size_t		nstate;
+	double	   *states;
+	double	   *vecs;
+	double	   *swork;
+	double	   *before;
+	km_primal_solver *solvers;
+	PassBufs	bufs;
+	PassMetrics pm;
+	int			passes;
+} Fitter;
+
+/* The basis (pass over the rows) for gamma, and nystrom's factor. */
+static void
+fitter_basis(Fitter *ft, double gamma)
+{
+	km_options	o = *ft->opts;
+	km_basis   *b = ft->b;
+	km_error	err;
+	uint32		m;
+
+	if (ft->m != 0 && gamma == ft->gamma)
+		return;					/* this gamma's basis (and cache) is current */
+	o.fit.kernel.gamma = gamma;
+	rowset_basis(ft->rs, &o, ft->sbytes, ft->bufs.Xs, b);
+	m = b->m;
+	ft->gamma = gamma;
+	ft->filled = false;
+	ft->eps = 0.0;
+	if (ft->m != 0 && m != ft->m)
+		elog(ERROR, "kernel_train: the basis has %u components, not %u", m, ft->m);
+	if (ft->m == 0)
+	{
+		ft->m = m;
+		if (b->kind == KM_APPROX_NYSTROM)
+			ft->L = palloc_extended(mul_size(sizeof(double), mul_size(m, m)), MCXT_ALLOC_HUGE);
+		ft->R = palloc_extended(mul_size(sizeof(double), mul_size(m, m)), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+		for (uint32 j = 0; j < m; j++)
+			ft->R[j + (size_t) j * m] = 1.0;
+		ft->bufs.Z = palloc_extended(mul_size(sizeof(double), mul_size(AC_BLOCK, m)), MCXT_ALLOC_HUGE);
+		ft->bufs.fwork = palloc_extended(mul_size(sizeof(double), km_approx_features_doubles(b, AC_BLOCK) + 1),
+										 MCXT_ALLOC_HUGE);
+		ft->bufs.scratch = palloc_extended(mul_size(sizeof(double), km_primal_add_scratch_doubles(m, AC_BLOCK)),
+										   MCXT_ALLOC_HUGE);
+		if (ft->cache_bytes > 0.0)
+			ft->cache = palloc_extended((Size) ft->cache_bytes, MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+		ft->nstate = km_primal_state_doubles(m);
+		ft->states = palloc_extended(mul_size(sizeof(double), mul_size(ft->nstate, ft->q)), MCXT_ALLOC_HUGE);
+		ft->vecs = palloc_extended(mul_size(sizeof(double), mul_size(2 * (Size) m, ft->q)), MCXT_ALLOC_HUGE);
+		ft->swork = palloc_extended(mul_size(sizeof(double), km_primal_step_work_doubles(m)), MCXT_ALLOC_HUGE);
+		ft->solvers = palloc(sizeof(km_primal_solver) * ft->q);
+		ft->before = palloc(sizeof(double) * (m + 1));
+	}
+	if (b->kind == KM_APPROX_NYSTROM)
+	{
+		double	   *fwork = palloc_extended(mul_size(sizeof(double), km_approx_factor_doubles(m) + 1),
+											MCXT_ALLOC_HUGE);
+
+		if (km_approx_factor(b, ft->L, &ft->eps, fwork, &err, km_interrupt) != KM_OK)
+			km_raise(&err);
+		pfree(fwork);
+	}
+}
+
+/*
+ * Newton passes from coef = 0, b = 0 at lambda, over every row but those
+ * of fold `skip` (i mod folds == skip; skip < 0: every row), which weigh 0.
+ * The training metrics (skip < 0 only) come from the last pass when every
+ * solver stopped at the point that pass evaluated, else from one more pass.
+ * false (with *err) when a step fails or a decision value is not finite;
+ * raises only for errors of the rows themselves and interrupts.
+ */
+static bool
+fitter_newton(Fitter *ft, double lambda, int skip, uint32 folds, double *coef,
+			  double *intercepts, km_class_fit_result *res, km_error *err)
+{
+	RowSet	   *rs = ft->rs;
+	int64		n = rs->n;
+	uint32		m = ft->m;
+	uint32		q = ft->q;
+	PassBufs   *bufs = &ft->bufs;
+	PassMetrics *pm = &ft->pm;
+	km_primal_params pp;
+	bool		metrics = skip < 0;
+	bool		metrics_current = false;
+	double		objective = 0.0;
+	int			iterations = 0;
+	bool		converged = true;
+
+	memset(coef, 0, sizeof(double) * m * q);
+	memset(intercepts, 0, sizeof(double) * q);
+	for (uint32 c = 0; c < q; c++)
+		km_primal_solver_init(&ft->solvers[c], m);
+	pp.loss = ft->logistic ? KM_PRIMAL_LOGISTIC : KM_PRIMAL_SQHINGE;
+	pp.lambda = lambda;
+	pp.fit_intercept = ft->opts->fit_intercept;
+	pp.tol = ft->opts->fit.tol;
+	pp.max_iter = ft->opts->fit.max_iter;
+
+	for (;;)
+	{
+		bool		any = false;
+
+		for (uint32 c = 0; c < q; c++)
+			if (!ft->solvers[c].done)
+			{
+				km_primal_state_init(ft->states + (size_t) c * ft->nstate, m);
+				any = true;
+			}
+		if (!any)
+			break;
+		pm->correct = 0.0;
+		pm->logloss = 0.0;
+		for (int64 i0 = 0; i0 < n; i0 += AC_BLOCK)
+		{
+			int64		r = Min((int64) AC_BLOCK, n - i0);
+			const double *Z = block_features(rs, ft->b, ft->L, ft->cache, !ft->filled,
+											 i0, r, bufs);
+
+			if (metrics)
+				block_metrics(pm, Z, r, m, q, ft->k, ft->mc, ft->logistic, coef,
+							  intercepts, ft->cls, i0);
+			for (int64 i = 0; i < r; i++)
+				bufs->w[i] = skip >= 0 && (i0 + i) % folds == (uint32) skip ?
+					0.0 : ft->class_w[ft->cls[i0 + i]];
+			for (uint32 c = 0; c < q; c++)
+			{
+				if (ft->solvers[c].done)
+					continue;
+				for (int64 i = 0; i < r; i++)
+					bufs->yc[i] = q == 1 ? ft->cls[i0 + i] : (ft->cls[i0 + i] == c ? 1 : 0);
+				if (!km_primal_add(ft->states + (size_t) c * ft->nstate, m, pp.loss, Z,
+								   (size_t) r, bufs->yc, bufs->w, coef + (size_t) c * m,
+								   intercepts[c], bufs->scratch))
+				{
+					if (metrics)
+						raise_nonfinite((int) c, q, i0);
+					km_fail(err, KM_ERR_DIVERGED, "decision value is not finite",
+							"Output %d of %u in the block of rows from " INT64_FORMAT ".",
+							(int) c + 1, q, i0 + 1);
+					return false;
+				}
+			}
+			CHECK_FOR_INTERRUPTS();
+		}
+		ft->filled = ft->cache != NULL;
+		ft->passes++;
+		metrics_current = true;
+		for (uint32 c = 0; c < q; c++)
+		{
+			km_primal_solver *s = &ft->solvers[c];
+
+			if (s->done)
+				continue;
+			memcpy(ft->before, coef + (size_t) c * m, sizeof(double) * m);
+			ft->before[m] = intercepts[c];
+			if (km_primal_step(s, &pp, ft->states + (size_t) c * ft->nstate, ft->R,
+							   coef + (size_t) c * m, &intercepts[c],
+							   ft->vecs + (size_t) c * 2 * m, ft->swork, err,
+							   km_interrupt) != KM_OK)
+				return false;
+			elog(DEBUG1, "kernel_train: lambda %g, fold %d, pass %d, output %u: objective %.17g, gradient %.3g of %.3g, step %g, %d Newton steps%s",
+				 lambda, skip, ft->passes, c + 1, s->objective, s->grad_norm,
+				 s->grad_norm0, s->t, s->iterations, s->done ? " (done)" : "");
+			if (!s->done || ft->before[m] != intercepts[c] ||
+				memcmp(ft->before, coef + (size_t) c * m, sizeof(double) * m) != 0)
+				metrics_current = false;
+		}
+		if (km_progress)
+			ereport(NOTICE,
+					(errmsg("kernel_train: newton pass %d over " INT64_FORMAT " rows%s",
+							ft->passes, n, skip >= 0 ? " (model selection)" : "")));
+	}
+	for (uint32 c = 0; c < q; c++)
+	{
+		objective += ft->solvers[c].objective;
+		iterations = Max(iterations, ft->solvers[c].iterations);
+		converged = converged && ft->solvers[c].converged;
+	}
+	res->iterations = iterations;
+	res->converged = converged;
+	res->objective = objective;
+	if (!metrics)
+		return true;
+
+	/* training accuracy and log-loss at the final point */
+	if (!metrics_current)
+	{
+		pm->correct = 0.0;
+		pm->logloss = 0.0;
+		for (int64 i0 = 0; i0 < n; i0 += AC_BLOCK)
+		{
+			int64		r = Min((int64) AC_BLOCK, n - i0);
+			const double *Z = block_features(rs, ft->b, ft->L, ft->cache, false, i0, r, bufs);
+
+			block_metrics(pm, Z, r, m, q, ft->k, ft->mc, ft->logistic, coef,
+						  intercepts, ft->cls, i0);
+			CHECK_FOR_INTERRUPTS();
+		}
+		ft->passes++;
+	}
+	res->train_accuracy = pm->correct / (double) n;
+	res->train_log_loss = ft->logistic ? pm->logloss / (double) n : NAN;
+	return true;
+}
+
+/*
+ * The loss of (coef, intercepts) on the rows of fold v, as exact model
+ * selection scores (methods.c): 1 - accuracy (svm) or the mean log-loss
+ * (logistic, probabilities clipped to [eps, 1 - eps]).  One pass (the
+ * features of the fold's rows come a block at a time, or from the cache).
+ */
+static double
+fitter_holdout_loss(Fitter *ft, uint32 v, uint32 folds, const double *coef,
+					const double *intercepts)
+{
+	RowSet	   *rs = ft->rs;
+	int64		n = rs->n;
+	uint32		m = ft->m;
+	uint32		q = ft->q;
+	PassMetrics *pm = &ft->pm;
+	double		sum = 0.0;
+	int64		count = 0;
+	km_error	err;
+
+	for (int64 i0 = 0; i0 < n; i0 += AC_BLOCK)
+	{
+		int64		r = Min((int64) AC_BLOCK, n - i0);
+		const double *Z = block_features(rs, ft->b, ft->L, ft->cache, !ft->filled,
+										 i0, r, &ft->bufs);
+
+		for (int64 i = 0; i < r; i++)
+			memcpy(pm->F + i * q, intercepts, sizeof(double) * q);
+		cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int) r, (int) q,
+					(int) m, 1.0, Z, (int) m, coef, (int) m, 1.0, pm->F, (int) q);
+		for (int64 i = 0; i < r; i++)
+		{
+			const double *f = pm->F + i * q;
+			uint32		y = ft->cls[i0 + i];
+
+			if ((i0 + i) % folds != v)
+				continue;
+			if (!km_all_finite(f, q))
+				return NAN;
+			count++;
+			if (ft->logistic)
+			{
+				if (km_classify_proba(KM_PROB_LOGISTIC, (km_multiclass) ft->mc, ft->k, f,
+									  NULL, NULL, pm->p, pm->pwork, &err) != KM_OK)
+					return NAN;
+				sum -= log(fmin(fmax(pm->p[y], DBL_EPSILON), 1.0 - DBL_EPSILON));
+			}
+			else
+				sum += km_classify_decide((km_multiclass) ft->mc, ft->k, f) != y;
+		}
+		CHECK_FOR_INTERRUPTS();
+	}
+	ft->filled = ft->cache != NULL;
+	ft->passes++;
+	return count > 0 ? sum / (double) count : NAN;
+}
+
+/*
+ * k-fold over the gamma and lambda grids (candidate g * n_lambdas + l, as
+ * select.h orders them; folds by rank in hash order, the order the rows
+ * come in), each fold a Newton fit from zero on the other folds' rows and a
+ * pass scoring its own.  A fold whose training rows miss a class, or whose
+ * fit fails, makes the candidate NaN (not chosen).  The lowest mean loss
+ * wins, ties to the earlier candidate.
+ */
+static void
+fitter_select(Fitter *ft, double *coef, double *intercepts, KmApproxClassFit *fit)
+{
+	const km_options *opts = ft->opts;
+	int64		n = ft->rs->n;
+	uint32		folds = (uint32) opts->folds;
+	uint32		k = ft->k;
+	int			ng = opts->gammas.n > 0 ? opts->gammas.n : 1;
+	int			nl = opts->lambdas.n > 0 ? opts->lambdas.n : 1;
+	uint64	   *counts;
+	bool	   *fold_ok;
+	int			best = -1;
+
+	if (folds < 2 || (int64) folds > n)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cv needs between 2 and the number of rows folds"),
+				 errdetail("Option \"cv\" asks for %u folds of " INT64_FORMAT " rows.", folds, n)));
+	/* per fold, whether its training rows have every class and it has rows */
+	counts = palloc0(sizeof(uint64) * folds * k);
+	fold_ok = palloc(sizeof(bool) * folds);
+	for (int64 i = 0; i < n; i++)
+		counts[(size_t) (i % folds) * k + ft->cls[i]]++;
+	for (uint32 v = 0; v < folds; v++)
+	{
+		uint64		in = 0;
+
+		fold_ok[v] = true;
+		for (uint32 c = 0; c < k; c++)
+		{
+			uint64		total = 0;
+
+			for (uint32 u = 0; u < folds; u++)
+				total += counts[(size_t) u * k + c];
+			in += counts[(size_t) v * k + c];
+			if (total - counts[(size_t) v * k + c] == 0)
+				fold_ok[v] = false;
+		}
+		if (in == 0)
+			fold_ok[v] = false;
+	}
+
+	fit->ncand = ng * nl;
+	fit->cand = palloc0(sizeof(km_candidate) * fit->ncand);
+	for (int g = 0; g < ng; g++)
+	{
+		double		gamma = opts->gammas.n > 0 ? opts->gammas.v[g] : opts->fit.kernel.gamma;
+
+		fitter_basis(ft, gamma);
+		for (int l = 0; l < nl; l++)
+		{
+			km_candidate *cand = &fit->cand[g * nl + l];
+			double		lambda = opts->lambdas.n > 0 ? opts->lambdas.v[l] : opts->fit.lambda;
+			double		sum = 0.0;
+			double		sumsq = 0.0;
+			bool		ok = lambda > 0.0;
+
+			cand->gamma = gamma;
+			cand->lambda = lambda;
+			for (uint32 v = 0; v < folds && ok; v++)
+			{
+				km_class_fit_result res;
+				km_error	err;
+				double		loss;
+
+				if (!fold_ok[v] ||
+					!fitter_newton(ft, lambda, (int) v, folds, coef, intercepts, &res, &err))
+				{
+					ok = false;
+					break;
+				}
+				loss = fitter_holdout_loss(ft, v, folds, coef, intercepts);
+				if (!isfinite(loss))
+				{
+					ok = false;
+					break;
+				}
+				sum += loss;
+				sumsq += loss * loss;
+			}
+			if (!ok)
+			{
+				cand->score = NAN;
+				cand->score_std = 0.0;
+				continue;
+			}
+			cand->score = sum / folds;
+			cand->score_std = sqrt(fmax(sumsq / folds - cand->score * cand->score, 0.0));
+			if (best < 0 || cand->score < fit->cand[best].score)
+				best = g * nl + l;
+			if (km_progress)
+				ereport(NOTICE,
+						(errmsg("kernel_train: candidate gamma %g, lambda %g: %s %.6g",
+								gamma, lambda, ft->logistic ? "log-loss" : "error rate",
+								cand->score)));
+		}
+	}
+	if (best < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("no candidate could be scored"),
+				 errdetail("Every one of the %d candidates failed to fit on some fold, or a fold's training rows missed a class.",
+						   fit->ncand),
+				 errhint("Use fewer folds, or raise lambda.")));
+	fit->best = best;
+	fit->gamma = fit->cand[best].gamma;
+	fit->lambda = fit->cand[best].lambda;
+	/* the winner's basis (kept when it is the last gamma's) */
+	fitter_basis(ft, fit->gamma);
+}
+
 void
 km_approx_fit_classifier(RowSet *rs, const km_options *opts, const uint32 *cls,
 						 uint32 k, const double *class_w, KmApproxClassFit *fit)
 {
 	uint32		d = (uint32) rs->d;
 	int64		n = rs->n;
-	km_basis   *b = &fit->basis;
+	Fitter		ft;
 	Size		sbytes;
 	uint32		mmax;
 	uint32		m;
 	uint32		q = k == 2 ? 1 : k;
-	int			mc = k == 2 ? KM_MULTICLASS_BINARY : KM_MULTICLASS_OVR;
 	size_t		nstate;
 	double		need;
-	double		cache_bytes;
-	double	   *L = NULL;
-	double	   *R;
-	double	   *cache = NULL;
 	double	   *coef;
-	double	   *states;
-	double	   *vecs;
-	double	   *swork;
-	km_primal_solver *solvers;
-	km_primal_params pp;
-	PassBufs	bufs;
 	km_error	err;
-	bool		logistic = opts->fit.method == KM_METHOD_LOGISTIC;
-	bool		filled = false;
-	double		objective = 0.0;
-	int			iterations = 0;
-	bool		converged = true;
-	bool		metrics_current = false;
-	PassMetrics pm;
-	double	   *before;
 
 	memset(fit, 0, sizeof(*fit));
+	memset(&ft, 0, sizeof(ft));
 
 	/* sizes and memory, before allocating */
 	sbytes = km_basis_state_bytes(opts->approximation, d, (uint32) opts->components);
@@ -197,161 +587,58 @@ km_approx_fit_classifier(RowSet *rs, const km_options *opts, const uint32 *cls,
 		8.0 * (double) km_approx_features_doubles(&(km_basis) {.kind = opts->approximation, .d = d, .m = mmax}, AC_BLOCK) +
 		8.0 * (double) km_primal_add_scratch_doubles(mmax, AC_BLOCK);
 	km_check_memory(need, "kernel_train", false);
-	cache_bytes = 8.0 * (double) n * mmax;
+	ft.cache_bytes = 8.0 * (double) n * mmax;
 	/* the features are cached when they take at most half of max_memory */
-	if (!fits_memory(2.0 * (need + cache_bytes)) || cache_bytes > (double) MaxAllocHugeSize)
-		cache_bytes = 0.0;
+	if (!fits_memory(2.0 * (need + ft.cache_bytes)) || ft.cache_bytes > (double) MaxAllocHugeSize)
+		ft.cache_bytes = 0.0;
 
-	/* pass 1: the basis */
-	bufs.Xs = palloc_extended(mul_size(sizeof(double), mul_size(AC_BLOCK, d)), MCXT_ALLOC_HUGE);
-	rowset_basis(rs, opts, sbytes, bufs.Xs, b);
-	m = b->m;
+	ft.rs = rs;
+	ft.opts = opts;
+	ft.cls = cls;
+	ft.k = k;
+	ft.q = q;
+	ft.mc = k == 2 ? KM_MULTICLASS_BINARY : KM_MULTICLASS_OVR;
+	ft.logistic = opts->fit.method == KM_METHOD_LOGISTIC;
+	ft.class_w = class_w;
+	ft.sbytes = sbytes;
+	ft.b = &fit->basis;
+	ft.bufs.Xs = palloc_extended(mul_size(sizeof(double), mul_size(AC_BLOCK, d)), MCXT_ALLOC_HUGE);
+	ft.bufs.yc = palloc(sizeof(uint32) * AC_BLOCK);
+	ft.bufs.w = palloc(sizeof(double) * AC_BLOCK);
+	ft.pm.F = palloc(sizeof(double) * AC_BLOCK * q);
+	ft.pm.p = palloc(sizeof(double) * k);
+	ft.pm.pwork = palloc(sizeof(double) * (km_classify_proba_work_doubles(k) + 1));
 	km_blas_setup();
 
-	/* nystrom: L = chol(K_mm + eps I) */
-	if (b->kind == KM_APPROX_NYSTROM)
+	fit->gamma = opts->fit.kernel.gamma;
+	fit->lambda = opts->fit.lambda;
+	if (km_options_selects(opts))
 	{
-		double	   *fwork = palloc_extended(mul_size(sizeof(double), km_approx_factor_doubles(m) + 1),
-											MCXT_ALLOC_HUGE);
-
-		L = palloc_extended(mul_size(sizeof(double), mul_size(m, m)), MCXT_ALLOC_HUGE);
-		if (km_approx_factor(b, L, &fit->eps, fwork, &err, km_interrupt) != KM_OK)
-			km_raise(&err);
-		pfree(fwork);
+		/* the first basis sizes the buffers */
+		fitter_basis(&ft, opts->gammas.n > 0 ? opts->gammas.v[0] : opts->fit.kernel.gamma);
+		coef = palloc_extended(mul_size(sizeof(double), mul_size(ft.m, q)), MCXT_ALLOC_HUGE);
+		fit->intercepts = palloc0(sizeof(double) * q);
+		fitter_select(&ft, coef, fit->intercepts, fit);
 	}
-	R = palloc_extended(mul_size(sizeof(double), mul_size(m, m)), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-	for (uint32 j = 0; j < m; j++)
-		R[j + (size_t) j * m] = 1.0;
-
-	bufs.Z = palloc_extended(mul_size(sizeof(double), mul_size(AC_BLOCK, m)), MCXT_ALLOC_HUGE);
-	bufs.fwork = palloc_extended(mul_size(sizeof(double), km_approx_features_doubles(b, AC_BLOCK) + 1),
-								 MCXT_ALLOC_HUGE);
-	bufs.scratch = palloc_extended(mul_size(sizeof(double), km_primal_add_scratch_doubles(m, AC_BLOCK)),
-								   MCXT_ALLOC_HUGE);
-	bufs.yc = palloc(sizeof(uint32) * AC_BLOCK);
-	bufs.w = palloc(sizeof(double) * AC_BLOCK);
-	if (cache_bytes > 0.0)
-		cache = palloc_extended((Size) cache_bytes, MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
-	fit->cached = cache != NULL;
-
-	/* the solvers, one per output */
-	coef = palloc_extended(mul_size(sizeof(double), mul_size(m, q)), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-	fit->intercepts = palloc0(sizeof(double) * q);
-	states = palloc_extended(mul_size(sizeof(double), mul_size(nstate, q)), MCXT_ALLOC_HUGE);
-	vecs = palloc_extended(mul_size(sizeof(double), mul_size(2 * (Size) m, q)), MCXT_ALLOC_HUGE);
-	swork = palloc_extended(mul_size(sizeof(double), km_primal_step_work_doubles(m)), MCXT_ALLOC_HUGE);
-	solvers = palloc(sizeof(km_primal_solver) * q);
-	for (uint32 c = 0; c < q; c++)
-		km_primal_solver_init(&solvers[c], m);
-	pp.loss = logistic ? KM_PRIMAL_LOGISTIC : KM_PRIMAL_SQHINGE;
-	pp.lambda = opts->fit.lambda;
-	pp.fit_intercept = opts->fit_intercept;
-	pp.tol = opts->fit.tol;
-	pp.max_iter = opts->fit.max_iter;
-
-	/*
-	 * The Newton passes.  Each also scores the rows at the coefficients it
-	 * evaluates (all outputs, done ones included: one small dgemm per
-	 * block), so that the training metrics come from the last pass when
-	 * every solver stopped at the point that pass evaluated; else (a line
-	 * search that ran out of step halvings went back to an earlier point)
-	 * one more pass computes them.
-	 */
-	pm.F = palloc(sizeof(double) * AC_BLOCK * q);
-	pm.p = palloc(sizeof(double) * k);
-	pm.pwork = palloc(sizeof(double) * (km_classify_proba_work_doubles(k) + 1));
-	before = palloc(sizeof(double) * (m + 1));
-	for (;;)
+	else
 	{
-		bool		any = false;
-
-		for (uint32 c = 0; c < q; c++)
-			if (!solvers[c].done)
-			{
-				km_primal_state_init(states + (size_t) c * nstate, m);
-				any = true;
-			}
-		if (!any)
-			break;
-		pm.correct = 0.0;
-		pm.logloss = 0.0;
-		for (int64 i0 = 0; i0 < n; i0 += AC_BLOCK)
-		{
-			int64		r = Min((int64) AC_BLOCK, n - i0);
-			const double *Z = block_features(rs, b, L, cache, !filled, i0, r, &bufs);
-
-			block_metrics(&pm, Z, r, m, q, k, mc, logistic, coef, fit->intercepts, cls, i0);
-
-			for (int64 i = 0; i < r; i++)
-				bufs.w[i] = class_w[cls[i0 + i]];
-			for (uint32 c = 0; c < q; c++)
-			{
-				if (solvers[c].done)
-					continue;
-				for (int64 i = 0; i < r; i++)
-					bufs.yc[i] = q == 1 ? cls[i0 + i] : (cls[i0 + i] == c ? 1 : 0);
-				if (!km_primal_add(states + (size_t) c * nstate, m, pp.loss, Z, (size_t) r,
-								   bufs.yc, bufs.w, coef + (size_t) c * m,
-								   fit->intercepts[c], bufs.scratch))
-					raise_nonfinite((int) c, q, i0);
-			}
-			CHECK_FOR_INTERRUPTS();
-		}
-		filled = true;
-		fit->passes++;
-		metrics_current = true;
-		for (uint32 c = 0; c < q; c++)
-		{
-			if (solvers[c].done)
-				continue;
-			memcpy(before, coef + (size_t) c * m, sizeof(double) * m);
-			before[m] = fit->intercepts[c];
-			if (km_primal_step(&solvers[c], &pp, states + (size_t) c * nstate, R,
-							   coef + (size_t) c * m, &fit->intercepts[c],
-							   vecs + (size_t) c * 2 * m, swork, &err,
-							   km_interrupt) != KM_OK)
-				km_raise(&err);
-			elog(DEBUG1, "kernel_train: pass %d, output %u: objective %.17g, gradient %.3g of %.3g, step %g, %d Newton steps%s",
-				 fit->passes, c + 1, solvers[c].objective, solvers[c].grad_norm,
-				 solvers[c].grad_norm0, solvers[c].t, solvers[c].iterations,
-				 solvers[c].done ? " (done)" : "");
-			if (!solvers[c].done || before[m] != fit->intercepts[c] ||
-				memcmp(before, coef + (size_t) c * m, sizeof(double) * m) != 0)
-				metrics_current = false;
-		}
-		if (km_progress)
-			ereport(NOTICE,
-					(errmsg("kernel_train: newton pass %d over " INT64_FORMAT " rows", fit->passes, n)));
+		fitter_basis(&ft, opts->fit.kernel.gamma);
+		coef = palloc_extended(mul_size(sizeof(double), mul_size(ft.m, q)), MCXT_ALLOC_HUGE);
+		fit->intercepts = palloc0(sizeof(double) * q);
 	}
-	for (uint32 c = 0; c < q; c++)
-	{
-		objective += solvers[c].objective;
-		iterations = Max(iterations, solvers[c].iterations);
-		converged = converged && solvers[c].converged;
-	}
+	m = ft.m;
+	fit->cached = ft.cache != NULL;
 
-	/* training accuracy and log-loss at the final point */
-	if (!metrics_current)
-	{
-		pm.correct = 0.0;
-		pm.logloss = 0.0;
-		for (int64 i0 = 0; i0 < n; i0 += AC_BLOCK)
-		{
-			int64		r = Min((int64) AC_BLOCK, n - i0);
-			const double *Z = block_features(rs, b, L, cache, false, i0, r, &bufs);
-
-			block_metrics(&pm, Z, r, m, q, k, mc, logistic, coef, fit->intercepts, cls, i0);
-			CHECK_FOR_INTERRUPTS();
-		}
-		fit->passes++;
-	}
-	fit->res.train_accuracy = pm.correct / (double) n;
-	fit->res.train_log_loss = logistic ? pm.logloss / (double) n : NAN;
+	/* the fit on every row */
+	if (!fitter_newton(&ft, fit->lambda, -1, 1, coef, fit->intercepts, &fit->res, &err))
+		km_raise(&err);
+	fit->eps = ft.eps;
+	fit->passes = ft.passes;
 
 	/* alpha = L^-T w over the centres (rff: w) */
-	if (L != NULL)
+	if (ft.L != NULL)
 		cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasTrans, CblasNonUnit,
-					(int) m, (int) q, 1.0, L, (int) m, coef, (int) m);
+					(int) m, (int) q, 1.0, ft.L, (int) m, coef, (int) m);
 	if (!km_all_finite(coef, (size_t) m * q))
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
@@ -361,13 +648,10 @@ km_approx_fit_classifier(RowSet *rs, const km_options *opts, const uint32 *cls,
 	fit->alpha = coef;
 	fit->q = q;
 	fit->res.solver = KM_SOLVER_PRIMAL_NEWTON;
-	fit->res.multiclass = mc;
+	fit->res.multiclass = ft.mc;
 	fit->res.n_outputs = q;
-	fit->res.iterations = iterations;
-	fit->res.converged = converged;
-	fit->res.objective = objective;
-	fit->res.has_probability = logistic;
+	fit->res.has_probability = ft.logistic;
 	fit->res.n_support = 0;
-	if (cache != NULL)
-		pfree(cache);
+	if (ft.cache != NULL)
+		pfree(ft.cache);
 }

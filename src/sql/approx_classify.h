@@ -36,6 +36,11 @@ typedef struct KmApproxClassFit
 	bool		cached;			/* the features were kept in memory */
 	int			passes;			/* passes over the rows (metrics' included) */
 	km_class_fit_result res;
+	double		gamma;			/* the kernel's (the winner's after selection) */
+	double		lambda;			/* the fit's (the winner's after selection) */
+	int			ncand;			/* model selection's candidates (0: none) */
+	int			best;
+	struct km_candidate *cand;	/* ncand, gamma-major as select.h */
 } KmApproxClassFit;
 
 /*

@@ -381,6 +381,7 @@ approx_classifier(RowSet *rs, const km_options *opts, const km_method_ops *ops,
 	RowSet		view = *rs;
 	double	   *class_w = palloc(sizeof(double) * ct->k);
 	Selection	sel = {0};
+	km_options	chosen;
 	km_error	err;
 	km_model	m;
 
@@ -390,12 +391,13 @@ approx_classifier(RowSet *rs, const km_options *opts, const km_method_ops *ops,
 				 errmsg("approximate svm models give no probabilities"),
 				 errdetail("Option \"probability\" asks for Platt scaling, which only exact svm models fit (on internal folds of the kernel matrix)."),
 				 errhint("Use \"method\": \"logistic\" with the approximation for probabilities, or remove \"approximation\".")));
-	if (!(opts->fit.lambda > 0.0))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("approximate classifiers need lambda > 0"),
-				 errdetail("Option \"lambda\" has the value %g.", opts->fit.lambda),
-				 errhint("The primal objective is regularised by (lambda/2) ||w||^2: give a lambda > 0 (C = 1 / (n lambda)).")));
+	for (int l = 0; l < opts->lambdas.n; l++)
+		if (!(opts->lambdas.v[l] > 0.0))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("approximate classifiers need lambda > 0"),
+					 errdetail("Option \"lambda\" has the value %g.", opts->lambdas.v[l]),
+					 errhint("The primal objective is regularised by (lambda/2) ||w||^2: give a lambda > 0 (C = 1 / (n lambda)).")));
 	if (km_class_weights_resolve(&opts->class_weight, ct->labels, ct->labels_bytes,
 								 ct->k, ct->counts, class_w, &err) != KM_OK)
 		km_raise(&err);
@@ -403,6 +405,14 @@ approx_classifier(RowSet *rs, const km_options *opts, const km_method_ops *ops,
 	km_check_memory(8.0 * (double) rs->n * ((double) rs->d + 3.0), "kernel_train", false);
 	hash_order(rs, &ctab, &view.X);
 	km_approx_fit_classifier(&view, opts, ct->cls, ct->k, class_w, &fit);
+	/* the model records the winner of model selection (else the options') */
+	chosen = *opts;
+	chosen.fit.kernel.gamma = fit.gamma;
+	chosen.fit.lambda = fit.lambda;
+	opts = &chosen;
+	sel.ncand = fit.ncand;
+	sel.best = fit.best;
+	sel.cand = fit.cand;
 	if (!fit.res.converged)
 		warn_not_converged(&opts->fit, &fit.res);
 

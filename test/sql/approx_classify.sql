@@ -100,8 +100,47 @@ SELECT kernel_train(x, yn, '{"method": "logistic", "approximation": "nystrom", "
 -- errors
 SELECT kernel_train(x, yn, '{"method": "svm", "approximation": "nystrom", "components": 40, "probability": true}') FROM moons;
 SELECT kernel_train(x, yn, '{"method": "svm", "approximation": "nystrom", "solver": "sgd"}') FROM moons;
-SELECT kernel_train(x, yn, '{"method": "logistic", "approximation": "rff", "lambda": [0.1, 0.01]}') FROM moons;
-SELECT kernel_train(x, yn, '{"method": "logistic", "approximation": "nystrom", "cv": 5}') FROM moons;
+SELECT kernel_train(x, yn, '{"method": "logistic", "approximation": "rff", "lambda": [0.1, 0.01], "cv": "gcv"}') FROM moons;
+SELECT kernel_train(x, yn, '{"method": "logistic", "approximation": "nystrom", "lambda": [0.1, 0]}') FROM moons;
 SELECT kernel_train(x, yn, '{"method": "logistic", "approximation": "rff", "kernel": "laplacian"}') FROM moons;
 SELECT kernel_train(x, yn, '{"method": "logistic", "approximation": "nystrom", "lambda": 0}') FROM moons;
 SELECT kernel_train(x, 'one', '{"method": "logistic", "approximation": "nystrom"}') FROM moons;
+
+-- model selection: k-fold (folds by rank in row-hash order) over the lambda and
+-- gamma grids, scored by log-loss (logistic) or accuracy (svm), then the refit
+-- on every row, which is the model trained at the winner's values alone
+CREATE TEMP TABLE noisy AS
+SELECT i, x, CASE WHEN i % 13 = 0 THEN (CASE yn WHEN 'yes' THEN 'no' ELSE 'yes' END) ELSE yn END AS yn, three
+FROM moons;
+CREATE TEMP TABLE msel AS
+SELECT kernel_train(x, yn, '{"method": "logistic", "approximation": "nystrom", "components": 40, "gamma": [0.2, 2], "lambda": [1, 0.001, 1e-7], "cv": 4}') AS model
+FROM noisy;
+SELECT s->>'folds' AS folds, jsonb_array_length(s->'candidates') AS candidates, s->>'score' AS score,
+       s->'candidates'->(s->>'best')::int->>'gamma' AS gamma,
+       s->'candidates'->(s->>'best')::int->>'lambda' AS lambda,
+       (SELECT min((c->>'score')::float8) FROM jsonb_array_elements(s->'candidates') c)
+         = (s->'candidates'->(s->>'best')::int->>'score')::float8 AS best_is_lowest,
+       (SELECT count(*) FROM jsonb_array_elements(s->'candidates') c
+        WHERE (c->>'score')::float8 > 0 AND (c->>'score_std')::float8 >= 0) AS scored
+FROM (SELECT kernel_model_info(model)->'selection' AS s FROM msel) t;
+-- the scores mean what they say: lambda = 1 underfits (log-loss near ln 2),
+-- gamma 2 with lambda 1e-7 overfits the flipped labels, the winner is well below both
+SELECT bool_and((c->>'score')::float8 BETWEEN 0.6 AND 0.7) FILTER (WHERE (c->>'lambda')::float8 = 1) AS underfit_near_ln2,
+       bool_and((c->>'score')::float8 > 1) FILTER (WHERE (c->>'lambda')::float8 = 1e-7 AND (c->>'gamma')::float8 = 2) AS overfit_above_1,
+       min((c->>'score')::float8) < 0.45 AS winner_below_0_45
+FROM msel, jsonb_array_elements(kernel_model_info(model)->'selection'->'candidates') c;
+SELECT bool_and(kernel_predict(s.model, x) = kernel_predict(w.model, x)) AS refit_is_winner
+FROM msel s,
+     (SELECT kernel_train(x, yn, '{"method": "logistic", "approximation": "nystrom", "components": 40, "gamma": 2, "lambda": 0.001}') AS model
+      FROM noisy) w,
+     noisy;
+SELECT (SELECT model FROM msel)
+     = (SELECT kernel_train(x, yn, '{"method": "logistic", "approximation": "nystrom", "components": 40, "gamma": [0.2, 2], "lambda": [1, 0.001, 1e-7], "cv": 4}' ORDER BY i DESC) FROM noisy)
+       AS order_free;
+-- svm (squared hinge) over rff, three classes one-vs-rest: accuracy, the highest wins
+SELECT s->>'score' AS score, jsonb_array_length(s->'candidates') AS candidates,
+       (SELECT max((c->>'score')::float8) FROM jsonb_array_elements(s->'candidates') c)
+         = (s->'candidates'->(s->>'best')::int->>'score')::float8 AS best_is_highest,
+       (s->'candidates'->(s->>'best')::int->>'score')::float8 > 0.9 AS accuracy_above_90_percent
+FROM (SELECT kernel_model_info(kernel_train(x, three, '{"method": "svm", "approximation": "rff", "components": 200, "gamma": [0.05, 1], "lambda": [0.1, 0.0001]}'))->'selection' AS s
+      FROM moons) t;
