@@ -10,6 +10,8 @@
 #   test/bench/approx_accuracy.py  Nystrom/RFF accuracy vs exact and scikit-learn (Friedman #1)
 #   test/bench/approx.py     (if present) Nystrom/RFF: two passes, parallel workers, scoring
 #   test/bench/classify.py   (if present) exact SVM vs SVC; class/probability scoring
+#   test/bench/approx_classify.py  (if present) approximate logistic / L2-SVM at 1M rows vs
+#                            scikit-learn's Nystroem pipelines
 # Each prints its own table; everything printed is also saved to
 # test/bench/results-latest.txt.
 #
