@@ -157,7 +157,8 @@ typedef struct Fitter
 	bool		logistic;
 	const double *class_w;
 	Size		sbytes;
-	km_basis   *b;
+	km_basis   *b;				/* in basis_cxt (the model reads it after the fit) */
+	MemoryContext basis_cxt;
 	uint32		m;				/* 0 until the first basis */
 	double		gamma;			/* the basis's */
 	double	   *L;				/* nystrom: chol(K_mm + eps I); else NULL */
@@ -185,11 +186,21 @@ fitter_basis(Fitter *ft, double gamma)
 	km_basis   *b = ft->b;
 	km_error	err;
 	uint32		m;
+	MemoryContext old;
 
 	if (ft->m != 0 && gamma == ft->gamma)
 		return;					/* this gamma's basis (and cache) is current */
 	o.fit.kernel.gamma = gamma;
+	/* each gamma's basis in its own context, the previous one's freed */
+	if (ft->basis_cxt == NULL)
+		ft->basis_cxt = AllocSetContextCreate(CurrentMemoryContext,
+											  "kernel_ml classifier basis",
+											  ALLOCSET_DEFAULT_SIZES);
+	else
+		MemoryContextReset(ft->basis_cxt);
+	old = MemoryContextSwitchTo(ft->basis_cxt);
 	rowset_basis(ft->rs, &o, ft->sbytes, ft->bufs.Xs, b);
+	MemoryContextSwitchTo(old);
 	m = b->m;
 	ft->gamma = gamma;
 	ft->filled = false;
@@ -444,7 +455,8 @@ fitter_select(Fitter *ft, double *coef, double *intercepts, KmApproxClassFit *fi
 	uint32		k = ft->k;
 	int			ng = opts->gammas.n > 0 ? opts->gammas.n : 1;
 	int			nl = opts->lambdas.n > 0 ? opts->lambdas.n : 1;
-	uint64	   *counts;
+	uint64	   *counts;			/* folds x k: rows of each class in each fold */
+	uint64	   *totals;			/* k */
 	bool	   *fold_ok;
 	int			best = -1;
 
@@ -454,10 +466,14 @@ fitter_select(Fitter *ft, double *coef, double *intercepts, KmApproxClassFit *fi
 				 errmsg("cv needs between 2 and the number of rows folds"),
 				 errdetail("Option \"cv\" asks for %u folds of " INT64_FORMAT " rows.", folds, n)));
 	/* per fold, whether its training rows have every class and it has rows */
-	counts = palloc0(sizeof(uint64) * folds * k);
+	counts = palloc0(sizeof(uint64) * ((size_t) folds + 1) * k);
+	totals = counts + (size_t) folds * k;
 	fold_ok = palloc(sizeof(bool) * folds);
 	for (int64 i = 0; i < n; i++)
+	{
 		counts[(size_t) (i % folds) * k + ft->cls[i]]++;
+		totals[ft->cls[i]]++;
+	}
 	for (uint32 v = 0; v < folds; v++)
 	{
 		uint64		in = 0;
@@ -465,12 +481,8 @@ fitter_select(Fitter *ft, double *coef, double *intercepts, KmApproxClassFit *fi
 		fold_ok[v] = true;
 		for (uint32 c = 0; c < k; c++)
 		{
-			uint64		total = 0;
-
-			for (uint32 u = 0; u < folds; u++)
-				total += counts[(size_t) u * k + c];
 			in += counts[(size_t) v * k + c];
-			if (total - counts[(size_t) v * k + c] == 0)
+			if (totals[c] == counts[(size_t) v * k + c])
 				fold_ok[v] = false;
 		}
 		if (in == 0)
