@@ -95,9 +95,7 @@ typedef struct NamedEntry
 	uint64		generation;		/* of the snapshot it was looked up under */
 	Datum		model;			/* in the cache's context */
 	ModelCache *mc;
-	uint32		k;				/* classes p and pwork are sized for */
-	double	   *p;				/* k probabilities of a row */
-	double	   *pwork;
+	KmProbBuffers pb;			/* the probabilities of a row */
 } NamedEntry;
 
 typedef struct NamedCache
@@ -233,22 +231,7 @@ named_classifier(FunctionCallInfo fcinfo, NamedEntry *entry, const char *fname)
 {
 	const km_model *m = km_model_cache_model(entry->mc, entry->model);
 
-	if (m->task != KM_TASK_CLASSIFICATION || m->n_classes < 2)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("%s needs a classifier", fname),
-				 errdetail("The model is a %s model of method \"%s\".",
-						   km_task_name(m->task), km_method_name(m->method)),
-				 errhint("Use kernel_predict for a regression model.")));
-	if (m->n_classes > entry->k)
-	{
-		MemoryContext mcxt = fcinfo->flinfo->fn_mcxt;
-
-		entry->p = MemoryContextAlloc(mcxt, sizeof(double) * m->n_classes);
-		entry->pwork = MemoryContextAllocHuge(mcxt,
-											  km_classify_proba_work_doubles(m->n_classes) * sizeof(double));
-		entry->k = m->n_classes;
-	}
+	km_classifier_prepare(m, fname, fcinfo->flinfo->fn_mcxt, &entry->pb);
 	return m;
 }
 
@@ -287,12 +270,12 @@ kernel_predict_proba_by_name(PG_FUNCTION_ARGS)
 				 hint ? errhint("%s", hint) : 0));
 	f = km_model_cache_decision_array(entry->mc, PG_GETARG_ARRAYTYPE_P(1));
 	if (km_classify_proba(link, m->multiclass, m->n_classes, f, m->prob_A,
-						  m->prob_B, entry->p, entry->pwork, &err) != KM_OK)
+						  m->prob_B, entry->pb.p, entry->pb.pwork, &err) != KM_OK)
 		km_raise(&err);
 	km_json_begin(&j);
 	for (uint32 c = 0; c < m->n_classes; c++)
 		km_json_num(&j, km_classes_label(m->labels, m->labels_bytes, m->n_classes, c),
-					entry->p[c]);
+					entry->pb.p[c]);
 	PG_RETURN_JSONB_P(km_json_finish(&j));
 }
 

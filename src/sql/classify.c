@@ -590,9 +590,7 @@ km_classifier_info(const km_model *m, KmJson *j)
 typedef struct ClassCache
 {
 	ModelCache *mc;
-	uint32		k;				/* classes p and pwork are sized for */
-	double	   *p;				/* k */
-	double	   *pwork;
+	KmProbBuffers pb;
 } ClassCache;
 
 static ClassCache *
@@ -619,6 +617,14 @@ class_model(FunctionCallInfo fcinfo, const char *fname)
 	ClassCache *cc = class_cache(fcinfo);
 	const km_model *m = km_model_cache_model(cc->mc, PG_GETARG_DATUM(0));
 
+	km_classifier_prepare(m, fname, fcinfo->flinfo->fn_mcxt, &cc->pb);
+	return m;
+}
+
+void
+km_classifier_prepare(const km_model *m, const char *fname, MemoryContext mcxt,
+					  KmProbBuffers *pb)
+{
 	if (m->task != KM_TASK_CLASSIFICATION || m->n_classes < 2)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
@@ -626,16 +632,13 @@ class_model(FunctionCallInfo fcinfo, const char *fname)
 				 errdetail("The model is a %s model of method \"%s\".",
 						   km_task_name(m->task), km_method_name(m->method)),
 				 errhint("Use kernel_predict for a regression model.")));
-	if (m->n_classes > cc->k)
+	if (m->n_classes > pb->k)
 	{
-		MemoryContext mcxt = fcinfo->flinfo->fn_mcxt;
-
-		cc->p = MemoryContextAlloc(mcxt, sizeof(double) * m->n_classes);
-		cc->pwork = MemoryContextAllocHuge(mcxt,
+		pb->p = MemoryContextAlloc(mcxt, sizeof(double) * m->n_classes);
+		pb->pwork = MemoryContextAllocHuge(mcxt,
 										   km_classify_proba_work_doubles(m->n_classes) * sizeof(double));
-		cc->k = m->n_classes;
+		pb->k = m->n_classes;
 	}
-	return m;
 }
 
 /* The q decision values of a feature row with m, class_model's result. */
@@ -666,9 +669,9 @@ probabilities(FunctionCallInfo fcinfo, const km_model *m, const double *f)
 						   ops->name),
 				 hint ? errhint("%s", hint) : 0));
 	if (km_classify_proba(link, m->multiclass, m->n_classes, f, m->prob_A,
-						  m->prob_B, cc->p, cc->pwork, &err) != KM_OK)
+						  m->prob_B, cc->pb.p, cc->pb.pwork, &err) != KM_OK)
 		km_raise(&err);
-	return cc->p;
+	return cc->pb.p;
 }
 
 /* kernel_predict_class(model bytea, features float8[]) RETURNS text */

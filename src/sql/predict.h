@@ -53,4 +53,23 @@ const double *km_model_cache_decision(ModelCache *mc, Datum model,
  */
 const double *km_model_cache_decision_array(ModelCache *mc, ArrayType *features);
 
+/*
+ * The probabilities of one row of a classifier, sized for k classes (in the
+ * call's fn_mcxt), kept by the scoring call sites of classify.c and the
+ * by-name ones of catalog_predict.c.
+ */
+typedef struct KmProbBuffers
+{
+	uint32		k;				/* classes p and pwork are sized for */
+	double	   *p;				/* k */
+	double	   *pwork;
+} KmProbBuffers;
+
+/*
+ * Raise (42809, naming fname) unless m is a classifier of two or more
+ * classes; grow pb in mcxt to m's classes.
+ */
+void		km_classifier_prepare(const struct km_model *m, const char *fname,
+								  MemoryContext mcxt, KmProbBuffers *pb);
+
 #endif							/* KM_PREDICT_H */
