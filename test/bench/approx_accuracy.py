@@ -19,7 +19,8 @@ scikit-learn's random_state), and the spread (min-max) is printed beside it.
 Twenty because one draw's RMSE varies by about 1.5% (standard deviation over
 seeds of rff D = 1000, either side): with 5 seeds the standard error of the
 difference of two means is about 0.9%, as large as the 1% target, and five
-seeds once showed kernel_ml 2.1% behind scikit-learn where twenty show 0.7%.
+seeds once showed kernel_ml 2.1% behind scikit-learn where twenty show 0.7%
+(test/bench/rff_seeds.py compares the two draws seed by seed).
 Accuracy does not depend on the machine's load; no timing here.
 
 gamma and lambda: 0.05 and 0.1, the best pair of a small grid for exact
@@ -28,7 +29,8 @@ kernel ridge on a separate Friedman #1 sample (8,000 rows; gamma in 0.02 ...
 (random_state 1, 5,000 validation rows) exact kernel ridge at gamma 0.05
 scores lambda 0.01 / 0.03 / 0.1 / 0.3 / 1: 1.0656 / 1.0559 / 1.0653 /
 1.0942 / 1.1637, so 0.1 is not a lambda that flatters the approximations
-(a smaller one widens their gap to exact).  Override with
+(a smaller one widens their gap to exact); test/bench/exact_grid.py gives
+these numbers (the best pair there: gamma 0.03, lambda 0.01, 1.0492).  Override with
 KM_BENCH_ACC_GAMMA / KM_BENCH_ACC_LAMBDA.  KM_BENCH_QUICK=1: 4,000 / 1,000
 rows, m and D up to 1000, one seed.
 
