@@ -36,7 +36,7 @@ make -s unittest KM_EXTRA_CFLAGS="$extra" 2>&1 | tee "$log/unit.out"
 unit_rc=${PIPESTATUS[0]}
 
 echo "=== core unit tests under AddressSanitizer and UBSan"
-make -s unittest-asan 2>&1 | tee "$log/asan.out"
+make -s unittest-asan KM_EXTRA_CFLAGS="$extra" 2>&1 | tee "$log/asan.out"
 asan_rc=${PIPESTATUS[0]}
 
 # Two libFuzzer targets, each for KM_FUZZ_SECONDS.
