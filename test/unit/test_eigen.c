@@ -26,20 +26,6 @@ count_check(void)
 	checks++;
 }
 
-/* Full symmetric Gram matrix (column-major) of n rows of X. */
-static double *
-full_gram(const km_kernel *k, const double *X, size_t n, int d)
-{
-	double	   *K = malloc(n * n * sizeof(double));
-	double	   *norms = malloc(n * sizeof(double));
-
-	km_row_norms(k, X, n, d, norms);
-	km_gram_lower(k, X, n, d, norms, K, n, NULL);
-	km_symmetrize(K, n, n, NULL);
-	free(norms);
-	return K;
-}
-
 /* Eigenvalues (and vectors in K if jobz 'V') by dsyevd. */
 static double *
 dsyevd(double *K, size_t n, char jobz)
@@ -145,17 +131,17 @@ test_eigen_tridiagonal_matches_dsyevd(void)
 	int			d = 4;
 	double	   *X = unit_rand_vec(n * d, 31);
 	km_kernel	rbf = {.type = KM_KERNEL_RBF, .gamma = 0.5};
-	double	   *K = full_gram(&rbf, X, n, d);
+	double	   *K = unit_full_gram(&rbf, X, n, d);
 	double	   *Xw = unit_rand_vec(n * 400, 32);
 	km_kernel	lin = {.type = KM_KERNEL_LINEAR};
-	double	   *Kl = full_gram(&lin, Xw, n, 400);
+	double	   *Kl = unit_full_gram(&lin, Xw, n, 400);
 
 	/* blocked with the widest panel, narrow panels, one column, unblocked */
 	check_tridiagonal(K, n, 32);
 	check_tridiagonal(K, n, 5);
 	check_tridiagonal(K, n, 1);
 	{
-		double	   *Ks = full_gram(&rbf, X, 50, d);
+		double	   *Ks = unit_full_gram(&rbf, X, 50, d);
 
 		check_tridiagonal(Ks, 50, 0);
 		free(Ks);
@@ -176,7 +162,7 @@ test_eigen_spectrum_matches_dsyevd(void)
 	double	   *X = unit_rand_vec(n * d, 41);
 	km_kernel	k = {.type = KM_KERNEL_RBF, .gamma = 2.0};
 	double	   *work = malloc(km_spectrum_workspace_doubles(n) * sizeof(double));
-	double	   *K = full_gram(&k, X, n, d);
+	double	   *K = unit_full_gram(&k, X, n, d);
 	double	   *w = dsyevd(K, n, 'N');
 	double		top = fmax(fabs(w[0]), fabs(w[n - 1]));
 	double		tol = top * (double) n * DBL_EPSILON;
@@ -209,7 +195,7 @@ test_eigen_closed_form_matches_dsyevd(void)
 	double		gamma = 0.8;
 	double		lambdas[KM_EIGEN_MIN_LAMBDAS];
 	km_kernel	k = {.type = KM_KERNEL_RBF, .gamma = gamma};
-	double	   *Q = full_gram(&k, X, n, d);
+	double	   *Q = unit_full_gram(&k, X, n, d);
 	double	   *s = dsyevd(Q, n, 'V');
 	double	   *z = malloc(n * sizeof(double));
 	km_candidate cand[KM_EIGEN_MIN_LAMBDAS];

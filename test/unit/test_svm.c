@@ -61,21 +61,6 @@ std_gram(const double *Xr, size_t n, int d)
 	return K;
 }
 
-/* max |a - b| / max |b| */
-static double
-rel_diff(const double *a, const double *b, size_t n)
-{
-	double		dm = 0,
-				bm = 0;
-
-	for (size_t i = 0; i < n; i++)
-	{
-		dm = fmax(dm, fabs(a[i] - b[i]));
-		bm = fmax(bm, fabs(b[i]));
-	}
-	return dm / bm;
-}
-
 static void
 check_binary(const double *K, const double *C0C1, const double *ref_dec,
 			 const int *ref_sv, int ref_nsv, double ref_b, bool shrinking,
@@ -109,8 +94,8 @@ check_binary(const double *K, const double *C0C1, const double *ref_dec,
 				coef, 1, 0.0, dec, 1);
 	for (size_t i = 0; i < n; i++)
 		dec[i] += res.b;
-	CHECK(rel_diff(dec, ref_dec, n) <= 1e-4, "%s: decision values differ by %g relative",
-		  what, rel_diff(dec, ref_dec, n));
+	CHECK(unit_rel_diff(dec, ref_dec, n) <= 1e-4, "%s: decision values differ by %g relative",
+		  what, unit_rel_diff(dec, ref_dec, n));
 	CHECK(fabs(res.b - ref_b) <= 1e-4 * fmax(1, fabs(ref_b)), "%s: b %.10g vs %.10g",
 		  what, res.b, ref_b);
 	for (size_t i = 0; i < n; i++)
@@ -167,7 +152,7 @@ test_svm_breast_cancer(void)
 					alpha, 1, 0.0, dec, 1);
 		for (size_t i = 0; i < n; i++)
 			dec[i] += b;
-		CHECK(rel_diff(dec, bc_c10_dec, n) <= 1e-4, "train k = 2: %g", rel_diff(dec, bc_c10_dec, n));
+		CHECK(unit_rel_diff(dec, bc_c10_dec, n) <= 1e-4, "train k = 2: %g", unit_rel_diff(dec, bc_c10_dec, n));
 		CHECK(res.n_sv == BC_C10_NSV, "train k = 2: %u support vectors", res.n_sv);
 		nk = km_svm_compact(alpha, n, 1, keep);
 		CHECK(nk == BC_C10_NSV, "compact kept %zu", nk);
@@ -227,8 +212,8 @@ test_svm_wine_ovo(void)
 		}
 	for (int j = 0; j < 3; j++)
 	{
-		CHECK(rel_diff(dec + j * n, ref + j * n, n) <= 1e-4, "wine pair %d: %g", j,
-			  rel_diff(dec + j * n, ref + j * n, n));
+		CHECK(unit_rel_diff(dec + j * n, ref + j * n, n) <= 1e-4, "wine pair %d: %g", j,
+			  unit_rel_diff(dec + j * n, ref + j * n, n));
 		CHECK(fabs(b[j] - wine_b[j]) <= 1e-4, "wine intercept %d: %g vs %g", j, b[j], wine_b[j]);
 	}
 	for (size_t i = 0; i < n; i++)
@@ -335,8 +320,8 @@ test_svm_platt(void)
 	st = km_svm_binary_probability(&pr, &par, fold, 5, &A, &B, dec, &nc, work, &err, NULL);
 	CHECK(st == KM_OK, "binary probability: %s", err.message);
 	CHECK(nc == 0, "%u fold fits did not converge", nc);
-	CHECK(rel_diff(dec, bc_oof_dec, n) <= 1e-4, "out-of-fold values: %g",
-		  rel_diff(dec, bc_oof_dec, n));
+	CHECK(unit_rel_diff(dec, bc_oof_dec, n) <= 1e-4, "out-of-fold values: %g",
+		  unit_rel_diff(dec, bc_oof_dec, n));
 	CHECK_CLOSE(A, bc_oof_A, 1e-4);
 	CHECK_CLOSE(B, bc_oof_B, 1e-4);
 	free(y);

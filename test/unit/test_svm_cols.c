@@ -46,34 +46,6 @@ standardized(const double *Xr, size_t n, int d)
 	return X;
 }
 
-static double *
-full_gram(const km_kernel *k, const double *X, size_t n, int d)
-{
-	double	   *K = malloc(n * n * sizeof(double));
-	double	   *norms = malloc(n * sizeof(double));
-
-	km_row_norms(k, X, n, d, norms);
-	km_gram_lower(k, X, n, d, norms, K, n, NULL);
-	km_symmetrize(K, n, n, NULL);
-	free(norms);
-	return K;
-}
-
-/* max |a - b| / max |b| */
-static double
-rel_diff(const double *a, const double *b, size_t n)
-{
-	double		dm = 0,
-				bm = 0;
-
-	for (size_t i = 0; i < n; i++)
-	{
-		dm = fmax(dm, fabs(a[i] - b[i]));
-		bm = fmax(bm, fabs(b[i]));
-	}
-	return dm / bm;
-}
-
 /*
  * Every column on demand is the full Gram matrix's column to rounding (one
  * DGEMV against a DGEMM panel), its diagonal exactly.
@@ -85,7 +57,7 @@ test_svm_cols_columns(void)
 	int			d = BC_D;
 	double	   *X = standardized(bc_X, n, d);
 	km_kernel	k = {KM_KERNEL_RBF, 3, 1.0 / BC_D, 0.0};
-	double	   *K = full_gram(&k, X, n, d);
+	double	   *K = unit_full_gram(&k, X, n, d);
 	double	   *L = malloc(n * n * sizeof(double));
 	double	   *norms = malloc(n * sizeof(double));
 	double	   *tables = malloc(km_gram_cols_table_doubles(n, n) * sizeof(double));
@@ -127,7 +99,7 @@ test_svm_cols_breast_cancer(void)
 	int			d = BC_D;
 	double	   *X = standardized(bc_X, n, d);
 	km_kernel	k = {KM_KERNEL_RBF, 3, 1.0 / BC_D, 0.0};
-	double	   *K = full_gram(&k, X, n, d);
+	double	   *K = unit_full_gram(&k, X, n, d);
 	double	   *L = malloc(n * n * sizeof(double));
 	double	   *norms = malloc(n * sizeof(double));
 	double	   *tables = malloc(km_gram_cols_table_doubles(n, n) * sizeof(double));
@@ -165,8 +137,8 @@ test_svm_cols_breast_cancer(void)
 				alpha, 1, 0.0, dec, 1);
 	for (size_t i = 0; i < n; i++)
 		dec[i] += b;
-	CHECK(rel_diff(dec, bc_c10_dec, n) <= 1e-4, "decision values differ from SVC by %g",
-		  rel_diff(dec, bc_c10_dec, n));
+	CHECK(unit_rel_diff(dec, bc_c10_dec, n) <= 1e-4, "decision values differ from SVC by %g",
+		  unit_rel_diff(dec, bc_c10_dec, n));
 	CHECK(fabs(b - bc_c10_b) <= 1e-4, "b %.10g vs SVC %.10g", b, bc_c10_b);
 	for (size_t i = 0; i < n; i++)
 		if (alpha[i] != 0)
@@ -181,8 +153,8 @@ test_svm_cols_breast_cancer(void)
 	 * then take another iteration or two (the ASan build maps without the
 	 * vector exp): the same optimum to the tolerance, not bit for bit.
 	 */
-	CHECK(rel_diff(alpha, alpha_full, n) <= 1e-5, "coefficients differ from the full path by %g",
-		  rel_diff(alpha, alpha_full, n));
+	CHECK(unit_rel_diff(alpha, alpha_full, n) <= 1e-5, "coefficients differ from the full path by %g",
+		  unit_rel_diff(alpha, alpha_full, n));
 	CHECK(fabs(b - b_full) <= 1e-6, "b %.17g vs full %.17g", b, b_full);
 	CHECK(res.iterations <= res_full.iterations + 10 && res_full.iterations <= res.iterations + 10,
 		  "iterations %llu vs %llu", (unsigned long long) res.iterations,
@@ -269,7 +241,7 @@ test_svm_cols_fit_classes(void)
 	int			d = BC_D;
 	double	   *X = standardized(bc_X, n, d);
 	km_kernel	k = {KM_KERNEL_RBF, 3, 1.0 / BC_D, 0.0};
-	double	   *K = full_gram(&k, X, n, d);
+	double	   *K = unit_full_gram(&k, X, n, d);
 	km_fit_params p;
 	uint32_t   *cls = malloc(n * sizeof(uint32_t));
 	double	   *alpha = malloc(n * sizeof(double));
@@ -309,8 +281,8 @@ test_svm_cols_fit_classes(void)
 	par.tol = p.tol;
 	CHECK(km_svm_train(&mp, &par, alpha_full, &b_full, NULL, NULL, &mres, swork, &err,
 					   NULL) == KM_OK, "%s", err.message);
-	CHECK(rel_diff(alpha, alpha_full, n) <= 1e-5, "coefficients differ by %g",
-		  rel_diff(alpha, alpha_full, n));
+	CHECK(unit_rel_diff(alpha, alpha_full, n) <= 1e-5, "coefficients differ by %g",
+		  unit_rel_diff(alpha, alpha_full, n));
 	CHECK(fabs(b - b_full) <= 1e-6, "b %.17g vs %.17g", b, b_full);
 	cblas_dgemv(CblasColMajor, CblasNoTrans, (int) n, (int) n, 1.0, K, (int) n,
 				alpha_full, 1, 0.0, dec, 1);

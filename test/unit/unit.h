@@ -45,4 +45,12 @@ double	   *unit_rand_vec(size_t len, unsigned long long seed);
  */
 unsigned char *unit_copy_bytes(const unsigned char *src, size_t len);
 
+struct km_kernel;
+
+/* A malloc'd full symmetric Gram matrix (column-major) of n rows of X (n x d). */
+double	   *unit_full_gram(const struct km_kernel *k, const double *X, size_t n, int d);
+
+/* max |a - b| / max |b| over n values. */
+double		unit_rel_diff(const double *a, const double *b, size_t n);
+
 #endif

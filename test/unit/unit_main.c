@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels.h"
 #include "unit.h"
 
 int			unit_failures = 0;
@@ -152,4 +153,31 @@ unit_copy_bytes(const unsigned char *src, size_t len)
 	if (len > 0)
 		memcpy(p, src, len);
 	return p;
+}
+
+double *
+unit_full_gram(const km_kernel *k, const double *X, size_t n, int d)
+{
+	double	   *K = malloc(n * n * sizeof(double));
+	double	   *norms = malloc(n * sizeof(double));
+
+	km_row_norms(k, X, n, d, norms);
+	km_gram_lower(k, X, n, d, norms, K, n, NULL);
+	km_symmetrize(K, n, n, NULL);
+	free(norms);
+	return K;
+}
+
+double
+unit_rel_diff(const double *a, const double *b, size_t n)
+{
+	double		dm = 0,
+				bm = 0;
+
+	for (size_t i = 0; i < n; i++)
+	{
+		dm = fmax(dm, fabs(a[i] - b[i]));
+		bm = fmax(bm, fabs(b[i]));
+	}
+	return dm / bm;
 }
