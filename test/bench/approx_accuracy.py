@@ -38,7 +38,6 @@ Targets (issue 12): nystrom m = 1000 within 1.01x of exact; rff D = 4000
 within 1.03x; never worse than scikit-learn at the same m by more than 1%.
 """
 
-import io
 import os
 import statistics
 import sys
@@ -53,6 +52,8 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
+from kmbench import copy_table
+
 QUICK = os.environ.get("KM_BENCH_QUICK") == "1"
 N_TRAIN, N_TEST = (4000, 1000) if QUICK else (20000, 5000)
 GAMMA = float(os.environ.get("KM_BENCH_ACC_GAMMA", "0.05"))
@@ -60,17 +61,6 @@ LAMBDA = float(os.environ.get("KM_BENCH_ACC_LAMBDA", "0.1"))
 SEEDS = list(range(1 if QUICK else int(os.environ.get("KM_BENCH_SEEDS", "20"))))
 NYSTROM_M = [250, 500, 1000] if QUICK else [250, 500, 1000, 2000]
 RFF_D = [1000] if QUICK else [1000, 4000]
-
-
-def load(cur, name, X, y):
-    cur.execute("DROP TABLE IF EXISTS %s" % name)
-    cur.execute("CREATE TABLE %s (id int, f float8[], y float8)" % name)
-    buf = io.StringIO()
-    for i in range(len(y)):
-        buf.write("%d\t{%s}\t%r\n" % (i + 1, ",".join(repr(float(v)) for v in X[i]), float(y[i])))
-    buf.seek(0)
-    cur.copy_expert("COPY %s (id, f, y) FROM STDIN" % name, buf)
-    cur.execute("ANALYZE %s" % name)
 
 
 def km_rmse(cur, opts):
@@ -97,8 +87,8 @@ def main():
     cur.execute("SET client_min_messages = warning")
     cur.execute("CREATE EXTENSION IF NOT EXISTS kernel_ml")
     cur.execute("SET kernel_ml.max_memory = '8GB'")
-    load(cur, "kmb_acc_train", Xtr, ytr)
-    load(cur, "kmb_acc_test", Xte, yte)
+    copy_table(cur, "kmb_acc_train", Xtr, ytr)
+    copy_table(cur, "kmb_acc_test", Xte, yte)
     base = '"kernel": "rbf", "gamma": %r, "lambda": %r' % (GAMMA, LAMBDA)
 
     print("1. accuracy, Friedman #1: d = 10, %d training rows, %d held out, rbf gamma = %g, lambda = %g, "

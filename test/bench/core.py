@@ -33,7 +33,6 @@ Environment:
   KM_BENCH_JSON=path     also write the table's rows to path as JSON
 """
 
-import io
 import json
 import os
 import platform
@@ -54,6 +53,8 @@ from sklearn.kernel_ridge import KernelRidge
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_info, threadpool_limits
+
+from kmbench import copy_table
 
 QUICK = os.environ.get("KM_BENCH_QUICK") == "1"
 SKIP_30K = QUICK or os.environ.get("KM_BENCH_SKIP_30K") == "1"
@@ -177,18 +178,6 @@ def make_data(n, seed):
     y = (np.sin(Z[:, 0]) + 0.5 * Z[:, 1] * Z[:, 2] + 0.3 * np.cos(Z[:, 3] + Z[:, 4])
          + 0.2 * Z[:, 5:10].sum(axis=1) + 0.1 * rng.standard_normal(n))
     return np.ascontiguousarray(X), np.ascontiguousarray(y)
-
-
-def copy_table(cur, name, X, y):
-    cur.execute("DROP TABLE IF EXISTS %s" % name)
-    cur.execute("CREATE TABLE %s (id int, f float8[], y float8)" % name)
-    buf = io.StringIO()
-    for i, (row, t) in enumerate(zip(X.tolist(), y.tolist())):
-        # repr() is the shortest string that reads back to the same double
-        buf.write("%d\t{%s}\t%r\n" % (i + 1, ",".join(map(repr, row)), t))
-    buf.seek(0)
-    cur.copy_expert("COPY %s (id, f, y) FROM STDIN" % name, buf)
-    cur.execute("VACUUM (FREEZE, ANALYZE) %s" % name)
 
 
 # ---------------------------------------------------------------- sessions

@@ -8,25 +8,16 @@ Usage: python3 test/bench/exact_grid.py 0.05:0.1 0.03:0.01 ...  (gamma:lambda;
 default the grid behind test/bench/approx_accuracy.py's note), in a cluster
 with kernel_ml available (libpq environment).  About a minute per pair.
 """
-import io
 import sys
 import time
 
 import psycopg2
 from sklearn.datasets import make_friedman1
 
+from kmbench import copy_table
+
 DEFAULT = ["0.05:0.01", "0.05:0.03", "0.05:0.1", "0.05:0.3", "0.05:1", "0.03:0.01", "0.03:0.03",
            "0.02:0.01", "0.1:0.03"]
-
-
-def load(cur, name, A, b):
-    cur.execute("DROP TABLE IF EXISTS %s" % name)
-    cur.execute("CREATE TABLE %s (f float8[], y float8)" % name)
-    buf = io.StringIO()
-    for i in range(len(b)):
-        buf.write("{%s}\t%r\n" % (",".join(repr(float(v)) for v in A[i]), float(b[i])))
-    buf.seek(0)
-    cur.copy_expert("COPY %s FROM STDIN" % name, buf)
 
 
 def main():
@@ -37,8 +28,8 @@ def main():
     cur = conn.cursor()
     cur.execute("CREATE EXTENSION IF NOT EXISTS kernel_ml")
     cur.execute("SET kernel_ml.max_memory = '8GB'")
-    load(cur, "kmb_grid_train", X[:20000], y[:20000])
-    load(cur, "kmb_grid_valid", X[20000:], y[20000:])
+    copy_table(cur, "kmb_grid_train", X[:20000], y[:20000])
+    copy_table(cur, "kmb_grid_valid", X[20000:], y[20000:])
     for g, lam in pairs:
         t = time.time()
         cur.execute("SELECT sqrt(avg((kernel_predict(m, f) - y) ^ 2)) FROM "

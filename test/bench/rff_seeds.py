@@ -10,7 +10,6 @@ both held-out RMSEs, and the means and standard deviations over seeds.
 Usage: python3 test/bench/rff_seeds.py [seeds, default 20], in a cluster
 with kernel_ml available (libpq environment).
 """
-import io
 import statistics
 import sys
 
@@ -20,6 +19,8 @@ from sklearn.datasets import make_friedman1
 from sklearn.kernel_approximation import RBFSampler
 from sklearn.linear_model import Ridge
 from sklearn.preprocessing import StandardScaler
+
+from kmbench import copy_table
 
 N, NT, G, LAM, D = 20000, 5000, 0.05, 0.1, 1000
 
@@ -34,13 +35,7 @@ def main():
     conn.autocommit = True
     cur = conn.cursor()
     cur.execute("CREATE EXTENSION IF NOT EXISTS kernel_ml")
-    cur.execute("DROP TABLE IF EXISTS kmb_rff_seeds")
-    cur.execute("CREATE TABLE kmb_rff_seeds (f float8[], y float8)")
-    buf = io.StringIO()
-    for i in range(N):
-        buf.write("{%s}\t%r\n" % (",".join(repr(float(v)) for v in Xtr[i]), float(ytr[i])))
-    buf.seek(0)
-    cur.copy_expert("COPY kmb_rff_seeds FROM STDIN", buf)
+    copy_table(cur, "kmb_rff_seeds", Xtr, ytr)
 
     def ridge_rmse(W, b):
         Z = np.sqrt(2.0 / D) * np.cos(Str @ W + b)

@@ -69,7 +69,6 @@ if _BLAS_ENV and os.environ.get("KM_BENCH_SEL_REEXEC") != "1":
     env["KM_BENCH_SEL_DROPPED"] = ",".join(sorted(_BLAS_ENV))
     os.execve(sys.executable, [sys.executable] + sys.argv, env)
 
-import io
 import json
 import platform
 import re
@@ -89,6 +88,8 @@ from sklearn.kernel_ridge import KernelRidge
 from sklearn.model_selection import GridSearchCV
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_info, threadpool_limits
+
+from kmbench import copy_table
 
 QUICK = os.environ.get("KM_BENCH_QUICK") == "1"
 RUNS = int(os.environ.get("KM_BENCH_RUNS", "1" if QUICK else "3"))
@@ -185,17 +186,6 @@ def make_data(n, seed):
     y = 3.0 + f + 0.4 * rng.standard_normal(n)
     scales = np.linspace(0.5, 20.0, D)
     return X * scales + np.arange(D), y
-
-
-def copy_table(cur, name, X, y):
-    cur.execute("DROP TABLE IF EXISTS %s" % name)
-    cur.execute("CREATE TABLE %s (id int PRIMARY KEY, f float8[] NOT NULL, y float8 NOT NULL)" % name)
-    buf = io.StringIO()
-    for i in range(len(y)):
-        buf.write("%d\t{%s}\t%r\n" % (i + 1, ",".join(repr(float(v)) for v in X[i]), float(y[i])))
-    buf.seek(0)
-    cur.copy_expert("COPY %s (id, f, y) FROM STDIN" % name, buf)
-    cur.execute("ANALYZE %s" % name)
 
 
 # ---------------------------------------------------------------- database
