@@ -26,6 +26,8 @@ import time
 
 import psycopg2
 
+from kmbench import backend_hwm
+
 QUICK = os.environ.get("KM_BENCH_QUICK") == "1"
 RUNS = int(os.environ.get("KM_BENCH_RUNS", "1"))
 N = 100000 if QUICK else 1000000
@@ -68,18 +70,6 @@ def make_table(cur, n):
     cur.execute("VACUUM ANALYZE kmb_approx")
 
 
-def vmhwm(cur):
-    cur.execute("SELECT pg_backend_pid()")
-    pid = cur.fetchone()[0]
-    try:
-        with open("/proc/%d/status" % pid) as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return float("nan")
-
 
 def two_pass(conn, m, workers, blas_threads=None):
     """Seconds and the backend's peak memory of the two passes in a fresh backend."""
@@ -100,7 +90,7 @@ def two_pass(conn, m, workers, blas_threads=None):
                 "FROM kmb_approx", (opts, opts))
     model = cur.fetchone()[0]
     el = time.time() - t
-    mem = vmhwm(cur)
+    mem = backend_hwm(cur)
     c2.close()
     return el, mem, model
 

@@ -32,6 +32,8 @@ import time
 
 import psycopg2
 
+from kmbench import backend_hwm
+
 QUICK = os.environ.get("KM_BENCH_QUICK") == "1"
 RUNS = int(os.environ.get("KM_BENCH_RUNS", "1"))
 N = int(os.environ.get("KM_BENCH_AC_ROWS", "100000" if QUICK else "1000000"))
@@ -83,18 +85,6 @@ def make_table(cur, n):
     cur.execute("VACUUM ANALYZE kmb_aclass")
 
 
-def vmhwm(cur):
-    cur.execute("SELECT pg_backend_pid()")
-    pid = cur.fetchone()[0]
-    try:
-        with open("/proc/%d/status" % pid) as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return float("nan")
-
 
 def ours(method, max_memory, threads):
     """Seconds, the backend's peak memory, held-out accuracy, model info."""
@@ -112,7 +102,7 @@ def ours(method, max_memory, threads):
     cur.execute("SELECT kernel_train(f, y, %s::jsonb) FROM kmb_aclass WHERE i %% 5 <> 0", (opts,))
     model = cur.fetchone()[0]
     el = time.time() - t
-    mem = vmhwm(cur)
+    mem = backend_hwm(cur)
     cur.execute("SELECT avg((kernel_predict_class(%s::bytea, f)::float8 = y)::int) FROM kmb_aclass "
                 "WHERE i %% 5 = 0", (psycopg2.Binary(model),))
     acc = float(cur.fetchone()[0])

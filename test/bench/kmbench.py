@@ -19,3 +19,18 @@ def copy_table(cur, name, X, y):
     buf.seek(0)
     cur.copy_expert("COPY %s (id, f, y) FROM STDIN" % name, buf)
     cur.execute("VACUUM (FREEZE, ANALYZE) %s" % name)
+
+
+def backend_hwm(cur):
+    """Peak resident memory (VmHWM, bytes) of the backend of cur (NaN if
+    its /proc entry cannot be read: another host or user)."""
+    cur.execute("SELECT pg_backend_pid()")
+    pid = cur.fetchone()[0]
+    try:
+        with open("/proc/%d/status" % pid) as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return float("nan")
