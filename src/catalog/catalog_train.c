@@ -1034,8 +1034,16 @@ catalog_train_named(const Catalog *cat, const char *name, const char *query,
 	v.owner = version_owner(cat, name);
 	v.version = catalog_next_version(cat, name);
 	decide_deployment(cat, name, &run, work, &decision);
-	/* in the caller's context: returned */
-	v.metrics = metrics_json(&run, &decision);
+	/*
+	 * Returned to the caller after SPI_finish(), which deletes the SPI
+	 * procedure context that is current here: build it in the caller's.
+	 */
+	{
+		MemoryContext spi = MemoryContextSwitchTo(caller);
+
+		v.metrics = metrics_json(&run, &decision);
+		MemoryContextSwitchTo(spi);
+	}
 
 	v.name = name;
 	v.query = query;
