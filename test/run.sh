@@ -3,8 +3,9 @@
 # dependencies, build, the core's include check, core unit tests, fuzzers,
 # install, then in one throwaway PostgreSQL 15 cluster the pg_regress
 # suite, the scikit-learn cross-check and the SQL fuzzer; then the TAP
-# tests, each starting clusters of its own (test/tap.sh), and pg_regress
-# and the cross-check again against a sanitized build.  Ends with "N
+# tests, each starting clusters of its own (test/tap.sh), pg_regress
+# and the cross-check again against a sanitized build, and pg_regress and
+# the TAP tests again on an assert-enabled server (test/debug_server.sh).  Ends with "N
 # passed, N failed" counting single tests (unit tests, pg_regress files,
 # cross-check checks, TAP assertions; a fuzzing run is one test, failed per
 # finding).
@@ -82,6 +83,16 @@ KM_EXTRA_CFLAGS="$extra" KM_ASAN_SQL_FUZZ="${KM_ASAN_SQL_FUZZ:-2000}" \
 asan_server_rc=$?
 grep -E '^(test |ok|not ok|[0-9]+ passed|installcheck-asan:|==[0-9]+==ERROR|SUMMARY)' "$log/installcheck_asan.out" | grep -v '^ok'
 
+# pg_regress and the TAP tests again on an assert-enabled PostgreSQL 15
+# (--enable-cassert at -O0, freed memory clobbered and unmapped), built once
+# from Debian's source package and cached outside the clone
+# (tools/build-debug-postgres.sh; about 5 minutes the first time on a
+# machine).  Fails on a test failure, a TRAP or a crashed backend.
+echo "=== pg_regress and TAP on an assert-enabled PostgreSQL (test/debug_server.sh)"
+KM_EXTRA_CFLAGS="$extra" bash test/debug_server.sh > "$log/debug.out" 2>&1
+debug_rc=$?
+grep -v -E '^(ok|t/.* ok)' "$log/debug.out" | tail -40
+
 # Tally single tests.  A suite that produced no count at all counts as one
 # failure, so a runner that silently ran nothing cannot pass.
 passed=0
@@ -131,6 +142,20 @@ tap() {			# tap <name> <prove output>
 	fi
 }
 tap "TAP" "$log/tap.out"
+
+debug_counted=0
+for stage in "debug pg_regress" "debug TAP" "debug server logs"; do
+	set -- $(sed -n "s/^$stage: \([0-9]\+\) passed, \([0-9]\+\) failed\$/\1 \2/p" "$log/debug.out" 2>/dev/null | tail -1)
+	if [ $# -eq 2 ]; then
+		count "$stage (cassert)" "$1" "$2"
+		debug_counted=$((debug_counted + $2))
+	else
+		count "$stage (cassert)" 0 1
+		debug_counted=$((debug_counted + 1))
+	fi
+done
+# the stage failed in a way none of its counts shows (a build failure)
+[ "$debug_rc" -eq 0 ] || [ "$debug_counted" -gt 0 ] || count "debug server stage" 0 1
 [ "$cluster_rc" -eq 0 ] || echo "(pg_virtualenv exited with $cluster_rc)"
 
 echo "$passed passed, $failed failed"

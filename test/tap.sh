@@ -39,6 +39,26 @@ if [ "$(id -u)" -eq 0 ]; then
 	chown -R postgres: "$work"
 	runas=(runuser -u postgres --)
 fi
-cd "$work" && "${runas[@]}" env PATH="$bindir:$PATH" TESTDIR="$work" \
+(cd "$work" && "${runas[@]}" env PATH="$bindir:$PATH" TESTDIR="$work" \
+	${GLIBC_TUNABLES:+GLIBC_TUNABLES="$GLIBC_TUNABLES"} \
 	PG_REGRESS="$pgxs/src/test/regress/pg_regress" \
-	prove -I "$pgxs/src/test/perl" "${tests[@]}"
+	prove -I "$pgxs/src/test/perl" "${tests[@]}")
+rc=$?
+
+# A failed assertion or a crashed backend in any server log fails the run,
+# even where every assertion of the test passed (a crash in a statement
+# whose error the test expected, or after its last check).
+if [ -n "${KM_TAP_LOGS:-}" ]; then
+	mkdir -p "$KM_TAP_LOGS"
+	cp -r "$work/tmp_check/log/." "$KM_TAP_LOGS/" 2>/dev/null
+fi
+crashed=$(grep -l -E 'TRAP:|terminated by signal|was terminated by|PANIC:' \
+	$(find "$work/tmp_check" -name '*.log' 2>/dev/null) /dev/null 2>/dev/null)
+if [ -n "$crashed" ]; then
+	for f in $crashed; do
+		echo "=== a server crashed or failed an assertion: $f"
+		grep -E -B5 -A20 'TRAP:|terminated by signal|was terminated by|PANIC:' "$f" | head -60
+	done
+	[ "$rc" -ne 0 ] || rc=1
+fi
+exit $rc

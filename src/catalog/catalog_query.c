@@ -23,6 +23,7 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/plancache.h"
 
 #include "model.h"
@@ -166,6 +167,7 @@ fetch_rows(const char *body, bool text_label, MemoryContext ctx)
 	SPIPlanPtr	plan;
 	Portal		portal;
 	RowSet	   *rs;
+	MemoryContext batch;
 
 	plan = SPI_prepare(psprintf("SELECT q.f::pg_catalog.float8[], q.t::pg_catalog.%s "
 								"FROM (\n%s\n) AS q (f, t)",
@@ -177,11 +179,21 @@ fetch_rows(const char *body, bool text_label, MemoryContext ctx)
 	rs = rowset_create(ctx, true);
 	if (text_label)
 		rs->label_type = KM_LABEL_TEXT;
+	/*
+	 * A feature array stored with a short header or compressed is detoasted
+	 * into a copy: made in a context reset after each batch, or every row's
+	 * copy would stay in the SPI procedure context until SPI_finish().
+	 */
+	batch = AllocSetContextCreate(CurrentMemoryContext, "kernel_ml row batch",
+								  ALLOCSET_DEFAULT_SIZES);
 	for (;;)
 	{
+		MemoryContext old;
+
 		SPI_cursor_fetch(portal, true, 1000);
 		if (SPI_processed == 0)
 			break;
+		old = MemoryContextSwitchTo(batch);
 		for (uint64 i = 0; i < SPI_processed; i++)
 		{
 			HeapTuple	tup = SPI_tuptable->vals[i];
@@ -200,9 +212,12 @@ fetch_rows(const char *body, bool text_label, MemoryContext ctx)
 				rowset_add(rs, DatumGetArrayTypeP(f), DatumGetFloat8(t),
 						   "kernel_model_train");
 		}
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(batch);
 		SPI_freetuptable(SPI_tuptable);
 		CHECK_FOR_INTERRUPTS();
 	}
+	MemoryContextDelete(batch);
 	SPI_cursor_close(portal);
 	SPI_freeplan(plan);
 	return rs;

@@ -58,7 +58,7 @@ echo "=== pg_regress (sanitized build)"
 # format1 asserts that 0.1.0's models predict bit for bit, which holds for
 # the same build flags only: instrumented code rounds the kernel sums in
 # another order.
-tests=$(ls test/sql/*.sql | sed 's|test/sql/||; s|\.sql$||' | grep -v '^format1$')
+tests=$(ls test/sql/*.sql | sed 's|test/sql/||; s|\.sql$||' | cat)
 make -s installcheck REGRESS="$(echo $tests)" || { rc=1; head -200 regression.diffs 2>/dev/null; }
 echo "=== scikit-learn cross-check (sanitized build)"
 psql -X -q -c "CREATE EXTENSION IF NOT EXISTS kernel_ml" >/dev/null

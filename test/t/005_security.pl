@@ -21,12 +21,20 @@ my $bindir = `pg_config --bindir`;
 chomp $bindir;
 (my $install = $bindir) =~ s{/bin$}{};
 
+# pg_cron where it is installed for this server (the assert-enabled debug
+# server of test/debug_server.sh has none: there the scheduled retrain is
+# run directly by the superuser instead).
+my $pkglibdir = `pg_config --pkglibdir`;
+chomp $pkglibdir;
+my $have_cron = -e "$pkglibdir/pg_cron.so";
+
 my $node = PostgreSQL::Test::Cluster->new('security', install_path => $install);
 $node->init;
-$node->append_conf('postgresql.conf', qq{
+$node->append_conf('postgresql.conf', ($have_cron ? qq{
 shared_preload_libraries = 'pg_cron'
 cron.database_name = 'postgres'
 cron.use_background_workers = on
+} : '') . qq{
 max_worker_processes = 16
 });
 $node->start;
@@ -71,7 +79,6 @@ sub is_super
 
 sql_ok(q{
 CREATE EXTENSION kernel_ml;
-CREATE EXTENSION pg_cron;
 CREATE FUNCTION public.outcome(q text) RETURNS text LANGUAGE plpgsql AS $$
 BEGIN
   EXECUTE q;
@@ -194,19 +201,28 @@ is(is_super('bob'), 'f', 'bob is still not superuser');
 
 # 1b. a real pg_cron job, scheduled by the superuser
 sql_ok('ALTER ROLE bob NOSUPERUSER');
-my $jobid = sql_ok(q{SELECT cron.schedule('kml_retrain', '* * * * *', $$SELECT kernel_model_retrain('bob_model')$$)});
-my $start = time();
-my $status = '';
-while (time() - $start < 150)
+SKIP:
 {
-	$status = sql_ok("SELECT coalesce(string_agg(status || ': ' || coalesce(return_message, ''), '; '), '') "
-		  . "FROM cron.job_run_details WHERE jobid = $jobid AND status IN ('succeeded', 'failed')");
-	last if $status ne '';
-	sleep(1);
+	if (!$have_cron)
+	{
+		sql_ok(q{SELECT kernel_model_retrain('bob_model')});
+		skip "pg_cron is not installed for this server: the superuser retrained directly", 1;
+	}
+	sql_ok('CREATE EXTENSION pg_cron');
+	my $jobid = sql_ok(q{SELECT cron.schedule('kml_retrain', '* * * * *', $$SELECT kernel_model_retrain('bob_model')$$)});
+	my $start = time();
+	my $status = '';
+	while (time() - $start < 150)
+	{
+		$status = sql_ok("SELECT coalesce(string_agg(status || ': ' || coalesce(return_message, ''), '; '), '') "
+			  . "FROM cron.job_run_details WHERE jobid = $jobid AND status IN ('succeeded', 'failed')");
+		last if $status ne '';
+		sleep(1);
+	}
+	sql_ok("SELECT cron.unschedule($jobid)");
+	diag(sprintf('the cron job finished after %.0f s: %s', time() - $start, $status));
+	like($status, qr/^succeeded/, 'the pg_cron job retrained bob_model');
 }
-sql_ok("SELECT cron.unschedule($jobid)");
-diag(sprintf('the cron job finished after %.0f s: %s', time() - $start, $status));
-like($status, qr/^succeeded/, 'the pg_cron job retrained bob_model');
 is(is_super('bob'), 'f', 'bob is not superuser after the pg_cron job retrained his model');
 is(sql_ok('SELECT count(*) FROM bob_evil.fired'), '0', 'no planted operator ran as a superuser in the job');
 is(sql_ok(q{SELECT max(version) || ' ' || min(metrics->>'rows') || ' ' || max(metrics->>'rows') FROM kernel_models WHERE name = 'bob_model'}),
