@@ -12,6 +12,17 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
+# Seconds each stage took, printed at the end (test/run.sh's own timing).
+suite_start=$(date +%s)
+stage_start=$suite_start
+stage_times=""
+stage_time() {
+	local now
+	now=$(date +%s)
+	stage_times="$stage_times$(printf '%-34s %5d s' "$1" $((now - stage_start)))
+"
+	stage_start=$now
+}
 bash tools/install-deps.sh || exit 1
 
 # CI builds with warnings as errors.  PostgreSQL's own array macros trip
@@ -22,33 +33,40 @@ if [ "${CI:-}" = "true" ]; then
 	extra="-Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare -Werror"
 fi
 make -s clean >/dev/null
-make -s KM_EXTRA_CFLAGS="$extra" || exit 1
+make -s -j2 KM_EXTRA_CFLAGS="$extra" || exit 1
 make -s install >/dev/null || exit 1
 
 log=$(mktemp -d /tmp/kernel_ml_tests.XXXXXX)
 chmod 755 "$log"
 
+stage_time "dependencies and build"
+
 echo "=== the core includes no PostgreSQL header"
 make -s check-core 2>&1 | tee "$log/check_core.out"
 check_core_rc=${PIPESTATUS[0]}
+stage_time "core include check"
 
 echo "=== core unit tests"
-make -s unittest KM_EXTRA_CFLAGS="$extra" 2>&1 | tee "$log/unit.out"
+make -s -j2 unittest KM_EXTRA_CFLAGS="$extra" 2>&1 | tee "$log/unit.out"
 unit_rc=${PIPESTATUS[0]}
 
 echo "=== core unit tests under AddressSanitizer and UBSan"
-make -s unittest-asan KM_EXTRA_CFLAGS="$extra" 2>&1 | tee "$log/asan.out"
+make -s -j2 unittest-asan KM_EXTRA_CFLAGS="$extra" 2>&1 | tee "$log/asan.out"
 asan_rc=${PIPESTATUS[0]}
+stage_time "core unit tests (plain, ASan)"
 
-# Two libFuzzer targets, each for KM_FUZZ_SECONDS.
-echo "=== fuzzing the model decoder (libFuzzer, ${KM_FUZZ_SECONDS:-30} s)"
-make -s fuzz-model FUZZ_SECONDS="${KM_FUZZ_SECONDS:-30}" > "$log/fuzz.out" 2>&1
-fuzz_rc=$?
-grep -E '^(Done|stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY)' "$log/fuzz.out"
-echo "=== fuzzing the options validator (libFuzzer, ${KM_FUZZ_SECONDS:-30} s)"
+# Two libFuzzer targets, each for KM_FUZZ_SECONDS, side by side (one core
+# each): built first, so the two makes find nothing left to build.
+echo "=== fuzzing the model decoder and the options validator (libFuzzer, ${KM_FUZZ_SECONDS:-30} s, side by side)"
+make -s test/fuzz/make_seed test/fuzz/fuzz_model test/fuzz/fuzz_options > "$log/fuzz_build.out" 2>&1
+make -s fuzz-model FUZZ_SECONDS="${KM_FUZZ_SECONDS:-30}" > "$log/fuzz.out" 2>&1 &
+fuzz_pid=$!
 make -s fuzz-options FUZZ_SECONDS="${KM_FUZZ_SECONDS:-30}" > "$log/fuzz_options.out" 2>&1
 fuzz_options_rc=$?
-grep -E '^(Done|stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY)' "$log/fuzz_options.out"
+wait "$fuzz_pid"
+fuzz_rc=$?
+grep -E '^(Done|stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY)' "$log/fuzz.out" "$log/fuzz_options.out"
+stage_time "fuzzing"
 
 # One throwaway cluster for the server-side suites.
 cat > "$log/server.sh" <<'INNER'
@@ -67,11 +85,13 @@ INNER
 pg_virtualenv -t -o 'max_worker_processes=16' -o 'max_parallel_workers=8' \
 	bash "$log/server.sh" "$log"
 cluster_rc=$?
+stage_time "pg_regress, cross-check, SQL fuzz"
 
 # TAP tests (PostgreSQL::Test::Cluster: each starts clusters of its own).
 echo "=== TAP tests"
 bash test/tap.sh 2>&1 | tee "$log/tap.out"
 echo "tap exit ${PIPESTATUS[0]}" >> "$log/tap.out"
+stage_time "TAP"
 
 # The same pg_regress suite and cross-check against an ASan+UBSan build in a
 # cluster of its own (about 2 minutes), with a short SQL fuzzing run whose
@@ -82,6 +102,7 @@ KM_EXTRA_CFLAGS="$extra" KM_ASAN_SQL_FUZZ="${KM_ASAN_SQL_FUZZ:-2000}" \
 	make -s installcheck-asan > "$log/installcheck_asan.out" 2>&1
 asan_server_rc=$?
 grep -E '^(test |ok|not ok|[0-9]+ passed|installcheck-asan:|==[0-9]+==ERROR|SUMMARY)' "$log/installcheck_asan.out" | grep -v '^ok'
+stage_time "server suites under ASan/UBSan"
 
 # pg_regress and the TAP tests again on an assert-enabled PostgreSQL 15
 # (--enable-cassert at -O0, freed memory clobbered and unmapped), built once
@@ -92,6 +113,7 @@ echo "=== pg_regress and TAP on an assert-enabled PostgreSQL (test/debug_server.
 KM_EXTRA_CFLAGS="$extra" bash test/debug_server.sh > "$log/debug.out" 2>&1
 debug_rc=$?
 grep -v -E '^(ok|t/.* ok)' "$log/debug.out" | tail -40
+stage_time "assert-enabled server"
 
 # Tally single tests.  A suite that produced no count at all counts as one
 # failure, so a runner that silently ran nothing cannot pass.
@@ -158,5 +180,8 @@ done
 [ "$debug_rc" -eq 0 ] || [ "$debug_counted" -gt 0 ] || count "debug server stage" 0 1
 [ "$cluster_rc" -eq 0 ] || echo "(pg_virtualenv exited with $cluster_rc)"
 
+echo "=== time by stage"
+printf '%s' "$stage_times"
+printf '%-34s %5d s\n' "whole suite" $(( $(date +%s) - suite_start ))
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$cluster_rc" -eq 0 ]

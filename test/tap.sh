@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Run the TAP tests (all of test/t/*.pl, or the files given), each of which
+# Run the TAP tests (all of test/t/*.pl, or the files given; KM_TAP_JOBS at
+# a time, 2 by default), each of which
 # builds its own clusters with PostgreSQL's PostgreSQL::Test::Cluster,
 # against the installed kernel_ml:
 #   bash test/tap.sh [test/t/005_security.pl ...]
@@ -42,7 +43,7 @@ fi
 (cd "$work" && "${runas[@]}" env PATH="$bindir:$PATH" TESTDIR="$work" \
 	${GLIBC_TUNABLES:+GLIBC_TUNABLES="$GLIBC_TUNABLES"} \
 	PG_REGRESS="$pgxs/src/test/regress/pg_regress" \
-	prove -I "$pgxs/src/test/perl" "${tests[@]}")
+	prove -j "${KM_TAP_JOBS:-2}" -I "$pgxs/src/test/perl" "${tests[@]}")
 rc=$?
 
 # A failed assertion or a crashed backend in any server log fails the run,

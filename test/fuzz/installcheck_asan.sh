@@ -17,17 +17,25 @@ work=$(mktemp -d /tmp/kernel_ml_asan.XXXXXX)
 chmod 755 "$work"
 mkdir -m 777 "$work/reports"
 
+# The sanitized build is made in a copy of the tree, so the normal build's
+# objects stay as they are and putting it back is an install, not a rebuild.
 reinstall_normal() {
 	echo "=== re-installing the normal build"
-	make -s clean >/dev/null
-	make -s KM_EXTRA_CFLAGS="${KM_EXTRA_CFLAGS:-}" >/dev/null && make -s install >/dev/null
+	if [ -e kernel_ml.so ]; then
+		make -s install >/dev/null
+	else
+		make -s KM_EXTRA_CFLAGS="${KM_EXTRA_CFLAGS:-}" >/dev/null && make -s install >/dev/null
+	fi
 }
 trap reinstall_normal EXIT
 
 echo "=== building and installing kernel_ml with ASan and UBSan"
-make -s clean >/dev/null
-make -s KM_EXTRA_CFLAGS="$san_flags" KM_ASAN_OBJS=test/fuzz/asan_options.o || exit 1
-make -s install >/dev/null || exit 1
+mkdir "$work/build"
+tar --exclude=./.git --exclude=./test/build --exclude='*.o' --exclude='*.so' --exclude='*.bc' \
+	-cf - . | tar -C "$work/build" -xf -
+(cd "$work/build" &&
+	make -s KM_EXTRA_CFLAGS="$san_flags" KM_ASAN_OBJS=test/fuzz/asan_options.o &&
+	make -s install >/dev/null) || exit 1
 
 # PostgreSQL is not built with ASan, so the runtimes should come first in
 # the postmaster's library list (LD_PRELOAD).  On this Debian 12 machine a
@@ -55,11 +63,9 @@ cat > "$work/inner.sh" <<'INNER'
 work=$1
 rc=0
 echo "=== pg_regress (sanitized build)"
-# format1 asserts that 0.1.0's models predict bit for bit, which holds for
-# the same build flags only: instrumented code rounds the kernel sums in
-# another order.
-tests=$(ls test/sql/*.sql | sed 's|test/sql/||; s|\.sql$||' | cat)
-make -s installcheck REGRESS="$(echo $tests)" || { rc=1; head -200 regression.diffs 2>/dev/null; }
+# every file, format1 too: it compares predictions within a tolerance
+# (instrumented code rounds the kernel sums in another order)
+make -s installcheck || { rc=1; head -200 regression.diffs 2>/dev/null; }
 echo "=== scikit-learn cross-check (sanitized build)"
 psql -X -q -c "CREATE EXTENSION IF NOT EXISTS kernel_ml" >/dev/null
 /usr/bin/python3 test/crosscheck/crosscheck.py > "$work/crosscheck.out" 2>&1 || rc=1
