@@ -31,16 +31,6 @@
 /* Rows per block: features block x m, one dsyrk per class. */
 #define AC_BLOCK 512
 
-/* Whether bytes fit kernel_ml.max_memory (and its ceiling), without an error. */
-static bool
-fits_memory(double bytes)
-{
-	double		user = (double) km_max_memory_kb * 1024.0;
-	double		ceiling = (double) km_max_memory_limit_kb * 1024.0;
-
-	return bytes <= Min(user, ceiling);
-}
-
 typedef struct PassBufs
 {
 	double	   *Xs;				/* AC_BLOCK x d standardized rows */
@@ -573,6 +563,7 @@ km_approx_fit_classifier(RowSet *rs, const km_options *opts, const uint32 *cls,
 	double		need;
 	double	   *coef;
 	km_error	err;
+	KmMemGrant *grant;
 
 	memset(fit, 0, sizeof(*fit));
 	memset(&ft, 0, sizeof(ft));
@@ -600,9 +591,15 @@ km_approx_fit_classifier(RowSet *rs, const km_options *opts, const uint32 *cls,
 		8.0 * (double) km_primal_add_scratch_doubles(mmax, AC_BLOCK);
 	km_check_memory(need, "kernel_train", false);
 	ft.cache_bytes = 8.0 * (double) n * mmax;
-	/* the features are cached when they take at most half of max_memory */
-	if (!fits_memory(2.0 * (need + ft.cache_bytes)) || ft.cache_bytes > (double) MaxAllocHugeSize)
+	/*
+	 * the features are cached when they take at most half of what the
+	 * backend's ceiling leaves free
+	 */
+	if (!km_memory_fits(2.0 * (need + ft.cache_bytes)) || ft.cache_bytes > (double) MaxAllocHugeSize)
 		ft.cache_bytes = 0.0;
+	/* counted until the fit returns (or its context goes, on an error) */
+	grant = km_mem_reserve(CurrentMemoryContext, need + ft.cache_bytes,
+						   "kernel_train", false);
 
 	ft.rs = rs;
 	ft.opts = opts;
@@ -666,4 +663,5 @@ km_approx_fit_classifier(RowSet *rs, const km_options *opts, const uint32 *cls,
 	fit->res.n_support = 0;
 	if (ft.cache != NULL)
 		pfree(ft.cache);
+	km_mem_release(grant);
 }
