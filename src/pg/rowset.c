@@ -17,6 +17,8 @@
 #include "rowset.h"
 
 #define KM_INITIAL_ROWS 1024
+/* ... but no more than about this many bytes for wide rows */
+#define KM_INITIAL_BYTES (1024.0 * 1024.0)
 
 double
 km_train_memory(double n, double d)
@@ -92,7 +94,9 @@ rowset_reserve(RowSet *rs, int64 more, const char *what)
 	 * doubling, or as many rows as still fit when the doubled buffer would
 	 * not (at least need).
 	 */
-	cap = Max(rs->capacity * 2, Max(need, KM_INITIAL_ROWS));
+	cap = Max(rs->capacity * 2,
+			  Max(need, (int64) Max(1.0, Min((double) KM_INITIAL_ROWS,
+											 KM_INITIAL_BYTES / Max(row_bytes(rs), 1.0)))));
 	if (!km_memory_fits(buffer_bytes(rs, cap) - held) && row_bytes(rs) > 0.0)
 	{
 		double		fit = (km_memory_room() + held - buffer_bytes(rs, 0)) / row_bytes(rs);
