@@ -451,8 +451,13 @@ score_lambda(const approx_work *w, size_t m, double lambda, double yssc,
 
 		tr += s / (s + lambda);
 	}
-	/* rounding can take a near-perfect fit's RSS below 0 */
-	*rss = fmax(yssc - wp - lambda * pp, 0.0);
+	/*
+	 * rounding can take a near-perfect fit's RSS below 0; a RSS that is not
+	 * finite stays so (fmax would read NaN as 0: a perfect fit)
+	 */
+	*rss = yssc - wp - lambda * pp;
+	if (isfinite(*rss))
+		*rss = fmax(*rss, 0.0);
 	*trace = tr;
 	if (!isfinite(*rss) || !(n - tr > 0.0))
 		return NAN;
@@ -606,6 +611,10 @@ solve_best(const km_basis *b, const km_accum *stats, approx_work *w,
 	(void) score_lambda(w, m, res->lambda, yssc, n, &rss, &trace, &indefinite);
 	res->train_rmse = sqrt(rss / n);
 	res->trace_hat = trace;
+	if (!isfinite(res->train_rmse))
+		return km_fail(err, KM_ERR_OVERFLOW, "training error is out of range for type double precision",
+					   "The residual sum of squares of %.0f rows with lambda %g is not finite.",
+					   n, res->lambda);
 	memcpy(coef, w->p, m * sizeof(double));
 	apply_q(w, m, 'N', coef);
 	if (b->kind == KM_APPROX_NYSTROM)
@@ -685,11 +694,27 @@ km_approx_solve(const km_basis *b, const km_accum *stats,
 	g = km_accum_gram_parts((km_accum *) stats);
 	approx_layout(&w, work, m);
 
+	/*
+	 * The sums of y and y^2 overflow for targets beyond about 1e154: then
+	 * neither the intercept nor the training error can be read from them
+	 * (inf - inf is NaN, which fmax below would silently turn into 0).
+	 */
+	if (!isfinite(*g.ysum) || !isfinite(*g.yss))
+	{
+		km_fail(err, KM_ERR_OVERFLOW, "training statistics are out of range for type double precision",
+				"The sum of the %s of %.0f rows overflowed.",
+				isfinite(*g.ysum) ? "squared targets" : "targets", n);
+		snprintf(err->hint, sizeof(err->hint), "%s",
+				 "Scale the target down (for example divide it by a power of ten, and multiply the predictions back).");
+		return KM_ERR_OVERFLOW;
+	}
 	/* y-centring: r = sum z y - ybar sum z, sum (y - ybar)^2 */
 	ybar = fit_intercept ? *g.ysum / n : 0.0;
 	for (size_t i = 0; i < m; i++)
 		w.r[i] = g.zy[i] - ybar * g.zsum[i];
-	yssc = fmax(*g.yss - ybar * *g.ysum, 0.0);
+	yssc = *g.yss - ybar * *g.ysum;
+	if (isfinite(yssc))
+		yssc = fmax(yssc, 0.0);
 	if (!isfinite(ybar) || !isfinite(yssc) || !km_all_finite(w.r, m))
 		return km_fail(err, KM_ERR_OVERFLOW, "training statistics are out of range for type double precision",
 					   "Centring the sums of %.0f rows on the mean target %g overflowed.",

@@ -27,6 +27,9 @@
 #define AUTO_LAMBDAS 13
 #define AUTO_GAMMAS 7
 
+#define KM_STR_(x) #x
+#define KM_STR(x) KM_STR_(x)
+
 #define CV_EXPECTED "\"loo\", \"gcv\" or a number of folds from 2 to 1000"
 #define DEPLOY_EXPECTED "\"if_better\", \"always\" or \"never\""
 
@@ -67,8 +70,13 @@ const km_option_def km_option_table[KM_N_OPTIONS] = {
 		DEPLOY_EXPECTED, "\"if_better\"", KM_FN_CATALOG, 0},
 	[KM_OPT_APPROXIMATION] = {"approximation", KM_OPTTYPE_NAME, 0, 0, false, false,
 		"\"nystrom\" or \"rff\"", "none (exact)", KM_FN_TRAINING, 0},
-	[KM_OPT_COMPONENTS] = {"components", KM_OPTTYPE_INTEGER, 1, INT_MAX, false, false,
-		"an integer >= 1", "1000 (nystrom: at most the number of rows)", KM_FN_TRAINING, 0},
+	/*
+	 * The solve's limit, checked here so that an impossible size is an
+	 * option error before any row is read (not after the m x m sums).
+	 */
+	[KM_OPT_COMPONENTS] = {"components", KM_OPTTYPE_INTEGER, 1, KM_APPROX_MAX_COMPONENTS, false, false,
+		"an integer from 1 to " KM_STR(KM_APPROX_MAX_COMPONENTS),
+		"1000 (nystrom: at most the number of rows)", KM_FN_TRAINING, 0},
 	[KM_OPT_SOLVER] = {"solver", KM_OPTTYPE_NAME, 0, 0, false, false,
 		"\"smo\", \"newton\" or \"sgd\"", "\"smo\" for svm, \"newton\" for logistic",
 		KM_FN_TRAINING, 0},

@@ -117,12 +117,14 @@ size_t		km_primal_add_scratch_doubles(uint32_t m, size_t rows);
 /*
  * Add rows rows of features Z (rows x m, row-major), classes cls (0 or 1)
  * and weights (or NULL: 1) at the point (coef, b) into state.  false if a
- * decision value is not finite (nothing added then).
+ * decision value is not finite (nothing added then).  The Hessian update
+ * is split into pieces of bounded work with interrupt (may be NULL)
+ * called between them.
  */
 bool		km_primal_add(double *state, uint32_t m, km_primal_loss loss,
 						  const double *Z, size_t rows, const uint32_t *cls,
 						  const double *weights, const double *coef, double b,
-						  double *scratch);
+						  double *scratch, km_interrupt_fn interrupt);
 
 void		km_primal_solver_init(km_primal_solver *s, uint32_t m);
 

@@ -24,6 +24,7 @@ accum_state_create(MemoryContext aggctx, km_accum_kind kind, uint32 dim,
 				 errdetail("A state of dimension %u would exceed 1 GB.", dim),
 				 errhint("Use fewer components.")));
 	km_check_memory((double) bytes + (double) extra_bytes, what, false);
+	km_mem_reserve(aggctx, (double) bytes, what, false);
 	acc = (km_accum *) MemoryContextAlloc(aggctx, bytes);
 	SET_VARSIZE(acc, bytes);
 	km_accum_init(acc, kind, dim);
@@ -72,6 +73,7 @@ accum_state_combine(MemoryContext aggctx, km_accum *a, km_accum *b)
 	if (a == NULL)
 	{
 		/* the result is the transition value: it must live in aggctx */
+		km_mem_reserve(aggctx, (double) VARSIZE(b), "kernel_ml", false);
 		a = (km_accum *) MemoryContextAlloc(aggctx, VARSIZE(b));
 		memcpy(a, b, VARSIZE(b));
 		return a;

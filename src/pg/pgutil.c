@@ -196,6 +196,12 @@ typedef struct PrefaultedChunk
 } PrefaultedChunk;
 
 /*
+ * What this backend's kernel_ml memory grants (pgutil.h) and kernel
+ * matrices (km_alloc_reserved) hold: the sum of their bytes.
+ */
+static double mem_held = 0.0;
+
+/*
  * The mapping's first page holds a pointer back to its chunk (a whole page,
  * so that the payload starts on one).
  */
@@ -207,7 +213,11 @@ unmap_chunk(void *arg)
 	PrefaultedChunk *chunk = (PrefaultedChunk *) arg;
 
 	if (chunk->base != NULL)
+	{
 		munmap(chunk->base, chunk->len);
+		/* the caller checked the need (km_check_memory); here it is counted */
+		mem_held = Max(mem_held - (double) chunk->len, 0.0);
+	}
 	chunk->base = NULL;
 }
 
@@ -280,6 +290,7 @@ km_alloc_reserved(Size bytes)
 		chunk->base = NULL;
 		prefault_failed(bytes);
 	}
+	mem_held += (double) chunk->len;
 	chunk->cb.func = unmap_chunk;
 	chunk->cb.arg = chunk;
 	MemoryContextRegisterResetCallback(CurrentMemoryContext, &chunk->cb);
@@ -480,40 +491,135 @@ km_size_pretty(double bytes)
 															  Int64GetDatum((int64) Min(bytes, (double) PG_INT64_MAX)))));
 }
 
-void
-km_check_memory(double bytes, const char *what, bool at_least)
+/* ---- per-backend memory accounting (pgutil.h) ---- */
+
+struct KmMemGrant
+{
+	double		bytes;			/* counted in mem_held; 0 once released */
+	MemoryContextCallback cb;
+};
+
+double
+km_memory_held(void)
+{
+	return mem_held;
+}
+
+static double
+memory_limit(void)
+{
+	return Min((double) km_max_memory_kb * 1024.0,
+			   (double) km_max_memory_limit_kb * 1024.0);
+}
+
+double
+km_memory_room(void)
+{
+	return memory_limit() - mem_held;
+}
+
+bool
+km_memory_fits(double bytes)
+{
+	return mem_held + bytes <= memory_limit();
+}
+
+/*
+ * The refusal: bytes more are needed while held are already held (by
+ * grants other than the one growing).
+ */
+static void pg_attribute_noreturn()
+refuse_memory(double bytes, double held, const char *what, bool at_least)
 {
 	double		user = (double) km_max_memory_kb * 1024.0;
 	double		ceiling = (double) km_max_memory_limit_kb * 1024.0;
 	double		limit = Min(user, ceiling);
 	bool		capped = ceiling < user;
-	double		need_mb = ceil(bytes / (1024.0 * 1024.0));
+	double		total = bytes + held;
+	double		need_mb = ceil(total / (1024.0 * 1024.0));
 	const char *setting = capped ? "kernel_ml.max_memory_limit" : "kernel_ml.max_memory";
+	const char *fewer = held >= 1.0 ? "use fewer rows or fewer kernel_ml calls in one statement" :
+		"use fewer rows";
 	char	   *hint;
-
-	if (bytes <= limit)
-		return;
+	char	   *needs;
 
 	/* what the caller can do about it: never a setting it cannot raise */
-	if (bytes <= ceiling)
-		hint = psprintf("Raise kernel_ml.max_memory (SET kernel_ml.max_memory = '%.0fMB'), or use fewer rows.",
-						need_mb);
+	if (total <= ceiling)
+		hint = psprintf("Raise kernel_ml.max_memory (SET kernel_ml.max_memory = '%.0fMB'), or %s.",
+						need_mb, fewer);
 	else if (superuser())
-		hint = psprintf("Raise kernel_ml.max_memory_limit and kernel_ml.max_memory to at least %.0fMB, or use fewer rows.",
-						need_mb);
+		hint = psprintf("Raise kernel_ml.max_memory_limit and kernel_ml.max_memory to at least %.0fMB, or %s.",
+						need_mb, fewer);
 	else
-		hint = pstrdup("Use fewer rows; only a superuser can raise kernel_ml.max_memory_limit.");
+		hint = psprintf("%c%s; only a superuser can raise kernel_ml.max_memory_limit.",
+						pg_toupper((unsigned char) fewer[0]), fewer + 1);
 
+	needs = psprintf("It needs %s %s", at_least ? "at least" : "about",
+					 km_size_pretty(bytes));
+	if (held >= 1.0)
+		needs = psprintf("%s more; the rows and states of kernel_ml calls under way in this session hold %s",
+						 needs, km_size_pretty(held));
 	ereport(ERROR,
 			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 			 errmsg("%s needs more memory than %s allows", what, setting),
 			 capped ?
-			 errdetail("It needs %s %s; the limit is %s, set by kernel_ml.max_memory_limit (kernel_ml.max_memory is %s).",
-					   at_least ? "at least" : "about",
-					   km_size_pretty(bytes), km_size_pretty(limit),
-					   km_size_pretty(user)) :
-			 errdetail("It needs %s %s; the limit is %s, set by kernel_ml.max_memory.",
-					   at_least ? "at least" : "about",
-					   km_size_pretty(bytes), km_size_pretty(limit)),
+			 errdetail("%s; the limit is %s, set by kernel_ml.max_memory_limit (kernel_ml.max_memory is %s).",
+					   needs, km_size_pretty(limit), km_size_pretty(user)) :
+			 errdetail("%s; the limit is %s, set by kernel_ml.max_memory.",
+					   needs, km_size_pretty(limit)),
 			 errhint("%s", hint)));
+	pg_unreachable();
+}
+
+void
+km_check_memory(double bytes, const char *what, bool at_least)
+{
+	if (!km_memory_fits(bytes))
+		refuse_memory(bytes, mem_held, what, at_least);
+}
+
+static void
+grant_release_cb(void *arg)
+{
+	km_mem_release((KmMemGrant *) arg);
+}
+
+void
+km_mem_release(KmMemGrant *g)
+{
+	if (g == NULL)
+		return;
+	mem_held -= g->bytes;
+	g->bytes = 0.0;
+	/* no drift from rounding: nothing held is exactly 0 */
+	if (mem_held < 1.0)
+		mem_held = 0.0;
+}
+
+KmMemGrant *
+km_mem_resize(KmMemGrant *g, MemoryContext ctx, double bytes, const char *what,
+			  bool at_least)
+{
+	double		before = g != NULL ? g->bytes : 0.0;
+
+	if (bytes > before && mem_held - before + bytes > memory_limit())
+		refuse_memory(bytes, mem_held - before, what, at_least);
+	if (g == NULL)
+	{
+		g = MemoryContextAllocZero(ctx, sizeof(KmMemGrant));
+		g->cb.func = grant_release_cb;
+		g->cb.arg = g;
+		MemoryContextRegisterResetCallback(ctx, &g->cb);
+	}
+	mem_held += bytes - g->bytes;
+	g->bytes = bytes;
+	if (mem_held < 1.0)
+		mem_held = 0.0;
+	return g;
+}
+
+KmMemGrant *
+km_mem_reserve(MemoryContext ctx, double bytes, const char *what, bool at_least)
+{
+	return km_mem_resize(NULL, ctx, bytes, what, at_least);
 }

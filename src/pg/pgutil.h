@@ -47,11 +47,50 @@ int			km_array_length(ArrayType *arr, const char *what);
 void		km_array_copy(ArrayType *arr, int d, double *out, const char *what);
 
 /*
- * Refuse, before allocating, work that needs more than the smaller of
- * kernel_ml.max_memory and kernel_ml.max_memory_limit; what says what
- * needs it, at_least that more rows may still come.
+ * Memory ceilings hold per backend (each parallel worker is one): the
+ * smaller of kernel_ml.max_memory and kernel_ml.max_memory_limit bounds
+ * what every kernel_ml allocation of significant size in this process holds
+ * at once, not one call.  Aggregate states, row buffers, per-call caches
+ * and kernel matrices register a grant when they are allocated and give it
+ * back when their memory context is reset or deleted (a
+ * MemoryContextCallback), so an error or an abort returns the count to
+ * what the surviving contexts hold.
+ */
+typedef struct KmMemGrant KmMemGrant;
+
+/*
+ * Refuse, before allocating, work that needs bytes more than this backend's
+ * kernel_ml allocations already hold allows under the ceiling; what says
+ * what needs it, at_least that more rows may still come.  Nothing is
+ * counted: for temporary work freed before the call returns.
  */
 void		km_check_memory(double bytes, const char *what, bool at_least);
+
+/* Whether bytes more would fit under the ceiling now (no error). */
+bool		km_memory_fits(double bytes);
+
+/* Bytes still free under the ceiling (negative when above it). */
+double		km_memory_room(void);
+
+/* Bytes this backend's kernel_ml grants hold now. */
+double		km_memory_held(void);
+
+/*
+ * Check bytes as km_check_memory, then count them as held until ctx is
+ * reset or deleted (or km_mem_release).  The grant lives in ctx.
+ */
+KmMemGrant *km_mem_reserve(MemoryContext ctx, double bytes, const char *what,
+						   bool at_least);
+
+/*
+ * Change what a grant holds to bytes (g NULL: a new grant in ctx); growth
+ * is checked against the ceiling, less what g held already.  Returns g.
+ */
+KmMemGrant *km_mem_resize(KmMemGrant *g, MemoryContext ctx, double bytes,
+						  const char *what, bool at_least);
+
+/* Give a grant's bytes back before its context goes. */
+void		km_mem_release(KmMemGrant *g);
 
 /* The virtual memory page size, from sysconf(_SC_PAGESIZE). */
 Size		km_page_size(void);

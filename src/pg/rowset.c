@@ -17,6 +17,8 @@
 #include "rowset.h"
 
 #define KM_INITIAL_ROWS 1024
+/* ... but no more than about this many bytes for wide rows */
+#define KM_INITIAL_BYTES (1024.0 * 1024.0)
 
 double
 km_train_memory(double n, double d)
@@ -36,20 +38,73 @@ rowset_create(MemoryContext ctx, bool with_target)
 	return rs;
 }
 
+/* Bytes a row takes in the buffers: its features, target or label id. */
+static double
+row_bytes(const RowSet *rs)
+{
+	return 8.0 * (double) Max(rs->d, 0) +
+		(rs->has_target && rs->label_type == 0 ? 8.0 : 0.0) +
+		(rs->label_type == KM_LABEL_TEXT ? 4.0 : 0.0);
+}
+
+/* Bytes the buffers hold with room for cap rows (the dictionary too). */
+static double
+buffer_bytes(const RowSet *rs, int64 cap)
+{
+	return (double) cap * row_bytes(rs) + (double) rs->dict_capacity +
+		4.0 * ((double) rs->dict_slots_cap + (double) rs->hash_size);
+}
+
+/* Count the buffers as they will be once cap rows fit (checked first). */
+static void
+account(RowSet *rs, int64 cap, const char *what, bool at_least)
+{
+	rs->grant = km_mem_resize(rs->grant, rs->ctx, buffer_bytes(rs, cap),
+							  what, at_least);
+}
+
+/* The dictionary grows by extra bytes: checked and counted first. */
+static void
+grow_grant(RowSet *rs, double extra)
+{
+	rs->grant = km_mem_resize(rs->grant, rs->ctx,
+							  buffer_bytes(rs, rs->capacity) + extra,
+							  "kernel_train", true);
+}
+
 void
 rowset_reserve(RowSet *rs, int64 more, const char *what)
 {
 	int64		need = rs->n + more;
 	int64		cap;
+	double		held = rs->grant != NULL ? buffer_bytes(rs, rs->capacity) : 0.0;
 
 	if (need <= rs->capacity)
 		return;
-	/* approximate models keep only the rows (n x d, targets or label ids) */
-	km_check_memory(rs->opts.approximation != KM_APPROX_EXACT ?
-					8.0 * (double) need * ((double) rs->d + 2.0) :
-					km_train_memory((double) need, (double) rs->d), what, true);
+	/*
+	 * An exact model needs its kernel matrix later: refuse as the rows
+	 * arrive, with the buffers this backend holds (these included) counted.
+	 * Approximate models keep only the rows.
+	 */
+	if (rs->opts.approximation == KM_APPROX_EXACT)
+		km_check_memory(km_train_memory((double) need, (double) rs->d), what, true);
 
-	cap = Max(rs->capacity * 2, Max(need, KM_INITIAL_ROWS));
+	/*
+	 * The capacity actually allocated is what is checked and counted:
+	 * doubling, or as many rows as still fit when the doubled buffer would
+	 * not (at least need).
+	 */
+	cap = Max(rs->capacity * 2,
+			  Max(need, (int64) Max(1.0, Min((double) KM_INITIAL_ROWS,
+											 KM_INITIAL_BYTES / Max(row_bytes(rs), 1.0)))));
+	if (!km_memory_fits(buffer_bytes(rs, cap) - held) && row_bytes(rs) > 0.0)
+	{
+		double		fit = (km_memory_room() + held - buffer_bytes(rs, 0)) / row_bytes(rs);
+
+		cap = Max(need, (int64) Min(fit, (double) cap));
+	}
+	account(rs, cap, what, true);
+
 	if (rs->X == NULL)
 	{
 		rs->X = MemoryContextAllocHuge(rs->ctx, mul_size(cap, mul_size(rs->d, sizeof(double))));
@@ -83,7 +138,10 @@ dict_id(RowSet *rs, const char *label, int len)
 	{
 		/* grow the table and re-insert every label */
 		uint32		size = Max(64, rs->hash_size * 2);
-		uint32	   *table = MemoryContextAllocZero(rs->ctx, sizeof(uint32) * size);
+		uint32	   *table;
+
+		grow_grant(rs, 4.0 * (size - rs->hash_size));
+		table = MemoryContextAllocZero(rs->ctx, sizeof(uint32) * size);
 
 		for (uint32 id = 0; id < rs->n_dict; id++)
 		{
@@ -118,6 +176,7 @@ dict_id(RowSet *rs, const char *label, int len)
 	{
 		Size		cap = Max(rs->dict_capacity * 2, rs->dict_bytes + len + 1 + 1024);
 
+		grow_grant(rs, (double) (cap - rs->dict_capacity));
 		rs->dict = rs->dict ? repalloc_huge(rs->dict, cap) : MemoryContextAllocHuge(rs->ctx, cap);
 		rs->dict_capacity = cap;
 	}
@@ -125,6 +184,7 @@ dict_id(RowSet *rs, const char *label, int len)
 	{
 		uint32		cap = Max(64, rs->dict_slots_cap * 2);
 
+		grow_grant(rs, 4.0 * (cap - rs->dict_slots_cap));
 		rs->dict_off = rs->dict_off ? repalloc(rs->dict_off, sizeof(uint32) * cap) :
 			MemoryContextAlloc(rs->ctx, sizeof(uint32) * cap);
 		rs->dict_slots_cap = cap;

@@ -42,6 +42,8 @@ typedef struct RowSet
 	uint32		dict_slots_cap;	/* capacity of dict_off */
 	uint32	   *dict_hash;		/* open addressing: id + 1, 0 empty */
 	uint32		hash_size;		/* a power of 2, > 2 n_dict */
+	/* the buffers' bytes, counted against the backend's ceiling (pgutil.h) */
+	struct KmMemGrant *grant;
 } RowSet;
 
 /*

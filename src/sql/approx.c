@@ -128,7 +128,7 @@ basis_state_create(MemoryContext aggctx, const km_options *given, int d)
 				 errdetail("A basis of %d components of %d features would exceed 1 GB.",
 						   opts.components, d),
 				 errhint("Use fewer components.")));
-	km_check_memory((double) bytes, "kernel_basis", false);
+	km_mem_reserve(aggctx, (double) bytes, "kernel_basis", false);
 	st = MemoryContextAlloc(aggctx, bytes);
 	SET_VARSIZE(st, bytes);
 	km_basis_state_init(st, opts.approximation, &opts.fit.kernel, opts.standardize,
@@ -248,6 +248,7 @@ kernel_basis_combine(PG_FUNCTION_ARGS)
 	if (a == NULL)
 	{
 		/* the result is the transition value: it must live in aggctx */
+		km_mem_reserve(aggctx, (double) VARSIZE(b), "kernel_basis", false);
 		a = MemoryContextAlloc(aggctx, VARSIZE(b));
 		memcpy(a, b, VARSIZE(b));
 		PG_RETURN_BYTEA_P((bytea *) a);
@@ -648,6 +649,7 @@ typedef struct TrainCall
 	double	   *bv;
 	double	   *x;				/* d */
 	FlushBufs	f;				/* a block's features and scratch */
+	KmMemGrant *grant;			/* what this call keeps, counted (pgutil.h) */
 } TrainCall;
 
 /* Whether raw is the basis cached (same length, header and checksum). */
@@ -703,6 +705,7 @@ train_call(FunctionCallInfo fcinfo, Jsonb *opts, int basis_arg)
 		/* options or basis changed (rare): start over */
 		TrainCall	fresh = {0};
 
+		fresh.grant = tc->grant;
 		*tc = fresh;
 	}
 	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
@@ -728,6 +731,9 @@ train_call(FunctionCallInfo fcinfo, Jsonb *opts, int basis_arg)
 	km_check_memory((double) approx_state_bytes(tc->b.m, tc->b.d, (uint32) tc->basis_len) +
 					8.0 * (double) flush_bufs_doubles(&tc->b) +
 					approx_solve_memory(tc->b.m), "kernel_train", false);
+	tc->grant = km_mem_resize(tc->grant, fcinfo->flinfo->fn_mcxt, (double) tc->basis_len +
+							  8.0 * ((double) flush_bufs_doubles(&tc->b) + (double) (tc->b.d + 1) * tc->b.m),
+							  "kernel_train", false);
 	if (tc->b.kind == KM_APPROX_RFF)
 	{
 		tc->W = palloc_extended(mul_size(sizeof(double), mul_size(tc->b.d, tc->b.m)), MCXT_ALLOC_HUGE);
@@ -756,6 +762,7 @@ approx_state_create(MemoryContext aggctx, TrainCall *tc)
 				 errmsg("kernel_train state is too large"),
 				 errdetail("A state of %u components would exceed 1 GB.", tc->b.m),
 				 errhint("Use fewer components.")));
+	km_mem_reserve(aggctx, (double) bytes, "kernel_train", false);
 	acc = MemoryContextAllocZero(aggctx, bytes);
 	SET_VARSIZE(acc, bytes);
 	km_accum_init(acc, KM_ACCUM_GRAM, tc->b.m);
@@ -879,6 +886,7 @@ kernel_train_basis_combine(PG_FUNCTION_ARGS)
 	pb = approx_check(b, VARSIZE(b), &bb);
 	if (a == NULL)
 	{
+		km_mem_reserve(aggctx, (double) VARSIZE(b), "kernel_train", false);
 		a = MemoryContextAlloc(aggctx, VARSIZE(b));
 		memcpy(a, b, VARSIZE(b));
 		PG_RETURN_BYTEA_P((bytea *) a);

@@ -31,15 +31,8 @@
 /* Rows per block: features block x m, one dsyrk per class. */
 #define AC_BLOCK 512
 
-/* Whether bytes fit kernel_ml.max_memory (and its ceiling), without an error. */
-static bool
-fits_memory(double bytes)
-{
-	double		user = (double) km_max_memory_kb * 1024.0;
-	double		ceiling = (double) km_max_memory_limit_kb * 1024.0;
-
-	return bytes <= Min(user, ceiling);
-}
+/* Flops of one uninterruptible BLAS piece (about 0.1 s on one core). */
+#define AC_PIECE_FLOPS 1e9
 
 typedef struct PassBufs
 {
@@ -63,6 +56,7 @@ block_features(RowSet *rs, const km_basis *b, const double *L, double *cache,
 	uint32		m = b->m;
 	double	   *Z;
 	km_error	err;
+	int64		piece;
 
 	if (cache != NULL && !fill)
 		return cache + (size_t) i0 * m;
@@ -79,12 +73,27 @@ block_features(RowSet *rs, const km_basis *b, const double *L, double *cache,
 					 errdetail("Feature %d of row " INT64_FORMAT " overflowed when standardized.",
 							   bad + 1, i0 + i + 1)));
 	}
-	if (km_approx_features(b, bufs->Xs, (size_t) r, Z, bufs->fwork, &err) != KM_OK)
-		km_raise(&err);
-	if (L != NULL)
-		/* rows of Z are the columns of a column-major m x r matrix: L^-1 Z^T */
-		cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans,
-					CblasNonUnit, (int) m, (int) r, 1.0, L, (int) m, Z, (int) m);
+	/*
+	 * A row's features cost about 2 m d flops and its whitening m^2: at
+	 * m = 8192 a whole block would be seconds of BLAS that cannot be
+	 * interrupted, so the rows go in pieces of at most AC_PIECE_FLOPS.
+	 */
+	piece = (int64) Max(1.0, Min((double) r, AC_PIECE_FLOPS /
+								 ((double) m * (2.0 * d + (L != NULL ? m : 0.0)))));
+	for (int64 p0 = 0; p0 < r; p0 += piece)
+	{
+		int64		pr = Min(piece, r - p0);
+		double	   *Zp = Z + (size_t) p0 * m;
+
+		if (km_approx_features(b, bufs->Xs + (size_t) p0 * d, (size_t) pr, Zp,
+							   bufs->fwork, &err) != KM_OK)
+			km_raise(&err);
+		if (L != NULL)
+			/* rows of Z are the columns of a column-major m x r matrix: L^-1 Z^T */
+			cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans,
+						CblasNonUnit, (int) m, (int) pr, 1.0, L, (int) m, Zp, (int) m);
+		CHECK_FOR_INTERRUPTS();
+	}
 	return Z;
 }
 
@@ -309,7 +318,7 @@ fitter_newton(Fitter *ft, double lambda, int skip, uint32 folds, double *coef,
 					bufs->yc[i] = q == 1 ? ft->cls[i0 + i] : (ft->cls[i0 + i] == c ? 1 : 0);
 				if (!km_primal_add(ft->states + (size_t) c * ft->nstate, m, pp.loss, Z,
 								   (size_t) r, bufs->yc, bufs->w, coef + (size_t) c * m,
-								   intercepts[c], bufs->scratch))
+								   intercepts[c], bufs->scratch, km_interrupt))
 				{
 					if (metrics)
 						raise_nonfinite((int) c, q, i0);
@@ -573,6 +582,7 @@ km_approx_fit_classifier(RowSet *rs, const km_options *opts, const uint32 *cls,
 	double		need;
 	double	   *coef;
 	km_error	err;
+	KmMemGrant *grant;
 
 	memset(fit, 0, sizeof(*fit));
 	memset(&ft, 0, sizeof(ft));
@@ -600,9 +610,15 @@ km_approx_fit_classifier(RowSet *rs, const km_options *opts, const uint32 *cls,
 		8.0 * (double) km_primal_add_scratch_doubles(mmax, AC_BLOCK);
 	km_check_memory(need, "kernel_train", false);
 	ft.cache_bytes = 8.0 * (double) n * mmax;
-	/* the features are cached when they take at most half of max_memory */
-	if (!fits_memory(2.0 * (need + ft.cache_bytes)) || ft.cache_bytes > (double) MaxAllocHugeSize)
+	/*
+	 * the features are cached when they take at most half of what the
+	 * backend's ceiling leaves free
+	 */
+	if (!km_memory_fits(2.0 * (need + ft.cache_bytes)) || ft.cache_bytes > (double) MaxAllocHugeSize)
 		ft.cache_bytes = 0.0;
+	/* counted until the fit returns (or its context goes, on an error) */
+	grant = km_mem_reserve(CurrentMemoryContext, need + ft.cache_bytes,
+						   "kernel_train", false);
 
 	ft.rs = rs;
 	ft.opts = opts;
@@ -666,4 +682,5 @@ km_approx_fit_classifier(RowSet *rs, const km_options *opts, const uint32 *cls,
 	fit->res.n_support = 0;
 	if (ft.cache != NULL)
 		pfree(ft.cache);
+	km_mem_release(grant);
 }

@@ -388,16 +388,16 @@ test_primal_newton(void)
 			coef[j] = 0.1 * sin(j + 1.0);
 		km_primal_state_init(one, m);
 		km_primal_state_init(half, m);
-		CHECK(km_primal_add(one, m, loss, Z, n, fx_bc_y, wts, coef, 0.3, scratch), "add");
+		CHECK(km_primal_add(one, m, loss, Z, n, fx_bc_y, wts, coef, 0.3, scratch, NULL), "add");
 		CHECK(km_primal_add(half, m, loss, Z + cut * m, n - cut, fx_bc_y + cut, wts + cut,
-							coef, 0.3, scratch), "add");
+							coef, 0.3, scratch, NULL), "add");
 		/* the first half into its own state, then combined */
 		{
 			double	   *first = malloc(sd * sizeof(double));
 			double	   *scr = malloc(km_primal_add_scratch_doubles(m, cut) * sizeof(double));
 
 			km_primal_state_init(first, m);
-			km_primal_add(first, m, loss, Z, cut, fx_bc_y, wts, coef, 0.3, scr);
+			km_primal_add(first, m, loss, Z, cut, fx_bc_y, wts, coef, 0.3, scr, NULL);
 			km_primal_combine(half, first, m);
 			free(first);
 			free(scr);
@@ -434,7 +434,7 @@ test_primal_newton(void)
 		while (!s.done)
 		{
 			km_primal_state_init(one, m);
-			km_primal_add(one, m, loss, Z, n, fx_bc_y, NULL, coef, b, scratch);
+			km_primal_add(one, m, loss, Z, n, fx_bc_y, NULL, coef, b, scratch, NULL);
 			if (km_primal_step(&s, &p, one, R, coef, &b, vecs, work, &err, NULL) != KM_OK)
 			{
 				CHECK(0, "%s: %s", err.message, err.detail);

@@ -41,7 +41,7 @@ run_primal(const km_primal_params *p, const double *R, const double *wts,
 			size_t		r = n - i0 < block ? n - i0 : block;
 
 			if (!km_primal_add(state, m, p->loss, fxp_Z + i0 * m, r, fxp_y + i0,
-							   wts ? wts + i0 : NULL, coef, *b, scratch))
+							   wts ? wts + i0 : NULL, coef, *b, scratch, NULL))
 			{
 				st = km_fail(err, KM_ERR_DIVERGED, "not finite", "block %zu", i0);
 				goto out;
