@@ -107,7 +107,7 @@ CREATE AGGREGATE kernel_train(features float8[], target float8, options jsonb) (
 COMMENT ON AGGREGATE kernel_train(float8[], float8) IS
 'train an RBF kernel ridge model (default options) on (features, target) rows; returns the model as bytea';
 COMMENT ON AGGREGATE kernel_train(float8[], float8, jsonb) IS
-'train a kernel model (ridge or lms) on (features, target) rows with the given options; returns the model as bytea';
+'train a kernel model on (features, target) rows with the given options: ridge or lms regression, or svm or logistic classification of the target''s distinct values; exact, or approximate with "approximation": "nystrom" or "rff"; lambda and gamma grids selected by leave-one-out, GCV or k-fold; returns the model as bytea';
 
 -- Scoring and inspection ------------------------------------------------
 
@@ -117,7 +117,7 @@ AS 'MODULE_PATHNAME', 'kernel_predict'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION kernel_predict(bytea, float8[]) IS
-'score one row with a model: intercept + sum_i alpha_i K(x_i, standardized features)';
+'score one row with a model: the prediction of a regression model, the decision value of a binary classifier (positive means the second class); an error for a multi-class model';
 
 CREATE FUNCTION kernel_model_info(model bytea)
 RETURNS jsonb
@@ -125,7 +125,7 @@ AS 'MODULE_PATHNAME', 'kernel_model_info'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION kernel_model_info(bytea) IS
-'describe a model: format, kernel and parameters, method, training statistics, size';
+'describe a model: format, task, kernel and parameters, method and solver, classes, approximation, convergence, training statistics, model selection, size';
 
 -- Named models ----------------------------------------------------------
 
@@ -171,7 +171,7 @@ COMMENT ON COLUMN kernel_models.owner IS 'the role that owns the name, by OID (0
 COMMENT ON COLUMN kernel_models.source_query IS 'the query that yielded (features, target); kernel_model_retrain runs it again, as owner, with search_path';
 COMMENT ON COLUMN kernel_models.options IS 'the options given to kernel_model_train; kernel_model_retrain reuses them';
 COMMENT ON COLUMN kernel_models.model IS 'the model, as kernel_train returns it';
-COMMENT ON COLUMN kernel_models.metrics IS 'split sizes, training and held-out RMSE, MAE and R^2, and the deployment decision with both scores';
+COMMENT ON COLUMN kernel_models.metrics IS 'split sizes; training and held-out RMSE, MAE and R^2 (regression) or accuracy, balanced accuracy, log-loss, AUC and confusion matrix (classification); the deployment decision with both scores';
 COMMENT ON COLUMN kernel_models.n_train IS 'rows the stored model was fitted on';
 COMMENT ON COLUMN kernel_models.n_features IS 'length of the feature arrays the model takes';
 COMMENT ON COLUMN kernel_models.deployed IS 'whether this is the version kernel_predict(name, features) uses; at most one per name';
@@ -183,7 +183,7 @@ AS 'MODULE_PATHNAME', 'kernel_model_train'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION kernel_model_train(text, text, jsonb) IS
-'run query (features float8[], target float8) as the caller in a security-restricted operation, train on a deterministic split, record held-out metrics, store a new version of the named model (name: 1 to 63 bytes; a new name belongs to the caller) with the caller''s search_path, and deploy it per the deploy option';
+'run query (features float8[], target float8 or label text) as the caller in a security-restricted operation, train on a deterministic split, record held-out metrics, store a new version of the named model (name: 1 to 63 bytes; a new name belongs to the caller) with the caller''s search_path, and deploy it per the deploy option';
 
 CREATE FUNCTION kernel_model_retrain(name text)
 RETURNS TABLE (name text, version integer, deployed boolean, metrics jsonb)
@@ -318,7 +318,7 @@ CREATE AGGREGATE kernel_train(features float8[], target float8, options jsonb, b
 );
 
 COMMENT ON AGGREGATE kernel_train(float8[], float8, jsonb, bytea) IS
-'train an approximate (nystrom or rff) kernel ridge model over the basis from kernel_basis with the same options: a fixed-size state of the m x m sums that parallel workers and Citus shards combine; returns the model as bytea';
+'train an approximate (nystrom or rff) kernel ridge regression over the basis from kernel_basis with the same options, in one pass: a fixed-size state of the m x m sums that parallel workers and Citus shards combine; returns the model as bytea';
 
 -- The per-row hold-out split of named approximate models, whose SQL passes
 -- (kernel_model_train, kernel_model_retrain) filter on it.  Internal.
@@ -365,7 +365,7 @@ CREATE AGGREGATE kernel_train(features float8[], label text, options jsonb) (
 COMMENT ON AGGREGATE kernel_train(float8[], text) IS
 'train an RBF kernel SVM classifier (default options) on (features, label) rows; returns the model as bytea';
 COMMENT ON AGGREGATE kernel_train(float8[], text, jsonb) IS
-'train a kernel classifier (svm or logistic) on (features, label) rows with the given options; returns the model as bytea';
+'train a kernel classifier on (features, label) rows with the given options: svm (SMO, one-vs-one) or logistic (Newton), two or more classes, class weights, Platt probabilities for exact svm; exact, or approximate with "approximation": "nystrom" or "rff"; lambda and gamma grids selected by k-fold; returns the model as bytea';
 
 CREATE FUNCTION kernel_predict_class(model bytea, features float8[])
 RETURNS text
@@ -381,7 +381,7 @@ AS 'MODULE_PATHNAME', 'kernel_predict_proba'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION kernel_predict_proba(bytea, float8[]) IS
-'the probability of every class for one row, as {"label": p, ...}';
+'the probability of every class for one row, as {"label": p, ...}: logistic models, and svm models trained with "probability": true (Platt scaling, which can disagree with kernel_predict_class near the boundary)';
 
 CREATE FUNCTION kernel_predict_proba(model bytea, features float8[], label text)
 RETURNS float8
