@@ -74,6 +74,8 @@ log=$1
 echo "=== pg_regress"
 make -s installcheck 2>&1 | tee "$log/regress.out"
 [ "${PIPESTATUS[0]}" -eq 0 ] || head -300 regression.diffs 2>/dev/null
+echo "=== the README's SQL blocks, in order, in a fresh database"
+bash test/readme.sh 2>&1 | tee "$log/readme.out"
 echo "=== scikit-learn cross-check"
 psql -X -q -c "CREATE EXTENSION IF NOT EXISTS kernel_ml" >/dev/null
 /usr/bin/python3 test/crosscheck/crosscheck.py 2>&1 | tee "$log/crosscheck.out"
@@ -83,6 +85,8 @@ echo "=== SQL fuzzing (${KM_SQL_FUZZ_STATEMENTS:-5000} statements or ${KM_SQL_FU
 	2>&1 | tee "$log/sql_fuzz.out"
 INNER
 pg_virtualenv -t -o 'max_worker_processes=16' -o 'max_parallel_workers=8' \
+	-o "shared_preload_libraries=pg_cron" -o "cron.database_name=kernel_ml_readme" \
+	-o "cron.use_background_workers=on" \
 	bash "$log/server.sh" "$log"
 cluster_rc=$?
 stage_time "pg_regress, cross-check, SQL fuzz"
@@ -142,6 +146,9 @@ if [ "$asan_server_rc" -eq 0 ]; then count "server suites, ASan and UBSan" 1 0; 
 r=$(sed -n 's/.*All \([0-9]\+\) tests passed.*/\1 0/p; s/.* \([0-9]\+\) of \([0-9]\+\) tests failed.*/\2 \1/p' "$log/regress.out" 2>/dev/null | tail -1)
 set -- $r
 if [ $# -eq 2 ]; then count "pg_regress" "$(($1 - $2))" "$2"; else count "pg_regress" 0 1; fi
+
+set -- $(pf "$log/readme.out")
+if [ $# -eq 2 ]; then count "README SQL blocks" "$1" "$2"; else count "README SQL blocks" 0 1; fi
 
 set -- $(pf "$log/crosscheck.out")
 if [ $# -eq 2 ]; then count "scikit-learn cross-check" "$1" "$2"; else count "scikit-learn cross-check" 0 1; fi
