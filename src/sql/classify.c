@@ -583,9 +583,9 @@ km_classifier_info(const km_model *m, KmJson *j)
 
 /*
  * The scoring state of a call site (fn_extra): predict.c's model cache
- * (the decoded model, recognized by its TOAST pointer, as a constant, or
- * by its bytes, and its scorer, which gives all q decision values from
- * one kernel row), and the probabilities of a row.
+ * (a few decoded models, recognized by their TOAST pointer, as a constant,
+ * or by their bytes, each with its scorer, which gives all q decision
+ * values from one kernel row), and the probabilities of a row.
  */
 typedef struct ClassCache
 {

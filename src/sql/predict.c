@@ -1,23 +1,40 @@
 /*
  * predict.c - kernel_predict, kernel_eval and kernel_model_info.
  *
- * kernel_predict keeps the decoded model in fn_extra for the whole query.
- * A model read from a table arrives as a TOAST pointer, which identifies the
- * value without fetching it.  A model given as a constant (a literal, or a
- * query parameter in a custom plan) is the same value on every call of
- * this expression.  Any other in-line model is compared byte for byte with
- * a copy of the cached one: a checksum is no identity, as two models with
- * the same length, header and CRC are easy to make.  (A Param is not
- * trusted: PL/pgSQL keeps an expression across calls while its variable
- * changes.)  A row that brings the same model costs neither a detoast nor
- * a re-validation.
+ * The scoring functions keep decoded models in fn_extra for the whole
+ * query: a small cache per call site, so that rows scored with per-group
+ * models (JOIN models USING (grp)) that are not sorted by group do not
+ * decode a model on every row.
+ *
+ * What identifies a model:
+ * - a model read from a table arrives as a TOAST pointer, which identifies
+ *   the value without fetching it: the whole pointer (relation, value id,
+ *   sizes) is the key.  A value id is not reused while the value exists,
+ *   and a new one comes from the global OID counter, as before;
+ * - a model given as a constant (a literal, or a query parameter in a custom
+ *   plan) is the same value on every call of this expression: decoded once;
+ * - any other in-line model is compared byte for byte with a copy of a
+ *   cached one: a hash of its length and two samples of its bytes only finds
+ *   the candidates.  A checksum is no identity, as two models with the same
+ *   length, header and CRC are easy to make.  (A Param is not trusted:
+ *   PL/pgSQL keeps an expression across calls while its variable changes.)
+ * A row that brings a cached model costs neither a detoast nor a
+ * re-validation.
+ *
+ * Bounds: at most KM_CACHE_ENTRIES models and KM_CACHE_BYTES of decoded
+ * models (or a quarter of kernel_ml.max_memory if that is less), the least
+ * recently used evicted first.  A larger model is still scored: alone.  Each
+ * model has its own memory context under the call site's, deleted when it
+ * is evicted.
  */
 #include "postgres.h"
 
 #include <math.h>
 
 #include "access/detoast.h"
+#include "common/hashfn.h"
 #include "fmgr.h"
+#include "lib/ilist.h"
 #include "lib/stringinfo.h"
 #include "nodes/primnodes.h"
 #include "utils/array.h"
@@ -40,43 +57,216 @@ PG_FUNCTION_INFO_V1(kernel_predict);
 PG_FUNCTION_INFO_V1(kernel_eval);
 PG_FUNCTION_INFO_V1(kernel_model_info);
 
-struct ModelCache
+/*
+ * 256 models: more groups than a GROUP BY of stores or regions usually has,
+ * and a lookup is a hash probe, so the count costs nothing per row.  64 MB:
+ * hundreds of typical per-group models (a 200-row, 5-feature exact ridge
+ * model is about 30 kB decoded, a 2,000-row one of 20 features about
+ * 700 kB), and about what one sort or hash node of a query may use
+ * (work_mem-sized); each call site and each parallel worker has its own.
+ */
+#define KM_CACHE_ENTRIES	256
+#define KM_CACHE_BUCKETS	512 /* a power of two */
+#define KM_CACHE_BYTES		((Size) 64 * 1024 * 1024)
+#define KM_CACHE_SAMPLE		64	/* bytes of an in-line model hashed, twice */
+
+typedef struct CacheEntry
 {
-	MemoryContext ctx;			/* holds the decoded arrays; reset on change */
+	dlist_node	lru;			/* in ModelCache.lru, most recent first */
+	int			next;			/* next entry of its bucket, -1 at the end */
+	int			index;			/* in ModelCache.entries */
 	bool		valid;
-	/* identity of the cached value */
+	MemoryContext ctx;			/* everything below; deleted on eviction */
+	Size		size;			/* bytes ctx holds */
+	/* identity */
+	uint32		hash;
 	bool		toasted;
-	Oid			toastrelid;
-	Oid			valueid;
-	Size		len;
-	uint8	   *bytes;			/* in-line value: a copy, to compare with */
-	bool		arg_const;		/* the model argument is a Const */
-	/* the decoded model, its scorer and per-query scratch */
+	struct varatt_external ptr; /* toasted: the whole pointer */
+	Size		len;			/* in-line: its length and a copy */
+	uint8	   *bytes;
+	/* the decoded model, its scorer and scratch */
 	km_model	model;
 	km_scorer	scorer;
 	double	   *x;				/* one raw feature row */
 	double	   *out;			/* q decision values */
+} CacheEntry;
+
+struct ModelCache
+{
+	MemoryContext mcxt;			/* the call site's; the entries' parent */
+	bool		arg_const;		/* the model argument is a Const */
+	CacheEntry *cur;			/* what get_model last returned */
+	int			n_entries;		/* allocated (valid or not) */
+	int			n_valid;
+	Size		total;			/* bytes the valid entries hold */
+	dlist_head	lru;
+	int			buckets[KM_CACHE_BUCKETS];
+	CacheEntry *entries[KM_CACHE_ENTRIES];
 };
 
 static bool model_arg_is_const(FmgrInfo *flinfo);
 
-/* Decode a detoasted model into the cache's context, replacing the old one. */
+/* The bytes of decoded models the cache keeps at most. */
+static Size
+cache_cap(void)
+{
+	double		quarter = (double) Min(km_max_memory_kb, km_max_memory_limit_kb) * 256.0;
+
+	return quarter < (double) KM_CACHE_BYTES ? (Size) quarter : KM_CACHE_BYTES;
+}
+
+static uint32
+toast_hash(const struct varatt_external *ptr)
+{
+	return hash_bytes((const unsigned char *) ptr, sizeof(*ptr));
+}
+
+/* Finds candidates only: a match is confirmed by comparing every byte. */
+static uint32
+inline_hash(const uint8 *buf, Size len)
+{
+	Size		k = Min(len, KM_CACHE_SAMPLE);
+	uint32		h = hash_bytes_uint32((uint32) len);
+
+	h = hash_combine(h, hash_bytes(buf + (len - k) / 2, (int) k));
+	return hash_combine(h, hash_bytes(buf + len - k, (int) k));
+}
+
+static CacheEntry *
+lookup_toasted(ModelCache *mc, const struct varatt_external *ptr, uint32 hash)
+{
+	for (int i = mc->buckets[hash & (KM_CACHE_BUCKETS - 1)]; i >= 0;)
+	{
+		CacheEntry *e = mc->entries[i];
+
+		if (e->hash == hash && e->toasted && memcmp(&e->ptr, ptr, sizeof(*ptr)) == 0)
+			return e;
+		i = e->next;
+	}
+	return NULL;
+}
+
+/* Whether e holds the in-line value buf, byte for byte. */
+static bool
+holds_inline(const CacheEntry *e, const uint8 *buf, Size len)
+{
+	return !e->toasted && e->bytes != NULL && e->len == len &&
+		memcmp(e->bytes, buf, len) == 0;
+}
+
+static CacheEntry *
+lookup_inline(ModelCache *mc, const uint8 *buf, Size len, uint32 hash)
+{
+	for (int i = mc->buckets[hash & (KM_CACHE_BUCKETS - 1)]; i >= 0;)
+	{
+		CacheEntry *e = mc->entries[i];
+
+		if (e->hash == hash && holds_inline(e, buf, len))
+			return e;
+		i = e->next;
+	}
+	return NULL;
+}
+
+/* Drop a valid entry: out of its bucket and the LRU list, memory freed. */
 static void
-cache_load(ModelCache *mc, bytea *b)
+cache_evict(ModelCache *mc, CacheEntry *e)
+{
+	int		   *link = &mc->buckets[e->hash & (KM_CACHE_BUCKETS - 1)];
+
+	Assert(e->valid);
+	while (*link != e->index)
+	{
+		Assert(*link >= 0);
+		link = &mc->entries[*link]->next;
+	}
+	*link = e->next;
+	dlist_delete(&e->lru);
+	e->valid = false;
+	mc->n_valid--;
+	mc->total -= e->size;
+	MemoryContextDelete(e->ctx);
+	e->ctx = NULL;
+	if (mc->cur == e)
+		mc->cur = NULL;
+	elog(DEBUG1, "kernel_ml model cache: evicted a model (%d cached)", mc->n_valid);
+}
+
+/*
+ * Evict the least recently used entries other than keep until one more
+ * entry of need bytes fits (keep == NULL), or until the entries fit (keep
+ * the one just loaded).
+ */
+static void
+cache_make_room(ModelCache *mc, Size need, CacheEntry *keep)
+{
+	Size		cap = cache_cap();
+
+	while (mc->n_valid > (keep ? 1 : 0))
+	{
+		CacheEntry *lru = dlist_container(CacheEntry, lru, dlist_tail_node(&mc->lru));
+
+		if (keep == NULL ? (mc->n_valid < KM_CACHE_ENTRIES && mc->total + need <= cap) :
+			mc->total <= cap)
+			break;
+		if (lru == keep)
+			lru = dlist_container(CacheEntry, lru,
+								  dlist_prev_node(&mc->lru, &lru->lru));
+		cache_evict(mc, lru);
+	}
+}
+
+/* An entry not in use, with a fresh context; after cache_make_room. */
+static CacheEntry *
+cache_free_entry(ModelCache *mc)
+{
+	CacheEntry *e = NULL;
+
+	for (int i = 0; i < mc->n_entries && e == NULL; i++)
+		if (!mc->entries[i]->valid)
+			e = mc->entries[i];
+	if (e == NULL)
+	{
+		Assert(mc->n_entries < KM_CACHE_ENTRIES);
+		e = MemoryContextAllocZero(mc->mcxt, sizeof(CacheEntry));
+		e->index = mc->n_entries;
+		mc->entries[mc->n_entries++] = e;
+	}
+	/* a load that failed left its context */
+	if (e->ctx != NULL)
+		MemoryContextDelete(e->ctx);
+	e->ctx = AllocSetContextCreate(mc->mcxt, "kernel_ml model cache entry",
+								   ALLOCSET_SMALL_SIZES);
+	return e;
+}
+
+/*
+ * Decode the detoasted model b into a new entry (evicting others to make
+ * room) and make it the current one.  ptr: its TOAST pointer, or NULL for
+ * an in-line value (then a copy of its bytes is kept, unless the argument
+ * is a constant).
+ */
+static CacheEntry *
+cache_load(ModelCache *mc, bytea *b, const struct varatt_external *ptr, uint32 hash)
 {
 	const uint8 *buf = (const uint8 *) VARDATA_ANY(b);
 	Size		len = VARSIZE_ANY_EXHDR(b);
+	bool		copy = ptr == NULL && !mc->arg_const;
 	km_model_shape shape;
 	size_t		n;
 	double	   *storage;
 	km_error	err;
-	km_model   *m = &mc->model;
+	CacheEntry *e;
+	km_model   *m;
 
-	mc->valid = false;
-	MemoryContextReset(mc->ctx);
+	/* a malformed model leaves the cache as it was */
 	if (km_model_peek(buf, len, &shape, &err) != KM_OK)
 		km_raise(&err);
-	storage = MemoryContextAllocHuge(mc->ctx,
+	cache_make_room(mc, add_size(mul_size(km_model_storage_doubles(&shape), sizeof(double)),
+								 copy ? len : 0), NULL);
+	e = cache_free_entry(mc);
+	m = &e->model;
+	storage = MemoryContextAllocHuge(e->ctx,
 									 km_model_storage_doubles(&shape) * sizeof(double));
 	if (km_model_decode(buf, len, m, storage, &err) != KM_OK)
 		km_raise(&err);
@@ -88,14 +278,37 @@ cache_load(ModelCache *mc, bytea *b)
 				 errdetail("Its %u rows of %u features do not fit in memory.",
 						   m->n_train, m->n_features)));
 	km_check_memory(8.0 * (double) n, "kernel_predict model cache", false);
-	km_scorer_prepare(&mc->scorer, m,
-					  MemoryContextAllocHuge(mc->ctx, n * sizeof(double)));
-	mc->x = MemoryContextAlloc(mc->ctx, (Size) m->n_features * sizeof(double));
-	mc->out = MemoryContextAlloc(mc->ctx, (Size) m->n_outputs * sizeof(double));
+	km_scorer_prepare(&e->scorer, m,
+					  MemoryContextAllocHuge(e->ctx, n * sizeof(double)));
+	e->x = MemoryContextAlloc(e->ctx, (Size) m->n_features * sizeof(double));
+	e->out = MemoryContextAlloc(e->ctx, (Size) m->n_outputs * sizeof(double));
 
-	mc->len = len;
-	mc->bytes = NULL;
-	mc->valid = true;
+	e->toasted = ptr != NULL;
+	if (ptr != NULL)
+		e->ptr = *ptr;
+	e->len = len;
+	e->bytes = NULL;
+	if (copy)
+	{
+		e->bytes = MemoryContextAllocHuge(e->ctx, len);
+		memcpy(e->bytes, buf, len);
+	}
+	e->hash = hash;
+	e->size = MemoryContextMemAllocated(e->ctx, true);
+
+	e->valid = true;
+	e->next = mc->buckets[hash & (KM_CACHE_BUCKETS - 1)];
+	mc->buckets[hash & (KM_CACHE_BUCKETS - 1)] = e->index;
+	dlist_push_head(&mc->lru, &e->lru);
+	mc->n_valid++;
+	mc->total += e->size;
+	/* the estimate left out the scorer */
+	cache_make_room(mc, 0, e);
+	mc->cur = e;
+	/* what a user can watch when scoring seems slow */
+	elog(DEBUG1, "kernel_ml model cache: decoded a%s model (%d cached)",
+		 ptr != NULL ? " TOASTed" : mc->arg_const ? " constant" : "n in-line", mc->n_valid);
+	return e;
 }
 
 ModelCache *
@@ -103,86 +316,79 @@ km_model_cache_create(MemoryContext mcxt)
 {
 	ModelCache *mc = MemoryContextAllocZero(mcxt, sizeof(ModelCache));
 
-	mc->ctx = AllocSetContextCreate(mcxt, "kernel_ml model cache",
-									ALLOCSET_DEFAULT_SIZES);
+	mc->mcxt = mcxt;
+	dlist_init(&mc->lru);
+	for (int i = 0; i < KM_CACHE_BUCKETS; i++)
+		mc->buckets[i] = -1;
 	return mc;
 }
 
-/* Whether an in-line value is the cached model, byte for byte. */
-static bool
-cached_inline(const ModelCache *mc, const uint8 *buf, Size len)
+static CacheEntry *
+cache_hit(ModelCache *mc, CacheEntry *e)
 {
-	if (!mc->valid || mc->toasted || mc->len != len || mc->bytes == NULL)
-		return false;
-	return memcmp(mc->bytes, buf, len) == 0;
+	dlist_move_head(&mc->lru, &e->lru);
+	mc->cur = e;
+	return e;
 }
 
-/* Decode an in-line value and keep a copy of its bytes to compare with. */
-static void
-cache_load_inline(ModelCache *mc, bytea *b)
-{
-	cache_load(mc, b);
-	mc->toasted = false;
-	if (!mc->arg_const)
-	{
-		mc->bytes = MemoryContextAllocHuge(mc->ctx, mc->len);
-		memcpy(mc->bytes, VARDATA_ANY(b), mc->len);
-	}
-}
-
-/* The decoded model of a bytea datum, decoded only when it changes. */
-static km_model *
-get_model(ModelCache *mc, Datum model)
+/* The cache entry of the model in a bytea datum, decoded if not cached. */
+static CacheEntry *
+get_entry(ModelCache *mc, Datum model)
 {
 	struct varlena *raw = (struct varlena *) DatumGetPointer(model);
+	CacheEntry *cur = mc->cur;
+	CacheEntry *e;
 
-	if (mc->arg_const && mc->valid)
-		return &mc->model;		/* the same constant on every call */
+	if (mc->arg_const && cur != NULL)
+		return cur;				/* the same constant on every call */
 	if (VARATT_IS_EXTERNAL_ONDISK(raw))
 	{
 		struct varatt_external ptr;
+		uint32		hash;
 
 		VARATT_EXTERNAL_GET_POINTER(ptr, raw);
-		if (!(mc->valid && mc->toasted && mc->toastrelid == ptr.va_toastrelid &&
-			  mc->valueid == ptr.va_valueid))
-		{
-			cache_load(mc, (bytea *) detoast_attr(raw));
-			mc->toasted = true;
-			mc->toastrelid = ptr.va_toastrelid;
-			mc->valueid = ptr.va_valueid;
-		}
-	}
-	else if (!VARATT_IS_EXTENDED(raw))
-	{
-		/* plain in-line value */
-		if (!cached_inline(mc, (const uint8 *) VARDATA(raw), VARSIZE(raw) - VARHDRSZ))
-			cache_load_inline(mc, (bytea *) raw);
+		/* rows sorted by model: the same as the last row */
+		if (cur != NULL && cur->toasted && memcmp(&cur->ptr, &ptr, sizeof(ptr)) == 0)
+			return cur;
+		hash = toast_hash(&ptr);
+		e = lookup_toasted(mc, &ptr, hash);
+		if (e != NULL)
+			return cache_hit(mc, e);
+		return cache_load(mc, (bytea *) detoast_attr(raw), &ptr, hash);
 	}
 	else
 	{
-		/* compressed, short header or expanded: detoast, then compare */
-		bytea	   *b = (bytea *) detoast_attr(raw);
+		/* in-line: compressed, short header or expanded ones detoasted */
+		bytea	   *b = VARATT_IS_EXTENDED(raw) ? (bytea *) detoast_attr(raw) : (bytea *) raw;
+		const uint8 *buf = (const uint8 *) VARDATA_ANY(b);
+		Size		len = VARSIZE_ANY_EXHDR(b);
+		uint32		hash;
 
-		if (!cached_inline(mc, (const uint8 *) VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b)))
-			cache_load_inline(mc, b);
+		if (cur != NULL && holds_inline(cur, buf, len))
+			return cur;
+		hash = inline_hash(buf, len);
+		e = lookup_inline(mc, buf, len, hash);
+		if (e != NULL)
+			return cache_hit(mc, e);
+		return cache_load(mc, b, NULL, hash);
 	}
-	return &mc->model;
 }
 
 /*
  * The q decision values of the raw feature row raw (d finite values) with
- * the loaded model m, into mc->out.
+ * the model of e, into e->out.
  */
 static const double *
-score_loaded(ModelCache *mc, km_model *m, const double *raw)
+score_loaded(CacheEntry *e, const double *raw)
 {
+	const km_model *m = &e->model;
 	km_error	err;
 	int			bad;
 
 	km_blas_setup_scoring();
-	if (km_scorer_decision(&mc->scorer, raw, mc->out, &err) == KM_OK)
-		return mc->out;
-	bad = mc->scorer.bad_feature;
+	if (km_scorer_decision(&e->scorer, raw, e->out, &err) == KM_OK)
+		return e->out;
+	bad = e->scorer.bad_feature;
 	if (bad >= 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
@@ -228,33 +434,32 @@ check_feature_count(const km_model *m, int d)
 double
 km_model_cache_predict(ModelCache *mc, Datum model, ArrayType *features)
 {
-	km_model   *m = get_model(mc, model);
+	CacheEntry *e = get_entry(mc, model);
 
-	check_feature_count(m, km_array_length(features, "the row"));
+	check_feature_count(&e->model, km_array_length(features, "the row"));
 	/* rejects NaN and infinity */
-	km_array_copy(features, (int) m->n_features, mc->x, "the row");
-	return single_output(m, score_loaded(mc, m, mc->x));
+	km_array_copy(features, (int) e->model.n_features, e->x, "the row");
+	return single_output(&e->model, score_loaded(e, e->x));
 }
 
 double
 km_model_cache_predict_row(ModelCache *mc, Datum model, const double *x, int d)
 {
-	km_model   *m = get_model(mc, model);
+	CacheEntry *e = get_entry(mc, model);
 
-	check_feature_count(m, d);
-	return single_output(m, score_loaded(mc, m, x));
+	check_feature_count(&e->model, d);
+	return single_output(&e->model, score_loaded(e, x));
 }
 
 const double *
 km_model_cache_decision_array(ModelCache *mc, ArrayType *features)
 {
-	km_model   *m = &mc->model;
+	CacheEntry *e = mc->cur;
 
-	Assert(mc->valid);
-
-	check_feature_count(m, km_array_length(features, "the row"));
-	km_array_copy(features, (int) m->n_features, mc->x, "the row");
-	return score_loaded(mc, m, mc->x);
+	Assert(e != NULL && e->valid);
+	check_feature_count(&e->model, km_array_length(features, "the row"));
+	km_array_copy(features, (int) e->model.n_features, e->x, "the row");
+	return score_loaded(e, e->x);
 }
 
 ModelCache *
@@ -269,16 +474,16 @@ km_model_cache_for_call(FmgrInfo *flinfo)
 const km_model *
 km_model_cache_model(ModelCache *mc, Datum model)
 {
-	return get_model(mc, model);
+	return &get_entry(mc, model)->model;
 }
 
 const double *
 km_model_cache_decision(ModelCache *mc, Datum model, const double *x, int d)
 {
-	km_model   *m = get_model(mc, model);
+	CacheEntry *e = get_entry(mc, model);
 
-	check_feature_count(m, d);
-	return score_loaded(mc, m, x);
+	check_feature_count(&e->model, d);
+	return score_loaded(e, x);
 }
 
 /* Whether kernel_predict's model argument is a Const in its expression. */

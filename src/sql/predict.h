@@ -9,7 +9,12 @@
 #include "fmgr.h"
 #include "utils/array.h"
 
-/* A decoded model and its scratch space, kept for one query. */
+/*
+ * Decoded models and their scratch space, kept for one query (or as long as
+ * the function call site lives): a few of them, the least recently used
+ * evicted beyond a count and a size (predict.c), so that rows of several
+ * models in any order are scored without decoding a model per row.
+ */
 typedef struct ModelCache ModelCache;
 
 /* A cache that lives in mcxt (a function's fn_mcxt). */
@@ -24,7 +29,7 @@ ModelCache *km_model_cache_for_call(FmgrInfo *flinfo);
 
 /*
  * Score features with the model in the bytea datum; the model is decoded
- * and validated only when the datum holds a different model than last time.
+ * and validated only when the datum holds a model the cache does not hold.
  */
 double		km_model_cache_predict(ModelCache *mc, Datum model, ArrayType *features);
 

@@ -7,6 +7,7 @@
 #                            scikit-learn, a PL/Python peer and bare dpotrf
 #   test/bench/selection.py  (if present) model selection
 #   test/bench/by_name.py    (if present) named models
+#   test/bench/group_scoring.py  (if present) per-group models, sorted vs interleaved rows
 #   test/bench/approx_accuracy.py  Nystrom/RFF accuracy vs exact and scikit-learn (Friedman #1)
 #   test/bench/approx.py     (if present) Nystrom/RFF: two passes, parallel workers, scoring
 #   test/bench/classify.py   (if present) exact SVM vs SVC; class/probability scoring
@@ -50,7 +51,7 @@ out=test/bench/results-latest.txt
 inner='set -u
 rc=0
 /usr/bin/python3 test/bench/core.py || rc=1
-for s in selection by_name approx_accuracy approx classify approx_classify; do
+for s in selection by_name group_scoring approx_accuracy approx classify approx_classify; do
 	if [ -f "test/bench/$s.py" ]; then
 		echo
 		/usr/bin/python3 "test/bench/$s.py" || rc=1
