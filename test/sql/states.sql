@@ -35,7 +35,7 @@ CREATE AGGREGATE train_state(float8[], float8, jsonb, bytea) (SFUNC = kernel_tra
 -- n_centres 20, max_slot 24, ..., rows 68, data 76
 CREATE TABLE crafted (name text PRIMARY KEY, state bytea);
 INSERT INTO crafted
-SELECT 'basis_ok', basis_state(f, '{"approximation": "nystrom", "components": 3, "seed": 1}')
+SELECT 'basis_ok', basis_state(f, '{"approximation": "nystrom", "components": 3, "seed": 1, "gamma": 0.5}')
 FROM sdata WHERE id <= 3;
 SELECT length(state) AS bytes, get_byte(state, 8) AS d, get_byte(state, 20) AS centres
 FROM crafted WHERE name = 'basis_ok';
@@ -88,13 +88,13 @@ SELECT crafted_basis_agg('basis_d_agg', 'basis_d');
 SELECT crafted_basis_agg('basis_cap_agg', 'basis_cap');
 SELECT crafted_basis_agg('basis_n_agg', 'basis_n');
 SELECT crafted_basis_agg('basis_ok_agg', 'basis_ok');
-SELECT basis_d_agg(array_fill(0.5::float8, ARRAY[200000]), '{"approximation": "nystrom", "components": 3, "seed": 1}');
-SELECT basis_cap_agg(f, '{"approximation": "nystrom", "components": 1000000, "seed": 1}') FROM sdata;
-SELECT basis_n_agg(f, '{"approximation": "nystrom", "components": 3, "seed": 1}') FROM sdata;
+SELECT basis_d_agg(array_fill(0.5::float8, ARRAY[200000]), '{"approximation": "nystrom", "components": 3, "seed": 1, "gamma": 0.5}');
+SELECT basis_cap_agg(f, '{"approximation": "nystrom", "components": 1000000, "seed": 1, "gamma": 0.5}') FROM sdata;
+SELECT basis_n_agg(f, '{"approximation": "nystrom", "components": 3, "seed": 1, "gamma": 0.5}') FROM sdata;
 -- a valid INITCOND continues, with the options it was made with only
-SELECT (kernel_basis_info(basis_ok_agg(f, '{"approximation": "nystrom", "components": 3, "seed": 1}'))->>'rows')::int AS rows
+SELECT (kernel_basis_info(basis_ok_agg(f, '{"approximation": "nystrom", "components": 3, "seed": 1, "gamma": 0.5}'))->>'rows')::int AS rows
 FROM sdata WHERE id > 3;
-SELECT basis_ok_agg(f, '{"approximation": "nystrom", "components": 4, "seed": 1}') FROM sdata;
+SELECT basis_ok_agg(f, '{"approximation": "nystrom", "components": 4, "seed": 1, "gamma": 0.5}') FROM sdata;
 
 -- kernel_train states: the km_accum header (magic 0, version 4, kind 6,
 -- dim 8, rows 12, ndoubles 20), the sums, then the tail (magic, block,
