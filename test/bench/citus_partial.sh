@@ -16,7 +16,7 @@ set -euo pipefail
 rows=${1:-200000}
 m=${2:-200}
 d=${3:-10}
-reps=${KM_BENCH_REPS:-3}
+reps=${KM_BENCH_REPS:-5}
 here=$(cd "$(dirname "$0")" && pwd)
 PG_CONFIG=${PG_CONFIG:-pg_config}
 db=kmbench_citus
@@ -62,15 +62,20 @@ sfunc_basis="'kernel_basis_sfunc(bytea,float8[],jsonb)'::regprocedure"
 o() { echo "(SELECT o FROM opts WHERE name = '$1')"; }
 b() { echo "(SELECT b FROM bases WHERE name = '$1')"; }
 
-# the fastest of $reps runs, in ms
-timeit() {
-	local q=$1 best=
+# one run, in ms
+once() {
+	run -c "SET max_parallel_workers_per_gather = 0" -c '\timing on' -c "$1" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -1
+}
+min() { awk "BEGIN{print ($1 < $2) ? $1 : $2}"; }
+# the fastest of $reps runs of each of two queries, run in turn (the
+# machine's load changes both alike): "plain fresh", in ms
+pair() {
+	local p=1e99 f=1e99
 	for _ in $(seq "$reps"); do
-		local t
-		t=$(run -c "SET max_parallel_workers_per_gather = 0" -c '\timing on' -c "$q" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -1)
-		if [ -z "$best" ] || awk "BEGIN{exit !($t < $best)}"; then best=$t; fi
+		p=$(min "$(once "$1")" "$p")
+		f=$(min "$(once "$2")" "$f")
 	done
-	echo "$best"
+	echo "$p $f"
 }
 
 echo "rows $rows, features $d, components $m, best of $reps; per row in microseconds"
@@ -82,17 +87,16 @@ report() {
 		"$(awk "BEGIN{print $fresh / $plain}")"
 }
 for k in nystrom rff; do
-	p=$(timeit "SELECT length(plain_state(f, y, $(o $k), $(b $k))) FROM data")
-	f=$(timeit "SELECT length(fresh_fmgr($sfunc_train, f, y, $(o $k), $(b $k))) FROM data")
+	read -r p f < <(pair "SELECT length(plain_state(f, y, $(o $k), $(b $k))) FROM data" \
+		"SELECT length(fresh_fmgr($sfunc_train, f, y, $(o $k), $(b $k))) FROM data")
 	report "kernel_train(f, y, o, basis) $k" "$p" "$f"
 done
 for k in nystrom rff; do
-	p=$(timeit "SELECT length(plain_state(f, $(o $k))) FROM data")
-	f=$(timeit "SELECT length(fresh_fmgr($sfunc_basis, f, $(o $k))) FROM data")
+	read -r p f < <(pair "SELECT length(plain_state(f, $(o $k))) FROM data" \
+		"SELECT length(fresh_fmgr($sfunc_basis, f, $(o $k))) FROM data")
 	report "kernel_basis(f, o) $k" "$p" "$f"
 done
 
-# the same states, bit for bit; two bases in turn are not confused
 check=$(run -At -c "SET max_parallel_workers_per_gather = 0" -c "
 SELECT bool_and(same) FROM (
   SELECT (SELECT plain_state(f, y, $(o nystrom), $(b nystrom)) FROM data) =
