@@ -2,6 +2,7 @@
  * basis.c - the basis pass of approximate models (basis.h).
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +36,16 @@ typedef struct basis_trailer
 	uint32_t	crc;
 	uint32_t	zero;
 } basis_trailer;
+
+#define HUGE_FEATURES_HINT "Rescale the features: their mean or spread is beyond the range of double precision."
+
+/* KM_ERR_OVERFLOW for features too large for the scaler, with its hint. */
+static km_status
+huge_features(km_error *err)
+{
+	snprintf(err->hint, sizeof(err->hint), "%s", HUGE_FEATURES_HINT);
+	return KM_ERR_OVERFLOW;
+}
 
 /* a * b + c in size_t, or 0 on overflow */
 static size_t
@@ -152,7 +163,7 @@ find_max_slot(km_basis_state *st)
 }
 
 km_status
-km_basis_state_validate(const km_basis_state *st, size_t len, km_error *err)
+km_basis_state_check_header(const km_basis_state *st, size_t len, km_error *err)
 {
 	size_t		want;
 
@@ -171,9 +182,10 @@ km_basis_state_validate(const km_basis_state *st, size_t len, km_error *err)
 	if (want == 0 || want != len ||
 		st->capacity != capacity_of((km_approx) st->kind, st->components))
 		return km_fail(err, KM_ERR_FORMAT, "basis state has an invalid shape",
-					   "The state has %zu bytes, kind %u, %u features and %u components.",
-					   len, (unsigned) st->kind, (unsigned) st->d, (unsigned) st->components);
-	if (st->rows < 0 || st->n_centres > st->capacity ||
+					   "The state has %zu bytes, kind %u, %u features, %u components and capacity %u.",
+					   len, (unsigned) st->kind, (unsigned) st->d, (unsigned) st->components,
+					   (unsigned) st->capacity);
+	if (st->rows < 0 || st->rows == INT64_MAX || st->n_centres > st->capacity ||
 		(uint64_t) st->n_centres > (uint64_t) st->rows ||
 		(st->n_centres > 0 && st->max_slot >= st->n_centres) ||
 		st->kernel_type < KM_KERNEL_FIRST || st->kernel_type > KM_KERNEL_LAST ||
@@ -182,11 +194,26 @@ km_basis_state_validate(const km_basis_state *st, size_t len, km_error *err)
 					   "The state counts %lld rows and %u of %u centres.",
 					   (long long) st->rows, (unsigned) st->n_centres,
 					   (unsigned) st->capacity);
-	if (!all_finite(st->data, 2 * (size_t) st->d) ||
-		!all_finite(state_rows(CSTATE(st)), (size_t) st->n_centres * st->d) ||
+	return KM_OK;
+}
+
+km_status
+km_basis_state_validate(const km_basis_state *st, size_t len, km_error *err)
+{
+	if (km_basis_state_check_header(st, len, err) != KM_OK)
+		return err->status;
+	/* rows of huge features overflow the moments: not a format error */
+	if (!all_finite(st->data, 2 * (size_t) st->d))
+	{
+		km_fail(err, KM_ERR_OVERFLOW, "feature moments are out of range",
+				"A mean or sum of squares of the features overflowed over %lld rows.",
+				(long long) st->rows);
+		return huge_features(err);
+	}
+	if (!all_finite(state_rows(CSTATE(st)), (size_t) st->n_centres * st->d) ||
 		!isfinite(st->gamma) || !isfinite(st->coef0))
-		return km_fail(err, KM_ERR_OVERFLOW, "basis state is not finite",
-					   "A value of the state is not a finite number.");
+		return km_fail(err, KM_ERR_FORMAT, "basis state is not finite",
+					   "A centre or kernel parameter of the state is not a finite number.");
 	if (st->n_centres > 0 && find_max_slot(CSTATE(st)) != st->max_slot)
 		return km_fail(err, KM_ERR_FORMAT, "basis state has invalid fields",
 					   "Its largest centre key is not where the state says.");
@@ -379,6 +406,14 @@ km_basis_finish(const km_basis_state *st, void *out, void *scratch, km_error *er
 		{
 			mean[j] = 0.0;
 			scale[j] = 1.0;
+		}
+		/* what km_basis_decode refuses is refused here, as an overflow */
+		if (!isfinite(mean[j]))
+		{
+			km_fail(err, KM_ERR_OVERFLOW, "feature mean is out of range",
+					"The mean of feature %u overflowed over %lld rows.",
+					(unsigned) j + 1, (long long) st->rows);
+			return huge_features(err);
 		}
 	}
 	if (st->kind == KM_APPROX_NYSTROM)

@@ -63,7 +63,17 @@ void		km_basis_state_init(km_basis_state *st, km_approx kind,
 								const km_kernel *kernel, bool standardize,
 								uint32_t d, uint32_t components, uint64_t seed);
 
-/* Check a state of len bytes as untrusted input. */
+/*
+ * Check a state of len bytes as untrusted input: its header alone (O(1):
+ * magic, version, kind, d, components and capacity against len, the
+ * centre count and the slot of the largest key within the capacity), all
+ * that km_basis_state_add needs to stay within the state; or the whole
+ * state (O(size): every value finite, the largest key where the header
+ * says), what combining and finishing need.  KM_ERR_FORMAT or
+ * KM_ERR_VERSION when it fails.
+ */
+km_status	km_basis_state_check_header(const km_basis_state *st, size_t len,
+										km_error *err);
 km_status	km_basis_state_validate(const km_basis_state *st, size_t len,
 									km_error *err);
 
@@ -85,7 +95,8 @@ size_t		km_basis_finish_scratch_bytes(const km_basis_state *st);
 /*
  * Write the final basis (km_basis_final_bytes(st) bytes at out, the first
  * 4 of them left to the glue's length word).  KM_ERR_INVALID for a state
- * without rows.  st does not change.
+ * without rows; KM_ERR_OVERFLOW when a mean or a standardized centre is
+ * not finite (km_basis_decode would refuse the basis).  st does not change.
  */
 km_status	km_basis_finish(const km_basis_state *st, void *out, void *scratch,
 							km_error *err);

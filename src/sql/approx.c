@@ -22,6 +22,7 @@
 #include "utils/array.h"
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
+#include "utils/timestamp.h"
 
 #include "approx_classify.h"
 #include "basis.h"
@@ -36,16 +37,171 @@ PG_FUNCTION_INFO_V1(kernel_basis_combine);
 PG_FUNCTION_INFO_V1(kernel_basis_final);
 
 /*
- * What a call site of kernel_basis_sfunc keeps between rows (fn_extra):
- * the options last parsed, as jsonb and parsed, and a row buffer.
+ * Parsed options and decoded bases, kept between rows.
+ *
+ * A call site keeps a CallHolder in fn_extra naming one entry of a small
+ * backend cache (call_slots).  PostgreSQL's own aggregation keeps the
+ * FmgrInfo, so the holder finds its entry on every row; Citus's
+ * worker_partial_agg calls fmgr_info for every row, so fn_extra is always
+ * empty there, and the cache is what saves parsing the options, decoding
+ * the basis and drawing rff's random features once per row.  An entry is
+ * keyed by the options' bytes and, for the training pass, the basis's
+ * bytes (its TOAST pointer, or its header and checksum); it does not
+ * change once built, scratch buffers aside.  Entries live under
+ * TopTransactionContext, so the cache empties at the end of every
+ * transaction, and a new entry first evicts those no statement since the
+ * current one began has used (bases and random features can be large).
+ * A holder finds its entry by slot and id, so an evicted entry is rebuilt,
+ * never read.
+ */
+#define CALL_SLOTS 4
+
+typedef enum CallKind
+{
+	CALL_BASIS = 1,
+	CALL_TRAIN
+} CallKind;
+
+typedef struct CallSlot
+{
+	uint64		id;				/* 0: empty */
+	CallKind	kind;
+	MemoryContext cxt;			/* the entry's own, under call_cache_cxt */
+	void	   *call;			/* BasisCall or TrainCall, in cxt */
+	uint64		used;			/* LRU clock */
+	TimestampTz stmt;			/* start of the statement that used it last */
+} CallSlot;
+
+static CallSlot call_slots[CALL_SLOTS];
+static MemoryContext call_cache_cxt = NULL;
+static uint64 call_next_id = 1;
+static uint64 call_clock = 0;
+
+/* What fn_extra holds: an entry, and the state last checked against it. */
+typedef struct CallHolder
+{
+	int			slot;			/* -1: none yet */
+	uint64		id;
+	const void *state;
+} CallHolder;
+
+/* call_cache_cxt is going away with its transaction: so are the entries */
+static void
+call_cache_gone(void *arg)
+{
+	memset(call_slots, 0, sizeof(call_slots));
+	call_cache_cxt = NULL;
+}
+
+static CallHolder *
+call_holder(FunctionCallInfo fcinfo)
+{
+	CallHolder *h = fcinfo->flinfo->fn_extra;
+
+	if (h == NULL)
+	{
+		h = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(CallHolder));
+		h->slot = -1;
+		fcinfo->flinfo->fn_extra = h;
+	}
+	return h;
+}
+
+static void *
+call_touch(int slot)
+{
+	call_slots[slot].used = ++call_clock;
+	call_slots[slot].stmt = GetCurrentStatementStartTimestamp();
+	return call_slots[slot].call;
+}
+
+/* The entry h names, or NULL when it has none of this kind or it was evicted. */
+static void *
+call_bound(const CallHolder *h, CallKind kind)
+{
+	if (h->slot < 0 || call_slots[h->slot].id != h->id ||
+		call_slots[h->slot].kind != kind)
+		return NULL;
+	return call_touch(h->slot);
+}
+
+static void *
+call_bind(CallHolder *h, int slot)
+{
+	h->slot = slot;
+	h->id = call_slots[slot].id;
+	h->state = NULL;
+	return call_touch(slot);
+}
+
+/*
+ * A context for an entry being built: under the current context, so that
+ * an error while building frees it; call_insert moves it into the cache.
+ */
+static MemoryContext
+call_entry_context(void)
+{
+	return AllocSetContextCreate(CurrentMemoryContext, "kernel_ml call",
+								 ALLOCSET_SMALL_SIZES);
+}
+
+static void
+call_evict(CallSlot *s)
+{
+	MemoryContextDelete(s->cxt);
+	memset(s, 0, sizeof(*s));
+}
+
+/* A complete entry into the cache; its slot. */
+static int
+call_insert(CallKind kind, MemoryContext cxt, void *call)
+{
+	TimestampTz now = GetCurrentStatementStartTimestamp();
+	int			victim = -1;
+
+	if (call_cache_cxt == NULL)
+	{
+		MemoryContextCallback *cb;
+
+		call_cache_cxt = AllocSetContextCreate(TopTransactionContext, "kernel_ml call cache",
+											   ALLOCSET_SMALL_SIZES);
+		cb = MemoryContextAlloc(call_cache_cxt, sizeof(MemoryContextCallback));
+		cb->func = call_cache_gone;
+		cb->arg = NULL;
+		MemoryContextRegisterResetCallback(call_cache_cxt, cb);
+	}
+	for (int i = 0; i < CALL_SLOTS; i++)
+	{
+		if (call_slots[i].id != 0 && call_slots[i].stmt != now)
+			call_evict(&call_slots[i]);
+		if (victim < 0 ||
+			(call_slots[victim].id != 0 &&
+			 (call_slots[i].id == 0 || call_slots[i].used < call_slots[victim].used)))
+			victim = i;
+	}
+	if (call_slots[victim].id != 0)
+		call_evict(&call_slots[victim]);
+	MemoryContextSetParent(cxt, call_cache_cxt);
+	call_slots[victim].id = call_next_id++;
+	call_slots[victim].kind = kind;
+	call_slots[victim].cxt = cxt;
+	call_slots[victim].call = call;
+	return victim;
+}
+
+/*
+ * What the basis pass keeps between rows: the options, as jsonb and
+ * parsed, resolved for the d of the last state checked, and a row buffer.
  */
 typedef struct BasisCall
 {
 	Jsonb	   *optjson;		/* NULL: none given */
-	bool		parsed;
 	km_options	opts;
+	int			resolved_d;		/* 0: not resolved yet */
+	km_options	resolved;
 	int			d;				/* length of row */
 	double	   *row;
+	MemoryContext cxt;
 } BasisCall;
 
 /* A copy of a jsonb (NULL for none) in the current memory context. */
@@ -69,88 +225,106 @@ same_jsonb(const Jsonb *a, const Jsonb *b)
 	return VARSIZE(a) == VARSIZE(b) && memcmp(a, b, VARSIZE(a)) == 0;
 }
 
-/* The call's options, parsed again (*changed set) when they differ from the last row's. */
 static BasisCall *
-basis_call(FunctionCallInfo fcinfo, Jsonb *opts, bool *changed)
+basis_call_build(Jsonb *opts)
 {
-	BasisCall  *bc = fcinfo->flinfo->fn_extra;
-	MemoryContext old;
+	MemoryContext cxt = call_entry_context();
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	BasisCall  *bc = palloc0(sizeof(BasisCall));
 
-	if (bc == NULL)
-	{
-		bc = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(BasisCall));
-		fcinfo->flinfo->fn_extra = bc;
-	}
-	*changed = false;
-	if (bc->parsed && same_jsonb(bc->optjson, opts))
-		return bc;
-	*changed = true;
+	bc->cxt = cxt;
 	km_options_parse(opts, &bc->opts);
-	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
-	if (bc->optjson)
-		pfree(bc->optjson);
-	bc->optjson = copy_jsonb(opts);
-	MemoryContextSwitchTo(old);
-	bc->parsed = true;
 	if (bc->opts.approximation == KM_APPROX_EXACT)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("kernel_basis needs an approximation"),
 				 errdetail("The options give no \"approximation\"; only approximate models have a basis."),
 				 errhint("Add \"approximation\": \"nystrom\" or \"rff\".")));
+	bc->optjson = copy_jsonb(opts);
+	MemoryContextSwitchTo(old);
 	return bc;
 }
 
+/* The call's options, parsed again only when no entry has them. */
+static BasisCall *
+basis_call(FunctionCallInfo fcinfo, Jsonb *opts)
+{
+	CallHolder *h = call_holder(fcinfo);
+	BasisCall  *bc = call_bound(h, CALL_BASIS);
+	int			slot;
+
+	if (bc != NULL && same_jsonb(bc->optjson, opts))
+		return bc;
+	for (slot = 0; slot < CALL_SLOTS; slot++)
+		if (call_slots[slot].id != 0 && call_slots[slot].kind == CALL_BASIS &&
+			same_jsonb(((BasisCall *) call_slots[slot].call)->optjson, opts))
+			return call_bind(h, slot);
+	bc = basis_call_build(opts);
+	return call_bind(h, call_insert(CALL_BASIS, bc->cxt, bc));
+}
+
+/* The state's header (O(1)) or the whole state, as untrusted input: 22P03. */
 static void
-basis_state_check(const km_basis_state *st, Size len)
+basis_state_check(const km_basis_state *st, Size len, bool whole)
 {
 	km_error	err;
 
-	if (km_basis_state_validate(st, len, &err) != KM_OK)
+	if ((whole ? km_basis_state_validate(st, len, &err) :
+		 km_basis_state_check_header(st, len, &err)) != KM_OK)
 		km_raise(&err);
 }
 
 /* The options resolved for d features: the kernel the basis is drawn for. */
-static km_basis_state *
-basis_state_create(MemoryContext aggctx, const km_options *given, int d)
+static const km_options *
+basis_call_resolved(BasisCall *bc, int d)
 {
-	km_options	opts = *given;
+	if (bc->resolved_d != d)
+	{
+		bc->resolved = bc->opts;
+		km_options_resolve(&bc->resolved, d);
+		bc->resolved_d = d;
+	}
+	return &bc->resolved;
+}
+
+static km_basis_state *
+basis_state_create(MemoryContext aggctx, BasisCall *bc, int d)
+{
+	const km_options *opts = basis_call_resolved(bc, d);
 	Size		bytes;
 	km_basis_state *st;
 
-	km_options_resolve(&opts, d);
-	bytes = km_basis_state_bytes(opts.approximation, (uint32) d,
-								 (uint32) opts.components);
+	bytes = km_basis_state_bytes(opts->approximation, (uint32) d,
+								 (uint32) opts->components);
 	if (bytes == 0 || bytes > MaxAllocSize)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("kernel_basis state is too large"),
 				 errdetail("A basis of %d components of %d features would exceed 1 GB.",
-						   opts.components, d),
+						   opts->components, d),
 				 errhint("Use fewer components.")));
 	km_mem_reserve(aggctx, (double) bytes, "kernel_basis", false);
 	st = MemoryContextAlloc(aggctx, bytes);
 	SET_VARSIZE(st, bytes);
-	km_basis_state_init(st, opts.approximation, &opts.fit.kernel, opts.standardize,
-						(uint32) d, (uint32) opts.components, (uint64) opts.seed);
+	km_basis_state_init(st, opts->approximation, &opts->fit.kernel, opts->standardize,
+						(uint32) d, (uint32) opts->components, (uint64) opts->seed);
 	return st;
 }
 
 /* The settings of a state made with other options: an error. */
 static void
-check_same_settings(const km_basis_state *st, const km_options *given)
+check_same_settings(const km_basis_state *st, BasisCall *bc)
 {
-	km_options	opts = *given;
+	const km_options *opts = basis_call_resolved(bc, (int) st->d);
 
-	km_options_resolve(&opts, (int) st->d);
-	if (st->kind != (uint8) opts.approximation ||
-		st->components != (uint32) opts.components ||
-		st->seed != (uint64) opts.seed ||
-		st->kernel_type != (uint32) opts.fit.kernel.type ||
-		st->gamma != opts.fit.kernel.gamma ||
-		st->degree != opts.fit.kernel.degree ||
-		st->coef0 != opts.fit.kernel.coef0 ||
-		st->standardize != (opts.standardize ? 1 : 0))
+	if (st->kind != (uint8) opts->approximation ||
+		st->components != (uint32) opts->components ||
+		st->seed != (uint64) opts->seed ||
+		st->kernel_type != (uint32) opts->fit.kernel.type ||
+		st->gamma != opts->fit.kernel.gamma ||
+		st->degree != opts->fit.kernel.degree ||
+		st->coef0 != opts->fit.kernel.coef0 ||
+		st->standardize != (opts->standardize ? 1 : 0))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("options must be the same for every row of an aggregate call"),
@@ -161,7 +335,7 @@ check_same_settings(const km_basis_state *st, const km_options *given)
 
 /* The state argument, aligned for doubles (copied into aggctx if not). */
 static km_basis_state *
-basis_state_arg(FunctionCallInfo fcinfo, int argno, MemoryContext aggctx, bool check)
+basis_state_arg(FunctionCallInfo fcinfo, int argno, MemoryContext aggctx)
 {
 	bytea	   *b;
 	km_basis_state *st;
@@ -175,38 +349,50 @@ basis_state_arg(FunctionCallInfo fcinfo, int argno, MemoryContext aggctx, bool c
 		st = MemoryContextAlloc(aggctx, VARSIZE(b));
 		memcpy(st, b, VARSIZE(b));
 	}
-	if (check)
-		basis_state_check(st, VARSIZE(st));
 	return st;
 }
 
-/* kernel_basis_sfunc(state bytea, features float8[], options jsonb) */
+/*
+ * kernel_basis_sfunc(state bytea, features float8[], options jsonb)
+ *
+ * A state this call site did not create (an INITCOND, a state reached
+ * through a fresh FmgrInfo) is checked once, when first seen: its header,
+ * which is all that adding a row relies on, and its settings against the
+ * options.  Its values are checked whole by the combine and final
+ * functions.
+ */
 Datum
 kernel_basis_sfunc(PG_FUNCTION_ARGS)
 {
 	MemoryContext aggctx = agg_context(fcinfo, "kernel_basis_sfunc");
-	km_basis_state *st = basis_state_arg(fcinfo, 0, aggctx, false);
+	km_basis_state *st = basis_state_arg(fcinfo, 0, aggctx);
 	Jsonb	   *opts = PG_ARGISNULL(2) ? NULL : PG_GETARG_JSONB_P(2);
 	BasisCall  *bc;
+	CallHolder *h;
 	ArrayType  *arr;
 	int			d;
-	bool		changed;
 	char		what[64];
 
 	if (PG_ARGISNULL(1))
 	{
 		if (st == NULL)
 			PG_RETURN_NULL();
+		basis_state_check(st, VARSIZE(st), false);
 		PG_RETURN_BYTEA_P((bytea *) st);
 	}
-	bc = basis_call(fcinfo, opts, &changed);
+	bc = basis_call(fcinfo, opts);
+	h = fcinfo->flinfo->fn_extra;
+	if (st != NULL && st != h->state)
+	{
+		basis_state_check(st, VARSIZE(st), false);
+		check_same_settings(st, bc);
+		h->state = st;
+	}
 	arr = PG_GETARG_ARRAYTYPE_P(1);
 	snprintf(what, sizeof(what), "row " INT64_FORMAT, st ? st->rows + 1 : (int64) 1);
 	d = km_array_length(arr, what);
 	if (st == NULL)
-		st = basis_state_create(aggctx, &bc->opts, d);
-	else if (changed)
-		check_same_settings(st, &bc->opts);
+		h->state = st = basis_state_create(aggctx, bc, d);
 	if ((uint32) d != st->d)
 		ereport(ERROR,
 				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
@@ -217,7 +403,7 @@ kernel_basis_sfunc(PG_FUNCTION_ARGS)
 	{
 		if (bc->row)
 			pfree(bc->row);
-		bc->row = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt, sizeof(double) * d);
+		bc->row = MemoryContextAlloc(bc->cxt, sizeof(double) * d);
 		bc->d = d;
 	}
 	km_array_copy(arr, d, bc->row, what);
@@ -235,16 +421,19 @@ Datum
 kernel_basis_combine(PG_FUNCTION_ARGS)
 {
 	MemoryContext aggctx = agg_context(fcinfo, "kernel_basis_combine");
-	km_basis_state *a = basis_state_arg(fcinfo, 0, aggctx, true);
-	km_basis_state *b = basis_state_arg(fcinfo, 1, aggctx, true);
+	km_basis_state *a = basis_state_arg(fcinfo, 0, aggctx);
+	km_basis_state *b = basis_state_arg(fcinfo, 1, aggctx);
 	km_error	err;
 
+	if (a != NULL)
+		basis_state_check(a, VARSIZE(a), true);
 	if (b == NULL)
 	{
 		if (a == NULL)
 			PG_RETURN_NULL();
 		PG_RETURN_BYTEA_P((bytea *) a);
 	}
+	basis_state_check(b, VARSIZE(b), true);
 	if (a == NULL)
 	{
 		/* the result is the transition value: it must live in aggctx */
@@ -262,13 +451,17 @@ Datum
 kernel_basis_final(PG_FUNCTION_ARGS)
 {
 	MemoryContext aggctx = agg_context(fcinfo, "kernel_basis_final");
-	km_basis_state *st = basis_state_arg(fcinfo, 0, aggctx, false);
+	km_basis_state *st = basis_state_arg(fcinfo, 0, aggctx);
 	Size		bytes;
 	bytea	   *out;
 	void	   *scratch;
+	km_basis	check;
 	km_error	err;
 
-	if (st == NULL || st->rows == 0)
+	if (st == NULL)
+		PG_RETURN_NULL();
+	basis_state_check(st, VARSIZE(st), true);
+	if (st->rows == 0)
 		PG_RETURN_NULL();
 	bytes = km_basis_final_bytes(st);
 	if (bytes == 0 || bytes > MaxAllocSize)
@@ -284,6 +477,10 @@ kernel_basis_final(PG_FUNCTION_ARGS)
 		km_raise(&err);
 	SET_VARSIZE(out, bytes);
 	pfree(scratch);
+	/* never return what the reader refuses */
+	if (km_basis_decode(out, bytes, &check, &err) != KM_OK)
+		elog(ERROR, "kernel_basis wrote a basis that it cannot read: %s: %s",
+			 err.message, err.detail);
 	PG_RETURN_BYTEA_P(out);
 }
 
@@ -634,12 +831,12 @@ approx_model(km_basis *b, uint32 components, km_accum *acc,
 	return km_model_to_bytea(&model);
 }
 
-/* What a call site of the training pass keeps between rows (fn_extra). */
+/* What the training pass keeps between rows: a call cache entry. */
 typedef struct TrainCall
 {
 	Jsonb	   *optjson;
 	km_options	opts;
-	bool		parsed;
+	ApproxTail	tail;			/* the lambdas and intercept a state must have */
 	char	   *basis;			/* an aligned copy, validated */
 	Size		basis_len;
 	char		toast_ptr[32];	/* the basis's TOAST pointer, when it came as one */
@@ -649,66 +846,70 @@ typedef struct TrainCall
 	double	   *bv;
 	double	   *x;				/* d */
 	FlushBufs	f;				/* a block's features and scratch */
-	KmMemGrant *grant;			/* what this call keeps, counted (pgutil.h) */
+	MemoryContext cxt;			/* the entry's own; what it keeps is counted (pgutil.h) */
 } TrainCall;
 
-/* Whether raw is the basis cached (same length, header and checksum). */
+/*
+ * Whether the basis bytes at raw (len bytes) are those of the basis at a:
+ * the same length, header and checksum (cheap), or every byte (full).
+ */
+static bool
+same_basis_bytes(const char *a, const char *raw, Size len, bool full)
+{
+	if (full)
+		return memcmp(a + VARHDRSZ, raw + VARHDRSZ, len - VARHDRSZ) == 0;
+	return memcmp(a + VARHDRSZ, raw + VARHDRSZ, Min(len, 96) - VARHDRSZ) == 0 &&
+		memcmp(a + len - 8, raw + len - 8, 8) == 0;
+}
+
 static bool
 same_basis(const TrainCall *tc, const bytea *raw)
 {
-	Size		len = VARSIZE(raw);
-
-	return tc->basis != NULL && tc->basis_len == len &&
-		memcmp(tc->basis + VARHDRSZ, (const char *) raw + VARHDRSZ, Min(len, 96) - VARHDRSZ) == 0 &&
-		memcmp(tc->basis + len - 8, (const char *) raw + len - 8, 8) == 0;
+	return tc->basis_len == VARSIZE(raw) &&
+		same_basis_bytes(tc->basis, (const char *) raw, tc->basis_len, false);
 }
 
 /*
- * The call's options and decoded basis, parsed again only when they
- * change.  A basis stored in a table arrives as a TOAST pointer: that
- * pointer identifies it, so it is not fetched and decompressed per row.
+ * Whether tc is the entry for these options and this basis.  A basis
+ * stored in a table arrives as a TOAST pointer: that pointer identifies
+ * it, so it is not fetched and decompressed per row.  *raw: the basis
+ * detoasted, when it had to be.
  */
-static TrainCall *
-train_call(FunctionCallInfo fcinfo, Jsonb *opts, int basis_arg)
+static bool
+train_call_matches(TrainCall *tc, FunctionCallInfo fcinfo, Jsonb *opts,
+				   int basis_arg, bytea **raw)
 {
-	TrainCall  *tc = fcinfo->flinfo->fn_extra;
 	struct varlena *datum = (struct varlena *) DatumGetPointer(PG_GETARG_DATUM(basis_arg));
 	bool		ondisk = VARATT_IS_EXTERNAL_ONDISK(datum) && VARSIZE_ANY(datum) <= sizeof(tc->toast_ptr);
-	bytea	   *raw;
-	MemoryContext old;
+
+	if (!same_jsonb(tc->optjson, opts))
+		return false;
+	if (ondisk && tc->toast_len == VARSIZE_ANY(datum) &&
+		memcmp(tc->toast_ptr, datum, tc->toast_len) == 0)
+		return true;
+	if (!VARATT_IS_EXTENDED(datum))
+		return same_basis(tc, (bytea *) datum);
+	if (*raw == NULL)
+		*raw = PG_GETARG_BYTEA_P(basis_arg);
+	if (!same_basis(tc, *raw))
+		return false;
+	tc->toast_len = ondisk ? VARSIZE_ANY(datum) : 0;
+	if (ondisk)
+		memcpy(tc->toast_ptr, datum, tc->toast_len);
+	return true;
+}
+
+static TrainCall *
+train_call_build(Jsonb *opts, const bytea *raw, struct varlena *datum)
+{
+	MemoryContext cxt = call_entry_context();
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	TrainCall  *tc = palloc0(sizeof(TrainCall));
+	bool		ondisk = VARATT_IS_EXTERNAL_ONDISK(datum) && VARSIZE_ANY(datum) <= sizeof(tc->toast_ptr);
 	km_error	err;
 	km_options	o;
 
-	if (tc == NULL)
-	{
-		tc = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(TrainCall));
-		fcinfo->flinfo->fn_extra = tc;
-	}
-	if (tc->parsed && same_jsonb(tc->optjson, opts))
-	{
-		if (ondisk && tc->toast_len == VARSIZE_ANY(datum) &&
-			memcmp(tc->toast_ptr, datum, tc->toast_len) == 0)
-			return tc;
-		if (!ondisk && !VARATT_IS_EXTENDED(datum) && same_basis(tc, (bytea *) datum))
-			return tc;
-	}
-	raw = PG_GETARG_BYTEA_P(basis_arg);
-	if (tc->parsed && same_jsonb(tc->optjson, opts) && same_basis(tc, raw))
-	{
-		tc->toast_len = ondisk ? VARSIZE_ANY(datum) : 0;
-		if (ondisk)
-			memcpy(tc->toast_ptr, datum, tc->toast_len);
-		return tc;
-	}
-	if (tc->parsed)
-	{
-		/* options or basis changed (rare): start over */
-		TrainCall	fresh = {0};
-
-		fresh.grant = tc->grant;
-		*tc = fresh;
-	}
-	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+	tc->cxt = cxt;
 	km_options_parse(opts, &o);
 	tc->optjson = copy_jsonb(opts);
 	tc->toast_len = ondisk ? VARSIZE_ANY(datum) : 0;
@@ -728,12 +929,14 @@ train_call(FunctionCallInfo fcinfo, Jsonb *opts, int basis_arg)
 				 errhint("Pass the same options to kernel_basis and kernel_train.")));
 	km_options_resolve(&o, (int) tc->b.d);
 	tc->opts = o;
+	approx_lambdas(&tc->opts, &tc->tail);
 	km_check_memory((double) approx_state_bytes(tc->b.m, tc->b.d, (uint32) tc->basis_len) +
 					8.0 * (double) flush_bufs_doubles(&tc->b) +
 					approx_solve_memory(tc->b.m), "kernel_train", false);
-	tc->grant = km_mem_resize(tc->grant, fcinfo->flinfo->fn_mcxt, (double) tc->basis_len +
-							  8.0 * ((double) flush_bufs_doubles(&tc->b) + (double) (tc->b.d + 1) * tc->b.m),
-							  "kernel_train", false);
+	/* counted against kernel_ml.max_memory until the entry is evicted */
+	(void) km_mem_reserve(cxt, (double) tc->basis_len +
+						  8.0 * ((double) flush_bufs_doubles(&tc->b) + (double) (tc->b.d + 1) * tc->b.m),
+						  "kernel_train", false);
 	if (tc->b.kind == KM_APPROX_RFF)
 	{
 		tc->W = palloc_extended(mul_size(sizeof(double), mul_size(tc->b.d, tc->b.m)), MCXT_ALLOC_HUGE);
@@ -744,9 +947,35 @@ train_call(FunctionCallInfo fcinfo, Jsonb *opts, int basis_arg)
 	}
 	tc->x = palloc(sizeof(double) * tc->b.d);
 	tc->f = flush_bufs_alloc(&tc->b);
-	tc->parsed = true;
 	MemoryContextSwitchTo(old);
 	return tc;
+}
+
+/*
+ * The call's options and decoded basis, from the entry of the previous
+ * row, another entry, or parsed anew.  *switched: this call site used
+ * another entry on an earlier row (its options or basis changed).
+ */
+static TrainCall *
+train_call(FunctionCallInfo fcinfo, Jsonb *opts, int basis_arg, bool *switched)
+{
+	CallHolder *h = call_holder(fcinfo);
+	TrainCall  *tc = call_bound(h, CALL_TRAIN);
+	bytea	   *raw = NULL;
+	int			slot;
+
+	*switched = false;
+	if (tc != NULL && train_call_matches(tc, fcinfo, opts, basis_arg, &raw))
+		return tc;
+	*switched = h->slot >= 0;
+	for (slot = 0; slot < CALL_SLOTS; slot++)
+		if (call_slots[slot].id != 0 && call_slots[slot].kind == CALL_TRAIN &&
+			train_call_matches(call_slots[slot].call, fcinfo, opts, basis_arg, &raw))
+			return call_bind(h, slot);
+	if (raw == NULL)
+		raw = PG_GETARG_BYTEA_P(basis_arg);
+	tc = train_call_build(opts, raw, (struct varlena *) DatumGetPointer(PG_GETARG_DATUM(basis_arg)));
+	return call_bind(h, call_insert(CALL_TRAIN, tc->cxt, tc));
 }
 
 static km_accum *
@@ -768,12 +997,63 @@ approx_state_create(MemoryContext aggctx, TrainCall *tc)
 	km_accum_init(acc, KM_ACCUM_GRAM, tc->b.m);
 	((ApproxTail *) ((char *) acc + km_accum_bytes(KM_ACCUM_GRAM, acc->dim)))->d = tc->b.d;
 	p = approx_parts(acc);
+	*p.t = tc->tail;
 	p.t->magic = APPROX_TAIL_MAGIC;
 	p.t->block = APPROX_BLOCK;
 	p.t->basis_bytes = (uint32) tc->basis_len;
-	approx_lambdas(&tc->opts, p.t);
+	p.t->d = tc->b.d;
 	memcpy(p.basis, tc->basis, tc->basis_len);
 	return acc;
+}
+
+/*
+ * A state the transition function did not create in this call site (an
+ * INITCOND, a state reached through a fresh FmgrInfo, the state of a call
+ * whose basis changed), checked in O(1) against the layout the
+ * transition relies on (22P03), then against the call's basis and
+ * options (22023): its basis's header and checksum, or every byte (full).
+ * The values of the sums are checked whole by the combine and final
+ * functions.
+ */
+static void
+approx_state_match(km_accum *acc, Size len, const TrainCall *tc, bool full)
+{
+	Size		accb;
+	ApproxParts p;
+
+	if (len < sizeof(km_accum) + MAXALIGN(sizeof(ApproxTail)) ||
+		acc->magic != KM_ACCUM_MAGIC || acc->version != KM_ACCUM_VERSION ||
+		acc->kind != KM_ACCUM_GRAM)
+		bad_state("The state's header is not that of a kernel_train state.");
+	accb = km_accum_bytes(KM_ACCUM_GRAM, acc->dim);
+	if (accb == 0 || acc->ndoubles != km_accum_payload_doubles(KM_ACCUM_GRAM, acc->dim) ||
+		acc->rows < 0 || len < accb + MAXALIGN(sizeof(ApproxTail)))
+		bad_state("The state's sums have a wrong dimension or length.");
+	p.t = (ApproxTail *) ((char *) acc + accb);
+	if (p.t->magic != APPROX_TAIL_MAGIC || p.t->block != APPROX_BLOCK ||
+		p.t->d < 1 || p.t->d > (uint32) MaxAllocSize / sizeof(double) ||
+		p.t->pending >= APPROX_BLOCK || p.t->skipped < 0 ||
+		approx_state_bytes(acc->dim, p.t->d, p.t->basis_bytes) != len)
+		bad_state("The state's buffer has invalid fields.");
+	p = approx_parts(acc);
+	if (acc->dim != tc->b.m || p.t->d != tc->b.d || p.t->basis_bytes != tc->basis_len ||
+		!same_basis_bytes(p.basis, tc->basis, tc->basis_len, full))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the basis must be the same for every row of a kernel_train call"),
+				 errdetail("Row " INT64_FORMAT " has a basis of %u features and %u components that differs from the basis of the rows before it (%u features, %u components).",
+						   acc->rows + p.t->pending + p.t->skipped + 1, tc->b.d, tc->b.m,
+						   p.t->d, acc->dim),
+				 errhint("Pass one basis, as a constant, a scalar subquery or a query parameter.")));
+	if (p.t->n_lambdas != tc->tail.n_lambdas || p.t->fit_intercept != tc->tail.fit_intercept ||
+		p.t->n_lambdas < 1 || p.t->n_lambdas > KM_APPROX_MAX_LAMBDAS ||
+		memcmp(p.t->lambdas, tc->tail.lambdas, sizeof(double) * p.t->n_lambdas) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("options must be the same for every row of an aggregate call"),
+				 errdetail("Row " INT64_FORMAT " of kernel_train has options that differ from the rows before it.",
+						   acc->rows + p.t->pending + p.t->skipped + 1),
+				 errhint("Pass the options as a constant or a query parameter.")));
 }
 
 /* The state argument, aligned for doubles. */
@@ -802,11 +1082,13 @@ kernel_train_basis_sfunc(PG_FUNCTION_ARGS)
 	MemoryContext aggctx = agg_context(fcinfo, "kernel_train_basis_sfunc");
 	km_accum   *acc = approx_state_arg(fcinfo, 0, aggctx);
 	TrainCall  *tc;
+	CallHolder *h;
 	ApproxParts p;
 	ArrayType  *arr;
 	double		target;
 	int			d;
 	int			bad;
+	bool		switched;
 	char		what[64];
 
 	if (PG_ARGISNULL(4))
@@ -815,9 +1097,15 @@ kernel_train_basis_sfunc(PG_FUNCTION_ARGS)
 				 errmsg("kernel_train needs a basis"),
 				 errdetail("The basis argument is NULL."),
 				 errhint("Pass (SELECT kernel_basis(features, options) FROM ...) as the fourth argument.")));
-	tc = train_call(fcinfo, PG_ARGISNULL(3) ? NULL : PG_GETARG_JSONB_P(3), 4);
+	tc = train_call(fcinfo, PG_ARGISNULL(3) ? NULL : PG_GETARG_JSONB_P(3), 4, &switched);
+	h = fcinfo->flinfo->fn_extra;
 	if (acc == NULL)
-		acc = approx_state_create(aggctx, tc);
+		h->state = acc = approx_state_create(aggctx, tc);
+	else if (acc != h->state)
+	{
+		approx_state_match(acc, VARSIZE(acc), tc, switched);
+		h->state = acc;
+	}
 	p = approx_parts(acc);
 	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
 	{

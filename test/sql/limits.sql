@@ -81,8 +81,10 @@ SELECT 1 / 0;
 ROLLBACK;
 BEGIN;
 SAVEPOINT s;
+-- (two calls with the same options and basis share one parsed basis and
+-- its random features; other options need their own, and are refused)
 SELECT length(kernel_train(f, y, '{"approximation": "rff", "components": 200}', (SELECT b FROM lim_basis))),
-       length(kernel_train(f, y, '{"approximation": "rff", "components": 200}', (SELECT b FROM lim_basis)))
+       length(kernel_train(f, y, '{"approximation": "rff", "components": 200, "lambda": 0.5}', (SELECT b FROM lim_basis)))
 FROM lim_rows;
 ROLLBACK TO SAVEPOINT s;
 SELECT length(kernel_train(f, y, '{"approximation": "rff", "components": 200}', (SELECT b FROM lim_basis))) FROM lim_rows;
