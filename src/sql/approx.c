@@ -927,6 +927,13 @@ train_call_build(Jsonb *opts, const bytea *raw, struct varlena *datum)
 				 errdetail("The options give approximation \"%s\"; the basis is \"%s\".",
 						   km_approx_name(o.approximation), km_approx_name(tc->b.kind)),
 				 errhint("Pass the same options to kernel_basis and kernel_train.")));
+	if (km_method_task(o.fit.method) != KM_TASK_REGRESSION)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("kernel_train with a basis trains kernel ridge regression only"),
+				 errdetail("The options give method \"%s\", a classifier; its primal Newton needs several passes over the rows.",
+						   km_method_name(o.fit.method)),
+				 errhint("Train an approximate classifier in one statement: kernel_train(features, label, options) with \"approximation\" in the options.")));
 	km_options_resolve(&o, (int) tc->b.d);
 	tc->opts = o;
 	approx_lambdas(&tc->opts, &tc->tail);

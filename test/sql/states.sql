@@ -245,3 +245,10 @@ RESET enable_sort;
 RESET search_path;
 SET client_min_messages = warning;
 DROP SCHEMA states CASCADE;
+
+-- a classifier's options with a basis: an error, not a ridge regression
+SELECT kernel_train(f, label::float8,
+       '{"method": "logistic", "approximation": "nystrom", "components": 3, "gamma": 0.5, "seed": 1}',
+       (SELECT kernel_basis(f, '{"method": "logistic", "approximation": "nystrom", "components": 3, "gamma": 0.5, "seed": 1}')
+        FROM (VALUES (ARRAY[1, 2]::float8[]), (ARRAY[2, 1]::float8[]), (ARRAY[0, 1]::float8[])) v(f)))
+FROM (VALUES (ARRAY[1, 2]::float8[], 1), (ARRAY[2, 1]::float8[], 0)) r(f, label);
