@@ -109,24 +109,49 @@ km_accum_gram_scratch_doubles(uint32_t dim)
 }
 
 void
+km_packed_syrk_add(double *packed, const double *Z, size_t m, size_t rows,
+				   double *scratch, km_interrupt_fn interrupt)
+{
+	double		per_col = 2.0 * (double) rows * (double) m;
+
+	if (rows == 0)
+		return;
+	for (size_t j0 = 0; j0 < m;)
+	{
+		size_t		w = per_col * (double) (m - j0) <= KM_PIECE_FLOPS ? m - j0 :
+			(size_t) fmax(1.0, KM_PIECE_FLOPS / per_col);
+		size_t		j1 = j0 + w < m ? j0 + w : m;
+
+		/* Z row-major rows x m is column-major m x rows: Z^T Z = A A^T */
+		if (j0 == 0 && j1 == m)
+			cblas_dsyrk(CblasColMajor, CblasUpper, CblasNoTrans, (int) m, (int) rows,
+						1.0, Z, (int) m, 0.0, scratch, (int) m);
+		else
+			cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, (int) j1, (int) (j1 - j0),
+						(int) rows, 1.0, Z, (int) m, Z + j0, (int) m, 0.0,
+						scratch + j0 * m, (int) m);
+		for (size_t j = j0; j < j1; j++)
+		{
+			double	   *col = packed + j * (j + 1) / 2;
+
+			for (size_t i = 0; i <= j; i++)
+				col[i] += scratch[i + j * m];
+		}
+		j0 = j1;
+		km_check_interrupts(interrupt);
+	}
+}
+
+void
 km_accum_gram_add(km_accum *acc, const double *Z, const double *y,
-				  size_t rows, double *scratch)
+				  size_t rows, double *scratch, km_interrupt_fn interrupt)
 {
 	size_t		m = acc->dim;
 	km_accum_gram g = km_accum_gram_parts(acc);
 
 	if (rows == 0)
 		return;
-	/* Z row-major rows x m is column-major m x rows: Z^T Z = A A^T */
-	cblas_dsyrk(CblasColMajor, CblasUpper, CblasNoTrans, (int) m, (int) rows,
-				1.0, Z, (int) m, 0.0, scratch, (int) m);
-	for (size_t j = 0; j < m; j++)
-	{
-		double	   *col = g.zz + j * (j + 1) / 2;
-
-		for (size_t i = 0; i <= j; i++)
-			col[i] += scratch[i + j * m];
-	}
+	km_packed_syrk_add(g.zz, Z, m, rows, scratch, interrupt);
 	cblas_dgemv(CblasColMajor, CblasNoTrans, (int) m, (int) rows, 1.0, Z,
 				(int) m, y, 1, 1.0, g.zy, 1);
 	for (size_t r = 0; r < rows; r++)

@@ -84,11 +84,24 @@ km_accum_gram km_accum_gram_parts(km_accum *acc);
 size_t		km_accum_gram_scratch_doubles(uint32_t dim);
 
 /*
- * Add a block of rows (rows x m, row-major) and their targets: one dsyrk
- * into scratch, folded into the packed triangle, and one dgemv.
+ * Add a block of rows (rows x m, row-major) and their targets: Z^T Z into
+ * the packed triangle (km_packed_syrk_add) and one dgemv.
  */
 void		km_accum_gram_add(km_accum *acc, const double *Z, const double *y,
-							  size_t rows, double *scratch);
+							  size_t rows, double *scratch, km_interrupt_fn interrupt);
+
+/*
+ * packed += Z^T Z for a row-major rows x m block Z, the upper triangle
+ * packed by columns (column j at j (j + 1) / 2).  One dsyrk of 512 rows
+ * at m = 8192 is 17 Gflop, seconds that a BLAS call cannot interrupt, so
+ * a large block is done in panels of columns [j0, j1),
+ * S(0:j1, j0:j1) = A(0:j1, :) A(j0:j1, :)^T with A = Z^T, each of at most
+ * KM_PIECE_FLOPS, with an interrupt check after each.  scratch: m x m.
+ */
+#define KM_PIECE_FLOPS 1e9
+void		km_packed_syrk_add(double *packed, const double *Z, size_t m,
+							   size_t rows, double *scratch,
+							   km_interrupt_fn interrupt);
 
 /*
  * a += b for two states over disjoint rows; KM_ERR_INVALID (a does not

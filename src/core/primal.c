@@ -9,6 +9,7 @@
 #include <cblas.h>
 #include <lapacke.h>
 
+#include "accum.h"
 #include "kernels.h"
 #include "primal.h"
 #include "solve.h"
@@ -17,7 +18,6 @@
 #define KM_MIN_STEP 1e-12
 
 /* Flops of one uninterruptible BLAS piece (about 0.1 s on one core). */
-#define PRIMAL_PIECE_FLOPS 1e9
 
 size_t
 km_primal_state_doubles(uint32_t m)
@@ -129,39 +129,10 @@ km_primal_add(double *state, uint32_t m, km_primal_loss loss, const double *Z,
 				f, 1, 1.0, gz, 1);
 	cblas_dgemv(CblasRowMajor, CblasTrans, (int) rows, (int) m, 1.0, Z, (int) m,
 				wh, 1, 1.0, hzb, 1);
-	/*
-	 * Zs^T Zs: the row-major rows x m block is column-major m x rows (A).
-	 * One dsyrk of 512 rows at m = 8192 is 17 Gflop, seconds that cannot be
-	 * interrupted, so the upper triangle is built in panels of columns
-	 * [j0, j1), S(0:j1, j0:j1) = A(0:j1, :) A(j0:j1, :)^T, each of at most
-	 * PRIMAL_PIECE_FLOPS, with an interrupt check between them.
-	 */
+	/* Zs^T Zs, in interruptible panels */
 	if (active == 0)
 		return true;
-	for (size_t j0 = 0; j0 < m;)
-	{
-		double		per_col = 2.0 * (double) active * (double) m;
-		size_t		w = per_col * (double) (m - j0) <= PRIMAL_PIECE_FLOPS ? m - j0 :
-			(size_t) fmax(1.0, PRIMAL_PIECE_FLOPS / per_col);
-		size_t		j1 = j0 + w < m ? j0 + w : m;
-
-		if (j0 == 0 && j1 == m)
-			cblas_dsyrk(CblasColMajor, CblasUpper, CblasNoTrans, (int) m, (int) active,
-						1.0, Zs, (int) m, 0.0, S, (int) m);
-		else
-			cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, (int) j1, (int) (j1 - j0),
-						(int) active, 1.0, Zs, (int) m, Zs + j0, (int) m, 0.0,
-						S + j0 * m, (int) m);
-		for (size_t j = j0; j < j1; j++)
-		{
-			double	   *col = hzz + j * (j + 1) / 2;
-
-			for (size_t i = 0; i <= j; i++)
-				col[i] += S[i + j * m];
-		}
-		j0 = j1;
-		km_check_interrupts(interrupt);
-	}
+	km_packed_syrk_add(hzz, Zs, m, active, S, interrupt);
 	return true;
 }
 

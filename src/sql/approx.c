@@ -740,7 +740,7 @@ add_rows(km_accum *acc, const km_basis *b, const double *X, const double *y,
 		return;
 	if (km_approx_features(b, X, rows, f->Z, f->work, &err) != KM_OK)
 		km_raise(&err);
-	km_accum_gram_add(acc, f->Z, y, rows, f->scratch);
+	km_accum_gram_add(acc, f->Z, y, rows, f->scratch, km_interrupt);
 }
 
 /* Buffered rows into the sums. */
@@ -1334,7 +1334,7 @@ rowset_sums(RowSet *rs, const km_basis *b, double *Xs)
 		}
 		if (km_approx_features(b, Xs, (size_t) r, Z, work, &err) != KM_OK)
 			km_raise(&err);
-		km_accum_gram_add(acc, Z, rs->y + i0, (size_t) r, scratch);
+		km_accum_gram_add(acc, Z, rs->y + i0, (size_t) r, scratch, km_interrupt);
 		CHECK_FOR_INTERRUPTS();
 		if (km_progress && before / PROGRESS_ROWS != acc->rows / PROGRESS_ROWS)
 			ereport(NOTICE,

@@ -87,7 +87,7 @@ time_pass(const km_basis *b, const double *X, const double *y, size_t rows,
 		if (t_acc)
 		{
 			t0 = cpu_now();
-			km_accum_gram_add(acc, Z, y + i, r, scratch);
+			km_accum_gram_add(acc, Z, y + i, r, scratch, NULL);
 			a += cpu_now() - t0;
 		}
 	}
@@ -139,7 +139,7 @@ bench_solve(uint32_t m, int d, const double *X, const double *y, size_t rows)
 		size_t		r = rows - i < BLOCK ? rows - i : BLOCK;
 
 		km_approx_features(&b, X + i * d, r, Z, fw, &err);
-		km_accum_gram_add(acc, Z, y + i, r, scratch);
+		km_accum_gram_add(acc, Z, y + i, r, scratch, NULL);
 	}
 	for (int l = 0; l < L; l++)
 		lambdas[l] = pow(10.0, -4.0 + 6.0 * l / (L - 1));

@@ -63,11 +63,11 @@ test_accum_gram_sums(void)
 		y[r] = cos(0.5 * r);
 	}
 	/* blocks of 10, 10, 3 into one state; 7 and 16 rows into two */
-	km_accum_gram_add(whole, Z, y, 10, scratch);
-	km_accum_gram_add(whole, Z + 10 * M, y + 10, 10, scratch);
-	km_accum_gram_add(whole, Z + 20 * M, y + 20, 3, scratch);
-	km_accum_gram_add(part[0], Z, y, 7, scratch);
-	km_accum_gram_add(part[1], Z + 7 * M, y + 7, N - 7, scratch);
+	km_accum_gram_add(whole, Z, y, 10, scratch, NULL);
+	km_accum_gram_add(whole, Z + 10 * M, y + 10, 10, scratch, NULL);
+	km_accum_gram_add(whole, Z + 20 * M, y + 20, 3, scratch, NULL);
+	km_accum_gram_add(part[0], Z, y, 7, scratch, NULL);
+	km_accum_gram_add(part[1], Z + 7 * M, y + 7, N - 7, scratch, NULL);
 	CHECK(whole->rows == N, "rows %lld", (long long) whole->rows);
 
 	g = km_accum_gram_parts(whole);

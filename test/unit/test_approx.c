@@ -73,7 +73,7 @@ accumulate(const km_basis *b, const double *X, const double *y, size_t first,
 		km_status	st = km_approx_features(b, X + i * b->d, r, Z, work, &err);
 
 		CHECK(st == KM_OK, "features: %s", err.message);
-		km_accum_gram_add(acc, Z, y + i, r, scratch);
+		km_accum_gram_add(acc, Z, y + i, r, scratch, NULL);
 	}
 	free(Z);
 	free(work);

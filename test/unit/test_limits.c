@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "accum.h"
 #include "primal.h"
 #include "unit.h"
 
@@ -60,4 +61,41 @@ test_primal_add_pieces(void)
 	free(blocks);
 	free(scratch);
 	free(cls);
+}
+
+/*
+ * The sums of approximate regression, km_accum_gram_add, take the same
+ * panels: 700 rows at m = 900 (1.1 Gflop) check for interrupts at least
+ * twice and give the sums of seven 100-row blocks (0.16 Gflop, one piece).
+ */
+void
+test_accum_gram_pieces(void)
+{
+	uint32_t	m = 900;
+	size_t		n = 700;
+	double	   *Z = unit_rand_vec(n * m, 11);
+	double	   *y = unit_rand_vec(n, 12);
+	double	   *scratch = malloc(km_accum_gram_scratch_doubles(m) * sizeof(double));
+	size_t		bytes = km_accum_bytes(KM_ACCUM_GRAM, m);
+	km_accum   *one = calloc(1, bytes);
+	km_accum   *seven = calloc(1, bytes);
+
+	km_accum_init(one, KM_ACCUM_GRAM, m);
+	km_accum_init(seven, KM_ACCUM_GRAM, m);
+	interrupts = 0;
+	km_accum_gram_add(one, Z, y, n, scratch, count_interrupt);
+	CHECK(interrupts >= 2, "%d interrupt checks in 1.1 Gflop", interrupts);
+	for (size_t i0 = 0; i0 < n; i0 += 100)
+	{
+		interrupts = 0;
+		km_accum_gram_add(seven, Z + i0 * m, y + i0, 100, scratch, count_interrupt);
+		CHECK(interrupts == 1, "%d interrupt checks in one piece", interrupts);
+	}
+	CHECK(unit_rel_diff(km_accum_gram_parts(one).zz, km_accum_gram_parts(seven).zz,
+						(size_t) m * (m + 1) / 2) < 1e-12, "panels differ from one dsyrk");
+	free(Z);
+	free(y);
+	free(scratch);
+	free(one);
+	free(seven);
 }
