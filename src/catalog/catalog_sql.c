@@ -312,6 +312,7 @@ kernel_model_reassign(PG_FUNCTION_ARGS)
 	Elevation	e;
 	Oid			argtypes[4] = {OIDOID, TEXTOID, BOOLOID, OIDOID};
 	Datum		args[4];
+	char		nulls[4] = {' ', ' ', ' ', ' '};
 	uint64		count;
 
 	catalog_check_writable("kernel_model_reassign()");
@@ -337,7 +338,9 @@ kernel_model_reassign(PG_FUNCTION_ARGS)
 				 errmsg("permission denied to reassign models to role \"%s\"", GetUserNameFromId(new_owner, false)),
 				 errdetail("Only roles with the privileges of the new owner can give it models.")));
 
+	/* no role of that name: no OID to match (0 would match every orphan) */
 	args[0] = ObjectIdGetDatum(old_owner);
+	nulls[0] = OidIsValid(old_owner) ? ' ' : 'n';
 	args[1] = CStringGetTextDatum(old_name);
 	args[2] = BoolGetDatum(orphans);
 	args[3] = ObjectIdGetDatum(new_owner);
@@ -352,7 +355,7 @@ kernel_model_reassign(PG_FUNCTION_ARGS)
 													 "AND NOT EXISTS (SELECT FROM pg_catalog.pg_roles r "
 													 "WHERE r.oid OPERATOR(pg_catalog.=) n.owner))",
 													 cat.names),
-											4, argtypes, args, NULL, false, 0),
+											4, argtypes, args, nulls, false, 0),
 					  "reassign");
 	count = SPI_processed;
 	catalog_unelevate(&e);
