@@ -284,7 +284,27 @@ SELECT * FROM kernel_model_train('cat_none', 'SELECT f, y FROM cat_big WHERE y I
         '{"approximation": "nystrom"}');
 SELECT * FROM kernel_model_train('cat_none', 'SELECT f, y FROM cat_big WHERE i < 3',
         '{"approximation": "nystrom", "test_fraction": 0.99}');
-SELECT kernel_model_drop('cat_approx'), kernel_model_drop('cat_rff');
+-- every pass must read the same rows: a query that returns other rows each
+-- time (here a bound that grows by 1000 rows a pass) is an error that says
+-- so, and stores nothing
+CREATE SEQUENCE cat_passes;
+SELECT * FROM kernel_model_train('cat_moving', 'SELECT f, y FROM cat_big WHERE i <= (SELECT 1000 * nextval(''cat_passes''))',
+        '{"approximation": "nystrom", "components": 20}');
+-- the same when the passes that differ are scoring and fitting: the bound
+-- moves only after the two training passes
+SELECT setval('cat_passes', 1, false);
+SELECT * FROM kernel_model_train('cat_moving', 'SELECT f, y FROM cat_big WHERE i <= (SELECT 1000 * greatest(2, nextval(''cat_passes'')))',
+        '{"approximation": "nystrom", "components": 20}');
+SELECT count(*) AS stored FROM kernel_models WHERE name = 'cat_moving';
+-- a sample that repeats (TABLESAMPLE ... REPEATABLE) trains, its n_train the
+-- sample's training rows
+SELECT version, deployed, (metrics->>'train_rows')::int = (SELECT count(*) FROM cat_big TABLESAMPLE BERNOULLI (30) REPEATABLE (7)
+                                                           WHERE y IS NOT NULL AND NOT _kernel_ml_holdout(f, y, 0, 0.2)) AS train_rows_ok
+FROM kernel_model_train('cat_sample', 'SELECT f, y FROM cat_big TABLESAMPLE BERNOULLI (30) REPEATABLE (7)',
+        '{"approximation": "nystrom", "components": 20}');
+SELECT n_train = (metrics->>'train_rows')::int AS n_train_ok FROM kernel_models WHERE name = 'cat_sample';
+SELECT kernel_model_drop('cat_approx'), kernel_model_drop('cat_rff'), kernel_model_drop('cat_sample');
+DROP SEQUENCE cat_passes;
 DROP TABLE cat_big, cat_trained, cat_ref;
 
 -- the catalog is registered for pg_dump and everything has a comment
