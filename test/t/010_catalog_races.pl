@@ -152,8 +152,8 @@ is(sql(qq{SELECT version FROM kernel_model_train('m', 'SELECT f, y FROM public.d
 # 0.2.0 serialised on pg_advisory_xact_lock(0x4B4D4C31, hash of the name),
 # a key any role could take and hold
 my $blocker = $node->background_psql('postgres', extra_params => [ '-U', 'mallory' ]);
-$blocker->query_safe(q{SELECT pg_advisory_lock(1263357745, hashtext('m'))});
-is(sql(q{SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = 1263357745 AND granted}), '1',
+$blocker->query_safe(q{SELECT pg_advisory_lock(1263356977, hashtext('m'))});
+is(sql(q{SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = 1263356977 AND granted}), '1',
 	'mallory holds the advisory lock 0.2.0 took on the name m');
 is(sql(q{SET lock_timeout = '5s'; SELECT version FROM kernel_model_retrain('m')}), '2',
 	'a retrain does not wait for it');
