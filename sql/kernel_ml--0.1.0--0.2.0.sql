@@ -28,7 +28,7 @@ COMMENT ON COLUMN kernel_models.source_query IS 'the query that yielded (feature
 COMMENT ON COLUMN kernel_models.search_path IS 'the schemas source_query resolved names in when this version was trained (the trainer''s search_path, "$user" expanded, temporary schema left out); kernel_model_retrain pins it, followed by pg_temp; NULL for versions from 0.1.0, which are retrained with "$user", public ("$user" being the owner)';
 
 COMMENT ON FUNCTION kernel_model_train(text, text, jsonb) IS
-'run query (features float8[], target float8 or label text) as the caller in a security-restricted operation, train on a deterministic split, record held-out metrics, store a new version of the named model (name: 1 to 63 bytes; a new name belongs to the caller) with the caller''s search_path, and deploy it per the deploy option';
+'run query (features float8[], target float8) as the caller in a security-restricted operation, train on a deterministic split, record held-out metrics, store a new version of the named model (name: 1 to 63 bytes; a new name belongs to the caller) with the caller''s search_path, and deploy it per the deploy option';
 COMMENT ON FUNCTION kernel_model_retrain(text) IS
 'train a new version of the named model with the query, options and search_path of its latest version; the query runs as the model''s owner (never as the caller) in a security-restricted operation, and nothing it sets outlives it';
 COMMENT ON FUNCTION kernel_predict(text, float8[]) IS
@@ -127,7 +127,7 @@ CREATE AGGREGATE kernel_train(features float8[], target float8, options jsonb, b
 );
 
 COMMENT ON AGGREGATE kernel_train(float8[], float8, jsonb, bytea) IS
-'train an approximate (nystrom or rff) kernel ridge regression over the basis from kernel_basis with the same options, in one pass: a fixed-size state of the m x m sums that parallel workers and Citus shards combine; returns the model as bytea';
+'train an approximate (nystrom or rff) kernel ridge model over the basis from kernel_basis with the same options: a fixed-size state of the m x m sums that parallel workers and Citus shards combine; returns the model as bytea';
 
 -- The per-row hold-out split of named approximate models, whose SQL passes
 -- (kernel_model_train, kernel_model_retrain) filter on it.  Internal.
@@ -174,7 +174,7 @@ CREATE AGGREGATE kernel_train(features float8[], label text, options jsonb) (
 COMMENT ON AGGREGATE kernel_train(float8[], text) IS
 'train an RBF kernel SVM classifier (default options) on (features, label) rows; returns the model as bytea';
 COMMENT ON AGGREGATE kernel_train(float8[], text, jsonb) IS
-'train a kernel classifier on (features, label) rows with the given options: svm (SMO, one-vs-one) or logistic (Newton), two or more classes, class weights, Platt probabilities for exact svm; exact, or approximate with "approximation": "nystrom" or "rff"; lambda and gamma grids selected by k-fold; returns the model as bytea';
+'train a kernel classifier (svm or logistic) on (features, label) rows with the given options; returns the model as bytea';
 
 CREATE FUNCTION kernel_predict_class(model bytea, features float8[])
 RETURNS text
@@ -190,7 +190,7 @@ AS 'MODULE_PATHNAME', 'kernel_predict_proba'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION kernel_predict_proba(bytea, float8[]) IS
-'the probability of every class for one row, as {"label": p, ...}: logistic models, and svm models trained with "probability": true (Platt scaling, which can disagree with kernel_predict_class near the boundary)';
+'the probability of every class for one row, as {"label": p, ...}';
 
 CREATE FUNCTION kernel_predict_proba(model bytea, features float8[], label text)
 RETURNS float8
@@ -215,12 +215,3 @@ LANGUAGE C STABLE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION kernel_predict_proba(text, float8[]) IS
 'the probability of every class for one row under the deployed version of the named classifier, looked up, and read access checked, once per statement snapshot and current user';
-
--- 0.1.0 objects whose comments 0.2.0 rewords for its wider surface.
-COMMENT ON AGGREGATE kernel_train(float8[], float8, jsonb) IS
-'train a kernel model on (features, target) rows with the given options: ridge or lms regression, or svm or logistic classification of the target''s distinct values; exact, or approximate with "approximation": "nystrom" or "rff"; lambda and gamma grids selected by leave-one-out, GCV or k-fold; returns the model as bytea';
-COMMENT ON FUNCTION kernel_predict(bytea, float8[]) IS
-'score one row with a model: the prediction of a regression model, the decision value of a binary classifier (positive means the second class); an error for a multi-class model';
-COMMENT ON FUNCTION kernel_model_info(bytea) IS
-'describe a model: format, task, kernel and parameters, method and solver, classes, approximation, convergence, training statistics, model selection, size';
-COMMENT ON COLUMN kernel_models.metrics IS 'split sizes; training and held-out RMSE, MAE and R^2 (regression) or accuracy, balanced accuracy, log-loss, AUC and confusion matrix (classification); the deployment decision with both scores';

@@ -129,20 +129,46 @@ COMMENT ON FUNCTION kernel_model_info(bytea) IS
 
 -- Named models ----------------------------------------------------------
 
+-- One row per model name: who owns it and the highest version number it has
+-- ever had.  The catalog functions serialise the changes of one name on a row
+-- lock of its row here (SELECT ... FOR UPDATE, as the table's owner): no other
+-- role can read or lock this table.  The owner is kept twice: by OID in this
+-- cluster (renaming the role keeps its models, a new role of a dropped
+-- owner's name gets none) and by name, which is what a dump carries: rows
+-- restored from a dump (COPY, as any INSERT that does not come from the
+-- catalog functions) get the OID of the role of that name, or 0 (no owner)
+-- when there is none, so a missing role never fails the restore of the other
+-- rows and never lends its models to whichever role has its old OID.
+CREATE TABLE kernel_model_names (
+	name text PRIMARY KEY CHECK (name <> ''),
+	owner oid NOT NULL,
+	owner_name text,
+	last_version integer NOT NULL CHECK (last_version >= 0)
+);
+
+SELECT pg_catalog.pg_extension_config_dump('kernel_model_names', '');
+
+REVOKE ALL ON kernel_model_names FROM PUBLIC;
+
+COMMENT ON TABLE kernel_model_names IS
+'named models: one row per model name, its owner and the highest version number it has had; written only by the catalog functions (kernel_model_train, kernel_model_retrain, kernel_model_deploy, kernel_model_drop, kernel_model_reassign), which lock its row to serialise the changes of one name';
+COMMENT ON COLUMN kernel_model_names.name IS 'model name, chosen by its owner';
+COMMENT ON COLUMN kernel_model_names.owner IS 'the role that owns the name, by OID in this cluster; 0 or a dropped role''s OID: nobody (only superusers can deploy, drop, reassign or train over it; kernel_model_retrain refuses it); restored rows take the OID of the role named owner_name';
+COMMENT ON COLUMN kernel_model_names.owner_name IS 'the owner''s role name when the catalog last wrote the row (NULL: no owner); what a dump and restore resolve the owner by';
+COMMENT ON COLUMN kernel_model_names.last_version IS 'the highest version number the name has had: the next version is last_version + 1, so a number is never reused for another model, even after the latest version is dropped';
+
 -- One row per trained version.  Roles change it only through the functions
 -- below, which check that the caller owns the name (has the privileges of
--- the role in "owner") and write as the extension's owner; nobody else is
--- granted INSERT, UPDATE or DELETE.  Read access to every model is the
--- SELECT privilege on this table: GRANT SELECT ON kernel_models TO role.
--- The owner is a regrole: stored by OID (renaming the role keeps its models,
--- a new role of a dropped owner's name gets none), dumped by name.
--- search_path is the last column so that a table updated from 0.1.0 has the
--- same columns in the same order.
+-- the role in kernel_model_names.owner) and write as the extension's owner;
+-- nobody else is granted INSERT, UPDATE or DELETE.  Read access to every
+-- model is the SELECT privilege on this table: GRANT SELECT ON kernel_models
+-- TO role.  search_path is the last column so that a table updated from
+-- 0.1.0 has the same columns in the same order.
 CREATE TABLE kernel_models (
 	name text NOT NULL CHECK (name <> ''),
 	version integer NOT NULL CHECK (version > 0),
 	created_at timestamptz NOT NULL DEFAULT now(),
-	owner regrole NOT NULL,
+	owner text,
 	source_query text NOT NULL,
 	options jsonb NOT NULL DEFAULT '{}',
 	model bytea NOT NULL,
@@ -165,9 +191,9 @@ REVOKE ALL ON kernel_models FROM PUBLIC;
 COMMENT ON TABLE kernel_models IS
 'named models: one row per trained version; written by kernel_model_train, kernel_model_retrain, kernel_model_deploy and kernel_model_drop; GRANT SELECT on it lets a role read and score every model';
 COMMENT ON COLUMN kernel_models.name IS 'model name, chosen by its owner';
-COMMENT ON COLUMN kernel_models.version IS 'version number within the name: 1, 2, 3, ...';
+COMMENT ON COLUMN kernel_models.version IS 'version number within the name: 1, 2, 3, ...; never reused (kernel_model_names.last_version)';
 COMMENT ON COLUMN kernel_models.created_at IS 'when the version was trained (transaction start)';
-COMMENT ON COLUMN kernel_models.owner IS 'the role that owns the name, by OID (0 if it no longer existed when the catalog was updated from 0.1.0); only roles with its privileges can retrain, deploy or drop it; kernel_model_retrain runs source_query as this role, and fails if it was dropped';
+COMMENT ON COLUMN kernel_models.owner IS 'the name of the role that owned the model when this version was stored (kernel_model_retrain: the role its query ran as); NULL if that role no longer existed; the name''s owner now is kernel_model_names.owner';
 COMMENT ON COLUMN kernel_models.source_query IS 'the query that yielded (features, target); kernel_model_retrain runs it again, as owner, with search_path';
 COMMENT ON COLUMN kernel_models.options IS 'the options given to kernel_model_train; kernel_model_retrain reuses them';
 COMMENT ON COLUMN kernel_models.model IS 'the model, as kernel_train returns it';
@@ -176,6 +202,23 @@ COMMENT ON COLUMN kernel_models.n_train IS 'rows the stored model was fitted on'
 COMMENT ON COLUMN kernel_models.n_features IS 'length of the feature arrays the model takes';
 COMMENT ON COLUMN kernel_models.deployed IS 'whether this is the version kernel_predict(name, features) uses; at most one per name';
 COMMENT ON COLUMN kernel_models.search_path IS 'the schemas source_query resolved names in when this version was trained (the trainer''s search_path, "$user" expanded, temporary schema left out); kernel_model_retrain pins it, followed by pg_temp; NULL for versions from 0.1.0, which are retrained with "$user", public ("$user" being the owner)';
+
+-- Rows that do not come from the catalog functions (a restore, a superuser's
+-- INSERT): owners resolved by name, and every restored version's name given
+-- its row in kernel_model_names (a dump of 0.2.0 has none).  Internal.
+CREATE FUNCTION _kernel_ml_catalog_restore()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'kernel_ml_catalog_restore'
+LANGUAGE C;
+
+COMMENT ON FUNCTION _kernel_ml_catalog_restore() IS
+'internal: trigger of kernel_model_names and kernel_models for rows that do not come from the catalog functions (pg_restore): resolves owners by role name (0: none) and keeps kernel_model_names complete';
+
+CREATE TRIGGER kernel_model_names_restore BEFORE INSERT ON kernel_model_names
+FOR EACH ROW EXECUTE FUNCTION _kernel_ml_catalog_restore();
+
+CREATE TRIGGER kernel_models_restore BEFORE INSERT ON kernel_models
+FOR EACH ROW EXECUTE FUNCTION _kernel_ml_catalog_restore();
 
 CREATE FUNCTION kernel_model_train(name text, query text, options jsonb DEFAULT '{}')
 RETURNS TABLE (name text, version integer, deployed boolean, metrics jsonb)
@@ -191,7 +234,7 @@ AS 'MODULE_PATHNAME', 'kernel_model_retrain'
 LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION kernel_model_retrain(text) IS
-'train a new version of the named model with the query, options and search_path of its latest version; the query runs as the model''s owner (never as the caller) in a security-restricted operation, and nothing it sets outlives it';
+'train a new version of the named model with the query, options and search_path of its latest version; the query runs as the model''s owner (never as the caller) in a security-restricted operation, and nothing it sets outlives it; an error, storing nothing, if the model was dropped or changed owner meanwhile';
 
 CREATE FUNCTION kernel_model_deploy(name text, version integer)
 RETURNS void
@@ -201,13 +244,29 @@ LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 COMMENT ON FUNCTION kernel_model_deploy(text, integer) IS
 'make a version of the named model the deployed one (manual deployment or rollback)';
 
-CREATE FUNCTION kernel_model_drop(name text, version integer DEFAULT NULL)
+CREATE FUNCTION kernel_model_drop(name text)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'kernel_model_drop'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION kernel_model_drop(text) IS
+'drop the named model: every version, the deployed one too, and the name itself; returns the number of versions removed';
+
+CREATE FUNCTION kernel_model_drop(name text, version integer)
 RETURNS integer
 AS 'MODULE_PATHNAME', 'kernel_model_drop'
 LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION kernel_model_drop(text, integer) IS
-'drop one version of the named model, or every version when version is NULL; returns the number of versions removed';
+'drop one version (not the deployed one) of the named model; a NULL version is an error (22004), never "every version"; returns the number of versions removed';
+
+CREATE FUNCTION kernel_model_reassign(old_owner text, new_owner regrole)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'kernel_model_reassign'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION kernel_model_reassign(text, regrole) IS
+'give every model name owned by the role named old_owner (or left by a dropped role of that name) to new_owner, as REASSIGN OWNED does for database objects, which does not know models; run it before DROP ROLE; the caller needs the privileges of both roles (a dropped role''s models: superuser); returns the number of names reassigned';
 
 CREATE FUNCTION kernel_model_get(name text)
 RETURNS bytea
@@ -226,12 +285,12 @@ COMMENT ON FUNCTION kernel_predict(text, float8[]) IS
 'score one row with the deployed version of the named model, looked up, and read access checked, once per statement snapshot and current user';
 
 -- One row per name the caller owns or may read.  A plain view, so it reads
--- the table with its owner's rights and filters the rows itself: by the
+-- the tables with its owner's rights and filters the rows itself: by the
 -- table's OID (a temporary table named kernel_models does not stand in for
 -- it) and the owner's OID.
 CREATE VIEW kernel_models_overview AS
 SELECT m.name,
-	   m.owner,
+	   n.owner::pg_catalog.regrole AS owner,
 	   max(m.version) FILTER (WHERE m.deployed) AS deployed_version,
 	   count(*)::integer AS versions,
 	   max(m.version) AS latest_version,
@@ -239,15 +298,15 @@ SELECT m.name,
 	   (array_agg(m.metrics) FILTER (WHERE m.deployed))[1] AS deployed_metrics,
 	   max(pg_catalog.octet_length(m.model)) FILTER (WHERE m.deployed) AS deployed_bytes,
 	   sum(pg_catalog.octet_length(m.model))::bigint AS total_bytes
-FROM kernel_models m
+FROM kernel_models m JOIN kernel_model_names n ON n.name OPERATOR(pg_catalog.=) m.name
 WHERE pg_catalog.has_table_privilege(m.tableoid, 'SELECT')
-   OR pg_catalog.pg_has_role(m.owner::pg_catalog.oid, 'USAGE')
-GROUP BY m.name, m.owner;
+   OR pg_catalog.pg_has_role(n.owner, 'USAGE')
+GROUP BY m.name, n.owner;
 
 GRANT SELECT ON kernel_models_overview TO PUBLIC;
 
 COMMENT ON VIEW kernel_models_overview IS
-'one row per model name the caller owns or may read: deployed version, number of versions, latest version, last training time, deployed metrics and sizes';
+'one row per model name the caller owns or may read: owner, deployed version, number of versions, latest version, last training time, deployed metrics and sizes';
 
 CREATE FUNCTION kernel_model_export(model bytea)
 RETURNS jsonb

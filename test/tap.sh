@@ -8,8 +8,9 @@
 # server binaries on PATH and PG_REGRESS.  PostgreSQL refuses to run as
 # root, so as root the tests run as the postgres user, from a copy of
 # test/ that it can read, with TESTDIR (logs, clusters) in a directory it
-# owns.  The 0.1.0 install script that the upgrade test starts from is put
-# into the share directory for the run and removed afterwards.
+# owns.  The install scripts of released versions that the upgrade test
+# starts from (test/upgrade/) are put into the share directory for the run
+# and removed afterwards.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,16 +21,18 @@ if [ $# -eq 0 ]; then
 	set -- test/t/*.pl
 fi
 
-fixture=$share/kernel_ml--0.1.0.sql
-installed_fixture=0
+installed_fixtures=()
 cleanup() {
-	[ "$installed_fixture" -eq 1 ] && rm -f "$fixture"
+	for f in "${installed_fixtures[@]}"; do rm -f "$f"; done
 	[ -n "${work:-}" ] && [ "${KM_TAP_KEEP:-}" != 1 ] && rm -rf "$work"
 }
 trap cleanup EXIT
-if [ ! -e "$fixture" ]; then
-	cp test/upgrade/kernel_ml--0.1.0.sql "$fixture" && installed_fixture=1
-fi
+for src in test/upgrade/kernel_ml--*.sql; do
+	fixture=$share/$(basename "$src")
+	if [ ! -e "$fixture" ]; then
+		cp "$src" "$fixture" && installed_fixtures+=("$fixture")
+	fi
+done
 
 work=$(mktemp -d /tmp/kernel_ml_tap.XXXXXX)
 cp -r test "$work/test"

@@ -8,21 +8,26 @@
  * Versions live in the table kernel_models, in the extension's schema.
  * Nobody but its owner (the role that created the extension) may write the
  * table directly; these functions check that the caller has the privileges
- * of the role that owns a model name (stored by OID), then read and write
- * the table as the table's owner with search_path pinned and every name
- * qualified, like a SECURITY DEFINER function.  Between installing this
- * library and ALTER EXTENSION kernel_ml UPDATE, the table may still be
- * 0.1.0's (owner by name, no search_path): it can be read, deployed from
- * and dropped from, not trained into.
+ * of the role that owns a model name (kernel_model_names.owner, an OID),
+ * then read and write the tables as their owner with search_path pinned and
+ * every name qualified, like a SECURITY DEFINER function.  Between
+ * installing this library and ALTER EXTENSION kernel_ml UPDATE, the catalog
+ * may still be 0.1.0's (owner by name, no search_path) or 0.2.0's (owner a
+ * regrole per version, no kernel_model_names): its models can be read and
+ * scored, not changed.
  *
- * Versions of one name are serialised by a transaction-level advisory lock
- * (catalog_lock_name).
+ * The changes of one name are serialised by a lock on its row of
+ * kernel_model_names (catalog_lock_name), which no other role can read, let
+ * alone lock.  Rows of either table that do not come from these functions
+ * (a pg_restore) are completed by a trigger (catalog_restore below): owners
+ * resolved by role name, a name row for every restored version.
  */
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
-#include "common/hashfn.h"
+#include "commands/trigger.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "mb/pg_wchar.h"
@@ -37,9 +42,6 @@
 #include "utils/syscache.h"
 
 #include "catalog.h"
-
-/* First key of the advisory lock on a name ("KML1"); the second is its hash. */
-#define NAME_LOCK_KEY 0x4B4D4C31
 
 /*
  * The catalog of the schema that holds the function being called: the
@@ -63,15 +65,23 @@ catalog_open(FunctionCallInfo fcinfo, Catalog *cat)
 	cat->qualified = quote_qualified_identifier(nspname, "kernel_models");
 	cat->schema = quote_identifier(nspname);
 
+	cat->names = quote_qualified_identifier(nspname, "kernel_model_names");
+
 	/*
 	 * Between installing this library and ALTER EXTENSION kernel_ml UPDATE
-	 * the table is still 0.1.0's: models can be read, deployed and dropped,
-	 * the owner found by name, but not trained (see require_current).
+	 * the catalog is still 0.1.0's (owner by name) or 0.2.0's (owner a
+	 * regrole per version): models can be read and scored, not changed (see
+	 * require_current).
 	 */
-	cat->legacy = get_attnum(cat->relid, "search_path") == InvalidAttrNumber;
-	cat->owner_expr = cat->legacy ?
-		"COALESCE(pg_catalog.to_regrole(pg_catalog.quote_ident(owner::pg_catalog.text))::pg_catalog.oid, 0::pg_catalog.oid)" :
-		"owner::pg_catalog.oid";
+	cat->legacy = !OidIsValid(get_relname_relid("kernel_model_names", nsp));
+	if (!cat->legacy)
+		cat->owner_expr = psprintf("COALESCE((SELECT n.owner FROM %s n "
+								   "WHERE n.name OPERATOR(pg_catalog.=) $1), 0::pg_catalog.oid)",
+								   cat->names);
+	else if (get_attnum(cat->relid, "search_path") == InvalidAttrNumber)
+		cat->owner_expr = "COALESCE(pg_catalog.to_regrole(pg_catalog.quote_ident(owner::pg_catalog.text))::pg_catalog.oid, 0::pg_catalog.oid)";
+	else
+		cat->owner_expr = "owner::pg_catalog.oid";
 }
 
 void
@@ -80,8 +90,8 @@ catalog_require_current(const Catalog *cat, const char *fname)
 	if (cat->legacy)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("%s needs the kernel_ml 0.2.0 catalog", fname),
-				 errdetail("Table kernel_models is still the one of kernel_ml 0.1.0."),
+				 errmsg("%s needs the kernel_ml %s catalog", fname, KM_VERSION_STRING),
+				 errdetail("The catalog of named models is still the one of an older kernel_ml: it has no table kernel_model_names."),
 				 errhint("Run ALTER EXTENSION kernel_ml UPDATE.")));
 }
 
@@ -237,16 +247,16 @@ catalog_check_writable(const char *fname)
 }
 
 /*
- * Whether a name has a version and, if so, the owner of its latest one.
- * SPI connected.
+ * Whether a name exists and, if so, its owner, read without a lock (a check
+ * before the work, repeated under the lock).  SPI connected.
  */
 bool
 catalog_name_owner(const Catalog *cat, const char *name, Oid *owner)
 {
 	bool		isnull;
 
-	catalog_query_name(cat, psprintf("SELECT %s FROM %%s WHERE name OPERATOR(pg_catalog.=) $1 "
-									 "ORDER BY version DESC LIMIT 1", cat->owner_expr),
+	catalog_query_name(cat, psprintf("SELECT owner FROM %s WHERE name OPERATOR(pg_catalog.=) $1",
+									 cat->names),
 					   name, true, false, 1, "owner lookup");
 	if (SPI_processed == 0)
 		return false;
@@ -255,14 +265,68 @@ catalog_name_owner(const Catalog *cat, const char *name, Oid *owner)
 	return true;
 }
 
-/* Serialise the versions of one name until the end of the transaction. */
-void
-catalog_lock_name(const char *name)
+bool
+catalog_role_exists(Oid role)
 {
-	int32		h = (int32) hash_bytes((const unsigned char *) name, (int) strlen(name));
+	return OidIsValid(role) && SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(role));
+}
 
-	DirectFunctionCall2(pg_advisory_xact_lock_int4,
-						Int32GetDatum(NAME_LOCK_KEY), Int32GetDatum(h));
+/*
+ * Lock the name's row (FOR UPDATE, as the table's owner: a role that may
+ * not update the table cannot lock it) and read it.  In READ COMMITTED the
+ * statement sees the row as the concurrent change that held the lock left
+ * it, or that it is gone.  SPI connected.
+ */
+void
+catalog_lock_name(const Catalog *cat, const char *name, NameRow *out)
+{
+	bool		isnull;
+
+	catalog_query_name(cat, psprintf("SELECT owner, last_version FROM %s "
+									 "WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE",
+									 cat->names),
+					   name, true, false, 0, "name lock");
+	memset(out, 0, sizeof(*out));
+	if (SPI_processed == 0)
+		return;
+	out->exists = true;
+	out->owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+												1, &isnull));
+	out->last_version = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+													2, &isnull));
+}
+
+/*
+ * Lock name, creating its row for owner first if it has none.  A
+ * concurrent training that creates the same name first makes the INSERT
+ * wait for it and then do nothing; the lock then reads its row (and its
+ * owner, whom the caller checks).  SPI connected.
+ */
+void
+catalog_claim_name(const Catalog *cat, const char *name, Oid owner, NameRow *out)
+{
+	Elevation	e;
+	Oid			argtypes[3] = {TEXTOID, OIDOID, TEXTOID};
+	Datum		args[3];
+	char	   *rolname = GetUserNameFromId(owner, false);
+
+	args[0] = CStringGetTextDatum(name);
+	args[1] = ObjectIdGetDatum(owner);
+	args[2] = CStringGetTextDatum(rolname);
+	catalog_elevate(cat, &e, true);
+	catalog_check_spi(SPI_execute_with_args(psprintf("INSERT INTO %s (name, owner, owner_name, last_version) "
+													 "VALUES ($1, $2, $3, 0) ON CONFLICT (name) DO NOTHING",
+													 cat->names),
+											3, argtypes, args, NULL, false, 0),
+					  "name insert");
+	catalog_unelevate(&e);
+	catalog_lock_name(cat, name, out);
+	if (!out->exists)
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("could not create model \"%s\"", name),
+				 errdetail("A concurrent transaction created and dropped the name meanwhile."),
+				 errhint("Retry.")));
 }
 
 /*
@@ -338,51 +402,45 @@ catalog_find_deployed(const Catalog *cat, const char *name, MemoryContext ctx,
 
 /*
  * Begin changing the versions of name: SPI connected, the name locked, and
- * an error unless it exists and the caller has its owner's privileges.
+ * an error unless it exists and the caller has its owner's privileges.  The
+ * owner is checked before the lock, so that a role that may not change the
+ * name never holds its lock, and again under it, where it counts.
  */
 void
-catalog_begin_change(const Catalog *cat, const char *name)
+catalog_begin_change(const Catalog *cat, const char *name, NameRow *nr)
 {
 	Oid			owner;
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	catalog_lock_name(name);
 	if (!catalog_name_owner(cat, name, &owner))
 		catalog_no_such_model(name);
 	catalog_check_owner(name, owner);
-}
-
-/* The number the next version of name gets; SPI connected, name locked. */
-int32
-catalog_next_version(const Catalog *cat, const char *name)
-{
-	bool		isnull;
-	Datum		v;
-
-	catalog_query_name(cat, "SELECT pg_catalog.max(version) FROM %s "
-					   "WHERE name OPERATOR(pg_catalog.=) $1",
-					   name, true, false, 1, "version lookup");
-	v = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	return isnull ? 1 : DatumGetInt32(v) + 1;
+	catalog_lock_name(cat, name, nr);
+	if (!nr->exists)
+		catalog_no_such_model(name);
+	catalog_check_owner(name, nr->owner);
 }
 
 /*
  * Insert a version (deployed or not: deploying undeploys the current one).
- * SPI connected, name locked.  Under a transaction snapshot a concurrent
- * training may have stored the same version first: a serialization error.
+ * The name's row records the version as its highest and the owner (by OID,
+ * and by name for a dump).  SPI connected, name locked.  Under a
+ * transaction snapshot a concurrent training may have stored the same
+ * version first: a serialization error.
  */
 void
 catalog_store_version(const Catalog *cat, const StoredVersion *v)
 {
 	Elevation	e;
-	Oid			argtypes[11] = {TEXTOID, INT4OID, REGROLEOID, TEXTOID, JSONBOID,
-	BYTEAOID, JSONBOID, INT8OID, INT4OID, BOOLOID, TEXTOID};
-	Datum		args[11];
+	Oid			argtypes[12] = {TEXTOID, INT4OID, TEXTOID, TEXTOID, JSONBOID,
+	BYTEAOID, JSONBOID, INT8OID, INT4OID, BOOLOID, TEXTOID, OIDOID};
+	Datum		args[12];
+	uint64		inserted;
 
 	args[0] = CStringGetTextDatum(v->name);
 	args[1] = Int32GetDatum(v->version);
-	args[2] = ObjectIdGetDatum(v->owner);
+	args[2] = CStringGetTextDatum(GetUserNameFromId(v->owner, false));
 	args[3] = CStringGetTextDatum(v->query);
 	args[4] = JsonbPGetDatum(v->options);
 	args[5] = PointerGetDatum(v->model);
@@ -391,6 +449,7 @@ catalog_store_version(const Catalog *cat, const StoredVersion *v)
 	args[8] = Int32GetDatum(v->n_features);
 	args[9] = BoolGetDatum(v->deployed);
 	args[10] = CStringGetTextDatum(v->search_path);
+	args[11] = ObjectIdGetDatum(v->owner);
 
 	catalog_elevate(cat, &e, true);
 	if (v->deployed)
@@ -407,8 +466,16 @@ catalog_store_version(const Catalog *cat, const StoredVersion *v)
 													 cat->qualified),
 											11, argtypes, args, NULL, false, 0),
 					  "insert");
+	inserted = SPI_processed;
+	if (inserted == 1)
+		catalog_check_spi(SPI_execute_with_args(psprintf("UPDATE %s SET owner = $12, owner_name = $3, "
+														 "last_version = pg_catalog.int4larger(last_version, $2) "
+														 "WHERE name OPERATOR(pg_catalog.=) $1",
+														 cat->names),
+												12, argtypes, args, NULL, false, 0),
+						  "name update");
 	catalog_unelevate(&e);
-	if (SPI_processed != 1)
+	if (inserted != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 				 errmsg("could not store version %d of model \"%s\"", v->version, v->name),

@@ -22,9 +22,10 @@ typedef struct Catalog
 	Oid			relid;
 	Oid			owner;			/* the table's owner: who writes it */
 	char	   *qualified;		/* "schema".kernel_models, quoted */
+	char	   *names;			/* "schema".kernel_model_names, quoted */
 	const char *schema;			/* the extension's schema, quoted */
-	bool		legacy;			/* a 0.1.0 table: owner by name, no search_path */
-	const char *owner_expr;		/* SQL yielding the owner's OID */
+	bool		legacy;			/* a 0.1.0 or 0.2.0 catalog: read only */
+	const char *owner_expr;		/* SQL yielding the owner's OID ($1 the name) */
 } Catalog;
 
 /* Saved identity while acting as the catalog's owner. */
@@ -47,7 +48,10 @@ typedef struct Deployed
 
 void		catalog_open(FunctionCallInfo fcinfo, Catalog *cat);
 
-/* Refuse to train on a 0.1.0 table (before ALTER EXTENSION UPDATE). */
+/*
+ * Refuse to change a catalog of an older version (before ALTER EXTENSION
+ * UPDATE): models can be read and scored, not trained, deployed or dropped.
+ */
 void		catalog_require_current(const Catalog *cat, const char *fname);
 
 /*
@@ -79,11 +83,31 @@ void		catalog_check_name(const char *name);
 /* A writable transaction, checked before any work. */
 void		catalog_check_writable(const char *fname);
 
-/* Whether name has a version, and the owner of its latest; SPI connected. */
+/* Whether name exists, and its owner (not locked); SPI connected. */
 bool		catalog_name_owner(const Catalog *cat, const char *name, Oid *owner);
 
-/* Serialise the versions of one name until the end of the transaction. */
-void		catalog_lock_name(const char *name);
+/* Whether a role of this OID exists. */
+bool		catalog_role_exists(Oid role);
+
+/* A name's row of kernel_model_names, as locked. */
+typedef struct NameRow
+{
+	bool		exists;
+	Oid			owner;
+	int32		last_version;	/* the highest version the name has had */
+} NameRow;
+
+/*
+ * Lock the row of name in kernel_model_names until the end of the
+ * transaction (serialising every change of the name), and read it; SPI
+ * connected.  Only the table's owner can lock it: no other role can block
+ * the changes of a name.
+ */
+void		catalog_lock_name(const Catalog *cat, const char *name, NameRow *out);
+
+/* Lock name, first creating its row for owner if it has none; SPI connected. */
+void		catalog_claim_name(const Catalog *cat, const char *name, Oid owner,
+							   NameRow *out);
 
 /* The deployed version of name (model copied into ctx); SPI connected. */
 void		catalog_lookup_deployed(const Catalog *cat, const char *name,
@@ -112,14 +136,16 @@ typedef struct StoredVersion
 
 /*
  * Begin changing the versions of name: SPI connected, name locked, an
- * error unless it exists and the caller has its owner's privileges.
+ * error unless it exists and the caller has its owner's privileges (checked
+ * before the lock too, so a role without them never takes it).
  */
-void		catalog_begin_change(const Catalog *cat, const char *name);
+void		catalog_begin_change(const Catalog *cat, const char *name, NameRow *nr);
 
-/* The next version number of name; SPI connected, name locked. */
-int32		catalog_next_version(const Catalog *cat, const char *name);
-
-/* Store v, undeploying the deployed version if v is deployed. */
+/*
+ * Store v, undeploying the deployed version if v is deployed, and record
+ * v->version as the name's highest and v->owner as its owner; SPI
+ * connected, name locked.
+ */
 void		catalog_store_version(const Catalog *cat, const StoredVersion *v);
 
 #endif							/* KM_CATALOG_H */

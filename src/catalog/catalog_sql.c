@@ -1,19 +1,24 @@
 /*
  * catalog_sql.c - the SQL functions of the catalog of named models:
  * kernel_model_train and kernel_model_retrain (the work in
- * catalog_train.c), kernel_model_deploy, kernel_model_drop and
- * kernel_model_get.  They check the caller against the model's owner and
+ * catalog_train.c), kernel_model_deploy, kernel_model_drop,
+ * kernel_model_reassign and kernel_model_get, and the trigger that completes
+ * restored rows.  They check the caller against the model's owner and
  * then act on the catalog as its owner (catalog.c).  Scoring by name,
  * kernel_predict(name, features), is in catalog_predict.c.
  */
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "commands/trigger.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
 #include "utils/syscache.h"
 #include "utils/tuplestore.h"
 
@@ -28,6 +33,8 @@ PG_FUNCTION_INFO_V1(kernel_model_train);
 PG_FUNCTION_INFO_V1(kernel_model_retrain);
 PG_FUNCTION_INFO_V1(kernel_model_deploy);
 PG_FUNCTION_INFO_V1(kernel_model_drop);
+PG_FUNCTION_INFO_V1(kernel_model_reassign);
+PG_FUNCTION_INFO_V1(kernel_ml_catalog_restore);
 PG_FUNCTION_INFO_V1(kernel_model_get);
 PG_FUNCTION_INFO_V1(kernel_ml_holdout);
 
@@ -81,7 +88,7 @@ kernel_model_train(PG_FUNCTION_ARGS)
 	catalog_open(fcinfo, &cat);
 	catalog_require_current(&cat, "kernel_model_train");
 	catalog_train_named(&cat, name, text_to_cstring(PG_GETARG_TEXT_PP(1)), options,
-						GetUserId(), catalog_search_path(), &tv);
+						GetUserId(), false, catalog_search_path(), &tv);
 	return_trained(fcinfo, name, &tv);
 	return (Datum) 0;
 }
@@ -89,7 +96,9 @@ kernel_model_train(PG_FUNCTION_ARGS)
 /*
  * kernel_model_retrain(name): the query, options and search_path of the
  * latest version, the query run as the model's owner (never as the caller:
- * a scheduled job is often a superuser's).
+ * a scheduled job is often a superuser's).  The version is stored only if
+ * the name still belongs to that owner under the name lock (see
+ * catalog_train_named).
  */
 Datum
 kernel_model_retrain(PG_FUNCTION_ARGS)
@@ -112,9 +121,9 @@ kernel_model_retrain(PG_FUNCTION_ARGS)
 	catalog_require_current(&cat, "kernel_model_retrain");
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	catalog_query_name(&cat, "SELECT owner::pg_catalog.oid, source_query, options, search_path "
-					   "FROM %s WHERE name OPERATOR(pg_catalog.=) $1 "
-					   "ORDER BY version DESC LIMIT 1",
+	catalog_query_name(&cat, psprintf("SELECT %s, source_query, options, search_path "
+									  "FROM %%s WHERE name OPERATOR(pg_catalog.=) $1 "
+									  "ORDER BY version DESC LIMIT 1", cat.owner_expr),
 					   name, true, false, 1, "latest version lookup");
 	if (SPI_processed == 0)
 		catalog_no_such_model(name);
@@ -130,7 +139,7 @@ kernel_model_retrain(PG_FUNCTION_ARGS)
 	/* detoast only now, into the caller's context */
 	options = DatumGetJsonbP(options_datum);
 	catalog_check_owner(name, owner);
-	if (!OidIsValid(owner) || !SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(owner)))
+	if (!catalog_role_exists(owner))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("owner of model \"%s\" does not exist", name),
@@ -138,7 +147,7 @@ kernel_model_retrain(PG_FUNCTION_ARGS)
 						   name, catalog_role_label(owner)),
 				 errhint("Train a new version with kernel_model_train, which makes the caller its owner, or drop the model with kernel_model_drop.")));
 
-	catalog_train_named(&cat, name, query, options, owner, search_path, &tv);
+	catalog_train_named(&cat, name, query, options, owner, true, search_path, &tv);
 	return_trained(fcinfo, name, &tv);
 	return (Datum) 0;
 }
@@ -155,10 +164,12 @@ kernel_model_deploy(PG_FUNCTION_ARGS)
 	Datum		args[2];
 	bool		isnull;
 	int32		latest;
+	NameRow		nr;
 
 	catalog_check_writable("kernel_model_deploy()");
 	catalog_open(fcinfo, &cat);
-	catalog_begin_change(&cat, name);
+	catalog_require_current(&cat, "kernel_model_deploy");
+	catalog_begin_change(&cat, name, &nr);
 
 	args[0] = CStringGetTextDatum(name);
 	args[1] = Int32GetDatum(version);
@@ -193,7 +204,14 @@ kernel_model_deploy(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
-/* kernel_model_drop(name, version DEFAULT NULL) */
+/*
+ * kernel_model_drop(name): every version and the name itself (the name is
+ * free again; a new model of that name starts at version 1).
+ * kernel_model_drop(name, version): one version, not the deployed one; the
+ * name keeps its highest version number, so the number is never reused.  A
+ * NULL version (say, from a clean-up subquery that found nothing) is an
+ * error: never "every version".
+ */
 Datum
 kernel_model_drop(PG_FUNCTION_ARGS)
 {
@@ -203,6 +221,8 @@ kernel_model_drop(PG_FUNCTION_ARGS)
 	Oid			argtypes[2] = {TEXTOID, INT4OID};
 	Datum		args[2];
 	int64		dropped;
+	bool		all = PG_NARGS() == 1;
+	NameRow		nr;
 
 	catalog_check_writable("kernel_model_drop()");
 	if (PG_ARGISNULL(0))
@@ -210,17 +230,31 @@ kernel_model_drop(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("name must not be null")));
 	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	if (!all && PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("version must not be null"),
+				 errdetail("kernel_model_drop(name, version) drops one version; the version given for model \"%s\" is null.", name),
+				 errhint("To drop every version of the model, call kernel_model_drop(name) with the name alone.")));
 	catalog_open(fcinfo, &cat);
-	catalog_begin_change(&cat, name);
+	catalog_require_current(&cat, "kernel_model_drop");
+	catalog_begin_change(&cat, name, &nr);
 
 	args[0] = CStringGetTextDatum(name);
-	args[1] = PG_ARGISNULL(1) ? (Datum) 0 : PG_GETARG_DATUM(1);
+	args[1] = all ? (Datum) 0 : PG_GETARG_DATUM(1);
 	catalog_elevate(&cat, &e, true);
-	if (PG_ARGISNULL(1))
+	if (all)
+	{
 		catalog_check_spi(SPI_execute_with_args(psprintf("DELETE FROM %s WHERE name OPERATOR(pg_catalog.=) $1",
-												 cat.qualified),
-										1, argtypes, args, NULL, false, 0),
-				  "drop");
+														 cat.qualified),
+												1, argtypes, args, NULL, false, 0),
+						  "drop");
+		dropped = (int64) SPI_processed;
+		catalog_check_spi(SPI_execute_with_args(psprintf("DELETE FROM %s WHERE name OPERATOR(pg_catalog.=) $1",
+														 cat.names),
+												1, argtypes, args, NULL, false, 0),
+						  "name drop");
+	}
 	else
 	{
 		int32		version = PG_GETARG_INT32(1);
@@ -228,11 +262,11 @@ kernel_model_drop(PG_FUNCTION_ARGS)
 		HeapTuple	tup;
 
 		catalog_check_spi(SPI_execute_with_args(psprintf("SELECT deployed FROM %s "
-												 "WHERE name OPERATOR(pg_catalog.=) $1 "
-												 "AND version OPERATOR(pg_catalog.=) $2",
-												 cat.qualified),
-										2, argtypes, args, NULL, false, 1),
-				  "version lookup");
+														 "WHERE name OPERATOR(pg_catalog.=) $1 "
+														 "AND version OPERATOR(pg_catalog.=) $2",
+														 cat.qualified),
+												2, argtypes, args, NULL, false, 1),
+						  "version lookup");
 		if (SPI_processed == 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_OBJECT),
@@ -246,15 +280,202 @@ kernel_model_drop(PG_FUNCTION_ARGS)
 					 errdetail("Version %d is deployed.", version),
 					 errhint("Deploy another version with kernel_model_deploy first, or drop every version with kernel_model_drop(name).")));
 		catalog_check_spi(SPI_execute_with_args(psprintf("DELETE FROM %s WHERE name OPERATOR(pg_catalog.=) $1 "
-												 "AND version OPERATOR(pg_catalog.=) $2",
-												 cat.qualified),
-										2, argtypes, args, NULL, false, 0),
-				  "drop");
+														 "AND version OPERATOR(pg_catalog.=) $2",
+														 cat.qualified),
+												2, argtypes, args, NULL, false, 0),
+						  "drop");
+		dropped = (int64) SPI_processed;
 	}
-	dropped = (int64) SPI_processed;
 	catalog_unelevate(&e);
 	SPI_finish();
 	PG_RETURN_INT32((int32) dropped);
+}
+
+/*
+ * kernel_model_reassign(old_owner, new_owner): what REASSIGN OWNED does for
+ * database objects, for model names, which it does not know: every name
+ * owned by the role named old_owner, and (superusers only) every name left
+ * by a dropped role of that name, now belongs to new_owner.  The caller
+ * needs the privileges of both roles, as REASSIGN OWNED requires.  Versions
+ * keep the owner they were stored with (kernel_models.owner); retraining
+ * runs as the new owner.  Each name's row is locked as any change of the
+ * name locks it.
+ */
+Datum
+kernel_model_reassign(PG_FUNCTION_ARGS)
+{
+	char	   *old_name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	Oid			new_owner = PG_GETARG_OID(1);
+	Oid			old_owner = get_role_oid(old_name, true);
+	bool		orphans = superuser();
+	Catalog		cat;
+	Elevation	e;
+	Oid			argtypes[4] = {OIDOID, TEXTOID, BOOLOID, OIDOID};
+	Datum		args[4];
+	char		nulls[4] = {' ', ' ', ' ', ' '};
+	uint64		count;
+
+	catalog_check_writable("kernel_model_reassign()");
+	catalog_open(fcinfo, &cat);
+	catalog_require_current(&cat, "kernel_model_reassign");
+	if (!catalog_role_exists(new_owner))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("role with OID %u does not exist", new_owner)));
+	if (OidIsValid(old_owner) && !has_privs_of_role(GetUserId(), old_owner))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to reassign the models of role \"%s\"", old_name),
+				 errdetail("Only roles with the privileges of role \"%s\" can reassign its models.", old_name)));
+	if (!OidIsValid(old_owner) && !orphans)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to reassign the models of role \"%s\"", old_name),
+				 errdetail("Role \"%s\" does not exist; only a superuser can reassign the models a dropped role left.", old_name)));
+	if (!has_privs_of_role(GetUserId(), new_owner))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to reassign models to role \"%s\"", GetUserNameFromId(new_owner, false)),
+				 errdetail("Only roles with the privileges of the new owner can give it models.")));
+
+	/* no role of that name: no OID to match (0 would match every orphan) */
+	args[0] = ObjectIdGetDatum(old_owner);
+	nulls[0] = OidIsValid(old_owner) ? ' ' : 'n';
+	args[1] = CStringGetTextDatum(old_name);
+	args[2] = BoolGetDatum(orphans);
+	args[3] = ObjectIdGetDatum(new_owner);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	catalog_elevate(&cat, &e, true);
+	catalog_check_spi(SPI_execute_with_args(psprintf("UPDATE %s AS n SET owner = $4, "
+													 "owner_name = (SELECT r.rolname::pg_catalog.text FROM pg_catalog.pg_roles r "
+													 "WHERE r.oid OPERATOR(pg_catalog.=) $4) "
+													 "WHERE n.owner OPERATOR(pg_catalog.=) $1 "
+													 "OR ($3 AND n.owner_name OPERATOR(pg_catalog.=) $2 "
+													 "AND NOT EXISTS (SELECT FROM pg_catalog.pg_roles r "
+													 "WHERE r.oid OPERATOR(pg_catalog.=) n.owner))",
+													 cat.names),
+											4, argtypes, args, nulls, false, 0),
+					  "reassign");
+	count = SPI_processed;
+	catalog_unelevate(&e);
+	SPI_finish();
+	PG_RETURN_INT32((int32) count);
+}
+
+/*
+ * A role's OID from a name as a dump carries it: the role's name, or, from
+ * a dump of 0.2.0 (regrole), the name quoted as an identifier or a dropped
+ * role's bare OID.  InvalidOid when no role has that name.
+ */
+static Oid
+restored_role(const char *rolname)
+{
+	Oid			role = get_role_oid(rolname, true);
+	size_t		len = strlen(rolname);
+
+	if (!OidIsValid(role) && len >= 2 && rolname[0] == '"' && rolname[len - 1] == '"')
+	{
+		/* "a""b" -> a"b */
+		char	   *raw = palloc(len);
+		size_t		n = 0;
+
+		for (size_t i = 1; i < len - 1; i++)
+		{
+			raw[n++] = rolname[i];
+			if (rolname[i] == '"' && rolname[i + 1] == '"')
+				i++;
+		}
+		raw[n] = '\0';
+		role = get_role_oid(raw, true);
+	}
+	return role;
+}
+
+/*
+ * The trigger BEFORE INSERT on kernel_model_names and kernel_models for rows
+ * that do not come from the catalog functions, which write as the tables'
+ * owner in a security-restricted operation: rows restored by pg_restore
+ * (or inserted by a superuser).  A name's owner is resolved by its role
+ * name: the OID a dump carries means another role, or none, in another
+ * cluster, and a role missing here makes the name no one's (owner 0: only
+ * a superuser can deploy, drop, reassign or train over it), without failing
+ * the restore of any other row.  A restored version whose name has no row
+ * (a dump of 0.2.0, or versions restored before the names) gets one, its
+ * highest version the version's number; a name row restored after its
+ * versions replaces the one they made.
+ */
+Datum
+kernel_ml_catalog_restore(PG_FUNCTION_ARGS)
+{
+	TriggerData *td = (TriggerData *) fcinfo->context;
+	Relation	rel;
+	TupleDesc	desc;
+	HeapTuple	tup;
+	Catalog		cat;
+	Elevation	e;
+	bool		is_names;
+	bool		isnull;
+	Datum		v;
+	char	   *owner_name = NULL;
+	Oid			owner;
+	Oid			argtypes[4] = {TEXTOID, OIDOID, TEXTOID, INT4OID};
+	Datum		args[4];
+	char		nulls[4] = {' ', ' ', ' ', ' '};
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BEFORE(td->tg_event) ||
+		!TRIGGER_FIRED_FOR_ROW(td->tg_event) || !TRIGGER_FIRED_BY_INSERT(td->tg_event))
+		elog(ERROR, "_kernel_ml_catalog_restore must be a row trigger before insert");
+	rel = td->tg_relation;
+	tup = td->tg_trigtuple;
+	desc = RelationGetDescr(rel);
+	catalog_open(fcinfo, &cat);
+	/* the catalog functions' own rows */
+	if (InSecurityRestrictedOperation() && GetUserId() == cat.owner)
+		return PointerGetDatum(tup);
+	is_names = RelationGetRelid(rel) != cat.relid;
+
+	v = heap_getattr(tup, SPI_fnumber(desc, is_names ? "owner_name" : "owner"), desc, &isnull);
+	if (!isnull)
+		owner_name = TextDatumGetCString(v);
+	owner = owner_name ? restored_role(owner_name) : InvalidOid;
+	if (OidIsValid(owner))
+		owner_name = GetUserNameFromId(owner, false);
+	else if (owner_name && strspn(owner_name, "0123456789") == strlen(owner_name))
+		owner_name = NULL;		/* a dropped role's OID, from a dump of 0.2.0 */
+
+	args[0] = heap_getattr(tup, SPI_fnumber(desc, "name"), desc, &isnull);
+	if (isnull)
+		return PointerGetDatum(tup);	/* the NOT NULL constraint refuses it */
+	args[1] = ObjectIdGetDatum(owner);
+	args[2] = owner_name ? CStringGetTextDatum(owner_name) : (Datum) 0;
+	nulls[2] = owner_name ? ' ' : 'n';
+	args[3] = heap_getattr(tup, SPI_fnumber(desc, is_names ? "last_version" : "version"), desc, &isnull);
+	if (isnull)
+		return PointerGetDatum(tup);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	catalog_elevate(&cat, &e, true);
+	catalog_check_spi(SPI_execute_with_args(psprintf("INSERT INTO %s AS n (name, owner, owner_name, last_version) "
+													 "VALUES ($1, $2, $3, $4) ON CONFLICT (name) DO UPDATE SET "
+													 "last_version = pg_catalog.int4larger(n.last_version, excluded.last_version)%s",
+													 cat.names,
+													 is_names ? ", owner = excluded.owner, owner_name = excluded.owner_name" : ""),
+											4, argtypes, args, nulls, false, 0),
+					  "restored name");
+	catalog_unelevate(&e);
+	SPI_finish();
+
+	if (is_names)
+		return PointerGetDatum(NULL);	/* stored above */
+	{
+		int			col = SPI_fnumber(desc, "owner");
+		Datum		val = args[2];
+		bool		null = owner_name == NULL;
+
+		return PointerGetDatum(heap_modify_tuple_by_cols(tup, desc, 1, &col, &val, &null));
+	}
 }
 
 /* kernel_model_get(name): the deployed model, detoasted */

@@ -12,9 +12,11 @@
  * stored query, each of which may run in parallel, build the basis, the
  * model and its scores (see "Named approximate regression models" below).
  *
- * Versions of one name are serialised by a transaction-level advisory lock
- * taken after training, so that concurrent trainings of one name overlap
- * and then each get the next version number in turn.
+ * Versions of one name are serialised by the lock on the name's row of
+ * kernel_model_names, taken after training, so that concurrent trainings of
+ * one name overlap and then each get the next version number in turn.
+ * Whatever was checked before training (the owner) is checked again under
+ * that lock, where the decision to store is made.
  */
 #include "postgres.h"
 
@@ -553,9 +555,12 @@ pass_rows(const NamedRun *run, bool all_rows)
 	return psprintf("NOT %s._kernel_ml_holdout(s.f, s.y, $2, $3)", run->schema);
 }
 
-/* The one bytea a pass returned (copied into ctx), or NULL. */
+/*
+ * The one bytea a pass returned (copied into ctx), or NULL, and the number
+ * of rows it read (its second column).
+ */
 static bytea *
-pass_result(MemoryContext ctx)
+pass_result(MemoryContext ctx, int64 *rows)
 {
 	bool		isnull;
 	Datum		v;
@@ -564,6 +569,7 @@ pass_result(MemoryContext ctx)
 
 	if (SPI_processed != 1)
 		elog(ERROR, "training pass returned " UINT64_FORMAT " rows", (uint64) SPI_processed);
+	*rows = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
 	v = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	if (isnull)
 		return NULL;
@@ -609,9 +615,32 @@ no_training_rows(const NamedRun *run)
 			 errhint("Lower \"test_fraction\" or train on more rows.")));
 }
 
-/* Passes 1 and 2: the approximate model of the training rows (or every row). */
+/*
+ * The passes over a query must see the same rows: an error, before anything
+ * is stored, when two passes counted different numbers of rows on the same
+ * side of the split.
+ */
+static void
+check_pass_rows(const char *pass_a, int64 rows_a, const char *pass_b, int64 rows_b,
+				const char *side)
+{
+	if (rows_a == rows_b)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("training query returned different rows on different passes"),
+			 errdetail("The %s pass read %lld %s rows, the %s pass %lld; an approximate model reads the query once per pass (basis, statistics, scoring, refit), and every pass must see the same rows.",
+					   pass_a, (long long) rows_a, side, pass_b, (long long) rows_b),
+			 errhint("Make the query repeatable: no random(), nextval() or other volatile filter; for a sample, use TABLESAMPLE ... REPEATABLE (seed).")));
+}
+
+/*
+ * Passes 1 and 2: the approximate model of the training rows (or every
+ * row), the two passes checked to read the same number of rows, returned in
+ * *rows.
+ */
 static bytea *
-passes_train(const NamedRun *run, bool all_rows, MemoryContext ctx)
+passes_train(const NamedRun *run, bool all_rows, MemoryContext ctx, int64 *rows_read)
 {
 	MemoryContext tmp = AllocSetContextCreate(CurrentMemoryContext,
 											  "kernel_ml training passes",
@@ -621,16 +650,18 @@ passes_train(const NamedRun *run, bool all_rows, MemoryContext ctx)
 	PassArgs	a;
 	bytea	   *basis;
 	bytea	   *model;
+	int64		basis_rows;
+	int64		stats_rows;
 
 	if (km_progress)
 		ereport(NOTICE, (errmsg("kernel_model_train: basis pass over the %s rows",
 								all_rows ? "usable" : "training")));
 	a = pass_args(run, JsonbPGetDatum(run->optjson), JSONBOID, (Datum) 0);
 	catalog_query_run(&run->query,
-					  psprintf("SELECT %s.kernel_basis(s.f, $1) FROM %s WHERE %s",
+					  psprintf("SELECT %s.kernel_basis(s.f, $1), pg_catalog.count(*) FROM %s WHERE %s",
 							   run->schema, run->query.source, rows),
 					  3, a.types, a.values);
-	basis = pass_result(tmp);
+	basis = pass_result(tmp, &basis_rows);
 	if (basis == NULL)
 		no_training_rows(run);
 
@@ -639,12 +670,15 @@ passes_train(const NamedRun *run, bool all_rows, MemoryContext ctx)
 								all_rows ? "usable" : "training")));
 	a = pass_args(run, JsonbPGetDatum(run->optjson), JSONBOID, PointerGetDatum(basis));
 	catalog_query_run(&run->query,
-					  psprintf("SELECT %s.kernel_train(s.f, s.y, $1, $4) FROM %s WHERE %s",
+					  psprintf("SELECT %s.kernel_train(s.f, s.y, $1, $4), pg_catalog.count(*) FROM %s WHERE %s",
 							   run->schema, run->query.source, rows),
 					  4, a.types, a.values);
-	model = pass_result(ctx);
+	model = pass_result(ctx, &stats_rows);
+	check_pass_rows("basis", basis_rows, "statistics", stats_rows,
+					all_rows ? "usable" : "training");
 	if (model == NULL)
 		elog(ERROR, "kernel_train returned no model over the rows kernel_basis saw");
+	*rows_read = stats_rows;
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(tmp);
 	return model;
@@ -728,7 +762,8 @@ passes_score(const NamedRun *run, Datum model, bool holdout_only,
 static void
 passes_fit_and_score(NamedRun *run, MemoryContext work)
 {
-	bytea	   *split_model = passes_train(run, false, work);
+	int64		fit_rows;
+	bytea	   *split_model = passes_train(run, false, work, &fit_rows);
 
 	run->d = model_features(PointerGetDatum(split_model));
 	passes_score(run, PointerGetDatum(split_model), false, &run->test_scores,
@@ -736,27 +771,49 @@ passes_fit_and_score(NamedRun *run, MemoryContext work)
 	run->ntest = (int64) run->test_scores.n;
 	run->ntrain = (int64) run->train_scores.n;
 	run->rows = run->ntest + run->ntrain;
+	/* the metrics and n_train describe the rows the model was fitted on */
+	check_pass_rows("statistics", fit_rows, "scoring", run->ntrain, "training");
 	run->model = split_model;
 	if (run->refit && run->ntest > 0)
-		run->model = passes_train(run, true, work);
+	{
+		run->model = passes_train(run, true, work, &fit_rows);
+		check_pass_rows("scoring", run->rows, "refit", fit_rows, "usable");
+	}
 }
 
 /*
- * The owner of the new version, checked again under the name lock: the
- * name's owner, or the caller for a new name (or a superuser taking over a
- * dropped role's name).
+ * Lock the name and return the owner of the new version, checked under the
+ * lock.  A retrain ran the query as run_as, the owner when it started: the
+ * name must still exist and still be run_as's, or nothing is stored (a
+ * drop meanwhile would otherwise make the version a new name of the
+ * caller's, and a new owner would get a model of the old owner's rows).  A
+ * training by name stores under the name's owner now, after checking the
+ * caller against it; a new name (or one dropped meanwhile) becomes the
+ * caller's, as does a dropped role's name taken over by a superuser.
  */
 static Oid
-version_owner(const Catalog *cat, const char *name)
+lock_version_owner(const Catalog *cat, const char *name, Oid run_as, bool retrain,
+				   NameRow *nr)
 {
-	Oid			owner;
-
-	if (!catalog_name_owner(cat, name, &owner))
-		return GetUserId();
-	catalog_check_owner(name, owner);
-	if (!SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(owner)))
-		return GetUserId();
-	return owner;
+	catalog_lock_name(cat, name, nr);
+	if (retrain)
+	{
+		if (!nr->exists || nr->owner != run_as)
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("model was dropped or changed owner while it was being retrained"),
+					 !nr->exists ?
+					 errdetail("Model \"%s\" was dropped after its retraining had started as %s; nothing was stored.",
+							   name, catalog_role_label(run_as)) :
+					 errdetail("Model \"%s\" belongs to %s now; its retraining ran the query as %s; nothing was stored.",
+							   name, catalog_role_label(nr->owner), catalog_role_label(run_as)),
+					 errhint("Retrain it again if it still exists.")));
+		return run_as;
+	}
+	if (!nr->exists)
+		catalog_claim_name(cat, name, GetUserId(), nr);
+	catalog_check_owner(name, nr->owner);
+	return catalog_role_exists(nr->owner) ? nr->owner : GetUserId();
 }
 
 /* The shape of a stored model (its header, checked). */
@@ -823,11 +880,41 @@ decide_if_better_class(const NamedRun *run, Decision *d)
 }
 
 /*
+ * Whether a classifier's hold-out scores are no better than a constant
+ * predictor's: balanced accuracy (the mean recall over the classes present)
+ * at most 1 / classes present, which predicting any one class, the
+ * majority class too, gets.
+ */
+static bool
+no_better_than_constant(const ClassScores *s, double *bar)
+{
+	double		ba;
+	uint32		present = 0;
+
+	if (!s->classifier || s->cm.n == 0)
+		return false;
+	for (uint32 t = 0; t < s->k; t++)
+		for (uint32 c = 0; c < s->k; c++)
+			if (s->cm.confusion[(Size) t * s->k + c] > 0)
+			{
+				present++;
+				break;
+			}
+	if (present < 2)
+		return false;			/* one class held out: nothing to tell */
+	*bar = 1.0 / present;
+	ba = km_class_metrics_balanced_accuracy(&s->cm);
+	return ba <= *bar + 1e-12;
+}
+
+/*
  * The "if_better" policy: deploy unless a deployed version of the same
  * shape scores a hold-out RMSE at least as low on the same held-out rows
- * (classifiers: decide_if_better_class).  A change of task (regression to
- * classification or back) is never compared: it deploys only with
- * "always".
+ * (classifiers: decide_if_better_class).  Never compared, so deployed only
+ * with "always": a change of task (regression to classification or back),
+ * a change of the number of features (every scorer that sends the old
+ * number would fail), and a classifier no better than a constant
+ * predictor on its hold-out rows.
  */
 static void
 decide_if_better(const NamedRun *run, Decision *d)
@@ -839,8 +926,9 @@ decide_if_better(const NamedRun *run, Decision *d)
 	}
 	else if (model_features(d->prev.model) != run->d)
 	{
-		d->deploy = true;
-		d->reason = "the deployed version takes a different number of features";
+		d->deploy = false;
+		d->reason = psprintf("the deployed version takes %d features, this one %d: a change of the number of features deploys only with \"always\"",
+							 model_features(d->prev.model), run->d);
 	}
 	else if (model_is_classifier(d->prev.model) != run->classify)
 	{
@@ -861,7 +949,11 @@ decide_if_better(const NamedRun *run, Decision *d)
 		double		bar;
 
 		if (run->passes)
+		{
 			passes_score(run, d->prev.model, true, &d->prev_scores, NULL, NULL);
+			check_pass_rows("scoring", run->ntest, "comparison", (int64) d->prev_scores.n,
+							"held-out");
+		}
 		else
 			score_rows(d->prev.model, run->rs, run->order, run->ntest, &d->prev_scores);
 		bar = km_metrics_rmse(&d->prev_scores);
@@ -876,6 +968,25 @@ decide_if_better(const NamedRun *run, Decision *d)
 		d->deploy = km_metrics_rmse(&run->test_scores) < bar;
 		d->reason = d->deploy ? "lower hold-out RMSE than the deployed version" :
 			"hold-out RMSE not lower than the deployed version's";
+	}
+}
+
+/*
+ * if_better never deploys a classifier no better than a constant predictor
+ * on its hold-out rows, whatever it was compared with.
+ */
+static void
+decide_if_better_or_constant(const NamedRun *run, Decision *d)
+{
+	double		chance;
+
+	decide_if_better(run, d);
+	if (d->deploy && run->classify && run->ntest > 0 &&
+		no_better_than_constant(&run->test_class, &chance))
+	{
+		d->deploy = false;
+		d->reason = psprintf("hold-out balanced accuracy %.4f is no better than a constant predictor's (%.4f): a model no better than predicting one class deploys only with \"always\"",
+							 km_class_metrics_balanced_accuracy(&run->test_class.cm), chance);
 	}
 }
 
@@ -899,7 +1010,7 @@ decide_deployment(const Catalog *cat, const char *name, const NamedRun *run,
 			d->reason = "deploy is \"never\"";
 			break;
 		case KM_DEPLOY_IF_BETTER:
-			decide_if_better(run, d);
+			decide_if_better_or_constant(run, d);
 			break;
 	}
 }
@@ -997,8 +1108,8 @@ collect_training_rows(NamedRun *run, const char *query, Oid run_as,
  */
 void
 catalog_train_named(const Catalog *cat, const char *name, const char *query,
-					Jsonb *options, Oid run_as, const char *search_path,
-					TrainedVersion *out)
+					Jsonb *options, Oid run_as, bool retrain,
+					const char *search_path, TrainedVersion *out)
 {
 	MemoryContext caller = CurrentMemoryContext;
 	MemoryContext work;
@@ -1006,6 +1117,7 @@ catalog_train_named(const Catalog *cat, const char *name, const char *query,
 	Decision	decision;
 	StoredVersion v;
 	Oid			owner;
+	NameRow		nr;
 
 	catalog_check_name(name);
 	memset(&run, 0, sizeof(run));
@@ -1030,9 +1142,9 @@ catalog_train_named(const Catalog *cat, const char *name, const char *query,
 	}
 
 	/* From here on, one training of this name at a time. */
-	catalog_lock_name(name);
-	v.owner = version_owner(cat, name);
-	v.version = catalog_next_version(cat, name);
+	v.owner = lock_version_owner(cat, name, run_as, retrain, &nr);
+	/* never reused: one past the highest the name has had */
+	v.version = nr.last_version + 1;
 	decide_deployment(cat, name, &run, work, &decision);
 	/*
 	 * Returned to the caller after SPI_finish(), which deletes the SPI

@@ -22,10 +22,12 @@ typedef struct TrainedVersion
 /*
  * Train a new version of name: run query as run_as with search_path
  * (stored with the version for retraining), split, train, score, decide,
- * store.  options are stored as given.
+ * store.  options are stored as given.  retrain: run_as is the name's owner,
+ * and the version is stored only if it still is under the name lock.
  */
 void		catalog_train_named(const Catalog *cat, const char *name,
 								const char *query, Jsonb *options, Oid run_as,
-								const char *search_path, TrainedVersion *out);
+								bool retrain, const char *search_path,
+								TrainedVersion *out);
 
 #endif							/* KM_CATALOG_TRAIN_H */

@@ -40,7 +40,7 @@ FROM kernel_model_train('cat_price', 'SELECT f, y FROM cat_houses', '{"lambda": 
 SELECT version, deployed, metrics->'deploy'->>'reason' AS reason, metrics->'refit' AS refit
 FROM kernel_model_train('cat_price', 'SELECT f, y FROM cat_houses', '{"lambda": 0.01, "seed": 7, "refit": true}');
 
-SELECT version, owner = current_user::regrole AS owner_ok, owner, search_path, n_train, n_features, deployed,
+SELECT version, owner = current_user AS owner_ok, owner, search_path, n_train, n_features, deployed,
        options, kernel_model_info(model)->'n_train' AS model_rows
 FROM kernel_models WHERE name = 'cat_price' ORDER BY version;
 
@@ -87,7 +87,8 @@ SELECT version, deployed, metrics->'holdout_rows' AS holdout_rows, metrics->'hol
        metrics->'deploy'->>'reason' AS reason
 FROM kernel_model_train('cat_price', 'SELECT f, y FROM cat_houses', '{"test_fraction": 0}');
 
--- a different number of features replaces a deployed model that cannot score the new rows
+-- a different number of features is stored, not deployed: every scorer that
+-- sends the old number would fail ("deploy": "always" deploys it)
 SELECT version, deployed, metrics->'deploy'->>'reason' AS reason
 FROM kernel_model_train('cat_price', 'SELECT f[1:2], y FROM cat_houses', '{}');
 SELECT kernel_model_deploy('cat_price', 1);
@@ -160,6 +161,31 @@ SELECT kernel_model_drop(repeat('y', 63));
 
 -- no failed training left anything behind
 SELECT name, count(*) AS versions FROM kernel_models GROUP BY name ORDER BY name;
+
+-- a NULL version is an error (22004), never "every version" (the deployed
+-- one too): say, a version from a clean-up subquery that found nothing
+SELECT count(*) AS versions_before FROM kernel_models WHERE name = 'cat_price';
+SELECT kernel_model_drop('cat_price', NULL);
+SELECT pg_temp.outcome('SELECT kernel_model_drop(''cat_price'', (SELECT max(version) FROM kernel_models WHERE name = ''no_such''))');
+SELECT count(*) AS versions_after, count(*) FILTER (WHERE deployed) AS deployed
+FROM kernel_models WHERE name = 'cat_price';
+
+-- a version number is never reused: after the latest version is dropped,
+-- the next one takes the number after it (kernel_model_names.last_version)
+SELECT version, deployed FROM kernel_model_train('cat_hw', 'SELECT f, y FROM cat_houses', '{"deploy": "always"}');
+SELECT version, deployed FROM kernel_model_train('cat_hw', 'SELECT f, y FROM cat_houses', '{"deploy": "never", "lambda": 5}');
+SELECT kernel_model_drop('cat_hw', 2);
+SELECT version, deployed, metrics->'deploy'->'previous_version' AS previous
+FROM kernel_model_train('cat_hw', 'SELECT f, y FROM cat_houses', '{"deploy": "never", "lambda": 7}');
+SELECT name, owner = (SELECT oid FROM pg_roles WHERE rolname = current_user) AS owner_ok,
+       owner_name = current_user AS owner_name_ok, last_version
+FROM kernel_model_names WHERE name = 'cat_hw';
+SELECT array_agg(version ORDER BY version) AS versions FROM kernel_models WHERE name = 'cat_hw';
+-- dropping the model frees the name: a new model of it starts at 1
+SELECT kernel_model_drop('cat_hw');
+SELECT count(*) AS name_rows FROM kernel_model_names WHERE name = 'cat_hw';
+SELECT version FROM kernel_model_train('cat_hw', 'SELECT f, y FROM cat_houses');
+SELECT kernel_model_drop('cat_hw');
 
 -- a name whose versions are all dropped is gone
 SELECT kernel_model_drop('cat_price', 2);
@@ -258,7 +284,27 @@ SELECT * FROM kernel_model_train('cat_none', 'SELECT f, y FROM cat_big WHERE y I
         '{"approximation": "nystrom"}');
 SELECT * FROM kernel_model_train('cat_none', 'SELECT f, y FROM cat_big WHERE i < 3',
         '{"approximation": "nystrom", "test_fraction": 0.99}');
-SELECT kernel_model_drop('cat_approx'), kernel_model_drop('cat_rff');
+-- every pass must read the same rows: a query that returns other rows each
+-- time (here a bound that grows by 1000 rows a pass) is an error that says
+-- so, and stores nothing
+CREATE SEQUENCE cat_passes;
+SELECT * FROM kernel_model_train('cat_moving', 'SELECT f, y FROM cat_big WHERE i <= (SELECT 1000 * nextval(''cat_passes''))',
+        '{"approximation": "nystrom", "components": 20}');
+-- the same when the passes that differ are scoring and fitting: the bound
+-- moves only after the two training passes
+SELECT setval('cat_passes', 1, false);
+SELECT * FROM kernel_model_train('cat_moving', 'SELECT f, y FROM cat_big WHERE i <= (SELECT 1000 * greatest(2, nextval(''cat_passes'')))',
+        '{"approximation": "nystrom", "components": 20}');
+SELECT count(*) AS stored FROM kernel_models WHERE name = 'cat_moving';
+-- a sample that repeats (TABLESAMPLE ... REPEATABLE) trains, its n_train the
+-- sample's training rows
+SELECT version, deployed, (metrics->>'train_rows')::int = (SELECT count(*) FROM cat_big TABLESAMPLE BERNOULLI (30) REPEATABLE (7)
+                                                           WHERE y IS NOT NULL AND NOT _kernel_ml_holdout(f, y, 0, 0.2)) AS train_rows_ok
+FROM kernel_model_train('cat_sample', 'SELECT f, y FROM cat_big TABLESAMPLE BERNOULLI (30) REPEATABLE (7)',
+        '{"approximation": "nystrom", "components": 20}');
+SELECT n_train = (metrics->>'train_rows')::int AS n_train_ok FROM kernel_models WHERE name = 'cat_sample';
+SELECT kernel_model_drop('cat_approx'), kernel_model_drop('cat_rff'), kernel_model_drop('cat_sample');
+DROP SEQUENCE cat_passes;
 DROP TABLE cat_big, cat_trained, cat_ref;
 
 -- the catalog is registered for pg_dump and everything has a comment

@@ -173,6 +173,20 @@ SELECT kernel_predict_class('cc_all', ARRAY[0.5, 0.5]) = :'owner_class' AS reade
 RESET ROLE;
 REVOKE SELECT ON kernel_models FROM regress_cc_reader;
 DROP ROLE regress_cc_reader;
+-- if_better never deploys a classifier no better than a constant predictor
+-- (hold-out balanced accuracy 1 / classes), even as the first version:
+-- with lambda 10, logistic predicts one class for every row
+SELECT version, deployed, metrics->'deploy'->>'reason' AS reason,
+       metrics->'holdout'->'balanced_accuracy' AS balanced_accuracy
+FROM kernel_model_train('cc_const', 'SELECT f, label FROM cc_rows',
+                        '{"method": "logistic", "gamma": 1, "lambda": 10, "test_fraction": 0.25}');
+SELECT pg_temp.outcome($$SELECT kernel_predict_class('cc_const', ARRAY[0.5, 0.5])$$) AS scoring;
+-- "always" still deploys it
+SELECT version, deployed, metrics->'deploy'->>'reason' AS reason
+FROM kernel_model_train('cc_const', 'SELECT f, label FROM cc_rows',
+                        '{"method": "logistic", "gamma": 1, "lambda": 10, "test_fraction": 0.25, "deploy": "always"}');
+SELECT kernel_model_drop('cc_const');
+
 SELECT kernel_model_drop('cc_svmp');
 SELECT kernel_model_drop('cc_svm');
 SELECT kernel_model_drop('cc_reg');

@@ -1,14 +1,20 @@
-# Upgrade from 0.1.0: install the 0.1.0 script (test/upgrade/, extracted
-# from the 0.1.0 release), CREATE EXTENSION kernel_ml VERSION '0.1.0', store
-# named models as 0.1.0 stored them (owner by name; one of a role that no
-# longer exists) and a bytea model in a user table, then ALTER EXTENSION
-# kernel_ml UPDATE: predictions are identical bit for bit, owners become
-# role OIDs, retraining works (and refuses the dropped owner's model), and
-# the updated extension has exactly the objects, definitions and comments
-# of a fresh 0.2.0 install.
+# Upgrade from 0.1.0 through 0.2.0 to 0.3.0: install the released scripts
+# (test/upgrade/: 0.1.0 extracted from its release, 0.2.0 from git history,
+# 05dd44f:sql/kernel_ml.sql), CREATE EXTENSION kernel_ml VERSION '0.1.0',
+# store named models as 0.1.0 stored them (owner by name; one of a role that
+# no longer exists) and a bytea model in a user table, ALTER EXTENSION
+# kernel_ml UPDATE TO '0.2.0' (owners become role OIDs), store versions as
+# 0.2.0 stored them (one of a role dropped afterwards, its OID left behind),
+# then UPDATE to 0.3.0: predictions are identical bit for bit at every step,
+# owners become role names (NULL for the dropped roles) with one row per name
+# in kernel_model_names (its high-water mark the highest version), version
+# numbers continue, retraining works (and refuses the dropped owners'
+# models), and the updated extension has exactly the objects, definitions
+# and comments of a fresh install.  A second database goes from 0.2.0 to
+# 0.3.0 directly and is compared the same way.
 #
 # Uses PostgreSQL::Test::Cluster and the installed extension; run it with
-# test/tap.sh, which puts the 0.1.0 script into the share directory.
+# test/tap.sh, which puts the released scripts into the share directory.
 use strict;
 use warnings;
 
@@ -59,16 +65,27 @@ SELECT string_agg(line, E'\n' ORDER BY line) FROM (
   FROM pg_attribute a LEFT JOIN pg_attrdef ad ON ad.adrelid = a.attrelid AND ad.adnum = a.attnum
   WHERE a.attrelid = 'kernel_models'::regclass AND a.attnum > 0 AND NOT a.attisdropped
   UNION ALL
-  SELECT 'constraint ' || pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = 'kernel_models'::regclass
+  SELECT 'column ' || a.attnum || ' ' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod)
+         || CASE WHEN a.attnotnull THEN ' NOT NULL' ELSE '' END
+         || ' -- ' || coalesce(col_description(a.attrelid, a.attnum), '(no comment)')
+  FROM pg_attribute a
+  WHERE a.attrelid = 'kernel_model_names'::regclass AND a.attnum > 0 AND NOT a.attisdropped
   UNION ALL
-  SELECT 'index ' || pg_get_indexdef(indexrelid) FROM pg_index WHERE indrelid = 'kernel_models'::regclass
+  SELECT 'constraint ' || conrelid::regclass || ' ' || pg_get_constraintdef(oid) FROM pg_constraint
+  WHERE conrelid IN ('kernel_models'::regclass, 'kernel_model_names'::regclass)
+  UNION ALL
+  SELECT 'index ' || pg_get_indexdef(indexrelid) FROM pg_index
+  WHERE indrelid IN ('kernel_models'::regclass, 'kernel_model_names'::regclass)
+  UNION ALL
+  SELECT 'trigger ' || pg_get_triggerdef(oid) FROM pg_trigger
+  WHERE tgrelid IN ('kernel_models'::regclass, 'kernel_model_names'::regclass)
   UNION ALL
   SELECT 'view ' || pg_get_viewdef('kernel_models_overview'::regclass)
   UNION ALL
   SELECT 'acl ' || relname || ' ' || coalesce(relacl::text, '') FROM pg_class
-  WHERE oid IN ('kernel_models'::regclass, 'kernel_models_overview'::regclass)
+  WHERE oid IN ('kernel_models'::regclass, 'kernel_model_names'::regclass, 'kernel_models_overview'::regclass)
   UNION ALL
-  SELECT 'config ' || (SELECT string_agg(c::regclass::text, ',') FROM unnest(extconfig) c) || ' '
+  SELECT 'config ' || (SELECT string_agg(c::regclass::text, ',' ORDER BY c::regclass::text) FROM unnest(extconfig) c) || ' '
          || coalesce(extcondition::text, '') FROM pg_extension WHERE extname = 'kernel_ml'
 ) t;
 };
@@ -110,47 +127,100 @@ DROP ROLE ghost;
 my $before = sql($predictions);
 like($before, qr/^1 [0-9a-f]{16} [0-9a-f]{16} [0-9a-f]{16},/, 'predictions on the 0.1.0 catalog');
 my $models_before = sql(q{SELECT string_agg(name || ' ' || md5(model), ',' ORDER BY name) FROM kernel_models});
-like(sql(q{SELECT kernel_model_train('m_new', 'SELECT f, y FROM d')}), qr/needs the kernel_ml 0\.2\.0 catalog/,
+like(sql(q{SELECT kernel_model_train('m_new', 'SELECT f, y FROM d')}), qr/needs the kernel_ml 0\.3\.0 catalog/,
 	'training on the 0.1.0 catalog asks for ALTER EXTENSION UPDATE');
 
+is(sql(q{ALTER EXTENSION kernel_ml UPDATE TO '0.2.0'; SELECT extversion FROM pg_extension WHERE extname = 'kernel_ml'}),
+	'0.2.0', 'ALTER EXTENSION kernel_ml UPDATE TO 0.2.0');
+my $alice = sql(q{SELECT oid FROM pg_roles WHERE rolname = 'alice'});
+is(sql($predictions), $before, 'every prediction is identical, bit for bit, on 0.2.0');
+is(sql(q{SELECT string_agg(name || ' ' || owner::text || ' ' || owner::oid, ',' ORDER BY name) FROM kernel_models}),
+	"m_ghost - 0,m_ridge alice $alice", '0.2.0: owners became role OIDs (0 for the role that no longer exists)');
+like(sql(q{SELECT kernel_model_drop('m_ridge', 1)}), qr/needs the kernel_ml 0\.3\.0 catalog/,
+	'the 0.2.0 catalog is read-only for this library');
+
+# versions as 0.2.0 stores them: owner a regrole; "ghost2" is dropped
+# afterwards, its OID left in the rows; m_ridge's latest version 3 is gone
+# (its number must not come back)
+sql(q{
+CREATE ROLE ghost2 LOGIN;
+INSERT INTO kernel_models (name, version, owner, source_query, options, model, metrics, n_train, n_features, deployed, search_path)
+SELECT 'm_ridge', v, 'alice', 'SELECT f, y FROM d', '{"lambda": 0.01, "seed": 4}',
+       kernel_train(f, y, '{"lambda": 0.01, "seed": 4}'), '{}', count(*), 3, false, 'public'
+FROM public.d, generate_series(2, 3) v GROUP BY v;
+DELETE FROM kernel_models WHERE name = 'm_ridge' AND version = 3;
+INSERT INTO kernel_models (name, version, owner, source_query, options, model, metrics, n_train, n_features, deployed, search_path)
+SELECT 'm_ghost2', 1, 'ghost2', 'SELECT f, y FROM d', '{}', kernel_train(f, y, '{}'), '{}', count(*), 3, true, 'public'
+FROM public.d;
+DROP ROLE ghost2;
+});
+my $before2 = sql(q{SELECT string_agg(encode(float8send(kernel_predict('m_ghost2', f)), 'hex'), ',' ORDER BY i) FROM public.d});
+my $models_before2 = sql(q{SELECT string_agg(name || ' ' || version || ' ' || md5(model), ',' ORDER BY name, version) FROM kernel_models});
+
 is(sql(q{ALTER EXTENSION kernel_ml UPDATE; SELECT extversion FROM pg_extension WHERE extname = 'kernel_ml'}),
-	'0.2.0', 'ALTER EXTENSION kernel_ml UPDATE to 0.2.0');
+	'0.3.0', 'ALTER EXTENSION kernel_ml UPDATE to 0.3.0');
 my $after = sql($predictions);
 like($after, qr/^1 [0-9a-f]{16} [0-9a-f]{16} [0-9a-f]{16},/, 'predictions on the updated catalog');
-is($after, $before, 'every prediction is identical, bit for bit, after the update');
-is(sql(q{SELECT string_agg(name || ' ' || md5(model), ',' ORDER BY name) FROM kernel_models}), $models_before,
-	'the stored models are unchanged');
-is(sql(q{SELECT string_agg(name || ' ' || owner::text || ' ' || owner::oid || ' ' || coalesce(search_path, 'null'), ',' ORDER BY name) FROM kernel_models}),
-	'm_ghost - 0 null,m_ridge alice ' . sql(q{SELECT oid FROM pg_roles WHERE rolname = 'alice'}) . ' null',
-	'owners became role OIDs (0 for the role that no longer exists); no search_path stored');
+is($after, $before, 'every prediction is identical, bit for bit, after both updates');
+is(sql(q{SELECT string_agg(encode(float8send(kernel_predict('m_ghost2', f)), 'hex'), ',' ORDER BY i) FROM public.d}),
+	$before2, 'and those of the model stored under 0.2.0');
+is(sql(q{SELECT string_agg(name || ' ' || version || ' ' || md5(model), ',' ORDER BY name, version) FROM kernel_models}),
+	$models_before2, 'the stored models are unchanged');
+is(sql(q{SELECT string_agg(name || ' ' || version || ' ' || coalesce(owner, 'null') || ' ' || coalesce(search_path, 'null'), ',' ORDER BY name, version) FROM kernel_models}),
+	'm_ghost 1 null null,m_ghost2 1 null public,m_ridge 1 alice null,m_ridge 2 alice public',
+	'owners became role names (NULL for the roles that no longer exist)');
+is(sql(q{SELECT string_agg(name || ' ' || (owner = 0 OR NOT EXISTS (SELECT FROM pg_roles WHERE oid = owner)) || ' '
+                           || CASE WHEN owner = (SELECT oid FROM pg_roles WHERE rolname = 'alice') THEN 'alice-oid' ELSE 'other' END
+                           || ' ' || coalesce(owner_name, 'null') || ' ' || last_version, ',' ORDER BY name) FROM kernel_model_names}),
+	'm_ghost true other null 1,m_ghost2 true other null 1,m_ridge false alice-oid alice 2',
+	'one row per name: owner OID (no role for the dropped ones), owner name, highest version');
 is(sql(q{SELECT string_agg(name || ' ' || owner::text || ' ' || deployed_version, ',' ORDER BY name) FROM kernel_models_overview}),
-	'm_ghost - 1,m_ridge alice 1', 'the overview lists both');
+	'm_ghost - 1,m_ghost2 ' . sql(q{SELECT owner FROM kernel_model_names WHERE name = 'm_ghost2'}) . ' 1,m_ridge alice 1',
+	'the overview lists all three');
 
 # retrain: alice's model runs as alice with "$user", public
-is(sql(q{SELECT version || ' ' || (metrics->>'rows') FROM kernel_model_retrain('m_ridge')}), '2 120',
-	'a superuser retrains the 0.1.0 model m_ridge');
-is(sql(q{SELECT owner::text || ' ' || search_path FROM kernel_models WHERE name = 'm_ridge' AND version = 2}),
-	'alice "$user", public', 'version 2 belongs to alice and stores the search_path it ran with');
-is(sql(q{SELECT version FROM kernel_model_retrain('m_ridge')}, role => 'alice'), '3', 'alice retrains it too');
+is(sql(q{SELECT version || ' ' || (metrics->>'rows') FROM kernel_model_retrain('m_ridge')}), '3 120',
+	'a superuser retrains the 0.1.0 model m_ridge: version 3, after the highest (2)');
+is(sql(q{SELECT owner || ' ' || search_path FROM kernel_models WHERE name = 'm_ridge' AND version = 3}),
+	'alice public', 'version 3 belongs to alice and stores the search_path it ran with');
+is(sql(q{SELECT version FROM kernel_model_retrain('m_ridge')}, role => 'alice'), '4', 'alice retrains it too');
 like(sql(q{SELECT version FROM kernel_model_retrain('m_ghost')}), qr/owner of model "m_ghost" does not exist/,
-	'the model of the dropped role cannot be retrained');
+	'the model of the role dropped before 0.2.0 cannot be retrained');
+like(sql(q{SELECT version FROM kernel_model_retrain('m_ghost2')}), qr/owner of model "m_ghost2" does not exist/,
+	'nor that of the role dropped under 0.2.0');
+like(sql(q{SELECT kernel_model_drop('m_ridge', NULL)}), qr/version must not be null/,
+	'kernel_model_drop(name, NULL) is an error after the update');
+is(sql(q{SELECT count(*) FROM kernel_models WHERE name = 'm_ridge'}), '4', 'and dropped nothing');
 is(sql(q{SELECT version FROM kernel_model_train('m_fresh', 'SELECT f, y FROM d')}, role => 'alice'), '1',
 	'a new model trains on the updated catalog');
 
-# the updated extension is the fresh 0.2.0 install
-my $updated = sql($describe);
+# the updated extension is the fresh 0.3.0 install
+sub same_as_fresh
+{
+	my ($updated, $fresh, $what) = @_;
+	# compare line by line, so that a difference is shown as just that
+	my %count;
+	$count{$_}++ for split /\n/, $fresh;
+	$count{$_}-- for split /\n/, $updated;
+	my @diff = map { ($count{$_} > 0 ? 'only in fresh: ' : 'only in updated: ') . $_ }
+	  grep { $count{$_} != 0 } sort keys %count;
+	diag(join("\n", @diff)) if @diff;
+	is(scalar(@diff), 0, "$what has the objects, definitions and comments of a fresh install");
+}
 sql('CREATE DATABASE fresh');
 sql('CREATE EXTENSION kernel_ml', db => 'fresh');
 my $fresh = sql($describe, db => 'fresh');
 ok(length($fresh) > 1000, 'described the fresh install');
-# compare line by line, so that a difference is shown as just that
-my %count;
-$count{$_}++ for split /\n/, $fresh;
-$count{$_}-- for split /\n/, $updated;
-my @diff = map { ($count{$_} > 0 ? 'only in fresh: ' : 'only in updated: ') . $_ }
-  grep { $count{$_} != 0 } sort keys %count;
-diag(join("\n", @diff)) if @diff;
-is(scalar(@diff), 0, 'the updated extension has the objects, definitions and comments of a fresh install');
+like($fresh, qr/trigger CREATE TRIGGER kernel_models_restore/, 'the description covers the triggers');
+same_as_fresh(sql($describe), $fresh, 'the extension updated from 0.1.0 through 0.2.0');
+
+# 0.2.0 -> 0.3.0 directly
+sql('CREATE DATABASE from020');
+sql(q{CREATE EXTENSION kernel_ml VERSION '0.2.0'}, db => 'from020');
+is(sql(q{SELECT extversion FROM pg_extension WHERE extname = 'kernel_ml'}, db => 'from020'), '0.2.0', 'installed version 0.2.0');
+is(sql(q{ALTER EXTENSION kernel_ml UPDATE; SELECT extversion FROM pg_extension WHERE extname = 'kernel_ml'}, db => 'from020'),
+	'0.3.0', 'updated from 0.2.0 to 0.3.0');
+same_as_fresh(sql($describe, db => 'from020'), $fresh, 'the extension updated from 0.2.0');
 
 $node->stop;
 done_testing();

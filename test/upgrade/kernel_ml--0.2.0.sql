@@ -1,0 +1,408 @@
+-- complain if script is sourced in psql, rather than via CREATE EXTENSION
+\echo Use "CREATE EXTENSION kernel_ml" to load this file. \quit
+
+-- Kernels ---------------------------------------------------------------
+
+CREATE FUNCTION kernel_eval(x float8[], z float8[], options jsonb DEFAULT '{}')
+RETURNS float8
+AS 'MODULE_PATHNAME', 'kernel_eval'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_eval(float8[], float8[], jsonb) IS
+'one kernel value K(x, z); options choose the kernel and its parameters';
+
+-- kernel_matrix(features, options ORDER BY ...): the n x n Gram matrix.
+
+CREATE FUNCTION kernel_matrix_sfunc(internal, float8[], jsonb)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'kernel_matrix_sfunc'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION kernel_matrix_final(internal)
+RETURNS float8[]
+AS 'MODULE_PATHNAME', 'kernel_matrix_final'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+-- No combine function: rows and columns follow the aggregate's input order,
+-- which partial aggregation in parallel workers would not keep.
+CREATE AGGREGATE kernel_matrix(features float8[], options jsonb) (
+	SFUNC = kernel_matrix_sfunc,
+	STYPE = internal,
+	FINALFUNC = kernel_matrix_final,
+	PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE kernel_matrix(float8[], jsonb) IS
+'Gram matrix of the input rows as a 2-D array, rows and columns in aggregate input order';
+
+-- kernel_check(features, options): Mercer diagnostics of the Gram matrix.
+
+CREATE FUNCTION kernel_check_final(internal)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'kernel_check_final'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE AGGREGATE kernel_check(features float8[], options jsonb) (
+	SFUNC = kernel_matrix_sfunc,
+	STYPE = internal,
+	FINALFUNC = kernel_check_final,
+	PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE kernel_check(float8[], jsonb) IS
+'Mercer diagnostics of the Gram matrix of the input rows: symmetry, extreme eigenvalues, condition number, positive semi-definiteness, effective rank';
+
+-- Training --------------------------------------------------------------
+
+CREATE FUNCTION kernel_train_sfunc(internal, float8[], float8)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'kernel_train_sfunc'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION kernel_train_sfunc(internal, float8[], float8, jsonb)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'kernel_train_sfunc'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION kernel_train_final(internal)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_train_final'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION kernel_train_combine(internal, internal)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'kernel_train_combine'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION kernel_train_serialize(internal)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_train_serialize'
+LANGUAGE C STRICT PARALLEL SAFE;
+
+CREATE FUNCTION kernel_train_deserialize(bytea, internal)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'kernel_train_deserialize'
+LANGUAGE C STRICT PARALLEL SAFE;
+
+CREATE AGGREGATE kernel_train(features float8[], target float8) (
+	SFUNC = kernel_train_sfunc,
+	STYPE = internal,
+	FINALFUNC = kernel_train_final,
+	COMBINEFUNC = kernel_train_combine,
+	SERIALFUNC = kernel_train_serialize,
+	DESERIALFUNC = kernel_train_deserialize,
+	PARALLEL = SAFE
+);
+
+CREATE AGGREGATE kernel_train(features float8[], target float8, options jsonb) (
+	SFUNC = kernel_train_sfunc,
+	STYPE = internal,
+	FINALFUNC = kernel_train_final,
+	COMBINEFUNC = kernel_train_combine,
+	SERIALFUNC = kernel_train_serialize,
+	DESERIALFUNC = kernel_train_deserialize,
+	PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE kernel_train(float8[], float8) IS
+'train an RBF kernel ridge model (default options) on (features, target) rows; returns the model as bytea';
+COMMENT ON AGGREGATE kernel_train(float8[], float8, jsonb) IS
+'train a kernel model (ridge or lms) on (features, target) rows with the given options; returns the model as bytea';
+
+-- Scoring and inspection ------------------------------------------------
+
+CREATE FUNCTION kernel_predict(model bytea, features float8[])
+RETURNS float8
+AS 'MODULE_PATHNAME', 'kernel_predict'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_predict(bytea, float8[]) IS
+'score one row with a model: intercept + sum_i alpha_i K(x_i, standardized features)';
+
+CREATE FUNCTION kernel_model_info(model bytea)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'kernel_model_info'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_model_info(bytea) IS
+'describe a model: format, kernel and parameters, method, training statistics, size';
+
+-- Named models ----------------------------------------------------------
+
+-- One row per trained version.  Roles change it only through the functions
+-- below, which check that the caller owns the name (has the privileges of
+-- the role in "owner") and write as the extension's owner; nobody else is
+-- granted INSERT, UPDATE or DELETE.  Read access to every model is the
+-- SELECT privilege on this table: GRANT SELECT ON kernel_models TO role.
+-- The owner is a regrole: stored by OID (renaming the role keeps its models,
+-- a new role of a dropped owner's name gets none), dumped by name.
+-- search_path is the last column so that a table updated from 0.1.0 has the
+-- same columns in the same order.
+CREATE TABLE kernel_models (
+	name text NOT NULL CHECK (name <> ''),
+	version integer NOT NULL CHECK (version > 0),
+	created_at timestamptz NOT NULL DEFAULT now(),
+	owner regrole NOT NULL,
+	source_query text NOT NULL,
+	options jsonb NOT NULL DEFAULT '{}',
+	model bytea NOT NULL,
+	metrics jsonb NOT NULL,
+	n_train bigint NOT NULL,
+	n_features integer NOT NULL,
+	deployed boolean NOT NULL DEFAULT false,
+	search_path text,
+	PRIMARY KEY (name, version)
+);
+
+-- At most one deployed version per name.
+CREATE UNIQUE INDEX kernel_models_deployed ON kernel_models (name) WHERE deployed;
+
+-- pg_dump keeps the rows (the table itself comes with CREATE EXTENSION).
+SELECT pg_catalog.pg_extension_config_dump('kernel_models', '');
+
+REVOKE ALL ON kernel_models FROM PUBLIC;
+
+COMMENT ON TABLE kernel_models IS
+'named models: one row per trained version; written by kernel_model_train, kernel_model_retrain, kernel_model_deploy and kernel_model_drop; GRANT SELECT on it lets a role read and score every model';
+COMMENT ON COLUMN kernel_models.name IS 'model name, chosen by its owner';
+COMMENT ON COLUMN kernel_models.version IS 'version number within the name: 1, 2, 3, ...';
+COMMENT ON COLUMN kernel_models.created_at IS 'when the version was trained (transaction start)';
+COMMENT ON COLUMN kernel_models.owner IS 'the role that owns the name, by OID (0 if it no longer existed when the catalog was updated from 0.1.0); only roles with its privileges can retrain, deploy or drop it; kernel_model_retrain runs source_query as this role, and fails if it was dropped';
+COMMENT ON COLUMN kernel_models.source_query IS 'the query that yielded (features, target); kernel_model_retrain runs it again, as owner, with search_path';
+COMMENT ON COLUMN kernel_models.options IS 'the options given to kernel_model_train; kernel_model_retrain reuses them';
+COMMENT ON COLUMN kernel_models.model IS 'the model, as kernel_train returns it';
+COMMENT ON COLUMN kernel_models.metrics IS 'split sizes, training and held-out RMSE, MAE and R^2, and the deployment decision with both scores';
+COMMENT ON COLUMN kernel_models.n_train IS 'rows the stored model was fitted on';
+COMMENT ON COLUMN kernel_models.n_features IS 'length of the feature arrays the model takes';
+COMMENT ON COLUMN kernel_models.deployed IS 'whether this is the version kernel_predict(name, features) uses; at most one per name';
+COMMENT ON COLUMN kernel_models.search_path IS 'the schemas source_query resolved names in when this version was trained (the trainer''s search_path, "$user" expanded, temporary schema left out); kernel_model_retrain pins it, followed by pg_temp; NULL for versions from 0.1.0, which are retrained with "$user", public ("$user" being the owner)';
+
+CREATE FUNCTION kernel_model_train(name text, query text, options jsonb DEFAULT '{}')
+RETURNS TABLE (name text, version integer, deployed boolean, metrics jsonb)
+AS 'MODULE_PATHNAME', 'kernel_model_train'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION kernel_model_train(text, text, jsonb) IS
+'run query (features float8[], target float8) as the caller in a security-restricted operation, train on a deterministic split, record held-out metrics, store a new version of the named model (name: 1 to 63 bytes; a new name belongs to the caller) with the caller''s search_path, and deploy it per the deploy option';
+
+CREATE FUNCTION kernel_model_retrain(name text)
+RETURNS TABLE (name text, version integer, deployed boolean, metrics jsonb)
+AS 'MODULE_PATHNAME', 'kernel_model_retrain'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION kernel_model_retrain(text) IS
+'train a new version of the named model with the query, options and search_path of its latest version; the query runs as the model''s owner (never as the caller) in a security-restricted operation, and nothing it sets outlives it';
+
+CREATE FUNCTION kernel_model_deploy(name text, version integer)
+RETURNS void
+AS 'MODULE_PATHNAME', 'kernel_model_deploy'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION kernel_model_deploy(text, integer) IS
+'make a version of the named model the deployed one (manual deployment or rollback)';
+
+CREATE FUNCTION kernel_model_drop(name text, version integer DEFAULT NULL)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'kernel_model_drop'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION kernel_model_drop(text, integer) IS
+'drop one version of the named model, or every version when version is NULL; returns the number of versions removed';
+
+CREATE FUNCTION kernel_model_get(name text)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_model_get'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_model_get(text) IS
+'the deployed version of the named model, as bytea';
+
+CREATE FUNCTION kernel_predict(name text, features float8[])
+RETURNS float8
+AS 'MODULE_PATHNAME', 'kernel_predict_by_name'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_predict(text, float8[]) IS
+'score one row with the deployed version of the named model, looked up, and read access checked, once per statement snapshot and current user';
+
+-- One row per name the caller owns or may read.  A plain view, so it reads
+-- the table with its owner's rights and filters the rows itself: by the
+-- table's OID (a temporary table named kernel_models does not stand in for
+-- it) and the owner's OID.
+CREATE VIEW kernel_models_overview AS
+SELECT m.name,
+	   m.owner,
+	   max(m.version) FILTER (WHERE m.deployed) AS deployed_version,
+	   count(*)::integer AS versions,
+	   max(m.version) AS latest_version,
+	   max(m.created_at) AS last_trained,
+	   (array_agg(m.metrics) FILTER (WHERE m.deployed))[1] AS deployed_metrics,
+	   max(pg_catalog.octet_length(m.model)) FILTER (WHERE m.deployed) AS deployed_bytes,
+	   sum(pg_catalog.octet_length(m.model))::bigint AS total_bytes
+FROM kernel_models m
+WHERE pg_catalog.has_table_privilege(m.tableoid, 'SELECT')
+   OR pg_catalog.pg_has_role(m.owner::pg_catalog.oid, 'USAGE')
+GROUP BY m.name, m.owner;
+
+GRANT SELECT ON kernel_models_overview TO PUBLIC;
+
+COMMENT ON VIEW kernel_models_overview IS
+'one row per model name the caller owns or may read: deployed version, number of versions, latest version, last training time, deployed metrics and sizes';
+
+CREATE FUNCTION kernel_model_export(model bytea)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'kernel_model_export'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_model_export(bytea) IS
+'every number needed to score a model outside the database: kernel and parameters, scaler, intercept, coefficients, centres (or random features), classes';
+
+-- Approximate models (issue 12) ---------------------------------------------
+
+CREATE FUNCTION kernel_basis_sfunc(bytea, float8[], jsonb)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_basis_sfunc'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION kernel_basis_combine(bytea, bytea)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_basis_combine'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION kernel_basis_final(bytea)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_basis_final'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE AGGREGATE kernel_basis(features float8[], options jsonb) (
+	SFUNC = kernel_basis_sfunc,
+	STYPE = bytea,
+	FINALFUNC = kernel_basis_final,
+	COMBINEFUNC = kernel_basis_combine,
+	PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE kernel_basis(float8[], jsonb) IS
+'the feature basis of an approximate model ("approximation": "nystrom" or "rff"): the scaler and, for nystrom, the centres, the distinct rows of smallest hash of (values, seed); the same in any row order or plan; a fixed-size state that parallel workers and Citus shards combine';
+
+CREATE FUNCTION kernel_basis_info(basis bytea)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'kernel_basis_info'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_basis_info(bytea) IS
+'what a kernel_basis result holds: approximation, kernel, gamma, features, components, rows, seed, the scaler (mean, scale) and, for nystrom, the standardized centers';
+
+CREATE FUNCTION kernel_train_basis_sfunc(bytea, float8[], float8, jsonb, bytea)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_train_basis_sfunc'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION kernel_train_basis_combine(bytea, bytea)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_train_basis_combine'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION kernel_train_basis_final(bytea)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_train_basis_final'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE AGGREGATE kernel_train(features float8[], target float8, options jsonb, basis bytea) (
+	SFUNC = kernel_train_basis_sfunc,
+	STYPE = bytea,
+	FINALFUNC = kernel_train_basis_final,
+	FINALFUNC_MODIFY = READ_WRITE,
+	COMBINEFUNC = kernel_train_basis_combine,
+	PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE kernel_train(float8[], float8, jsonb, bytea) IS
+'train an approximate (nystrom or rff) kernel ridge model over the basis from kernel_basis with the same options: a fixed-size state of the m x m sums that parallel workers and Citus shards combine; returns the model as bytea';
+
+-- The per-row hold-out split of named approximate models, whose SQL passes
+-- (kernel_model_train, kernel_model_retrain) filter on it.  Internal.
+CREATE FUNCTION _kernel_ml_holdout(features float8[], target float8, seed bigint, fraction float8)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'kernel_ml_holdout'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION _kernel_ml_holdout(float8[], float8, bigint, float8) IS
+'internal: whether named training of an approximate model holds a row out: a hash of its features and target seeded with seed (-0.0 read as 0.0) is below fraction * 2^64';
+
+-- Classification (issue 13) ---------------------------------------------
+
+CREATE FUNCTION kernel_train_label_sfunc(internal, float8[], text)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'kernel_train_label_sfunc'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION kernel_train_label_sfunc(internal, float8[], text, jsonb)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'kernel_train_label_sfunc'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE AGGREGATE kernel_train(features float8[], label text) (
+	SFUNC = kernel_train_label_sfunc,
+	STYPE = internal,
+	FINALFUNC = kernel_train_final,
+	COMBINEFUNC = kernel_train_combine,
+	SERIALFUNC = kernel_train_serialize,
+	DESERIALFUNC = kernel_train_deserialize,
+	PARALLEL = SAFE
+);
+
+CREATE AGGREGATE kernel_train(features float8[], label text, options jsonb) (
+	SFUNC = kernel_train_label_sfunc,
+	STYPE = internal,
+	FINALFUNC = kernel_train_final,
+	COMBINEFUNC = kernel_train_combine,
+	SERIALFUNC = kernel_train_serialize,
+	DESERIALFUNC = kernel_train_deserialize,
+	PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE kernel_train(float8[], text) IS
+'train an RBF kernel SVM classifier (default options) on (features, label) rows; returns the model as bytea';
+COMMENT ON AGGREGATE kernel_train(float8[], text, jsonb) IS
+'train a kernel classifier (svm or logistic) on (features, label) rows with the given options; returns the model as bytea';
+
+CREATE FUNCTION kernel_predict_class(model bytea, features float8[])
+RETURNS text
+AS 'MODULE_PATHNAME', 'kernel_predict_class'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_predict_class(bytea, float8[]) IS
+'the predicted class label of one row under a classifier';
+
+CREATE FUNCTION kernel_predict_proba(model bytea, features float8[])
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'kernel_predict_proba'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_predict_proba(bytea, float8[]) IS
+'the probability of every class for one row, as {"label": p, ...}';
+
+CREATE FUNCTION kernel_predict_proba(model bytea, features float8[], label text)
+RETURNS float8
+AS 'MODULE_PATHNAME', 'kernel_predict_proba_label'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_predict_proba(bytea, float8[], text) IS
+'the probability of one class (an error for a label the model does not have) for one row';
+
+CREATE FUNCTION kernel_predict_class(name text, features float8[])
+RETURNS text
+AS 'MODULE_PATHNAME', 'kernel_predict_class_by_name'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_predict_class(text, float8[]) IS
+'the predicted class label of one row under the deployed version of the named classifier, looked up, and read access checked, once per statement snapshot and current user';
+
+CREATE FUNCTION kernel_predict_proba(name text, features float8[])
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'kernel_predict_proba_by_name'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_predict_proba(text, float8[]) IS
+'the probability of every class for one row under the deployed version of the named classifier, looked up, and read access checked, once per statement snapshot and current user';
