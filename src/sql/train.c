@@ -28,6 +28,7 @@
 
 #include "model.h"
 #include "options.h"
+#include "select.h"
 #include "pgutil.h"
 #include "rowset.h"
 #include "solve.h"
@@ -129,6 +130,72 @@ canonical_row_order(RowSet *rs)
 	km_reorder_rows(&rs->X, &rs->y, rs->n, rs->d, order, rs->ctx);
 	rs->capacity = rs->n;
 	pfree(order);
+}
+
+int64 *
+km_default_gamma_pairs(const km_options *opts, const double *X, size_t n, int d)
+{
+	int64	   *order;
+
+	if (!opts->gamma_default || opts->fit.kernel.type != KM_KERNEL_RBF ||
+		opts->approximation != KM_APPROX_EXACT || n < 2)
+		return NULL;
+	order = palloc_extended(mul_size(n, sizeof(int64)), MCXT_ALLOC_HUGE);
+	km_rank_rows(X, NULL, (int64) n, d, opts->seed, order);
+	return order;
+}
+
+void
+km_default_gamma(km_options *opts, const double *Xs, size_t n, int d,
+				 int64 *pairs)
+{
+	double	   *work;
+	double		gamma;
+
+	if (pairs == NULL)
+		return;
+	work = palloc_extended(mul_size(n / 2 + 1, sizeof(double)), MCXT_ALLOC_HUGE);
+	gamma = km_gamma_sigest(Xs, n, d, pairs, work);
+	pfree(work);
+	pfree(pairs);
+	opts->gammas.v[0] = gamma;
+	opts->fit.kernel.gamma = gamma;
+}
+
+/*
+ * A numeric target of exactly two distinct whole numbers (a 0/1 column)
+ * trained without "method" is most likely a class label: kernel_train
+ * still regresses it (the options decide the task, never the data), but
+ * says how to classify instead.
+ */
+static void
+notice_binary_target(const RowSet *rs)
+{
+	double		a;
+	double		b = 0.0;
+	bool		have_b = false;
+
+	if (!rs->opts.method_default || rs->n < 2 || rs->label_type == KM_LABEL_TEXT)
+		return;
+	a = rs->y[0];
+	for (int64 i = 1; i < rs->n; i++)
+	{
+		double		y = rs->y[i];
+
+		if (y == a || (have_b && y == b))
+			continue;
+		if (have_b)
+			return;				/* a third value */
+		b = y;
+		have_b = true;
+	}
+	if (!have_b || a != floor(a) || b != floor(b) || !isfinite(a) || !isfinite(b))
+		return;
+	ereport(NOTICE,
+			(errmsg("the target has two distinct values, %s and %s: training a regression",
+					float8out_internal(Min(a, b)), float8out_internal(Max(a, b))),
+			 errdetail("Without \"method\", a numeric target is regressed (method \"ridge\"); kernel_predict then returns a number, not a class."),
+			 errhint("To classify, add \"method\": \"svm\" (or \"logistic\") to the options, or pass the label as text, e.g. kernel_train(features, label::text).")));
 }
 
 /* One training run: the options resolved, the prepared rows, the fit. */
@@ -425,6 +492,7 @@ train_model(RowSet *rs)
 
 	if (km_method_task(rs->opts.fit.method) == KM_TASK_CLASSIFICATION)
 		return km_train_classifier(rs);	/* classify.c, approximate ones too */
+	notice_binary_target(rs);
 	if (rs->opts.approximation != KM_APPROX_EXACT)
 		return km_approx_train_rowset(rs);	/* approx.c */
 
@@ -437,6 +505,9 @@ train_model(RowSet *rs)
 	old = MemoryContextSwitchTo(tmp);
 
 	standardize_rows(rs, &job);
+	km_default_gamma(&job.opts, job.Xs, job.n, job.d,
+					 km_default_gamma_pairs(&job.opts, rs->X, job.n, job.d));
+	job.sp.base.kernel = job.opts.fit.kernel;
 	centre_target(rs, &job);
 	km_blas_setup();
 	if (job.ncand > 0)

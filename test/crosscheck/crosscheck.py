@@ -46,7 +46,16 @@ Checks:
      wine and digits one-vs-rest: probabilities sum to 1 within 1e-12 and
      equal per-class SciPy fits normalized (1e-6); every model scored in NumPy
      from kernel_model_export equals kernel_predict(_proba) within 1e-10.
-  Run only i and j with: crosscheck.py classify; only j: crosscheck.py approx_classify
+  k. default classifiers (issue 22): kernel_train(f, label) with only "method"
+     given, on breast cancer, wine and digits (one fixed permutation, 70 %
+     train), vs Pipeline(StandardScaler, SVC()) with scikit-learn's defaults
+     (C = 1, gamma "scale"): held-out accuracy within 0.03 for svm; logistic
+     vs StandardScaler + Nystroem(n_components = every training row, the
+     model's own gamma) + LogisticRegression(C = 1), which is exact kernel
+     logistic regression at C = 1, within 0.03; kernel_model_info's lambda
+     is 1 / n_train (C = 1) and its gamma the resolved default.
+  Run only i and j with: crosscheck.py classify; only j: crosscheck.py approx_classify;
+  only k: crosscheck.py defaults
 """
 
 import io
@@ -995,6 +1004,51 @@ def check_approx_classification(cur):
                    % (acc, mm, ref))
 
 
+# ---------------------------------------------------------------- default classifiers (k)
+
+def check_default_classifiers(cur):
+    """(k) the defaults of svm and logistic against scikit-learn's defaults."""
+    from sklearn.datasets import load_breast_cancer, load_digits, load_wine
+    from sklearn.kernel_approximation import Nystroem
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.svm import SVC
+    for ds, loader in (("dbc", load_breast_cancer), ("dwine", load_wine),
+                       ("ddigits", load_digits)):
+        X, y = loader(return_X_y=True)
+        idx = np.random.RandomState(SEED + 3).permutation(len(y))
+        ntr = int(0.7 * len(y))
+        tr, te = idx[:ntr], idx[ntr:]
+        load_labels(cur, ds, X[tr], ["c%02d" % v for v in y[tr]], X[te])
+        svc = make_pipeline(StandardScaler(), SVC()).fit(X[tr], y[tr])
+        ref = svc.score(X[te], y[te])
+        for method in ("svm", "logistic"):
+            name = "k. default %s %s" % (method, ds[1:])
+
+            @check(name)
+            def _():
+                mname = "%s_%s" % (ds, method)
+                train_labels(cur, mname, ds, {"method": method})
+                got = predict_class(cur, mname, ds)
+                acc = float(np.mean([g == "c%02d" % v for g, v in zip(got, y[te])]))
+                info = model_info(cur, mname)
+                lam, gamma = float(info["lambda"]), float(info["gamma"])
+                report(abs(lam * ntr - 1.0) <= 1e-12, "%s lambda" % name,
+                       "kernel_model_info lambda %.6g, 1 / n_train %.6g (C = 1)" % (lam, 1.0 / ntr))
+                if method == "svm":
+                    report(abs(acc - ref) <= 0.03, "%s accuracy vs SVC()" % name,
+                           "kernel_ml %.4f (gamma %.4g), StandardScaler + SVC() %.4f (within 0.03)"
+                           % (acc, gamma, ref))
+                    return
+                lr = make_pipeline(StandardScaler(),
+                                   Nystroem(gamma=gamma, n_components=ntr, random_state=0),
+                                   LogisticRegression(C=1.0, tol=1e-8, max_iter=10000))
+                lref = lr.fit(X[tr], y[tr]).score(X[te], y[te])
+                report(abs(acc - lref) <= 0.03, "%s accuracy vs kernel LogisticRegression(C = 1)" % name,
+                       "kernel_ml %.4f, StandardScaler + Nystroem(all %d rows, gamma %.4g) + "
+                       "LogisticRegression(C = 1) %.4f (within 0.03); SVC() %.4f"
+                       % (acc, ntr, gamma, lref, ref))
+
+
 def check_classification(cur):
     check_svm_breast_cancer(cur)
     check_logistic_scipy(cur)
@@ -1017,7 +1071,8 @@ def main():
                 "fn numeric[], ff float8[], y float8)")
     cur.execute("CREATE TABLE kmcc_cls (ds text, id int, f float8[], label text)")
     only = {"classify": lambda c: (check_classification(c), check_approx_classification(c)),
-            "approx_classify": check_approx_classification}
+            "approx_classify": check_approx_classification,
+            "defaults": check_default_classifiers}
     if len(sys.argv) == 2 and sys.argv[1] in only:
         try:
             only[sys.argv[1]](cur)
@@ -1050,6 +1105,7 @@ def main():
         check_approx(cur)
         check_classification(cur)
         check_approx_classification(cur)
+        check_default_classifiers(cur)
     finally:
         for t in TABLES:
             cur.execute("DROP TABLE IF EXISTS %s" % t)
