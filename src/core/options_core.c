@@ -541,6 +541,7 @@ km_options_begin(km_options_parser *p, km_options *out)
 	out->deploy = KM_DEPLOY_IF_BETTER;
 	out->approximation = KM_APPROX_EXACT;
 	out->components = KM_DEFAULT_COMPONENTS;
+	out->method_default = true;
 	fit->fit_intercept = true;
 }
 

@@ -672,26 +672,39 @@ quantile7(const double *x, size_t m, double p)
 	return x[lo] + (h - (double) lo) * (x[lo + 1] - x[lo]);
 }
 
+size_t
+km_gamma_sigest_doubles(size_t n)
+{
+	size_t		m = n < KM_SIGEST_ROWS ? n : KM_SIGEST_ROWS;
+
+	return m * (m - (m > 0)) / 2 + 1;
+}
+
 double
 km_gamma_sigest(const double *X, size_t n, int d, const int64_t *order,
 				double *work)
 {
-	size_t		half = n / 2;
-	size_t		m = 0;
+	size_t		m = n < KM_SIGEST_ROWS ? n : KM_SIGEST_ROWS;
+	size_t		count = 0;
 
-	for (size_t i = 0; i < half; i++)
+	/* every pair once; (a - b)^2 == (b - a)^2, so no pair depends on row order */
+	for (size_t i = 1; i < m; i++)
 	{
-		const double *a = X + (size_t) order[i] * d;
-		const double *b = X + (size_t) order[i + half] * d;
-		double		s = 0.0;
+		const double *a = X + (size_t) (order ? order[i] : (int64_t) i) * d;
 
-		for (int j = 0; j < d; j++)
-			s += (a[j] - b[j]) * (a[j] - b[j]);
-		if (s > 0.0 && isfinite(s))
-			work[m++] = s;
+		for (size_t j = 0; j < i; j++)
+		{
+			const double *b = X + (size_t) (order ? order[j] : (int64_t) j) * d;
+			double		s = 0.0;
+
+			for (int c = 0; c < d; c++)
+				s += (a[c] - b[c]) * (a[c] - b[c]);
+			if (s > 0.0 && isfinite(s))
+				work[count++] = s;
+		}
 	}
-	if (m == 0)
+	if (count == 0)
 		return 1.0 / (double) (d > 0 ? d : 1);
-	qsort(work, m, sizeof(double), cmp_double);
-	return 0.5 * (1.0 / quantile7(work, m, 0.9) + 1.0 / quantile7(work, m, 0.1));
+	qsort(work, count, sizeof(double), cmp_double);
+	return 0.5 * (1.0 / quantile7(work, count, 0.9) + 1.0 / quantile7(work, count, 0.1));
 }

@@ -92,14 +92,19 @@ void		km_stratified_folds(const uint32_t *cls, size_t n, uint32_t k,
 
 /*
  * The default gamma of the rbf kernel, as R kernlab's sigest (and ksvm's
- * kpar = "automatic"): over pairs of the rows X (n x d, row-major, already
- * standardized), the mean of 1 / q(0.9) and 1 / q(0.1), q the quantiles
- * (R's type 7) of the nonzero squared distances ||x - x'||^2.  kernlab
- * draws floor(n / 2) random pairs; here the pairs are the rows of ranks i
- * and i + floor(n / 2) in order (n row indices, a ranking by row hash), so
- * the same rows in any order give the same gamma.  1 / d when no pair has
- * a nonzero distance.  work: n / 2 doubles.
+ * kpar = "automatic"): the mean of 1 / q(0.9) and 1 / q(0.1), q the
+ * quantiles (R's type 7, its default) of the nonzero squared distances
+ * ||x - x'||^2 between rows of X (n x d, row-major, already standardized).
+ * kernlab draws floor(n / 2) random pairs; here the distances are those of
+ * every pair of the first min(n, KM_SIGEST_ROWS) rows of order (a ranking
+ * by row hash; NULL: X's own order, enough when n <= KM_SIGEST_ROWS, where
+ * every row takes part).  So the same rows in any order give the same
+ * gamma, and up to KM_SIGEST_ROWS rows it does not depend on the ranking at
+ * all (nor on a rescaling of the features before standardizing).  1 / d
+ * when no pair has a nonzero distance.  work: km_gamma_sigest_doubles(n).
  */
+#define KM_SIGEST_ROWS 1000
+size_t		km_gamma_sigest_doubles(size_t n);
 double		km_gamma_sigest(const double *X, size_t n, int d,
 							const int64_t *order, double *work);
 

@@ -132,13 +132,19 @@ canonical_row_order(RowSet *rs)
 	pfree(order);
 }
 
+static bool
+default_gamma_applies(const km_options *opts, size_t n)
+{
+	return opts->gamma_default && opts->fit.kernel.type == KM_KERNEL_RBF &&
+		opts->approximation == KM_APPROX_EXACT && n >= 2;
+}
+
 int64 *
 km_default_gamma_pairs(const km_options *opts, const double *X, size_t n, int d)
 {
 	int64	   *order;
 
-	if (!opts->gamma_default || opts->fit.kernel.type != KM_KERNEL_RBF ||
-		opts->approximation != KM_APPROX_EXACT || n < 2)
+	if (!default_gamma_applies(opts, n) || n <= KM_SIGEST_ROWS)
 		return NULL;
 	order = palloc_extended(mul_size(n, sizeof(int64)), MCXT_ALLOC_HUGE);
 	km_rank_rows(X, NULL, (int64) n, d, opts->seed, order);
@@ -152,12 +158,14 @@ km_default_gamma(km_options *opts, const double *Xs, size_t n, int d,
 	double	   *work;
 	double		gamma;
 
-	if (pairs == NULL)
+	if (!default_gamma_applies(opts, n))
 		return;
-	work = palloc_extended(mul_size(n / 2 + 1, sizeof(double)), MCXT_ALLOC_HUGE);
+	work = palloc_extended(mul_size(km_gamma_sigest_doubles(n), sizeof(double)),
+						   MCXT_ALLOC_HUGE);
 	gamma = km_gamma_sigest(Xs, n, d, pairs, work);
 	pfree(work);
-	pfree(pairs);
+	if (pairs)
+		pfree(pairs);
 	opts->gammas.v[0] = gamma;
 	opts->fit.kernel.gamma = gamma;
 }
@@ -177,6 +185,7 @@ notice_binary_target(const RowSet *rs)
 
 	if (!rs->opts.method_default || rs->n < 2 || rs->label_type == KM_LABEL_TEXT)
 		return;
+	/* whole numbers of an int column (int4's range), e.g. 0/1 or 1/2 */
 	a = rs->y[0];
 	for (int64 i = 1; i < rs->n; i++)
 	{
@@ -189,7 +198,7 @@ notice_binary_target(const RowSet *rs)
 		b = y;
 		have_b = true;
 	}
-	if (!have_b || a != floor(a) || b != floor(b) || !isfinite(a) || !isfinite(b))
+	if (!have_b || a != floor(a) || b != floor(b) || fabs(a) > INT32_MAX || fabs(b) > INT32_MAX)
 		return;
 	ereport(NOTICE,
 			(errmsg("the target has two distinct values, %s and %s: training a regression",
