@@ -673,9 +673,19 @@ quantile7(const double *x, size_t m, double p)
 }
 
 size_t
-km_gamma_sigest_doubles(size_t n)
+km_sigest_rows(size_t n, int d)
 {
-	size_t		m = n < KM_SIGEST_ROWS ? n : KM_SIGEST_ROWS;
+	/* the largest m with m (m - 1) / 2 pairs of d at most KM_SIGEST_FLOPS */
+	double		r = floor((1.0 + sqrt(1.0 + 8.0 * KM_SIGEST_FLOPS / (d > 0 ? d : 1))) / 2.0);
+	size_t		m = r > KM_SIGEST_ROWS ? KM_SIGEST_ROWS : r < 100 ? 100 : (size_t) r;
+
+	return n < m ? n : m;
+}
+
+size_t
+km_gamma_sigest_doubles(size_t n, int d)
+{
+	size_t		m = km_sigest_rows(n, d);
 
 	return m * (m - (m > 0)) / 2 + 1;
 }
@@ -684,7 +694,7 @@ double
 km_gamma_sigest(const double *X, size_t n, int d, const int64_t *order,
 				double *work)
 {
-	size_t		m = n < KM_SIGEST_ROWS ? n : KM_SIGEST_ROWS;
+	size_t		m = km_sigest_rows(n, d);
 	size_t		count = 0;
 
 	/* every pair once; (a - b)^2 == (b - a)^2, so no pair depends on row order */

@@ -96,15 +96,20 @@ void		km_stratified_folds(const uint32_t *cls, size_t n, uint32_t k,
  * quantiles (R's type 7, its default) of the nonzero squared distances
  * ||x - x'||^2 between rows of X (n x d, row-major, already standardized).
  * kernlab draws floor(n / 2) random pairs; here the distances are those of
- * every pair of the first min(n, KM_SIGEST_ROWS) rows of order (a ranking
- * by row hash; NULL: X's own order, enough when n <= KM_SIGEST_ROWS, where
- * every row takes part).  So the same rows in any order give the same
- * gamma, and up to KM_SIGEST_ROWS rows it does not depend on the ranking at
- * all (nor on a rescaling of the features before standardizing).  1 / d
- * when no pair has a nonzero distance.  work: km_gamma_sigest_doubles(n).
+ * every pair of the first km_sigest_rows(n, d) rows of order (a ranking by
+ * row hash; NULL: X's own order, enough when km_sigest_rows(n, d) == n,
+ * where every row takes part): at most KM_SIGEST_ROWS rows, fewer for wide
+ * rows so that the distances cost at most KM_SIGEST_FLOPS multiply-adds
+ * (1000 rows up to d = 67, 292 at d = 784, never fewer than 100).  So the
+ * same rows in any order give the same gamma, and when every row takes part
+ * it does not depend on the ranking at all (nor on a rescaling of the
+ * features before standardizing).  1 / d when no pair has a nonzero
+ * distance.  work: km_gamma_sigest_doubles(n, d).
  */
 #define KM_SIGEST_ROWS 1000
-size_t		km_gamma_sigest_doubles(size_t n);
+#define KM_SIGEST_FLOPS 33554432.0	/* 2^25: about 30 ms */
+size_t		km_sigest_rows(size_t n, int d);
+size_t		km_gamma_sigest_doubles(size_t n, int d);
 double		km_gamma_sigest(const double *X, size_t n, int d,
 							const int64_t *order, double *work);
 

@@ -144,7 +144,7 @@ km_default_gamma_pairs(const km_options *opts, const double *X, size_t n, int d)
 {
 	int64	   *order;
 
-	if (!default_gamma_applies(opts, n) || n <= KM_SIGEST_ROWS)
+	if (!default_gamma_applies(opts, n) || km_sigest_rows(n, d) == n)
 		return NULL;
 	order = palloc_extended(mul_size(n, sizeof(int64)), MCXT_ALLOC_HUGE);
 	km_rank_rows(X, NULL, (int64) n, d, opts->seed, order);
@@ -160,7 +160,7 @@ km_default_gamma(km_options *opts, const double *Xs, size_t n, int d,
 
 	if (!default_gamma_applies(opts, n))
 		return;
-	work = palloc_extended(mul_size(km_gamma_sigest_doubles(n), sizeof(double)),
+	work = palloc_extended(mul_size(km_gamma_sigest_doubles(n, d), sizeof(double)),
 						   MCXT_ALLOC_HUGE);
 	gamma = km_gamma_sigest(Xs, n, d, pairs, work);
 	pfree(work);

@@ -26,10 +26,10 @@ bytea	   *km_model_to_bytea(const struct km_model *m);
 /*
  * The default gamma of an exact rbf model (gamma not given): kernlab's
  * sigest (select.h km_gamma_sigest) over the standardized rows.  Up to
- * KM_SIGEST_ROWS rows every pair counts; beyond, the pairs of the
- * KM_SIGEST_ROWS rows of lowest hash of their raw features (split.h, with
- * the options' seed), so that the same rows in any order give the same
- * gamma.  Other kernels, approximate models (whose basis pass fixes the
+ * km_sigest_rows(n, d) rows (1000 for d <= 67) every pair counts; beyond,
+ * the pairs of that many rows of lowest hash of their raw features
+ * (split.h, with the options' seed), so that the same rows in any order
+ * give the same gamma.  Other kernels, approximate models (whose basis pass fixes the
  * kernel before all rows are seen) and a given gamma keep theirs (1 / d by
  * default).  km_default_gamma_pairs ranks the raw rows X (n x d) when that
  * is needed (NULL otherwise); km_default_gamma then sets opts->gammas.v[0]

@@ -132,11 +132,17 @@ test_defaults_sigest(void)
 	int			d = 3;
 	double	   *Y = unit_rand_vec(n * d, 11);
 	int64_t    *order = malloc(sizeof(int64_t) * n);
-	double	   *w = malloc(sizeof(double) * km_gamma_sigest_doubles(n));
+	double	   *w = malloc(sizeof(double) * km_gamma_sigest_doubles(n, d));
 	double		all,
 				first;
 
-	CHECK(km_gamma_sigest_doubles(3) >= 3, "workspace %zu", km_gamma_sigest_doubles(3));
+	CHECK(km_gamma_sigest_doubles(3, 1) >= 3, "workspace %zu", km_gamma_sigest_doubles(3, 1));
+	/* the rows that take part: 1000 up to d = 67, fewer for wide rows, at least 100 */
+	CHECK(km_sigest_rows(5000, 30) == 1000 && km_sigest_rows(500, 30) == 500,
+		  "%zu %zu", km_sigest_rows(5000, 30), km_sigest_rows(500, 30));
+	CHECK(km_sigest_rows(5000, 784) < 300 && km_sigest_rows(5000, 784) > 250 &&
+		  km_sigest_rows(5000, 1000000) == 100, "%zu %zu", km_sigest_rows(5000, 784),
+		  km_sigest_rows(5000, 1000000));
 	CHECK_CLOSE(km_gamma_sigest(X, 3, 1, NULL, work), 0.375, 1e-15);
 	/* with the duplicate: distances 1, 1, 4, 9, 9 -> q(0.9) = 9, q(0.1) = 1 */
 	CHECK_CLOSE(km_gamma_sigest(X, 4, 1, NULL, work), 0.5 * (1.0 / 9.0 + 1.0), 1e-15);
