@@ -381,7 +381,8 @@ km_status	km_fit_sgd(const km_fit_params *p, bool hinge, const double *K,
  * method's score_metric as a loss, lower better: 1 - accuracy (svm) or
  * mean log-loss (logistic); score_std over folds.  A fold whose training
  * rows miss a class, or whose fit fails, makes the candidate NaN (not
- * chosen).  *best: the lowest score, ties to the earlier candidate.
+ * chosen).  *best: km_best_candidate's (the lowest score; ties to the
+ * larger lambda, then the smaller gamma).
  * Probability (Platt) is not fitted during selection.  work:
  * km_classify_select_doubles.
  */

@@ -582,10 +582,9 @@ km_classify_select(const km_fit_params *base, const double *gammas,
 			}
 			c->score = sum / folds;
 			c->score_std = sqrt(fmax(sumsq / folds - c->score * c->score, 0.0));
-			if (*best < 0 || c->score < cand[*best].score)
-				*best = g * n_lambdas + l;
 		}
 	}
+	*best = km_best_candidate(cand, n_gammas * n_lambdas);
 	if (*best < 0)
 		return km_fail(err, KM_ERR_INACCURATE, "no candidate could be scored",
 					   "Every one of the %d candidates failed to fit on some fold, or a fold missed a class.",

@@ -37,7 +37,8 @@ const km_option_def km_option_table[KM_N_OPTIONS] = {
 	[KM_OPT_KERNEL] = {"kernel", KM_OPTTYPE_NAME, 0, 0, false, false,
 		"a kernel name", "\"rbf\"", KM_FN_ALL, 0},
 	[KM_OPT_GAMMA] = {"gamma", KM_OPTTYPE_GRID, 0, INFINITY, true, false,
-		"a number > 0, an array of such numbers, or \"auto\"", "1 / n_features",
+		"a number > 0, an array of such numbers, or \"auto\"",
+		"rbf, exact models: kernlab's sigest on the training rows; else 1 / n_features",
 		KM_FN_ALL, KM_PARAM_GAMMA},
 	[KM_OPT_DEGREE] = {"degree", KM_OPTTYPE_INTEGER, 1, 100, false, false,
 		"an integer from 1 to 100", "3", KM_FN_ALL, KM_PARAM_DEGREE},
@@ -47,8 +48,8 @@ const km_option_def km_option_table[KM_N_OPTIONS] = {
 		"\"ridge\", \"lms\", \"svm\" or \"logistic\"",
 		"\"ridge\" (\"svm\" with a text label)", KM_FN_TRAINING, 0},
 	[KM_OPT_LAMBDA] = {"lambda", KM_OPTTYPE_GRID, 0, INFINITY, false, false,
-		"a number >= 0, an array of such numbers, or \"auto\"", "1",
-		KM_FN_TRAINING, 0},
+		"a number >= 0, an array of such numbers, or \"auto\"",
+		"1 (svm and logistic: 1 / n_rows, i.e. C = 1)", KM_FN_TRAINING, 0},
 	[KM_OPT_LEARNING_RATE] = {"learning_rate", KM_OPTTYPE_NUMBER, 0, INFINITY, true, false,
 		"a number > 0", "automatic", KM_FN_TRAINING, 0},
 	[KM_OPT_MAX_ITER] = {"max_iter", KM_OPTTYPE_INTEGER, 1, INT_MAX, false, false,
@@ -548,6 +549,7 @@ km_options_begin(km_options_parser *p, km_options *out)
 	out->deploy = KM_DEPLOY_IF_BETTER;
 	out->approximation = KM_APPROX_EXACT;
 	out->components = KM_DEFAULT_COMPONENTS;
+	out->method_default = true;
 	fit->fit_intercept = true;
 }
 
@@ -570,6 +572,7 @@ check_task(km_options_parser *p, const km_method_ops **ops,
 	km_fit_params *fit = &out->fit;
 	char		message[256];
 
+	out->method_default = !p->given[KM_OPT_METHOD];
 	if (out->text_label && !p->given[KM_OPT_METHOD])
 	{
 		fit->method = KM_METHOD_SVM;
@@ -848,8 +851,20 @@ km_options_finish(km_options_parser *p, km_option_error *err)
 		!check_method_options(p, ops, err))
 		return false;
 
+	/*
+	 * Classifiers without a lambda: C = 1 as in libsvm and scikit-learn,
+	 * lambda = 1 / n (km_options_resolve_rows), not the regression default
+	 * 1, which is C = 1 / n and predicts the majority class.
+	 */
+	if (ops->task == KM_TASK_CLASSIFICATION && !p->given[KM_OPT_LAMBDA])
+	{
+		out->lambdas.n = 1;
+		out->lambdas.per_row = true;
+		out->lambdas.v[0] = 1.0;
+	}
+
 	/* single values go straight into the fit parameters */
-	if (out->lambdas.n == 1)
+	if (out->lambdas.n == 1 && !out->lambdas.per_row)
 		fit->lambda = out->lambdas.v[0];
 
 	if (!check_route(out, ops, err))
@@ -893,6 +908,7 @@ km_options_resolve(km_options *opts, int d)
 		g->n = 1;
 		g->per_feature = true;
 		g->v[0] = 1.0;
+		opts->gamma_default = true;
 	}
 	if (g->per_feature)
 	{
@@ -906,6 +922,19 @@ km_options_resolve(km_options *opts, int d)
 		opts->lambdas.n = 1;
 		opts->lambdas.v[0] = opts->fit.lambda;
 	}
+}
+
+void
+km_options_resolve_rows(km_options *opts, size_t n)
+{
+	km_grid    *g = &opts->lambdas;
+
+	if (!g->per_row)
+		return;
+	for (int i = 0; i < g->n; i++)
+		g->v[i] /= (double) (n > 0 ? n : 1);
+	g->per_row = false;
+	opts->fit.lambda = g->v[0];
 }
 
 bool

@@ -19,6 +19,8 @@ typedef struct km_grid
 {
 	int			n;				/* 0: not given */
 	bool		per_feature;	/* values are multiples of 1 / n_features */
+	bool		per_row;		/* values are multiples of 1 / n_rows (the
+								 * classifiers' default lambda, C = 1) */
 	double		v[KM_MAX_GRID];
 } km_grid;
 
@@ -59,6 +61,8 @@ typedef struct km_options
 	 */
 	km_class_weights class_weight;
 	bool		text_label;		/* the label column is text (set before finish) */
+	bool		gamma_default;	/* gamma not given: 1 / d until training's heuristic */
+	bool		method_default; /* "method" not given (set by finish) */
 } km_options;
 
 /* Default "components" of an approximate model. */
@@ -202,9 +206,19 @@ bool		km_options_check_single(const km_options *opts, const char *fname,
 
 /*
  * Fill what depends on the number of features: the default gamma (1 / d)
- * and grids given relative to it.
+ * and grids given relative to it.  opts->gamma_default then says that
+ * gamma was not given (training may replace 1 / d by km_gamma_sigest).
  */
 void		km_options_resolve(km_options *opts, int d);
+
+/*
+ * Fill what depends on the number of training rows n of the fit: the
+ * classifiers' default lambda, 1 / n (C = 1 in libsvm's and scikit-learn's
+ * terms: the objective (1/n) sum L + (lambda/2) ||f||^2 is 1 / (n lambda)
+ * times theirs).  Call after km_options_resolve, with the rows the final
+ * model is fitted on; k-fold selection uses the same lambda in every fold.
+ */
+void		km_options_resolve_rows(km_options *opts, size_t n);
 
 /* Whether the options ask for more than one candidate, or for cv. */
 bool		km_options_selects(const km_options *opts);

@@ -13,8 +13,13 @@
  * [(K + lambda I)^-1]_ii as the squared norm of column i of L^-1, found
  * panel by panel with dtrsm.  k-fold refits each candidate k times and
  * works for any method.
+ *
+ * Also the defaults that selection shares: the tie rule between
+ * candidates, stratified folds for classifiers, and the default gamma
+ * (kernlab's sigest).
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cblas.h>
@@ -577,9 +582,8 @@ score_gamma(const km_select_params *p, int g, const double *X, size_t n,
 	return st;
 }
 
-/* The lowest finite score; on a tie the larger lambda, then the smaller gamma; -1 if none. */
-static int
-best_candidate(const km_candidate *cand, int count)
+int
+km_best_candidate(const km_candidate *cand, int count)
 {
 	int			best = -1;
 
@@ -613,7 +617,7 @@ km_select(const km_select_params *p, const double *X, size_t n, int d,
 							  interrupt)) != KM_OK)
 			return st;
 
-	*best = best_candidate(cand, p->n_gammas * p->n_lambdas);
+	*best = km_best_candidate(cand, p->n_gammas * p->n_lambdas);
 	if (*best < 0)
 	{
 		km_fail(err, KM_ERR_NOT_PD, "no candidate could be fitted",
@@ -623,4 +627,94 @@ km_select(const km_select_params *p, const double *X, size_t n, int d,
 		return KM_ERR_NOT_PD;
 	}
 	return KM_OK;
+}
+
+void
+km_stratified_folds(const uint32_t *cls, size_t n, uint32_t k, uint32_t folds,
+					uint32_t *fold, size_t *seen)
+{
+	size_t		start = 0;
+
+	/* class c's r-th row (in the given order) is dealt start_c + r */
+	for (uint32_t c = 0; c < k; c++)
+		seen[c] = 0;
+	for (size_t i = 0; i < n; i++)
+		seen[cls[i]]++;
+	for (uint32_t c = 0; c < k; c++)
+	{
+		size_t		count = seen[c];
+
+		seen[c] = start;
+		start += count;
+	}
+	for (size_t i = 0; i < n; i++)
+		fold[i] = (uint32_t) (seen[cls[i]]++ % folds);
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double		x = *(const double *) a;
+	double		y = *(const double *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* R's quantile type 7 (its default) of sorted x[0 .. m-1], m >= 1. */
+static double
+quantile7(const double *x, size_t m, double p)
+{
+	double		h = (double) (m - 1) * p;
+	size_t		lo = (size_t) floor(h);
+
+	if (lo + 1 >= m)
+		return x[m - 1];
+	return x[lo] + (h - (double) lo) * (x[lo + 1] - x[lo]);
+}
+
+size_t
+km_sigest_rows(size_t n, int d)
+{
+	/* the largest m with m (m - 1) / 2 pairs of d at most KM_SIGEST_FLOPS */
+	double		r = floor((1.0 + sqrt(1.0 + 8.0 * KM_SIGEST_FLOPS / (d > 0 ? d : 1))) / 2.0);
+	size_t		m = r > KM_SIGEST_ROWS ? KM_SIGEST_ROWS : r < 100 ? 100 : (size_t) r;
+
+	return n < m ? n : m;
+}
+
+size_t
+km_gamma_sigest_doubles(size_t n, int d)
+{
+	size_t		m = km_sigest_rows(n, d);
+
+	return m * (m - (m > 0)) / 2 + 1;
+}
+
+double
+km_gamma_sigest(const double *X, size_t n, int d, const int64_t *order,
+				double *work)
+{
+	size_t		m = km_sigest_rows(n, d);
+	size_t		count = 0;
+
+	/* every pair once; (a - b)^2 == (b - a)^2, so no pair depends on row order */
+	for (size_t i = 1; i < m; i++)
+	{
+		const double *a = X + (size_t) (order ? order[i] : (int64_t) i) * d;
+
+		for (size_t j = 0; j < i; j++)
+		{
+			const double *b = X + (size_t) (order ? order[j] : (int64_t) j) * d;
+			double		s = 0.0;
+
+			for (int c = 0; c < d; c++)
+				s += (a[c] - b[c]) * (a[c] - b[c]);
+			if (s > 0.0 && isfinite(s))
+				work[count++] = s;
+		}
+	}
+	if (count == 0)
+		return 1.0 / (double) (d > 0 ? d : 1);
+	qsort(work, count, sizeof(double), cmp_double);
+	return 0.5 * (1.0 / quantile7(work, count, 0.9) + 1.0 / quantile7(work, count, 0.1));
 }

@@ -69,4 +69,48 @@ km_status	km_select(const km_select_params *p, const double *X, size_t n,
 					  km_candidate *cand, int *best, double *work,
 					  km_error *err, km_interrupt_fn interrupt);
 
+/*
+ * The best of count scored candidates: the lowest finite score; on an exact
+ * tie the larger lambda (the more regularized model), then the smaller gamma
+ * (the smoother one), whatever their order in the grid; -1 if none is
+ * finite.  Every route (loo, gcv, k-fold, classifiers exact and approximate)
+ * breaks ties by it.
+ */
+int			km_best_candidate(const km_candidate *cand, int count);
+
+/*
+ * Stratified k-fold for classifiers (scikit-learn's StratifiedKFold, made
+ * deterministic): the rows, in the order given (the glue gives them in
+ * row-hash order), are dealt round-robin class by class: the r-th row of
+ * class c goes to fold (rows of classes before c + r) mod folds.  Each
+ * class is spread over the folds as evenly as it can be (counts differ by
+ * at most one) and fold sizes differ by at most one.  seen: k counters of
+ * workspace.
+ */
+void		km_stratified_folds(const uint32_t *cls, size_t n, uint32_t k,
+								uint32_t folds, uint32_t *fold, size_t *seen);
+
+/*
+ * The default gamma of the rbf kernel, as R kernlab's sigest (and ksvm's
+ * kpar = "automatic"): the mean of 1 / q(0.9) and 1 / q(0.1), q the
+ * quantiles (R's type 7, its default) of the nonzero squared distances
+ * ||x - x'||^2 between rows of X (n x d, row-major, already standardized).
+ * kernlab draws floor(n / 2) random pairs; here the distances are those of
+ * every pair of the first km_sigest_rows(n, d) rows of order (a ranking by
+ * row hash; NULL: X's own order, enough when km_sigest_rows(n, d) == n,
+ * where every row takes part): at most KM_SIGEST_ROWS rows, fewer for wide
+ * rows so that the distances cost at most KM_SIGEST_FLOPS multiply-adds
+ * (1000 rows up to d = 67, 292 at d = 784, never fewer than 100).  So the
+ * same rows in any order give the same gamma, and when every row takes part
+ * it does not depend on the ranking at all (nor on a rescaling of the
+ * features before standardizing).  1 / d when no pair has a nonzero
+ * distance.  work: km_gamma_sigest_doubles(n, d).
+ */
+#define KM_SIGEST_ROWS 1000
+#define KM_SIGEST_FLOPS 33554432.0	/* 2^25: about 30 ms */
+size_t		km_sigest_rows(size_t n, int d);
+size_t		km_gamma_sigest_doubles(size_t n, int d);
+double		km_gamma_sigest(const double *X, size_t n, int d,
+							const int64_t *order, double *work);
+
 #endif							/* KM_SELECT_H */

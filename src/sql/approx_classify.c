@@ -160,6 +160,7 @@ typedef struct Fitter
 	RowSet	   *rs;
 	const km_options *opts;
 	const uint32 *cls;
+	uint32	   *fold;			/* k-fold selection: each row's fold, else NULL */
 	uint32		k;
 	uint32		q;
 	int			mc;
@@ -251,7 +252,7 @@ fitter_basis(Fitter *ft, double gamma)
 
 /*
  * Newton passes from coef = 0, b = 0 at lambda, over every row but those
- * of fold `skip` (i mod folds == skip; skip < 0: every row), which weigh 0.
+ * of fold `skip` (ft->fold[i] == skip; skip < 0: every row), which weigh 0.
  * The training metrics (skip < 0 only) come from the last pass when every
  * solver stopped at the point that pass evaluated, else from one more pass.
  * false (with *err) when a step fails or a decision value is not finite;
@@ -308,7 +309,7 @@ fitter_newton(Fitter *ft, double lambda, int skip, uint32 folds, double *coef,
 				block_metrics(pm, Z, r, m, q, ft->k, ft->mc, ft->logistic, coef,
 							  intercepts, ft->cls, i0);
 			for (int64 i = 0; i < r; i++)
-				bufs->w[i] = skip >= 0 && (i0 + i) % folds == (uint32) skip ?
+				bufs->w[i] = skip >= 0 && ft->fold[i0 + i] == (uint32) skip ?
 					0.0 : ft->class_w[ft->cls[i0 + i]];
 			for (uint32 c = 0; c < q; c++)
 			{
@@ -425,7 +426,7 @@ fitter_holdout_loss(Fitter *ft, uint32 v, uint32 folds, const double *coef,
 			const double *f = pm->F + i * q;
 			uint32		y = ft->cls[i0 + i];
 
-			if ((i0 + i) % folds != v)
+			if (ft->fold[i0 + i] != v)
 				continue;
 			if (!km_all_finite(f, q))
 				return NAN;
@@ -449,11 +450,12 @@ fitter_holdout_loss(Fitter *ft, uint32 v, uint32 folds, const double *coef,
 
 /*
  * k-fold over the gamma and lambda grids (candidate g * n_lambdas + l, as
- * select.h orders them; folds by rank in hash order, the order the rows
- * come in), each fold a Newton fit from zero on the other folds' rows and a
- * pass scoring its own.  A fold whose training rows miss a class, or whose
- * fit fails, makes the candidate NaN (not chosen).  The lowest mean loss
- * wins, ties to the earlier candidate.
+ * select.h orders them; folds stratified by class, km_stratified_folds,
+ * over the rows in hash order, the order they come in), each fold a Newton
+ * fit from zero on the other folds' rows and a pass scoring its own.  A
+ * fold whose training rows miss a class, or whose fit fails, makes the
+ * candidate NaN (not chosen).  The winner is km_best_candidate's (lowest
+ * mean loss; ties to the larger lambda, then the smaller gamma).
  */
 static void
 fitter_select(Fitter *ft, double *coef, double *intercepts, KmApproxClassFit *fit)
@@ -478,9 +480,12 @@ fitter_select(Fitter *ft, double *coef, double *intercepts, KmApproxClassFit *fi
 	counts = palloc0(sizeof(uint64) * ((size_t) folds + 1) * k);
 	totals = counts + (size_t) folds * k;
 	fold_ok = palloc(sizeof(bool) * folds);
+	ft->fold = palloc_extended(mul_size((Size) n, sizeof(uint32)), MCXT_ALLOC_HUGE);
+	km_stratified_folds(ft->cls, (size_t) n, k, folds, ft->fold,
+						palloc(sizeof(size_t) * k));
 	for (int64 i = 0; i < n; i++)
 	{
-		counts[(size_t) (i % folds) * k + ft->cls[i]]++;
+		counts[(size_t) ft->fold[i] * k + ft->cls[i]]++;
 		totals[ft->cls[i]]++;
 	}
 	for (uint32 v = 0; v < folds; v++)
@@ -544,8 +549,6 @@ fitter_select(Fitter *ft, double *coef, double *intercepts, KmApproxClassFit *fi
 			}
 			cand->score = sum / folds;
 			cand->score_std = sqrt(fmax(sumsq / folds - cand->score * cand->score, 0.0));
-			if (best < 0 || cand->score < fit->cand[best].score)
-				best = g * nl + l;
 			if (km_progress)
 				ereport(NOTICE,
 						(errmsg("kernel_train: candidate gamma %g, lambda %g: %s %.6g",
@@ -553,6 +556,7 @@ fitter_select(Fitter *ft, double *coef, double *intercepts, KmApproxClassFit *fi
 								cand->score)));
 		}
 	}
+	best = km_best_candidate(fit->cand, fit->ncand);
 	if (best < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),

@@ -201,9 +201,10 @@ typedef struct Selection
 } Selection;
 
 /*
- * k-fold over the gamma and lambda grids (folds by rank in hash order, the
- * rows already are), scored by the method's metric; the winner's gamma and
- * lambda become the options' for the refit on all rows.
+ * k-fold over the gamma and lambda grids (folds stratified by class over
+ * the rows in hash order, the order they already are: km_stratified_folds),
+ * scored by the method's metric; the winner's gamma and lambda become the
+ * options' for the refit on all rows.
  */
 static void
 select_classifier(km_options *opts, const double *X, size_t n, int d,
@@ -225,8 +226,8 @@ select_classifier(km_options *opts, const double *X, size_t n, int d,
 				 errmsg("training set is too large for model selection"),
 				 errdetail("%zu rows of %d features.", n, d)));
 	km_check_memory(8.0 * nsel, "kernel_train model selection", false);
-	for (size_t i = 0; i < n; i++)
-		fold[i] = (uint32) (i % opts->folds);
+	km_stratified_folds(ct->cls, n, ct->k, (uint32) opts->folds, fold,
+						palloc(sizeof(size_t) * ct->k));
 	sel->ncand = opts->gammas.n * opts->lambdas.n;
 	sel->cand = palloc0(sizeof(km_candidate) * sel->ncand);
 	work = km_alloc_prefaulted(mul_size(nsel, sizeof(double)));
@@ -470,10 +471,12 @@ train_classifier(RowSet *rs)
 	Selection	sel = {0};
 	size_t		n_keep;
 	double	   *Xk;
+	int64	   *gamma_pairs;
 	instr_time	t[6];
 
 	INSTR_TIME_SET_CURRENT(t[0]);
 	km_options_resolve(&opts, d);
+	km_options_resolve_rows(&opts, n);	/* the default lambda, 1 / n (C = 1) */
 	build_classes(rs, &ct);
 	if (opts.approximation != KM_APPROX_EXACT)
 		return approx_classifier(rs, &opts, ops, &ct);
@@ -489,7 +492,10 @@ train_classifier(RowSet *rs)
 	km_check_memory(8.0 * ((double) nwork + 2.0 * n * d), "kernel_train", false);
 	q = km_multiclass_outputs((km_multiclass) ops->multiclass(ct.k), ct.k);
 
+	/* the default gamma's pairs by the hashes of the raw rows, then from them standardized */
+	gamma_pairs = km_default_gamma_pairs(&opts, X, n, d);
 	standardize_rows(X, n, d, opts.standardize, &mean, &scale);
+	km_default_gamma(&opts, X, n, d, gamma_pairs);
 
 	class_w = palloc(sizeof(double) * ct.k);
 	if (km_class_weights_resolve(&opts.class_weight, ct.labels, ct.labels_bytes,

@@ -28,6 +28,7 @@
 
 #include "model.h"
 #include "options.h"
+#include "select.h"
 #include "pgutil.h"
 #include "rowset.h"
 #include "solve.h"
@@ -129,6 +130,81 @@ canonical_row_order(RowSet *rs)
 	km_reorder_rows(&rs->X, &rs->y, rs->n, rs->d, order, rs->ctx);
 	rs->capacity = rs->n;
 	pfree(order);
+}
+
+static bool
+default_gamma_applies(const km_options *opts, size_t n)
+{
+	return opts->gamma_default && opts->fit.kernel.type == KM_KERNEL_RBF &&
+		opts->approximation == KM_APPROX_EXACT && n >= 2;
+}
+
+int64 *
+km_default_gamma_pairs(const km_options *opts, const double *X, size_t n, int d)
+{
+	int64	   *order;
+
+	if (!default_gamma_applies(opts, n) || km_sigest_rows(n, d) == n)
+		return NULL;
+	order = palloc_extended(mul_size(n, sizeof(int64)), MCXT_ALLOC_HUGE);
+	km_rank_rows(X, NULL, (int64) n, d, opts->seed, order);
+	return order;
+}
+
+void
+km_default_gamma(km_options *opts, const double *Xs, size_t n, int d,
+				 int64 *pairs)
+{
+	double	   *work;
+	double		gamma;
+
+	if (!default_gamma_applies(opts, n))
+		return;
+	work = palloc_extended(mul_size(km_gamma_sigest_doubles(n, d), sizeof(double)),
+						   MCXT_ALLOC_HUGE);
+	gamma = km_gamma_sigest(Xs, n, d, pairs, work);
+	pfree(work);
+	if (pairs)
+		pfree(pairs);
+	opts->gammas.v[0] = gamma;
+	opts->fit.kernel.gamma = gamma;
+}
+
+/*
+ * A numeric target of exactly two distinct whole numbers (a 0/1 column)
+ * trained without "method" is most likely a class label: kernel_train
+ * still regresses it (the options decide the task, never the data), but
+ * says how to classify instead.
+ */
+static void
+notice_binary_target(const RowSet *rs)
+{
+	double		a;
+	double		b = 0.0;
+	bool		have_b = false;
+
+	if (!rs->opts.method_default || rs->n < 2 || rs->label_type == KM_LABEL_TEXT)
+		return;
+	/* whole numbers of an int column (int4's range), e.g. 0/1 or 1/2 */
+	a = rs->y[0];
+	for (int64 i = 1; i < rs->n; i++)
+	{
+		double		y = rs->y[i];
+
+		if (y == a || (have_b && y == b))
+			continue;
+		if (have_b)
+			return;				/* a third value */
+		b = y;
+		have_b = true;
+	}
+	if (!have_b || a != floor(a) || b != floor(b) || fabs(a) > INT32_MAX || fabs(b) > INT32_MAX)
+		return;
+	ereport(NOTICE,
+			(errmsg("the target has two distinct values, %s and %s: training a regression",
+					float8out_internal(Min(a, b)), float8out_internal(Max(a, b))),
+			 errdetail("Without \"method\", a numeric target is regressed (method \"ridge\"); kernel_predict then returns a number, not a class."),
+			 errhint("To classify, add \"method\": \"svm\" (or \"logistic\") to the options, or pass the label as text, e.g. kernel_train(features, label::text).")));
 }
 
 /* One training run: the options resolved, the prepared rows, the fit. */
@@ -425,6 +501,7 @@ train_model(RowSet *rs)
 
 	if (km_method_task(rs->opts.fit.method) == KM_TASK_CLASSIFICATION)
 		return km_train_classifier(rs);	/* classify.c, approximate ones too */
+	notice_binary_target(rs);
 	if (rs->opts.approximation != KM_APPROX_EXACT)
 		return km_approx_train_rowset(rs);	/* approx.c */
 
@@ -437,6 +514,9 @@ train_model(RowSet *rs)
 	old = MemoryContextSwitchTo(tmp);
 
 	standardize_rows(rs, &job);
+	km_default_gamma(&job.opts, job.Xs, job.n, job.d,
+					 km_default_gamma_pairs(&job.opts, rs->X, job.n, job.d));
+	job.sp.base.kernel = job.opts.fit.kernel;
 	centre_target(rs, &job);
 	km_blas_setup();
 	if (job.ncand > 0)

@@ -137,11 +137,15 @@ RESET ALL;
 SET extra_float_digits = 0;
 SELECT max(abs(kernel_predict(a.m, p.f) - kernel_predict(b.m, p.f))) < 1e-10 AS parallel_equals_serial
 FROM m_two a, m_par b, probes p;
--- components >= rows: exact kernel ridge
+-- components >= rows: exact kernel ridge (at the same gamma: without one,
+-- exact rbf models take kernlab's sigest and approximate ones 1 / d)
 CREATE TABLE small AS SELECT * FROM tdata WHERE id <= 300;
 SELECT max(abs(kernel_predict(a, p.f) / kernel_predict(e, p.f) - 1)) < 1e-6 AS nystrom_all_rows_is_exact
-FROM (SELECT kernel_train(f, y, '{"approximation": "nystrom", "components": 1000, "lambda": 0.5}') AS a,
-             kernel_train(f, y, '{"lambda": 0.5}') AS e FROM small) s, probes p;
+FROM (SELECT kernel_train(f, y, '{"approximation": "nystrom", "components": 1000, "lambda": 0.5, "gamma": 0.5}') AS a,
+             kernel_train(f, y, '{"lambda": 0.5, "gamma": 0.5}') AS e FROM small) s, probes p;
+SELECT round(((kernel_model_info(kernel_train(f, y, '{"approximation": "nystrom", "components": 50}'))->>'gamma')::float8 *
+       max(array_length(f, 1)))::numeric, 12) AS approx_default_gamma_times_d
+FROM small;
 -- a lambda grid is scored by GCV
 SELECT i->'selection'->'cv' AS cv, jsonb_array_length(i->'selection'->'candidates') AS candidates, i->'lambda' IN ('0.01', '0.1', '1') AS picked_from_grid
 FROM (SELECT kernel_model_info(kernel_train(f, y, '{"approximation": "nystrom", "components": 100, "lambda": [0.01, 0.1, 1]}')) AS i

@@ -104,7 +104,11 @@ int			unit_failures = 0;
 	X(test_approx_combine_matches_one_pass) \
 	X(test_approx_errors) \
 	X(test_approx_model_fill_roundtrip) \
-	X(test_approx_nystrom_ill_conditioned_centres)
+	X(test_approx_nystrom_ill_conditioned_centres) \
+	X(test_defaults_stratified_folds) \
+	X(test_defaults_tie_rule) \
+	X(test_defaults_sigest) \
+	X(test_defaults_classifier_lambda)
 
 #define DECLARE(name) void name(void);
 UNIT_TESTS(DECLARE)
