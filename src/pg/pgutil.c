@@ -19,6 +19,7 @@
 #include "utils/float.h"
 
 #include "pgutil.h"
+#include "progress.h"
 
 void
 km_raise(const km_error *err)
@@ -76,6 +77,8 @@ void
 km_interrupt(void)
 {
 	CHECK_FOR_INTERRUPTS();
+	/* the core calls this between blocks of work: a kernel_ml.progress line if due */
+	km_progress_heartbeat();
 }
 
 /* OpenBLAS thread count last set in this process (-1: never set here). */

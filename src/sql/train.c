@@ -28,6 +28,7 @@
 
 #include "model.h"
 #include "options.h"
+#include "pgprogress.h"
 #include "pgutil.h"
 #include "rowset.h"
 #include "solve.h"
@@ -410,7 +411,7 @@ log_training_time(size_t n, int d, instr_time t_start, instr_time t_alloc,
 
 /* Fit on the collected rows and encode the model into a new bytea. */
 static bytea *
-train_model(RowSet *rs)
+train_model_reported(RowSet *rs)
 {
 	TrainJob	job;
 	MemoryContext tmp;
@@ -458,19 +459,52 @@ train_model(RowSet *rs)
 	return result;
 }
 
+/* train_model_reported as a kernel_ml.progress training */
+static bytea *
+train_model(RowSet *rs)
+{
+	bytea	   *result;
+
+	/* an error ends it at the end of the (sub)transaction (pgprogress.h) */
+	km_progress_begin("kernel_train");
+	result = train_model_reported(rs);
+	km_progress_end();
+	return result;
+}
+
+void
+km_notice_skipped(int64 skipped, int64 used)
+{
+	if (skipped > 0)
+		ereport(NOTICE,
+				(errmsg_plural("kernel_train skipped " INT64_FORMAT " row with a null feature array or target",
+							   "kernel_train skipped " INT64_FORMAT " rows with a null feature array or target",
+							   skipped, skipped),
+				 errdetail("The model was trained on the other " INT64_FORMAT " of " INT64_FORMAT " rows.",
+						   used, used + skipped),
+				 errhint("Filter them out (WHERE features IS NOT NULL AND target IS NOT NULL), or fill them in, to silence this.")));
+}
+
 Datum
 kernel_train_final(PG_FUNCTION_ARGS)
 {
 	RowSet	   *rs;
+	bytea	   *model;
 
 	agg_context(fcinfo, "kernel_train_final");
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
 	rs = (RowSet *) PG_GETARG_POINTER(0);
 	if (rs->n == 0)
+	{
+		km_notice_skipped(rs->skipped, 0);
 		PG_RETURN_NULL();
+	}
 	canonical_row_order(rs);
-	PG_RETURN_BYTEA_P(train_model(rs));
+	model = train_model(rs);
+	/* after the training, so that no NOTICE comes before its error */
+	km_notice_skipped(rs->skipped, rs->n);
+	PG_RETURN_BYTEA_P(model);
 }
 
 bytea *
