@@ -483,8 +483,30 @@ km_size_pretty(double bytes)
 															  Int64GetDatum((int64) Min(bytes, (double) PG_INT64_MAX)))));
 }
 
+/*
+ * The approximate model to suggest when exact training does not fit: it
+ * keeps m x m sums instead of the n x n kernel matrix.
+ */
+#define KM_APPROX_SUGGESTION \
+	"or train an approximate model, which keeps no n x n matrix: " \
+	"'{\"approximation\": \"nystrom\", \"components\": 500}'"
+
+static void check_memory(double bytes, const char *what, bool at_least, bool exact);
+
 void
 km_check_memory(double bytes, const char *what, bool at_least)
+{
+	check_memory(bytes, what, at_least, false);
+}
+
+void
+km_check_exact_memory(double bytes, const char *what, bool at_least)
+{
+	check_memory(bytes, what, at_least, true);
+}
+
+static void
+check_memory(double bytes, const char *what, bool at_least, bool exact)
 {
 	double		user = (double) km_max_memory_kb * 1024.0;
 	double		ceiling = (double) km_max_memory_limit_kb * 1024.0;
@@ -498,7 +520,19 @@ km_check_memory(double bytes, const char *what, bool at_least)
 		return;
 
 	/* what the caller can do about it: never a setting it cannot raise */
-	if (bytes <= ceiling)
+	if (exact && bytes <= ceiling)
+		hint = psprintf("Raise kernel_ml.max_memory (SET kernel_ml.max_memory = '%.0fMB'), use fewer rows, "
+						KM_APPROX_SUGGESTION ".", need_mb);
+	else if (exact && superuser())
+		hint = psprintf("Train an approximate model, which keeps no n x n matrix: "
+						"'{\"approximation\": \"nystrom\", \"components\": 500}'; "
+						"or raise kernel_ml.max_memory_limit and kernel_ml.max_memory to at least %.0fMB, or use fewer rows.",
+						need_mb);
+	else if (exact)
+		hint = pstrdup("Train an approximate model, which keeps no n x n matrix: "
+					   "'{\"approximation\": \"nystrom\", \"components\": 500}'; "
+					   "or use fewer rows (only a superuser can raise kernel_ml.max_memory_limit).");
+	else if (bytes <= ceiling)
 		hint = psprintf("Raise kernel_ml.max_memory (SET kernel_ml.max_memory = '%.0fMB'), or use fewer rows.",
 						need_mb);
 	else if (superuser())

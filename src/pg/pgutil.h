@@ -53,6 +53,12 @@ void		km_array_copy(ArrayType *arr, int d, double *out, const char *what);
  */
 void		km_check_memory(double bytes, const char *what, bool at_least);
 
+/*
+ * The same for exact training, whose n x n matrix grows with the rows:
+ * the hint also names "approximation": "nystrom" with an example.
+ */
+void		km_check_exact_memory(double bytes, const char *what, bool at_least);
+
 /* The virtual memory page size, from sysconf(_SC_PAGESIZE). */
 Size		km_page_size(void);
 

@@ -36,6 +36,7 @@
 #include "train.h"
 
 PG_FUNCTION_INFO_V1(kernel_train_sfunc);
+PG_FUNCTION_INFO_V1(kernel_train_bool_sfunc);
 PG_FUNCTION_INFO_V1(kernel_train_final);
 PG_FUNCTION_INFO_V1(kernel_train_combine);
 PG_FUNCTION_INFO_V1(kernel_train_serialize);
@@ -53,6 +54,26 @@ kernel_train_sfunc(PG_FUNCTION_ARGS)
 	else
 		rowset_add(rs, PG_GETARG_ARRAYTYPE_P(1), PG_GETARG_FLOAT8(2),
 				   "kernel_train");
+	PG_RETURN_POINTER(rs);
+}
+
+/*
+ * kernel_train_bool_sfunc(state, features, label boolean [, options]): a
+ * boolean label column is a classifier's labels, as the text 'false' and
+ * 'true' (what ::text gives): kernel_predict_class returns them as text.
+ */
+Datum
+kernel_train_bool_sfunc(PG_FUNCTION_ARGS)
+{
+	RowSet	   *rs = rowset_get_labels(fcinfo, 3, "kernel_train_bool_sfunc");
+
+	rs->seen++;
+	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		rs->skipped++;
+	else
+		rowset_add_label(rs, PG_GETARG_ARRAYTYPE_P(1),
+						 cstring_to_text(PG_GETARG_BOOL(2) ? "true" : "false"),
+						 "kernel_train");
 	PG_RETURN_POINTER(rs);
 }
 
@@ -168,7 +189,7 @@ plan_training(const RowSet *rs, TrainJob *job)
 	job->d = d;
 	job->opts = rs->opts;
 	km_options_resolve(&job->opts, d);
-	km_check_memory(km_train_memory((double) n, (double) d), "kernel_train", false);
+	km_check_exact_memory(km_train_memory((double) n, (double) d), "kernel_train", false);
 	if (km_options_selects(&job->opts))
 	{
 		km_select_params *sp = &job->sp;
@@ -181,7 +202,7 @@ plan_training(const RowSet *rs, TrainJob *job)
 		sp->cv = job->opts.cv;
 		sp->folds = job->opts.folds;
 		job->ncand = sp->n_gammas * sp->n_lambdas;
-		km_check_memory(8.0 * km_select_workspace_doubles(sp, n, d) +
+		km_check_exact_memory(8.0 * km_select_workspace_doubles(sp, n, d) +
 						km_train_memory((double) n, (double) d) - 8.0 * n * n,
 						"kernel_train model selection", false);
 	}
