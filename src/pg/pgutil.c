@@ -524,14 +524,11 @@ check_memory(double bytes, const char *what, bool at_least, bool exact)
 		hint = psprintf("Raise kernel_ml.max_memory (SET kernel_ml.max_memory = '%.0fMB'), use fewer rows, "
 						KM_APPROX_SUGGESTION ".", need_mb);
 	else if (exact && superuser())
-		hint = psprintf("Train an approximate model, which keeps no n x n matrix: "
-						"'{\"approximation\": \"nystrom\", \"components\": 500}'; "
-						"or raise kernel_ml.max_memory_limit and kernel_ml.max_memory to at least %.0fMB, or use fewer rows.",
-						need_mb);
+		hint = psprintf("Raise kernel_ml.max_memory_limit and kernel_ml.max_memory to at least %.0fMB, use fewer rows, "
+						KM_APPROX_SUGGESTION ".", need_mb);
 	else if (exact)
-		hint = pstrdup("Train an approximate model, which keeps no n x n matrix: "
-					   "'{\"approximation\": \"nystrom\", \"components\": 500}'; "
-					   "or use fewer rows (only a superuser can raise kernel_ml.max_memory_limit).");
+		hint = pstrdup("Use fewer rows, " KM_APPROX_SUGGESTION
+					   "; only a superuser can raise kernel_ml.max_memory_limit.");
 	else if (bytes <= ceiling)
 		hint = psprintf("Raise kernel_ml.max_memory (SET kernel_ml.max_memory = '%.0fMB'), or use fewer rows.",
 						need_mb);

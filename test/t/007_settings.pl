@@ -116,8 +116,8 @@ like($err, qr/ERROR:  kernel_train needs more memory than kernel_ml.max_memory_l
 	'... naming the ceiling in the message');
 like($err, qr/DETAIL:  It needs at least \d+ MB; the limit is 64 MB, set by kernel_ml.max_memory_limit \(kernel_ml.max_memory is 4096 MB\)\./,
 	'... the limit in force and the setting that caps it, while rows arrive');
-like($err, qr/HINT:  Use fewer rows; only a superuser can raise kernel_ml.max_memory_limit\./,
-	'... and a hint the role can follow');
+like($err, qr/HINT:  Use fewer rows, or train an approximate model, which keeps no n x n matrix: '\{"approximation": "nystrom", "components": 500\}'; only a superuser can raise kernel_ml.max_memory_limit\./,
+	'... and a hint the role can follow, naming the approximation');
 unlike($err, qr/SET kernel_ml/, '... which does not tell it to SET anything');
 
 # below the ceiling, kernel_ml.max_memory binds and may be raised
