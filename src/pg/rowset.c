@@ -186,8 +186,12 @@ static void
 row_error_context(void *arg)
 {
 	const RowErrorArg *a = (const RowErrorArg *) arg;
-	char	   *f = OidOutputFunctionCall(F_ARRAY_OUT, PointerGetDatum(a->features));
+	char	   *f;
 
+	/* running out of kernel_ml.max_memory is not this row's fault */
+	if (geterrcode() == ERRCODE_PROGRAM_LIMIT_EXCEEDED)
+		return;
+	f = OidOutputFunctionCall(F_ARRAY_OUT, PointerGetDatum(a->features));
 	if (strlen(f) > ROW_CONTEXT_CHARS)
 	{
 		/* cut at a whole number */
