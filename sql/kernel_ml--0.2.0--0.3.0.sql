@@ -129,6 +129,43 @@ GRANT SELECT ON kernel_models_overview TO PUBLIC;
 COMMENT ON VIEW kernel_models_overview IS
 'one row per model name the caller owns or may read: owner, deployed version, number of versions, latest version, last training time, deployed metrics and sizes';
 
+-- A boolean label column trains a classifier on the labels 'false' and
+-- 'true' (as label::text would): kernel_train(features, churned).
+CREATE FUNCTION kernel_train_bool_sfunc(internal, float8[], boolean)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'kernel_train_bool_sfunc'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION kernel_train_bool_sfunc(internal, float8[], boolean, jsonb)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'kernel_train_bool_sfunc'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE AGGREGATE kernel_train(features float8[], label boolean) (
+	SFUNC = kernel_train_bool_sfunc,
+	STYPE = internal,
+	FINALFUNC = kernel_train_final,
+	COMBINEFUNC = kernel_train_combine,
+	SERIALFUNC = kernel_train_serialize,
+	DESERIALFUNC = kernel_train_deserialize,
+	PARALLEL = SAFE
+);
+
+CREATE AGGREGATE kernel_train(features float8[], label boolean, options jsonb) (
+	SFUNC = kernel_train_bool_sfunc,
+	STYPE = internal,
+	FINALFUNC = kernel_train_final,
+	COMBINEFUNC = kernel_train_combine,
+	SERIALFUNC = kernel_train_serialize,
+	DESERIALFUNC = kernel_train_deserialize,
+	PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE kernel_train(float8[], boolean) IS
+'train an RBF kernel SVM classifier (default options) on (features, label) rows with a boolean label, taken as the text labels ''false'' and ''true''; returns the model as bytea';
+COMMENT ON AGGREGATE kernel_train(float8[], boolean, jsonb) IS
+'train a kernel classifier (svm or logistic) on (features, label) rows with a boolean label, taken as the text labels ''false'' and ''true'', with the given options; returns the model as bytea';
+
 -- Every comment as 0.3.0 words it (sql/kernel_ml.sql): an upgraded install
 -- describes its objects exactly as a fresh one.
 COMMENT ON FUNCTION kernel_eval(float8[], float8[], jsonb) IS
@@ -199,6 +236,10 @@ COMMENT ON AGGREGATE kernel_train(float8[], text) IS
 'train an RBF kernel SVM classifier (default options) on (features, label) rows; returns the model as bytea';
 COMMENT ON AGGREGATE kernel_train(float8[], text, jsonb) IS
 'train a kernel classifier on (features, label) rows with the given options: svm (SMO, one-vs-one) or logistic (Newton), two or more classes, class weights, Platt probabilities for exact svm; exact, or approximate with "approximation": "nystrom" or "rff"; lambda and gamma grids selected by k-fold; returns the model as bytea';
+COMMENT ON AGGREGATE kernel_train(float8[], boolean) IS
+'train an RBF kernel SVM classifier (default options) on (features, label) rows with a boolean label, taken as the text labels ''false'' and ''true''; returns the model as bytea';
+COMMENT ON AGGREGATE kernel_train(float8[], boolean, jsonb) IS
+'train a kernel classifier (svm or logistic) on (features, label) rows with a boolean label, taken as the text labels ''false'' and ''true'', with the given options; returns the model as bytea';
 COMMENT ON FUNCTION kernel_predict_class(bytea, float8[]) IS
 'the predicted class label of one row under a classifier';
 COMMENT ON FUNCTION kernel_predict_proba(bytea, float8[]) IS

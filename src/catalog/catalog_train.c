@@ -37,6 +37,7 @@
 #include "metrics.h"
 #include "model.h"
 #include "options.h"
+#include "pgprogress.h"
 #include "pgutil.h"
 #include "predict.h"
 #include "rowset.h"
@@ -447,9 +448,12 @@ fit_and_score(NamedRun *run, MemoryContext work)
 		run->ntest = split_rows(rs, run->opts.seed, run->opts.test_fraction, run->order);
 	run->ntrain = rs->n - run->ntest;
 
+	km_progress_stage("fit: " INT64_FORMAT " training rows", run->ntrain);
 	split_model = train_rows(rs, run->order + run->ntest, run->ntrain, &run->opts, work);
 	km_metrics_init(&run->train_scores);
 	km_metrics_init(&run->test_scores);
+	km_progress_stage("score: " INT64_FORMAT " training and " INT64_FORMAT " held-out rows",
+					  run->ntrain, run->ntest);
 	if (run->classify)
 	{
 		MemoryContext old = MemoryContextSwitchTo(work);
@@ -475,6 +479,7 @@ fit_and_score(NamedRun *run, MemoryContext work)
 
 		for (int64 i = 0; i < rs->n; i++)
 			all[i] = i;
+		km_progress_stage("refit: all " INT64_FORMAT " rows", rs->n);
 		run->model = train_rows(rs, all, rs->n, &run->opts, work);
 		pfree(all);
 	}
@@ -653,9 +658,7 @@ passes_train(const NamedRun *run, bool all_rows, MemoryContext ctx, int64 *rows_
 	int64		basis_rows;
 	int64		stats_rows;
 
-	if (km_progress)
-		ereport(NOTICE, (errmsg("kernel_model_train: basis pass over the %s rows",
-								all_rows ? "usable" : "training")));
+	km_progress_stage("fit: basis pass over the %s rows", all_rows ? "usable" : "training");
 	a = pass_args(run, JsonbPGetDatum(run->optjson), JSONBOID, (Datum) 0);
 	catalog_query_run(&run->query,
 					  psprintf("SELECT %s.kernel_basis(s.f, $1), pg_catalog.count(*) FROM %s WHERE %s",
@@ -665,9 +668,7 @@ passes_train(const NamedRun *run, bool all_rows, MemoryContext ctx, int64 *rows_
 	if (basis == NULL)
 		no_training_rows(run);
 
-	if (km_progress)
-		ereport(NOTICE, (errmsg("kernel_model_train: statistics pass over the %s rows",
-								all_rows ? "usable" : "training")));
+	km_progress_stage("fit: statistics pass over the %s rows", all_rows ? "usable" : "training");
 	a = pass_args(run, JsonbPGetDatum(run->optjson), JSONBOID, PointerGetDatum(basis));
 	catalog_query_run(&run->query,
 					  psprintf("SELECT %s.kernel_train(s.f, s.y, $1, $4), pg_catalog.count(*) FROM %s WHERE %s",
@@ -714,9 +715,7 @@ passes_score(const NamedRun *run, Datum model, bool holdout_only,
 	PassArgs	a = pass_args(run, model, BYTEAOID, (Datum) 0);
 	char	   *sql;
 
-	if (km_progress)
-		ereport(NOTICE, (errmsg("kernel_model_train: scoring pass over the %s rows",
-								holdout_only ? "held-out" : "usable")));
+	km_progress_stage("score: pass over the %s rows", holdout_only ? "held-out" : "usable");
 	sql = psprintf("SELECT z.h, pg_catalog.count(*), "
 				   "pg_catalog.sum(z.e OPERATOR(pg_catalog.*) z.e), "
 				   "pg_catalog.sum(pg_catalog.abs(z.e)), "
@@ -1133,15 +1132,18 @@ catalog_train_named(const Catalog *cat, const char *name, const char *query,
 	if (catalog_name_owner(cat, name, &owner))
 		catalog_check_owner(name, owner);
 
+	km_progress_begin("kernel_model_train");
 	if (use_passes(&run, cat, query, run_as, search_path))
 		passes_fit_and_score(&run, work);
 	else
 	{
+		km_progress_stage("split: reading the query's rows");
 		collect_training_rows(&run, query, run_as, search_path, work);
 		fit_and_score(&run, work);
 	}
 
 	/* From here on, one training of this name at a time. */
+	km_progress_stage("deploy: storing version and deciding");
 	v.owner = lock_version_owner(cat, name, run_as, retrain, &nr);
 	/* never reused: one past the highest the name has had */
 	v.version = nr.last_version + 1;
@@ -1166,6 +1168,7 @@ catalog_train_named(const Catalog *cat, const char *name, const char *query,
 	v.deployed = decision.deploy;
 	v.search_path = search_path;
 	catalog_store_version(cat, &v);
+	km_progress_end();
 	SPI_finish();
 	MemoryContextDelete(work);
 

@@ -11,6 +11,7 @@
 
 #include "model.h"
 #include "options_core.h"
+#include "progress.h"
 
 /*
  * The step a: p->learning_rate if given, else 1 / the largest eigenvalue of
@@ -72,6 +73,8 @@ lms_iterate(const km_fit_params *p, const double *K, size_t n,
 						   "The coefficients became non-finite at iteration %d with learning_rate %g.",
 						   it, a);
 		km_check_interrupts(interrupt);
+		km_progress_step("iteration %d of at most %d, relative change %.3g",
+						 it, p->max_iter, res->final_change);
 		if (res->final_change < p->tol)
 		{
 			res->converged = true;
@@ -91,12 +94,16 @@ lms_fit(const km_fit_params *p, const double *X, size_t n, int d,
 	double		a;
 	km_status	st;
 
+	km_progress_phase("lms: kernel matrix of %zu rows", n);
 	if (!km_gram_lower(&p->kernel, X, n, d, norms, K, n, interrupt))
 		return km_gram_overflow(&p->kernel, K, n, n, err);
+	if (p->learning_rate <= 0.0)
+		km_progress_phase("lms: largest eigenvalue of %zu x %zu", n, n);
 	st = lms_learning_rate(p, K, n, work, &a, err, interrupt);
 	if (st != KM_OK)
 		return st;
 	res->learning_rate = a;
+	km_progress_phase("lms: iterations on %zu rows", n);
 	st = lms_iterate(p, K, n, y, a, beta, r, res, err, interrupt);
 	if (st != KM_OK)
 		return st;

@@ -11,6 +11,7 @@
 
 #include "kernels.h"
 #include "logistic.h"
+#include "progress.h"
 #include "solve.h"
 
 /* Armijo constant and the most halvings of a step. */
@@ -454,6 +455,9 @@ gradient_done(km_logistic_result *res, double grad_norm, int it, double tol,
 		res->converged = true;
 		return true;
 	}
+	if (it < max_iter)
+		km_progress_phase("logistic: Newton step %d of at most %d, gradient %.3g of %.3g",
+						  it + 1, max_iter, grad_norm, res->grad_norm0);
 	return it >= max_iter;
 }
 

@@ -14,6 +14,7 @@
 
 #include "classify.h"
 #include "method.h"
+#include "progress.h"
 #include "select.h"
 #include "sgd.h"
 
@@ -325,6 +326,7 @@ km_fit_classes(const km_fit_params *p, const double *X, size_t n, int d,
 	}
 	else
 	{
+		km_progress_phase("%s: kernel matrix of %zu rows", ops->name, n);
 		if (!km_gram_lower(&p->kernel, X, n, d, norms, K, n, interrupt))
 			return km_gram_overflow(&p->kernel, K, n, n, err);
 		km_symmetrize(K, n, n, interrupt);
@@ -530,6 +532,8 @@ km_classify_select(const km_fit_params *base, const double *gammas,
 	{
 		p.kernel.gamma = gammas[g];
 		km_row_norms(&p.kernel, X, n, d, norms);
+		km_progress_stage("gamma %d of %d (%g)", g + 1, n_gammas, gammas[g]);
+		km_progress_phase("%s: kernel matrix of %zu rows", ops->name, n);
 		if (!km_gram_lower(&p.kernel, X, n, d, norms, K, n, interrupt))
 			return km_gram_overflow(&p.kernel, K, n, n, err);
 		km_symmetrize(K, n, n, interrupt);
@@ -559,6 +563,9 @@ km_classify_select(const km_fit_params *base, const double *gammas,
 				}
 				gather_fold_blocks(K, n, tr_rows, ntr, te_rows, nte, Ktr, Kx);
 				km_check_interrupts(interrupt);
+				km_progress_stage("candidate %d of %d (gamma %g, lambda %g), fold %u of %u",
+								  g * n_lambdas + l + 1, n_gammas * n_lambdas,
+								  gammas[g], lambdas[l], v + 1, folds);
 				memset(&res, 0, sizeof(res));
 				res.multiclass = mc;
 				if (ops->fit_classes(&p, NULL, ntr, d, cls_tr, k, class_w, NULL, 0,
@@ -584,6 +591,7 @@ km_classify_select(const km_fit_params *base, const double *gammas,
 			c->score_std = sqrt(fmax(sumsq / folds - c->score * c->score, 0.0));
 		}
 	}
+	km_progress_stage(NULL);
 	*best = km_best_candidate(cand, n_gammas * n_lambdas);
 	if (*best < 0)
 		return km_fail(err, KM_ERR_INACCURATE, "no candidate could be scored",

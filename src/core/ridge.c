@@ -12,6 +12,7 @@
 
 #include "model.h"
 #include "options_core.h"
+#include "progress.h"
 
 static void
 add_to_diagonal(double *K, size_t n, size_t ld, double value)
@@ -54,6 +55,7 @@ factor_ridge_matrix(const km_fit_params *p, const double *X, size_t n, int d,
 	km_status	st;
 
 	*shift = p->lambda;
+	km_progress_phase("ridge: kernel matrix of %zu rows", n);
 	st = shifted_gram(p, X, n, d, norms, K, *shift, diag, err, interrupt);
 	if (st != KM_OK)
 		return st;
@@ -61,6 +63,7 @@ factor_ridge_matrix(const km_fit_params *p, const double *X, size_t n, int d,
 		mean_diag += diag[i];
 	mean_diag /= (double) n;
 
+	km_progress_phase("ridge: Cholesky factorization of %zu x %zu", n, n);
 	minor = km_cholesky(K, n, n, interrupt);
 	if (minor == 0)
 		return KM_OK;
@@ -68,9 +71,11 @@ factor_ridge_matrix(const km_fit_params *p, const double *X, size_t n, int d,
 	/* The factor overwrote K: rebuild it rather than keep a second copy. */
 	res->jitter = fmax(KM_JITTER_REL * fabs(mean_diag), KM_JITTER_ABS);
 	*shift = p->lambda + res->jitter;
+	km_progress_phase("ridge: kernel matrix of %zu rows again, jitter %g", n, res->jitter);
 	st = shifted_gram(p, X, n, d, norms, K, *shift, diag, err, interrupt);
 	if (st != KM_OK)
 		return st;
+	km_progress_phase("ridge: Cholesky factorization of %zu x %zu with jitter", n, n);
 	minor = km_cholesky(K, n, n, interrupt);
 	if (minor != 0)
 		return km_fail(err, KM_ERR_NOT_PD,
@@ -185,6 +190,7 @@ ridge_fit(const km_fit_params *p, const double *X, size_t n, int d,
 						(lapack_int) n, alpha, (lapack_int) n);
 	res->converged = true;
 
+	km_progress_phase("ridge: residual check of %zu rows", n);
 	return check_ridge_accuracy(p, X, n, d, norms, y, alpha, K, shift, work,
 								res, err, interrupt);
 }

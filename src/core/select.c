@@ -27,6 +27,7 @@
 
 #include "eigen.h"
 #include "metrics.h"
+#include "progress.h"
 #include "select.h"
 
 const char *
@@ -314,8 +315,10 @@ tridiagonal_form(const km_kernel *kernel, const double *X, size_t n, int d,
 				 km_interrupt_fn interrupt)
 {
 	km_row_norms(kernel, X, n, d, w->norms);
+	km_progress_phase("kernel matrix of %zu rows", n);
 	if (!km_gram_lower(kernel, X, n, d, w->norms, w->A, n, interrupt))
 		return km_gram_overflow(kernel, w->A, n, n, err);
+	km_progress_phase("tridiagonal reduction of %zu x %zu", n, n);
 	km_tridiagonalize(w->A, n, 0, w->diag, w->sub, w->tau, w->scratch, interrupt);
 
 	/* H = Q I; the first touch of n^2 doubles is slow too: in pieces */
@@ -398,6 +401,7 @@ closed_form_gamma(const km_select_params *p, const km_kernel *kernel,
 	}
 	for (size_t l = 0; l < (size_t) p->n_lambdas && st == KM_OK; l++)
 	{
+		km_progress_phase("lambda %zu of %d (%g)", l + 1, p->n_lambdas, p->lambdas[l]);
 		cand[l].gamma = kernel->gamma;
 		if (eigen)
 			tridiagonal_lambda(p, l, n, &tw, &cand[l], interrupt);
@@ -486,7 +490,7 @@ held_out_mse(const km_fit_params *fp, const double *X, size_t n, int d,
 static km_status
 kfold_candidate(const km_select_params *p, const km_fit_params *fp,
 				const double *X, size_t n, int d, const double *y,
-				const int *fold, km_candidate *cand, double *work,
+				const int *fold, int index, km_candidate *cand, double *work,
 				km_error *err, km_interrupt_fn interrupt)
 {
 	kfold_work	w;
@@ -500,6 +504,10 @@ kfold_candidate(const km_select_params *p, const km_fit_params *fp,
 		km_fit_result res;
 		km_error	fit_err;
 		km_status	st;
+
+		km_progress_stage("candidate %d of %d (gamma %g, lambda %g), fold %d of %d",
+						  index + 1, p->n_gammas * p->n_lambdas,
+						  fp->kernel.gamma, fp->lambda, f + 1, p->folds);
 
 		st = km_fit(fp, w.Xtr, ntr, d, w.ytr, w.alpha, w.fitwork, &res, &fit_err,
 					interrupt);
@@ -566,6 +574,9 @@ score_gamma(const km_select_params *p, int g, const double *X, size_t n,
 
 	kernel.gamma = p->gammas[g];
 	if (p->cv != KM_CV_KFOLD)
+		km_progress_stage("gamma %d of %d (%g): %d lambdas by %s", g + 1,
+						  p->n_gammas, kernel.gamma, L, km_cv_name(p->cv));
+	if (p->cv != KM_CV_KFOLD)
 		return closed_form_gamma(p, &kernel, X, n, d, y, &cand[g * L], work,
 								 err, interrupt);
 	for (int l = 0; l < L && st == KM_OK; l++)
@@ -577,7 +588,8 @@ score_gamma(const km_select_params *p, int g, const double *X, size_t n,
 		fp.lambda = p->lambdas[l];
 		c->gamma = kernel.gamma;
 		c->lambda = fp.lambda;
-		st = kfold_candidate(p, &fp, X, n, d, y, fold, c, work, err, interrupt);
+		st = kfold_candidate(p, &fp, X, n, d, y, fold, g * L + l, c, work, err,
+							 interrupt);
 	}
 	return st;
 }
@@ -617,6 +629,7 @@ km_select(const km_select_params *p, const double *X, size_t n, int d,
 							  interrupt)) != KM_OK)
 			return st;
 
+	km_progress_stage(NULL);
 	*best = km_best_candidate(cand, p->n_gammas * p->n_lambdas);
 	if (*best < 0)
 	{

@@ -9,6 +9,7 @@
 #include <cblas.h>
 
 #include "logistic.h"
+#include "progress.h"
 #include "sgd.h"
 
 /* Below this the scale factor is folded back into the coefficients. */
@@ -125,6 +126,7 @@ km_sgd_fit(const km_sgd_params *p, const double *K, size_t n,
 	check_every = KM_SGD_CHECK_WORK / n + 1;
 	memset(alpha, 0, n * sizeof(double));
 
+	km_progress_phase("sgd: %s loss on %zu rows", p->loss == KM_SGD_HINGE ? "hinge" : "logistic", n);
 	for (int e = 0; e < epochs; e++)
 	{
 		for (size_t s = 0; s < n; s++)
@@ -165,6 +167,7 @@ km_sgd_fit(const km_sgd_params *p, const double *K, size_t n,
 			}
 		}
 		res->epochs = e + 1;
+		km_progress_step("epoch %d of %d", e + 1, epochs);
 	}
 	cblas_dscal((int) n, scale, alpha, 1);
 	*intercept = b;

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "progress.h"
 #include "svm.h"
 
 #define TAU 1e-12
@@ -554,6 +555,9 @@ km_svm_binary(const km_svm_problem *prob, const km_svm_params *par,
 		}
 		iter++;
 		update_pair(&s, i, j);
+		if ((iter & 1023) == 0)
+			km_progress_step("SMO iteration %llu, KKT violation %.3g",
+							 (unsigned long long) iter, viol);
 	}
 	if (s.active < m)
 	{
@@ -946,6 +950,10 @@ km_svm_train(const km_svm_multi_problem *pr, const km_svm_params *par,
 			bp.m = m;
 			bp.y = y;
 			bp.C = Cv;
+			if (k == 2)
+				km_progress_phase("svm: %zu rows", m);
+			else
+				km_progress_phase("svm: class pair %u of %u, %zu rows", p + 1, q, m);
 			if (pr->fold)
 			{
 				uint32_t	nc = 0;

@@ -18,6 +18,7 @@
 #include "miscadmin.h"
 #include "utils/guc.h"
 
+#include "pgprogress.h"
 #include "pgutil.h"
 
 PG_MODULE_MAGIC;
@@ -134,12 +135,28 @@ _PG_init(void)
 
 	DefineCustomBoolVariable("kernel_ml.progress",
 							 "Report the progress of long kernel_ml training as NOTICEs.",
-							 "Rows processed and the phase (basis, statistics, solve) of approximate models.",
+							 "The phase and how far it is, at most once per kernel_ml.progress_interval: "
+							 "kernel matrix, factorization, candidates of model selection, SMO iterations "
+							 "and class pairs, Newton steps, SGD epochs, the passes of approximate models "
+							 "and the stages of named training.",
 							 &km_progress,
 							 false,
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);
 
+	DefineCustomIntVariable("kernel_ml.progress_interval",
+							"Least time between two kernel_ml.progress NOTICEs.",
+							"The first comes one interval after training begins, so short training stays silent.",
+							&km_progress_interval_ms,
+							1000,
+							0,
+							INT_MAX,
+							PGC_USERSET,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
 	MarkGUCPrefixReserved("kernel_ml");
+
+	km_progress_init();
 }

@@ -19,6 +19,7 @@
 #include "utils/float.h"
 
 #include "pgutil.h"
+#include "progress.h"
 
 void
 km_raise(const km_error *err)
@@ -76,6 +77,8 @@ void
 km_interrupt(void)
 {
 	CHECK_FOR_INTERRUPTS();
+	/* the core calls this between blocks of work: a kernel_ml.progress line if due */
+	km_progress_heartbeat();
 }
 
 /* OpenBLAS thread count last set in this process (-1: never set here). */
@@ -525,11 +528,20 @@ km_memory_fits(double bytes)
 }
 
 /*
+ * The approximate model to suggest when exact training does not fit: it
+ * keeps m x m sums instead of the n x n kernel matrix.
+ */
+#define KM_APPROX_SUGGESTION \
+	"train an approximate model, which keeps no n x n matrix: " \
+	"'{\"approximation\": \"nystrom\", \"components\": 500}'"
+
+/*
  * The refusal: bytes more are needed while held are already held (by
- * grants other than the one growing).
+ * grants other than the one growing).  exact: exact training, whose
+ * hint also names an approximate model.
  */
 static void pg_attribute_noreturn()
-refuse_memory(double bytes, double held, const char *what, bool at_least)
+refuse_memory(double bytes, double held, const char *what, bool at_least, bool exact)
 {
 	double		user = (double) km_max_memory_kb * 1024.0;
 	double		ceiling = (double) km_max_memory_limit_kb * 1024.0;
@@ -543,6 +555,8 @@ refuse_memory(double bytes, double held, const char *what, bool at_least)
 	char	   *hint;
 	char	   *needs;
 
+	if (exact)
+		fewer = psprintf("%s, or " KM_APPROX_SUGGESTION, fewer);
 	/* what the caller can do about it: never a setting it cannot raise */
 	if (total <= ceiling)
 		hint = psprintf("Raise kernel_ml.max_memory (SET kernel_ml.max_memory = '%.0fMB'), or %s.",
@@ -575,7 +589,14 @@ void
 km_check_memory(double bytes, const char *what, bool at_least)
 {
 	if (!km_memory_fits(bytes))
-		refuse_memory(bytes, mem_held, what, at_least);
+		refuse_memory(bytes, mem_held, what, at_least, false);
+}
+
+void
+km_check_exact_memory(double bytes, const char *what, bool at_least)
+{
+	if (!km_memory_fits(bytes))
+		refuse_memory(bytes, mem_held, what, at_least, true);
 }
 
 static void
@@ -603,7 +624,7 @@ km_mem_resize(KmMemGrant *g, MemoryContext ctx, double bytes, const char *what,
 	double		before = g != NULL ? g->bytes : 0.0;
 
 	if (bytes > before && mem_held - before + bytes > memory_limit())
-		refuse_memory(bytes, mem_held - before, what, at_least);
+		refuse_memory(bytes, mem_held - before, what, at_least, false);
 	if (g == NULL)
 	{
 		g = MemoryContextAllocZero(ctx, sizeof(KmMemGrant));

@@ -92,6 +92,12 @@ KmMemGrant *km_mem_resize(KmMemGrant *g, MemoryContext ctx, double bytes,
 /* Give a grant's bytes back before its context goes. */
 void		km_mem_release(KmMemGrant *g);
 
+/*
+ * The same for exact training, whose n x n matrix grows with the rows:
+ * the hint also names "approximation": "nystrom" with an example.
+ */
+void		km_check_exact_memory(double bytes, const char *what, bool at_least);
+
 /* The virtual memory page size, from sysconf(_SC_PAGESIZE). */
 Size		km_page_size(void);
 

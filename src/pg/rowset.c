@@ -7,12 +7,14 @@
 
 #include "libpq/pqformat.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/float.h"
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
 
 #include "classify.h"
 #include "common/hashfn.h"
+#include "method.h"
 #include "pgutil.h"
 #include "rowset.h"
 
@@ -24,6 +26,26 @@ double
 km_train_memory(double n, double d)
 {
 	return 8.0 * (n * n + 3.0 * n * d + 8.0 * n);
+}
+
+double
+km_exact_train_memory(const km_options *opts, double n, double d, uint32 k)
+{
+	const km_fit_params *p = &opts->fit;
+
+	k = Max(k, 2);
+	if (km_method_task(p->method) == KM_TASK_CLASSIFICATION && n >= 1.0 &&
+		n <= (double) ((size_t) 1 << 27))
+	{
+		/* what km_fit_classes (and selection first) allocate: classify.c checks the same */
+		size_t		nwork = km_fit_classes_doubles(p, (size_t) n, k);
+
+		if (nwork > 0 && km_options_selects(opts))
+			nwork = Max(nwork, km_classify_select_doubles(p, (size_t) n, k));
+		if (nwork > 0)
+			return 8.0 * ((double) nwork + 2.0 * n * d + 2.0 * n);
+	}
+	return km_train_memory(n, d);
 }
 
 RowSet *
@@ -82,11 +104,16 @@ rowset_reserve(RowSet *rs, int64 more, const char *what)
 	if (need <= rs->capacity)
 		return;
 	/*
-	 * An exact model needs its kernel matrix later: refuse as the rows
-	 * arrive, with the buffers this backend holds (these included) counted.
-	 * Approximate models keep only the rows.
+	 * An exact model needs its kernel matrix (or, for an svm that reads
+	 * columns on demand, its column cache) later: refuse as the rows
+	 * arrive, with the buffers this backend holds (these included)
+	 * counted.  Approximate models keep only the rows.
 	 */
-	if (rs->opts.approximation == KM_APPROX_EXACT)
+	if (rs->opts.approximation == KM_APPROX_EXACT && rs->has_target)
+		km_check_exact_memory(km_exact_train_memory(&rs->opts, (double) need,
+													(double) rs->d, rs->n_dict),
+							  what, true);
+	else if (rs->opts.approximation == KM_APPROX_EXACT)
 		km_check_memory(km_train_memory((double) need, (double) rs->d), what, true);
 
 	/*
@@ -197,15 +224,87 @@ dict_id(RowSet *rs, const char *label, int len)
 	return rs->n_dict++;
 }
 
+/* The row an error is about, for its CONTEXT line. */
+typedef struct RowErrorArg
+{
+	const RowSet *rs;
+	ArrayType  *features;
+	double		target;
+	text	   *label;			/* NULL: a float8 target, or none */
+	const char *what;
+} RowErrorArg;
+
+/* At most this many characters of a feature array in an error's CONTEXT. */
+#define ROW_CONTEXT_CHARS 60
+
+/*
+ * "kernel_train input row 7: features {1,2,NaN}, target 2.5": the row's
+ * values, which a user can search for (its position in the aggregate's
+ * input is not stable under another plan or a parallel one).
+ */
+static void
+row_error_context(void *arg)
+{
+	const RowErrorArg *a = (const RowErrorArg *) arg;
+	char	   *f;
+
+	/* running out of kernel_ml.max_memory is not this row's fault */
+	if (geterrcode() == ERRCODE_PROGRAM_LIMIT_EXCEEDED)
+		return;
+	f = OidOutputFunctionCall(F_ARRAY_OUT, PointerGetDatum(a->features));
+	if (strlen(f) > ROW_CONTEXT_CHARS)
+	{
+		/* cut at a whole number */
+		char	   *comma = memrchr(f, ',', ROW_CONTEXT_CHARS);
+
+		strcpy(comma ? comma + 1 : f + ROW_CONTEXT_CHARS, "...}");
+	}
+	if (a->label != NULL)
+		errcontext("%s input row " INT64_FORMAT ": features %s, label '%s'",
+				   a->what, a->rs->seen, f, text_to_cstring(a->label));
+	else if (a->rs->has_target)
+		errcontext("%s input row " INT64_FORMAT ": features %s, target %s",
+				   a->what, a->rs->seen, f, float8out_internal(a->target));
+	else
+		errcontext("%s input row " INT64_FORMAT ": features %s",
+				   a->what, a->rs->seen, f);
+}
+
+static void add_row(RowSet *rs, ArrayType *features, double target,
+					const char *what);
+
+/* Append one row, an error about it naming its values (row_error_context). */
+static void
+add_row_reported(RowSet *rs, ArrayType *features, double target, text *label,
+				 const char *what)
+{
+	RowErrorArg arg = {rs, features, target, label, what};
+	ErrorContextCallback cb;
+
+	cb.callback = row_error_context;
+	cb.arg = &arg;
+	cb.previous = error_context_stack;
+	error_context_stack = &cb;
+	add_row(rs, features, target, what);
+	if (label != NULL)
+		rs->label_id[rs->n - 1] = dict_id(rs, VARDATA_ANY(label), VARSIZE_ANY_EXHDR(label));
+	error_context_stack = cb.previous;
+}
+
 void
 rowset_add_label(RowSet *rs, ArrayType *features, text *label, const char *what)
 {
-	rowset_add(rs, features, 0.0, what);
-	rs->label_id[rs->n - 1] = dict_id(rs, VARDATA_ANY(label), VARSIZE_ANY_EXHDR(label));
+	add_row_reported(rs, features, 0.0, label, what);
 }
 
 void
 rowset_add(RowSet *rs, ArrayType *features, double target, const char *what)
+{
+	add_row_reported(rs, features, target, NULL, what);
+}
+
+static void
+add_row(RowSet *rs, ArrayType *features, double target, const char *what)
 {
 	char		where[64];
 	int			len;

@@ -52,6 +52,16 @@ typedef struct RowSet
  */
 double		km_train_memory(double n, double d);
 
+/*
+ * Bytes exact training with opts needs at its peak on n rows of d features
+ * (k classes seen so far, for a classifier): what the chosen path
+ * allocates.  The svm's SMO without probabilities, selection or another
+ * kernel computes K's columns into a cache (km_fit_classes_doubles):
+ * O(n) besides the rows, not the n x n matrix of km_train_memory.
+ */
+double		km_exact_train_memory(const km_options *opts, double n, double d,
+								  uint32 k);
+
 RowSet	   *rowset_create(MemoryContext ctx, bool with_target);
 
 /* Make room for `more` rows, enforcing kernel_ml.max_memory as rows arrive. */

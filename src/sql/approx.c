@@ -29,6 +29,7 @@
 #include "train.h"
 #include "json.h"
 #include "options.h"
+#include "pgprogress.h"
 #include "pgutil.h"
 #include "rowset.h"
 
@@ -754,9 +755,8 @@ approx_flush(ApproxParts *p, const km_basis *b, FlushBufs *f)
 	add_rows(p->acc, b, p->X, p->y, p->t->pending, f);
 	p->t->pending = 0;
 	CHECK_FOR_INTERRUPTS();
-	if (km_progress && before / PROGRESS_ROWS != p->acc->rows / PROGRESS_ROWS)
-		ereport(NOTICE,
-				(errmsg("kernel_train: statistics: " INT64_FORMAT " rows", p->acc->rows)));
+	if (before / PROGRESS_ROWS != p->acc->rows / PROGRESS_ROWS)
+		km_progress_step("kernel_train statistics: " INT64_FORMAT " rows", p->acc->rows);
 }
 
 /* The lambdas to score: the options' grid, resolved. */
@@ -808,8 +808,7 @@ approx_model(km_basis *b, uint32 components, km_accum *acc,
 
 	if (acc->rows == 0)
 		return NULL;
-	if (km_progress)
-		ereport(NOTICE, (errmsg("kernel_train: solve: m = %u, " INT64_FORMAT " rows", m, acc->rows)));
+	km_progress_phase("solve: m = %u, " INT64_FORMAT " rows", m, acc->rows);
 	work = palloc_extended(mul_size(km_approx_solve_doubles(m), sizeof(double)), MCXT_ALLOC_HUGE);
 	coef = palloc(sizeof(double) * m);
 	km_blas_setup();
@@ -1224,6 +1223,7 @@ kernel_train_basis_final(PG_FUNCTION_ARGS)
 	if (acc == NULL)
 		PG_RETURN_NULL();
 	p = approx_check(acc, VARSIZE(acc), &b);
+	km_progress_begin("kernel_train");
 	basis_draw(&b);
 	if (p.t->pending > 0)
 	{
@@ -1235,6 +1235,8 @@ kernel_train_basis_final(PG_FUNCTION_ARGS)
 		flush_bufs_free(&f);
 	}
 	result = approx_model(&b, km_basis_components(p.basis), acc, p.t);
+	km_progress_end();
+	km_notice_skipped(p.t->skipped, acc->rows);
 	if (result == NULL)
 		PG_RETURN_NULL();
 	PG_RETURN_BYTEA_P(result);
@@ -1255,8 +1257,7 @@ rowset_basis(RowSet *rs, const km_options *opts, Size sbytes, double *Xs,
 	double	   *work;
 	km_error	err;
 
-	if (km_progress)
-		ereport(NOTICE, (errmsg("kernel_train: basis: " INT64_FORMAT " rows", rs->n)));
+	km_progress_phase("basis: " INT64_FORMAT " rows", rs->n);
 	st = palloc_extended(sbytes, MCXT_ALLOC_HUGE);
 	SET_VARSIZE(st, sbytes);
 	km_basis_state_init(st, opts->approximation, &opts->fit.kernel, opts->standardize,
@@ -1305,8 +1306,7 @@ rowset_sums(RowSet *rs, const km_basis *b, double *Xs)
 	double	   *scratch;
 	km_error	err;
 
-	if (km_progress)
-		ereport(NOTICE, (errmsg("kernel_train: statistics: m = %u", b->m)));
+	km_progress_phase("statistics: m = %u, " INT64_FORMAT " rows", b->m, rs->n);
 	acc = palloc_extended(km_accum_bytes(KM_ACCUM_GRAM, b->m), MCXT_ALLOC_HUGE);
 	SET_VARSIZE(acc, km_accum_bytes(KM_ACCUM_GRAM, b->m));
 	km_accum_init(acc, KM_ACCUM_GRAM, b->m);
@@ -1318,7 +1318,6 @@ rowset_sums(RowSet *rs, const km_basis *b, double *Xs)
 	for (int64 i0 = 0; i0 < rs->n; i0 += APPROX_BLOCK)
 	{
 		int64		r = Min((int64) APPROX_BLOCK, rs->n - i0);
-		int64		before = acc->rows;
 
 		for (int64 i = 0; i < r; i++)
 		{
@@ -1336,10 +1335,7 @@ rowset_sums(RowSet *rs, const km_basis *b, double *Xs)
 			km_raise(&err);
 		km_accum_gram_add(acc, Z, rs->y + i0, (size_t) r, scratch, km_interrupt);
 		CHECK_FOR_INTERRUPTS();
-		if (km_progress && before / PROGRESS_ROWS != acc->rows / PROGRESS_ROWS)
-			ereport(NOTICE,
-					(errmsg("kernel_train: statistics: " INT64_FORMAT " of " INT64_FORMAT " rows",
-							acc->rows, rs->n)));
+		km_progress_step(INT64_FORMAT " of " INT64_FORMAT " rows", acc->rows, rs->n);
 	}
 	pfree(scratch);
 	pfree(Z);

@@ -23,6 +23,7 @@
 #include "approx_classify.h"
 #include "basis.h"
 #include "classify.h"
+#include "pgprogress.h"
 #include "pgutil.h"
 #include "primal.h"
 #include "select.h"
@@ -354,10 +355,8 @@ fitter_newton(Fitter *ft, double lambda, int skip, uint32 folds, double *coef,
 				memcmp(ft->before, coef + (size_t) c * m, sizeof(double) * m) != 0)
 				metrics_current = false;
 		}
-		if (km_progress)
-			ereport(NOTICE,
-					(errmsg("kernel_train: newton pass %d over " INT64_FORMAT " rows%s",
-							ft->passes, n, skip >= 0 ? " (model selection)" : "")));
+		km_progress_phase("newton pass %d over " INT64_FORMAT " rows%s",
+						  ft->passes, n, skip >= 0 ? " (model selection)" : "");
 	}
 	for (uint32 c = 0; c < q; c++)
 	{
@@ -549,13 +548,12 @@ fitter_select(Fitter *ft, double *coef, double *intercepts, KmApproxClassFit *fi
 			}
 			cand->score = sum / folds;
 			cand->score_std = sqrt(fmax(sumsq / folds - cand->score * cand->score, 0.0));
-			if (km_progress)
-				ereport(NOTICE,
-						(errmsg("kernel_train: candidate gamma %g, lambda %g: %s %.6g",
-								gamma, lambda, ft->logistic ? "log-loss" : "error rate",
-								cand->score)));
+			km_progress_stage("candidate gamma %g, lambda %g: %s %.6g",
+							  gamma, lambda, ft->logistic ? "log-loss" : "error rate",
+							  cand->score);
 		}
 	}
+	km_progress_stage(NULL);
 	best = km_best_candidate(fit->cand, fit->ncand);
 	if (best < 0)
 		ereport(ERROR,

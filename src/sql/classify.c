@@ -225,7 +225,7 @@ select_classifier(km_options *opts, const double *X, size_t n, int d,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("training set is too large for model selection"),
 				 errdetail("%zu rows of %d features.", n, d)));
-	km_check_memory(8.0 * nsel, "kernel_train model selection", false);
+	km_check_exact_memory(8.0 * nsel, "kernel_train model selection", false);
 	km_stratified_folds(ct->cls, n, ct->k, (uint32) opts->folds, fold,
 						palloc(sizeof(size_t) * ct->k));
 	sel->ncand = opts->gammas.n * opts->lambdas.n;
@@ -489,7 +489,7 @@ train_classifier(RowSet *rs)
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("training set is too large for a kernel_ml model"),
 				 errdetail("%zu rows of %d features with %u classes.", n, d, ct.k)));
-	km_check_memory(8.0 * ((double) nwork + 2.0 * n * d), "kernel_train", false);
+	km_check_exact_memory(8.0 * ((double) nwork + 2.0 * n * d), "kernel_train", false);
 	q = km_multiclass_outputs((km_multiclass) ops->multiclass(ct.k), ct.k);
 
 	/* the default gamma's pairs by the hashes of the raw rows, then from them standardized */

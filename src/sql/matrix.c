@@ -18,6 +18,7 @@
 #include "kernels.h"
 #include "pgutil.h"
 #include "rowset.h"
+#include "solve.h"
 
 PG_FUNCTION_INFO_V1(kernel_matrix_sfunc);
 PG_FUNCTION_INFO_V1(kernel_matrix_final);
@@ -116,7 +117,13 @@ kernel_matrix_final(PG_FUNCTION_ARGS)
 	PG_RETURN_ARRAYTYPE_P(result);
 }
 
-/* kernel_check: the kernel_matrix state, diagnosed instead of returned. */
+/*
+ * kernel_check: the kernel_matrix state, diagnosed instead of returned.
+ * It diagnoses the matrix kernel_train would factor with the same options:
+ * of the rows standardized as training standardizes them ("standardize",
+ * true by default), so that is_psd true never precedes a "not positive
+ * definite" from kernel_train.
+ */
 Datum
 kernel_check_final(PG_FUNCTION_ARGS)
 {
@@ -129,22 +136,36 @@ kernel_check_final(PG_FUNCTION_ARGS)
 	km_error	err;
 	KmJson		j;
 	bool		psd;
+	double	   *X;
 
 	rs = final_rows(fcinfo, "kernel_check", &opts);
 	if (rs == NULL)
 		PG_RETURN_NULL();
 	n = (size_t) rs->n;
 	nwork = km_spectrum_workspace_doubles(n);
-	km_check_memory(8.0 * nwork, "kernel_check", false);
+	km_check_memory(8.0 * nwork + (opts.standardize ? 8.0 * n * rs->d : 0.0),
+					"kernel_check", false);
 	if (nwork == 0)
 		elog(ERROR, "kernel_check workspace overflows");
+	X = rs->X;
+	if (opts.standardize)
+	{
+		/* a copy: the state stays as it was (a window aggregate calls us again) */
+		double	   *mean = palloc(sizeof(double) * rs->d);
+		double	   *scale = palloc(sizeof(double) * rs->d);
+
+		X = palloc_extended(mul_size(n, mul_size(rs->d, sizeof(double))), MCXT_ALLOC_HUGE);
+		km_standardize(rs->X, n, rs->d, mean, scale, X);
+	}
 	work = km_alloc_prefaulted(mul_size(nwork, sizeof(double)));
 
 	km_blas_setup();
-	if (km_gram_spectrum(&opts.fit.kernel, rs->X, n, rs->d, work, &sp, &err,
+	if (km_gram_spectrum(&opts.fit.kernel, X, n, rs->d, work, &sp, &err,
 						 km_interrupt) != KM_OK)
 		km_raise(&err);
 	km_free_prefaulted(work);
+	if (X != rs->X)
+		pfree(X);
 
 	/* a finite Gram matrix can still have eigenvalues beyond a double */
 	if (!isfinite(sp.min_eigenvalue) || !isfinite(sp.max_eigenvalue) ||
@@ -165,6 +186,7 @@ kernel_check_final(PG_FUNCTION_ARGS)
 	km_json_str(&j, "kernel", km_kernel_name(opts.fit.kernel.type));
 	if (km_kernel_params(opts.fit.kernel.type) & KM_PARAM_GAMMA)
 		km_json_num(&j, "gamma", opts.fit.kernel.gamma);
+	km_json_bool(&j, "standardize", opts.standardize);
 	km_json_bool(&j, "symmetric", sp.max_asymmetry <= 1e-12 * Max(sp.max_abs, 1.0));
 	km_json_num(&j, "max_asymmetry", sp.max_asymmetry);
 	km_json_num(&j, "min_eigenvalue", sp.min_eigenvalue);

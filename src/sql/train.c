@@ -29,6 +29,7 @@
 #include "model.h"
 #include "options.h"
 #include "select.h"
+#include "pgprogress.h"
 #include "pgutil.h"
 #include "rowset.h"
 #include "solve.h"
@@ -36,6 +37,7 @@
 #include "train.h"
 
 PG_FUNCTION_INFO_V1(kernel_train_sfunc);
+PG_FUNCTION_INFO_V1(kernel_train_bool_sfunc);
 PG_FUNCTION_INFO_V1(kernel_train_final);
 PG_FUNCTION_INFO_V1(kernel_train_combine);
 PG_FUNCTION_INFO_V1(kernel_train_serialize);
@@ -53,6 +55,26 @@ kernel_train_sfunc(PG_FUNCTION_ARGS)
 	else
 		rowset_add(rs, PG_GETARG_ARRAYTYPE_P(1), PG_GETARG_FLOAT8(2),
 				   "kernel_train");
+	PG_RETURN_POINTER(rs);
+}
+
+/*
+ * kernel_train_bool_sfunc(state, features, label boolean [, options]): a
+ * boolean label column is a classifier's labels, as the text 'false' and
+ * 'true' (what ::text gives): kernel_predict_class returns them as text.
+ */
+Datum
+kernel_train_bool_sfunc(PG_FUNCTION_ARGS)
+{
+	RowSet	   *rs = rowset_get_labels(fcinfo, 3, "kernel_train_bool_sfunc");
+
+	rs->seen++;
+	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		rs->skipped++;
+	else
+		rowset_add_label(rs, PG_GETARG_ARRAYTYPE_P(1),
+						 cstring_to_text(PG_GETARG_BOOL(2) ? "true" : "false"),
+						 "kernel_train");
 	PG_RETURN_POINTER(rs);
 }
 
@@ -243,7 +265,7 @@ plan_training(const RowSet *rs, TrainJob *job)
 	job->d = d;
 	job->opts = rs->opts;
 	km_options_resolve(&job->opts, d);
-	km_check_memory(km_train_memory((double) n, (double) d), "kernel_train", false);
+	km_check_exact_memory(km_train_memory((double) n, (double) d), "kernel_train", false);
 	if (km_options_selects(&job->opts))
 	{
 		km_select_params *sp = &job->sp;
@@ -256,7 +278,7 @@ plan_training(const RowSet *rs, TrainJob *job)
 		sp->cv = job->opts.cv;
 		sp->folds = job->opts.folds;
 		job->ncand = sp->n_gammas * sp->n_lambdas;
-		km_check_memory(8.0 * km_select_workspace_doubles(sp, n, d) +
+		km_check_exact_memory(8.0 * km_select_workspace_doubles(sp, n, d) +
 						km_train_memory((double) n, (double) d) - 8.0 * n * n,
 						"kernel_train model selection", false);
 	}
@@ -486,7 +508,7 @@ log_training_time(size_t n, int d, instr_time t_start, instr_time t_alloc,
 
 /* Fit on the collected rows and encode the model into a new bytea. */
 static bytea *
-train_model(RowSet *rs)
+train_model_reported(RowSet *rs)
 {
 	TrainJob	job;
 	MemoryContext tmp;
@@ -538,19 +560,52 @@ train_model(RowSet *rs)
 	return result;
 }
 
+/* train_model_reported as a kernel_ml.progress training */
+static bytea *
+train_model(RowSet *rs)
+{
+	bytea	   *result;
+
+	/* an error ends it at the end of the (sub)transaction (pgprogress.h) */
+	km_progress_begin("kernel_train");
+	result = train_model_reported(rs);
+	km_progress_end();
+	return result;
+}
+
+void
+km_notice_skipped(int64 skipped, int64 used)
+{
+	if (skipped > 0)
+		ereport(NOTICE,
+				(errmsg_plural("kernel_train skipped " INT64_FORMAT " row with a null feature array or target",
+							   "kernel_train skipped " INT64_FORMAT " rows with a null feature array or target",
+							   skipped, skipped),
+				 errdetail("The model was trained on the other " INT64_FORMAT " of " INT64_FORMAT " rows.",
+						   used, used + skipped),
+				 errhint("Filter them out (WHERE features IS NOT NULL AND target IS NOT NULL), or fill them in, to silence this.")));
+}
+
 Datum
 kernel_train_final(PG_FUNCTION_ARGS)
 {
 	RowSet	   *rs;
+	bytea	   *model;
 
 	agg_context(fcinfo, "kernel_train_final");
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
 	rs = (RowSet *) PG_GETARG_POINTER(0);
 	if (rs->n == 0)
+	{
+		km_notice_skipped(rs->skipped, 0);
 		PG_RETURN_NULL();
+	}
 	canonical_row_order(rs);
-	PG_RETURN_BYTEA_P(train_model(rs));
+	model = train_model(rs);
+	/* after the training, so that no NOTICE comes before its error */
+	km_notice_skipped(rs->skipped, rs->n);
+	PG_RETURN_BYTEA_P(model);
 }
 
 bytea *

@@ -17,6 +17,12 @@
 bytea	   *km_train_rowset(RowSet *rs);
 
 /*
+ * The one NOTICE of an aggregate's final function when it skipped rows
+ * with a NULL feature array or target (skipped > 0), used rows trained.
+ */
+void		km_notice_skipped(int64 skipped, int64 used);
+
+/*
  * A filled km_model as a new bytea, decoded once more to prove its reader
  * accepts it (54000 when it would exceed 1 GB).
  */

@@ -63,13 +63,13 @@ ORDER BY k;
 SELECT (c->>'is_psd')::bool AS is_psd, (c->>'min_eigenvalue')::float8 < -1 AS clearly_negative
 FROM (SELECT kernel_check(f, '{"kernel": "sigmoid", "gamma": 2, "coef0": -1}') AS c FROM sel) s;
 -- min is positive semi-definite on non-negative data, not on data of both signs
-SELECT (kernel_check(ARRAY[abs(f[1]), abs(f[2]), f[3]], '{"kernel": "min"}')->>'is_psd')::bool AS nonnegative,
-       (kernel_check(f, '{"kernel": "min"}')->>'is_psd')::bool AS mixed_signs
+SELECT (kernel_check(ARRAY[abs(f[1]), abs(f[2]), f[3]], '{"kernel": "min", "standardize": false}')->>'is_psd')::bool AS nonnegative,
+       (kernel_check(f, '{"kernel": "min", "standardize": false}')->>'is_psd')::bool AS mixed_signs
 FROM sel;
 -- two orthogonal rows: the linear Gram matrix is diag(1, 4), condition number 4
 SELECT c->'min_eigenvalue' AS min, c->'max_eigenvalue' AS max, c->'condition_number' AS condition,
        c->'effective_rank' AS rank
-FROM (SELECT kernel_check(f, '{"kernel": "linear"}') AS c
+FROM (SELECT kernel_check(f, '{"kernel": "linear", "standardize": false}') AS c
       FROM (VALUES ('{1,0}'::float8[]), ('{0,2}')) v(f)) s;
 SELECT kernel_check(f, '{}') IS NULL AS empty_is_null FROM sel WHERE false;
 

@@ -116,8 +116,8 @@ like($err, qr/ERROR:  kernel_train needs more memory than kernel_ml.max_memory_l
 	'... naming the ceiling in the message');
 like($err, qr/DETAIL:  It needs at least \d+ MB(?: more; the rows and states of kernel_ml calls under way in this session hold \d+ kB)?; the limit is 64 MB, set by kernel_ml.max_memory_limit \(kernel_ml.max_memory is 4096 MB\)\./,
 	'... the limit in force and the setting that caps it, while rows arrive');
-like($err, qr/HINT:  Use fewer rows(?: or fewer kernel_ml calls in one statement)?; only a superuser can raise kernel_ml.max_memory_limit\./,
-	'... and a hint the role can follow');
+like($err, qr/HINT:  Use fewer rows(?: or fewer kernel_ml calls in one statement)?, or train an approximate model, which keeps no n x n matrix: '\{"approximation": "nystrom", "components": 500\}'; only a superuser can raise kernel_ml.max_memory_limit\./,
+	'... and a hint the role can follow, naming the approximation');
 unlike($err, qr/SET kernel_ml/, '... which does not tell it to SET anything');
 
 # below the ceiling, kernel_ml.max_memory binds and may be raised

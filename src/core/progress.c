@@ -1,0 +1,125 @@
+/*
+ * progress.c - progress reports of long training (core, no PostgreSQL
+ * headers): the three levels of the current line and the glue's hooks.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "progress.h"
+
+#define LEVEL_BYTES 160
+
+static km_progress_due_fn hook_due;
+static km_progress_emit_fn hook_emit;
+
+/* the levels: stage, phase, step ("" when unset) */
+static char levels[3][LEVEL_BYTES];
+
+void
+km_progress_set_hooks(km_progress_due_fn due, km_progress_emit_fn emit)
+{
+	hook_due = due;
+	hook_emit = emit;
+}
+
+void
+km_progress_reset(void)
+{
+	for (int i = 0; i < 3; i++)
+		levels[i][0] = '\0';
+}
+
+void
+km_progress_line(char *buf, int size)
+{
+	const char *sep = "";
+	int			len = 0;
+
+	if (size <= 0)
+		return;
+	buf[0] = '\0';
+	for (int i = 0; i < 3 && len < size; i++)
+	{
+		if (levels[i][0] == '\0')
+			continue;
+		len += snprintf(buf + len, (size_t) (size - len), "%s%s", sep, levels[i]);
+		sep = i == 0 ? "; " : ": ";
+	}
+}
+
+static void
+report(void)
+{
+	char		line[3 * LEVEL_BYTES + 8];
+
+	km_progress_line(line, (int) sizeof(line));
+	if (line[0] != '\0')
+		hook_emit(line);
+}
+
+/* Set level (clearing those below) from fmt. */
+static void set_level(int level, const char *fmt, va_list ap)
+			__attribute__((format(printf, 2, 0)));
+
+static void
+set_level(int level, const char *fmt, va_list ap)
+{
+	if (fmt == NULL)
+		levels[level][0] = '\0';
+	else
+		vsnprintf(levels[level], LEVEL_BYTES, fmt, ap);
+	for (int i = level + 1; i < 3; i++)
+		levels[i][0] = '\0';
+}
+
+void
+km_progress_stage(const char *fmt,...)
+{
+	va_list		ap;
+
+	if (hook_due == NULL)
+		return;
+	va_start(ap, fmt);
+	set_level(0, fmt, ap);
+	va_end(ap);
+	if (fmt != NULL && hook_due())
+		report();
+}
+
+void
+km_progress_phase(const char *fmt,...)
+{
+	va_list		ap;
+
+	if (hook_due == NULL)
+		return;
+	va_start(ap, fmt);
+	set_level(1, fmt, ap);
+	va_end(ap);
+	if (fmt != NULL && hook_due())
+		report();
+}
+
+void
+km_progress_step(const char *fmt,...)
+{
+	va_list		ap;
+
+	/* a step is formatted only when it will be reported: it may be frequent */
+	if (hook_due == NULL || !hook_due())
+		return;
+	va_start(ap, fmt);
+	set_level(2, fmt, ap);
+	va_end(ap);
+	report();
+	levels[2][0] = '\0';
+}
+
+void
+km_progress_heartbeat(void)
+{
+	if (hook_due == NULL || levels[1][0] == '\0' || !hook_due())
+		return;
+	report();
+}
