@@ -65,7 +65,7 @@ make -s fuzz-options FUZZ_SECONDS="${KM_FUZZ_SECONDS:-30}" > "$log/fuzz_options.
 fuzz_options_rc=$?
 wait "$fuzz_pid"
 fuzz_rc=$?
-grep -E '^(Done|stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY)' "$log/fuzz.out" "$log/fuzz_options.out"
+grep -h -E '^(Done|stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY)' "$log/fuzz.out" "$log/fuzz_options.out"
 stage_time "fuzzing"
 
 # One throwaway cluster for the server-side suites.
