@@ -762,7 +762,11 @@ static void
 passes_fit_and_score(NamedRun *run, MemoryContext work)
 {
 	int64		fit_rows;
-	bytea	   *split_model = passes_train(run, false, work, &fit_rows);
+	bytea	   *split_model;
+
+	/* m x m sums that cannot fit: refused before the first pass */
+	km_check_components_memory((uint32) run->opts.components, "kernel_model_train");
+	split_model = passes_train(run, false, work, &fit_rows);
 
 	run->d = model_features(PointerGetDatum(split_model));
 	passes_score(run, PointerGetDatum(split_model), false, &run->test_scores,

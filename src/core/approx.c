@@ -202,6 +202,17 @@ km_approx_solve_doubles(uint32_t dim)
 	return 2 * m * m + scratch_doubles(m) + APPROX_VECTORS * m;
 }
 
+double
+km_approx_work_bytes(uint32_t m)
+{
+	size_t		solve = km_approx_solve_doubles(m);
+
+	if (solve == 0)
+		return INFINITY;
+	/* the packed m x m sums of the aggregate state, the solve's workspace */
+	return 8.0 * ((double) m * ((double) m + 1.0) / 2.0 + 2.0 * m + (double) solve);
+}
+
 static void
 approx_layout(approx_work *w, double *work, size_t m)
 {

@@ -161,6 +161,13 @@ typedef struct km_approx_result
  * reported).  The solve costs O(m^3) per rung tried.
  */
 size_t		km_approx_solve_doubles(uint32_t m);
+
+/*
+ * A lower bound of the bytes any approximate model of m components needs
+ * whatever its rows: the m x m sums and the solve (INFINITY beyond the
+ * largest m), so that a size that cannot fit is refused before a pass.
+ */
+double		km_approx_work_bytes(uint32_t m);
 km_status	km_approx_solve(const km_basis *b, const km_accum *stats,
 							const double *lambdas, int n_lambdas,
 							bool fit_intercept, double *coef,

@@ -19,6 +19,7 @@
 #include "utils/float.h"
 
 #include "pgutil.h"
+#include "approx.h"
 #include "progress.h"
 
 void
@@ -597,6 +598,36 @@ km_check_exact_memory(double bytes, const char *what, bool at_least)
 {
 	if (!km_memory_fits(bytes))
 		refuse_memory(bytes, mem_held, what, at_least, true);
+}
+
+void
+km_check_components_memory(uint32 m, const char *what)
+{
+	double		need = km_approx_work_bytes(m);
+	uint32		lo = 0,
+				hi = m;
+
+	if (km_memory_fits(need))
+		return;
+	/* the most components that would fit now */
+	while (lo < hi)
+	{
+		uint32		mid = lo + (hi - lo + 1) / 2;
+
+		if (km_memory_fits(km_approx_work_bytes(mid)))
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("%s needs more memory than kernel_ml.max_memory allows", what),
+			 errdetail("An approximate model of %u components needs at least %s for its m x m sums and solve, whatever the rows; %s are free under the limit of %s.",
+					   m, km_size_pretty(need), km_size_pretty(Max(km_memory_room(), 0.0)),
+					   km_size_pretty(memory_limit())),
+			 lo > 0 ?
+			 errhint("Use at most %u components, or raise kernel_ml.max_memory.", lo) :
+			 errhint("Raise kernel_ml.max_memory.")));
 }
 
 static void

@@ -98,6 +98,13 @@ void		km_mem_release(KmMemGrant *g);
  */
 void		km_check_exact_memory(double bytes, const char *what, bool at_least);
 
+/*
+ * Refuse m components (option "components") whose m x m work alone cannot
+ * fit under the ceiling, before any row is read; the hint gives how many
+ * would.
+ */
+void		km_check_components_memory(uint32 m, const char *what);
+
 /* The virtual memory page size, from sysconf(_SC_PAGESIZE). */
 Size		km_page_size(void);
 

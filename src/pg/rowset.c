@@ -109,6 +109,9 @@ rowset_reserve(RowSet *rs, int64 more, const char *what)
 	 * arrive, with the buffers this backend holds (these included)
 	 * counted.  Approximate models keep only the rows.
 	 */
+	/* an approximate model's m x m work, refused before the rows are read */
+	if (rs->opts.approximation != KM_APPROX_EXACT && rs->capacity == 0)
+		km_check_components_memory((uint32) rs->opts.components, what);
 	if (rs->opts.approximation == KM_APPROX_EXACT && rs->has_target)
 		km_check_exact_memory(km_exact_train_memory(&rs->opts, (double) need,
 													(double) rs->d, rs->n_dict),

@@ -936,6 +936,7 @@ train_call_build(Jsonb *opts, const bytea *raw, struct varlena *datum)
 	km_options_resolve(&o, (int) tc->b.d);
 	tc->opts = o;
 	approx_lambdas(&tc->opts, &tc->tail);
+	km_check_components_memory(tc->b.m, "kernel_train");
 	km_check_memory((double) approx_state_bytes(tc->b.m, tc->b.d, (uint32) tc->basis_len) +
 					8.0 * (double) flush_bufs_doubles(&tc->b) +
 					approx_solve_memory(tc->b.m), "kernel_train", false);

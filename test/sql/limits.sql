@@ -120,3 +120,16 @@ FROM lim_wide;
 SELECT kernel_train(f, y) IS NOT NULL AS again FROM lim_wide;
 RESET kernel_ml.max_memory;
 DROP TABLE lim_empty, lim_huge, lim_rows, lim_basis, lim_wide;
+
+-- components whose m x m work cannot fit are refused before any pass over
+-- the rows, with how many would fit: by name (the query would fail on its
+-- first row if a pass read it), in one statement and with a basis
+CREATE TABLE lim_comp AS SELECT ARRAY[i, i % 7]::float8[] AS f, i::float8 AS y FROM generate_series(1, 50) i;
+SET kernel_ml.max_memory = '8MB';
+SELECT version FROM kernel_model_train('lim_comp', 'SELECT f, y / (y - y) FROM lim_comp',
+       '{"approximation": "nystrom", "components": 2000}');
+SELECT kernel_train(f, y, '{"approximation": "rff", "components": 2000}') FROM lim_comp;
+SELECT kernel_train(f, y::text, '{"method": "logistic", "approximation": "rff", "components": 2000}') FROM lim_comp;
+RESET kernel_ml.max_memory;
+SELECT count(*) AS stored FROM kernel_models WHERE name = 'lim_comp';
+DROP TABLE lim_comp;
