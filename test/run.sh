@@ -91,16 +91,6 @@ pg_virtualenv -t -o 'max_worker_processes=16' -o 'max_parallel_workers=8' \
 cluster_rc=$?
 stage_time "pg_regress, cross-check, SQL fuzz"
 
-# pg_regress and the TAP tests again on an assert-enabled PostgreSQL 15
-# (--enable-cassert at -O0, freed memory clobbered and unmapped), built once
-# from Debian's source package and cached outside the clone
-# (tools/build-debug-postgres.sh; about 5 minutes the first time on a
-# machine).  Fails on a test failure, a TRAP or a crashed backend.  It has
-# a server install of its own, so it runs beside the stock TAP tests (which
-# mostly wait: pg_cron's minute, cancellations) and the ASan stage.
-KM_EXTRA_CFLAGS="$extra" bash test/debug_server.sh > "$log/debug.out" 2>&1 &
-debug_pid=$!
-
 # TAP tests (PostgreSQL::Test::Cluster: each starts clusters of its own).
 echo "=== TAP tests"
 bash test/tap.sh 2>&1 | tee "$log/tap.out"
@@ -118,13 +108,16 @@ asan_server_rc=$?
 grep -E '^(test |ok|not ok|[0-9]+ passed|installcheck-asan:|==[0-9]+==ERROR|SUMMARY)' "$log/installcheck_asan.out" | grep -v '^ok'
 stage_time "server suites under ASan/UBSan"
 
-# The assert-enabled server's stage, started before the stock TAP tests
-# (above), ends here.
-wait "$debug_pid"
+# pg_regress and the TAP tests again on an assert-enabled PostgreSQL 15
+# (--enable-cassert at -O0, freed memory clobbered and unmapped), built once
+# from Debian's source package and cached outside the clone
+# (tools/build-debug-postgres.sh; about 5 minutes the first time on a
+# machine).  Fails on a test failure, a TRAP or a crashed backend.
+echo "=== pg_regress and TAP on an assert-enabled PostgreSQL (test/debug_server.sh)"
+KM_EXTRA_CFLAGS="$extra" bash test/debug_server.sh > "$log/debug.out" 2>&1
 debug_rc=$?
-echo "=== pg_regress and TAP on an assert-enabled PostgreSQL (test/debug_server.sh, run beside the stages above)"
 grep -v -E '^(ok|t/.* ok)' "$log/debug.out" | tail -40
-stage_time "assert-enabled server (the rest)"
+stage_time "assert-enabled server"
 
 # Tally single tests.  A suite that produced no count at all counts as one
 # failure, so a runner that silently ran nothing cannot pass.
