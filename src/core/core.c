@@ -21,3 +21,12 @@ km_fail(km_error *err, km_status status, const char *message,
 	va_end(ap);
 	return status;
 }
+
+int
+km_cmp_double(const void *a, const void *b)
+{
+	double		x = *(const double *) a;
+	double		y = *(const double *) b;
+
+	return x < y ? -1 : x > y;
+}

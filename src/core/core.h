@@ -45,6 +45,9 @@ km_status	km_fail(km_error *err, km_status status, const char *message,
 					const char *detailfmt,...)
 			__attribute__((format(printf, 4, 5)));
 
+/* qsort/bsearch order of doubles, ascending (no NaN: callers check). */
+int			km_cmp_double(const void *a, const void *b);
+
 static inline void
 km_check_interrupts(km_interrupt_fn fn)
 {

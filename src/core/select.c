@@ -664,15 +664,6 @@ km_stratified_folds(const uint32_t *cls, size_t n, uint32_t k, uint32_t folds,
 		fold[i] = (uint32_t) (seen[cls[i]]++ % folds);
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double		x = *(const double *) a;
-	double		y = *(const double *) b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* R's quantile type 7 (its default) of sorted x[0 .. m-1], m >= 1. */
 static double
 quantile7(const double *x, size_t m, double p)
@@ -728,6 +719,6 @@ km_gamma_sigest(const double *X, size_t n, int d, const int64_t *order,
 	}
 	if (count == 0)
 		return 1.0 / (double) (d > 0 ? d : 1);
-	qsort(work, count, sizeof(double), cmp_double);
+	qsort(work, count, sizeof(double), km_cmp_double);
 	return 0.5 * (1.0 / quantile7(work, count, 0.9) + 1.0 / quantile7(work, count, 0.1));
 }

@@ -93,15 +93,6 @@ classes_from_text(const RowSet *rs, ClassTable *ct)
 		ct->cls[i] = class_of[rs->label_id[i]];
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double		x = *(const double *) a;
-	double		y = *(const double *) b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* float8 targets as labels: the distinct values in numeric order (-0 is 0). */
 static void
 classes_from_float8(const RowSet *rs, ClassTable *ct)
@@ -112,7 +103,7 @@ classes_from_float8(const RowSet *rs, ClassTable *ct)
 
 	for (int64 i = 0; i < rs->n; i++)
 		v[i] = rs->y[i] == 0.0 ? 0.0 : rs->y[i];
-	qsort(v, rs->n, sizeof(double), cmp_double);
+	qsort(v, rs->n, sizeof(double), km_cmp_double);
 	for (int64 i = 0; i < rs->n; i++)
 	{
 		if (m > 0 && v[m - 1] == v[i])
@@ -140,7 +131,7 @@ classes_from_float8(const RowSet *rs, ClassTable *ct)
 	for (int64 i = 0; i < rs->n; i++)
 	{
 		double		y = rs->y[i] == 0.0 ? 0.0 : rs->y[i];
-		double	   *hit = bsearch(&y, v, m, sizeof(double), cmp_double);
+		double	   *hit = bsearch(&y, v, m, sizeof(double), km_cmp_double);
 
 		ct->cls[i] = (uint32) (hit - v);
 	}
