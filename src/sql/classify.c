@@ -25,6 +25,7 @@
 
 #include "approx_classify.h"
 #include "classify.h"
+#include "classify_fit.h"
 #include "json.h"
 #include "model.h"
 #include "options.h"
