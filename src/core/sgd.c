@@ -10,10 +10,10 @@
 
 #include <cblas.h>
 
-#include "logistic.h"
 #include "method.h"
 #include "progress.h"
 #include "sgd.h"
+#include "solve.h"
 
 /* Below this the scale factor is folded back into the coefficients. */
 #define KM_SGD_MIN_SCALE 1e-100

@@ -55,4 +55,15 @@ double		km_largest_eigenvalue(const double *K, size_t n, size_t ld,
 								  double shift, double *work,
 								  km_interrupt_fn interrupt);
 
+/* Panel width of km_symv_lower, in columns (as KM_LOGISTIC_PANEL). */
+#define KM_SYMV_PANEL 512
+
+/*
+ * u := K v for symmetric K given by its lower triangle (column-major,
+ * leading dimension ld), in panels of KM_SYMV_PANEL columns (dsymv on
+ * the diagonal block, two dgemv below it) with an interrupt check between.
+ */
+void		km_symv_lower(const double *K, size_t n, size_t ld, const double *v,
+						  double *u, km_interrupt_fn interrupt);
+
 #endif							/* KM_SOLVE_H */
