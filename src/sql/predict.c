@@ -45,6 +45,7 @@
 #include "utils/memutils.h"
 #include "compat.h"
 
+#include "classify.h"
 #include "json.h"
 #include "model.h"
 #include "options.h"
