@@ -6,9 +6,10 @@ MODULE_big = kernel_ml
 # The numerical core (src/core) includes no PostgreSQL header; the glue does.
 CORE_OBJS = $(addprefix src/core/,core.o approx.o kernels.o kernel_maps.o eigen.o solve.o select.o \
 	model.o methods.o ridge.o lms.o options_core.o metrics.o accum.o \
-	logistic.o sgd.o primal.o svm.o score.o basis.o classify.o svm_method.o logistic_method.o progress.o)
-GLUE_OBJS = $(addprefix src/pg/,kernel_ml.o pgutil.o crc32c.o json.o options.o split.o \
-	rowset.o accum_state.o progress.o) \
+	logistic.o sgd.o primal.o svm.o score.o basis.o classify.o svm_method.o logistic_method.o progress.o \
+	crc32c.o classify_fit.o fit.o diagnostics.o)
+GLUE_OBJS = $(addprefix src/pg/,kernel_ml.o pgutil.o json.o options.o split.o \
+	rowset.o accum_state.o progress.o model_bytea.o) \
 	$(addprefix src/sql/,train.o predict.o matrix.o export.o approx.o classify.o approx_classify.o) \
 	$(addprefix src/catalog/,catalog.o catalog_query.o catalog_train.o catalog_sql.o \
 	catalog_predict.o)
@@ -29,7 +30,7 @@ KM_SRC_DIRS = src/core src/pg src/sql src/catalog
 PG_CPPFLAGS = $(addprefix -I,$(KM_SRC_DIRS)) $(KM_VERSION_DEFS)
 PG_CFLAGS = $(KM_EXTRA_CFLAGS)
 # Libraries of the extension and of every stand-alone program.
-KM_LIBS = -lopenblas -llapacke -lmvec -lm
+KM_LIBS = -lisal -lopenblas -llapacke -lmvec -lm
 SHLIB_LINK = $(KM_LIBS)
 
 EXTRA_CLEAN = test/build test/bench/loo test/bench/approx test/bench/fit test/unit/run_unit test/unit/run_unit_asan \
@@ -57,13 +58,12 @@ $(CORE_OBJS): CFLAGS += -Wsign-compare
 
 # The stand-alone programs: core unit tests (plain and under ASan and
 # UBSan), the libFuzzer targets and the C benchmarks link the core and
-# nothing from PostgreSQL (no libpgport, no server include path).  The core
-# calls km_crc32c without defining it (src/core/crc32c.h): the extension links
-# PostgreSQL's (src/pg/crc32c.c), these programs Intel ISA-L's
-# (test/crc32c_isal.c).  Their objects go to test/build/<flavour>/, one
-# flavour per set of compiler flags, built by the one pattern rule below.
-KM_STANDALONE_OBJS = $(CORE_OBJS) test/crc32c_isal.o
-KM_STANDALONE_LIBS = -lisal $(KM_LIBS)
+# nothing from PostgreSQL (no libpgport, no server include path); the core
+# links its CRC-32C from ISA-L itself (src/core/crc32c.c).  Their objects go
+# to test/build/<flavour>/, one flavour per set of compiler flags, built by
+# the one pattern rule below.
+KM_STANDALONE_OBJS = $(CORE_OBJS)
+KM_STANDALONE_LIBS = $(KM_LIBS)
 KM_BUILD = test/build
 
 KM_unit_CC = $(CC)

@@ -51,6 +51,14 @@
 /* Libsvm's clipping of pairwise probabilities. */
 #define KM_PLATT_MIN_PROB 1e-7
 
+/* "text", "float8"; "binary", "ovo", "ovr", "multinomial"; "unknown" otherwise
+ * (the enums are in model.h). */
+const char *km_label_type_name(km_label_type t);
+const char *km_multiclass_name(km_multiclass mc);
+
+/* q for k classes under mc; 0 if mc names nothing or k does not fit it. */
+uint32_t	km_multiclass_outputs(km_multiclass mc, uint32_t k);
+
 /* Output index of the OVO pair (i, j), i < j < k. */
 uint32_t	km_ovo_pair_index(uint32_t i, uint32_t j, uint32_t k);
 

@@ -42,31 +42,6 @@ km_logistic_workspace_doubles(size_t n, uint32_t n_classes)
 }
 
 void
-km_symv_lower(const double *K, size_t n, size_t ld, const double *v,
-			  double *u, km_interrupt_fn interrupt)
-{
-	memset(u, 0, n * sizeof(double));
-	for (size_t j = 0; j < n; j += KM_LOGISTIC_PANEL)
-	{
-		size_t		jb = n - j < KM_LOGISTIC_PANEL ? n - j : KM_LOGISTIC_PANEL;
-		size_t		rest = n - j - jb;
-		const double *Ajj = K + j + j * ld;
-
-		cblas_dsymv(CblasColMajor, CblasLower, (int) jb, 1.0, Ajj, (int) ld,
-					v + j, 1, 1.0, u + j, 1);
-		if (rest > 0)
-		{
-			/* u[below] += A21 v[panel]; u[panel] += A21^T v[below] */
-			cblas_dgemv(CblasColMajor, CblasNoTrans, (int) rest, (int) jb, 1.0,
-						Ajj + jb, (int) ld, v + j, 1, 1.0, u + j + jb, 1);
-			cblas_dgemv(CblasColMajor, CblasTrans, (int) rest, (int) jb, 1.0,
-						Ajj + jb, (int) ld, v + j + jb, 1, 1.0, u + j, 1);
-		}
-		km_check_interrupts(interrupt);
-	}
-}
-
-void
 km_symm_lower(const double *K, size_t n, const double *V, size_t q, double *U,
 			  km_interrupt_fn interrupt)
 {

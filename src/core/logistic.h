@@ -156,18 +156,11 @@ void		km_logistic_proba(const double *f, uint32_t n_classes, double *out);
 
 /*
  * U := K V for V n x q (column-major, leading dimension n) and K as in
- * km_symv_lower (ld n): dsymm on each diagonal block and two dgemm below it,
- * an interrupt check between panels of KM_LOGISTIC_PANEL columns.
+ * km_symv_lower (solve.h; ld n): dsymm on each diagonal block and two
+ * dgemm below it, an interrupt check between panels of KM_LOGISTIC_PANEL
+ * columns.
  */
 void		km_symm_lower(const double *K, size_t n, const double *V, size_t q,
 						  double *U, km_interrupt_fn interrupt);
-
-/*
- * u := K v for symmetric K given by its lower triangle (column-major,
- * leading dimension ld), in panels of KM_LOGISTIC_PANEL columns (dsymv on
- * the diagonal block, two dgemv below it) with an interrupt check between.
- */
-void		km_symv_lower(const double *K, size_t n, size_t ld, const double *v,
-						  double *u, km_interrupt_fn interrupt);
 
 #endif							/* KM_LOGISTIC_H */

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "classify.h"
 #include "crc32c.h"
 #include "model.h"
 
@@ -1968,52 +1969,4 @@ km_model_describe_header(const km_model *m, const km_describer *out)
 			ops->prob_link(m->has_probability, m->multiclass, &hint) != KM_PROB_NONE)
 			km_model_describe_fields(m, metrics_fields + 1, 1, out);
 	}
-}
-
-const char *
-km_label_type_name(km_label_type t)
-{
-	switch (t)
-	{
-		case KM_LABEL_TEXT:
-			return "text";
-		case KM_LABEL_FLOAT8:
-			return "float8";
-	}
-	return "unknown";
-}
-
-const char *
-km_multiclass_name(km_multiclass mc)
-{
-	switch (mc)
-	{
-		case KM_MULTICLASS_BINARY:
-			return "binary";
-		case KM_MULTICLASS_OVO:
-			return "ovo";
-		case KM_MULTICLASS_OVR:
-			return "ovr";
-		case KM_MULTICLASS_MULTINOMIAL:
-			return "multinomial";
-	}
-	return "unknown";
-}
-
-uint32_t
-km_multiclass_outputs(km_multiclass mc, uint32_t k)
-{
-	if (k < 2 || k > 65536)
-		return 0;
-	switch (mc)
-	{
-		case KM_MULTICLASS_BINARY:
-			return k == 2 ? 1 : 0;
-		case KM_MULTICLASS_OVO:
-			return k * (k - 1) / 2;
-		case KM_MULTICLASS_OVR:
-		case KM_MULTICLASS_MULTINOMIAL:
-			return k;
-	}
-	return 0;
 }

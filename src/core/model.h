@@ -181,13 +181,6 @@ typedef enum km_multiclass
 #define KM_MULTICLASS_FIRST KM_MULTICLASS_BINARY
 #define KM_MULTICLASS_LAST KM_MULTICLASS_MULTINOMIAL
 
-/* "text", "float8"; "binary", "ovo", "ovr", "multinomial"; "unknown" otherwise. */
-const char *km_label_type_name(km_label_type t);
-const char *km_multiclass_name(km_multiclass mc);
-
-/* q for k classes under mc; 0 if mc names nothing or k does not fit it. */
-uint32_t	km_multiclass_outputs(km_multiclass mc, uint32_t k);
-
 typedef struct km_model
 {
 	uint16_t	format_version;

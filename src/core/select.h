@@ -6,6 +6,7 @@
 #ifndef KM_SELECT_H
 #define KM_SELECT_H
 
+#include "fit.h"
 #include "solve.h"
 
 /* Most candidates one grid (gamma or lambda) may have. */

@@ -1,16 +1,19 @@
 /*
  * sgd.c - kernelized stochastic gradient descent for the logistic and hinge
- * losses (sgd.h).
+ * losses (sgd.h), and km_fit_sgd, the solver "sgd" of the classification
+ * methods (method.h).
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cblas.h>
 
-#include "logistic.h"
+#include "method.h"
 #include "progress.h"
 #include "sgd.h"
+#include "solve.h"
 
 /* Below this the scale factor is folded back into the coefficients. */
 #define KM_SGD_MIN_SCALE 1e-100
@@ -179,4 +182,49 @@ km_sgd_fit(const km_sgd_params *p, const double *K, size_t n,
 					   "The objective is not finite after %d epochs; lower eta0.",
 					   res->epochs);
 	return KM_OK;
+}
+
+size_t
+km_fit_sgd_doubles(size_t n)
+{
+	size_t		own = km_sgd_workspace_doubles(n);
+
+	return own == 0 ? 0 : own + n;
+}
+
+km_status
+km_fit_sgd(const km_fit_params *p, bool hinge, const double *K, size_t n,
+		   const uint32_t *cls, uint32_t k, const double *class_w,
+		   double *alpha, double *intercepts, double *work,
+		   km_class_fit_result *res, km_error *err, km_interrupt_fn interrupt)
+{
+	double	   *w = work + km_sgd_workspace_doubles(n);
+	km_sgd_params sp;
+	km_sgd_result sr;
+	km_status	st;
+
+	if (k != 2)
+	{
+		st = km_fail(err, KM_ERR_INVALID, "solver \"sgd\" fits two classes",
+					 "The training rows have %u classes; the kernelized SGD of the notes is binary.", k);
+		snprintf(err->hint, sizeof(err->hint), "%s",
+				 "Use the method's default solver for more than two classes.");
+		return st;
+	}
+	for (size_t i = 0; i < n; i++)
+		w[i] = class_w[cls[i]];
+	memset(&sp, 0, sizeof(sp));
+	sp.loss = hinge ? KM_SGD_HINGE : KM_SGD_LOGISTIC;
+	sp.lambda = p->lambda;
+	sp.fit_intercept = p->fit_intercept;
+	sp.eta0 = p->learning_rate;
+	sp.epochs = p->max_iter;
+	sp.seed = (uint64_t) p->seed;
+	st = km_sgd_fit(&sp, K, n, cls, w, alpha, &intercepts[0], work, &sr, err,
+					interrupt);
+	res->solver = KM_SOLVER_SGD;
+	res->iterations = sr.epochs;
+	res->objective = sr.objective;
+	res->converged = st == KM_OK;
+	return st;
 }

@@ -1,16 +1,13 @@
 /*
  * solve.c - the numerics the methods share: standardization, blocked
- * Cholesky, power iteration, the fit entry point that hands the work to a
- * method (ridge.c, lms.c), and the spectrum of a Gram matrix.
+ * Cholesky, power iteration.
  */
-#include <float.h>
 #include <math.h>
 #include <string.h>
 
 #include <cblas.h>
 #include <lapacke.h>
 
-#include "eigen.h"
 #include "kernels.h"
 #include "solve.h"
 
@@ -220,137 +217,27 @@ km_largest_eigenvalue(const double *K, size_t n, size_t ld, double shift,
 	return lambda;
 }
 
-size_t
-km_fit_workspace_doubles(km_method method, size_t n)
+void
+km_symv_lower(const double *K, size_t n, size_t ld, const double *v,
+			  double *u, km_interrupt_fn interrupt)
 {
-	const km_method_ops *ops = km_method_get(method);
-	size_t		own;
-
-	/* n^2 + a few n must fit in size_t bytes */
-	if (ops == NULL || n == 0 || n > ((size_t) 1 << 28))
-		return 0;
-	own = ops->workspace_doubles(n);
-	if (own == 0)
-		return 0;
-	/* K, norms, then the method's own */
-	return n * n + n + own;
-}
-
-size_t
-km_fit_first_row(size_t j, size_t n, int d)
-{
-	size_t		width = km_gram_panel_width(n, d);
-
-	/* the Gram panels; the Cholesky blocks (KM_CHOL_BLOCK) stay below them */
-	return j / width * width;
-}
-
-km_status
-km_fit(const km_fit_params *p, const double *X, size_t n, int d,
-	   const double *y, double *alpha, double *work, km_fit_result *res,
-	   km_error *err, km_interrupt_fn interrupt)
-{
-	const km_method_ops *ops = km_method_get(p->method);
-	double	   *K = work;
-	double	   *norms = work + n * n;
-	km_status	st;
-
-	memset(res, 0, sizeof(*res));
-	if (ops == NULL)
-		return km_fail(err, KM_ERR_INVALID, "unknown training method",
-					   "Method %d is not a method of this build of kernel_ml.",
-					   (int) p->method);
-	km_row_norms(&p->kernel, X, n, d, norms);
-	st = ops->fit(p, X, n, d, y, alpha, K, norms, norms + n, res, err,
-				  interrupt);
-	if (st != KM_OK)
-		km_method_fill_hint(p->method, err);
-	return st;
-}
-
-size_t
-km_spectrum_workspace_doubles(size_t n)
-{
-	if (n == 0 || n > ((size_t) 1 << 28))
-		return 0;
-	/* K; d, e, tau, norms; the dlatrd panel; dstebz's 5n doubles and 5n ints */
-	return n * n + 4 * n + n * KM_TRD_MAX_NB + 10 * n;
-}
-
-/* Kernel evaluations (times d) between interrupt checks in the symmetry test. */
-#define KM_EVAL_WORK 50000000.0
-
-/*
- * The BLAS-built lower triangle of K against K(x_j, x_i) from the
- * definition: out->max_asymmetry and out->max_abs.
- */
-static void
-check_symmetry(const km_kernel *k, const double *X, size_t n, int d,
-			   const double *K, km_spectrum *out, km_interrupt_fn interrupt)
-{
-	double		pending = 0.0;
-
-	for (size_t j = 0; j < n; j++)
+	memset(u, 0, n * sizeof(double));
+	for (size_t j = 0; j < n; j += KM_SYMV_PANEL)
 	{
-		for (size_t i = j; i < n; i++)
-		{
-			double		kij = K[i + j * n];
-			double		kji = km_kernel_eval(k, X + j * (size_t) d, X + i * (size_t) d, d);
+		size_t		jb = n - j < KM_SYMV_PANEL ? n - j : KM_SYMV_PANEL;
+		size_t		rest = n - j - jb;
+		const double *Ajj = K + j + j * ld;
 
-			out->max_asymmetry = fmax(out->max_asymmetry, fabs(kij - kji));
-			out->max_abs = fmax(out->max_abs, fabs(kij));
-		}
-		/* a check per amount of work, not per column: rows may be wide */
-		pending += (double) (n - j) * (double) d;
-		if (pending >= KM_EVAL_WORK)
+		cblas_dsymv(CblasColMajor, CblasLower, (int) jb, 1.0, Ajj, (int) ld,
+					v + j, 1, 1.0, u + j, 1);
+		if (rest > 0)
 		{
-			km_check_interrupts(interrupt);
-			pending = 0.0;
+			/* u[below] += A21 v[panel]; u[panel] += A21^T v[below] */
+			cblas_dgemv(CblasColMajor, CblasNoTrans, (int) rest, (int) jb, 1.0,
+						Ajj + jb, (int) ld, v + j, 1, 1.0, u + j + jb, 1);
+			cblas_dgemv(CblasColMajor, CblasTrans, (int) rest, (int) jb, 1.0,
+						Ajj + jb, (int) ld, v + j + jb, 1, 1.0, u + j, 1);
 		}
+		km_check_interrupts(interrupt);
 	}
-}
-
-km_status
-km_gram_spectrum(const km_kernel *k, const double *X, size_t n, int d,
-				 double *work, km_spectrum *out, km_error *err,
-				 km_interrupt_fn interrupt)
-{
-	double	   *K = work;
-	double	   *diag = K + n * n;
-	double	   *sub = diag + n;
-	double	   *tau = sub + n;
-	double	   *norms = tau + n;
-	double	   *W = norms + n;
-	double	   *ework = W + n * KM_TRD_MAX_NB;
-	int		   *iwork = (int *) (ework + 5 * n);
-	double		top;
-
-	memset(out, 0, sizeof(*out));
-	km_row_norms(k, X, n, d, norms);
-	if (!km_gram_lower(k, X, n, d, norms, K, n, interrupt))
-		return km_gram_overflow(k, K, n, n, err);
-
-	check_symmetry(k, X, n, d, K, out, interrupt);
-
-	/*
-	 * Eigenvalues as dsyevd finds them, without its minutes-long single call:
-	 * tridiagonalise in interruptible pieces, then bisect for the two
-	 * extremes and count by Sturm sequences (O(n) each).
-	 */
-	km_tridiagonalize(K, n, 0, diag, sub, tau, W, interrupt);
-	out->min_eigenvalue = km_tridiag_eigenvalue(diag, sub, n, 0, ework, iwork);
-	out->max_eigenvalue = km_tridiag_eigenvalue(diag, sub, n, n - 1, ework, iwork);
-	km_check_interrupts(interrupt);
-	if (!isfinite(out->min_eigenvalue) || !isfinite(out->max_eigenvalue))
-		return km_fail(err, KM_ERR_NOT_PD, "eigenvalues of the kernel matrix did not converge",
-					   "LAPACK dstebz found no eigenvalue of the tridiagonal form of the %zu x %zu kernel matrix.",
-					   n, n);
-
-	top = fmax(fabs(out->min_eigenvalue), fabs(out->max_eigenvalue));
-	/* numpy's matrix_rank tolerance: largest |eigenvalue| * n * eps */
-	out->tolerance = top * (double) n * DBL_EPSILON;
-	/* eigenvalues above the tolerance: n minus those at or below it */
-	out->rank = n - km_tridiag_count_below(diag, sub, n,
-										   nextafter(out->tolerance, INFINITY));
-	return KM_OK;
 }

@@ -13,6 +13,7 @@
 #include "utils/memutils.h"
 
 #include "classify.h"
+#include "classify_fit.h"
 #include "common/hashfn.h"
 #include "method.h"
 #include "pgutil.h"

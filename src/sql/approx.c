@@ -562,6 +562,7 @@ kernel_basis_info(PG_FUNCTION_ARGS)
  * on m, d and the basis only.
  */
 #include "model.h"
+#include "model_bytea.h"
 #include "solve.h"
 
 PG_FUNCTION_INFO_V1(kernel_train_basis_sfunc);

@@ -25,8 +25,10 @@
 
 #include "approx_classify.h"
 #include "classify.h"
+#include "classify_fit.h"
 #include "json.h"
 #include "model.h"
+#include "model_bytea.h"
 #include "options.h"
 #include "pgutil.h"
 #include "predict.h"
@@ -557,25 +559,6 @@ train_classifier(RowSet *rs)
 		 INSTR_TIME_GET_DOUBLE(t[5]));
 	return result;
 }
-
-void
-km_classifier_info(const km_model *m, KmJson *j)
-{
-	if (m->task != KM_TASK_CLASSIFICATION || m->n_classes < 2)
-		return;
-	km_json_begin_object(j, "classes");
-	for (uint32 c = 0; c < m->n_classes; c++)
-		km_json_int(j, km_classes_label(m->labels, m->labels_bytes, m->n_classes, c),
-					m->class_counts ? (int64) m->class_counts[c] : -1);
-	km_json_end(j);
-	km_json_bool(j, "probability", m->has_probability ||
-				 m->method == KM_METHOD_LOGISTIC);
-	/* approximate classifiers: the loss primal Newton minimized */
-	if (m->approximation != KM_APPROX_EXACT)
-		km_json_str(j, "loss", m->method == KM_METHOD_LOGISTIC ? "logistic" :
-					"squared_hinge (L2-SVM)");
-}
-
 /* ---- scoring ---- */
 
 /*

@@ -19,6 +19,7 @@
 #include "miscadmin.h"
 #include "utils/jsonb.h"
 
+#include "classify.h"
 #include "json.h"
 #include "model.h"
 #include "pgutil.h"

@@ -18,6 +18,7 @@
 #include "kernels.h"
 #include "pgutil.h"
 #include "rowset.h"
+#include "diagnostics.h"
 #include "solve.h"
 
 PG_FUNCTION_INFO_V1(kernel_matrix_sfunc);

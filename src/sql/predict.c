@@ -45,6 +45,7 @@
 #include "utils/memutils.h"
 #include "compat.h"
 
+#include "classify.h"
 #include "json.h"
 #include "model.h"
 #include "options.h"
@@ -644,6 +645,29 @@ describe_selection(KmJson *j, bytea *b)
 	km_json_end(j);
 	km_json_end(j);
 	pfree(storage);
+}
+
+/*
+ * kernel_model_info's classification keys: "classes" {"label": training
+ * rows, ...} in class order, "probability" (the solver is a METHOD field)
+ * and, approximate, "loss".  Nothing for a regression model.
+ */
+static void
+km_classifier_info(const km_model *m, KmJson *j)
+{
+	if (m->task != KM_TASK_CLASSIFICATION || m->n_classes < 2)
+		return;
+	km_json_begin_object(j, "classes");
+	for (uint32 c = 0; c < m->n_classes; c++)
+		km_json_int(j, km_classes_label(m->labels, m->labels_bytes, m->n_classes, c),
+					m->class_counts ? (int64) m->class_counts[c] : -1);
+	km_json_end(j);
+	km_json_bool(j, "probability", m->has_probability ||
+				 m->method == KM_METHOD_LOGISTIC);
+	/* approximate classifiers: the loss primal Newton minimized */
+	if (m->approximation != KM_APPROX_EXACT)
+		km_json_str(j, "loss", m->method == KM_METHOD_LOGISTIC ? "logistic" :
+					"squared_hinge (L2-SVM)");
 }
 
 Datum

@@ -27,6 +27,7 @@
 #include "utils/memutils.h"
 
 #include "model.h"
+#include "model_bytea.h"
 #include "options.h"
 #include "select.h"
 #include "pgprogress.h"
@@ -446,52 +447,6 @@ assemble_model(const RowSet *rs, const TrainJob *job, km_model *m)
 	m->candidates = job->cand;
 }
 
-/* The model encoded into a new bytea of size bytes (in CurrentMemoryContext). */
-static bytea *
-encode_model(const km_model *m, size_t size)
-{
-	bytea	   *result = palloc_extended(VARHDRSZ + size, MCXT_ALLOC_HUGE);
-
-	SET_VARSIZE(result, VARHDRSZ + size);
-	km_model_encode(m, (uint8_t *) VARDATA(result));
-	return result;
-}
-
-/*
- * Every path that could produce a value the reader rejects raises 22003
- * before encoding; a model that still fails to decode is a bug, never a
- * result.
- */
-static void
-check_encoded_model(const bytea *result, size_t size)
-{
-	km_model	check;
-	km_error	err;
-
-	if (km_model_decode((const uint8_t *) VARDATA(result), size, &check,
-						NULL, &err) != KM_OK)
-		elog(ERROR, "kernel_train produced a model its reader rejects: %s",
-			 err.detail);
-}
-
-bytea *
-km_model_to_bytea(const km_model *m)
-{
-	km_model_shape shape = km_model_shape_of(m);
-	size_t		size = km_model_size(&shape);
-	bytea	   *result;
-
-	if (size == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("model is too large"),
-				 errdetail("A model of %u expansion rows of %u features and %u outputs would exceed 1 GB.",
-						   m->n_train, m->n_features, Max(m->n_outputs, 1))));
-	result = encode_model(m, size);
-	check_encoded_model(result, size);
-	return result;
-}
-
 /* Where the time went: SET client_min_messages = debug1. */
 static void
 log_training_time(size_t n, int d, instr_time t_start, instr_time t_alloc,
@@ -551,9 +506,9 @@ train_model_reported(RowSet *rs)
 	assemble_model(rs, &job, &m);
 
 	MemoryContextSwitchTo(old);
-	result = encode_model(&m, job.size);
+	result = km_model_encode_bytea(&m, job.size);
 	MemoryContextDelete(tmp);
-	check_encoded_model(result, job.size);
+	km_model_check_bytea(result, job.size);
 	INSTR_TIME_SET_CURRENT(t_end);
 
 	log_training_time(job.n, job.d, t_start, t_alloc, t_fit, t_end);

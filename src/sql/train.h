@@ -23,13 +23,6 @@ bytea	   *km_train_rowset(RowSet *rs);
 void		km_notice_skipped(int64 skipped, int64 used);
 
 /*
- * A filled km_model as a new bytea, decoded once more to prove its reader
- * accepts it (54000 when it would exceed 1 GB).
- */
-struct km_model;
-bytea	   *km_model_to_bytea(const struct km_model *m);
-
-/*
  * The default gamma of an exact rbf model (gamma not given): kernlab's
  * sigest (select.h km_gamma_sigest) over the standardized rows.  Up to
  * km_sigest_rows(n, d) rows (1000 for d <= 67) every pair counts; beyond,
@@ -54,13 +47,5 @@ bytea	   *km_approx_train_rowset(RowSet *rs);
  * distinct float8 targets as labels.  km_train_rowset calls it.
  */
 bytea	   *km_train_classifier(RowSet *rs);
-
-/*
- * kernel_model_info's classification keys (classify.c), for the caller to
- * add to its object: "classes" {"label": training rows, ...} in class order,
- * and "probability" (the solver is a METHOD field).  Nothing for a regression model.
- */
-struct KmJson;
-void		km_classifier_info(const struct km_model *m, struct KmJson *j);
 
 #endif							/* KM_TRAIN_H */

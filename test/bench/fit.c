@@ -19,6 +19,7 @@
 #include <lapacke.h>
 
 #include "bench.h"
+#include "fit.h"
 #include "kernels.h"
 #include "method.h"
 #include "solve.h"

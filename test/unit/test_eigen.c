@@ -10,6 +10,7 @@
 #include <cblas.h>
 #include <lapacke.h>
 
+#include "diagnostics.h"
 #include "eigen.h"
 #include "select.h"
 #include "unit.h"

@@ -10,6 +10,7 @@
 
 #include <cblas.h>
 
+#include "fit.h"
 #include "solve.h"
 #include "unit.h"
 

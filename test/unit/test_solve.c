@@ -8,6 +8,7 @@
 
 #include <lapacke.h>
 
+#include "fit.h"
 #include "solve.h"
 #include "unit.h"
 

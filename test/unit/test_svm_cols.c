@@ -11,6 +11,7 @@
 
 #include <cblas.h>
 
+#include "classify_fit.h"
 #include "kernels.h"
 #include "method.h"
 #include "svm.h"

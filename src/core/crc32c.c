@@ -1,8 +1,7 @@
 /*
- * crc32c_isal.c - CRC-32C for the stand-alone programs (unit tests,
- * fuzzers, benchmarks), from Intel ISA-L (Debian libisal-dev), so that they
- * link the core and nothing from PostgreSQL; the extension links
- * src/pg/crc32c.c instead (see crc32c.h).
+ * crc32c.c - CRC-32C for the model format, from Intel ISA-L (Debian
+ * libisal-dev): the core links it itself, in the extension and in the
+ * stand-alone programs (unit tests, fuzzers, benchmarks) alike.
  *
  * ISA-L's crc32_iscsi is CRC-32C without the final inversion and takes the
  * running value as it left it: start from 0xFFFFFFFF, feed each piece the

@@ -1,0 +1,393 @@
+/*
+ * classify_fit.c - training a classifier on the exact Gram matrix (core, no
+ * PostgreSQL headers): the Gram matrix (or its column cache), the method's
+ * fit_classes, the training scores, and k-fold selection over a grid.  The
+ * methods themselves are in the registry (methods.c).
+ */
+#include <string.h>
+
+#include <float.h>
+#include <math.h>
+
+#include <cblas.h>
+
+#include "classify.h"
+#include "classify_fit.h"
+#include "method.h"
+#include "progress.h"
+#include "select.h"
+
+/*
+ * The Gram space: the full n x n matrix, or a column cache of
+ * KM_GRAM_COLS_BYTES and its tables (km_fit_classes_gram_on_demand).
+ */
+static size_t
+gram_space_doubles(const km_fit_params *p, size_t n)
+{
+	size_t		slots;
+
+	if (!km_fit_classes_gram_on_demand(p))
+		return n * n;
+	slots = km_gram_cols_slots(n, KM_GRAM_COLS_BYTES);
+	return slots * n + km_gram_cols_table_doubles(n, slots);
+}
+
+size_t
+km_fit_classes_doubles(const km_fit_params *p, size_t n, uint32_t k)
+{
+	const km_method_ops *ops = km_method_get(p->method);
+	uint32_t	q;
+	size_t		own;
+
+	if (ops == NULL || ops->task != KM_TASK_CLASSIFICATION || n == 0 ||
+		n > ((size_t) 1 << 28) || k < 2 || k > KM_MAX_CLASSES)
+		return 0;
+	q = km_multiclass_outputs(ops->multiclass(k), k);
+	own = ops->class_workspace_doubles(n, k, p);
+	if (q == 0 || own == 0 || (size_t) q > (SIZE_MAX / 8 - gram_space_doubles(p, n) - own) / (n + 2))
+		return 0;
+	/* K (or the column cache), norms, F (n x q), one row's probabilities, their work, its q values, the method's own */
+	return gram_space_doubles(p, n) + n + n * q + k + km_classify_proba_work_doubles(k) + q + own;
+}
+
+bool
+km_fit_classes_gram_on_demand(const km_fit_params *p)
+{
+	return p->method == KM_METHOD_SVM && !p->probability &&
+		km_method_solver(km_method_get(p->method), p->solver) == KM_SOLVER_SMO &&
+		km_gram_cols_supported(&p->kernel);
+}
+
+/* Training accuracy (and log-loss with probabilities) from F = K alpha + b. */
+static km_status
+training_scores(const km_method_ops *ops, size_t n, uint32_t k, uint32_t q,
+				const uint32_t *cls, const double *K, km_gram_cols *cols,
+				const double *alpha,
+				const double *intercepts, const double *prob_A,
+				const double *prob_B, double *F, double *prob, double *pwork,
+				km_class_fit_result *res, km_error *err, km_interrupt_fn interrupt)
+{
+	const char *hint = NULL;
+	km_prob_link link = ops->prob_link(res->has_probability, res->multiclass, &hint);
+	size_t		correct = 0;
+	double		log_loss = 0.0;
+
+	/* F := K alpha (n x q); row i's decision values are F[i + j n] + b_j */
+	if (cols == NULL)
+		cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int) n, (int) q,
+					(int) n, 1.0, K, (int) n, alpha, (int) n, 0.0, F, (int) n);
+	else
+	{
+		/* only the columns of nonzero coefficients, which the fit computed */
+		memset(F, 0, n * q * sizeof(double));
+		for (size_t c = 0; c < n; c++)
+		{
+			const double *col = NULL;
+
+			for (uint32_t j = 0; j < q; j++)
+				if (alpha[c + j * n] != 0.0)
+				{
+					if (col == NULL)
+						col = km_gram_cols_get(cols, c);
+					cblas_daxpy((int) n, alpha[c + j * n], col, 1, F + j * n, 1);
+				}
+			/* an evicted column is computed again: a check every 256 rows */
+			if ((c & 255) == 255)
+				km_check_interrupts(interrupt);
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+	{
+		double	   *f = pwork + km_classify_proba_work_doubles(k);
+
+		for (uint32_t j = 0; j < q; j++)
+			f[j] = F[i + j * n] + intercepts[j];
+		correct += km_classify_decide(res->multiclass, k, f) == cls[i];
+		if (link != KM_PROB_NONE)
+		{
+			km_status	st = km_classify_proba(link, res->multiclass, k, f, prob_A,
+											   prob_B, prob, pwork, err);
+
+			if (st != KM_OK)
+				return st;
+			/* clipped as km_class_metrics_add does */
+			log_loss -= log(fmin(fmax(prob[cls[i]], DBL_EPSILON), 1.0 - DBL_EPSILON));
+		}
+	}
+	res->train_accuracy = (double) correct / (double) n;
+	res->train_log_loss = link != KM_PROB_NONE ? log_loss / (double) n : NAN;
+	return KM_OK;
+}
+
+km_status
+km_fit_classes(const km_fit_params *p, const double *X, size_t n, int d,
+			   const uint32_t *cls, uint32_t k, const double *class_w,
+			   const uint32_t *fold, uint32_t n_folds, double *alpha,
+			   double *intercepts, double *prob_A, double *prob_B,
+			   double *work, km_class_fit_result *res, km_error *err,
+			   km_interrupt_fn interrupt)
+{
+	const km_method_ops *ops = km_method_get(p->method);
+	double	   *K = work;
+	double	   *norms;
+	double	   *F;
+	double	   *prob;
+	double	   *pwork;
+	double	   *own;
+	km_fit_params lp;
+	km_gram_cols cols;
+	uint32_t	q;
+	km_status	st;
+
+	memset(res, 0, sizeof(*res));
+	if (ops == NULL || ops->task != KM_TASK_CLASSIFICATION)
+		return km_fail(err, KM_ERR_INVALID, "not a classification method",
+					   "Method %s does not classify.", km_method_name(p->method));
+	res->multiclass = ops->multiclass(k);
+	q = res->n_outputs = km_multiclass_outputs(res->multiclass, k);
+	norms = K + gram_space_doubles(p, n);
+	F = norms + n;
+	prob = F + n * q;
+	pwork = prob + k;
+	own = pwork + km_classify_proba_work_doubles(k) + q;
+	lp = *p;
+	lp.gram_cols = NULL;
+	km_row_norms(&p->kernel, X, n, d, norms);
+	if (km_fit_classes_gram_on_demand(p))
+	{
+		size_t		slots = km_gram_cols_slots(n, KM_GRAM_COLS_BYTES);
+
+		km_gram_cols_init(&cols, &lp.kernel, X, n, d, norms, K, n, slots,
+						  K + slots * n);
+		lp.gram_cols = &cols;
+	}
+	else
+	{
+		km_progress_phase("%s: kernel matrix of %zu rows", ops->name, n);
+		if (!km_gram_lower(&p->kernel, X, n, d, norms, K, n, interrupt))
+			return km_gram_overflow(&p->kernel, K, n, n, err);
+		km_symmetrize(K, n, n, interrupt);
+	}
+	st = ops->fit_classes(&lp, X, n, d, cls, k, class_w, fold, n_folds, alpha,
+						  intercepts, prob_A, prob_B, K, own, res, err,
+						  interrupt);
+	if (st == KM_OK)
+		st = training_scores(ops, n, k, q, cls, K, lp.gram_cols, alpha, intercepts, prob_A,
+							 prob_B, F, prob, pwork, res, err, interrupt);
+	if (st != KM_OK)
+		km_method_fill_hint(p->method, err);
+	return st;
+}
+
+size_t
+km_classify_select_doubles(const km_fit_params *base, size_t n, uint32_t k)
+{
+	const km_method_ops *ops = km_method_get(base->method);
+	km_fit_params p = *base;
+	size_t		own;
+	uint32_t	q;
+
+	if (ops == NULL || ops->task != KM_TASK_CLASSIFICATION || n == 0 ||
+		n > ((size_t) 1 << 27) || k < 2 || k > KM_MAX_CLASSES)
+		return 0;
+	p.probability = false;
+	q = km_multiclass_outputs((km_multiclass) ops->multiclass(k), k);
+	own = ops->class_workspace_doubles(n, k, &p);
+	if (own == 0 || q == 0)
+		return 0;
+	/* full K, norms, training block, cross block, alpha n x q, F, q + k + proba work, own, row maps */
+	return 2 * n * n + n + n * n + 2 * n * (size_t) q + 2 * (size_t) q + k +
+		km_classify_proba_work_doubles(k) + own + 2 * n;
+}
+
+/* The loss of candidate fit on the held-out rows: 1 - accuracy or log-loss. */
+static km_status
+held_out_loss(const km_method_ops *ops, const km_fit_params *p, size_t nte,
+			  size_t ntr, uint32_t k, uint32_t q, int mc,
+			  const double *Kx /* nte x ntr */, const double *alpha,
+			  const double *intercepts, const uint32_t *cls_te, double *F,
+			  double *f, double *prob, double *pwork, double *loss,
+			  km_error *err)
+{
+	const char *hint = NULL;
+	km_prob_link link = ops->prob_link(false, mc, &hint);
+	double		sum = 0.0;
+
+	cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int) nte, (int) q,
+				(int) ntr, 1.0, Kx, (int) nte, alpha, (int) ntr, 0.0, F, (int) nte);
+	for (size_t i = 0; i < nte; i++)
+	{
+		for (uint32_t j = 0; j < q; j++)
+			f[j] = F[i + j * nte] + intercepts[j];
+		if (ops->score_metric == KM_SCORE_LOG_LOSS && link != KM_PROB_NONE)
+		{
+			km_status	st = km_classify_proba(link, (km_multiclass) mc, k, f,
+											   NULL, NULL, prob, pwork, err);
+
+			if (st != KM_OK)
+				return st;
+			sum -= log(fmin(fmax(prob[cls_te[i]], DBL_EPSILON), 1.0 - DBL_EPSILON));
+		}
+		else
+			sum += km_classify_decide((km_multiclass) mc, k, f) != cls_te[i];
+	}
+	*loss = sum / (double) nte;
+	return KM_OK;
+}
+
+/*
+ * The rows of fold v (test) and of the others (training), with their
+ * classes; false when the test side is empty or the training side lacks a
+ * class (the fold cannot be scored).
+ */
+static bool
+split_fold(const uint32_t *fold, const uint32_t *cls, size_t n, uint32_t k,
+		   uint32_t v, uint32_t *tr_rows, uint32_t *cls_tr, size_t *ntr,
+		   uint32_t *te_rows, uint32_t *cls_te, size_t *nte)
+{
+	uint64_t	seen[KM_MAX_CLASSES / 64 + 1] = {0};
+	uint32_t	present = 0;
+
+	*ntr = 0;
+	*nte = 0;
+	for (size_t i = 0; i < n; i++)
+	{
+		if (fold[i] == v)
+		{
+			te_rows[*nte] = (uint32_t) i;
+			cls_te[(*nte)++] = cls[i];
+			continue;
+		}
+		tr_rows[*ntr] = (uint32_t) i;
+		cls_tr[(*ntr)++] = cls[i];
+		if (!(seen[cls[i] / 64] & (1ull << (cls[i] % 64))))
+		{
+			seen[cls[i] / 64] |= 1ull << (cls[i] % 64);
+			present++;
+		}
+	}
+	return *nte > 0 && present == k;
+}
+
+/* Ktr (ntr x ntr) and Kx (nte x ntr): blocks of the full Gram matrix K (n x n). */
+static void
+gather_fold_blocks(const double *K, size_t n, const uint32_t *tr_rows,
+				   size_t ntr, const uint32_t *te_rows, size_t nte,
+				   double *Ktr, double *Kx)
+{
+	for (size_t b = 0; b < ntr; b++)
+	{
+		const double *col = K + (size_t) tr_rows[b] * n;
+
+		for (size_t a = 0; a < ntr; a++)
+			Ktr[a + b * ntr] = col[tr_rows[a]];
+		for (size_t a = 0; a < nte; a++)
+			Kx[a + b * nte] = col[te_rows[a]];
+	}
+}
+
+km_status
+km_classify_select(const km_fit_params *base, const double *gammas,
+				   int n_gammas, const double *lambdas, int n_lambdas,
+				   const double *X, size_t n, int d, const uint32_t *cls,
+				   uint32_t k, const double *class_w, const uint32_t *fold,
+				   uint32_t folds, km_candidate *cand, int *best,
+				   double *work, km_error *err, km_interrupt_fn interrupt)
+{
+	const km_method_ops *ops = km_method_get(base->method);
+	int			mc = ops->multiclass(k);
+	uint32_t	q = km_multiclass_outputs((km_multiclass) mc, k);
+	double	   *K = work;
+	double	   *norms = K + n * n;
+	double	   *Ktr = norms + n;
+	double	   *Kx = Ktr + n * n;
+	double	   *alpha = Kx + n * n;
+	double	   *F = alpha + n * (size_t) q;
+	double	   *intercepts = F + n * (size_t) q;
+	double	   *f = intercepts + q;
+	double	   *prob = f + q;
+	double	   *pwork = prob + k;
+	double	   *own = pwork + km_classify_proba_work_doubles(k);
+	km_fit_params p = *base;
+	uint32_t   *tr_rows;
+	uint32_t   *te_rows;
+	uint32_t   *cls_tr;
+	uint32_t   *cls_te;
+
+	p.probability = false;
+	tr_rows = (uint32_t *) (own + ops->class_workspace_doubles(n, k, &p));
+	te_rows = tr_rows + n;
+	cls_tr = te_rows + n;
+	cls_te = cls_tr + n;
+	*best = -1;
+	for (int g = 0; g < n_gammas; g++)
+	{
+		p.kernel.gamma = gammas[g];
+		km_row_norms(&p.kernel, X, n, d, norms);
+		km_progress_stage("gamma %d of %d (%g)", g + 1, n_gammas, gammas[g]);
+		km_progress_phase("%s: kernel matrix of %zu rows", ops->name, n);
+		if (!km_gram_lower(&p.kernel, X, n, d, norms, K, n, interrupt))
+			return km_gram_overflow(&p.kernel, K, n, n, err);
+		km_symmetrize(K, n, n, interrupt);
+		for (int l = 0; l < n_lambdas; l++)
+		{
+			km_candidate *c = &cand[g * n_lambdas + l];
+			double		sum = 0.0;
+			double		sumsq = 0.0;
+			bool		ok = true;
+
+			p.lambda = lambdas[l];
+			c->gamma = gammas[g];
+			c->lambda = lambdas[l];
+			for (uint32_t v = 0; v < folds && ok; v++)
+			{
+				size_t		ntr;
+				size_t		nte;
+				km_class_fit_result res;
+				km_error	ferr;
+				double		loss;
+
+				if (!split_fold(fold, cls, n, k, v, tr_rows, cls_tr, &ntr,
+								te_rows, cls_te, &nte))
+				{
+					ok = false;
+					break;
+				}
+				gather_fold_blocks(K, n, tr_rows, ntr, te_rows, nte, Ktr, Kx);
+				km_check_interrupts(interrupt);
+				km_progress_stage("candidate %d of %d (gamma %g, lambda %g), fold %u of %u",
+								  g * n_lambdas + l + 1, n_gammas * n_lambdas,
+								  gammas[g], lambdas[l], v + 1, folds);
+				memset(&res, 0, sizeof(res));
+				res.multiclass = mc;
+				if (ops->fit_classes(&p, NULL, ntr, d, cls_tr, k, class_w, NULL, 0,
+									 alpha, intercepts, NULL, NULL, Ktr, own,
+									 &res, &ferr, interrupt) != KM_OK ||
+					held_out_loss(ops, &p, nte, ntr, k, q, mc, Kx, alpha,
+								  intercepts, cls_te, F, f, prob, pwork, &loss,
+								  err) != KM_OK || !isfinite(loss))
+				{
+					ok = false;
+					break;
+				}
+				sum += loss;
+				sumsq += loss * loss;
+			}
+			if (!ok)
+			{
+				c->score = NAN;
+				c->score_std = 0.0;
+				continue;
+			}
+			c->score = sum / folds;
+			c->score_std = sqrt(fmax(sumsq / folds - c->score * c->score, 0.0));
+		}
+	}
+	km_progress_stage(NULL);
+	*best = km_best_candidate(cand, n_gammas * n_lambdas);
+	if (*best < 0)
+		return km_fail(err, KM_ERR_INACCURATE, "no candidate could be scored",
+					   "Every one of the %d candidates failed to fit on some fold, or a fold missed a class.",
+					   n_gammas * n_lambdas);
+	return KM_OK;
+}

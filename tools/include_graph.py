@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""include_graph.py [--verbose] [ROOT]: import circles and back-up imports in src/.
+
+A node is a module: src/<dir>/<stem> (foo.c and foo.h together).  Module A
+imports module B when a file of A #includes "b.h" (resolved as the Makefile's
+-I order does: src/core, src/pg, src/sql, src/catalog) or when a .c file of A
+names a function that a .c file of B defines without "static" (a call, or a
+function pointer in a table).  The second catches a core file that calls a
+function declared in a core header but defined in the glue (a link-time hook).
+
+Prints the strongly connected components with more than one module (import
+circles) and the imports that run back up a layer: src/core < src/pg <
+src/sql < src/catalog, and inside src/core the order of DESIGN-0.3.md:
+base/linalg < kernels < repr < methods < tasks < learn < model.  A core
+module missing from CORE_LAYER below is reported, so that a new file gets a
+layer on purpose.  Ends with "N circles (M modules), K back-up imports".
+"""
+import os
+import re
+import sys
+
+DIRS = ["core", "pg", "sql", "catalog"]          # -I order, and layer order
+CORE_ORDER = ["base", "kernels", "repr", "methods", "tasks", "learn", "model"]
+CORE_LAYER = {
+    # base and linear algebra
+    "core": "base", "crc32c": "base", "metrics": "base", "progress": "base",
+    "solve": "base", "eigen": "base", "accum": "base",
+    # kernels
+    "kernels": "kernels", "kernel_maps": "kernels",
+    # representations: Gram diagnostics, Nystrom / RFF, the basis pass
+    "diagnostics": "repr", "approx": "repr", "basis": "repr",
+    # methods, their options and the registry
+    "method": "methods", "methods": "methods", "options_core": "methods",
+    "ridge": "methods", "lms": "methods", "svm": "methods",
+    "svm_method": "methods", "logistic": "methods",
+    "logistic_method": "methods", "sgd": "methods", "primal": "methods",
+    # tasks
+    "classify": "tasks",
+    # learning: fit, selection, classifier training
+    "fit": "learn", "select": "learn", "classify_fit": "learn",
+    # the model format and scoring
+    "model": "model", "score": "model",
+}
+
+INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
+# PostgreSQL style: the return type on its own line, the name at column 0
+DEFN = re.compile(r'^([A-Za-z_]\w*)\s*\([^;]*$', re.M)
+IDENT = re.compile(r'[A-Za-z_]\w*')
+COMMENT = re.compile(r'/\*.*?\*/|//[^\n]*', re.S)
+STRING = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'')
+KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "PG_FUNCTION_INFO_V1",
+            "PG_MODULE_MAGIC"}
+
+
+def layer(mod):
+    d, stem = mod.split("/")[1:]
+    if d != "core":
+        return (DIRS.index(d), 0)
+    if stem not in CORE_LAYER:
+        sys.exit(f"include_graph.py: src/core/{stem} has no layer in CORE_LAYER")
+    return (0, CORE_ORDER.index(CORE_LAYER[stem]))
+
+
+def layer_name(mod):
+    d, stem = mod.split("/")[1:]
+    return f"core/{CORE_LAYER[stem]}" if d == "core" else d
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    verbose = "--verbose" in sys.argv
+    root = args[0] if args else os.path.join(os.path.dirname(__file__), "..")
+    files = {}                                    # "src/core/x.c" -> text
+    for d in DIRS:
+        p = os.path.join(root, "src", d)
+        for f in sorted(os.listdir(p)):
+            if f.endswith((".c", ".h")):
+                with open(os.path.join(p, f), encoding="utf-8") as fh:
+                    files[f"src/{d}/{f}"] = fh.read()
+    mod_of = lambda path: path.rsplit(".", 1)[0]
+    header = {}                                   # "x.h" -> module, first -I wins
+    for d in DIRS:
+        for path in files:
+            if path.startswith(f"src/{d}/") and path.endswith(".h"):
+                header.setdefault(os.path.basename(path), mod_of(path))
+
+    defined = {}                                  # function -> module
+    prev_static = re.compile(r'(^|\n)static\b[^\n]*\n([A-Za-z_]\w*)\s*\(')
+    for path, text in files.items():
+        if not path.endswith(".c"):
+            continue
+        body = COMMENT.sub(" ", text)
+        statics = {m.group(2) for m in prev_static.finditer(body)}
+        for m in DEFN.finditer(body):
+            name = m.group(1)
+            if name not in statics and name not in KEYWORDS:
+                defined.setdefault(name, mod_of(path))
+
+    edges = {}                                    # (a, b) -> reasons
+    for path, text in files.items():
+        a = mod_of(path)
+        for inc in INCLUDE.findall(text):
+            b = header.get(inc)
+            if b and b != a:
+                edges.setdefault((a, b), set()).add(f"{os.path.basename(path)} includes {inc}")
+        if path.endswith(".c"):
+            body = STRING.sub(" ", COMMENT.sub(" ", text))
+            for name in set(IDENT.findall(body)):
+                b = defined.get(name)
+                if b and b != a and not any(r.startswith("calls") for r in edges.get((a, b), ())):
+                    edges.setdefault((a, b), set()).add(f"calls {name}")
+
+    mods = sorted({mod_of(p) for p in files})
+    succ = {m: sorted(b for (a, b) in edges if a == m) for m in mods}
+
+    # Tarjan's strongly connected components
+    index, low, stack, on, sccs = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in succ[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            sccs.append(sorted(comp))
+
+    sys.setrecursionlimit(10000)
+    for m in mods:
+        if m not in index:
+            visit(m)
+    circles = [c for c in sccs if len(c) > 1]
+
+    print(f"{len(mods)} modules, {len(edges)} imports")
+    for c in circles:
+        print(f"circle ({len(c)} modules): " + " ".join(c))
+        if verbose:
+            for (a, b), why in sorted(edges.items()):
+                if a in c and b in c:
+                    print(f"    {a} -> {b}: {'; '.join(sorted(why))}")
+    backup = sorted((a, b) for (a, b) in edges if layer(a) < layer(b))
+    for a, b in backup:
+        print(f"back-up import: {a} ({layer_name(a)}) -> {b} ({layer_name(b)}): "
+              + "; ".join(sorted(edges[(a, b)])))
+    print(f"{len(circles)} circles ({sum(len(c) for c in circles)} modules), "
+          f"{len(backup)} back-up imports")
+
+
+if __name__ == "__main__":
+    main()
