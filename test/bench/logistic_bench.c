@@ -162,7 +162,7 @@ main(int argc, char **argv)
 		{
 			size_t		rb = rows - r < 4096 ? rows - r : 4096;
 
-			km_primal_add(state, m, KM_PRIMAL_LOGISTIC, Z, rb, cls + r, NULL, coef, 0.0, scratch);
+			km_primal_add(state, m, KM_PRIMAL_LOGISTIC, Z, rb, cls + r, NULL, coef, 0.0, scratch, NULL);
 		}
 		printf("primal statistics pass, %zu rows x m = %u (blocks of 4096): %.2f s\n",
 			   rows, m, now() - t0);
