@@ -45,6 +45,7 @@ if [ "$(id -u)" -eq 0 ]; then
 fi
 (cd "$work" && "${runas[@]}" env PATH="$bindir:$PATH" TESTDIR="$work" \
 	${GLIBC_TUNABLES:+GLIBC_TUNABLES="$GLIBC_TUNABLES"} \
+	${KM_TAP_TIME_SCALE:+KM_TAP_TIME_SCALE="$KM_TAP_TIME_SCALE"} \
 	PG_REGRESS="$pgxs/src/test/regress/pg_regress" \
 	prove -j "${KM_TAP_JOBS:-2}" -I "$pgxs/src/test/perl" "${tests[@]}")
 rc=$?
