@@ -73,6 +73,18 @@ set_level(int level, const char *fmt, va_list ap)
 		levels[i][0] = '\0';
 }
 
+/* Set a stage or a phase, and report it if a line is due. */
+static void set_and_report(int level, const char *fmt, va_list ap)
+			__attribute__((format(printf, 2, 0)));
+
+static void
+set_and_report(int level, const char *fmt, va_list ap)
+{
+	set_level(level, fmt, ap);
+	if (fmt != NULL && hook_due())
+		report();
+}
+
 void
 km_progress_stage(const char *fmt,...)
 {
@@ -81,10 +93,8 @@ km_progress_stage(const char *fmt,...)
 	if (hook_due == NULL)
 		return;
 	va_start(ap, fmt);
-	set_level(0, fmt, ap);
+	set_and_report(0, fmt, ap);
 	va_end(ap);
-	if (fmt != NULL && hook_due())
-		report();
 }
 
 void
@@ -95,10 +105,8 @@ km_progress_phase(const char *fmt,...)
 	if (hook_due == NULL)
 		return;
 	va_start(ap, fmt);
-	set_level(1, fmt, ap);
+	set_and_report(1, fmt, ap);
 	va_end(ap);
-	if (fmt != NULL && hook_due())
-		report();
 }
 
 void
