@@ -86,7 +86,7 @@ if [ "$mode" != --regress-only ]; then
 	echo "=== TAP tests on the assert-enabled server"
 	PATH="$bindir:$PATH" KM_TAP_LOGS="$work/tap-logs" bash test/tap.sh "${tap_files[@]}" > "$work/tap.out" 2>&1
 	tap_rc=$?
-	grep -E '^(t/|Files=|Result:|not ok|# +Failed)' "$work/tap.out" | tail -40
+	grep -E '^((\[[0-9:]+\] )?t/|Files=|Result:|not ok|# +Failed)' "$work/tap.out" | tail -40
 	total=$(sed -n 's/^Files=[0-9]*, Tests=\([0-9]\+\),.*/\1/p' "$work/tap.out" | tail -1)
 	failed=$(sed -n 's/.*Failed \([0-9]\+\)\/[0-9]\+ subtests.*/\1/p' "$work/tap.out" | awk '{s += $1} END {print s + 0}')
 	if [ -z "$total" ] || [ "$total" -eq 0 ]; then

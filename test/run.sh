@@ -134,7 +134,7 @@ stage_time "server suites under ASan/UBSan"
 echo "=== pg_regress and TAP on an assert-enabled PostgreSQL (test/debug_server.sh)"
 KM_EXTRA_CFLAGS="$extra" bash test/debug_server.sh > "$log/debug.out" 2>&1
 debug_rc=$?
-grep -v -E '^(ok|t/.* ok)' "$log/debug.out" | tail -40
+grep -v -E '^(ok|(\[[0-9:]+\] )?t/.* ok)' "$log/debug.out" | tail -40
 stage_time "assert-enabled server"
 
 # Tally single tests.  A suite that produced no count at all counts as one
