@@ -6,8 +6,10 @@
 #   bash test/debug_server.sh [--regress-only | --tap-only [test/t/NNN_x.pl ...]]
 #
 # kernel_ml is built for that server in a folder of its own (a copy of the
-# tree: PGXS objects of the two servers never share one), at -O2 like the
-# stock build, and installed into the cached server.  Every postmaster of
+# tree kept between runs in test/build/server-debug, test/build_copy.sh: PGXS
+# objects of the two servers never share one, and a second run rebuilds only
+# what changed), at -O2 like the stock build, and installed into the cached
+# server.  Every postmaster of
 # the stage runs with glibc's mmap threshold at 4 KB, so a freed block is
 # unmapped and a read of it faults even where the compiler dropped the
 # clobbering.  Fails on a test failure and on any "TRAP:" (a failed
@@ -40,10 +42,9 @@ cleanup() {
 trap cleanup EXIT
 
 echo "=== kernel_ml for the assert-enabled server ($("$pg_config" --version), $(dirname "$bindir"))"
-mkdir "$work/build"
-tar -C "$src" --exclude=./.git --exclude=./test/build --exclude='*.o' --exclude='*.so' \
-	--exclude='*.bc' -cf - . | tar -C "$work/build" -xf -
-(cd "$work/build" && make -s clean >/dev/null 2>&1;
+build=$(bash test/build_copy.sh debug "-O2 ${KM_EXTRA_CFLAGS:-}|$(gcc --version | head -1)|$pg_config") ||
+	{ echo "debug server: copying the tree failed"; exit 1; }
+(cd "$build" &&
 	make -s PG_CONFIG="$pg_config" COPT=-O2 KM_EXTRA_CFLAGS="${KM_EXTRA_CFLAGS:-}" &&
 	make -s PG_CONFIG="$pg_config" install >/dev/null) || { echo "debug server: extension build failed"; exit 1; }
 chown -R postgres: "$work"
@@ -64,11 +65,11 @@ if [ "$mode" != --tap-only ]; then
 	CONF
 	runuser -u postgres -- env GLIBC_TUNABLES="$GLIBC_TUNABLES" \
 		"$bindir/pg_ctl" -D "$data" -l "$work/regress-server.log" -w start >/dev/null || exit 1
-	(cd "$work/build" && PGHOST=$work PGPORT=$port PGUSER=postgres \
+	(cd "$build" && PGHOST=$work PGPORT=$port PGUSER=postgres \
 		make -s PG_CONFIG="$pg_config" installcheck) > "$work/regress.out" 2>&1
 	regress_rc=$?
 	grep -E '^(test |ok |not ok |.*tests (passed|failed))|^#' "$work/regress.out" | grep -v ' ok ' | tail -20
-	[ "$regress_rc" -eq 0 ] || head -200 "$work/build/regression.diffs" 2>/dev/null
+	[ "$regress_rc" -eq 0 ] || head -200 "$build/regression.diffs" 2>/dev/null
 	runuser -u postgres -- "$bindir/pg_ctl" -D "$data" -m fast stop >/dev/null
 	data=""
 	r=$(sed -n 's/.*All \([0-9]\+\) tests passed.*/\1 0/p; s/.* \([0-9]\+\) of \([0-9]\+\) tests failed.*/\2 \1/p' \
@@ -85,7 +86,7 @@ if [ "$mode" != --regress-only ]; then
 	echo "=== TAP tests on the assert-enabled server"
 	PATH="$bindir:$PATH" KM_TAP_LOGS="$work/tap-logs" bash test/tap.sh "${tap_files[@]}" > "$work/tap.out" 2>&1
 	tap_rc=$?
-	grep -E '^(t/|Files=|Result:|not ok|# +Failed)' "$work/tap.out" | tail -40
+	grep -E '^((\[[0-9:]+\] )?t/|Files=|Result:|not ok|# +Failed)' "$work/tap.out" | tail -40
 	total=$(sed -n 's/^Files=[0-9]*, Tests=\([0-9]\+\),.*/\1/p' "$work/tap.out" | tail -1)
 	failed=$(sed -n 's/.*Failed \([0-9]\+\)\/[0-9]\+ subtests.*/\1/p' "$work/tap.out" | awk '{s += $1} END {print s + 0}')
 	if [ -z "$total" ] || [ "$total" -eq 0 ]; then

@@ -32,7 +32,16 @@ extra=""
 if [ "${CI:-}" = "true" ]; then
 	extra="-Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare -Werror"
 fi
-make -s clean >/dev/null
+# Built from clean only when the configuration changed (flags, compilers,
+# server) or something else built in this tree since the last run (a plain
+# "make" without the CI flags): otherwise make rebuilds what changed, and
+# the unit-test, ASan and fuzzing objects of test/build/ are kept too.
+config="$extra|$(gcc --version | head -1)|$(clang --version 2>/dev/null | head -1)|$(pg_config --version)"
+stamp=test/build/.suite-config
+if [ "$(cat "$stamp" 2>/dev/null)" != "$config" ] ||
+	[ -n "$(find . \( -path ./.git -o -path './test/build/server-*' \) -prune -o \( -name '*.o' -o -name '*.so' \) -newer "$stamp" -print 2>/dev/null | head -1)" ]; then
+	make -s clean >/dev/null
+fi
 make -s -j2 KM_EXTRA_CFLAGS="$extra" || exit 1
 make -s install >/dev/null || exit 1
 
@@ -55,13 +64,22 @@ make -s -j2 unittest-asan KM_EXTRA_CFLAGS="$extra" 2>&1 | tee "$log/asan.out"
 asan_rc=${PIPESTATUS[0]}
 stage_time "core unit tests (plain, ASan)"
 
-# Two libFuzzer targets, each for KM_FUZZ_SECONDS, side by side (one core
-# each): built first, so the two makes find nothing left to build.
-echo "=== fuzzing the model decoder and the options validator (libFuzzer, ${KM_FUZZ_SECONDS:-30} s, side by side)"
+# Two libFuzzer targets side by side (one core each), built first, so the
+# two makes find nothing left to build.  Each replays its corpus (kept
+# between runs in test/fuzz/corpus*: what earlier runs found) and then runs
+# a fixed number of inputs, KM_FUZZ_MODEL_RUNS and KM_FUZZ_OPTIONS_RUNS
+# (about 8 s of one core each on a quiet machine; the corpus replay is
+# counted), so a loaded machine takes longer instead of fuzzing less;
+# KM_FUZZ_SECONDS bounds each in time all the same.
+fuzz_model_runs=${KM_FUZZ_MODEL_RUNS:-300000}
+fuzz_options_runs=${KM_FUZZ_OPTIONS_RUNS:-150000}
+echo "=== fuzzing the model decoder and the options validator (libFuzzer, $fuzz_model_runs and $fuzz_options_runs runs, side by side)"
 make -s test/fuzz/make_seed test/fuzz/fuzz_model test/fuzz/fuzz_options > "$log/fuzz_build.out" 2>&1
-make -s fuzz-model FUZZ_SECONDS="${KM_FUZZ_SECONDS:-30}" > "$log/fuzz.out" 2>&1 &
+# every object of this configuration is built: later runs start from here
+mkdir -p test/build && echo "$config" > "$stamp"
+make -s fuzz-model FUZZ_RUNS="$fuzz_model_runs" FUZZ_SECONDS="${KM_FUZZ_SECONDS:-300}" > "$log/fuzz.out" 2>&1 &
 fuzz_pid=$!
-make -s fuzz-options FUZZ_SECONDS="${KM_FUZZ_SECONDS:-30}" > "$log/fuzz_options.out" 2>&1
+make -s fuzz-options FUZZ_RUNS="$fuzz_options_runs" FUZZ_SECONDS="${KM_FUZZ_SECONDS:-300}" > "$log/fuzz_options.out" 2>&1
 fuzz_options_rc=$?
 wait "$fuzz_pid"
 fuzz_rc=$?
@@ -116,7 +134,7 @@ stage_time "server suites under ASan/UBSan"
 echo "=== pg_regress and TAP on an assert-enabled PostgreSQL (test/debug_server.sh)"
 KM_EXTRA_CFLAGS="$extra" bash test/debug_server.sh > "$log/debug.out" 2>&1
 debug_rc=$?
-grep -v -E '^(ok|t/.* ok)' "$log/debug.out" | tail -40
+grep -v -E '^(ok|(\[[0-9:]+\] )?t/.* ok)' "$log/debug.out" | tail -40
 stage_time "assert-enabled server"
 
 # Tally single tests.  A suite that produced no count at all counts as one

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run the TAP tests (all of test/t/*.pl, or the files given; KM_TAP_JOBS at
-# a time, 2 by default), each of which
+# a time, 2 by default; prove --timer prints each file's seconds), each of which
 # builds its own clusters with PostgreSQL's PostgreSQL::Test::Cluster,
 # against the installed kernel_ml:
 #   bash test/tap.sh [test/t/005_security.pl ...]
@@ -47,7 +47,7 @@ fi
 	${GLIBC_TUNABLES:+GLIBC_TUNABLES="$GLIBC_TUNABLES"} \
 	${KM_TAP_TIME_SCALE:+KM_TAP_TIME_SCALE="$KM_TAP_TIME_SCALE"} \
 	PG_REGRESS="$pgxs/src/test/regress/pg_regress" \
-	prove -j "${KM_TAP_JOBS:-2}" -I "$pgxs/src/test/perl" "${tests[@]}")
+	prove --timer -j "${KM_TAP_JOBS:-2}" -I "$pgxs/src/test/perl" "${tests[@]}")
 rc=$?
 
 # A failed assertion or a crashed backend in any server log fails the run,

@@ -19,6 +19,8 @@ mkdir -m 777 "$work/reports"
 
 # The sanitized build is made in a copy of the tree, so the normal build's
 # objects stay as they are and putting it back is an install, not a rebuild.
+# The copy is kept between runs (test/build_copy.sh): a second run rebuilds
+# only what changed.
 reinstall_normal() {
 	echo "=== re-installing the normal build"
 	if [ -e kernel_ml.so ]; then
@@ -30,10 +32,8 @@ reinstall_normal() {
 trap reinstall_normal EXIT
 
 echo "=== building and installing kernel_ml with ASan and UBSan"
-mkdir "$work/build"
-tar --exclude=./.git --exclude=./test/build --exclude='*.o' --exclude='*.so' --exclude='*.bc' \
-	-cf - . | tar -C "$work/build" -xf -
-(cd "$work/build" &&
+build=$(bash test/build_copy.sh asan "$san_flags|$(gcc --version | head -1)|$(command -v pg_config)") || exit 1
+(cd "$build" &&
 	make -s KM_EXTRA_CFLAGS="$san_flags" KM_ASAN_OBJS=test/fuzz/asan_options.o &&
 	make -s install >/dev/null) || exit 1
 
