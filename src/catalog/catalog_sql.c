@@ -230,14 +230,21 @@ kernel_model_drop(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("name must not be null")));
 	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+
+	/*
+	 * The catalog first: under 0.2.0's SQL, still in place before ALTER
+	 * EXTENSION UPDATE, kernel_model_drop(name) is this two-argument form
+	 * with a default NULL version (drop every version), which the error
+	 * below would refuse with a hint to do just that.
+	 */
+	catalog_open(fcinfo, &cat);
+	catalog_require_current(&cat, "kernel_model_drop");
 	if (!all && PG_ARGISNULL(1))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("version must not be null"),
 				 errdetail("kernel_model_drop(name, version) drops one version; the version given for model \"%s\" is null.", name),
 				 errhint("To drop every version of the model, call kernel_model_drop(name) with the name alone.")));
-	catalog_open(fcinfo, &cat);
-	catalog_require_current(&cat, "kernel_model_drop");
 	catalog_begin_change(&cat, name, &nr);
 
 	args[0] = CStringGetTextDatum(name);
