@@ -36,6 +36,15 @@ done
 
 work=$(mktemp -d /tmp/kernel_ml_tap.XXXXXX)
 cp -r test "$work/test"
+# The real-build upgrade test (015) builds a released version from git
+# history: it gets a bare copy of this clone's history in the work folder,
+# which the test's user can read wherever the clone lives (a shallow or
+# missing history makes it skip, saying why).
+source_env=()
+if git rev-parse --git-dir >/dev/null 2>&1 &&
+	git clone -q --bare --no-local . "$work/kernel_ml.git" 2>/dev/null; then
+	source_env=(KM_SOURCE_DIR="$work/kernel_ml.git")
+fi
 tests=()
 for t in "$@"; do tests+=("test/t/$(basename "$t")"); done
 runas=()
@@ -44,6 +53,7 @@ if [ "$(id -u)" -eq 0 ]; then
 	runas=(runuser -u postgres --)
 fi
 (cd "$work" && "${runas[@]}" env PATH="$bindir:$PATH" TESTDIR="$work" \
+	"${source_env[@]}" \
 	${GLIBC_TUNABLES:+GLIBC_TUNABLES="$GLIBC_TUNABLES"} \
 	${KM_TAP_TIME_SCALE:+KM_TAP_TIME_SCALE="$KM_TAP_TIME_SCALE"} \
 	PG_REGRESS="$pgxs/src/test/regress/pg_regress" \
