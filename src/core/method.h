@@ -18,17 +18,25 @@
 
 #include "kernels.h"
 
-/* Stored in models as one byte: never renumber. */
+/* Stored in models as one byte: never renumber (methods.def). */
 typedef enum km_method
 {
-	KM_METHOD_RIDGE = 1,
-	KM_METHOD_LMS = 2,
-	KM_METHOD_SVM = 3,
-	KM_METHOD_LOGISTIC = 4
+#define KM_METHOD(id, NAME, ops) KM_METHOD_##NAME = id,
+#include "methods.def"
+#undef KM_METHOD
 } km_method;
 
-#define KM_METHOD_FIRST KM_METHOD_RIDGE
-#define KM_METHOD_LAST KM_METHOD_LOGISTIC
+/* The ids run 1 .. KM_METHOD_LAST in the order of methods.def (methods.c checks). */
+enum
+{
+	KM_METHOD_COUNT_ = 0
+#define KM_METHOD(id, NAME, ops) + 1
+#include "methods.def"
+#undef KM_METHOD
+};
+
+#define KM_METHOD_FIRST 1
+#define KM_METHOD_LAST KM_METHOD_COUNT_
 
 /*
  * The "solver" option.  Stored in classification models (model.h
@@ -374,10 +382,9 @@ extern const km_field km_classifier_fields[KM_CLASSIFIER_N_FIELDS];
 	.n_fields = KM_CLASSIFIER_N_FIELDS, \
 	.store_classes = km_classifier_store
 
-/* The registered methods. */
-extern const km_method_ops km_ridge_ops;
-extern const km_method_ops km_lms_ops;
-extern const km_method_ops km_svm_ops;
-extern const km_method_ops km_logistic_ops;
+/* The registered methods (methods.def). */
+#define KM_METHOD(id, NAME, ops) extern const km_method_ops ops;
+#include "methods.def"
+#undef KM_METHOD
 
 #endif							/* KM_METHOD_H */
