@@ -82,6 +82,31 @@ typedef enum km_task
 
 const char *km_task_name(km_task task);
 
+/*
+ * Room for what a method owns, inside structs that are copied as bytes
+ * (km_options in aggregate states, km_model in caches): its parsed
+ * options (km_fit_params.method_params), its fit results
+ * (km_fit_result.method_result) and its model fields (km_model.method_data,
+ * model.h).  Fixed-size and aligned for any scalar; a method checks its
+ * structs fit with KM_STATIC_ASSERT (test_method.c checks params_size).
+ */
+#define KM_METHOD_BLOB_SIZE 64
+
+typedef union km_method_blob
+{
+	double		align_double;
+	int64_t		align_int64;
+	unsigned char bytes[KM_METHOD_BLOB_SIZE];
+} km_method_blob;
+
+/* A compile-time check at file scope (C99: no _Static_assert). */
+#define KM_STATIC_ASSERT(cond, name) \
+	typedef char km_static_assert_##name[(cond) ? 1 : -1]
+
+/* The method's own struct in a blob, e.g. KM_METHOD_BLOB(&p->method_params, svr_params). */
+#define KM_METHOD_BLOB(blob, type) ((type *) (void *) (blob)->bytes)
+#define KM_METHOD_BLOB_CONST(blob, type) ((const type *) (const void *) (blob)->bytes)
+
 typedef struct km_fit_params
 {
 	km_kernel	kernel;
@@ -97,6 +122,12 @@ typedef struct km_fit_params
 	int64_t		seed;			/* sgd order, Platt folds */
 	/* set by km_fit_classes: K's column cache (svm, SMO), else NULL: K full */
 	km_gram_cols *gram_cols;
+	/*
+	 * The method's own options (km_method_ops.own_options), params_size
+	 * bytes of its params struct: each row's default, then the value
+	 * given (km_options_finish).  Zero when not parsed from options.
+	 */
+	km_method_blob method_params;
 } km_fit_params;
 
 /*
@@ -151,6 +182,7 @@ typedef struct km_fit_result
 
 struct km_model;
 struct km_candidate;
+struct km_method_option;
 
 /*
  * One stored field of a model: the common header (model.c) and each
@@ -221,8 +253,23 @@ typedef struct km_method_ops
 	km_task		task;
 	const char *summary;		/* "solves in closed form": why other options do not apply */
 
-	/* options of their own it takes (KM_OPTION_BIT); shared options apply to all */
+	/*
+	 * Options of the shared table (options_core.h) that it takes as its own
+	 * (KM_OPTION_BIT); a shared option no method lists applies to all.
+	 */
 	unsigned	options;
+
+	/*
+	 * Options only it has (a new method's keys, e.g. svr's "epsilon"): rows
+	 * of type number, integer or bool with a range, a default and an offset
+	 * into its params struct of params_size bytes (<= KM_METHOD_BLOB_SIZE),
+	 * which km_options_finish fills in km_fit_params.method_params.
+	 * Another method's row given is "applies only to method ..."; the
+	 * "Valid keys" detail lists them after the shared keys.
+	 */
+	const struct km_method_option *own_options;
+	int			n_own_options;
+	size_t		params_size;
 	/* selection routes it supports (KM_ROUTE), and the one used for a grid without cv */
 	unsigned	routes;
 	int			default_route;	/* a km_cv */
