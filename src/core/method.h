@@ -167,6 +167,8 @@ typedef struct km_class_fit_result
 	double		train_log_loss; /* NaN without probabilities */
 	bool		has_probability;
 	uint32_t	n_support;		/* svm: rows with alpha != 0 in any output */
+	/* What only this method returns (its struct; its store_classes reads it). */
+	km_method_blob method_result;
 } km_class_fit_result;
 
 typedef struct km_fit_result
@@ -176,8 +178,17 @@ typedef struct km_fit_result
 	int			iterations;		/* lms */
 	bool		converged;		/* lms; always true for ridge */
 	double		final_change;	/* lms: last relative change of beta */
-	double		train_rmse;		/* ||y - K alpha|| / sqrt(n), computed after the fit */
+	double		train_rmse;		/* ||y - K alpha - intercept|| / sqrt(n), computed after the fit */
 	double		relative_residual;	/* ridge: ||y - (K + shift I) alpha|| / ||y|| */
+	/*
+	 * b of f(x) = b + sum_i alpha_i K(x_i, x) on the centred target (an
+	 * epsilon-SVR's bias); 0 for ridge and lms.  The trainer adds it to the
+	 * model's intercept (the target's mean) and k-fold selection to its
+	 * held-out predictions.
+	 */
+	double		intercept;
+	/* What only this method returns (its struct; its store op reads it). */
+	km_method_blob method_result;
 } km_fit_result;
 
 struct km_model;
