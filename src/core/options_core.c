@@ -46,8 +46,9 @@ const km_option_def km_option_table[KM_N_OPTIONS] = {
 		"an integer from 1 to 100", "3", KM_FN_ALL, KM_PARAM_DEGREE},
 	[KM_OPT_COEF0] = {"coef0", KM_OPTTYPE_NUMBER, -INFINITY, INFINITY, false, false,
 		"a number", "1", KM_FN_ALL, KM_PARAM_COEF0},
+	/* the message lists the registered methods (bad_method) */
 	[KM_OPT_METHOD] = {"method", KM_OPTTYPE_NAME, 0, 0, false, false,
-		"\"ridge\", \"lms\", \"svm\" or \"logistic\"",
+		"a method name",
 		"\"ridge\" (\"svm\" with a text label)", KM_FN_TRAINING, 0},
 	[KM_OPT_LAMBDA] = {"lambda", KM_OPTTYPE_GRID, 0, INFINITY, false, false,
 		"a number >= 0, an array of such numbers, or \"auto\"",
@@ -519,6 +520,33 @@ store_class_weight(km_options *out, const km_value *v, km_option_error *err)
 	return true;
 }
 
+/*
+ * An unknown method: the names in the registry's order, as the table's
+ * "expected" text spells them ("ridge", "lms", "svm" or "logistic").
+ */
+static bool
+bad_method(km_option_error *err, const char *got)
+{
+	char		quoted[KM_METHOD_LAST][40];
+	const char *names[KM_METHOD_LAST];
+	char		list[512];
+	int			n = 0;
+
+	for (int m = KM_METHOD_FIRST; m <= KM_METHOD_LAST; m++)
+	{
+		const km_method_ops *ops = km_method_get((km_method) m);
+
+		if (ops == NULL)
+			continue;
+		snprintf(quoted[n], sizeof(quoted[n]), "\"%s\"", ops->name);
+		names[n] = quoted[n];
+		n++;
+	}
+	join_words(list, sizeof(list), names, n, " or ");
+	return fail(err, NULL, "invalid value for option \"method\"",
+				"Option \"method\" must be %s, got %s.", list, got);
+}
+
 /* Store one validated value; the one place that knows km_options' fields. */
 static bool
 store_option(km_options *out, km_option_id id, const km_value *v,
@@ -527,6 +555,8 @@ store_option(km_options *out, km_option_id id, const km_value *v,
 	const km_option_def *def = &km_option_table[id];
 	double		x = 0.0;
 
+	if (id == KM_OPT_METHOD && v->type != KM_VALUE_STRING)
+		return bad_method(err, v->text);
 	if (!check_type(def, v, &x, err))
 		return false;
 	switch (id)
@@ -538,7 +568,7 @@ store_option(km_options *out, km_option_id id, const km_value *v,
 			return store_grid(out, id, v, err);
 		case KM_OPT_METHOD:
 			if (!km_method_from_name(v->string, &out->fit.method))
-				return bad_value(err, def, v->text);
+				return bad_method(err, v->text);
 			return true;
 		case KM_OPT_CV:
 			return store_cv(out, v, x, err);
