@@ -4,10 +4,13 @@ EXTVERSION = $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(EXTENSION).
 
 MODULE_big = kernel_ml
 # The numerical core (src/core) includes no PostgreSQL header; the glue does.
+# Training methods: every file in src/core/methods/ (each defines the ops
+# of one line of src/core/methods.def).
+KM_METHOD_OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/core/methods/*.c)))
 CORE_OBJS = $(addprefix src/core/,core.o approx.o kernels.o kernel_maps.o eigen.o solve.o select.o \
-	model.o methods.o ridge.o lms.o options_core.o metrics.o accum.o \
-	logistic.o sgd.o primal.o svm.o score.o basis.o classify.o svm_method.o logistic_method.o progress.o \
-	crc32c.o classify_fit.o fit.o diagnostics.o)
+	model.o methods.o options_core.o metrics.o accum.o \
+	logistic.o sgd.o primal.o svm.o score.o basis.o classify.o progress.o \
+	crc32c.o classify_fit.o fit.o diagnostics.o) $(KM_METHOD_OBJS)
 GLUE_OBJS = $(addprefix src/pg/,kernel_ml.o pgutil.o json.o options.o split.o \
 	rowset.o accum_state.o progress.o model_bytea.o) \
 	$(addprefix src/sql/,train.o predict.o matrix.o export.o approx.o classify.o approx_classify.o) \
@@ -42,7 +45,7 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # PGXS tracks no header dependencies here: rebuild on any header change.
-$(OBJS): $(wildcard src/*/*.h)
+$(OBJS): $(wildcard src/*/*.h) src/core/methods.def
 
 sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql $(EXTENSION).control
 	cp $< $@
@@ -80,7 +83,7 @@ KM_FLAVOURS = unit asan fuzz bench
 
 # $(KM_BUILD)/<flavour>/<dir>/<name>.o from <dir>/<name>.c
 define KM_OBJECT_RULE
-$(KM_BUILD)/$(1)/%.o: %.c $(wildcard src/core/*.h) $(wildcard test/*/*.h)
+$(KM_BUILD)/$(1)/%.o: %.c $(wildcard src/core/*.h) src/core/methods.def $(wildcard test/*/*.h)
 	@mkdir -p $$(@D)
 	$$(KM_$(1)_CC) $$(KM_$(1)_CFLAGS) $$(KM_OBJ_CFLAGS) -Isrc/core -c $$< -o $$@
 endef

@@ -8,27 +8,70 @@
  * selection, model assembly, kernel_model_info and error hints ask the
  * method through km_method_get instead of branching on it.
  *
- * Adding a method: a file src/<name>.c that defines its ops, one value in
- * km_method, one case in km_method_get (methods.c; the switch has no
- * default, so the compiler lists every switch that misses it), its option
- * rows in options_core.c if it takes new options, and its tests.
+ * Adding a method (a regression method, say "foo"):
+ *
+ *  1. src/core/methods/foo.c (the Makefile compiles every file there), with
+ *     - its params struct (foo_params) and KM_STATIC_ASSERT(sizeof(foo_params)
+ *       <= KM_METHOD_BLOB_SIZE, foo_params); its options of its own as
+ *       km_method_option rows (options_core.h: key, type number / integer /
+ *       bool, range, "expected" text, default, offsetof(foo_params, field));
+ *       the fit reads them with KM_METHOD_BLOB_CONST(&p->method_params,
+ *       foo_params).  Keys of the shared table (lambda, tol, max_iter, ...)
+ *       it takes as its own go in .options (KM_OPTION_BIT).
+ *     - its result struct, if it returns more than km_fit_result's shared
+ *       fields, in res->method_result; its fit returns alpha and, if it
+ *       has one, its bias in res->intercept (added to the model's
+ *       intercept and to k-fold's held-out predictions).
+ *     - its model fields (another struct, stored in km_model.method_data):
+ *       the store op copies settings and results there (and into shared
+ *       fields such as m->lambda, m->tol, m->converged), and its km_field
+ *       table, the format-2 METHOD section, lists them in stored order with
+ *       KM_METHOD_FIELD(foo_fields, member) as offset (shared fields with
+ *       offsetof(km_model, field)).
+ *     - const km_method_ops km_foo_ops = { .id = KM_METHOD_FOO, .name =
+ *       "foo", .task, .summary, .options, .own_options, .n_own_options,
+ *       .params_size, .routes, .default_route, .default_folds,
+ *       .workspace_doubles, .fit, .store, .fields, .n_fields, .hint }
+ *       (a classifier: KM_CLASSIFIER_OPS and the classification entries).
+ *  2. One line at the end of src/core/methods.def: KM_METHOD(5, FOO,
+ *     km_foo_ops), with the next id (stored in models: never renumber).
+ *  3. Its tests: test/sql/foo.sql and test/expected/foo.out (new files), and
+ *     the "Valid keys are ..." lines of test/expected (kernels.out,
+ *     train.out), which list its own keys after the shared ones, and the
+ *     "takes no ..." details of the other methods, which list them too.
+ *
+ * Nothing else: no enum, switch, options table, km_fit_params,
+ * km_fit_result or km_model field changes.  Still outside the seam (see
+ * the 0.3.0 design): the method-specific branches of options_core.c's
+ * approximation check and its text-label hint; an
+ * approximate (Nystrom / RFF) form, which only ridge, svm and logistic have
+ * (src/core/approx.c, src/sql/approx_classify.c); and the selection rules
+ * (k-fold scores regression by MSE, svm by accuracy, logistic by log-loss).
  */
 #ifndef KM_METHOD_H
 #define KM_METHOD_H
 
 #include "kernels.h"
 
-/* Stored in models as one byte: never renumber. */
+/* Stored in models as one byte: never renumber (methods.def). */
 typedef enum km_method
 {
-	KM_METHOD_RIDGE = 1,
-	KM_METHOD_LMS = 2,
-	KM_METHOD_SVM = 3,
-	KM_METHOD_LOGISTIC = 4
+#define KM_METHOD(id, NAME, ops) KM_METHOD_##NAME = id,
+#include "methods.def"
+#undef KM_METHOD
 } km_method;
 
-#define KM_METHOD_FIRST KM_METHOD_RIDGE
-#define KM_METHOD_LAST KM_METHOD_LOGISTIC
+/* The ids run 1 .. KM_METHOD_LAST in the order of methods.def (methods.c checks). */
+enum
+{
+	KM_METHOD_COUNT_ = 0
+#define KM_METHOD(id, NAME, ops) + 1
+#include "methods.def"
+#undef KM_METHOD
+};
+
+#define KM_METHOD_FIRST 1
+#define KM_METHOD_LAST KM_METHOD_COUNT_
 
 /*
  * The "solver" option.  Stored in classification models (model.h
@@ -74,6 +117,31 @@ typedef enum km_task
 
 const char *km_task_name(km_task task);
 
+/*
+ * Room for what a method owns, inside structs that are copied as bytes
+ * (km_options in aggregate states, km_model in caches): its parsed
+ * options (km_fit_params.method_params), its fit results
+ * (km_fit_result.method_result) and its model fields (km_model.method_data,
+ * model.h).  Fixed-size and aligned for any scalar; a method checks its
+ * structs fit with KM_STATIC_ASSERT (test_method.c checks params_size).
+ */
+#define KM_METHOD_BLOB_SIZE 64
+
+typedef union km_method_blob
+{
+	double		align_double;
+	int64_t		align_int64;
+	unsigned char bytes[KM_METHOD_BLOB_SIZE];
+} km_method_blob;
+
+/* A compile-time check at file scope (C99: no _Static_assert). */
+#define KM_STATIC_ASSERT(cond, name) \
+	typedef char km_static_assert_##name[(cond) ? 1 : -1]
+
+/* The method's own struct in a blob, e.g. KM_METHOD_BLOB(&p->method_params, svr_params). */
+#define KM_METHOD_BLOB(blob, type) ((type *) (void *) (blob)->bytes)
+#define KM_METHOD_BLOB_CONST(blob, type) ((const type *) (const void *) (blob)->bytes)
+
 typedef struct km_fit_params
 {
 	km_kernel	kernel;
@@ -89,6 +157,12 @@ typedef struct km_fit_params
 	int64_t		seed;			/* sgd order, Platt folds */
 	/* set by km_fit_classes: K's column cache (svm, SMO), else NULL: K full */
 	km_gram_cols *gram_cols;
+	/*
+	 * The method's own options (km_method_ops.own_options), params_size
+	 * bytes of its params struct: each row's default, then the value
+	 * given (km_options_finish).  Zero when not parsed from options.
+	 */
+	km_method_blob method_params;
 } km_fit_params;
 
 /*
@@ -128,6 +202,8 @@ typedef struct km_class_fit_result
 	double		train_log_loss; /* NaN without probabilities */
 	bool		has_probability;
 	uint32_t	n_support;		/* svm: rows with alpha != 0 in any output */
+	/* What only this method returns (its struct; its store_classes reads it). */
+	km_method_blob method_result;
 } km_class_fit_result;
 
 typedef struct km_fit_result
@@ -137,12 +213,22 @@ typedef struct km_fit_result
 	int			iterations;		/* lms */
 	bool		converged;		/* lms; always true for ridge */
 	double		final_change;	/* lms: last relative change of beta */
-	double		train_rmse;		/* ||y - K alpha|| / sqrt(n), computed after the fit */
+	double		train_rmse;		/* ||y - K alpha - intercept|| / sqrt(n), computed after the fit */
 	double		relative_residual;	/* ridge: ||y - (K + shift I) alpha|| / ||y|| */
+	/*
+	 * b of f(x) = b + sum_i alpha_i K(x_i, x) on the centred target (an
+	 * epsilon-SVR's bias); 0 for ridge and lms.  The trainer adds it to the
+	 * model's intercept (the target's mean) and k-fold selection to its
+	 * held-out predictions.
+	 */
+	double		intercept;
+	/* What only this method returns (its struct; its store op reads it). */
+	km_method_blob method_result;
 } km_fit_result;
 
 struct km_model;
 struct km_candidate;
+struct km_method_option;
 
 /*
  * One stored field of a model: the common header (model.c) and each
@@ -213,8 +299,23 @@ typedef struct km_method_ops
 	km_task		task;
 	const char *summary;		/* "solves in closed form": why other options do not apply */
 
-	/* options of their own it takes (KM_OPTION_BIT); shared options apply to all */
+	/*
+	 * Options of the shared table (options_core.h) that it takes as its own
+	 * (KM_OPTION_BIT); a shared option no method lists applies to all.
+	 */
 	unsigned	options;
+
+	/*
+	 * Options only it has (a new method's keys, e.g. svr's "epsilon"): rows
+	 * of type number, integer or bool with a range, a default and an offset
+	 * into its params struct of params_size bytes (<= KM_METHOD_BLOB_SIZE),
+	 * which km_options_finish fills in km_fit_params.method_params.
+	 * Another method's row given is "applies only to method ..."; the
+	 * "Valid keys" detail lists them after the shared keys.
+	 */
+	const struct km_method_option *own_options;
+	int			n_own_options;
+	size_t		params_size;
 	/* selection routes it supports (KM_ROUTE), and the one used for a grid without cv */
 	unsigned	routes;
 	int			default_route;	/* a km_cv */
@@ -374,10 +475,9 @@ extern const km_field km_classifier_fields[KM_CLASSIFIER_N_FIELDS];
 	.n_fields = KM_CLASSIFIER_N_FIELDS, \
 	.store_classes = km_classifier_store
 
-/* The registered methods. */
-extern const km_method_ops km_ridge_ops;
-extern const km_method_ops km_lms_ops;
-extern const km_method_ops km_svm_ops;
-extern const km_method_ops km_logistic_ops;
+/* The registered methods (methods.def). */
+#define KM_METHOD(id, NAME, ops) extern const km_method_ops ops;
+#include "methods.def"
+#undef KM_METHOD
 
 #endif							/* KM_METHOD_H */

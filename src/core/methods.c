@@ -1,8 +1,8 @@
 /*
  * methods.c - the registry of training methods (core, no PostgreSQL
- * headers).  One case per method in km_method_get; its switch has no
- * default, so a new km_method value that is not registered is a compiler
- * warning (an error in CI).
+ * headers): km_method_get and the lookups by name, generated from the one
+ * list in methods.def.  Its switch has no default, so a km_method value
+ * that is not registered is a compiler warning (an error in CI).
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -11,19 +11,29 @@
 #include "method.h"
 #include "model.h"
 
+/* methods.def's ids run 1, 2, ... in its order, so FIRST..LAST loops see every method. */
+enum
+{
+	KM_METHOD_ORDER_0_ = 0,
+#define KM_METHOD(id, NAME, ops) KM_METHOD_ORDER_##NAME##_,
+#include "methods.def"
+#undef KM_METHOD
+};
+#define KM_METHOD(id, NAME, ops) \
+	typedef char km_method_id_in_order_##NAME[(id) == KM_METHOD_ORDER_##NAME##_ ? 1 : -1];
+#include "methods.def"
+#undef KM_METHOD
+
 const km_method_ops *
 km_method_get(km_method method)
 {
 	switch (method)
 	{
-		case KM_METHOD_RIDGE:
-			return &km_ridge_ops;
-		case KM_METHOD_LMS:
-			return &km_lms_ops;
-		case KM_METHOD_SVM:
-			return &km_svm_ops;
-		case KM_METHOD_LOGISTIC:
-			return &km_logistic_ops;
+#define KM_METHOD(id, NAME, ops) \
+		case KM_METHOD_##NAME: \
+			return &ops;
+#include "methods.def"
+#undef KM_METHOD
 	}
 	return NULL;
 }

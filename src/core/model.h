@@ -121,6 +121,8 @@
 #ifndef KM_MODEL_H
 #define KM_MODEL_H
 
+#include <stddef.h>
+
 #include "approx.h"
 #include "select.h"
 
@@ -243,7 +245,30 @@ typedef struct km_model
 	int			folds;
 	uint32_t	best;
 	const km_candidate *candidates;	/* n_candidates */
+
+	/*
+	 * Fields only one method has (its own struct, at most
+	 * KM_METHOD_BLOB_SIZE bytes): its store op fills them, and its METHOD
+	 * section table points into them with KM_METHOD_FIELD, so that a new
+	 * method adds no field here.  The shared fields above (lambda, tol,
+	 * max_iter, iterations, converged, ...) stay where they are: format 1
+	 * and the existing methods' sections read and write them.
+	 */
+	km_method_blob method_data;
 } km_model;
+
+/*
+ * A method's own model field, for its km_field table: the offset of
+ * member of its struct type in km_model.method_data, e.g.
+ * {"epsilon", KM_FIELD_F64, KM_METHOD_FIELD(svr_fields, epsilon), KM_RULE_NONNEG, 0}.
+ * The format codec reads and writes every field at its offset from the
+ * model, so it needs no case for method_data.
+ */
+#define KM_METHOD_FIELD(type, member) \
+	(offsetof(km_model, method_data) + offsetof(type, member))
+
+/* The method's own struct in a model, e.g. KM_MODEL_METHOD_DATA(m, svr_fields). */
+#define KM_MODEL_METHOD_DATA(m, type) KM_METHOD_BLOB_CONST(&(m)->method_data, type)
 
 /*
  * The shape of a model: what its encoded size and its decoded storage

@@ -6,8 +6,10 @@
  * everywhere (kernel_eval and kernel_matrix ignore the training keys), but
  * an unknown key, a value of the wrong type or out of range, a kernel
  * parameter the chosen kernel does not use, or a setting of another method
- * is an error.  Adding a key: a km_option_id, a row below, and its case in
- * store_option (a plain_fields row for a value stored as it is).
+ * is an error.  Adding a key that several methods share: a km_option_id, a
+ * row below, and its case in store_option (a plain_fields row for a value
+ * stored as it is).  A key of one method only is a row of that method's
+ * own_options (method.h): nothing here changes.
  */
 #include <limits.h>
 #include <math.h>
@@ -44,8 +46,9 @@ const km_option_def km_option_table[KM_N_OPTIONS] = {
 		"an integer from 1 to 100", "3", KM_FN_ALL, KM_PARAM_DEGREE},
 	[KM_OPT_COEF0] = {"coef0", KM_OPTTYPE_NUMBER, -INFINITY, INFINITY, false, false,
 		"a number", "1", KM_FN_ALL, KM_PARAM_COEF0},
+	/* the message lists the registered methods (bad_method) */
 	[KM_OPT_METHOD] = {"method", KM_OPTTYPE_NAME, 0, 0, false, false,
-		"\"ridge\", \"lms\", \"svm\" or \"logistic\"",
+		"a method name",
 		"\"ridge\" (\"svm\" with a text label)", KM_FN_TRAINING, 0},
 	[KM_OPT_LAMBDA] = {"lambda", KM_OPTTYPE_GRID, 0, INFINITY, false, false,
 		"a number >= 0, an array of such numbers, or \"auto\"",
@@ -163,10 +166,42 @@ join_words(char *buf, size_t len, const char *const *words, int n, const char *l
 		append(buf, len, "%s%s", i == 0 ? "" : i == n - 1 ? last : ", ", words[i]);
 }
 
+/*
+ * The first row of a method's own options with that key, in the order of
+ * methods.def (its method in *owner), or NULL.
+ */
+static const km_option_def *
+find_own_option(const char *key, const km_method_ops **owner)
+{
+	for (int m = KM_METHOD_FIRST; m <= KM_METHOD_LAST; m++)
+	{
+		const km_method_ops *ops = km_method_get((km_method) m);
+
+		for (int i = 0; ops && i < ops->n_own_options; i++)
+			if (strcmp(ops->own_options[i].def.key, key) == 0)
+			{
+				if (owner)
+					*owner = ops;
+				return &ops->own_options[i].def;
+			}
+	}
+	return NULL;
+}
+
+/* The row of ops's own options with that key, or NULL. */
+static const km_method_option *
+method_own_option(const km_method_ops *ops, const char *key)
+{
+	for (int i = 0; i < ops->n_own_options; i++)
+		if (strcmp(ops->own_options[i].def.key, key) == 0)
+			return &ops->own_options[i];
+	return NULL;
+}
+
 const char *
 km_options_valid_keys(void)
 {
-	static char keys[512];
+	static char keys[1024];
 
 	if (keys[0] == '\0')
 	{
@@ -174,6 +209,18 @@ km_options_valid_keys(void)
 		for (int id = 0; id < KM_N_OPTIONS; id++)
 			append(keys, sizeof(keys), "%s %s", id == 0 ? "" : ",",
 				   km_option_table[id].key);
+		for (int m = KM_METHOD_FIRST; m <= KM_METHOD_LAST; m++)
+		{
+			const km_method_ops *ops = km_method_get((km_method) m);
+
+			for (int i = 0; ops && i < ops->n_own_options; i++)
+			{
+				const km_option_def *def = &ops->own_options[i].def;
+
+				if (find_own_option(def->key, NULL) == def)	/* once per key */
+					append(keys, sizeof(keys), ", %s", def->key);
+			}
+		}
 		append(keys, sizeof(keys), ".");
 	}
 	return keys;
@@ -473,6 +520,33 @@ store_class_weight(km_options *out, const km_value *v, km_option_error *err)
 	return true;
 }
 
+/*
+ * An unknown method: the names in the registry's order, as the table's
+ * "expected" text spells them ("ridge", "lms", "svm" or "logistic").
+ */
+static bool
+bad_method(km_option_error *err, const char *got)
+{
+	char		quoted[KM_METHOD_LAST][40];
+	const char *names[KM_METHOD_LAST];
+	char		list[512];
+	int			n = 0;
+
+	for (int m = KM_METHOD_FIRST; m <= KM_METHOD_LAST; m++)
+	{
+		const km_method_ops *ops = km_method_get((km_method) m);
+
+		if (ops == NULL)
+			continue;
+		snprintf(quoted[n], sizeof(quoted[n]), "\"%s\"", ops->name);
+		names[n] = quoted[n];
+		n++;
+	}
+	join_words(list, sizeof(list), names, n, " or ");
+	return fail(err, NULL, "invalid value for option \"method\"",
+				"Option \"method\" must be %s, got %s.", list, got);
+}
+
 /* Store one validated value; the one place that knows km_options' fields. */
 static bool
 store_option(km_options *out, km_option_id id, const km_value *v,
@@ -481,6 +555,8 @@ store_option(km_options *out, km_option_id id, const km_value *v,
 	const km_option_def *def = &km_option_table[id];
 	double		x = 0.0;
 
+	if (id == KM_OPT_METHOD && v->type != KM_VALUE_STRING)
+		return bad_method(err, v->text);
 	if (!check_type(def, v, &x, err))
 		return false;
 	switch (id)
@@ -492,7 +568,7 @@ store_option(km_options *out, km_option_id id, const km_value *v,
 			return store_grid(out, id, v, err);
 		case KM_OPT_METHOD:
 			if (!km_method_from_name(v->string, &out->fit.method))
-				return bad_value(err, def, v->text);
+				return bad_method(err, v->text);
 			return true;
 		case KM_OPT_CV:
 			return store_cv(out, v, x, err);
@@ -608,6 +684,91 @@ check_task(km_options_parser *p, const km_method_ops **ops,
 	return true;
 }
 
+/*
+ * A method's own option, kept until km_options_finish knows the method:
+ * its value is checked against that method's row there.
+ */
+static bool
+keep_own_option(km_options_parser *p, const km_option_def *def,
+				const km_value *v, km_option_error *err)
+{
+	km_own_value *o;
+
+	for (int i = 0; i < p->n_own; i++)
+		if (p->own[i].key == def->key)
+			return fail(err, NULL, "duplicate option",
+						"Option \"%s\" is given twice.", def->key);
+	if (p->n_own == KM_MAX_OWN_GIVEN)
+		return fail(err, NULL, "too many method options",
+					"At most %d options of the methods' own may be given.",
+					KM_MAX_OWN_GIVEN);
+	o = &p->own[p->n_own++];
+	memset(o, 0, sizeof(*o));
+	o->key = def->key;
+	o->type = v->type;
+	o->number = v->number;
+	o->boolean = v->boolean;
+	snprintf(o->text, sizeof(o->text), "%s", v->text ? v->text : "");
+	return true;
+}
+
+bool
+km_method_params_fill(const km_method_ops *ops, const km_own_value *given,
+					  int n, km_method_blob *blob, km_option_error *err)
+{
+	memset(blob, 0, sizeof(*blob));
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < (pass == 0 ? ops->n_own_options : n); i++)
+		{
+			const km_method_option *row;
+			km_value	v;
+			double		x;
+			char	   *field;
+
+			memset(&v, 0, sizeof(v));
+			if (pass == 0)
+			{
+				row = &ops->own_options[i];
+				x = row->default_value;
+				v.boolean = x != 0.0;
+			}
+			else
+			{
+				if ((row = method_own_option(ops, given[i].key)) == NULL)
+					continue;
+				v.type = given[i].type;
+				v.number = given[i].number;
+				v.boolean = given[i].boolean;
+				v.text = given[i].text;
+				x = 0.0;
+				if (!check_type(&row->def, &v, &x, err))
+					return false;
+			}
+			if (row->offset >= sizeof(blob->bytes))
+				return fail(err, NULL, "invalid method option table",
+							"Option \"%s\" of method \"%s\" lies outside its parameters.",
+							row->def.key, ops->name);
+			field = (char *) blob->bytes + row->offset;
+			switch (row->def.type)
+			{
+				case KM_OPTTYPE_NUMBER:
+					*(double *) field = x;
+					break;
+				case KM_OPTTYPE_INTEGER:
+					*(int *) field = (int) x;
+					break;
+				case KM_OPTTYPE_BOOL:
+					*(bool *) field = v.boolean;
+					break;
+				default:
+					return fail(err, NULL, "invalid method option table",
+								"Option \"%s\" of method \"%s\" has a type a method's own option cannot have.",
+								row->def.key, ops->name);
+			}
+		}
+	return true;
+}
+
 bool
 km_options_set(km_options_parser *p, const char *key, const km_value *v,
 			   km_option_error *err)
@@ -619,8 +780,11 @@ km_options_set(km_options_parser *p, const char *key, const km_value *v,
 			break;
 	if (id == KM_N_OPTIONS)
 	{
+		const km_option_def *own = find_own_option(key, NULL);
 		char		message[256];
 
+		if (own != NULL)
+			return keep_own_option(p, own, v, err);
 		snprintf(message, sizeof(message), "unknown option \"%s\"", key);
 		return fail(err, NULL, message, "%s", km_options_valid_keys());
 	}
@@ -662,6 +826,9 @@ check_kernel_params(const km_options_parser *p, km_option_error *err)
 	return fail(err, NULL, message, "Kernel \"%s\" takes %s.", km_kernel_name(type), list);
 }
 
+/* Other methods' own keys listed in an "applies only" detail, at most. */
+#define KM_MAX_IGNORED_OWN 32
+
 /* Whether any method takes option id as one of its own. */
 static bool
 method_specific(int id)
@@ -685,10 +852,11 @@ static bool
 check_method_options(const km_options_parser *p, const km_method_ops *ops,
 					 km_option_error *err)
 {
-	const char *ignored[KM_N_OPTIONS];
+	const char *ignored[KM_N_OPTIONS + KM_MAX_IGNORED_OWN];
 	int			n_ignored = 0;
 	int			bad = -1;
-	char		list[256];
+	const char *bad_key = NULL;
+	char		list[512];
 	char		message[256];
 	char		hint[256];
 	const km_method_ops *other = NULL;
@@ -701,19 +869,44 @@ check_method_options(const km_options_parser *p, const km_method_ops *ops,
 		if (p->given[id] && bad < 0)
 			bad = id;
 	}
-	if (bad < 0)
-		return true;
-	/* the method the option belongs to: the first that takes it */
-	for (int m = KM_METHOD_FIRST; m <= KM_METHOD_LAST && other == NULL; m++)
+	/* then the other methods' own keys, once each */
+	for (int m = KM_METHOD_FIRST; m <= KM_METHOD_LAST; m++)
 	{
 		const km_method_ops *o = km_method_get((km_method) m);
 
-		if (o && (o->options & KM_OPTION_BIT(bad)))
-			other = o;
+		for (int i = 0; o && i < o->n_own_options; i++)
+		{
+			const km_option_def *def = &o->own_options[i].def;
+
+			if (method_own_option(ops, def->key) != NULL ||
+				find_own_option(def->key, NULL) != def)
+				continue;
+			if (n_ignored < KM_N_OPTIONS + KM_MAX_IGNORED_OWN)
+				ignored[n_ignored++] = def->key;
+			for (int g = 0; g < p->n_own && bad < 0 && bad_key == NULL; g++)
+				if (p->own[g].key == def->key)
+					bad_key = def->key;
+		}
 	}
+	if (bad < 0 && bad_key == NULL)
+		return true;
+	if (bad >= 0)
+	{
+		bad_key = km_option_table[bad].key;
+		/* the method the option belongs to: the first that takes it */
+		for (int m = KM_METHOD_FIRST; m <= KM_METHOD_LAST && other == NULL; m++)
+		{
+			const km_method_ops *o = km_method_get((km_method) m);
+
+			if (o && (o->options & KM_OPTION_BIT(bad)))
+				other = o;
+		}
+	}
+	else
+		find_own_option(bad_key, &other);
 	join_words(list, sizeof(list), ignored, n_ignored, " or ");
 	snprintf(message, sizeof(message), "option \"%s\" applies only to method \"%s\"",
-			 km_option_table[bad].key, other->name);
+			 bad_key, other->name);
 	snprintf(hint, sizeof(hint), "Add \"method\": \"%s\", or remove the option.",
 			 other->name);
 	return fail(err, hint, message, "Method \"%s\" %s and takes no %s.",
@@ -848,7 +1041,8 @@ km_options_finish(km_options_parser *p, km_option_error *err)
 					"Method %d is not a method of this build of kernel_ml.",
 					(int) fit->method);
 	if (!check_task(p, &ops, err) || !check_kernel_params(p, err) ||
-		!check_method_options(p, ops, err))
+		!check_method_options(p, ops, err) ||
+		!km_method_params_fill(ops, p->own, p->n_own, &fit->method_params, err))
 		return false;
 
 	/*

@@ -162,11 +162,42 @@ typedef struct km_option_def
 
 extern const km_option_def km_option_table[KM_N_OPTIONS];
 
+/*
+ * An option a method has of its own (km_method_ops.own_options, method.h):
+ * its row (type number, integer or bool; range, the "expected" text and
+ * functions as in the shared table), where its value goes in the method's
+ * params struct (a double, an int or a bool), and its default there.
+ */
+typedef struct km_method_option
+{
+	km_option_def def;
+	size_t		offset;			/* offsetof(the method's params struct, field) */
+	double		default_value;	/* bool: 0 or 1 */
+} km_method_option;
+
+/*
+ * A method's own option as given, kept by the parser until
+ * km_options_finish knows the method (the object's keys come in any
+ * order).  The text is cut short for messages.
+ */
+typedef struct km_own_value
+{
+	const char *key;			/* the key of the first method row that has it */
+	km_value_type type;
+	double		number;
+	bool		boolean;
+	char		text[64];
+} km_own_value;
+
+#define KM_MAX_OWN_GIVEN 16
+
 /* A parse in progress: the options so far and the keys given. */
 typedef struct km_options_parser
 {
 	km_options *out;
 	bool		given[KM_N_OPTIONS];
+	km_own_value own[KM_MAX_OWN_GIVEN]; /* methods' own options given */
+	int			n_own;
 } km_options_parser;
 
 /*
@@ -180,8 +211,24 @@ typedef struct km_option_error
 	char		hint[256];		/* empty: none */
 } km_option_error;
 
-/* "Valid keys are kernel, gamma, ...": detail of the key errors. */
+/*
+ * "Valid keys are kernel, gamma, ...": detail of the key errors.  The
+ * shared keys in the table's order, then the methods' own keys in the
+ * order of methods.def (the method may not be known yet when a key is
+ * read).
+ */
 const char *km_options_valid_keys(void);
+
+/*
+ * The method's own options into blob (params_size bytes of its params
+ * struct; the rest zeroed): each row's default, then each of the n given
+ * values whose key is one of its rows (others are ignored here: the caller
+ * has refused them), checked against its row.  False (err filled) for a
+ * bad value.
+ */
+bool		km_method_params_fill(const km_method_ops *ops,
+								  const km_own_value *given, int n,
+								  km_method_blob *blob, km_option_error *err);
 
 /* Defaults into out, and a parser that fills it. */
 void		km_options_begin(km_options_parser *p, km_options *out);

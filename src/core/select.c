@@ -452,10 +452,13 @@ training_rows(const double *X, size_t n, int d, const double *y,
 	return ntr;
 }
 
-/* The mean squared error on fold f of the model fitted on the ntr others. */
+/*
+ * The mean squared error on fold f of the model fitted on the ntr others
+ * (b: the fit's own intercept, km_fit_result.intercept).
+ */
 static double
 held_out_mse(const km_fit_params *fp, const double *X, size_t n, int d,
-			 const double *y, const int *fold, int f, size_t ntr,
+			 const double *y, const int *fold, int f, size_t ntr, double b,
 			 kfold_work *w, km_interrupt_fn interrupt)
 {
 	km_metrics	fold_err;
@@ -472,7 +475,7 @@ held_out_mse(const km_fit_params *fp, const double *X, size_t n, int d,
 			double		pred = km_kernel_row_dot(&fp->kernel, w->Xt, ntr, d,
 												 w->fitwork, x,
 												 km_vector_norm(&fp->kernel, x, d),
-												 w->alpha, w->row);
+												 w->alpha, w->row) + b;
 
 			km_metrics_add(&fold_err, pred, y[i]);
 			/* each prediction is ntr x d: check by work, not per fold */
@@ -523,7 +526,8 @@ kfold_candidate(const km_select_params *p, const km_fit_params *fp,
 			*err = fit_err;
 			return st;
 		}
-		w.fold_mse[f] = held_out_mse(fp, X, n, d, y, fold, f, ntr, &w, interrupt);
+		w.fold_mse[f] = held_out_mse(fp, X, n, d, y, fold, f, ntr, res.intercept,
+									 &w, interrupt);
 		km_check_interrupts(interrupt);
 	}
 	for (int f = 0; f < p->folds; f++)

@@ -431,6 +431,9 @@ assemble_model(const RowSet *rs, const TrainJob *job, km_model *m)
 	m->rows_seen = (uint64_t) job->n;
 	m->rows_skipped = (uint64_t) rs->skipped;
 	m->intercept = job->ymean;
+	/* a fit's own bias (epsilon-SVR's b) on the centred target; ridge and lms: 0 */
+	if (job->res.intercept != 0.0)
+		m->intercept = job->ymean + job->res.intercept;
 	m->train_rmse = job->res.train_rmse;
 	/* km_fit succeeded, so the method is known: it fills its own fields */
 	km_method_get(opts->fit.method)->store(&opts->fit, &job->res, m);

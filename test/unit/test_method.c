@@ -4,6 +4,8 @@
  * error everywhere instead of ridge (0.1.0 trained ridge for it).
  */
 #include <math.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +15,91 @@
 
 void		test_method_registry(void);
 void		test_method_unknown_is_an_error(void);
+
+/* A method's own options (method.h own_options), on a method made up here. */
+typedef struct fake_params
+{
+	double		epsilon;
+	int			steps;
+	bool		shrink;
+} fake_params;
+
+KM_STATIC_ASSERT(sizeof(fake_params) <= KM_METHOD_BLOB_SIZE, fake_params);
+
+static const km_method_option fake_options[] = {
+	{{"epsilon", KM_OPTTYPE_NUMBER, 0, INFINITY, false, false, "a number >= 0", "0.1",
+	KM_FN_TRAINING, 0}, offsetof(fake_params, epsilon), 0.1},
+	{{"steps", KM_OPTTYPE_INTEGER, 1, 100, false, false, "an integer from 1 to 100", "7",
+	KM_FN_TRAINING, 0}, offsetof(fake_params, steps), 7},
+	{{"shrink", KM_OPTTYPE_BOOL, 0, 0, false, false, "true or false", "true",
+	KM_FN_TRAINING, 0}, offsetof(fake_params, shrink), 1},
+};
+
+static void
+check_own_options(void)
+{
+	km_method_ops fake = {0};
+	km_own_value given[3];
+	km_method_blob blob;
+	km_option_error err;
+	const fake_params *fp = KM_METHOD_BLOB_CONST(&blob, fake_params);
+
+	fake.name = "fake";
+	fake.own_options = fake_options;
+	fake.n_own_options = 3;
+	fake.params_size = sizeof(fake_params);
+
+	/* nothing given: the defaults */
+	memset(&blob, 0xff, sizeof(blob));
+	CHECK(km_method_params_fill(&fake, NULL, 0, &blob, &err), "%s", err.detail);
+	CHECK(fp->epsilon == 0.1 && fp->steps == 7 && fp->shrink, "defaults %g %d %d",
+		  fp->epsilon, fp->steps, (int) fp->shrink);
+	CHECK(blob.bytes[KM_METHOD_BLOB_SIZE - 1] == 0, "the rest of the blob zeroed");
+
+	/* given values over the defaults; a key of another method is left alone */
+	memset(given, 0, sizeof(given));
+	given[0].key = "epsilon";
+	given[0].type = KM_VALUE_NUMBER;
+	given[0].number = 0.25;
+	given[1].key = "shrink";
+	given[1].type = KM_VALUE_BOOL;
+	given[1].boolean = false;
+	given[2].key = "learning_rate";
+	given[2].type = KM_VALUE_NUMBER;
+	given[2].number = 3;
+	CHECK(km_method_params_fill(&fake, given, 3, &blob, &err), "%s", err.detail);
+	CHECK(fp->epsilon == 0.25 && fp->steps == 7 && !fp->shrink, "given %g %d %d",
+		  fp->epsilon, fp->steps, (int) fp->shrink);
+
+	/* out of the row's range, and of the wrong type: the shared messages */
+	given[0].number = -1;
+	snprintf(given[0].text, sizeof(given[0].text), "-1");
+	CHECK(!km_method_params_fill(&fake, given, 1, &blob, &err), "epsilon -1 passed");
+	CHECK(strcmp(err.message, "invalid value for option \"epsilon\"") == 0 &&
+		  strcmp(err.detail, "Option \"epsilon\" must be a number >= 0, got -1.") == 0,
+		  "%s: %s", err.message, err.detail);
+	given[0].key = "steps";
+	given[0].number = 2.5;
+	snprintf(given[0].text, sizeof(given[0].text), "2.5");
+	CHECK(!km_method_params_fill(&fake, given, 1, &blob, &err), "steps 2.5 passed");
+	CHECK(strcmp(err.detail, "Option \"steps\" must be an integer from 1 to 100, got 2.5.") == 0,
+		  "%s", err.detail);
+
+	/* every registered method's own options fit its params, and those the blob */
+	for (int id = KM_METHOD_FIRST; id <= KM_METHOD_LAST; id++)
+	{
+		const km_method_ops *ops = km_method_get((km_method) id);
+
+		CHECK(ops->params_size <= KM_METHOD_BLOB_SIZE, "%s params_size %zu",
+			  ops->name, ops->params_size);
+		for (int i = 0; i < ops->n_own_options; i++)
+			CHECK(ops->own_options[i].offset < ops->params_size &&
+				  km_options_valid_keys() != NULL &&
+				  strstr(km_options_valid_keys(), ops->own_options[i].def.key) != NULL,
+				  "%s option %s", ops->name, ops->own_options[i].def.key);
+		CHECK(ops->n_own_options == 0 || ops->own_options != NULL, "%s rows", ops->name);
+	}
+}
 
 void
 test_method_registry(void)
@@ -56,6 +143,7 @@ test_method_registry(void)
 	CHECK(km_method_task(KM_METHOD_LMS) == KM_TASK_REGRESSION, "lms is regression");
 	/* the task-specific catalog metrics ask this */
 	CHECK(strcmp(km_task_name(KM_TASK_CLASSIFICATION), "classification") == 0, "task name");
+	check_own_options();
 }
 
 void
