@@ -40,7 +40,7 @@ CORE_LAYER = {
     "fit": "learn", "select": "learn", "classify_fit": "learn",
     # the model format and scoring
     "model": "model", "score": "model",
-    "model_v1": "model", "model_internal": "model",
+    "model_v1": "model", "model_fields": "model", "model_internal": "model",
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)

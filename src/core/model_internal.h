@@ -3,7 +3,9 @@
  * PostgreSQL headers; private to src/core/model*.c).
  *
  *   model.c         the shape, the storage layout, the array readers both
- *                   formats use, the field codec and format 2
+ *                   formats use, the section table and format 2
+ *   model_fields.c  the field codec (km_field tables to and from bytes)
+ *                   and kernel_model_info's field walk
  *   model_v1.c      format 1 (0.1.0): its reader, and its writer for tests
  *
  * The shared functions keep the short names they had as statics in one
@@ -103,6 +105,13 @@ typedef struct layout
 #define read_expansion	km_model_read_expansion
 #define read_selection	km_model_read_selection
 #define attach_storage	km_model_attach_storage
+#define field_size		km_model_field_size
+#define fields_size		km_model_fields_size
+#define put_field		km_model_put_field
+#define put_fields		km_model_put_fields
+#define get_field		km_model_get_field
+#define get_fields		km_model_get_fields
+#define rule_applies	km_model_rule_applies
 #define peek_v1			km_model_peek_v1
 #define decode_v1		km_model_decode_v1
 
@@ -121,6 +130,19 @@ km_status	read_selection(const uint8_t *p, uint32_t c, double *storage,
 						   const layout *l, km_error *err);
 void		attach_storage(km_model *r, double *storage,
 						   const km_model_shape *s, const layout *l);
+
+/* model_fields.c */
+size_t		field_size(km_field_type type);
+size_t		fields_size(const km_field *fields, int n);
+void		put_field(uint8_t *p, const km_field *f, const km_model *m);
+uint8_t    *put_fields(uint8_t *p, const km_field *fields, int n,
+					   const km_model *m);
+km_status	get_field(const uint8_t *p, const km_field *f, km_model *m,
+					  const char *section, km_error *err);
+km_status	get_fields(const uint8_t *p, uint64_t length,
+					   const km_field *fields, int nf, km_model *m,
+					   const char *section_name, km_error *err);
+bool		rule_applies(const km_field *f, const km_model *m);
 
 /* model_v1.c */
 km_status	peek_v1(const uint8_t *buf, size_t len, km_model_shape *shape,
