@@ -122,6 +122,7 @@
 #define KM_MODEL_H
 
 #include "approx.h"
+#include "classify.h"
 #include "select.h"
 
 #define KM_MODEL_MAGIC "KMLM"
@@ -150,36 +151,6 @@
 
 /* A grid of KM_MAX_GRID gammas by KM_MAX_GRID lambdas. */
 #define KM_MODEL_MAX_CANDIDATES (KM_MAX_GRID * KM_MAX_GRID)
-
-/* How a classifier's labels were typed (CLASSES section, one byte). */
-typedef enum km_label_type
-{
-	KM_LABEL_TEXT = 1,
-	KM_LABEL_FLOAT8 = 2
-} km_label_type;
-
-#define KM_LABEL_FIRST KM_LABEL_TEXT
-#define KM_LABEL_LAST KM_LABEL_FLOAT8
-
-/*
- * How a classifier's q decision values map to its k classes (CLASSES
- * section, one byte):
- *   BINARY       q = 1, k = 2: f > 0 means classes[1];
- *   OVO          q = k(k-1)/2, pairs (0,1), (0,2) .. (0,k-1), (1,2) .. as
- *                libsvm orders them; output > 0 votes for the pair's first;
- *   OVR          q = k, one output per class;
- *   MULTINOMIAL  q = k, softmax over the outputs.
- */
-typedef enum km_multiclass
-{
-	KM_MULTICLASS_BINARY = 1,
-	KM_MULTICLASS_OVO = 2,
-	KM_MULTICLASS_OVR = 3,
-	KM_MULTICLASS_MULTINOMIAL = 4
-} km_multiclass;
-
-#define KM_MULTICLASS_FIRST KM_MULTICLASS_BINARY
-#define KM_MULTICLASS_LAST KM_MULTICLASS_MULTINOMIAL
 
 typedef struct km_model
 {
@@ -324,6 +295,5 @@ void		km_model_describe_fields(const km_model *m, const km_field *fields,
  * the model gives probabilities).
  */
 void		km_model_describe_header(const km_model *m, const km_describer *out);
-
 
 #endif							/* KM_MODEL_H */
