@@ -24,7 +24,7 @@ CORE_ORDER = ["base", "kernels", "repr", "methods", "tasks", "learn", "model"]
 CORE_LAYER = {
     # base and linear algebra
     "core": "base", "crc32c": "base", "metrics": "base", "progress": "base",
-    "solve": "base", "eigen": "base", "accum": "base",
+    "solve": "base", "eigen": "base", "accum": "base", "grid": "base",
     # kernels
     "kernels": "kernels", "kernel_maps": "kernels",
     # representations: Gram diagnostics, Nystrom / RFF, the basis pass

@@ -123,7 +123,7 @@
 
 #include "approx.h"
 #include "classify.h"
-#include "select.h"
+#include "grid.h"
 
 #define KM_MODEL_MAGIC "KMLM"
 #define KM_FORMAT_VERSION 2		/* written; 1 and 2 are read */
