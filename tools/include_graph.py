@@ -41,7 +41,7 @@ CORE_LAYER = {
     # the model format and scoring
     "model": "model", "score": "model",
     "model_v1": "model", "model_fields": "model", "model_internal": "model",
-    "model_approx": "model",
+    "model_approx": "model", "model_format": "model",
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)

@@ -31,7 +31,7 @@
  *                  tag u16, flags u16 (bit 0: required; others 0),
  *                  length u64, payload[length], CRC-32C u32 of tag..payload
  *
- * Fields 16..72 are described once, by a table in model.c that drives
+ * Fields 16..72 are described once, by a table in model_format.c that drives
  * encoding, decoding, validation and kernel_model_info.  Sections, in
  * ascending tag order, each at most once:
  *

@@ -2,11 +2,17 @@
  * model_internal.h - what the pieces of the model codec share (core, no
  * PostgreSQL headers; private to src/core/model*.c).
  *
- *   model.c         the shape, the storage layout, the array readers both
- *                   formats use, the section table and format 2
+ *   model.c         the shape, the storage layout and the array readers
+ *                   both formats use
  *   model_fields.c  the field codec (km_field tables to and from bytes)
  *                   and kernel_model_info's field walk
  *   model_v1.c      format 1 (0.1.0): its reader, and its writer for tests
+ *   model_format.c  the section table, format 2, and the entry points
+ *                   (km_model_size, _encode, _peek, _decode)
+ *
+ * Each calls only those listed above it (no import circle).  This header
+ * does not include model.h, which model.c implements: every file that
+ * includes it includes model.h first.
  *
  * The shared functions keep the short names they had as statics in one
  * file; the macros below give them the km_model_ prefix as link-time
@@ -19,7 +25,11 @@
 #include <endian.h>
 #include <string.h>
 
-#include "model.h"
+#include "method.h"
+
+struct km_model;
+struct km_model_shape;
+
 /*
  * PostgreSQL cannot store a varlena of 1 GB or more (MaxAllocSize is
  * 0x3FFFFFFF), so a larger model could never be written or read back;
@@ -105,6 +115,8 @@ typedef struct layout
 #define read_expansion	km_model_read_expansion
 #define read_selection	km_model_read_selection
 #define attach_storage	km_model_attach_storage
+#define read_array		km_model_read_array
+#define storage_at		km_model_storage_at
 #define field_size		km_model_field_size
 #define fields_size		km_model_fields_size
 #define put_field		km_model_put_field
@@ -116,38 +128,43 @@ typedef struct layout
 #define decode_v1		km_model_decode_v1
 
 /* model.c */
-bool		layout_of(const km_model_shape *s, layout *l);
+bool		layout_of(const struct km_model_shape *s, layout *l);
 uint8_t    *store_doubles(uint8_t *p, const double *v, size_t count);
 km_status	bad_field(km_error *err, const char *field, double value,
 					  const char *rule);
-km_status	check_selection(const km_model *r, unsigned raw_cv, km_error *err);
+km_status	check_selection(const struct km_model *r, unsigned raw_cv,
+							km_error *err);
 km_status	read_scaler(const uint8_t **pp, uint32_t d, double *storage,
 						const layout *l, km_error *err);
-km_status	read_expansion(const uint8_t **pp, const km_model_shape *s,
-						   const km_model *r, double *storage, const layout *l,
-						   km_error *err);
+km_status	read_expansion(const uint8_t **pp, const struct km_model_shape *s,
+						   const struct km_model *r, double *storage,
+						   const layout *l, km_error *err);
 km_status	read_selection(const uint8_t *p, uint32_t c, double *storage,
 						   const layout *l, km_error *err);
-void		attach_storage(km_model *r, double *storage,
-						   const km_model_shape *s, const layout *l);
+void		attach_storage(struct km_model *r, double *storage,
+						   const struct km_model_shape *s, const layout *l);
+km_status	read_array(const uint8_t **pp, size_t count, const char *name,
+					   bool positive, double *out, km_error *err);
+double	   *storage_at(double *storage, size_t offset);
 
 /* model_fields.c */
 size_t		field_size(km_field_type type);
 size_t		fields_size(const km_field *fields, int n);
-void		put_field(uint8_t *p, const km_field *f, const km_model *m);
+void		put_field(uint8_t *p, const km_field *f,
+					  const struct km_model *m);
 uint8_t    *put_fields(uint8_t *p, const km_field *fields, int n,
-					   const km_model *m);
-km_status	get_field(const uint8_t *p, const km_field *f, km_model *m,
+					   const struct km_model *m);
+km_status	get_field(const uint8_t *p, const km_field *f, struct km_model *m,
 					  const char *section, km_error *err);
 km_status	get_fields(const uint8_t *p, uint64_t length,
-					   const km_field *fields, int nf, km_model *m,
+					   const km_field *fields, int nf, struct km_model *m,
 					   const char *section_name, km_error *err);
-bool		rule_applies(const km_field *f, const km_model *m);
+bool		rule_applies(const km_field *f, const struct km_model *m);
 
 /* model_v1.c */
-km_status	peek_v1(const uint8_t *buf, size_t len, km_model_shape *shape,
-					km_error *err);
-km_status	decode_v1(const uint8_t *buf, size_t len, km_model *m,
+km_status	peek_v1(const uint8_t *buf, size_t len,
+					struct km_model_shape *shape, km_error *err);
+km_status	decode_v1(const uint8_t *buf, size_t len, struct km_model *m,
 					  double *storage, km_error *err);
 
 #endif							/* KM_MODEL_INTERNAL_H */
