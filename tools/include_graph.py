@@ -24,7 +24,7 @@ CORE_ORDER = ["base", "kernels", "repr", "methods", "tasks", "learn", "model"]
 CORE_LAYER = {
     # base and linear algebra
     "core": "base", "crc32c": "base", "metrics": "base", "progress": "base",
-    "solve": "base", "eigen": "base", "accum": "base",
+    "solve": "base", "eigen": "base", "accum": "base", "grid": "base",
     # kernels
     "kernels": "kernels", "kernel_maps": "kernels",
     # representations: Gram diagnostics, Nystrom / RFF, the basis pass
@@ -40,6 +40,8 @@ CORE_LAYER = {
     "fit": "learn", "select": "learn", "classify_fit": "learn",
     # the model format and scoring
     "model": "model", "score": "model",
+    "model_v1": "model", "model_fields": "model", "model_internal": "model",
+    "model_approx": "model", "model_format": "model",
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)

@@ -15,7 +15,6 @@
 #include "approx.h"
 #include "eigen.h"
 #include "kernel_maps.h"
-#include "model.h"
 #include "solve.h"
 
 const char *
@@ -793,60 +792,5 @@ km_approx_solve(const km_basis *b, const km_accum *stats,
 			}
 		}
 		eps_from = next_eps(res->eps, &w, lambdas, n_lambdas);
-	}
-}
-
-void
-km_approx_model_fill(const km_basis *b, uint32_t components_asked,
-					 const double *lambdas, int n_lambdas, bool fit_intercept,
-					 const double *coef, const km_approx_result *res,
-					 km_candidate *cand, km_model *m)
-{
-	bool		rff = b->kind == KM_APPROX_RFF;
-
-	m->kernel = b->kernel;
-	m->n_features = b->d;
-	m->standardize = b->standardize;
-	m->mean = b->mean;
-	m->scale = b->scale;
-	m->fit_intercept = fit_intercept;
-
-	m->approximation = b->kind;
-	m->components = components_asked != 0 ? components_asked : b->m;
-	/* rank 0 (every feature 0 on every row) is stored as 1: a model has a rank */
-	m->rank = rff ? b->m : (res->rank > 0 ? res->rank : 1);
-	m->approx_eps = rff ? 0.0 : res->eps;
-	m->approx_seed = b->seed;
-	m->n_train = b->m;
-	m->n_outputs = 1;
-	m->alpha = coef;
-	m->intercept = res->intercept;
-	m->intercepts = NULL;
-	m->X = rff ? NULL : b->centres;
-	m->rff_W = rff ? b->W : NULL;
-	m->rff_b = rff ? b->b : NULL;
-
-	m->lambda = res->lambda;
-	m->jitter = 0.0;
-	m->converged = true;
-	m->train_rmse = res->train_rmse;
-	m->rows_seen = res->rows;
-
-	if (cand != NULL && n_lambdas > 0)
-	{
-		for (int l = 0; l < n_lambdas; l++)
-		{
-			/* as km_select's grid: kernels without gamma score at gamma 1 */
-			cand[l].gamma = (km_kernel_params(b->kernel.type) & KM_PARAM_GAMMA) ?
-				b->kernel.gamma : 1.0;
-			cand[l].lambda = lambdas[l];
-			cand[l].score = isfinite(res->gcv[l]) ? res->gcv[l] : NAN;
-			cand[l].score_std = 0.0;
-		}
-		m->n_candidates = (uint32_t) n_lambdas;
-		m->cv = KM_CV_GCV;
-		m->folds = 0;
-		m->best = (uint32_t) res->best;
-		m->candidates = cand;
 	}
 }

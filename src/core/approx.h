@@ -186,30 +186,4 @@ km_status	km_approx_factor(const km_basis *b, double *L, double *eps,
 							 double *work, km_error *err,
 							 km_interrupt_fn interrupt);
 
-/*
- * Fill the fields of a regression model (model.h) that an approximate fit
- * decides, from its basis b, the grid scored, the coefficients and result
- * of km_approx_solve:
- *   kernel, n_features = d, standardize, mean, scale (the basis's scaler),
- *   fit_intercept, approximation, components (the number asked for:
- *   components_asked, or b->m if 0), rank (nystrom: res->rank, at least 1;
- *   rff: D), approx_eps, approx_seed, n_train = m, n_outputs = 1, alpha =
- *   coef, intercept = res->intercept, intercepts = NULL (q = 1), X =
- *   centres (nystrom) or NULL, rff_W and rff_b (rff), lambda, jitter 0,
- *   converged, train_rmse, rows_seen = res->rows, and the GCV grid as
- *   selection candidates (cv KM_CV_GCV, best = res->best) when cand (n_lambdas
- *   entries, filled here) is not NULL.
- * The model points into b, coef and cand: they must outlive it.  The
- * caller sets the rest (format and writer versions, method and task,
- * rows_skipped) and zeroes m first.  struct km_model is model.h's.
- */
-struct km_model;
-struct km_candidate;
-void		km_approx_model_fill(const km_basis *b, uint32_t components_asked,
-								 const double *lambdas, int n_lambdas,
-								 bool fit_intercept, const double *coef,
-								 const km_approx_result *res,
-								 struct km_candidate *cand,
-								 struct km_model *m);
-
 #endif							/* KM_APPROX_H */

@@ -13,7 +13,7 @@
  * in this order (f = 0 is classes[0], as libsvm's sign convention for
  * scikit-learn's classes_[1]).
  *
- * Multi-class schemes (km_multiclass, model.h; stored in the model):
+ * Multi-class schemes (km_multiclass, below; stored in the model):
  *   BINARY      q = 1: f > 0 -> classes[1]
  *   OVO         q = k(k-1)/2 outputs for the pairs (0,1),(0,2)..(0,k-1),
  *               (1,2).. as libsvm; output > 0 votes for the first of the
@@ -43,7 +43,37 @@
 #ifndef KM_CLASSIFY_H
 #define KM_CLASSIFY_H
 
-#include "model.h"
+#include "method.h"
+
+/* How a classifier's labels were typed (CLASSES section, one byte). */
+typedef enum km_label_type
+{
+	KM_LABEL_TEXT = 1,
+	KM_LABEL_FLOAT8 = 2
+} km_label_type;
+
+#define KM_LABEL_FIRST KM_LABEL_TEXT
+#define KM_LABEL_LAST KM_LABEL_FLOAT8
+
+/*
+ * How a classifier's q decision values map to its k classes (CLASSES
+ * section, one byte):
+ *   BINARY       q = 1, k = 2: f > 0 means classes[1];
+ *   OVO          q = k(k-1)/2, pairs (0,1), (0,2) .. (0,k-1), (1,2) .. as
+ *                libsvm orders them; output > 0 votes for the pair's first;
+ *   OVR          q = k, one output per class;
+ *   MULTINOMIAL  q = k, softmax over the outputs.
+ */
+typedef enum km_multiclass
+{
+	KM_MULTICLASS_BINARY = 1,
+	KM_MULTICLASS_OVO = 2,
+	KM_MULTICLASS_OVR = 3,
+	KM_MULTICLASS_MULTINOMIAL = 4
+} km_multiclass;
+
+#define KM_MULTICLASS_FIRST KM_MULTICLASS_BINARY
+#define KM_MULTICLASS_LAST KM_MULTICLASS_MULTINOMIAL
 
 /* Largest number of classes a model may have (q = k(k-1)/2 stays small). */
 #define KM_MAX_CLASSES 1024
@@ -51,8 +81,7 @@
 /* Libsvm's clipping of pairwise probabilities. */
 #define KM_PLATT_MIN_PROB 1e-7
 
-/* "text", "float8"; "binary", "ovo", "ovr", "multinomial"; "unknown" otherwise
- * (the enums are in model.h). */
+/* "text", "float8"; "binary", "ovo", "ovr", "multinomial"; "unknown" otherwise. */
 const char *km_label_type_name(km_label_type t);
 const char *km_multiclass_name(km_multiclass mc);
 

@@ -31,7 +31,7 @@
  *                  tag u16, flags u16 (bit 0: required; others 0),
  *                  length u64, payload[length], CRC-32C u32 of tag..payload
  *
- * Fields 16..72 are described once, by a table in model.c that drives
+ * Fields 16..72 are described once, by a table in model_format.c that drives
  * encoding, decoding, validation and kernel_model_info.  Sections, in
  * ascending tag order, each at most once:
  *
@@ -124,7 +124,8 @@
 #include <stddef.h>
 
 #include "approx.h"
-#include "select.h"
+#include "classify.h"
+#include "grid.h"
 
 #define KM_MODEL_MAGIC "KMLM"
 #define KM_FORMAT_VERSION 2		/* written; 1 and 2 are read */
@@ -152,36 +153,6 @@
 
 /* A grid of KM_MAX_GRID gammas by KM_MAX_GRID lambdas. */
 #define KM_MODEL_MAX_CANDIDATES (KM_MAX_GRID * KM_MAX_GRID)
-
-/* How a classifier's labels were typed (CLASSES section, one byte). */
-typedef enum km_label_type
-{
-	KM_LABEL_TEXT = 1,
-	KM_LABEL_FLOAT8 = 2
-} km_label_type;
-
-#define KM_LABEL_FIRST KM_LABEL_TEXT
-#define KM_LABEL_LAST KM_LABEL_FLOAT8
-
-/*
- * How a classifier's q decision values map to its k classes (CLASSES
- * section, one byte):
- *   BINARY       q = 1, k = 2: f > 0 means classes[1];
- *   OVO          q = k(k-1)/2, pairs (0,1), (0,2) .. (0,k-1), (1,2) .. as
- *                libsvm orders them; output > 0 votes for the pair's first;
- *   OVR          q = k, one output per class;
- *   MULTINOMIAL  q = k, softmax over the outputs.
- */
-typedef enum km_multiclass
-{
-	KM_MULTICLASS_BINARY = 1,
-	KM_MULTICLASS_OVO = 2,
-	KM_MULTICLASS_OVR = 3,
-	KM_MULTICLASS_MULTINOMIAL = 4
-} km_multiclass;
-
-#define KM_MULTICLASS_FIRST KM_MULTICLASS_BINARY
-#define KM_MULTICLASS_LAST KM_MULTICLASS_MULTINOMIAL
 
 typedef struct km_model
 {
@@ -350,5 +321,28 @@ void		km_model_describe_fields(const km_model *m, const km_field *fields,
  */
 void		km_model_describe_header(const km_model *m, const km_describer *out);
 
+/*
+ * Fill the fields of a regression model that an approximate fit (approx.h)
+ * decides, from its basis b, the grid scored, the coefficients and result
+ * of km_approx_solve:
+ *   kernel, n_features = d, standardize, mean, scale (the basis's scaler),
+ *   fit_intercept, approximation, components (the number asked for:
+ *   components_asked, or b->m if 0), rank (nystrom: res->rank, at least 1;
+ *   rff: D), approx_eps, approx_seed, n_train = m, n_outputs = 1, alpha =
+ *   coef, intercept = res->intercept, intercepts = NULL (q = 1), X =
+ *   centres (nystrom) or NULL, rff_W and rff_b (rff), lambda, jitter 0,
+ *   converged, train_rmse, rows_seen = res->rows, and the GCV grid as
+ *   selection candidates (cv KM_CV_GCV, best = res->best) when cand (n_lambdas
+ *   entries, filled here) is not NULL.
+ * The model points into b, coef and cand: they must outlive it.  The
+ * caller sets the rest (format and writer versions, method and task,
+ * rows_skipped) and zeroes m first (model_approx.c).
+ */
+void		km_approx_model_fill(const km_basis *b, uint32_t components_asked,
+								 const double *lambdas, int n_lambdas,
+								 bool fit_intercept, const double *coef,
+								 const km_approx_result *res,
+								 struct km_candidate *cand,
+								 struct km_model *m);
 
 #endif							/* KM_MODEL_H */

@@ -30,23 +30,6 @@
 #include "progress.h"
 #include "select.h"
 
-const char *
-km_cv_name(km_cv cv)
-{
-	switch (cv)
-	{
-		case KM_CV_NONE:
-			return "none";
-		case KM_CV_LOO:
-			return "loo";
-		case KM_CV_GCV:
-			return "gcv";
-		case KM_CV_KFOLD:
-			return "kfold";
-	}
-	return "unknown";
-}
-
 /*
  * Flops one uninterruptible piece may take (about 0.1 s on one loaded core), and
  * at most how many columns of L^-1 the Cholesky route finds per dtrsm call

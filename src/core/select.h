@@ -7,10 +7,8 @@
 #define KM_SELECT_H
 
 #include "fit.h"
+#include "grid.h"
 #include "solve.h"
-
-/* Most candidates one grid (gamma or lambda) may have. */
-#define KM_MAX_GRID 64
 
 /*
  * LOO and GCV take one Cholesky factorisation and one triangular inverse
@@ -21,24 +19,6 @@
  * dsyevd (src/core/eigen.c); it costs about the same (test/bench/loo.c).
  */
 #define KM_EIGEN_MIN_LAMBDAS 10
-
-typedef enum km_cv
-{
-	KM_CV_NONE = 0,
-	KM_CV_LOO = 1,				/* ridge: exact leave-one-out, closed form */
-	KM_CV_GCV = 2,				/* ridge: generalized cross-validation */
-	KM_CV_KFOLD = 3				/* any method: k refits per candidate */
-} km_cv;
-
-const char *km_cv_name(km_cv cv);
-
-typedef struct km_candidate
-{
-	double		gamma;
-	double		lambda;
-	double		score;			/* mean squared error (GCV: its value); NaN if unsolvable */
-	double		score_std;		/* k-fold: standard deviation over folds, else 0 */
-} km_candidate;
 
 typedef struct km_select_params
 {
