@@ -102,65 +102,51 @@ km_svr_primal_add(double *state, uint32_t m, const double *Z, size_t rows,
 				  const double *coef, double b, double *scratch,
 				  km_interrupt_fn interrupt)
 {
+	/* f then w h: one rows x 2 column-major block, the dgemm's right operand */
 	double	   *f = scratch;
 	double	   *wh = f + rows;
 	double	   *Zs = wh + rows;		/* rows x m: sqrt(w L'') z of the active rows */
 	double	   *S = Zs + rows * m;	/* m x m */
-	double		wsum = 0.0,
-				lsum = 0.0,
-				gb = 0.0,
-				hbb = 0.0;
+	/* rows, sum w, sum w L, sum w L', sum w L'': the state's first five */
+	double		sums[KM_PRIMAL_GZ] = {(double) rows, 0, 0, 0, 0};
 	size_t		active = 0;
 
 	if (!(epsilon >= 0) || !isfinite(epsilon))
 		return false;
 	if (rows == 0)
 		return true;
-	if (!km_all_finite(y, rows))
-		return false;
-	for (size_t i = 0; i < rows; i++)
-		f[i] = b;
 	cblas_dgemv(CblasRowMajor, CblasNoTrans, (int) rows, (int) m, 1.0, Z, (int) m,
-				coef, 1, 1.0, f, 1);
-	if (!km_all_finite(f, rows))
-		return false;
+				coef, 1, 0.0, f, 1);
+	/* the state changes only after this loop: a false return adds nothing */
 	for (size_t i = 0; i < rows; i++)
 	{
 		double		w = weights ? weights[i] : 1.0;
-		double		r = y[i] - f[i];
+		double		r = y[i] - (f[i] + b);
 		double		a = fabs(r) - epsilon;
-		double		g = 0.0,
-					h = 0.0;
 
-		wsum += w;
-		if (a > 0.0)
+		if (!isfinite(r))
+			return false;		/* a target or a decision value */
+		sums[KM_PRIMAL_WSUM] += w;
+		f[i] = 0.0;
+		wh[i] = 0.0;
+		if (a > 0.0 && w > 0.0)
 		{
-			lsum += w * a * a;
-			g = r > 0 ? -2.0 * a : 2.0 * a;
-			h = 2.0;
-		}
-		gb += w * g;
-		hbb += w * h;
-		f[i] = w * g;			/* f now holds w L' */
-		wh[i] = w * h;
-		if (w * h > 0.0)
-		{
-			double		sq = sqrt(w * h);
-
-			for (uint32_t j = 0; j < m; j++)
-				Zs[active * m + j] = sq * Z[i * m + j];
+			/* inside the tube a row adds nothing, not even to H */
+			f[i] = w * (r > 0 ? -2.0 * a : 2.0 * a);
+			wh[i] = 2.0 * w;
+			sums[KM_PRIMAL_LOSS] += w * a * a;
+			sums[KM_PRIMAL_GB] += f[i];
+			sums[KM_PRIMAL_HBB] += wh[i];
+			cblas_dcopy((int) m, Z + i * m, 1, Zs + active * m, 1);
+			cblas_dscal((int) m, sqrt(wh[i]), Zs + active * m, 1);
 			active++;
 		}
 	}
-	state[KM_PRIMAL_ROWS] += (double) rows;
-	state[KM_PRIMAL_WSUM] += wsum;
-	state[KM_PRIMAL_LOSS] += lsum;
-	state[KM_PRIMAL_GB] += gb;
-	state[KM_PRIMAL_HBB] += hbb;
-	cblas_dgemv(CblasRowMajor, CblasTrans, (int) rows, (int) m, 1.0, Z, (int) m,
-				f, 1, 1.0, state + KM_PRIMAL_GZ, 1);
-	cblas_dgemv(CblasRowMajor, CblasTrans, (int) rows, (int) m, 1.0, Z, (int) m,
-				wh, 1, 1.0, state + KM_PRIMAL_HZB(m), 1);
+	for (int k = 0; k < KM_PRIMAL_GZ; k++)
+		state[k] += sums[k];
+	/* the gradient and the Hessian's coef x b column, adjacent in the state */
+	cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int) m, 2, (int) rows, 1.0,
+				Z, (int) m, f, (int) rows, 1.0, state + KM_PRIMAL_GZ, (int) m);
 	if (active > 0)
 		km_packed_syrk_add(state + KM_PRIMAL_HZZ(m), Zs, m, active, S, interrupt);
 	return true;

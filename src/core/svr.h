@@ -90,9 +90,9 @@ km_status	km_svr_dual(const km_svr_problem *pr, const km_svm_params *par,
 /*
  * Adds rows rows of features Z (rows x m, row-major), targets y and weights
  * (or NULL: 1) at the point (coef, b) into state (primal.h's layout) with the
- * L2-loss epsilon-insensitive row terms above: one dgemv for f, two for the
- * gradient and the Hessian's coef x b column, one dsyrk (in interruptible
- * panels, km_packed_syrk_add) over the active rows only.  scratch:
+ * L2-loss epsilon-insensitive row terms above: one dgemv for f, one dgemm
+ * (m x 2) for the gradient and the Hessian's coef x b column, one dsyrk (in
+ * interruptible panels, km_packed_syrk_add) over the active rows only.  scratch:
  * km_primal_add_scratch_doubles(m, rows).  false, nothing added, if a
  * decision value or a target is not finite or epsilon is not a finite
  * number >= 0.
