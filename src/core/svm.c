@@ -1,10 +1,11 @@
 /*
- * svm.c - C-SVC by SMO on a precomputed Gram matrix, Platt scaling and
- * one-vs-one (see svm.h).  Written after libsvm's Solver (svm.cpp, Chang &
+ * svm.c - libsvm's SMO Solver (C-SVC; epsilon-SVR through svr.c) on a
+ * precomputed Gram matrix, Platt scaling and one-vs-one (see svm.h).  Written after libsvm's Solver (svm.cpp, Chang &
  * Lin): the same working-set selection (WSS 2 of Fan, Chen & Lin 2005), the
  * same two-variable update, shrinking rule, gradient reconstruction and rho;
  * the Gram matrix is given, so a "column of Q" is a column of K read through
- * the row map and multiplied by the labels.
+ * the row map and multiplied by the signs; the linear term p is read through
+ * the same map (NULL: C-SVC's -1).
  */
 #include <math.h>
 #include <string.h>
@@ -38,12 +39,6 @@ u32_doubles(size_t m)
 	return (m + 1) / 2;
 }
 
-size_t
-km_svm_binary_doubles(size_t m)
-{
-	return 6 * m + 2 * u32_doubles(m);
-}
-
 /*
  * Solver state.  Positions 0..m-1 are permuted as libsvm does (active ones
  * first); perm[t] is the row of K of position t, loc[t] its index in the
@@ -63,6 +58,7 @@ typedef struct smo
 	double	   *y;
 	double	   *C;
 	double	   *QD;
+	const double *p;			/* linear term in problem order, or NULL: -1 */
 	uint32_t   *perm;
 	uint32_t   *loc;
 	double		tol;
@@ -81,6 +77,13 @@ static inline bool
 is_lower(const smo *s, size_t t)
 {
 	return s->alpha[t] <= 0.0;
+}
+
+/* The linear term of position t: p of its variable, -1 for C-SVC. */
+static inline double
+lin(const smo *s, size_t t)
+{
+	return s->p ? s->p[s->loc[t]] : -1.0;
 }
 
 static inline const double *
@@ -131,7 +134,7 @@ reconstruct_gradient(smo *s)
 	if (act == m)
 		return;
 	for (size_t t = act; t < m; t++)
-		s->G[t] = s->G_bar[t] - 1.0;
+		s->G[t] = s->G_bar[t] + lin(s, t);
 	for (size_t i = 0; i < act; i++)
 	{
 		const double *col;
@@ -459,41 +462,29 @@ calculate_rho(const smo *s)
 	return nr_free > 0 ? sum_free / (double) nr_free : (ub + lb) / 2;
 }
 
-km_status
-km_svm_binary(const km_svm_problem *prob, const km_svm_params *par,
-			  double *coef, km_svm_result *res, double *work,
-			  km_error *err, km_interrupt_fn interrupt)
+size_t
+km_smo_doubles(size_t l)
 {
-	size_t		m = prob->m;
+	return 6 * l + 2 * u32_doubles(l);
+}
+
+/*
+ * The solver proper on a validated problem: alpha (l, problem order) gets the
+ * dual variables, res everything else (n_sv and n_bounded_sv count
+ * variables).
+ */
+static km_status
+smo_solve(const km_smo_problem *prob, const km_svm_params *par,
+		  double *alpha, km_svm_result *res, double *work,
+		  km_error *err, km_interrupt_fn interrupt)
+{
+	size_t		m = prob->l;
 	smo			s;
 	uint64_t	max_iter;
 	uint64_t	iter = 0;
 	size_t		counter;
 	double		viol = INFINITY;
 	bool		converged = false;
-	size_t		npos = 0;
-
-	memset(res, 0, sizeof(*res));
-	if (m < 2 || m > UINT32_MAX)
-		return km_fail(err, KM_ERR_INVALID, "svm needs at least two rows",
-					   "The binary problem has %zu rows.", m);
-	if (!(par->tol > 0) || !isfinite(par->tol))
-		return km_fail(err, KM_ERR_INVALID, "svm tolerance must be positive",
-					   "The tolerance is %g.", par->tol);
-	for (size_t t = 0; t < m; t++)
-	{
-		if (prob->y[t] != 1.0 && prob->y[t] != -1.0)
-			return km_fail(err, KM_ERR_INVALID, "svm labels must be +1 or -1",
-						   "Row %zu of the binary problem has label %g.", t, prob->y[t]);
-		if (!(prob->C[t] > 0) || !isfinite(prob->C[t]))
-			return km_fail(err, KM_ERR_INVALID, "svm bound C must be positive and finite",
-						   "Row %zu of the binary problem has C = %g.", t, prob->C[t]);
-		npos += prob->y[t] > 0;
-	}
-	if (npos == 0 || npos == m)
-		return km_fail(err, KM_ERR_INVALID, "svm needs rows of both labels",
-					   "All %zu rows of the binary problem have label %d.", m,
-					   npos ? 1 : -1);
 
 	s.K = prob->K;
 	s.cols = prob->cols;
@@ -507,6 +498,7 @@ km_svm_binary(const km_svm_problem *prob, const km_svm_params *par,
 	s.y = work + 3 * m;
 	s.C = work + 4 * m;
 	s.QD = work + 5 * m;
+	s.p = prob->p;
 	s.perm = (uint32_t *) (work + 6 * m);
 	s.loc = (uint32_t *) (work + 6 * m + u32_doubles(m));
 	s.tol = par->tol;
@@ -518,7 +510,7 @@ km_svm_binary(const km_svm_problem *prob, const km_svm_params *par,
 		uint32_t	r = prob->rows ? prob->rows[t] : (uint32_t) t;
 
 		s.alpha[t] = 0;
-		s.G[t] = -1.0;
+		s.G[t] = prob->p ? prob->p[t] : -1.0;
 		s.G_bar[t] = 0;
 		s.y[t] = prob->y[t];
 		s.C[t] = prob->C[t];
@@ -582,8 +574,8 @@ km_svm_binary(const km_svm_problem *prob, const km_svm_params *par,
 
 		for (size_t t = 0; t < m; t++)
 		{
-			obj += s.alpha[t] * (s.G[t] - 1.0);
-			coef[s.loc[t]] = s.y[t] * s.alpha[t];
+			obj += s.alpha[t] * (s.G[t] + lin(&s, t));
+			alpha[s.loc[t]] = s.alpha[t];
 			if (s.alpha[t] > 0)
 			{
 				res->n_sv++;
@@ -602,6 +594,87 @@ km_svm_binary(const km_svm_problem *prob, const km_svm_params *par,
 					   "SMO stopped after max_iter = %llu iterations with a KKT violation of %g above the tolerance %g.",
 					   (unsigned long long) max_iter, viol, par->tol);
 	return KM_OK;
+}
+
+km_status
+km_smo_solve(const km_smo_problem *prob, const km_svm_params *par,
+			 double *alpha, km_svm_result *res, double *work,
+			 km_error *err, km_interrupt_fn interrupt)
+{
+	size_t		l = prob->l;
+
+	memset(res, 0, sizeof(*res));
+	if (l < 2 || l > UINT32_MAX)
+		return km_fail(err, KM_ERR_INVALID, "smo needs at least two variables",
+					   "The problem has %zu variables.", l);
+	if (!(par->tol > 0) || !isfinite(par->tol))
+		return km_fail(err, KM_ERR_INVALID, "svm tolerance must be positive",
+					   "The tolerance is %g.", par->tol);
+	for (size_t t = 0; t < l; t++)
+	{
+		if (prob->y[t] != 1.0 && prob->y[t] != -1.0)
+			return km_fail(err, KM_ERR_INVALID, "smo signs must be +1 or -1",
+						   "Variable %zu has sign %g.", t, prob->y[t]);
+		if (!(prob->C[t] > 0) || !isfinite(prob->C[t]))
+			return km_fail(err, KM_ERR_INVALID, "svm bound C must be positive and finite",
+						   "Variable %zu has C = %g.", t, prob->C[t]);
+		if (prob->p && !isfinite(prob->p[t]))
+			return km_fail(err, KM_ERR_INVALID, "smo linear term must be finite",
+						   "Variable %zu has p = %g.", t, prob->p[t]);
+	}
+	return smo_solve(prob, par, alpha, res, work, err, interrupt);
+}
+
+size_t
+km_svm_binary_doubles(size_t m)
+{
+	return km_smo_doubles(m);
+}
+
+km_status
+km_svm_binary(const km_svm_problem *prob, const km_svm_params *par,
+			  double *coef, km_svm_result *res, double *work,
+			  km_error *err, km_interrupt_fn interrupt)
+{
+	size_t		m = prob->m;
+	size_t		npos = 0;
+	km_smo_problem sp;
+	km_status	st;
+
+	memset(res, 0, sizeof(*res));
+	if (m < 2 || m > UINT32_MAX)
+		return km_fail(err, KM_ERR_INVALID, "svm needs at least two rows",
+					   "The binary problem has %zu rows.", m);
+	if (!(par->tol > 0) || !isfinite(par->tol))
+		return km_fail(err, KM_ERR_INVALID, "svm tolerance must be positive",
+					   "The tolerance is %g.", par->tol);
+	for (size_t t = 0; t < m; t++)
+	{
+		if (prob->y[t] != 1.0 && prob->y[t] != -1.0)
+			return km_fail(err, KM_ERR_INVALID, "svm labels must be +1 or -1",
+						   "Row %zu of the binary problem has label %g.", t, prob->y[t]);
+		if (!(prob->C[t] > 0) || !isfinite(prob->C[t]))
+			return km_fail(err, KM_ERR_INVALID, "svm bound C must be positive and finite",
+						   "Row %zu of the binary problem has C = %g.", t, prob->C[t]);
+		npos += prob->y[t] > 0;
+	}
+	if (npos == 0 || npos == m)
+		return km_fail(err, KM_ERR_INVALID, "svm needs rows of both labels",
+					   "All %zu rows of the binary problem have label %d.", m,
+					   npos ? 1 : -1);
+
+	sp.K = prob->K;
+	sp.ld = prob->ld;
+	sp.cols = prob->cols;
+	sp.rows = prob->rows;
+	sp.l = m;
+	sp.y = prob->y;
+	sp.p = NULL;
+	sp.C = prob->C;
+	st = smo_solve(&sp, par, coef, res, work, err, interrupt);
+	for (size_t t = 0; t < m; t++)
+		coef[t] *= prob->y[t];
+	return st;
 }
 
 /* ---- Platt scaling ---- */

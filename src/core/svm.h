@@ -2,9 +2,12 @@
  * svm.h - C-support vector classification on a precomputed Gram matrix
  * (core, no PostgreSQL headers, no allocation: the caller passes workspace).
  *
- *   km_svm_binary   the binary C-SVC dual by SMO with second-order working
- *                   set selection (Fan, Chen & Lin 2005, as libsvm's Solver),
- *                   shrinking and gradient reconstruction
+ *   km_smo_solve    libsvm's Solver: the dual min 1/2 a^T Q a + p^T a,
+ *                   0 <= a_t <= C_t, y^T a = 0 by SMO with second-order
+ *                   working set selection (Fan, Chen & Lin 2005), shrinking
+ *                   and gradient reconstruction; C-SVC and epsilon-SVR
+ *                   (svr.h) are instances
+ *   km_svm_binary   the binary C-SVC dual (km_smo_solve with p = -1)
  *   km_platt_fit    Platt scaling (Lin, Lin & Weng 2007, as libsvm's
  *                   sigmoid_train); km_platt_prob evaluates it
  *   km_svm_binary_probability  out-of-fold decision values on caller-given
@@ -73,6 +76,43 @@ typedef struct km_svm_result
 	uint32_t	n_bounded_sv;	/* a_i == C_i */
 	bool		converged;		/* violation <= tol within max_iter */
 } km_svm_result;
+
+/*
+ * libsvm's general Solver problem over l variables: variable t has sign
+ * y_t = +-1, linear term p_t, bound C_t and reads row rows[t] of K (rows may
+ * repeat: epsilon-SVR's variables t and t + n both read row t), so
+ *   Q_st = y_s y_t K(rows[s], rows[t]).
+ * C-SVC: rows = its rows, y = labels, p = -1 (p NULL).  epsilon-SVR (svr.c):
+ * l = 2n, rows t mod n, y = +1 then -1, p = eps - y_i then eps + y_i.
+ */
+typedef struct km_smo_problem
+{
+	const double *K;			/* full symmetric Gram matrix, column-major */
+	size_t		ld;				/* its leading dimension */
+	km_gram_cols *cols;			/* or NULL: K is full; else K's columns on demand */
+	const uint32_t *rows;		/* l rows of K, or NULL: variable t reads row t */
+	size_t		l;				/* >= 2 variables */
+	const double *y;			/* l signs, +1 or -1 */
+	const double *p;			/* l finite linear terms, or NULL: -1 each */
+	const double *C;			/* l upper bounds C_t > 0 */
+} km_smo_problem;
+
+/* Doubles of workspace km_smo_solve needs for l variables. */
+size_t		km_smo_doubles(size_t l);
+
+/*
+ * Solves the dual from a = 0: alpha (l, problem order) gets a (not y a), res
+ * the intercept b = -rho (libsvm's rule), the objective 1/2 a^T Q a + p^T a,
+ * the iterations and the counts of variables with a_t > 0 and a_t == C_t.
+ * Stopping, max_iter (default max(10^7, 100 l)), interrupts and statuses as
+ * km_svm_binary (KM_ERR_INACCURATE with every output written).
+ * KM_ERR_INVALID: l < 2, tol <= 0, a sign not +-1, C_t not positive and
+ * finite, p_t not finite.  The row map needs no check: rows[t] < the
+ * columns of K is the caller's promise.
+ */
+km_status	km_smo_solve(const km_smo_problem *prob, const km_svm_params *par,
+						 double *alpha, km_svm_result *res, double *work,
+						 km_error *err, km_interrupt_fn interrupt);
 
 /* Doubles of workspace km_svm_binary needs for m rows. */
 size_t		km_svm_binary_doubles(size_t m);

@@ -90,6 +90,10 @@ int			unit_failures = 0;
 	X(test_svm_couple) \
 	X(test_svm_edge_cases) \
 	X(test_svm_interrupts) \
+	X(test_svr_diabetes) \
+	X(test_svr_sinc) \
+	X(test_svr_primal) \
+	X(test_svr_errors) \
 	X(test_svm_cols_columns) \
 	X(test_svm_cols_breast_cancer) \
 	X(test_svm_cols_wine_ovo) \

@@ -1,0 +1,245 @@
+/*
+ * svr.c - epsilon-SVR: the exact dual by libsvm's Solver (km_smo_solve) and
+ * LIBLINEAR's L2-loss primal by Newton over additive passes (svr.h).
+ */
+#include <math.h>
+#include <string.h>
+
+#include <cblas.h>
+
+#include "accum.h"
+#include "svr.h"
+
+/* ---- exact: the dual by SMO ---- */
+
+/* Doubles holding l uint32_t. */
+static size_t
+u32_doubles(size_t l)
+{
+	return (l + 1) / 2;
+}
+
+size_t
+km_svr_dual_doubles(size_t n)
+{
+	size_t		l = 2 * n;
+
+	return km_smo_doubles(l) + 4 * l + u32_doubles(l);
+}
+
+km_status
+km_svr_dual(const km_svr_problem *pr, const km_svm_params *par, double *coef,
+			km_svm_result *res, double *work, km_error *err,
+			km_interrupt_fn interrupt)
+{
+	size_t		n = pr->n;
+	size_t		l = 2 * n;
+	double	   *smo_work = work;
+	double	   *alpha = smo_work + km_smo_doubles(l);
+	double	   *sign = alpha + l;
+	double	   *p = sign + l;
+	double	   *Cv = p + l;
+	uint32_t   *rows = (uint32_t *) (Cv + l);
+	km_smo_problem sp;
+	km_status	st;
+
+	memset(res, 0, sizeof(*res));
+	if (n == 0 || n > UINT32_MAX / 2)
+		return km_fail(err, KM_ERR_INVALID, "svr needs at least one row",
+					   "The problem has %zu rows.", n);
+	if (!(pr->C > 0) || !isfinite(pr->C))
+		return km_fail(err, KM_ERR_INVALID, "svr bound C must be positive and finite",
+					   "C is %g.", pr->C);
+	if (!(pr->epsilon >= 0) || !isfinite(pr->epsilon))
+		return km_fail(err, KM_ERR_INVALID, "svr epsilon must be a finite number >= 0",
+					   "epsilon is %g.", pr->epsilon);
+	for (size_t i = 0; i < n; i++)
+		if (!isfinite(pr->y[i]))
+			return km_fail(err, KM_ERR_INVALID, "svr targets must be finite",
+						   "Row %zu has target %g.", i, pr->y[i]);
+
+	/* libsvm's solve_epsilon_svr: a+ first, then a- */
+	for (size_t i = 0; i < n; i++)
+	{
+		sign[i] = 1.0;
+		sign[n + i] = -1.0;
+		p[i] = pr->epsilon - pr->y[i];
+		p[n + i] = pr->epsilon + pr->y[i];
+		Cv[i] = Cv[n + i] = pr->C;
+		rows[i] = rows[n + i] = (uint32_t) i;
+	}
+	sp.K = pr->K;
+	sp.ld = pr->ld;
+	sp.cols = pr->cols;
+	sp.rows = rows;
+	sp.l = l;
+	sp.y = sign;
+	sp.p = p;
+	sp.C = Cv;
+	st = km_smo_solve(&sp, par, alpha, res, smo_work, err, interrupt);
+	if (st != KM_OK && st != KM_ERR_INACCURATE)
+		return st;
+	res->n_sv = 0;
+	res->n_bounded_sv = 0;
+	for (size_t i = 0; i < n; i++)
+	{
+		coef[i] = alpha[i] - alpha[n + i];
+		if (coef[i] != 0)
+		{
+			res->n_sv++;
+			if (fabs(coef[i]) >= pr->C)
+				res->n_bounded_sv++;
+		}
+	}
+	return st;
+}
+
+/* ---- approximate: L2-loss primal by Newton over passes ---- */
+
+bool
+km_svr_primal_add(double *state, uint32_t m, const double *Z, size_t rows,
+				  const double *y, const double *weights, double epsilon,
+				  const double *coef, double b, double *scratch,
+				  km_interrupt_fn interrupt)
+{
+	/* f then w h: one rows x 2 column-major block, the dgemm's right operand */
+	double	   *f = scratch;
+	double	   *wh = f + rows;
+	double	   *Zs = wh + rows;		/* rows x m: sqrt(w L'') z of the active rows */
+	double	   *S = Zs + rows * m;	/* m x m */
+	/* rows, sum w, sum w L, sum w L', sum w L'': the state's first five */
+	double		sums[KM_PRIMAL_GZ] = {(double) rows, 0, 0, 0, 0};
+	size_t		active = 0;
+
+	if (!(epsilon >= 0) || !isfinite(epsilon))
+		return false;
+	if (rows == 0)
+		return true;
+	cblas_dgemv(CblasRowMajor, CblasNoTrans, (int) rows, (int) m, 1.0, Z, (int) m,
+				coef, 1, 0.0, f, 1);
+	/* the state changes only after this loop: a false return adds nothing */
+	for (size_t i = 0; i < rows; i++)
+	{
+		double		w = weights ? weights[i] : 1.0;
+		double		r = y[i] - (f[i] + b);
+		double		a = fabs(r) - epsilon;
+
+		if (!isfinite(r))
+			return false;		/* a target or a decision value */
+		sums[KM_PRIMAL_WSUM] += w;
+		f[i] = 0.0;
+		wh[i] = 0.0;
+		if (a > 0.0 && w > 0.0)
+		{
+			/* inside the tube a row adds nothing, not even to H */
+			f[i] = w * (r > 0 ? -2.0 * a : 2.0 * a);
+			wh[i] = 2.0 * w;
+			sums[KM_PRIMAL_LOSS] += w * a * a;
+			sums[KM_PRIMAL_GB] += f[i];
+			sums[KM_PRIMAL_HBB] += wh[i];
+			cblas_dcopy((int) m, Z + i * m, 1, Zs + active * m, 1);
+			cblas_dscal((int) m, sqrt(wh[i]), Zs + active * m, 1);
+			active++;
+		}
+	}
+	for (int k = 0; k < KM_PRIMAL_GZ; k++)
+		state[k] += sums[k];
+	/* the gradient and the Hessian's coef x b column, adjacent in the state */
+	cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int) m, 2, (int) rows, 1.0,
+				Z, (int) m, f, (int) rows, 1.0, state + KM_PRIMAL_GZ, (int) m);
+	if (active > 0)
+		km_packed_syrk_add(state + KM_PRIMAL_HZZ(m), Zs, m, active, S, interrupt);
+	return true;
+}
+
+km_status
+km_svr_primal_step(km_primal_solver *s, const km_primal_params *p,
+				   const double *state, const double *R, double *coef,
+				   double *b, double *vecs, double *work, km_error *err,
+				   km_interrupt_fn interrupt)
+{
+	km_primal_params q = *p;
+
+	/* the step is loss-agnostic; km_primal_step only checks the name */
+	q.loss = KM_PRIMAL_SQHINGE;
+	return km_primal_step(s, &q, state, R, coef, b, vecs, work, err, interrupt);
+}
+
+size_t
+km_svr_primal_fit_doubles(uint32_t m, size_t block)
+{
+	size_t		mm = m;
+
+	return km_primal_state_doubles(m) + km_primal_add_scratch_doubles(m, block)
+		+ 2 * mm + km_primal_step_work_doubles(m) + mm * mm;
+}
+
+km_status
+km_svr_primal_fit(const double *Z, size_t rows, uint32_t m, const double *y,
+				  const double *weights, double epsilon,
+				  const km_primal_params *p, const double *R, size_t block,
+				  double *coef, double *b, km_primal_solver *s, double *work,
+				  km_error *err, km_interrupt_fn interrupt)
+{
+	size_t		mm = m;
+	double	   *state,
+			   *scratch,
+			   *vecs,
+			   *step_work,
+			   *eye;
+
+	if (block == 0 || block > rows)
+		block = rows;
+	state = work;
+	scratch = state + km_primal_state_doubles(m);
+	vecs = scratch + km_primal_add_scratch_doubles(m, block);
+	step_work = vecs + 2 * mm;
+	eye = step_work + km_primal_step_work_doubles(m);
+
+	km_primal_solver_init(s, m);
+	memset(coef, 0, mm * sizeof(double));
+	*b = 0.0;
+	if (rows == 0 || m == 0)
+		return km_fail(err, KM_ERR_INVALID, "svr needs rows and features",
+					   "The problem has %zu rows of %u features.", rows, m);
+	if (!(epsilon >= 0) || !isfinite(epsilon))
+		return km_fail(err, KM_ERR_INVALID, "svr epsilon must be a finite number >= 0",
+					   "epsilon is %g.", epsilon);
+	for (size_t i = 0; i < rows; i++)
+		if (!isfinite(y[i]))
+			return km_fail(err, KM_ERR_INVALID, "svr targets must be finite",
+						   "Row %zu has target %g.", i, y[i]);
+	if (R == NULL)
+	{
+		memset(eye, 0, mm * mm * sizeof(double));
+		for (size_t j = 0; j < mm; j++)
+			eye[j + j * mm] = 1.0;
+		R = eye;
+	}
+	while (!s->done)
+	{
+		km_status	st;
+
+		km_primal_state_init(state, m);
+		for (size_t r0 = 0; r0 < rows; r0 += block)
+		{
+			size_t		nb = rows - r0 < block ? rows - r0 : block;
+
+			if (!km_svr_primal_add(state, m, Z + r0 * mm, nb, y + r0,
+								   weights ? weights + r0 : NULL, epsilon,
+								   coef, *b, scratch, interrupt))
+				return km_fail(err, KM_ERR_DIVERGED, "svr primal newton diverged",
+							   "A decision value is not finite after %d Newton steps.",
+							   s->iterations);
+		}
+		st = km_svr_primal_step(s, p, state, R, coef, b, vecs, step_work, err,
+								interrupt);
+		if (st != KM_OK)
+			return st;
+	}
+	if (!s->converged)
+		return km_fail(err, KM_ERR_INACCURATE, "svr primal newton did not converge",
+					   "The solver stopped after %d Newton steps with a gradient norm of %g (%g at the start).",
+					   s->iterations, s->grad_norm, s->grad_norm0);
+	return KM_OK;
+}
