@@ -31,8 +31,12 @@
  *     - const km_method_ops km_foo_ops = { .id = KM_METHOD_FOO, .name =
  *       "foo", .task, .summary, .options, .own_options, .n_own_options,
  *       .params_size, .routes, .default_route, .default_folds,
- *       .workspace_doubles, .fit, .store, .fields, .n_fields, .hint }
+ *       .workspace_doubles, .fit, .store, .fields, .n_fields, .hint }, and
+ *       its defaults of shared options if not the shared ones
+ *       (.lambda_per_row, .default_tol, .solver_max_iter)
  *       (a classifier: KM_CLASSIFIER_OPS and the classification entries).
+ *       src/core/methods/svr.c is a complete example (a regression method
+ *       with an option of its own, a bias, and fields of its own).
  *  2. One line at the end of src/core/methods.def: KM_METHOD(5, FOO,
  *     km_foo_ops), with the next id (stored in models: never renumber).
  *  3. Its tests: test/sql/foo.sql and test/expected/foo.out (new files), and
@@ -349,6 +353,19 @@ typedef struct km_method_ops
 	/* What to do about a failure of this status, or NULL for the generic hint. */
 	const char *(*hint) (km_status status);
 
+	/*
+	 * Defaults of shared options it sets for itself, for any task (the zero
+	 * values keep the shared defaults: lambda 1, tol 1e-6, max_iter 1000).
+	 * lambda_per_row: without "lambda", lambda = 1 / n for the n rows of the
+	 * fit (C = 1 in libsvm's terms, km_svm_C; km_options_resolve_rows);
+	 * default_tol: tol when the options give none (> 0; svm 1e-3 as libsvm);
+	 * solver_max_iter: without "max_iter", 0, its solver's own limit
+	 * (libsvm's max(10^7, 100 n)).
+	 */
+	bool		lambda_per_row;
+	double		default_tol;
+	bool		solver_max_iter;
+
 	/* ---- classification (task KM_TASK_CLASSIFICATION; NULL / 0 for regression) ---- */
 
 	/* What k-fold selection scores by: KM_SCORE_MSE for regression. */
@@ -356,8 +373,6 @@ typedef struct km_method_ops
 	/* The solver KM_SOLVER_DEFAULT stands for, and the solvers it accepts (bits 1u << solver). */
 	km_solver	default_solver;
 	unsigned	solvers;
-	/* tol when the options give none (svm 1e-3, as libsvm) */
-	double		default_tol;
 
 	/* The scheme it uses for k classes, a km_multiclass (model.h; q = km_multiclass_outputs). */
 	int			(*multiclass) (uint32_t k);
@@ -468,6 +483,8 @@ extern const km_field km_classifier_fields[KM_CLASSIFIER_N_FIELDS];
 	.routes = KM_ROUTE(KM_CV_KFOLD), \
 	.default_route = KM_CV_KFOLD, \
 	.default_folds = 5, \
+	.lambda_per_row = true, \
+	.solver_max_iter = true, \
 	.workspace_doubles = km_classifier_no_workspace, \
 	.fit = km_classifier_no_fit, \
 	.store = km_classifier_no_store, \

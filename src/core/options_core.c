@@ -52,13 +52,13 @@ const km_option_def km_option_table[KM_N_OPTIONS] = {
 		"\"ridge\" (\"svm\" with a text label)", KM_FN_TRAINING, 0},
 	[KM_OPT_LAMBDA] = {"lambda", KM_OPTTYPE_GRID, 0, INFINITY, false, false,
 		"a number >= 0, an array of such numbers, or \"auto\"",
-		"1 (svm and logistic: 1 / n_rows, i.e. C = 1)", KM_FN_TRAINING, 0},
+		"1 (svm, logistic and svr: 1 / n_rows, i.e. C = 1)", KM_FN_TRAINING, 0},
 	[KM_OPT_LEARNING_RATE] = {"learning_rate", KM_OPTTYPE_NUMBER, 0, INFINITY, true, false,
 		"a number > 0", "automatic", KM_FN_TRAINING, 0},
 	[KM_OPT_MAX_ITER] = {"max_iter", KM_OPTTYPE_INTEGER, 1, INT_MAX, false, false,
 		"an integer >= 1", "1000", KM_FN_TRAINING, 0},
 	[KM_OPT_TOL] = {"tol", KM_OPTTYPE_NUMBER, 0, INFINITY, false, false,
-		"a number >= 0", "1e-6 (1e-3 for svm)", KM_FN_TRAINING, 0},
+		"a number >= 0", "1e-6 (1e-3 for svm and svr)", KM_FN_TRAINING, 0},
 	[KM_OPT_STANDARDIZE] = {"standardize", KM_OPTTYPE_BOOL, 0, 0, false, false,
 		"true or false", "true", KM_FN_TRAINING, 0},
 	[KM_OPT_FIT_INTERCEPT] = {"fit_intercept", KM_OPTTYPE_BOOL, 0, 0, false, false,
@@ -662,12 +662,13 @@ check_task(km_options_parser *p, const km_method_ops **ops,
 					message, "Method \"%s\" is a regression method; a text label column needs a classification method.",
 					(*ops)->name);
 	}
+	/* the method's own defaults of shared options (method.h), for any task */
+	if (!p->given[KM_OPT_TOL] && (*ops)->default_tol > 0.0)
+		fit->tol = (*ops)->default_tol;
+	if (!p->given[KM_OPT_MAX_ITER] && (*ops)->solver_max_iter)
+		fit->max_iter = 0;		/* the solver's own limit (libsvm's max(10^7, 100 n)) */
 	if ((*ops)->task == KM_TASK_CLASSIFICATION)
 	{
-		if (!p->given[KM_OPT_TOL] && (*ops)->default_tol > 0.0)
-			fit->tol = (*ops)->default_tol;
-		if (!p->given[KM_OPT_MAX_ITER])
-			fit->max_iter = 0;	/* the solver's own limit (libsvm's max(10^7, 100 n)) */
 		if (fit->solver != KM_SOLVER_DEFAULT &&
 			!((*ops)->solvers & (1u << fit->solver)))
 		{
@@ -1046,11 +1047,12 @@ km_options_finish(km_options_parser *p, km_option_error *err)
 		return false;
 
 	/*
-	 * Classifiers without a lambda: C = 1 as in libsvm and scikit-learn,
-	 * lambda = 1 / n (km_options_resolve_rows), not the regression default
-	 * 1, which is C = 1 / n and predicts the majority class.
+	 * Methods of libsvm's C without a lambda (svm, logistic, svr): C = 1 as
+	 * in libsvm and scikit-learn, lambda = 1 / n (km_options_resolve_rows),
+	 * not the ridge default 1, which is C = 1 / n (a classifier then
+	 * predicts the majority class).
 	 */
-	if (ops->task == KM_TASK_CLASSIFICATION && !p->given[KM_OPT_LAMBDA])
+	if (ops->lambda_per_row && !p->given[KM_OPT_LAMBDA])
 	{
 		out->lambdas.n = 1;
 		out->lambdas.per_row = true;

@@ -266,6 +266,7 @@ plan_training(const RowSet *rs, TrainJob *job)
 	job->d = d;
 	job->opts = rs->opts;
 	km_options_resolve(&job->opts, d);
+	km_options_resolve_rows(&job->opts, n);	/* a lambda_per_row method's 1 / n */
 	km_check_exact_memory(km_train_memory((double) n, (double) d), "kernel_train", false);
 	if (km_options_selects(&job->opts))
 	{

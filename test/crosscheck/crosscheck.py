@@ -57,8 +57,18 @@ Checks:
      model's own gamma) + LogisticRegression(C = 1), which is exact kernel
      logistic regression at C = 1, within 0.03; kernel_model_info's lambda
      is 1 / n_train (C = 1) and its gamma the resolved default.
+  l. epsilon-SVR (issue 23 point 8): "method": "svr", epsilon 0.1, tol 1e-6
+     at a fixed gamma (1 / d, scikit-learn's "scale" on standardized rows)
+     on diabetes and on the synthetic set vs StandardScaler + SVR(C = 1,
+     epsilon = 0.1, tol = 1e-6, same gamma) (kernel_ml standardizes by the
+     population standard deviation, as StandardScaler): held-out predictions
+     within 1e-4 relative to the largest |prediction|, the same number of
+     support vectors; the default options (C = 1, epsilon 0.1, tol 1e-3,
+     gamma sigest) vs SVR() at the model's gamma within 1e-3, lambda
+     1 / n_train; held-out RMSE of the defaults vs StandardScaler + SVR()
+     (gamma "scale") reported, within 25 %.
   Run only i and j with: crosscheck.py classify; only j: crosscheck.py approx_classify;
-  only k: crosscheck.py defaults
+  only k: crosscheck.py defaults; only l: crosscheck.py svr
 """
 
 import io
@@ -1072,6 +1082,67 @@ def check_default_classifiers(cur):
                        % (acc, ntr, gamma, lref, ref))
 
 
+# ---------------------------------------------------------------- epsilon-SVR (l)
+
+def svr_datasets():
+    """Diabetes (342 / 100 rows) and a synthetic set (800 / 200 rows, d = 8), with held-out targets."""
+    Xd, yd = load_diabetes(return_X_y=True)
+    perm = np.random.default_rng(SEED + 8).permutation(len(yd))
+    tr, te = perm[:342], perm[342:]
+    rng = np.random.default_rng(SEED + 9)
+    X = rng.standard_normal((1000, 8)) * np.array([1.0, 2.0, 0.5, 3.0, 1.0, 1.0, 1.0, 1.0])
+    y = (np.sin(2.0 * X[:, 0]) + 0.5 * X[:, 1] * X[:, 2] - 0.3 * X[:, 3]
+         + 0.1 * rng.standard_normal(1000) + 3.0)
+    return (("svr_dia", Xd[tr], yd[tr], Xd[te], yd[te]),
+            ("svr_syn", X[:800], y[:800], X[800:], y[800:]))
+
+
+def check_svr(cur):
+    """(l) epsilon-SVR vs scikit-learn's SVR on the rows kernel_ml standardizes."""
+    from sklearn.svm import SVR
+    for ds, Xtr, ytr, Xte, yte in svr_datasets():
+        load(cur, ds, Xtr, ytr, Xte)
+        sc = StandardScaler().fit(Xtr)          # population std, as km_standardize
+        Ztr, Zte = sc.transform(Xtr), sc.transform(Xte)
+        n, d = Xtr.shape
+        gamma = 1.0 / d                         # "scale": standardized rows have variance 1
+        name = "l. svr %s" % ds[4:]
+
+        @check(name)
+        def _():
+            train(cur, ds + "_fixed", ds, {"method": "svr", "epsilon": 0.1,
+                                           "tol": 1e-6, "gamma": gamma})
+            got = predict(cur, ds + "_fixed", ds)
+            svr = SVR(C=1.0, epsilon=0.1, tol=1e-6, gamma=gamma).fit(Ztr, ytr)
+            compare("%s predictions vs SVR(C=1, epsilon=0.1, tol=1e-6, gamma=%g)"
+                    % (name, gamma), got, svr.predict(Zte), 1e-4)
+            info = model_info(cur, ds + "_fixed")
+            n_sv = int(info.get("n_support", -1))
+            report(n_sv == len(svr.support_), "%s support set" % name,
+                   "%d support vectors, SVR %d" % (n_sv, len(svr.support_)))
+
+        @check(name + " defaults")
+        def _():
+            train(cur, ds + "_default", ds, {"method": "svr"})
+            got = predict(cur, ds + "_default", ds)
+            info = model_info(cur, ds + "_default")
+            lam, g = float(info["lambda"]), float(info["gamma"])
+            report(abs(lam * n - 1.0) <= 1e-12 and float(info["epsilon"]) == 0.1
+                   and float(info["tol"]) == 1e-3,
+                   "%s defaults lambda, epsilon, tol" % name,
+                   "lambda %.6g, 1 / n_train %.6g (C = 1), epsilon %g, tol %g"
+                   % (lam, 1.0 / n, float(info["epsilon"]), float(info["tol"])))
+            same = SVR(gamma=g).fit(Ztr, ytr).predict(Zte)
+            compare("%s defaults vs SVR() at the model's gamma %.4g" % (name, g),
+                    got, same, 1e-3)
+            ref = make_pipeline(StandardScaler(), SVR()).fit(Xtr, ytr).predict(Xte)
+            rmse = float(np.sqrt(np.mean((got - yte) ** 2)))
+            rref = float(np.sqrt(np.mean((ref - yte) ** 2)))
+            report(rmse <= 1.25 * rref, "%s defaults held-out RMSE vs SVR()" % name,
+                   "kernel_ml %.4f (gamma sigest %.4g), StandardScaler + SVR() %.4f "
+                   "(gamma \"scale\" %.4g; within 25 %%)" % (rmse, g, rref, 1.0 / d))
+
+
 def check_classification(cur):
     check_svm_breast_cancer(cur)
     check_logistic_scipy(cur)
@@ -1095,7 +1166,8 @@ def main():
     cur.execute("CREATE TABLE kmcc_cls (ds text, id int, f float8[], label text)")
     only = {"classify": lambda c: (check_classification(c), check_approx_classification(c)),
             "approx_classify": check_approx_classification,
-            "defaults": check_default_classifiers}
+            "defaults": check_default_classifiers,
+            "svr": check_svr}
     if len(sys.argv) == 2 and sys.argv[1] in only:
         try:
             only[sys.argv[1]](cur)
@@ -1129,6 +1201,7 @@ def main():
         check_classification(cur)
         check_approx_classification(cur)
         check_default_classifiers(cur)
+        check_svr(cur)
     finally:
         for t in TABLES:
             cur.execute("DROP TABLE IF EXISTS %s" % t)

@@ -1,13 +1,19 @@
 /*
- * svr.c - epsilon-SVR: the exact dual by libsvm's Solver (km_smo_solve) and
- * LIBLINEAR's L2-loss primal by Newton over additive passes (svr.h).
+ * svr.c - the "svr" method: libsvm's epsilon-SVR (scikit-learn's SVR),
+ * C = 1 / (n lambda) (method.h km_svm_C), the exact dual by libsvm's Solver
+ * (km_smo_solve), and LIBLINEAR's L2-loss primal by Newton over additive
+ * passes (svr.h).  The method's ops are at the end of this file.
  */
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include <cblas.h>
 
 #include "accum.h"
+#include "model.h"
+#include "options_core.h"
+#include "progress.h"
 #include "svr.h"
 
 /* ---- exact: the dual by SMO ---- */
@@ -243,3 +249,178 @@ km_svr_primal_fit(const double *Z, size_t rows, uint32_t m, const double *y,
 					   s->iterations, s->grad_norm, s->grad_norm0);
 	return KM_OK;
 }
+
+/* ---- the method: registry entry KM_METHOD_SVR (methods.def) ---- */
+
+/* Its own options (km_fit_params.method_params). */
+typedef struct svr_params
+{
+	double		epsilon;		/* the half-width of the insensitive tube */
+} svr_params;
+
+KM_STATIC_ASSERT(sizeof(svr_params) <= KM_METHOD_BLOB_SIZE, svr_params);
+
+/* What its fit returns beyond km_fit_result (km_fit_result.method_result). */
+typedef struct svr_result
+{
+	double		objective;		/* the dual objective at the end */
+	uint32_t	n_support;		/* rows with coef != 0 */
+} svr_result;
+
+KM_STATIC_ASSERT(sizeof(svr_result) <= KM_METHOD_BLOB_SIZE, svr_result);
+
+/* Its model fields (km_model.method_data; METHOD section below). */
+typedef struct svr_fields
+{
+	double		epsilon;
+	uint32_t	n_support;
+} svr_fields;
+
+KM_STATIC_ASSERT(sizeof(svr_fields) <= KM_METHOD_BLOB_SIZE, svr_fields);
+
+static const km_method_option svr_options[] = {
+	{{"epsilon", KM_OPTTYPE_NUMBER, 0, INFINITY, false, false,
+	  "a number >= 0", "0.1", KM_FN_TRAINING, 0},
+	 offsetof(svr_params, epsilon), KM_SVR_EPSILON},
+};
+
+static size_t
+svr_workspace_doubles(size_t n)
+{
+	/* the dual's workspace; afterwards its first n doubles hold the residual */
+	return km_svr_dual_doubles(n);
+}
+
+/*
+ * The dual on the full Gram matrix (km_gram_lower, then km_symmetrize: the
+ * Solver reads whole columns), y centred by the trainer when it fits an
+ * intercept; b, the dual's bias, goes to res->intercept (the trainer adds
+ * it to the model's intercept, k-fold to its held-out predictions).  SVR is
+ * translation-equivariant, so b + mean(y) is the bias of the fit on y.
+ */
+static km_status
+svr_fit(const km_fit_params *p, const double *X, size_t n, int d,
+		const double *y, double *coef, double *K, const double *norms,
+		double *work, km_fit_result *res, km_error *err,
+		km_interrupt_fn interrupt)
+{
+	const svr_params *sp = KM_METHOD_BLOB_CONST(&p->method_params, svr_params);
+	svr_result *sr = KM_METHOD_BLOB(&res->method_result, svr_result);
+	km_svm_params par = km_svm_params_default();
+	km_svr_problem pr;
+	km_svm_result r;
+	km_status	st;
+	double	   *resid = work;
+
+	if (!(p->lambda > 0.0))
+		return km_fail(err, KM_ERR_INVALID, "svr needs lambda > 0",
+					   "Method \"svr\" has C = 1 / (n lambda); lambda = %g gives no finite C.",
+					   p->lambda);
+	km_progress_phase("svr: kernel matrix of %zu rows", n);
+	if (!km_gram_lower(&p->kernel, X, n, d, norms, K, n, interrupt))
+		return km_gram_overflow(&p->kernel, K, n, n, err);
+	km_symmetrize(K, n, n, interrupt);
+
+	par.tol = p->tol;
+	par.max_iter = p->max_iter > 0 ? (uint64_t) p->max_iter : 0;
+	memset(&pr, 0, sizeof(pr));
+	pr.K = K;
+	pr.ld = n;
+	pr.cols = NULL;
+	pr.n = n;
+	pr.y = y;
+	pr.C = km_svm_C(p->lambda, n);
+	pr.epsilon = sp->epsilon;
+	km_progress_phase("svr: SMO on %zu rows", n);
+	st = km_svr_dual(&pr, &par, coef, &r, work, err, interrupt);
+	res->iterations = r.iterations > INT32_MAX ? INT32_MAX : (int) r.iterations;
+	res->converged = st == KM_OK;
+	sr->objective = r.objective;
+	sr->n_support = r.n_sv;
+	/*
+	 * max_iter reached is an error with the hint (ops->hint), not a warning:
+	 * the regression pipeline keeps no unconverged fit, and k-fold drops
+	 * the candidate (select.c), as it does an lms that diverged
+	 */
+	if (st == KM_ERR_INACCURATE)
+		return km_fail(err, KM_ERR_INACCURATE, "svr did not converge",
+					   "SMO stopped after %llu iterations with a KKT violation of %g above tol %g.",
+					   (unsigned long long) r.iterations, r.violation, par.tol);
+	if (st != KM_OK)
+		return st;
+	res->intercept = r.b;
+
+	/* training residual y - K coef - b */
+	memcpy(resid, y, n * sizeof(double));
+	cblas_dsymv(CblasColMajor, CblasLower, (int) n, -1.0, K, (int) n, coef, 1,
+				1.0, resid, 1);
+	for (size_t i = 0; i < n; i++)
+		resid[i] -= r.b;
+	res->train_rmse = cblas_dnrm2((int) n, resid, 1) / sqrt((double) n);
+	if (!isfinite(res->train_rmse))
+		return km_fail(err, KM_ERR_OVERFLOW,
+					   "svr training error is out of range for type double precision",
+					   "The training residual y - K coef - b of the %s kernel overflowed.",
+					   km_kernel_name(p->kernel.type));
+	return KM_OK;
+}
+
+/* m arrives zeroed (the common fields set): the fields svr has a value for */
+static void
+svr_store(const km_fit_params *p, const km_fit_result *res, km_model *m)
+{
+	const svr_params *sp = KM_METHOD_BLOB_CONST(&p->method_params, svr_params);
+	const svr_result *sr = KM_METHOD_BLOB_CONST(&res->method_result, svr_result);
+	svr_fields *f = KM_METHOD_BLOB(&m->method_data, svr_fields);
+
+	m->lambda = p->lambda;
+	m->tol = p->tol;
+	m->max_iter = p->max_iter;
+	m->iterations = res->iterations;
+	m->converged = res->converged;
+	f->epsilon = sp->epsilon;
+	f->n_support = sr->n_support;
+}
+
+static const char *
+svr_hint(km_status status)
+{
+	return km_method_hint(status,
+						  "Raise lambda (a smaller C), or standardize the features (\"standardize\": true).",
+						  "Raise \"tol\" or \"max_iter\", or raise lambda.");
+}
+
+static const km_field svr_model_fields[] = {
+	{"lambda", KM_FIELD_F64, offsetof(km_model, lambda), KM_RULE_POSITIVE, 0},
+	{"epsilon", KM_FIELD_F64, KM_METHOD_FIELD(svr_fields, epsilon), KM_RULE_NONNEG, 0},
+	{"tol", KM_FIELD_F64, offsetof(km_model, tol), KM_RULE_NONNEG, 0},
+	{"max_iter", KM_FIELD_I32, offsetof(km_model, max_iter), KM_RULE_NONNEG, 0},
+	{"iterations", KM_FIELD_I32, offsetof(km_model, iterations), KM_RULE_NONNEG, 0},
+	{"converged", KM_FIELD_BOOL, offsetof(km_model, converged), KM_RULE_ANY, 0},
+	{"n_support", KM_FIELD_U32, KM_METHOD_FIELD(svr_fields, n_support), KM_RULE_ANY, 0},
+};
+
+const km_method_ops km_svr_ops = {
+	.id = KM_METHOD_SVR,
+	.name = "svr",
+	.task = KM_TASK_REGRESSION,
+	.summary = "fits an epsilon-insensitive tube (libsvm's epsilon-SVR)",
+	.options = KM_OPTION_BIT(KM_OPT_MAX_ITER) | KM_OPTION_BIT(KM_OPT_TOL),
+	.own_options = svr_options,
+	.n_own_options = sizeof(svr_options) / sizeof(svr_options[0]),
+	.params_size = sizeof(svr_params),
+	/* LOO and GCV have a closed form only for ridge */
+	.routes = KM_ROUTE(KM_CV_KFOLD),
+	.default_route = KM_CV_KFOLD,
+	.default_folds = 5,
+	.workspace_doubles = svr_workspace_doubles,
+	.fit = svr_fit,
+	.store = svr_store,
+	.fields = svr_model_fields,
+	.n_fields = sizeof(svr_model_fields) / sizeof(svr_model_fields[0]),
+	.hint = svr_hint,
+	/* scikit-learn's SVR(): C = 1, tol 1e-3, no iteration limit but libsvm's */
+	.lambda_per_row = true,
+	.default_tol = 1e-3,
+	.solver_max_iter = true,
+};
