@@ -109,8 +109,7 @@ kernel_model_retrain(PG_FUNCTION_ARGS)
 	char	   *query;
 	char	   *search_path;
 	Jsonb	   *options;
-	Datum		options_datum;
-	bool		isnull;
+	ModelRow	latest;
 	MemoryContext caller = CurrentMemoryContext;
 	TrainedVersion tv;
 
@@ -121,23 +120,14 @@ kernel_model_retrain(PG_FUNCTION_ARGS)
 	catalog_require_current(&cat, "kernel_model_retrain");
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	catalog_query_name(&cat, psprintf("SELECT %s, source_query, options, search_path "
-									  "FROM %%s WHERE name OPERATOR(pg_catalog.=) $1 "
-									  "ORDER BY version DESC LIMIT 1", cat.owner_expr),
-					   name, true, false, 1, "latest version lookup");
-	if (SPI_processed == 0)
+	if (!catalog_latest_version(&cat, name, caller, &latest))
 		catalog_no_such_model(name);
-	owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	query = MemoryContextStrdup(caller, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2));
-	options_datum = SPI_datumTransfer(SPI_getbinval(SPI_tuptable->vals[0],
-													SPI_tuptable->tupdesc, 3, &isnull),
-									  false, -1);
-	search_path = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4);
-	/* versions from 0.1.0 stored none: the default path, "$user" the owner */
-	search_path = MemoryContextStrdup(caller, search_path ? search_path : LEGACY_SEARCH_PATH);
 	SPI_finish();
-	/* detoast only now, into the caller's context */
-	options = DatumGetJsonbP(options_datum);
+	owner = latest.owner;
+	query = latest.source_query;
+	options = latest.options;
+	/* versions from 0.1.0 stored none: the default path, "$user" the owner */
+	search_path = latest.search_path ? latest.search_path : pstrdup(LEGACY_SEARCH_PATH);
 	catalog_check_owner(name, owner);
 	if (!catalog_role_exists(owner))
 		ereport(ERROR,
