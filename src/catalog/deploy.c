@@ -72,7 +72,14 @@ decide_if_better_class(const NamedRun *run, Decision *d)
 	const ClassScores *now = &run->test_class;
 	const ClassScores *prev = &d->prev_class;
 
-	score_class_rows(d->prev.model, run, run->order, run->ntest, &d->prev_class);
+	if (run->passes)
+	{
+		passes_class_score(run, d->prev.model, true, &d->prev_class, NULL, NULL);
+		check_pass_rows("scoring", run->ntest, "comparison",
+						(int64) prev->cm.n + prev->unknown, "held-out");
+	}
+	else
+		score_class_rows(d->prev.model, run, run->order, run->ntest, &d->prev_class);
 	if (prev->unknown > 0)
 	{
 		d->deploy = true;

@@ -75,7 +75,31 @@ typedef struct Decision
  */
 #define PASSES_RMSE_TIE 1e-9
 
-/* named_train.c: scores of a model on rows kept in memory. */
+/*
+ * named_train.c: classification scores a row at a time (begin, add each
+ * row's label and features, end: the AUC), and the scores of a model on
+ * rows kept in memory.
+ */
+typedef struct ClassScorer
+{
+	ClassScores *out;
+	Datum		model;
+	MemoryContext tmp;			/* the cache, buffers and AUC scores */
+	struct ModelCache *mc;
+	const struct km_model *m;	/* NULL: not a classifier */
+	int			link;			/* a km_prob_link */
+	double	   *p;
+	double	   *pwork;
+	double	   *scores;			/* binary: each row's score for the AUC */
+	bool	   *positive;
+	size_t		nb;
+	size_t		cap;
+} ClassScorer;
+
+void		class_scorer_begin(ClassScorer *sc, Datum model, ClassScores *out);
+void		class_scorer_add(ClassScorer *sc, const char *label, const double *x, int d);
+void		class_scorer_end(ClassScorer *sc, ClassScores *out);
+
 void		score_rows(Datum model, const RowSet *rs, const int64 *rows, int64 count,
 					   km_metrics *out);
 void		score_class_rows(Datum model, const NamedRun *run, const int64 *rows,
@@ -87,8 +111,14 @@ bool		use_passes(NamedRun *run, const Catalog *cat, const char *query, Oid run_a
 void		passes_fit_and_score(NamedRun *run, MemoryContext work);
 void		passes_score(const NamedRun *run, Datum model, bool holdout_only,
 						 km_metrics *holdout, km_metrics *train, int64 *skipped);
+void		passes_no_rows(const NamedRun *run, int64 seen, int64 usable) pg_attribute_noreturn();
 void		check_pass_rows(const char *pass_a, int64 rows_a, const char *pass_b,
 							int64 rows_b, const char *side);
+
+/* passes_classify.c: approximate classifiers by passes */
+void		passes_classify_fit_and_score(NamedRun *run, MemoryContext work);
+void		passes_class_score(const NamedRun *run, Datum model, bool holdout_only,
+							   ClassScores *holdout, ClassScores *train, int64 *skipped);
 
 /* deploy.c */
 int			model_features(Datum model);

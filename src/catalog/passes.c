@@ -57,13 +57,25 @@ bool
 use_passes(NamedRun *run, const Catalog *cat, const char *query, Oid run_as,
 		   const char *search_path)
 {
-	if (run->opts.approximation == KM_APPROX_EXACT ||
-		km_method_task(run->opts.fit.method) != KM_TASK_REGRESSION)
+	if (run->opts.approximation == KM_APPROX_EXACT)
 		return false;
 	catalog_query_open(&run->query, query, run_as, search_path);
-	/* text labels: a classifier (or an error), trained in memory */
+	/* a text label column: svm by default, a regression method an error */
 	if (run->query.text_label)
+		km_options_parse_labels(run->optjson, &run->opts, true);
+	run->classify = km_method_task(run->opts.fit.method) == KM_TASK_CLASSIFICATION;
+
+	/*
+	 * Approximate classifiers by passes (passes_classify.c), but for model
+	 * selection (k-fold over the collected rows) and the probabilities an
+	 * approximate svm cannot give (refused there): in memory, as before.
+	 */
+	if (run->classify && (km_options_selects(&run->opts) ||
+						  (run->opts.fit.method == KM_METHOD_SVM && run->opts.fit.probability)))
+	{
+		run->classify = false;
 		return false;
+	}
 	run->passes = true;
 	run->schema = cat->schema;
 	return true;
@@ -145,6 +157,13 @@ no_training_rows(const NamedRun *run)
 					  0, a.types, a.values);
 	seen = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	usable = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	passes_no_rows(run, seen, usable);
+}
+
+/* Why a fit pass read no row: no usable row at all, or none left to train on. */
+void
+passes_no_rows(const NamedRun *run, int64 seen, int64 usable)
+{
 	if (usable == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_NO_DATA_FOUND),
@@ -305,6 +324,11 @@ passes_fit_and_score(NamedRun *run, MemoryContext work)
 	int64		fit_rows;
 	bytea	   *split_model;
 
+	if (run->classify)
+	{
+		passes_classify_fit_and_score(run, work);
+		return;
+	}
 	/* m x m sums that cannot fit: refused before the first pass */
 	km_check_components_memory((uint32) run->opts.components, "kernel_model_train");
 	split_model = passes_train(run, false, work, &fit_rows);
