@@ -1,9 +1,10 @@
 /*
  * catalog.c - the catalog of named models, its storage and privileges:
- * finding the table, acting as its owner, the owner checks, the name lock,
- * and reading and writing versions (see catalog.h).  The SQL functions are
- * in catalog_sql.c, the work of training in catalog_train.c (its query
- * runs in catalog_query.c), scoring by name in catalog_predict.c.
+ * finding the table, acting as its owner, the owner checks
+ * (see catalog.h); the rows of its tables are read and written by
+ * catalog_table.c.  The SQL functions are in catalog_sql.c, the work of
+ * training in named_train.c, passes.c, passes_classify.c and deploy.c (its
+ * query runs in catalog_query.c), scoring by name in catalog_predict.c.
  *
  * Versions live in the table kernel_models, in the extension's schema.
  * Nobody but its owner (the role that created the extension) may write the

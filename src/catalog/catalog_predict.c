@@ -42,11 +42,8 @@
 #include "classify.h"
 #include "json.h"
 #include "model.h"
-#include "options.h"
 #include "pgutil.h"
 #include "predict.h"
-#include "rowset.h"
-#include "train.h"
 #include "catalog.h"
 
 PG_FUNCTION_INFO_V1(kernel_predict_by_name);

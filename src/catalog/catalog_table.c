@@ -285,3 +285,194 @@ catalog_store_version(const Catalog *cat, const StoredVersion *v)
 				 errdetail("A concurrent transaction stored that version first."),
 				 errhint("Retry; training in READ COMMITTED waits for the other training instead.")));
 }
+
+/*
+ * The latest version of name, and whether version is one of its versions.
+ * SPI connected, name locked.
+ */
+int32
+catalog_latest_of(const Catalog *cat, const char *name, int32 version, bool *exists)
+{
+	Elevation	e;
+	Oid			types[2] = {TEXTOID, INT4OID};
+	Datum		args[2];
+	bool		isnull;
+	int32		latest;
+
+	args[0] = CStringGetTextDatum(name);
+	args[1] = Int32GetDatum(version);
+	catalog_elevate(cat, &e, true);
+	catalog_check_spi(SPI_execute_with_args(psprintf("SELECT pg_catalog.count(*) FILTER (WHERE version OPERATOR(pg_catalog.=) $2), "
+													 "pg_catalog.max(version) "
+													 "FROM %s WHERE name OPERATOR(pg_catalog.=) $1", cat->qualified),
+											2, types, args, NULL, false, 1),
+					  "version lookup");
+	catalog_unelevate(&e);
+	latest = DatumGetInt32(spi_col(0, 2, &isnull));
+	*exists = DatumGetInt64(spi_col(0, 1, &isnull)) > 0;
+	return latest;
+}
+
+/* Deploy version of name, undeploying the deployed one.  SPI connected, name locked. */
+void
+catalog_deploy_version(const Catalog *cat, const char *name, int32 version)
+{
+	Elevation	e;
+	Oid			types[2] = {TEXTOID, INT4OID};
+	Datum		args[2];
+
+	args[0] = CStringGetTextDatum(name);
+	args[1] = Int32GetDatum(version);
+	catalog_elevate(cat, &e, true);
+	/* two statements: the unique index on deployed is checked row by row */
+	catalog_check_spi(SPI_execute_with_args(psprintf("UPDATE %s SET deployed = false "
+													 "WHERE name OPERATOR(pg_catalog.=) $1 AND deployed "
+													 "AND version OPERATOR(pg_catalog.<>) $2",
+													 cat->qualified),
+											2, types, args, NULL, false, 0),
+					  "undeploy");
+	catalog_check_spi(SPI_execute_with_args(psprintf("UPDATE %s SET deployed = true "
+													 "WHERE name OPERATOR(pg_catalog.=) $1 "
+													 "AND version OPERATOR(pg_catalog.=) $2 AND NOT deployed",
+													 cat->qualified),
+											2, types, args, NULL, false, 0),
+					  "deploy");
+	catalog_unelevate(&e);
+}
+
+/* Whether version of name exists, and whether it is deployed.  SPI connected. */
+bool
+catalog_version_deployed(const Catalog *cat, const char *name, int32 version, bool *deployed)
+{
+	Elevation	e;
+	Oid			types[2] = {TEXTOID, INT4OID};
+	Datum		args[2];
+	bool		isnull;
+
+	args[0] = CStringGetTextDatum(name);
+	args[1] = Int32GetDatum(version);
+	catalog_elevate(cat, &e, true);
+	catalog_check_spi(SPI_execute_with_args(psprintf("SELECT %s FROM %s "
+													 "WHERE name OPERATOR(pg_catalog.=) $1 "
+													 "AND version OPERATOR(pg_catalog.=) $2",
+													 models_columns(cat), cat->qualified),
+											2, types, args, NULL, false, 1),
+					  "version lookup");
+	catalog_unelevate(&e);
+	if (SPI_processed == 0)
+		return false;
+	*deployed = DatumGetBool(spi_col(0, Anum_kernel_models_deployed, &isnull));
+	return true;
+}
+
+/*
+ * Delete every version of name and its name row (all), or one version;
+ * the versions deleted.  SPI connected, name locked.
+ */
+int64
+catalog_drop_versions(const Catalog *cat, const char *name, bool all, int32 version)
+{
+	Elevation	e;
+	Oid			types[2] = {TEXTOID, INT4OID};
+	Datum		args[2];
+	int64		dropped;
+
+	args[0] = CStringGetTextDatum(name);
+	args[1] = Int32GetDatum(version);
+	catalog_elevate(cat, &e, true);
+	if (all)
+	{
+		catalog_check_spi(SPI_execute_with_args(psprintf("DELETE FROM %s WHERE name OPERATOR(pg_catalog.=) $1",
+														 cat->qualified),
+												1, types, args, NULL, false, 0),
+						  "drop");
+		dropped = (int64) SPI_processed;
+		catalog_check_spi(SPI_execute_with_args(psprintf("DELETE FROM %s WHERE name OPERATOR(pg_catalog.=) $1",
+														 cat->names),
+												1, types, args, NULL, false, 0),
+						  "name drop");
+	}
+	else
+	{
+		catalog_check_spi(SPI_execute_with_args(psprintf("DELETE FROM %s WHERE name OPERATOR(pg_catalog.=) $1 "
+														 "AND version OPERATOR(pg_catalog.=) $2",
+														 cat->qualified),
+												2, types, args, NULL, false, 0),
+						  "drop");
+		dropped = (int64) SPI_processed;
+	}
+	catalog_unelevate(&e);
+	return dropped;
+}
+
+/*
+ * Give new_owner every name owned by old_owner (InvalidOid: no role of
+ * that name) and, with orphans, every name left by a dropped role named
+ * old_name; the names changed.  SPI connected.
+ */
+uint64
+catalog_reassign_names(const Catalog *cat, Oid old_owner, const char *old_name,
+					   bool orphans, Oid new_owner)
+{
+	Elevation	e;
+	Oid			types[4] = {OIDOID, TEXTOID, BOOLOID, OIDOID};
+	Datum		args[4];
+	char		nulls[4] = {' ', ' ', ' ', ' '};
+	uint64		count;
+
+	/* no role of that name: no OID to match (0 would match every orphan) */
+	args[0] = ObjectIdGetDatum(old_owner);
+	nulls[0] = OidIsValid(old_owner) ? ' ' : 'n';
+	args[1] = CStringGetTextDatum(old_name);
+	args[2] = BoolGetDatum(orphans);
+	args[3] = ObjectIdGetDatum(new_owner);
+	catalog_elevate(cat, &e, true);
+	catalog_check_spi(SPI_execute_with_args(psprintf("UPDATE %s AS n SET owner = $4, "
+													 "owner_name = (SELECT r.rolname::pg_catalog.text FROM pg_catalog.pg_roles r "
+													 "WHERE r.oid OPERATOR(pg_catalog.=) $4) "
+													 "WHERE n.owner OPERATOR(pg_catalog.=) $1 "
+													 "OR ($3 AND n.owner_name OPERATOR(pg_catalog.=) $2 "
+													 "AND NOT EXISTS (SELECT FROM pg_catalog.pg_roles r "
+													 "WHERE r.oid OPERATOR(pg_catalog.=) n.owner))",
+													 cat->names),
+											4, types, args, nulls, false, 0),
+					  "reassign");
+	count = SPI_processed;
+	catalog_unelevate(&e);
+	return count;
+}
+
+/*
+ * The name row of a restored row (catalog_sql.c's restore trigger): made
+ * if missing, its highest version raised to last_version; a restored name
+ * row (replace_owner) also sets the owner.  SPI connected.
+ */
+void
+catalog_restore_name(const Catalog *cat, Datum name, Oid owner, const char *owner_name,
+					 int32 last_version, bool replace_owner)
+{
+	Elevation	e;
+	Oid			types[Natts_kernel_model_names];
+	Datum		args[Natts_kernel_model_names];
+	char		nulls[Natts_kernel_model_names];
+
+	memset(nulls, ' ', sizeof(nulls));
+	types[Anum_kernel_model_names_name - 1] = TEXTOID;
+	args[Anum_kernel_model_names_name - 1] = name;
+	types[Anum_kernel_model_names_owner - 1] = OIDOID;
+	args[Anum_kernel_model_names_owner - 1] = ObjectIdGetDatum(owner);
+	types[Anum_kernel_model_names_owner_name - 1] = TEXTOID;
+	args[Anum_kernel_model_names_owner_name - 1] = owner_name ? CStringGetTextDatum(owner_name) : (Datum) 0;
+	nulls[Anum_kernel_model_names_owner_name - 1] = owner_name ? ' ' : 'n';
+	types[Anum_kernel_model_names_last_version - 1] = INT4OID;
+	args[Anum_kernel_model_names_last_version - 1] = Int32GetDatum(last_version);
+	catalog_elevate(cat, &e, true);
+	catalog_check_spi(SPI_execute_with_args(psprintf("INSERT INTO %s AS n (%s) "
+													 "VALUES ($1, $2, $3, $4) ON CONFLICT (name) DO UPDATE SET "
+													 "last_version = pg_catalog.int4larger(n.last_version, excluded.last_version)%s",
+													 cat->names, names_columns(),
+													 replace_owner ? ", owner = excluded.owner, owner_name = excluded.owner_name" : ""),
+											Natts_kernel_model_names, types, args, nulls, false, 0),
+					  "restored name");
+	catalog_unelevate(&e);
+}

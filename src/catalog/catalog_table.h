@@ -112,4 +112,42 @@ bool		catalog_latest_version(const struct Catalog *cat, const char *name,
  */
 void		catalog_store_version(const struct Catalog *cat, const StoredVersion *v);
 
+/*
+ * The latest version of name, and whether version is one of its versions;
+ * SPI connected, name locked.
+ */
+int32		catalog_latest_of(const struct Catalog *cat, const char *name, int32 version,
+							  bool *exists);
+
+/* Deploy version of name, undeploying the deployed one; SPI connected, name locked. */
+void		catalog_deploy_version(const struct Catalog *cat, const char *name, int32 version);
+
+/* Whether version of name exists, and whether it is deployed; SPI connected. */
+bool		catalog_version_deployed(const struct Catalog *cat, const char *name,
+									 int32 version, bool *deployed);
+
+/*
+ * Delete every version of name and its name row (all), or one version;
+ * returns the versions deleted.  SPI connected, name locked.
+ */
+int64		catalog_drop_versions(const struct Catalog *cat, const char *name, bool all,
+								  int32 version);
+
+/*
+ * Give new_owner the names of old_owner (InvalidOid: none) and, with
+ * orphans, those left by a dropped role named old_name; returns how many.
+ * SPI connected.
+ */
+uint64		catalog_reassign_names(const struct Catalog *cat, Oid old_owner,
+								   const char *old_name, bool orphans, Oid new_owner);
+
+/*
+ * The name row of a restored row: made if missing, its highest version
+ * raised to last_version; replace_owner (a restored name row) sets the
+ * owner too.  SPI connected.
+ */
+void		catalog_restore_name(const struct Catalog *cat, Datum name, Oid owner,
+								 const char *owner_name, int32 last_version,
+								 bool replace_owner);
+
 #endif							/* KM_CATALOG_TABLE_H */

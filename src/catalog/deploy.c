@@ -4,31 +4,12 @@
  */
 #include "postgres.h"
 
-#include "catalog/pg_type.h"
-#include "executor/spi.h"
 #include "fmgr.h"
-#include "miscadmin.h"
-#include "common/hashfn.h"
-#include "utils/builtins.h"
-#include "utils/datum.h"
-#include "utils/float.h"
-#include "utils/memutils.h"
-#include "utils/syscache.h"
 
-#include "classify.h"
-#include "json.h"
-#include "method.h"
 #include "metrics.h"
 #include "model.h"
 #include "options.h"
-#include "pgprogress.h"
 #include "pgutil.h"
-#include "predict.h"
-#include "rowset.h"
-#include "split.h"
-#include "train.h"
-#include "catalog_query.h"
-#include "catalog_train.h"
 #include "named_train.h"
 
 /* The shape of a stored model (its header, checked). */

@@ -2,15 +2,16 @@
  * named_train.c - named training, the work behind kernel_model_train and
  * kernel_model_retrain (catalog_sql.c): collect the rows of the stored
  * query (catalog_query.c), split them, train, score, decide whether to
- * deploy, and store a version (catalog.c).
+ * deploy (deploy.c), and store a version (catalog_table.c).
  *
  * Training keeps the query's rows in memory, splits them by a hash of each
  * row's values and the seed, and trains with kernel_train's own code on the
  * chosen rows, so a named model is exactly what kernel_train would give on
- * the same rows and options.  Approximate regression models (issue 12) are
- * the exception: their rows are never collected; SQL passes over the
- * stored query, each of which may run in parallel, build the basis, the
- * model and its scores (see "Named approximate regression models" below).
+ * the same rows and options.  Approximate models are the exception: their
+ * rows are never collected; passes over the stored query build the basis,
+ * the model and its scores (passes.c for regression, issue 12;
+ * passes_classify.c for logistic and svm, issue 23, but for model
+ * selection, which still collects the rows).
  *
  * Versions of one name are serialised by the lock on the name's row of
  * kernel_model_names, taken after training, so that concurrent trainings of

@@ -764,6 +764,8 @@ passes_class_score(const NamedRun *run, Datum model, bool holdout_only,
 	ClassScorer test_sc;
 	ClassScorer train_sc;
 
+	/* in line before the scan: no TOAST read while the query's role is in effect */
+	model = PointerGetDatum(pg_detoast_datum_copy((struct varlena *) DatumGetPointer(model)));
 	memset(&cp, 0, sizeof(cp));
 	cp.run = run;
 	cp.cxt = CurrentMemoryContext;
