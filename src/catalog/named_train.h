@@ -112,6 +112,7 @@ void		passes_fit_and_score(NamedRun *run, MemoryContext work);
 void		passes_score(const NamedRun *run, Datum model, bool holdout_only,
 						 km_metrics *holdout, km_metrics *train, int64 *skipped);
 void		passes_no_rows(const NamedRun *run, int64 seen, int64 usable) pg_attribute_noreturn();
+void		passes_rows_changed(const char *detail) pg_attribute_noreturn();
 void		check_pass_rows(const char *pass_a, int64 rows_a, const char *pass_b,
 							int64 rows_b, const char *side);
 

@@ -177,11 +177,17 @@ check_pass_rows(const char *pass_a, int64 rows_a, const char *pass_b, int64 rows
 {
 	if (rows_a == rows_b)
 		return;
+	passes_rows_changed(psprintf("The %s pass read %lld %s rows, the %s pass %lld; an approximate model reads the query once per pass (basis, statistics, scoring, refit), and every pass must see the same rows.",
+								 pass_a, (long long) rows_a, side, pass_b, (long long) rows_b));
+}
+
+void
+passes_rows_changed(const char *detail)
+{
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("training query returned different rows on different passes"),
-			 errdetail("The %s pass read %lld %s rows, the %s pass %lld; an approximate model reads the query once per pass (basis, statistics, scoring, refit), and every pass must see the same rows.",
-					   pass_a, (long long) rows_a, side, pass_b, (long long) rows_b),
+			 errdetail("%s", detail),
 			 errhint("Make the query repeatable: no random(), nextval() or other volatile filter; for a sample, use TABLESAMPLE ... REPEATABLE (seed).")));
 }
 

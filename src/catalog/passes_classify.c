@@ -210,7 +210,8 @@ row_class(const ClassPasses *cp, Datum y)
 		c = hit != NULL ? (int) (hit - cp->values) : -1;
 	}
 	if (c < 0)
-		check_pass_rows("basis", 0, "newton", 1, "training");	/* a label the basis pass did not see */
+		passes_rows_changed(psprintf("A training row of a Newton pass has the label \"%s\", which the basis pass did not read.",
+									 label_text(cp, y)));
 	return (uint32) c;
 }
 
@@ -320,7 +321,7 @@ pass_batch(void *arg, SPITupleTable *tt, uint64 n)
 		{
 			cp->d = len;
 			if (cp->kind == PASS_BASIS)
-				check_pass_rows("probe", 0, "basis", 1, "usable");	/* rows appeared */
+				passes_rows_changed("The basis pass read a usable row where the statement before it found none.");
 			cp->x = MemoryContextAlloc(cp->cxt, sizeof(double) * (len + 1));
 			cp->hbuf = MemoryContextAlloc(cp->cxt, sizeof(double) * (len + 1));
 		}
@@ -744,9 +745,9 @@ classifier_passes(const NamedRun *run, bool all_rows, MemoryContext ctx,
 	cp->opts = run->opts;
 	cp->all_rows = all_rows;
 	cp->thr = km_holdout_threshold(run->opts.test_fraction);
+	km_blas_setup();
 	basis_pass(cp);
 	newton_setup(cp);
-	km_blas_setup();
 	newton_passes(cp, &res);
 	model = assemble_model(cp, &res, ctx);
 	*rows = fit_rows(cp);
