@@ -15,8 +15,8 @@ CORE_OBJS = $(addprefix src/core/,core.o approx.o kernels.o kernel_maps.o eigen.
 GLUE_OBJS = $(addprefix src/pg/,kernel_ml.o pgutil.o json.o options.o split.o \
 	rowset.o accum_state.o progress.o model_bytea.o) \
 	$(addprefix src/sql/,train.o predict.o matrix.o export.o approx.o classify.o approx_classify.o) \
-	$(addprefix src/catalog/,catalog.o catalog_query.o catalog_train.o catalog_sql.o \
-	catalog_predict.o)
+	$(addprefix src/catalog/,catalog.o catalog_table.o catalog_query.o named_train.o passes.o deploy.o catalog_sql.o \
+	catalog_predict.o passes_classify.o approx_pass.o)
 OBJS = $(CORE_OBJS) $(GLUE_OBJS) $(KM_ASAN_OBJS)
 
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
