@@ -7,7 +7,7 @@ MODULE_big = kernel_ml
 CORE_OBJS = $(addprefix src/core/,core.o approx.o kernels.o kernel_maps.o eigen.o solve.o select.o \
 	model.o methods.o ridge.o lms.o options_core.o metrics.o accum.o \
 	logistic.o sgd.o primal.o svm.o score.o basis.o classify.o svm_method.o logistic_method.o progress.o \
-	crc32c.o classify_fit.o fit.o diagnostics.o)
+	crc32c.o classify_fit.o fit.o diagnostics.o primal_pass.o)
 GLUE_OBJS = $(addprefix src/pg/,kernel_ml.o pgutil.o json.o options.o split.o \
 	rowset.o accum_state.o progress.o model_bytea.o) \
 	$(addprefix src/sql/,train.o predict.o matrix.o export.o approx.o classify.o approx_classify.o) \

@@ -690,18 +690,25 @@ flush_bufs_doubles(const km_basis *b)
 					mul_size(b->m, b->m));
 }
 
-/* The buffers in the current memory context (checked against max_memory). */
+/* The buffers in the current memory context. */
 static FlushBufs
-flush_bufs_alloc(const km_basis *b)
+flush_bufs_make(const km_basis *b)
 {
 	FlushBufs	f;
 
-	km_check_memory(8.0 * (double) flush_bufs_doubles(b), "kernel_train", false);
 	f.Z = palloc_extended(mul_size(sizeof(double), mul_size(APPROX_BLOCK, b->m)), MCXT_ALLOC_HUGE);
 	f.work = palloc_extended(mul_size(sizeof(double), km_approx_features_doubles(b, APPROX_BLOCK) + 1),
 							 MCXT_ALLOC_HUGE);
 	f.scratch = palloc_extended(mul_size(sizeof(double), mul_size(b->m, b->m)), MCXT_ALLOC_HUGE);
 	return f;
+}
+
+/* flush_bufs_make, checked against max_memory first. */
+static FlushBufs
+flush_bufs_alloc(const km_basis *b)
+{
+	km_check_memory(8.0 * (double) flush_bufs_doubles(b), "kernel_train", false);
+	return flush_bufs_make(b);
 }
 
 static void
@@ -1282,14 +1289,25 @@ rowset_basis(RowSet *rs, const km_options *opts, Size sbytes, double *Xs,
 	pfree(st);
 	if (km_basis_decode(basis, blen, b, &err) != KM_OK)
 		km_raise(&err);
-	if (b->kind == KM_APPROX_RFF)
-	{
-		double	   *W = palloc_extended(mul_size(sizeof(double), mul_size(b->d, b->m)), MCXT_ALLOC_HUGE);
-		double	   *bv = palloc(sizeof(double) * b->m);
+	basis_draw(b);
+}
 
-		km_rff_draw(b->kernel.gamma, b->seed, b->d, b->m, W, bv);
-		b->W = W;
-		b->b = bv;
+void
+rowset_standardize(RowSet *rs, const km_basis *b, int64 i0, int64 r, double *Xs)
+{
+	uint32		d = (uint32) rs->d;
+
+	for (int64 i = 0; i < r; i++)
+	{
+		int			bad = km_standardize_row(rs->X + (i0 + i) * d, (int) d, b->mean,
+											 b->scale, Xs + i * d);
+
+		if (bad >= 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("standardized feature is out of range for type double precision"),
+					 errdetail("Feature %d of row " INT64_FORMAT " overflowed when standardized.",
+							   bad + 1, i0 + i + 1)));
 	}
 }
 
@@ -1301,46 +1319,25 @@ rowset_basis(RowSet *rs, const km_options *opts, Size sbytes, double *Xs,
 static km_accum *
 rowset_sums(RowSet *rs, const km_basis *b, double *Xs)
 {
-	uint32		d = (uint32) rs->d;
 	km_accum   *acc;
-	double	   *Z;
-	double	   *work;
-	double	   *scratch;
-	km_error	err;
+	FlushBufs	f;
 
 	km_progress_phase("statistics: m = %u, " INT64_FORMAT " rows", b->m, rs->n);
 	acc = palloc_extended(km_accum_bytes(KM_ACCUM_GRAM, b->m), MCXT_ALLOC_HUGE);
 	SET_VARSIZE(acc, km_accum_bytes(KM_ACCUM_GRAM, b->m));
 	km_accum_init(acc, KM_ACCUM_GRAM, b->m);
-	Z = palloc_extended(mul_size(sizeof(double), mul_size(APPROX_BLOCK, b->m)), MCXT_ALLOC_HUGE);
-	work = palloc_extended(mul_size(sizeof(double), km_approx_features_doubles(b, APPROX_BLOCK) + 1),
-						   MCXT_ALLOC_HUGE);
-	scratch = palloc_extended(mul_size(sizeof(double), mul_size(b->m, b->m)), MCXT_ALLOC_HUGE);
+	f = flush_bufs_make(b);
 	km_blas_setup();
 	for (int64 i0 = 0; i0 < rs->n; i0 += APPROX_BLOCK)
 	{
 		int64		r = Min((int64) APPROX_BLOCK, rs->n - i0);
 
-		for (int64 i = 0; i < r; i++)
-		{
-			int			bad = km_standardize_row(rs->X + (i0 + i) * d, (int) d, b->mean,
-												 b->scale, Xs + i * d);
-
-			if (bad >= 0)
-				ereport(ERROR,
-						(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-						 errmsg("standardized feature is out of range for type double precision"),
-						 errdetail("Feature %d of row " INT64_FORMAT " overflowed when standardized.",
-								   bad + 1, i0 + i + 1)));
-		}
-		if (km_approx_features(b, Xs, (size_t) r, Z, work, &err) != KM_OK)
-			km_raise(&err);
-		km_accum_gram_add(acc, Z, rs->y + i0, (size_t) r, scratch, km_interrupt);
+		rowset_standardize(rs, b, i0, r, Xs);
+		add_rows(acc, b, Xs, rs->y + i0, (uint32) r, &f);
 		CHECK_FOR_INTERRUPTS();
 		km_progress_step(INT64_FORMAT " of " INT64_FORMAT " rows", acc->rows, rs->n);
 	}
-	pfree(scratch);
-	pfree(Z);
+	flush_bufs_free(&f);
 	return acc;
 }
 

@@ -57,8 +57,15 @@ void		km_approx_fit_classifier(RowSet *rs, const km_options *opts,
 									 const double *class_w,
 									 KmApproxClassFit *fit);
 
-/* approx.c (helper of the one-statement regression path, shared). */
+/* approx.c (helpers of the one-statement regression path, shared). */
 void		rowset_basis(RowSet *rs, const km_options *opts, Size sbytes,
 						 double *Xs, km_basis *b);
+
+/*
+ * Rows [i0, i0 + r) of rs standardized by b's scaler into Xs (r x d);
+ * raises naming the row and feature whose value overflows.
+ */
+void		rowset_standardize(RowSet *rs, const km_basis *b, int64 i0, int64 r,
+							   double *Xs);
 
 #endif							/* KM_APPROX_CLASSIFY_H */
