@@ -1090,6 +1090,47 @@ approx_state_arg(FunctionCallInfo fcinfo, int argno, MemoryContext aggctx)
 	return acc;
 }
 
+/*
+ * The row of arguments 1 (features) and 2 (target), checked and
+ * standardized by the basis's scaler, into the state's buffer.
+ */
+static void
+approx_buffer_row(FunctionCallInfo fcinfo, TrainCall *tc, ApproxParts *p)
+{
+	km_accum   *acc = p->acc;
+	ArrayType  *arr;
+	double		target;
+	int			d;
+	int			bad;
+	char		what[64];
+
+	snprintf(what, sizeof(what), "row " INT64_FORMAT,
+			 acc->rows + p->t->pending + p->t->skipped + 1);
+	arr = PG_GETARG_ARRAYTYPE_P(1);
+	d = km_array_length(arr, what);
+	if ((uint32) d != tc->b.d)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("feature arrays must all have the same length"),
+				 errdetail("The %s has %d features; the basis has %u.", what, d, tc->b.d)));
+	target = PG_GETARG_FLOAT8(2);
+	if (!isfinite(target))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("target values must be finite"),
+				 errdetail("The target of %s is not finite.", what)));
+	km_array_copy(arr, d, tc->x, what);
+	bad = km_standardize_row(tc->x, d, tc->b.mean, tc->b.scale,
+							 p->X + (Size) p->t->pending * d);
+	if (bad >= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("standardized feature is out of range for type double precision"),
+				 errdetail("Feature %d of %s overflowed when standardized by the basis's scaler.",
+						   bad + 1, what)));
+	p->y[p->t->pending++] = target;
+}
+
 /* kernel_train_basis_sfunc(state, features, target, options, basis) */
 Datum
 kernel_train_basis_sfunc(PG_FUNCTION_ARGS)
@@ -1099,12 +1140,7 @@ kernel_train_basis_sfunc(PG_FUNCTION_ARGS)
 	TrainCall  *tc;
 	CallHolder *h;
 	ApproxParts p;
-	ArrayType  *arr;
-	double		target;
-	int			d;
-	int			bad;
 	bool		switched;
-	char		what[64];
 
 	if (PG_ARGISNULL(4))
 		ereport(ERROR,
@@ -1127,31 +1163,7 @@ kernel_train_basis_sfunc(PG_FUNCTION_ARGS)
 		p.t->skipped++;
 		PG_RETURN_BYTEA_P((bytea *) acc);
 	}
-	snprintf(what, sizeof(what), "row " INT64_FORMAT,
-			 acc->rows + p.t->pending + p.t->skipped + 1);
-	arr = PG_GETARG_ARRAYTYPE_P(1);
-	d = km_array_length(arr, what);
-	if ((uint32) d != tc->b.d)
-		ereport(ERROR,
-				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("feature arrays must all have the same length"),
-				 errdetail("The %s has %d features; the basis has %u.", what, d, tc->b.d)));
-	target = PG_GETARG_FLOAT8(2);
-	if (!isfinite(target))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("target values must be finite"),
-				 errdetail("The target of %s is not finite.", what)));
-	km_array_copy(arr, d, tc->x, what);
-	bad = km_standardize_row(tc->x, d, tc->b.mean, tc->b.scale,
-							 p.X + (Size) p.t->pending * d);
-	if (bad >= 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("standardized feature is out of range for type double precision"),
-				 errdetail("Feature %d of %s overflowed when standardized by the basis's scaler.",
-						   bad + 1, what)));
-	p.y[p.t->pending++] = target;
+	approx_buffer_row(fcinfo, tc, &p);
 	if (p.t->pending == APPROX_BLOCK)
 	{
 		/*
@@ -1342,6 +1354,32 @@ rowset_sums(RowSet *rs, const km_basis *b, double *Xs)
 }
 
 /*
+ * The basis state's bytes of the one-statement form; raises when the basis,
+ * the sums and the solve are too large or do not fit kernel_ml.max_memory.
+ */
+static Size
+rowset_check_memory(const km_options *opts, uint32 d, int64 n)
+{
+	Size		sbytes = km_basis_state_bytes(opts->approximation, d, (uint32) opts->components);
+	uint32		mmax = opts->approximation == KM_APPROX_NYSTROM ?
+		(uint32) Min((int64) opts->components, n) : (uint32) opts->components;
+
+	if (sbytes == 0 || sbytes > MaxAllocSize || km_accum_bytes(KM_ACCUM_GRAM, mmax) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("kernel_train state is too large"),
+				 errdetail("A basis of %d components of %u features would exceed 1 GB.",
+						   opts->components, d),
+				 errhint("Use fewer components.")));
+	km_check_memory((double) sbytes + (double) km_accum_bytes(KM_ACCUM_GRAM, mmax) +
+					approx_solve_memory(mmax) +
+					8.0 * APPROX_BLOCK * ((double) mmax + 2.0 * d) +
+					8.0 * (double) km_approx_features_doubles(&(km_basis) {.kind = opts->approximation, .d = d, .m = mmax}, APPROX_BLOCK),
+					"kernel_train", false);
+	return sbytes;
+}
+
+/*
  * The one-statement form, kernel_train(f, y, '{"approximation": ...}'):
  * both passes in C over the rows the RowSet collected.
  */
@@ -1359,24 +1397,9 @@ km_approx_train_rowset(RowSet *rs)
 	MemoryContext old;
 	bytea	   *result;
 	bytea	   *out;
-	uint32		mmax;
 
 	km_options_resolve(&opts, (int) d);
-	sbytes = km_basis_state_bytes(opts.approximation, d, (uint32) opts.components);
-	mmax = opts.approximation == KM_APPROX_NYSTROM ?
-		(uint32) Min((int64) opts.components, rs->n) : (uint32) opts.components;
-	if (sbytes == 0 || sbytes > MaxAllocSize || km_accum_bytes(KM_ACCUM_GRAM, mmax) == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("kernel_train state is too large"),
-				 errdetail("A basis of %d components of %u features would exceed 1 GB.",
-						   opts.components, d),
-				 errhint("Use fewer components.")));
-	km_check_memory((double) sbytes + (double) km_accum_bytes(KM_ACCUM_GRAM, mmax) +
-					approx_solve_memory(mmax) +
-					8.0 * APPROX_BLOCK * ((double) mmax + 2.0 * d) +
-					8.0 * (double) km_approx_features_doubles(&(km_basis) {.kind = opts.approximation, .d = d, .m = mmax}, APPROX_BLOCK),
-					"kernel_train", false);
+	sbytes = rowset_check_memory(&opts, d, rs->n);
 	memset(&t, 0, sizeof(t));
 	approx_lambdas(&opts, &t);
 

@@ -567,6 +567,32 @@ fitter_init(Fitter *ft, RowSet *rs, const km_options *opts, const uint32 *cls,
 	ft->ps.on_step_arg = ft;
 }
 
+/* The model's coefficients alpha = L^-T w over the centres (rff: w) and result. */
+static void
+fitter_finish(Fitter *ft, double *coef, KmApproxClassFit *fit)
+{
+	uint32		q = ft->q;
+
+	fit->eps = ft->eps;
+	fit->passes = ft->passes;
+
+	if (ft->L != NULL)
+		km_primal_unwhiten(ft->L, ft->m, q, coef);
+	if (!km_all_finite(coef, (size_t) ft->m * q))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("approximate classifier coefficients are out of range for type double precision"),
+				 errdetail("alpha = L^-T w over the %u centres is not finite (eps %g).", ft->m, fit->eps),
+				 errhint("Raise lambda, or use fewer components.")));
+	fit->alpha = coef;
+	fit->q = q;
+	fit->res.solver = KM_SOLVER_PRIMAL_NEWTON;
+	fit->res.multiclass = q == 1 ? KM_MULTICLASS_BINARY : KM_MULTICLASS_OVR;
+	fit->res.n_outputs = q;
+	fit->res.has_probability = ft->logistic;
+	fit->res.n_support = 0;
+}
+
 void
 km_approx_fit_classifier(RowSet *rs, const km_options *opts, const uint32 *cls,
 						 uint32 k, const double *class_w, KmApproxClassFit *fit)
@@ -599,25 +625,7 @@ km_approx_fit_classifier(RowSet *rs, const km_options *opts, const uint32 *cls,
 	/* the fit on every row */
 	if (!fitter_newton(&ft, fit->lambda, -1, coef, fit->intercepts, &fit->res, &err))
 		km_raise(&err);
-	fit->eps = ft.eps;
-	fit->passes = ft.passes;
-
-	/* alpha = L^-T w over the centres (rff: w) */
-	if (ft.L != NULL)
-		km_primal_unwhiten(ft.L, ft.m, q, coef);
-	if (!km_all_finite(coef, (size_t) ft.m * q))
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("approximate classifier coefficients are out of range for type double precision"),
-				 errdetail("alpha = L^-T w over the %u centres is not finite (eps %g).", ft.m, fit->eps),
-				 errhint("Raise lambda, or use fewer components.")));
-	fit->alpha = coef;
-	fit->q = q;
-	fit->res.solver = KM_SOLVER_PRIMAL_NEWTON;
-	fit->res.multiclass = q == 1 ? KM_MULTICLASS_BINARY : KM_MULTICLASS_OVR;
-	fit->res.n_outputs = q;
-	fit->res.has_probability = ft.logistic;
-	fit->res.n_support = 0;
+	fitter_finish(&ft, coef, fit);
 	if (ft.cache != NULL)
 		pfree(ft.cache);
 	km_mem_release(grant);
