@@ -10,7 +10,9 @@
  * approx.c's ladder), so the penalty is ||w||^2 and the model is
  * scikit-learn's Nystroem followed by a linear model; rff features are
  * RBFSampler's.  The loss (logistic, or the squared hinge of LIBLINEAR's
- * L2-SVM) is minimized by primal.h's Newton, one pass over the rows per
+ * L2-SVM) is minimized by primal.h's Newton, driven through
+ * primal_pass.h's passes (the numbers are in the core; this file's .c
+ * only walks the rows, owns the memory and raises), one pass over the rows per
  * step (features a block at a time, or cached when n x m doubles and the rest
  * take at most half of kernel_ml.max_memory), one solver per class (one-vs-rest) in the same
  * pass.  The model stores alpha = L^-T w over the centres (rff: w), so
