@@ -34,6 +34,7 @@ CORE_LAYER = {
     "ridge": "methods", "lms": "methods", "svm": "methods",
     "svm_method": "methods", "logistic": "methods",
     "logistic_method": "methods", "sgd": "methods", "primal": "methods",
+    "primal_pass": "methods",
     # tasks
     "classify": "tasks",
     # learning: fit, selection, classifier training
