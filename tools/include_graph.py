@@ -26,7 +26,7 @@ CORE_LAYER = {
     "core": "base", "crc32c": "base", "metrics": "base", "progress": "base",
     "solve": "base", "eigen": "base", "accum": "base", "grid": "base",
     # kernels
-    "kernels": "kernels", "kernel_maps": "kernels",
+    "kernels": "kernels", "kernel_maps": "kernels", "kernel_types": "kernels",
     # representations: Gram diagnostics, Nystrom / RFF, the basis pass
     "diagnostics": "repr", "approx": "repr", "basis": "repr",
     # methods, their options and the registry
@@ -34,6 +34,7 @@ CORE_LAYER = {
     "ridge": "methods", "lms": "methods", "svm": "methods",
     "svm_method": "methods", "logistic": "methods",
     "logistic_method": "methods", "sgd": "methods", "primal": "methods",
+    "primal_pass": "methods",
     # tasks
     "classify": "tasks",
     # learning: fit, selection, classifier training
@@ -54,18 +55,29 @@ KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "PG_FUNCTION_INF
             "PG_MODULE_MAGIC"}
 
 
+def split_mod(mod):
+    """src/core/methods/svr -> ("core", "svr", "methods"); sub is None at the top."""
+    parts = mod.split("/")[1:]
+    return parts[0], parts[-1], (parts[1] if len(parts) > 2 else None)
+
+
+def core_layer(stem, sub):
+    # a core subfolder is a layer of its own name (src/core/methods/: methods)
+    return sub if sub in CORE_ORDER else CORE_LAYER.get(stem)
+
+
 def layer(mod):
-    d, stem = mod.split("/")[1:]
+    d, stem, sub = split_mod(mod)
     if d != "core":
         return (DIRS.index(d), 0)
-    if stem not in CORE_LAYER:
-        sys.exit(f"include_graph.py: src/core/{stem} has no layer in CORE_LAYER")
-    return (0, CORE_ORDER.index(CORE_LAYER[stem]))
+    if core_layer(stem, sub) is None:
+        sys.exit(f"include_graph.py: {mod} has no layer in CORE_LAYER")
+    return (0, CORE_ORDER.index(core_layer(stem, sub)))
 
 
 def layer_name(mod):
-    d, stem = mod.split("/")[1:]
-    return f"core/{CORE_LAYER[stem]}" if d == "core" else d
+    d, stem, sub = split_mod(mod)
+    return f"core/{core_layer(stem, sub)}" if d == "core" else d
 
 
 def main():
@@ -75,15 +87,18 @@ def main():
     files = {}                                    # "src/core/x.c" -> text
     for d in DIRS:
         p = os.path.join(root, "src", d)
-        for f in sorted(os.listdir(p)):
-            if f.endswith((".c", ".h")):
-                with open(os.path.join(p, f), encoding="utf-8") as fh:
-                    files[f"src/{d}/{f}"] = fh.read()
+        for sub, _, names in sorted(os.walk(p)):
+            rel = os.path.relpath(sub, os.path.join(root, "src"))
+            for f in sorted(names):
+                if f.endswith((".c", ".h")):
+                    with open(os.path.join(sub, f), encoding="utf-8") as fh:
+                        files[f"src/{rel}/{f}"] = fh.read()
     mod_of = lambda path: path.rsplit(".", 1)[0]
-    header = {}                                   # "x.h" -> module, first -I wins
+    header = {}                                   # "x.h" or "sub/x.h" -> module, first -I wins
     for d in DIRS:
         for path in files:
             if path.startswith(f"src/{d}/") and path.endswith(".h"):
+                header.setdefault(os.path.relpath(path, f"src/{d}"), mod_of(path))
                 header.setdefault(os.path.basename(path), mod_of(path))
 
     defined = {}                                  # function -> module
@@ -102,7 +117,9 @@ def main():
     for path, text in files.items():
         a = mod_of(path)
         for inc in INCLUDE.findall(text):
-            b = header.get(inc)
+            # the including file's own folder first, as the compiler does
+            b = header.get(os.path.relpath(os.path.join(os.path.dirname(path), inc), "src/core")
+                           if path.startswith("src/core/") else inc) or header.get(inc)
             if b and b != a:
                 edges.setdefault((a, b), set()).add(f"{os.path.basename(path)} includes {inc}")
         if path.endswith(".c"):

@@ -1,9 +1,10 @@
 /*
  * catalog.c - the catalog of named models, its storage and privileges:
- * finding the table, acting as its owner, the owner checks, the name lock,
- * and reading and writing versions (see catalog.h).  The SQL functions are
- * in catalog_sql.c, the work of training in catalog_train.c (its query
- * runs in catalog_query.c), scoring by name in catalog_predict.c.
+ * finding the table, acting as its owner, the owner checks
+ * (see catalog.h); the rows of its tables are read and written by
+ * catalog_table.c.  The SQL functions are in catalog_sql.c, the work of
+ * training in named_train.c, passes.c, passes_classify.c and deploy.c (its
+ * query runs in catalog_query.c), scoring by name in catalog_predict.c.
  *
  * Versions live in the table kernel_models, in the extension's schema.
  * Nobody but its owner (the role that created the extension) may write the
@@ -42,6 +43,7 @@
 #include "utils/syscache.h"
 
 #include "catalog.h"
+#include "catalog_table.h"
 
 /*
  * The catalog of the schema that holds the function being called: the
@@ -246,139 +248,10 @@ catalog_check_writable(const char *fname)
 	PreventCommandIfParallelMode(fname);
 }
 
-/*
- * Whether a name exists and, if so, its owner, read without a lock (a check
- * before the work, repeated under the lock).  SPI connected.
- */
-bool
-catalog_name_owner(const Catalog *cat, const char *name, Oid *owner)
-{
-	bool		isnull;
-
-	catalog_query_name(cat, psprintf("SELECT owner FROM %s WHERE name OPERATOR(pg_catalog.=) $1",
-									 cat->names),
-					   name, true, false, 1, "owner lookup");
-	if (SPI_processed == 0)
-		return false;
-	*owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
-											1, &isnull));
-	return true;
-}
-
 bool
 catalog_role_exists(Oid role)
 {
 	return OidIsValid(role) && SearchSysCacheExists1(AUTHOID, ObjectIdGetDatum(role));
-}
-
-/*
- * Lock the name's row (FOR UPDATE, as the table's owner: a role that may
- * not update the table cannot lock it) and read it.  In READ COMMITTED the
- * statement sees the row as the concurrent change that held the lock left
- * it, or that it is gone.  SPI connected.
- */
-void
-catalog_lock_name(const Catalog *cat, const char *name, NameRow *out)
-{
-	bool		isnull;
-
-	catalog_query_name(cat, psprintf("SELECT owner, last_version FROM %s "
-									 "WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE",
-									 cat->names),
-					   name, true, false, 0, "name lock");
-	memset(out, 0, sizeof(*out));
-	if (SPI_processed == 0)
-		return;
-	out->exists = true;
-	out->owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
-												1, &isnull));
-	out->last_version = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
-													2, &isnull));
-}
-
-/*
- * Lock name, creating its row for owner first if it has none.  A
- * concurrent training that creates the same name first makes the INSERT
- * wait for it and then do nothing; the lock then reads its row (and its
- * owner, whom the caller checks).  SPI connected.
- */
-void
-catalog_claim_name(const Catalog *cat, const char *name, Oid owner, NameRow *out)
-{
-	Elevation	e;
-	Oid			argtypes[3] = {TEXTOID, OIDOID, TEXTOID};
-	Datum		args[3];
-	char	   *rolname = GetUserNameFromId(owner, false);
-
-	args[0] = CStringGetTextDatum(name);
-	args[1] = ObjectIdGetDatum(owner);
-	args[2] = CStringGetTextDatum(rolname);
-	catalog_elevate(cat, &e, true);
-	catalog_check_spi(SPI_execute_with_args(psprintf("INSERT INTO %s (name, owner, owner_name, last_version) "
-													 "VALUES ($1, $2, $3, 0) ON CONFLICT (name) DO NOTHING",
-													 cat->names),
-											3, argtypes, args, NULL, false, 0),
-					  "name insert");
-	catalog_unelevate(&e);
-	catalog_lock_name(cat, name, out);
-	if (!out->exists)
-		ereport(ERROR,
-				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-				 errmsg("could not create model \"%s\"", name),
-				 errdetail("A concurrent transaction created and dropped the name meanwhile."),
-				 errhint("Retry.")));
-}
-
-/*
- * The deployed version of a name, its model datum copied into ctx.  SPI
- * connected; read_only statements see the caller's snapshot, so a STABLE
- * caller gets the version its statement started with.  Every name is
- * qualified because search_path is not pinned here (see elevate).
- */
-void
-catalog_lookup_deployed(const Catalog *cat, const char *name, bool read_only,
-				MemoryContext ctx, Deployed *out)
-{
-	MemoryContext old;
-	bool		isnull;
-
-	memset(out, 0, sizeof(*out));
-	catalog_query_name(cat, psprintf("SELECT %s, version, model FROM %%s "
-									 "WHERE name OPERATOR(pg_catalog.=) $1 AND deployed",
-									 cat->owner_expr),
-					   name, false, read_only, 1, "deployed model lookup");
-	if (SPI_processed > 0)
-	{
-		HeapTuple	tup = SPI_tuptable->vals[0];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		Datum		model;
-
-		out->name_exists = true;
-		out->found = true;
-		old = MemoryContextSwitchTo(ctx);
-		out->owner = DatumGetObjectId(SPI_getbinval(tup, desc, 1, &isnull));
-		out->version = DatumGetInt32(SPI_getbinval(tup, desc, 2, &isnull));
-		model = SPI_getbinval(tup, desc, 3, &isnull);
-		/* a TOAST pointer is copied as such: the cache knows it by its id */
-		if (VARATT_IS_EXTERNAL_ONDISK(DatumGetPointer(model)))
-			out->model = datumCopy(model, false, -1);
-		else
-			out->model = PointerGetDatum(pg_detoast_datum_copy((struct varlena *) DatumGetPointer(model)));
-		MemoryContextSwitchTo(old);
-	}
-	else
-	{
-		catalog_query_name(cat, psprintf("SELECT %s FROM %%s "
-										 "WHERE name OPERATOR(pg_catalog.=) $1 LIMIT 1",
-										 cat->owner_expr),
-						   name, false, read_only, 1, "owner lookup");
-		if (SPI_processed > 0)
-		{
-			out->name_exists = true;
-			out->owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
-														SPI_tuptable->tupdesc, 1, &isnull));
-		}
-	}
 }
 
 /* Like lookup_deployed, with the errors a caller that needs the model wants. */
@@ -420,65 +293,4 @@ catalog_begin_change(const Catalog *cat, const char *name, NameRow *nr)
 	if (!nr->exists)
 		catalog_no_such_model(name);
 	catalog_check_owner(name, nr->owner);
-}
-
-/*
- * Insert a version (deployed or not: deploying undeploys the current one).
- * The name's row records the version as its highest and the owner (by OID,
- * and by name for a dump).  SPI connected, name locked.  Under a
- * transaction snapshot a concurrent training may have stored the same
- * version first: a serialization error.
- */
-void
-catalog_store_version(const Catalog *cat, const StoredVersion *v)
-{
-	Elevation	e;
-	Oid			argtypes[12] = {TEXTOID, INT4OID, TEXTOID, TEXTOID, JSONBOID,
-	BYTEAOID, JSONBOID, INT8OID, INT4OID, BOOLOID, TEXTOID, OIDOID};
-	Datum		args[12];
-	uint64		inserted;
-
-	args[0] = CStringGetTextDatum(v->name);
-	args[1] = Int32GetDatum(v->version);
-	args[2] = CStringGetTextDatum(GetUserNameFromId(v->owner, false));
-	args[3] = CStringGetTextDatum(v->query);
-	args[4] = JsonbPGetDatum(v->options);
-	args[5] = PointerGetDatum(v->model);
-	args[6] = JsonbPGetDatum(v->metrics);
-	args[7] = Int64GetDatum(v->n_train);
-	args[8] = Int32GetDatum(v->n_features);
-	args[9] = BoolGetDatum(v->deployed);
-	args[10] = CStringGetTextDatum(v->search_path);
-	args[11] = ObjectIdGetDatum(v->owner);
-
-	catalog_elevate(cat, &e, true);
-	if (v->deployed)
-		catalog_check_spi(SPI_execute_with_args(psprintf("UPDATE %s SET deployed = false "
-														 "WHERE name OPERATOR(pg_catalog.=) $1 AND deployed",
-														 cat->qualified),
-												1, argtypes, args, NULL, false, 0),
-						  "undeploy");
-	catalog_check_spi(SPI_execute_with_args(psprintf("INSERT INTO %s (name, version, owner, source_query, "
-													 "options, model, metrics, n_train, n_features, deployed, "
-													 "search_path) "
-													 "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) "
-													 "ON CONFLICT (name, version) DO NOTHING",
-													 cat->qualified),
-											11, argtypes, args, NULL, false, 0),
-					  "insert");
-	inserted = SPI_processed;
-	if (inserted == 1)
-		catalog_check_spi(SPI_execute_with_args(psprintf("UPDATE %s SET owner = $12, owner_name = $3, "
-														 "last_version = pg_catalog.int4larger(last_version, $2) "
-														 "WHERE name OPERATOR(pg_catalog.=) $1",
-														 cat->names),
-												12, argtypes, args, NULL, false, 0),
-						  "name update");
-	catalog_unelevate(&e);
-	if (inserted != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-				 errmsg("could not store version %d of model \"%s\"", v->version, v->name),
-				 errdetail("A concurrent transaction stored that version first."),
-				 errhint("Retry; training in READ COMMITTED waits for the other training instead.")));
 }

@@ -1,9 +1,9 @@
 /*
  * catalog.h - the catalog of named models (table kernel_models), its
  * storage and privileges (catalog.c): finding it, acting as its owner, the
- * owner and privilege checks, the lookups and writes shared by training
- * (catalog_train.c), scoring by name (catalog_predict.c) and the SQL
- * functions (catalog_sql.c).
+ * owner and privilege checks shared by training (named_train.c), scoring
+ * by name (catalog_predict.c) and the SQL functions (catalog_sql.c).  The
+ * rows of its tables are read and written by catalog_table.c only.
  */
 #ifndef KM_CATALOG_H
 #define KM_CATALOG_H
@@ -12,6 +12,8 @@
 
 #include "fmgr.h"
 #include "utils/jsonb.h"
+
+#include "catalog_table.h"
 
 /* Longest model name, in bytes: as long as a PostgreSQL identifier. */
 #define MODEL_NAME_MAX (NAMEDATALEN - 1)
@@ -83,56 +85,12 @@ void		catalog_check_name(const char *name);
 /* A writable transaction, checked before any work. */
 void		catalog_check_writable(const char *fname);
 
-/* Whether name exists, and its owner (not locked); SPI connected. */
-bool		catalog_name_owner(const Catalog *cat, const char *name, Oid *owner);
-
 /* Whether a role of this OID exists. */
 bool		catalog_role_exists(Oid role);
-
-/* A name's row of kernel_model_names, as locked. */
-typedef struct NameRow
-{
-	bool		exists;
-	Oid			owner;
-	int32		last_version;	/* the highest version the name has had */
-} NameRow;
-
-/*
- * Lock the row of name in kernel_model_names until the end of the
- * transaction (serialising every change of the name), and read it; SPI
- * connected.  Only the table's owner can lock it: no other role can block
- * the changes of a name.
- */
-void		catalog_lock_name(const Catalog *cat, const char *name, NameRow *out);
-
-/* Lock name, first creating its row for owner if it has none; SPI connected. */
-void		catalog_claim_name(const Catalog *cat, const char *name, Oid owner,
-							   NameRow *out);
-
-/* The deployed version of name (model copied into ctx); SPI connected. */
-void		catalog_lookup_deployed(const Catalog *cat, const char *name,
-									bool read_only, MemoryContext ctx,
-									Deployed *out);
 
 /* The same, connecting to SPI, with the errors a reader of the model wants. */
 void		catalog_find_deployed(const Catalog *cat, const char *name,
 								  MemoryContext ctx, Deployed *out);
-
-/* A version to store. */
-typedef struct StoredVersion
-{
-	const char *name;
-	int32		version;
-	Oid			owner;
-	const char *query;
-	Jsonb	   *options;		/* as given, "refit" included */
-	bytea	   *model;
-	Jsonb	   *metrics;
-	int64		n_train;		/* rows the stored model was fitted on */
-	int32		n_features;
-	bool		deployed;
-	const char *search_path;	/* the query's, for retraining */
-} StoredVersion;
 
 /*
  * Begin changing the versions of name: SPI connected, name locked, an
@@ -140,12 +98,5 @@ typedef struct StoredVersion
  * before the lock too, so a role without them never takes it).
  */
 void		catalog_begin_change(const Catalog *cat, const char *name, NameRow *nr);
-
-/*
- * Store v, undeploying the deployed version if v is deployed, and record
- * v->version as the name's highest and v->owner as its owner; SPI
- * connected, name locked.
- */
-void		catalog_store_version(const Catalog *cat, const StoredVersion *v);
 
 #endif							/* KM_CATALOG_H */

@@ -42,11 +42,8 @@
 #include "classify.h"
 #include "json.h"
 #include "model.h"
-#include "options.h"
 #include "pgutil.h"
 #include "predict.h"
-#include "rowset.h"
-#include "train.h"
 #include "catalog.h"
 
 PG_FUNCTION_INFO_V1(kernel_predict_by_name);
@@ -254,20 +251,11 @@ kernel_predict_proba_by_name(PG_FUNCTION_ARGS)
 {
 	NamedEntry *entry = named_entry(fcinfo);
 	const km_model *m = named_classifier(fcinfo, entry, "kernel_predict_proba");
-	const km_method_ops *ops = km_method_get(m->method);
-	const char *hint = NULL;
-	km_prob_link link = ops->prob_link(m->has_probability, m->multiclass, &hint);
+	km_prob_link link = (km_prob_link) km_model_prob_link_or_raise(m);
 	const double *f;
 	km_error	err;
 	KmJson		j;
 
-	if (link == KM_PROB_NONE)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("model gives no probabilities"),
-				 errdetail("This %s model was trained without probability estimates.",
-						   ops->name),
-				 hint ? errhint("%s", hint) : 0));
 	f = km_model_cache_decision_array(entry->mc, PG_GETARG_ARRAYTYPE_P(1));
 	if (km_classify_proba(link, m->multiclass, m->n_classes, f, m->prob_A,
 						  m->prob_B, entry->pb.p, entry->pb.pwork, &err) != KM_OK)

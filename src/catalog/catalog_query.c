@@ -317,3 +317,38 @@ catalog_query_run(const CatalogQuery *q, const char *sql, int nargs,
 		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(rc));
 	return rc;
 }
+
+void
+catalog_query_scan(const CatalogQuery *q, const char *sql, int nargs,
+				   Oid *argtypes, Datum *values, CatalogBatchFn batch, void *arg)
+{
+	QueryRun	qr;
+	Portal		portal;
+	MemoryContext batch_cxt = AllocSetContextCreate(CurrentMemoryContext,
+													"kernel_ml pass batch",
+													ALLOCSET_DEFAULT_SIZES);
+
+	query_enter(q->run_as, q->path, &qr);
+	portal = SPI_cursor_open_with_args(NULL, sql, nargs, argtypes, values, NULL,
+									   true, 0);
+	if (portal == NULL)
+		elog(ERROR, "SPI_cursor_open_with_args failed: %s", SPI_result_code_string(SPI_result));
+	for (;;)
+	{
+		MemoryContext old;
+
+		SPI_cursor_fetch(portal, true, 1000);
+		if (SPI_processed == 0)
+			break;
+		/* detoasted feature arrays go into the batch context (as fetch_rows) */
+		old = MemoryContextSwitchTo(batch_cxt);
+		batch(arg, SPI_tuptable, SPI_processed);
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(batch_cxt);
+		SPI_freetuptable(SPI_tuptable);
+		CHECK_FOR_INTERRUPTS();
+	}
+	SPI_cursor_close(portal);
+	query_leave(&qr);
+	MemoryContextDelete(batch_cxt);
+}

@@ -1,11 +1,12 @@
 /*
  * catalog_sql.c - the SQL functions of the catalog of named models:
  * kernel_model_train and kernel_model_retrain (the work in
- * catalog_train.c), kernel_model_deploy, kernel_model_drop,
+ * named_train.c), kernel_model_deploy, kernel_model_drop,
  * kernel_model_reassign and kernel_model_get, and the trigger that completes
  * restored rows.  They check the caller against the model's owner and
- * then act on the catalog as its owner (catalog.c).  Scoring by name,
- * kernel_predict(name, features), is in catalog_predict.c.
+ * then act on the catalog as its owner (catalog.c; the rows through
+ * catalog_table.c).  Scoring by name, kernel_predict(name, features), is in
+ * catalog_predict.c.
  */
 #include "postgres.h"
 
@@ -109,8 +110,7 @@ kernel_model_retrain(PG_FUNCTION_ARGS)
 	char	   *query;
 	char	   *search_path;
 	Jsonb	   *options;
-	Datum		options_datum;
-	bool		isnull;
+	ModelRow	latest;
 	MemoryContext caller = CurrentMemoryContext;
 	TrainedVersion tv;
 
@@ -121,23 +121,14 @@ kernel_model_retrain(PG_FUNCTION_ARGS)
 	catalog_require_current(&cat, "kernel_model_retrain");
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	catalog_query_name(&cat, psprintf("SELECT %s, source_query, options, search_path "
-									  "FROM %%s WHERE name OPERATOR(pg_catalog.=) $1 "
-									  "ORDER BY version DESC LIMIT 1", cat.owner_expr),
-					   name, true, false, 1, "latest version lookup");
-	if (SPI_processed == 0)
+	if (!catalog_latest_version(&cat, name, caller, &latest))
 		catalog_no_such_model(name);
-	owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	query = MemoryContextStrdup(caller, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2));
-	options_datum = SPI_datumTransfer(SPI_getbinval(SPI_tuptable->vals[0],
-													SPI_tuptable->tupdesc, 3, &isnull),
-									  false, -1);
-	search_path = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4);
-	/* versions from 0.1.0 stored none: the default path, "$user" the owner */
-	search_path = MemoryContextStrdup(caller, search_path ? search_path : LEGACY_SEARCH_PATH);
 	SPI_finish();
-	/* detoast only now, into the caller's context */
-	options = DatumGetJsonbP(options_datum);
+	owner = latest.owner;
+	query = latest.source_query;
+	options = latest.options;
+	/* versions from 0.1.0 stored none: the default path, "$user" the owner */
+	search_path = latest.search_path ? latest.search_path : pstrdup(LEGACY_SEARCH_PATH);
 	catalog_check_owner(name, owner);
 	if (!catalog_role_exists(owner))
 		ereport(ERROR,
@@ -159,10 +150,7 @@ kernel_model_deploy(PG_FUNCTION_ARGS)
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	int32		version = PG_GETARG_INT32(1);
 	Catalog		cat;
-	Elevation	e;
-	Oid			argtypes[2] = {TEXTOID, INT4OID};
-	Datum		args[2];
-	bool		isnull;
+	bool		exists;
 	int32		latest;
 	NameRow		nr;
 
@@ -171,35 +159,14 @@ kernel_model_deploy(PG_FUNCTION_ARGS)
 	catalog_require_current(&cat, "kernel_model_deploy");
 	catalog_begin_change(&cat, name, &nr);
 
-	args[0] = CStringGetTextDatum(name);
-	args[1] = Int32GetDatum(version);
-	catalog_elevate(&cat, &e, true);
-	catalog_check_spi(SPI_execute_with_args(psprintf("SELECT pg_catalog.count(*) FILTER (WHERE version OPERATOR(pg_catalog.=) $2), "
-											 "pg_catalog.max(version) "
-											 "FROM %s WHERE name OPERATOR(pg_catalog.=) $1", cat.qualified),
-									2, argtypes, args, NULL, false, 1),
-			  "version lookup");
-	latest = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
-	if (DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) == 0)
+	latest = catalog_latest_of(&cat, name, version, &exists);
+	if (!exists)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("version %d of model \"%s\" does not exist", version, name),
 				 errdetail("The latest version of model \"%s\" is %d.", name, latest),
 				 errhint("kernel_models lists the versions.")));
-	/* two statements: the unique index on deployed is checked row by row */
-	catalog_check_spi(SPI_execute_with_args(psprintf("UPDATE %s SET deployed = false "
-											 "WHERE name OPERATOR(pg_catalog.=) $1 AND deployed "
-											 "AND version OPERATOR(pg_catalog.<>) $2",
-											 cat.qualified),
-									2, argtypes, args, NULL, false, 0),
-			  "undeploy");
-	catalog_check_spi(SPI_execute_with_args(psprintf("UPDATE %s SET deployed = true "
-											 "WHERE name OPERATOR(pg_catalog.=) $1 "
-											 "AND version OPERATOR(pg_catalog.=) $2 AND NOT deployed",
-											 cat.qualified),
-									2, argtypes, args, NULL, false, 0),
-			  "deploy");
-	catalog_unelevate(&e);
+	catalog_deploy_version(&cat, name, version);
 	SPI_finish();
 	PG_RETURN_VOID();
 }
@@ -217,9 +184,6 @@ kernel_model_drop(PG_FUNCTION_ARGS)
 {
 	char	   *name;
 	Catalog		cat;
-	Elevation	e;
-	Oid			argtypes[2] = {TEXTOID, INT4OID};
-	Datum		args[2];
 	int64		dropped;
 	bool		all = PG_NARGS() == 1;
 	NameRow		nr;
@@ -247,53 +211,24 @@ kernel_model_drop(PG_FUNCTION_ARGS)
 				 errhint("To drop every version of the model, call kernel_model_drop(name) with the name alone.")));
 	catalog_begin_change(&cat, name, &nr);
 
-	args[0] = CStringGetTextDatum(name);
-	args[1] = all ? (Datum) 0 : PG_GETARG_DATUM(1);
-	catalog_elevate(&cat, &e, true);
-	if (all)
-	{
-		catalog_check_spi(SPI_execute_with_args(psprintf("DELETE FROM %s WHERE name OPERATOR(pg_catalog.=) $1",
-														 cat.qualified),
-												1, argtypes, args, NULL, false, 0),
-						  "drop");
-		dropped = (int64) SPI_processed;
-		catalog_check_spi(SPI_execute_with_args(psprintf("DELETE FROM %s WHERE name OPERATOR(pg_catalog.=) $1",
-														 cat.names),
-												1, argtypes, args, NULL, false, 0),
-						  "name drop");
-	}
-	else
+	if (!all)
 	{
 		int32		version = PG_GETARG_INT32(1);
-		bool		isnull;
-		HeapTuple	tup;
+		bool		deployed;
 
-		catalog_check_spi(SPI_execute_with_args(psprintf("SELECT deployed FROM %s "
-														 "WHERE name OPERATOR(pg_catalog.=) $1 "
-														 "AND version OPERATOR(pg_catalog.=) $2",
-														 cat.qualified),
-												2, argtypes, args, NULL, false, 1),
-						  "version lookup");
-		if (SPI_processed == 0)
+		if (!catalog_version_deployed(&cat, name, version, &deployed))
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_OBJECT),
 					 errmsg("version %d of model \"%s\" does not exist", version, name),
 					 errhint("kernel_models lists the versions.")));
-		tup = SPI_tuptable->vals[0];
-		if (DatumGetBool(SPI_getbinval(tup, SPI_tuptable->tupdesc, 1, &isnull)))
+		if (deployed)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_IN_USE),
 					 errmsg("cannot drop the deployed version of model \"%s\"", name),
 					 errdetail("Version %d is deployed.", version),
 					 errhint("Deploy another version with kernel_model_deploy first, or drop every version with kernel_model_drop(name).")));
-		catalog_check_spi(SPI_execute_with_args(psprintf("DELETE FROM %s WHERE name OPERATOR(pg_catalog.=) $1 "
-														 "AND version OPERATOR(pg_catalog.=) $2",
-														 cat.qualified),
-												2, argtypes, args, NULL, false, 0),
-						  "drop");
-		dropped = (int64) SPI_processed;
 	}
-	catalog_unelevate(&e);
+	dropped = catalog_drop_versions(&cat, name, all, all ? 0 : PG_GETARG_INT32(1));
 	SPI_finish();
 	PG_RETURN_INT32((int32) dropped);
 }
@@ -316,10 +251,6 @@ kernel_model_reassign(PG_FUNCTION_ARGS)
 	Oid			old_owner = get_role_oid(old_name, true);
 	bool		orphans = superuser();
 	Catalog		cat;
-	Elevation	e;
-	Oid			argtypes[4] = {OIDOID, TEXTOID, BOOLOID, OIDOID};
-	Datum		args[4];
-	char		nulls[4] = {' ', ' ', ' ', ' '};
 	uint64		count;
 
 	catalog_check_writable("kernel_model_reassign()");
@@ -345,27 +276,9 @@ kernel_model_reassign(PG_FUNCTION_ARGS)
 				 errmsg("permission denied to reassign models to role \"%s\"", GetUserNameFromId(new_owner, false)),
 				 errdetail("Only roles with the privileges of the new owner can give it models.")));
 
-	/* no role of that name: no OID to match (0 would match every orphan) */
-	args[0] = ObjectIdGetDatum(old_owner);
-	nulls[0] = OidIsValid(old_owner) ? ' ' : 'n';
-	args[1] = CStringGetTextDatum(old_name);
-	args[2] = BoolGetDatum(orphans);
-	args[3] = ObjectIdGetDatum(new_owner);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	catalog_elevate(&cat, &e, true);
-	catalog_check_spi(SPI_execute_with_args(psprintf("UPDATE %s AS n SET owner = $4, "
-													 "owner_name = (SELECT r.rolname::pg_catalog.text FROM pg_catalog.pg_roles r "
-													 "WHERE r.oid OPERATOR(pg_catalog.=) $4) "
-													 "WHERE n.owner OPERATOR(pg_catalog.=) $1 "
-													 "OR ($3 AND n.owner_name OPERATOR(pg_catalog.=) $2 "
-													 "AND NOT EXISTS (SELECT FROM pg_catalog.pg_roles r "
-													 "WHERE r.oid OPERATOR(pg_catalog.=) n.owner))",
-													 cat.names),
-											4, argtypes, args, nulls, false, 0),
-					  "reassign");
-	count = SPI_processed;
-	catalog_unelevate(&e);
+	count = catalog_reassign_names(&cat, old_owner, old_name, orphans, new_owner);
 	SPI_finish();
 	PG_RETURN_INT32((int32) count);
 }
@@ -420,15 +333,13 @@ kernel_ml_catalog_restore(PG_FUNCTION_ARGS)
 	TupleDesc	desc;
 	HeapTuple	tup;
 	Catalog		cat;
-	Elevation	e;
 	bool		is_names;
 	bool		isnull;
 	Datum		v;
 	char	   *owner_name = NULL;
 	Oid			owner;
-	Oid			argtypes[4] = {TEXTOID, OIDOID, TEXTOID, INT4OID};
-	Datum		args[4];
-	char		nulls[4] = {' ', ' ', ' ', ' '};
+	Datum		name;
+	Datum		last_version;
 
 	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BEFORE(td->tg_event) ||
 		!TRIGGER_FIRED_FOR_ROW(td->tg_event) || !TRIGGER_FIRED_BY_INSERT(td->tg_event))
@@ -451,34 +362,24 @@ kernel_ml_catalog_restore(PG_FUNCTION_ARGS)
 	else if (owner_name && strspn(owner_name, "0123456789") == strlen(owner_name))
 		owner_name = NULL;		/* a dropped role's OID, from a dump of 0.2.0 */
 
-	args[0] = heap_getattr(tup, SPI_fnumber(desc, "name"), desc, &isnull);
+	name = heap_getattr(tup, SPI_fnumber(desc, "name"), desc, &isnull);
 	if (isnull)
 		return PointerGetDatum(tup);	/* the NOT NULL constraint refuses it */
-	args[1] = ObjectIdGetDatum(owner);
-	args[2] = owner_name ? CStringGetTextDatum(owner_name) : (Datum) 0;
-	nulls[2] = owner_name ? ' ' : 'n';
-	args[3] = heap_getattr(tup, SPI_fnumber(desc, is_names ? "last_version" : "version"), desc, &isnull);
+	last_version = heap_getattr(tup, SPI_fnumber(desc, is_names ? "last_version" : "version"),
+								desc, &isnull);
 	if (isnull)
 		return PointerGetDatum(tup);
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	catalog_elevate(&cat, &e, true);
-	catalog_check_spi(SPI_execute_with_args(psprintf("INSERT INTO %s AS n (name, owner, owner_name, last_version) "
-													 "VALUES ($1, $2, $3, $4) ON CONFLICT (name) DO UPDATE SET "
-													 "last_version = pg_catalog.int4larger(n.last_version, excluded.last_version)%s",
-													 cat.names,
-													 is_names ? ", owner = excluded.owner, owner_name = excluded.owner_name" : ""),
-											4, argtypes, args, nulls, false, 0),
-					  "restored name");
-	catalog_unelevate(&e);
+	catalog_restore_name(&cat, name, owner, owner_name, DatumGetInt32(last_version), is_names);
 	SPI_finish();
 
 	if (is_names)
 		return PointerGetDatum(NULL);	/* stored above */
 	{
 		int			col = SPI_fnumber(desc, "owner");
-		Datum		val = args[2];
+		Datum		val = owner_name ? CStringGetTextDatum(owner_name) : (Datum) 0;
 		bool		null = owner_name == NULL;
 
 		return PointerGetDatum(heap_modify_tuple_by_cols(tup, desc, 1, &col, &val, &null));

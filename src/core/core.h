@@ -55,4 +55,10 @@ km_check_interrupts(km_interrupt_fn fn)
 		fn();
 }
 
+/* Whether every v[i] is finite (an integer test, safe under -ffast-math). */
+bool		km_all_finite(const double *v, size_t count);
+
+/* The first row of Z (rows x m, row-major) with a value that is not finite; rows if none. */
+size_t		km_first_nonfinite_row(const double *Z, size_t rows, size_t m);
+
 #endif							/* KM_CORE_H */

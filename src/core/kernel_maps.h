@@ -6,7 +6,7 @@
 #ifndef KM_KERNEL_MAPS_H
 #define KM_KERNEL_MAPS_H
 
-#include "kernels.h"
+#include "kernel_types.h"
 
 /* b^e for a small non-negative integer e, by squaring. */
 static inline double

@@ -116,36 +116,6 @@ min_sum(const double *x, const double *z, int d)
 	return s;
 }
 
-bool
-km_all_finite(const double *v, size_t count)
-{
-	/*
-	 * A double is not finite when its exponent bits are all ones.  An
-	 * integer test vectorises without -ffast-math and cannot be optimised
-	 * away, unlike isfinite() under it.
-	 */
-	const uint64_t exponent = UINT64_C(0x7ff0000000000000);
-	uint64_t	bad = 0;
-
-	for (size_t i = 0; i < count; i++)
-	{
-		uint64_t	bits;
-
-		memcpy(&bits, &v[i], sizeof(bits));
-		bad |= (uint64_t) ((bits & exponent) == exponent);
-	}
-	return bad == 0;
-}
-
-size_t
-km_first_nonfinite_row(const double *Z, size_t rows, size_t m)
-{
-	for (size_t i = 0; i < rows; i++)
-		if (!km_all_finite(Z + i * m, m))
-			return i;
-	return rows;
-}
-
 /* Largest |x_i| (0 for a zero vector). */
 static double
 max_abs(const double *x, int d)

@@ -9,21 +9,7 @@
 #define KM_KERNELS_H
 
 #include "core.h"
-
-typedef enum km_kernel_type
-{
-	KM_KERNEL_LINEAR = 1,
-	KM_KERNEL_POLY = 2,
-	KM_KERNEL_RBF = 3,
-	KM_KERNEL_LAPLACIAN = 4,
-	KM_KERNEL_SIGMOID = 5,
-	KM_KERNEL_COSINE = 6,
-	KM_KERNEL_MIN = 7,
-	KM_KERNEL_POLYSUM = 8
-} km_kernel_type;
-
-#define KM_KERNEL_FIRST KM_KERNEL_LINEAR
-#define KM_KERNEL_LAST KM_KERNEL_POLYSUM
+#include "kernel_types.h"
 
 /*
  * Columns of the Gram matrix computed per BLAS call and interrupt check:
@@ -34,19 +20,6 @@ typedef enum km_kernel_type
  */
 #define KM_GRAM_PANEL 256
 size_t		km_gram_panel_width(size_t n, int d);
-
-/* Which parameters a kernel reads, as a bit mask. */
-#define KM_PARAM_GAMMA	0x1
-#define KM_PARAM_DEGREE	0x2
-#define KM_PARAM_COEF0	0x4
-
-typedef struct km_kernel
-{
-	km_kernel_type type;
-	int			degree;			/* poly, polysum */
-	double		gamma;			/* poly, rbf, laplacian, sigmoid */
-	double		coef0;			/* poly, sigmoid */
-} km_kernel;
 
 /* Name <-> type; km_kernel_from_name returns false for an unknown name. */
 const char *km_kernel_name(km_kernel_type type);
@@ -66,12 +39,6 @@ double		km_kernel_eval(const km_kernel *k, const double *x, const double *z,
  */
 bool		km_kernel_eval_finite(const km_kernel *k, const double *x,
 								  const double *z, int d, double *out);
-
-/* Whether every v[i] is finite (an integer test, safe under -ffast-math). */
-bool		km_all_finite(const double *v, size_t count);
-
-/* The first row of Z (rows x m, row-major) with a value that is not finite; rows if none. */
-size_t		km_first_nonfinite_row(const double *Z, size_t rows, size_t m);
 
 /*
  * Per-row quantity that the Gram and row routines reuse: the squared norm

@@ -8,7 +8,6 @@
 #include <cblas.h>
 #include <lapacke.h>
 
-#include "kernels.h"
 #include "solve.h"
 
 /* Cholesky block size and the width of each trailing-update GEMM. */

@@ -20,6 +20,8 @@
 
 #include "pgutil.h"
 #include "approx.h"
+#include "method.h"
+#include "model.h"
 #include "progress.h"
 
 void
@@ -674,4 +676,21 @@ KmMemGrant *
 km_mem_reserve(MemoryContext ctx, double bytes, const char *what, bool at_least)
 {
 	return km_mem_resize(NULL, ctx, bytes, what, at_least);
+}
+
+int
+km_model_prob_link_or_raise(const km_model *m)
+{
+	const km_method_ops *ops = km_method_get(m->method);
+	const char *hint = NULL;
+	km_prob_link link = ops->prob_link(m->has_probability, m->multiclass, &hint);
+
+	if (link == KM_PROB_NONE)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("model gives no probabilities"),
+				 errdetail("This %s model was trained without probability estimates.",
+						   ops->name),
+				 hint ? errhint("%s", hint) : 0));
+	return (int) link;
 }

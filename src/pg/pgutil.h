@@ -30,6 +30,14 @@ int			km_blas_threads_effective(void);
 /* Raise err as an ERROR with the SQLSTATE that fits its status. */
 pg_attribute_noreturn() void km_raise(const km_error *err);
 
+/*
+ * The probability link of a classifier (method.h's prob_link); raises
+ * 0A000 "model gives no probabilities", with the method's hint, when it has
+ * none.  Shared by the scoring functions that take a model and by name.
+ */
+struct km_model;
+int			km_model_prob_link_or_raise(const struct km_model *m);
+
 /* CHECK_FOR_INTERRUPTS() as a core callback. */
 void		km_interrupt(void);
 

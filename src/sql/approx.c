@@ -690,18 +690,25 @@ flush_bufs_doubles(const km_basis *b)
 					mul_size(b->m, b->m));
 }
 
-/* The buffers in the current memory context (checked against max_memory). */
+/* The buffers in the current memory context. */
 static FlushBufs
-flush_bufs_alloc(const km_basis *b)
+flush_bufs_make(const km_basis *b)
 {
 	FlushBufs	f;
 
-	km_check_memory(8.0 * (double) flush_bufs_doubles(b), "kernel_train", false);
 	f.Z = palloc_extended(mul_size(sizeof(double), mul_size(APPROX_BLOCK, b->m)), MCXT_ALLOC_HUGE);
 	f.work = palloc_extended(mul_size(sizeof(double), km_approx_features_doubles(b, APPROX_BLOCK) + 1),
 							 MCXT_ALLOC_HUGE);
 	f.scratch = palloc_extended(mul_size(sizeof(double), mul_size(b->m, b->m)), MCXT_ALLOC_HUGE);
 	return f;
+}
+
+/* flush_bufs_make, checked against max_memory first. */
+static FlushBufs
+flush_bufs_alloc(const km_basis *b)
+{
+	km_check_memory(8.0 * (double) flush_bufs_doubles(b), "kernel_train", false);
+	return flush_bufs_make(b);
 }
 
 static void
@@ -1083,6 +1090,47 @@ approx_state_arg(FunctionCallInfo fcinfo, int argno, MemoryContext aggctx)
 	return acc;
 }
 
+/*
+ * The row of arguments 1 (features) and 2 (target), checked and
+ * standardized by the basis's scaler, into the state's buffer.
+ */
+static void
+approx_buffer_row(FunctionCallInfo fcinfo, TrainCall *tc, ApproxParts *p)
+{
+	km_accum   *acc = p->acc;
+	ArrayType  *arr;
+	double		target;
+	int			d;
+	int			bad;
+	char		what[64];
+
+	snprintf(what, sizeof(what), "row " INT64_FORMAT,
+			 acc->rows + p->t->pending + p->t->skipped + 1);
+	arr = PG_GETARG_ARRAYTYPE_P(1);
+	d = km_array_length(arr, what);
+	if ((uint32) d != tc->b.d)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("feature arrays must all have the same length"),
+				 errdetail("The %s has %d features; the basis has %u.", what, d, tc->b.d)));
+	target = PG_GETARG_FLOAT8(2);
+	if (!isfinite(target))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("target values must be finite"),
+				 errdetail("The target of %s is not finite.", what)));
+	km_array_copy(arr, d, tc->x, what);
+	bad = km_standardize_row(tc->x, d, tc->b.mean, tc->b.scale,
+							 p->X + (Size) p->t->pending * d);
+	if (bad >= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("standardized feature is out of range for type double precision"),
+				 errdetail("Feature %d of %s overflowed when standardized by the basis's scaler.",
+						   bad + 1, what)));
+	p->y[p->t->pending++] = target;
+}
+
 /* kernel_train_basis_sfunc(state, features, target, options, basis) */
 Datum
 kernel_train_basis_sfunc(PG_FUNCTION_ARGS)
@@ -1092,12 +1140,7 @@ kernel_train_basis_sfunc(PG_FUNCTION_ARGS)
 	TrainCall  *tc;
 	CallHolder *h;
 	ApproxParts p;
-	ArrayType  *arr;
-	double		target;
-	int			d;
-	int			bad;
 	bool		switched;
-	char		what[64];
 
 	if (PG_ARGISNULL(4))
 		ereport(ERROR,
@@ -1120,31 +1163,7 @@ kernel_train_basis_sfunc(PG_FUNCTION_ARGS)
 		p.t->skipped++;
 		PG_RETURN_BYTEA_P((bytea *) acc);
 	}
-	snprintf(what, sizeof(what), "row " INT64_FORMAT,
-			 acc->rows + p.t->pending + p.t->skipped + 1);
-	arr = PG_GETARG_ARRAYTYPE_P(1);
-	d = km_array_length(arr, what);
-	if ((uint32) d != tc->b.d)
-		ereport(ERROR,
-				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("feature arrays must all have the same length"),
-				 errdetail("The %s has %d features; the basis has %u.", what, d, tc->b.d)));
-	target = PG_GETARG_FLOAT8(2);
-	if (!isfinite(target))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("target values must be finite"),
-				 errdetail("The target of %s is not finite.", what)));
-	km_array_copy(arr, d, tc->x, what);
-	bad = km_standardize_row(tc->x, d, tc->b.mean, tc->b.scale,
-							 p.X + (Size) p.t->pending * d);
-	if (bad >= 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("standardized feature is out of range for type double precision"),
-				 errdetail("Feature %d of %s overflowed when standardized by the basis's scaler.",
-						   bad + 1, what)));
-	p.y[p.t->pending++] = target;
+	approx_buffer_row(fcinfo, tc, &p);
 	if (p.t->pending == APPROX_BLOCK)
 	{
 		/*
@@ -1282,14 +1301,25 @@ rowset_basis(RowSet *rs, const km_options *opts, Size sbytes, double *Xs,
 	pfree(st);
 	if (km_basis_decode(basis, blen, b, &err) != KM_OK)
 		km_raise(&err);
-	if (b->kind == KM_APPROX_RFF)
-	{
-		double	   *W = palloc_extended(mul_size(sizeof(double), mul_size(b->d, b->m)), MCXT_ALLOC_HUGE);
-		double	   *bv = palloc(sizeof(double) * b->m);
+	basis_draw(b);
+}
 
-		km_rff_draw(b->kernel.gamma, b->seed, b->d, b->m, W, bv);
-		b->W = W;
-		b->b = bv;
+void
+rowset_standardize(RowSet *rs, const km_basis *b, int64 i0, int64 r, double *Xs)
+{
+	uint32		d = (uint32) rs->d;
+
+	for (int64 i = 0; i < r; i++)
+	{
+		int			bad = km_standardize_row(rs->X + (i0 + i) * d, (int) d, b->mean,
+											 b->scale, Xs + i * d);
+
+		if (bad >= 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("standardized feature is out of range for type double precision"),
+					 errdetail("Feature %d of row " INT64_FORMAT " overflowed when standardized.",
+							   bad + 1, i0 + i + 1)));
 	}
 }
 
@@ -1301,47 +1331,52 @@ rowset_basis(RowSet *rs, const km_options *opts, Size sbytes, double *Xs,
 static km_accum *
 rowset_sums(RowSet *rs, const km_basis *b, double *Xs)
 {
-	uint32		d = (uint32) rs->d;
 	km_accum   *acc;
-	double	   *Z;
-	double	   *work;
-	double	   *scratch;
-	km_error	err;
+	FlushBufs	f;
 
 	km_progress_phase("statistics: m = %u, " INT64_FORMAT " rows", b->m, rs->n);
 	acc = palloc_extended(km_accum_bytes(KM_ACCUM_GRAM, b->m), MCXT_ALLOC_HUGE);
 	SET_VARSIZE(acc, km_accum_bytes(KM_ACCUM_GRAM, b->m));
 	km_accum_init(acc, KM_ACCUM_GRAM, b->m);
-	Z = palloc_extended(mul_size(sizeof(double), mul_size(APPROX_BLOCK, b->m)), MCXT_ALLOC_HUGE);
-	work = palloc_extended(mul_size(sizeof(double), km_approx_features_doubles(b, APPROX_BLOCK) + 1),
-						   MCXT_ALLOC_HUGE);
-	scratch = palloc_extended(mul_size(sizeof(double), mul_size(b->m, b->m)), MCXT_ALLOC_HUGE);
+	f = flush_bufs_make(b);
 	km_blas_setup();
 	for (int64 i0 = 0; i0 < rs->n; i0 += APPROX_BLOCK)
 	{
 		int64		r = Min((int64) APPROX_BLOCK, rs->n - i0);
 
-		for (int64 i = 0; i < r; i++)
-		{
-			int			bad = km_standardize_row(rs->X + (i0 + i) * d, (int) d, b->mean,
-												 b->scale, Xs + i * d);
-
-			if (bad >= 0)
-				ereport(ERROR,
-						(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-						 errmsg("standardized feature is out of range for type double precision"),
-						 errdetail("Feature %d of row " INT64_FORMAT " overflowed when standardized.",
-								   bad + 1, i0 + i + 1)));
-		}
-		if (km_approx_features(b, Xs, (size_t) r, Z, work, &err) != KM_OK)
-			km_raise(&err);
-		km_accum_gram_add(acc, Z, rs->y + i0, (size_t) r, scratch, km_interrupt);
+		rowset_standardize(rs, b, i0, r, Xs);
+		add_rows(acc, b, Xs, rs->y + i0, (uint32) r, &f);
 		CHECK_FOR_INTERRUPTS();
 		km_progress_step(INT64_FORMAT " of " INT64_FORMAT " rows", acc->rows, rs->n);
 	}
-	pfree(scratch);
-	pfree(Z);
+	flush_bufs_free(&f);
 	return acc;
+}
+
+/*
+ * The basis state's bytes of the one-statement form; raises when the basis,
+ * the sums and the solve are too large or do not fit kernel_ml.max_memory.
+ */
+static Size
+rowset_check_memory(const km_options *opts, uint32 d, int64 n)
+{
+	Size		sbytes = km_basis_state_bytes(opts->approximation, d, (uint32) opts->components);
+	uint32		mmax = opts->approximation == KM_APPROX_NYSTROM ?
+		(uint32) Min((int64) opts->components, n) : (uint32) opts->components;
+
+	if (sbytes == 0 || sbytes > MaxAllocSize || km_accum_bytes(KM_ACCUM_GRAM, mmax) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("kernel_train state is too large"),
+				 errdetail("A basis of %d components of %u features would exceed 1 GB.",
+						   opts->components, d),
+				 errhint("Use fewer components.")));
+	km_check_memory((double) sbytes + (double) km_accum_bytes(KM_ACCUM_GRAM, mmax) +
+					approx_solve_memory(mmax) +
+					8.0 * APPROX_BLOCK * ((double) mmax + 2.0 * d) +
+					8.0 * (double) km_approx_features_doubles(&(km_basis) {.kind = opts->approximation, .d = d, .m = mmax}, APPROX_BLOCK),
+					"kernel_train", false);
+	return sbytes;
 }
 
 /*
@@ -1362,24 +1397,9 @@ km_approx_train_rowset(RowSet *rs)
 	MemoryContext old;
 	bytea	   *result;
 	bytea	   *out;
-	uint32		mmax;
 
 	km_options_resolve(&opts, (int) d);
-	sbytes = km_basis_state_bytes(opts.approximation, d, (uint32) opts.components);
-	mmax = opts.approximation == KM_APPROX_NYSTROM ?
-		(uint32) Min((int64) opts.components, rs->n) : (uint32) opts.components;
-	if (sbytes == 0 || sbytes > MaxAllocSize || km_accum_bytes(KM_ACCUM_GRAM, mmax) == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("kernel_train state is too large"),
-				 errdetail("A basis of %d components of %u features would exceed 1 GB.",
-						   opts.components, d),
-				 errhint("Use fewer components.")));
-	km_check_memory((double) sbytes + (double) km_accum_bytes(KM_ACCUM_GRAM, mmax) +
-					approx_solve_memory(mmax) +
-					8.0 * APPROX_BLOCK * ((double) mmax + 2.0 * d) +
-					8.0 * (double) km_approx_features_doubles(&(km_basis) {.kind = opts.approximation, .d = d, .m = mmax}, APPROX_BLOCK),
-					"kernel_train", false);
+	sbytes = rowset_check_memory(&opts, d, rs->n);
 	memset(&t, 0, sizeof(t));
 	approx_lambdas(&opts, &t);
 

@@ -15,8 +15,6 @@
 #include <float.h>
 #include <math.h>
 
-#include <cblas.h>
-
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
@@ -25,7 +23,7 @@
 #include "classify.h"
 #include "pgprogress.h"
 #include "pgutil.h"
-#include "primal.h"
+#include "primal_pass.h"
 #include "select.h"
 #include "solve.h"
 
@@ -40,14 +38,15 @@ typedef struct PassBufs
 	double	   *Xs;				/* AC_BLOCK x d standardized rows */
 	double	   *Z;				/* AC_BLOCK x m features (when not cached) */
 	double	   *fwork;			/* km_approx_features' work */
-	double	   *scratch;		/* km_primal_add's */
-	uint32	   *yc;				/* AC_BLOCK: 0/1 of the class solved */
 	double	   *w;				/* AC_BLOCK row weights */
 } PassBufs;
 
 /*
  * The features of rows [i0, i0 + r) (whitened for nystrom): from the cache
  * when there is one (filled on the first pass), else computed into bufs->Z.
+ * A row's features cost about 2 m d flops and its whitening m^2: at
+ * m = 8192 a whole block would be seconds of BLAS that cannot be
+ * interrupted, so the rows go in pieces of at most AC_PIECE_FLOPS.
  */
 static const double *
 block_features(RowSet *rs, const km_basis *b, const double *L, double *cache,
@@ -62,37 +61,15 @@ block_features(RowSet *rs, const km_basis *b, const double *L, double *cache,
 	if (cache != NULL && !fill)
 		return cache + (size_t) i0 * m;
 	Z = cache != NULL ? cache + (size_t) i0 * m : bufs->Z;
-	for (int64 i = 0; i < r; i++)
-	{
-		int			bad = km_standardize_row(rs->X + (i0 + i) * d, (int) d, b->mean,
-											 b->scale, bufs->Xs + i * d);
-
-		if (bad >= 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-					 errmsg("standardized feature is out of range for type double precision"),
-					 errdetail("Feature %d of row " INT64_FORMAT " overflowed when standardized.",
-							   bad + 1, i0 + i + 1)));
-	}
-	/*
-	 * A row's features cost about 2 m d flops and its whitening m^2: at
-	 * m = 8192 a whole block would be seconds of BLAS that cannot be
-	 * interrupted, so the rows go in pieces of at most AC_PIECE_FLOPS.
-	 */
-	piece = (int64) Max(1.0, Min((double) r, AC_PIECE_FLOPS /
-								 ((double) m * (2.0 * d + (L != NULL ? m : 0.0)))));
+	rowset_standardize(rs, b, i0, r, bufs->Xs);
+	piece = (int64) km_primal_piece_rows(m, d, L != NULL, (size_t) r, AC_PIECE_FLOPS);
 	for (int64 p0 = 0; p0 < r; p0 += piece)
 	{
 		int64		pr = Min(piece, r - p0);
-		double	   *Zp = Z + (size_t) p0 * m;
 
-		if (km_approx_features(b, bufs->Xs + (size_t) p0 * d, (size_t) pr, Zp,
-							   bufs->fwork, &err) != KM_OK)
+		if (km_primal_block_features(b, L, bufs->Xs + (size_t) p0 * d, (size_t) pr,
+									 Z + (size_t) p0 * m, bufs->fwork, &err) != KM_OK)
 			km_raise(&err);
-		if (L != NULL)
-			/* rows of Z are the columns of a column-major m x r matrix: L^-1 Z^T */
-			cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans,
-						CblasNonUnit, (int) m, (int) pr, 1.0, L, (int) m, Zp, (int) m);
 		CHECK_FOR_INTERRUPTS();
 	}
 	return Z;
@@ -120,41 +97,29 @@ typedef struct PassMetrics
 } PassMetrics;
 
 static void
-block_metrics(PassMetrics *pm, const double *Z, int64 r, uint32 m, uint32 q,
-			  uint32 k, int mc, bool logistic, const double *coef,
-			  const double *intercepts, const uint32 *cls, int64 i0)
+block_metrics(PassMetrics *pm, const double *Z, int64 r, const km_primal_pass *ps,
+			  bool logistic, const uint32 *cls, int64 i0)
 {
 	km_error	err;
+	size_t		bad;
 
-	/* F (r x q, row-major) = Z coef + intercepts */
-	for (int64 i = 0; i < r; i++)
-		memcpy(pm->F + i * q, intercepts, sizeof(double) * q);
-	cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int) r, (int) q,
-				(int) m, 1.0, Z, (int) m, coef, (int) m, 1.0, pm->F, (int) q);
-	for (int64 i = 0; i < r; i++)
+	km_primal_decisions(Z, (size_t) r, ps->m, ps->q, ps->coef, ps->intercepts, pm->F);
+	if (km_primal_block_metrics(pm->F, (size_t) r, ps->q, ps->k, logistic, cls + i0,
+								pm->p, pm->pwork, &pm->correct, &pm->logloss,
+								&bad, &err) != KM_OK)
 	{
-		const double *f = pm->F + i * q;
-		uint32		y = cls[i0 + i];
-
-		if (!km_all_finite(f, q))
-			raise_nonfinite(0, q, i0);
-		if (km_classify_decide((km_multiclass) mc, k, f) == y)
-			pm->correct += 1.0;
-		if (logistic)
-		{
-			if (km_classify_proba(KM_PROB_LOGISTIC, (km_multiclass) mc, k, f,
-								  NULL, NULL, pm->p, pm->pwork, &err) != KM_OK)
-				km_raise(&err);
-			pm->logloss -= log(Max(pm->p[y], 1e-300));
-		}
+		if (bad != SIZE_MAX)
+			raise_nonfinite(0, ps->q, i0);
+		km_raise(&err);
 	}
 }
 
 /*
  * What the passes share: the rows, the basis and its factor, the feature
- * cache, the solvers' state and the buffers.  One basis per gamma (the
- * centres or the random draw do not depend on the fold: the basis is over
- * every row, as an unsupervised step; only the labels are held out).
+ * cache, the passes' state (solvers, sums) and the buffers.  One basis per
+ * gamma (the centres or the random draw do not depend on the fold: the
+ * basis is over every row, as an unsupervised step; only the labels are
+ * held out).
  */
 typedef struct Fitter
 {
@@ -164,7 +129,6 @@ typedef struct Fitter
 	uint32	   *fold;			/* k-fold selection: each row's fold, else NULL */
 	uint32		k;
 	uint32		q;
-	int			mc;
 	bool		logistic;
 	const double *class_w;
 	Size		sbytes;
@@ -178,16 +142,42 @@ typedef struct Fitter
 	double		cache_bytes;	/* 0: no cache */
 	double	   *cache;
 	bool		filled;			/* the cache holds this basis's features */
-	size_t		nstate;
-	double	   *states;
-	double	   *vecs;
-	double	   *swork;
-	double	   *before;
-	km_primal_solver *solvers;
+	km_primal_pass ps;			/* the Newton passes of every output */
 	PassBufs	bufs;
 	PassMetrics pm;
 	int			passes;
+	int			skip;			/* the fold held out (< 0: none), for the log */
 } Fitter;
+
+/* The buffers of a basis of m components (the first basis sizes them). */
+static void
+fitter_buffers(Fitter *ft, const km_basis *b)
+{
+	uint32		m = b->m;
+	uint32		q = ft->q;
+
+	ft->m = m;
+	if (b->kind == KM_APPROX_NYSTROM)
+		ft->L = palloc_extended(mul_size(sizeof(double), mul_size(m, m)), MCXT_ALLOC_HUGE);
+	ft->R = palloc_extended(mul_size(sizeof(double), mul_size(m, m)), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	for (uint32 j = 0; j < m; j++)
+		ft->R[j + (size_t) j * m] = 1.0;
+	ft->bufs.Z = palloc_extended(mul_size(sizeof(double), mul_size(AC_BLOCK, m)), MCXT_ALLOC_HUGE);
+	ft->bufs.fwork = palloc_extended(mul_size(sizeof(double), km_approx_features_doubles(b, AC_BLOCK) + 1),
+									 MCXT_ALLOC_HUGE);
+	ft->ps.scratch = palloc_extended(mul_size(sizeof(double), km_primal_add_scratch_doubles(m, AC_BLOCK)),
+									 MCXT_ALLOC_HUGE);
+	if (ft->cache_bytes > 0.0)
+		ft->cache = palloc_extended((Size) ft->cache_bytes, MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+	ft->ps.states = palloc_extended(mul_size(sizeof(double), mul_size(km_primal_state_doubles(m), q)),
+									MCXT_ALLOC_HUGE);
+	ft->ps.vecs = palloc_extended(mul_size(sizeof(double), mul_size(2 * (Size) m, q)), MCXT_ALLOC_HUGE);
+	ft->ps.swork = palloc_extended(mul_size(sizeof(double), km_primal_step_work_doubles(m)), MCXT_ALLOC_HUGE);
+	ft->ps.solvers = palloc(sizeof(km_primal_solver) * q);
+	ft->ps.before = palloc(sizeof(double) * (m + 1));
+	ft->ps.m = m;
+	ft->ps.R = ft->R;
+}
 
 /* The basis (pass over the rows) for gamma, and nystrom's factor. */
 static void
@@ -196,7 +186,6 @@ fitter_basis(Fitter *ft, double gamma)
 	km_options	o = *ft->opts;
 	km_basis   *b = ft->b;
 	km_error	err;
-	uint32		m;
 	MemoryContext old;
 
 	if (ft->m != 0 && gamma == ft->gamma)
@@ -212,43 +201,96 @@ fitter_basis(Fitter *ft, double gamma)
 	old = MemoryContextSwitchTo(ft->basis_cxt);
 	rowset_basis(ft->rs, &o, ft->sbytes, ft->bufs.Xs, b);
 	MemoryContextSwitchTo(old);
-	m = b->m;
 	ft->gamma = gamma;
 	ft->filled = false;
 	ft->eps = 0.0;
-	if (ft->m != 0 && m != ft->m)
-		elog(ERROR, "kernel_train: the basis has %u components, not %u", m, ft->m);
+	if (ft->m != 0 && b->m != ft->m)
+		elog(ERROR, "kernel_train: the basis has %u components, not %u", b->m, ft->m);
 	if (ft->m == 0)
-	{
-		ft->m = m;
-		if (b->kind == KM_APPROX_NYSTROM)
-			ft->L = palloc_extended(mul_size(sizeof(double), mul_size(m, m)), MCXT_ALLOC_HUGE);
-		ft->R = palloc_extended(mul_size(sizeof(double), mul_size(m, m)), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-		for (uint32 j = 0; j < m; j++)
-			ft->R[j + (size_t) j * m] = 1.0;
-		ft->bufs.Z = palloc_extended(mul_size(sizeof(double), mul_size(AC_BLOCK, m)), MCXT_ALLOC_HUGE);
-		ft->bufs.fwork = palloc_extended(mul_size(sizeof(double), km_approx_features_doubles(b, AC_BLOCK) + 1),
-										 MCXT_ALLOC_HUGE);
-		ft->bufs.scratch = palloc_extended(mul_size(sizeof(double), km_primal_add_scratch_doubles(m, AC_BLOCK)),
-										   MCXT_ALLOC_HUGE);
-		if (ft->cache_bytes > 0.0)
-			ft->cache = palloc_extended((Size) ft->cache_bytes, MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
-		ft->nstate = km_primal_state_doubles(m);
-		ft->states = palloc_extended(mul_size(sizeof(double), mul_size(ft->nstate, ft->q)), MCXT_ALLOC_HUGE);
-		ft->vecs = palloc_extended(mul_size(sizeof(double), mul_size(2 * (Size) m, ft->q)), MCXT_ALLOC_HUGE);
-		ft->swork = palloc_extended(mul_size(sizeof(double), km_primal_step_work_doubles(m)), MCXT_ALLOC_HUGE);
-		ft->solvers = palloc(sizeof(km_primal_solver) * ft->q);
-		ft->before = palloc(sizeof(double) * (m + 1));
-	}
+		fitter_buffers(ft, b);
 	if (b->kind == KM_APPROX_NYSTROM)
 	{
-		double	   *fwork = palloc_extended(mul_size(sizeof(double), km_approx_factor_doubles(m) + 1),
+		double	   *fwork = palloc_extended(mul_size(sizeof(double), km_approx_factor_doubles(b->m) + 1),
 											MCXT_ALLOC_HUGE);
 
 		if (km_approx_factor(b, ft->L, &ft->eps, fwork, &err, km_interrupt) != KM_OK)
 			km_raise(&err);
 		pfree(fwork);
 	}
+}
+
+static void
+fitter_log_step(void *arg, uint32_t c, const km_primal_solver *s)
+{
+	Fitter	   *ft = arg;
+
+	elog(DEBUG1, "kernel_train: lambda %g, fold %d, pass %d, output %u: objective %.17g, gradient %.3g of %.3g, step %g, %d Newton steps%s",
+		 ft->ps.params.lambda, ft->skip, ft->passes, c + 1, s->objective, s->grad_norm,
+		 s->grad_norm0, s->t, s->iterations, s->done ? " (done)" : "");
+}
+
+/*
+ * One pass over the rows at the current point: every block's features
+ * (and its training metrics with metrics) into the sums of the outputs
+ * still solving.  false (with *err) when a decision value is not finite
+ * and !metrics (with metrics that raises).
+ */
+static bool
+fitter_pass(Fitter *ft, bool metrics, km_error *err)
+{
+	RowSet	   *rs = ft->rs;
+	int64		n = rs->n;
+	PassBufs   *bufs = &ft->bufs;
+	uint32		bad;
+
+	ft->pm.correct = 0.0;
+	ft->pm.logloss = 0.0;
+	for (int64 i0 = 0; i0 < n; i0 += AC_BLOCK)
+	{
+		int64		r = Min((int64) AC_BLOCK, n - i0);
+		const double *Z = block_features(rs, ft->b, ft->L, ft->cache, !ft->filled,
+										 i0, r, bufs);
+
+		if (metrics)
+			block_metrics(&ft->pm, Z, r, &ft->ps, ft->logistic, ft->cls, i0);
+		for (int64 i = 0; i < r; i++)
+			bufs->w[i] = ft->skip >= 0 && ft->fold[i0 + i] == (uint32) ft->skip ?
+				0.0 : ft->class_w[ft->cls[i0 + i]];
+		if (km_primal_pass_add(&ft->ps, Z, (size_t) r, ft->cls + i0, bufs->w, &bad,
+							   km_interrupt) != KM_OK)
+		{
+			if (metrics)
+				raise_nonfinite((int) bad, ft->q, i0);
+			km_fail(err, KM_ERR_DIVERGED, "decision value is not finite",
+					"Output %d of %u in the block of rows from " INT64_FORMAT ".",
+					(int) bad + 1, ft->q, i0 + 1);
+			return false;
+		}
+		CHECK_FOR_INTERRUPTS();
+	}
+	ft->filled = ft->cache != NULL;
+	ft->passes++;
+	return true;
+}
+
+/* Training accuracy and log-loss at the final point, by one more pass. */
+static void
+fitter_metrics_pass(Fitter *ft)
+{
+	int64		n = ft->rs->n;
+
+	ft->pm.correct = 0.0;
+	ft->pm.logloss = 0.0;
+	for (int64 i0 = 0; i0 < n; i0 += AC_BLOCK)
+	{
+		int64		r = Min((int64) AC_BLOCK, n - i0);
+		const double *Z = block_features(ft->rs, ft->b, ft->L, ft->cache, false,
+										 i0, r, &ft->bufs);
+
+		block_metrics(&ft->pm, Z, r, &ft->ps, ft->logistic, ft->cls, i0);
+		CHECK_FOR_INTERRUPTS();
+	}
+	ft->passes++;
 }
 
 /*
@@ -260,134 +302,34 @@ fitter_basis(Fitter *ft, double gamma)
  * raises only for errors of the rows themselves and interrupts.
  */
 static bool
-fitter_newton(Fitter *ft, double lambda, int skip, uint32 folds, double *coef,
+fitter_newton(Fitter *ft, double lambda, int skip, double *coef,
 			  double *intercepts, km_class_fit_result *res, km_error *err)
 {
-	RowSet	   *rs = ft->rs;
-	int64		n = rs->n;
-	uint32		m = ft->m;
-	uint32		q = ft->q;
-	PassBufs   *bufs = &ft->bufs;
-	PassMetrics *pm = &ft->pm;
 	km_primal_params pp;
 	bool		metrics = skip < 0;
-	bool		metrics_current = false;
-	double		objective = 0.0;
-	int			iterations = 0;
-	bool		converged = true;
 
-	memset(coef, 0, sizeof(double) * m * q);
-	memset(intercepts, 0, sizeof(double) * q);
-	for (uint32 c = 0; c < q; c++)
-		km_primal_solver_init(&ft->solvers[c], m);
 	pp.loss = ft->logistic ? KM_PRIMAL_LOGISTIC : KM_PRIMAL_SQHINGE;
 	pp.lambda = lambda;
 	pp.fit_intercept = ft->opts->fit_intercept;
 	pp.tol = ft->opts->fit.tol;
 	pp.max_iter = ft->opts->fit.max_iter;
-
-	for (;;)
+	ft->skip = skip;
+	km_primal_pass_start(&ft->ps, &pp, coef, intercepts);
+	while (km_primal_pass_begin(&ft->ps))
 	{
-		bool		any = false;
-
-		for (uint32 c = 0; c < q; c++)
-			if (!ft->solvers[c].done)
-			{
-				km_primal_state_init(ft->states + (size_t) c * ft->nstate, m);
-				any = true;
-			}
-		if (!any)
-			break;
-		pm->correct = 0.0;
-		pm->logloss = 0.0;
-		for (int64 i0 = 0; i0 < n; i0 += AC_BLOCK)
-		{
-			int64		r = Min((int64) AC_BLOCK, n - i0);
-			const double *Z = block_features(rs, ft->b, ft->L, ft->cache, !ft->filled,
-											 i0, r, bufs);
-
-			if (metrics)
-				block_metrics(pm, Z, r, m, q, ft->k, ft->mc, ft->logistic, coef,
-							  intercepts, ft->cls, i0);
-			for (int64 i = 0; i < r; i++)
-				bufs->w[i] = skip >= 0 && ft->fold[i0 + i] == (uint32) skip ?
-					0.0 : ft->class_w[ft->cls[i0 + i]];
-			for (uint32 c = 0; c < q; c++)
-			{
-				if (ft->solvers[c].done)
-					continue;
-				for (int64 i = 0; i < r; i++)
-					bufs->yc[i] = q == 1 ? ft->cls[i0 + i] : (ft->cls[i0 + i] == c ? 1 : 0);
-				if (!km_primal_add(ft->states + (size_t) c * ft->nstate, m, pp.loss, Z,
-								   (size_t) r, bufs->yc, bufs->w, coef + (size_t) c * m,
-								   intercepts[c], bufs->scratch, km_interrupt))
-				{
-					if (metrics)
-						raise_nonfinite((int) c, q, i0);
-					km_fail(err, KM_ERR_DIVERGED, "decision value is not finite",
-							"Output %d of %u in the block of rows from " INT64_FORMAT ".",
-							(int) c + 1, q, i0 + 1);
-					return false;
-				}
-			}
-			CHECK_FOR_INTERRUPTS();
-		}
-		ft->filled = ft->cache != NULL;
-		ft->passes++;
-		metrics_current = true;
-		for (uint32 c = 0; c < q; c++)
-		{
-			km_primal_solver *s = &ft->solvers[c];
-
-			if (s->done)
-				continue;
-			memcpy(ft->before, coef + (size_t) c * m, sizeof(double) * m);
-			ft->before[m] = intercepts[c];
-			if (km_primal_step(s, &pp, ft->states + (size_t) c * ft->nstate, ft->R,
-							   coef + (size_t) c * m, &intercepts[c],
-							   ft->vecs + (size_t) c * 2 * m, ft->swork, err,
-							   km_interrupt) != KM_OK)
-				return false;
-			elog(DEBUG1, "kernel_train: lambda %g, fold %d, pass %d, output %u: objective %.17g, gradient %.3g of %.3g, step %g, %d Newton steps%s",
-				 lambda, skip, ft->passes, c + 1, s->objective, s->grad_norm,
-				 s->grad_norm0, s->t, s->iterations, s->done ? " (done)" : "");
-			if (!s->done || ft->before[m] != intercepts[c] ||
-				memcmp(ft->before, coef + (size_t) c * m, sizeof(double) * m) != 0)
-				metrics_current = false;
-		}
+		if (!fitter_pass(ft, metrics, err) ||
+			km_primal_pass_step(&ft->ps, err, km_interrupt) != KM_OK)
+			return false;
 		km_progress_phase("newton pass %d over " INT64_FORMAT " rows%s",
-						  ft->passes, n, skip >= 0 ? " (model selection)" : "");
+						  ft->passes, ft->rs->n, skip >= 0 ? " (model selection)" : "");
 	}
-	for (uint32 c = 0; c < q; c++)
-	{
-		objective += ft->solvers[c].objective;
-		iterations = Max(iterations, ft->solvers[c].iterations);
-		converged = converged && ft->solvers[c].converged;
-	}
-	res->iterations = iterations;
-	res->converged = converged;
-	res->objective = objective;
+	km_primal_pass_totals(&ft->ps, &res->objective, &res->iterations, &res->converged);
 	if (!metrics)
 		return true;
-
-	/* training accuracy and log-loss at the final point */
-	if (!metrics_current)
-	{
-		pm->correct = 0.0;
-		pm->logloss = 0.0;
-		for (int64 i0 = 0; i0 < n; i0 += AC_BLOCK)
-		{
-			int64		r = Min((int64) AC_BLOCK, n - i0);
-			const double *Z = block_features(rs, ft->b, ft->L, ft->cache, false, i0, r, bufs);
-
-			block_metrics(pm, Z, r, m, q, ft->k, ft->mc, ft->logistic, coef,
-						  intercepts, ft->cls, i0);
-			CHECK_FOR_INTERRUPTS();
-		}
-		ft->passes++;
-	}
-	res->train_accuracy = pm->correct / (double) n;
-	res->train_log_loss = ft->logistic ? pm->logloss / (double) n : NAN;
+	if (!ft->ps.current)
+		fitter_metrics_pass(ft);
+	res->train_accuracy = ft->pm.correct / (double) ft->rs->n;
+	res->train_log_loss = ft->logistic ? ft->pm.logloss / (double) ft->rs->n : NAN;
 	return true;
 }
 
@@ -398,48 +340,25 @@ fitter_newton(Fitter *ft, double lambda, int skip, uint32 folds, double *coef,
  * features of the fold's rows come a block at a time, or from the cache).
  */
 static double
-fitter_holdout_loss(Fitter *ft, uint32 v, uint32 folds, const double *coef,
+fitter_holdout_loss(Fitter *ft, uint32 v, const double *coef,
 					const double *intercepts)
 {
-	RowSet	   *rs = ft->rs;
-	int64		n = rs->n;
-	uint32		m = ft->m;
-	uint32		q = ft->q;
+	int64		n = ft->rs->n;
 	PassMetrics *pm = &ft->pm;
 	double		sum = 0.0;
-	int64		count = 0;
-	km_error	err;
+	int64_t		count = 0;
 
 	for (int64 i0 = 0; i0 < n; i0 += AC_BLOCK)
 	{
 		int64		r = Min((int64) AC_BLOCK, n - i0);
-		const double *Z = block_features(rs, ft->b, ft->L, ft->cache, !ft->filled,
+		const double *Z = block_features(ft->rs, ft->b, ft->L, ft->cache, !ft->filled,
 										 i0, r, &ft->bufs);
 
-		for (int64 i = 0; i < r; i++)
-			memcpy(pm->F + i * q, intercepts, sizeof(double) * q);
-		cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int) r, (int) q,
-					(int) m, 1.0, Z, (int) m, coef, (int) m, 1.0, pm->F, (int) q);
-		for (int64 i = 0; i < r; i++)
-		{
-			const double *f = pm->F + i * q;
-			uint32		y = ft->cls[i0 + i];
-
-			if (ft->fold[i0 + i] != v)
-				continue;
-			if (!km_all_finite(f, q))
-				return NAN;
-			count++;
-			if (ft->logistic)
-			{
-				if (km_classify_proba(KM_PROB_LOGISTIC, (km_multiclass) ft->mc, ft->k, f,
-									  NULL, NULL, pm->p, pm->pwork, &err) != KM_OK)
-					return NAN;
-				sum -= log(fmin(fmax(pm->p[y], DBL_EPSILON), 1.0 - DBL_EPSILON));
-			}
-			else
-				sum += km_classify_decide((km_multiclass) ft->mc, ft->k, f) != y;
-		}
+		km_primal_decisions(Z, (size_t) r, ft->m, ft->q, coef, intercepts, pm->F);
+		if (!km_primal_block_holdout(pm->F, (size_t) r, ft->q, ft->k, ft->logistic,
+									 ft->cls + i0, ft->fold + i0, v, pm->p,
+									 pm->pwork, &sum, &count))
+			return NAN;
 		CHECK_FOR_INTERRUPTS();
 	}
 	ft->filled = ft->cache != NULL;
@@ -448,34 +367,24 @@ fitter_holdout_loss(Fitter *ft, uint32 v, uint32 folds, const double *coef,
 }
 
 /*
- * k-fold over the gamma and lambda grids (candidate g * n_lambdas + l, as
- * select.h orders them; folds stratified by class, km_stratified_folds,
- * over the rows in hash order, the order they come in), each fold a Newton
- * fit from zero on the other folds' rows and a pass scoring its own.  A
- * fold whose training rows miss a class, or whose fit fails, makes the
- * candidate NaN (not chosen).  The winner is km_best_candidate's (lowest
- * mean loss; ties to the larger lambda, then the smaller gamma).
+ * Each row's fold (stratified by class, km_stratified_folds, over the rows
+ * in hash order, the order they come in) into ft->fold, and per fold
+ * whether it has rows and its training rows have every class.
  */
-static void
-fitter_select(Fitter *ft, double *coef, double *intercepts, KmApproxClassFit *fit)
+static bool *
+fitter_folds(Fitter *ft, uint32 folds)
 {
-	const km_options *opts = ft->opts;
 	int64		n = ft->rs->n;
-	uint32		folds = (uint32) opts->folds;
 	uint32		k = ft->k;
-	int			ng = opts->gammas.n > 0 ? opts->gammas.n : 1;
-	int			nl = opts->lambdas.n > 0 ? opts->lambdas.n : 1;
 	uint64	   *counts;			/* folds x k: rows of each class in each fold */
 	uint64	   *totals;			/* k */
 	bool	   *fold_ok;
-	int			best = -1;
 
 	if (folds < 2 || (int64) folds > n)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("cv needs between 2 and the number of rows folds"),
 				 errdetail("Option \"cv\" asks for %u folds of " INT64_FORMAT " rows.", folds, n)));
-	/* per fold, whether its training rows have every class and it has rows */
 	counts = palloc0(sizeof(uint64) * ((size_t) folds + 1) * k);
 	totals = counts + (size_t) folds * k;
 	fold_ok = palloc(sizeof(bool) * folds);
@@ -501,6 +410,59 @@ fitter_select(Fitter *ft, double *coef, double *intercepts, KmApproxClassFit *fi
 		if (in == 0)
 			fold_ok[v] = false;
 	}
+	return fold_ok;
+}
+
+/*
+ * A candidate's k-fold score: each fold a Newton fit from zero on the other
+ * folds' rows and a pass scoring its own.  A fold whose training rows miss
+ * a class, or whose fit fails, makes the candidate NaN (not chosen).
+ */
+static void
+fitter_candidate(Fitter *ft, const bool *fold_ok, uint32 folds, double *coef,
+				 double *intercepts, km_candidate *cand)
+{
+	double		sum = 0.0;
+	double		sumsq = 0.0;
+
+	for (uint32 v = 0; v < folds; v++)
+	{
+		km_class_fit_result res;
+		km_error	err;
+		double		loss;
+
+		if (!(cand->lambda > 0.0) || !fold_ok[v] ||
+			!fitter_newton(ft, cand->lambda, (int) v, coef, intercepts, &res, &err) ||
+			!isfinite(loss = fitter_holdout_loss(ft, v, coef, intercepts)))
+		{
+			cand->score = NAN;
+			cand->score_std = 0.0;
+			return;
+		}
+		sum += loss;
+		sumsq += loss * loss;
+	}
+	cand->score = sum / folds;
+	cand->score_std = sqrt(fmax(sumsq / folds - cand->score * cand->score, 0.0));
+	km_progress_stage("candidate gamma %g, lambda %g: %s %.6g",
+					  cand->gamma, cand->lambda, ft->logistic ? "log-loss" : "error rate",
+					  cand->score);
+}
+
+/*
+ * k-fold over the gamma and lambda grids (candidate g * n_lambdas + l, as
+ * select.h orders them).  The winner is km_best_candidate's (lowest mean
+ * loss; ties to the larger lambda, then the smaller gamma).
+ */
+static void
+fitter_select(Fitter *ft, double *coef, double *intercepts, KmApproxClassFit *fit)
+{
+	const km_options *opts = ft->opts;
+	uint32		folds = (uint32) opts->folds;
+	int			ng = opts->gammas.n > 0 ? opts->gammas.n : 1;
+	int			nl = opts->lambdas.n > 0 ? opts->lambdas.n : 1;
+	bool	   *fold_ok = fitter_folds(ft, folds);
+	int			best;
 
 	fit->ncand = ng * nl;
 	fit->cand = palloc0(sizeof(km_candidate) * fit->ncand);
@@ -512,45 +474,10 @@ fitter_select(Fitter *ft, double *coef, double *intercepts, KmApproxClassFit *fi
 		for (int l = 0; l < nl; l++)
 		{
 			km_candidate *cand = &fit->cand[g * nl + l];
-			double		lambda = opts->lambdas.n > 0 ? opts->lambdas.v[l] : opts->fit.lambda;
-			double		sum = 0.0;
-			double		sumsq = 0.0;
-			bool		ok = lambda > 0.0;
 
 			cand->gamma = gamma;
-			cand->lambda = lambda;
-			for (uint32 v = 0; v < folds && ok; v++)
-			{
-				km_class_fit_result res;
-				km_error	err;
-				double		loss;
-
-				if (!fold_ok[v] ||
-					!fitter_newton(ft, lambda, (int) v, folds, coef, intercepts, &res, &err))
-				{
-					ok = false;
-					break;
-				}
-				loss = fitter_holdout_loss(ft, v, folds, coef, intercepts);
-				if (!isfinite(loss))
-				{
-					ok = false;
-					break;
-				}
-				sum += loss;
-				sumsq += loss * loss;
-			}
-			if (!ok)
-			{
-				cand->score = NAN;
-				cand->score_std = 0.0;
-				continue;
-			}
-			cand->score = sum / folds;
-			cand->score_std = sqrt(fmax(sumsq / folds - cand->score * cand->score, 0.0));
-			km_progress_stage("candidate gamma %g, lambda %g: %s %.6g",
-							  gamma, lambda, ft->logistic ? "log-loss" : "error rate",
-							  cand->score);
+			cand->lambda = opts->lambdas.n > 0 ? opts->lambdas.v[l] : opts->fit.lambda;
+			fitter_candidate(ft, fold_ok, folds, coef, intercepts, cand);
 		}
 	}
 	km_progress_stage(NULL);
@@ -569,32 +496,22 @@ fitter_select(Fitter *ft, double *coef, double *intercepts, KmApproxClassFit *fi
 	fitter_basis(ft, fit->gamma);
 }
 
-void
-km_approx_fit_classifier(RowSet *rs, const km_options *opts, const uint32 *cls,
-						 uint32 k, const double *class_w, KmApproxClassFit *fit)
+/*
+ * The memory of a fit (refused beyond kernel_ml.max_memory) and whether the
+ * features are cached (ft->cache_bytes); reserved until the fit returns.
+ */
+static KmMemGrant *
+fitter_memory(Fitter *ft, const km_options *opts, uint32 d, int64 n)
 {
-	uint32		d = (uint32) rs->d;
-	int64		n = rs->n;
-	Fitter		ft;
-	Size		sbytes;
 	uint32		mmax;
-	uint32		m;
-	uint32		q = k == 2 ? 1 : k;
 	size_t		nstate;
 	double		need;
-	double	   *coef;
-	km_error	err;
-	KmMemGrant *grant;
 
-	memset(fit, 0, sizeof(*fit));
-	memset(&ft, 0, sizeof(ft));
-
-	/* sizes and memory, before allocating */
-	sbytes = km_basis_state_bytes(opts->approximation, d, (uint32) opts->components);
+	ft->sbytes = km_basis_state_bytes(opts->approximation, d, (uint32) opts->components);
 	mmax = opts->approximation == KM_APPROX_NYSTROM ?
 		(uint32) Min((int64) opts->components, n) : (uint32) opts->components;
 	nstate = km_primal_state_doubles(mmax);
-	if (sbytes == 0 || sbytes > MaxAllocSize || nstate == 0 ||
+	if (ft->sbytes == 0 || ft->sbytes > MaxAllocSize || nstate == 0 ||
 		mmax > KM_APPROX_MAX_COMPONENTS)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -603,85 +520,112 @@ km_approx_fit_classifier(RowSet *rs, const km_options *opts, const uint32 *cls,
 						   opts->components, d, KM_APPROX_MAX_COMPONENTS),
 				 errhint("Use fewer components.")));
 	need = 8.0 * (double) n * ((double) d + 0.5) +	/* the caller's hash-ordered copy */
-		(double) sbytes +
+		(double) ft->sbytes +
 		8.0 * (2.0 * mmax * (double) mmax + 3.0 * mmax) +	/* L, R; factor's work */
-		8.0 * q * ((double) nstate + 3.0 * mmax + 1.0) +	/* states, coef, vecs */
+		8.0 * ft->q * ((double) nstate + 3.0 * mmax + 1.0) +	/* states, coef, vecs */
 		8.0 * (double) km_primal_step_work_doubles(mmax) +
 		8.0 * AC_BLOCK * ((double) d + mmax + 2.0) +
 		8.0 * (double) km_approx_features_doubles(&(km_basis) {.kind = opts->approximation, .d = d, .m = mmax}, AC_BLOCK) +
 		8.0 * (double) km_primal_add_scratch_doubles(mmax, AC_BLOCK);
 	km_check_memory(need, "kernel_train", false);
-	ft.cache_bytes = 8.0 * (double) n * mmax;
+	ft->cache_bytes = 8.0 * (double) n * mmax;
 	/*
 	 * the features are cached when they take at most half of what the
 	 * backend's ceiling leaves free
 	 */
-	if (!km_memory_fits(2.0 * (need + ft.cache_bytes)) || ft.cache_bytes > (double) MaxAllocHugeSize)
-		ft.cache_bytes = 0.0;
+	if (!km_memory_fits(2.0 * (need + ft->cache_bytes)) || ft->cache_bytes > (double) MaxAllocHugeSize)
+		ft->cache_bytes = 0.0;
 	/* counted until the fit returns (or its context goes, on an error) */
-	grant = km_mem_reserve(CurrentMemoryContext, need + ft.cache_bytes,
-						   "kernel_train", false);
+	return km_mem_reserve(CurrentMemoryContext, need + ft->cache_bytes,
+						  "kernel_train", false);
+}
 
-	ft.rs = rs;
-	ft.opts = opts;
-	ft.cls = cls;
-	ft.k = k;
-	ft.q = q;
-	ft.mc = k == 2 ? KM_MULTICLASS_BINARY : KM_MULTICLASS_OVR;
-	ft.logistic = opts->fit.method == KM_METHOD_LOGISTIC;
-	ft.class_w = class_w;
-	ft.sbytes = sbytes;
-	ft.b = &fit->basis;
-	ft.bufs.Xs = palloc_extended(mul_size(sizeof(double), mul_size(AC_BLOCK, d)), MCXT_ALLOC_HUGE);
-	ft.bufs.yc = palloc(sizeof(uint32) * AC_BLOCK);
-	ft.bufs.w = palloc(sizeof(double) * AC_BLOCK);
-	ft.pm.F = palloc(sizeof(double) * AC_BLOCK * q);
-	ft.pm.p = palloc(sizeof(double) * k);
-	ft.pm.pwork = palloc(sizeof(double) * (km_classify_proba_work_doubles(k) + 1));
-	km_blas_setup();
+/* The fitter of rs's rows and its per-block buffers. */
+static void
+fitter_init(Fitter *ft, RowSet *rs, const km_options *opts, const uint32 *cls,
+			uint32 k, const double *class_w, km_basis *b)
+{
+	uint32		d = (uint32) rs->d;
 
-	fit->gamma = opts->fit.kernel.gamma;
-	fit->lambda = opts->fit.lambda;
-	if (km_options_selects(opts))
-	{
-		/* the first basis sizes the buffers */
-		fitter_basis(&ft, opts->gammas.n > 0 ? opts->gammas.v[0] : opts->fit.kernel.gamma);
-		coef = palloc_extended(mul_size(sizeof(double), mul_size(ft.m, q)), MCXT_ALLOC_HUGE);
-		fit->intercepts = palloc0(sizeof(double) * q);
-		fitter_select(&ft, coef, fit->intercepts, fit);
-	}
-	else
-	{
-		fitter_basis(&ft, opts->fit.kernel.gamma);
-		coef = palloc_extended(mul_size(sizeof(double), mul_size(ft.m, q)), MCXT_ALLOC_HUGE);
-		fit->intercepts = palloc0(sizeof(double) * q);
-	}
-	m = ft.m;
-	fit->cached = ft.cache != NULL;
+	ft->rs = rs;
+	ft->opts = opts;
+	ft->cls = cls;
+	ft->k = k;
+	ft->logistic = opts->fit.method == KM_METHOD_LOGISTIC;
+	ft->class_w = class_w;
+	ft->b = b;
+	ft->bufs.Xs = palloc_extended(mul_size(sizeof(double), mul_size(AC_BLOCK, d)), MCXT_ALLOC_HUGE);
+	ft->ps.yc = palloc(sizeof(uint32) * AC_BLOCK);
+	ft->bufs.w = palloc(sizeof(double) * AC_BLOCK);
+	ft->pm.F = palloc(sizeof(double) * AC_BLOCK * ft->q);
+	ft->pm.p = palloc(sizeof(double) * k);
+	ft->pm.pwork = palloc(sizeof(double) * (km_classify_proba_work_doubles(k) + 1));
+	ft->ps.k = k;
+	ft->ps.q = ft->q;
+	ft->ps.block = AC_BLOCK;
+	ft->ps.on_step = fitter_log_step;
+	ft->ps.on_step_arg = ft;
+}
 
-	/* the fit on every row */
-	if (!fitter_newton(&ft, fit->lambda, -1, 1, coef, fit->intercepts, &fit->res, &err))
-		km_raise(&err);
-	fit->eps = ft.eps;
-	fit->passes = ft.passes;
+/* The model's coefficients alpha = L^-T w over the centres (rff: w) and result. */
+static void
+fitter_finish(Fitter *ft, double *coef, KmApproxClassFit *fit)
+{
+	uint32		q = ft->q;
 
-	/* alpha = L^-T w over the centres (rff: w) */
-	if (ft.L != NULL)
-		cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasTrans, CblasNonUnit,
-					(int) m, (int) q, 1.0, ft.L, (int) m, coef, (int) m);
-	if (!km_all_finite(coef, (size_t) m * q))
+	fit->eps = ft->eps;
+	fit->passes = ft->passes;
+
+	if (ft->L != NULL)
+		km_primal_unwhiten(ft->L, ft->m, q, coef);
+	if (!km_all_finite(coef, (size_t) ft->m * q))
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 				 errmsg("approximate classifier coefficients are out of range for type double precision"),
-				 errdetail("alpha = L^-T w over the %u centres is not finite (eps %g).", m, fit->eps),
+				 errdetail("alpha = L^-T w over the %u centres is not finite (eps %g).", ft->m, fit->eps),
 				 errhint("Raise lambda, or use fewer components.")));
 	fit->alpha = coef;
 	fit->q = q;
 	fit->res.solver = KM_SOLVER_PRIMAL_NEWTON;
-	fit->res.multiclass = ft.mc;
+	fit->res.multiclass = q == 1 ? KM_MULTICLASS_BINARY : KM_MULTICLASS_OVR;
 	fit->res.n_outputs = q;
-	fit->res.has_probability = ft.logistic;
+	fit->res.has_probability = ft->logistic;
 	fit->res.n_support = 0;
+}
+
+void
+km_approx_fit_classifier(RowSet *rs, const km_options *opts, const uint32 *cls,
+						 uint32 k, const double *class_w, KmApproxClassFit *fit)
+{
+	Fitter		ft;
+	uint32		q = km_primal_outputs(k);
+	double	   *coef;
+	km_error	err;
+	KmMemGrant *grant;
+
+	memset(fit, 0, sizeof(*fit));
+	memset(&ft, 0, sizeof(ft));
+	ft.q = q;
+	/* sizes and memory, before allocating */
+	grant = fitter_memory(&ft, opts, (uint32) rs->d, rs->n);
+	fitter_init(&ft, rs, opts, cls, k, class_w, &fit->basis);
+	km_blas_setup();
+
+	fit->gamma = opts->fit.kernel.gamma;
+	fit->lambda = opts->fit.lambda;
+	/* the first basis sizes the buffers */
+	fitter_basis(&ft, km_options_selects(opts) && opts->gammas.n > 0 ?
+				 opts->gammas.v[0] : opts->fit.kernel.gamma);
+	coef = palloc_extended(mul_size(sizeof(double), mul_size(ft.m, q)), MCXT_ALLOC_HUGE);
+	fit->intercepts = palloc0(sizeof(double) * q);
+	if (km_options_selects(opts))
+		fitter_select(&ft, coef, fit->intercepts, fit);
+	fit->cached = ft.cache != NULL;
+
+	/* the fit on every row */
+	if (!fitter_newton(&ft, fit->lambda, -1, coef, fit->intercepts, &fit->res, &err))
+		km_raise(&err);
+	fitter_finish(&ft, coef, fit);
 	if (ft.cache != NULL)
 		pfree(ft.cache);
 	km_mem_release(grant);

@@ -10,7 +10,9 @@
  * approx.c's ladder), so the penalty is ||w||^2 and the model is
  * scikit-learn's Nystroem followed by a linear model; rff features are
  * RBFSampler's.  The loss (logistic, or the squared hinge of LIBLINEAR's
- * L2-SVM) is minimized by primal.h's Newton, one pass over the rows per
+ * L2-SVM) is minimized by primal.h's Newton, driven through
+ * primal_pass.h's passes (the numbers are in the core; this file's .c
+ * only walks the rows, owns the memory and raises), one pass over the rows per
  * step (features a block at a time, or cached when n x m doubles and the rest
  * take at most half of kernel_ml.max_memory), one solver per class (one-vs-rest) in the same
  * pass.  The model stores alpha = L^-T w over the centres (rff: w), so
@@ -57,8 +59,15 @@ void		km_approx_fit_classifier(RowSet *rs, const km_options *opts,
 									 const double *class_w,
 									 KmApproxClassFit *fit);
 
-/* approx.c (helper of the one-statement regression path, shared). */
+/* approx.c (helpers of the one-statement regression path, shared). */
 void		rowset_basis(RowSet *rs, const km_options *opts, Size sbytes,
 						 double *Xs, km_basis *b);
+
+/*
+ * Rows [i0, i0 + r) of rs standardized by b's scaler into Xs (r x d);
+ * raises naming the row and feature whose value overflows.
+ */
+void		rowset_standardize(RowSet *rs, const km_basis *b, int64 i0, int64 r,
+							   double *Xs);
 
 #endif							/* KM_APPROX_CLASSIFY_H */

@@ -636,18 +636,9 @@ static const double *
 probabilities(FunctionCallInfo fcinfo, const km_model *m, const double *f)
 {
 	ClassCache *cc = fcinfo->flinfo->fn_extra;
-	const km_method_ops *ops = km_method_get(m->method);
-	const char *hint = NULL;
-	km_prob_link link = ops->prob_link(m->has_probability, m->multiclass, &hint);
+	km_prob_link link = (km_prob_link) km_model_prob_link_or_raise(m);
 	km_error	err;
 
-	if (link == KM_PROB_NONE)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("model gives no probabilities"),
-				 errdetail("This %s model was trained without probability estimates.",
-						   ops->name),
-				 hint ? errhint("%s", hint) : 0));
 	if (km_classify_proba(link, m->multiclass, m->n_classes, f, m->prob_A,
 						  m->prob_B, cc->pb.p, cc->pb.pwork, &err) != KM_OK)
 		km_raise(&err);

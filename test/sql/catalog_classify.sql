@@ -195,3 +195,47 @@ SELECT kernel_model_drop('cc_log');
 SELECT kernel_model_drop('cc_all');
 SELECT kernel_model_drop('cc_task');
 DROP TABLE cc_rows;
+
+-- Named approximate classifiers train by passes over the query (issue 23):
+-- the per-row hold-out split (not stratified), the model equal to the
+-- kernel_train aggregate's on the same training rows within 1e-9 (the sums
+-- add in another order), text labels, refit, retrain compared on a
+-- held-out pass, and the errors of the passes.
+CREATE TABLE cc_approx AS
+  SELECT ARRAY[sin(i), cos(0.7 * i), (i % 5)::float8]::float8[] AS f,
+         (CASE WHEN sin(i) + cos(0.7 * i) > 0.2 THEN 1 ELSE 0 END)::float8 AS y,
+         CASE WHEN sin(i) > 0.5 THEN 'a' WHEN sin(i) > -0.3 THEN 'b' ELSE 'c' END AS label
+  FROM generate_series(1, 1500) i;
+SELECT version, deployed, metrics->>'split' AS split, metrics->'stratified' AS stratified,
+       metrics->'train_rows' AS train_rows, metrics->'holdout_rows' AS holdout_rows,
+       round((metrics->'holdout'->>'accuracy')::numeric, 4) AS holdout_accuracy,
+       metrics->'holdout'->'confusion'->'matrix' AS holdout_confusion
+FROM kernel_model_train('cc_nys', 'SELECT f, y FROM cc_approx',
+                        '{"method": "logistic", "approximation": "nystrom", "components": 30, "lambda": 0.001, "seed": 3}');
+WITH tr AS (SELECT f, y FROM cc_approx WHERE NOT _kernel_ml_holdout(f, y, 3, 0.2)),
+agg AS (SELECT kernel_train(f, y, '{"method": "logistic", "approximation": "nystrom", "components": 30, "lambda": 0.001, "seed": 3}') AS m FROM tr)
+SELECT count(*) AS rows,
+       max(abs((kernel_predict_proba(agg.m, tr.f)->>'1')::float8
+               - (kernel_predict_proba('cc_nys'::text, tr.f)->>'1')::float8)) < 1e-9 AS same_proba,
+       (SELECT kernel_model_info(m) - 'intercept' - 'train_log_loss' FROM agg)
+         = kernel_model_info(kernel_model_get('cc_nys')) - 'intercept' - 'train_log_loss' AS same_info
+FROM tr, agg;
+-- retrain: the same model, compared on a held-out pass; a tie keeps version 1
+SELECT version, deployed, metrics->'deploy'->>'criterion' AS criterion,
+       metrics->'deploy'->>'reason' AS reason
+FROM kernel_model_retrain('cc_nys');
+-- rff svm over text labels (three classes, one-vs-rest), refit on every row
+SELECT version, deployed, metrics->'refit' AS refit,
+       metrics->'holdout'->'confusion'->'labels' AS labels,
+       round((metrics->'holdout'->>'accuracy')::numeric, 4) AS holdout_accuracy,
+       metrics->'rows' AS rows
+FROM kernel_model_train('cc_rff', 'SELECT f, label FROM cc_approx',
+                        '{"approximation": "rff", "components": 60, "gamma": 0.5, "seed": 3, "refit": true}');
+SELECT kernel_model_info(kernel_model_get('cc_rff'))->'rows_seen' AS refit_rows_seen;
+SELECT kernel_predict_class('cc_rff', f) AS class, count(*) FROM cc_approx GROUP BY 1 ORDER BY 1;
+-- errors: one class, no row, probabilities of an approximate svm
+SELECT pg_temp.outcome($$SELECT version FROM kernel_model_train('cc_nys1', 'SELECT f, label FROM cc_approx WHERE label = ''a''', '{"method": "logistic", "approximation": "nystrom", "components": 10}')$$) AS one_class;
+SELECT pg_temp.outcome($$SELECT version FROM kernel_model_train('cc_nys1', 'SELECT f, label FROM cc_approx WHERE false', '{"method": "logistic", "approximation": "nystrom", "components": 10}')$$) AS no_rows;
+SELECT pg_temp.outcome($$SELECT version FROM kernel_model_train('cc_nys1', 'SELECT f, y FROM cc_approx', '{"method": "svm", "approximation": "nystrom", "components": 10, "probability": true}')$$) AS svm_probability;
+SELECT kernel_model_drop('cc_nys'), kernel_model_drop('cc_rff');
+DROP TABLE cc_approx;

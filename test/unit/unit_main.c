@@ -83,6 +83,9 @@ int			unit_failures = 0;
 	X(test_primal_fixtures) \
 	X(test_primal_errors) \
 	X(test_primal_add_pieces) \
+	X(test_primal_pass_split_combine) \
+	X(test_primal_pass_first_step) \
+	X(test_primal_pass_block_metrics) \
 	X(test_accum_gram_pieces) \
 	X(test_svm_breast_cancer) \
 	X(test_svm_wine_ovo) \

@@ -1,0 +1,665 @@
+/*
+ * named_train.c - named training, the work behind kernel_model_train and
+ * kernel_model_retrain (catalog_sql.c): collect the rows of the stored
+ * query (catalog_query.c), split them, train, score, decide whether to
+ * deploy (deploy.c), and store a version (catalog_table.c).
+ *
+ * Training keeps the query's rows in memory, splits them by a hash of each
+ * row's values and the seed, and trains with kernel_train's own code on the
+ * chosen rows, so a named model is exactly what kernel_train would give on
+ * the same rows and options.  Approximate models are the exception: their
+ * rows are never collected; passes over the stored query build the basis,
+ * the model and its scores (passes.c for regression, issue 12;
+ * passes_classify.c for logistic and svm, issue 23, but for model
+ * selection, which still collects the rows).
+ *
+ * Versions of one name are serialised by the lock on the name's row of
+ * kernel_model_names, taken after training, so that concurrent trainings of
+ * one name overlap and then each get the next version number in turn.
+ * Whatever was checked before training (the owner) is checked again under
+ * that lock, where the decision to store is made.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "common/hashfn.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/float.h"
+#include "utils/memutils.h"
+#include "utils/syscache.h"
+
+#include "classify.h"
+#include "json.h"
+#include "method.h"
+#include "metrics.h"
+#include "model.h"
+#include "options.h"
+#include "pgprogress.h"
+#include "pgutil.h"
+#include "predict.h"
+#include "rowset.h"
+#include "split.h"
+#include "train.h"
+#include "catalog_query.h"
+#include "catalog_train.h"
+#include "named_train.h"
+
+/*
+ * Deterministic split: rank the rows by a hash of their values (features
+ * and target) seeded with seed (split.c, as k-fold does), and hold out the
+ * first floor(fraction * n).  A row's side depends on its values, not on
+ * the order the query returned it in, so an unordered query splits the
+ * same way every time, and rows that stay in the table mostly stay on
+ * their side as rows are added.  Returns the held-out count; order[] lists
+ * held-out rows first, each part in the original row order.
+ */
+static int64
+split_rows(const RowSet *rs, int64 seed, double fraction, int64 *order)
+{
+	int64	   *ranked = palloc_extended(mul_size(rs->n, sizeof(int64)), MCXT_ALLOC_HUGE);
+	int64		ntest;
+
+	km_rank_rows(rs->X, rs->y, rs->n, rs->d, seed, ranked);
+	ntest = km_holdout_by_rank(ranked, rs->n, fraction, order);
+	pfree(ranked);
+	return ntest;
+}
+
+/*
+ * The stratified split of a classifier's rows: ranked by a hash of the
+ * features and the label (text: a hash of its bytes, which does not
+ * depend on the other labels; float8: its value), then within each class
+ * the first floor(fraction * n_c) ranks held out (split.c).
+ */
+static int64
+split_rows_stratified(const RowSet *rs, int64 seed, double fraction,
+					  int64 *order)
+{
+	int64	   *ranked = palloc_extended(mul_size(rs->n, sizeof(int64)), MCXT_ALLOC_HUGE);
+	double	   *key = palloc_extended(mul_size(Max(1, rs->n), sizeof(double)), MCXT_ALLOC_HUGE);
+	double	   *stratum = palloc_extended(mul_size(Max(1, rs->n), sizeof(double)), MCXT_ALLOC_HUGE);
+	int64		ntest;
+
+	for (int64 i = 0; i < rs->n; i++)
+	{
+		if (rs->label_type == KM_LABEL_TEXT)
+		{
+			const char *l = rs->dict + rs->dict_off[rs->label_id[i]];
+
+			key[i] = (double) hash_bytes((const unsigned char *) l, (int) strlen(l));
+			stratum[i] = (double) rs->label_id[i];
+		}
+		else
+			key[i] = stratum[i] = rs->y[i] == 0.0 ? 0.0 : rs->y[i];
+	}
+	km_rank_rows(rs->X, key, rs->n, rs->d, seed, ranked);
+	ntest = km_holdout_stratified(ranked, stratum, rs->n, fraction, order);
+	pfree(ranked);
+	pfree(key);
+	pfree(stratum);
+	return ntest;
+}
+
+/* Each row's label as text (float8 labels as the model stores them). */
+static const char **
+row_labels(const RowSet *rs)
+{
+	const char **out = palloc_extended(mul_size(Max(1, rs->n), sizeof(char *)), MCXT_ALLOC_HUGE);
+
+	for (int64 i = 0; i < rs->n; i++)
+		out[i] = rs->label_type == KM_LABEL_TEXT ?
+			rs->dict + rs->dict_off[rs->label_id[i]] :
+			float8out_internal(rs->y[i] == 0.0 ? 0.0 : rs->y[i]);
+	return out;
+}
+
+/*
+ * Train on the given rows, in this order, with opts: the training code of
+ * the kernel_train aggregate, called directly, so the model is the one
+ * kernel_train gives on exactly these rows.  The result is copied into ctx.
+ */
+static bytea *
+train_rows(const RowSet *rs, const int64 *rows, int64 count,
+		   const km_options *opts, MemoryContext ctx)
+{
+	int			d = rs->d;
+	RowSet		sub;
+	bytea	   *model;
+	MemoryContext old;
+
+	memset(&sub, 0, sizeof(sub));
+	sub.ctx = CurrentMemoryContext;
+	sub.opts = *opts;
+	sub.d = d;
+	sub.n = sub.capacity = sub.seen = count;
+	sub.has_target = true;
+	sub.X = palloc_extended(mul_size((Size) count, mul_size((Size) d, sizeof(double))),
+							MCXT_ALLOC_HUGE);
+	if (rs->label_type == KM_LABEL_TEXT)
+	{
+		/* the labels' dictionary is shared; every label must have rows here */
+		int64	   *count_of = palloc0(sizeof(int64) * Max(1, rs->n_dict));
+
+		sub.label_type = KM_LABEL_TEXT;
+		sub.dict = rs->dict;
+		sub.dict_bytes = rs->dict_bytes;
+		sub.dict_off = rs->dict_off;
+		sub.n_dict = rs->n_dict;
+		sub.label_id = palloc_extended(mul_size((Size) Max(1, count), sizeof(uint32)),
+									   MCXT_ALLOC_HUGE);
+		for (int64 i = 0; i < count; i++)
+		{
+			sub.label_id[i] = rs->label_id[rows[i]];
+			count_of[sub.label_id[i]]++;
+		}
+		for (uint32 id = 0; id < rs->n_dict; id++)
+			if (count_of[id] == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("no training rows left for label \"%s\"",
+								rs->dict + rs->dict_off[id]),
+						 errdetail("The hold-out split (test_fraction %g) took every row of the label.",
+								   opts->test_fraction),
+						 errhint("Lower \"test_fraction\".")));
+		pfree(count_of);
+	}
+	else
+		sub.y = palloc_extended(mul_size((Size) count, sizeof(double)), MCXT_ALLOC_HUGE);
+	for (int64 i = 0; i < count; i++)
+	{
+		memcpy(sub.X + (Size) i * d, rs->X + (Size) rows[i] * d, sizeof(double) * d);
+		if (sub.y != NULL)
+			sub.y[i] = rs->y[rows[i]];
+	}
+	old = MemoryContextSwitchTo(ctx);
+	model = km_train_rowset(&sub);
+	MemoryContextSwitchTo(old);
+	pfree(sub.X);
+	if (sub.y != NULL)
+		pfree(sub.y);
+	if (sub.label_id != NULL)
+		pfree(sub.label_id);
+	return model;
+}
+
+/* The error measures of a model on the given rows. */
+void
+score_rows(Datum model, const RowSet *rs, const int64 *rows, int64 count,
+		   km_metrics *out)
+{
+	MemoryContext tmp = AllocSetContextCreate(CurrentMemoryContext,
+											  "kernel_ml scoring",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(tmp);
+	ModelCache *mc = km_model_cache_create(tmp);
+	int			d = rs->d;
+
+	km_metrics_init(out);
+	for (int64 i = 0; i < count; i++)
+	{
+		double		pred = km_model_cache_predict_row(mc, model,
+													  rs->X + (Size) rows[i] * d, d);
+
+		km_metrics_add(out, pred, rs->y[rows[i]]);
+		if ((i & 1023) == 1023)
+			CHECK_FOR_INTERRUPTS();
+	}
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(tmp);
+}
+
+/*
+ * Classification scores a row at a time (ClassScorer, named_train.h): the
+ * model's cache and buffers in a context of their own, the confusion matrix
+ * and labels in the caller's.  out->classifier false (and nothing else) for
+ * a regression model, whose rows are then ignored.
+ */
+void
+class_scorer_begin(ClassScorer *sc, Datum model, ClassScores *out)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext old;
+	const km_model *m;
+	const km_method_ops *ops;
+	const char *hint = NULL;
+
+	memset(sc, 0, sizeof(*sc));
+	memset(out, 0, sizeof(*out));
+	out->auc = get_float8_nan();
+	sc->out = out;
+	sc->model = model;
+	sc->tmp = AllocSetContextCreate(caller, "kernel_ml scoring", ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(sc->tmp);
+	sc->mc = km_model_cache_create(sc->tmp);
+	m = km_model_cache_model(sc->mc, model);
+	MemoryContextSwitchTo(old);
+	if (m->task != KM_TASK_CLASSIFICATION || m->n_classes < 2)
+		return;
+	sc->m = m;
+	out->classifier = true;
+	out->k = m->n_classes;
+	out->labels = MemoryContextAlloc(caller, m->labels_bytes);
+	memcpy((char *) out->labels, m->labels, m->labels_bytes);
+	out->labels_bytes = m->labels_bytes;
+	ops = km_method_get(m->method);
+	sc->link = KM_PROB_NONE;
+	if (ops != NULL && ops->prob_link != NULL)
+		sc->link = ops->prob_link(m->has_probability, m->multiclass, &hint);
+	out->proba = sc->link != KM_PROB_NONE;
+	km_class_metrics_init(&out->cm, out->k,
+						  MemoryContextAllocZero(caller, sizeof(uint64) * out->k * out->k));
+	sc->p = MemoryContextAlloc(sc->tmp, sizeof(double) * out->k);
+	sc->pwork = MemoryContextAlloc(sc->tmp, sizeof(double) *
+								   Max(1, km_classify_proba_work_doubles(out->k)));
+}
+
+void
+class_scorer_add(ClassScorer *sc, const char *label, const double *x, int d)
+{
+	ClassScores *out = sc->out;
+	MemoryContext old;
+	int			truth;
+	const double *f;
+	uint32		pred;
+	km_error	err;
+
+	if (sc->m == NULL)
+		return;
+	truth = km_classes_find(out->labels, out->labels_bytes, out->k, label);
+	if (truth < 0)
+	{
+		out->unknown++;
+		return;
+	}
+	old = MemoryContextSwitchTo(sc->tmp);
+	f = km_model_cache_decision(sc->mc, sc->model, x, d);
+	pred = km_classify_decide(sc->m->multiclass, out->k, f);
+	if (out->proba &&
+		km_classify_proba(sc->link, sc->m->multiclass, out->k, f, sc->m->prob_A,
+						  sc->m->prob_B, sc->p, sc->pwork, &err) != KM_OK)
+		km_raise(&err);
+	km_class_metrics_add(&out->cm, (uint32) truth, pred, out->proba ? sc->p : NULL);
+	if (out->k == 2)
+	{
+		/* the AUC's scores: 9 bytes a row */
+		if (sc->nb == sc->cap)
+		{
+			sc->cap = Max(1024, sc->cap * 2);
+			sc->scores = sc->scores == NULL ?
+				palloc_extended(mul_size(sc->cap, sizeof(double)), MCXT_ALLOC_HUGE) :
+				repalloc_huge(sc->scores, mul_size(sc->cap, sizeof(double)));
+			sc->positive = sc->positive == NULL ?
+				palloc_extended(sc->cap, MCXT_ALLOC_HUGE) :
+				repalloc_huge(sc->positive, sc->cap);
+		}
+		sc->scores[sc->nb] = out->proba ? sc->p[1] : f[0];
+		sc->positive[sc->nb] = truth == 1;
+		sc->nb++;
+	}
+	MemoryContextSwitchTo(old);
+}
+
+void
+class_scorer_end(ClassScorer *sc, ClassScores *out)
+{
+	if (out->classifier && out->k == 2 && sc->nb > 0)
+	{
+		MemoryContext old = MemoryContextSwitchTo(sc->tmp);
+		void	   *work = palloc_extended(Max(1, km_auc_work_bytes(sc->nb)), MCXT_ALLOC_HUGE);
+
+		out->auc = km_auc(sc->scores, sc->positive, sc->nb, work);
+		MemoryContextSwitchTo(old);
+	}
+	MemoryContextDelete(sc->tmp);
+}
+
+/* The classification scores of a model on the given rows of a classifier's run. */
+void
+score_class_rows(Datum model, const NamedRun *run, const int64 *rows,
+				 int64 count, ClassScores *out)
+{
+	ClassScorer sc;
+	const RowSet *rs = run->rs;
+
+	class_scorer_begin(&sc, model, out);
+	for (int64 i = 0; i < count; i++)
+	{
+		class_scorer_add(&sc, run->row_label[rows[i]], rs->X + (Size) rows[i] * rs->d, rs->d);
+		if ((i & 1023) == 1023)
+			CHECK_FOR_INTERRUPTS();
+	}
+	class_scorer_end(&sc, out);
+}
+
+/* Classification scores as a json object, or null when there were no rows. */
+static void
+json_class_scores(KmJson *j, const char *key, const ClassScores *s)
+{
+	if (!s->classifier || s->cm.n == 0)
+	{
+		km_json_null(j, key);
+		return;
+	}
+	km_json_begin_object(j, key);
+	km_json_num(j, "accuracy", km_class_metrics_accuracy(&s->cm));
+	km_json_num(j, "balanced_accuracy", km_class_metrics_balanced_accuracy(&s->cm));
+	if (s->proba)
+		km_json_num(j, "log_loss", km_class_metrics_log_loss(&s->cm));
+	else
+		km_json_null(j, "log_loss");
+	if (s->k == 2)
+		km_json_num(j, "auc", s->auc);
+	km_json_begin_object(j, "confusion");
+	km_json_begin_array(j, "labels");
+	for (uint32 c = 0; c < s->k; c++)
+		km_json_str(j, NULL, km_classes_label(s->labels, s->labels_bytes, s->k, c));
+	km_json_end(j);
+	km_json_begin_array(j, "matrix");
+	for (uint32 t = 0; t < s->k; t++)
+	{
+		km_json_begin_array(j, NULL);
+		for (uint32 c = 0; c < s->k; c++)
+			km_json_int(j, NULL, (int64) s->cm.confusion[(Size) t * s->k + c]);
+		km_json_end(j);
+	}
+	km_json_end(j);
+	km_json_end(j);
+	km_json_end(j);
+}
+
+/* Scores as a json object, or null when there were no rows. */
+static void
+json_scores(KmJson *j, const char *key, const km_metrics *s)
+{
+	if (s->n == 0)
+	{
+		km_json_null(j, key);
+		return;
+	}
+	km_json_begin_object(j, key);
+	km_json_num(j, "rmse", km_metrics_rmse(s));
+	km_json_num(j, "mae", km_metrics_mae(s));
+	km_json_num(j, "r2", km_metrics_r2(s));
+	km_json_end(j);
+}
+
+/* The "refit" option belongs to named training only; read and strip it. */
+static Jsonb *
+take_refit(Jsonb *options, bool *refit)
+{
+	JsonbValue *v;
+
+	*refit = false;
+	if (!JB_ROOT_IS_OBJECT(options))
+		return options;			/* km_options_parse reports it */
+	v = getKeyJsonValueFromContainer(&options->root, "refit", 5, NULL);
+	if (v == NULL)
+		return options;
+	if (v->type != jbvBool)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for option \"refit\""),
+				 errdetail("Option \"refit\" must be true or false.")));
+	*refit = v->val.boolean;
+	return DatumGetJsonbP(DirectFunctionCall2(jsonb_delete, JsonbPGetDatum(options),
+											  CStringGetTextDatum("refit")));
+}
+
+/*
+ * Split the rows, fit on the training part and score it on both parts;
+ * with refit (and a hold-out), fit again on every row for the stored model.
+ */
+static void
+fit_and_score(NamedRun *run, MemoryContext work)
+{
+	RowSet	   *rs = run->rs;
+	bytea	   *split_model;
+
+	run->order = MemoryContextAllocExtended(work, mul_size(rs->n, sizeof(int64)),
+											MCXT_ALLOC_HUGE);
+	if (run->classify)
+		run->ntest = split_rows_stratified(rs, run->opts.seed, run->opts.test_fraction,
+										   run->order);
+	else
+		run->ntest = split_rows(rs, run->opts.seed, run->opts.test_fraction, run->order);
+	run->ntrain = rs->n - run->ntest;
+
+	km_progress_stage("fit: " INT64_FORMAT " training rows", run->ntrain);
+	split_model = train_rows(rs, run->order + run->ntest, run->ntrain, &run->opts, work);
+	km_metrics_init(&run->train_scores);
+	km_metrics_init(&run->test_scores);
+	km_progress_stage("score: " INT64_FORMAT " training and " INT64_FORMAT " held-out rows",
+					  run->ntrain, run->ntest);
+	if (run->classify)
+	{
+		MemoryContext old = MemoryContextSwitchTo(work);
+
+		run->row_label = row_labels(rs);
+		score_class_rows(PointerGetDatum(split_model), run, run->order + run->ntest,
+						 run->ntrain, &run->train_class);
+		score_class_rows(PointerGetDatum(split_model), run, run->order, run->ntest,
+						 &run->test_class);
+		MemoryContextSwitchTo(old);
+	}
+	else
+	{
+		score_rows(PointerGetDatum(split_model), rs, run->order + run->ntest, run->ntrain,
+				   &run->train_scores);
+		score_rows(PointerGetDatum(split_model), rs, run->order, run->ntest,
+				   &run->test_scores);
+	}
+	run->model = split_model;
+	if (run->refit && run->ntest > 0)
+	{
+		int64	   *all = palloc_extended(mul_size(rs->n, sizeof(int64)), MCXT_ALLOC_HUGE);
+
+		for (int64 i = 0; i < rs->n; i++)
+			all[i] = i;
+		km_progress_stage("refit: all " INT64_FORMAT " rows", rs->n);
+		run->model = train_rows(rs, all, rs->n, &run->opts, work);
+		pfree(all);
+	}
+}
+
+/*
+ * Lock the name and return the owner of the new version, checked under the
+ * lock.  A retrain ran the query as run_as, the owner when it started: the
+ * name must still exist and still be run_as's, or nothing is stored (a
+ * drop meanwhile would otherwise make the version a new name of the
+ * caller's, and a new owner would get a model of the old owner's rows).  A
+ * training by name stores under the name's owner now, after checking the
+ * caller against it; a new name (or one dropped meanwhile) becomes the
+ * caller's, as does a dropped role's name taken over by a superuser.
+ */
+static Oid
+lock_version_owner(const Catalog *cat, const char *name, Oid run_as, bool retrain,
+				   NameRow *nr)
+{
+	catalog_lock_name(cat, name, nr);
+	if (retrain)
+	{
+		if (!nr->exists || nr->owner != run_as)
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("model was dropped or changed owner while it was being retrained"),
+					 !nr->exists ?
+					 errdetail("Model \"%s\" was dropped after its retraining had started as %s; nothing was stored.",
+							   name, catalog_role_label(run_as)) :
+					 errdetail("Model \"%s\" belongs to %s now; its retraining ran the query as %s; nothing was stored.",
+							   name, catalog_role_label(nr->owner), catalog_role_label(run_as)),
+					 errhint("Retrain it again if it still exists.")));
+		return run_as;
+	}
+	if (!nr->exists)
+		catalog_claim_name(cat, name, GetUserId(), nr);
+	catalog_check_owner(name, nr->owner);
+	return catalog_role_exists(nr->owner) ? nr->owner : GetUserId();
+}
+
+
+/* The metrics stored with the version and returned to the caller. */
+static Jsonb *
+metrics_json(const NamedRun *run, const Decision *d)
+{
+	KmJson		j;
+
+	km_json_begin(&j);
+	km_json_int(&j, "rows", run->rows);
+	km_json_int(&j, "rows_skipped", run->skipped);
+	km_json_int(&j, "train_rows", run->ntrain);
+	km_json_int(&j, "holdout_rows", run->ntest);
+	km_json_num(&j, "test_fraction", run->opts.test_fraction);
+	km_json_int(&j, "seed", run->opts.seed);
+	km_json_bool(&j, "refit", run->refit && run->ntest > 0);
+	km_json_str(&j, "task", run->classify ? "classification" : "regression");
+	if (run->passes)
+		km_json_str(&j, "split", "row_hash");
+	if (run->classify)
+	{
+		km_json_bool(&j, "stratified", !run->passes);
+		json_class_scores(&j, "train", &run->train_class);
+		json_class_scores(&j, "holdout", &run->test_class);
+	}
+	else
+	{
+		json_scores(&j, "train", &run->train_scores);
+		json_scores(&j, "holdout", &run->test_scores);
+	}
+	km_json_begin_object(&j, "deploy");
+	km_json_str(&j, "policy", km_deploy_name(run->opts.deploy));
+	km_json_bool(&j, "deployed", d->deploy);
+	km_json_str(&j, "reason", d->reason);
+	if (d->prev.found)
+		km_json_int(&j, "previous_version", d->prev.version);
+	else
+		km_json_null(&j, "previous_version");
+	if (!run->classify)
+	{
+		km_json_num(&j, "previous_holdout_rmse", km_metrics_rmse(&d->prev_scores));
+		km_json_num(&j, "new_holdout_rmse", km_metrics_rmse(&run->test_scores));
+	}
+	else if (d->criterion != NULL)
+	{
+		bool		ll = strcmp(d->criterion, "log_loss") == 0;
+
+		km_json_str(&j, "criterion", d->criterion);
+		km_json_num(&j, "previous_holdout",
+					ll ? km_class_metrics_log_loss(&d->prev_class.cm) :
+					km_class_metrics_accuracy(&d->prev_class.cm));
+		km_json_num(&j, "new_holdout",
+					ll ? km_class_metrics_log_loss(&run->test_class.cm) :
+					km_class_metrics_accuracy(&run->test_class.cm));
+	}
+	else
+		km_json_null(&j, "criterion");
+	km_json_end(&j);
+	return km_json_finish(&j);
+}
+
+/* Collect the query's rows into run->rs; an error when none is usable. */
+static void
+collect_training_rows(NamedRun *run, const char *query, Oid run_as,
+					  const char *search_path, MemoryContext work)
+{
+	RowSet	   *rs = catalog_collect_rows(query, run_as, search_path, work);
+
+	if (rs->n == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NO_DATA_FOUND),
+				 errmsg("training query returned no usable rows"),
+				 rs->seen == 0 ?
+				 errdetail("The query returned no rows.") :
+				 errdetail("All %lld rows have a null feature array or target.",
+						   (long long) rs->seen)));
+	run->rs = rs;
+	run->rows = rs->n;
+	run->skipped = rs->skipped;
+	run->d = rs->d;
+	/* a text label column: svm by default, a regression method an error */
+	if (rs->label_type == KM_LABEL_TEXT)
+		km_options_parse_labels(run->optjson, &run->opts, true);
+	run->classify = km_method_task(run->opts.fit.method) == KM_TASK_CLASSIFICATION;
+	rs->opts = run->opts;
+}
+
+/*
+ * Train a new version of name from query and options, store it, and deploy
+ * it per the policy.  The query runs as run_as with search_path (see
+ * catalog_query.c), and that search_path is stored with the version for
+ * the next retrain.
+ */
+void
+catalog_train_named(const Catalog *cat, const char *name, const char *query,
+					Jsonb *options, Oid run_as, bool retrain,
+					const char *search_path, TrainedVersion *out)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext work;
+	NamedRun	run;
+	Decision	decision;
+	StoredVersion v;
+	Oid			owner;
+	NameRow		nr;
+
+	catalog_check_name(name);
+	memset(&run, 0, sizeof(run));
+	run.optjson = take_refit(options, &run.refit);
+	km_options_parse(run.optjson, &run.opts);
+
+	work = AllocSetContextCreate(caller, "kernel_ml named training",
+								 ALLOCSET_DEFAULT_SIZES);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+
+	/* refuse early, before the work; checked again under the lock */
+	if (catalog_name_owner(cat, name, &owner))
+		catalog_check_owner(name, owner);
+
+	km_progress_begin("kernel_model_train");
+	if (use_passes(&run, cat, query, run_as, search_path))
+		passes_fit_and_score(&run, work);
+	else
+	{
+		km_progress_stage("split: reading the query's rows");
+		collect_training_rows(&run, query, run_as, search_path, work);
+		fit_and_score(&run, work);
+	}
+
+	/* From here on, one training of this name at a time. */
+	km_progress_stage("deploy: storing version and deciding");
+	v.owner = lock_version_owner(cat, name, run_as, retrain, &nr);
+	/* never reused: one past the highest the name has had */
+	v.version = nr.last_version + 1;
+	decide_deployment(cat, name, &run, work, &decision);
+	/*
+	 * Returned to the caller after SPI_finish(), which deletes the SPI
+	 * procedure context that is current here: build it in the caller's.
+	 */
+	{
+		MemoryContext spi = MemoryContextSwitchTo(caller);
+
+		v.metrics = metrics_json(&run, &decision);
+		MemoryContextSwitchTo(spi);
+	}
+
+	v.name = name;
+	v.query = query;
+	v.options = options;
+	v.model = run.model;
+	v.n_train = (run.refit && run.ntest > 0) ? run.rows : run.ntrain;
+	v.n_features = run.d;
+	v.deployed = decision.deploy;
+	v.search_path = search_path;
+	catalog_store_version(cat, &v);
+	km_progress_end();
+	SPI_finish();
+	MemoryContextDelete(work);
+
+	out->version = v.version;
+	out->deployed = decision.deploy;
+	out->metrics = v.metrics;
+}

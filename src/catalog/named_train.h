@@ -1,0 +1,129 @@
+/*
+ * named_train.h - what the files of one named training share (internal to
+ * src/catalog): the run (named_train.c), the SQL passes over the stored
+ * query (passes.c) and the deploy policy (deploy.c).
+ */
+#ifndef KM_NAMED_TRAIN_H
+#define KM_NAMED_TRAIN_H
+
+#include "postgres.h"
+
+#include "utils/jsonb.h"
+
+#include "metrics.h"
+#include "options.h"
+#include "rowset.h"
+#include "catalog.h"
+#include "catalog_query.h"
+
+/*
+ * Classification scores of a model on some rows: the counts of
+ * km_class_metrics over the model's classes, log-loss when the model gives
+ * probabilities, AUC for two classes.
+ */
+typedef struct ClassScores
+{
+	bool		classifier;		/* the model is a classifier */
+	uint32		k;
+	const char *labels;			/* the model's k labels, in class order */
+	uint32		labels_bytes;
+	bool		proba;			/* the model gives probabilities */
+	km_class_metrics cm;		/* its confusion in the caller's context */
+	double		auc;			/* binary: of p(classes[1]), else of f; NaN otherwise */
+	int64		unknown;		/* rows whose label is not a class of the model */
+} ClassScores;
+
+/* One named training: its rows, the split, the model kept and its scores. */
+typedef struct NamedRun
+{
+	km_options	opts;
+	bool		refit;			/* refitted on every row after scoring */
+	bool		classify;		/* a classification method */
+	Jsonb	   *optjson;		/* the options without "refit" */
+	bool		passes;			/* approximate regression: SQL passes, no rs */
+	CatalogQuery query;			/* passes: the stored query */
+	const char *schema;			/* passes: the extension's schema, quoted */
+	int64		rows;			/* usable rows (both sides of the split) */
+	int64		skipped;		/* rows with a NULL feature array or target */
+	int			d;				/* features */
+	RowSet	   *rs;				/* in memory: the rows */
+	const char **row_label;		/* classify: each row's label as text */
+	int64	   *order;			/* held-out rows first, then training rows */
+	int64		ntest;
+	int64		ntrain;
+	bytea	   *model;			/* the model to store */
+	km_metrics	train_scores;	/* of the model fitted on the training rows */
+	km_metrics	test_scores;	/* of the same, on the held-out rows */
+	ClassScores train_class;	/* classify: the same as classification scores */
+	ClassScores test_class;
+} NamedRun;
+
+/* Whether the new version is deployed, and why. */
+typedef struct Decision
+{
+	bool		deploy;
+	const char *reason;
+	Deployed	prev;			/* the deployed version before this one */
+	km_metrics	prev_scores;	/* its scores on the held-out rows, if compared */
+	ClassScores prev_class;		/* classify: the same */
+	const char *criterion;		/* classify: "log_loss" or "accuracy", if compared */
+} Decision;
+
+/*
+ * if_better with SQL passes: a new hold-out RMSE within this relative
+ * distance of the deployed version's is a tie (summation order).
+ */
+#define PASSES_RMSE_TIE 1e-9
+
+/*
+ * named_train.c: classification scores a row at a time (begin, add each
+ * row's label and features, end: the AUC), and the scores of a model on
+ * rows kept in memory.
+ */
+typedef struct ClassScorer
+{
+	ClassScores *out;
+	Datum		model;
+	MemoryContext tmp;			/* the cache, buffers and AUC scores */
+	struct ModelCache *mc;
+	const struct km_model *m;	/* NULL: not a classifier */
+	int			link;			/* a km_prob_link */
+	double	   *p;
+	double	   *pwork;
+	double	   *scores;			/* binary: each row's score for the AUC */
+	bool	   *positive;
+	size_t		nb;
+	size_t		cap;
+} ClassScorer;
+
+void		class_scorer_begin(ClassScorer *sc, Datum model, ClassScores *out);
+void		class_scorer_add(ClassScorer *sc, const char *label, const double *x, int d);
+void		class_scorer_end(ClassScorer *sc, ClassScores *out);
+
+void		score_rows(Datum model, const RowSet *rs, const int64 *rows, int64 count,
+					   km_metrics *out);
+void		score_class_rows(Datum model, const NamedRun *run, const int64 *rows,
+							 int64 count, ClassScores *out);
+
+/* passes.c */
+bool		use_passes(NamedRun *run, const Catalog *cat, const char *query, Oid run_as,
+					   const char *search_path);
+void		passes_fit_and_score(NamedRun *run, MemoryContext work);
+void		passes_score(const NamedRun *run, Datum model, bool holdout_only,
+						 km_metrics *holdout, km_metrics *train, int64 *skipped);
+void		passes_no_rows(const NamedRun *run, int64 seen, int64 usable) pg_attribute_noreturn();
+void		passes_rows_changed(const char *detail) pg_attribute_noreturn();
+void		check_pass_rows(const char *pass_a, int64 rows_a, const char *pass_b,
+							int64 rows_b, const char *side);
+
+/* passes_classify.c: approximate classifiers by passes */
+void		passes_classify_fit_and_score(NamedRun *run, MemoryContext work);
+void		passes_class_score(const NamedRun *run, Datum model, bool holdout_only,
+							   ClassScores *holdout, ClassScores *train, int64 *skipped);
+
+/* deploy.c */
+int			model_features(Datum model);
+void		decide_deployment(const Catalog *cat, const char *name, const NamedRun *run,
+							  MemoryContext work, Decision *d);
+
+#endif							/* KM_NAMED_TRAIN_H */

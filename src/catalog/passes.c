@@ -1,0 +1,343 @@
+/*
+ * passes.c - named approximate models trained by SQL passes over the
+ * stored query (the rows are never collected): regression here (see
+ * below), logistic and svm in passes_classify.c.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/jsonb.h"
+#include "utils/memutils.h"
+
+#include "method.h"
+#include "metrics.h"
+#include "options.h"
+#include "pgprogress.h"
+#include "pgutil.h"
+#include "named_train.h"
+
+/*
+ * Named approximate regression models (issue 12): the rows of the stored
+ * query are never collected.  Each step is one SQL statement over the
+ * query (catalog_query.c: as run_as, security-restricted, search_path
+ * pinned), planned so that it may run in parallel:
+ *   1. SELECT kernel_basis(f, options) over the training rows;
+ *   2. SELECT kernel_train(f, y, options, basis) over the same rows (the
+ *      basis a parameter, computed once and handed to every worker);
+ *   3. the error sums of that model on both sides of the split, one
+ *      aggregate grouped by side, read into km_metrics;
+ *   (refit: 1 and 2 again over every row; if_better: 3 for the deployed
+ *   version over the held-out rows).
+ * The split is per row (split.h, _kernel_ml_holdout): a row is held out
+ * iff the hash of its values and the seed is below test_fraction * 2^64,
+ * so the held-out count is about test_fraction * rows rather than exactly
+ * floor(test_fraction * rows) as the ranked split of in-memory models.
+ * Every row must be usable by every pass: the query should return the
+ * same rows each time; all passes read the calling statement's snapshot.
+ */
+
+
+/* Whether this training runs as SQL passes; if so, the query is opened. */
+bool
+use_passes(NamedRun *run, const Catalog *cat, const char *query, Oid run_as,
+		   const char *search_path)
+{
+	if (run->opts.approximation == KM_APPROX_EXACT)
+		return false;
+	catalog_query_open(&run->query, query, run_as, search_path);
+	/* a text label column: svm by default, a regression method an error */
+	if (run->query.text_label)
+		km_options_parse_labels(run->optjson, &run->opts, true);
+	run->classify = km_method_task(run->opts.fit.method) == KM_TASK_CLASSIFICATION;
+
+	/*
+	 * Approximate classifiers by passes (passes_classify.c), but for model
+	 * selection (k-fold over the collected rows) and the probabilities an
+	 * approximate svm cannot give (refused there): in memory, as before.
+	 */
+	if (run->classify && (km_options_selects(&run->opts) ||
+						  (run->opts.fit.method == KM_METHOD_SVM && run->opts.fit.probability)))
+	{
+		run->classify = false;
+		return false;
+	}
+	run->passes = true;
+	run->schema = cat->schema;
+	return true;
+}
+
+/* The parameters of every pass: $1 options or model, $2 seed, $3 fraction, $4 basis. */
+typedef struct PassArgs
+{
+	Oid			types[4];
+	Datum		values[4];
+} PassArgs;
+
+static PassArgs
+pass_args(const NamedRun *run, Datum first, Oid first_type, Datum basis)
+{
+	PassArgs	a;
+
+	a.types[0] = first_type;
+	a.values[0] = first;
+	a.types[1] = INT8OID;
+	a.values[1] = Int64GetDatum(run->opts.seed);
+	a.types[2] = FLOAT8OID;
+	a.values[2] = Float8GetDatum(run->opts.test_fraction);
+	a.types[3] = BYTEAOID;
+	a.values[3] = basis;
+	return a;
+}
+
+/* The rows a pass reads: the training side of the split, or every usable row. */
+static char *
+pass_rows(const NamedRun *run, bool all_rows)
+{
+	if (all_rows)
+		return pstrdup("s.f IS NOT NULL AND s.y IS NOT NULL");
+	return psprintf("NOT %s._kernel_ml_holdout(s.f, s.y, $2, $3)", run->schema);
+}
+
+/*
+ * The one bytea a pass returned (copied into ctx), or NULL, and the number
+ * of rows it read (its second column).
+ */
+static bytea *
+pass_result(MemoryContext ctx, int64 *rows)
+{
+	bool		isnull;
+	Datum		v;
+	MemoryContext old;
+	bytea	   *out;
+
+	if (SPI_processed != 1)
+		elog(ERROR, "training pass returned " UINT64_FORMAT " rows", (uint64) SPI_processed);
+	*rows = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	v = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (isnull)
+		return NULL;
+	old = MemoryContextSwitchTo(ctx);
+	out = DatumGetByteaPCopy(v);
+	MemoryContextSwitchTo(old);
+	SPI_freetuptable(SPI_tuptable);
+	return out;
+}
+
+/* Why pass 1 found no row: no usable row at all, or none left to train on. */
+static void
+no_training_rows(const NamedRun *run) pg_attribute_noreturn();
+
+static void
+no_training_rows(const NamedRun *run)
+{
+	PassArgs	a = pass_args(run, (Datum) 0, INT4OID, (Datum) 0);
+	bool		isnull;
+	int64		seen;
+	int64		usable;
+
+	catalog_query_run(&run->query,
+					  psprintf("SELECT pg_catalog.count(*), pg_catalog.count(*) "
+							   "FILTER (WHERE s.f IS NOT NULL AND s.y IS NOT NULL) FROM %s",
+							   run->query.source),
+					  0, a.types, a.values);
+	seen = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	usable = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	passes_no_rows(run, seen, usable);
+}
+
+/* Why a fit pass read no row: no usable row at all, or none left to train on. */
+void
+passes_no_rows(const NamedRun *run, int64 seen, int64 usable)
+{
+	if (usable == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NO_DATA_FOUND),
+				 errmsg("training query returned no usable rows"),
+				 seen == 0 ?
+				 errdetail("The query returned no rows.") :
+				 errdetail("All %lld rows have a null feature array or target.",
+						   (long long) seen)));
+	ereport(ERROR,
+			(errcode(ERRCODE_NO_DATA_FOUND),
+			 errmsg("no training rows left after the hold-out split"),
+			 errdetail("The per-row hold-out split (test_fraction %g, seed %lld) took all %lld usable rows.",
+					   run->opts.test_fraction, (long long) run->opts.seed, (long long) usable),
+			 errhint("Lower \"test_fraction\" or train on more rows.")));
+}
+
+/*
+ * The passes over a query must see the same rows: an error, before anything
+ * is stored, when two passes counted different numbers of rows on the same
+ * side of the split.
+ */
+void
+check_pass_rows(const char *pass_a, int64 rows_a, const char *pass_b, int64 rows_b,
+				const char *side)
+{
+	if (rows_a == rows_b)
+		return;
+	passes_rows_changed(psprintf("The %s pass read %lld %s rows, the %s pass %lld; an approximate model reads the query once per pass (basis, statistics, scoring, refit), and every pass must see the same rows.",
+								 pass_a, (long long) rows_a, side, pass_b, (long long) rows_b));
+}
+
+void
+passes_rows_changed(const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("training query returned different rows on different passes"),
+			 errdetail("%s", detail),
+			 errhint("Make the query repeatable: no random(), nextval() or other volatile filter; for a sample, use TABLESAMPLE ... REPEATABLE (seed).")));
+}
+
+/*
+ * Passes 1 and 2: the approximate model of the training rows (or every
+ * row), the two passes checked to read the same number of rows, returned in
+ * *rows.
+ */
+static bytea *
+passes_train(const NamedRun *run, bool all_rows, MemoryContext ctx, int64 *rows_read)
+{
+	MemoryContext tmp = AllocSetContextCreate(CurrentMemoryContext,
+											  "kernel_ml training passes",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(tmp);
+	char	   *rows = pass_rows(run, all_rows);
+	PassArgs	a;
+	bytea	   *basis;
+	bytea	   *model;
+	int64		basis_rows;
+	int64		stats_rows;
+
+	km_progress_stage("fit: basis pass over the %s rows", all_rows ? "usable" : "training");
+	a = pass_args(run, JsonbPGetDatum(run->optjson), JSONBOID, (Datum) 0);
+	catalog_query_run(&run->query,
+					  psprintf("SELECT %s.kernel_basis(s.f, $1), pg_catalog.count(*) FROM %s WHERE %s",
+							   run->schema, run->query.source, rows),
+					  3, a.types, a.values);
+	basis = pass_result(tmp, &basis_rows);
+	if (basis == NULL)
+		no_training_rows(run);
+
+	km_progress_stage("fit: statistics pass over the %s rows", all_rows ? "usable" : "training");
+	a = pass_args(run, JsonbPGetDatum(run->optjson), JSONBOID, PointerGetDatum(basis));
+	catalog_query_run(&run->query,
+					  psprintf("SELECT %s.kernel_train(s.f, s.y, $1, $4), pg_catalog.count(*) FROM %s WHERE %s",
+							   run->schema, run->query.source, rows),
+					  4, a.types, a.values);
+	model = pass_result(ctx, &stats_rows);
+	check_pass_rows("basis", basis_rows, "statistics", stats_rows,
+					all_rows ? "usable" : "training");
+	if (model == NULL)
+		elog(ERROR, "kernel_train returned no model over the rows kernel_basis saw");
+	*rows_read = stats_rows;
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(tmp);
+	return model;
+}
+
+/* The km_metrics of one group of the scoring pass (n 0 when absent). */
+static void
+metrics_from_row(HeapTuple tup, TupleDesc desc, km_metrics *m)
+{
+	bool		isnull;
+	int64		n = DatumGetInt64(SPI_getbinval(tup, desc, 2, &isnull));
+
+	km_metrics_init(m);
+	if (n == 0)
+		return;
+	m->n = (size_t) n;
+	m->sse = DatumGetFloat8(SPI_getbinval(tup, desc, 3, &isnull));
+	m->sae = DatumGetFloat8(SPI_getbinval(tup, desc, 4, &isnull));
+	m->ymean = DatumGetFloat8(SPI_getbinval(tup, desc, 5, &isnull));
+	/* var_pop is Youngs-Cramer's sum of squared deviations over n */
+	m->yss = DatumGetFloat8(SPI_getbinval(tup, desc, 6, &isnull)) * (double) n;
+}
+
+/*
+ * Pass 3: the error sums of model on the held-out rows (into holdout) and,
+ * unless holdout_only, on the training rows (into train) and the count of
+ * rows with a NULL feature array or target (into *skipped).
+ */
+void
+passes_score(const NamedRun *run, Datum model, bool holdout_only,
+			 km_metrics *holdout, km_metrics *train, int64 *skipped)
+{
+	PassArgs	a = pass_args(run, model, BYTEAOID, (Datum) 0);
+	char	   *sql;
+
+	km_progress_stage("score: pass over the %s rows", holdout_only ? "held-out" : "usable");
+	sql = psprintf("SELECT z.h, pg_catalog.count(*), "
+				   "pg_catalog.sum(z.e OPERATOR(pg_catalog.*) z.e), "
+				   "pg_catalog.sum(pg_catalog.abs(z.e)), "
+				   "pg_catalog.avg(z.y), pg_catalog.var_pop(z.y) "
+				   "FROM (SELECT %s._kernel_ml_holdout(s.f, s.y, $2, $3) AS h, "
+				   "%s.kernel_predict($1, s.f) OPERATOR(pg_catalog.-) s.y AS e, s.y "
+				   "FROM %s%s) AS z GROUP BY z.h",
+				   run->schema, run->schema, run->query.source,
+				   holdout_only ?
+				   psprintf(" WHERE %s._kernel_ml_holdout(s.f, s.y, $2, $3)", run->schema) : "");
+	catalog_query_run(&run->query, sql, 3, a.types, a.values);
+	km_metrics_init(holdout);
+	if (train != NULL)
+	{
+		km_metrics_init(train);
+		*skipped = 0;
+	}
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[i];
+		bool		isnull;
+		Datum		side = SPI_getbinval(tup, SPI_tuptable->tupdesc, 1, &isnull);
+
+		if (isnull)
+		{
+			/* rows with a NULL feature array or target */
+			if (train != NULL)
+				*skipped = DatumGetInt64(SPI_getbinval(tup, SPI_tuptable->tupdesc, 2, &isnull));
+		}
+		else if (DatumGetBool(side))
+			metrics_from_row(tup, SPI_tuptable->tupdesc, holdout);
+		else if (train != NULL)
+			metrics_from_row(tup, SPI_tuptable->tupdesc, train);
+	}
+	SPI_freetuptable(SPI_tuptable);
+}
+
+/*
+ * The passes of one named approximate training: the model of the training
+ * rows, scored on both sides; with refit (and a hold-out), the model of
+ * every row is the one stored.
+ */
+void
+passes_fit_and_score(NamedRun *run, MemoryContext work)
+{
+	int64		fit_rows;
+	bytea	   *split_model;
+
+	if (run->classify)
+	{
+		passes_classify_fit_and_score(run, work);
+		return;
+	}
+	/* m x m sums that cannot fit: refused before the first pass */
+	km_check_components_memory((uint32) run->opts.components, "kernel_model_train");
+	split_model = passes_train(run, false, work, &fit_rows);
+
+	run->d = model_features(PointerGetDatum(split_model));
+	passes_score(run, PointerGetDatum(split_model), false, &run->test_scores,
+				 &run->train_scores, &run->skipped);
+	run->ntest = (int64) run->test_scores.n;
+	run->ntrain = (int64) run->train_scores.n;
+	run->rows = run->ntest + run->ntrain;
+	/* the metrics and n_train describe the rows the model was fitted on */
+	check_pass_rows("statistics", fit_rows, "scoring", run->ntrain, "training");
+	run->model = split_model;
+	if (run->refit && run->ntest > 0)
+	{
+		run->model = passes_train(run, true, work, &fit_rows);
+		check_pass_rows("scoring", run->rows, "refit", fit_rows, "usable");
+	}
+}
+

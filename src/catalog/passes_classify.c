@@ -1,0 +1,816 @@
+/*
+ * passes_classify.c - named approximate classifiers (logistic, svm over
+ * nystrom or rff features) trained by passes over the stored query, so
+ * that their memory is the basis, the m x m factor and the Newton
+ * statistics of each class, not the rows:
+ *   1. basis pass: the scaler and centres (km_basis_state, as kernel_basis
+ *      and the kernel_train aggregate build them), the classes and their
+ *      counts, over the training rows;
+ *   2. Newton passes: each one adds the rows' whitened features into the
+ *      primal statistics of every class still solving (km_primal_add), then
+ *      steps each solver (km_primal_step), as approx_classify.c does over
+ *      collected rows; the training accuracy and log-loss come from the
+ *      last pass when it evaluated the final point, else from one more;
+ *   3. scoring pass: the model's classification scores on both sides.
+ * (refit: 1 and 2 again over every usable row; if_better: 3 for the
+ * deployed version over the held-out rows.)
+ *
+ * Each pass reads the query through a cursor (catalog_query_scan: as
+ * run_as, security-restricted, search_path pinned), a batch at a time, and
+ * splits each row as _kernel_ml_holdout does (split.h's km_row_held_out
+ * over the features and the label: a float8 label's value, a text label's
+ * hash_bytes).  The model is the kernel_train aggregate's on the same
+ * training rows up to the order of the sums (the aggregate adds the rows in
+ * hash order, a pass in the order the query returns them).
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "common/hashfn.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/float.h"
+#include "utils/memutils.h"
+
+#include "approx.h"
+#include "basis.h"
+#include "classify.h"
+#include "method.h"
+#include "model.h"
+#include "model_bytea.h"
+#include "pgprogress.h"
+#include "pgutil.h"
+#include "primal.h"
+#include "solve.h"
+#include "split.h"
+#include "approx_pass.h"
+#include "named_train.h"
+
+/* Rows per block of features: as approx_classify.c's. */
+#define PASS_BLOCK 512
+
+typedef enum PassKind
+{
+	PASS_BASIS,
+	PASS_NEWTON,
+	PASS_SCORE
+} PassKind;
+
+/* One classifier's passes: what every batch of rows reads and adds to. */
+typedef struct ClassPasses
+{
+	const NamedRun *run;
+	MemoryContext cxt;			/* where the passes' buffers live */
+	km_options	opts;			/* resolved once the features are known */
+	PassKind	kind;
+	bool		all_rows;		/* every usable row trains (refit) */
+	KmHoldoutThreshold thr;
+	int			d;				/* -1 until the first row */
+	double	   *x;				/* d + 1: a row */
+	double	   *hbuf;			/* d + 1: km_row_held_out's */
+	int64		seen;			/* rows of this pass */
+	int64		skipped;
+	int64		ntrain;
+	int64		ntest;
+
+	/* the basis pass */
+	km_basis_state *st;
+	int64		nlab;			/* distinct labels met */
+	char	  **lab_text;
+	double	   *lab_value;
+	uint64	   *lab_count;
+
+	/* the classes, in class order */
+	uint32		k;
+	char	   *labels;
+	uint32		labels_bytes;
+	uint64	   *counts;
+	double	   *values;			/* float8 labels: the k values */
+	double	   *class_w;
+
+	/* the Newton passes */
+	km_basis	basis;
+	double	   *L;				/* nystrom: chol(K_mm + eps I) */
+	double	   *R;				/* the identity */
+	double		eps;
+	uint32		m;
+	uint32		q;
+	int			mc;
+	bool		logistic;
+	km_primal_params pp;
+	km_primal_solver *solvers;
+	size_t		nstate;
+	double	   *states;
+	double	   *coef;			/* m x q column-major */
+	double	   *intercepts;
+	double	   *vecs;
+	double	   *swork;
+	double	   *before;
+	bool		metrics;		/* add the training accuracy and log-loss */
+	double		correct;
+	double		logloss;
+	int64		nblock;			/* rows in the block buffers */
+	int64		block_first;	/* training row number of its first row */
+	double	   *Xs;				/* PASS_BLOCK x d standardized */
+	uint32	   *cls;			/* PASS_BLOCK */
+	double	   *Z;
+	double	   *fwork;
+	double	   *scratch;
+	uint32	   *yc;
+	double	   *w;
+	double	   *F;
+	double	   *p;
+	double	   *pwork;
+
+	/* the scoring pass */
+	ClassScorer *train_sc;		/* NULL: held-out rows only */
+	ClassScorer *test_sc;
+} ClassPasses;
+
+/* A row's label as text (float8 labels as the model stores them). */
+static const char *
+label_text(const ClassPasses *cp, Datum y)
+{
+	if (cp->run->query.text_label)
+		return TextDatumGetCString(y);
+	return float8out_internal(DatumGetFloat8(y) == 0.0 ? 0.0 : DatumGetFloat8(y));
+}
+
+/* The value a row's label is hashed by for the split. */
+static double
+label_key(const ClassPasses *cp, Datum y)
+{
+	if (cp->run->query.text_label)
+	{
+		text	   *t = DatumGetTextPP(y);
+
+		return (double) hash_bytes((const unsigned char *) VARDATA_ANY(t),
+								   (int) VARSIZE_ANY_EXHDR(t));
+	}
+	return DatumGetFloat8(y);
+}
+
+/* The basis pass: the scaler and centres, and the labels with their counts. */
+static void
+basis_row(ClassPasses *cp, Datum y)
+{
+	int64		l;
+
+	for (int j = 0; j < cp->d; j++)
+		cp->x[j] += 0.0;		/* -0 hashes as 0 */
+	km_basis_state_add(cp->st, cp->x,
+					   hash_bytes_extended((const unsigned char *) cp->x,
+										   (int) (sizeof(double) * cp->d), cp->st->seed));
+	if (cp->run->query.text_label)
+	{
+		char	   *s = TextDatumGetCString(y);
+
+		for (l = 0; l < cp->nlab; l++)
+			if (strcmp(cp->lab_text[l], s) == 0)
+				break;
+		if (l == cp->nlab && l < KM_MAX_CLASSES)
+			cp->lab_text[l] = MemoryContextStrdup(cp->cxt, s);
+	}
+	else
+	{
+		double		v = DatumGetFloat8(y) == 0.0 ? 0.0 : DatumGetFloat8(y);
+
+		for (l = 0; l < cp->nlab; l++)
+			if (cp->lab_value[l] == v)
+				break;
+		if (l == cp->nlab && l < KM_MAX_CLASSES)
+			cp->lab_value[l] = v;
+	}
+	if (l == KM_MAX_CLASSES)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("too many distinct labels"),
+				 errdetail("The training rows have more than %d distinct labels; a model may have at most %d classes.",
+						   KM_MAX_CLASSES, KM_MAX_CLASSES),
+				 errhint("A continuous target needs a regression method (\"ridge\" or \"lms\").")));
+	if (l == cp->nlab)
+		cp->nlab++;
+	cp->lab_count[l]++;
+}
+
+/* The class of a training row's label (every label was met by the basis pass). */
+static uint32
+row_class(const ClassPasses *cp, Datum y)
+{
+	int			c;
+
+	if (cp->run->query.text_label)
+		c = km_classes_find(cp->labels, cp->labels_bytes, cp->k, TextDatumGetCString(y));
+	else
+	{
+		double		v = DatumGetFloat8(y) == 0.0 ? 0.0 : DatumGetFloat8(y);
+		double	   *hit = bsearch(&v, cp->values, cp->k, sizeof(double), km_cmp_double);
+
+		c = hit != NULL ? (int) (hit - cp->values) : -1;
+	}
+	if (c < 0)
+		passes_rows_changed(psprintf("A training row of a Newton pass has the label \"%s\", which the basis pass did not read.",
+									 label_text(cp, y)));
+	return (uint32) c;
+}
+
+static void
+raise_nonfinite(uint32 c, uint32 q, int64 first)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+			 errmsg("decision value is out of range for type double precision"),
+			 errdetail("A decision value of output %u of %u in the block of training rows from " INT64_FORMAT " is not finite during the Newton passes.",
+					   c + 1, q, first + 1),
+			 errhint("Raise lambda, or standardize the features (\"standardize\": true).")));
+}
+
+/* One block of training rows into the statistics (and the training metrics). */
+static void
+newton_block(ClassPasses *cp)
+{
+	int64		r = cp->nblock;
+	km_error	err;
+
+	if (r == 0)
+		return;
+	km_pass_features(&cp->basis, cp->L, cp->Xs, r, cp->Z, cp->fwork, cp->block_first);
+	if (cp->metrics)
+	{
+		km_pass_decisions(cp->Z, r, cp->m, cp->q, cp->coef, cp->intercepts, cp->F);
+		for (int64 i = 0; i < r; i++)
+		{
+			const double *f = cp->F + i * cp->q;
+
+			if (!km_all_finite(f, cp->q))
+				raise_nonfinite(0, cp->q, cp->block_first);
+			if (km_classify_decide((km_multiclass) cp->mc, cp->k, f) == cp->cls[i])
+				cp->correct += 1.0;
+			if (cp->logistic)
+			{
+				if (km_classify_proba(KM_PROB_LOGISTIC, (km_multiclass) cp->mc, cp->k, f,
+									  NULL, NULL, cp->p, cp->pwork, &err) != KM_OK)
+					km_raise(&err);
+				cp->logloss -= log(Max(cp->p[cp->cls[i]], 1e-300));
+			}
+		}
+	}
+	for (int64 i = 0; i < r; i++)
+		cp->w[i] = cp->class_w[cp->cls[i]];
+	for (uint32 c = 0; c < cp->q; c++)
+	{
+		if (cp->solvers[c].done)
+			continue;
+		for (int64 i = 0; i < r; i++)
+			cp->yc[i] = cp->q == 1 ? cp->cls[i] : (cp->cls[i] == c ? 1 : 0);
+		if (!km_primal_add(cp->states + (size_t) c * cp->nstate, cp->m, cp->pp.loss, cp->Z,
+						   (size_t) r, cp->yc, cp->w, cp->coef + (size_t) c * cp->m,
+						   cp->intercepts[c], cp->scratch, km_interrupt))
+			raise_nonfinite(c, cp->q, cp->block_first);
+	}
+	cp->block_first += r;
+	cp->nblock = 0;
+}
+
+/* A training row of a Newton pass: standardized into the block. */
+static void
+newton_row(ClassPasses *cp, Datum y)
+{
+	int			bad = km_standardize_row(cp->x, cp->d, cp->basis.mean, cp->basis.scale,
+										 cp->Xs + cp->nblock * cp->d);
+
+	if (bad >= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("standardized feature is out of range for type double precision"),
+				 errdetail("Feature %d of training row " INT64_FORMAT " overflowed when standardized.",
+						   bad + 1, cp->block_first + cp->nblock + 1)));
+	cp->cls[cp->nblock++] = row_class(cp, y);
+	if (cp->nblock == PASS_BLOCK)
+		newton_block(cp);
+}
+
+/* One batch of the query's rows (f float8[], y), split, into the pass. */
+static void
+pass_batch(void *arg, SPITupleTable *tt, uint64 n)
+{
+	ClassPasses *cp = arg;
+
+	for (uint64 i = 0; i < n; i++)
+	{
+		bool		fnull;
+		bool		ynull;
+		Datum		f = SPI_getbinval(tt->vals[i], tt->tupdesc, 1, &fnull);
+		Datum		y = SPI_getbinval(tt->vals[i], tt->tupdesc, 2, &ynull);
+		ArrayType  *arr;
+		char		where[64];
+		int			len;
+		bool		held;
+
+		cp->seen++;
+		if (fnull || ynull)
+		{
+			cp->skipped++;
+			continue;
+		}
+		arr = DatumGetArrayTypeP(f);
+		snprintf(where, sizeof(where), "row " INT64_FORMAT, cp->seen);
+		len = km_array_length(arr, where);
+		if (cp->d < 0)
+		{
+			cp->d = len;
+			if (cp->kind == PASS_BASIS)
+				passes_rows_changed("The basis pass read a usable row where the statement before it found none.");
+			cp->x = MemoryContextAlloc(cp->cxt, sizeof(double) * (len + 1));
+			cp->hbuf = MemoryContextAlloc(cp->cxt, sizeof(double) * (len + 1));
+		}
+		else if (len != cp->d)
+			ereport(ERROR,
+					(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+					 errmsg("feature arrays must all have the same length"),
+					 errdetail("Row " INT64_FORMAT " has %d features; the first row had %d.",
+							   cp->seen, len, cp->d)));
+		km_array_copy(arr, cp->d, cp->x, where);
+		if (!cp->run->query.text_label && !isfinite(DatumGetFloat8(y)))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("target values must be finite"),
+					 errdetail("The target of row " INT64_FORMAT " is %s.",
+							   cp->seen, float8out_internal(DatumGetFloat8(y)))));
+		held = km_row_held_out(cp->x, cp->d, label_key(cp, y), cp->opts.seed, cp->thr,
+							   cp->hbuf);
+		if (held)
+			cp->ntest++;
+		else
+			cp->ntrain++;
+		if (cp->kind == PASS_SCORE)
+		{
+			ClassScorer *sc = held ? cp->test_sc : cp->train_sc;
+
+			if (sc != NULL)
+				class_scorer_add(sc, label_text(cp, y), cp->x, cp->d);
+			continue;
+		}
+		if (held && !cp->all_rows)
+			continue;
+		if (cp->kind == PASS_BASIS)
+			basis_row(cp, y);
+		else
+			newton_row(cp, y);
+	}
+}
+
+/* One pass over every row of the query into cp. */
+static void
+run_pass(ClassPasses *cp, PassKind kind)
+{
+	cp->kind = kind;
+	cp->seen = cp->skipped = cp->ntrain = cp->ntest = 0;
+	catalog_query_scan(&cp->run->query,
+					   psprintf("SELECT s.f, s.y FROM %s", cp->run->query.source),
+					   0, NULL, NULL, pass_batch, cp);
+}
+
+/* The fit's rows: the training side, or every usable row. */
+static int64
+fit_rows(const ClassPasses *cp)
+{
+	return cp->all_rows ? cp->ntrain + cp->ntest : cp->ntrain;
+}
+
+/* Pass 1 and what follows from it: options, classes and weights, the basis. */
+static void
+basis_pass(ClassPasses *cp)
+{
+	const NamedRun *run = cp->run;
+	Size		sbytes;
+	km_basis_state *probe;
+	uint32	   *order;
+	uint32	   *class_of;
+	StringInfoData buf;
+	char	   *basis;
+	Size		blen;
+	km_error	err;
+	int64		n;
+
+	cp->lab_text = palloc0(sizeof(char *) * KM_MAX_CLASSES);
+	cp->lab_value = palloc0(sizeof(double) * KM_MAX_CLASSES);
+	cp->lab_count = palloc0(sizeof(uint64) * KM_MAX_CLASSES);
+
+	/*
+	 * The basis state is sized by d and the options resolved by it: the
+	 * first usable row's length, read by a statement that stops there.
+	 */
+	probe = NULL;
+	{
+		bool		isnull;
+
+		catalog_query_run(&run->query,
+						  psprintf("SELECT pg_catalog.array_length(s.f, 1) FROM %s "
+								   "WHERE s.f IS NOT NULL AND s.y IS NOT NULL LIMIT 1",
+								   run->query.source), 0, NULL, NULL);
+		if (SPI_processed == 1)
+		{
+			Datum		v = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+
+			cp->d = isnull ? 0 : DatumGetInt32(v);
+		}
+		SPI_freetuptable(SPI_tuptable);
+	}
+	if (cp->d > 0)
+	{
+		km_options_resolve(&cp->opts, cp->d);
+		sbytes = km_basis_state_bytes(cp->opts.approximation, (uint32) cp->d,
+									  (uint32) cp->opts.components);
+		if (sbytes == 0 || sbytes > MaxAllocSize)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("kernel_train state is too large"),
+					 errdetail("An approximate classifier of %d components of %d features is beyond 1 GB.",
+							   cp->opts.components, cp->d),
+					 errhint("Use fewer components.")));
+		probe = palloc_extended(sbytes, MCXT_ALLOC_HUGE);
+		SET_VARSIZE(probe, sbytes);
+		km_basis_state_init(probe, cp->opts.approximation, &cp->opts.fit.kernel,
+							cp->opts.standardize, (uint32) cp->d,
+							(uint32) cp->opts.components, (uint64) cp->opts.seed);
+		cp->x = palloc(sizeof(double) * (cp->d + 1));
+		cp->hbuf = palloc(sizeof(double) * (cp->d + 1));
+	}
+	else
+		cp->d = -1;
+	cp->st = probe;
+
+	km_progress_stage("fit: basis pass over the %s rows", cp->all_rows ? "usable" : "training");
+	run_pass(cp, PASS_BASIS);
+	n = fit_rows(cp);
+	if (n == 0)
+		passes_no_rows(run, cp->seen, cp->ntrain + cp->ntest);
+
+	/* the classes in class order, as the kernel_train aggregate orders them */
+	order = palloc(sizeof(uint32) * Max(1, cp->nlab));
+	class_of = palloc(sizeof(uint32) * Max(1, cp->nlab));
+	if (run->query.text_label)
+		km_classes_sort_text((const char *const *) cp->lab_text, (uint32) cp->nlab, order,
+							 class_of, palloc(Max(1, km_classes_sort_work_bytes((uint32) cp->nlab))));
+	else
+		km_classes_sort_float8(cp->lab_value, (uint32) cp->nlab, order, class_of,
+							   palloc(Max(1, km_classes_sort_work_bytes((uint32) cp->nlab))));
+	cp->k = (uint32) cp->nlab;
+	cp->counts = palloc0(sizeof(uint64) * Max(1, cp->k));
+	cp->values = palloc(sizeof(double) * Max(1, cp->k));
+	initStringInfo(&buf);
+	for (uint32 c = 0; c < cp->k; c++)
+	{
+		const char *s = run->query.text_label ? cp->lab_text[order[c]] :
+			float8out_internal(cp->lab_value[order[c]]);
+
+		appendBinaryStringInfo(&buf, s, strlen(s) + 1);
+		cp->counts[c] = cp->lab_count[order[c]];
+		cp->values[c] = cp->lab_value[order[c]];
+	}
+	cp->labels = buf.data;
+	cp->labels_bytes = (uint32) buf.len;
+	if (cp->k < 2)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("training set has a single class"),
+				 errdetail("All " INT64_FORMAT " training rows have the label \"%s\"; a classifier needs at least two classes.",
+						   n, cp->labels),
+				 errhint("Check the query's WHERE clause, or train on rows of at least two labels.")));
+	km_options_resolve_rows(&cp->opts, (size_t) n);	/* the default lambda, 1 / n */
+	cp->class_w = palloc(sizeof(double) * cp->k);
+	if (km_class_weights_resolve(&cp->opts.class_weight, cp->labels, cp->labels_bytes,
+								 cp->k, cp->counts, cp->class_w, &err) != KM_OK)
+		km_raise(&err);
+
+	blen = km_basis_final_bytes(cp->st);
+	basis = palloc_extended(blen, MCXT_ALLOC_HUGE);
+	if (km_basis_finish(cp->st, basis, palloc(km_basis_finish_scratch_bytes(cp->st) + 1),
+						&err) != KM_OK)
+		km_raise(&err);
+	SET_VARSIZE(basis, blen);
+	pfree(cp->st);
+	cp->st = NULL;
+	if (km_basis_decode(basis, blen, &cp->basis, &err) != KM_OK)
+		km_raise(&err);
+	if (cp->basis.kind == KM_APPROX_RFF)
+	{
+		double	   *W = palloc_extended(mul_size(sizeof(double), mul_size(cp->basis.d, cp->basis.m)),
+										MCXT_ALLOC_HUGE);
+		double	   *b = palloc(sizeof(double) * cp->basis.m);
+
+		km_rff_draw(cp->basis.kernel.gamma, cp->basis.seed, cp->basis.d, cp->basis.m, W, b);
+		cp->basis.W = W;
+		cp->basis.b = b;
+	}
+}
+
+/*
+ * The buffers of the Newton passes, nystrom's factor, and the memory they
+ * take, checked and counted: O(m^2) per class, nothing per row.
+ */
+static void
+newton_setup(ClassPasses *cp)
+{
+	uint32		m = cp->basis.m;
+	uint32		d = (uint32) cp->d;
+	uint32		q = cp->k == 2 ? 1 : cp->k;
+	double		need;
+	km_error	err;
+
+	cp->m = m;
+	cp->q = q;
+	cp->nstate = km_primal_state_doubles(m);
+	need = 8.0 * (2.0 * m * (double) m + 3.0 * m) +	/* L, R; the factor's work */
+		8.0 * q * ((double) cp->nstate + 3.0 * m + 1.0) +	/* states, coef, vecs */
+		8.0 * (double) km_primal_step_work_doubles(m) +
+		8.0 * PASS_BLOCK * ((double) d + m + q + 3.0) +
+		8.0 * (double) km_approx_features_doubles(&cp->basis, PASS_BLOCK) +
+		8.0 * (double) km_primal_add_scratch_doubles(m, PASS_BLOCK);
+	(void) km_mem_reserve(CurrentMemoryContext, need, "kernel_model_train", false);
+	elog(DEBUG1, "kernel_model_train: approximate classifier by passes: m = %u, %u outputs, %.0f bytes",
+		 m, q, need);
+
+	cp->mc = cp->k == 2 ? KM_MULTICLASS_BINARY : KM_MULTICLASS_OVR;
+	cp->logistic = cp->opts.fit.method == KM_METHOD_LOGISTIC;
+	cp->pp.loss = cp->logistic ? KM_PRIMAL_LOGISTIC : KM_PRIMAL_SQHINGE;
+	cp->pp.lambda = cp->opts.fit.lambda;
+	cp->pp.fit_intercept = cp->opts.fit_intercept;
+	cp->pp.tol = cp->opts.fit.tol;
+	cp->pp.max_iter = cp->opts.fit.max_iter;
+	cp->R = palloc_extended(mul_size(sizeof(double), mul_size(m, m)), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	for (uint32 j = 0; j < m; j++)
+		cp->R[j + (size_t) j * m] = 1.0;
+	if (cp->basis.kind == KM_APPROX_NYSTROM)
+	{
+		double	   *fwork = palloc_extended(mul_size(sizeof(double), km_approx_factor_doubles(m) + 1),
+											MCXT_ALLOC_HUGE);
+
+		cp->L = palloc_extended(mul_size(sizeof(double), mul_size(m, m)), MCXT_ALLOC_HUGE);
+		if (km_approx_factor(&cp->basis, cp->L, &cp->eps, fwork, &err, km_interrupt) != KM_OK)
+			km_raise(&err);
+		pfree(fwork);
+	}
+	cp->states = palloc_extended(mul_size(sizeof(double), mul_size(cp->nstate, q)), MCXT_ALLOC_HUGE);
+	cp->coef = palloc0_array(double, (Size) m * q);
+	cp->intercepts = palloc0_array(double, q);
+	cp->vecs = palloc_extended(mul_size(sizeof(double), mul_size(2 * (Size) m, q)), MCXT_ALLOC_HUGE);
+	cp->swork = palloc_extended(mul_size(sizeof(double), km_primal_step_work_doubles(m)), MCXT_ALLOC_HUGE);
+	cp->solvers = palloc(sizeof(km_primal_solver) * q);
+	cp->before = palloc(sizeof(double) * (m + 1));
+	cp->Xs = palloc(sizeof(double) * PASS_BLOCK * d);
+	cp->cls = palloc(sizeof(uint32) * PASS_BLOCK);
+	cp->Z = palloc_extended(mul_size(sizeof(double), mul_size(PASS_BLOCK, m)), MCXT_ALLOC_HUGE);
+	cp->fwork = palloc_extended(mul_size(sizeof(double), km_approx_features_doubles(&cp->basis, PASS_BLOCK) + 1),
+								MCXT_ALLOC_HUGE);
+	cp->scratch = palloc_extended(mul_size(sizeof(double), km_primal_add_scratch_doubles(m, PASS_BLOCK)),
+								  MCXT_ALLOC_HUGE);
+	cp->yc = palloc(sizeof(uint32) * PASS_BLOCK);
+	cp->w = palloc(sizeof(double) * PASS_BLOCK);
+	cp->F = palloc(sizeof(double) * PASS_BLOCK * q);
+	cp->p = palloc(sizeof(double) * cp->k);
+	cp->pwork = palloc(sizeof(double) * (km_classify_proba_work_doubles(cp->k) + 1));
+}
+
+/* One Newton (or metrics) pass; the rows it read checked against the basis pass's. */
+static void
+newton_pass(ClassPasses *cp, int64 expect, const char *what)
+{
+	cp->nblock = 0;
+	cp->block_first = 0;
+	cp->correct = 0.0;
+	cp->logloss = 0.0;
+	run_pass(cp, PASS_NEWTON);
+	newton_block(cp);
+	check_pass_rows("basis", expect, what, fit_rows(cp), cp->all_rows ? "usable" : "training");
+}
+
+/* The Newton passes from zero: approx_classify.c's fitter_newton over the query. */
+static void
+newton_passes(ClassPasses *cp, km_class_fit_result *res)
+{
+	int64		n = fit_rows(cp);
+	int			passes = 0;
+	bool		metrics_current = false;
+	km_error	err;
+
+	memset(res, 0, sizeof(*res));
+	for (uint32 c = 0; c < cp->q; c++)
+		km_primal_solver_init(&cp->solvers[c], cp->m);
+	cp->metrics = true;
+	for (;;)
+	{
+		bool		any = false;
+
+		for (uint32 c = 0; c < cp->q; c++)
+			if (!cp->solvers[c].done)
+			{
+				km_primal_state_init(cp->states + (size_t) c * cp->nstate, cp->m);
+				any = true;
+			}
+		if (!any)
+			break;
+		km_progress_stage("fit: newton pass %d over the %s rows", passes + 1,
+						  cp->all_rows ? "usable" : "training");
+		newton_pass(cp, n, "newton");
+		passes++;
+		metrics_current = true;
+		for (uint32 c = 0; c < cp->q; c++)
+		{
+			km_primal_solver *s = &cp->solvers[c];
+
+			if (s->done)
+				continue;
+			memcpy(cp->before, cp->coef + (size_t) c * cp->m, sizeof(double) * cp->m);
+			cp->before[cp->m] = cp->intercepts[c];
+			if (km_primal_step(s, &cp->pp, cp->states + (size_t) c * cp->nstate, cp->R,
+							   cp->coef + (size_t) c * cp->m, &cp->intercepts[c],
+							   cp->vecs + (size_t) c * 2 * cp->m, cp->swork, &err,
+							   km_interrupt) != KM_OK)
+				km_raise(&err);
+			if (!s->done || cp->before[cp->m] != cp->intercepts[c] ||
+				memcmp(cp->before, cp->coef + (size_t) c * cp->m, sizeof(double) * cp->m) != 0)
+				metrics_current = false;
+		}
+	}
+	if (!metrics_current)
+	{
+		/* every solver is done: the pass adds the metrics only */
+		km_progress_stage("fit: metrics pass over the %s rows", cp->all_rows ? "usable" : "training");
+		newton_pass(cp, n, "metrics");
+		passes++;
+	}
+	res->solver = KM_SOLVER_PRIMAL_NEWTON;
+	res->multiclass = cp->mc;
+	res->n_outputs = cp->q;
+	res->has_probability = cp->logistic;
+	res->converged = true;
+	for (uint32 c = 0; c < cp->q; c++)
+	{
+		res->objective += cp->solvers[c].objective;
+		res->iterations = Max(res->iterations, cp->solvers[c].iterations);
+		res->converged = res->converged && cp->solvers[c].converged;
+	}
+	res->train_accuracy = cp->correct / (double) n;
+	res->train_log_loss = cp->logistic ? cp->logloss / (double) n : NAN;
+	elog(DEBUG1, "kernel_model_train: approximate %s by passes, %u classes, m = %u, %d passes, training accuracy %.6f",
+		 km_method_name(cp->opts.fit.method), cp->k, cp->m, passes, res->train_accuracy);
+}
+
+/* The model over the basis, as the kernel_train aggregate assembles it. */
+static bytea *
+assemble_model(ClassPasses *cp, const km_class_fit_result *res, MemoryContext ctx)
+{
+	const km_method_ops *ops = km_method_get(cp->opts.fit.method);
+	const km_basis *b = &cp->basis;
+	km_model	mo;
+	MemoryContext old;
+	bytea	   *out;
+
+	if (cp->L != NULL)
+		km_pass_unwhiten(cp->L, cp->m, cp->q, cp->coef);
+	if (!km_all_finite(cp->coef, (size_t) cp->m * cp->q))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("approximate classifier coefficients are out of range for type double precision"),
+				 errdetail("alpha = L^-T w over the %u centres is not finite (eps %g).", cp->m, cp->eps),
+				 errhint("Raise lambda, or use fewer components.")));
+	if (!res->converged)
+		ereport(WARNING,
+				(errcode(ERRCODE_WARNING),
+				 errmsg("%s did not converge", km_method_name(cp->opts.fit.method)),
+				 errdetail("The primal Newton passes stopped after %d steps before reaching tol %g.",
+						   res->iterations, cp->opts.fit.tol),
+				 errhint("Raise \"max_iter\" or \"tol\", or raise lambda.")));
+	memset(&mo, 0, sizeof(mo));
+	/* the approximate model: the basis, alpha over it */
+	mo.approximation = b->kind;
+	mo.kernel = b->kernel;
+	mo.standardize = b->standardize;
+	mo.components = (uint32) cp->opts.components;
+	mo.rank = mo.n_train = b->m;
+	mo.n_features = b->d;
+	mo.n_outputs = cp->q;
+	mo.mean = b->mean;
+	mo.scale = b->scale;
+	mo.X = b->kind == KM_APPROX_NYSTROM ? b->centres : NULL;
+	mo.rff_W = b->W;
+	mo.rff_b = b->b;
+	mo.approx_eps = cp->eps;
+	mo.approx_seed = b->seed;
+	mo.alpha = cp->coef;
+	mo.intercepts = cp->intercepts;
+	mo.intercept = cp->intercepts[0];
+	mo.rows_seen = (uint64) fit_rows(cp);
+	/* the classifier: method, classes, fit */
+	mo.method = cp->opts.fit.method;
+	mo.task = KM_TASK_CLASSIFICATION;
+	mo.fit_intercept = cp->opts.fit_intercept;
+	ops->store_classes(&cp->opts.fit, res, &mo);
+	sscanf(KM_VERSION_STRING, "%hhu.%hhu.%hhu", &mo.writer_version[0],
+		   &mo.writer_version[1], &mo.writer_version[2]);
+	mo.n_classes = cp->k;
+	mo.label_type = cp->run->query.text_label ? KM_LABEL_TEXT : KM_LABEL_FLOAT8;
+	mo.multiclass = (km_multiclass) res->multiclass;
+	mo.labels = cp->labels;
+	mo.labels_bytes = cp->labels_bytes;
+	mo.class_counts = (const uint64_t *) cp->counts;
+	mo.solver = res->solver;
+	mo.train_accuracy = res->train_accuracy;
+	mo.train_log_loss = isfinite(res->train_log_loss) ? res->train_log_loss : 0.0;
+	mo.cv = KM_CV_NONE;
+	old = MemoryContextSwitchTo(ctx);
+	out = km_model_to_bytea(&mo);
+	MemoryContextSwitchTo(old);
+	return out;
+}
+
+/* Passes 1 and 2: the model of the training rows (or every usable row), into ctx. */
+static bytea *
+classifier_passes(const NamedRun *run, bool all_rows, MemoryContext ctx,
+				  int64 *rows, int *d)
+{
+	MemoryContext tmp = AllocSetContextCreate(CurrentMemoryContext,
+											  "kernel_ml classifier passes",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(tmp);
+	ClassPasses *cp = palloc0(sizeof(ClassPasses));
+	km_class_fit_result res;
+	bytea	   *model;
+
+	cp->run = run;
+	cp->cxt = tmp;
+	cp->opts = run->opts;
+	cp->all_rows = all_rows;
+	cp->thr = km_holdout_threshold(run->opts.test_fraction);
+	km_blas_setup();
+	basis_pass(cp);
+	newton_setup(cp);
+	newton_passes(cp, &res);
+	model = assemble_model(cp, &res, ctx);
+	*rows = fit_rows(cp);
+	*d = cp->d;
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(tmp);
+	return model;
+}
+
+void
+passes_class_score(const NamedRun *run, Datum model, bool holdout_only,
+				   ClassScores *holdout, ClassScores *train, int64 *skipped)
+{
+	ClassPasses cp;
+	ClassScorer test_sc;
+	ClassScorer train_sc;
+
+	/* in line before the scan: no TOAST read while the query's role is in effect */
+	model = PointerGetDatum(pg_detoast_datum_copy((struct varlena *) DatumGetPointer(model)));
+	memset(&cp, 0, sizeof(cp));
+	cp.run = run;
+	cp.cxt = CurrentMemoryContext;
+	cp.opts = run->opts;
+	cp.thr = km_holdout_threshold(run->opts.test_fraction);
+	cp.d = -1;
+	km_progress_stage("score: pass over the %s rows", holdout_only ? "held-out" : "usable");
+	class_scorer_begin(&test_sc, model, holdout);
+	cp.test_sc = &test_sc;
+	if (!holdout_only)
+	{
+		class_scorer_begin(&train_sc, model, train);
+		cp.train_sc = &train_sc;
+	}
+	run_pass(&cp, PASS_SCORE);
+	class_scorer_end(&test_sc, holdout);
+	if (!holdout_only)
+	{
+		class_scorer_end(&train_sc, train);
+		*skipped = cp.skipped;
+	}
+}
+
+void
+passes_classify_fit_and_score(NamedRun *run, MemoryContext work)
+{
+	int64		fit_n;
+	int64		all_n;
+	int			d;
+	bytea	   *split_model;
+
+	km_check_components_memory((uint32) run->opts.components, "kernel_model_train");
+	split_model = classifier_passes(run, false, work, &fit_n, &d);
+	run->d = d;
+	passes_class_score(run, PointerGetDatum(split_model), false, &run->test_class,
+					   &run->train_class, &run->skipped);
+	run->ntest = (int64) run->test_class.cm.n + run->test_class.unknown;
+	run->ntrain = (int64) run->train_class.cm.n + run->train_class.unknown;
+	run->rows = run->ntest + run->ntrain;
+	check_pass_rows("basis", fit_n, "scoring", run->ntrain, "training");
+	run->model = split_model;
+	if (run->refit && run->ntest > 0)
+	{
+		run->model = classifier_passes(run, true, work, &all_n, &d);
+		check_pass_rows("scoring", run->rows, "refit", all_n, "usable");
+	}
+}
