@@ -235,6 +235,22 @@ struct km_candidate;
 struct km_method_option;
 
 /*
+ * The rows of an approximate (primal) fit as a caller supplies them: n
+ * targets in memory, and the features (rows x m, row-major) of rows
+ * [i0, i0 + rows), rows <= block, on demand, so that a fit holds one block
+ * of features at a time (the caller computes them: basis, standardization,
+ * whitening; it may raise there).
+ */
+typedef struct km_row_blocks
+{
+	size_t		n;
+	size_t		block;
+	const double *y;
+	const double *(*features) (void *arg, size_t i0, size_t rows);
+	void	   *arg;
+} km_row_blocks;
+
+/*
  * One stored field of a model: the common header (model.c) and each
  * method's section are described by tables of these, which drive
  * encoding, decoding, validation and kernel_model_info alike.
@@ -365,6 +381,20 @@ typedef struct km_method_ops
 	bool		lambda_per_row;
 	double		default_tol;
 	bool		solver_max_iter;
+
+	/*
+	 * The approximate form (nystrom, rff) of a regression method fitted in
+	 * the primal on m features (NULL: none; ridge's approximate form is its
+	 * closed-form solve from the sums, approx.h): coef (m) and *b from
+	 * coef = 0, b = 0 by passes over rows, R the m x m penalty (NULL: I);
+	 * res gets iterations, converged, train_rmse and its method_result.
+	 * work: primal_fit_doubles(m, rows->block).
+	 */
+	size_t		(*primal_fit_doubles) (uint32_t m, size_t block);
+	km_status	(*primal_fit) (const km_fit_params *p, const km_row_blocks *rows,
+							   uint32_t m, const double *R, double *coef,
+							   double *b, km_fit_result *res, double *work,
+							   km_error *err, km_interrupt_fn interrupt);
 
 	/* ---- classification (task KM_TASK_CLASSIFICATION; NULL / 0 for regression) ---- */
 

@@ -1007,13 +1007,32 @@ check_approximation(const km_options_parser *p, const km_method_ops *ops,
 			out->fit.max_iter = KM_PRIMAL_MAX_ITER;
 		return true;
 	}
+	else if (ops->primal_fit != NULL)
+	{
+		/*
+		 * Approximate regression in the primal (svr): Newton passes at one
+		 * lambda and one gamma; max_iter counts Newton steps.
+		 */
+		if (out->cv != KM_CV_NONE || out->lambdas.n > 1 || out->gammas.n > 1)
+		{
+			snprintf(message, sizeof(message),
+					 "approximate method \"%s\" takes a single lambda and gamma",
+					 ops->name);
+			return fail(err, "Give one \"lambda\" and one \"gamma\" without \"cv\", or remove \"approximation\" to select them by k-fold.",
+						message, "Method \"%s\" with approximation \"%s\" is fitted by Newton passes over the rows at one lambda and gamma; it has no model selection.",
+						ops->name, km_approx_name(out->approximation));
+		}
+		if (!p->given[KM_OPT_MAX_ITER])
+			out->fit.max_iter = KM_PRIMAL_MAX_ITER;
+		return true;
+	}
 	else if (out->fit.method != KM_METHOD_RIDGE)
 	{
 		snprintf(message, sizeof(message),
 				 "approximation \"%s\" does not apply to method \"%s\"",
 				 km_approx_name(out->approximation), ops->name);
-		return fail(err, "Remove \"approximation\", or use \"method\": \"ridge\", \"svm\" or \"logistic\".",
-					message, "Approximate models are solved by kernel ridge, or by svm and logistic in the primal; method \"%s\" %s.",
+		return fail(err, "Remove \"approximation\", or use \"method\": \"ridge\", \"svr\", \"svm\" or \"logistic\".",
+					message, "Approximate models are solved by kernel ridge, or by svr, svm and logistic in the primal; method \"%s\" %s.",
 					ops->name, ops->summary);
 	}
 	if (out->cv != KM_CV_NONE && out->cv != KM_CV_GCV)

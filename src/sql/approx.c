@@ -1397,7 +1397,11 @@ km_approx_train_rowset(RowSet *rs)
 	MemoryContext old;
 	bytea	   *result;
 	bytea	   *out;
+	const km_method_ops *ops = km_method_get(opts.fit.method);
 
+	/* a method fitted in the primal (svr): approx_primal.c */
+	if (ops != NULL && ops->primal_fit != NULL)
+		return km_approx_primal_train_rowset(rs);
 	km_options_resolve(&opts, (int) d);
 	sbytes = rowset_check_memory(&opts, d, rs->n);
 	memset(&t, 0, sizeof(t));

@@ -42,6 +42,8 @@ void		km_default_gamma(km_options *opts, const double *Xs, size_t n, int d,
 
 /* Approximate models (approx.c): both passes over the collected rows. */
 bytea	   *km_approx_train_rowset(RowSet *rs);
+/* The same for a method fitted in the primal (approx_primal.c; km_method_ops.primal_fit). */
+bytea	   *km_approx_primal_train_rowset(RowSet *rs);
 /*
  * The same for a classification method (classify.c): text labels, or the
  * distinct float8 targets as labels.  km_train_rowset calls it.

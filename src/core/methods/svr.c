@@ -180,14 +180,20 @@ km_svr_primal_fit_doubles(uint32_t m, size_t block)
 		+ 2 * mm + km_primal_step_work_doubles(m) + mm * mm;
 }
 
-km_status
-km_svr_primal_fit(const double *Z, size_t rows, uint32_t m, const double *y,
-				  const double *weights, double epsilon,
-				  const km_primal_params *p, const double *R, size_t block,
+/*
+ * The pass/step loop over the rows of rb (features block by block from its
+ * callback), weights (or NULL: 1) beside them: km_svr_primal_fit's contract.
+ */
+static km_status
+svr_primal_passes(const km_row_blocks *rb, const double *weights, uint32_t m,
+				  double epsilon, const km_primal_params *p, const double *R,
 				  double *coef, double *b, km_primal_solver *s, double *work,
 				  km_error *err, km_interrupt_fn interrupt)
 {
 	size_t		mm = m;
+	size_t		rows = rb->n;
+	size_t		block = rb->block;
+	const double *y = rb->y;
 	double	   *state,
 			   *scratch,
 			   *vecs,
@@ -231,8 +237,8 @@ km_svr_primal_fit(const double *Z, size_t rows, uint32_t m, const double *y,
 		{
 			size_t		nb = rows - r0 < block ? rows - r0 : block;
 
-			if (!km_svr_primal_add(state, m, Z + r0 * mm, nb, y + r0,
-								   weights ? weights + r0 : NULL, epsilon,
+			if (!km_svr_primal_add(state, m, rb->features(rb->arg, r0, nb), nb,
+								   y + r0, weights ? weights + r0 : NULL, epsilon,
 								   coef, *b, scratch, interrupt))
 				return km_fail(err, KM_ERR_DIVERGED, "svr primal newton diverged",
 							   "A decision value is not finite after %d Newton steps.",
@@ -248,6 +254,35 @@ km_svr_primal_fit(const double *Z, size_t rows, uint32_t m, const double *y,
 					   "The solver stopped after %d Newton steps with a gradient norm of %g (%g at the start).",
 					   s->iterations, s->grad_norm, s->grad_norm0);
 	return KM_OK;
+}
+
+/* A matrix in memory as row blocks. */
+typedef struct matrix_rows
+{
+	const double *Z;
+	uint32_t	m;
+} matrix_rows;
+
+static const double *
+matrix_features(void *arg, size_t i0, size_t rows)
+{
+	const matrix_rows *mr = arg;
+
+	return mr->Z + i0 * (size_t) mr->m;
+}
+
+km_status
+km_svr_primal_fit(const double *Z, size_t rows, uint32_t m, const double *y,
+				  const double *weights, double epsilon,
+				  const km_primal_params *p, const double *R, size_t block,
+				  double *coef, double *b, km_primal_solver *s, double *work,
+				  km_error *err, km_interrupt_fn interrupt)
+{
+	matrix_rows mr = {Z, m};
+	km_row_blocks rb = {rows, block, y, matrix_features, &mr};
+
+	return svr_primal_passes(&rb, weights, m, epsilon, p, R, coef, b, s, work,
+							 err, interrupt);
 }
 
 /* ---- the method: registry entry KM_METHOD_SVR (methods.def) ---- */
@@ -382,6 +417,77 @@ svr_store(const km_fit_params *p, const km_fit_result *res, km_model *m)
 	f->n_support = sr->n_support;
 }
 
+static size_t
+svr_primal_fit_doubles(uint32_t m, size_t block)
+{
+	size_t		own = km_svr_primal_fit_doubles(m, block);
+
+	/* then one block's decision values for the training error */
+	return own == 0 || own > SIZE_MAX / 8 - block ? 0 : own + block;
+}
+
+/*
+ * The approximate form: LIBLINEAR's L2-loss epsilon-SVR on the features
+ * (svr.h), then one more pass for the training RMSE and the rows outside
+ * the tube (n_support: the rows whose loss is not 0).
+ */
+static km_status
+svr_primal_fit(const km_fit_params *p, const km_row_blocks *rows, uint32_t m,
+			   const double *R, double *coef, double *b, km_fit_result *res,
+			   double *work, km_error *err, km_interrupt_fn interrupt)
+{
+	const svr_params *sp = KM_METHOD_BLOB_CONST(&p->method_params, svr_params);
+	svr_result *sr = KM_METHOD_BLOB(&res->method_result, svr_result);
+	km_primal_params pp;
+	km_primal_solver s;
+	double	   *f = work + km_svr_primal_fit_doubles(m, rows->block);
+	double		sse = 0.0;
+	uint32_t	outside = 0;
+	km_status	st;
+
+	if (!(p->lambda > 0.0))
+		return km_fail(err, KM_ERR_INVALID, "svr needs lambda > 0",
+					   "Method \"svr\" minimizes the mean loss plus lambda / 2 ||w||^2; lambda = %g leaves it unbounded below.",
+					   p->lambda);
+	memset(&pp, 0, sizeof(pp));
+	pp.loss = KM_PRIMAL_SQHINGE;	/* not read by the step (svr.h) */
+	pp.lambda = p->lambda;
+	pp.fit_intercept = p->fit_intercept;
+	pp.tol = p->tol;
+	pp.max_iter = p->max_iter;
+	st = svr_primal_passes(rows, NULL, m, sp->epsilon, &pp, R, coef, b, &s,
+						   work, err, interrupt);
+	res->iterations = s.iterations;
+	res->converged = s.converged;
+	sr->objective = s.objective;
+	if (st != KM_OK)
+		return st;
+	for (size_t i0 = 0; i0 < rows->n; i0 += rows->block)
+	{
+		size_t		nb = rows->n - i0 < rows->block ? rows->n - i0 : rows->block;
+		const double *Z = rows->features(rows->arg, i0, nb);
+
+		cblas_dgemv(CblasRowMajor, CblasNoTrans, (int) nb, (int) m, 1.0, Z,
+					(int) m, coef, 1, 0.0, f, 1);
+		for (size_t i = 0; i < nb; i++)
+		{
+			double		r = rows->y[i0 + i] - f[i] - *b;
+
+			sse += r * r;
+			outside += fabs(r) > sp->epsilon;
+		}
+		km_check_interrupts(interrupt);
+	}
+	res->train_rmse = sqrt(sse / (double) rows->n);
+	sr->n_support = outside;
+	if (!isfinite(res->train_rmse))
+		return km_fail(err, KM_ERR_OVERFLOW,
+					   "svr training error is out of range for type double precision",
+					   "The training residual y - z coef - b overflowed after %d Newton steps.",
+					   s.iterations);
+	return KM_OK;
+}
+
 static const char *
 svr_hint(km_status status)
 {
@@ -423,4 +529,7 @@ const km_method_ops km_svr_ops = {
 	.lambda_per_row = true,
 	.default_tol = 1e-3,
 	.solver_max_iter = true,
+	/* nystrom, rff: the L2-loss primal by Newton passes */
+	.primal_fit_doubles = svr_primal_fit_doubles,
+	.primal_fit = svr_primal_fit,
 };
