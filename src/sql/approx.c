@@ -1353,6 +1353,17 @@ rowset_sums(RowSet *rs, const km_basis *b, double *Xs)
 	return acc;
 }
 
+void
+rowset_too_large(const km_options *opts, uint32 d)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("kernel_train state is too large"),
+			 errdetail("A basis of %d components of %u features would exceed 1 GB.",
+					   opts->components, d),
+			 errhint("Use fewer components.")));
+}
+
 /*
  * The basis state's bytes of the one-statement form; raises when the basis,
  * the sums and the solve are too large or do not fit kernel_ml.max_memory.
@@ -1365,12 +1376,7 @@ rowset_check_memory(const km_options *opts, uint32 d, int64 n)
 		(uint32) Min((int64) opts->components, n) : (uint32) opts->components;
 
 	if (sbytes == 0 || sbytes > MaxAllocSize || km_accum_bytes(KM_ACCUM_GRAM, mmax) == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("kernel_train state is too large"),
-				 errdetail("A basis of %d components of %u features would exceed 1 GB.",
-						   opts->components, d),
-				 errhint("Use fewer components.")));
+		rowset_too_large(opts, d);
 	km_check_memory((double) sbytes + (double) km_accum_bytes(KM_ACCUM_GRAM, mmax) +
 					approx_solve_memory(mmax) +
 					8.0 * APPROX_BLOCK * ((double) mmax + 2.0 * d) +

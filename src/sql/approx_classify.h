@@ -63,6 +63,9 @@ void		km_approx_fit_classifier(RowSet *rs, const km_options *opts,
 void		rowset_basis(RowSet *rs, const km_options *opts, Size sbytes,
 						 double *Xs, km_basis *b);
 
+/* Raises "kernel_train state is too large" for a basis of opts->components. */
+pg_attribute_noreturn() void rowset_too_large(const km_options *opts, uint32 d);
+
 /*
  * Rows [i0, i0 + r) of rs standardized by b's scaler into Xs (r x d);
  * raises naming the row and feature whose value overflows.

@@ -73,12 +73,7 @@ primal_check_memory(const km_options *opts, const km_method_ops *ops, uint32 d,
 	size_t		feat = km_approx_features_doubles(&(km_basis) {.kind = opts->approximation, .d = d, .m = m}, AP_BLOCK);
 
 	if (sbytes == 0 || sbytes > MaxAllocSize || fit == 0 || feat == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("kernel_train state is too large"),
-				 errdetail("A basis of %d components of %u features would exceed 1 GB.",
-						   opts->components, d),
-				 errhint("Use fewer components.")));
+		rowset_too_large(opts, d);
 	km_check_memory((double) sbytes + 8.0 * ((double) fit + (double) feat +
 											 2.0 * m * (double) m +
 											 AP_BLOCK * ((double) m + d) + m),
