@@ -45,12 +45,18 @@
  *     "takes no ..." details of the other methods, which list them too.
  *
  * Nothing else: no enum, switch, options table, km_fit_params,
- * km_fit_result or km_model field changes.  Still outside the seam (see
- * the 0.3.0 design): the method-specific branches of options_core.c's
- * approximation check and its text-label hint; an
- * approximate (Nystrom / RFF) form, which only ridge, svm and logistic have
- * (src/core/approx.c, src/sql/approx_classify.c); and the selection rules
- * (k-fold scores regression by MSE, svm by accuracy, logistic by log-loss).
+ * km_fit_result or km_model field changes.  A regression method with an
+ * approximate (Nystrom / RFF) form in the primal fills .primal_fit and
+ * .primal_fit_doubles (src/sql/approx_primal.c drives it for kernel_train).
+ * Still outside the seam (see the 0.3.0 design): the method-specific
+ * branches of options_core.c's approximation check (ridge's closed form,
+ * the classifiers' solvers) and its text-label hint; the classifiers'
+ * approximate form (src/core/primal_pass.c, class ids only) and the named
+ * models' SQL passes (ridge's sums, the classifiers' Newton passes: a
+ * primal_fit method trains named approximate models in memory); approximate
+ * model selection for a primal_fit method (one lambda and gamma); and the
+ * selection rules (k-fold scores regression by MSE, svm by accuracy,
+ * logistic by log-loss).
  */
 #ifndef KM_METHOD_H
 #define KM_METHOD_H
