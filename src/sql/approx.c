@@ -24,14 +24,14 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
-#include "approx_classify.h"
 #include "basis.h"
-#include "train.h"
 #include "json.h"
 #include "options.h"
 #include "pgprogress.h"
 #include "pgutil.h"
 #include "rowset.h"
+#include "train_paths.h"
+#include "train_rows.h"
 
 PG_FUNCTION_INFO_V1(kernel_basis_sfunc);
 PG_FUNCTION_INFO_V1(kernel_basis_combine);
@@ -719,22 +719,6 @@ flush_bufs_free(FlushBufs *f)
 	pfree(f->scratch);
 }
 
-/* rff: the random features of b drawn from its seed (b->W, b->b set). */
-static void
-basis_draw(km_basis *b)
-{
-	double	   *W;
-	double	   *bv;
-
-	if (b->kind != KM_APPROX_RFF)
-		return;
-	W = palloc_extended(mul_size(sizeof(double), mul_size(b->d, b->m)), MCXT_ALLOC_HUGE);
-	bv = palloc(sizeof(double) * b->m);
-	km_rff_draw(b->kernel.gamma, b->seed, b->d, b->m, W, bv);
-	b->W = W;
-	b->b = bv;
-}
-
 /*
  * rows buffered standardized rows X with targets y into the sums of acc:
  * their features in one km_approx_features call, then one dsyrk + dgemv.
@@ -1224,7 +1208,7 @@ kernel_train_basis_combine(PG_FUNCTION_ARGS)
 		/* b's buffered rows into a's sums (a's own buffer stays buffered) */
 		FlushBufs	f = flush_bufs_alloc(&bb);
 
-		basis_draw(&bb);
+		km_basis_draw(&bb);
 		km_blas_setup();
 		add_rows(a, &bb, pb.X, pb.y, pb.t->pending, &f);
 		flush_bufs_free(&f);
@@ -1245,7 +1229,7 @@ kernel_train_basis_final(PG_FUNCTION_ARGS)
 		PG_RETURN_NULL();
 	p = approx_check(acc, VARSIZE(acc), &b);
 	km_progress_begin("kernel_train");
-	basis_draw(&b);
+	km_basis_draw(&b);
 	if (p.t->pending > 0)
 	{
 		/* FINALFUNC_MODIFY = READ_WRITE: the buffer goes into the sums */
@@ -1261,66 +1245,6 @@ kernel_train_basis_final(PG_FUNCTION_ARGS)
 	if (result == NULL)
 		PG_RETURN_NULL();
 	PG_RETURN_BYTEA_P(result);
-}
-
-/*
- * Pass 1 of the one-statement form: the basis of the collected rows (Xs:
- * a buffer of at least d doubles), with rff's random features drawn.
- */
-void
-rowset_basis(RowSet *rs, const km_options *opts, Size sbytes, double *Xs,
-			 km_basis *b)
-{
-	uint32		d = (uint32) rs->d;
-	km_basis_state *st;
-	char	   *basis;
-	Size		blen;
-	double	   *work;
-	km_error	err;
-
-	km_progress_phase("basis: " INT64_FORMAT " rows", rs->n);
-	st = palloc_extended(sbytes, MCXT_ALLOC_HUGE);
-	SET_VARSIZE(st, sbytes);
-	km_basis_state_init(st, opts->approximation, &opts->fit.kernel, opts->standardize,
-						d, (uint32) opts->components, (uint64) opts->seed);
-	for (int64 i = 0; i < rs->n; i++)
-	{
-		for (uint32 j = 0; j < d; j++)
-			Xs[j] = rs->X[i * d + j] + 0.0;
-		km_basis_state_add(st, Xs, hash_bytes_extended((const unsigned char *) Xs,
-													   (int) (sizeof(double) * d), st->seed));
-		if ((i & 0x3FF) == 0)
-			CHECK_FOR_INTERRUPTS();
-	}
-	blen = km_basis_final_bytes(st);
-	basis = palloc_extended(blen, MCXT_ALLOC_HUGE);
-	work = palloc(km_basis_finish_scratch_bytes(st) + 1);
-	if (km_basis_finish(st, basis, work, &err) != KM_OK)
-		km_raise(&err);
-	SET_VARSIZE(basis, blen);
-	pfree(st);
-	if (km_basis_decode(basis, blen, b, &err) != KM_OK)
-		km_raise(&err);
-	basis_draw(b);
-}
-
-void
-rowset_standardize(RowSet *rs, const km_basis *b, int64 i0, int64 r, double *Xs)
-{
-	uint32		d = (uint32) rs->d;
-
-	for (int64 i = 0; i < r; i++)
-	{
-		int			bad = km_standardize_row(rs->X + (i0 + i) * d, (int) d, b->mean,
-											 b->scale, Xs + i * d);
-
-		if (bad >= 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-					 errmsg("standardized feature is out of range for type double precision"),
-					 errdetail("Feature %d of row " INT64_FORMAT " overflowed when standardized.",
-							   bad + 1, i0 + i + 1)));
-	}
 }
 
 /*
