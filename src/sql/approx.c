@@ -354,6 +354,32 @@ basis_state_arg(FunctionCallInfo fcinfo, int argno, MemoryContext aggctx)
 }
 
 /*
+ * The row's d features (arr) into bc->row, -0.0 read as 0.0 so that equal
+ * rows hash equal; an error unless d is the state's length.
+ */
+static void
+basis_call_row(BasisCall *bc, const km_basis_state *st, ArrayType *arr, int d,
+			   const char *what)
+{
+	if ((uint32) d != st->d)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("feature arrays must all have the same length"),
+				 errdetail("Row " INT64_FORMAT " has %d features; the first row had %u.",
+						   st->rows + 1, d, st->d)));
+	if (bc->d != d)
+	{
+		if (bc->row)
+			pfree(bc->row);
+		bc->row = MemoryContextAlloc(bc->cxt, sizeof(double) * d);
+		bc->d = d;
+	}
+	km_array_copy(arr, d, bc->row, what);
+	for (int j = 0; j < d; j++)
+		bc->row[j] += 0.0;		/* -0.0 is 0.0: equal rows hash equal */
+}
+
+/*
  * kernel_basis_sfunc(state bytea, features float8[], options jsonb)
  *
  * A state this call site did not create (an INITCOND, a state reached
@@ -394,22 +420,7 @@ kernel_basis_sfunc(PG_FUNCTION_ARGS)
 	d = km_array_length(arr, what);
 	if (st == NULL)
 		h->state = st = basis_state_create(aggctx, bc, d);
-	if ((uint32) d != st->d)
-		ereport(ERROR,
-				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("feature arrays must all have the same length"),
-				 errdetail("Row " INT64_FORMAT " has %d features; the first row had %u.",
-						   st->rows + 1, d, st->d)));
-	if (bc->d != d)
-	{
-		if (bc->row)
-			pfree(bc->row);
-		bc->row = MemoryContextAlloc(bc->cxt, sizeof(double) * d);
-		bc->d = d;
-	}
-	km_array_copy(arr, d, bc->row, what);
-	for (int j = 0; j < d; j++)
-		bc->row[j] += 0.0;		/* -0.0 is 0.0: equal rows hash equal */
+	basis_call_row(bc, st, arr, d, what);
 	km_basis_state_add(st, bc->row,
 					   hash_bytes_extended((const unsigned char *) bc->row,
 										   (int) (sizeof(double) * d), st->seed));
@@ -890,6 +901,40 @@ train_call_matches(TrainCall *tc, FunctionCallInfo fcinfo, Jsonb *opts,
 	return true;
 }
 
+/* Options (parsed) that a basis cannot train: another approximation, a classifier. */
+static void
+train_call_check_options(const km_options *opts, const km_basis *b)
+{
+	if (opts->approximation != b->kind)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("options and basis disagree on the approximation"),
+				 errdetail("The options give approximation \"%s\"; the basis is \"%s\".",
+						   km_approx_name(opts->approximation), km_approx_name(b->kind)),
+				 errhint("Pass the same options to kernel_basis and kernel_train.")));
+	if (km_method_task(opts->fit.method) != KM_TASK_REGRESSION)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("kernel_train with a basis trains kernel ridge regression only"),
+				 errdetail("The options give method \"%s\", a classifier; its primal Newton needs several passes over the rows.",
+						   km_method_name(opts->fit.method)),
+				 errhint("Train an approximate classifier in one statement: kernel_train(features, label, options) with \"approximation\" in the options.")));
+}
+
+/* The memory of a call's entry checked, and reserved in its context (tc->cxt). */
+static void
+train_call_memory(TrainCall *tc)
+{
+	km_check_components_memory(tc->b.m, "kernel_train");
+	km_check_memory((double) approx_state_bytes(tc->b.m, tc->b.d, (uint32) tc->basis_len) +
+					8.0 * (double) flush_bufs_doubles(&tc->b) +
+					approx_solve_memory(tc->b.m), "kernel_train", false);
+	/* counted against kernel_ml.max_memory until the entry is evicted */
+	(void) km_mem_reserve(tc->cxt, (double) tc->basis_len +
+						  8.0 * ((double) flush_bufs_doubles(&tc->b) + (double) (tc->b.d + 1) * tc->b.m),
+						  "kernel_train", false);
+}
+
 static TrainCall *
 train_call_build(Jsonb *opts, const bytea *raw, struct varlena *datum)
 {
@@ -911,31 +956,11 @@ train_call_build(Jsonb *opts, const bytea *raw, struct varlena *datum)
 	memcpy(tc->basis, raw, tc->basis_len);
 	if (km_basis_decode(tc->basis, tc->basis_len, &tc->b, &err) != KM_OK)
 		km_raise(&err);
-	if (o.approximation != tc->b.kind)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("options and basis disagree on the approximation"),
-				 errdetail("The options give approximation \"%s\"; the basis is \"%s\".",
-						   km_approx_name(o.approximation), km_approx_name(tc->b.kind)),
-				 errhint("Pass the same options to kernel_basis and kernel_train.")));
-	if (km_method_task(o.fit.method) != KM_TASK_REGRESSION)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("kernel_train with a basis trains kernel ridge regression only"),
-				 errdetail("The options give method \"%s\", a classifier; its primal Newton needs several passes over the rows.",
-						   km_method_name(o.fit.method)),
-				 errhint("Train an approximate classifier in one statement: kernel_train(features, label, options) with \"approximation\" in the options.")));
+	train_call_check_options(&o, &tc->b);
 	km_options_resolve(&o, (int) tc->b.d);
 	tc->opts = o;
 	approx_lambdas(&tc->opts, &tc->tail);
-	km_check_components_memory(tc->b.m, "kernel_train");
-	km_check_memory((double) approx_state_bytes(tc->b.m, tc->b.d, (uint32) tc->basis_len) +
-					8.0 * (double) flush_bufs_doubles(&tc->b) +
-					approx_solve_memory(tc->b.m), "kernel_train", false);
-	/* counted against kernel_ml.max_memory until the entry is evicted */
-	(void) km_mem_reserve(cxt, (double) tc->basis_len +
-						  8.0 * ((double) flush_bufs_doubles(&tc->b) + (double) (tc->b.d + 1) * tc->b.m),
-						  "kernel_train", false);
+	train_call_memory(tc);
 	if (tc->b.kind == KM_APPROX_RFF)
 	{
 		tc->W = palloc_extended(mul_size(sizeof(double), mul_size(tc->b.d, tc->b.m)), MCXT_ALLOC_HUGE);
@@ -1164,6 +1189,22 @@ kernel_train_basis_sfunc(PG_FUNCTION_ARGS)
 	PG_RETURN_BYTEA_P((bytea *) acc);
 }
 
+/* Two parts of one kernel_train call: the same basis and options, or an error. */
+static void
+check_states_match(const km_accum *a, const km_accum *b, const ApproxParts *pa,
+				   const ApproxParts *pb)
+{
+	if (VARSIZE(a) != VARSIZE(b) || pa->t->basis_bytes != pb->t->basis_bytes ||
+		memcmp(pa->basis, pb->basis, pa->t->basis_bytes) != 0 ||
+		pa->t->n_lambdas != pb->t->n_lambdas || pa->t->fit_intercept != pb->t->fit_intercept ||
+		memcmp(pa->t->lambdas, pb->t->lambdas, sizeof(double) * pa->t->n_lambdas) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("kernel_train states do not match"),
+				 errdetail("Two parts of one kernel_train call have different bases or options."),
+				 errhint("Pass one basis and one options value to every row.")));
+}
+
 Datum
 kernel_train_basis_combine(PG_FUNCTION_ARGS)
 {
@@ -1191,15 +1232,7 @@ kernel_train_basis_combine(PG_FUNCTION_ARGS)
 		PG_RETURN_BYTEA_P((bytea *) a);
 	}
 	pa = approx_check(a, VARSIZE(a), &ba);
-	if (VARSIZE(a) != VARSIZE(b) || pa.t->basis_bytes != pb.t->basis_bytes ||
-		memcmp(pa.basis, pb.basis, pa.t->basis_bytes) != 0 ||
-		pa.t->n_lambdas != pb.t->n_lambdas || pa.t->fit_intercept != pb.t->fit_intercept ||
-		memcmp(pa.t->lambdas, pb.t->lambdas, sizeof(double) * pa.t->n_lambdas) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("kernel_train states do not match"),
-				 errdetail("Two parts of one kernel_train call have different bases or options."),
-				 errhint("Pass one basis and one options value to every row.")));
+	check_states_match(a, b, &pa, &pb);
 	if (km_accum_combine(a, b, &err) != KM_OK)
 		km_raise(&err);
 	pa.t->skipped += pb.t->skipped;
