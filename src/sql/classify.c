@@ -36,7 +36,8 @@
 #include "solve.h"
 #include "split.h"
 #include "svm.h"
-#include "train.h"
+#include "train_paths.h"
+#include "train_rows.h"
 
 PG_FUNCTION_INFO_V1(kernel_train_label_sfunc);
 PG_FUNCTION_INFO_V1(kernel_predict_class);
