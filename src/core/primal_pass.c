@@ -2,7 +2,6 @@
  * primal_pass.c - the primal Newton passes of the approximate classifiers
  * over blocks of rows, every output at once (primal_pass.h).
  */
-#include <float.h>
 #include <math.h>
 #include <string.h>
 
