@@ -33,6 +33,7 @@
 #include "pgutil.h"
 #include "predict.h"
 #include "rowset.h"
+#include "select.h"
 #include "solve.h"
 #include "split.h"
 #include "svm.h"
