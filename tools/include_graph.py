@@ -25,6 +25,10 @@ CORE_LAYER = {
     # base and linear algebra
     "core": "base", "crc32c": "base", "metrics": "base", "progress": "base",
     "solve": "base", "eigen": "base", "accum": "base", "grid": "base",
+    # what a classifier's classes are (label types, multi-class schemes, the
+    # class_weight table): plain types, no code, shared by the methods, the
+    # options and the model record; classify.c's code stays a task
+    "class_types": "base",
     # kernels
     "kernels": "kernels", "kernel_maps": "kernels", "kernel_types": "kernels",
     # representations: Gram diagnostics, Nystrom / RFF, the basis pass
@@ -35,6 +39,10 @@ CORE_LAYER = {
     "svm_method": "methods", "logistic": "methods",
     "logistic_method": "methods", "sgd": "methods", "primal": "methods",
     "primal_pass": "methods",
+    # the km_model record: a method's store op fills it and its METHOD
+    # field table points into it by offset; the format that encodes it is
+    # the model layer (model.h)
+    "model_types": "methods",
     # tasks
     "classify": "tasks",
     # learning: fit, selection, classifier training

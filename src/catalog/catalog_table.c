@@ -2,7 +2,7 @@
  * catalog_table.c - every read and write of the rows of kernel_model_names
  * and kernel_models (catalog_table.h).  Each statement names the columns
  * in table order, so a result column or a parameter is addressed by its
- * Anum_* constant, and runs as the catalog's owner (catalog.c's
+ * Anum_* constant, and runs as the catalog's owner (catalog_owner.c's
  * catalog_query_name and catalog_elevate) with every name qualified.
  *
  * Between installing this library and ALTER EXTENSION kernel_ml UPDATE the
@@ -20,7 +20,7 @@
 #include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 
-#include "catalog.h"
+#include "catalog_owner.h"
 #include "catalog_table.h"
 
 /* kernel_model_names' columns in table order (Anum_kernel_model_names_*). */

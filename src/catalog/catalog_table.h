@@ -4,8 +4,8 @@
  * (catalog_table.c), as pg_cron keeps job_metadata.c apart from its
  * scheduler.  Column numbers are named (Anum_*); every read returns a
  * struct per row.  The statements run as the table's owner with
- * search_path pinned (catalog.c's catalog_elevate), every name qualified.
- * Included by catalog.h, which defines struct Catalog and struct Deployed.
+ * search_path pinned (catalog_owner.c's catalog_elevate), every name
+ * qualified.  struct Catalog and struct Deployed: catalog_owner.h.
  */
 #ifndef KM_CATALOG_TABLE_H
 #define KM_CATALOG_TABLE_H

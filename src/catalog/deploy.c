@@ -10,34 +10,16 @@
 #include "model.h"
 #include "options.h"
 #include "pgutil.h"
-#include "named_train.h"
-
-/* The shape of a stored model (its header, checked). */
-static km_model_shape
-stored_shape(Datum model)
-{
-	bytea	   *pm = (bytea *) pg_detoast_datum((struct varlena *) DatumGetPointer(model));
-	km_model_shape shape;
-	km_error	err;
-
-	if (km_model_peek((const uint8 *) VARDATA_ANY(pm), VARSIZE_ANY_EXHDR(pm),
-					  &shape, &err) != KM_OK)
-		km_raise(&err);
-	return shape;
-}
+#include "deploy.h"
+#include "named_common.h"
+#include "passes.h"
+#include "passes_classify.h"
 
 /* Whether a stored model is a classifier. */
 static bool
 model_is_classifier(Datum model)
 {
-	return stored_shape(model).n_classes > 0;
-}
-
-/* The number of features of a stored model. */
-int
-model_features(Datum model)
-{
-	return (int) stored_shape(model).d;
+	return model_stored_shape(model).n_classes > 0;
 }
 
 /*

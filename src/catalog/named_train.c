@@ -46,7 +46,9 @@
 #include "train.h"
 #include "catalog_query.h"
 #include "catalog_train.h"
-#include "named_train.h"
+#include "deploy.h"
+#include "named_common.h"
+#include "passes.h"
 
 /*
  * Deterministic split: rank the rows by a hash of their values (features
@@ -184,155 +186,6 @@ train_rows(const RowSet *rs, const int64 *rows, int64 count,
 	if (sub.label_id != NULL)
 		pfree(sub.label_id);
 	return model;
-}
-
-/* The error measures of a model on the given rows. */
-void
-score_rows(Datum model, const RowSet *rs, const int64 *rows, int64 count,
-		   km_metrics *out)
-{
-	MemoryContext tmp = AllocSetContextCreate(CurrentMemoryContext,
-											  "kernel_ml scoring",
-											  ALLOCSET_DEFAULT_SIZES);
-	MemoryContext old = MemoryContextSwitchTo(tmp);
-	ModelCache *mc = km_model_cache_create(tmp);
-	int			d = rs->d;
-
-	km_metrics_init(out);
-	for (int64 i = 0; i < count; i++)
-	{
-		double		pred = km_model_cache_predict_row(mc, model,
-													  rs->X + (Size) rows[i] * d, d);
-
-		km_metrics_add(out, pred, rs->y[rows[i]]);
-		if ((i & 1023) == 1023)
-			CHECK_FOR_INTERRUPTS();
-	}
-	MemoryContextSwitchTo(old);
-	MemoryContextDelete(tmp);
-}
-
-/*
- * Classification scores a row at a time (ClassScorer, named_train.h): the
- * model's cache and buffers in a context of their own, the confusion matrix
- * and labels in the caller's.  out->classifier false (and nothing else) for
- * a regression model, whose rows are then ignored.
- */
-void
-class_scorer_begin(ClassScorer *sc, Datum model, ClassScores *out)
-{
-	MemoryContext caller = CurrentMemoryContext;
-	MemoryContext old;
-	const km_model *m;
-	const km_method_ops *ops;
-	const char *hint = NULL;
-
-	memset(sc, 0, sizeof(*sc));
-	memset(out, 0, sizeof(*out));
-	out->auc = get_float8_nan();
-	sc->out = out;
-	sc->model = model;
-	sc->tmp = AllocSetContextCreate(caller, "kernel_ml scoring", ALLOCSET_DEFAULT_SIZES);
-	old = MemoryContextSwitchTo(sc->tmp);
-	sc->mc = km_model_cache_create(sc->tmp);
-	m = km_model_cache_model(sc->mc, model);
-	MemoryContextSwitchTo(old);
-	if (m->task != KM_TASK_CLASSIFICATION || m->n_classes < 2)
-		return;
-	sc->m = m;
-	out->classifier = true;
-	out->k = m->n_classes;
-	out->labels = MemoryContextAlloc(caller, m->labels_bytes);
-	memcpy((char *) out->labels, m->labels, m->labels_bytes);
-	out->labels_bytes = m->labels_bytes;
-	ops = km_method_get(m->method);
-	sc->link = KM_PROB_NONE;
-	if (ops != NULL && ops->prob_link != NULL)
-		sc->link = ops->prob_link(m->has_probability, m->multiclass, &hint);
-	out->proba = sc->link != KM_PROB_NONE;
-	km_class_metrics_init(&out->cm, out->k,
-						  MemoryContextAllocZero(caller, sizeof(uint64) * out->k * out->k));
-	sc->p = MemoryContextAlloc(sc->tmp, sizeof(double) * out->k);
-	sc->pwork = MemoryContextAlloc(sc->tmp, sizeof(double) *
-								   Max(1, km_classify_proba_work_doubles(out->k)));
-}
-
-void
-class_scorer_add(ClassScorer *sc, const char *label, const double *x, int d)
-{
-	ClassScores *out = sc->out;
-	MemoryContext old;
-	int			truth;
-	const double *f;
-	uint32		pred;
-	km_error	err;
-
-	if (sc->m == NULL)
-		return;
-	truth = km_classes_find(out->labels, out->labels_bytes, out->k, label);
-	if (truth < 0)
-	{
-		out->unknown++;
-		return;
-	}
-	old = MemoryContextSwitchTo(sc->tmp);
-	f = km_model_cache_decision(sc->mc, sc->model, x, d);
-	pred = km_classify_decide(sc->m->multiclass, out->k, f);
-	if (out->proba &&
-		km_classify_proba(sc->link, sc->m->multiclass, out->k, f, sc->m->prob_A,
-						  sc->m->prob_B, sc->p, sc->pwork, &err) != KM_OK)
-		km_raise(&err);
-	km_class_metrics_add(&out->cm, (uint32) truth, pred, out->proba ? sc->p : NULL);
-	if (out->k == 2)
-	{
-		/* the AUC's scores: 9 bytes a row */
-		if (sc->nb == sc->cap)
-		{
-			sc->cap = Max(1024, sc->cap * 2);
-			sc->scores = sc->scores == NULL ?
-				palloc_extended(mul_size(sc->cap, sizeof(double)), MCXT_ALLOC_HUGE) :
-				repalloc_huge(sc->scores, mul_size(sc->cap, sizeof(double)));
-			sc->positive = sc->positive == NULL ?
-				palloc_extended(sc->cap, MCXT_ALLOC_HUGE) :
-				repalloc_huge(sc->positive, sc->cap);
-		}
-		sc->scores[sc->nb] = out->proba ? sc->p[1] : f[0];
-		sc->positive[sc->nb] = truth == 1;
-		sc->nb++;
-	}
-	MemoryContextSwitchTo(old);
-}
-
-void
-class_scorer_end(ClassScorer *sc, ClassScores *out)
-{
-	if (out->classifier && out->k == 2 && sc->nb > 0)
-	{
-		MemoryContext old = MemoryContextSwitchTo(sc->tmp);
-		void	   *work = palloc_extended(Max(1, km_auc_work_bytes(sc->nb)), MCXT_ALLOC_HUGE);
-
-		out->auc = km_auc(sc->scores, sc->positive, sc->nb, work);
-		MemoryContextSwitchTo(old);
-	}
-	MemoryContextDelete(sc->tmp);
-}
-
-/* The classification scores of a model on the given rows of a classifier's run. */
-void
-score_class_rows(Datum model, const NamedRun *run, const int64 *rows,
-				 int64 count, ClassScores *out)
-{
-	ClassScorer sc;
-	const RowSet *rs = run->rs;
-
-	class_scorer_begin(&sc, model, out);
-	for (int64 i = 0; i < count; i++)
-	{
-		class_scorer_add(&sc, run->row_label[rows[i]], rs->X + (Size) rows[i] * rs->d, rs->d);
-		if ((i & 1023) == 1023)
-			CHECK_FOR_INTERRUPTS();
-	}
-	class_scorer_end(&sc, out);
 }
 
 /* Classification scores as a json object, or null when there were no rows. */

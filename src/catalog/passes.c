@@ -15,7 +15,9 @@
 #include "options.h"
 #include "pgprogress.h"
 #include "pgutil.h"
-#include "named_train.h"
+#include "named_common.h"
+#include "passes.h"
+#include "passes_classify.h"
 
 /*
  * Named approximate regression models (issue 12): the rows of the stored
@@ -150,51 +152,6 @@ no_training_rows(const NamedRun *run)
 	seen = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	usable = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
 	passes_no_rows(run, seen, usable);
-}
-
-/* Why a fit pass read no row: no usable row at all, or none left to train on. */
-void
-passes_no_rows(const NamedRun *run, int64 seen, int64 usable)
-{
-	if (usable == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_NO_DATA_FOUND),
-				 errmsg("training query returned no usable rows"),
-				 seen == 0 ?
-				 errdetail("The query returned no rows.") :
-				 errdetail("All %lld rows have a null feature array or target.",
-						   (long long) seen)));
-	ereport(ERROR,
-			(errcode(ERRCODE_NO_DATA_FOUND),
-			 errmsg("no training rows left after the hold-out split"),
-			 errdetail("The per-row hold-out split (test_fraction %g, seed %lld) took all %lld usable rows.",
-					   run->opts.test_fraction, (long long) run->opts.seed, (long long) usable),
-			 errhint("Lower \"test_fraction\" or train on more rows.")));
-}
-
-/*
- * The passes over a query must see the same rows: an error, before anything
- * is stored, when two passes counted different numbers of rows on the same
- * side of the split.
- */
-void
-check_pass_rows(const char *pass_a, int64 rows_a, const char *pass_b, int64 rows_b,
-				const char *side)
-{
-	if (rows_a == rows_b)
-		return;
-	passes_rows_changed(psprintf("The %s pass read %lld %s rows, the %s pass %lld; an approximate model reads the query once per pass (basis, statistics, scoring, refit), and every pass must see the same rows.",
-								 pass_a, (long long) rows_a, side, pass_b, (long long) rows_b));
-}
-
-void
-passes_rows_changed(const char *detail)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-			 errmsg("training query returned different rows on different passes"),
-			 errdetail("%s", detail),
-			 errhint("Make the query repeatable: no random(), nextval() or other volatile filter; for a sample, use TABLESAMPLE ... REPEATABLE (seed).")));
 }
 
 /*

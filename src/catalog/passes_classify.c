@@ -42,10 +42,12 @@
 #include "pgprogress.h"
 #include "pgutil.h"
 #include "primal.h"
+#include "primal_pass.h"
 #include "solve.h"
 #include "split.h"
-#include "approx_pass.h"
-#include "named_train.h"
+#include "train_rows.h"
+#include "named_common.h"
+#include "passes_classify.h"
 
 /* Rows per block of features: as approx_classify.c's. */
 #define PASS_BLOCK 512
@@ -235,10 +237,10 @@ newton_block(ClassPasses *cp)
 
 	if (r == 0)
 		return;
-	km_pass_features(&cp->basis, cp->L, cp->Xs, r, cp->Z, cp->fwork, cp->block_first);
+	km_rows_features(&cp->basis, cp->L, cp->Xs, r, cp->Z, cp->fwork, cp->block_first);
 	if (cp->metrics)
 	{
-		km_pass_decisions(cp->Z, r, cp->m, cp->q, cp->coef, cp->intercepts, cp->F);
+		km_primal_decisions(cp->Z, (size_t) r, cp->m, cp->q, cp->coef, cp->intercepts, cp->F);
 		for (int64 i = 0; i < r; i++)
 		{
 			const double *f = cp->F + i * cp->q;
@@ -670,7 +672,7 @@ assemble_model(ClassPasses *cp, const km_class_fit_result *res, MemoryContext ct
 	bytea	   *out;
 
 	if (cp->L != NULL)
-		km_pass_unwhiten(cp->L, cp->m, cp->q, cp->coef);
+		km_primal_unwhiten(cp->L, cp->m, cp->q, cp->coef);
 	if (!km_all_finite(cp->coef, (size_t) cp->m * cp->q))
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),

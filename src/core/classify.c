@@ -2,6 +2,7 @@
  * classify.c - class tables, class weights, decision rules and
  * probabilities (classify.h; core, no PostgreSQL headers).
  */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -368,4 +369,80 @@ km_multiclass_outputs(km_multiclass mc, uint32_t k)
 			return k;
 	}
 	return 0;
+}
+
+/*
+ * The metrics of the approximate classifiers' passes (primal_pass.h's
+ * outputs: q = 1 binary, else one-vs-rest), by the decision rules above.
+ */
+static km_multiclass
+pass_multiclass(uint32_t q)
+{
+	return q == 1 ? KM_MULTICLASS_BINARY : KM_MULTICLASS_OVR;
+}
+
+km_status
+km_primal_block_metrics(const double *F, size_t rows, uint32_t q, uint32_t k,
+						bool logistic, const uint32_t *cls, double *p,
+						double *pwork, double *correct, double *logloss,
+						size_t *bad_row, km_error *err)
+{
+	km_multiclass mc = pass_multiclass(q);
+
+	*bad_row = SIZE_MAX;
+	for (size_t i = 0; i < rows; i++)
+	{
+		const double *f = F + i * q;
+		uint32_t	y = cls[i];
+
+		if (!km_all_finite(f, q))
+		{
+			*bad_row = i;
+			return KM_ERR_DIVERGED;
+		}
+		if (km_classify_decide(mc, k, f) == y)
+			*correct += 1.0;
+		if (logistic)
+		{
+			km_status	st = km_classify_proba(KM_PROB_LOGISTIC, mc, k, f, NULL,
+											   NULL, p, pwork, err);
+
+			if (st != KM_OK)
+				return st;
+			*logloss -= log(fmax(p[y], 1e-300));
+		}
+	}
+	return KM_OK;
+}
+
+bool
+km_primal_block_holdout(const double *F, size_t rows, uint32_t q, uint32_t k,
+						bool logistic, const uint32_t *cls,
+						const uint32_t *fold, uint32_t v, double *p,
+						double *pwork, double *sum, int64_t *count)
+{
+	km_multiclass mc = pass_multiclass(q);
+	km_error	err;
+
+	for (size_t i = 0; i < rows; i++)
+	{
+		const double *f = F + i * q;
+		uint32_t	y = cls[i];
+
+		if (fold[i] != v)
+			continue;
+		if (!km_all_finite(f, q))
+			return false;
+		(*count)++;
+		if (logistic)
+		{
+			if (km_classify_proba(KM_PROB_LOGISTIC, mc, k, f, NULL, NULL, p,
+								  pwork, &err) != KM_OK)
+				return false;
+			*sum -= log(fmin(fmax(p[y], DBL_EPSILON), 1.0 - DBL_EPSILON));
+		}
+		else
+			*sum += km_classify_decide(mc, k, f) != y;
+	}
+	return true;
 }

@@ -13,7 +13,7 @@
  * in this order (f = 0 is classes[0], as libsvm's sign convention for
  * scikit-learn's classes_[1]).
  *
- * Multi-class schemes (km_multiclass, below; stored in the model):
+ * Multi-class schemes (km_multiclass, class_types.h; stored in the model):
  *   BINARY      q = 1: f > 0 -> classes[1]
  *   OVO         q = k(k-1)/2 outputs for the pairs (0,1),(0,2)..(0,k-1),
  *               (1,2).. as libsvm; output > 0 votes for the first of the
@@ -43,40 +43,8 @@
 #ifndef KM_CLASSIFY_H
 #define KM_CLASSIFY_H
 
+#include "class_types.h"
 #include "method.h"
-
-/* How a classifier's labels were typed (CLASSES section, one byte). */
-typedef enum km_label_type
-{
-	KM_LABEL_TEXT = 1,
-	KM_LABEL_FLOAT8 = 2
-} km_label_type;
-
-#define KM_LABEL_FIRST KM_LABEL_TEXT
-#define KM_LABEL_LAST KM_LABEL_FLOAT8
-
-/*
- * How a classifier's q decision values map to its k classes (CLASSES
- * section, one byte):
- *   BINARY       q = 1, k = 2: f > 0 means classes[1];
- *   OVO          q = k(k-1)/2, pairs (0,1), (0,2) .. (0,k-1), (1,2) .. as
- *                libsvm orders them; output > 0 votes for the pair's first;
- *   OVR          q = k, one output per class;
- *   MULTINOMIAL  q = k, softmax over the outputs.
- */
-typedef enum km_multiclass
-{
-	KM_MULTICLASS_BINARY = 1,
-	KM_MULTICLASS_OVO = 2,
-	KM_MULTICLASS_OVR = 3,
-	KM_MULTICLASS_MULTINOMIAL = 4
-} km_multiclass;
-
-#define KM_MULTICLASS_FIRST KM_MULTICLASS_BINARY
-#define KM_MULTICLASS_LAST KM_MULTICLASS_MULTINOMIAL
-
-/* Largest number of classes a model may have (q = k(k-1)/2 stays small). */
-#define KM_MAX_CLASSES 1024
 
 /* Libsvm's clipping of pairwise probabilities. */
 #define KM_PLATT_MIN_PROB 1e-7
@@ -115,30 +83,6 @@ int			km_classes_find(const char *labels, uint32_t labels_bytes,
 const char *km_classes_label(const char *labels, uint32_t labels_bytes,
 							 uint32_t k, uint32_t c);
 
-/*
- * class_weight: none (every weight 1), "balanced" (n / (k n_c), as
- * scikit-learn), or a table of label -> weight (> 0; classes not named get
- * 1; a label that is not a class is KM_ERR_INVALID, as scikit-learn).
- * Pointer-free and bounded so that km_options can hold it.
- */
-#define KM_MAX_CLASS_WEIGHTS 32
-#define KM_CLASS_LABEL_MAX 64	/* bytes of a label in the table, NUL included */
-
-typedef enum km_class_weight_mode
-{
-	KM_CLASS_WEIGHT_NONE = 0,
-	KM_CLASS_WEIGHT_BALANCED,
-	KM_CLASS_WEIGHT_TABLE
-} km_class_weight_mode;
-
-typedef struct km_class_weights
-{
-	km_class_weight_mode mode;
-	int			n;
-	char		label[KM_MAX_CLASS_WEIGHTS][KM_CLASS_LABEL_MAX];
-	double		weight[KM_MAX_CLASS_WEIGHTS];
-} km_class_weights;
-
 /* weights[k] for the classes, from their training counts. */
 km_status	km_class_weights_resolve(const km_class_weights *cw,
 									 const char *labels, uint32_t labels_bytes,
@@ -163,5 +107,35 @@ km_status	km_classify_proba(km_prob_link link, km_multiclass mc, uint32_t k,
 
 /* The logistic sigmoid 1 / (1 + exp(-t)) without overflow. */
 double		km_sigmoid(double t);
+
+/*
+ * The scoring of a block of an approximate classifier's primal passes
+ * (primal_pass.h: q = 1 for two classes, else one-vs-rest outputs).
+ * Training metrics of a block of decision values F (rows x q) against
+ * class ids cls: *correct += rows decided right, and with logistic
+ * *logloss -= log(max(p[y], 1e-300)).  p: k doubles, pwork:
+ * km_classify_proba_work_doubles(k).  A row whose decision values are not
+ * finite: KM_ERR_DIVERGED with *bad_row its index in the block; else
+ * *bad_row is SIZE_MAX and a probability's error is returned as is.
+ */
+km_status	km_primal_block_metrics(const double *F, size_t rows, uint32_t q,
+									uint32_t k, bool logistic,
+									const uint32_t *cls, double *p,
+									double *pwork, double *correct,
+									double *logloss, size_t *bad_row,
+									km_error *err);
+
+/*
+ * The held-out loss of the rows of fold v in a block (fold: each row's
+ * fold): *sum += 1 - decided right (svm) or the log-loss with p clipped
+ * to [DBL_EPSILON, 1 - DBL_EPSILON] (logistic), *count += those rows.
+ * false when a held-out row's values are not finite or its probabilities
+ * fail (the candidate cannot be scored).
+ */
+bool		km_primal_block_holdout(const double *F, size_t rows, uint32_t q,
+									uint32_t k, bool logistic,
+									const uint32_t *cls, const uint32_t *fold,
+									uint32_t v, double *p, double *pwork,
+									double *sum, int64_t *count);
 
 #endif							/* KM_CLASSIFY_H */

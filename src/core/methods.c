@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "method.h"
-#include "model.h"
+#include "model_types.h"
 
 /* methods.def's ids run 1, 2, ... in its order, so FIRST..LAST loops see every method. */
 enum

@@ -11,8 +11,9 @@
 #define KM_OPTIONS_CORE_H
 
 #include "approx.h"
-#include "classify.h"
-#include "select.h"
+#include "class_types.h"
+#include "grid.h"
+#include "method.h"
 
 /* A grid of candidate values for gamma or lambda. */
 typedef struct km_grid

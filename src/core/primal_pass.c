@@ -2,7 +2,6 @@
  * primal_pass.c - the primal Newton passes of the approximate classifiers
  * over blocks of rows, every output at once (primal_pass.h).
  */
-#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -15,12 +14,6 @@ uint32_t
 km_primal_outputs(uint32_t k)
 {
 	return k == 2 ? 1 : k;
-}
-
-static km_multiclass
-pass_multiclass(uint32_t q)
-{
-	return q == 1 ? KM_MULTICLASS_BINARY : KM_MULTICLASS_OVR;
 }
 
 size_t
@@ -192,70 +185,4 @@ km_primal_decisions(const double *Z, size_t rows, uint32_t m, uint32_t q,
 		memcpy(F + i * q, intercepts, sizeof(double) * q);
 	cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int) rows, (int) q,
 				(int) m, 1.0, Z, (int) m, coef, (int) m, 1.0, F, (int) q);
-}
-
-km_status
-km_primal_block_metrics(const double *F, size_t rows, uint32_t q, uint32_t k,
-						bool logistic, const uint32_t *cls, double *p,
-						double *pwork, double *correct, double *logloss,
-						size_t *bad_row, km_error *err)
-{
-	km_multiclass mc = pass_multiclass(q);
-
-	*bad_row = SIZE_MAX;
-	for (size_t i = 0; i < rows; i++)
-	{
-		const double *f = F + i * q;
-		uint32_t	y = cls[i];
-
-		if (!km_all_finite(f, q))
-		{
-			*bad_row = i;
-			return KM_ERR_DIVERGED;
-		}
-		if (km_classify_decide(mc, k, f) == y)
-			*correct += 1.0;
-		if (logistic)
-		{
-			km_status	st = km_classify_proba(KM_PROB_LOGISTIC, mc, k, f, NULL,
-											   NULL, p, pwork, err);
-
-			if (st != KM_OK)
-				return st;
-			*logloss -= log(fmax(p[y], 1e-300));
-		}
-	}
-	return KM_OK;
-}
-
-bool
-km_primal_block_holdout(const double *F, size_t rows, uint32_t q, uint32_t k,
-						bool logistic, const uint32_t *cls,
-						const uint32_t *fold, uint32_t v, double *p,
-						double *pwork, double *sum, int64_t *count)
-{
-	km_multiclass mc = pass_multiclass(q);
-	km_error	err;
-
-	for (size_t i = 0; i < rows; i++)
-	{
-		const double *f = F + i * q;
-		uint32_t	y = cls[i];
-
-		if (fold[i] != v)
-			continue;
-		if (!km_all_finite(f, q))
-			return false;
-		(*count)++;
-		if (logistic)
-		{
-			if (km_classify_proba(KM_PROB_LOGISTIC, mc, k, f, NULL, NULL, p,
-								  pwork, &err) != KM_OK)
-				return false;
-			*sum -= log(fmin(fmax(p[y], DBL_EPSILON), 1.0 - DBL_EPSILON));
-		}
-		else
-			*sum += km_classify_decide(mc, k, f) != y;
-	}
-	return true;
 }

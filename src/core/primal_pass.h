@@ -28,7 +28,6 @@
 #define KM_PRIMAL_PASS_H
 
 #include "approx.h"
-#include "classify.h"
 #include "primal.h"
 
 /*
@@ -127,33 +126,5 @@ void		km_primal_unwhiten(const double *L, uint32_t m, uint32_t q,
 void		km_primal_decisions(const double *Z, size_t rows, uint32_t m,
 								uint32_t q, const double *coef,
 								const double *intercepts, double *F);
-
-/*
- * Training metrics of a block of decision values F (rows x q) against
- * class ids cls: *correct += rows decided right, and with logistic
- * *logloss -= log(max(p[y], 1e-300)).  p: k doubles, pwork:
- * km_classify_proba_work_doubles(k).  A row whose decision values are not
- * finite: KM_ERR_DIVERGED with *bad_row its index in the block; else
- * *bad_row is SIZE_MAX and a probability's error is returned as is.
- */
-km_status	km_primal_block_metrics(const double *F, size_t rows, uint32_t q,
-									uint32_t k, bool logistic,
-									const uint32_t *cls, double *p,
-									double *pwork, double *correct,
-									double *logloss, size_t *bad_row,
-									km_error *err);
-
-/*
- * The held-out loss of the rows of fold v in a block (fold: each row's
- * fold): *sum += 1 - decided right (svm) or the log-loss with p clipped
- * to [DBL_EPSILON, 1 - DBL_EPSILON] (logistic), *count += those rows.
- * false when a held-out row's values are not finite or its probabilities
- * fail (the candidate cannot be scored).
- */
-bool		km_primal_block_holdout(const double *F, size_t rows, uint32_t q,
-									uint32_t k, bool logistic,
-									const uint32_t *cls, const uint32_t *fold,
-									uint32_t v, double *p, double *pwork,
-									double *sum, int64_t *count);
 
 #endif							/* KM_PRIMAL_PASS_H */

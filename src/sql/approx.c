@@ -24,14 +24,14 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
-#include "approx_classify.h"
 #include "basis.h"
-#include "train.h"
 #include "json.h"
 #include "options.h"
 #include "pgprogress.h"
 #include "pgutil.h"
 #include "rowset.h"
+#include "train_paths.h"
+#include "train_rows.h"
 
 PG_FUNCTION_INFO_V1(kernel_basis_sfunc);
 PG_FUNCTION_INFO_V1(kernel_basis_combine);
@@ -354,6 +354,32 @@ basis_state_arg(FunctionCallInfo fcinfo, int argno, MemoryContext aggctx)
 }
 
 /*
+ * The row's d features (arr) into bc->row, -0.0 read as 0.0 so that equal
+ * rows hash equal; an error unless d is the state's length.
+ */
+static void
+basis_call_row(BasisCall *bc, const km_basis_state *st, ArrayType *arr, int d,
+			   const char *what)
+{
+	if ((uint32) d != st->d)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("feature arrays must all have the same length"),
+				 errdetail("Row " INT64_FORMAT " has %d features; the first row had %u.",
+						   st->rows + 1, d, st->d)));
+	if (bc->d != d)
+	{
+		if (bc->row)
+			pfree(bc->row);
+		bc->row = MemoryContextAlloc(bc->cxt, sizeof(double) * d);
+		bc->d = d;
+	}
+	km_array_copy(arr, d, bc->row, what);
+	for (int j = 0; j < d; j++)
+		bc->row[j] += 0.0;		/* -0.0 is 0.0: equal rows hash equal */
+}
+
+/*
  * kernel_basis_sfunc(state bytea, features float8[], options jsonb)
  *
  * A state this call site did not create (an INITCOND, a state reached
@@ -394,22 +420,7 @@ kernel_basis_sfunc(PG_FUNCTION_ARGS)
 	d = km_array_length(arr, what);
 	if (st == NULL)
 		h->state = st = basis_state_create(aggctx, bc, d);
-	if ((uint32) d != st->d)
-		ereport(ERROR,
-				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("feature arrays must all have the same length"),
-				 errdetail("Row " INT64_FORMAT " has %d features; the first row had %u.",
-						   st->rows + 1, d, st->d)));
-	if (bc->d != d)
-	{
-		if (bc->row)
-			pfree(bc->row);
-		bc->row = MemoryContextAlloc(bc->cxt, sizeof(double) * d);
-		bc->d = d;
-	}
-	km_array_copy(arr, d, bc->row, what);
-	for (int j = 0; j < d; j++)
-		bc->row[j] += 0.0;		/* -0.0 is 0.0: equal rows hash equal */
+	basis_call_row(bc, st, arr, d, what);
 	km_basis_state_add(st, bc->row,
 					   hash_bytes_extended((const unsigned char *) bc->row,
 										   (int) (sizeof(double) * d), st->seed));
@@ -719,22 +730,6 @@ flush_bufs_free(FlushBufs *f)
 	pfree(f->scratch);
 }
 
-/* rff: the random features of b drawn from its seed (b->W, b->b set). */
-static void
-basis_draw(km_basis *b)
-{
-	double	   *W;
-	double	   *bv;
-
-	if (b->kind != KM_APPROX_RFF)
-		return;
-	W = palloc_extended(mul_size(sizeof(double), mul_size(b->d, b->m)), MCXT_ALLOC_HUGE);
-	bv = palloc(sizeof(double) * b->m);
-	km_rff_draw(b->kernel.gamma, b->seed, b->d, b->m, W, bv);
-	b->W = W;
-	b->b = bv;
-}
-
 /*
  * rows buffered standardized rows X with targets y into the sums of acc:
  * their features in one km_approx_features call, then one dsyrk + dgemv.
@@ -906,6 +901,40 @@ train_call_matches(TrainCall *tc, FunctionCallInfo fcinfo, Jsonb *opts,
 	return true;
 }
 
+/* Options (parsed) that a basis cannot train: another approximation, a classifier. */
+static void
+train_call_check_options(const km_options *opts, const km_basis *b)
+{
+	if (opts->approximation != b->kind)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("options and basis disagree on the approximation"),
+				 errdetail("The options give approximation \"%s\"; the basis is \"%s\".",
+						   km_approx_name(opts->approximation), km_approx_name(b->kind)),
+				 errhint("Pass the same options to kernel_basis and kernel_train.")));
+	if (km_method_task(opts->fit.method) != KM_TASK_REGRESSION)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("kernel_train with a basis trains kernel ridge regression only"),
+				 errdetail("The options give method \"%s\", a classifier; its primal Newton needs several passes over the rows.",
+						   km_method_name(opts->fit.method)),
+				 errhint("Train an approximate classifier in one statement: kernel_train(features, label, options) with \"approximation\" in the options.")));
+}
+
+/* The memory of a call's entry checked, and reserved in its context (tc->cxt). */
+static void
+train_call_memory(TrainCall *tc)
+{
+	km_check_components_memory(tc->b.m, "kernel_train");
+	km_check_memory((double) approx_state_bytes(tc->b.m, tc->b.d, (uint32) tc->basis_len) +
+					8.0 * (double) flush_bufs_doubles(&tc->b) +
+					approx_solve_memory(tc->b.m), "kernel_train", false);
+	/* counted against kernel_ml.max_memory until the entry is evicted */
+	(void) km_mem_reserve(tc->cxt, (double) tc->basis_len +
+						  8.0 * ((double) flush_bufs_doubles(&tc->b) + (double) (tc->b.d + 1) * tc->b.m),
+						  "kernel_train", false);
+}
+
 static TrainCall *
 train_call_build(Jsonb *opts, const bytea *raw, struct varlena *datum)
 {
@@ -927,31 +956,11 @@ train_call_build(Jsonb *opts, const bytea *raw, struct varlena *datum)
 	memcpy(tc->basis, raw, tc->basis_len);
 	if (km_basis_decode(tc->basis, tc->basis_len, &tc->b, &err) != KM_OK)
 		km_raise(&err);
-	if (o.approximation != tc->b.kind)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("options and basis disagree on the approximation"),
-				 errdetail("The options give approximation \"%s\"; the basis is \"%s\".",
-						   km_approx_name(o.approximation), km_approx_name(tc->b.kind)),
-				 errhint("Pass the same options to kernel_basis and kernel_train.")));
-	if (km_method_task(o.fit.method) != KM_TASK_REGRESSION)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("kernel_train with a basis trains kernel ridge regression only"),
-				 errdetail("The options give method \"%s\", a classifier; its primal Newton needs several passes over the rows.",
-						   km_method_name(o.fit.method)),
-				 errhint("Train an approximate classifier in one statement: kernel_train(features, label, options) with \"approximation\" in the options.")));
+	train_call_check_options(&o, &tc->b);
 	km_options_resolve(&o, (int) tc->b.d);
 	tc->opts = o;
 	approx_lambdas(&tc->opts, &tc->tail);
-	km_check_components_memory(tc->b.m, "kernel_train");
-	km_check_memory((double) approx_state_bytes(tc->b.m, tc->b.d, (uint32) tc->basis_len) +
-					8.0 * (double) flush_bufs_doubles(&tc->b) +
-					approx_solve_memory(tc->b.m), "kernel_train", false);
-	/* counted against kernel_ml.max_memory until the entry is evicted */
-	(void) km_mem_reserve(cxt, (double) tc->basis_len +
-						  8.0 * ((double) flush_bufs_doubles(&tc->b) + (double) (tc->b.d + 1) * tc->b.m),
-						  "kernel_train", false);
+	train_call_memory(tc);
 	if (tc->b.kind == KM_APPROX_RFF)
 	{
 		tc->W = palloc_extended(mul_size(sizeof(double), mul_size(tc->b.d, tc->b.m)), MCXT_ALLOC_HUGE);
@@ -1180,6 +1189,22 @@ kernel_train_basis_sfunc(PG_FUNCTION_ARGS)
 	PG_RETURN_BYTEA_P((bytea *) acc);
 }
 
+/* Two parts of one kernel_train call: the same basis and options, or an error. */
+static void
+check_states_match(const km_accum *a, const km_accum *b, const ApproxParts *pa,
+				   const ApproxParts *pb)
+{
+	if (VARSIZE(a) != VARSIZE(b) || pa->t->basis_bytes != pb->t->basis_bytes ||
+		memcmp(pa->basis, pb->basis, pa->t->basis_bytes) != 0 ||
+		pa->t->n_lambdas != pb->t->n_lambdas || pa->t->fit_intercept != pb->t->fit_intercept ||
+		memcmp(pa->t->lambdas, pb->t->lambdas, sizeof(double) * pa->t->n_lambdas) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("kernel_train states do not match"),
+				 errdetail("Two parts of one kernel_train call have different bases or options."),
+				 errhint("Pass one basis and one options value to every row.")));
+}
+
 Datum
 kernel_train_basis_combine(PG_FUNCTION_ARGS)
 {
@@ -1207,15 +1232,7 @@ kernel_train_basis_combine(PG_FUNCTION_ARGS)
 		PG_RETURN_BYTEA_P((bytea *) a);
 	}
 	pa = approx_check(a, VARSIZE(a), &ba);
-	if (VARSIZE(a) != VARSIZE(b) || pa.t->basis_bytes != pb.t->basis_bytes ||
-		memcmp(pa.basis, pb.basis, pa.t->basis_bytes) != 0 ||
-		pa.t->n_lambdas != pb.t->n_lambdas || pa.t->fit_intercept != pb.t->fit_intercept ||
-		memcmp(pa.t->lambdas, pb.t->lambdas, sizeof(double) * pa.t->n_lambdas) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("kernel_train states do not match"),
-				 errdetail("Two parts of one kernel_train call have different bases or options."),
-				 errhint("Pass one basis and one options value to every row.")));
+	check_states_match(a, b, &pa, &pb);
 	if (km_accum_combine(a, b, &err) != KM_OK)
 		km_raise(&err);
 	pa.t->skipped += pb.t->skipped;
@@ -1224,7 +1241,7 @@ kernel_train_basis_combine(PG_FUNCTION_ARGS)
 		/* b's buffered rows into a's sums (a's own buffer stays buffered) */
 		FlushBufs	f = flush_bufs_alloc(&bb);
 
-		basis_draw(&bb);
+		km_basis_draw(&bb);
 		km_blas_setup();
 		add_rows(a, &bb, pb.X, pb.y, pb.t->pending, &f);
 		flush_bufs_free(&f);
@@ -1245,7 +1262,7 @@ kernel_train_basis_final(PG_FUNCTION_ARGS)
 		PG_RETURN_NULL();
 	p = approx_check(acc, VARSIZE(acc), &b);
 	km_progress_begin("kernel_train");
-	basis_draw(&b);
+	km_basis_draw(&b);
 	if (p.t->pending > 0)
 	{
 		/* FINALFUNC_MODIFY = READ_WRITE: the buffer goes into the sums */
@@ -1261,66 +1278,6 @@ kernel_train_basis_final(PG_FUNCTION_ARGS)
 	if (result == NULL)
 		PG_RETURN_NULL();
 	PG_RETURN_BYTEA_P(result);
-}
-
-/*
- * Pass 1 of the one-statement form: the basis of the collected rows (Xs:
- * a buffer of at least d doubles), with rff's random features drawn.
- */
-void
-rowset_basis(RowSet *rs, const km_options *opts, Size sbytes, double *Xs,
-			 km_basis *b)
-{
-	uint32		d = (uint32) rs->d;
-	km_basis_state *st;
-	char	   *basis;
-	Size		blen;
-	double	   *work;
-	km_error	err;
-
-	km_progress_phase("basis: " INT64_FORMAT " rows", rs->n);
-	st = palloc_extended(sbytes, MCXT_ALLOC_HUGE);
-	SET_VARSIZE(st, sbytes);
-	km_basis_state_init(st, opts->approximation, &opts->fit.kernel, opts->standardize,
-						d, (uint32) opts->components, (uint64) opts->seed);
-	for (int64 i = 0; i < rs->n; i++)
-	{
-		for (uint32 j = 0; j < d; j++)
-			Xs[j] = rs->X[i * d + j] + 0.0;
-		km_basis_state_add(st, Xs, hash_bytes_extended((const unsigned char *) Xs,
-													   (int) (sizeof(double) * d), st->seed));
-		if ((i & 0x3FF) == 0)
-			CHECK_FOR_INTERRUPTS();
-	}
-	blen = km_basis_final_bytes(st);
-	basis = palloc_extended(blen, MCXT_ALLOC_HUGE);
-	work = palloc(km_basis_finish_scratch_bytes(st) + 1);
-	if (km_basis_finish(st, basis, work, &err) != KM_OK)
-		km_raise(&err);
-	SET_VARSIZE(basis, blen);
-	pfree(st);
-	if (km_basis_decode(basis, blen, b, &err) != KM_OK)
-		km_raise(&err);
-	basis_draw(b);
-}
-
-void
-rowset_standardize(RowSet *rs, const km_basis *b, int64 i0, int64 r, double *Xs)
-{
-	uint32		d = (uint32) rs->d;
-
-	for (int64 i = 0; i < r; i++)
-	{
-		int			bad = km_standardize_row(rs->X + (i0 + i) * d, (int) d, b->mean,
-											 b->scale, Xs + i * d);
-
-		if (bad >= 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-					 errmsg("standardized feature is out of range for type double precision"),
-					 errdetail("Feature %d of row " INT64_FORMAT " overflowed when standardized.",
-							   bad + 1, i0 + i + 1)));
-	}
 }
 
 /*
@@ -1351,17 +1308,6 @@ rowset_sums(RowSet *rs, const km_basis *b, double *Xs)
 	}
 	flush_bufs_free(&f);
 	return acc;
-}
-
-void
-rowset_too_large(const km_options *opts, uint32 d)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-			 errmsg("kernel_train state is too large"),
-			 errdetail("A basis of %d components of %u features would exceed 1 GB.",
-					   opts->components, d),
-			 errhint("Use fewer components.")));
 }
 
 /*
@@ -1403,11 +1349,6 @@ km_approx_train_rowset(RowSet *rs)
 	MemoryContext old;
 	bytea	   *result;
 	bytea	   *out;
-	const km_method_ops *ops = km_method_get(opts.fit.method);
-
-	/* a method fitted in the primal (svr): approx_primal.c */
-	if (ops != NULL && ops->primal_fit != NULL)
-		return km_approx_primal_train_rowset(rs);
 	km_options_resolve(&opts, (int) d);
 	sbytes = rowset_check_memory(&opts, d, rs->n);
 	memset(&t, 0, sizeof(t));

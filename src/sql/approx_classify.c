@@ -26,12 +26,10 @@
 #include "primal_pass.h"
 #include "select.h"
 #include "solve.h"
+#include "train_rows.h"
 
 /* Rows per block: features block x m, one dsyrk per class. */
 #define AC_BLOCK 512
-
-/* Flops of one uninterruptible BLAS piece (about 0.1 s on one core). */
-#define AC_PIECE_FLOPS 1e9
 
 typedef struct PassBufs
 {
@@ -46,32 +44,20 @@ typedef struct PassBufs
  * when there is one (filled on the first pass), else computed into bufs->Z.
  * A row's features cost about 2 m d flops and its whitening m^2: at
  * m = 8192 a whole block would be seconds of BLAS that cannot be
- * interrupted, so the rows go in pieces of at most AC_PIECE_FLOPS.
+ * interrupted, so the rows go in pieces (train_rows.h km_rows_features).
  */
 static const double *
 block_features(RowSet *rs, const km_basis *b, const double *L, double *cache,
 			   bool fill, int64 i0, int64 r, PassBufs *bufs)
 {
-	uint32		d = (uint32) rs->d;
 	uint32		m = b->m;
 	double	   *Z;
-	km_error	err;
-	int64		piece;
 
 	if (cache != NULL && !fill)
 		return cache + (size_t) i0 * m;
 	Z = cache != NULL ? cache + (size_t) i0 * m : bufs->Z;
 	rowset_standardize(rs, b, i0, r, bufs->Xs);
-	piece = (int64) km_primal_piece_rows(m, d, L != NULL, (size_t) r, AC_PIECE_FLOPS);
-	for (int64 p0 = 0; p0 < r; p0 += piece)
-	{
-		int64		pr = Min(piece, r - p0);
-
-		if (km_primal_block_features(b, L, bufs->Xs + (size_t) p0 * d, (size_t) pr,
-									 Z + (size_t) p0 * m, bufs->fwork, &err) != KM_OK)
-			km_raise(&err);
-		CHECK_FOR_INTERRUPTS();
-	}
+	km_rows_features(b, L, bufs->Xs, r, Z, bufs->fwork, i0);
 	return Z;
 }
 

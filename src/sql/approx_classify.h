@@ -3,7 +3,7 @@
  * kernel_train(f, label, '{"method": "logistic" | "svm", "approximation":
  * "nystrom" | "rff", ...}') over the rows a RowSet collected.
  *
- * Features: the basis of the regression path (approx.c's rowset_basis:
+ * Features: the basis of the regression path (train_rows.h's rowset_basis:
  * the scaler, and the m centres of smallest (hash, row) or rff's random
  * features from the seed).  Nystrom features are whitened,
  * z(x) = L^-1 k(C, x) with L = chol(K_mm + eps I) (eps: the first rung of
@@ -58,19 +58,5 @@ void		km_approx_fit_classifier(RowSet *rs, const km_options *opts,
 									 const uint32 *cls, uint32 k,
 									 const double *class_w,
 									 KmApproxClassFit *fit);
-
-/* approx.c (helpers of the one-statement regression path, shared). */
-void		rowset_basis(RowSet *rs, const km_options *opts, Size sbytes,
-						 double *Xs, km_basis *b);
-
-/* Raises "kernel_train state is too large" for a basis of opts->components. */
-pg_attribute_noreturn() void rowset_too_large(const km_options *opts, uint32 d);
-
-/*
- * Rows [i0, i0 + r) of rs standardized by b's scaler into Xs (r x d);
- * raises naming the row and feature whose value overflows.
- */
-void		rowset_standardize(RowSet *rs, const km_basis *b, int64 i0, int64 r,
-							   double *Xs);
 
 #endif							/* KM_APPROX_CLASSIFY_H */

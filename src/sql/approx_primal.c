@@ -13,14 +13,14 @@
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
-#include "approx_classify.h"
 #include "basis.h"
 #include "model.h"
 #include "model_bytea.h"
 #include "pgprogress.h"
 #include "pgutil.h"
 #include "primal_pass.h"
-#include "train.h"
+#include "train_paths.h"
+#include "train_rows.h"
 
 /* Rows per block of features. */
 #define AP_BLOCK 512

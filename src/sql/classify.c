@@ -33,10 +33,12 @@
 #include "pgutil.h"
 #include "predict.h"
 #include "rowset.h"
+#include "select.h"
 #include "solve.h"
 #include "split.h"
 #include "svm.h"
-#include "train.h"
+#include "train_paths.h"
+#include "train_rows.h"
 
 PG_FUNCTION_INFO_V1(kernel_train_label_sfunc);
 PG_FUNCTION_INFO_V1(kernel_predict_class);

@@ -52,7 +52,6 @@
 #include "pgutil.h"
 #include "predict.h"
 #include "score.h"
-#include "train.h"
 
 PG_FUNCTION_INFO_V1(kernel_predict);
 PG_FUNCTION_INFO_V1(kernel_eval);

@@ -36,6 +36,8 @@
 #include "solve.h"
 #include "split.h"
 #include "train.h"
+#include "train_paths.h"
+#include "train_rows.h"
 
 PG_FUNCTION_INFO_V1(kernel_train_sfunc);
 PG_FUNCTION_INFO_V1(kernel_train_bool_sfunc);
@@ -153,44 +155,6 @@ canonical_row_order(RowSet *rs)
 	km_reorder_rows(&rs->X, &rs->y, rs->n, rs->d, order, rs->ctx);
 	rs->capacity = rs->n;
 	pfree(order);
-}
-
-static bool
-default_gamma_applies(const km_options *opts, size_t n)
-{
-	return opts->gamma_default && opts->fit.kernel.type == KM_KERNEL_RBF &&
-		opts->approximation == KM_APPROX_EXACT && n >= 2;
-}
-
-int64 *
-km_default_gamma_pairs(const km_options *opts, const double *X, size_t n, int d)
-{
-	int64	   *order;
-
-	if (!default_gamma_applies(opts, n) || km_sigest_rows(n, d) == n)
-		return NULL;
-	order = palloc_extended(mul_size(n, sizeof(int64)), MCXT_ALLOC_HUGE);
-	km_rank_rows(X, NULL, (int64) n, d, opts->seed, order);
-	return order;
-}
-
-void
-km_default_gamma(km_options *opts, const double *Xs, size_t n, int d,
-				 int64 *pairs)
-{
-	double	   *work;
-	double		gamma;
-
-	if (!default_gamma_applies(opts, n))
-		return;
-	work = palloc_extended(mul_size(km_gamma_sigest_doubles(n, d), sizeof(double)),
-						   MCXT_ALLOC_HUGE);
-	gamma = km_gamma_sigest(Xs, n, d, pairs, work);
-	pfree(work);
-	if (pairs)
-		pfree(pairs);
-	opts->gammas.v[0] = gamma;
-	opts->fit.kernel.gamma = gamma;
 }
 
 /*
@@ -484,7 +448,12 @@ train_model_reported(RowSet *rs)
 		return km_train_classifier(rs);	/* classify.c, approximate ones too */
 	notice_binary_target(rs);
 	if (rs->opts.approximation != KM_APPROX_EXACT)
-		return km_approx_train_rowset(rs);	/* approx.c */
+	{
+		/* a method with a primal form (svr): approx_primal.c; ridge: approx.c */
+		if (km_method_get(rs->opts.fit.method)->primal_fit != NULL)
+			return km_approx_primal_train_rowset(rs);
+		return km_approx_train_rowset(rs);
+	}
 
 	INSTR_TIME_SET_CURRENT(t_start);
 	plan_training(rs, &job);
@@ -530,19 +499,6 @@ train_model(RowSet *rs)
 	result = train_model_reported(rs);
 	km_progress_end();
 	return result;
-}
-
-void
-km_notice_skipped(int64 skipped, int64 used)
-{
-	if (skipped > 0)
-		ereport(NOTICE,
-				(errmsg_plural("kernel_train skipped " INT64_FORMAT " row with a null feature array or target",
-							   "kernel_train skipped " INT64_FORMAT " rows with a null feature array or target",
-							   skipped, skipped),
-				 errdetail("The model was trained on the other " INT64_FORMAT " of " INT64_FORMAT " rows.",
-						   used, used + skipped),
-				 errhint("Filter them out (WHERE features IS NOT NULL AND target IS NOT NULL), or fill them in, to silence this.")));
 }
 
 Datum

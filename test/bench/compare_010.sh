@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make bench-compare: the training benchmark (test/bench/core.py sections
-# 1-3) against kernel_ml 0.1.0 and against this tree, alternately, in one
+# 1-3) against an earlier kernel_ml (0.1.0 by default; KM_COMPARE_REF=ca363a1
+# KM_COMPARE_LABEL=0.2.0 for 0.2.0) and against this tree, alternately, in one
 # run and one cluster, printing each measure's ratio for both side by side.
 #
 # 0.1.0 is built from git history (KM_COMPARE_REF, default 9b7ebe7: the
@@ -48,7 +49,8 @@ psql -X -q -v ON_ERROR_STOP=1 -d postgres -c "DROP DATABASE IF EXISTS km_010" -c
 sed -e '/^\\echo/d' -e '/pg_extension_config_dump/d' -e "s|MODULE_PATHNAME|$so|g" \
 	"$tmp/v010/sql/kernel_ml.sql" | psql -X -q -v ON_ERROR_STOP=1 -d km_010 >/dev/null
 psql -X -q -v ON_ERROR_STOP=1 -d km_head -c "CREATE EXTENSION kernel_ml"
-echo "0.1.0: $(git rev-parse --short "$ref") ($so); HEAD: $(git rev-parse --short HEAD)$(git diff --quiet || echo ' with uncommitted changes') (installed)"
+label=${KM_COMPARE_LABEL:-$(git rev-parse --short "$ref")}
+echo "$label: $(git rev-parse --short "$ref") ($so); HEAD: $(git rev-parse --short HEAD)$(git diff --quiet || echo ' with uncommitted changes') (installed)"
 
 for r in $(seq 1 "$rounds"); do
 	if [ $((r % 2)) -eq 1 ]; then order="010 head"; else order="head 010"; fi
@@ -62,9 +64,9 @@ for r in $(seq 1 "$rounds"); do
 	done
 done
 
-python3 - "$tmp" "$rounds" <<'PY'
+python3 - "$tmp" "$rounds" "$label" <<'PY'
 import json, statistics, sys
-tmp, rounds = sys.argv[1], int(sys.argv[2])
+tmp, rounds, label = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 def rows(v, r):
     return {x["measure"]: x for x in json.load(open("%s/%s.%d.json" % (tmp, v, r)))}
 data = {v: [rows(v, r) for r in range(1, rounds + 1)] for v in ("010", "head")}
@@ -74,7 +76,7 @@ def num(s):
     except ValueError:
         return None
 print()
-print("| measure | 0.1.0 ratio (runs) | HEAD ratio (runs) | HEAD / 0.1.0 |")
+print("| measure | %s ratio (runs) | HEAD ratio (runs) | HEAD / %s |" % (label, label))
 print("|---|---|---|---|")
 for m in data["head"][0]:
     a = [num(d[m]["ratio"]) for d in data["010"] if m in d]

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fit.h"
 #include "model.h"
 #include "options_core.h"
 #include "unit.h"

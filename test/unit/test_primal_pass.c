@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "classify.h"
 #include "primal_pass.h"
 #include "unit.h"
 

@@ -9,9 +9,10 @@
 
 #include <cblas.h>
 
-#include "model.h"
+#include "model_types.h"
 #include "options_core.h"
 #include "progress.h"
+#include "solve.h"
 
 /*
  * The step a: p->learning_rate if given, else 1 / the largest eigenvalue of

@@ -8,7 +8,7 @@
 #include <math.h>
 #include <stddef.h>
 
-#include "classify.h"
+#include "class_types.h"
 #include "logistic.h"
 #include "options_core.h"
 

@@ -10,9 +10,10 @@
 #include <cblas.h>
 #include <lapacke.h>
 
-#include "model.h"
+#include "model_types.h"
 #include "options_core.h"
 #include "progress.h"
+#include "solve.h"
 
 static void
 add_to_diagonal(double *K, size_t n, size_t ld, double value)

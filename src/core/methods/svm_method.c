@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "classify.h"
+#include "class_types.h"
 #include "options_core.h"
 #include "svm.h"
 

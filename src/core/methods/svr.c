@@ -11,7 +11,7 @@
 #include <cblas.h>
 
 #include "accum.h"
-#include "model.h"
+#include "model_types.h"
 #include "options_core.h"
 #include "progress.h"
 #include "svr.h"

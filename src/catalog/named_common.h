@@ -1,16 +1,21 @@
 /*
- * named_train.h - what the files of one named training share (internal to
- * src/catalog): the run (named_train.c), the SQL passes over the stored
- * query (passes.c) and the deploy policy (deploy.c).
+ * named_common.h - what the files of one named training share (internal to
+ * src/catalog), below all of them: the run and its scores (types), the
+ * scores of a model on rows kept in memory or a row at a time, a stored
+ * model's shape, and the errors of passes that read different rows
+ * (named_common.c).  The run is named_train.c's, the SQL passes passes.c's
+ * and passes_classify.c's, the deploy policy deploy.c's (issue 23: no
+ * import circle between them).
  */
-#ifndef KM_NAMED_TRAIN_H
-#define KM_NAMED_TRAIN_H
+#ifndef KM_NAMED_COMMON_H
+#define KM_NAMED_COMMON_H
 
 #include "postgres.h"
 
 #include "utils/jsonb.h"
 
 #include "metrics.h"
+#include "model.h"
 #include "options.h"
 #include "rowset.h"
 #include "catalog.h"
@@ -76,7 +81,7 @@ typedef struct Decision
 #define PASSES_RMSE_TIE 1e-9
 
 /*
- * named_train.c: classification scores a row at a time (begin, add each
+ * Classification scores a row at a time (begin, add each
  * row's label and features, end: the AUC), and the scores of a model on
  * rows kept in memory.
  */
@@ -105,25 +110,14 @@ void		score_rows(Datum model, const RowSet *rs, const int64 *rows, int64 count,
 void		score_class_rows(Datum model, const NamedRun *run, const int64 *rows,
 							 int64 count, ClassScores *out);
 
-/* passes.c */
-bool		use_passes(NamedRun *run, const Catalog *cat, const char *query, Oid run_as,
-					   const char *search_path);
-void		passes_fit_and_score(NamedRun *run, MemoryContext work);
-void		passes_score(const NamedRun *run, Datum model, bool holdout_only,
-						 km_metrics *holdout, km_metrics *train, int64 *skipped);
+/* A stored model's shape (its header, checked), and its number of features. */
+km_model_shape model_stored_shape(Datum model);
+int			model_features(Datum model);
+
+/* The errors of SQL passes (passes.c, passes_classify.c) */
 void		passes_no_rows(const NamedRun *run, int64 seen, int64 usable) pg_attribute_noreturn();
 void		passes_rows_changed(const char *detail) pg_attribute_noreturn();
 void		check_pass_rows(const char *pass_a, int64 rows_a, const char *pass_b,
 							int64 rows_b, const char *side);
 
-/* passes_classify.c: approximate classifiers by passes */
-void		passes_classify_fit_and_score(NamedRun *run, MemoryContext work);
-void		passes_class_score(const NamedRun *run, Datum model, bool holdout_only,
-							   ClassScores *holdout, ClassScores *train, int64 *skipped);
-
-/* deploy.c */
-int			model_features(Datum model);
-void		decide_deployment(const Catalog *cat, const char *name, const NamedRun *run,
-							  MemoryContext work, Decision *d);
-
-#endif							/* KM_NAMED_TRAIN_H */
+#endif							/* KM_NAMED_COMMON_H */

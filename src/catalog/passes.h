@@ -1,0 +1,19 @@
+/*
+ * passes.h - named approximate regression models by SQL passes
+ * over the stored query (passes.c).
+ */
+#ifndef KM_PASSES_H
+#define KM_PASSES_H
+
+#include "postgres.h"
+
+#include "named_common.h"
+
+/* passes.c */
+bool		use_passes(NamedRun *run, const Catalog *cat, const char *query, Oid run_as,
+					   const char *search_path);
+void		passes_fit_and_score(NamedRun *run, MemoryContext work);
+void		passes_score(const NamedRun *run, Datum model, bool holdout_only,
+						 km_metrics *holdout, km_metrics *train, int64 *skipped);
+
+#endif							/* KM_PASSES_H */

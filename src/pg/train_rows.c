@@ -1,0 +1,182 @@
+/*
+ * train_rows.c - the row helpers the one-statement trainings and the
+ * catalog's passes share (train_rows.h).
+ */
+#include "postgres.h"
+
+#include "common/hashfn.h"
+#include "miscadmin.h"
+
+#include "basis.h"
+#include "pgprogress.h"
+#include "pgutil.h"
+#include "primal_pass.h"
+#include "select.h"
+#include "solve.h"
+#include "split.h"
+#include "train_rows.h"
+
+/* Flops of one uninterruptible BLAS piece (about 0.1 s on one core). */
+#define ROWS_PIECE_FLOPS 1e9
+
+void
+km_notice_skipped(int64 skipped, int64 used)
+{
+	if (skipped > 0)
+		ereport(NOTICE,
+				(errmsg_plural("kernel_train skipped " INT64_FORMAT " row with a null feature array or target",
+							   "kernel_train skipped " INT64_FORMAT " rows with a null feature array or target",
+							   skipped, skipped),
+				 errdetail("The model was trained on the other " INT64_FORMAT " of " INT64_FORMAT " rows.",
+						   used, used + skipped),
+				 errhint("Filter them out (WHERE features IS NOT NULL AND target IS NOT NULL), or fill them in, to silence this.")));
+}
+
+static bool
+default_gamma_applies(const km_options *opts, size_t n)
+{
+	return opts->gamma_default && opts->fit.kernel.type == KM_KERNEL_RBF &&
+		opts->approximation == KM_APPROX_EXACT && n >= 2;
+}
+
+int64 *
+km_default_gamma_pairs(const km_options *opts, const double *X, size_t n, int d)
+{
+	int64	   *order;
+
+	if (!default_gamma_applies(opts, n) || km_sigest_rows(n, d) == n)
+		return NULL;
+	order = palloc_extended(mul_size(n, sizeof(int64)), MCXT_ALLOC_HUGE);
+	km_rank_rows(X, NULL, (int64) n, d, opts->seed, order);
+	return order;
+}
+
+void
+km_default_gamma(km_options *opts, const double *Xs, size_t n, int d,
+				 int64 *pairs)
+{
+	double	   *work;
+	double		gamma;
+
+	if (!default_gamma_applies(opts, n))
+		return;
+	work = palloc_extended(mul_size(km_gamma_sigest_doubles(n, d), sizeof(double)),
+						   MCXT_ALLOC_HUGE);
+	gamma = km_gamma_sigest(Xs, n, d, pairs, work);
+	pfree(work);
+	if (pairs)
+		pfree(pairs);
+	opts->gammas.v[0] = gamma;
+	opts->fit.kernel.gamma = gamma;
+}
+
+/* rff: the random features of b drawn from its seed (b->W, b->b set). */
+void
+km_basis_draw(km_basis *b)
+{
+	double	   *W;
+	double	   *bv;
+
+	if (b->kind != KM_APPROX_RFF)
+		return;
+	W = palloc_extended(mul_size(sizeof(double), mul_size(b->d, b->m)), MCXT_ALLOC_HUGE);
+	bv = palloc(sizeof(double) * b->m);
+	km_rff_draw(b->kernel.gamma, b->seed, b->d, b->m, W, bv);
+	b->W = W;
+	b->b = bv;
+}
+
+void
+rowset_too_large(const km_options *opts, uint32 d)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("kernel_train state is too large"),
+			 errdetail("A basis of %d components of %u features would exceed 1 GB.",
+					   opts->components, d),
+			 errhint("Use fewer components.")));
+}
+
+/*
+ * Pass 1 of the one-statement form: the basis of the collected rows (Xs:
+ * a buffer of at least d doubles), with rff's random features drawn.
+ */
+void
+rowset_basis(RowSet *rs, const km_options *opts, Size sbytes, double *Xs,
+			 km_basis *b)
+{
+	uint32		d = (uint32) rs->d;
+	km_basis_state *st;
+	char	   *basis;
+	Size		blen;
+	double	   *work;
+	km_error	err;
+
+	km_progress_phase("basis: " INT64_FORMAT " rows", rs->n);
+	st = palloc_extended(sbytes, MCXT_ALLOC_HUGE);
+	SET_VARSIZE(st, sbytes);
+	km_basis_state_init(st, opts->approximation, &opts->fit.kernel, opts->standardize,
+						d, (uint32) opts->components, (uint64) opts->seed);
+	for (int64 i = 0; i < rs->n; i++)
+	{
+		for (uint32 j = 0; j < d; j++)
+			Xs[j] = rs->X[i * d + j] + 0.0;
+		km_basis_state_add(st, Xs, hash_bytes_extended((const unsigned char *) Xs,
+													   (int) (sizeof(double) * d), st->seed));
+		if ((i & 0x3FF) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	blen = km_basis_final_bytes(st);
+	basis = palloc_extended(blen, MCXT_ALLOC_HUGE);
+	work = palloc(km_basis_finish_scratch_bytes(st) + 1);
+	if (km_basis_finish(st, basis, work, &err) != KM_OK)
+		km_raise(&err);
+	SET_VARSIZE(basis, blen);
+	pfree(st);
+	if (km_basis_decode(basis, blen, b, &err) != KM_OK)
+		km_raise(&err);
+	km_basis_draw(b);
+}
+
+void
+rowset_standardize(RowSet *rs, const km_basis *b, int64 i0, int64 r, double *Xs)
+{
+	uint32		d = (uint32) rs->d;
+
+	for (int64 i = 0; i < r; i++)
+	{
+		int			bad = km_standardize_row(rs->X + (i0 + i) * d, (int) d, b->mean,
+											 b->scale, Xs + i * d);
+
+		if (bad >= 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("standardized feature is out of range for type double precision"),
+					 errdetail("Feature %d of row " INT64_FORMAT " overflowed when standardized.",
+							   bad + 1, i0 + i + 1)));
+	}
+}
+
+void
+km_rows_features(const km_basis *b, const double *L, const double *Xs, int64 r,
+				 double *Z, double *fwork, int64 first_row)
+{
+	uint32		d = b->d;
+	uint32		m = b->m;
+	int64		piece;
+	km_error	err;
+
+	piece = (int64) km_primal_piece_rows(m, d, L != NULL, (size_t) r, ROWS_PIECE_FLOPS);
+	for (int64 p0 = 0; p0 < r; p0 += piece)
+	{
+		int64		pr = Min(piece, r - p0);
+
+		if (km_primal_block_features(b, L, Xs + (size_t) p0 * d, (size_t) pr,
+									 Z + (size_t) p0 * m, fwork, &err) != KM_OK)
+		{
+			elog(DEBUG1, "features of the block from row " INT64_FORMAT, first_row + p0 + 1);
+			km_raise(&err);
+		}
+		CHECK_FOR_INTERRUPTS();
+	}
+}

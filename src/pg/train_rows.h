@@ -1,0 +1,75 @@
+/*
+ * train_rows.h - what the one-statement trainings (src/sql: train.c,
+ * approx.c, classify.c, approx_classify.c) and the catalog's passes share
+ * over their rows: the NOTICE for skipped rows, the default gamma, the
+ * basis of collected rows, their standardized blocks and a block's
+ * features in interruptible pieces.  Below every src/sql file, so that
+ * none of them imports another for these (issue 23: no import circle).
+ */
+#ifndef KM_TRAIN_ROWS_H
+#define KM_TRAIN_ROWS_H
+
+#include "postgres.h"
+
+#include "approx.h"
+#include "options.h"
+#include "rowset.h"
+
+/*
+ * The one NOTICE of an aggregate's final function when it skipped rows
+ * with a NULL feature array or target (skipped > 0), used rows trained.
+ */
+void		km_notice_skipped(int64 skipped, int64 used);
+
+/*
+ * The default gamma of an exact rbf model (gamma not given): kernlab's
+ * sigest (select.h km_gamma_sigest) over the standardized rows.  Up to
+ * km_sigest_rows(n, d) rows (1000 for d <= 67) every pair counts; beyond,
+ * the pairs of that many rows of lowest hash of their raw features
+ * (split.h, with the options' seed), so that the same rows in any order
+ * give the same gamma.  Other kernels, approximate models (whose basis pass fixes the
+ * kernel before all rows are seen) and a given gamma keep theirs (1 / d by
+ * default).  km_default_gamma_pairs ranks the raw rows X (n x d) when that
+ * is needed (NULL otherwise); km_default_gamma then sets opts->gammas.v[0]
+ * and opts->fit.kernel.gamma from the same rows standardized (Xs, in the
+ * same order) and frees the ranking.
+ */
+int64	   *km_default_gamma_pairs(const km_options *opts, const double *X,
+								   size_t n, int d);
+void		km_default_gamma(km_options *opts, const double *Xs, size_t n, int d,
+							 int64 *pairs);
+
+/* rff: the random features of b drawn from its seed (b->W, b->b set). */
+void		km_basis_draw(km_basis *b);
+
+/* Raises "kernel_train state is too large" for a basis of opts->components. */
+pg_attribute_noreturn() void rowset_too_large(const km_options *opts, uint32 d);
+
+/*
+ * Pass 1 of the one-statement form: the basis of the collected rows (Xs:
+ * a buffer of at least d doubles), with rff's random features drawn.
+ */
+void		rowset_basis(RowSet *rs, const km_options *opts, Size sbytes,
+						 double *Xs, km_basis *b);
+
+/*
+ * Rows [i0, i0 + r) of rs standardized by b's scaler into Xs (r x d);
+ * raises naming the row and feature whose value overflows.
+ */
+void		rowset_standardize(RowSet *rs, const km_basis *b, int64 i0, int64 r,
+							   double *Xs);
+
+/*
+ * Z (r x m, row-major) := the features of r standardized rows Xs (r x d)
+ * under b, whitened by L (nystrom: z = L^-1 k(C, x); NULL for rff):
+ * primal_pass.h's km_primal_block_features in pieces of at most about
+ * 1e9 flops (a row costs about 2 m d, and m^2 more when whitened; at
+ * m = 8192 a whole block would be seconds of BLAS that cannot be
+ * interrupted), with an interrupt check after each.  fwork:
+ * km_approx_features_doubles(b, r).  Raises on a feature that is not
+ * finite (first_row: the block's first row, for a DEBUG1 line).
+ */
+void		km_rows_features(const km_basis *b, const double *L, const double *Xs,
+							 int64 r, double *Z, double *fwork, int64 first_row);
+
+#endif							/* KM_TRAIN_ROWS_H */
