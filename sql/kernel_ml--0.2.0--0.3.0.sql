@@ -177,7 +177,7 @@ COMMENT ON AGGREGATE kernel_check(float8[], jsonb) IS
 COMMENT ON AGGREGATE kernel_train(float8[], float8) IS
 'train an RBF kernel ridge model (default options) on (features, target) rows; returns the model as bytea';
 COMMENT ON AGGREGATE kernel_train(float8[], float8, jsonb) IS
-'train a kernel model on (features, target) rows with the given options: ridge or lms regression, or svm or logistic classification of the target''s distinct values; exact, or approximate with "approximation": "nystrom" or "rff"; lambda and gamma grids selected by leave-one-out, GCV or k-fold; returns the model as bytea';
+'train a kernel model on (features, target) rows with the given options: ridge, lms or svr (epsilon-SVR) regression, or svm or logistic classification of the target''s distinct values; exact, or approximate with "approximation": "nystrom" or "rff"; lambda and gamma grids selected by leave-one-out, GCV or k-fold; returns the model as bytea';
 COMMENT ON FUNCTION kernel_predict(bytea, float8[]) IS
 'score one row with a model: the prediction of a regression model, the decision value of a binary classifier (positive means the second class); an error for a multi-class model';
 COMMENT ON FUNCTION kernel_model_info(bytea) IS

@@ -107,7 +107,7 @@ CREATE AGGREGATE kernel_train(features float8[], target float8, options jsonb) (
 COMMENT ON AGGREGATE kernel_train(float8[], float8) IS
 'train an RBF kernel ridge model (default options) on (features, target) rows; returns the model as bytea';
 COMMENT ON AGGREGATE kernel_train(float8[], float8, jsonb) IS
-'train a kernel model on (features, target) rows with the given options: ridge or lms regression, or svm or logistic classification of the target''s distinct values; exact, or approximate with "approximation": "nystrom" or "rff"; lambda and gamma grids selected by leave-one-out, GCV or k-fold; returns the model as bytea';
+'train a kernel model on (features, target) rows with the given options: ridge, lms or svr (epsilon-SVR) regression, or svm or logistic classification of the target''s distinct values; exact, or approximate with "approximation": "nystrom" or "rff"; lambda and gamma grids selected by leave-one-out, GCV or k-fold; returns the model as bytea';
 
 -- Scoring and inspection ------------------------------------------------
 

@@ -64,6 +64,12 @@ use_passes(NamedRun *run, const Catalog *cat, const char *query, Oid run_as,
 		run->classify = false;
 		return false;
 	}
+	/*
+	 * A regression method fitted in the primal (svr) has no SQL passes yet:
+	 * in memory (approx_primal.c), as kernel_train
+	 */
+	if (!run->classify && km_method_get(run->opts.fit.method)->primal_fit != NULL)
+		return false;
 	run->passes = true;
 	run->schema = cat->schema;
 	return true;

@@ -31,8 +31,12 @@
  *     - const km_method_ops km_foo_ops = { .id = KM_METHOD_FOO, .name =
  *       "foo", .task, .summary, .options, .own_options, .n_own_options,
  *       .params_size, .routes, .default_route, .default_folds,
- *       .workspace_doubles, .fit, .store, .fields, .n_fields, .hint }
+ *       .workspace_doubles, .fit, .store, .fields, .n_fields, .hint }, and
+ *       its defaults of shared options if not the shared ones
+ *       (.lambda_per_row, .default_tol, .solver_max_iter)
  *       (a classifier: KM_CLASSIFIER_OPS and the classification entries).
+ *       src/core/methods/svr.c is a complete example (a regression method
+ *       with an option of its own, a bias, and fields of its own).
  *  2. One line at the end of src/core/methods.def: KM_METHOD(5, FOO,
  *     km_foo_ops), with the next id (stored in models: never renumber).
  *  3. Its tests: test/sql/foo.sql and test/expected/foo.out (new files), and
@@ -41,12 +45,18 @@
  *     "takes no ..." details of the other methods, which list them too.
  *
  * Nothing else: no enum, switch, options table, km_fit_params,
- * km_fit_result or km_model field changes.  Still outside the seam (see
- * the 0.3.0 design): the method-specific branches of options_core.c's
- * approximation check and its text-label hint; an
- * approximate (Nystrom / RFF) form, which only ridge, svm and logistic have
- * (src/core/approx.c, src/sql/approx_classify.c); and the selection rules
- * (k-fold scores regression by MSE, svm by accuracy, logistic by log-loss).
+ * km_fit_result or km_model field changes.  A regression method with an
+ * approximate (Nystrom / RFF) form in the primal fills .primal_fit and
+ * .primal_fit_doubles (src/sql/approx_primal.c drives it for kernel_train).
+ * Still outside the seam (see the 0.3.0 design): the method-specific
+ * branches of options_core.c's approximation check (ridge's closed form,
+ * the classifiers' solvers) and its text-label hint; the classifiers'
+ * approximate form (src/core/primal_pass.c, class ids only) and the named
+ * models' SQL passes (ridge's sums, the classifiers' Newton passes: a
+ * primal_fit method trains named approximate models in memory); approximate
+ * model selection for a primal_fit method (one lambda and gamma); and the
+ * selection rules (k-fold scores regression by MSE, svm by accuracy,
+ * logistic by log-loss).
  */
 #ifndef KM_METHOD_H
 #define KM_METHOD_H
@@ -231,6 +241,22 @@ struct km_candidate;
 struct km_method_option;
 
 /*
+ * The rows of an approximate (primal) fit as a caller supplies them: n
+ * targets in memory, and the features (rows x m, row-major) of rows
+ * [i0, i0 + rows), rows <= block, on demand, so that a fit holds one block
+ * of features at a time (the caller computes them: basis, standardization,
+ * whitening; it may raise there).
+ */
+typedef struct km_row_blocks
+{
+	size_t		n;
+	size_t		block;
+	const double *y;
+	const double *(*features) (void *arg, size_t i0, size_t rows);
+	void	   *arg;
+} km_row_blocks;
+
+/*
  * One stored field of a model: the common header (model.c) and each
  * method's section are described by tables of these, which drive
  * encoding, decoding, validation and kernel_model_info alike.
@@ -349,6 +375,33 @@ typedef struct km_method_ops
 	/* What to do about a failure of this status, or NULL for the generic hint. */
 	const char *(*hint) (km_status status);
 
+	/*
+	 * Defaults of shared options it sets for itself, for any task (the zero
+	 * values keep the shared defaults: lambda 1, tol 1e-6, max_iter 1000).
+	 * lambda_per_row: without "lambda", lambda = 1 / n for the n rows of the
+	 * fit (C = 1 in libsvm's terms, km_svm_C; km_options_resolve_rows);
+	 * default_tol: tol when the options give none (> 0; svm 1e-3 as libsvm);
+	 * solver_max_iter: without "max_iter", 0, its solver's own limit
+	 * (libsvm's max(10^7, 100 n)).
+	 */
+	bool		lambda_per_row;
+	double		default_tol;
+	bool		solver_max_iter;
+
+	/*
+	 * The approximate form (nystrom, rff) of a regression method fitted in
+	 * the primal on m features (NULL: none; ridge's approximate form is its
+	 * closed-form solve from the sums, approx.h): coef (m) and *b from
+	 * coef = 0, b = 0 by passes over rows, R the m x m penalty (NULL: I);
+	 * res gets iterations, converged, train_rmse and its method_result.
+	 * work: primal_fit_doubles(m, rows->block).
+	 */
+	size_t		(*primal_fit_doubles) (uint32_t m, size_t block);
+	km_status	(*primal_fit) (const km_fit_params *p, const km_row_blocks *rows,
+							   uint32_t m, const double *R, double *coef,
+							   double *b, km_fit_result *res, double *work,
+							   km_error *err, km_interrupt_fn interrupt);
+
 	/* ---- classification (task KM_TASK_CLASSIFICATION; NULL / 0 for regression) ---- */
 
 	/* What k-fold selection scores by: KM_SCORE_MSE for regression. */
@@ -356,8 +409,6 @@ typedef struct km_method_ops
 	/* The solver KM_SOLVER_DEFAULT stands for, and the solvers it accepts (bits 1u << solver). */
 	km_solver	default_solver;
 	unsigned	solvers;
-	/* tol when the options give none (svm 1e-3, as libsvm) */
-	double		default_tol;
 
 	/* The scheme it uses for k classes, a km_multiclass (model.h; q = km_multiclass_outputs). */
 	int			(*multiclass) (uint32_t k);
@@ -468,6 +519,8 @@ extern const km_field km_classifier_fields[KM_CLASSIFIER_N_FIELDS];
 	.routes = KM_ROUTE(KM_CV_KFOLD), \
 	.default_route = KM_CV_KFOLD, \
 	.default_folds = 5, \
+	.lambda_per_row = true, \
+	.solver_max_iter = true, \
 	.workspace_doubles = km_classifier_no_workspace, \
 	.fit = km_classifier_no_fit, \
 	.store = km_classifier_no_store, \

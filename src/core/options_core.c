@@ -52,13 +52,13 @@ const km_option_def km_option_table[KM_N_OPTIONS] = {
 		"\"ridge\" (\"svm\" with a text label)", KM_FN_TRAINING, 0},
 	[KM_OPT_LAMBDA] = {"lambda", KM_OPTTYPE_GRID, 0, INFINITY, false, false,
 		"a number >= 0, an array of such numbers, or \"auto\"",
-		"1 (svm and logistic: 1 / n_rows, i.e. C = 1)", KM_FN_TRAINING, 0},
+		"1 (svm, logistic and svr: 1 / n_rows, i.e. C = 1)", KM_FN_TRAINING, 0},
 	[KM_OPT_LEARNING_RATE] = {"learning_rate", KM_OPTTYPE_NUMBER, 0, INFINITY, true, false,
 		"a number > 0", "automatic", KM_FN_TRAINING, 0},
 	[KM_OPT_MAX_ITER] = {"max_iter", KM_OPTTYPE_INTEGER, 1, INT_MAX, false, false,
 		"an integer >= 1", "1000", KM_FN_TRAINING, 0},
 	[KM_OPT_TOL] = {"tol", KM_OPTTYPE_NUMBER, 0, INFINITY, false, false,
-		"a number >= 0", "1e-6 (1e-3 for svm)", KM_FN_TRAINING, 0},
+		"a number >= 0", "1e-6 (1e-3 for svm and svr)", KM_FN_TRAINING, 0},
 	[KM_OPT_STANDARDIZE] = {"standardize", KM_OPTTYPE_BOOL, 0, 0, false, false,
 		"true or false", "true", KM_FN_TRAINING, 0},
 	[KM_OPT_FIT_INTERCEPT] = {"fit_intercept", KM_OPTTYPE_BOOL, 0, 0, false, false,
@@ -662,12 +662,13 @@ check_task(km_options_parser *p, const km_method_ops **ops,
 					message, "Method \"%s\" is a regression method; a text label column needs a classification method.",
 					(*ops)->name);
 	}
+	/* the method's own defaults of shared options (method.h), for any task */
+	if (!p->given[KM_OPT_TOL] && (*ops)->default_tol > 0.0)
+		fit->tol = (*ops)->default_tol;
+	if (!p->given[KM_OPT_MAX_ITER] && (*ops)->solver_max_iter)
+		fit->max_iter = 0;		/* the solver's own limit (libsvm's max(10^7, 100 n)) */
 	if ((*ops)->task == KM_TASK_CLASSIFICATION)
 	{
-		if (!p->given[KM_OPT_TOL] && (*ops)->default_tol > 0.0)
-			fit->tol = (*ops)->default_tol;
-		if (!p->given[KM_OPT_MAX_ITER])
-			fit->max_iter = 0;	/* the solver's own limit (libsvm's max(10^7, 100 n)) */
 		if (fit->solver != KM_SOLVER_DEFAULT &&
 			!((*ops)->solvers & (1u << fit->solver)))
 		{
@@ -1006,13 +1007,32 @@ check_approximation(const km_options_parser *p, const km_method_ops *ops,
 			out->fit.max_iter = KM_PRIMAL_MAX_ITER;
 		return true;
 	}
+	else if (ops->primal_fit != NULL)
+	{
+		/*
+		 * Approximate regression in the primal (svr): Newton passes at one
+		 * lambda and one gamma; max_iter counts Newton steps.
+		 */
+		if (out->cv != KM_CV_NONE || out->lambdas.n > 1 || out->gammas.n > 1)
+		{
+			snprintf(message, sizeof(message),
+					 "approximate method \"%s\" takes a single lambda and gamma",
+					 ops->name);
+			return fail(err, "Give one \"lambda\" and one \"gamma\" without \"cv\", or remove \"approximation\" to select them by k-fold.",
+						message, "Method \"%s\" with approximation \"%s\" is fitted by Newton passes over the rows at one lambda and gamma; it has no model selection.",
+						ops->name, km_approx_name(out->approximation));
+		}
+		if (!p->given[KM_OPT_MAX_ITER])
+			out->fit.max_iter = KM_PRIMAL_MAX_ITER;
+		return true;
+	}
 	else if (out->fit.method != KM_METHOD_RIDGE)
 	{
 		snprintf(message, sizeof(message),
 				 "approximation \"%s\" does not apply to method \"%s\"",
 				 km_approx_name(out->approximation), ops->name);
-		return fail(err, "Remove \"approximation\", or use \"method\": \"ridge\", \"svm\" or \"logistic\".",
-					message, "Approximate models are solved by kernel ridge, or by svm and logistic in the primal; method \"%s\" %s.",
+		return fail(err, "Remove \"approximation\", or use \"method\": \"ridge\", \"svr\", \"svm\" or \"logistic\".",
+					message, "Approximate models are solved by kernel ridge, or by svr, svm and logistic in the primal; method \"%s\" %s.",
 					ops->name, ops->summary);
 	}
 	if (out->cv != KM_CV_NONE && out->cv != KM_CV_GCV)
@@ -1046,11 +1066,12 @@ km_options_finish(km_options_parser *p, km_option_error *err)
 		return false;
 
 	/*
-	 * Classifiers without a lambda: C = 1 as in libsvm and scikit-learn,
-	 * lambda = 1 / n (km_options_resolve_rows), not the regression default
-	 * 1, which is C = 1 / n and predicts the majority class.
+	 * Methods of libsvm's C without a lambda (svm, logistic, svr): C = 1 as
+	 * in libsvm and scikit-learn, lambda = 1 / n (km_options_resolve_rows),
+	 * not the ridge default 1, which is C = 1 / n (a classifier then
+	 * predicts the majority class).
 	 */
-	if (ops->task == KM_TASK_CLASSIFICATION && !p->given[KM_OPT_LAMBDA])
+	if (ops->lambda_per_row && !p->given[KM_OPT_LAMBDA])
 	{
 		out->lambdas.n = 1;
 		out->lambdas.per_row = true;

@@ -86,6 +86,17 @@ km_basis_draw(km_basis *b)
 	b->b = bv;
 }
 
+void
+rowset_too_large(const km_options *opts, uint32 d)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("kernel_train state is too large"),
+			 errdetail("A basis of %d components of %u features would exceed 1 GB.",
+					   opts->components, d),
+			 errhint("Use fewer components.")));
+}
+
 /*
  * Pass 1 of the one-statement form: the basis of the collected rows (Xs:
  * a buffer of at least d doubles), with rff's random features drawn.

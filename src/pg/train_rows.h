@@ -42,6 +42,9 @@ void		km_default_gamma(km_options *opts, const double *Xs, size_t n, int d,
 /* rff: the random features of b drawn from its seed (b->W, b->b set). */
 void		km_basis_draw(km_basis *b);
 
+/* Raises "kernel_train state is too large" for a basis of opts->components. */
+pg_attribute_noreturn() void rowset_too_large(const km_options *opts, uint32 d);
+
 /*
  * Pass 1 of the one-statement form: the basis of the collected rows (Xs:
  * a buffer of at least d doubles), with rff's random features drawn.

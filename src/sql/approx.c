@@ -1322,12 +1322,7 @@ rowset_check_memory(const km_options *opts, uint32 d, int64 n)
 		(uint32) Min((int64) opts->components, n) : (uint32) opts->components;
 
 	if (sbytes == 0 || sbytes > MaxAllocSize || km_accum_bytes(KM_ACCUM_GRAM, mmax) == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("kernel_train state is too large"),
-				 errdetail("A basis of %d components of %u features would exceed 1 GB.",
-						   opts->components, d),
-				 errhint("Use fewer components.")));
+		rowset_too_large(opts, d);
 	km_check_memory((double) sbytes + (double) km_accum_bytes(KM_ACCUM_GRAM, mmax) +
 					approx_solve_memory(mmax) +
 					8.0 * APPROX_BLOCK * ((double) mmax + 2.0 * d) +
@@ -1354,7 +1349,6 @@ km_approx_train_rowset(RowSet *rs)
 	MemoryContext old;
 	bytea	   *result;
 	bytea	   *out;
-
 	km_options_resolve(&opts, (int) d);
 	sbytes = rowset_check_memory(&opts, d, rs->n);
 	memset(&t, 0, sizeof(t));

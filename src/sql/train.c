@@ -230,6 +230,7 @@ plan_training(const RowSet *rs, TrainJob *job)
 	job->d = d;
 	job->opts = rs->opts;
 	km_options_resolve(&job->opts, d);
+	km_options_resolve_rows(&job->opts, n);	/* a lambda_per_row method's 1 / n */
 	km_check_exact_memory(km_train_memory((double) n, (double) d), "kernel_train", false);
 	if (km_options_selects(&job->opts))
 	{
@@ -447,7 +448,12 @@ train_model_reported(RowSet *rs)
 		return km_train_classifier(rs);	/* classify.c, approximate ones too */
 	notice_binary_target(rs);
 	if (rs->opts.approximation != KM_APPROX_EXACT)
-		return km_approx_train_rowset(rs);	/* approx.c */
+	{
+		/* a method with a primal form (svr): approx_primal.c; ridge: approx.c */
+		if (km_method_get(rs->opts.fit.method)->primal_fit != NULL)
+			return km_approx_primal_train_rowset(rs);
+		return km_approx_train_rowset(rs);
+	}
 
 	INSTR_TIME_SET_CURRENT(t_start);
 	plan_training(rs, &job);

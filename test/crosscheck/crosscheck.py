@@ -57,8 +57,25 @@ Checks:
      model's own gamma) + LogisticRegression(C = 1), which is exact kernel
      logistic regression at C = 1, within 0.03; kernel_model_info's lambda
      is 1 / n_train (C = 1) and its gamma the resolved default.
+  l. epsilon-SVR (issue 23 point 8): "method": "svr", epsilon 0.1, tol 1e-6
+     at a fixed gamma (1 / d, scikit-learn's "scale" on standardized rows)
+     on diabetes and on the synthetic set vs StandardScaler + SVR(C = 1,
+     epsilon = 0.1, tol = 1e-6, same gamma) (kernel_ml standardizes by the
+     population standard deviation, as StandardScaler): held-out predictions
+     within 1e-4 relative to the largest |prediction|, the same number of
+     support vectors; the default options (C = 1, epsilon 0.1, tol 1e-3,
+     gamma sigest) vs SVR() at the model's gamma within 1e-3, lambda
+     1 / n_train; held-out RMSE of the defaults vs StandardScaler + SVR()
+     (gamma "scale") reported, within 25 %.
+  m. approximate epsilon-SVR: nystrom (m = 100) and rff (m = 200), "tol"
+     1e-10, on the data sets of l (epsilon 30 and 0.4, tubes that hold about
+     a third of the rows): held-out predictions within 1e-6 (relative
+     to the largest |prediction|) of a SciPy trust-exact minimisation of the
+     same objective, LIBLINEAR's L2-loss epsilon-SVR
+     (1/n) sum max(0, |y - z w - b| - eps)^2 + (lambda/2) ||w||^2 (b not
+     penalized), on the features rebuilt from kernel_model_export.
   Run only i and j with: crosscheck.py classify; only j: crosscheck.py approx_classify;
-  only k: crosscheck.py defaults
+  only k: crosscheck.py defaults; only l and m: crosscheck.py svr
 """
 
 import io
@@ -1072,6 +1089,119 @@ def check_default_classifiers(cur):
                        % (acc, ntr, gamma, lref, ref))
 
 
+# ---------------------------------------------------------------- epsilon-SVR (l)
+
+def svr_datasets():
+    """Diabetes (342 / 100 rows) and a synthetic set (800 / 200 rows, d = 8), with held-out targets."""
+    Xd, yd = load_diabetes(return_X_y=True)
+    perm = np.random.default_rng(SEED + 8).permutation(len(yd))
+    tr, te = perm[:342], perm[342:]
+    rng = np.random.default_rng(SEED + 9)
+    X = rng.standard_normal((1000, 8)) * np.array([1.0, 2.0, 0.5, 3.0, 1.0, 1.0, 1.0, 1.0])
+    y = (np.sin(2.0 * X[:, 0]) + 0.5 * X[:, 1] * X[:, 2] - 0.3 * X[:, 3]
+         + 0.1 * rng.standard_normal(1000) + 3.0)
+    return (("svr_dia", Xd[tr], yd[tr], Xd[te], yd[te]),
+            ("svr_syn", X[:800], y[:800], X[800:], y[800:]))
+
+
+def check_svr(cur):
+    """(l) epsilon-SVR vs scikit-learn's SVR on the rows kernel_ml standardizes."""
+    from sklearn.svm import SVR
+    for ds, Xtr, ytr, Xte, yte in svr_datasets():
+        load(cur, ds, Xtr, ytr, Xte)
+        sc = StandardScaler().fit(Xtr)          # population std, as km_standardize
+        Ztr, Zte = sc.transform(Xtr), sc.transform(Xte)
+        n, d = Xtr.shape
+        gamma = 1.0 / d                         # "scale": standardized rows have variance 1
+        name = "l. svr %s" % ds[4:]
+
+        @check(name)
+        def _():
+            train(cur, ds + "_fixed", ds, {"method": "svr", "epsilon": 0.1,
+                                           "tol": 1e-6, "gamma": gamma})
+            got = predict(cur, ds + "_fixed", ds)
+            svr = SVR(C=1.0, epsilon=0.1, tol=1e-6, gamma=gamma).fit(Ztr, ytr)
+            compare("%s predictions vs SVR(C=1, epsilon=0.1, tol=1e-6, gamma=%g)"
+                    % (name, gamma), got, svr.predict(Zte), 1e-4)
+            info = model_info(cur, ds + "_fixed")
+            n_sv = int(info.get("n_support", -1))
+            report(n_sv == len(svr.support_), "%s support set" % name,
+                   "%d support vectors, SVR %d" % (n_sv, len(svr.support_)))
+
+        @check(name + " defaults")
+        def _():
+            train(cur, ds + "_default", ds, {"method": "svr"})
+            got = predict(cur, ds + "_default", ds)
+            info = model_info(cur, ds + "_default")
+            lam, g = float(info["lambda"]), float(info["gamma"])
+            report(abs(lam * n - 1.0) <= 1e-12 and float(info["epsilon"]) == 0.1
+                   and float(info["tol"]) == 1e-3,
+                   "%s defaults lambda, epsilon, tol" % name,
+                   "lambda %.6g, 1 / n_train %.6g (C = 1), epsilon %g, tol %g"
+                   % (lam, 1.0 / n, float(info["epsilon"]), float(info["tol"])))
+            same = SVR(gamma=g).fit(Ztr, ytr).predict(Zte)
+            compare("%s defaults vs SVR() at the model's gamma %.4g" % (name, g),
+                    got, same, 1e-3)
+            ref = make_pipeline(StandardScaler(), SVR()).fit(Xtr, ytr).predict(Xte)
+            rmse = float(np.sqrt(np.mean((got - yte) ** 2)))
+            rref = float(np.sqrt(np.mean((ref - yte) ** 2)))
+            report(rmse <= 1.25 * rref, "%s defaults held-out RMSE vs SVR()" % name,
+                   "kernel_ml %.4f (gamma sigest %.4g), StandardScaler + SVR() %.4f "
+                   "(gamma \"scale\" %.4g; within 25 %%)" % (rmse, g, rref, 1.0 / d))
+
+
+def svr_primal_scipy(Z, y, lam, eps):
+    """argmin over (w, b) of (1/n) sum max(0, |y - z w - b| - eps)^2 + (lam/2) ||w||^2
+    (b unpenalized) by SciPy's trust-exact with the generalized Hessian."""
+    from scipy.optimize import minimize
+    n, m = Z.shape
+    Z1 = np.hstack([Z, np.ones((n, 1))])
+    P = np.diag(np.r_[np.full(m, lam), 0.0])
+
+    def parts(v):
+        r = y - Z1 @ v
+        a = np.maximum(0.0, np.abs(r) - eps)
+        return a * a, -2.0 * np.sign(r) * a, np.where(a > 0, 2.0, 0.0)
+
+    def J(v):
+        return np.mean(parts(v)[0]) + 0.5 * v @ P @ v
+
+    def grad(v):
+        return Z1.T @ parts(v)[1] / n + P @ v
+
+    def hess(v):
+        return Z1.T @ ((parts(v)[2] / n)[:, None] * Z1) + P
+
+    res = minimize(J, np.zeros(m + 1), jac=grad, hess=hess, method="trust-exact",
+                   options={"gtol": 1e-13, "maxiter": 1000})
+    return res.x[:m], res.x[m]
+
+
+def check_approx_svr(cur):
+    """(m) approximate epsilon-SVR vs SciPy on the exported features."""
+    for ds, Xtr, ytr, Xte, yte in svr_datasets():
+        for approx, m in (("nystrom", 100), ("rff", 200)):
+            name = "m. svr %s %s" % (approx, ds[4:])
+
+            @check(name)
+            def _():
+                mname = "%s_%s" % (ds, approx)
+                # a tube that holds about a third of the training rows
+                opts = {"method": "svr", "approximation": approx, "components": m,
+                        "epsilon": 30.0 if ds == "svr_dia" else 0.4,
+                        "tol": 1e-10, "max_iter": 100, "seed": 3}
+                train(cur, mname, ds, opts)
+                got = predict(cur, mname, ds)
+                info = model_info(cur, mname)
+                e = export_of(cur, mname)
+                lam, eps = float(info["lambda"]), float(info["epsilon"])
+                w, b = svr_primal_scipy(whitened_features(e, info, Xtr), ytr, lam, eps)
+                want = whitened_features(e, info, Xte) @ w + b
+                compare("%s predictions vs SciPy (lambda %.4g, epsilon %g, %s Newton steps, "
+                        "%s rows outside the tube)" % (name, lam, eps, info.get("iterations"),
+                                                       info.get("n_support")), got, want, 1e-6)
+
+
 def check_classification(cur):
     check_svm_breast_cancer(cur)
     check_logistic_scipy(cur)
@@ -1095,7 +1225,8 @@ def main():
     cur.execute("CREATE TABLE kmcc_cls (ds text, id int, f float8[], label text)")
     only = {"classify": lambda c: (check_classification(c), check_approx_classification(c)),
             "approx_classify": check_approx_classification,
-            "defaults": check_default_classifiers}
+            "defaults": check_default_classifiers,
+            "svr": lambda c: (check_svr(c), check_approx_svr(c))}
     if len(sys.argv) == 2 and sys.argv[1] in only:
         try:
             only[sys.argv[1]](cur)
@@ -1129,6 +1260,8 @@ def main():
         check_classification(cur)
         check_approx_classification(cur)
         check_default_classifiers(cur)
+        check_svr(cur)
+        check_approx_svr(cur)
     finally:
         for t in TABLES:
             cur.execute("DROP TABLE IF EXISTS %s" % t)

@@ -1,13 +1,19 @@
 /*
- * svr.c - epsilon-SVR: the exact dual by libsvm's Solver (km_smo_solve) and
- * LIBLINEAR's L2-loss primal by Newton over additive passes (svr.h).
+ * svr.c - the "svr" method: libsvm's epsilon-SVR (scikit-learn's SVR),
+ * C = 1 / (n lambda) (method.h km_svm_C), the exact dual by libsvm's Solver
+ * (km_smo_solve), and LIBLINEAR's L2-loss primal by Newton over additive
+ * passes (svr.h).  The method's ops are at the end of this file.
  */
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include <cblas.h>
 
 #include "accum.h"
+#include "model_types.h"
+#include "options_core.h"
+#include "progress.h"
 #include "svr.h"
 
 /* ---- exact: the dual by SMO ---- */
@@ -174,14 +180,20 @@ km_svr_primal_fit_doubles(uint32_t m, size_t block)
 		+ 2 * mm + km_primal_step_work_doubles(m) + mm * mm;
 }
 
-km_status
-km_svr_primal_fit(const double *Z, size_t rows, uint32_t m, const double *y,
-				  const double *weights, double epsilon,
-				  const km_primal_params *p, const double *R, size_t block,
+/*
+ * The pass/step loop over the rows of rb (features block by block from its
+ * callback), weights (or NULL: 1) beside them: km_svr_primal_fit's contract.
+ */
+static km_status
+svr_primal_passes(const km_row_blocks *rb, const double *weights, uint32_t m,
+				  double epsilon, const km_primal_params *p, const double *R,
 				  double *coef, double *b, km_primal_solver *s, double *work,
 				  km_error *err, km_interrupt_fn interrupt)
 {
 	size_t		mm = m;
+	size_t		rows = rb->n;
+	size_t		block = rb->block;
+	const double *y = rb->y;
 	double	   *state,
 			   *scratch,
 			   *vecs,
@@ -225,8 +237,8 @@ km_svr_primal_fit(const double *Z, size_t rows, uint32_t m, const double *y,
 		{
 			size_t		nb = rows - r0 < block ? rows - r0 : block;
 
-			if (!km_svr_primal_add(state, m, Z + r0 * mm, nb, y + r0,
-								   weights ? weights + r0 : NULL, epsilon,
+			if (!km_svr_primal_add(state, m, rb->features(rb->arg, r0, nb), nb,
+								   y + r0, weights ? weights + r0 : NULL, epsilon,
 								   coef, *b, scratch, interrupt))
 				return km_fail(err, KM_ERR_DIVERGED, "svr primal newton diverged",
 							   "A decision value is not finite after %d Newton steps.",
@@ -243,3 +255,281 @@ km_svr_primal_fit(const double *Z, size_t rows, uint32_t m, const double *y,
 					   s->iterations, s->grad_norm, s->grad_norm0);
 	return KM_OK;
 }
+
+/* A matrix in memory as row blocks. */
+typedef struct matrix_rows
+{
+	const double *Z;
+	uint32_t	m;
+} matrix_rows;
+
+static const double *
+matrix_features(void *arg, size_t i0, size_t rows)
+{
+	const matrix_rows *mr = arg;
+
+	return mr->Z + i0 * (size_t) mr->m;
+}
+
+km_status
+km_svr_primal_fit(const double *Z, size_t rows, uint32_t m, const double *y,
+				  const double *weights, double epsilon,
+				  const km_primal_params *p, const double *R, size_t block,
+				  double *coef, double *b, km_primal_solver *s, double *work,
+				  km_error *err, km_interrupt_fn interrupt)
+{
+	matrix_rows mr = {Z, m};
+	km_row_blocks rb = {rows, block, y, matrix_features, &mr};
+
+	return svr_primal_passes(&rb, weights, m, epsilon, p, R, coef, b, s, work,
+							 err, interrupt);
+}
+
+/* ---- the method: registry entry KM_METHOD_SVR (methods.def) ---- */
+
+/* Its own options (km_fit_params.method_params). */
+typedef struct svr_params
+{
+	double		epsilon;		/* the half-width of the insensitive tube */
+} svr_params;
+
+KM_STATIC_ASSERT(sizeof(svr_params) <= KM_METHOD_BLOB_SIZE, svr_params);
+
+/* What its fit returns beyond km_fit_result (km_fit_result.method_result). */
+typedef struct svr_result
+{
+	double		objective;		/* the dual objective at the end */
+	uint32_t	n_support;		/* rows with coef != 0 */
+} svr_result;
+
+KM_STATIC_ASSERT(sizeof(svr_result) <= KM_METHOD_BLOB_SIZE, svr_result);
+
+/* Its model fields (km_model.method_data; METHOD section below). */
+typedef struct svr_fields
+{
+	double		epsilon;
+	uint32_t	n_support;
+} svr_fields;
+
+KM_STATIC_ASSERT(sizeof(svr_fields) <= KM_METHOD_BLOB_SIZE, svr_fields);
+
+static const km_method_option svr_options[] = {
+	{{"epsilon", KM_OPTTYPE_NUMBER, 0, INFINITY, false, false,
+	  "a number >= 0", "0.1", KM_FN_TRAINING, 0},
+	 offsetof(svr_params, epsilon), KM_SVR_EPSILON},
+};
+
+static size_t
+svr_workspace_doubles(size_t n)
+{
+	/* the dual's workspace; afterwards its first n doubles hold the residual */
+	return km_svr_dual_doubles(n);
+}
+
+/*
+ * The dual on the full Gram matrix (km_gram_lower, then km_symmetrize: the
+ * Solver reads whole columns), y centred by the trainer when it fits an
+ * intercept; b, the dual's bias, goes to res->intercept (the trainer adds
+ * it to the model's intercept, k-fold to its held-out predictions).  SVR is
+ * translation-equivariant, so b + mean(y) is the bias of the fit on y.
+ */
+static km_status
+svr_fit(const km_fit_params *p, const double *X, size_t n, int d,
+		const double *y, double *coef, double *K, const double *norms,
+		double *work, km_fit_result *res, km_error *err,
+		km_interrupt_fn interrupt)
+{
+	const svr_params *sp = KM_METHOD_BLOB_CONST(&p->method_params, svr_params);
+	svr_result *sr = KM_METHOD_BLOB(&res->method_result, svr_result);
+	km_svm_params par = km_svm_params_default();
+	km_svr_problem pr;
+	km_svm_result r;
+	km_status	st;
+	double	   *resid = work;
+
+	if (!(p->lambda > 0.0))
+		return km_fail(err, KM_ERR_INVALID, "svr needs lambda > 0",
+					   "Method \"svr\" has C = 1 / (n lambda); lambda = %g gives no finite C.",
+					   p->lambda);
+	km_progress_phase("svr: kernel matrix of %zu rows", n);
+	if (!km_gram_lower(&p->kernel, X, n, d, norms, K, n, interrupt))
+		return km_gram_overflow(&p->kernel, K, n, n, err);
+	km_symmetrize(K, n, n, interrupt);
+
+	par.tol = p->tol;
+	par.max_iter = p->max_iter > 0 ? (uint64_t) p->max_iter : 0;
+	memset(&pr, 0, sizeof(pr));
+	pr.K = K;
+	pr.ld = n;
+	pr.cols = NULL;
+	pr.n = n;
+	pr.y = y;
+	pr.C = km_svm_C(p->lambda, n);
+	pr.epsilon = sp->epsilon;
+	km_progress_phase("svr: SMO on %zu rows", n);
+	st = km_svr_dual(&pr, &par, coef, &r, work, err, interrupt);
+	res->iterations = r.iterations > INT32_MAX ? INT32_MAX : (int) r.iterations;
+	res->converged = st == KM_OK;
+	sr->objective = r.objective;
+	sr->n_support = r.n_sv;
+	/*
+	 * max_iter reached is an error with the hint (ops->hint), not a warning:
+	 * the regression pipeline keeps no unconverged fit, and k-fold drops
+	 * the candidate (select.c), as it does an lms that diverged
+	 */
+	if (st == KM_ERR_INACCURATE)
+		return km_fail(err, KM_ERR_INACCURATE, "svr did not converge",
+					   "SMO stopped after %llu iterations with a KKT violation of %g above tol %g.",
+					   (unsigned long long) r.iterations, r.violation, par.tol);
+	if (st != KM_OK)
+		return st;
+	res->intercept = r.b;
+
+	/* training residual y - K coef - b */
+	memcpy(resid, y, n * sizeof(double));
+	cblas_dsymv(CblasColMajor, CblasLower, (int) n, -1.0, K, (int) n, coef, 1,
+				1.0, resid, 1);
+	for (size_t i = 0; i < n; i++)
+		resid[i] -= r.b;
+	res->train_rmse = cblas_dnrm2((int) n, resid, 1) / sqrt((double) n);
+	if (!isfinite(res->train_rmse))
+		return km_fail(err, KM_ERR_OVERFLOW,
+					   "svr training error is out of range for type double precision",
+					   "The training residual y - K coef - b of the %s kernel overflowed.",
+					   km_kernel_name(p->kernel.type));
+	return KM_OK;
+}
+
+/* m arrives zeroed (the common fields set): the fields svr has a value for */
+static void
+svr_store(const km_fit_params *p, const km_fit_result *res, km_model *m)
+{
+	const svr_params *sp = KM_METHOD_BLOB_CONST(&p->method_params, svr_params);
+	const svr_result *sr = KM_METHOD_BLOB_CONST(&res->method_result, svr_result);
+	svr_fields *f = KM_METHOD_BLOB(&m->method_data, svr_fields);
+
+	m->lambda = p->lambda;
+	m->tol = p->tol;
+	m->max_iter = p->max_iter;
+	m->iterations = res->iterations;
+	m->converged = res->converged;
+	f->epsilon = sp->epsilon;
+	f->n_support = sr->n_support;
+}
+
+static size_t
+svr_primal_fit_doubles(uint32_t m, size_t block)
+{
+	size_t		own = km_svr_primal_fit_doubles(m, block);
+
+	/* then one block's decision values for the training error */
+	return own == 0 || own > SIZE_MAX / 8 - block ? 0 : own + block;
+}
+
+/*
+ * The approximate form: LIBLINEAR's L2-loss epsilon-SVR on the features
+ * (svr.h), then one more pass for the training RMSE and the rows outside
+ * the tube (n_support: the rows whose loss is not 0).
+ */
+static km_status
+svr_primal_fit(const km_fit_params *p, const km_row_blocks *rows, uint32_t m,
+			   const double *R, double *coef, double *b, km_fit_result *res,
+			   double *work, km_error *err, km_interrupt_fn interrupt)
+{
+	const svr_params *sp = KM_METHOD_BLOB_CONST(&p->method_params, svr_params);
+	svr_result *sr = KM_METHOD_BLOB(&res->method_result, svr_result);
+	km_primal_params pp;
+	km_primal_solver s;
+	double	   *f = work + km_svr_primal_fit_doubles(m, rows->block);
+	double		sse = 0.0;
+	uint32_t	outside = 0;
+	km_status	st;
+
+	if (!(p->lambda > 0.0))
+		return km_fail(err, KM_ERR_INVALID, "svr needs lambda > 0",
+					   "Method \"svr\" minimizes the mean loss plus lambda / 2 ||w||^2; lambda = %g leaves it unbounded below.",
+					   p->lambda);
+	memset(&pp, 0, sizeof(pp));
+	pp.loss = KM_PRIMAL_SQHINGE;	/* not read by the step (svr.h) */
+	pp.lambda = p->lambda;
+	pp.fit_intercept = p->fit_intercept;
+	pp.tol = p->tol;
+	pp.max_iter = p->max_iter;
+	st = svr_primal_passes(rows, NULL, m, sp->epsilon, &pp, R, coef, b, &s,
+						   work, err, interrupt);
+	res->iterations = s.iterations;
+	res->converged = s.converged;
+	sr->objective = s.objective;
+	if (st != KM_OK)
+		return st;
+	for (size_t i0 = 0; i0 < rows->n; i0 += rows->block)
+	{
+		size_t		nb = rows->n - i0 < rows->block ? rows->n - i0 : rows->block;
+		const double *Z = rows->features(rows->arg, i0, nb);
+
+		cblas_dgemv(CblasRowMajor, CblasNoTrans, (int) nb, (int) m, 1.0, Z,
+					(int) m, coef, 1, 0.0, f, 1);
+		for (size_t i = 0; i < nb; i++)
+		{
+			double		r = rows->y[i0 + i] - f[i] - *b;
+
+			sse += r * r;
+			outside += fabs(r) > sp->epsilon;
+		}
+		km_check_interrupts(interrupt);
+	}
+	res->train_rmse = sqrt(sse / (double) rows->n);
+	sr->n_support = outside;
+	if (!isfinite(res->train_rmse))
+		return km_fail(err, KM_ERR_OVERFLOW,
+					   "svr training error is out of range for type double precision",
+					   "The training residual y - z coef - b overflowed after %d Newton steps.",
+					   s.iterations);
+	return KM_OK;
+}
+
+static const char *
+svr_hint(km_status status)
+{
+	return km_method_hint(status,
+						  "Raise lambda (a smaller C), or standardize the features (\"standardize\": true).",
+						  "Raise \"tol\" or \"max_iter\", or raise lambda.");
+}
+
+static const km_field svr_model_fields[] = {
+	{"lambda", KM_FIELD_F64, offsetof(km_model, lambda), KM_RULE_POSITIVE, 0},
+	{"epsilon", KM_FIELD_F64, KM_METHOD_FIELD(svr_fields, epsilon), KM_RULE_NONNEG, 0},
+	{"tol", KM_FIELD_F64, offsetof(km_model, tol), KM_RULE_NONNEG, 0},
+	{"max_iter", KM_FIELD_I32, offsetof(km_model, max_iter), KM_RULE_NONNEG, 0},
+	{"iterations", KM_FIELD_I32, offsetof(km_model, iterations), KM_RULE_NONNEG, 0},
+	{"converged", KM_FIELD_BOOL, offsetof(km_model, converged), KM_RULE_ANY, 0},
+	{"n_support", KM_FIELD_U32, KM_METHOD_FIELD(svr_fields, n_support), KM_RULE_ANY, 0},
+};
+
+const km_method_ops km_svr_ops = {
+	.id = KM_METHOD_SVR,
+	.name = "svr",
+	.task = KM_TASK_REGRESSION,
+	.summary = "fits an epsilon-insensitive tube (libsvm's epsilon-SVR)",
+	.options = KM_OPTION_BIT(KM_OPT_MAX_ITER) | KM_OPTION_BIT(KM_OPT_TOL),
+	.own_options = svr_options,
+	.n_own_options = sizeof(svr_options) / sizeof(svr_options[0]),
+	.params_size = sizeof(svr_params),
+	/* LOO and GCV have a closed form only for ridge */
+	.routes = KM_ROUTE(KM_CV_KFOLD),
+	.default_route = KM_CV_KFOLD,
+	.default_folds = 5,
+	.workspace_doubles = svr_workspace_doubles,
+	.fit = svr_fit,
+	.store = svr_store,
+	.fields = svr_model_fields,
+	.n_fields = sizeof(svr_model_fields) / sizeof(svr_model_fields[0]),
+	.hint = svr_hint,
+	/* scikit-learn's SVR(): C = 1, tol 1e-3, no iteration limit but libsvm's */
+	.lambda_per_row = true,
+	.default_tol = 1e-3,
+	.solver_max_iter = true,
+	/* nystrom, rff: the L2-loss primal by Newton passes */
+	.primal_fit_doubles = svr_primal_fit_doubles,
+	.primal_fit = svr_primal_fit,
+};
