@@ -384,7 +384,14 @@ for my $name (sort keys %named)
 		$r = 9**9**9 if $r != $r;
 		$diff = $r if $r > $diff;
 	}
-	ok($text_same && $diff <= 1e-9, sprintf('%s version 2 (0.3.0) scores as version 1 (0.2.0): %d numbers, %s',
-		$name, scalar(@b) / 2, $new{"name $name"} eq $old{"name $name"} ? 'bit for bit' : sprintf('largest difference %.3g', $diff)));
+	# 0.3.0 trains a named approximate classifier by passes over the stored
+	# query, holding rows out by row hash alone (0.2.0 read the rows into
+	# memory and stratified the hold-out by class): other training rows, so
+	# the same model only up to them
+	my $passes = $name eq 'm_nys_logit';
+	ok(($text_same || $passes) && $diff <= ($passes ? 0.1 : 1e-9),
+		sprintf('%s version 2 (0.3.0) scores as version 1 (0.2.0)%s: %d numbers, %s', $name,
+		$passes ? ' within 0.1 (trained by passes, hold-out by row hash)' : '',
+		scalar(@b) / 2, $new{"name $name"} eq $old{"name $name"} ? 'bit for bit' : sprintf('largest difference %.3g', $diff)));
 }
 done_testing();
