@@ -203,7 +203,7 @@ typedef enum km_prob_link
 typedef struct km_class_fit_result
 {
 	km_solver	solver;			/* the solver used */
-	int			multiclass;		/* a km_multiclass (model.h) */
+	int			multiclass;		/* a km_multiclass (class_types.h) */
 	uint32_t	n_outputs;		/* q */
 	int			iterations;		/* SMO iterations / Newton steps / SGD epochs (max over outputs) */
 	bool		converged;		/* every output met tol */
@@ -286,8 +286,8 @@ typedef enum km_field_rule
 	KM_RULE_METHOD,				/* a km_method with ops */
 	KM_RULE_KERNEL,				/* a km_kernel_type */
 	KM_RULE_APPROX,				/* a km_approx (approx.h) */
-	KM_RULE_LABEL_TYPE,			/* a km_label_type (model.h) */
-	KM_RULE_MULTICLASS,			/* a km_multiclass (model.h) */
+	KM_RULE_LABEL_TYPE,			/* a km_label_type (class_types.h) */
+	KM_RULE_MULTICLASS,			/* a km_multiclass (class_types.h) */
 	KM_RULE_SOLVER				/* a km_solver other than the default */
 } km_field_rule;
 
@@ -410,7 +410,7 @@ typedef struct km_method_ops
 	km_solver	default_solver;
 	unsigned	solvers;
 
-	/* The scheme it uses for k classes, a km_multiclass (model.h; q = km_multiclass_outputs). */
+	/* The scheme it uses for k classes, a km_multiclass (class_types.h; q = km_multiclass_outputs). */
 	int			(*multiclass) (uint32_t k);
 
 	/* Doubles of workspace fit_classes needs: n rows, k classes; 0 on overflow. */
