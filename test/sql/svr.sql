@@ -23,9 +23,9 @@ SELECT 'default' AS name, kernel_train(f, y, '{"method": "svr"}') AS model FROM 
 SELECT i->>'method' AS method, i->>'task' AS task, (i->>'lambda')::float8 * 120 AS lambda_times_n,
        i->'epsilon' AS epsilon, i->'tol' AS tol, i->'max_iter' AS max_iter,
        i->'converged' AS converged, (i->>'iterations')::int > 0 AS iterated,
-       i->'n_support' AS n_support, round((i->>'gamma')::numeric, 6) AS gamma,
-       round((i->>'intercept')::numeric, 6) AS intercept,
-       round((i->>'train_rmse')::numeric, 6) AS train_rmse
+       i->'n_support' AS n_support, round((i->>'gamma')::numeric, 4) AS gamma,
+       round((i->>'intercept')::numeric, 4) AS intercept,
+       round((i->>'train_rmse')::numeric, 4) AS train_rmse
 FROM (SELECT kernel_model_info(model) AS i FROM svr_models WHERE name = 'default') s;
 
 -- its own options and shared ones, at a fixed gamma
@@ -33,12 +33,12 @@ INSERT INTO svr_models
 SELECT 'fixed', kernel_train(f, y, '{"method": "svr", "epsilon": 0.2, "lambda": 0.001, "gamma": 0.5, "tol": 1e-6}')
 FROM svr_rows;
 SELECT i->'lambda' AS lambda, i->'epsilon' AS epsilon, i->'tol' AS tol, i->'gamma' AS gamma,
-       i->'n_support' AS n_support, round((i->>'train_rmse')::numeric, 6) AS train_rmse
+       i->'n_support' AS n_support, round((i->>'train_rmse')::numeric, 4) AS train_rmse
 FROM (SELECT kernel_model_info(model) AS i FROM svr_models WHERE name = 'fixed') s;
 
 -- kernel_predict scores it: a few rows, and no prediction leaves the tube
 -- by more than the training error allows
-SELECT r.id, round(kernel_predict(m.model, r.f)::numeric, 6) AS pred, round(r.y::numeric, 6) AS y
+SELECT r.id, round(kernel_predict(m.model, r.f)::numeric, 4) AS pred, round(r.y::numeric, 4) AS y
 FROM svr_rows r, svr_models m WHERE m.name = 'fixed' AND r.id IN (1, 2, 60, 120) ORDER BY r.id;
 SELECT count(*) AS rows, count(*) FILTER (WHERE p = 'NaN'::float8) AS nan,
        max(abs(p - y)) < 0.5 AS close
@@ -53,7 +53,7 @@ FROM svr_rows r, svr_models a,
 WHERE a.name = 'fixed';
 
 -- a wide tube: no row outside it, every coefficient 0, every prediction is the bias b
-SELECT i->'n_support' AS n_support, round((i->>'intercept')::numeric, 6) AS intercept
+SELECT i->'n_support' AS n_support, round((i->>'intercept')::numeric, 4) AS intercept
 FROM (SELECT kernel_model_info(kernel_train(f, y, '{"method": "svr", "epsilon": 100}')) AS i FROM svr_rows) s;
 
 -- grid selection by k-fold (MSE) over lambda and gamma
@@ -107,7 +107,7 @@ FROM kernel_model_train('svr_named', 'SELECT f, y FROM svr_rows', '{"method": "s
 SELECT (kernel_model_info(model)->>'lambda')::float8 * 96 AS lambda_times_train_rows,
        kernel_model_info(model)->'method' AS method
 FROM kernel_models WHERE name = 'svr_named' AND version = 1;
-SELECT r.id, round(kernel_predict('svr_named', r.f)::numeric, 6) AS by_name,
+SELECT r.id, round(kernel_predict('svr_named', r.f)::numeric, 4) AS by_name,
        kernel_predict('svr_named', r.f) = kernel_predict(kernel_model_get('svr_named'), r.f) AS same
 FROM svr_rows r WHERE r.id IN (1, 60) ORDER BY r.id;
 SELECT kernel_model_drop('svr_named');
