@@ -80,4 +80,25 @@ xmalloc(size_t bytes)
 	return p;
 }
 
+/*
+ * The rows a Python driver wrote for a benchmark: tot x d doubles of X, then
+ * tot doubles of y (training rows first, then held-out ones); exits on a
+ * short file.
+ */
+static inline void
+read_rows(const char *path, size_t tot, int d, double **X, double **y)
+{
+	FILE	   *f = fopen(path, "rb");
+
+	*X = xmalloc(tot * d * sizeof(double));
+	*y = xmalloc(tot * sizeof(double));
+	if (!f || fread(*X, sizeof(double), tot * d, f) != tot * d ||
+		fread(*y, sizeof(double), tot, f) != tot)
+	{
+		fprintf(stderr, "cannot read %s\n", path);
+		exit(1);
+	}
+	fclose(f);
+}
+
 #endif							/* KM_BENCH_H */

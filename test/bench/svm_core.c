@@ -82,7 +82,6 @@ alloc_populated(size_t bytes)
 int
 main(int argc, char **argv)
 {
-	FILE	   *f;
 	size_t		n, nt, tot;
 	int			d, threads, shrinking;
 	double		C, gamma, tol, t0, t1, t2, cpu0, gram_gap, ttouch;
@@ -114,16 +113,7 @@ main(int argc, char **argv)
 	shrinking = atoi(argv[9]);
 	on_demand = argc == 11 && atoi(argv[10]) != 0;
 	tot = n + nt;
-	X = xmalloc(tot * d * sizeof(double));
-	y = xmalloc(tot * sizeof(double));
-	f = fopen(argv[1], "rb");
-	if (!f || fread(X, sizeof(double), tot * d, f) != tot * d ||
-		fread(y, sizeof(double), tot, f) != tot)
-	{
-		fprintf(stderr, "cannot read %s\n", argv[1]);
-		return 1;
-	}
-	fclose(f);
+	read_rows(argv[1], tot, d, &X, &y);
 	openblas_set_num_threads(threads);
 	k.type = KM_KERNEL_RBF;
 	k.degree = 3;

@@ -27,7 +27,6 @@ extern void openblas_set_num_threads(int);
 int
 main(int argc, char **argv)
 {
-	FILE	   *f;
 	size_t		n, nt, tot;
 	int			d, threads;
 	double		t0, t1, t2, cpu0;
@@ -50,16 +49,7 @@ main(int argc, char **argv)
 	k.gamma = atof(argv[7]);
 	threads = atoi(argv[9]);
 	tot = n + nt;
-	X = xmalloc(tot * d * sizeof(double));
-	y = xmalloc(tot * sizeof(double));
-	f = fopen(argv[1], "rb");
-	if (!f || fread(X, sizeof(double), tot * d, f) != tot * d ||
-		fread(y, sizeof(double), tot, f) != tot)
-	{
-		fprintf(stderr, "cannot read %s\n", argv[1]);
-		return 1;
-	}
-	fclose(f);
+	read_rows(argv[1], tot, d, &X, &y);
 	openblas_set_num_threads(threads);
 	norms = xmalloc(tot * sizeof(double));
 	coef = xmalloc(n * sizeof(double));
@@ -110,7 +100,7 @@ main(int argc, char **argv)
 			if (coef[i] != 0)
 				pred[r] += coef[i] * km_kernel_eval(&k, X + i * d, x, d);
 	}
-	f = fopen(argv[10], "wb");
+	FILE	   *f = fopen(argv[10], "wb");
 	if (!f || fwrite(pred, sizeof(double), nt, f) != nt)
 		return 1;
 	fclose(f);
