@@ -44,6 +44,7 @@
 #include "pgutil.h"
 #include "primal.h"
 #include "primal_pass.h"
+#include "solve.h"
 #include "split.h"
 #include "train_rows.h"
 #include "named_common.h"
