@@ -1,7 +1,8 @@
 /*
  * passes.c - named approximate models trained by SQL passes over the
  * stored query (the rows are never collected): regression here (see
- * below), logistic and svm in passes_classify.c.
+ * below), logistic and svm in passes_classify.c, the regression methods
+ * fitted in the primal (svr) in passes_primal.c.
  */
 #include "postgres.h"
 
@@ -18,6 +19,7 @@
 #include "named_common.h"
 #include "passes.h"
 #include "passes_classify.h"
+#include "passes_primal.h"
 
 /*
  * Named approximate regression models (issue 12): the rows of the stored
@@ -65,10 +67,12 @@ use_passes(NamedRun *run, const Catalog *cat, const char *query, Oid run_as,
 		return false;
 	}
 	/*
-	 * A regression method fitted in the primal (svr) has no SQL passes yet:
-	 * in memory (approx_primal.c), as kernel_train
+	 * A regression method fitted in the primal (svr): by passes when its
+	 * ops have the pieces of the fit (passes_primal.c), else in memory
+	 * (approx_primal.c), as kernel_train
 	 */
-	if (!run->classify && km_method_get(run->opts.fit.method)->primal_fit != NULL)
+	if (!run->classify && km_method_get(run->opts.fit.method)->primal_fit != NULL &&
+		!passes_primal_method(run->opts.fit.method))
 		return false;
 	run->passes = true;
 	run->schema = cat->schema;
@@ -282,6 +286,11 @@ passes_fit_and_score(NamedRun *run, MemoryContext work)
 	if (run->classify)
 	{
 		passes_classify_fit_and_score(run, work);
+		return;
+	}
+	if (km_method_get(run->opts.fit.method)->primal_fit != NULL)
+	{
+		passes_primal_fit_and_score(run, work, passes_score);
 		return;
 	}
 	/* m x m sums that cannot fit: refused before the first pass */

@@ -47,13 +47,16 @@
  * Nothing else: no enum, switch, options table, km_fit_params,
  * km_fit_result or km_model field changes.  A regression method with an
  * approximate (Nystrom / RFF) form in the primal fills .primal_fit and
- * .primal_fit_doubles (src/sql/approx_primal.c drives it for kernel_train).
+ * .primal_fit_doubles (src/sql/approx_primal.c drives it for kernel_train)
+ * and its pieces .primal_add .. .primal_result (named models' passes).
  * Still outside the seam (see the 0.3.0 design): the method-specific
  * branches of options_core.c's approximation check (ridge's closed form,
  * the classifiers' solvers) and its text-label hint; the classifiers'
  * approximate form (src/core/primal_pass.c, class ids only) and the named
- * models' SQL passes (ridge's sums, the classifiers' Newton passes: a
- * primal_fit method trains named approximate models in memory); approximate
+ * models' SQL passes (ridge's sums, the classifiers' Newton passes; a
+ * primal_fit method with the pieces primal_add .. primal_result trains
+ * named approximate models by the generic passes of
+ * src/catalog/passes_primal.c); approximate
  * model selection for a primal_fit method (one lambda and gamma); and the
  * selection rules (k-fold scores regression by MSE, svm by accuracy,
  * logistic by log-loss).
@@ -238,6 +241,11 @@ typedef struct km_fit_result
 
 struct km_model;
 struct km_candidate;
+struct km_primal_solver;
+
+/* Doubles of a primal fit's training tally (km_method_ops.primal_tally). */
+#define KM_PRIMAL_TALLY_DOUBLES 4
+
 struct km_method_option;
 
 /*
@@ -401,6 +409,42 @@ typedef struct km_method_ops
 							   uint32_t m, const double *R, double *coef,
 							   double *b, km_fit_result *res, double *work,
 							   km_error *err, km_interrupt_fn interrupt);
+
+	/*
+	 * The same fit in pieces, for a driver that owns the passes (the
+	 * catalog's SQL passes over a stored query, src/catalog/passes_primal.c;
+	 * primal_fit is these pieces over rows in memory).  From coef = 0,
+	 * b = 0 and km_primal_solver_init (primal.h), each pass zeroes a state
+	 * of km_primal_state_doubles(m) doubles (primal.h's layout: states of
+	 * disjoint rows add) and adds every block of rows (features Z, rows x
+	 * m row-major, targets y) at (coef, b) by primal_add (scratch:
+	 * km_primal_add_scratch_doubles(m, rows); false, nothing added, when a
+	 * decision value is not finite); primal_step then moves (coef, b) (R
+	 * the m x m penalty, not NULL; vecs 2m kept between steps; work
+	 * km_primal_step_work_doubles(m)) until s->done.  Then one pass at the
+	 * final point adds every block into KM_PRIMAL_TALLY_DOUBLES zeroed
+	 * doubles by primal_tally (scratch: rows), and primal_result fills res
+	 * (iterations, converged, train_rmse, method_result) from the tally of
+	 * n rows and the solver; an error when the solver did not converge or
+	 * the training error overflowed.  All four or none.
+	 */
+	bool		(*primal_add) (const km_fit_params *p, double *state, uint32_t m,
+							   const double *Z, size_t rows, const double *y,
+							   const double *coef, double b, double *scratch,
+							   km_interrupt_fn interrupt);
+	km_status	(*primal_step) (const km_fit_params *p, struct km_primal_solver *s,
+								const double *state, const double *R,
+								double *coef, double *b, double *vecs,
+								double *work, km_error *err,
+								km_interrupt_fn interrupt);
+	void		(*primal_tally) (const km_fit_params *p, const double *Z,
+								 size_t rows, uint32_t m, const double *y,
+								 const double *coef, double b, double *tally,
+								 double *scratch);
+	km_status	(*primal_result) (const km_fit_params *p,
+								  const struct km_primal_solver *s,
+								  const double *tally, size_t n,
+								  km_fit_result *res, km_error *err);
 
 	/* ---- classification (task KM_TASK_CLASSIFICATION; NULL / 0 for regression) ---- */
 

@@ -2,7 +2,9 @@
  * approx_primal.c - approximate regression in the primal (a method's
  * km_method_ops.primal_fit, e.g. svr's L2-loss epsilon-SVR) over the rows
  * kernel_train collected: the basis pass (approx.c's rowset_basis), then
- * the method's Newton passes, which ask for the features a block at a time
+ * the method's Newton passes (its primal_add .. primal_result pieces, as
+ * the named models' passes drive them, else its primal_fit), which ask for
+ * the features a block at a time
  * (standardized, mapped and, for nystrom, whitened by L^-1 here).  No BLAS
  * here: the numbers are the core's (primal_pass.h, the method's file).
  */
@@ -18,6 +20,7 @@
 #include "model_bytea.h"
 #include "pgprogress.h"
 #include "pgutil.h"
+#include "primal.h"
 #include "primal_pass.h"
 #include "train_paths.h"
 #include "train_rows.h"
@@ -59,6 +62,63 @@ primal_rows_features(void *arg, size_t i0, size_t rows)
 		CHECK_FOR_INTERRUPTS();
 	}
 	return pr->Z;
+}
+
+/*
+ * The method's fit by its pieces (km_method_ops.primal_add .. primal_result,
+ * as the named models' passes drive them, src/catalog/passes_primal.c):
+ * Newton passes over the rows' blocks from coef = 0, b = 0, then one pass
+ * for the training tally at the final point.  R: the m x m penalty.
+ */
+static km_status
+primal_fit_by_pieces(const km_method_ops *ops, const km_fit_params *p,
+					 const km_row_blocks *rows, uint32 m, const double *R,
+					 double *coef, double *b, km_fit_result *res, km_error *err)
+{
+	km_primal_solver s;
+	double	   *state = palloc_extended(mul_size(sizeof(double), km_primal_state_doubles(m)),
+										MCXT_ALLOC_HUGE);
+	double	   *scratch = palloc_extended(mul_size(sizeof(double),
+												  Max(km_primal_add_scratch_doubles(m, rows->block),
+													  rows->block)),
+										  MCXT_ALLOC_HUGE);
+	double	   *vecs = palloc(sizeof(double) * 2 * (Size) m);
+	double	   *swork = palloc_extended(mul_size(sizeof(double), km_primal_step_work_doubles(m)),
+										MCXT_ALLOC_HUGE);
+	double		tally[KM_PRIMAL_TALLY_DOUBLES] = {0};
+	km_status	st;
+
+	km_primal_solver_init(&s, m);
+	memset(coef, 0, sizeof(double) * m);
+	*b = 0.0;
+	while (!s.done)
+	{
+		km_primal_state_init(state, m);
+		for (size_t i0 = 0; i0 < rows->n; i0 += rows->block)
+		{
+			size_t		nb = Min(rows->block, rows->n - i0);
+
+			if (!ops->primal_add(p, state, m, rows->features(rows->arg, i0, nb), nb,
+								 rows->y + i0, coef, *b, scratch, km_interrupt))
+				ereport(ERROR,
+						(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+						 errmsg("decision value is out of range for type double precision"),
+						 errdetail("A decision value in the block of rows from %zu is not finite after %d Newton steps.",
+								   i0 + 1, s.iterations),
+						 errhint("Raise lambda, or standardize the features (\"standardize\": true).")));
+		}
+		st = ops->primal_step(p, &s, state, R, coef, b, vecs, swork, err, km_interrupt);
+		if (st != KM_OK)
+			return st;
+	}
+	for (size_t i0 = 0; i0 < rows->n; i0 += rows->block)
+	{
+		size_t		nb = Min(rows->block, rows->n - i0);
+
+		ops->primal_tally(p, rows->features(rows->arg, i0, nb), nb, m, rows->y + i0,
+						  coef, *b, tally, scratch);
+	}
+	return ops->primal_result(p, &s, tally, rows->n, res, err);
 }
 
 /* The basis state's bytes; raises when the fit would not fit kernel_ml.max_memory. */
@@ -144,15 +204,32 @@ km_approx_primal_train_rowset(RowSet *rs)
 	rows.arg = &pr;
 
 	coef = palloc(sizeof(double) * b.m);
-	work = palloc_extended(mul_size(sizeof(double), ops->primal_fit_doubles(b.m, AP_BLOCK)),
-						   MCXT_ALLOC_HUGE);
+	work = ops->primal_add != NULL ? NULL :
+		palloc_extended(mul_size(sizeof(double), ops->primal_fit_doubles(b.m, AP_BLOCK)),
+						MCXT_ALLOC_HUGE);
 	memset(&res, 0, sizeof(res));
 	km_progress_phase("%s: newton passes, m = %u, " INT64_FORMAT " rows",
 					  ops->name, b.m, rs->n);
 	km_blas_setup();
-	/* the features are whitened (nystrom) or rff's: the penalty is I */
-	if (ops->primal_fit(&opts.fit, &rows, b.m, NULL, coef, &bias, &res, work,
-						&err, km_interrupt) != KM_OK)
+	/*
+	 * the features are whitened (nystrom) or rff's: the penalty is I; by the
+	 * pieces the named models' passes use when the method has them
+	 */
+	if (ops->primal_add != NULL)
+	{
+		double	   *eye = palloc0_array(double, (Size) b.m * b.m);
+
+		for (uint32 j = 0; j < b.m; j++)
+			eye[j + (size_t) j * b.m] = 1.0;
+		if (primal_fit_by_pieces(ops, &opts.fit, &rows, b.m, eye, coef, &bias, &res,
+								 &err) != KM_OK)
+		{
+			km_method_fill_hint(opts.fit.method, &err);
+			km_raise(&err);
+		}
+	}
+	else if (ops->primal_fit(&opts.fit, &rows, b.m, NULL, coef, &bias, &res, work,
+							 &err, km_interrupt) != KM_OK)
 	{
 		km_method_fill_hint(opts.fit.method, &err);
 		km_raise(&err);

@@ -426,10 +426,105 @@ svr_primal_fit_doubles(uint32_t m, size_t block)
 	return own == 0 || own > SIZE_MAX / 8 - block ? 0 : own + block;
 }
 
+/* The primal's parameters from the fit's (the loss is not read by the step, svr.h). */
+static km_status
+svr_primal_params(const km_fit_params *p, km_primal_params *pp, km_error *err)
+{
+	if (!(p->lambda > 0.0))
+		return km_fail(err, KM_ERR_INVALID, "svr needs lambda > 0",
+					   "Method \"svr\" minimizes the mean loss plus lambda / 2 ||w||^2; lambda = %g leaves it unbounded below.",
+					   p->lambda);
+	memset(pp, 0, sizeof(*pp));
+	pp->loss = KM_PRIMAL_SQHINGE;
+	pp->lambda = p->lambda;
+	pp->fit_intercept = p->fit_intercept;
+	pp->tol = p->tol;
+	pp->max_iter = p->max_iter;
+	return KM_OK;
+}
+
+/* ops.primal_add: km_svr_primal_add at the method's epsilon, every weight 1. */
+static bool
+svr_primal_add_op(const km_fit_params *p, double *state, uint32_t m,
+				  const double *Z, size_t rows, const double *y,
+				  const double *coef, double b, double *scratch,
+				  km_interrupt_fn interrupt)
+{
+	const svr_params *sp = KM_METHOD_BLOB_CONST(&p->method_params, svr_params);
+
+	return km_svr_primal_add(state, m, Z, rows, y, NULL, sp->epsilon, coef, b,
+							 scratch, interrupt);
+}
+
+/* ops.primal_step: km_svr_primal_step. */
+static km_status
+svr_primal_step_op(const km_fit_params *p, struct km_primal_solver *s,
+				   const double *state, const double *R, double *coef,
+				   double *b, double *vecs, double *work, km_error *err,
+				   km_interrupt_fn interrupt)
+{
+	km_primal_params pp;
+	km_status	st = svr_primal_params(p, &pp, err);
+
+	if (st != KM_OK)
+		return st;
+	return km_svr_primal_step(s, &pp, state, R, coef, b, vecs, work, err,
+							  interrupt);
+}
+
+/*
+ * ops.primal_tally: tally[0] += the squared residuals of the rows,
+ * tally[1] += the rows outside the tube (the rows whose loss is not 0).
+ */
+static void
+svr_primal_tally(const km_fit_params *p, const double *Z, size_t rows,
+				 uint32_t m, const double *y, const double *coef, double b,
+				 double *tally, double *f)
+{
+	const svr_params *sp = KM_METHOD_BLOB_CONST(&p->method_params, svr_params);
+
+	if (rows == 0)
+		return;
+	cblas_dgemv(CblasRowMajor, CblasNoTrans, (int) rows, (int) m, 1.0, Z,
+				(int) m, coef, 1, 0.0, f, 1);
+	for (size_t i = 0; i < rows; i++)
+	{
+		double		r = y[i] - f[i] - b;
+
+		tally[0] += r * r;
+		tally[1] += fabs(r) > sp->epsilon;
+	}
+}
+
+/* ops.primal_result: the training RMSE and n_support of the tally. */
+static km_status
+svr_primal_result(const km_fit_params *p, const struct km_primal_solver *s,
+				  const double *tally, size_t n, km_fit_result *res,
+				  km_error *err)
+{
+	svr_result *sr = KM_METHOD_BLOB(&res->method_result, svr_result);
+
+	res->iterations = s->iterations;
+	res->converged = s->converged;
+	sr->objective = s->objective;
+	if (!s->converged)
+		return km_fail(err, KM_ERR_INACCURATE, "svr primal newton did not converge",
+					   "The solver stopped after %d Newton steps with a gradient norm of %g (%g at the start).",
+					   s->iterations, s->grad_norm, s->grad_norm0);
+	res->train_rmse = n > 0 ? sqrt(tally[0] / (double) n) : 0.0;
+	sr->n_support = tally[1] >= (double) UINT32_MAX ? UINT32_MAX : (uint32_t) tally[1];
+	if (!isfinite(res->train_rmse))
+		return km_fail(err, KM_ERR_OVERFLOW,
+					   "svr training error is out of range for type double precision",
+					   "The training residual y - z coef - b overflowed after %d Newton steps.",
+					   s->iterations);
+	return KM_OK;
+}
+
 /*
  * The approximate form: LIBLINEAR's L2-loss epsilon-SVR on the features
  * (svr.h), then one more pass for the training RMSE and the rows outside
- * the tube (n_support: the rows whose loss is not 0).
+ * the tube: the pieces above over rows in memory.
  */
 static km_status
 svr_primal_fit(const km_fit_params *p, const km_row_blocks *rows, uint32_t m,
@@ -437,55 +532,34 @@ svr_primal_fit(const km_fit_params *p, const km_row_blocks *rows, uint32_t m,
 			   double *work, km_error *err, km_interrupt_fn interrupt)
 {
 	const svr_params *sp = KM_METHOD_BLOB_CONST(&p->method_params, svr_params);
-	svr_result *sr = KM_METHOD_BLOB(&res->method_result, svr_result);
 	km_primal_params pp;
 	km_primal_solver s;
 	double	   *f = work + km_svr_primal_fit_doubles(m, rows->block);
-	double		sse = 0.0;
-	uint32_t	outside = 0;
+	double		tally[KM_PRIMAL_TALLY_DOUBLES] = {0};
 	km_status	st;
 
-	if (!(p->lambda > 0.0))
-		return km_fail(err, KM_ERR_INVALID, "svr needs lambda > 0",
-					   "Method \"svr\" minimizes the mean loss plus lambda / 2 ||w||^2; lambda = %g leaves it unbounded below.",
-					   p->lambda);
-	memset(&pp, 0, sizeof(pp));
-	pp.loss = KM_PRIMAL_SQHINGE;	/* not read by the step (svr.h) */
-	pp.lambda = p->lambda;
-	pp.fit_intercept = p->fit_intercept;
-	pp.tol = p->tol;
-	pp.max_iter = p->max_iter;
-	st = svr_primal_passes(rows, NULL, m, sp->epsilon, &pp, R, coef, b, &s,
-						   work, err, interrupt);
-	res->iterations = s.iterations;
-	res->converged = s.converged;
-	sr->objective = s.objective;
+	st = svr_primal_params(p, &pp, err);
 	if (st != KM_OK)
 		return st;
+	st = svr_primal_passes(rows, NULL, m, sp->epsilon, &pp, R, coef, b, &s,
+						   work, err, interrupt);
+	if (st == KM_ERR_INACCURATE)
+		return svr_primal_result(p, &s, tally, rows->n, res, err);
+	if (st != KM_OK)
+	{
+		res->iterations = s.iterations;
+		res->converged = s.converged;
+		return st;
+	}
 	for (size_t i0 = 0; i0 < rows->n; i0 += rows->block)
 	{
 		size_t		nb = rows->n - i0 < rows->block ? rows->n - i0 : rows->block;
-		const double *Z = rows->features(rows->arg, i0, nb);
 
-		cblas_dgemv(CblasRowMajor, CblasNoTrans, (int) nb, (int) m, 1.0, Z,
-					(int) m, coef, 1, 0.0, f, 1);
-		for (size_t i = 0; i < nb; i++)
-		{
-			double		r = rows->y[i0 + i] - f[i] - *b;
-
-			sse += r * r;
-			outside += fabs(r) > sp->epsilon;
-		}
+		svr_primal_tally(p, rows->features(rows->arg, i0, nb), nb, m,
+						 rows->y + i0, coef, *b, tally, f);
 		km_check_interrupts(interrupt);
 	}
-	res->train_rmse = sqrt(sse / (double) rows->n);
-	sr->n_support = outside;
-	if (!isfinite(res->train_rmse))
-		return km_fail(err, KM_ERR_OVERFLOW,
-					   "svr training error is out of range for type double precision",
-					   "The training residual y - z coef - b overflowed after %d Newton steps.",
-					   s.iterations);
-	return KM_OK;
+	return svr_primal_result(p, &s, tally, rows->n, res, err);
 }
 
 static const char *
@@ -532,4 +606,8 @@ const km_method_ops km_svr_ops = {
 	/* nystrom, rff: the L2-loss primal by Newton passes */
 	.primal_fit_doubles = svr_primal_fit_doubles,
 	.primal_fit = svr_primal_fit,
+	.primal_add = svr_primal_add_op,
+	.primal_step = svr_primal_step_op,
+	.primal_tally = svr_primal_tally,
+	.primal_result = svr_primal_result,
 };

@@ -1,0 +1,508 @@
+/*
+ * passes_primal.c - named approximate regression methods fitted in the
+ * primal (a method whose ops have primal_add, primal_step, primal_tally
+ * and primal_result, method.h: svr's L2-loss epsilon-SVR; the next primal
+ * method needs no catalog file) trained by passes over the stored query,
+ * so that their memory is the basis, the m x m factor and the Newton
+ * statistics, not the rows:
+ *   1. basis pass: the scaler and centres (km_basis_state, as kernel_basis
+ *      and the kernel_train aggregate build them) over the training rows;
+ *   2. Newton passes: each one adds the rows' whitened features into the
+ *      method's primal statistics (ops->primal_add) at the current point
+ *      and its training tally (ops->primal_tally), then steps the solver
+ *      (ops->primal_step), as the method's primal_fit does over the rows
+ *      kernel_train collected (approx_primal.c); the tally comes from the
+ *      last pass when it evaluated the final point, else from one more;
+ *   3. scoring pass: the model's regression errors on both sides of the
+ *      split (passes.c's, one SQL statement).
+ * (refit: 1 and 2 again over every usable row; if_better: 3 for the
+ * deployed version over the held-out rows.)
+ *
+ * Each pass of 1 and 2 reads the query through a cursor
+ * (catalog_query_scan: as run_as, security-restricted, search_path
+ * pinned), a batch at a time, and splits each row as _kernel_ml_holdout
+ * does (split.h's km_row_held_out over the features and the target).  The
+ * model is the kernel_train aggregate's on the same training rows up to
+ * the order of the sums (the aggregate adds the rows in hash order, a pass
+ * in the order the query returns them).
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "common/hashfn.h"
+#include "miscadmin.h"
+#include "utils/float.h"
+#include "utils/memutils.h"
+
+#include "approx.h"
+#include "basis.h"
+#include "method.h"
+#include "model.h"
+#include "model_bytea.h"
+#include "pgprogress.h"
+#include "pgutil.h"
+#include "primal.h"
+#include "primal_pass.h"
+#include "solve.h"
+#include "split.h"
+#include "train_rows.h"
+#include "named_common.h"
+#include "passes_primal.h"
+
+/* Rows per block of features: as approx_primal.c's. */
+#define PP_BLOCK 512
+
+typedef enum PrimalPassKind
+{
+	PP_BASIS,
+	PP_NEWTON
+} PrimalPassKind;
+
+/* One fit's passes: what every batch of rows reads and adds to. */
+typedef struct PrimalPasses
+{
+	const NamedRun *run;
+	const km_method_ops *ops;
+	MemoryContext cxt;
+	km_options	opts;			/* resolved once the features are known */
+	PrimalPassKind kind;
+	bool		all_rows;		/* every usable row trains (refit) */
+	KmHoldoutThreshold thr;
+	int			d;
+	double	   *x;				/* d + 1: a row */
+	double	   *hbuf;			/* d + 1: km_row_held_out's */
+	int64		seen;
+	int64		skipped;
+	int64		ntrain;
+	int64		ntest;
+
+	km_basis_state *st;			/* the basis pass */
+
+	/* the Newton passes */
+	km_basis	basis;
+	double	   *L;				/* nystrom: chol(K_mm + eps I) */
+	double	   *R;				/* the identity */
+	double		eps;
+	uint32		m;
+	km_primal_solver solver;
+	double	   *state;
+	double	   *coef;
+	double		b;
+	double	   *vecs;
+	double	   *swork;
+	double	   *before;
+	double		tally[KM_PRIMAL_TALLY_DOUBLES];
+	int64		nblock;
+	int64		block_first;
+	double	   *Xs;				/* PP_BLOCK x d standardized */
+	double	   *y;				/* PP_BLOCK */
+	double	   *Z;				/* PP_BLOCK x m */
+	double	   *fwork;
+	double	   *scratch;		/* primal_add's, and primal_tally's */
+} PrimalPasses;
+
+bool
+passes_primal_method(int method)
+{
+	const km_method_ops *ops = km_method_get((km_method) method);
+
+	return ops != NULL && ops->primal_add != NULL && ops->primal_step != NULL &&
+		ops->primal_tally != NULL && ops->primal_result != NULL;
+}
+
+static void
+raise_nonfinite(const PrimalPasses *pp)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+			 errmsg("decision value is out of range for type double precision"),
+			 errdetail("A decision value in the block of training rows from " INT64_FORMAT " is not finite after %d Newton steps.",
+					   pp->block_first + 1, pp->solver.iterations),
+			 errhint("Raise lambda, or standardize the features (\"standardize\": true).")));
+}
+
+/* One block of training rows into the statistics and the tally. */
+static void
+newton_block(PrimalPasses *pp)
+{
+	int64		r = pp->nblock;
+
+	if (r == 0)
+		return;
+	km_rows_features(&pp->basis, pp->L, pp->Xs, r, pp->Z, pp->fwork, pp->block_first);
+	pp->ops->primal_tally(&pp->opts.fit, pp->Z, (size_t) r, pp->m, pp->y, pp->coef,
+						  pp->b, pp->tally, pp->scratch);
+	if (!pp->solver.done &&
+		!pp->ops->primal_add(&pp->opts.fit, pp->state, pp->m, pp->Z, (size_t) r, pp->y,
+							 pp->coef, pp->b, pp->scratch, km_interrupt))
+		raise_nonfinite(pp);
+	pp->block_first += r;
+	pp->nblock = 0;
+}
+
+/* A training row of a Newton pass: standardized into the block. */
+static void
+newton_row(PrimalPasses *pp, double y)
+{
+	int			bad = km_standardize_row(pp->x, pp->d, pp->basis.mean, pp->basis.scale,
+										 pp->Xs + pp->nblock * pp->d);
+
+	if (bad >= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("standardized feature is out of range for type double precision"),
+				 errdetail("Feature %d of training row " INT64_FORMAT " overflowed when standardized.",
+						   bad + 1, pp->block_first + pp->nblock + 1)));
+	pp->y[pp->nblock++] = y;
+	if (pp->nblock == PP_BLOCK)
+		newton_block(pp);
+}
+
+/* One batch of the query's rows (f float8[], y float8), split, into the pass. */
+static void
+pass_batch(void *arg, SPITupleTable *tt, uint64 n)
+{
+	PrimalPasses *pp = arg;
+
+	for (uint64 i = 0; i < n; i++)
+	{
+		bool		fnull;
+		bool		ynull;
+		Datum		f = SPI_getbinval(tt->vals[i], tt->tupdesc, 1, &fnull);
+		Datum		yd = SPI_getbinval(tt->vals[i], tt->tupdesc, 2, &ynull);
+		ArrayType  *arr;
+		char		where[64];
+		int			len;
+		double		y;
+		bool		held;
+
+		pp->seen++;
+		if (fnull || ynull)
+		{
+			pp->skipped++;
+			continue;
+		}
+		arr = DatumGetArrayTypeP(f);
+		snprintf(where, sizeof(where), "row " INT64_FORMAT, pp->seen);
+		len = km_array_length(arr, where);
+		if (pp->d < 0)
+			passes_rows_changed("The basis pass read a usable row where the statement before it found none.");
+		if (len != pp->d)
+			ereport(ERROR,
+					(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+					 errmsg("feature arrays must all have the same length"),
+					 errdetail("Row " INT64_FORMAT " has %d features; the first row had %d.",
+							   pp->seen, len, pp->d)));
+		km_array_copy(arr, pp->d, pp->x, where);
+		y = DatumGetFloat8(yd);
+		if (!isfinite(y))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("target values must be finite"),
+					 errdetail("The target of row " INT64_FORMAT " is %s.",
+							   pp->seen, float8out_internal(y))));
+		held = km_row_held_out(pp->x, pp->d, y, pp->opts.seed, pp->thr, pp->hbuf);
+		if (held)
+			pp->ntest++;
+		else
+			pp->ntrain++;
+		if (held && !pp->all_rows)
+			continue;
+		if (pp->kind == PP_BASIS)
+		{
+			for (int j = 0; j < pp->d; j++)
+				pp->x[j] += 0.0;	/* -0 hashes as 0 */
+			km_basis_state_add(pp->st, pp->x,
+							   hash_bytes_extended((const unsigned char *) pp->x,
+												   (int) (sizeof(double) * pp->d),
+												   pp->st->seed));
+		}
+		else
+			newton_row(pp, y);
+	}
+}
+
+static void
+run_pass(PrimalPasses *pp, PrimalPassKind kind)
+{
+	pp->kind = kind;
+	pp->seen = pp->skipped = pp->ntrain = pp->ntest = 0;
+	catalog_query_scan(&pp->run->query,
+					   psprintf("SELECT s.f, s.y FROM %s", pp->run->query.source),
+					   0, NULL, NULL, pass_batch, pp);
+}
+
+static int64
+fit_rows(const PrimalPasses *pp)
+{
+	return pp->all_rows ? pp->ntrain + pp->ntest : pp->ntrain;
+}
+
+/* Pass 1: the options resolved by d and the rows, the basis. */
+static void
+basis_pass(PrimalPasses *pp)
+{
+	const NamedRun *run = pp->run;
+	Size		sbytes;
+	char	   *basis;
+	Size		blen;
+	km_error	err;
+	int64		n;
+	bool		isnull;
+
+	/* the basis state is sized by d: the first usable row's length */
+	pp->d = -1;
+	catalog_query_run(&run->query,
+					  psprintf("SELECT pg_catalog.array_length(s.f, 1) FROM %s "
+							   "WHERE s.f IS NOT NULL AND s.y IS NOT NULL LIMIT 1",
+							   run->query.source), 0, NULL, NULL);
+	if (SPI_processed == 1)
+	{
+		Datum		v = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+
+		pp->d = isnull ? 0 : DatumGetInt32(v);
+	}
+	SPI_freetuptable(SPI_tuptable);
+	if (pp->d <= 0)
+	{
+		/* no usable row (or only empty arrays): passes_no_rows says which */
+		pp->d = -1;
+		run_pass(pp, PP_BASIS);
+		passes_no_rows(run, pp->seen, pp->ntrain + pp->ntest);
+	}
+	km_options_resolve(&pp->opts, pp->d);
+	sbytes = km_basis_state_bytes(pp->opts.approximation, (uint32) pp->d,
+								  (uint32) pp->opts.components);
+	if (sbytes == 0 || sbytes > MaxAllocSize)
+		rowset_too_large(&pp->opts, (uint32) pp->d);
+	pp->st = palloc_extended(sbytes, MCXT_ALLOC_HUGE);
+	SET_VARSIZE(pp->st, sbytes);
+	km_basis_state_init(pp->st, pp->opts.approximation, &pp->opts.fit.kernel,
+						pp->opts.standardize, (uint32) pp->d,
+						(uint32) pp->opts.components, (uint64) pp->opts.seed);
+	pp->x = palloc(sizeof(double) * (pp->d + 1));
+	pp->hbuf = palloc(sizeof(double) * (pp->d + 1));
+
+	km_progress_stage("fit: basis pass over the %s rows", pp->all_rows ? "usable" : "training");
+	run_pass(pp, PP_BASIS);
+	n = fit_rows(pp);
+	if (n == 0)
+		passes_no_rows(run, pp->seen, pp->ntrain + pp->ntest);
+	km_options_resolve_rows(&pp->opts, (size_t) n);	/* the default lambda, 1 / n */
+
+	blen = km_basis_final_bytes(pp->st);
+	basis = palloc_extended(blen, MCXT_ALLOC_HUGE);
+	if (km_basis_finish(pp->st, basis, palloc(km_basis_finish_scratch_bytes(pp->st) + 1),
+						&err) != KM_OK)
+		km_raise(&err);
+	SET_VARSIZE(basis, blen);
+	pfree(pp->st);
+	pp->st = NULL;
+	if (km_basis_decode(basis, blen, &pp->basis, &err) != KM_OK)
+		km_raise(&err);
+	km_basis_draw(&pp->basis);
+}
+
+/*
+ * The buffers of the Newton passes, nystrom's factor, and the memory they
+ * take, checked and counted: O(m^2), nothing per row.
+ */
+static void
+newton_setup(PrimalPasses *pp)
+{
+	uint32		m = pp->basis.m;
+	uint32		d = (uint32) pp->d;
+	size_t		nstate = km_primal_state_doubles(m);
+	size_t		nscratch = km_primal_add_scratch_doubles(m, PP_BLOCK);
+	double		need;
+	km_error	err;
+
+	pp->m = m;
+	need = 8.0 * (2.0 * m * (double) m + 3.0 * m) +	/* L, R; the factor's work */
+		8.0 * ((double) nstate + 4.0 * m + 1.0) +	/* state, coef, vecs, before */
+		8.0 * (double) km_primal_step_work_doubles(m) +
+		8.0 * PP_BLOCK * ((double) d + m + 1.0) +
+		8.0 * (double) km_approx_features_doubles(&pp->basis, PP_BLOCK) +
+		8.0 * (double) Max(nscratch, PP_BLOCK);
+	(void) km_mem_reserve(CurrentMemoryContext, need, "kernel_model_train", false);
+	elog(DEBUG1, "kernel_model_train: approximate %s by passes: m = %u, %.0f bytes",
+		 pp->ops->name, m, need);
+
+	pp->R = palloc_extended(mul_size(sizeof(double), mul_size(m, m)), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	for (uint32 j = 0; j < m; j++)
+		pp->R[j + (size_t) j * m] = 1.0;
+	if (pp->basis.kind == KM_APPROX_NYSTROM)
+	{
+		double	   *fwork = palloc_extended(mul_size(sizeof(double), km_approx_factor_doubles(m) + 1),
+											MCXT_ALLOC_HUGE);
+
+		pp->L = palloc_extended(mul_size(sizeof(double), mul_size(m, m)), MCXT_ALLOC_HUGE);
+		if (km_approx_factor(&pp->basis, pp->L, &pp->eps, fwork, &err, km_interrupt) != KM_OK)
+			km_raise(&err);
+		pfree(fwork);
+	}
+	pp->state = palloc_extended(mul_size(sizeof(double), nstate), MCXT_ALLOC_HUGE);
+	pp->coef = palloc0_array(double, Max(m, 1));
+	pp->vecs = palloc_extended(mul_size(sizeof(double), 2 * (Size) m), MCXT_ALLOC_HUGE);
+	pp->swork = palloc_extended(mul_size(sizeof(double), km_primal_step_work_doubles(m)), MCXT_ALLOC_HUGE);
+	pp->before = palloc(sizeof(double) * (m + 1));
+	pp->Xs = palloc(sizeof(double) * PP_BLOCK * d);
+	pp->y = palloc(sizeof(double) * PP_BLOCK);
+	pp->Z = palloc_extended(mul_size(sizeof(double), mul_size(PP_BLOCK, m)), MCXT_ALLOC_HUGE);
+	pp->fwork = palloc_extended(mul_size(sizeof(double), km_approx_features_doubles(&pp->basis, PP_BLOCK) + 1),
+								MCXT_ALLOC_HUGE);
+	pp->scratch = palloc_extended(mul_size(sizeof(double), Max(nscratch, PP_BLOCK)),
+								  MCXT_ALLOC_HUGE);
+}
+
+/* One Newton (or tally) pass; the rows it read checked against the basis pass's. */
+static void
+newton_pass(PrimalPasses *pp, int64 expect, const char *what)
+{
+	pp->nblock = 0;
+	pp->block_first = 0;
+	memset(pp->tally, 0, sizeof(pp->tally));
+	run_pass(pp, PP_NEWTON);
+	newton_block(pp);
+	check_pass_rows("basis", expect, what, fit_rows(pp), pp->all_rows ? "usable" : "training");
+}
+
+/* The Newton passes from zero: the method's primal_fit over the query. */
+static void
+newton_passes(PrimalPasses *pp, km_fit_result *res)
+{
+	int64		n = fit_rows(pp);
+	int			passes = 0;
+	bool		current = false;
+	km_error	err;
+	km_status	st;
+
+	memset(res, 0, sizeof(*res));
+	km_primal_solver_init(&pp->solver, pp->m);
+	pp->b = 0.0;
+	while (!pp->solver.done)
+	{
+		km_primal_state_init(pp->state, pp->m);
+		km_progress_stage("fit: newton pass %d over the %s rows", passes + 1,
+						  pp->all_rows ? "usable" : "training");
+		newton_pass(pp, n, "newton");
+		passes++;
+		memcpy(pp->before, pp->coef, sizeof(double) * pp->m);
+		pp->before[pp->m] = pp->b;
+		st = pp->ops->primal_step(&pp->opts.fit, &pp->solver, pp->state, pp->R, pp->coef,
+								  &pp->b, pp->vecs, pp->swork, &err, km_interrupt);
+		if (st != KM_OK)
+		{
+			km_method_fill_hint(pp->opts.fit.method, &err);
+			km_raise(&err);
+		}
+		current = pp->before[pp->m] == pp->b &&
+			memcmp(pp->before, pp->coef, sizeof(double) * pp->m) == 0;
+	}
+	if (!current)
+	{
+		/* the solver is done: the pass adds the tally only */
+		km_progress_stage("fit: training error pass over the %s rows",
+						  pp->all_rows ? "usable" : "training");
+		newton_pass(pp, n, "training error");
+		passes++;
+	}
+	if (pp->ops->primal_result(&pp->opts.fit, &pp->solver, pp->tally, (size_t) n, res,
+							   &err) != KM_OK)
+	{
+		km_method_fill_hint(pp->opts.fit.method, &err);
+		km_raise(&err);
+	}
+	elog(DEBUG1, "kernel_model_train: approximate %s by passes, m = %u, %d passes, training rmse %.6g",
+		 pp->ops->name, pp->m, passes, res->train_rmse);
+}
+
+/* The model over the basis, as approx_primal.c assembles the aggregate's. */
+static bytea *
+assemble_model(PrimalPasses *pp, const km_fit_result *res, MemoryContext ctx)
+{
+	km_approx_result ar;
+	km_model	model;
+	MemoryContext old;
+	bytea	   *out;
+
+	if (pp->L != NULL)
+		km_primal_unwhiten(pp->L, pp->m, 1, pp->coef);	/* coefficients of k(c_j, x) */
+	memset(&ar, 0, sizeof(ar));
+	ar.lambda = pp->opts.fit.lambda;
+	ar.intercept = pp->b;
+	ar.eps = pp->eps;
+	ar.rank = pp->m;
+	ar.train_rmse = res->train_rmse;
+	ar.rows = (uint64) fit_rows(pp);
+	memset(&model, 0, sizeof(model));
+	km_approx_model_fill(&pp->basis, (uint32) pp->opts.components, &ar.lambda, 1,
+						 pp->opts.fit_intercept, pp->coef, &ar, NULL, &model);
+	model.method = pp->opts.fit.method;
+	model.task = pp->ops->task;
+	pp->ops->store(&pp->opts.fit, res, &model);
+	sscanf(KM_VERSION_STRING, "%hhu.%hhu.%hhu", &model.writer_version[0],
+		   &model.writer_version[1], &model.writer_version[2]);
+	old = MemoryContextSwitchTo(ctx);
+	out = km_model_to_bytea(&model);
+	MemoryContextSwitchTo(old);
+	return out;
+}
+
+/* Passes 1 and 2: the model of the training rows (or every usable row), into ctx. */
+static bytea *
+primal_passes(const NamedRun *run, bool all_rows, MemoryContext ctx, int64 *rows, int *d)
+{
+	MemoryContext tmp = AllocSetContextCreate(CurrentMemoryContext,
+											  "kernel_ml primal passes",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(tmp);
+	PrimalPasses *pp = palloc0(sizeof(PrimalPasses));
+	km_fit_result res;
+	bytea	   *model;
+
+	pp->run = run;
+	pp->ops = km_method_get(run->opts.fit.method);
+	pp->cxt = tmp;
+	pp->opts = run->opts;
+	pp->all_rows = all_rows;
+	pp->thr = km_holdout_threshold(run->opts.test_fraction);
+	km_blas_setup();
+	basis_pass(pp);
+	newton_setup(pp);
+	newton_passes(pp, &res);
+	model = assemble_model(pp, &res, ctx);
+	*rows = fit_rows(pp);
+	*d = pp->d;
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(tmp);
+	return model;
+}
+
+void
+passes_primal_fit_and_score(NamedRun *run, MemoryContext work, PassesScoreFn score)
+{
+	int64		fit_n;
+	int64		all_n;
+	int			d;
+	bytea	   *split_model;
+
+	/* m x m sums that cannot fit: refused before the first pass */
+	km_check_components_memory((uint32) run->opts.components, "kernel_model_train");
+	split_model = primal_passes(run, false, work, &fit_n, &d);
+	run->d = d;
+	score(run, PointerGetDatum(split_model), false, &run->test_scores,
+		  &run->train_scores, &run->skipped);
+	run->ntest = (int64) run->test_scores.n;
+	run->ntrain = (int64) run->train_scores.n;
+	run->rows = run->ntest + run->ntrain;
+	/* the metrics and n_train describe the rows the model was fitted on */
+	check_pass_rows("basis", fit_n, "scoring", run->ntrain, "training");
+	run->model = split_model;
+	if (run->refit && run->ntest > 0)
+	{
+		run->model = primal_passes(run, true, work, &all_n, &d);
+		check_pass_rows("scoring", run->rows, "refit", all_n, "usable");
+	}
+}
