@@ -33,6 +33,8 @@ CORE_LAYER = {
     "kernels": "kernels", "kernel_maps": "kernels", "kernel_types": "kernels",
     # representations: Gram diagnostics, Nystrom / RFF, the basis pass
     "diagnostics": "repr", "approx": "repr", "basis": "repr",
+    # the representation table (exact, nystrom, rff) and their feature maps
+    "repr": "repr",
     # methods, their options and the registry
     "method": "methods", "methods": "methods", "options_core": "methods",
     "ridge": "methods", "lms": "methods", "svm": "methods",

@@ -257,7 +257,7 @@ integer_rule_broken(const km_field *f, long long i)
 	switch (f->rule)
 	{
 		case KM_RULE_APPROX:
-			return i < KM_APPROX_FIRST || i > KM_APPROX_LAST ? "a known approximation" : NULL;
+			return km_repr_get(i) == NULL ? "a known approximation" : NULL;
 		case KM_RULE_LABEL_TYPE:
 			return i < KM_LABEL_FIRST || i > KM_LABEL_LAST ? "a known label type" : NULL;
 		case KM_RULE_MULTICLASS:

@@ -12,7 +12,7 @@
 static bool
 is_rff(const km_model *m)
 {
-	return m->approximation == KM_APPROX_RFF;
+	return km_repr_lookup(m->approximation)->drawn;
 }
 
 static uint32_t
