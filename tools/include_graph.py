@@ -45,6 +45,11 @@ CORE_LAYER = {
     # field table points into it by offset; the format that encodes it is
     # the model layer (model.h)
     "model_types": "methods",
+    # the task table (regression, classification): plain rows that a
+    # method's ops name and the options check, beside the methods so that
+    # options_core and methods.c ask it without a back-up import; the
+    # tasks' code (classify.c) stays a layer up
+    "task": "methods",
     # tasks
     "classify": "tasks",
     # learning: fit, selection, classifier training

@@ -11,6 +11,7 @@
 #include "classify.h"
 #include "model.h"
 #include "model_internal.h"
+#include "task.h"
 
 /* The name of an enumeration's value, for kernel_model_info. */
 static const char *
@@ -276,7 +277,7 @@ integer_rule_broken(const km_field *f, long long i)
 		case KM_RULE_ZERO:
 			return i != 0 ? "0" : NULL;
 		case KM_RULE_TASK:
-			return i < KM_TASK_FIRST || i > KM_TASK_LAST ? "a known task" : NULL;
+			return km_task_get(i) == NULL ? "a known task" : NULL;
 		case KM_RULE_METHOD:
 			return km_method_get((km_method) i) == NULL ? "a known method" : NULL;
 		case KM_RULE_KERNEL:

@@ -17,6 +17,7 @@
 #include "crc32c.h"
 #include "model.h"
 #include "model_internal.h"
+#include "task.h"
 
 /*
  * Magic and version, shared by both formats: the version is read before
@@ -767,7 +768,7 @@ classes_v2(const section *found, const km_model_shape *s, km_model *r,
 					   "The model has a metrics section but no classes.");
 	if (cls->payload == NULL)
 	{
-		if (r->task == KM_TASK_CLASSIFICATION)
+		if (km_task_lookup(r->task)->classes)
 			return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
 						   "The model's task is classification but it has no classes section.");
 		if (s->q != 1)
@@ -813,7 +814,7 @@ classes_v2(const section *found, const km_model_shape *s, km_model *r,
 			return st;
 	}
 	/* last, so that the checks above hold whatever the method */
-	if (r->task != KM_TASK_CLASSIFICATION)
+	if (!km_task_lookup(r->task)->classes)
 		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
 					   "The model's task is %s but it has a classes section.",
 					   km_task_name(r->task));

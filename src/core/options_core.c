@@ -21,6 +21,7 @@
 #include "options_core.h"
 #include "method.h"
 #include "primal.h"
+#include "task.h"
 
 /*
  * "auto" grids: 13 lambdas log-spaced from 1e-6 to 1e2, and gamma at
@@ -659,7 +660,7 @@ check_task(km_options_parser *p, const km_method_ops **ops,
 		fit->method = KM_METHOD_SVM;
 		*ops = km_method_get(fit->method);
 	}
-	if (out->text_label && (*ops)->task != KM_TASK_CLASSIFICATION)
+	if (out->text_label && !km_task_lookup((*ops)->task)->classes)
 	{
 		snprintf(message, sizeof(message),
 				 "method \"%s\" cannot learn text labels", (*ops)->name);
@@ -672,7 +673,7 @@ check_task(km_options_parser *p, const km_method_ops **ops,
 		fit->tol = (*ops)->default_tol;
 	if (!p->given[KM_OPT_MAX_ITER] && (*ops)->solver_max_iter)
 		fit->max_iter = 0;		/* the solver's own limit (libsvm's max(10^7, 100 n)) */
-	if ((*ops)->task == KM_TASK_CLASSIFICATION)
+	if (km_task_lookup((*ops)->task)->solvers)
 	{
 		if (fit->solver != KM_SOLVER_DEFAULT &&
 			!((*ops)->solvers & (1u << fit->solver)))
@@ -979,7 +980,7 @@ check_approximation(const km_options_parser *p, const km_method_ops *ops,
 		return fail(err, "Use \"approximation\": \"nystrom\", which works for any positive semi-definite kernel, or \"kernel\": \"rbf\".",
 					message, "Random Fourier features are defined here for the rbf kernel only.");
 	}
-	if (ops->task == KM_TASK_CLASSIFICATION)
+	if (!km_task_lookup(ops->task)->approx_gcv)
 	{
 		/*
 		 * Approximate classifiers: primal Newton on the feature map
@@ -1093,7 +1094,7 @@ km_options_finish(km_options_parser *p, km_option_error *err)
 	if (!check_approximation(p, ops, err))
 		return false;
 	if (out->cv == KM_CV_NONE && km_repr_lookup(out->approximation)->approximate &&
-		ops->task != KM_TASK_CLASSIFICATION && out->lambdas.n > 1)
+		km_task_lookup(ops->task)->approx_gcv && out->lambdas.n > 1)
 		out->cv = KM_CV_GCV;
 	if (out->cv == KM_CV_NONE && (out->gammas.n > 1 || out->lambdas.n > 1))
 	{
