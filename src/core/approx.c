@@ -1,8 +1,8 @@
 /*
- * approx.c - approximate kernel models: names, random Fourier features
- * (approx.h).  Core: no PostgreSQL header.
+ * approx.c - approximate kernel models: names and features through the
+ * representation table (repr.h), the m x m solve (approx.h).  Core: no
+ * PostgreSQL header.
  */
-#define _DEFAULT_SOURCE			/* erand48 */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>

@@ -9,6 +9,10 @@
 #include "score.h"
 #include "solve.h"
 
+/*
+ * Whether m scores through drawn features (its W and b: rff) rather than
+ * the kernel expansion over the rows it keeps (exact, nystrom).
+ */
 static bool
 is_rff(const km_model *m)
 {
