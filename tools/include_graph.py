@@ -33,6 +33,8 @@ CORE_LAYER = {
     "kernels": "kernels", "kernel_maps": "kernels", "kernel_types": "kernels",
     # representations: Gram diagnostics, Nystrom / RFF, the basis pass
     "diagnostics": "repr", "approx": "repr", "basis": "repr",
+    # the representation table (exact, nystrom, rff) and their feature maps
+    "repr": "repr",
     # methods, their options and the registry
     "method": "methods", "methods": "methods", "options_core": "methods",
     "ridge": "methods", "lms": "methods", "svm": "methods",
@@ -43,6 +45,11 @@ CORE_LAYER = {
     # field table points into it by offset; the format that encodes it is
     # the model layer (model.h)
     "model_types": "methods",
+    # the task table (regression, classification): plain rows that a
+    # method's ops name and the options check, beside the methods so that
+    # options_core and methods.c ask it without a back-up import; the
+    # tasks' code (classify.c) stays a layer up
+    "task": "methods",
     # tasks
     "classify": "tasks",
     # learning: fit, selection, classifier training

@@ -1,8 +1,8 @@
 /*
- * approx.c - approximate kernel models: names, random Fourier features
- * (approx.h).  Core: no PostgreSQL header.
+ * approx.c - approximate kernel models: names and features through the
+ * representation table (repr.h), the m x m solve (approx.h).  Core: no
+ * PostgreSQL header.
  */
-#define _DEFAULT_SOURCE			/* erand48 */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -20,101 +20,51 @@
 const char *
 km_approx_name(km_approx a)
 {
-	switch (a)
-	{
-		case KM_APPROX_EXACT:
-			return "exact";
-		case KM_APPROX_NYSTROM:
-			return "nystrom";
-		case KM_APPROX_RFF:
-			return "rff";
-	}
-	return "unknown";
+	const km_repr_ops *r = km_repr_get(a);
+
+	return r ? r->name : "unknown";
 }
 
 bool
 km_approx_from_name(const char *name, km_approx *a)
 {
-	for (int i = KM_APPROX_FIRST; i <= KM_APPROX_LAST; i++)
-	{
-		if (strcmp(name, km_approx_name((km_approx) i)) == 0)
-		{
-			*a = (km_approx) i;
-			return true;
-		}
-	}
-	return false;
+	const km_repr_ops *r = km_repr_by_name(name);
+
+	if (r == NULL)
+		return false;
+	*a = (km_approx) r->id;
+	return true;
 }
 
-/* erand48's 48-bit state from a 64-bit seed (its low 48 bits, mixed). */
-static void
-seed_state(uint64_t seed, unsigned short xsubi[3])
+/* The feature map of basis b. */
+static km_feature_map
+feature_map(const km_basis *b)
 {
-	/* splitmix64's finaliser, so that nearby seeds give unrelated streams */
-	uint64_t	z = seed + UINT64_C(0x9E3779B97F4A7C15);
+	km_feature_map f;
 
-	z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-	z ^= z >> 31;
-	xsubi[0] = (unsigned short) (z & 0xFFFF);
-	xsubi[1] = (unsigned short) ((z >> 16) & 0xFFFF);
-	xsubi[2] = (unsigned short) ((z >> 32) & 0xFFFF);
+	f.kernel = b->kernel;
+	f.d = b->d;
+	f.m = b->m;
+	f.centres = b->centres;
+	f.W = b->W;
+	f.b = b->b;
+	return f;
 }
 
-void
-km_rff_draw(double gamma, uint64_t seed, uint32_t d, uint32_t D,
-			double *W, double *b)
+/* Whether b's penalty is lambda K_mm over centres (a factor, an eps ladder). */
+static bool
+has_centres(const km_basis *b)
 {
-	unsigned short xsubi[3];
-	double		sd = sqrt(2.0 * gamma);
-	size_t		count = (size_t) d * D;
-
-	seed_state(seed, xsubi);
-	/* Box-Muller: two uniforms give two independent normals */
-	for (size_t i = 0; i < count; i += 2)
-	{
-		double		u1 = 1.0 - erand48(xsubi);	/* (0, 1] */
-		double		u2 = erand48(xsubi);
-		double		r = sqrt(-2.0 * log(u1));
-
-		W[i] = sd * r * cos(2.0 * M_PI * u2);
-		if (i + 1 < count)
-			W[i + 1] = sd * r * sin(2.0 * M_PI * u2);
-	}
-	for (uint32_t j = 0; j < D; j++)
-		b[j] = 2.0 * M_PI * erand48(xsubi);
+	return km_repr_lookup(b->kind)->centres;
 }
 
-void
-km_rff_map(const double *W, const double *b, uint32_t d, uint32_t D,
-		   const double *X, size_t rows, double *Z)
-{
-	for (size_t i = 0; i < rows; i++)
-		memcpy(Z + i * D, b, D * sizeof(double));
-	cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int) rows, (int) D,
-				(int) d, 1.0, X, (int) d, W, (int) D, 1.0, Z, (int) D);
-	/* the vectorised map assumes finite input (-ffast-math) */
-	if (km_all_finite(Z, rows * D))
-		km_map_cos(Z, rows * D, sqrt(2.0 / D));
-}
-
-/*
- * Features.  Nystrom's work: the rows' norms (rows), the centres' norms
- * (m) and the centres transposed (d x m, laplacian and min).
- */
+/* Features: the representation's feature map (repr.c). */
 size_t
 km_approx_features_doubles(const km_basis *b, size_t rows)
 {
-	size_t		m = b->m;
-	size_t		d = b->d;
+	const km_repr_ops *r = km_repr_lookup(b->kind);
 
-	if (b->kind != KM_APPROX_NYSTROM)
-		return 1;
-	if (d != 0 && m > SIZE_MAX / 8 / d)
-		return 0;
-	if (rows > SIZE_MAX / 8 - m - m * d)
-		return 0;
-	return rows + m + m * d;
+	return r->features_doubles ? r->features_doubles(b->d, b->m, rows) : 1;
 }
 
 km_status
@@ -122,29 +72,15 @@ km_approx_features(const km_basis *b, const double *X_std, size_t rows,
 				   double *Z, double *work, km_error *err)
 {
 	size_t		m = b->m;
-	int			d = (int) b->d;
+	const km_repr_ops *r = km_repr_get(b->kind);
+	km_feature_map f = feature_map(b);
 
-	if (b->kind == KM_APPROX_RFF)
-		km_rff_map(b->W, b->b, b->d, b->m, X_std, rows, Z);
-	else if (b->kind == KM_APPROX_NYSTROM)
-	{
-		double	   *xnorms = work;
-		double	   *cnorms = xnorms + rows;
-		double	   *Ct = cnorms + m;
-		bool		norms = km_kernel_uses_norms(b->kernel.type);
-
-		km_row_norms(&b->kernel, X_std, rows, d, xnorms);
-		km_row_norms(&b->kernel, b->centres, m, d, cnorms);
-		if (b->kernel.type == KM_KERNEL_LAPLACIAN || b->kernel.type == KM_KERNEL_MIN)
-			km_transpose(b->centres, m, d, Ct);
-		if (km_gram_cross(&b->kernel, X_std, rows, norms ? xnorms : NULL,
-						  b->centres, Ct, m, d, norms ? cnorms : NULL, Z))
-			return KM_OK;
-	}
-	else
+	if (r == NULL || r->features == NULL)
 		return km_fail(err, KM_ERR_INVALID, "basis is not an approximation",
 					   "The basis has approximation %d; features need \"nystrom\" or \"rff\".",
 					   (int) b->kind);
+	if (r->features(&f, X_std, rows, Z, work))
+		return KM_OK;
 	if (km_first_nonfinite_row(Z, rows, m) == rows)
 		return KM_OK;
 	return km_fail(err, KM_ERR_OVERFLOW,
@@ -249,7 +185,7 @@ static km_status
 check_solve_args(const km_basis *b, const km_accum *stats,
 				 const double *lambdas, int n_lambdas, km_error *err)
 {
-	if (b->kind != KM_APPROX_NYSTROM && b->kind != KM_APPROX_RFF)
+	if (km_repr_get(b->kind) == NULL || !km_repr_get(b->kind)->approximate)
 		return km_fail(err, KM_ERR_INVALID, "basis is not an approximation",
 					   "The basis has approximation %d; a solve needs \"nystrom\" or \"rff\".",
 					   (int) b->kind);
@@ -359,7 +295,7 @@ km_approx_factor(const km_basis *b, double *L, double *eps, double *work,
 	size_t		m = b->m;
 	approx_work w;
 
-	if (b->kind != KM_APPROX_NYSTROM || m == 0 || m > KM_APPROX_MAX_COMPONENTS)
+	if (!has_centres(b) || m == 0 || m > KM_APPROX_MAX_COMPONENTS)
 		return km_fail(err, KM_ERR_INVALID, "basis has no centres to factor",
 					   "The basis has approximation %d and %zu components; a factor needs nystrom centres (at most %d).",
 					   (int) b->kind, m, KM_APPROX_MAX_COMPONENTS);
@@ -505,7 +441,7 @@ normal_residual(const km_basis *b, const km_accum *stats, const double *coef,
 	double		rnorm = cblas_dnrm2((int) m, w->r, 1);
 	double		res;
 
-	if (b->kind == KM_APPROX_NYSTROM)
+	if (has_centres(b))
 	{
 		double	   *cnorms = w->scratch;
 
@@ -555,7 +491,7 @@ whiten_and_score(const km_basis *b, const km_accum *stats, approx_work *w,
 	*indefinite = false;
 	unpack_gram(g.zz, m, w->A, interrupt);
 	memcpy(w->w, w->r, m * sizeof(double));
-	if (b->kind == KM_APPROX_NYSTROM)
+	if (has_centres(b))
 	{
 		whiten(w->L, w->A, m, interrupt);
 		cblas_dtrsv(CblasColMajor, CblasLower, CblasNoTrans, CblasNonUnit,
@@ -627,7 +563,7 @@ solve_best(const km_basis *b, const km_accum *stats, approx_work *w,
 					   n, res->lambda);
 	memcpy(coef, w->p, m * sizeof(double));
 	apply_q(w, m, 'N', coef);
-	if (b->kind == KM_APPROX_NYSTROM)
+	if (has_centres(b))
 		cblas_dtrsv(CblasColMajor, CblasLower, CblasTrans, CblasNonUnit,
 					(int) m, w->L, (int) m, coef, 1);
 	if (!km_all_finite(coef, m))
@@ -731,7 +667,7 @@ km_approx_solve(const km_basis *b, const km_accum *stats,
 					   n, ybar);
 	res->intercept = ybar;
 
-	if (b->kind != KM_APPROX_NYSTROM)
+	if (!has_centres(b))
 	{
 		bool		indefinite;
 

@@ -20,6 +20,7 @@
 
 #include "accum.h"
 #include "kernels.h"
+#include "repr.h"
 
 /* Stored in models and bases as one byte: never renumber. */
 typedef enum km_approx
@@ -32,7 +33,10 @@ typedef enum km_approx
 #define KM_APPROX_FIRST KM_APPROX_EXACT
 #define KM_APPROX_LAST KM_APPROX_RFF
 
-/* "exact", "nystrom", "rff"; "unknown" for a value that names none. */
+/*
+ * "exact", "nystrom", "rff" (the representation table's names, repr.h);
+ * "unknown" for a value that names none.
+ */
 const char *km_approx_name(km_approx a);
 bool		km_approx_from_name(const char *name, km_approx *a);
 
@@ -56,21 +60,7 @@ typedef struct km_basis
 	const double *b;			/* rff: m; nystrom: NULL */
 } km_basis;
 
-/*
- * Draw the random features of an rff basis from seed: W (d x D,
- * row-major) with N(0, 2 gamma) entries and b (D) uniform on [0, 2 pi),
- * from libc's erand48 seeded by the seed, W first, row by row.  Only the
- * rbf kernel has a random-feature map here.
- */
-void		km_rff_draw(double gamma, uint64_t seed, uint32_t d, uint32_t D,
-						double *W, double *b);
-
-/*
- * Z (rows x D, row-major) = sqrt(2 / D) cos(X W + b) for standardized rows
- * X (rows x d, row-major): one GEMM and an element-wise map.
- */
-void		km_rff_map(const double *W, const double *b, uint32_t d, uint32_t D,
-					   const double *X, size_t rows, double *Z);
+/* km_rff_draw and km_rff_map: repr.h */
 
 /*
  * Features of rows.  Z (rows x m, row-major) := z(x_i) for standardized

@@ -59,7 +59,7 @@ mul_add(size_t a, size_t b, size_t c)
 static uint32_t
 capacity_of(km_approx kind, uint32_t components)
 {
-	return kind == KM_APPROX_NYSTROM ? components : 0;
+	return km_repr_lookup(kind)->centres ? components : 0;
 }
 
 size_t
@@ -69,7 +69,8 @@ km_basis_state_bytes(km_approx kind, uint32_t d, uint32_t components)
 	size_t		per;			/* doubles per centre: key + row */
 	size_t		nd;
 
-	if (d == 0 || (kind != KM_APPROX_NYSTROM && kind != KM_APPROX_RFF) || components == 0)
+	if (d == 0 || km_repr_get(kind) == NULL || !km_repr_get(kind)->approximate ||
+		components == 0)
 		return 0;
 	per = (size_t) d + 1;
 	nd = mul_add(cap, per, 2 * (size_t) d);
@@ -319,7 +320,7 @@ km_basis_state_combine(km_basis_state *a, const km_basis_state *b,
 static size_t
 final_bytes(km_approx kind, uint32_t d, uint32_t m)
 {
-	size_t		nd = mul_add(kind == KM_APPROX_NYSTROM ? m : 0, d, 2 * (size_t) d);
+	size_t		nd = mul_add(km_repr_lookup(kind)->centres ? m : 0, d, 2 * (size_t) d);
 
 	if (nd == 0)
 		return 0;
@@ -330,7 +331,7 @@ final_bytes(km_approx kind, uint32_t d, uint32_t m)
 static uint32_t
 final_m(const km_basis_state *st)
 {
-	return st->kind == KM_APPROX_NYSTROM ? st->n_centres : st->components;
+	return km_repr_lookup(st->kind)->centres ? st->n_centres : st->components;
 }
 
 size_t
@@ -416,7 +417,7 @@ km_basis_finish(const km_basis_state *st, void *out, void *scratch, km_error *er
 			return huge_features(err);
 		}
 	}
-	if (st->kind == KM_APPROX_NYSTROM)
+	if (km_repr_lookup(st->kind)->centres)
 	{
 		const uint64_t *keys = state_keys(CSTATE(st));
 		const double *rows = state_rows(CSTATE(st));
@@ -452,6 +453,7 @@ km_basis_decode(const void *bytes, size_t len, km_basis *b, km_error *err)
 {
 	const basis_header *h = bytes;
 	const basis_trailer *t;
+	const km_repr_ops *r;
 	size_t		want;
 	size_t		nd;
 
@@ -466,7 +468,8 @@ km_basis_decode(const void *bytes, size_t len, km_basis *b, km_error *err)
 		return km_fail(err, KM_ERR_VERSION, "basis has an unknown version",
 					   "The basis has version %u; this build reads version %d.",
 					   (unsigned) h->version, KM_BASIS_VERSION);
-	want = (h->kind == KM_APPROX_NYSTROM || h->kind == KM_APPROX_RFF) && h->m > 0 ?
+	r = km_repr_get(h->kind);
+	want = r != NULL && r->approximate && h->m > 0 ?
 		final_bytes((km_approx) h->kind, h->d, h->m) : 0;
 	if (want == 0 || want != len)
 		return km_fail(err, KM_ERR_FORMAT, "basis has an invalid shape",
@@ -481,9 +484,9 @@ km_basis_decode(const void *bytes, size_t len, km_basis *b, km_error *err)
 	nd = (len - sizeof(basis_header) - sizeof(basis_trailer)) / sizeof(double);
 	if (h->kernel_type < KM_KERNEL_FIRST || h->kernel_type > KM_KERNEL_LAST ||
 		h->standardize > 1 || h->reserved != 0 || h->components == 0 ||
-		(h->kind == KM_APPROX_NYSTROM && (h->m > h->components || h->m > h->rows)) ||
-		(h->kind == KM_APPROX_RFF && (h->m != h->components ||
-									  h->kernel_type != KM_KERNEL_RBF)) ||
+		(r->centres && (h->m > h->components || h->m > h->rows)) ||
+		(r->drawn && h->m != h->components) ||
+		!km_repr_serves(r, h->kernel_type) ||
 		!isfinite(h->gamma) || !isfinite(h->coef0) || !all_finite(h->data, nd))
 		return km_fail(err, KM_ERR_FORMAT, "basis has invalid fields",
 					   "The basis has kernel %u, %u of %u components over %llu rows, or a value that is not finite.",
@@ -506,7 +509,7 @@ km_basis_decode(const void *bytes, size_t len, km_basis *b, km_error *err)
 	b->standardize = h->standardize != 0;
 	b->mean = h->data;
 	b->scale = h->data + h->d;
-	b->centres = h->kind == KM_APPROX_NYSTROM ? h->data + 2 * (size_t) h->d : NULL;
+	b->centres = r->centres ? h->data + 2 * (size_t) h->d : NULL;
 	b->W = NULL;
 	b->b = NULL;
 	return KM_OK;

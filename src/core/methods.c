@@ -10,6 +10,7 @@
 
 #include "method.h"
 #include "model_types.h"
+#include "task.h"
 
 /* methods.def's ids run 1, 2, ... in its order, so FIRST..LAST loops see every method. */
 enum
@@ -75,20 +76,7 @@ km_method_task(km_method method)
 {
 	const km_method_ops *ops = km_method_get(method);
 
-	return ops ? ops->task : KM_TASK_REGRESSION;
-}
-
-const char *
-km_task_name(km_task task)
-{
-	switch (task)
-	{
-		case KM_TASK_REGRESSION:
-			return "regression";
-		case KM_TASK_CLASSIFICATION:
-			return "classification";
-	}
-	return "unknown";
+	return ops ? ops->task : km_task_default()->id;
 }
 
 void

@@ -26,7 +26,7 @@ layout_of(const km_model_shape *s, layout *l)
 	uint64_t	n = s->n_train;
 	uint64_t	d = s->d;
 	uint64_t	q = s->q;
-	bool		rff = s->approximation == KM_APPROX_RFF;
+	const km_repr_ops *r = km_repr_lookup(s->approximation);
 	uint64_t	at = 0;
 	const uint64_t big = KM_MODEL_MAX_SIZE / sizeof(double);
 
@@ -38,10 +38,10 @@ layout_of(const km_model_shape *s, layout *l)
 	PLACE(scale, d);
 	PLACE(alpha, n * q);
 	PLACE(intercepts, q);
-	PLACE(X, rff ? 0 : n * d);
+	PLACE(X, r->keeps_rows ? n * d : 0);
 	PLACE(candidates, 4 * (uint64_t) s->c);
-	PLACE(W, rff ? n * d : 0);
-	PLACE(b, rff ? n : 0);
+	PLACE(W, r->drawn ? n * d : 0);
+	PLACE(b, r->drawn ? n : 0);
 	PLACE(prob_A, s->has_probability ? q : 0);
 	PLACE(prob_B, s->has_probability ? q : 0);
 	PLACE(counts, s->n_classes);
@@ -69,7 +69,7 @@ km_model_shape_simple(km_method method, uint32_t n, uint32_t d, uint32_t c)
 
 	memset(&s, 0, sizeof(s));
 	s.method = method;
-	s.approximation = KM_APPROX_EXACT;
+	s.approximation = (km_approx) km_repr_default()->id;
 	s.n_train = n;
 	s.d = d;
 	s.q = 1;
@@ -205,7 +205,7 @@ read_expansion(const uint8_t **pp, const km_model_shape *s, const km_model *r,
 	if ((st = read_array(pp, (size_t) s->n_train * s->q, "alpha", false,
 						 storage_at(storage, l->alpha), err)) != KM_OK)
 		return st;
-	if (s->approximation != KM_APPROX_RFF &&
+	if (km_repr_lookup(s->approximation)->keeps_rows &&
 		(st = read_array(pp, (size_t) s->n_train * s->d, "X", false,
 						 storage_at(storage, l->X), err)) != KM_OK)
 		return st;
@@ -246,9 +246,9 @@ attach_storage(km_model *r, double *storage, const km_model_shape *s,
 	r->scale = storage + l->scale;
 	r->alpha = storage + l->alpha;
 	r->intercepts = storage + l->intercepts;
-	r->X = s->approximation == KM_APPROX_RFF ? NULL : storage + l->X;
+	r->X = km_repr_lookup(s->approximation)->keeps_rows ? storage + l->X : NULL;
 	r->candidates = (const km_candidate *) (storage + l->candidates);
-	if (s->approximation == KM_APPROX_RFF)
+	if (km_repr_lookup(s->approximation)->drawn)
 	{
 		r->rff_W = storage + l->W;
 		r->rff_b = storage + l->b;

@@ -13,7 +13,8 @@ km_approx_model_fill(const km_basis *b, uint32_t components_asked,
 					 const double *coef, const km_approx_result *res,
 					 km_candidate *cand, km_model *m)
 {
-	bool		rff = b->kind == KM_APPROX_RFF;
+	const km_repr_ops *r = km_repr_lookup(b->kind);
+	bool		rff = r->drawn;
 
 	m->kernel = b->kernel;
 	m->n_features = b->d;
@@ -33,7 +34,7 @@ km_approx_model_fill(const km_basis *b, uint32_t components_asked,
 	m->alpha = coef;
 	m->intercept = res->intercept;
 	m->intercepts = NULL;
-	m->X = rff ? NULL : b->centres;
+	m->X = r->keeps_rows ? b->centres : NULL;
 	m->rff_W = rff ? b->W : NULL;
 	m->rff_b = rff ? b->b : NULL;
 

@@ -11,6 +11,7 @@
 #include "classify.h"
 #include "model.h"
 #include "model_internal.h"
+#include "task.h"
 
 /* The name of an enumeration's value, for kernel_model_info. */
 static const char *
@@ -257,7 +258,7 @@ integer_rule_broken(const km_field *f, long long i)
 	switch (f->rule)
 	{
 		case KM_RULE_APPROX:
-			return i < KM_APPROX_FIRST || i > KM_APPROX_LAST ? "a known approximation" : NULL;
+			return km_repr_get(i) == NULL ? "a known approximation" : NULL;
 		case KM_RULE_LABEL_TYPE:
 			return i < KM_LABEL_FIRST || i > KM_LABEL_LAST ? "a known label type" : NULL;
 		case KM_RULE_MULTICLASS:
@@ -276,7 +277,7 @@ integer_rule_broken(const km_field *f, long long i)
 		case KM_RULE_ZERO:
 			return i != 0 ? "0" : NULL;
 		case KM_RULE_TASK:
-			return i < KM_TASK_FIRST || i > KM_TASK_LAST ? "a known task" : NULL;
+			return km_task_get(i) == NULL ? "a known task" : NULL;
 		case KM_RULE_METHOD:
 			return km_method_get((km_method) i) == NULL ? "a known method" : NULL;
 		case KM_RULE_KERNEL:

@@ -17,6 +17,7 @@
 #include "crc32c.h"
 #include "model.h"
 #include "model_internal.h"
+#include "task.h"
 
 /*
  * Magic and version, shared by both formats: the version is read before
@@ -132,7 +133,8 @@ static uint64_t
 expansion_bytes(const km_model_shape *s)
 {
 	uint64_t	nq = (uint64_t) s->n_train * s->q;
-	uint64_t	nd = s->approximation == KM_APPROX_RFF ? 0 : (uint64_t) s->n_train * s->d;
+	uint64_t	nd = km_repr_lookup(s->approximation)->keeps_rows ?
+		(uint64_t) s->n_train * s->d : 0;
 	const uint64_t big = KM_MODEL_MAX_SIZE / sizeof(double);
 
 	if (s->q == 0 || nq > big || nd > big)
@@ -214,13 +216,13 @@ has_selection(const km_model_shape *s)
 static bool
 is_approximate(const km_model_shape *s)
 {
-	return s->approximation != KM_APPROX_EXACT;
+	return km_repr_lookup(s->approximation)->approximate;
 }
 
 static bool
 is_rff(const km_model_shape *s)
 {
-	return s->approximation == KM_APPROX_RFF;
+	return km_repr_lookup(s->approximation)->drawn;
 }
 
 static bool
@@ -250,7 +252,7 @@ write_expansion(uint8_t *p, const km_model *m, const km_model_shape *s)
 	/* one output is stored as 0, as 0.2.0 wrote it: one encoding per model */
 	store_u32(p + 4, s->q > 1 ? s->q : 0);
 	p = store_doubles(p + 8, m->alpha, (size_t) s->n_train * s->q);
-	if (s->approximation != KM_APPROX_RFF)
+	if (km_repr_lookup(s->approximation)->keeps_rows)
 		p = store_doubles(p, m->X, (size_t) s->n_train * s->d);
 	if (s->q > 1)
 		p = store_doubles(p, m->intercepts, s->q);
@@ -364,7 +366,7 @@ km_model_size(const km_model_shape *s)
 	uint64_t	size = KM_MODEL_HEADER_SIZE;
 
 	if (km_method_get(s->method) == NULL || s->n_train == 0 || s->d == 0 ||
-		s->approximation < KM_APPROX_FIRST || s->approximation > KM_APPROX_LAST ||
+		km_repr_get(s->approximation) == NULL ||
 		!layout_of(s, &l))
 		return 0;
 	for (int i = 0; i < N_SECTION_KINDS; i++)
@@ -605,7 +607,7 @@ read_shape_v2(const uint8_t *buf, const section *found, km_model_shape *s)
 		s->q = 0;				/* not how one output is written: no shape */
 	s->c = sel->payload && sel->length >= 16 ? load_u32(sel->payload + 8) : 0;
 	s->approximation = apx->payload && apx->length >= 1 ?
-		(km_approx) apx->payload[0] : KM_APPROX_EXACT;
+		(km_approx) apx->payload[0] : (km_approx) km_repr_default()->id;
 	if (cls->payload && cls->length >= fixed)
 	{
 		s->n_classes = load_u32(cls->payload);
@@ -651,7 +653,8 @@ shape_v2(const uint8_t *buf, const section *found, km_model_shape *s,
 
 	read_shape_v2(buf, found, s);
 	if (found[KM_SECTION_APPROXIMATION].payload &&
-		(s->approximation == KM_APPROX_EXACT || s->approximation > KM_APPROX_LAST))
+		(km_repr_get(s->approximation) == NULL ||
+		 !km_repr_get(s->approximation)->approximate))
 		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
 					   "The approximation section names approximation %u; it must be nystrom (1) or rff (2).",
 					   (unsigned) s->approximation);
@@ -713,12 +716,13 @@ approx_v2(const section *apx, km_model *r, km_error *err)
 						 err)) != KM_OK)
 		return st;
 	if (r->rank > r->n_train ||
-		(r->approximation == KM_APPROX_RFF && (r->rank != r->n_train || r->approx_eps != 0.0)))
+		(km_repr_lookup(r->approximation)->drawn &&
+		 (r->rank != r->n_train || r->approx_eps != 0.0)))
 		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
 					   "The %s approximation has rank %u and eps %g for %u components.",
 					   km_approx_name(r->approximation), (unsigned) r->rank,
 					   r->approx_eps, (unsigned) r->n_train);
-	if (r->approximation == KM_APPROX_RFF && r->kernel.type != KM_KERNEL_RBF)
+	if (!km_repr_serves(km_repr_lookup(r->approximation), r->kernel.type))
 		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
 					   "The model uses random Fourier features with the %s kernel; they exist for rbf only.",
 					   km_kernel_name(r->kernel.type));
@@ -764,7 +768,7 @@ classes_v2(const section *found, const km_model_shape *s, km_model *r,
 					   "The model has a metrics section but no classes.");
 	if (cls->payload == NULL)
 	{
-		if (r->task == KM_TASK_CLASSIFICATION)
+		if (km_task_lookup(r->task)->classes)
 			return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
 						   "The model's task is classification but it has no classes section.");
 		if (s->q != 1)
@@ -810,7 +814,7 @@ classes_v2(const section *found, const km_model_shape *s, km_model *r,
 			return st;
 	}
 	/* last, so that the checks above hold whatever the method */
-	if (r->task != KM_TASK_CLASSIFICATION)
+	if (!km_task_lookup(r->task)->classes)
 		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
 					   "The model's task is %s but it has a classes section.",
 					   km_task_name(r->task));
@@ -942,7 +946,7 @@ km_model_describe_header(const km_model *m, const km_describer *out)
 	}
 	if (m->n_outputs > 1)
 		out->integer(out->ctx, "outputs", m->n_outputs);
-	if (m->approximation != KM_APPROX_EXACT)
+	if (km_repr_lookup(m->approximation)->approximate)
 		km_model_describe_fields(m, approx_fields, N_FIELDS(approx_fields), out);
 	if (m->n_classes > 0)
 	{

@@ -21,6 +21,7 @@
 #include "options_core.h"
 #include "method.h"
 #include "primal.h"
+#include "task.h"
 
 /*
  * "auto" grids: 13 lambdas log-spaced from 1e-6 to 1e2, and gamma at
@@ -575,10 +576,15 @@ store_option(km_options *out, km_option_id id, const km_value *v,
 		case KM_OPT_DEPLOY:
 			return store_deploy(out, v, err);
 		case KM_OPT_APPROXIMATION:
-			if (!km_approx_from_name(v->string, &out->approximation) ||
-				out->approximation == KM_APPROX_EXACT)
-				return bad_value(err, def, v->text);
-			return true;
+			{
+				/* the approximate representations: exact is the option's absence */
+				const km_repr_ops *r = km_repr_by_name(v->string);
+
+				if (r == NULL || !r->approximate)
+					return bad_value(err, def, v->text);
+				out->approximation = (km_approx) r->id;
+				return true;
+			}
 		case KM_OPT_SOLVER:
 			return store_solver(out, v, err);
 		case KM_OPT_CLASS_WEIGHT:
@@ -623,7 +629,7 @@ km_options_begin(km_options_parser *p, km_options *out)
 	out->cv = KM_CV_NONE;
 	out->test_fraction = 0.2;
 	out->deploy = KM_DEPLOY_IF_BETTER;
-	out->approximation = KM_APPROX_EXACT;
+	out->approximation = (km_approx) km_repr_default()->id;
 	out->components = KM_DEFAULT_COMPONENTS;
 	out->method_default = true;
 	fit->fit_intercept = true;
@@ -654,7 +660,7 @@ check_task(km_options_parser *p, const km_method_ops **ops,
 		fit->method = KM_METHOD_SVM;
 		*ops = km_method_get(fit->method);
 	}
-	if (out->text_label && (*ops)->task != KM_TASK_CLASSIFICATION)
+	if (out->text_label && !km_task_lookup((*ops)->task)->classes)
 	{
 		snprintf(message, sizeof(message),
 				 "method \"%s\" cannot learn text labels", (*ops)->name);
@@ -667,7 +673,7 @@ check_task(km_options_parser *p, const km_method_ops **ops,
 		fit->tol = (*ops)->default_tol;
 	if (!p->given[KM_OPT_MAX_ITER] && (*ops)->solver_max_iter)
 		fit->max_iter = 0;		/* the solver's own limit (libsvm's max(10^7, 100 n)) */
-	if ((*ops)->task == KM_TASK_CLASSIFICATION)
+	if (km_task_lookup((*ops)->task)->solvers)
 	{
 		if (fit->solver != KM_SOLVER_DEFAULT &&
 			!((*ops)->solvers & (1u << fit->solver)))
@@ -954,9 +960,10 @@ check_approximation(const km_options_parser *p, const km_method_ops *ops,
 					km_option_error *err)
 {
 	km_options *out = p->out;
+	const km_repr_ops *repr = km_repr_lookup(out->approximation);
 	char		message[256];
 
-	if (out->approximation == KM_APPROX_EXACT)
+	if (!repr->approximate)
 	{
 		if (p->given[KM_OPT_COMPONENTS])
 			return fail(err, "Add \"approximation\": \"nystrom\" or \"rff\", or remove the option.",
@@ -965,15 +972,15 @@ check_approximation(const km_options_parser *p, const km_method_ops *ops,
 						out->components);
 		return true;
 	}
-	if (out->approximation == KM_APPROX_RFF && out->fit.kernel.type != KM_KERNEL_RBF)
+	if (!km_repr_serves(repr, out->fit.kernel.type))
 	{
 		snprintf(message, sizeof(message),
-				 "approximation \"rff\" does not apply to kernel \"%s\"",
-				 km_kernel_name(out->fit.kernel.type));
+				 "approximation \"%s\" does not apply to kernel \"%s\"",
+				 repr->name, km_kernel_name(out->fit.kernel.type));
 		return fail(err, "Use \"approximation\": \"nystrom\", which works for any positive semi-definite kernel, or \"kernel\": \"rbf\".",
 					message, "Random Fourier features are defined here for the rbf kernel only.");
 	}
-	if (ops->task == KM_TASK_CLASSIFICATION)
+	if (!km_task_lookup(ops->task)->approx_gcv)
 	{
 		/*
 		 * Approximate classifiers: primal Newton on the feature map
@@ -1086,8 +1093,8 @@ km_options_finish(km_options_parser *p, km_option_error *err)
 		return false;
 	if (!check_approximation(p, ops, err))
 		return false;
-	if (out->cv == KM_CV_NONE && out->approximation != KM_APPROX_EXACT &&
-		ops->task != KM_TASK_CLASSIFICATION && out->lambdas.n > 1)
+	if (out->cv == KM_CV_NONE && km_repr_lookup(out->approximation)->approximate &&
+		km_task_lookup(ops->task)->approx_gcv && out->lambdas.n > 1)
 		out->cv = KM_CV_GCV;
 	if (out->cv == KM_CV_NONE && (out->gammas.n > 1 || out->lambdas.n > 1))
 	{

@@ -52,7 +52,7 @@ typedef struct km_options
 	/* catalog keys (kernel_model_train); validated here, used there */
 	double		test_fraction;
 	km_deploy	deploy;
-	/* approximate models (issue 12): KM_APPROX_EXACT when absent */
+	/* approximate models (issue 12): the exact expansion (repr.h) when absent */
 	km_approx	approximation;
 	int			components;		/* nystrom centres / rff features asked for */
 	/*

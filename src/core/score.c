@@ -9,10 +9,14 @@
 #include "score.h"
 #include "solve.h"
 
+/*
+ * Whether m scores through drawn features (its W and b: rff) rather than
+ * the kernel expansion over the rows it keeps (exact, nystrom).
+ */
 static bool
 is_rff(const km_model *m)
 {
-	return m->approximation == KM_APPROX_RFF;
+	return km_repr_lookup(m->approximation)->drawn;
 }
 
 static uint32_t

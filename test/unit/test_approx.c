@@ -22,6 +22,7 @@ void		test_approx_combine_matches_one_pass(void);
 void		test_approx_errors(void);
 void		test_approx_model_fill_roundtrip(void);
 void		test_approx_nystrom_ill_conditioned_centres(void);
+void		test_approx_repr_table(void);
 
 static km_accum *
 new_gram(uint32_t m)
@@ -711,4 +712,73 @@ test_approx_nystrom_ill_conditioned_centres(void)
 	ill_conditioned_case(3000, 300, 1.0, 1.0, false, 1e-6);
 	ill_conditioned_case(500, 500, 1.0 / 20.0, 1.0, true, 2e-5);
 	ill_conditioned_case(4000, 500, 1.0 / 20.0, 1.0, true, 1e-6);
+}
+
+/*
+ * The representation table (repr.c): one row per km_approx value, stored
+ * in models, with the answers the core asks of it.
+ */
+void
+test_approx_repr_table(void)
+{
+	static const struct
+	{
+		km_approx	id;
+		const char *name;
+		bool		approximate,
+					centres,
+					drawn,
+					keeps_rows,
+					laplacian;
+	}			want[] = {
+		{KM_APPROX_EXACT, "exact", false, false, false, true, true},
+		{KM_APPROX_NYSTROM, "nystrom", true, true, false, true, true},
+		{KM_APPROX_RFF, "rff", true, false, true, false, false},
+	};
+	km_approx	a;
+	km_basis	b;
+	double		x[2] = {0.5, 1.0};
+	double		Z[4];
+	double		work[8];
+	km_error	err;
+
+	for (int i = 0; i < 3; i++)
+	{
+		const km_repr_ops *r = km_repr_get(want[i].id);
+
+		CHECK(r != NULL && r->id == (int) want[i].id, "row %d", i);
+		if (r == NULL)
+			continue;
+		CHECK(strcmp(r->name, want[i].name) == 0, "%s", r->name);
+		CHECK(strcmp(km_approx_name(want[i].id), want[i].name) == 0, "%s", want[i].name);
+		CHECK(km_approx_from_name(want[i].name, &a) && a == want[i].id, "%s", want[i].name);
+		CHECK(km_repr_by_name(want[i].name) == r, "%s", want[i].name);
+		CHECK(r->approximate == want[i].approximate, "%s approximate", r->name);
+		CHECK(r->centres == want[i].centres, "%s centres", r->name);
+		CHECK(r->drawn == want[i].drawn, "%s drawn", r->name);
+		CHECK(r->keeps_rows == want[i].keeps_rows, "%s keeps_rows", r->name);
+		CHECK((r->features != NULL) == want[i].approximate, "%s features", r->name);
+		CHECK(km_repr_serves(r, KM_KERNEL_RBF), "%s serves rbf", r->name);
+		CHECK(km_repr_serves(r, KM_KERNEL_LAPLACIAN) == want[i].laplacian, "%s laplacian", r->name);
+	}
+	CHECK(km_repr_default() == km_repr_get(KM_APPROX_EXACT), "default");
+	CHECK(km_repr_get(-1) == NULL && km_repr_get(3) == NULL && km_repr_get(255) == NULL, "out of range");
+	CHECK(km_repr_lookup(7) == km_repr_default(), "lookup falls back to exact");
+	CHECK(km_repr_by_name("Nystrom") == NULL && !km_approx_from_name("none", &a), "unknown name");
+	CHECK(strcmp(km_approx_name((km_approx) 9), "unknown") == 0, "unknown id");
+
+	/* the exact expansion has no feature map */
+	memset(&b, 0, sizeof(b));
+	b.kind = KM_APPROX_EXACT;
+	b.kernel.type = KM_KERNEL_RBF;
+	b.kernel.gamma = 1.0;
+	b.d = 2;
+	b.m = 1;
+	CHECK(km_approx_features_doubles(&b, 4) == 1, "exact work");
+	CHECK(km_approx_features(&b, x, 1, Z, work, &err) == KM_ERR_INVALID, "exact features");
+	b.kind = (km_approx) 9;
+	CHECK(km_approx_features(&b, x, 1, Z, work, &err) == KM_ERR_INVALID, "unknown features");
+	/* nystrom's work: rows + m + m d */
+	b.kind = KM_APPROX_NYSTROM;
+	CHECK(km_approx_features_doubles(&b, 4) == 4 + 1 + 2, "nystrom work");
 }

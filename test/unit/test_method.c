@@ -12,10 +12,12 @@
 #include "fit.h"
 #include "model.h"
 #include "options_core.h"
+#include "task.h"
 #include "unit.h"
 
 void		test_method_registry(void);
 void		test_method_unknown_is_an_error(void);
+void		test_method_task_table(void);
 
 /* A method's own options (method.h own_options), on a method made up here. */
 typedef struct fake_params
@@ -207,4 +209,37 @@ test_method_unknown_is_an_error(void)
 	opts.fit.method = (km_method) 7;
 	CHECK(!km_options_finish(&parser, &oerr), "method 7 passed the options check");
 	free(work);
+}
+
+/*
+ * The task table (task.c): one row per km_task value, stored in models;
+ * every method's task has a row, and its answers match the method's kind.
+ */
+void
+test_method_task_table(void)
+{
+	const km_task_ops *reg = km_task_get(KM_TASK_REGRESSION);
+	const km_task_ops *cls = km_task_get(KM_TASK_CLASSIFICATION);
+
+	CHECK(reg != NULL && reg->id == KM_TASK_REGRESSION && strcmp(reg->name, "regression") == 0, "regression");
+	CHECK(cls != NULL && cls->id == KM_TASK_CLASSIFICATION && strcmp(cls->name, "classification") == 0, "classification");
+	if (reg == NULL || cls == NULL)
+		return;
+	CHECK(!reg->classes && reg->approx_gcv && !reg->solvers && reg->score_metric == KM_SCORE_MSE, "regression answers");
+	CHECK(cls->classes && !cls->approx_gcv && cls->solvers, "classification answers");
+	CHECK(km_task_get(0) == NULL && km_task_get(3) == NULL && km_task_get(-1) == NULL, "out of range");
+	CHECK(km_task_default() == reg && km_task_lookup(9) == reg, "default");
+	CHECK(strcmp(km_task_name(KM_TASK_CLASSIFICATION), "classification") == 0, "name");
+	CHECK(strcmp(km_task_name((km_task) 0), "unknown") == 0, "unknown");
+	for (int i = KM_METHOD_FIRST; i <= KM_METHOD_LAST; i++)
+	{
+		const km_method_ops *ops = km_method_get((km_method) i);
+
+		if (ops == NULL)
+			continue;
+		CHECK(km_task_get(ops->task) != NULL, "method %s has task %d", ops->name, (int) ops->task);
+		CHECK(km_task_lookup(ops->task)->classes == (ops->multiclass != NULL),
+			  "method %s: classes and multiclass", ops->name);
+		CHECK(km_method_task((km_method) i) == ops->task, "km_method_task %s", ops->name);
+	}
 }

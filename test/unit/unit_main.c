@@ -32,6 +32,7 @@ int			unit_failures = 0;
 	X(test_score_block) \
 	X(test_score_overflow) \
 	X(test_method_unknown_is_an_error) \
+	X(test_method_task_table) \
 	X(test_solve_standardize) \
 	X(test_solve_cholesky_blocked) \
 	X(test_solve_ridge_residual) \
@@ -112,6 +113,7 @@ int			unit_failures = 0;
 	X(test_approx_errors) \
 	X(test_approx_model_fill_roundtrip) \
 	X(test_approx_nystrom_ill_conditioned_centres) \
+	X(test_approx_repr_table) \
 	X(test_defaults_stratified_folds) \
 	X(test_defaults_tie_rule) \
 	X(test_defaults_sigest) \

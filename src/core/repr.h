@@ -1,0 +1,109 @@
+/*
+ * repr.h - the representation table: how a model represents f(x)
+ * (core, no PostgreSQL headers).
+ *
+ * One km_repr_ops row per representation, in one registry (repr.c):
+ *   exact:   the kernel expansion over every training row;
+ *   nystrom: m centres (rows of the table) kept by a basis pass,
+ *            z(x) = (K(c_1, x), ..., K(c_m, x)), penalty lambda K_mm;
+ *   rff:     m random Fourier features drawn from the seed,
+ *            z(x) = sqrt(2 / D) cos(W^T x + b), penalty lambda I.
+ * The ids are approx.h's km_approx values (stored in models and bases as
+ * one byte).  Code above this file asks the row what it needs instead of
+ * naming a representation.  This file does not include approx.h (which
+ * includes it), so it speaks of the id as an integer and of the basis
+ * through km_feature_map.
+ */
+#ifndef KM_REPR_H
+#define KM_REPR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core.h"
+#include "kernels.h"
+
+/* The part of a basis that maps a standardized row to its m features. */
+typedef struct km_feature_map
+{
+	km_kernel	kernel;
+	uint32_t	d;				/* features of a row */
+	uint32_t	m;				/* components */
+	const double *centres;		/* m x d row-major, or NULL */
+	const double *W;			/* d x m row-major, or NULL */
+	const double *b;			/* m, or NULL */
+} km_feature_map;
+
+typedef struct km_repr_ops
+{
+	int			id;				/* its km_approx value (approx.h) */
+	const char *name;			/* the "approximation" option's spelling */
+
+	/*
+	 * An m-component feature map built by a basis pass: the value of the
+	 * "approximation" option, a model with an approximation section.
+	 * false: the exact expansion, what a model is without the option.
+	 */
+	bool		approximate;
+	/* the kernels it serves: bit (1 << km_kernel_type) */
+	uint32_t	kernels;
+	/*
+	 * Its basis pass keeps m rows of the table as centres (a reservoir of
+	 * at most "components"), and the penalty is lambda K_mm over them: the
+	 * solve factors K_mm + eps I (an eps ladder) and the model's rank and
+	 * eps are the solve's.
+	 */
+	bool		centres;
+	/*
+	 * Its features are drawn from the seed (W and b): the basis keeps
+	 * exactly "components" of them and no row; the model keeps W and b
+	 * (its RFF section), its rank is m and its eps 0.
+	 */
+	bool		drawn;
+	/* the model's expansion keeps n_train rows X (training rows or centres) */
+	bool		keeps_rows;
+
+	/*
+	 * Z (rows x m, row-major) := z(x_i) for standardized rows X (rows x
+	 * d); work has features_doubles(d, m, rows) doubles (0 on overflow).
+	 * Returns true when Z is known finite (the caller checks otherwise).
+	 * NULL for the exact expansion, which has no feature map.
+	 */
+	bool		(*features) (const km_feature_map *f, const double *X, size_t rows,
+							 double *Z, double *work);
+	size_t		(*features_doubles) (uint32_t d, uint32_t m, size_t rows);
+} km_repr_ops;
+
+/* The row of id, or NULL when it names no representation. */
+const km_repr_ops *km_repr_get(long long id);
+
+/* The row of id, or the exact expansion's when it names none (readers that validate later). */
+const km_repr_ops *km_repr_lookup(long long id);
+
+/* The row spelled name, or NULL. */
+const km_repr_ops *km_repr_by_name(const char *name);
+
+/* What a model is without the "approximation" option: the exact expansion. */
+const km_repr_ops *km_repr_default(void);
+
+/* Whether r serves kernel type t. */
+bool		km_repr_serves(const km_repr_ops *r, int kernel_type);
+
+/*
+ * Draw the random features of an rff basis from seed: W (d x D,
+ * row-major) with N(0, 2 gamma) entries and b (D) uniform on [0, 2 pi),
+ * from libc's erand48 seeded by the seed, W first, row by row.  Only the
+ * rbf kernel has a random-feature map here.
+ */
+void		km_rff_draw(double gamma, uint64_t seed, uint32_t d, uint32_t D,
+						double *W, double *b);
+
+/*
+ * Z (rows x D, row-major) = sqrt(2 / D) cos(X W + b) for standardized rows
+ * X (rows x d, row-major): one GEMM and an element-wise map.
+ */
+void		km_rff_map(const double *W, const double *b, uint32_t d, uint32_t D,
+					   const double *X, size_t rows, double *Z);
+
+#endif							/* KM_REPR_H */

@@ -1,0 +1,53 @@
+/*
+ * task.h - the task table: what a model predicts (core, no PostgreSQL
+ * headers).
+ *
+ * One km_task_ops row per task in one registry (task.c): regression and
+ * classification, with room for transform and novelty.  The ids are
+ * method.h's km_task values (stored in models as one byte; a method
+ * declares the task it serves in its km_method_ops).  Code above this
+ * file asks the row what it needs instead of naming a task.
+ */
+#ifndef KM_TASK_H
+#define KM_TASK_H
+
+#include "method.h"
+
+typedef struct km_task_ops
+{
+	km_task		id;
+	const char *name;			/* km_task_name */
+
+	/*
+	 * Targets are class labels (text or numbers): the model has a classes
+	 * and a metrics section (and a probability section when it has Platt
+	 * scaling), and as many outputs as its multi-class scheme; a text
+	 * target column is accepted.  false: one numeric output and none of
+	 * these sections.
+	 */
+	bool		classes;
+	/* What k-fold selection scores by when the method names no metric of its own. */
+	km_score_metric score_metric;
+	/*
+	 * Its methods choose among solvers (the "solver" option, checked
+	 * against km_method_ops.solvers).
+	 */
+	bool		solvers;
+	/*
+	 * An approximate fit selects its lambda by GCV from the m x m sums (a
+	 * squared loss, one solve per grid); false: primal Newton passes over
+	 * the rows at one lambda and gamma (approximate classifiers).
+	 */
+	bool		approx_gcv;
+} km_task_ops;
+
+/* The row of id, or NULL when it names no task. */
+const km_task_ops *km_task_get(long long id);
+
+/* The row of id, or the default task's when it names none. */
+const km_task_ops *km_task_lookup(long long id);
+
+/* The task of a method that names none: regression. */
+const km_task_ops *km_task_default(void);
+
+#endif							/* KM_TASK_H */
