@@ -1,0 +1,242 @@
+/*
+ * pipeline.c - km_train: rows to a km_model (pipeline.h).
+ *
+ * Moved from the kernel_train aggregate's final function (src/sql/train.c)
+ * step for step, so that every model comes out bit for bit as before.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "method.h"
+#include "pipeline.h"
+#include "select.h"
+#include "solve.h"
+
+/* The selection parameters of resolved options (they point into opts). */
+static void
+selection_params(const km_options *opts, km_select_params *sp)
+{
+	memset(sp, 0, sizeof(*sp));
+	sp->base = opts->fit;
+	sp->gammas = opts->gammas.v;
+	sp->n_gammas = opts->gammas.n;
+	sp->lambdas = opts->lambdas.v;
+	sp->n_lambdas = opts->lambdas.n;
+	sp->cv = opts->cv;
+	sp->folds = opts->folds;
+}
+
+void
+km_train_plan_make(const km_options *o, size_t n, int d, km_train_plan *plan)
+{
+	memset(plan, 0, sizeof(*plan));
+	plan->opts = *o;
+	km_options_resolve(&plan->opts, d);
+	km_options_resolve_rows(&plan->opts, n);	/* a lambda_per_row method's 1 / n */
+	if (km_options_selects(&plan->opts))
+	{
+		km_select_params sp;
+
+		selection_params(&plan->opts, &sp);
+		plan->ncand = sp.n_gammas * sp.n_lambdas;
+		plan->nsel = km_select_workspace_doubles(&sp, n, d);
+	}
+	plan->nwork = km_fit_workspace_doubles(plan->opts.fit.method, n);
+}
+
+size_t
+km_train_centre(const double *y, size_t n, bool fit_intercept, double *ymean)
+{
+	double		mean = 0.0;
+
+	if (fit_intercept)
+	{
+		for (size_t i = 0; i < n; i++)
+			mean += y[i];
+		if (!isfinite(mean))
+		{
+			/* the sum overflowed: sum the targets divided by n */
+			mean = 0.0;
+			for (size_t i = 0; i < n; i++)
+				mean += y[i] / (double) n;
+		}
+		else
+			mean /= (double) n;
+	}
+	*ymean = mean;
+	for (size_t i = 0; i < n; i++)
+		if (!isfinite(y[i] - mean))
+			return i;
+	return n;
+}
+
+/* One training run: the options, the prepared rows, the fit. */
+typedef struct train_job
+{
+	size_t		n;
+	int			d;
+	km_options	opts;
+	int			ncand;
+	int			best;
+	km_candidate *cand;
+	double	   *Xs;				/* the rows, standardized if asked */
+	double	   *mean;
+	double	   *scale;
+	double		ymean;			/* the intercept */
+	double	   *yc;				/* the target minus ymean */
+	double	   *alpha;
+	km_fit_result res;
+} train_job;
+
+/* Xs, mean, scale: the rows standardized, or copied as they are. */
+static void
+standardize_rows(const km_rows *rows, train_job *job, const km_train_env *env)
+{
+	size_t		n = job->n;
+	int			d = job->d;
+
+	job->mean = env->alloc(env->ctx, sizeof(double) * d);
+	job->scale = env->alloc(env->ctx, sizeof(double) * d);
+	job->Xs = env->alloc(env->ctx, n * d * sizeof(double));
+	if (job->opts.standardize)
+		km_standardize(rows->X, n, d, job->mean, job->scale, job->Xs);
+	else
+	{
+		for (int j = 0; j < d; j++)
+		{
+			job->mean[j] = 0.0;
+			job->scale[j] = 1.0;
+		}
+		memcpy(job->Xs, rows->X, n * d * sizeof(double));
+	}
+}
+
+/*
+ * The default gamma of an exact rbf model (gamma not given): kernlab's
+ * sigest over the standardized rows, in rows->gamma_order.
+ */
+static void
+default_gamma(const km_rows *rows, train_job *job, const km_train_env *env)
+{
+	km_options *o = &job->opts;
+	double	   *work;
+	double		gamma;
+
+	if (!(o->gamma_default && o->fit.kernel.type == KM_KERNEL_RBF &&
+		  o->approximation == KM_APPROX_EXACT && job->n >= 2))
+		return;
+	work = env->alloc(env->ctx, km_gamma_sigest_doubles(job->n, job->d) * sizeof(double));
+	gamma = km_gamma_sigest(job->Xs, job->n, job->d, rows->gamma_order, work);
+	env->release(env->ctx, work);
+	o->gammas.v[0] = gamma;
+	o->fit.kernel.gamma = gamma;
+}
+
+/* ymean (0 without an intercept) and yc, the target minus it. */
+static km_status
+centre_target(const km_rows *rows, train_job *job, const km_train_env *env,
+			  km_error *err)
+{
+	size_t		n = job->n;
+	size_t		bad = km_train_centre(rows->y, n, job->opts.fit_intercept, &job->ymean);
+
+	if (bad < n)
+		return km_fail(err, KM_ERR_OVERFLOW,
+					   "centred target is out of range for type double precision",
+					   "The target of row %zu, %.17g, minus the mean target %.17g overflowed.",
+					   bad + 1, rows->y[bad], job->ymean);
+	job->yc = env->alloc(env->ctx, n * sizeof(double));
+	for (size_t i = 0; i < n; i++)
+		job->yc[i] = rows->y[i] - job->ymean;
+	return KM_OK;
+}
+
+/* Score every candidate; the winner's gamma and lambda become the fit's. */
+static km_status
+run_selection(const km_rows *rows, const km_train_plan *plan, train_job *job,
+			  const km_train_env *env, km_error *err)
+{
+	km_select_params sp;
+	double	   *selwork;
+	km_candidate *cand;
+
+	selection_params(&job->opts, &sp);
+	selwork = env->workspace(env->ctx, KM_TRAIN_SELECT, plan->nsel, job->n, job->d);
+	cand = env->alloc(env->ctx, sizeof(km_candidate) * job->ncand);
+	if (km_select(&sp, job->Xs, job->n, job->d, job->yc, rows->fold,
+				  cand, &job->best, selwork, err, env->interrupt) != KM_OK)
+		return err->status;
+	env->release_workspace(env->ctx, selwork);
+	/* a score that overflowed did not score the candidate: NaN, as unsolvable */
+	for (int i = 0; i < job->ncand; i++)
+		if (!isfinite(cand[i].score) || !isfinite(cand[i].score_std))
+		{
+			cand[i].score = NAN;
+			cand[i].score_std = 0.0;
+		}
+	job->cand = cand;
+	job->opts.fit.kernel.gamma = cand[job->best].gamma;
+	job->opts.fit.lambda = cand[job->best].lambda;
+	return KM_OK;
+}
+
+/* The model's fields from the fit; the method fills its own (ops->store). */
+static void
+assemble_model(const km_rows *rows, const train_job *job, km_model *m)
+{
+	const km_options *opts = &job->opts;
+
+	memset(m, 0, sizeof(*m));
+	m->kernel = opts->fit.kernel;
+	m->method = opts->fit.method;
+	m->task = km_method_task(opts->fit.method);
+	m->standardize = opts->standardize;
+	m->fit_intercept = opts->fit_intercept;
+	m->n_train = (uint32_t) job->n;
+	m->n_features = (uint32_t) job->d;
+	m->rows_seen = (uint64_t) job->n;
+	m->rows_skipped = rows->rows_skipped;
+	m->intercept = job->ymean;
+	/* a fit's own bias (epsilon-SVR's b) on the centred target; ridge and lms: 0 */
+	if (job->res.intercept != 0.0)
+		m->intercept = job->ymean + job->res.intercept;
+	m->train_rmse = job->res.train_rmse;
+	/* km_fit succeeded, so the method is known: it fills its own fields */
+	km_method_get(opts->fit.method)->store(&opts->fit, &job->res, m);
+	m->mean = job->mean;
+	m->scale = job->scale;
+	m->alpha = job->alpha;
+	m->X = job->Xs;
+	m->n_candidates = (uint32_t) job->ncand;
+	m->cv = job->ncand > 0 ? opts->cv : KM_CV_NONE;
+	m->folds = job->ncand > 0 && opts->cv == KM_CV_KFOLD ? opts->folds : 0;
+	m->best = (uint32_t) job->best;
+	m->candidates = job->cand;
+}
+
+km_status
+km_train(const km_rows *rows, const km_train_plan *plan,
+		 const km_train_env *env, km_model *m, km_error *err)
+{
+	train_job	job;
+	double	   *work;
+
+	memset(&job, 0, sizeof(job));
+	job.n = rows->n;
+	job.d = rows->d;
+	job.opts = plan->opts;
+	job.ncand = plan->ncand;
+	standardize_rows(rows, &job, env);
+	default_gamma(rows, &job, env);
+	if (centre_target(rows, &job, env, err) != KM_OK)
+		return err->status;
+	if (job.ncand > 0 && run_selection(rows, plan, &job, env, err) != KM_OK)
+		return err->status;		/* else refit the winner on all rows */
+	work = env->workspace(env->ctx, KM_TRAIN_FIT, plan->nwork, job.n, job.d);
+	job.alpha = env->alloc(env->ctx, job.n * sizeof(double));
+	if (km_fit(&job.opts.fit, job.Xs, job.n, job.d, job.yc, job.alpha,
+			   work, &job.res, err, env->interrupt) != KM_OK)
+		return err->status;
+	assemble_model(rows, &job, m);
+	return KM_OK;
+}
