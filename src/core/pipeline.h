@@ -13,12 +13,35 @@
 #ifndef KM_PIPELINE_H
 #define KM_PIPELINE_H
 
+#include "grid.h"
+#include "method.h"
 #include "model_types.h"
 #include "options_core.h"
+
+/*
+ * A classifier's rows (km_train's classification branch, for now a task
+ * branch inside km_train): classes, in the rows' order (the caller's hash
+ * order), and the caller's copy of the rows, which km_train standardizes
+ * in place.
+ */
+typedef struct km_class_rows
+{
+	double	   *X;				/* n x d, the same rows as km_rows.X, writable */
+	uint32_t	k;
+	const uint32_t *cls;		/* n class ids */
+	const char *labels;			/* k NUL-terminated, in class order */
+	uint32_t	labels_bytes;
+	const uint64_t *counts;		/* k */
+	km_label_type label_type;
+	const double *class_w;		/* k (classify.h km_class_weights_resolve) */
+	uint32_t	platt_folds;	/* internal folds of Platt scaling */
+	km_class_fit_result *res;	/* out: the fit's result (convergence) */
+} km_class_rows;
 
 /* The rows to train on: plain arrays owned by the caller. */
 typedef struct km_rows
 {
+	const km_class_rows *classes;	/* a classifier's; NULL: regression */
 	size_t		n;
 	int			d;
 	const double *X;			/* n x d features, row-major, as given */
@@ -36,9 +59,11 @@ typedef struct km_train_plan
 	int			ncand;			/* candidates of model selection, or 0 */
 	size_t		nsel;			/* doubles of selection workspace (0: overflow) */
 	size_t		nwork;			/* doubles of km_fit's workspace (0: overflow) */
+	uint32_t	q;				/* a classifier's outputs */
 } km_train_plan;
 
-void		km_train_plan_make(const km_options *o, size_t n, int d,
+/* k: a classifier's classes; 0: regression. */
+void		km_train_plan_make(const km_options *o, size_t n, int d, uint32_t k,
 							   km_train_plan *plan);
 
 /*
@@ -53,7 +78,8 @@ size_t		km_train_centre(const double *y, size_t n, bool fit_intercept,
 typedef enum km_train_buffer
 {
 	KM_TRAIN_SELECT,			/* km_select's workspace, released after it */
-	KM_TRAIN_FIT				/* km_fit's workspace (fit.h km_fit_first_row) */
+	KM_TRAIN_FIT,				/* km_fit's workspace (fit.h km_fit_first_row) */
+	KM_TRAIN_FIT_CLASSES		/* km_fit_classes' (classify_fit.h), released after it */
 } km_train_buffer;
 
 typedef struct km_train_env
@@ -65,7 +91,7 @@ typedef struct km_train_env
 	/* a workspace of doubles for n rows of d features (never NULL) */
 	double	   *(*workspace) (void *ctx, km_train_buffer kind, size_t doubles,
 							  size_t n, int d);
-	void		(*release_workspace) (void *ctx, double *p);
+	void		(*release_workspace) (void *ctx, km_train_buffer kind, double *p);
 	km_interrupt_fn interrupt;
 } km_train_env;
 
@@ -76,5 +102,15 @@ typedef struct km_train_env
  */
 km_status	km_train(const km_rows *rows, const km_train_plan *plan,
 					 const km_train_env *env, km_model *m, km_error *err);
+
+/*
+ * The rest of a classifier's model (exact, and the approximate path's
+ * too): kernel, method and settings, classes (c; c->res the fit's result),
+ * probabilities, training metrics, selection.  The caller has set the sizes
+ * and the arrays (prob_A and prob_B are dropped without probabilities).
+ */
+void		km_train_fill_classes(km_model *m, const km_options *opts,
+								  const km_class_rows *c, int ncand, int best,
+								  km_candidate *cand);
 
 #endif							/* KM_PIPELINE_H */

@@ -216,7 +216,7 @@ plan_training(const RowSet *rs, TrainGlue *g)
 	int			d = rs->d;
 	km_model_shape shape;
 
-	km_train_plan_make(&rs->opts, n, d, &g->plan);
+	km_train_plan_make(&rs->opts, n, d, 0, &g->plan);
 	km_check_exact_memory(km_train_memory((double) n, (double) d), "kernel_train", false);
 	if (g->plan.ncand > 0)
 		km_check_exact_memory(8.0 * g->plan.nsel +
@@ -284,7 +284,7 @@ glue_workspace(void *ctx, km_train_buffer kind, size_t doubles, size_t n, int d)
 }
 
 static void
-glue_release_workspace(void *ctx, double *p)
+glue_release_workspace(void *ctx, km_train_buffer kind, double *p)
 {
 	km_free_prefaulted(p);
 }

@@ -42,7 +42,7 @@ arena_workspace(void *ctx, km_train_buffer kind, size_t doubles, size_t n, int d
 }
 
 static void
-arena_release_workspace(void *ctx, double *p)
+arena_release_workspace(void *ctx, km_train_buffer kind, double *p)
 {
 }
 
@@ -82,7 +82,7 @@ test_pipeline_matches_steps(void)
 	unit_arena	a = {{0}, 0};
 	km_train_env env = {&a, arena_alloc, arena_release, arena_workspace,
 	arena_release_workspace, NULL};
-	km_rows		rows = {n, d, X, y, NULL, NULL, 7};
+	km_rows		rows = {NULL, n, d, X, y, NULL, NULL, 7};
 	km_options	o = ridge_options();
 	km_train_plan plan;
 	km_model	m;
@@ -97,7 +97,7 @@ test_pipeline_matches_steps(void)
 	km_fit_params p;
 	km_fit_result res;
 
-	km_train_plan_make(&o, n, d, &plan);
+	km_train_plan_make(&o, n, d, 0, &plan);
 	CHECK(plan.ncand == 0 && plan.nwork > 0, "ncand %d nwork %zu", plan.ncand, plan.nwork);
 	CHECK(km_train(&rows, &plan, &env, &m, &err) == KM_OK, "%s", err.message);
 
@@ -142,7 +142,7 @@ test_pipeline_centre_overflow(void)
 	unit_arena	a = {{0}, 0};
 	km_train_env env = {&a, arena_alloc, arena_release, arena_workspace,
 	arena_release_workspace, NULL};
-	km_rows		rows = {3, 1, X, y, NULL, NULL, 0};
+	km_rows		rows = {NULL, 3, 1, X, y, NULL, NULL, 0};
 	km_options	o = ridge_options();
 	km_train_plan plan;
 	km_model	m;
@@ -153,7 +153,7 @@ test_pipeline_centre_overflow(void)
 	CHECK(km_train_centre(y, 3, true, &ymean) == 2, "first bad row");
 	CHECK(isfinite(ymean) && ymean > 5e307, "ymean %g", ymean);
 	CHECK(km_train_centre(y, 3, false, &ymean) == 3 && ymean == 0.0, "no intercept");
-	km_train_plan_make(&o, 3, 1, &plan);
+	km_train_plan_make(&o, 3, 1, 0, &plan);
 	CHECK(km_train(&rows, &plan, &env, &m, &err) == KM_ERR_OVERFLOW, "status %d", (int) err.status);
 	CHECK(strstr(err.detail, "row 3") != NULL, "%s", err.detail);
 	arena_free(&a);
