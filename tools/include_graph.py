@@ -54,6 +54,8 @@ CORE_LAYER = {
     "classify": "tasks",
     # learning: fit, selection, classifier training
     "fit": "learn", "select": "learn", "classify_fit": "learn",
+    # km_train, the one road from rows to a model (pipeline.h)
+    "pipeline": "learn",
     # the model format and scoring
     "model": "model", "score": "model",
     "model_v1": "model", "model_fields": "model", "model_internal": "model",

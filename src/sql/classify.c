@@ -30,6 +30,7 @@
 #include "model.h"
 #include "model_bytea.h"
 #include "options.h"
+#include "pipeline.h"
 #include "pgutil.h"
 #include "predict.h"
 #include "rowset.h"
@@ -196,44 +197,23 @@ typedef struct Selection
 } Selection;
 
 /*
- * k-fold over the gamma and lambda grids (folds stratified by class over
- * the rows in hash order, the order they already are: km_stratified_folds),
- * scored by the method's metric; the winner's gamma and lambda become the
- * options' for the refit on all rows.
+ * Before km_train selects a classifier: k-fold only, a workspace that
+ * fits, as many rows as folds.
  */
 static void
-select_classifier(km_options *opts, const double *X, size_t n, int d,
-				  const ClassTable *ct, const double *class_w, uint32 *fold,
-				  Selection *sel)
+check_selection(const km_options *opts, const km_train_plan *plan, size_t n, int d)
 {
-	size_t		nsel = km_classify_select_doubles(&opts->fit, n, ct->k);
-	double	   *work;
-	km_error	err;
-
 	if (opts->cv != KM_CV_KFOLD)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("cv \"%s\" applies only to method \"ridge\"", km_cv_name(opts->cv)),
 				 errhint("Use a number of folds, e.g. \"cv\": 5.")));
-	if (nsel == 0 || (size_t) opts->folds > n)
+	if (plan->nsel == 0 || (size_t) opts->folds > n)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("training set is too large for model selection"),
 				 errdetail("%zu rows of %d features.", n, d)));
-	km_check_exact_memory(8.0 * nsel, "kernel_train model selection", false);
-	km_stratified_folds(ct->cls, n, ct->k, (uint32) opts->folds, fold,
-						palloc(sizeof(size_t) * ct->k));
-	sel->ncand = opts->gammas.n * opts->lambdas.n;
-	sel->cand = palloc0(sizeof(km_candidate) * sel->ncand);
-	work = km_alloc_prefaulted(mul_size(nsel, sizeof(double)));
-	if (km_classify_select(&opts->fit, opts->gammas.v, opts->gammas.n,
-						   opts->lambdas.v, opts->lambdas.n, X, n, d, ct->cls,
-						   ct->k, class_w, fold, (uint32) opts->folds, sel->cand,
-						   &sel->best, work, &err, km_interrupt) != KM_OK)
-		km_raise(&err);
-	km_free_prefaulted(work);
-	opts->fit.kernel.gamma = sel->cand[sel->best].gamma;
-	opts->fit.lambda = sel->cand[sel->best].lambda;
+	km_check_exact_memory(8.0 * plan->nsel, "kernel_train model selection", false);
 }
 
 static void
@@ -267,55 +247,6 @@ km_train_classifier(RowSet *rs)
 	return result;
 }
 
-/* Standardize X in place when asked; the scaler (the identity when not). */
-static void
-standardize_rows(double *X, size_t n, int d, bool standardize, double **mean,
-				 double **scale)
-{
-	*mean = palloc(sizeof(double) * d);
-	*scale = palloc(sizeof(double) * d);
-	if (standardize)
-		km_standardize(X, n, d, *mean, *scale, X);
-	else
-		for (int j = 0; j < d; j++)
-		{
-			(*mean)[j] = 0.0;
-			(*scale)[j] = 1.0;
-		}
-}
-
-/*
- * The rows the model keeps (n_keep x d, copied): an svm only its support
- * vectors, alpha compacted to them in place; other methods every row.
- */
-static double *
-expansion_rows(km_method method, const double *X, size_t n, int d,
-			   double *alpha, uint32 q, size_t *n_keep)
-{
-	uint32	   *keep = palloc_extended(mul_size(n, sizeof(uint32)), MCXT_ALLOC_HUGE);
-	double	   *Xk;
-
-	if (method == KM_METHOD_SVM)
-		*n_keep = km_svm_compact(alpha, n, q, keep);
-	else
-	{
-		*n_keep = n;
-		for (size_t i = 0; i < n; i++)
-			keep[i] = (uint32) i;
-	}
-	if (*n_keep == 0)
-	{
-		/* every coefficient 0: keep one row so that the expansion is not empty */
-		*n_keep = 1;
-		keep[0] = 0;
-	}
-	Xk = palloc_extended(mul_size(*n_keep, mul_size(d, sizeof(double))), MCXT_ALLOC_HUGE);
-	for (size_t i = 0; i < *n_keep; i++)
-		memcpy(Xk + i * d, X + (size_t) keep[i] * d, sizeof(double) * d);
-	pfree(keep);
-	return Xk;
-}
-
 /*
  * The rest of a classifier's model: kernel, method and settings, classes,
  * probabilities, training metrics and selection.  The caller has set the
@@ -326,37 +257,17 @@ fill_classifier_model(km_model *m, const km_options *opts,
 					  const km_method_ops *ops, const km_class_fit_result *res,
 					  const ClassTable *ct, int label_type, const Selection *sel)
 {
-	m->kernel = opts->fit.kernel;
-	m->method = opts->fit.method;
-	m->task = KM_TASK_CLASSIFICATION;
-	m->standardize = opts->standardize;
-	m->fit_intercept = opts->fit_intercept;
-	m->intercept = m->intercepts[0];
-	m->train_rmse = 0.0;		/* regression only; classifiers report accuracy */
-	ops->store_classes(&opts->fit, res, m);
+	km_class_rows c = {0};
+
+	c.k = ct->k;
+	c.labels = ct->labels;
+	c.labels_bytes = ct->labels_bytes;
+	c.counts = (const uint64_t *) ct->counts;
+	c.label_type = label_type;
+	c.res = (km_class_fit_result *) res;
+	km_train_fill_classes(m, opts, &c, sel->ncand, sel->best, sel->cand);
 	sscanf(KM_VERSION_STRING, "%hhu.%hhu.%hhu", &m->writer_version[0],
 		   &m->writer_version[1], &m->writer_version[2]);
-	m->approximation = KM_APPROX_EXACT;
-	m->n_classes = ct->k;
-	m->label_type = label_type == KM_LABEL_TEXT ? KM_LABEL_TEXT : KM_LABEL_FLOAT8;
-	m->multiclass = (km_multiclass) res->multiclass;
-	m->labels = ct->labels;
-	m->labels_bytes = ct->labels_bytes;
-	m->class_counts = (const uint64_t *) ct->counts;
-	m->has_probability = res->has_probability && opts->fit.method == KM_METHOD_SVM;
-	if (!m->has_probability)
-	{
-		m->prob_A = NULL;
-		m->prob_B = NULL;
-	}
-	m->solver = res->solver;
-	m->train_accuracy = res->train_accuracy;
-	m->train_log_loss = isfinite(res->train_log_loss) ? res->train_log_loss : 0.0;
-	m->n_candidates = (uint32) sel->ncand;
-	m->cv = sel->ncand > 0 ? KM_CV_KFOLD : KM_CV_NONE;
-	m->folds = sel->ncand > 0 ? opts->folds : 0;
-	m->best = (uint32) sel->best;
-	m->candidates = sel->cand;
 }
 
 /*
@@ -439,127 +350,166 @@ approx_classifier(RowSet *rs, const km_options *opts, const km_method_ops *ops,
 	return km_model_to_bytea(&m);
 }
 
-static bytea *
-train_classifier(RowSet *rs)
+/* One exact classifier training in the glue: what km_train is given, and when. */
+typedef struct ClassGlue
 {
-	km_options	opts = rs->opts;
-	const km_method_ops *ops = km_method_get(opts.fit.method);
+	km_train_plan plan;
 	ClassTable	ct;
-	size_t		n = (size_t) rs->n;
-	int			d = rs->d;
-	double	   *X;
-	double	   *mean;
-	double	   *scale;
-	double	   *class_w;
-	uint32	   *fold;
-	uint32		q;
-	size_t		nwork;
-	double	   *work;
-	double	   *alpha;
-	double	   *intercepts;
-	double	   *prob_A;
-	double	   *prob_B;
+	km_class_rows c;
 	km_class_fit_result res;
-	km_error	err;
-	km_model	m;
-	bytea	   *result;
-	Selection	sel = {0};
-	size_t		n_keep;
-	double	   *Xk;
-	int64	   *gamma_pairs;
+	km_rows		rows;
 	instr_time	t[6];
+} ClassGlue;
 
-	INSTR_TIME_SET_CURRENT(t[0]);
-	km_options_resolve(&opts, d);
-	km_options_resolve_rows(&opts, n);	/* the default lambda, 1 / n (C = 1) */
-	build_classes(rs, &ct);
-	if (opts.approximation != KM_APPROX_EXACT)
-		return approx_classifier(rs, &opts, ops, &ct);
-	hash_order(rs, &ct, &X);
+/* km_train_env: memory in CurrentMemoryContext (km_train_classifier's) */
+static void *
+class_alloc(void *ctx, size_t bytes)
+{
+	return palloc_extended(bytes, MCXT_ALLOC_HUGE);
+}
 
-	/* memory: the fit's workspace, the rows twice, the model */
-	nwork = km_fit_classes_doubles(&opts.fit, n, ct.k);
-	if (nwork == 0 || n > UINT32_MAX)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("training set is too large for a kernel_ml model"),
-				 errdetail("%zu rows of %d features with %u classes.", n, d, ct.k)));
-	km_check_exact_memory(8.0 * ((double) nwork + 2.0 * n * d), "kernel_train", false);
-	q = km_multiclass_outputs((km_multiclass) ops->multiclass(ct.k), ct.k);
+static void
+class_release(void *ctx, void *p)
+{
+	pfree(p);
+}
 
-	/* the default gamma's pairs by the hashes of the raw rows, then from them standardized */
-	gamma_pairs = km_default_gamma_pairs(&opts, X, n, d);
-	standardize_rows(X, n, d, opts.standardize, &mean, &scale);
-	km_default_gamma(&opts, X, n, d, gamma_pairs);
+/*
+ * Selection: mapped up front.  The fit: columns computed on demand touch
+ * their own pages (no prefault), one DGEMV each: on one thread, as in
+ * scoring (two were 2x slower there).
+ */
+static double *
+class_workspace(void *ctx, km_train_buffer kind, size_t doubles, size_t n, int d)
+{
+	ClassGlue  *g = (ClassGlue *) ctx;
+	Size		bytes = mul_size(doubles, sizeof(double));
+	double	   *work;
 
-	class_w = palloc(sizeof(double) * ct.k);
-	if (km_class_weights_resolve(&opts.class_weight, ct.labels, ct.labels_bytes,
-								 ct.k, ct.counts, class_w, &err) != KM_OK)
-		km_raise(&err);
-	fold = palloc_extended(mul_size(n, sizeof(uint32)), MCXT_ALLOC_HUGE);
-	if (km_options_selects(&opts))
-		select_classifier(&opts, X, n, d, &ct, class_w, fold, &sel);
-	for (size_t i = 0; i < n; i++)
-		fold[i] = (uint32) (i % KM_PLATT_FOLDS);
-
-	alpha = palloc_extended(mul_size(n, mul_size(q, sizeof(double))), MCXT_ALLOC_HUGE);
-	intercepts = palloc0(sizeof(double) * q);
-	prob_A = palloc0(sizeof(double) * q);
-	prob_B = palloc0(sizeof(double) * q);
-	INSTR_TIME_SET_CURRENT(t[1]);
-	/*
-	 * Columns computed on demand touch their own pages (no prefault), one
-	 * DGEMV each: on one thread, as in scoring (two were 2x slower there).
-	 */
-	if (km_fit_classes_gram_on_demand(&opts.fit))
+	if (kind == KM_TRAIN_SELECT)
+		return km_alloc_prefaulted(bytes);
+	INSTR_TIME_SET_CURRENT(g->t[1]);
+	if (km_fit_classes_gram_on_demand(&g->plan.opts.fit))
 	{
 		km_blas_setup_scoring();
-		work = km_alloc_reserved(mul_size(nwork, sizeof(double)));
+		work = km_alloc_reserved(bytes);
 	}
 	else
 	{
 		km_blas_setup();
-		work = km_alloc_prefaulted(mul_size(nwork, sizeof(double)));
+		work = km_alloc_prefaulted(bytes);
 	}
-	INSTR_TIME_SET_CURRENT(t[2]);
-	if (km_fit_classes(&opts.fit, X, n, d, ct.cls, ct.k, class_w, fold,
-					   KM_PLATT_FOLDS, alpha, intercepts, prob_A, prob_B, work,
-					   &res, &err, km_interrupt) != KM_OK)
+	INSTR_TIME_SET_CURRENT(g->t[2]);
+	return work;
+}
+
+static void
+class_release_workspace(void *ctx, km_train_buffer kind, double *p)
+{
+	ClassGlue  *g = (ClassGlue *) ctx;
+
+	if (kind == KM_TRAIN_FIT_CLASSES)
+		INSTR_TIME_SET_CURRENT(g->t[3]);
+	km_free_prefaulted(p);
+}
+
+/* Memory: the fit's workspace, the rows twice, the model. */
+static void
+check_classifier(const RowSet *rs, const ClassGlue *g)
+{
+	size_t		n = (size_t) rs->n;
+	int			d = rs->d;
+
+	if (g->plan.nwork == 0 || n > UINT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("training set is too large for a kernel_ml model"),
+				 errdetail("%zu rows of %d features with %u classes.", n, d, g->ct.k)));
+	km_check_exact_memory(8.0 * ((double) g->plan.nwork + 2.0 * n * d), "kernel_train", false);
+}
+
+/* km_train's rows: X (hash order), classes, class weights, gamma's order. */
+static void
+classifier_rows(const RowSet *rs, ClassGlue *g, double *X)
+{
+	km_class_rows *c = &g->c;
+	double	   *class_w = palloc(sizeof(double) * g->ct.k);
+	km_error	err;
+
+	g->rows.classes = c;
+	g->rows.n = (size_t) rs->n;
+	g->rows.d = rs->d;
+	g->rows.X = X;
+	g->rows.rows_skipped = (uint64) rs->skipped;
+	g->rows.gamma_order = km_default_gamma_pairs(&g->plan.opts, X, g->rows.n, rs->d);
+	if (km_class_weights_resolve(&g->plan.opts.class_weight, g->ct.labels,
+								 g->ct.labels_bytes, g->ct.k, g->ct.counts,
+								 class_w, &err) != KM_OK)
 		km_raise(&err);
-	INSTR_TIME_SET_CURRENT(t[3]);
-	km_free_prefaulted(work);
-	if (!res.converged)
-		warn_not_converged(&opts.fit, &res);
+	if (km_options_selects(&g->plan.opts))
+		check_selection(&g->plan.opts, &g->plan, g->rows.n, rs->d);
+	c->X = X;
+	c->k = g->ct.k;
+	c->cls = g->ct.cls;
+	c->labels = g->ct.labels;
+	c->labels_bytes = g->ct.labels_bytes;
+	c->counts = (const uint64_t *) g->ct.counts;
+	c->label_type = rs->label_type;
+	c->class_w = class_w;
+	c->platt_folds = KM_PLATT_FOLDS;
+	c->res = &g->res;
+}
 
-	Xk = expansion_rows(opts.fit.method, X, n, d, alpha, q, &n_keep);
+/* km_train, then the model encoded (where the time went: DEBUG1). */
+static bytea *
+fit_classifier(ClassGlue *g)
+{
+	km_train_env env = {g, class_alloc, class_release, class_workspace,
+	class_release_workspace, km_interrupt};
+	km_model	m;
+	km_error	err;
+	bytea	   *result;
+	instr_time *t = g->t;
 
-	memset(&m, 0, sizeof(m));
-	m.n_train = (uint32) n_keep;
-	m.n_features = (uint32) d;
-	m.n_outputs = q;
-	m.rows_seen = (uint64) n;
-	m.rows_skipped = (uint64) rs->skipped;
-	m.mean = mean;
-	m.scale = scale;
-	m.alpha = alpha;
-	m.X = Xk;
-	m.intercepts = intercepts;
-	m.prob_A = prob_A;
-	m.prob_B = prob_B;
-	fill_classifier_model(&m, &opts, ops, &res, &ct, rs->label_type, &sel);
+	if (km_train(&g->rows, &g->plan, &env, &m, &err) != KM_OK)
+		km_raise(&err);
+	if (!g->res.converged)
+		warn_not_converged(&g->plan.opts.fit, &g->res);
+	sscanf(KM_VERSION_STRING, "%hhu.%hhu.%hhu", &m.writer_version[0],
+		   &m.writer_version[1], &m.writer_version[2]);
 	INSTR_TIME_SET_CURRENT(t[4]);
 	result = km_model_to_bytea(&m);
 	INSTR_TIME_SET_CURRENT(t[5]);
 	for (int i = 5; i > 0; i--)
 		INSTR_TIME_SUBTRACT(t[i], t[i - 1]);
 	elog(DEBUG1, "kernel_train: %s, %u classes, training accuracy %.6f, log-loss %g, %d iterations",
-		 ops->name, ct.k, res.train_accuracy, res.train_log_loss, res.iterations);
+		 km_method_name(m.method), g->ct.k, g->res.train_accuracy,
+		 g->res.train_log_loss, g->res.iterations);
 	elog(DEBUG1, "kernel_train: %zu rows, %d features: prepare and select %.3f s, allocate %.3f s, "
-		 "fit %.3f s, free and keep %zu rows %.3f s, encode %.3f s",
-		 n, d, INSTR_TIME_GET_DOUBLE(t[1]), INSTR_TIME_GET_DOUBLE(t[2]),
-		 INSTR_TIME_GET_DOUBLE(t[3]), n_keep, INSTR_TIME_GET_DOUBLE(t[4]),
+		 "fit %.3f s, free and keep %u rows %.3f s, encode %.3f s",
+		 g->rows.n, g->rows.d, INSTR_TIME_GET_DOUBLE(t[1]), INSTR_TIME_GET_DOUBLE(t[2]),
+		 INSTR_TIME_GET_DOUBLE(t[3]), m.n_train, INSTR_TIME_GET_DOUBLE(t[4]),
 		 INSTR_TIME_GET_DOUBLE(t[5]));
 	return result;
+}
+
+static bytea *
+train_classifier(RowSet *rs)
+{
+	ClassGlue	g;
+	double	   *X;
+
+	memset(&g, 0, sizeof(g));
+	INSTR_TIME_SET_CURRENT(g.t[0]);
+	build_classes(rs, &g.ct);
+	km_train_plan_make(&rs->opts, (size_t) rs->n, rs->d, g.ct.k, &g.plan);
+	if (g.plan.opts.approximation != KM_APPROX_EXACT)
+		return approx_classifier(rs, &g.plan.opts, km_method_get(rs->opts.fit.method),
+								 &g.ct);
+	hash_order(rs, &g.ct, &X);
+	check_classifier(rs, &g);
+	classifier_rows(rs, &g, X);
+	return fit_classifier(&g);
 }
 /* ---- scoring ---- */
 

@@ -29,6 +29,7 @@
 #include "model.h"
 #include "model_bytea.h"
 #include "options.h"
+#include "pipeline.h"
 #include "select.h"
 #include "pgprogress.h"
 #include "pgutil.h"
@@ -121,17 +122,17 @@ populate_fit_workspace(double *work, size_t n, int d, size_t nwork)
 
 /* k-fold: the fold of each row by its rank in hash order (split.c). */
 static int *
-row_folds(const RowSet *rs, const km_select_params *sp)
+row_folds(const RowSet *rs, const km_options *opts)
 {
 	int64	   *order;
 	int		   *fold;
 
-	if (sp->cv != KM_CV_KFOLD)
+	if (!km_options_selects(opts) || opts->cv != KM_CV_KFOLD)
 		return NULL;
 	order = palloc_extended(mul_size((Size) rs->n, sizeof(int64)), MCXT_ALLOC_HUGE);
 	fold = palloc_extended(mul_size((Size) rs->n, sizeof(int)), MCXT_ALLOC_HUGE);
 	km_rank_rows(rs->X, rs->y, rs->n, rs->d, rs->opts.seed, order);
-	km_folds_by_rank(order, rs->n, sp->folds, fold);
+	km_folds_by_rank(order, rs->n, opts->folds, fold);
 	pfree(order);
 	return fold;
 }
@@ -194,225 +195,113 @@ notice_binary_target(const RowSet *rs)
 			 errhint("To classify, add \"method\": \"svm\" (or \"logistic\") to the options, or pass the label as text, e.g. kernel_train(features, label::text).")));
 }
 
-/* One training run: the options resolved, the prepared rows, the fit. */
-typedef struct TrainJob
+/* One training run in the glue: what km_train is given, and when. */
+typedef struct TrainGlue
 {
-	size_t		n;
-	int			d;
-	km_options	opts;
-	km_select_params sp;		/* when ncand > 0 */
-	int			ncand;			/* candidates of model selection, or 0 */
-	int			best;
-	km_candidate *cand;
+	km_train_plan plan;
 	size_t		size;			/* bytes of the encoded model */
-	size_t		nwork;			/* doubles of km_fit's workspace */
-	double	   *Xs;				/* the rows, standardized if asked */
-	double	   *mean;
-	double	   *scale;
-	double		ymean;			/* the intercept */
-	double	   *yc;				/* the target minus ymean */
-	double	   *alpha;
-	km_fit_result res;
-} TrainJob;
+	km_rows		rows;
+	instr_time	t_alloc;		/* asked for km_fit's workspace */
+	instr_time	t_fit;			/* got it */
+} TrainGlue;
 
 /*
- * Resolve the options, set up model selection if they ask for it, and
- * check memory and the model's size before anything is allocated.
+ * Resolve the options (core), and check memory and the model's size
+ * before anything is allocated.
  */
 static void
-plan_training(const RowSet *rs, TrainJob *job)
+plan_training(const RowSet *rs, TrainGlue *g)
 {
 	size_t		n = (size_t) rs->n;
 	int			d = rs->d;
+	km_model_shape shape;
 
-	memset(job, 0, sizeof(*job));
-	job->n = n;
-	job->d = d;
-	job->opts = rs->opts;
-	km_options_resolve(&job->opts, d);
-	km_options_resolve_rows(&job->opts, n);	/* a lambda_per_row method's 1 / n */
+	km_train_plan_make(&rs->opts, n, d, 0, &g->plan);
 	km_check_exact_memory(km_train_memory((double) n, (double) d), "kernel_train", false);
-	if (km_options_selects(&job->opts))
-	{
-		km_select_params *sp = &job->sp;
-
-		sp->base = job->opts.fit;
-		sp->gammas = job->opts.gammas.v;
-		sp->n_gammas = job->opts.gammas.n;
-		sp->lambdas = job->opts.lambdas.v;
-		sp->n_lambdas = job->opts.lambdas.n;
-		sp->cv = job->opts.cv;
-		sp->folds = job->opts.folds;
-		job->ncand = sp->n_gammas * sp->n_lambdas;
-		km_check_exact_memory(8.0 * km_select_workspace_doubles(sp, n, d) +
+	if (g->plan.ncand > 0)
+		km_check_exact_memory(8.0 * g->plan.nsel +
 						km_train_memory((double) n, (double) d) - 8.0 * n * n,
 						"kernel_train model selection", false);
-	}
-	{
-		km_model_shape shape = km_model_shape_simple(job->opts.fit.method,
-													 (uint32_t) n, (uint32_t) d,
-													 (uint32_t) job->ncand);
-
-		job->size = km_model_size(&shape);
-	}
-	job->nwork = km_fit_workspace_doubles(job->opts.fit.method, n);
-	if (n > UINT32_MAX || job->size == 0 || job->nwork == 0)
+	shape = km_model_shape_simple(g->plan.opts.fit.method, (uint32_t) n,
+								  (uint32_t) d, (uint32_t) g->plan.ncand);
+	g->size = km_model_size(&shape);
+	if (n > UINT32_MAX || g->size == 0 || g->plan.nwork == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("training set is too large for a kernel_ml model"),
 				 errdetail("A model of %zu rows of %d features would exceed 1 GB.", n, d)));
-}
-
-/* Xs, mean, scale: the rows standardized, or copied as they are. */
-static void
-standardize_rows(const RowSet *rs, TrainJob *job)
-{
-	size_t		n = job->n;
-	int			d = job->d;
-
-	job->mean = palloc(sizeof(double) * d);
-	job->scale = palloc(sizeof(double) * d);
-	job->Xs = palloc_extended(mul_size(n, mul_size(d, sizeof(double))), MCXT_ALLOC_HUGE);
-	if (job->opts.standardize)
-		km_standardize(rs->X, n, d, job->mean, job->scale, job->Xs);
-	else
-	{
-		for (int j = 0; j < d; j++)
-		{
-			job->mean[j] = 0.0;
-			job->scale[j] = 1.0;
-		}
-		memcpy(job->Xs, rs->X, n * d * sizeof(double));
-	}
-}
-
-/* ymean (0 without an intercept) and yc, the target minus it. */
-static void
-centre_target(const RowSet *rs, TrainJob *job)
-{
-	size_t		n = job->n;
-	double		ymean = 0.0;
-
-	job->yc = palloc_extended(n * sizeof(double), MCXT_ALLOC_HUGE);
-	if (job->opts.fit_intercept)
-	{
-		for (size_t i = 0; i < n; i++)
-			ymean += rs->y[i];
-		if (!isfinite(ymean))
-		{
-			/* the sum overflowed: sum the targets divided by n */
-			ymean = 0.0;
-			for (size_t i = 0; i < n; i++)
-				ymean += rs->y[i] / (double) n;
-		}
-		else
-			ymean /= (double) n;
-	}
-	for (size_t i = 0; i < n; i++)
-	{
-		job->yc[i] = rs->y[i] - ymean;
-		if (!isfinite(job->yc[i]))
-			ereport(ERROR,
-					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-					 errmsg("centred target is out of range for type double precision"),
-					 errdetail("The target of row %zu, %s, minus the mean target %s overflowed.",
-							   i + 1, float8out_internal(rs->y[i]),
-							   float8out_internal(ymean)),
-					 errhint("Scale the target down, or set \"fit_intercept\": false.")));
-	}
-	job->ymean = ymean;
-}
-
-/* Score every candidate; the winner's gamma and lambda become the fit's. */
-static void
-run_selection(const RowSet *rs, TrainJob *job)
-{
-	size_t		n = job->n;
-	int			d = job->d;
-	size_t		nsel = km_select_workspace_doubles(&job->sp, n, d);
-	double	   *selwork;
-	km_candidate *cand;
-	km_error	err;
-
-	if (nsel == 0)
+	if (g->plan.ncand > 0 && g->plan.nsel == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("training set is too large for model selection"),
 				 errdetail("%zu rows of %d features.", n, d)));
-	selwork = km_alloc_prefaulted(mul_size(nsel, sizeof(double)));
-	cand = palloc(sizeof(km_candidate) * job->ncand);
-	if (km_select(&job->sp, job->Xs, n, d, job->yc, row_folds(rs, &job->sp),
-				  cand, &job->best, selwork, &err, km_interrupt) != KM_OK)
-		km_raise(&err);
-	km_free_prefaulted(selwork);
-	/* a score that overflowed did not score the candidate: NaN, as unsolvable */
-	for (int i = 0; i < job->ncand; i++)
-		if (!isfinite(cand[i].score) || !isfinite(cand[i].score_std))
-		{
-			cand[i].score = NAN;
-			cand[i].score_std = 0.0;
-		}
-	job->cand = cand;
-	job->opts.fit.kernel.gamma = cand[job->best].gamma;
-	job->opts.fit.lambda = cand[job->best].lambda;
 }
 
-/* Reserve km_fit's workspace and map the pages it will write. */
-static double *
-allocate_fit_workspace(const TrainJob *job)
+/* The target centred by km_train: raise here, with float8out's digits. */
+static void
+check_centred_target(const RowSet *rs, const km_options *opts)
 {
-	double	   *work = km_alloc_reserved(mul_size(job->nwork, sizeof(double)));
+	double		ymean;
+	size_t		bad = km_train_centre(rs->y, (size_t) rs->n, opts->fit_intercept, &ymean);
 
-	populate_fit_workspace(work, job->n, job->d, job->nwork);
+	if (bad < (size_t) rs->n)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("centred target is out of range for type double precision"),
+				 errdetail("The target of row %zu, %s, minus the mean target %s overflowed.",
+						   bad + 1, float8out_internal(rs->y[bad]),
+						   float8out_internal(ymean)),
+				 errhint("Scale the target down, or set \"fit_intercept\": false.")));
+}
+
+/* km_train_env: memory in CurrentMemoryContext (the training's) */
+static void *
+glue_alloc(void *ctx, size_t bytes)
+{
+	return palloc_extended(bytes, MCXT_ALLOC_HUGE);
+}
+
+static void
+glue_release(void *ctx, void *p)
+{
+	pfree(p);
+}
+
+/* Selection: mapped up front; the fit: the pages it will write (above). */
+static double *
+glue_workspace(void *ctx, km_train_buffer kind, size_t doubles, size_t n, int d)
+{
+	TrainGlue  *g = (TrainGlue *) ctx;
+	double	   *work;
+
+	if (kind == KM_TRAIN_SELECT)
+		return km_alloc_prefaulted(mul_size(doubles, sizeof(double)));
+	INSTR_TIME_SET_CURRENT(g->t_alloc);
+	work = km_alloc_reserved(mul_size(doubles, sizeof(double)));
+	populate_fit_workspace(work, n, d, doubles);
+	INSTR_TIME_SET_CURRENT(g->t_fit);
 	return work;
 }
 
-/* alpha and res: the fit with the chosen options on the prepared rows. */
 static void
-fit_rows(TrainJob *job, double *work)
+glue_release_workspace(void *ctx, km_train_buffer kind, double *p)
 {
-	km_error	err;
-
-	job->alpha = palloc_extended(job->n * sizeof(double), MCXT_ALLOC_HUGE);
-	if (km_fit(&job->opts.fit, job->Xs, job->n, job->d, job->yc, job->alpha,
-			   work, &job->res, &err, km_interrupt) != KM_OK)
-		km_raise(&err);
+	km_free_prefaulted(p);
 }
 
-/* The model's fields from the fit; the method fills its own (ops->store). */
+/* The rows of rs as km_train takes them: k-fold's folds, gamma's order. */
 static void
-assemble_model(const RowSet *rs, const TrainJob *job, km_model *m)
+train_rows(const RowSet *rs, TrainGlue *g)
 {
-	const km_options *opts = &job->opts;
+	km_rows    *r = &g->rows;
 
-	memset(m, 0, sizeof(*m));
-	m->kernel = opts->fit.kernel;
-	m->method = opts->fit.method;
-	m->task = km_method_task(opts->fit.method);
-	m->standardize = opts->standardize;
-	m->fit_intercept = opts->fit_intercept;
-	m->n_train = (uint32_t) job->n;
-	m->n_features = (uint32_t) job->d;
-	m->rows_seen = (uint64_t) job->n;
-	m->rows_skipped = (uint64_t) rs->skipped;
-	m->intercept = job->ymean;
-	/* a fit's own bias (epsilon-SVR's b) on the centred target; ridge and lms: 0 */
-	if (job->res.intercept != 0.0)
-		m->intercept = job->ymean + job->res.intercept;
-	m->train_rmse = job->res.train_rmse;
-	/* km_fit succeeded, so the method is known: it fills its own fields */
-	km_method_get(opts->fit.method)->store(&opts->fit, &job->res, m);
-	sscanf(KM_VERSION_STRING, "%hhu.%hhu.%hhu", &m->writer_version[0],
-		   &m->writer_version[1], &m->writer_version[2]);
-	m->mean = job->mean;
-	m->scale = job->scale;
-	m->alpha = job->alpha;
-	m->X = job->Xs;
-	m->n_candidates = (uint32_t) job->ncand;
-	m->cv = job->ncand > 0 ? opts->cv : KM_CV_NONE;
-	m->folds = job->ncand > 0 && opts->cv == KM_CV_KFOLD ? opts->folds : 0;
-	m->best = (uint32_t) job->best;
-	m->candidates = job->cand;
+	r->n = (size_t) rs->n;
+	r->d = rs->d;
+	r->X = rs->X;
+	r->y = rs->y;
+	r->rows_skipped = (uint64_t) rs->skipped;
+	r->fold = row_folds(rs, &g->plan.opts);
+	r->gamma_order = km_default_gamma_pairs(&g->plan.opts, rs->X, r->n, r->d);
 }
 
 /* Where the time went: SET client_min_messages = debug1. */
@@ -429,21 +318,48 @@ log_training_time(size_t n, int d, instr_time t_start, instr_time t_alloc,
 		 INSTR_TIME_GET_DOUBLE(t_end));
 }
 
+/* Exact regression: plan, check, km_train (core), encode. */
+static bytea *
+train_exact(RowSet *rs)
+{
+	TrainGlue	g;
+	km_train_env env = {&g, glue_alloc, glue_release, glue_workspace,
+	glue_release_workspace, km_interrupt};
+	MemoryContext tmp;
+	MemoryContext old;
+	km_model	m;
+	km_error	err;
+	bytea	   *result;
+	instr_time	t_start;
+	instr_time	t_end;
+
+	INSTR_TIME_SET_CURRENT(t_start);
+	memset(&g, 0, sizeof(g));
+	plan_training(rs, &g);
+	check_centred_target(rs, &g.plan.opts);
+	/* Everything but the result goes in a context deleted at the end. */
+	tmp = AllocSetContextCreate(CurrentMemoryContext, "kernel_ml training",
+								ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(tmp);
+	train_rows(rs, &g);
+	km_blas_setup();
+	if (km_train(&g.rows, &g.plan, &env, &m, &err) != KM_OK)
+		km_raise(&err);
+	sscanf(KM_VERSION_STRING, "%hhu.%hhu.%hhu", &m.writer_version[0],
+		   &m.writer_version[1], &m.writer_version[2]);
+	MemoryContextSwitchTo(old);
+	result = km_model_encode_bytea(&m, g.size);
+	MemoryContextDelete(tmp);
+	km_model_check_bytea(result, g.size);
+	INSTR_TIME_SET_CURRENT(t_end);
+	log_training_time(g.rows.n, g.rows.d, t_start, g.t_alloc, g.t_fit, t_end);
+	return result;
+}
+
 /* Fit on the collected rows and encode the model into a new bytea. */
 static bytea *
 train_model_reported(RowSet *rs)
 {
-	TrainJob	job;
-	MemoryContext tmp;
-	MemoryContext old;
-	double	   *work;
-	km_model	m;
-	bytea	   *result;
-	instr_time	t_start;
-	instr_time	t_alloc;
-	instr_time	t_fit;
-	instr_time	t_end;
-
 	if (km_method_task(rs->opts.fit.method) == KM_TASK_CLASSIFICATION)
 		return km_train_classifier(rs);	/* classify.c, approximate ones too */
 	notice_binary_target(rs);
@@ -454,38 +370,7 @@ train_model_reported(RowSet *rs)
 			return km_approx_primal_train_rowset(rs);
 		return km_approx_train_rowset(rs);
 	}
-
-	INSTR_TIME_SET_CURRENT(t_start);
-	plan_training(rs, &job);
-
-	/* Everything but the result goes in a context deleted at the end. */
-	tmp = AllocSetContextCreate(CurrentMemoryContext, "kernel_ml training",
-								ALLOCSET_DEFAULT_SIZES);
-	old = MemoryContextSwitchTo(tmp);
-
-	standardize_rows(rs, &job);
-	km_default_gamma(&job.opts, job.Xs, job.n, job.d,
-					 km_default_gamma_pairs(&job.opts, rs->X, job.n, job.d));
-	job.sp.base.kernel = job.opts.fit.kernel;
-	centre_target(rs, &job);
-	km_blas_setup();
-	if (job.ncand > 0)
-		run_selection(rs, &job);	/* then refit the winner on all rows */
-
-	INSTR_TIME_SET_CURRENT(t_alloc);
-	work = allocate_fit_workspace(&job);
-	INSTR_TIME_SET_CURRENT(t_fit);
-	fit_rows(&job, work);
-	assemble_model(rs, &job, &m);
-
-	MemoryContextSwitchTo(old);
-	result = km_model_encode_bytea(&m, job.size);
-	MemoryContextDelete(tmp);
-	km_model_check_bytea(result, job.size);
-	INSTR_TIME_SET_CURRENT(t_end);
-
-	log_training_time(job.n, job.d, t_start, t_alloc, t_fit, t_end);
-	return result;
+	return train_exact(rs);
 }
 
 /* train_model_reported as a kernel_ml.progress training */

@@ -49,6 +49,8 @@ int			unit_failures = 0;
 	X(test_select_loo_matches_refits) \
 	X(test_select_gcv_matches_definition) \
 	X(test_select_kfold) \
+	X(test_pipeline_matches_steps) \
+	X(test_pipeline_centre_overflow) \
 	X(test_select_cholesky_route_large) \
 	X(test_numerics_all_finite) \
 	X(test_numerics_standardize_extremes) \
