@@ -18,6 +18,7 @@
 #include "pgutil.h"
 #include "predict.h"
 #include "named_common.h"
+#include "task.h"
 
 /* The shape of a stored model (its header, checked). */
 km_model_shape
@@ -91,7 +92,7 @@ class_scorer_begin(ClassScorer *sc, Datum model, ClassScores *out)
 	sc->mc = km_model_cache_create(sc->tmp);
 	m = km_model_cache_model(sc->mc, model);
 	MemoryContextSwitchTo(old);
-	if (m->task != KM_TASK_CLASSIFICATION || m->n_classes < 2)
+	if (!km_task_lookup(m->task)->classes || m->n_classes < 2)
 		return;
 	sc->m = m;
 	out->classifier = true;

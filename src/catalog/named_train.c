@@ -43,6 +43,7 @@
 #include "predict.h"
 #include "rowset.h"
 #include "split.h"
+#include "task.h"
 #include "train.h"
 #include "catalog_query.h"
 #include "catalog_train.h"
@@ -435,7 +436,7 @@ collect_training_rows(NamedRun *run, const char *query, Oid run_as,
 	/* a text label column: svm by default, a regression method an error */
 	if (rs->label_type == KM_LABEL_TEXT)
 		km_options_parse_labels(run->optjson, &run->opts, true);
-	run->classify = km_method_task(run->opts.fit.method) == KM_TASK_CLASSIFICATION;
+	run->classify = km_task_lookup(km_method_task(run->opts.fit.method))->classes;
 	rs->opts = run->opts;
 }
 

@@ -20,6 +20,8 @@
 #include "passes.h"
 #include "passes_classify.h"
 #include "passes_primal.h"
+#include "repr.h"
+#include "task.h"
 
 /*
  * Named approximate regression models (issue 12): the rows of the stored
@@ -47,13 +49,13 @@ bool
 use_passes(NamedRun *run, const Catalog *cat, const char *query, Oid run_as,
 		   const char *search_path)
 {
-	if (run->opts.approximation == KM_APPROX_EXACT)
+	if (!km_repr_lookup(run->opts.approximation)->approximate)
 		return false;
 	catalog_query_open(&run->query, query, run_as, search_path);
 	/* a text label column: svm by default, a regression method an error */
 	if (run->query.text_label)
 		km_options_parse_labels(run->optjson, &run->opts, true);
-	run->classify = km_method_task(run->opts.fit.method) == KM_TASK_CLASSIFICATION;
+	run->classify = km_task_lookup(km_method_task(run->opts.fit.method))->classes;
 
 	/*
 	 * Approximate classifiers by passes (passes_classify.c), but for model

@@ -43,6 +43,7 @@
 #include "pgutil.h"
 #include "primal.h"
 #include "primal_pass.h"
+#include "repr.h"
 #include "solve.h"
 #include "split.h"
 #include "train_rows.h"
@@ -497,7 +498,7 @@ basis_pass(ClassPasses *cp)
 	cp->st = NULL;
 	if (km_basis_decode(basis, blen, &cp->basis, &err) != KM_OK)
 		km_raise(&err);
-	if (cp->basis.kind == KM_APPROX_RFF)
+	if (km_repr_lookup(cp->basis.kind)->drawn)
 	{
 		double	   *W = palloc_extended(mul_size(sizeof(double), mul_size(cp->basis.d, cp->basis.m)),
 										MCXT_ALLOC_HUGE);
@@ -545,7 +546,7 @@ newton_setup(ClassPasses *cp)
 	cp->R = palloc_extended(mul_size(sizeof(double), mul_size(m, m)), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	for (uint32 j = 0; j < m; j++)
 		cp->R[j + (size_t) j * m] = 1.0;
-	if (cp->basis.kind == KM_APPROX_NYSTROM)
+	if (km_repr_lookup(cp->basis.kind)->centres)
 	{
 		double	   *fwork = palloc_extended(mul_size(sizeof(double), km_approx_factor_doubles(m) + 1),
 											MCXT_ALLOC_HUGE);
@@ -697,7 +698,7 @@ assemble_model(ClassPasses *cp, const km_class_fit_result *res, MemoryContext ct
 	mo.n_outputs = cp->q;
 	mo.mean = b->mean;
 	mo.scale = b->scale;
-	mo.X = b->kind == KM_APPROX_NYSTROM ? b->centres : NULL;
+	mo.X = km_repr_lookup(b->kind)->keeps_rows ? b->centres : NULL;
 	mo.rff_W = b->W;
 	mo.rff_b = b->b;
 	mo.approx_eps = cp->eps;
@@ -708,7 +709,7 @@ assemble_model(ClassPasses *cp, const km_class_fit_result *res, MemoryContext ct
 	mo.rows_seen = (uint64) fit_rows(cp);
 	/* the classifier: method, classes, fit */
 	mo.method = cp->opts.fit.method;
-	mo.task = KM_TASK_CLASSIFICATION;
+	mo.task = km_method_task(mo.method);
 	mo.fit_intercept = cp->opts.fit_intercept;
 	ops->store_classes(&cp->opts.fit, res, &mo);
 	sscanf(KM_VERSION_STRING, "%hhu.%hhu.%hhu", &mo.writer_version[0],

@@ -44,6 +44,7 @@
 #include "pgutil.h"
 #include "primal.h"
 #include "primal_pass.h"
+#include "repr.h"
 #include "solve.h"
 #include "split.h"
 #include "train_rows.h"
@@ -332,7 +333,7 @@ newton_setup(PrimalPasses *pp)
 	pp->R = palloc_extended(mul_size(sizeof(double), mul_size(m, m)), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	for (uint32 j = 0; j < m; j++)
 		pp->R[j + (size_t) j * m] = 1.0;
-	if (pp->basis.kind == KM_APPROX_NYSTROM)
+	if (km_repr_lookup(pp->basis.kind)->centres)
 	{
 		double	   *fwork = palloc_extended(mul_size(sizeof(double), km_approx_factor_doubles(m) + 1),
 											MCXT_ALLOC_HUGE);

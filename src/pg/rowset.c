@@ -17,7 +17,9 @@
 #include "common/hashfn.h"
 #include "method.h"
 #include "pgutil.h"
+#include "repr.h"
 #include "rowset.h"
+#include "task.h"
 
 #define KM_INITIAL_ROWS 1024
 /* ... but no more than about this many bytes for wide rows */
@@ -35,7 +37,7 @@ km_exact_train_memory(const km_options *opts, double n, double d, uint32 k)
 	const km_fit_params *p = &opts->fit;
 
 	k = Max(k, 2);
-	if (km_method_task(p->method) == KM_TASK_CLASSIFICATION && n >= 1.0 &&
+	if (km_task_lookup(km_method_task(p->method))->classes && n >= 1.0 &&
 		n <= (double) ((size_t) 1 << 27))
 	{
 		/* what km_fit_classes (and selection first) allocate: classify.c checks the same */
@@ -111,13 +113,13 @@ rowset_reserve(RowSet *rs, int64 more, const char *what)
 	 * counted.  Approximate models keep only the rows.
 	 */
 	/* an approximate model's m x m work, refused before the rows are read */
-	if (rs->opts.approximation != KM_APPROX_EXACT && rs->capacity == 0)
+	if (km_repr_lookup(rs->opts.approximation)->approximate && rs->capacity == 0)
 		km_check_components_memory((uint32) rs->opts.components, what);
-	if (rs->opts.approximation == KM_APPROX_EXACT && rs->has_target)
+	if (!km_repr_lookup(rs->opts.approximation)->approximate && rs->has_target)
 		km_check_exact_memory(km_exact_train_memory(&rs->opts, (double) need,
 													(double) rs->d, rs->n_dict),
 							  what, true);
-	else if (rs->opts.approximation == KM_APPROX_EXACT)
+	else if (!km_repr_lookup(rs->opts.approximation)->approximate)
 		km_check_memory(km_train_memory((double) need, (double) rs->d), what, true);
 
 	/*

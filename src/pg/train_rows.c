@@ -11,6 +11,7 @@
 #include "pgprogress.h"
 #include "pgutil.h"
 #include "primal_pass.h"
+#include "repr.h"
 #include "select.h"
 #include "solve.h"
 #include "split.h"
@@ -36,7 +37,7 @@ static bool
 default_gamma_applies(const km_options *opts, size_t n)
 {
 	return opts->gamma_default && opts->fit.kernel.type == KM_KERNEL_RBF &&
-		opts->approximation == KM_APPROX_EXACT && n >= 2;
+		!km_repr_lookup(opts->approximation)->approximate && n >= 2;
 }
 
 int64 *
@@ -77,7 +78,7 @@ km_basis_draw(km_basis *b)
 	double	   *W;
 	double	   *bv;
 
-	if (b->kind != KM_APPROX_RFF)
+	if (!km_repr_lookup(b->kind)->drawn)
 		return;
 	W = palloc_extended(mul_size(sizeof(double), mul_size(b->d, b->m)), MCXT_ALLOC_HUGE);
 	bv = palloc(sizeof(double) * b->m);

@@ -29,7 +29,9 @@
 #include "options.h"
 #include "pgprogress.h"
 #include "pgutil.h"
+#include "repr.h"
 #include "rowset.h"
+#include "task.h"
 #include "train_paths.h"
 #include "train_rows.h"
 
@@ -235,7 +237,7 @@ basis_call_build(Jsonb *opts)
 
 	bc->cxt = cxt;
 	km_options_parse(opts, &bc->opts);
-	if (bc->opts.approximation == KM_APPROX_EXACT)
+	if (!km_repr_lookup(bc->opts.approximation)->approximate)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("kernel_basis needs an approximation"),
@@ -912,7 +914,7 @@ train_call_check_options(const km_options *opts, const km_basis *b)
 				 errdetail("The options give approximation \"%s\"; the basis is \"%s\".",
 						   km_approx_name(opts->approximation), km_approx_name(b->kind)),
 				 errhint("Pass the same options to kernel_basis and kernel_train.")));
-	if (km_method_task(opts->fit.method) != KM_TASK_REGRESSION)
+	if (km_task_lookup(km_method_task(opts->fit.method))->classes)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("kernel_train with a basis trains kernel ridge regression only"),
@@ -961,7 +963,7 @@ train_call_build(Jsonb *opts, const bytea *raw, struct varlena *datum)
 	tc->opts = o;
 	approx_lambdas(&tc->opts, &tc->tail);
 	train_call_memory(tc);
-	if (tc->b.kind == KM_APPROX_RFF)
+	if (km_repr_lookup(tc->b.kind)->drawn)
 	{
 		tc->W = palloc_extended(mul_size(sizeof(double), mul_size(tc->b.d, tc->b.m)), MCXT_ALLOC_HUGE);
 		tc->bv = palloc(sizeof(double) * tc->b.m);
@@ -1318,7 +1320,7 @@ static Size
 rowset_check_memory(const km_options *opts, uint32 d, int64 n)
 {
 	Size		sbytes = km_basis_state_bytes(opts->approximation, d, (uint32) opts->components);
-	uint32		mmax = opts->approximation == KM_APPROX_NYSTROM ?
+	uint32		mmax = km_repr_lookup(opts->approximation)->centres ?
 		(uint32) Min((int64) opts->components, n) : (uint32) opts->components;
 
 	if (sbytes == 0 || sbytes > MaxAllocSize || km_accum_bytes(KM_ACCUM_GRAM, mmax) == 0)

@@ -24,6 +24,7 @@
 #include "pgprogress.h"
 #include "pgutil.h"
 #include "primal_pass.h"
+#include "repr.h"
 #include "select.h"
 #include "solve.h"
 #include "train_rows.h"
@@ -143,7 +144,7 @@ fitter_buffers(Fitter *ft, const km_basis *b)
 	uint32		q = ft->q;
 
 	ft->m = m;
-	if (b->kind == KM_APPROX_NYSTROM)
+	if (km_repr_lookup(b->kind)->centres)
 		ft->L = palloc_extended(mul_size(sizeof(double), mul_size(m, m)), MCXT_ALLOC_HUGE);
 	ft->R = palloc_extended(mul_size(sizeof(double), mul_size(m, m)), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	for (uint32 j = 0; j < m; j++)
@@ -194,7 +195,7 @@ fitter_basis(Fitter *ft, double gamma)
 		elog(ERROR, "kernel_train: the basis has %u components, not %u", b->m, ft->m);
 	if (ft->m == 0)
 		fitter_buffers(ft, b);
-	if (b->kind == KM_APPROX_NYSTROM)
+	if (km_repr_lookup(b->kind)->centres)
 	{
 		double	   *fwork = palloc_extended(mul_size(sizeof(double), km_approx_factor_doubles(b->m) + 1),
 											MCXT_ALLOC_HUGE);
@@ -494,7 +495,7 @@ fitter_memory(Fitter *ft, const km_options *opts, uint32 d, int64 n)
 	double		need;
 
 	ft->sbytes = km_basis_state_bytes(opts->approximation, d, (uint32) opts->components);
-	mmax = opts->approximation == KM_APPROX_NYSTROM ?
+	mmax = km_repr_lookup(opts->approximation)->centres ?
 		(uint32) Min((int64) opts->components, n) : (uint32) opts->components;
 	nstate = km_primal_state_doubles(mmax);
 	if (ft->sbytes == 0 || ft->sbytes > MaxAllocSize || nstate == 0 ||

@@ -22,6 +22,7 @@
 #include "pgutil.h"
 #include "primal.h"
 #include "primal_pass.h"
+#include "repr.h"
 #include "train_paths.h"
 #include "train_rows.h"
 
@@ -127,7 +128,7 @@ primal_check_memory(const km_options *opts, const km_method_ops *ops, uint32 d,
 					int64 n)
 {
 	Size		sbytes = km_basis_state_bytes(opts->approximation, d, (uint32) opts->components);
-	uint32		m = opts->approximation == KM_APPROX_NYSTROM ?
+	uint32		m = km_repr_lookup(opts->approximation)->centres ?
 		(uint32) Min((int64) opts->components, n) : (uint32) opts->components;
 	size_t		fit = ops->primal_fit_doubles(m, AP_BLOCK);
 	size_t		feat = km_approx_features_doubles(&(km_basis) {.kind = opts->approximation, .d = d, .m = m}, AP_BLOCK);
@@ -183,7 +184,7 @@ km_approx_primal_train_rowset(RowSet *rs)
 	pr.Xs = palloc_extended(mul_size(sizeof(double), mul_size(AP_BLOCK, d)), MCXT_ALLOC_HUGE);
 	rowset_basis(rs, &opts, sbytes, pr.Xs, &b);
 	pr.b = &b;
-	if (b.kind == KM_APPROX_NYSTROM)
+	if (km_repr_lookup(b.kind)->centres)
 	{
 		double	   *fwork = palloc_extended(mul_size(sizeof(double), km_approx_factor_doubles(b.m) + 1),
 											MCXT_ALLOC_HUGE);

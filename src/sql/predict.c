@@ -51,7 +51,9 @@
 #include "options.h"
 #include "pgutil.h"
 #include "predict.h"
+#include "repr.h"
 #include "score.h"
+#include "task.h"
 
 PG_FUNCTION_INFO_V1(kernel_predict);
 PG_FUNCTION_INFO_V1(kernel_eval);
@@ -654,7 +656,7 @@ describe_selection(KmJson *j, bytea *b)
 static void
 km_classifier_info(const km_model *m, KmJson *j)
 {
-	if (m->task != KM_TASK_CLASSIFICATION || m->n_classes < 2)
+	if (!km_task_lookup(m->task)->classes || m->n_classes < 2)
 		return;
 	km_json_begin_object(j, "classes");
 	for (uint32 c = 0; c < m->n_classes; c++)
@@ -664,7 +666,7 @@ km_classifier_info(const km_model *m, KmJson *j)
 	km_json_bool(j, "probability", m->has_probability ||
 				 m->method == KM_METHOD_LOGISTIC);
 	/* approximate classifiers: the loss primal Newton minimized */
-	if (m->approximation != KM_APPROX_EXACT)
+	if (km_repr_lookup(m->approximation)->approximate)
 		km_json_str(j, "loss", m->method == KM_METHOD_LOGISTIC ? "logistic" :
 					"squared_hinge (L2-SVM)");
 }
@@ -693,7 +695,7 @@ kernel_model_info(PG_FUNCTION_ARGS)
 	km_model_describe_header(&m, &out);
 	km_model_describe_fields(&m, ops->fields, ops->n_fields, &out);
 	km_json_int(&j, "n_train", m.n_train);
-	if (m.task == KM_TASK_CLASSIFICATION)
+	if (km_task_lookup(m.task)->classes)
 	{
 		/* the labels and counts are arrays: decode again, with storage */
 		km_model	full;
