@@ -33,7 +33,9 @@
 #include "pipeline.h"
 #include "pgutil.h"
 #include "predict.h"
+#include "repr.h"
 #include "rowset.h"
+#include "task.h"
 #include "select.h"
 #include "solve.h"
 #include "split.h"
@@ -332,7 +334,7 @@ approx_classifier(RowSet *rs, const km_options *opts, const km_method_ops *ops,
 	m.mean = b->mean;
 	m.scale = b->scale;
 	m.alpha = fit.alpha;
-	m.X = b->kind == KM_APPROX_NYSTROM ? b->centres : NULL;
+	m.X = km_repr_lookup(b->kind)->keeps_rows ? b->centres : NULL;
 	m.intercepts = fit.intercepts;
 	fill_classifier_model(&m, opts, ops, &fit.res, ct, rs->label_type, &sel);
 	m.kernel = b->kernel;
@@ -503,7 +505,7 @@ train_classifier(RowSet *rs)
 	INSTR_TIME_SET_CURRENT(g.t[0]);
 	build_classes(rs, &g.ct);
 	km_train_plan_make(&rs->opts, (size_t) rs->n, rs->d, g.ct.k, &g.plan);
-	if (g.plan.opts.approximation != KM_APPROX_EXACT)
+	if (km_repr_lookup(g.plan.opts.approximation)->approximate)
 		return approx_classifier(rs, &g.plan.opts, km_method_get(rs->opts.fit.method),
 								 &g.ct);
 	hash_order(rs, &g.ct, &X);
@@ -557,7 +559,7 @@ void
 km_classifier_prepare(const km_model *m, const char *fname, MemoryContext mcxt,
 					  KmProbBuffers *pb)
 {
-	if (m->task != KM_TASK_CLASSIFICATION || m->n_classes < 2)
+	if (!km_task_lookup(m->task)->classes || m->n_classes < 2)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("%s needs a classifier", fname),

@@ -33,9 +33,11 @@
 #include "select.h"
 #include "pgprogress.h"
 #include "pgutil.h"
+#include "repr.h"
 #include "rowset.h"
 #include "solve.h"
 #include "split.h"
+#include "task.h"
 #include "train.h"
 #include "train_paths.h"
 #include "train_rows.h"
@@ -149,7 +151,7 @@ canonical_row_order(RowSet *rs)
 
 	/* classifiers order their rows themselves, labels with them (classify.c) */
 	if (rs->opts.cv != KM_CV_KFOLD ||
-		km_method_task(rs->opts.fit.method) == KM_TASK_CLASSIFICATION)
+		km_task_lookup(km_method_task(rs->opts.fit.method))->classes)
 		return;
 	order = palloc_extended(mul_size((Size) rs->n, sizeof(int64)), MCXT_ALLOC_HUGE);
 	km_rank_rows(rs->X, rs->y, rs->n, rs->d, rs->opts.seed, order);
@@ -360,10 +362,10 @@ train_exact(RowSet *rs)
 static bytea *
 train_model_reported(RowSet *rs)
 {
-	if (km_method_task(rs->opts.fit.method) == KM_TASK_CLASSIFICATION)
+	if (km_task_lookup(km_method_task(rs->opts.fit.method))->classes)
 		return km_train_classifier(rs);	/* classify.c, approximate ones too */
 	notice_binary_target(rs);
-	if (rs->opts.approximation != KM_APPROX_EXACT)
+	if (km_repr_lookup(rs->opts.approximation)->approximate)
 	{
 		/* a method with a primal form (svr): approx_primal.c; ridge: approx.c */
 		if (km_method_get(rs->opts.fit.method)->primal_fit != NULL)
