@@ -48,6 +48,7 @@
 #include "split.h"
 #include "train_rows.h"
 #include "named_common.h"
+#include "pass_rows.h"
 #include "passes_classify.h"
 
 /* Rows per block of features: as approx_classify.c's. */
@@ -68,14 +69,7 @@ typedef struct ClassPasses
 	km_options	opts;			/* resolved once the features are known */
 	PassKind	kind;
 	bool		all_rows;		/* every usable row trains (refit) */
-	KmHoldoutThreshold thr;
-	int			d;				/* -1 until the first row */
-	double	   *x;				/* d + 1: a row */
-	double	   *hbuf;			/* d + 1: km_row_held_out's */
-	int64		seen;			/* rows of this pass */
-	int64		skipped;
-	int64		ntrain;
-	int64		ntest;
+	PassRows	rows;			/* the pass's rows, counts and block */
 
 	/* the basis pass */
 	km_basis_state *st;
@@ -113,9 +107,6 @@ typedef struct ClassPasses
 	bool		metrics;		/* add the training accuracy and log-loss */
 	double		correct;
 	double		logloss;
-	int64		nblock;			/* rows in the block buffers */
-	int64		block_first;	/* training row number of its first row */
-	double	   *Xs;				/* PASS_BLOCK x d standardized */
 	uint32	   *cls;			/* PASS_BLOCK */
 	double	   *Z;
 	double	   *fwork;
@@ -160,11 +151,7 @@ basis_row(ClassPasses *cp, Datum y)
 {
 	int64		l;
 
-	for (int j = 0; j < cp->d; j++)
-		cp->x[j] += 0.0;		/* -0 hashes as 0 */
-	km_basis_state_add(cp->st, cp->x,
-					   hash_bytes_extended((const unsigned char *) cp->x,
-										   (int) (sizeof(double) * cp->d), cp->st->seed));
+	pass_row_basis_add(&cp->rows, cp->st);
 	if (cp->run->query.text_label)
 	{
 		char	   *s = TextDatumGetCString(y);
@@ -233,12 +220,12 @@ raise_nonfinite(uint32 c, uint32 q, int64 first)
 static void
 newton_block(ClassPasses *cp)
 {
-	int64		r = cp->nblock;
+	int64		r = cp->rows.nblock;
 	km_error	err;
 
 	if (r == 0)
 		return;
-	km_rows_features(&cp->basis, cp->L, cp->Xs, r, cp->Z, cp->fwork, cp->block_first);
+	km_rows_features(&cp->basis, cp->L, cp->rows.Xs, r, cp->Z, cp->fwork, cp->rows.block_first);
 	if (cp->metrics)
 	{
 		km_primal_decisions(cp->Z, (size_t) r, cp->m, cp->q, cp->coef, cp->intercepts, cp->F);
@@ -247,7 +234,7 @@ newton_block(ClassPasses *cp)
 			const double *f = cp->F + i * cp->q;
 
 			if (!km_all_finite(f, cp->q))
-				raise_nonfinite(0, cp->q, cp->block_first);
+				raise_nonfinite(0, cp->q, cp->rows.block_first);
 			if (km_classify_decide((km_multiclass) cp->mc, cp->k, f) == cp->cls[i])
 				cp->correct += 1.0;
 			if (cp->logistic)
@@ -270,27 +257,18 @@ newton_block(ClassPasses *cp)
 		if (!km_primal_add(cp->states + (size_t) c * cp->nstate, cp->m, cp->pp.loss, cp->Z,
 						   (size_t) r, cp->yc, cp->w, cp->coef + (size_t) c * cp->m,
 						   cp->intercepts[c], cp->scratch, km_interrupt))
-			raise_nonfinite(c, cp->q, cp->block_first);
+			raise_nonfinite(c, cp->q, cp->rows.block_first);
 	}
-	cp->block_first += r;
-	cp->nblock = 0;
+	cp->rows.block_first += r;
+	cp->rows.nblock = 0;
 }
 
 /* A training row of a Newton pass: standardized into the block. */
 static void
 newton_row(ClassPasses *cp, Datum y)
 {
-	int			bad = km_standardize_row(cp->x, cp->d, cp->basis.mean, cp->basis.scale,
-										 cp->Xs + cp->nblock * cp->d);
-
-	if (bad >= 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("standardized feature is out of range for type double precision"),
-				 errdetail("Feature %d of training row " INT64_FORMAT " overflowed when standardized.",
-						   bad + 1, cp->block_first + cp->nblock + 1)));
-	cp->cls[cp->nblock++] = row_class(cp, y);
-	if (cp->nblock == PASS_BLOCK)
+	cp->cls[pass_row_standardize(&cp->rows, &cp->basis)] = row_class(cp, y);
+	if (cp->rows.nblock == PASS_BLOCK)
 		newton_block(cp);
 }
 
@@ -302,57 +280,20 @@ pass_batch(void *arg, SPITupleTable *tt, uint64 n)
 
 	for (uint64 i = 0; i < n; i++)
 	{
-		bool		fnull;
-		bool		ynull;
-		Datum		f = SPI_getbinval(tt->vals[i], tt->tupdesc, 1, &fnull);
-		Datum		y = SPI_getbinval(tt->vals[i], tt->tupdesc, 2, &ynull);
-		ArrayType  *arr;
-		char		where[64];
-		int			len;
+		Datum		y;
 		bool		held;
 
-		cp->seen++;
-		if (fnull || ynull)
-		{
-			cp->skipped++;
+		if (!pass_row_read(&cp->rows, tt, i, cp->kind == PASS_BASIS, &y))
 			continue;
-		}
-		arr = DatumGetArrayTypeP(f);
-		snprintf(where, sizeof(where), "row " INT64_FORMAT, cp->seen);
-		len = km_array_length(arr, where);
-		if (cp->d < 0)
-		{
-			cp->d = len;
-			if (cp->kind == PASS_BASIS)
-				passes_rows_changed("The basis pass read a usable row where the statement before it found none.");
-			cp->x = MemoryContextAlloc(cp->cxt, sizeof(double) * (len + 1));
-			cp->hbuf = MemoryContextAlloc(cp->cxt, sizeof(double) * (len + 1));
-		}
-		else if (len != cp->d)
-			ereport(ERROR,
-					(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-					 errmsg("feature arrays must all have the same length"),
-					 errdetail("Row " INT64_FORMAT " has %d features; the first row had %d.",
-							   cp->seen, len, cp->d)));
-		km_array_copy(arr, cp->d, cp->x, where);
-		if (!cp->run->query.text_label && !isfinite(DatumGetFloat8(y)))
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_EXCEPTION),
-					 errmsg("target values must be finite"),
-					 errdetail("The target of row " INT64_FORMAT " is %s.",
-							   cp->seen, float8out_internal(DatumGetFloat8(y)))));
-		held = km_row_held_out(cp->x, cp->d, label_key(cp, y), cp->opts.seed, cp->thr,
-							   cp->hbuf);
-		if (held)
-			cp->ntest++;
-		else
-			cp->ntrain++;
+		if (!cp->run->query.text_label)
+			pass_row_check_target(&cp->rows, DatumGetFloat8(y));
+		held = pass_row_held(&cp->rows, label_key(cp, y), cp->opts.seed);
 		if (cp->kind == PASS_SCORE)
 		{
 			ClassScorer *sc = held ? cp->test_sc : cp->train_sc;
 
 			if (sc != NULL)
-				class_scorer_add(sc, label_text(cp, y), cp->x, cp->d);
+				class_scorer_add(sc, label_text(cp, y), cp->rows.x, cp->rows.d);
 			continue;
 		}
 		if (held && !cp->all_rows)
@@ -369,17 +310,14 @@ static void
 run_pass(ClassPasses *cp, PassKind kind)
 {
 	cp->kind = kind;
-	cp->seen = cp->skipped = cp->ntrain = cp->ntest = 0;
-	catalog_query_scan(&cp->run->query,
-					   psprintf("SELECT s.f, s.y FROM %s", cp->run->query.source),
-					   0, NULL, NULL, pass_batch, cp);
+	pass_rows_scan(cp->run, &cp->rows, pass_batch, cp);
 }
 
 /* The fit's rows: the training side, or every usable row. */
 static int64
 fit_rows(const ClassPasses *cp)
 {
-	return cp->all_rows ? cp->ntrain + cp->ntest : cp->ntrain;
+	return pass_rows_fit(&cp->rows, cp->all_rows);
 }
 
 /* Pass 1 and what follows from it: options, classes and weights, the basis. */
@@ -392,8 +330,6 @@ basis_pass(ClassPasses *cp)
 	uint32	   *order;
 	uint32	   *class_of;
 	StringInfoData buf;
-	char	   *basis;
-	Size		blen;
 	km_error	err;
 	int64		n;
 
@@ -406,50 +342,36 @@ basis_pass(ClassPasses *cp)
 	 * first usable row's length, read by a statement that stops there.
 	 */
 	probe = NULL;
+	cp->rows.d = pass_rows_first_d(run);
+	if (cp->rows.d > 0)
 	{
-		bool		isnull;
-
-		catalog_query_run(&run->query,
-						  psprintf("SELECT pg_catalog.array_length(s.f, 1) FROM %s "
-								   "WHERE s.f IS NOT NULL AND s.y IS NOT NULL LIMIT 1",
-								   run->query.source), 0, NULL, NULL);
-		if (SPI_processed == 1)
-		{
-			Datum		v = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-
-			cp->d = isnull ? 0 : DatumGetInt32(v);
-		}
-		SPI_freetuptable(SPI_tuptable);
-	}
-	if (cp->d > 0)
-	{
-		km_options_resolve(&cp->opts, cp->d);
-		sbytes = km_basis_state_bytes(cp->opts.approximation, (uint32) cp->d,
+		km_options_resolve(&cp->opts, cp->rows.d);
+		sbytes = km_basis_state_bytes(cp->opts.approximation, (uint32) cp->rows.d,
 									  (uint32) cp->opts.components);
 		if (sbytes == 0 || sbytes > MaxAllocSize)
 			ereport(ERROR,
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 					 errmsg("kernel_train state is too large"),
 					 errdetail("An approximate classifier of %d components of %d features is beyond 1 GB.",
-							   cp->opts.components, cp->d),
+							   cp->opts.components, cp->rows.d),
 					 errhint("Use fewer components.")));
 		probe = palloc_extended(sbytes, MCXT_ALLOC_HUGE);
 		SET_VARSIZE(probe, sbytes);
 		km_basis_state_init(probe, cp->opts.approximation, &cp->opts.fit.kernel,
-							cp->opts.standardize, (uint32) cp->d,
+							cp->opts.standardize, (uint32) cp->rows.d,
 							(uint32) cp->opts.components, (uint64) cp->opts.seed);
-		cp->x = palloc(sizeof(double) * (cp->d + 1));
-		cp->hbuf = palloc(sizeof(double) * (cp->d + 1));
+		cp->rows.x = palloc(sizeof(double) * (cp->rows.d + 1));
+		cp->rows.hbuf = palloc(sizeof(double) * (cp->rows.d + 1));
 	}
 	else
-		cp->d = -1;
+		cp->rows.d = -1;
 	cp->st = probe;
 
 	km_progress_stage("fit: basis pass over the %s rows", cp->all_rows ? "usable" : "training");
 	run_pass(cp, PASS_BASIS);
 	n = fit_rows(cp);
 	if (n == 0)
-		passes_no_rows(run, cp->seen, cp->ntrain + cp->ntest);
+		passes_no_rows(run, cp->rows.seen, cp->rows.ntrain + cp->rows.ntest);
 
 	/* the classes in class order, as the kernel_train aggregate orders them */
 	order = palloc(sizeof(uint32) * Max(1, cp->nlab));
@@ -488,26 +410,8 @@ basis_pass(ClassPasses *cp)
 								 cp->k, cp->counts, cp->class_w, &err) != KM_OK)
 		km_raise(&err);
 
-	blen = km_basis_final_bytes(cp->st);
-	basis = palloc_extended(blen, MCXT_ALLOC_HUGE);
-	if (km_basis_finish(cp->st, basis, palloc(km_basis_finish_scratch_bytes(cp->st) + 1),
-						&err) != KM_OK)
-		km_raise(&err);
-	SET_VARSIZE(basis, blen);
-	pfree(cp->st);
+	pass_basis_finish(cp->st, &cp->basis);
 	cp->st = NULL;
-	if (km_basis_decode(basis, blen, &cp->basis, &err) != KM_OK)
-		km_raise(&err);
-	if (km_repr_lookup(cp->basis.kind)->drawn)
-	{
-		double	   *W = palloc_extended(mul_size(sizeof(double), mul_size(cp->basis.d, cp->basis.m)),
-										MCXT_ALLOC_HUGE);
-		double	   *b = palloc(sizeof(double) * cp->basis.m);
-
-		km_rff_draw(cp->basis.kernel.gamma, cp->basis.seed, cp->basis.d, cp->basis.m, W, b);
-		cp->basis.W = W;
-		cp->basis.b = b;
-	}
 }
 
 /*
@@ -518,10 +422,9 @@ static void
 newton_setup(ClassPasses *cp)
 {
 	uint32		m = cp->basis.m;
-	uint32		d = (uint32) cp->d;
+	uint32		d = (uint32) cp->rows.d;
 	uint32		q = cp->k == 2 ? 1 : cp->k;
 	double		need;
-	km_error	err;
 
 	cp->m = m;
 	cp->q = q;
@@ -543,19 +446,7 @@ newton_setup(ClassPasses *cp)
 	cp->pp.fit_intercept = cp->opts.fit_intercept;
 	cp->pp.tol = cp->opts.fit.tol;
 	cp->pp.max_iter = cp->opts.fit.max_iter;
-	cp->R = palloc_extended(mul_size(sizeof(double), mul_size(m, m)), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-	for (uint32 j = 0; j < m; j++)
-		cp->R[j + (size_t) j * m] = 1.0;
-	if (km_repr_lookup(cp->basis.kind)->centres)
-	{
-		double	   *fwork = palloc_extended(mul_size(sizeof(double), km_approx_factor_doubles(m) + 1),
-											MCXT_ALLOC_HUGE);
-
-		cp->L = palloc_extended(mul_size(sizeof(double), mul_size(m, m)), MCXT_ALLOC_HUGE);
-		if (km_approx_factor(&cp->basis, cp->L, &cp->eps, fwork, &err, km_interrupt) != KM_OK)
-			km_raise(&err);
-		pfree(fwork);
-	}
+	pass_factor_setup(&cp->basis, &cp->L, &cp->R, &cp->eps);
 	cp->states = palloc_extended(mul_size(sizeof(double), mul_size(cp->nstate, q)), MCXT_ALLOC_HUGE);
 	cp->coef = palloc0_array(double, (Size) m * q);
 	cp->intercepts = palloc0_array(double, q);
@@ -563,7 +454,7 @@ newton_setup(ClassPasses *cp)
 	cp->swork = palloc_extended(mul_size(sizeof(double), km_primal_step_work_doubles(m)), MCXT_ALLOC_HUGE);
 	cp->solvers = palloc(sizeof(km_primal_solver) * q);
 	cp->before = palloc(sizeof(double) * (m + 1));
-	cp->Xs = palloc(sizeof(double) * PASS_BLOCK * d);
+	cp->rows.Xs = palloc(sizeof(double) * PASS_BLOCK * d);
 	cp->cls = palloc(sizeof(uint32) * PASS_BLOCK);
 	cp->Z = palloc_extended(mul_size(sizeof(double), mul_size(PASS_BLOCK, m)), MCXT_ALLOC_HUGE);
 	cp->fwork = palloc_extended(mul_size(sizeof(double), km_approx_features_doubles(&cp->basis, PASS_BLOCK) + 1),
@@ -581,8 +472,8 @@ newton_setup(ClassPasses *cp)
 static void
 newton_pass(ClassPasses *cp, int64 expect, const char *what)
 {
-	cp->nblock = 0;
-	cp->block_first = 0;
+	cp->rows.nblock = 0;
+	cp->rows.block_first = 0;
 	cp->correct = 0.0;
 	cp->logloss = 0.0;
 	run_pass(cp, PASS_NEWTON);
@@ -747,14 +638,15 @@ classifier_passes(const NamedRun *run, bool all_rows, MemoryContext ctx,
 	cp->cxt = tmp;
 	cp->opts = run->opts;
 	cp->all_rows = all_rows;
-	cp->thr = km_holdout_threshold(run->opts.test_fraction);
+	cp->rows.cxt = tmp;
+	cp->rows.thr = km_holdout_threshold(run->opts.test_fraction);
 	km_blas_setup();
 	basis_pass(cp);
 	newton_setup(cp);
 	newton_passes(cp, &res);
 	model = assemble_model(cp, &res, ctx);
 	*rows = fit_rows(cp);
-	*d = cp->d;
+	*d = cp->rows.d;
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(tmp);
 	return model;
@@ -773,9 +665,10 @@ passes_class_score(const NamedRun *run, Datum model, bool holdout_only,
 	memset(&cp, 0, sizeof(cp));
 	cp.run = run;
 	cp.cxt = CurrentMemoryContext;
+	cp.rows.cxt = CurrentMemoryContext;
 	cp.opts = run->opts;
-	cp.thr = km_holdout_threshold(run->opts.test_fraction);
-	cp.d = -1;
+	cp.rows.thr = km_holdout_threshold(run->opts.test_fraction);
+	cp.rows.d = -1;
 	km_progress_stage("score: pass over the %s rows", holdout_only ? "held-out" : "usable");
 	class_scorer_begin(&test_sc, model, holdout);
 	cp.test_sc = &test_sc;
@@ -789,7 +682,7 @@ passes_class_score(const NamedRun *run, Datum model, bool holdout_only,
 	if (!holdout_only)
 	{
 		class_scorer_end(&train_sc, train);
-		*skipped = cp.skipped;
+		*skipped = cp.rows.skipped;
 	}
 }
 

@@ -30,9 +30,7 @@
 
 #include <math.h>
 
-#include "common/hashfn.h"
 #include "miscadmin.h"
-#include "utils/float.h"
 #include "utils/memutils.h"
 
 #include "approx.h"
@@ -49,6 +47,7 @@
 #include "split.h"
 #include "train_rows.h"
 #include "named_common.h"
+#include "pass_rows.h"
 #include "passes_primal.h"
 
 /* Rows per block of features: as approx_primal.c's. */
@@ -69,14 +68,7 @@ typedef struct PrimalPasses
 	km_options	opts;			/* resolved once the features are known */
 	PrimalPassKind kind;
 	bool		all_rows;		/* every usable row trains (refit) */
-	KmHoldoutThreshold thr;
-	int			d;
-	double	   *x;				/* d + 1: a row */
-	double	   *hbuf;			/* d + 1: km_row_held_out's */
-	int64		seen;
-	int64		skipped;
-	int64		ntrain;
-	int64		ntest;
+	PassRows	rows;			/* the pass's rows, counts and block */
 
 	km_basis_state *st;			/* the basis pass */
 
@@ -94,9 +86,6 @@ typedef struct PrimalPasses
 	double	   *swork;
 	double	   *before;
 	double		tally[KM_PRIMAL_TALLY_DOUBLES];
-	int64		nblock;
-	int64		block_first;
-	double	   *Xs;				/* PP_BLOCK x d standardized */
 	double	   *y;				/* PP_BLOCK */
 	double	   *Z;				/* PP_BLOCK x m */
 	double	   *fwork;
@@ -119,7 +108,7 @@ raise_nonfinite(const PrimalPasses *pp)
 			(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 			 errmsg("decision value is out of range for type double precision"),
 			 errdetail("A decision value in the block of training rows from " INT64_FORMAT " is not finite after %d Newton steps.",
-					   pp->block_first + 1, pp->solver.iterations),
+					   pp->rows.block_first + 1, pp->solver.iterations),
 			 errhint("Raise lambda, or standardize the features (\"standardize\": true).")));
 }
 
@@ -127,36 +116,27 @@ raise_nonfinite(const PrimalPasses *pp)
 static void
 newton_block(PrimalPasses *pp)
 {
-	int64		r = pp->nblock;
+	int64		r = pp->rows.nblock;
 
 	if (r == 0)
 		return;
-	km_rows_features(&pp->basis, pp->L, pp->Xs, r, pp->Z, pp->fwork, pp->block_first);
+	km_rows_features(&pp->basis, pp->L, pp->rows.Xs, r, pp->Z, pp->fwork, pp->rows.block_first);
 	pp->ops->primal_tally(&pp->opts.fit, pp->Z, (size_t) r, pp->m, pp->y, pp->coef,
 						  pp->b, pp->tally, pp->scratch);
 	if (!pp->solver.done &&
 		!pp->ops->primal_add(&pp->opts.fit, pp->state, pp->m, pp->Z, (size_t) r, pp->y,
 							 pp->coef, pp->b, pp->scratch, km_interrupt))
 		raise_nonfinite(pp);
-	pp->block_first += r;
-	pp->nblock = 0;
+	pp->rows.block_first += r;
+	pp->rows.nblock = 0;
 }
 
 /* A training row of a Newton pass: standardized into the block. */
 static void
 newton_row(PrimalPasses *pp, double y)
 {
-	int			bad = km_standardize_row(pp->x, pp->d, pp->basis.mean, pp->basis.scale,
-										 pp->Xs + pp->nblock * pp->d);
-
-	if (bad >= 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("standardized feature is out of range for type double precision"),
-				 errdetail("Feature %d of training row " INT64_FORMAT " overflowed when standardized.",
-						   bad + 1, pp->block_first + pp->nblock + 1)));
-	pp->y[pp->nblock++] = y;
-	if (pp->nblock == PP_BLOCK)
+	pp->y[pass_row_standardize(&pp->rows, &pp->basis)] = y;
+	if (pp->rows.nblock == PP_BLOCK)
 		newton_block(pp);
 }
 
@@ -168,57 +148,19 @@ pass_batch(void *arg, SPITupleTable *tt, uint64 n)
 
 	for (uint64 i = 0; i < n; i++)
 	{
-		bool		fnull;
-		bool		ynull;
-		Datum		f = SPI_getbinval(tt->vals[i], tt->tupdesc, 1, &fnull);
-		Datum		yd = SPI_getbinval(tt->vals[i], tt->tupdesc, 2, &ynull);
-		ArrayType  *arr;
-		char		where[64];
-		int			len;
+		Datum		yd;
 		double		y;
 		bool		held;
 
-		pp->seen++;
-		if (fnull || ynull)
-		{
-			pp->skipped++;
+		if (!pass_row_read(&pp->rows, tt, i, pp->kind == PP_BASIS, &yd))
 			continue;
-		}
-		arr = DatumGetArrayTypeP(f);
-		snprintf(where, sizeof(where), "row " INT64_FORMAT, pp->seen);
-		len = km_array_length(arr, where);
-		if (pp->d < 0)
-			passes_rows_changed("The basis pass read a usable row where the statement before it found none.");
-		if (len != pp->d)
-			ereport(ERROR,
-					(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-					 errmsg("feature arrays must all have the same length"),
-					 errdetail("Row " INT64_FORMAT " has %d features; the first row had %d.",
-							   pp->seen, len, pp->d)));
-		km_array_copy(arr, pp->d, pp->x, where);
 		y = DatumGetFloat8(yd);
-		if (!isfinite(y))
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_EXCEPTION),
-					 errmsg("target values must be finite"),
-					 errdetail("The target of row " INT64_FORMAT " is %s.",
-							   pp->seen, float8out_internal(y))));
-		held = km_row_held_out(pp->x, pp->d, y, pp->opts.seed, pp->thr, pp->hbuf);
-		if (held)
-			pp->ntest++;
-		else
-			pp->ntrain++;
+		pass_row_check_target(&pp->rows, y);
+		held = pass_row_held(&pp->rows, y, pp->opts.seed);
 		if (held && !pp->all_rows)
 			continue;
 		if (pp->kind == PP_BASIS)
-		{
-			for (int j = 0; j < pp->d; j++)
-				pp->x[j] += 0.0;	/* -0 hashes as 0 */
-			km_basis_state_add(pp->st, pp->x,
-							   hash_bytes_extended((const unsigned char *) pp->x,
-												   (int) (sizeof(double) * pp->d),
-												   pp->st->seed));
-		}
+			pass_row_basis_add(&pp->rows, pp->st);
 		else
 			newton_row(pp, y);
 	}
@@ -228,16 +170,13 @@ static void
 run_pass(PrimalPasses *pp, PrimalPassKind kind)
 {
 	pp->kind = kind;
-	pp->seen = pp->skipped = pp->ntrain = pp->ntest = 0;
-	catalog_query_scan(&pp->run->query,
-					   psprintf("SELECT s.f, s.y FROM %s", pp->run->query.source),
-					   0, NULL, NULL, pass_batch, pp);
+	pass_rows_scan(pp->run, &pp->rows, pass_batch, pp);
 }
 
 static int64
 fit_rows(const PrimalPasses *pp)
 {
-	return pp->all_rows ? pp->ntrain + pp->ntest : pp->ntrain;
+	return pass_rows_fit(&pp->rows, pp->all_rows);
 }
 
 /* Pass 1: the options resolved by d and the rows, the basis. */
@@ -246,63 +185,39 @@ basis_pass(PrimalPasses *pp)
 {
 	const NamedRun *run = pp->run;
 	Size		sbytes;
-	char	   *basis;
-	Size		blen;
-	km_error	err;
 	int64		n;
-	bool		isnull;
 
 	/* the basis state is sized by d: the first usable row's length */
-	pp->d = -1;
-	catalog_query_run(&run->query,
-					  psprintf("SELECT pg_catalog.array_length(s.f, 1) FROM %s "
-							   "WHERE s.f IS NOT NULL AND s.y IS NOT NULL LIMIT 1",
-							   run->query.source), 0, NULL, NULL);
-	if (SPI_processed == 1)
-	{
-		Datum		v = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-
-		pp->d = isnull ? 0 : DatumGetInt32(v);
-	}
-	SPI_freetuptable(SPI_tuptable);
-	if (pp->d <= 0)
+	pp->rows.d = pass_rows_first_d(run);
+	if (pp->rows.d <= 0)
 	{
 		/* no usable row (or only empty arrays): passes_no_rows says which */
-		pp->d = -1;
+		pp->rows.d = -1;
 		run_pass(pp, PP_BASIS);
-		passes_no_rows(run, pp->seen, pp->ntrain + pp->ntest);
+		passes_no_rows(run, pp->rows.seen, pp->rows.ntrain + pp->rows.ntest);
 	}
-	km_options_resolve(&pp->opts, pp->d);
-	sbytes = km_basis_state_bytes(pp->opts.approximation, (uint32) pp->d,
+	km_options_resolve(&pp->opts, pp->rows.d);
+	sbytes = km_basis_state_bytes(pp->opts.approximation, (uint32) pp->rows.d,
 								  (uint32) pp->opts.components);
 	if (sbytes == 0 || sbytes > MaxAllocSize)
-		rowset_too_large(&pp->opts, (uint32) pp->d);
+		rowset_too_large(&pp->opts, (uint32) pp->rows.d);
 	pp->st = palloc_extended(sbytes, MCXT_ALLOC_HUGE);
 	SET_VARSIZE(pp->st, sbytes);
 	km_basis_state_init(pp->st, pp->opts.approximation, &pp->opts.fit.kernel,
-						pp->opts.standardize, (uint32) pp->d,
+						pp->opts.standardize, (uint32) pp->rows.d,
 						(uint32) pp->opts.components, (uint64) pp->opts.seed);
-	pp->x = palloc(sizeof(double) * (pp->d + 1));
-	pp->hbuf = palloc(sizeof(double) * (pp->d + 1));
+	pp->rows.x = palloc(sizeof(double) * (pp->rows.d + 1));
+	pp->rows.hbuf = palloc(sizeof(double) * (pp->rows.d + 1));
 
 	km_progress_stage("fit: basis pass over the %s rows", pp->all_rows ? "usable" : "training");
 	run_pass(pp, PP_BASIS);
 	n = fit_rows(pp);
 	if (n == 0)
-		passes_no_rows(run, pp->seen, pp->ntrain + pp->ntest);
+		passes_no_rows(run, pp->rows.seen, pp->rows.ntrain + pp->rows.ntest);
 	km_options_resolve_rows(&pp->opts, (size_t) n);	/* the default lambda, 1 / n */
 
-	blen = km_basis_final_bytes(pp->st);
-	basis = palloc_extended(blen, MCXT_ALLOC_HUGE);
-	if (km_basis_finish(pp->st, basis, palloc(km_basis_finish_scratch_bytes(pp->st) + 1),
-						&err) != KM_OK)
-		km_raise(&err);
-	SET_VARSIZE(basis, blen);
-	pfree(pp->st);
+	pass_basis_finish(pp->st, &pp->basis);
 	pp->st = NULL;
-	if (km_basis_decode(basis, blen, &pp->basis, &err) != KM_OK)
-		km_raise(&err);
-	km_basis_draw(&pp->basis);
 }
 
 /*
@@ -313,11 +228,10 @@ static void
 newton_setup(PrimalPasses *pp)
 {
 	uint32		m = pp->basis.m;
-	uint32		d = (uint32) pp->d;
+	uint32		d = (uint32) pp->rows.d;
 	size_t		nstate = km_primal_state_doubles(m);
 	size_t		nscratch = km_primal_add_scratch_doubles(m, PP_BLOCK);
 	double		need;
-	km_error	err;
 
 	pp->m = m;
 	need = 8.0 * (2.0 * m * (double) m + 3.0 * m) +	/* L, R; the factor's work */
@@ -330,25 +244,13 @@ newton_setup(PrimalPasses *pp)
 	elog(DEBUG1, "kernel_model_train: approximate %s by passes: m = %u, %.0f bytes",
 		 pp->ops->name, m, need);
 
-	pp->R = palloc_extended(mul_size(sizeof(double), mul_size(m, m)), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-	for (uint32 j = 0; j < m; j++)
-		pp->R[j + (size_t) j * m] = 1.0;
-	if (km_repr_lookup(pp->basis.kind)->centres)
-	{
-		double	   *fwork = palloc_extended(mul_size(sizeof(double), km_approx_factor_doubles(m) + 1),
-											MCXT_ALLOC_HUGE);
-
-		pp->L = palloc_extended(mul_size(sizeof(double), mul_size(m, m)), MCXT_ALLOC_HUGE);
-		if (km_approx_factor(&pp->basis, pp->L, &pp->eps, fwork, &err, km_interrupt) != KM_OK)
-			km_raise(&err);
-		pfree(fwork);
-	}
+	pass_factor_setup(&pp->basis, &pp->L, &pp->R, &pp->eps);
 	pp->state = palloc_extended(mul_size(sizeof(double), nstate), MCXT_ALLOC_HUGE);
 	pp->coef = palloc0_array(double, Max(m, 1));
 	pp->vecs = palloc_extended(mul_size(sizeof(double), 2 * (Size) m), MCXT_ALLOC_HUGE);
 	pp->swork = palloc_extended(mul_size(sizeof(double), km_primal_step_work_doubles(m)), MCXT_ALLOC_HUGE);
 	pp->before = palloc(sizeof(double) * (m + 1));
-	pp->Xs = palloc(sizeof(double) * PP_BLOCK * d);
+	pp->rows.Xs = palloc(sizeof(double) * PP_BLOCK * d);
 	pp->y = palloc(sizeof(double) * PP_BLOCK);
 	pp->Z = palloc_extended(mul_size(sizeof(double), mul_size(PP_BLOCK, m)), MCXT_ALLOC_HUGE);
 	pp->fwork = palloc_extended(mul_size(sizeof(double), km_approx_features_doubles(&pp->basis, PP_BLOCK) + 1),
@@ -361,8 +263,8 @@ newton_setup(PrimalPasses *pp)
 static void
 newton_pass(PrimalPasses *pp, int64 expect, const char *what)
 {
-	pp->nblock = 0;
-	pp->block_first = 0;
+	pp->rows.nblock = 0;
+	pp->rows.block_first = 0;
 	memset(pp->tally, 0, sizeof(pp->tally));
 	run_pass(pp, PP_NEWTON);
 	newton_block(pp);
@@ -468,14 +370,16 @@ primal_passes(const NamedRun *run, bool all_rows, MemoryContext ctx, int64 *rows
 	pp->cxt = tmp;
 	pp->opts = run->opts;
 	pp->all_rows = all_rows;
-	pp->thr = km_holdout_threshold(run->opts.test_fraction);
+	pp->rows.cxt = tmp;
+	pp->rows.d = -1;
+	pp->rows.thr = km_holdout_threshold(run->opts.test_fraction);
 	km_blas_setup();
 	basis_pass(pp);
 	newton_setup(pp);
 	newton_passes(pp, &res);
 	model = assemble_model(pp, &res, ctx);
 	*rows = fit_rows(pp);
-	*d = pp->d;
+	*d = pp->rows.d;
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(tmp);
 	return model;

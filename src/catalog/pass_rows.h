@@ -1,0 +1,74 @@
+/*
+ * pass_rows.h - what the approximate pass drivers (passes_classify.c,
+ * passes_primal.c) share over the rows of one pass (internal to
+ * src/catalog): reading a row's features, the hold-out split, the basis
+ * state's row, standardizing a training row into the block, and the basis
+ * and nystrom factor between the passes (pass_rows.c).  Each driver keeps
+ * its targets (class ids or float8 values) and its Newton block.
+ */
+#ifndef KM_PASS_ROWS_H
+#define KM_PASS_ROWS_H
+
+#include "postgres.h"
+
+#include "executor/spi.h"
+
+#include "approx.h"
+#include "basis.h"
+#include "split.h"
+#include "named_common.h"
+
+/* One pass's rows: the row buffers, the counts, the block being filled. */
+typedef struct PassRows
+{
+	MemoryContext cxt;			/* where x and hbuf go when a pass sizes them */
+	KmHoldoutThreshold thr;
+	int			d;				/* -1 until the first row */
+	double	   *x;				/* d + 1: a row */
+	double	   *hbuf;			/* d + 1: km_row_held_out's */
+	int64		seen;			/* rows of this pass */
+	int64		skipped;
+	int64		ntrain;
+	int64		ntest;
+	int64		nblock;			/* rows in the block buffers */
+	int64		block_first;	/* training row number of its first row */
+	double	   *Xs;				/* block x d standardized */
+} PassRows;
+
+typedef void (*PassBatchFn) (void *arg, SPITupleTable *tt, uint64 n);
+
+/* One pass over every row of the query (SELECT s.f, s.y), counts reset. */
+extern void pass_rows_scan(const NamedRun *run, PassRows *pr, PassBatchFn batch, void *arg);
+
+/* The fit's rows: the training side, or every usable row. */
+extern int64 pass_rows_fit(const PassRows *pr, bool all_rows);
+
+/* The first usable row's length (0: an empty array), -1 when there is none. */
+extern int	pass_rows_first_d(const NamedRun *run);
+
+/*
+ * Row i of the batch: counted, its features into x (false: a null, skipped);
+ * the first row's length sizes x when d is -1 (an error in the basis pass).
+ */
+extern bool pass_row_read(PassRows *pr, SPITupleTable *tt, uint64 i, bool basis_pass,
+						  Datum *y);
+
+/* The "target values must be finite" error for a non-finite y. */
+extern void pass_row_check_target(const PassRows *pr, double y);
+
+/* Whether the row is held out (km_row_held_out over x and key), counted. */
+extern bool pass_row_held(PassRows *pr, double key, int64 seed);
+
+/* The row into the basis state (-0 hashed as 0). */
+extern void pass_row_basis_add(PassRows *pr, km_basis_state *st);
+
+/* The row standardized into the block; its slot there (nblock counts it). */
+extern int64 pass_row_standardize(PassRows *pr, const km_basis *basis);
+
+/* The basis state finished (and freed) into basis, its rff features drawn. */
+extern void pass_basis_finish(km_basis_state *st, km_basis *basis);
+
+/* The identity R, and nystrom's factor L (else NULL) with its eps. */
+extern void pass_factor_setup(const km_basis *basis, double **L, double **R, double *eps);
+
+#endif							/* KM_PASS_ROWS_H */
