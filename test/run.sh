@@ -55,6 +55,13 @@ make -s check-core 2>&1 | tee "$log/check_core.out"
 check_core_rc=${PIPESTATUS[0]}
 stage_time "core include check"
 
+# Each method named here is its file and one methods.def line: the tree
+# builds without them (test/check_seam.sh).
+echo "=== the method seam: the tree builds without each method's file and registry line"
+bash test/check_seam.sh ${KM_SEAM_METHODS:-SVR LMS} 2>&1 | tee "$log/seam.out"
+seam_rc=${PIPESTATUS[0]}
+stage_time "method seam"
+
 echo "=== core unit tests"
 make -s -j2 unittest KM_EXTRA_CFLAGS="$extra" 2>&1 | tee "$log/unit.out"
 unit_rc=${PIPESTATUS[0]}
@@ -152,6 +159,8 @@ pf() {			# "N passed, N failed" line of a runner's output
 echo "=== summary"
 set -- $(pf "$log/check_core.out")
 if [ $# -eq 2 ] && [ "$check_core_rc" -eq 0 ]; then count "core without PostgreSQL" "$1" "$2"; else count "core without PostgreSQL" "${1:-0}" "$(( ${2:-0} + 1 ))"; fi
+set -- $(pf "$log/seam.out")
+if [ $# -eq 2 ] && [ "$seam_rc" -eq 0 ]; then count "method seam" "$1" "$2"; else count "method seam" "${1:-0}" "$(( ${2:-0} + 1 ))"; fi
 set -- $(pf "$log/unit.out")
 if [ $# -eq 2 ] && [ "$unit_rc" -eq 0 ]; then count "core unit tests" "$1" "$2"; else count "core unit tests" "${1:-0}" "$(( ${2:-0} + 1 ))"; fi
 
