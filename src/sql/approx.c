@@ -827,8 +827,8 @@ approx_model(km_basis *b, uint32 components, km_accum *acc,
 	/* one place builds an approximate model: the core's fill */
 	km_approx_model_fill(b, components, t->lambdas, t->n_lambdas,
 						 t->fit_intercept != 0, coef, &res, cand, &model);
-	model.method = KM_METHOD_RIDGE;
-	model.task = km_method_task(KM_METHOD_RIDGE);
+	model.method = km_method_approx_sums()->id;
+	model.task = km_method_approx_sums()->task;
 	model.rows_skipped = (uint64) t->skipped;
 	sscanf(KM_VERSION_STRING, "%hhu.%hhu.%hhu", &model.writer_version[0],
 		   &model.writer_version[1], &model.writer_version[2]);

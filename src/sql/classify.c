@@ -294,7 +294,7 @@ approx_classifier(RowSet *rs, const km_options *opts, const km_method_ops *ops,
 	km_error	err;
 	km_model	m;
 
-	if (opts->fit.method == KM_METHOD_SVM && opts->fit.probability)
+	if (km_method_get(opts->fit.method)->platt_probability && opts->fit.probability)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("approximate svm models give no probabilities"),

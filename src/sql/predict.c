@@ -656,6 +656,9 @@ describe_selection(KmJson *j, bytea *b)
 static void
 km_classifier_info(const km_model *m, KmJson *j)
 {
+	const km_method_ops *ops = km_method_get(m->method);
+	const char *hint = NULL;
+
 	if (!km_task_lookup(m->task)->classes || m->n_classes < 2)
 		return;
 	km_json_begin_object(j, "classes");
@@ -663,12 +666,13 @@ km_classifier_info(const km_model *m, KmJson *j)
 		km_json_int(j, km_classes_label(m->labels, m->labels_bytes, m->n_classes, c),
 					m->class_counts ? (int64) m->class_counts[c] : -1);
 	km_json_end(j);
+	/* the model's probabilities: Platt's stored, or the method's link */
 	km_json_bool(j, "probability", m->has_probability ||
-				 m->method == KM_METHOD_LOGISTIC);
+				 (ops && ops->prob_link(m->has_probability, m->multiclass,
+										&hint) != KM_PROB_NONE));
 	/* approximate classifiers: the loss primal Newton minimized */
-	if (km_repr_lookup(m->approximation)->approximate)
-		km_json_str(j, "loss", m->method == KM_METHOD_LOGISTIC ? "logistic" :
-					"squared_hinge (L2-SVM)");
+	if (ops && km_repr_lookup(m->approximation)->approximate)
+		km_json_str(j, "loss", ops->primal_loss_name);
 }
 
 Datum
