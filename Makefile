@@ -113,8 +113,9 @@ unittest-asan: test/unit/run_unit_asan
 
 # Fails if a core file includes a PostgreSQL header: each is compiled
 # (syntax only) with -Isrc/core and the system include path alone, and searched
-# for PostgreSQL's includes (test/check_core.sh).  Ends with "N passed,
-# N failed".
+# for PostgreSQL's includes (test/check_core.sh); and if a method, task or
+# representation constant appears under src/ outside its registry.  Ends
+# with "N passed, N failed".
 .PHONY: check-core
 check-core:
 	bash test/check_core.sh $(CORE_OBJS:.o=.c)

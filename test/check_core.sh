@@ -4,8 +4,9 @@
 # passes if it compiles, syntax only, as C99 with -Isrc/core and the system
 # include path alone (no server include directory), and names none of
 # PostgreSQL's headers in an #include (which the first check could miss
-# for headers that libpq-dev puts in the system path).  Ends with
-# "N passed, N failed".
+# for headers that libpq-dev puts in the system path).  One more check:
+# no method, task or representation constant outside its registry (issue
+# 23; see registry_check below).  Ends with "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,5 +34,44 @@ for f in "$@"; do
 		failed=$((failed + 1))
 	fi
 done
+
+# The enum constants of methods (methods.def's KM_METHOD_<NAME>), tasks
+# (method.h's km_task) and representations (approx.h's km_approx) appear
+# under src/ only in their registries and the enums' owners (methods.def,
+# method.h, methods.c, task.c, approx.h, repr.c), in the legacy format-1
+# reader (model_v1.c), and in each method file's own ".id = KM_METHOD_X,"
+# and ".task = KM_TASK_X," lines.  Elsewhere, ask the method's ops, the task
+# table or the representation table.
+registry_check() {
+	local names allowed own bad
+	names=$({ sed -nE 's/^KM_METHOD\([0-9]+, *([A-Z0-9_]+),.*/KM_METHOD_\1/p' src/core/methods.def
+		sed -n '/^typedef enum km_task$/,/^} km_task;/p' src/core/method.h |
+			sed -nE 's/^[[:space:]]*(KM_TASK_[A-Z0-9_]+).*/\1/p'
+		sed -n '/^typedef enum km_approx$/,/^} km_approx;/p' src/core/approx.h |
+			sed -nE 's/^[[:space:]]*(KM_APPROX_[A-Z0-9_]+).*/\1/p'; } | sort -u)
+	if [ "$(echo "$names" | grep -c '^KM_METHOD_')" -lt 1 ] ||
+		[ "$(echo "$names" | grep -c '^KM_TASK_')" -lt 2 ] ||
+		[ "$(echo "$names" | grep -c '^KM_APPROX_')" -lt 2 ]; then
+		echo "not ok - registry constants: cannot read the enums (methods.def, method.h, approx.h):"
+		echo "$names"
+		return 1
+	fi
+	allowed='^src/core/(methods\.def|method\.h|approx\.h|task\.c|repr\.c|methods\.c|model_v1\.c):'
+	own='^src/core/methods/[^/:]+\.c:[0-9]+:[[:space:]]*\.(id = KM_METHOD_|task = KM_TASK_)[A-Z0-9_]+,[[:space:]]*$'
+	bad=$(find src -type f \( -name '*.c' -o -name '*.h' -o -name '*.def' \) | LC_ALL=C sort |
+		xargs grep -nHE "\\b($(echo "$names" | paste -sd'|'))\\b" | grep -vE "$allowed" | grep -vE "$own")
+	if [ -n "$bad" ]; then
+		echo "not ok - method, task or representation constants outside their registries (ask the ops or the tables instead):"
+		echo "$bad"
+		return 1
+	fi
+	echo "ok - no method, task or representation constant outside its registry ($(echo "$names" | wc -l) constants)"
+}
+if registry_check; then
+	passed=$((passed + 1))
+else
+	failed=$((failed + 1))
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

@@ -63,7 +63,8 @@ use_passes(NamedRun *run, const Catalog *cat, const char *query, Oid run_as,
 	 * approximate svm cannot give (refused there): in memory, as before.
 	 */
 	if (run->classify && (km_options_selects(&run->opts) ||
-						  (run->opts.fit.method == KM_METHOD_SVM && run->opts.fit.probability)))
+						  (run->opts.fit.probability &&
+						   km_method_get(run->opts.fit.method)->platt_probability)))
 	{
 		run->classify = false;
 		return false;

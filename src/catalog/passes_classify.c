@@ -440,8 +440,8 @@ newton_setup(ClassPasses *cp)
 		 m, q, need);
 
 	cp->mc = cp->k == 2 ? KM_MULTICLASS_BINARY : KM_MULTICLASS_OVR;
-	cp->logistic = cp->opts.fit.method == KM_METHOD_LOGISTIC;
-	cp->pp.loss = cp->logistic ? KM_PRIMAL_LOGISTIC : KM_PRIMAL_SQHINGE;
+	cp->pp.loss = (km_primal_loss) km_method_get(cp->opts.fit.method)->primal_loss;
+	cp->logistic = cp->pp.loss == KM_PRIMAL_LOGISTIC;
 	cp->pp.lambda = cp->opts.fit.lambda;
 	cp->pp.fit_intercept = cp->opts.fit_intercept;
 	cp->pp.tol = cp->opts.fit.tol;

@@ -16,6 +16,7 @@
 #include "method.h"
 #include "progress.h"
 #include "select.h"
+#include "task.h"
 
 /*
  * The Gram space: the full n x n matrix, or a column cache of
@@ -39,7 +40,7 @@ km_fit_classes_doubles(const km_fit_params *p, size_t n, uint32_t k)
 	uint32_t	q;
 	size_t		own;
 
-	if (ops == NULL || ops->task != KM_TASK_CLASSIFICATION || n == 0 ||
+	if (ops == NULL || !km_task_lookup(ops->task)->classes || n == 0 ||
 		n > ((size_t) 1 << 28) || k < 2 || k > KM_MAX_CLASSES)
 		return 0;
 	q = km_multiclass_outputs(ops->multiclass(k), k);
@@ -53,8 +54,10 @@ km_fit_classes_doubles(const km_fit_params *p, size_t n, uint32_t k)
 bool
 km_fit_classes_gram_on_demand(const km_fit_params *p)
 {
-	return p->method == KM_METHOD_SVM && !p->probability &&
-		km_method_solver(km_method_get(p->method), p->solver) == KM_SOLVER_SMO &&
+	const km_method_ops *ops = km_method_get(p->method);
+
+	return ops != NULL && ops->gram_cols && !p->probability &&
+		km_method_solver(ops, p->solver) == KM_SOLVER_SMO &&
 		km_gram_cols_supported(&p->kernel);
 }
 
@@ -140,7 +143,7 @@ km_fit_classes(const km_fit_params *p, const double *X, size_t n, int d,
 	km_status	st;
 
 	memset(res, 0, sizeof(*res));
-	if (ops == NULL || ops->task != KM_TASK_CLASSIFICATION)
+	if (ops == NULL || !km_task_lookup(ops->task)->classes)
 		return km_fail(err, KM_ERR_INVALID, "not a classification method",
 					   "Method %s does not classify.", km_method_name(p->method));
 	res->multiclass = ops->multiclass(k);
@@ -187,7 +190,7 @@ km_classify_select_doubles(const km_fit_params *base, size_t n, uint32_t k)
 	size_t		own;
 	uint32_t	q;
 
-	if (ops == NULL || ops->task != KM_TASK_CLASSIFICATION || n == 0 ||
+	if (ops == NULL || !km_task_lookup(ops->task)->classes || n == 0 ||
 		n > ((size_t) 1 << 27) || k < 2 || k > KM_MAX_CLASSES)
 		return 0;
 	p.probability = false;

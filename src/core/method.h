@@ -34,7 +34,8 @@
  *       .workspace_doubles, .fit, .store, .fields, .n_fields, .hint }, and
  *       its defaults of shared options if not the shared ones
  *       (.lambda_per_row, .default_tol, .solver_max_iter)
- *       (a classifier: KM_CLASSIFIER_OPS and the classification entries).
+ *       (a classifier: KM_CLASSIFIER_OPS, the classification entries,
+ *       .primal_loss and .primal_loss_name).
  *       src/core/methods/svr.c is a complete example (a regression method
  *       with an option of its own, a bias, and fields of its own).
  *  2. One line at the end of src/core/methods.def: KM_METHOD(5, FOO,
@@ -45,21 +46,21 @@
  *     "takes no ..." details of the other methods, which list them too.
  *
  * Nothing else: no enum, switch, options table, km_fit_params,
- * km_fit_result or km_model field changes.  A regression method with an
+ * km_fit_result or km_model field changes.  No code outside the registry
+ * names KM_METHOD_FOO (test/check_core.sh fails on it): it asks the ops,
+ * whose last entries answer what it used to branch on (.task_default,
+ * .approx_sums, Platt scaling, the primal loss; test_method.c checks them;
+ * zero where they do not apply).  A regression method with an
  * approximate (Nystrom / RFF) form in the primal fills .primal_fit and
  * .primal_fit_doubles (src/sql/approx_primal.c drives it for kernel_train)
  * and its pieces .primal_add .. .primal_result (named models' passes).
- * Still outside the seam (see the 0.3.0 design): the method-specific
- * branches of options_core.c's approximation check (ridge's closed form,
- * the classifiers' solvers) and its text-label hint; the classifiers'
- * approximate form (src/core/primal_pass.c, class ids only) and the named
- * models' SQL passes (ridge's sums, the classifiers' Newton passes; a
- * primal_fit method with the pieces primal_add .. primal_result trains
- * named approximate models by the generic passes of
- * src/catalog/passes_primal.c); approximate
- * model selection for a primal_fit method (one lambda and gamma); and the
- * selection rules (k-fold scores regression by MSE, svm by accuracy,
- * logistic by log-loss).
+ * Still outside the seam (see the 0.3.0 design): the classifiers'
+ * approximate form (src/core/primal_pass.c, the two losses of primal.h)
+ * and the named models' SQL passes (ridge's sums, the classifiers' Newton
+ * passes; a primal_fit method trains named approximate models by the
+ * generic passes of src/catalog/passes_primal.c); approximate model
+ * selection for a primal_fit method (one lambda and gamma); the method
+ * names in options_core.c's hints.
  */
 #ifndef KM_METHOD_H
 #define KM_METHOD_H
@@ -493,6 +494,47 @@ typedef struct km_method_ops
 	void		(*store_classes) (const km_fit_params *p,
 								  const km_class_fit_result *res,
 								  struct km_model *m);
+
+	/* ---- what the rest of the code asks instead of naming a method ---- */
+
+	/*
+	 * The method of its task when the options name none: one per task
+	 * (test_method.c checks).  A text label column without "method" takes
+	 * the default method of the classification task.
+	 */
+	bool		task_default;
+
+	/*
+	 * Its approximate (nystrom, rff) form is the closed-form solve from the
+	 * m x m sums, lambda selected by GCV (approx.h km_approx_solve): the
+	 * aggregate's approximate regression model is this method's.  At most
+	 * one method (km_method_approx_sums).
+	 */
+	bool		approx_sums;
+
+	/*
+	 * Classification, the exact form: "probability": true fits Platt
+	 * scaling on internal folds of the kernel matrix (the model stores its
+	 * coefficients; the approximate form gives none); the exact model keeps
+	 * only the rows with a nonzero coefficient (km_svm_compact); with the
+	 * SMO solver and no Platt folds its fit_classes reads the Gram matrix
+	 * through a column cache (p->gram_cols).
+	 */
+	bool		platt_probability;
+	bool		support_vectors;
+	bool		gram_cols;
+
+	/*
+	 * Classification, the approximate form (primal Newton on the feature
+	 * map, primal.h): the loss it minimizes, a km_primal_loss (logistic:
+	 * probabilities by the logistic link, scored by log-loss), that loss's
+	 * name as kernel_model_info shows it, and the solvers (bits 1u <<
+	 * km_solver) it accepts besides the default, which name the same
+	 * Newton steps.
+	 */
+	int			primal_loss;
+	const char *primal_loss_name;
+	unsigned	primal_solvers;
 } km_method_ops;
 
 /*
@@ -521,6 +563,12 @@ const char *km_method_hint(km_status status, const char *diverged,
 
 /* The task of a method (regression for an unknown one: callers check first). */
 km_task		km_method_task(km_method method);
+
+/* The default method of task (km_method_ops.task_default), or NULL if it has none. */
+const km_method_ops *km_method_default(km_task task);
+
+/* The method whose approximate form is the solve from the sums (approx_sums), or NULL. */
+const km_method_ops *km_method_approx_sums(void);
 
 /*
  * The notes' kernelized SGD (sgd.h; defined in sgd.c) for a binary

@@ -79,6 +79,28 @@ km_method_task(km_method method)
 	return ops ? ops->task : km_task_default()->id;
 }
 
+const km_method_ops *
+km_method_default(km_task task)
+{
+	const km_method_ops *ops;
+
+	for (int m = KM_METHOD_FIRST; m <= KM_METHOD_LAST; m++)
+		if ((ops = km_method_get((km_method) m)) && ops->task == task && ops->task_default)
+			return ops;
+	return NULL;
+}
+
+const km_method_ops *
+km_method_approx_sums(void)
+{
+	const km_method_ops *ops;
+
+	for (int m = KM_METHOD_FIRST; m <= KM_METHOD_LAST; m++)
+		if ((ops = km_method_get((km_method) m)) && ops->approx_sums)
+			return ops;
+	return NULL;
+}
+
 void
 km_method_fill_hint(km_method method, km_error *err)
 {

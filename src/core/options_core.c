@@ -619,7 +619,7 @@ km_options_begin(km_options_parser *p, km_options *out)
 	fit->kernel.type = KM_KERNEL_RBF;
 	fit->kernel.degree = 3;
 	fit->kernel.coef0 = 1.0;
-	fit->method = KM_METHOD_RIDGE;
+	fit->method = km_method_default(km_task_default()->id)->id;
 	fit->lambda = 1.0;
 	fit->learning_rate = 0.0;	/* automatic */
 	fit->max_iter = 1000;
@@ -641,10 +641,21 @@ km_options_text_label(km_options_parser *p)
 	p->out->text_label = true;
 }
 
+/* The task a text label column asks for: the first whose targets are classes. */
+static km_task
+label_task(void)
+{
+	long long	t = KM_TASK_FIRST;
+
+	while (t < KM_TASK_LAST && !km_task_get(t)->classes)
+		t++;
+	return (km_task) t;
+}
+
 /*
  * The method's task against the label column: a text label defaults to
- * svm and refuses a regression method; then the method's own defaults
- * (tol) and its solver.
+ * the classification task's default method (svm) and refuses a
+ * regression method; then the method's own defaults (tol) and its solver.
  */
 static bool
 check_task(km_options_parser *p, const km_method_ops **ops,
@@ -657,7 +668,7 @@ check_task(km_options_parser *p, const km_method_ops **ops,
 	out->method_default = !p->given[KM_OPT_METHOD];
 	if (out->text_label && !p->given[KM_OPT_METHOD])
 	{
-		fit->method = KM_METHOD_SVM;
+		fit->method = km_method_default(label_task())->id;
 		*ops = km_method_get(fit->method);
 	}
 	if (out->text_label && !km_task_lookup((*ops)->task)->classes)
@@ -987,7 +998,7 @@ check_approximation(const km_options_parser *p, const km_method_ops *ops,
 		 * (primal.h), one pass over the rows per step, at one lambda.
 		 */
 		if (out->fit.solver != KM_SOLVER_DEFAULT &&
-			!(out->fit.solver == KM_SOLVER_NEWTON && out->fit.method == KM_METHOD_LOGISTIC))
+			!(ops->primal_solvers & (1u << out->fit.solver)))
 		{
 			snprintf(message, sizeof(message),
 					 "solver \"%s\" does not apply to approximate models",
@@ -1003,7 +1014,7 @@ check_approximation(const km_options_parser *p, const km_method_ops *ops,
 					 "cv \"%s\" applies only to method \"ridge\"", km_cv_name(out->cv));
 			return fail(err, "Use a number of folds, e.g. \"cv\": 5.", message,
 						"Approximate classifiers select lambda and gamma by k-fold, scored by %s.",
-						out->fit.method == KM_METHOD_LOGISTIC ? "log-loss" : "accuracy");
+						ops->primal_loss == KM_PRIMAL_LOGISTIC ? "log-loss" : "accuracy");
 		}
 		/*
 		 * tol keeps the method's default, read as the gradient norm relative
@@ -1033,7 +1044,7 @@ check_approximation(const km_options_parser *p, const km_method_ops *ops,
 			out->fit.max_iter = KM_PRIMAL_MAX_ITER;
 		return true;
 	}
-	else if (out->fit.method != KM_METHOD_RIDGE)
+	else if (!ops->approx_sums)
 	{
 		snprintf(message, sizeof(message),
 				 "approximation \"%s\" does not apply to method \"%s\"",

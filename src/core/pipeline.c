@@ -146,7 +146,7 @@ default_gamma(const km_rows *rows, train_job *job, const km_train_env *env)
 	double		gamma;
 
 	if (!(o->gamma_default && o->fit.kernel.type == KM_KERNEL_RBF &&
-		  o->approximation == KM_APPROX_EXACT && job->n >= 2))
+		  !km_repr_lookup(o->approximation)->approximate && job->n >= 2))
 		return;
 	work = env->alloc(env->ctx, km_gamma_sigest_doubles(job->n, job->d) * sizeof(double));
 	gamma = km_gamma_sigest(job->Xs, job->n, job->d, rows->gamma_order, work);
@@ -288,7 +288,7 @@ expansion_rows(const train_job *job, uint32_t q, size_t *n_keep,
 	uint32_t   *keep = env->alloc(env->ctx, n * sizeof(uint32_t));
 	double	   *Xk;
 
-	if (job->opts.fit.method == KM_METHOD_SVM)
+	if (km_method_get(job->opts.fit.method)->support_vectors)
 		*n_keep = km_svm_compact(job->alpha, n, q, keep);
 	else
 	{
@@ -318,20 +318,21 @@ km_train_fill_classes(km_model *m, const km_options *opts,
 
 	m->kernel = opts->fit.kernel;
 	m->method = opts->fit.method;
-	m->task = KM_TASK_CLASSIFICATION;
+	m->task = km_method_task(opts->fit.method);
 	m->standardize = opts->standardize;
 	m->fit_intercept = opts->fit_intercept;
 	m->intercept = m->intercepts[0];
 	m->train_rmse = 0.0;		/* regression only; classifiers report accuracy */
 	km_method_get(opts->fit.method)->store_classes(&opts->fit, res, m);
-	m->approximation = KM_APPROX_EXACT;
+	m->approximation = (km_approx) km_repr_default()->id;
 	m->n_classes = c->k;
 	m->label_type = c->label_type == KM_LABEL_TEXT ? KM_LABEL_TEXT : KM_LABEL_FLOAT8;
 	m->multiclass = (km_multiclass) res->multiclass;
 	m->labels = c->labels;
 	m->labels_bytes = c->labels_bytes;
 	m->class_counts = c->counts;
-	m->has_probability = res->has_probability && opts->fit.method == KM_METHOD_SVM;
+	m->has_probability = res->has_probability &&
+		km_method_get(opts->fit.method)->platt_probability;
 	if (!m->has_probability)
 	{
 		m->prob_A = NULL;

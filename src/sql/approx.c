@@ -827,8 +827,8 @@ approx_model(km_basis *b, uint32 components, km_accum *acc,
 	/* one place builds an approximate model: the core's fill */
 	km_approx_model_fill(b, components, t->lambdas, t->n_lambdas,
 						 t->fit_intercept != 0, coef, &res, cand, &model);
-	model.method = KM_METHOD_RIDGE;
-	model.task = km_method_task(KM_METHOD_RIDGE);
+	model.method = km_method_approx_sums()->id;
+	model.task = km_method_approx_sums()->task;
 	model.rows_skipped = (uint64) t->skipped;
 	sscanf(KM_VERSION_STRING, "%hhu.%hhu.%hhu", &model.writer_version[0],
 		   &model.writer_version[1], &model.writer_version[2]);
@@ -1142,6 +1142,44 @@ approx_buffer_row(FunctionCallInfo fcinfo, TrainCall *tc, ApproxParts *p)
 	p->y[p->t->pending++] = target;
 }
 
+/*
+ * The aggregate state of this call site: acc, or a new one for its first
+ * row; a state it did not create (approx_state_match says which) is
+ * checked against the call's basis and options, every byte when the
+ * call's options or basis changed (switched).
+ */
+static km_accum *
+basis_call_state(FunctionCallInfo fcinfo, MemoryContext aggctx, km_accum *acc,
+				 TrainCall *tc, bool switched)
+{
+	CallHolder *h = fcinfo->flinfo->fn_extra;
+
+	if (acc == NULL)
+		h->state = acc = approx_state_create(aggctx, tc);
+	else if (acc != h->state)
+	{
+		approx_state_match(acc, VARSIZE(acc), tc, switched);
+		h->state = acc;
+	}
+	return acc;
+}
+
+/* A full block of buffered rows into the sums. */
+static void
+basis_flush_block(ApproxParts *p, TrainCall *tc)
+{
+	/*
+	 * In a parallel plan the leader and each worker are one of several
+	 * processes sharing the cores: one BLAS thread each (two threads in
+	 * the leader beside two workers oversubscribe a 2-core machine).
+	 */
+	if (IsInParallelMode())
+		km_blas_setup_scoring();
+	else
+		km_blas_setup();
+	approx_flush(p, &tc->b, &tc->f);
+}
+
 /* kernel_train_basis_sfunc(state, features, target, options, basis) */
 Datum
 kernel_train_basis_sfunc(PG_FUNCTION_ARGS)
@@ -1149,7 +1187,6 @@ kernel_train_basis_sfunc(PG_FUNCTION_ARGS)
 	MemoryContext aggctx = agg_context(fcinfo, "kernel_train_basis_sfunc");
 	km_accum   *acc = approx_state_arg(fcinfo, 0, aggctx);
 	TrainCall  *tc;
-	CallHolder *h;
 	ApproxParts p;
 	bool		switched;
 
@@ -1160,14 +1197,7 @@ kernel_train_basis_sfunc(PG_FUNCTION_ARGS)
 				 errdetail("The basis argument is NULL."),
 				 errhint("Pass (SELECT kernel_basis(features, options) FROM ...) as the fourth argument.")));
 	tc = train_call(fcinfo, PG_ARGISNULL(3) ? NULL : PG_GETARG_JSONB_P(3), 4, &switched);
-	h = fcinfo->flinfo->fn_extra;
-	if (acc == NULL)
-		h->state = acc = approx_state_create(aggctx, tc);
-	else if (acc != h->state)
-	{
-		approx_state_match(acc, VARSIZE(acc), tc, switched);
-		h->state = acc;
-	}
+	acc = basis_call_state(fcinfo, aggctx, acc, tc, switched);
 	p = approx_parts(acc);
 	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
 	{
@@ -1176,18 +1206,7 @@ kernel_train_basis_sfunc(PG_FUNCTION_ARGS)
 	}
 	approx_buffer_row(fcinfo, tc, &p);
 	if (p.t->pending == APPROX_BLOCK)
-	{
-		/*
-		 * In a parallel plan the leader and each worker are one of several
-		 * processes sharing the cores: one BLAS thread each (two threads in
-		 * the leader beside two workers oversubscribe a 2-core machine).
-		 */
-		if (IsInParallelMode())
-			km_blas_setup_scoring();
-		else
-			km_blas_setup();
-		approx_flush(&p, &tc->b, &tc->f);
-	}
+		basis_flush_block(&p, tc);
 	PG_RETURN_BYTEA_P((bytea *) acc);
 }
 
@@ -1205,6 +1224,18 @@ check_states_match(const km_accum *a, const km_accum *b, const ApproxParts *pa,
 				 errmsg("kernel_train states do not match"),
 				 errdetail("Two parts of one kernel_train call have different bases or options."),
 				 errhint("Pass one basis and one options value to every row.")));
+}
+
+/* b's buffered rows (pb, over its basis bb) into a's sums; a's own buffer stays buffered. */
+static void
+add_pending_rows(km_accum *a, km_basis *bb, const ApproxParts *pb)
+{
+	FlushBufs	f = flush_bufs_alloc(bb);
+
+	km_basis_draw(bb);
+	km_blas_setup();
+	add_rows(a, bb, pb->X, pb->y, pb->t->pending, &f);
+	flush_bufs_free(&f);
 }
 
 Datum
@@ -1239,15 +1270,7 @@ kernel_train_basis_combine(PG_FUNCTION_ARGS)
 		km_raise(&err);
 	pa.t->skipped += pb.t->skipped;
 	if (pb.t->pending > 0)
-	{
-		/* b's buffered rows into a's sums (a's own buffer stays buffered) */
-		FlushBufs	f = flush_bufs_alloc(&bb);
-
-		km_basis_draw(&bb);
-		km_blas_setup();
-		add_rows(a, &bb, pb.X, pb.y, pb.t->pending, &f);
-		flush_bufs_free(&f);
-	}
+		add_pending_rows(a, &bb, &pb);
 	PG_RETURN_BYTEA_P((bytea *) a);
 }
 

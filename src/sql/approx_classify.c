@@ -538,7 +538,7 @@ fitter_init(Fitter *ft, RowSet *rs, const km_options *opts, const uint32 *cls,
 	ft->opts = opts;
 	ft->cls = cls;
 	ft->k = k;
-	ft->logistic = opts->fit.method == KM_METHOD_LOGISTIC;
+	ft->logistic = km_method_get(opts->fit.method)->primal_loss == KM_PRIMAL_LOGISTIC;
 	ft->class_w = class_w;
 	ft->b = b;
 	ft->bufs.Xs = palloc_extended(mul_size(sizeof(double), mul_size(AC_BLOCK, d)), MCXT_ALLOC_HUGE);

@@ -272,29 +272,11 @@ fill_classifier_model(km_model *m, const km_options *opts,
 		   &m->writer_version[1], &m->writer_version[2]);
 }
 
-/*
- * An approximate classifier (approx_classify.h): the basis and the primal
- * Newton passes over a copy of the rows in hash order (as exact
- * classifiers: the scaler's moments and the Newton sums then add in the
- * same order whatever the order rows arrived in or the parallel plan), then
- * the model over the basis.
- */
-static bytea *
-approx_classifier(RowSet *rs, const km_options *opts, const km_method_ops *ops,
-				  const ClassTable *ct_in)
+/* What an approximate classifier refuses: Platt scaling, and lambda <= 0. */
+static void
+check_approx_classifier(const km_options *opts)
 {
-	KmApproxClassFit fit;
-	const km_basis *b = &fit.basis;
-	ClassTable	ctab = *ct_in;
-	const ClassTable *ct = &ctab;
-	RowSet		view = *rs;
-	double	   *class_w = palloc(sizeof(double) * ct->k);
-	Selection	sel = {0};
-	km_options	chosen;
-	km_error	err;
-	km_model	m;
-
-	if (opts->fit.method == KM_METHOD_SVM && opts->fit.probability)
+	if (km_method_get(opts->fit.method)->platt_probability && opts->fit.probability)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("approximate svm models give no probabilities"),
@@ -307,6 +289,61 @@ approx_classifier(RowSet *rs, const km_options *opts, const km_method_ops *ops,
 					 errmsg("approximate classifiers need lambda > 0"),
 					 errdetail("Option \"lambda\" has the value %g.", opts->lambdas.v[l]),
 					 errhint("The primal objective is regularised by (lambda/2) ||w||^2: give a lambda > 0 (C = 1 / (n lambda)).")));
+}
+
+/* The model of an approximate classifier's fit: its coefficients over the basis. */
+static void
+fill_approx_classifier(km_model *m, const RowSet *rs, const km_options *opts,
+					   const km_method_ops *ops, const KmApproxClassFit *fit,
+					   const ClassTable *ct, const Selection *sel)
+{
+	const km_basis *b = &fit->basis;
+
+	memset(m, 0, sizeof(*m));
+	m->n_train = b->m;
+	m->n_features = b->d;
+	m->n_outputs = fit->q;
+	m->rows_seen = (uint64) rs->n;
+	m->rows_skipped = (uint64) rs->skipped;
+	m->mean = b->mean;
+	m->scale = b->scale;
+	m->alpha = fit->alpha;
+	m->X = km_repr_lookup(b->kind)->keeps_rows ? b->centres : NULL;
+	m->intercepts = fit->intercepts;
+	fill_classifier_model(m, opts, ops, &fit->res, ct, rs->label_type, sel);
+	m->kernel = b->kernel;
+	m->standardize = b->standardize;
+	m->approximation = b->kind;
+	m->components = (uint32) opts->components;
+	m->rank = b->m;
+	m->approx_eps = fit->eps;
+	m->approx_seed = b->seed;
+	m->rff_W = b->W;
+	m->rff_b = b->b;
+}
+
+/*
+ * An approximate classifier (approx_classify.h): the basis and the primal
+ * Newton passes over a copy of the rows in hash order (as exact
+ * classifiers: the scaler's moments and the Newton sums then add in the
+ * same order whatever the order rows arrived in or the parallel plan), then
+ * the model over the basis.
+ */
+static bytea *
+approx_classifier(RowSet *rs, const km_options *opts, const km_method_ops *ops,
+				  const ClassTable *ct_in)
+{
+	KmApproxClassFit fit;
+	ClassTable	ctab = *ct_in;
+	const ClassTable *ct = &ctab;
+	RowSet		view = *rs;
+	double	   *class_w = palloc(sizeof(double) * ct->k);
+	Selection	sel = {0};
+	km_options	chosen;
+	km_error	err;
+	km_model	m;
+
+	check_approx_classifier(opts);
 	if (km_class_weights_resolve(&opts->class_weight, ct->labels, ct->labels_bytes,
 								 ct->k, ct->counts, class_w, &err) != KM_OK)
 		km_raise(&err);
@@ -325,29 +362,9 @@ approx_classifier(RowSet *rs, const km_options *opts, const km_method_ops *ops,
 	if (!fit.res.converged)
 		warn_not_converged(&opts->fit, &fit.res);
 
-	memset(&m, 0, sizeof(m));
-	m.n_train = b->m;
-	m.n_features = b->d;
-	m.n_outputs = fit.q;
-	m.rows_seen = (uint64) rs->n;
-	m.rows_skipped = (uint64) rs->skipped;
-	m.mean = b->mean;
-	m.scale = b->scale;
-	m.alpha = fit.alpha;
-	m.X = km_repr_lookup(b->kind)->keeps_rows ? b->centres : NULL;
-	m.intercepts = fit.intercepts;
-	fill_classifier_model(&m, opts, ops, &fit.res, ct, rs->label_type, &sel);
-	m.kernel = b->kernel;
-	m.standardize = b->standardize;
-	m.approximation = b->kind;
-	m.components = (uint32) opts->components;
-	m.rank = b->m;
-	m.approx_eps = fit.eps;
-	m.approx_seed = b->seed;
-	m.rff_W = b->W;
-	m.rff_b = b->b;
+	fill_approx_classifier(&m, rs, opts, ops, &fit, ct, &sel);
 	elog(DEBUG1, "kernel_train: approximate %s, %u classes, m = %u, %d passes%s, training accuracy %.6f",
-		 ops->name, ct->k, b->m, fit.passes, fit.cached ? " (features cached)" : "",
+		 ops->name, ct->k, fit.basis.m, fit.passes, fit.cached ? " (features cached)" : "",
 		 fit.res.train_accuracy);
 	return km_model_to_bytea(&m);
 }

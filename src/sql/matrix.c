@@ -64,23 +64,18 @@ kernel_matrix_sfunc(PG_FUNCTION_ARGS)
 }
 
 
-Datum
-kernel_matrix_final(PG_FUNCTION_ARGS)
+/*
+ * An n x n float8 array, its values not yet set: an error beyond 1 GB, and
+ * memory checked against kernel_ml's limit first.
+ */
+static ArrayType *
+square_float8_array(size_t n)
 {
-	RowSet	   *rs;
-	km_options	opts;
-	size_t		n;
-	double	   *norms;
-	double	   *K;
 	ArrayType  *result;
 	int			dims[2];
 	int			lbs[2] = {1, 1};
 	Size		nbytes;
 
-	rs = final_rows(fcinfo, "kernel_matrix", &opts);
-	if (rs == NULL)
-		PG_RETURN_NULL();
-	n = (size_t) rs->n;
 	nbytes = ARR_OVERHEAD_NONULLS(2) + (double) n * n * sizeof(double);
 	if ((double) n * n * sizeof(double) + ARR_OVERHEAD_NONULLS(2) > MaxAllocSize)
 		ereport(ERROR,
@@ -90,7 +85,6 @@ kernel_matrix_final(PG_FUNCTION_ARGS)
 				 errhint("Use kernel_train, which keeps the matrix internal.")));
 	km_check_memory((double) nbytes, "kernel_matrix", false);
 
-	/* Build the Gram matrix straight into the result array's data. */
 	result = (ArrayType *) palloc(nbytes);
 	SET_VARSIZE(result, nbytes);
 	result->ndim = 2;
@@ -99,6 +93,26 @@ kernel_matrix_final(PG_FUNCTION_ARGS)
 	dims[0] = dims[1] = (int) n;
 	memcpy(ARR_DIMS(result), dims, sizeof(dims));
 	memcpy(ARR_LBOUND(result), lbs, sizeof(lbs));
+	return result;
+}
+
+Datum
+kernel_matrix_final(PG_FUNCTION_ARGS)
+{
+	RowSet	   *rs;
+	km_options	opts;
+	size_t		n;
+	double	   *norms;
+	double	   *K;
+	ArrayType  *result;
+
+	rs = final_rows(fcinfo, "kernel_matrix", &opts);
+	if (rs == NULL)
+		PG_RETURN_NULL();
+	n = (size_t) rs->n;
+
+	/* Build the Gram matrix straight into the result array's data. */
+	result = square_float8_array(n);
 	K = (double *) ARR_DATA_PTR(result);
 
 	norms = palloc(n * sizeof(double));
@@ -119,6 +133,69 @@ kernel_matrix_final(PG_FUNCTION_ARGS)
 }
 
 /*
+ * The rows kernel_check diagnoses: the state's, or a standardized copy
+ * (the state stays as it was: a window aggregate calls us again).
+ */
+static double *
+check_rows(const RowSet *rs, const km_options *opts)
+{
+	size_t		n = (size_t) rs->n;
+	double	   *mean;
+	double	   *scale;
+	double	   *X;
+
+	if (!opts->standardize)
+		return rs->X;
+	mean = palloc(sizeof(double) * rs->d);
+	scale = palloc(sizeof(double) * rs->d);
+	X = palloc_extended(mul_size(n, mul_size(rs->d, sizeof(double))), MCXT_ALLOC_HUGE);
+	km_standardize(rs->X, n, rs->d, mean, scale, X);
+	return X;
+}
+
+/* A finite Gram matrix can still have eigenvalues beyond a double: an error. */
+static void
+check_spectrum_finite(const km_spectrum *sp, const km_options *opts, size_t n)
+{
+	if (!isfinite(sp->min_eigenvalue) || !isfinite(sp->max_eigenvalue) ||
+		!isfinite(sp->max_asymmetry) || !isfinite(sp->tolerance))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("kernel matrix diagnostics are out of range for type double precision"),
+				 errdetail("The eigenvalues of the %s kernel matrix of %zu rows range from %s to %s, and its largest asymmetry is %s.",
+						   km_kernel_name(opts->fit.kernel.type), n,
+						   float8out_internal(sp->min_eigenvalue),
+						   float8out_internal(sp->max_eigenvalue),
+						   float8out_internal(sp->max_asymmetry)),
+				 errhint("Standardize the features, or use a smaller gamma or degree.")));
+}
+
+/* kernel_check's result: the options and the spectrum's diagnostics. */
+static Jsonb *
+check_json(const km_spectrum *sp, const km_options *opts, size_t n)
+{
+	KmJson		j;
+
+	km_json_begin(&j);
+	km_json_int(&j, "n", (int64) n);
+	km_json_str(&j, "kernel", km_kernel_name(opts->fit.kernel.type));
+	if (km_kernel_params(opts->fit.kernel.type) & KM_PARAM_GAMMA)
+		km_json_num(&j, "gamma", opts->fit.kernel.gamma);
+	km_json_bool(&j, "standardize", opts->standardize);
+	km_json_bool(&j, "symmetric", sp->max_asymmetry <= 1e-12 * Max(sp->max_abs, 1.0));
+	km_json_num(&j, "max_asymmetry", sp->max_asymmetry);
+	km_json_num(&j, "min_eigenvalue", sp->min_eigenvalue);
+	km_json_num(&j, "max_eigenvalue", sp->max_eigenvalue);
+	/* null when singular (or when the ratio overflows) */
+	km_json_num(&j, "condition_number", sp->min_eigenvalue > sp->tolerance ?
+				sp->max_eigenvalue / sp->min_eigenvalue : NAN);
+	km_json_bool(&j, "is_psd", sp->min_eigenvalue >= -sp->tolerance);
+	km_json_num(&j, "tolerance", sp->tolerance);
+	km_json_int(&j, "effective_rank", (int64) sp->rank);
+	return km_json_finish(&j);
+}
+
+/*
  * kernel_check: the kernel_matrix state, diagnosed instead of returned.
  * It diagnoses the matrix kernel_train would factor with the same options:
  * of the rows standardized as training standardizes them ("standardize",
@@ -135,8 +212,6 @@ kernel_check_final(PG_FUNCTION_ARGS)
 	double	   *work;
 	km_spectrum sp;
 	km_error	err;
-	KmJson		j;
-	bool		psd;
 	double	   *X;
 
 	rs = final_rows(fcinfo, "kernel_check", &opts);
@@ -148,16 +223,7 @@ kernel_check_final(PG_FUNCTION_ARGS)
 					"kernel_check", false);
 	if (nwork == 0)
 		elog(ERROR, "kernel_check workspace overflows");
-	X = rs->X;
-	if (opts.standardize)
-	{
-		/* a copy: the state stays as it was (a window aggregate calls us again) */
-		double	   *mean = palloc(sizeof(double) * rs->d);
-		double	   *scale = palloc(sizeof(double) * rs->d);
-
-		X = palloc_extended(mul_size(n, mul_size(rs->d, sizeof(double))), MCXT_ALLOC_HUGE);
-		km_standardize(rs->X, n, rs->d, mean, scale, X);
-	}
+	X = check_rows(rs, &opts);
 	work = km_alloc_prefaulted(mul_size(nwork, sizeof(double)));
 
 	km_blas_setup();
@@ -167,36 +233,6 @@ kernel_check_final(PG_FUNCTION_ARGS)
 	km_free_prefaulted(work);
 	if (X != rs->X)
 		pfree(X);
-
-	/* a finite Gram matrix can still have eigenvalues beyond a double */
-	if (!isfinite(sp.min_eigenvalue) || !isfinite(sp.max_eigenvalue) ||
-		!isfinite(sp.max_asymmetry) || !isfinite(sp.tolerance))
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("kernel matrix diagnostics are out of range for type double precision"),
-				 errdetail("The eigenvalues of the %s kernel matrix of %zu rows range from %s to %s, and its largest asymmetry is %s.",
-						   km_kernel_name(opts.fit.kernel.type), n,
-						   float8out_internal(sp.min_eigenvalue),
-						   float8out_internal(sp.max_eigenvalue),
-						   float8out_internal(sp.max_asymmetry)),
-				 errhint("Standardize the features, or use a smaller gamma or degree.")));
-
-	psd = sp.min_eigenvalue >= -sp.tolerance;
-	km_json_begin(&j);
-	km_json_int(&j, "n", (int64) n);
-	km_json_str(&j, "kernel", km_kernel_name(opts.fit.kernel.type));
-	if (km_kernel_params(opts.fit.kernel.type) & KM_PARAM_GAMMA)
-		km_json_num(&j, "gamma", opts.fit.kernel.gamma);
-	km_json_bool(&j, "standardize", opts.standardize);
-	km_json_bool(&j, "symmetric", sp.max_asymmetry <= 1e-12 * Max(sp.max_abs, 1.0));
-	km_json_num(&j, "max_asymmetry", sp.max_asymmetry);
-	km_json_num(&j, "min_eigenvalue", sp.min_eigenvalue);
-	km_json_num(&j, "max_eigenvalue", sp.max_eigenvalue);
-	/* null when singular (or when the ratio overflows) */
-	km_json_num(&j, "condition_number", sp.min_eigenvalue > sp.tolerance ?
-				sp.max_eigenvalue / sp.min_eigenvalue : NAN);
-	km_json_bool(&j, "is_psd", psd);
-	km_json_num(&j, "tolerance", sp.tolerance);
-	km_json_int(&j, "effective_rank", (int64) sp.rank);
-	PG_RETURN_JSONB_P(km_json_finish(&j));
+	check_spectrum_finite(&sp, &opts, n);
+	PG_RETURN_JSONB_P(check_json(&sp, &opts, n));
 }

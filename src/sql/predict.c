@@ -242,6 +242,61 @@ cache_free_entry(ModelCache *mc)
 	return e;
 }
 
+/* The scorer of e's decoded model and its row buffers, in e's context. */
+static void
+entry_prepare_scorer(CacheEntry *e)
+{
+	km_model   *m = &e->model;
+	size_t		n = km_scorer_doubles(m);
+
+	if (n == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("kernel_ml model is too large to score"),
+				 errdetail("Its %u rows of %u features do not fit in memory.",
+						   m->n_train, m->n_features)));
+	km_check_memory(8.0 * (double) n, "kernel_predict model cache", false);
+	km_scorer_prepare(&e->scorer, m,
+					  MemoryContextAllocHuge(e->ctx, n * sizeof(double)));
+	e->x = MemoryContextAlloc(e->ctx, (Size) m->n_features * sizeof(double));
+	e->out = MemoryContextAlloc(e->ctx, (Size) m->n_outputs * sizeof(double));
+}
+
+/* What identifies e's model: its TOAST pointer, or its bytes (a copy if asked). */
+static void
+entry_set_key(CacheEntry *e, const uint8 *buf, Size len,
+			  const struct varatt_external *ptr, bool copy)
+{
+	e->toasted = ptr != NULL;
+	if (ptr != NULL)
+		e->ptr = *ptr;
+	e->len = len;
+	e->bytes = NULL;
+	if (copy)
+	{
+		e->bytes = MemoryContextAllocHuge(e->ctx, len);
+		memcpy(e->bytes, buf, len);
+	}
+}
+
+/* Make the loaded entry e valid, findable by hash, and the current one. */
+static void
+cache_insert(ModelCache *mc, CacheEntry *e, uint32 hash)
+{
+	e->hash = hash;
+	e->size = MemoryContextMemAllocated(e->ctx, true);
+
+	e->valid = true;
+	e->next = mc->buckets[hash & (KM_CACHE_BUCKETS - 1)];
+	mc->buckets[hash & (KM_CACHE_BUCKETS - 1)] = e->index;
+	dlist_push_head(&mc->lru, &e->lru);
+	mc->n_valid++;
+	mc->total += e->size;
+	/* the estimate left out the scorer */
+	cache_make_room(mc, 0, e);
+	mc->cur = e;
+}
+
 /*
  * Decode the detoasted model b into a new entry (evicting others to make
  * room) and make it the current one.  ptr: its TOAST pointer, or NULL for
@@ -255,11 +310,9 @@ cache_load(ModelCache *mc, bytea *b, const struct varatt_external *ptr, uint32 h
 	Size		len = VARSIZE_ANY_EXHDR(b);
 	bool		copy = ptr == NULL && !mc->arg_const;
 	km_model_shape shape;
-	size_t		n;
 	double	   *storage;
 	km_error	err;
 	CacheEntry *e;
-	km_model   *m;
 
 	/* a malformed model leaves the cache as it was */
 	if (km_model_peek(buf, len, &shape, &err) != KM_OK)
@@ -267,46 +320,13 @@ cache_load(ModelCache *mc, bytea *b, const struct varatt_external *ptr, uint32 h
 	cache_make_room(mc, add_size(mul_size(km_model_storage_doubles(&shape), sizeof(double)),
 								 copy ? len : 0), NULL);
 	e = cache_free_entry(mc);
-	m = &e->model;
 	storage = MemoryContextAllocHuge(e->ctx,
 									 km_model_storage_doubles(&shape) * sizeof(double));
-	if (km_model_decode(buf, len, m, storage, &err) != KM_OK)
+	if (km_model_decode(buf, len, &e->model, storage, &err) != KM_OK)
 		km_raise(&err);
-	n = km_scorer_doubles(m);
-	if (n == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("kernel_ml model is too large to score"),
-				 errdetail("Its %u rows of %u features do not fit in memory.",
-						   m->n_train, m->n_features)));
-	km_check_memory(8.0 * (double) n, "kernel_predict model cache", false);
-	km_scorer_prepare(&e->scorer, m,
-					  MemoryContextAllocHuge(e->ctx, n * sizeof(double)));
-	e->x = MemoryContextAlloc(e->ctx, (Size) m->n_features * sizeof(double));
-	e->out = MemoryContextAlloc(e->ctx, (Size) m->n_outputs * sizeof(double));
-
-	e->toasted = ptr != NULL;
-	if (ptr != NULL)
-		e->ptr = *ptr;
-	e->len = len;
-	e->bytes = NULL;
-	if (copy)
-	{
-		e->bytes = MemoryContextAllocHuge(e->ctx, len);
-		memcpy(e->bytes, buf, len);
-	}
-	e->hash = hash;
-	e->size = MemoryContextMemAllocated(e->ctx, true);
-
-	e->valid = true;
-	e->next = mc->buckets[hash & (KM_CACHE_BUCKETS - 1)];
-	mc->buckets[hash & (KM_CACHE_BUCKETS - 1)] = e->index;
-	dlist_push_head(&mc->lru, &e->lru);
-	mc->n_valid++;
-	mc->total += e->size;
-	/* the estimate left out the scorer */
-	cache_make_room(mc, 0, e);
-	mc->cur = e;
+	entry_prepare_scorer(e);
+	entry_set_key(e, buf, len, ptr, copy);
+	cache_insert(mc, e, hash);
 	/* what a user can watch when scoring seems slow */
 	elog(DEBUG1, "kernel_ml model cache: decoded a%s model (%d cached)",
 		 ptr != NULL ? " TOASTed" : mc->arg_const ? " constant" : "n in-line", mc->n_valid);
@@ -511,6 +531,37 @@ kernel_predict(PG_FUNCTION_ARGS)
 											PG_GETARG_ARRAYTYPE_P(1)));
 }
 
+/* kernel_eval's error when the kernel value of x and z overflowed: what overflowed. */
+static void
+raise_kernel_overflow(const km_kernel *kernel, const double *x, const double *z, int d)
+{
+	km_kernel	lin = {KM_KERNEL_LINEAR, 0, 0.0, 0.0};
+	double		ip;
+	const char *what;
+
+	switch (kernel->type)
+	{
+		case KM_KERNEL_RBF:
+			what = "squared distance";
+			break;
+		case KM_KERNEL_LAPLACIAN:
+			what = "L1 distance";
+			break;
+		case KM_KERNEL_MIN:
+			what = "sum of minima";
+			break;
+		default:
+			what = km_kernel_eval_finite(&lin, x, z, d, &ip) ? "kernel value" : "inner product";
+			break;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+			 errmsg("kernel value is out of range for type double precision"),
+			 errdetail("The %s of x and z under the %s kernel overflowed.",
+					   what, km_kernel_name(kernel->type)),
+			 errhint("Use smaller feature values (standardize them), or a smaller gamma or degree.")));
+}
+
 Datum
 kernel_eval(PG_FUNCTION_ARGS)
 {
@@ -537,33 +588,7 @@ kernel_eval(PG_FUNCTION_ARGS)
 	km_array_copy(za, d, z, "z");
 	km_options_resolve(&opts, d);
 	if (!km_kernel_eval_finite(&opts.fit.kernel, x, z, d, &value))
-	{
-		km_kernel	lin = {KM_KERNEL_LINEAR, 0, 0.0, 0.0};
-		double		ip;
-		const char *what;
-
-		switch (opts.fit.kernel.type)
-		{
-			case KM_KERNEL_RBF:
-				what = "squared distance";
-				break;
-			case KM_KERNEL_LAPLACIAN:
-				what = "L1 distance";
-				break;
-			case KM_KERNEL_MIN:
-				what = "sum of minima";
-				break;
-			default:
-				what = km_kernel_eval_finite(&lin, x, z, d, &ip) ? "kernel value" : "inner product";
-				break;
-		}
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("kernel value is out of range for type double precision"),
-				 errdetail("The %s of x and z under the %s kernel overflowed.",
-						   what, km_kernel_name(opts.fit.kernel.type)),
-				 errhint("Use smaller feature values (standardize them), or a smaller gamma or degree.")));
-	}
+		raise_kernel_overflow(&opts.fit.kernel, x, z, d);
 	PG_RETURN_FLOAT8(value);
 }
 
@@ -656,6 +681,9 @@ describe_selection(KmJson *j, bytea *b)
 static void
 km_classifier_info(const km_model *m, KmJson *j)
 {
+	const km_method_ops *ops = km_method_get(m->method);
+	const char *hint = NULL;
+
 	if (!km_task_lookup(m->task)->classes || m->n_classes < 2)
 		return;
 	km_json_begin_object(j, "classes");
@@ -663,12 +691,13 @@ km_classifier_info(const km_model *m, KmJson *j)
 		km_json_int(j, km_classes_label(m->labels, m->labels_bytes, m->n_classes, c),
 					m->class_counts ? (int64) m->class_counts[c] : -1);
 	km_json_end(j);
+	/* the model's probabilities: Platt's stored, or the method's link */
 	km_json_bool(j, "probability", m->has_probability ||
-				 m->method == KM_METHOD_LOGISTIC);
+				 (ops && ops->prob_link(m->has_probability, m->multiclass,
+										&hint) != KM_PROB_NONE));
 	/* approximate classifiers: the loss primal Newton minimized */
-	if (km_repr_lookup(m->approximation)->approximate)
-		km_json_str(j, "loss", m->method == KM_METHOD_LOGISTIC ? "logistic" :
-					"squared_hinge (L2-SVM)");
+	if (ops && km_repr_lookup(m->approximation)->approximate)
+		km_json_str(j, "loss", ops->primal_loss_name);
 }
 
 Datum

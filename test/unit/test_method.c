@@ -12,12 +12,14 @@
 #include "fit.h"
 #include "model.h"
 #include "options_core.h"
+#include "primal.h"
 #include "task.h"
 #include "unit.h"
 
 void		test_method_registry(void);
 void		test_method_unknown_is_an_error(void);
 void		test_method_task_table(void);
+void		test_method_answers(void);
 
 /* A method's own options (method.h own_options), on a method made up here. */
 typedef struct fake_params
@@ -242,4 +244,80 @@ test_method_task_table(void)
 			  "method %s: classes and multiclass", ops->name);
 		CHECK(km_method_task((km_method) i) == ops->task, "km_method_task %s", ops->name);
 	}
+}
+
+/* A classifier's answers to the code that used to name it (method.h, the last entries). */
+static void
+check_classifier_answers(const km_method_ops *ops)
+{
+	CHECK(ops->primal_loss == KM_PRIMAL_LOGISTIC || ops->primal_loss == KM_PRIMAL_SQHINGE,
+		  "%s primal loss %d", ops->name, ops->primal_loss);
+	CHECK(ops->primal_loss_name != NULL && ops->primal_loss_name[0] != '\0',
+		  "%s primal loss name", ops->name);
+	/* the approximate form scores its candidates by log-loss exactly when its loss is logistic */
+	CHECK((ops->primal_loss == KM_PRIMAL_LOGISTIC) == (ops->score_metric == KM_SCORE_LOG_LOSS),
+		  "%s primal loss and score metric", ops->name);
+	CHECK((ops->primal_solvers & ~ops->solvers) == 0 &&
+		  !(ops->primal_solvers & (1u << KM_SOLVER_DEFAULT)), "%s primal solvers", ops->name);
+	CHECK(ops->platt_probability == ((ops->options & KM_OPTION_BIT(KM_OPT_PROBABILITY)) != 0),
+		  "%s: Platt scaling and the probability option", ops->name);
+	CHECK(!ops->gram_cols || (ops->solvers & (1u << KM_SOLVER_SMO)),
+		  "%s reads Gram columns but has no SMO", ops->name);
+}
+
+/*
+ * The entries the rest of the code asks instead of naming a method: one
+ * default method per task, one method solved from the approximate sums,
+ * classification answers only on classifiers, and each consistent.
+ */
+void
+test_method_answers(void)
+{
+	int			n_sums = 0;
+
+	for (long long t = KM_TASK_FIRST; t <= KM_TASK_LAST; t++)
+	{
+		int			n_default = 0;
+
+		for (int i = KM_METHOD_FIRST; i <= KM_METHOD_LAST; i++)
+		{
+			const km_method_ops *ops = km_method_get((km_method) i);
+
+			if (ops != NULL && ops->task == t && ops->task_default)
+			{
+				n_default++;
+				CHECK(km_method_default((km_task) t) == ops, "km_method_default(%lld)", t);
+			}
+		}
+		CHECK(n_default == 1, "task %lld has %d default methods", t, n_default);
+	}
+	CHECK(km_method_default(km_task_default()->id) == &km_ridge_ops, "ridge by default");
+	CHECK(km_method_default(KM_TASK_CLASSIFICATION) == &km_svm_ops, "svm for text labels");
+	CHECK(km_method_default((km_task) 0) == NULL, "no default of task 0");
+	for (int i = KM_METHOD_FIRST; i <= KM_METHOD_LAST; i++)
+	{
+		const km_method_ops *ops = km_method_get((km_method) i);
+
+		if (ops == NULL)
+			continue;
+		if (ops->approx_sums)
+		{
+			n_sums++;
+			CHECK(km_task_lookup(ops->task)->approx_gcv && ops->primal_fit == NULL &&
+				  km_method_approx_sums() == ops, "%s solves from the sums", ops->name);
+		}
+		if (km_task_lookup(ops->task)->classes)
+			check_classifier_answers(ops);
+		else
+			CHECK(!ops->platt_probability && !ops->support_vectors && !ops->gram_cols &&
+				  ops->primal_loss == 0 && ops->primal_loss_name == NULL &&
+				  ops->primal_solvers == 0, "%s: classification answers on a regression method",
+				  ops->name);
+	}
+	CHECK(n_sums == 1 && km_method_approx_sums() == &km_ridge_ops, "%d methods solve from the sums", n_sums);
+	CHECK(km_method_get(KM_METHOD_SVM)->platt_probability &&
+		  km_method_get(KM_METHOD_SVM)->support_vectors &&
+		  !km_method_get(KM_METHOD_LOGISTIC)->platt_probability &&
+		  km_method_get(KM_METHOD_LOGISTIC)->primal_solvers == (1u << KM_SOLVER_NEWTON),
+		  "svm and logistic answers");
 }

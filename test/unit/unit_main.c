@@ -33,6 +33,7 @@ int			unit_failures = 0;
 	X(test_score_overflow) \
 	X(test_method_unknown_is_an_error) \
 	X(test_method_task_table) \
+	X(test_method_answers) \
 	X(test_solve_standardize) \
 	X(test_solve_cholesky_blocked) \
 	X(test_solve_ridge_residual) \

@@ -11,6 +11,7 @@
 #include "class_types.h"
 #include "logistic.h"
 #include "options_core.h"
+#include "primal.h"
 
 static int
 logistic_multiclass(uint32_t k)
@@ -95,4 +96,8 @@ const km_method_ops km_logistic_ops = {
 	.class_workspace_doubles = logistic_class_workspace_doubles,
 	.fit_classes = logistic_fit_classes,
 	.prob_link = logistic_prob_link,
+	.primal_loss = KM_PRIMAL_LOGISTIC,
+	.primal_loss_name = "logistic",
+	/* "newton" names primal Newton's steps as well */
+	.primal_solvers = 1u << KM_SOLVER_NEWTON,
 };

@@ -239,4 +239,6 @@ const km_method_ops km_ridge_ops = {
 	.fields = ridge_fields,
 	.n_fields = sizeof(ridge_fields) / sizeof(ridge_fields[0]),
 	.hint = ridge_hint,
+	.task_default = true,
+	.approx_sums = true,
 };

@@ -10,6 +10,7 @@
 
 #include "class_types.h"
 #include "options_core.h"
+#include "primal.h"
 #include "svm.h"
 
 static int
@@ -115,4 +116,10 @@ const km_method_ops km_svm_ops = {
 	.class_workspace_doubles = svm_class_workspace_doubles,
 	.fit_classes = svm_fit_classes,
 	.prob_link = svm_prob_link,
+	.task_default = true,
+	.platt_probability = true,
+	.support_vectors = true,
+	.gram_cols = true,
+	.primal_loss = KM_PRIMAL_SQHINGE,
+	.primal_loss_name = "squared_hinge (L2-SVM)",
 };

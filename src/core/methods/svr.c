@@ -285,7 +285,7 @@ km_svr_primal_fit(const double *Z, size_t rows, uint32_t m, const double *y,
 							 err, interrupt);
 }
 
-/* ---- the method: registry entry KM_METHOD_SVR (methods.def) ---- */
+/* ---- the method: registry entry km_svr_ops (methods.def) ---- */
 
 /* Its own options (km_fit_params.method_params). */
 typedef struct svr_params
