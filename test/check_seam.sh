@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# check_seam.sh [METHOD...]: a method is one file in src/core/methods/ (and
+# check_seam.sh [METHOD...] (default: every method): a method is one file in src/core/methods/ (and
 # its header) plus one line of src/core/methods.def, and nothing else in
 # src/ depends on it (issue 23: "a new method is one file and one registry
 # line").  For each METHOD (by the NAME of its methods.def line, e.g. SVR),
@@ -12,7 +12,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-[ $# -gt 0 ] || set -- SVR
+# no METHOD: every method of methods.def
+[ $# -gt 0 ] || set -- $(sed -nE 's/^KM_METHOD\([0-9]+, *([A-Z_0-9]+),.*/\1/p' src/core/methods.def)
 werror="-Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare -Werror"
 passed=0
 failed=0
