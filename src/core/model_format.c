@@ -307,7 +307,6 @@ static const km_section_ops common_sections[] = {
 };
 
 #define N_COMMON N_FIELDS(common_sections)
-#define N_STAGES 5				/* stages are 0 .. N_STAGES - 1 */
 
 /* ------------------------------------------------------------------ */
 /* The sections known to this build                                   */
@@ -681,7 +680,7 @@ read_sections(const known *k, const km_section_in *in, km_model *r,
 {
 	km_status	st;
 
-	for (int stage = 0; stage < N_STAGES; stage++)
+	for (int stage = 0; stage < KM_SECTION_STAGES; stage++)
 		for (int tag = 0; tag < KM_SECTION_TAGS; tag++)
 		{
 			const km_section_ops *sec = k->by_tag[tag];

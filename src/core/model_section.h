@@ -36,6 +36,9 @@
  */
 #define KM_SECTION_TAGS 32
 
+/* Read stages are 0 .. KM_SECTION_STAGES - 1. */
+#define KM_SECTION_STAGES 5
+
 /* One section as found by the walk; payload NULL: not in the model. */
 typedef struct km_section
 {
@@ -59,7 +62,7 @@ typedef struct km_section_ops
 	uint16_t	tag;			/* KM_SECTION_* (model.h) */
 	uint16_t	flags;			/* as written, and as a reader requires */
 	const char *name;			/* in messages: "classes" */
-	int			stage;			/* read order: (stage, tag) */
+	int			stage;			/* read order: (stage, tag); < KM_SECTION_STAGES */
 	bool		sized;			/* length checked against bytes(shape) early */
 	bool		may_be_empty;	/* 0 bytes is a size, not an overflow */
 
