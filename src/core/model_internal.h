@@ -7,10 +7,15 @@
  *   model_fields.c  the field codec (km_field tables to and from bytes)
  *                   and kernel_model_info's field walk
  *   model_v1.c      format 1 (0.1.0): its reader, and its writer for tests
- *   model_format.c  the section table, format 2, and the entry points
+ *   model_sections_task.c, model_sections_repr.c
+ *                   the sections the task and representation rows declare
+ *                   (model_section.h)
+ *   model_format.c  format 2's frame and common sections, the walk over
+ *                   every known section, and the entry points
  *                   (km_model_size, _encode, _peek, _decode)
  *
- * Each calls only those listed above it (no import circle).  This header
+ * Each calls only those listed above it (no import circle; model_format.c
+ * reaches the sections through the rows' pointers, never by name).  This header
  * does not include model.h, which model.c implements: every file that
  * includes it includes model.h first.
  *
