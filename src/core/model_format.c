@@ -376,6 +376,50 @@ sections_of(const known *k, const km_model_shape *s,
 	return n;
 }
 
+/*
+ * Where each section the shape has keeps its arrays in a decoded model's
+ * storage: after the common arrays (layout l), in tag order.  at[tag] is
+ * its first double (of those with a storage hook); *total all doubles.
+ * False on overflow.
+ */
+static bool
+section_storage(const known *k, const km_model_shape *s, const layout *l,
+				size_t at[KM_SECTION_TAGS], size_t *total)
+{
+	const km_section_ops *has[KM_SECTION_TAGS];
+	int			n = sections_of(k, s, has);
+	uint64_t	end = l->total;
+
+	for (int i = 0; i < n; i++)
+	{
+		if (has[i]->storage == NULL)
+			continue;
+		at[has[i]->tag] = (size_t) end;
+		/* each part is below 2^34 doubles: the sum cannot wrap */
+		end += has[i]->storage(s);
+		if (end > SIZE_MAX / sizeof(double))
+			return false;
+	}
+	*total = (size_t) end;
+	return true;
+}
+
+size_t
+km_model_storage_doubles(const km_model_shape *s)
+{
+	layout		l;
+	known		k;
+	size_t		at[KM_SECTION_TAGS];
+	size_t		total;
+
+	if (!layout_of(s, &l))
+		return 0;
+	known_sections(&k);
+	if (!section_storage(&k, s, &l, at, &total))
+		return 0;
+	return total;
+}
+
 size_t
 km_model_size(const km_model_shape *s)
 {
@@ -672,11 +716,12 @@ header_v2(const uint8_t *buf, km_model *r, km_error *err)
 
 /*
  * Every known section, by (stage, tag): read if found, judged by its
- * absent hook if not.
+ * absent hook if not.  A section the shape has reads its arrays into its
+ * part of storage (at[tag]); one it does not have only validates.
  */
 static km_status
-read_sections(const known *k, const km_section_in *in, km_model *r,
-			  km_error *err)
+read_sections(const known *k, km_section_in *in, const size_t at[KM_SECTION_TAGS],
+			  km_model *r, km_error *err)
 {
 	km_status	st;
 
@@ -688,11 +733,30 @@ read_sections(const known *k, const km_section_in *in, km_model *r,
 
 			if (sec == NULL || sec->stage != stage)
 				continue;
+			in->mine = in->storage && sec->storage && sec->present(in->s) ?
+				in->storage + at[tag] : NULL;
 			hook = in->found[tag].payload ? sec->read : sec->absent;
 			if (hook && (st = hook(in, r, err)) != KM_OK)
 				return st;
 		}
 	return KM_OK;
+}
+
+/* Point r's arrays into storage: the common ones, then each section's. */
+static void
+attach_sections(const known *k, km_model *r, double *storage,
+				const km_model_shape *s, const layout *l,
+				const size_t at[KM_SECTION_TAGS])
+{
+	const km_section_ops *has[KM_SECTION_TAGS];
+	int			n = sections_of(k, s, has);
+
+	if (storage == NULL)
+		return;
+	attach_storage(r, storage, s, l);
+	for (int i = 0; i < n; i++)
+		if (has[i]->attach)
+			has[i]->attach(r, storage + at[has[i]->tag], s);
 }
 
 /*
@@ -735,13 +799,19 @@ decode_v2(const uint8_t *buf, size_t len, km_model *m, double *storage,
 	km_model_shape s;
 	layout		l;
 	km_section_in in;
+	size_t		at[KM_SECTION_TAGS];
+	size_t		total;
 	km_status	st;
 
 	known_sections(&k);
 	if ((st = walk_sections(buf, len, true, &k, found, err)) != KM_OK ||
 		(st = shape_v2(buf, &k, found, &s, err)) != KM_OK)
 		return st;
+	/* shape_v2 proved the layout; storage holds km_model_storage_doubles */
 	layout_of(&s, &l);
+	if (!section_storage(&k, &s, &l, at, &total))
+		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
+					   "The model's arrays do not fit in memory.");
 
 	memset(&r, 0, sizeof(r));
 	r.format_version = 2;
@@ -751,12 +821,13 @@ decode_v2(const uint8_t *buf, size_t len, km_model *m, double *storage,
 	in.s = &s;
 	in.storage = storage;
 	in.l = &l;
+	in.mine = NULL;
 	if ((st = header_v2(buf, &r, err)) != KM_OK ||
-		(st = read_sections(&k, &in, &r, err)) != KM_OK ||
+		(st = read_sections(&k, &in, at, &r, err)) != KM_OK ||
 		(st = check_owners(&k, found, &r, err)) != KM_OK)
 		return st;
 
-	attach_storage(&r, storage, &s, &l);
+	attach_sections(&k, &r, storage, &s, &l, at);
 	*m = r;
 	return KM_OK;
 }

@@ -90,10 +90,11 @@ BITS_ACCESSORS(int32_t, i32, 32)
 BITS_ACCESSORS(double, f64, 64)
 
 /*
- * Where each array of a decoded model lies in its storage, in doubles: the
- * layout km_model_storage_doubles counts and both decoders fill.  Arrays a
- * shape does not have take no room.  Labels are bytes and class counts
- * u64, in double-sized slots.
+ * Where each array of the common sections of a decoded model lies in its
+ * storage, in doubles, as both decoders fill it.  Arrays a shape does not
+ * have take no room.  The arrays of the other sections follow, each
+ * section's in a part of its own (km_section_ops.storage, model_format.c),
+ * and km_model_storage_doubles counts them all.
  */
 typedef struct layout
 {
@@ -103,12 +104,6 @@ typedef struct layout
 				intercepts,
 				X,
 				candidates,
-				W,
-				b,
-				prob_A,
-				prob_B,
-				counts,
-				labels,
 				total;
 } layout;
 

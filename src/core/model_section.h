@@ -54,7 +54,8 @@ typedef struct km_section_in
 	const km_section *found;	/* KM_SECTION_TAGS entries, by tag */
 	const struct km_model_shape *s;
 	double	   *storage;		/* NULL: validate only */
-	const layout *l;
+	const layout *l;			/* the common sections' arrays in storage */
+	double	   *mine;			/* this section's part (storage hook), or NULL */
 } km_section_in;
 
 typedef struct km_section_ops
@@ -85,6 +86,14 @@ typedef struct km_section_ops
 						 km_error *err);
 	km_status	(*absent) (const km_section_in *in, struct km_model *r,
 						   km_error *err);
+	/*
+	 * Doubles of a decoded model's storage its arrays take (labels and u64
+	 * counts in double-sized slots), and how r points into that part,
+	 * mine, once its reader has filled it; NULL: none.
+	 */
+	uint64_t	(*storage) (const struct km_model_shape *s);
+	void		(*attach) (struct km_model *r, double *mine,
+						   const struct km_model_shape *s);
 	/* its scalar fields for kernel_model_info, when present */
 	void		(*describe) (const struct km_model *m, const km_describer *out);
 } km_section_ops;

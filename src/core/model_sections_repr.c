@@ -176,10 +176,24 @@ rff_read(const km_section_in *in, km_model *r, km_error *err)
 
 	(void) r;
 	if ((st = read_array(&p, (size_t) s->d * s->n_train, "rff W", false,
-						 storage_at(in->storage, in->l->W), err)) != KM_OK)
+						 in->mine, err)) != KM_OK)
 		return st;
 	return read_array(&p, s->n_train, "rff b", false,
-					  storage_at(in->storage, in->l->b), err);
+					  in->mine ? in->mine + (size_t) s->d * s->n_train : NULL, err);
+}
+
+/* W (d x D), then b (D) */
+static uint64_t
+rff_storage(const km_model_shape *s)
+{
+	return (uint64_t) s->d * s->n_train + s->n_train;
+}
+
+static void
+rff_attach(km_model *r, double *mine, const km_model_shape *s)
+{
+	r->rff_W = mine;
+	r->rff_b = mine + (size_t) s->d * s->n_train;
 }
 
 static const km_section_ops rff = {
@@ -187,6 +201,7 @@ static const km_section_ops rff = {
 	.stage = 1, .sized = true,
 	.present = rff_present, .bytes = rff_bytes, .write = rff_write,
 	.check_presence = rff_check_presence, .read = rff_read,
+	.storage = rff_storage, .attach = rff_attach,
 };
 
 /* The lists the rows of repr.c point at. */

@@ -118,15 +118,30 @@ classes_read(const km_section_in *in, km_model *r, km_error *err)
 	if ((st = check_labels(p, s->labels_bytes, r->n_classes, err)) != KM_OK)
 		return st;
 	r->labels_bytes = s->labels_bytes;
-	if (in->storage)
+	if (in->mine)
 	{
-		uint64_t   *counts = (uint64_t *) (in->storage + in->l->counts);
+		uint64_t   *counts = (uint64_t *) in->mine;
 
 		for (uint32_t i = 0; i < r->n_classes; i++)
 			counts[i] = load_u64(cls->payload + fixed + 8 * (size_t) i);
-		memcpy(in->storage + in->l->labels, p, s->labels_bytes);
+		memcpy(in->mine + r->n_classes, p, s->labels_bytes);
 	}
 	return KM_OK;
+}
+
+/* The counts (u64 in double-sized slots), then the labels' bytes. */
+static uint64_t
+classes_storage(const km_model_shape *s)
+{
+	return s->n_classes +
+		((uint64_t) s->labels_bytes + sizeof(double) - 1) / sizeof(double);
+}
+
+static void
+classes_attach(km_model *r, double *mine, const km_model_shape *s)
+{
+	r->class_counts = (const uint64_t *) mine;
+	r->labels = (const char *) (mine + s->n_classes);
 }
 
 /*
@@ -162,6 +177,7 @@ static const km_section_ops classes = {
 	.stage = 2, .sized = true,
 	.present = is_classifier, .bytes = classes_bytes, .write = classes_write,
 	.shape = classes_shape, .read = classes_read, .absent = classes_absent,
+	.storage = classes_storage, .attach = classes_attach,
 	.describe = classes_describe,
 };
 
@@ -213,11 +229,25 @@ probability_read(const km_section_in *in, km_model *r, km_error *err)
 	km_status	st;
 
 	r->has_probability = true;
-	if ((st = read_array(&p, in->s->q, "probability A", false,
-						 storage_at(in->storage, in->l->prob_A), err)) != KM_OK)
+	if ((st = read_array(&p, in->s->q, "probability A", false, in->mine,
+						 err)) != KM_OK)
 		return st;
 	return read_array(&p, in->s->q, "probability B", false,
-					  storage_at(in->storage, in->l->prob_B), err);
+					  in->mine ? in->mine + in->s->q : NULL, err);
+}
+
+/* A[q], then B[q] */
+static uint64_t
+probability_storage(const km_model_shape *s)
+{
+	return 2 * (uint64_t) s->q;
+}
+
+static void
+probability_attach(km_model *r, double *mine, const km_model_shape *s)
+{
+	r->prob_A = mine;
+	r->prob_B = mine + s->q;
 }
 
 /* Read last (stage 4): after the metrics, as 0.2.0 did. */
@@ -227,6 +257,7 @@ static const km_section_ops probability = {
 	.present = has_probability, .bytes = probability_bytes,
 	.write = probability_write, .shape = probability_shape,
 	.check_presence = probability_check_presence, .read = probability_read,
+	.storage = probability_storage, .attach = probability_attach,
 };
 
 /* ------------------------------------------------------------------ */
