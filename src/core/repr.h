@@ -71,7 +71,8 @@ typedef struct km_repr_ops
 	 * ones, NULL-terminated, or NULL for none: nystrom has APPROXIMATION,
 	 * rff APPROXIMATION and RFF (W and b), exact none.  Each is a
 	 * km_section_ops (model_section.h: tag, flags, presence, size, writer,
-	 * reader, describer) defined beside its codec in the model layer
+	 * reader and validator, its arrays' storage, kernel_model_info
+	 * describer) defined beside its codec in the model layer
 	 * (model_sections_repr.c); this table only holds their addresses, and
 	 * model_format.c walks them without naming a representation.
 	 *

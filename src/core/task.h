@@ -34,10 +34,12 @@ typedef struct km_task_ops
 	 * (SCALER, EXPANSION, METHOD, TRAINING, SELECTION), NULL-terminated, or
 	 * NULL for none: classification has CLASSES, PROBABILITY (when the
 	 * shape has Platt scaling) and METRICS, regression none.  Each is a
-	 * km_section_ops (tag, flags, presence, size, writer, reader, describer)
-	 * defined beside its codec in the model layer (model_sections_task.c);
-	 * this table only holds their addresses, and model_format.c walks
-	 * them without naming a task.
+	 * km_section_ops (tag, flags, presence, size, writer, reader and
+	 * validator, its arrays' storage, kernel_model_info describer) defined
+	 * beside its codec in the model layer (model_sections_task.c); this
+	 * table only holds their addresses, and model_format.c walks them
+	 * without naming a task.  A reader refuses a model with a section that
+	 * neither its task nor its representation declares.
 	 *
 	 * A new task (transform: kernel PCA; novelty: one-class SVM) that
 	 * needs a section of its own: pick the next free tag in model.h's list,
