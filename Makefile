@@ -12,6 +12,8 @@ CORE_OBJS = $(addprefix src/core/,core.o approx.o kernels.o kernel_maps.o eigen.
 	logistic.o sgd.o primal.o svm.o score.o basis.o classify.o progress.o \
 	crc32c.o classify_fit.o fit.o diagnostics.o model_v1.o model_fields.o model_approx.o grid.o \
 	model_format.o primal_pass.o repr.o task.o pipeline.o) $(KM_METHOD_OBJS)
+# the sections the task and representation tables declare (model_section.h)
+CORE_OBJS += src/core/model_sections_task.o src/core/model_sections_repr.o
 GLUE_OBJS = $(addprefix src/pg/,kernel_ml.o pgutil.o json.o options.o split.o \
 	rowset.o accum_state.o progress.o model_bytea.o train_rows.o) \
 	$(addprefix src/sql/,train.o predict.o matrix.o export.o approx.o classify.o approx_classify.o approx_primal.o) \

@@ -60,6 +60,12 @@ CORE_LAYER = {
     "model": "model", "score": "model",
     "model_v1": "model", "model_fields": "model", "model_internal": "model",
     "model_approx": "model", "model_format": "model",
+    # the sections a task's or a representation's row declares
+    # (km_section_ops, model_section.h): the model layer's codec, which the
+    # rows of task.c and repr.c only point at (data, never called there);
+    # model_format.c walks them
+    "model_section": "model", "model_sections_task": "model",
+    "model_sections_repr": "model",
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)

@@ -40,26 +40,10 @@ layout_of(const km_model_shape *s, layout *l)
 	PLACE(intercepts, q);
 	PLACE(X, r->keeps_rows ? n * d : 0);
 	PLACE(candidates, 4 * (uint64_t) s->c);
-	PLACE(W, r->drawn ? n * d : 0);
-	PLACE(b, r->drawn ? n : 0);
-	PLACE(prob_A, s->has_probability ? q : 0);
-	PLACE(prob_B, s->has_probability ? q : 0);
-	PLACE(counts, s->n_classes);
-	PLACE(labels, ((uint64_t) s->labels_bytes + sizeof(double) - 1) / sizeof(double));
 #undef PLACE
 	l->total = (size_t) at;
 	/* the caller multiplies by sizeof(double); that must not wrap */
 	return at <= SIZE_MAX / sizeof(double);
-}
-
-size_t
-km_model_storage_doubles(const km_model_shape *s)
-{
-	layout		l;
-
-	if (!layout_of(s, &l))
-		return 0;
-	return l.total;
 }
 
 km_model_shape
@@ -235,7 +219,7 @@ read_selection(const uint8_t *p, uint32_t c, double *storage, const layout *l,
 	return read_candidates(p, c, storage_at(storage, l->candidates), err);
 }
 
-/* Point r's arrays into storage as the readers filled it. */
+/* Point r's common arrays into storage as the readers filled it. */
 void
 attach_storage(km_model *r, double *storage, const km_model_shape *s,
 			   const layout *l)
@@ -248,19 +232,4 @@ attach_storage(km_model *r, double *storage, const km_model_shape *s,
 	r->intercepts = storage + l->intercepts;
 	r->X = km_repr_lookup(s->approximation)->keeps_rows ? storage + l->X : NULL;
 	r->candidates = (const km_candidate *) (storage + l->candidates);
-	if (km_repr_lookup(s->approximation)->drawn)
-	{
-		r->rff_W = storage + l->W;
-		r->rff_b = storage + l->b;
-	}
-	if (s->has_probability)
-	{
-		r->prob_A = storage + l->prob_A;
-		r->prob_B = storage + l->prob_B;
-	}
-	if (s->n_classes > 0)
-	{
-		r->class_counts = (const uint64_t *) (storage + l->counts);
-		r->labels = (const char *) (storage + l->labels);
-	}
 }

@@ -33,7 +33,13 @@
  *
  * Fields 16..72 are described once, by a table in model_format.c that drives
  * encoding, decoding, validation and kernel_model_info.  Sections, in
- * ascending tag order, each at most once:
+ * ascending tag order, each at most once.  Tags 1-5 are common to every
+ * model (model_format.c); the others are declared by the table row that
+ * owns them, as km_section_ops (model_section.h): APPROXIMATION and RFF by
+ * the representations (repr.h, model_sections_repr.c), CLASSES,
+ * PROBABILITY and METRICS by the classification task (task.h,
+ * model_sections_task.c).  A new section takes the next free tag below
+ * KM_SECTION_TAGS (model_section.h), added to the list below:
  *
  *   tag  name           required  payload
  *     1  SCALER         yes       mean[d], scale[d] (scale > 0)
@@ -133,7 +139,7 @@
 #define KM_MODEL_HEADER_SIZE 80
 #define KM_MODEL_V1_HEADER_SIZE 144
 
-/* Format 2 sections */
+/* Format 2 section tags: the common ones, then the tables' (see above) */
 #define KM_SECTION_SCALER		1
 #define KM_SECTION_EXPANSION	2
 #define KM_SECTION_METHOD		3

@@ -1,10 +1,14 @@
 /*
  * model_format.c - encoding and validation of the binary model format
- * (core, no PostgreSQL headers): the section table, format 2, and the
- * entry points that read either format.  The layout is documented in
- * model.h; the shape and storage are model.c, the field codec
- * model_fields.c, format 1 model_v1.c (model_internal.h lists what they
- * share).
+ * (core, no PostgreSQL headers): the frame of format 2 (header, section
+ * walk, checksums), its common sections (SCALER, EXPANSION, METHOD,
+ * TRAINING, SELECTION), and the entry points that read either format.
+ * The other sections are declared by the tables that own them (a task's
+ * or a representation's row lists km_section_ops, model_section.h) and are
+ * walked here generically, in tag order, by no task's or representation's
+ * name.  The layout is documented in model.h; the shape and storage are
+ * model.c, the field codec model_fields.c, format 1 model_v1.c
+ * (model_internal.h lists what they share).
  *
  * A model arrives as a bytea that anyone can craft, so decoding never
  * reads a byte it has not first proved to lie within [buf, buf + len), and
@@ -13,10 +17,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "classify.h"
 #include "crc32c.h"
 #include "model.h"
-#include "model_internal.h"
+#include "model_section.h"
 #include "task.h"
 
 /*
@@ -86,42 +89,16 @@ static const km_field training_fields[] = {
 	{"train_rmse", KM_FIELD_F64, offsetof(km_model, train_rmse), KM_RULE_FINITE, 0},
 };
 
-/* The APPROXIMATION section (32 bytes). */
-static const km_field approx_fields[] = {
-	{"approximation", KM_FIELD_ENUM, offsetof(km_model, approximation), KM_RULE_APPROX, 0},
-	{NULL, KM_FIELD_U8, 0, KM_RULE_ZERO, 0},
-	{NULL, KM_FIELD_U16, 0, KM_RULE_ZERO, 0},
-	{"components", KM_FIELD_U32, offsetof(km_model, components), KM_RULE_ANY, 0},
-	{"rank", KM_FIELD_U32, offsetof(km_model, rank), KM_RULE_POSITIVE, 0},
-	{NULL, KM_FIELD_U32, 0, KM_RULE_ZERO, 0},
-	{"approximation_eps", KM_FIELD_F64, offsetof(km_model, approx_eps), KM_RULE_NONNEG, 0},
-	{"approximation_seed", KM_FIELD_U64, offsetof(km_model, approx_seed), KM_RULE_ANY, 0},
-};
-
-/* The CLASSES section's fixed part (8 bytes); counts and labels follow. */
-static const km_field class_fields[] = {
-	{"n_classes", KM_FIELD_U32, offsetof(km_model, n_classes), KM_RULE_POSITIVE, 0},
-	{"label_type", KM_FIELD_ENUM, offsetof(km_model, label_type), KM_RULE_LABEL_TYPE, 0},
-	{"multiclass", KM_FIELD_ENUM, offsetof(km_model, multiclass), KM_RULE_MULTICLASS, 0},
-	{NULL, KM_FIELD_U16, 0, KM_RULE_ZERO, 0},
-};
-
-/* The METRICS section (16 bytes): a classifier's training metrics. */
-static const km_field metrics_fields[] = {
-	{"train_accuracy", KM_FIELD_F64, offsetof(km_model, train_accuracy), KM_RULE_NONNEG, 0},
-	{"train_log_loss", KM_FIELD_F64, offsetof(km_model, train_log_loss), KM_RULE_NONNEG, 0},
-};
-
 #define N_FIELDS(t) ((int) (sizeof(t) / sizeof((t)[0])))
 
 
 /* ------------------------------------------------------------------ */
-/* Format 2 sections: sizes and writers                               */
+/* The common sections: every model has them (SELECTION when selected) */
 /* ------------------------------------------------------------------ */
 
 /*
- * Payload bytes of each section of a shape; 0 on overflow (no section is
- * empty).  layout_of has proved n * q and n * d small when they matter.
+ * Payload bytes of each section of a shape; 0 on overflow.  layout_of has
+ * proved n * q and n * d small when they matter.
  */
 static uint64_t
 scaler_bytes(const km_model_shape *s)
@@ -163,43 +140,6 @@ selection_bytes(const km_model_shape *s)
 	return 16 + 32 * (uint64_t) s->c;
 }
 
-static uint64_t
-approx_bytes(const km_model_shape *s)
-{
-	(void) s;
-	return fields_size(approx_fields, N_FIELDS(approx_fields));
-}
-
-static uint64_t
-rff_bytes(const km_model_shape *s)
-{
-	uint64_t	dD = (uint64_t) s->d * s->n_train;
-
-	if (dD > KM_MODEL_MAX_SIZE / sizeof(double))
-		return 0;
-	return 8 * (dD + s->n_train);
-}
-
-static uint64_t
-classes_bytes(const km_model_shape *s)
-{
-	return fields_size(class_fields, N_FIELDS(class_fields)) +
-		8 * (uint64_t) s->n_classes + s->labels_bytes;
-}
-
-static uint64_t
-probability_bytes(const km_model_shape *s)
-{
-	return 16 * (uint64_t) s->q;
-}
-
-static uint64_t
-metrics_bytes(const km_model_shape *s)
-{
-	(void) s;
-	return fields_size(metrics_fields, N_FIELDS(metrics_fields));
-}
-
 static bool
 always(const km_model_shape *s)
 {
@@ -212,31 +152,6 @@ has_selection(const km_model_shape *s)
 {
 	return s->c > 0;
 }
-
-static bool
-is_approximate(const km_model_shape *s)
-{
-	return km_repr_lookup(s->approximation)->approximate;
-}
-
-static bool
-is_rff(const km_model_shape *s)
-{
-	return km_repr_lookup(s->approximation)->drawn;
-}
-
-static bool
-is_classifier(const km_model_shape *s)
-{
-	return s->n_classes > 0;
-}
-
-static bool
-has_probability(const km_model_shape *s)
-{
-	return s->has_probability;
-}
-
 
 static uint8_t *
 write_scaler(uint8_t *p, const km_model *m, const km_model_shape *s)
@@ -288,96 +203,243 @@ write_selection(uint8_t *p, const km_model *m, const km_model_shape *s)
 						 4 * (size_t) m->n_candidates);
 }
 
-static uint8_t *
-write_approx(uint8_t *p, const km_model *m, const km_model_shape *s)
+/* n and q from the expansion (one output is stored as 0). */
+static void
+expansion_shape(const km_section *self, km_model_shape *s)
 {
-	(void) s;
-	return put_fields(p, approx_fields, N_FIELDS(approx_fields), m);
+	if (self->length < 8)
+		return;
+	s->n_train = load_u32(self->payload);
+	/* one output is stored as 0 (the reserved field of 0.2.0's writer) */
+	s->q = load_u32(self->payload + 4);
+	if (s->q == 0)
+		s->q = 1;
+	else if (s->q == 1)
+		s->q = 0;				/* not how one output is written: no shape */
 }
 
-static uint8_t *
-write_rff(uint8_t *p, const km_model *m, const km_model_shape *s)
+static void
+selection_shape(const km_section *self, km_model_shape *s)
 {
-	p = store_doubles(p, m->rff_W, (size_t) s->d * s->n_train);
-	return store_doubles(p, m->rff_b, s->n_train);
+	if (self->length >= 16)
+		s->c = load_u32(self->payload + 8);
 }
 
-static uint8_t *
-write_classes(uint8_t *p, const km_model *m, const km_model_shape *s)
+static km_status
+read_method(const km_section_in *in, km_model *r, km_error *err)
 {
-	p = put_fields(p, class_fields, N_FIELDS(class_fields), m);
-	for (uint32_t i = 0; i < s->n_classes; i++, p += 8)
-		store_u64(p, m->class_counts[i]);
-	memcpy(p, m->labels, s->labels_bytes);
-	return p + s->labels_bytes;
+	const km_section *sec = &in->found[KM_SECTION_METHOD];
+	const km_method_ops *ops = km_method_get(r->method);
+
+	return get_fields(sec->payload, sec->length, ops->fields, ops->n_fields, r,
+					  "method section", err);
 }
 
-static uint8_t *
-write_probability(uint8_t *p, const km_model *m, const km_model_shape *s)
+static km_status
+read_training(const km_section_in *in, km_model *r, km_error *err)
 {
-	p = store_doubles(p, m->prob_A, s->q);
-	return store_doubles(p, m->prob_B, s->q);
+	const km_section *sec = &in->found[KM_SECTION_TRAINING];
+
+	return get_fields(sec->payload, sec->length, training_fields,
+					  N_FIELDS(training_fields), r, "training section", err);
 }
 
-static uint8_t *
-write_metrics(uint8_t *p, const km_model *m, const km_model_shape *s)
+static km_status
+read_scaler_section(const km_section_in *in, km_model *r, km_error *err)
 {
-	(void) s;
-	return put_fields(p, metrics_fields, N_FIELDS(metrics_fields), m);
+	const uint8_t *p = in->found[KM_SECTION_SCALER].payload;
+
+	(void) r;
+	return read_scaler(&p, in->s->d, in->storage, in->l, err);
+}
+
+static km_status
+read_expansion_section(const km_section_in *in, km_model *r, km_error *err)
+{
+	const uint8_t *p = in->found[KM_SECTION_EXPANSION].payload + 8;
+
+	return read_expansion(&p, in->s, r, in->storage, in->l, err);
+}
+
+/* The SELECTION section with its c candidates. */
+static km_status
+read_selection_section(const km_section_in *in, km_model *r, km_error *err)
+{
+	const uint8_t *p = in->found[KM_SECTION_SELECTION].payload;
+	km_status	st;
+
+	if (in->s->c == 0)
+		return KM_OK;
+	r->n_candidates = in->s->c;
+	r->cv = (km_cv) p[0];
+	r->folds = load_u16(p + 2);
+	r->best = load_u32(p + 4);
+	if (p[1] != 0 || load_u32(p + 12) != 0)
+		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
+					   "A reserved field of the selection is not zero.");
+	if ((st = check_selection(r, p[0], err)) != KM_OK)
+		return st;
+	return read_selection(p + 16, in->s->c, in->storage, in->l, err);
 }
 
 /*
- * The sections of format 2, in tag order: when a model has each, its
- * payload size, its writer.  km_model_size and km_model_encode walk it.
+ * The common sections, in tag order.  Stage 0 holds the scalar sections
+ * (read first, after the header), stage 1 the arrays: the order in which
+ * 0.2.0 checked a model.
  */
-typedef struct section_kind
-{
-	uint16_t	tag;
-	uint16_t	flags;
-	bool		(*present) (const km_model_shape *s);
-	uint64_t	(*bytes) (const km_model_shape *s);
-	uint8_t    *(*write) (uint8_t *p, const km_model *m, const km_model_shape *s);
-} section_kind;
-
-static const section_kind section_kinds[] = {
-	{KM_SECTION_SCALER, KM_SECTION_REQUIRED, always, scaler_bytes, write_scaler},
-	{KM_SECTION_EXPANSION, KM_SECTION_REQUIRED, always, expansion_bytes, write_expansion},
-	{KM_SECTION_METHOD, KM_SECTION_REQUIRED, always, method_bytes, write_method},
-	{KM_SECTION_TRAINING, KM_SECTION_REQUIRED, always, training_bytes, write_training},
-	{KM_SECTION_SELECTION, 0, has_selection, selection_bytes, write_selection},
-	{KM_SECTION_APPROXIMATION, KM_SECTION_REQUIRED, is_approximate, approx_bytes, write_approx},
-	{KM_SECTION_RFF, KM_SECTION_REQUIRED, is_rff, rff_bytes, write_rff},
-	{KM_SECTION_CLASSES, KM_SECTION_REQUIRED, is_classifier, classes_bytes, write_classes},
-	{KM_SECTION_PROBABILITY, KM_SECTION_REQUIRED, has_probability, probability_bytes,
-	write_probability},
-	{KM_SECTION_METRICS, KM_SECTION_REQUIRED, is_classifier, metrics_bytes, write_metrics},
+static const km_section_ops common_sections[] = {
+	{.tag = KM_SECTION_SCALER, .flags = KM_SECTION_REQUIRED, .name = "scaler",
+		.stage = 1, .sized = true, .present = always, .bytes = scaler_bytes,
+	.write = write_scaler, .read = read_scaler_section},
+	{.tag = KM_SECTION_EXPANSION, .flags = KM_SECTION_REQUIRED, .name = "expansion",
+		.stage = 1, .sized = true, .present = always, .bytes = expansion_bytes,
+		.write = write_expansion, .shape = expansion_shape,
+	.read = read_expansion_section},
+	{.tag = KM_SECTION_METHOD, .flags = KM_SECTION_REQUIRED, .name = "method",
+		.stage = 0, .may_be_empty = true, .present = always, .bytes = method_bytes,
+	.write = write_method, .read = read_method},
+	{.tag = KM_SECTION_TRAINING, .flags = KM_SECTION_REQUIRED, .name = "training",
+		.stage = 0, .present = always, .bytes = training_bytes,
+	.write = write_training, .read = read_training},
+	{.tag = KM_SECTION_SELECTION, .flags = 0, .name = "selection",
+		.stage = 1, .sized = true, .present = has_selection, .bytes = selection_bytes,
+	.write = write_selection, .shape = selection_shape, .read = read_selection_section},
 };
 
-#define N_SECTION_KINDS N_FIELDS(section_kinds)
-#define MAX_KNOWN_TAG KM_SECTION_METRICS
+#define N_COMMON N_FIELDS(common_sections)
 
-/* Tags are 1..MAX_KNOWN_TAG in order: section_kinds[tag - 1]. */
-typedef char section_kinds_in_tag_order[N_SECTION_KINDS == MAX_KNOWN_TAG ? 1 : -1];
+/* ------------------------------------------------------------------ */
+/* The sections known to this build                                   */
+/* ------------------------------------------------------------------ */
+
+/* Who declares a known section. */
+typedef enum owner
+{
+	OWNER_NONE = 0,
+	OWNER_COMMON,
+	OWNER_TASK,
+	OWNER_REPR
+} owner;
+
+typedef struct known
+{
+	const km_section_ops *by_tag[KM_SECTION_TAGS];
+	owner		owner[KM_SECTION_TAGS];
+} known;
+
+static void
+add_list(known *k, const km_section_ops *const *list, owner o)
+{
+	for (; list && *list; list++)
+		if ((*list)->tag < KM_SECTION_TAGS && k->by_tag[(*list)->tag] == NULL)
+		{
+			k->by_tag[(*list)->tag] = *list;
+			k->owner[(*list)->tag] = o;
+		}
+}
+
+/*
+ * The common sections, then those every task and every representation
+ * declares (ids are one byte in a model), by tag.
+ */
+static void
+known_sections(known *k)
+{
+	memset(k, 0, sizeof(*k));
+	for (int i = 0; i < N_COMMON; i++)
+	{
+		k->by_tag[common_sections[i].tag] = &common_sections[i];
+		k->owner[common_sections[i].tag] = OWNER_COMMON;
+	}
+	for (long long id = 0; id <= UINT8_MAX; id++)
+	{
+		const km_task_ops *t = km_task_get(id);
+		const km_repr_ops *r = km_repr_get(id);
+
+		if (t)
+			add_list(k, t->sections, OWNER_TASK);
+		if (r)
+			add_list(k, r->sections, OWNER_REPR);
+	}
+}
+
+/* The known sections a model of shape s has, in tag order; their count. */
+static int
+sections_of(const known *k, const km_model_shape *s,
+			const km_section_ops *out[KM_SECTION_TAGS])
+{
+	int			n = 0;
+
+	for (int tag = 0; tag < KM_SECTION_TAGS; tag++)
+		if (k->by_tag[tag] && k->by_tag[tag]->present(s))
+			out[n++] = k->by_tag[tag];
+	return n;
+}
+
+/*
+ * Where each section the shape has keeps its arrays in a decoded model's
+ * storage: after the common arrays (layout l), in tag order.  at[tag] is
+ * its first double (of those with a storage hook); *total all doubles.
+ * False on overflow.
+ */
+static bool
+section_storage(const known *k, const km_model_shape *s, const layout *l,
+				size_t at[KM_SECTION_TAGS], size_t *total)
+{
+	const km_section_ops *has[KM_SECTION_TAGS];
+	int			n = sections_of(k, s, has);
+	uint64_t	end = l->total;
+
+	for (int i = 0; i < n; i++)
+	{
+		if (has[i]->storage == NULL)
+			continue;
+		at[has[i]->tag] = (size_t) end;
+		/* each part is below 2^34 doubles: the sum cannot wrap */
+		end += has[i]->storage(s);
+		if (end > SIZE_MAX / sizeof(double))
+			return false;
+	}
+	*total = (size_t) end;
+	return true;
+}
+
+size_t
+km_model_storage_doubles(const km_model_shape *s)
+{
+	layout		l;
+	known		k;
+	size_t		at[KM_SECTION_TAGS];
+	size_t		total;
+
+	if (!layout_of(s, &l))
+		return 0;
+	known_sections(&k);
+	if (!section_storage(&k, s, &l, at, &total))
+		return 0;
+	return total;
+}
 
 size_t
 km_model_size(const km_model_shape *s)
 {
 	layout		l;
+	known		k;
+	const km_section_ops *has[KM_SECTION_TAGS];
+	int			n;
 	uint64_t	size = KM_MODEL_HEADER_SIZE;
 
 	if (km_method_get(s->method) == NULL || s->n_train == 0 || s->d == 0 ||
 		km_repr_get(s->approximation) == NULL ||
 		!layout_of(s, &l))
 		return 0;
-	for (int i = 0; i < N_SECTION_KINDS; i++)
+	known_sections(&k);
+	n = sections_of(&k, s, has);
+	for (int i = 0; i < n; i++)
 	{
-		const section_kind *k = &section_kinds[i];
-		uint64_t	bytes;
+		uint64_t	bytes = has[i]->bytes(s);
 
-		if (!k->present(s))
-			continue;
-		bytes = k->bytes(s);
-		if (bytes == 0 && k->tag != KM_SECTION_METHOD)
+		if (bytes == 0 && !has[i]->may_be_empty)
 			return 0;
 		size += KM_SECTION_OVERHEAD + bytes;
 		if (size > KM_MODEL_MAX_SIZE)
@@ -388,7 +450,7 @@ km_model_size(const km_model_shape *s)
 
 /* One section at p: head, payload, CRC; returns the next section. */
 static uint8_t *
-write_section(uint8_t *p, const section_kind *k, const km_model *m,
+write_section(uint8_t *p, const km_section_ops *k, const km_model *m,
 			  const km_model_shape *s)
 {
 	uint8_t    *end;
@@ -403,16 +465,12 @@ write_section(uint8_t *p, const section_kind *k, const km_model *m,
 
 /* The header: fixed fields by the table, the section count, the CRC. */
 static void
-write_header(uint8_t *buf, const km_model *m, const km_model_shape *s,
-			 size_t total)
+write_header(uint8_t *buf, const km_model *m, uint32_t count, size_t total)
 {
 	km_model	h = *m;
-	uint32_t	count = 0;
 
 	/* the header's task is the method's, whatever m says */
 	h.task = km_method_get(m->method)->task;
-	for (int i = 0; i < N_SECTION_KINDS; i++)
-		count += section_kinds[i].present(s) ? 1 : 0;
 	memset(buf, 0, KM_MODEL_HEADER_SIZE);
 	memcpy(buf, KM_MODEL_MAGIC, 4);
 	store_u16(buf + 4, KM_FORMAT_VERSION);
@@ -429,25 +487,20 @@ km_model_encode(const km_model *m, uint8_t *buf)
 {
 	km_model_shape s = km_model_shape_of(m);
 	uint8_t    *p = buf + KM_MODEL_HEADER_SIZE;
+	known		k;
+	const km_section_ops *has[KM_SECTION_TAGS];
+	int			n;
 
-	write_header(buf, m, &s, km_model_size(&s));
-	for (int i = 0; i < N_SECTION_KINDS; i++)
-		if (section_kinds[i].present(&s))
-			p = write_section(p, &section_kinds[i], m, &s);
+	known_sections(&k);
+	n = sections_of(&k, &s, has);
+	write_header(buf, m, (uint32_t) n, km_model_size(&s));
+	for (int i = 0; i < n; i++)
+		p = write_section(p, has[i], m, &s);
 }
 
 /* ------------------------------------------------------------------ */
 /* Format 2: reading                                                  */
 /* ------------------------------------------------------------------ */
-
-/* One section as found by walk_sections. */
-typedef struct section
-{
-	uint16_t	tag;
-	uint16_t	flags;
-	uint64_t	length;
-	const uint8_t *payload;
-} section;
 
 /* Format 2: header size, header checksum and total size. */
 static km_status
@@ -482,7 +535,7 @@ check_frame_v2(const uint8_t *buf, size_t len, km_error *err)
  */
 static km_status
 read_section(const uint8_t *buf, size_t len, size_t at, uint32_t i,
-			 uint32_t count, bool check_crc, section *s, km_error *err)
+			 uint32_t count, bool check_crc, km_section *s, km_error *err)
 {
 	if (len - at < KM_SECTION_OVERHEAD)
 		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
@@ -514,18 +567,18 @@ read_section(const uint8_t *buf, size_t len, size_t at, uint32_t i,
  * an unknown one is skipped unless it is required.
  */
 static km_status
-place_section(const section *s, uint32_t i, unsigned *last_tag,
-			  section found[MAX_KNOWN_TAG + 1], km_error *err)
+place_section(const km_section *s, uint32_t i, unsigned *last_tag,
+			  const known *k, km_section found[KM_SECTION_TAGS], km_error *err)
 {
 	if (s->tag <= *last_tag)
 		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
 					   "Section %u has tag %u after tag %u; tags ascend.",
 					   i + 1, (unsigned) s->tag, *last_tag);
 	*last_tag = s->tag;
-	if (s->tag >= 1 && s->tag <= MAX_KNOWN_TAG)
+	if (s->tag < KM_SECTION_TAGS && k->by_tag[s->tag] != NULL)
 	{
 		/* a known section is required or not as the writer marks it */
-		uint16_t	want = section_kinds[s->tag - 1].flags;
+		uint16_t	want = k->by_tag[s->tag]->flags;
 
 		if (s->flags != want)
 			return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
@@ -548,8 +601,8 @@ place_section(const section *s, uint32_t i, unsigned *last_tag,
  * KM_ERR_VERSION.  Afterwards every byte of buf is accounted for.
  */
 static km_status
-walk_sections(const uint8_t *buf, size_t len, bool check_crc,
-			  section found[MAX_KNOWN_TAG + 1], km_error *err)
+walk_sections(const uint8_t *buf, size_t len, bool check_crc, const known *k,
+			  km_section found[KM_SECTION_TAGS], km_error *err)
 {
 	uint32_t	count;
 	size_t		at = KM_MODEL_HEADER_SIZE;
@@ -559,72 +612,35 @@ walk_sections(const uint8_t *buf, size_t len, bool check_crc,
 	if ((st = check_frame_v2(buf, len, err)) != KM_OK)
 		return st;
 
-	memset(found, 0, sizeof(section) * (MAX_KNOWN_TAG + 1));
+	memset(found, 0, sizeof(km_section) * KM_SECTION_TAGS);
 	count = load_u32(buf + 72);
 	for (uint32_t i = 0; i < count; i++)
 	{
-		section		s;
+		km_section	s;
 
 		if ((st = read_section(buf, len, at, i, count, check_crc, &s, err)) != KM_OK ||
-			(st = place_section(&s, i, &last_tag, found, err)) != KM_OK)
+			(st = place_section(&s, i, &last_tag, k, found, err)) != KM_OK)
 			return st;
 		at += KM_SECTION_OVERHEAD + (size_t) s.length;
 	}
 	if (at != len)
 		return km_fail(err, KM_ERR_FORMAT, "trailing bytes after kernel_ml model",
 					   "The %u sections end at byte %zu of %zu.", count, at, len);
-	for (unsigned tag = KM_SECTION_SCALER; tag <= KM_SECTION_TRAINING; tag++)
-		if (found[tag].payload == NULL)
+	for (int tag = 0; tag < KM_SECTION_TAGS; tag++)
+		if (k->owner[tag] == OWNER_COMMON &&
+			(k->by_tag[tag]->flags & KM_SECTION_REQUIRED) && found[tag].payload == NULL)
 			return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
-						   "The model has no section with tag %u.", tag);
+						   "The model has no section with tag %u.", (unsigned) tag);
 	return KM_OK;
-}
-
-/*
- * The shape from the framing: d from the header, n and q from the
- * expansion, the approximation, c, k and the labels' bytes from their
- * sections.  What the size checks need is read here; the values are
- * validated by decode_v2.
- */
-static void
-read_shape_v2(const uint8_t *buf, const section *found, km_model_shape *s)
-{
-	const section *exp = &found[KM_SECTION_EXPANSION];
-	const section *sel = &found[KM_SECTION_SELECTION];
-	const section *apx = &found[KM_SECTION_APPROXIMATION];
-	const section *cls = &found[KM_SECTION_CLASSES];
-	uint64_t	fixed = fields_size(class_fields, N_FIELDS(class_fields));
-
-	memset(s, 0, sizeof(*s));
-	s->method = (km_method) buf[17];
-	s->d = load_u32(buf + 28);
-	s->n_train = exp->length >= 8 ? load_u32(exp->payload) : 0;
-	/* one output is stored as 0 (the reserved field of 0.2.0's writer) */
-	s->q = exp->length >= 8 ? load_u32(exp->payload + 4) : 0;
-	if (s->q == 0)
-		s->q = 1;
-	else if (s->q == 1)
-		s->q = 0;				/* not how one output is written: no shape */
-	s->c = sel->payload && sel->length >= 16 ? load_u32(sel->payload + 8) : 0;
-	s->approximation = apx->payload && apx->length >= 1 ?
-		(km_approx) apx->payload[0] : (km_approx) km_repr_default()->id;
-	if (cls->payload && cls->length >= fixed)
-	{
-		s->n_classes = load_u32(cls->payload);
-		if (cls->length - fixed >= 8 * (uint64_t) s->n_classes &&
-			cls->length - fixed - 8 * (uint64_t) s->n_classes <= UINT32_MAX)
-			s->labels_bytes = (uint32_t) (cls->length - fixed - 8 * (uint64_t) s->n_classes);
-	}
-	s->has_probability = found[KM_SECTION_PROBABILITY].payload != NULL;
 }
 
 /* Section tag of found has the length shape s gives it. */
 static km_status
-check_length(const section *found, unsigned tag, const km_model_shape *s,
-			 km_error *err)
+check_length(const km_section *found, const km_section_ops *k,
+			 const km_model_shape *s, km_error *err)
 {
-	const section_kind *k = &section_kinds[tag - 1];
 	uint64_t	want = k->bytes(s);
+	unsigned	tag = k->tag;
 
 	if (found[tag].length != want || want == 0)
 		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
@@ -637,51 +653,51 @@ check_length(const section *found, unsigned tag, const km_model_shape *s,
 }
 
 /*
- * The shape of a format 2 model, with each section present exactly when
- * the shape has it and of the length it gives (METHOD, TRAINING and
- * APPROXIMATION are checked field by field by decode_v2).
+ * The shape of a format 2 model: d and the method from the header, the
+ * rest from the sections found (each known one's shape hook: n and q from
+ * the expansion, c, the representation, the classes...); then each known
+ * section's presence rule, and the length of each sized one.  The fields
+ * are validated by decode_v2.
  */
 static km_status
-shape_v2(const uint8_t *buf, const section *found, km_model_shape *s,
-		 km_error *err)
+shape_v2(const uint8_t *buf, const known *k, const km_section *found,
+		 km_model_shape *s, km_error *err)
 {
-	static const unsigned sized[] = {KM_SECTION_SCALER, KM_SECTION_EXPANSION,
-		KM_SECTION_SELECTION, KM_SECTION_RFF, KM_SECTION_CLASSES,
-	KM_SECTION_PROBABILITY};
 	layout		l;
 	km_status	st;
 
-	read_shape_v2(buf, found, s);
-	if (found[KM_SECTION_APPROXIMATION].payload &&
-		(km_repr_get(s->approximation) == NULL ||
-		 !km_repr_get(s->approximation)->approximate))
-		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
-					   "The approximation section names approximation %u; it must be nystrom (1) or rff (2).",
-					   (unsigned) s->approximation);
+	memset(s, 0, sizeof(*s));
+	s->method = (km_method) buf[17];
+	s->d = load_u32(buf + 28);
+	s->approximation = (km_approx) km_repr_default()->id;
+	for (int tag = 0; tag < KM_SECTION_TAGS; tag++)
+		if (k->by_tag[tag] && k->by_tag[tag]->shape && found[tag].payload)
+			k->by_tag[tag]->shape(&found[tag], s);
+
+	for (int tag = 0; tag < KM_SECTION_TAGS; tag++)
+		if (k->by_tag[tag] && k->by_tag[tag]->check_shape &&
+			(st = k->by_tag[tag]->check_shape(found, s, err)) != KM_OK)
+			return st;
 	if (s->d < 1 || s->n_train < 1 || !layout_of(s, &l) ||
 		(found[KM_SECTION_SELECTION].payload && s->c < 1))
 		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
 					   "The model says %u rows of %u features, %u outputs and %u candidates, which do not fit together.",
 					   (unsigned) s->n_train, (unsigned) s->d, (unsigned) s->q,
 					   (unsigned) s->c);
-	if ((found[KM_SECTION_RFF].payload != NULL) != is_rff(s))
-		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
-					   is_rff(s) ? "The model uses random Fourier features but has no RFF section." :
-					   "The model has an RFF section but does not use random Fourier features.");
-	if (s->has_probability && s->n_classes == 0)
-		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
-					   "The model has probability calibration but no classes.");
-	for (size_t i = 0; i < sizeof(sized) / sizeof(sized[0]); i++)
-		if (found[sized[i]].payload &&
-			(st = check_length(found, sized[i], s, err)) != KM_OK)
+	for (int tag = 0; tag < KM_SECTION_TAGS; tag++)
+		if (k->by_tag[tag] && k->by_tag[tag]->check_presence &&
+			(st = k->by_tag[tag]->check_presence(found, s, err)) != KM_OK)
+			return st;
+	for (int tag = 0; tag < KM_SECTION_TAGS; tag++)
+		if (k->by_tag[tag] && k->by_tag[tag]->sized && found[tag].payload &&
+			(st = check_length(found, k->by_tag[tag], s, err)) != KM_OK)
 			return st;
 	return KM_OK;
 }
 
-
-/* Format 2: the header, method and training fields into r. */
+/* Format 2: the header's fields into r; its task is the method's. */
 static km_status
-fields_v2(const uint8_t *buf, const section *found, km_model *r, km_error *err)
+header_v2(const uint8_t *buf, km_model *r, km_error *err)
 {
 	const km_method_ops *ops;
 	km_status	st;
@@ -695,206 +711,123 @@ fields_v2(const uint8_t *buf, const section *found, km_model *r, km_error *err)
 		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
 					   "The header says task %u, but method \"%s\" does %s.",
 					   (unsigned) r->task, ops->name, km_task_name(ops->task));
-	if ((st = get_fields(found[KM_SECTION_METHOD].payload, found[KM_SECTION_METHOD].length,
-						 ops->fields, ops->n_fields, r, "method section", err)) != KM_OK)
-		return st;
-	return get_fields(found[KM_SECTION_TRAINING].payload,
-					  found[KM_SECTION_TRAINING].length, training_fields,
-					  N_FIELDS(training_fields), r, "training section", err);
-}
-
-/* Format 2: the APPROXIMATION section's fields, if any, and their rules. */
-static km_status
-approx_v2(const section *apx, km_model *r, km_error *err)
-{
-	km_status	st;
-
-	if (apx->payload == NULL)
-		return KM_OK;
-	if ((st = get_fields(apx->payload, apx->length, approx_fields,
-						 N_FIELDS(approx_fields), r, "approximation section",
-						 err)) != KM_OK)
-		return st;
-	if (r->rank > r->n_train ||
-		(km_repr_lookup(r->approximation)->drawn &&
-		 (r->rank != r->n_train || r->approx_eps != 0.0)))
-		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
-					   "The %s approximation has rank %u and eps %g for %u components.",
-					   km_approx_name(r->approximation), (unsigned) r->rank,
-					   r->approx_eps, (unsigned) r->n_train);
-	if (!km_repr_serves(km_repr_lookup(r->approximation), r->kernel.type))
-		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
-					   "The model uses random Fourier features with the %s kernel; they exist for rbf only.",
-					   km_kernel_name(r->kernel.type));
 	return KM_OK;
 }
 
 /*
- * The labels: exactly k NUL-terminated strings filling the bytes (their
- * encoding and order are the writer's and the glue's business).
+ * Every known section, by (stage, tag): read if found, judged by its
+ * absent hook if not.  A section the shape has reads its arrays into its
+ * part of storage (at[tag]); one it does not have only validates.
  */
 static km_status
-check_labels(const uint8_t *p, uint32_t bytes, uint32_t k, km_error *err)
+read_sections(const known *k, km_section_in *in, const size_t at[KM_SECTION_TAGS],
+			  km_model *r, km_error *err)
 {
-	uint32_t	nuls = 0;
+	km_status	st;
 
-	for (uint32_t i = 0; i < bytes; i++)
-		nuls += p[i] == 0;
-	if (nuls != k || bytes == 0 || p[bytes - 1] != 0)
-		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
-					   "The %u bytes of labels hold %u NUL-terminated strings%s; the model has %u classes.",
-					   (unsigned) bytes, (unsigned) nuls,
-					   bytes > 0 && p[bytes - 1] != 0 ? " and an unterminated one" : "",
-					   (unsigned) k);
+	for (int stage = 0; stage < KM_SECTION_STAGES; stage++)
+		for (int tag = 0; tag < KM_SECTION_TAGS; tag++)
+		{
+			const km_section_ops *sec = k->by_tag[tag];
+			km_status	(*hook) (const km_section_in *, km_model *, km_error *);
+
+			if (sec == NULL || sec->stage != stage)
+				continue;
+			in->mine = in->storage && sec->storage && sec->present(in->s) ?
+				in->storage + at[tag] : NULL;
+			hook = in->found[tag].payload ? sec->read : sec->absent;
+			if (hook && (st = hook(in, r, err)) != KM_OK)
+				return st;
+		}
 	return KM_OK;
+}
+
+/* Point r's arrays into storage: the common ones, then each section's. */
+static void
+attach_sections(const known *k, km_model *r, double *storage,
+				const km_model_shape *s, const layout *l,
+				const size_t at[KM_SECTION_TAGS])
+{
+	const km_section_ops *has[KM_SECTION_TAGS];
+	int			n = sections_of(k, s, has);
+
+	if (storage == NULL)
+		return;
+	attach_storage(r, storage, s, l);
+	for (int i = 0; i < n; i++)
+		if (has[i]->attach)
+			has[i]->attach(r, storage + at[has[i]->tag], s);
 }
 
 /*
- * Format 2: the CLASSES section (fields, counts, labels) and the
- * PROBABILITY section; the task and the number of outputs must fit them.
+ * Every section found is common or declared by the model's task or
+ * representation.
  */
 static km_status
-classes_v2(const section *found, const km_model_shape *s, km_model *r,
-		   double *storage, const layout *l, km_error *err)
+check_owners(const known *k, const km_section *found, const km_model *r,
+			 km_error *err)
 {
-	const section *cls = &found[KM_SECTION_CLASSES];
-	const uint8_t *p;
-	size_t		fixed = fields_size(class_fields, N_FIELDS(class_fields));
-	km_status	st;
+	const km_task_ops *t = km_task_lookup(r->task);
+	const km_repr_ops *rep = km_repr_lookup(r->approximation);
 
-	if ((found[KM_SECTION_METRICS].payload != NULL) != (cls->payload != NULL))
-		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
-					   cls->payload ? "The model has classes but no metrics section." :
-					   "The model has a metrics section but no classes.");
-	if (cls->payload == NULL)
+	for (int tag = 0; tag < KM_SECTION_TAGS; tag++)
 	{
-		if (km_task_lookup(r->task)->classes)
-			return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
-						   "The model's task is classification but it has no classes section.");
-		if (s->q != 1)
-			return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
-						   "A regression model has %u outputs; it must have 1.",
-						   (unsigned) s->q);
-		return KM_OK;
-	}
-	if ((st = get_fields(cls->payload, fixed, class_fields, N_FIELDS(class_fields),
-						 r, "classes section", err)) != KM_OK)
-		return st;
-	if (r->n_classes < 2 || km_multiclass_outputs(r->multiclass, r->n_classes) != s->q)
-		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
-					   "A %s classifier of %u classes has %u outputs, which do not fit together.",
-					   km_multiclass_name(r->multiclass), (unsigned) r->n_classes,
-					   (unsigned) s->q);
-	p = cls->payload + fixed + 8 * (size_t) r->n_classes;
-	if ((st = check_labels(p, s->labels_bytes, r->n_classes, err)) != KM_OK)
-		return st;
-	r->labels_bytes = s->labels_bytes;
-	if ((st = get_fields(found[KM_SECTION_METRICS].payload,
-						 found[KM_SECTION_METRICS].length, metrics_fields,
-						 N_FIELDS(metrics_fields), r, "metrics section", err)) != KM_OK)
-		return st;
-	if (r->train_accuracy > 1.0)
-		return bad_field(err, "train_accuracy", r->train_accuracy, "between 0 and 1");
-	if (storage)
-	{
-		uint64_t   *counts = (uint64_t *) (storage + l->counts);
+		const km_section_ops *sec = k->by_tag[tag];
 
-		for (uint32_t i = 0; i < r->n_classes; i++)
-			counts[i] = load_u64(cls->payload + fixed + 8 * (size_t) i);
-		memcpy(storage + l->labels, p, s->labels_bytes);
-	}
-	if (s->has_probability)
-	{
-		r->has_probability = true;
-		p = found[KM_SECTION_PROBABILITY].payload;
-		if ((st = read_array(&p, s->q, "probability A", false,
-							 storage_at(storage, l->prob_A), err)) != KM_OK ||
-			(st = read_array(&p, s->q, "probability B", false,
-							 storage_at(storage, l->prob_B), err)) != KM_OK)
-			return st;
-	}
-	/* last, so that the checks above hold whatever the method */
-	if (!km_task_lookup(r->task)->classes)
+		if (sec == NULL || found[tag].payload == NULL || k->owner[tag] == OWNER_COMMON ||
+			km_section_list_has(t->sections, sec) ||
+			km_section_list_has(rep->sections, sec))
+			continue;
+		if (k->owner[tag] == OWNER_TASK)
+			return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
+						   "The model's task is %s but it has a %s section.",
+						   t->name, sec->name);
 		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
-					   "The model's task is %s but it has a classes section.",
-					   km_task_name(r->task));
+					   "The model's representation is %s but it has a %s section.",
+					   rep->name, sec->name);
+	}
 	return KM_OK;
-}
-
-/* Format 2: the SELECTION section, if there is one, with its c candidates. */
-static km_status
-selection_v2(const section *sel, const km_model_shape *s, km_model *r,
-			 double *storage, const layout *l, km_error *err)
-{
-	const uint8_t *p = sel->payload;
-	km_status	st;
-
-	if (s->c == 0)
-		return KM_OK;
-	r->n_candidates = s->c;
-	r->cv = (km_cv) p[0];
-	r->folds = load_u16(p + 2);
-	r->best = load_u32(p + 4);
-	if (p[1] != 0 || load_u32(p + 12) != 0)
-		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
-					   "A reserved field of the selection is not zero.");
-	if ((st = check_selection(r, p[0], err)) != KM_OK)
-		return st;
-	return read_selection(p + 16, s->c, storage, l, err);
-}
-
-/* Format 2: the RFF section, W and b, finite. */
-static km_status
-rff_v2(const section *rff, const km_model_shape *s, double *storage,
-	   const layout *l, km_error *err)
-{
-	const uint8_t *p = rff->payload;
-	km_status	st;
-
-	if (p == NULL)
-		return KM_OK;
-	if ((st = read_array(&p, (size_t) s->d * s->n_train, "rff W", false,
-						 storage_at(storage, l->W), err)) != KM_OK)
-		return st;
-	return read_array(&p, s->n_train, "rff b", false, storage_at(storage, l->b), err);
 }
 
 static km_status
 decode_v2(const uint8_t *buf, size_t len, km_model *m, double *storage,
 		  km_error *err)
 {
-	section		found[MAX_KNOWN_TAG + 1];
+	known		k;
+	km_section	found[KM_SECTION_TAGS];
 	km_model	r;
 	km_model_shape s;
 	layout		l;
-	const uint8_t *p;
+	km_section_in in;
+	size_t		at[KM_SECTION_TAGS];
+	size_t		total;
 	km_status	st;
 
-	if ((st = walk_sections(buf, len, true, found, err)) != KM_OK ||
-		(st = shape_v2(buf, found, &s, err)) != KM_OK)
+	known_sections(&k);
+	if ((st = walk_sections(buf, len, true, &k, found, err)) != KM_OK ||
+		(st = shape_v2(buf, &k, found, &s, err)) != KM_OK)
 		return st;
+	/* shape_v2 proved the layout; storage holds km_model_storage_doubles */
 	layout_of(&s, &l);
+	if (!section_storage(&k, &s, &l, at, &total))
+		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
+					   "The model's arrays do not fit in memory.");
 
 	memset(&r, 0, sizeof(r));
 	r.format_version = 2;
 	r.n_train = s.n_train;
 	r.n_outputs = s.q;
-	if ((st = fields_v2(buf, found, &r, err)) != KM_OK ||
-		(st = approx_v2(&found[KM_SECTION_APPROXIMATION], &r, err)) != KM_OK)
+	in.found = found;
+	in.s = &s;
+	in.storage = storage;
+	in.l = &l;
+	in.mine = NULL;
+	if ((st = header_v2(buf, &r, err)) != KM_OK ||
+		(st = read_sections(&k, &in, at, &r, err)) != KM_OK ||
+		(st = check_owners(&k, found, &r, err)) != KM_OK)
 		return st;
 
-	p = found[KM_SECTION_SCALER].payload;
-	if ((st = read_scaler(&p, s.d, storage, &l, err)) != KM_OK)
-		return st;
-	p = found[KM_SECTION_EXPANSION].payload + 8;
-	if ((st = read_expansion(&p, &s, &r, storage, &l, err)) != KM_OK ||
-		(st = selection_v2(&found[KM_SECTION_SELECTION], &s, &r, storage, &l,
-						   err)) != KM_OK ||
-		(st = rff_v2(&found[KM_SECTION_RFF], &s, storage, &l, err)) != KM_OK ||
-		(st = classes_v2(found, &s, &r, storage, &l, err)) != KM_OK)
-		return st;
-
-	attach_storage(&r, storage, &s, &l);
+	attach_sections(&k, &r, storage, &s, &l, at);
 	*m = r;
 	return KM_OK;
 }
@@ -905,15 +838,17 @@ km_model_peek(const uint8_t *buf, size_t len, km_model_shape *shape,
 {
 	uint16_t	version;
 	km_status	st;
-	section		found[MAX_KNOWN_TAG + 1];
+	known		k;
+	km_section	found[KM_SECTION_TAGS];
 	km_model_shape s;
 
 	if ((st = check_version(buf, len, &version, err)) != KM_OK)
 		return st;
 	if (version == 1)
 		return peek_v1(buf, len, shape, err);
-	if ((st = walk_sections(buf, len, false, found, err)) != KM_OK ||
-		(st = shape_v2(buf, found, &s, err)) != KM_OK)
+	known_sections(&k);
+	if ((st = walk_sections(buf, len, false, &k, found, err)) != KM_OK ||
+		(st = shape_v2(buf, &k, found, &s, err)) != KM_OK)
 		return st;
 	*shape = s;
 	return KM_OK;
@@ -936,6 +871,11 @@ km_model_decode(const uint8_t *buf, size_t len, km_model *m,
 void
 km_model_describe_header(const km_model *m, const km_describer *out)
 {
+	km_model_shape s = km_model_shape_of(m);
+	known		k;
+	const km_section_ops *has[KM_SECTION_TAGS];
+	int			n;
+
 	for (size_t i = 0; i < N_HEADER_FIELDS; i++)
 	{
 		const km_field *f = &header_fields[i].f;
@@ -946,17 +886,10 @@ km_model_describe_header(const km_model *m, const km_describer *out)
 	}
 	if (m->n_outputs > 1)
 		out->integer(out->ctx, "outputs", m->n_outputs);
-	if (km_repr_lookup(m->approximation)->approximate)
-		km_model_describe_fields(m, approx_fields, N_FIELDS(approx_fields), out);
-	if (m->n_classes > 0)
-	{
-		const km_method_ops *ops = km_method_get(m->method);
-		const char *hint = NULL;
-
-		km_model_describe_fields(m, class_fields, N_FIELDS(class_fields), out);
-		km_model_describe_fields(m, metrics_fields, 1, out);
-		if (ops && ops->prob_link &&
-			ops->prob_link(m->has_probability, m->multiclass, &hint) != KM_PROB_NONE)
-			km_model_describe_fields(m, metrics_fields + 1, 1, out);
-	}
+	/* then the scalar fields of each section it has, in tag order */
+	known_sections(&k);
+	n = sections_of(&k, &s, has);
+	for (int i = 0; i < n; i++)
+		if (has[i]->describe)
+			has[i]->describe(m, out);
 }

@@ -7,10 +7,15 @@
  *   model_fields.c  the field codec (km_field tables to and from bytes)
  *                   and kernel_model_info's field walk
  *   model_v1.c      format 1 (0.1.0): its reader, and its writer for tests
- *   model_format.c  the section table, format 2, and the entry points
+ *   model_sections_task.c, model_sections_repr.c
+ *                   the sections the task and representation rows declare
+ *                   (model_section.h)
+ *   model_format.c  format 2's frame and common sections, the walk over
+ *                   every known section, and the entry points
  *                   (km_model_size, _encode, _peek, _decode)
  *
- * Each calls only those listed above it (no import circle).  This header
+ * Each calls only those listed above it (no import circle; model_format.c
+ * reaches the sections through the rows' pointers, never by name).  This header
  * does not include model.h, which model.c implements: every file that
  * includes it includes model.h first.
  *
@@ -85,10 +90,11 @@ BITS_ACCESSORS(int32_t, i32, 32)
 BITS_ACCESSORS(double, f64, 64)
 
 /*
- * Where each array of a decoded model lies in its storage, in doubles: the
- * layout km_model_storage_doubles counts and both decoders fill.  Arrays a
- * shape does not have take no room.  Labels are bytes and class counts
- * u64, in double-sized slots.
+ * Where each array of the common sections of a decoded model lies in its
+ * storage, in doubles, as both decoders fill it.  Arrays a shape does not
+ * have take no room.  The arrays of the other sections follow, each
+ * section's in a part of its own (km_section_ops.storage, model_format.c),
+ * and km_model_storage_doubles counts them all.
  */
 typedef struct layout
 {
@@ -98,12 +104,6 @@ typedef struct layout
 				intercepts,
 				X,
 				candidates,
-				W,
-				b,
-				prob_A,
-				prob_B,
-				counts,
-				labels,
 				total;
 } layout;
 

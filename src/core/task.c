@@ -9,6 +9,7 @@ static const km_task_ops tasks[] = {
 	{.id = KM_TASK_REGRESSION, .name = "regression", .classes = false,
 	.score_metric = KM_SCORE_MSE, .solvers = false, .approx_gcv = true},
 	{.id = KM_TASK_CLASSIFICATION, .name = "classification", .classes = true,
+		.sections = km_classification_sections,
 	.score_metric = KM_SCORE_ACCURACY, .solvers = true, .approx_gcv = false},
 };
 

@@ -17,8 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <stdio.h>
+
 #include "crc32c.h"
 #include "model.h"
+#include "model_section.h"
+#include "task.h"
 #include "unit.h"
 
 void		test_model3_roundtrip(void);
@@ -26,6 +30,7 @@ void		test_model3_truncation(void);
 void		test_model3_bitflips(void);
 void		test_model3_invalid(void);
 void		test_model3_old_outputs(void);
+void		test_model3_sections(void);
 
 #define N3 4					/* rows of the expansion (rff: D) */
 #define D3 3					/* features */
@@ -551,4 +556,72 @@ test_model3_old_outputs(void)
 	CHECK(km_model_peek(buf, size, &sh, &err) == KM_ERR_FORMAT, "1 stored: peek");
 	CHECK(km_model_decode(buf, size, &out, NULL, &err) == KM_ERR_FORMAT, "1 stored: decode");
 	free(buf);
+}
+
+/*
+ * The sections the task and representation tables declare: well formed,
+ * above the common tags, in tag order in each list, and one descriptor per
+ * tag across every row (a representation may share one, as nystrom and rff
+ * share APPROXIMATION).
+ */
+static void
+check_section_list(const km_section_ops *const *list, const char *owner,
+				   const km_section_ops *by_tag[KM_SECTION_TAGS])
+{
+	unsigned	last = KM_SECTION_SELECTION;
+
+	for (; list && *list; list++)
+	{
+		const km_section_ops *k = *list;
+
+		CHECK(k->tag > last && k->tag < KM_SECTION_TAGS,
+			  "%s: tag %u after %u", owner, (unsigned) k->tag, last);
+		CHECK((k->flags & ~KM_SECTION_REQUIRED) == 0 && k->name &&
+			  k->present && k->bytes && k->write &&
+			  k->stage >= 0 && k->stage < KM_SECTION_STAGES,
+			  "%s: section %u incomplete", owner, (unsigned) k->tag);
+		if (k->tag < KM_SECTION_TAGS)
+		{
+			CHECK(by_tag[k->tag] == NULL || by_tag[k->tag] == k,
+				  "%s: tag %u declared twice", owner, (unsigned) k->tag);
+			by_tag[k->tag] = k;
+		}
+		last = k->tag;
+	}
+}
+
+/* The tags of a list, as "6,7". */
+static void
+list_tags(const km_section_ops *const *list, char *out, size_t size)
+{
+	size_t		at = 0;
+
+	out[0] = 0;
+	for (; list && *list && at < size; list++)
+		at += snprintf(out + at, size - at, "%s%u", at ? "," : "", (unsigned) (*list)->tag);
+}
+
+void
+test_model3_sections(void)
+{
+	const km_section_ops *by_tag[KM_SECTION_TAGS] = {0};
+	char		tags[64];
+
+	for (long long id = 0; id <= 255; id++)
+	{
+		if (km_task_get(id))
+			check_section_list(km_task_get(id)->sections, km_task_get(id)->name, by_tag);
+		if (km_repr_get(id))
+			check_section_list(km_repr_get(id)->sections, km_repr_get(id)->name, by_tag);
+	}
+	list_tags(km_task_get(KM_TASK_REGRESSION)->sections, tags, sizeof(tags));
+	CHECK(strcmp(tags, "") == 0, "regression: %s", tags);
+	list_tags(km_task_get(KM_TASK_CLASSIFICATION)->sections, tags, sizeof(tags));
+	CHECK(strcmp(tags, "8,9,10") == 0, "classification: %s", tags);
+	list_tags(km_repr_get(KM_APPROX_EXACT)->sections, tags, sizeof(tags));
+	CHECK(strcmp(tags, "") == 0, "exact: %s", tags);
+	list_tags(km_repr_get(KM_APPROX_NYSTROM)->sections, tags, sizeof(tags));
+	CHECK(strcmp(tags, "6") == 0, "nystrom: %s", tags);
+	list_tags(km_repr_get(KM_APPROX_RFF)->sections, tags, sizeof(tags));
+	CHECK(strcmp(tags, "6,7") == 0, "rff: %s", tags);
 }

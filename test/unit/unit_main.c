@@ -27,6 +27,7 @@ int			unit_failures = 0;
 	X(test_model3_bitflips) \
 	X(test_model3_invalid) \
 	X(test_model3_old_outputs) \
+	X(test_model3_sections) \
 	X(test_score_exact) \
 	X(test_score_rff) \
 	X(test_score_block) \
