@@ -366,12 +366,7 @@ train_model_reported(RowSet *rs)
 		return km_train_classifier(rs);	/* classify.c, approximate ones too */
 	notice_binary_target(rs);
 	if (km_repr_lookup(rs->opts.approximation)->approximate)
-	{
-		/* a method with a primal form (svr): approx_primal.c; ridge: approx.c */
-		if (km_method_get(rs->opts.fit.method)->primal_fit != NULL)
-			return km_approx_primal_train_rowset(rs);
-		return km_approx_train_rowset(rs);
-	}
+		return km_approx_train_rowset(rs);	/* approx.c: km_train too */
 	return train_exact(rs);
 }
 
