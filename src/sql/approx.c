@@ -1271,9 +1271,22 @@ kernel_train_basis_final(PG_FUNCTION_ARGS)
 /*
  * The one-statement form, kernel_train(f, y, '{"approximation": ...}'),
  * for every regression method (ridge's sums, a primal method's Newton
- * passes): sizes and options checked before anything is allocated, the
- * rows' hashes for the basis pass, then km_train (the core's).
+ * passes): sizes and options checked before anything is allocated (the
+ * plan), the rows' hashes for the basis pass, then km_train (the core's).
  */
+static void
+rowset_plan(const RowSet *rs, km_train_plan *plan)
+{
+	ApproxTail	t = {0};
+
+	km_train_plan_make(&rs->opts, (size_t) rs->n, rs->d, 0, plan);
+	if (plan->basis_bytes == 0 || plan->basis_bytes > MaxAllocSize)
+		rowset_too_large(&plan->opts, (uint32) rs->d);
+	km_check_memory(plan->approx_bytes, "kernel_train", false);
+	if (km_method_get(plan->opts.fit.method)->primal_fit == NULL)
+		approx_lambdas(&plan->opts, &t);	/* ridge's grid: what the solve takes */
+}
+
 bytea *
 km_approx_train_rowset(RowSet *rs)
 {
@@ -1282,17 +1295,11 @@ km_approx_train_rowset(RowSet *rs)
 	km_rows		rows = {0};
 	km_model	model;
 	km_error	err;
-	ApproxTail	t = {0};
 	MemoryContext tmp;
 	MemoryContext old;
 	bytea	   *out;
 
-	km_train_plan_make(&rs->opts, (size_t) rs->n, rs->d, 0, &plan);
-	if (plan.basis_bytes == 0 || plan.basis_bytes > MaxAllocSize)
-		rowset_too_large(&plan.opts, (uint32) rs->d);
-	km_check_memory(plan.approx_bytes, "kernel_train", false);
-	if (km_method_get(plan.opts.fit.method)->primal_fit == NULL)
-		approx_lambdas(&plan.opts, &t); /* ridge's grid: what the solve takes */
+	rowset_plan(rs, &plan);
 	tmp = AllocSetContextCreate(CurrentMemoryContext, "kernel_ml approximate training",
 								ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(tmp);
