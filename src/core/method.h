@@ -493,6 +493,14 @@ typedef struct km_method_ops
 	void		(*store_classes) (const km_fit_params *p,
 								  const km_class_fit_result *res,
 								  struct km_model *m);
+
+	/*
+	 * Its exact fit always fits a bias (svr: libsvm's dual, whose equality
+	 * constraint makes b a multiplier): "fit_intercept": false is refused on
+	 * the exact expansion (options_core.c), never silently ignored.  Its
+	 * approximate form in the primal honours it (b stays 0).
+	 */
+	bool		exact_bias;
 } km_method_ops;
 
 /*

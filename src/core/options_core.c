@@ -1055,6 +1055,28 @@ check_approximation(const km_options_parser *p, const km_method_ops *ops,
 	return true;
 }
 
+/*
+ * "fit_intercept": false on the exact expansion of a method whose exact fit
+ * always has a bias (ops->exact_bias, svr): refused, not ignored.
+ */
+static bool
+check_exact_bias(const km_options_parser *p, const km_method_ops *ops,
+				 km_option_error *err)
+{
+	const km_options *out = p->out;
+	char		message[256];
+
+	if (out->fit_intercept || !ops->exact_bias ||
+		km_repr_lookup(out->approximation)->approximate)
+		return true;
+	snprintf(message, sizeof(message),
+			 "option \"fit_intercept\" false does not apply to exact method \"%s\"",
+			 ops->name);
+	return fail(err, "Remove \"fit_intercept\", or add \"approximation\": \"nystrom\" or \"rff\", whose primal fit honours it (b = 0).",
+				message, "Exact method \"%s\" solves libsvm's dual, whose equality constraint always fits the bias b; option \"fit_intercept\" is false.",
+				ops->name);
+}
+
 bool
 km_options_finish(km_options_parser *p, km_option_error *err)
 {
@@ -1092,6 +1114,8 @@ km_options_finish(km_options_parser *p, km_option_error *err)
 	if (!check_route(out, ops, err))
 		return false;
 	if (!check_approximation(p, ops, err))
+		return false;
+	if (!check_exact_bias(p, ops, err))
 		return false;
 	if (out->cv == KM_CV_NONE && km_repr_lookup(out->approximation)->approximate &&
 		km_task_lookup(ops->task)->approx_gcv && out->lambdas.n > 1)

@@ -90,6 +90,17 @@ FROM svr_rows r, svr_models a,
      (SELECT kernel_train(f, y + 1000, '{"method": "svr", "approximation": "nystrom", "components": 40, "gamma": 0.5, "tol": 1e-10}') AS model
       FROM svr_rows) b
 WHERE a.name = 'nystrom';
+-- "fit_intercept": false: approximate svr fits no bias (b = 0, as
+-- approximate ridge), so its fit no longer follows a shift of the target
+SELECT (i->>'intercept')::float8 AS intercept, i->'fit_intercept' AS fit_intercept
+FROM (SELECT kernel_model_info(kernel_train(f, y, '{"method": "svr", "approximation": "rff", "components": 60, "gamma": 0.5, "fit_intercept": false}')) AS i
+      FROM svr_rows) s;
+SELECT max(abs(kernel_predict(a.model, r.f) + 1000 - kernel_predict(b.model, r.f))) > 100 AS not_shifted
+FROM svr_rows r,
+     (SELECT kernel_train(f, y, '{"method": "svr", "approximation": "nystrom", "components": 40, "gamma": 0.5, "fit_intercept": false}') AS model
+      FROM svr_rows) a,
+     (SELECT kernel_train(f, y + 1000, '{"method": "svr", "approximation": "nystrom", "components": 40, "gamma": 0.5, "fit_intercept": false}') AS model
+      FROM svr_rows) b;
 -- named approximate svr (in memory: no SQL passes for svr yet)
 SELECT name, version, deployed, metrics->'train_rows' AS train_rows,
        round((metrics->'holdout'->>'r2')::numeric, 2) AS holdout_r2
@@ -124,6 +135,12 @@ SELECT kernel_train(f, y, '{"method": "svr", "approximation": "nystrom", "lambda
 SELECT kernel_train(f, y, '{"method": "svr", "approximation": "rff", "cv": 3}') FROM svr_rows;
 SELECT kernel_train(f, y, '{"method": "lms", "approximation": "rff"}') FROM svr_rows;
 SELECT kernel_train(f, y::text, '{"method": "svr"}') FROM svr_rows;
+-- exact svr's dual always fits b: "fit_intercept": false is refused (22023),
+-- in one statement and by name, not ignored
+SELECT kernel_train(f, y, '{"method": "svr", "fit_intercept": false}') FROM svr_rows;
+\set VERBOSITY sqlstate
+SELECT kernel_model_train('svr_noint', 'SELECT f, y FROM svr_rows', '{"method": "svr", "fit_intercept": false}');
+\set VERBOSITY default
 -- max_iter reached: an error with a hint, not an unconverged model
 SELECT kernel_train(f, y, '{"method": "svr", "max_iter": 3}') FROM svr_rows;
 
