@@ -917,6 +917,22 @@ def primal_scipy(Z, t, lam, loss, sw=None):
     return res.x[:m], res.x[m]
 
 
+def svr_primal_scipy_w(Z, y, lam, eps, minimize):
+    """The same objective over w alone (b = 0)."""
+    n, m = Z.shape
+
+    def parts(w):
+        r = y - Z @ w
+        a = np.maximum(0.0, np.abs(r) - eps)
+        return a * a, -2.0 * np.sign(r) * a, np.where(a > 0, 2.0, 0.0)
+
+    res = minimize(lambda w: np.mean(parts(w)[0]) + 0.5 * lam * w @ w, np.zeros(m),
+                   jac=lambda w: Z.T @ parts(w)[1] / n + lam * w,
+                   hess=lambda w: Z.T @ ((parts(w)[2] / n)[:, None] * Z) + lam * np.eye(m),
+                   method="trust-exact", options={"gtol": 1e-13, "maxiter": 1000})
+    return res.x, res
+
+
 def export_of(cur, name):
     cur.execute("SELECT kernel_model_export(model) FROM kmcc_models WHERE name = %s", (name,))
     e = cur.fetchone()[0]
@@ -1150,11 +1166,15 @@ def check_svr(cur):
                    "(gamma \"scale\" %.4g; within 25 %%)" % (rmse, g, rref, 1.0 / d))
 
 
-def svr_primal_scipy(Z, y, lam, eps):
+def svr_primal_scipy(Z, y, lam, eps, intercept=True):
     """argmin over (w, b) of (1/n) sum max(0, |y - z w - b| - eps)^2 + (lam/2) ||w||^2
-    (b unpenalized) by SciPy's trust-exact with the generalized Hessian."""
+    (b unpenalized; b = 0 without intercept) by SciPy's trust-exact with the
+    generalized Hessian."""
     from scipy.optimize import minimize
     n, m = Z.shape
+    if not intercept:
+        w, _ = svr_primal_scipy_w(Z, y, lam, eps, minimize)
+        return w, 0.0
     Z1 = np.hstack([Z, np.ones((n, 1))])
     P = np.diag(np.r_[np.full(m, lam), 0.0])
 
@@ -1175,6 +1195,22 @@ def svr_primal_scipy(Z, y, lam, eps):
     res = minimize(J, np.zeros(m + 1), jac=grad, hess=hess, method="trust-exact",
                    options={"gtol": 1e-13, "maxiter": 1000})
     return res.x[:m], res.x[m]
+
+
+def svr_primal_scipy_w(Z, y, lam, eps, minimize):
+    """The same objective over w alone (b = 0)."""
+    n, m = Z.shape
+
+    def parts(w):
+        r = y - Z @ w
+        a = np.maximum(0.0, np.abs(r) - eps)
+        return a * a, -2.0 * np.sign(r) * a, np.where(a > 0, 2.0, 0.0)
+
+    res = minimize(lambda w: np.mean(parts(w)[0]) + 0.5 * lam * w @ w, np.zeros(m),
+                   jac=lambda w: Z.T @ parts(w)[1] / n + lam * w,
+                   hess=lambda w: Z.T @ ((parts(w)[2] / n)[:, None] * Z) + lam * np.eye(m),
+                   method="trust-exact", options={"gtol": 1e-13, "maxiter": 1000})
+    return res.x, res
 
 
 def check_approx_svr(cur):
@@ -1200,6 +1236,24 @@ def check_approx_svr(cur):
                 compare("%s predictions vs SciPy (lambda %.4g, epsilon %g, %s Newton steps, "
                         "%s rows outside the tube)" % (name, lam, eps, info.get("iterations"),
                                                        info.get("n_support")), got, want, 1e-6)
+
+    @check("m. svr rff syn without intercept")
+    def _():
+        # "fit_intercept": false: b = 0, the same objective over w alone
+        ds, Xtr, ytr, Xte, _ = svr_datasets()[1]
+        opts = {"method": "svr", "approximation": "rff", "components": 200, "epsilon": 0.4,
+                "tol": 1e-10, "max_iter": 100, "seed": 3, "fit_intercept": False}
+        train(cur, "svr_syn_noint", ds, opts)
+        got = predict(cur, "svr_syn_noint", ds)
+        info = model_info(cur, "svr_syn_noint")
+        e = export_of(cur, "svr_syn_noint")
+        lam, eps = float(info["lambda"]), float(info["epsilon"])
+        w, b = svr_primal_scipy(whitened_features(e, info, Xtr), ytr, lam, eps, intercept=False)
+        want = whitened_features(e, info, Xte) @ w
+        report(b == 0.0 and float(info["intercept"]) == 0.0, "m. svr without intercept: b = 0",
+               "model intercept %s" % info["intercept"])
+        compare("m. svr rff syn without intercept predictions vs SciPy (lambda %.4g, epsilon %g)"
+                % (lam, eps), got, want, 1e-6)
 
 
 def check_classification(cur):
