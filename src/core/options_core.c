@@ -1017,18 +1017,11 @@ check_approximation(const km_options_parser *p, const km_method_ops *ops,
 	else if (ops->primal_fit != NULL)
 	{
 		/*
-		 * Approximate regression in the primal (svr): Newton passes at one
-		 * lambda and one gamma; max_iter counts Newton steps.
+		 * Approximate regression in the primal (svr): Newton passes; a grid
+		 * of lambdas and gammas is selected by k-fold over row-hash folds
+		 * (pipeline_approx.c), scored by MSE, the method's route (check_route
+		 * refused the others); max_iter counts Newton steps.
 		 */
-		if (out->cv != KM_CV_NONE || out->lambdas.n > 1 || out->gammas.n > 1)
-		{
-			snprintf(message, sizeof(message),
-					 "approximate method \"%s\" takes a single lambda and gamma",
-					 ops->name);
-			return fail(err, "Give one \"lambda\" and one \"gamma\" without \"cv\", or remove \"approximation\" to select them by k-fold.",
-						message, "Method \"%s\" with approximation \"%s\" is fitted by Newton passes over the rows at one lambda and gamma; it has no model selection.",
-						ops->name, km_approx_name(out->approximation));
-		}
 		if (!p->given[KM_OPT_MAX_ITER])
 			out->fit.max_iter = KM_PRIMAL_MAX_ITER;
 		return true;
@@ -1117,8 +1110,10 @@ km_options_finish(km_options_parser *p, km_option_error *err)
 		return false;
 	if (!check_exact_bias(p, ops, err))
 		return false;
+	/* an approximate grid: GCV from the sums, or a primal method's k-fold (below) */
 	if (out->cv == KM_CV_NONE && km_repr_lookup(out->approximation)->approximate &&
-		km_task_lookup(ops->task)->approx_gcv && out->lambdas.n > 1)
+		km_task_lookup(ops->task)->approx_gcv && ops->primal_fit == NULL &&
+		out->lambdas.n > 1)
 		out->cv = KM_CV_GCV;
 	if (out->cv == KM_CV_NONE && (out->gammas.n > 1 || out->lambdas.n > 1))
 	{

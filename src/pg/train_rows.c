@@ -128,6 +128,22 @@ km_row_hashes(const double *X, int64 n, int d, uint64 seed)
 	return hash;
 }
 
+int *
+km_row_folds(const RowSet *rs, const km_options *opts)
+{
+	int64	   *order;
+	int		   *fold;
+
+	if (!km_options_selects(opts) || opts->cv != KM_CV_KFOLD)
+		return NULL;
+	order = palloc_extended(mul_size((Size) rs->n, sizeof(int64)), MCXT_ALLOC_HUGE);
+	fold = palloc_extended(mul_size((Size) rs->n, sizeof(int)), MCXT_ALLOC_HUGE);
+	km_rank_rows(rs->X, rs->y, rs->n, rs->d, rs->opts.seed, order);
+	km_folds_by_rank(order, rs->n, opts->folds, fold);
+	pfree(order);
+	return fold;
+}
+
 /* km_train_env: memory in CurrentMemoryContext (the training's) */
 static void *
 env_alloc(void *ctx, size_t bytes)

@@ -53,6 +53,13 @@ pg_attribute_noreturn() void rowset_too_large(const km_options *opts, uint32 d);
  */
 uint64_t   *km_row_hashes(const double *X, int64 n, int d, uint64 seed);
 
+/*
+ * k-fold selection (cv "kfold" in opts, resolved): each row's fold by its
+ * rank in hash order (split.c), so that the folds do not depend on the
+ * order of the rows; NULL without k-fold.
+ */
+int		   *km_row_folds(const RowSet *rs, const km_options *opts);
+
 /* A km_train_env whose memory is palloc'd in CurrentMemoryContext. */
 void		km_train_env_palloc(km_train_env *env);
 

@@ -1309,6 +1309,7 @@ km_approx_train_rowset(RowSet *rs)
 	rows.y = rs->y;
 	rows.rows_skipped = (uint64) rs->skipped;
 	rows.hash = km_row_hashes(rs->X, rs->n, rs->d, (uint64) plan.opts.seed);
+	rows.fold = km_row_folds(rs, &plan.opts);	/* a primal method's k-fold */
 	km_train_env_palloc(&env);
 	km_blas_setup();
 	if (km_train(&rows, &plan, &env, &model, &err) != KM_OK)
