@@ -1255,6 +1255,47 @@ def check_approx_svr(cur):
         compare("m. svr rff syn without intercept predictions vs SciPy (lambda %.4g, epsilon %g)"
                 % (lam, eps), got, want, 1e-6)
 
+    @check("m. svr rff k-fold selection")
+    def _():
+        # k-fold over a lambda grid with as many folds as rows: every fold
+        # holds one row whatever the row hashes, so each candidate's score is
+        # the mean (and its standard deviation) over rows of the squared error
+        # of SciPy's solve without that row, on the model's exported features
+        # (one gamma: the basis is the winner's and every candidate's)
+        _, X, y, _, _ = svr_datasets()[1]
+        n = 40
+        X, y = X[:n], y[:n]
+        load(cur, "svr_loo", X, y, X)
+        lams = [1e-4, 1e-2, 1.0]
+        opts = {"method": "svr", "approximation": "rff", "components": 20, "epsilon": 0.4,
+                "gamma": 0.1, "lambda": lams, "cv": n, "tol": 1e-10, "max_iter": 100,
+                "seed": 3}
+        train(cur, "svr_loo", "svr_loo", opts)
+        info = model_info(cur, "svr_loo")
+        sel = info["selection"]
+        Z = whitened_features(export_of(cur, "svr_loo"), info, X)
+        scores, stds = [], []
+        for lam in lams:
+            err = np.empty(n)
+            for i in range(n):
+                keep = np.arange(n) != i
+                w, b = svr_primal_scipy(Z[keep], y[keep], lam, 0.4)
+                err[i] = (Z[i] @ w + b - y[i]) ** 2
+            scores.append(err.mean())
+            stds.append(err.std())
+        got = [c["score"] for c in sel["candidates"]]
+        got_std = [c["score_std"] for c in sel["candidates"]]
+        report(sel["cv"] == "kfold" and sel["folds"] == n and len(got) == len(lams),
+               "m. svr k-fold selection table", "cv %s, %s folds, %d candidates"
+               % (sel["cv"], sel["folds"], len(got)))
+        compare("m. svr rff k-fold scores vs SciPy (%d folds of one row, lambdas %s)"
+                % (n, lams), np.array(got), np.array(scores), 1e-6)
+        compare("m. svr rff k-fold score_std vs SciPy", np.array(got_std), np.array(stds), 1e-6)
+        report(sel["best"] == int(np.argmin(scores)) and
+               float(info["lambda"]) == lams[int(np.argmin(scores))],
+               "m. svr k-fold winner", "best %s, SciPy's %d, lambda %s"
+               % (sel["best"], int(np.argmin(scores)), info["lambda"]))
+
 
 def check_classification(cur):
     check_svm_breast_cancer(cur)
