@@ -16,6 +16,7 @@
 void		test_pipeline_approx_nystrom_is_exact(void);
 void		test_pipeline_approx_primal(void);
 void		test_pipeline_approx_needs_hashes(void);
+void		test_pipeline_approx_kfold(void);
 
 /* malloc'd blocks of one training, freed together */
 typedef struct approx_arena
@@ -260,4 +261,67 @@ test_pipeline_approx_needs_hashes(void)
 	CHECK(plan.approximate && plan.basis_bytes > 0 && plan.approx_bytes > 0, "plan");
 	CHECK(km_train(&rows, &plan, &env, &m, &err) == KM_ERR_INVALID, "status %d", (int) err.status);
 	arena_free(&a);
+}
+
+/*
+ * k-fold selection of svr over a lambda grid (folds given, as the glue's
+ * row-hash folds): every candidate scored, the lowest mean wins, and the
+ * refit is the model the winner trains alone.
+ */
+void
+test_pipeline_approx_kfold(void)
+{
+	size_t		n = 300;
+	int			d = 2;
+	double	   *X = unit_rand_vec(n * d, 41);
+	double	   *y = malloc(n * sizeof(double));
+	int		   *fold = malloc(n * sizeof(int));
+	uint64_t   *h = made_up_hashes(n);
+	km_rows		rows = {NULL, n, d, X, y, fold, NULL, 0, h};
+	const char *const kv[] = {"method", "svr", "approximation", "rff", "components", "30",
+	"gamma", "0.5", "cv", "3"};
+	km_options	o = parse_options(kv, 5);
+	approx_arena a = {{0}, 0};
+	approx_arena b = {{0}, 0};
+	double	   *pred = malloc(n * sizeof(double));
+	double	   *pwin = malloc(n * sizeof(double));
+	km_model	m;
+	km_model	w;
+	km_options	ow;
+
+	for (size_t i = 0; i < n; i++)
+	{
+		y[i] = sin(3.0 * X[2 * i]) + 0.5 * X[2 * i + 1];
+		fold[i] = (int) (i % 3);
+	}
+	o.lambdas.n = 3;
+	o.lambdas.per_row = false;	/* the grid as given, not times 1 / n */
+	o.lambdas.v[0] = 1e-4;
+	o.lambdas.v[1] = 1e-2;
+	o.lambdas.v[2] = 1.0;
+	m = train_and_predict(&o, &rows, &a, pred);
+	CHECK(m.n_candidates == 3 && m.cv == KM_CV_KFOLD && m.folds == 3, "candidates %u cv %d folds %u",
+		  m.n_candidates, (int) m.cv, m.folds);
+	for (int c = 0; c < 3; c++)
+		CHECK(isfinite(m.candidates[c].score) && m.candidates[c].score >= m.candidates[m.best].score,
+			  "score %d %g", c, m.candidates[c].score);
+	CHECK(m.lambda == m.candidates[m.best].lambda, "lambda %g", m.lambda);
+	/* the winner alone: the same coefficients */
+	ow = o;
+	ow.lambdas.n = 1;
+	ow.cv = KM_CV_NONE;
+	ow.fit.lambda = m.lambda;
+	ow.lambdas.v[0] = m.lambda;
+	rows.fold = NULL;
+	w = train_and_predict(&ow, &rows, &b, pwin);
+	CHECK(w.n_candidates == 0 && memcmp(w.alpha, m.alpha, sizeof(double) * m.n_train) == 0 &&
+		  w.intercept == m.intercept, "refit differs from the winner's model");
+	arena_free(&b);
+	arena_free(&a);
+	free(pwin);
+	free(pred);
+	free(h);
+	free(fold);
+	free(y);
+	free(X);
 }
