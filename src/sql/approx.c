@@ -907,6 +907,13 @@ train_call_check_options(const km_options *opts, const km_basis *b)
 				 errdetail("The options give method \"%s\", a classifier; its primal Newton needs several passes over the rows.",
 						   km_method_name(opts->fit.method)),
 				 errhint("Train an approximate classifier in one statement: kernel_train(features, label, options) with \"approximation\" in the options.")));
+	if (km_method_get(opts->fit.method)->primal_fit != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("kernel_train with a basis trains kernel ridge regression only"),
+				 errdetail("The options give method \"%s\", fitted in the primal by Newton steps of a pass over the rows each.",
+						   km_method_name(opts->fit.method)),
+				 errhint("Train it in one statement, kernel_train(features, y, options) with \"approximation\" in the options, or by name with kernel_model_train.")));
 }
 
 /* The memory of a call's entry checked, and reserved in its context (tc->cxt). */

@@ -165,6 +165,10 @@ SELECT kernel_train(f, y, '{"method": "svr", "cv": "loo", "lambda": [0.1, 1]}') 
 SELECT kernel_train(f, y, '{"method": "svr", "lambda": 0}') FROM svr_rows;
 SELECT kernel_train(f, y, '{"method": "svr", "approximation": "nystrom", "cv": "gcv", "lambda": [0.01, 0.1]}') FROM svr_rows;
 SELECT kernel_train(f, y, '{"method": "lms", "approximation": "rff"}') FROM svr_rows;
+-- the aggregate over a basis sums ridge's statistics: svr is refused, not trained as ridge
+SELECT kernel_train(f, y, '{"method": "svr", "approximation": "rff"}',
+                    (SELECT kernel_basis(f, '{"method": "svr", "approximation": "rff"}') FROM svr_rows))
+FROM svr_rows;
 SELECT kernel_train(f, y::text, '{"method": "svr"}') FROM svr_rows;
 -- exact svr's dual always fits b: "fit_intercept": false is refused (22023),
 -- in one statement and by name, not ignored
