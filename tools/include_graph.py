@@ -11,7 +11,7 @@ function declared in a core header but defined in the glue (a link-time hook).
 Prints the strongly connected components with more than one module (import
 circles) and the imports that run back up a layer: src/core < src/pg <
 src/sql < src/catalog, and inside src/core the order of DESIGN-0.3.md:
-base/linalg < kernels < repr < methods < tasks < learn < model.  A core
+base/linalg < kernels < repr < methods < tasks < learn < model < train.  A core
 module missing from CORE_LAYER below is reported, so that a new file gets a
 layer on purpose.  Ends with "N circles (M modules), K back-up imports".
 """
@@ -20,7 +20,7 @@ import re
 import sys
 
 DIRS = ["core", "pg", "sql", "catalog"]          # -I order, and layer order
-CORE_ORDER = ["base", "kernels", "repr", "methods", "tasks", "learn", "model"]
+CORE_ORDER = ["base", "kernels", "repr", "methods", "tasks", "learn", "model", "train"]
 CORE_LAYER = {
     # base and linear algebra
     "core": "base", "crc32c": "base", "metrics": "base", "progress": "base",
@@ -54,8 +54,10 @@ CORE_LAYER = {
     "classify": "tasks",
     # learning: fit, selection, classifier training
     "fit": "learn", "select": "learn", "classify_fit": "learn",
-    # km_train, the one road from rows to a model (pipeline.h)
-    "pipeline": "learn",
+    # km_train, the one road from rows to a model (pipeline.h): it fits
+    # (learn) and fills the model record, an approximate one by the model
+    # layer's km_approx_model_fill, so it sits on top of the core
+    "pipeline": "train", "pipeline_approx": "train", "pipeline_types": "train",
     # the model format and scoring
     "model": "model", "score": "model",
     "model_v1": "model", "model_fields": "model", "model_internal": "model",

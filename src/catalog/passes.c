@@ -71,11 +71,12 @@ use_passes(NamedRun *run, const Catalog *cat, const char *query, Oid run_as,
 	}
 	/*
 	 * A regression method fitted in the primal (svr): by passes when its
-	 * ops have the pieces of the fit (passes_primal.c), else in memory
-	 * (approx_primal.c), as kernel_train
+	 * ops have the pieces of the fit (passes_primal.c), but for model
+	 * selection (k-fold over the collected rows): in memory
+	 * (src/core/pipeline_approx.c), as kernel_train
 	 */
 	if (!run->classify && km_method_get(run->opts.fit.method)->primal_fit != NULL &&
-		!passes_primal_method(run->opts.fit.method))
+		(!passes_primal_method(run->opts.fit.method) || km_options_selects(&run->opts)))
 		return false;
 	run->passes = true;
 	run->schema = cat->schema;

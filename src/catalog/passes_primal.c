@@ -11,7 +11,7 @@
  *      method's primal statistics (ops->primal_add) at the current point
  *      and its training tally (ops->primal_tally), then steps the solver
  *      (ops->primal_step), as the method's primal_fit does over the rows
- *      kernel_train collected (approx_primal.c); the tally comes from the
+ *      kernel_train collected (pipeline_approx.c); the tally comes from the
  *      last pass when it evaluated the final point, else from one more;
  *   3. scoring pass: the model's regression errors on both sides of the
  *      split (passes.c's, one SQL statement).
@@ -50,7 +50,7 @@
 #include "pass_rows.h"
 #include "passes_primal.h"
 
-/* Rows per block of features: as approx_primal.c's. */
+/* Rows per block of features: as pipeline_approx.c's. */
 #define PP_BLOCK 512
 
 typedef enum PrimalPassKind
@@ -321,7 +321,7 @@ newton_passes(PrimalPasses *pp, km_fit_result *res)
 		 pp->ops->name, pp->m, passes, res->train_rmse);
 }
 
-/* The model over the basis, as approx_primal.c assembles the aggregate's. */
+/* The model over the basis, as pipeline_approx.c assembles the aggregate's. */
 static bytea *
 assemble_model(PrimalPasses *pp, const km_fit_result *res, MemoryContext ctx)
 {

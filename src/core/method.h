@@ -535,6 +535,14 @@ typedef struct km_method_ops
 	int			primal_loss;
 	const char *primal_loss_name;
 	unsigned	primal_solvers;
+
+	/*
+	 * Its exact fit always fits a bias (svr: libsvm's dual, whose equality
+	 * constraint makes b a multiplier): "fit_intercept": false is refused on
+	 * the exact expansion (options_core.c), never silently ignored.  Its
+	 * approximate form in the primal honours it (b stays 0).
+	 */
+	bool		exact_bias;
 } km_method_ops;
 
 /*

@@ -1028,18 +1028,11 @@ check_approximation(const km_options_parser *p, const km_method_ops *ops,
 	else if (ops->primal_fit != NULL)
 	{
 		/*
-		 * Approximate regression in the primal (svr): Newton passes at one
-		 * lambda and one gamma; max_iter counts Newton steps.
+		 * Approximate regression in the primal (svr): Newton passes; a grid
+		 * of lambdas and gammas is selected by k-fold over row-hash folds
+		 * (pipeline_approx.c), scored by MSE, the method's route (check_route
+		 * refused the others); max_iter counts Newton steps.
 		 */
-		if (out->cv != KM_CV_NONE || out->lambdas.n > 1 || out->gammas.n > 1)
-		{
-			snprintf(message, sizeof(message),
-					 "approximate method \"%s\" takes a single lambda and gamma",
-					 ops->name);
-			return fail(err, "Give one \"lambda\" and one \"gamma\" without \"cv\", or remove \"approximation\" to select them by k-fold.",
-						message, "Method \"%s\" with approximation \"%s\" is fitted by Newton passes over the rows at one lambda and gamma; it has no model selection.",
-						ops->name, km_approx_name(out->approximation));
-		}
 		if (!p->given[KM_OPT_MAX_ITER])
 			out->fit.max_iter = KM_PRIMAL_MAX_ITER;
 		return true;
@@ -1064,6 +1057,28 @@ check_approximation(const km_options_parser *p, const km_method_ops *ops,
 					"Option \"gamma\" has %d candidates; the basis pass fixes the kernel before the rows are summed.",
 					out->gammas.n);
 	return true;
+}
+
+/*
+ * "fit_intercept": false on the exact expansion of a method whose exact fit
+ * always has a bias (ops->exact_bias, svr): refused, not ignored.
+ */
+static bool
+check_exact_bias(const km_options_parser *p, const km_method_ops *ops,
+				 km_option_error *err)
+{
+	const km_options *out = p->out;
+	char		message[256];
+
+	if (out->fit_intercept || !ops->exact_bias ||
+		km_repr_lookup(out->approximation)->approximate)
+		return true;
+	snprintf(message, sizeof(message),
+			 "option \"fit_intercept\" false does not apply to exact method \"%s\"",
+			 ops->name);
+	return fail(err, "Remove \"fit_intercept\", or add \"approximation\": \"nystrom\" or \"rff\", whose primal fit honours it (b = 0).",
+				message, "Exact method \"%s\" solves libsvm's dual, whose equality constraint always fits the bias b; option \"fit_intercept\" is false.",
+				ops->name);
 }
 
 bool
@@ -1104,8 +1119,12 @@ km_options_finish(km_options_parser *p, km_option_error *err)
 		return false;
 	if (!check_approximation(p, ops, err))
 		return false;
+	if (!check_exact_bias(p, ops, err))
+		return false;
+	/* an approximate grid: GCV from the sums, or a primal method's k-fold (below) */
 	if (out->cv == KM_CV_NONE && km_repr_lookup(out->approximation)->approximate &&
-		km_task_lookup(ops->task)->approx_gcv && out->lambdas.n > 1)
+		km_task_lookup(ops->task)->approx_gcv && ops->primal_fit == NULL &&
+		out->lambdas.n > 1)
 		out->cv = KM_CV_GCV;
 	if (out->cv == KM_CV_NONE && (out->gammas.n > 1 || out->lambdas.n > 1))
 	{

@@ -11,6 +11,8 @@
 #include "classify_fit.h"
 #include "method.h"
 #include "pipeline.h"
+#include "pipeline_approx.h"
+#include "repr.h"
 #include "select.h"
 #include "solve.h"
 #include "svm.h"
@@ -53,6 +55,11 @@ km_train_plan_make(const km_options *o, size_t n, int d, uint32_t k,
 	plan->opts = *o;
 	km_options_resolve(&plan->opts, d);
 	km_options_resolve_rows(&plan->opts, n);	/* a lambda_per_row method's 1 / n */
+	if (k == 0 && km_repr_lookup(plan->opts.approximation)->approximate)
+	{
+		km_train_plan_approx(n, d, plan);
+		return;
+	}
 	if (k > 0)
 		plan_classes(n, k, plan);
 	else if (km_options_selects(&plan->opts))
@@ -427,6 +434,8 @@ km_train(const km_rows *rows, const km_train_plan *plan,
 
 	if (rows->classes != NULL)
 		return train_classes(rows, plan, env, m, err);
+	if (plan->approximate)
+		return km_train_approx(rows, plan, env, m, err);
 	memset(&job, 0, sizeof(job));
 	job.n = rows->n;
 	job.d = rows->d;

@@ -99,6 +99,88 @@ rowset_too_large(const km_options *opts, uint32 d)
 }
 
 /*
+ * The reservoir key of row x (d features) for a basis of seed: the hash of
+ * its bytes with -0.0 read as 0.0 (into buf, d doubles), so that equal
+ * rows hash equal.
+ */
+static uint64
+row_hash(const double *x, uint32 d, uint64 seed, double *buf)
+{
+	for (uint32 j = 0; j < d; j++)
+		buf[j] = x[j] + 0.0;
+	return hash_bytes_extended((const unsigned char *) buf,
+							   (int) (sizeof(double) * d), seed);
+}
+
+uint64_t *
+km_row_hashes(const double *X, int64 n, int d, uint64 seed)
+{
+	uint64_t   *hash = palloc_extended(mul_size((Size) n, sizeof(uint64_t)), MCXT_ALLOC_HUGE);
+	double	   *buf = palloc(sizeof(double) * d);
+
+	for (int64 i = 0; i < n; i++)
+	{
+		hash[i] = row_hash(X + (Size) i * d, (uint32) d, seed, buf);
+		if ((i & 0x3FF) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	pfree(buf);
+	return hash;
+}
+
+int *
+km_row_folds(const RowSet *rs, const km_options *opts)
+{
+	int64	   *order;
+	int		   *fold;
+
+	if (!km_options_selects(opts) || opts->cv != KM_CV_KFOLD)
+		return NULL;
+	order = palloc_extended(mul_size((Size) rs->n, sizeof(int64)), MCXT_ALLOC_HUGE);
+	fold = palloc_extended(mul_size((Size) rs->n, sizeof(int)), MCXT_ALLOC_HUGE);
+	km_rank_rows(rs->X, rs->y, rs->n, rs->d, rs->opts.seed, order);
+	km_folds_by_rank(order, rs->n, opts->folds, fold);
+	pfree(order);
+	return fold;
+}
+
+/* km_train_env: memory in CurrentMemoryContext (the training's) */
+static void *
+env_alloc(void *ctx, size_t bytes)
+{
+	return palloc_extended(bytes, MCXT_ALLOC_HUGE);
+}
+
+static void
+env_release(void *ctx, void *p)
+{
+	pfree(p);
+}
+
+static double *
+env_workspace(void *ctx, km_train_buffer kind, size_t doubles, size_t n, int d)
+{
+	return palloc_extended(mul_size(doubles, sizeof(double)), MCXT_ALLOC_HUGE);
+}
+
+static void
+env_release_workspace(void *ctx, km_train_buffer kind, double *p)
+{
+	pfree(p);
+}
+
+void
+km_train_env_palloc(km_train_env *env)
+{
+	memset(env, 0, sizeof(*env));
+	env->alloc = env_alloc;
+	env->release = env_release;
+	env->workspace = env_workspace;
+	env->release_workspace = env_release_workspace;
+	env->interrupt = km_interrupt;
+}
+
+/*
  * Pass 1 of the one-statement form: the basis of the collected rows (Xs:
  * a buffer of at least d doubles), with rff's random features drawn.
  */
@@ -120,10 +202,9 @@ rowset_basis(RowSet *rs, const km_options *opts, Size sbytes, double *Xs,
 						d, (uint32) opts->components, (uint64) opts->seed);
 	for (int64 i = 0; i < rs->n; i++)
 	{
-		for (uint32 j = 0; j < d; j++)
-			Xs[j] = rs->X[i * d + j] + 0.0;
-		km_basis_state_add(st, Xs, hash_bytes_extended((const unsigned char *) Xs,
-													   (int) (sizeof(double) * d), st->seed));
+		uint64		h = row_hash(rs->X + i * d, d, st->seed, Xs);
+
+		km_basis_state_add(st, Xs, h);
 		if ((i & 0x3FF) == 0)
 			CHECK_FOR_INTERRUPTS();
 	}

@@ -13,6 +13,7 @@
 
 #include "approx.h"
 #include "options.h"
+#include "pipeline.h"
 #include "rowset.h"
 
 /*
@@ -44,6 +45,23 @@ void		km_basis_draw(km_basis *b);
 
 /* Raises "kernel_train state is too large" for a basis of opts->components. */
 pg_attribute_noreturn() void rowset_too_large(const km_options *opts, uint32 d);
+
+/*
+ * Each of n rows' (X, n x d row-major) reservoir key for a basis of seed
+ * (pipeline.h km_rows.hash), as rowset_basis and kernel_basis hash a row:
+ * hash_bytes_extended over its float8 bytes, -0.0 read as 0.0.
+ */
+uint64_t   *km_row_hashes(const double *X, int64 n, int d, uint64 seed);
+
+/*
+ * k-fold selection (cv "kfold" in opts, resolved): each row's fold by its
+ * rank in hash order (split.c), so that the folds do not depend on the
+ * order of the rows; NULL without k-fold.
+ */
+int		   *km_row_folds(const RowSet *rs, const km_options *opts);
+
+/* A km_train_env whose memory is palloc'd in CurrentMemoryContext. */
+void		km_train_env_palloc(km_train_env *env);
 
 /*
  * Pass 1 of the one-statement form: the basis of the collected rows (Xs:

@@ -576,6 +576,7 @@ kernel_basis_info(PG_FUNCTION_ARGS)
  */
 #include "model.h"
 #include "model_bytea.h"
+#include "pipeline_approx.h"
 #include "solve.h"
 
 PG_FUNCTION_INFO_V1(kernel_train_basis_sfunc);
@@ -796,40 +797,25 @@ approx_solve_memory(uint32 m)
 }
 
 /*
- * The model from the sums, encoded into a new bytea; NULL when no row was
- * added.
+ * The model from the sums (the core's solve and fill, km_train's too),
+ * encoded into a new bytea; NULL when no row was added.
  */
 static bytea *
 approx_model(km_basis *b, uint32 components, km_accum *acc,
 			 const ApproxTail *t)
 {
-	uint32		m = b->m;
-	double	   *work;
-	double	   *coef;
-	km_approx_result res;
+	km_train_env env;
 	km_error	err;
 	km_model	model;
-	km_candidate *cand = NULL;
 
 	if (acc->rows == 0)
 		return NULL;
-	km_progress_phase("solve: m = %u, " INT64_FORMAT " rows", m, acc->rows);
-	work = palloc_extended(mul_size(km_approx_solve_doubles(m), sizeof(double)), MCXT_ALLOC_HUGE);
-	coef = palloc(sizeof(double) * m);
+	km_train_env_palloc(&env);
 	km_blas_setup();
-	if (km_approx_solve(b, acc, t->lambdas, t->n_lambdas, t->fit_intercept != 0,
-						coef, &res, work, &err, km_interrupt) != KM_OK)
+	if (km_train_approx_solve(b, components, acc, t->lambdas, t->n_lambdas,
+							  t->fit_intercept != 0, (uint64) t->skipped, &env,
+							  &model, &err) != KM_OK)
 		km_raise(&err);
-	pfree(work);
-	if (t->n_lambdas > 1)
-		cand = palloc(sizeof(km_candidate) * t->n_lambdas);
-	memset(&model, 0, sizeof(model));
-	/* one place builds an approximate model: the core's fill */
-	km_approx_model_fill(b, components, t->lambdas, t->n_lambdas,
-						 t->fit_intercept != 0, coef, &res, cand, &model);
-	model.method = km_method_approx_sums()->id;
-	model.task = km_method_approx_sums()->task;
-	model.rows_skipped = (uint64) t->skipped;
 	sscanf(KM_VERSION_STRING, "%hhu.%hhu.%hhu", &model.writer_version[0],
 		   &model.writer_version[1], &model.writer_version[2]);
 	return km_model_to_bytea(&model);
@@ -921,6 +907,13 @@ train_call_check_options(const km_options *opts, const km_basis *b)
 				 errdetail("The options give method \"%s\", a classifier; its primal Newton needs several passes over the rows.",
 						   km_method_name(opts->fit.method)),
 				 errhint("Train an approximate classifier in one statement: kernel_train(features, label, options) with \"approximation\" in the options.")));
+	if (km_method_get(opts->fit.method)->primal_fit != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("kernel_train with a basis trains kernel ridge regression only"),
+				 errdetail("The options give method \"%s\", fitted in the primal by Newton steps of a pass over the rows each.",
+						   km_method_name(opts->fit.method)),
+				 errhint("Train it in one statement, kernel_train(features, y, options) with \"approximation\" in the options, or by name with kernel_model_train.")));
 }
 
 /* The memory of a call's entry checked, and reserved in its context (tc->cxt). */
@@ -1306,91 +1299,55 @@ kernel_train_basis_final(PG_FUNCTION_ARGS)
 }
 
 /*
- * Pass 2 of the one-statement form: the sums of z(x) z(x)^T, z y, ... over
- * the collected rows, a block of APPROX_BLOCK at a time (Xs: a buffer of
- * APPROX_BLOCK x d doubles).
+ * The one-statement form, kernel_train(f, y, '{"approximation": ...}'),
+ * for every regression method (ridge's sums, a primal method's Newton
+ * passes): sizes and options checked before anything is allocated (the
+ * plan), the rows' hashes for the basis pass, then km_train (the core's).
  */
-static km_accum *
-rowset_sums(RowSet *rs, const km_basis *b, double *Xs)
+static void
+rowset_plan(const RowSet *rs, km_train_plan *plan)
 {
-	km_accum   *acc;
-	FlushBufs	f;
+	ApproxTail	t = {0};
 
-	km_progress_phase("statistics: m = %u, " INT64_FORMAT " rows", b->m, rs->n);
-	acc = palloc_extended(km_accum_bytes(KM_ACCUM_GRAM, b->m), MCXT_ALLOC_HUGE);
-	SET_VARSIZE(acc, km_accum_bytes(KM_ACCUM_GRAM, b->m));
-	km_accum_init(acc, KM_ACCUM_GRAM, b->m);
-	f = flush_bufs_make(b);
-	km_blas_setup();
-	for (int64 i0 = 0; i0 < rs->n; i0 += APPROX_BLOCK)
-	{
-		int64		r = Min((int64) APPROX_BLOCK, rs->n - i0);
-
-		rowset_standardize(rs, b, i0, r, Xs);
-		add_rows(acc, b, Xs, rs->y + i0, (uint32) r, &f);
-		CHECK_FOR_INTERRUPTS();
-		km_progress_step(INT64_FORMAT " of " INT64_FORMAT " rows", acc->rows, rs->n);
-	}
-	flush_bufs_free(&f);
-	return acc;
+	km_train_plan_make(&rs->opts, (size_t) rs->n, rs->d, 0, plan);
+	if (plan->basis_bytes == 0 || plan->basis_bytes > MaxAllocSize)
+		rowset_too_large(&plan->opts, (uint32) rs->d);
+	km_check_memory(plan->approx_bytes, "kernel_train", false);
+	if (km_method_get(plan->opts.fit.method)->primal_fit == NULL)
+		approx_lambdas(&plan->opts, &t);	/* ridge's grid: what the solve takes */
 }
 
-/*
- * The basis state's bytes of the one-statement form; raises when the basis,
- * the sums and the solve are too large or do not fit kernel_ml.max_memory.
- */
-static Size
-rowset_check_memory(const km_options *opts, uint32 d, int64 n)
-{
-	Size		sbytes = km_basis_state_bytes(opts->approximation, d, (uint32) opts->components);
-	uint32		mmax = km_repr_lookup(opts->approximation)->centres ?
-		(uint32) Min((int64) opts->components, n) : (uint32) opts->components;
-
-	if (sbytes == 0 || sbytes > MaxAllocSize || km_accum_bytes(KM_ACCUM_GRAM, mmax) == 0)
-		rowset_too_large(opts, d);
-	km_check_memory((double) sbytes + (double) km_accum_bytes(KM_ACCUM_GRAM, mmax) +
-					approx_solve_memory(mmax) +
-					8.0 * APPROX_BLOCK * ((double) mmax + 2.0 * d) +
-					8.0 * (double) km_approx_features_doubles(&(km_basis) {.kind = opts->approximation, .d = d, .m = mmax}, APPROX_BLOCK),
-					"kernel_train", false);
-	return sbytes;
-}
-
-/*
- * The one-statement form, kernel_train(f, y, '{"approximation": ...}'):
- * both passes in C over the rows the RowSet collected.
- */
 bytea *
 km_approx_train_rowset(RowSet *rs)
 {
-	km_options	opts = rs->opts;
-	uint32		d = (uint32) rs->d;
-	Size		sbytes;
-	km_basis	b;
-	km_accum   *acc;
-	ApproxTail	t;
-	double	   *Xs;
+	km_train_plan plan;
+	km_train_env env;
+	km_rows		rows = {0};
+	km_model	model;
+	km_error	err;
 	MemoryContext tmp;
 	MemoryContext old;
-	bytea	   *result;
 	bytea	   *out;
-	km_options_resolve(&opts, (int) d);
-	sbytes = rowset_check_memory(&opts, d, rs->n);
-	memset(&t, 0, sizeof(t));
-	approx_lambdas(&opts, &t);
 
+	rowset_plan(rs, &plan);
 	tmp = AllocSetContextCreate(CurrentMemoryContext, "kernel_ml approximate training",
 								ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(tmp);
-
-	Xs = palloc_extended(mul_size(sizeof(double), mul_size(APPROX_BLOCK, d)), MCXT_ALLOC_HUGE);
-	rowset_basis(rs, &opts, sbytes, Xs, &b);
-	acc = rowset_sums(rs, &b, Xs);
-	t.skipped = rs->skipped;
-	result = approx_model(&b, (uint32) opts.components, acc, &t);
+	rows.n = (size_t) rs->n;
+	rows.d = rs->d;
+	rows.X = rs->X;
+	rows.y = rs->y;
+	rows.rows_skipped = (uint64) rs->skipped;
+	rows.hash = km_row_hashes(rs->X, rs->n, rs->d, (uint64) plan.opts.seed);
+	rows.fold = km_row_folds(rs, &plan.opts);	/* a primal method's k-fold */
+	km_train_env_palloc(&env);
+	km_blas_setup();
+	if (km_train(&rows, &plan, &env, &model, &err) != KM_OK)
+		km_raise(&err);
+	sscanf(KM_VERSION_STRING, "%hhu.%hhu.%hhu", &model.writer_version[0],
+		   &model.writer_version[1], &model.writer_version[2]);
 	MemoryContextSwitchTo(old);
-	out = palloc_extended(VARSIZE(result), MCXT_ALLOC_HUGE);
-	memcpy(out, result, VARSIZE(result));
+	out = km_model_to_bytea(&model);
 	MemoryContextDelete(tmp);
 	return out;
 }

@@ -122,23 +122,6 @@ populate_fit_workspace(double *work, size_t n, int d, size_t nwork)
 	pfree(runs);
 }
 
-/* k-fold: the fold of each row by its rank in hash order (split.c). */
-static int *
-row_folds(const RowSet *rs, const km_options *opts)
-{
-	int64	   *order;
-	int		   *fold;
-
-	if (!km_options_selects(opts) || opts->cv != KM_CV_KFOLD)
-		return NULL;
-	order = palloc_extended(mul_size((Size) rs->n, sizeof(int64)), MCXT_ALLOC_HUGE);
-	fold = palloc_extended(mul_size((Size) rs->n, sizeof(int)), MCXT_ALLOC_HUGE);
-	km_rank_rows(rs->X, rs->y, rs->n, rs->d, rs->opts.seed, order);
-	km_folds_by_rank(order, rs->n, opts->folds, fold);
-	pfree(order);
-	return fold;
-}
-
 /*
  * k-fold: put the rows in hash order (see the top of this file).  The state
  * keeps the same rows, so a later call of the final function (a window
@@ -302,7 +285,7 @@ train_rows(const RowSet *rs, TrainGlue *g)
 	r->X = rs->X;
 	r->y = rs->y;
 	r->rows_skipped = (uint64_t) rs->skipped;
-	r->fold = row_folds(rs, &g->plan.opts);
+	r->fold = km_row_folds(rs, &g->plan.opts);
 	r->gamma_order = km_default_gamma_pairs(&g->plan.opts, rs->X, r->n, r->d);
 }
 
@@ -366,12 +349,7 @@ train_model_reported(RowSet *rs)
 		return km_train_classifier(rs);	/* classify.c, approximate ones too */
 	notice_binary_target(rs);
 	if (km_repr_lookup(rs->opts.approximation)->approximate)
-	{
-		/* a method with a primal form (svr): approx_primal.c; ridge: approx.c */
-		if (km_method_get(rs->opts.fit.method)->primal_fit != NULL)
-			return km_approx_primal_train_rowset(rs);
-		return km_approx_train_rowset(rs);
-	}
+		return km_approx_train_rowset(rs);	/* approx.c: km_train too */
 	return train_exact(rs);
 }
 

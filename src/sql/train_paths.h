@@ -10,10 +10,11 @@
 
 #include "rowset.h"
 
-/* Approximate models (approx.c): both passes over the collected rows. */
+/*
+ * Approximate regression (approx.c): the collected rows through km_train
+ * (the basis pass, then ridge's sums or a primal method's Newton passes).
+ */
 bytea	   *km_approx_train_rowset(RowSet *rs);
-/* The same for a method fitted in the primal (approx_primal.c; km_method_ops.primal_fit). */
-bytea	   *km_approx_primal_train_rowset(RowSet *rs);
 /*
  * The same for a classification method (classify.c): text labels, or the
  * distinct float8 targets as labels.  km_train_rowset calls it.

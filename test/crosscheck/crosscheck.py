@@ -917,6 +917,22 @@ def primal_scipy(Z, t, lam, loss, sw=None):
     return res.x[:m], res.x[m]
 
 
+def svr_primal_scipy_w(Z, y, lam, eps, minimize):
+    """The same objective over w alone (b = 0)."""
+    n, m = Z.shape
+
+    def parts(w):
+        r = y - Z @ w
+        a = np.maximum(0.0, np.abs(r) - eps)
+        return a * a, -2.0 * np.sign(r) * a, np.where(a > 0, 2.0, 0.0)
+
+    res = minimize(lambda w: np.mean(parts(w)[0]) + 0.5 * lam * w @ w, np.zeros(m),
+                   jac=lambda w: Z.T @ parts(w)[1] / n + lam * w,
+                   hess=lambda w: Z.T @ ((parts(w)[2] / n)[:, None] * Z) + lam * np.eye(m),
+                   method="trust-exact", options={"gtol": 1e-13, "maxiter": 1000})
+    return res.x, res
+
+
 def export_of(cur, name):
     cur.execute("SELECT kernel_model_export(model) FROM kmcc_models WHERE name = %s", (name,))
     e = cur.fetchone()[0]
@@ -1150,11 +1166,15 @@ def check_svr(cur):
                    "(gamma \"scale\" %.4g; within 25 %%)" % (rmse, g, rref, 1.0 / d))
 
 
-def svr_primal_scipy(Z, y, lam, eps):
+def svr_primal_scipy(Z, y, lam, eps, intercept=True):
     """argmin over (w, b) of (1/n) sum max(0, |y - z w - b| - eps)^2 + (lam/2) ||w||^2
-    (b unpenalized) by SciPy's trust-exact with the generalized Hessian."""
+    (b unpenalized; b = 0 without intercept) by SciPy's trust-exact with the
+    generalized Hessian."""
     from scipy.optimize import minimize
     n, m = Z.shape
+    if not intercept:
+        w, _ = svr_primal_scipy_w(Z, y, lam, eps, minimize)
+        return w, 0.0
     Z1 = np.hstack([Z, np.ones((n, 1))])
     P = np.diag(np.r_[np.full(m, lam), 0.0])
 
@@ -1175,6 +1195,22 @@ def svr_primal_scipy(Z, y, lam, eps):
     res = minimize(J, np.zeros(m + 1), jac=grad, hess=hess, method="trust-exact",
                    options={"gtol": 1e-13, "maxiter": 1000})
     return res.x[:m], res.x[m]
+
+
+def svr_primal_scipy_w(Z, y, lam, eps, minimize):
+    """The same objective over w alone (b = 0)."""
+    n, m = Z.shape
+
+    def parts(w):
+        r = y - Z @ w
+        a = np.maximum(0.0, np.abs(r) - eps)
+        return a * a, -2.0 * np.sign(r) * a, np.where(a > 0, 2.0, 0.0)
+
+    res = minimize(lambda w: np.mean(parts(w)[0]) + 0.5 * lam * w @ w, np.zeros(m),
+                   jac=lambda w: Z.T @ parts(w)[1] / n + lam * w,
+                   hess=lambda w: Z.T @ ((parts(w)[2] / n)[:, None] * Z) + lam * np.eye(m),
+                   method="trust-exact", options={"gtol": 1e-13, "maxiter": 1000})
+    return res.x, res
 
 
 def check_approx_svr(cur):
@@ -1200,6 +1236,65 @@ def check_approx_svr(cur):
                 compare("%s predictions vs SciPy (lambda %.4g, epsilon %g, %s Newton steps, "
                         "%s rows outside the tube)" % (name, lam, eps, info.get("iterations"),
                                                        info.get("n_support")), got, want, 1e-6)
+
+    @check("m. svr rff syn without intercept")
+    def _():
+        # "fit_intercept": false: b = 0, the same objective over w alone
+        ds, Xtr, ytr, Xte, _ = svr_datasets()[1]
+        opts = {"method": "svr", "approximation": "rff", "components": 200, "epsilon": 0.4,
+                "tol": 1e-10, "max_iter": 100, "seed": 3, "fit_intercept": False}
+        train(cur, "svr_syn_noint", ds, opts)
+        got = predict(cur, "svr_syn_noint", ds)
+        info = model_info(cur, "svr_syn_noint")
+        e = export_of(cur, "svr_syn_noint")
+        lam, eps = float(info["lambda"]), float(info["epsilon"])
+        w, b = svr_primal_scipy(whitened_features(e, info, Xtr), ytr, lam, eps, intercept=False)
+        want = whitened_features(e, info, Xte) @ w
+        report(b == 0.0 and float(info["intercept"]) == 0.0, "m. svr without intercept: b = 0",
+               "model intercept %s" % info["intercept"])
+        compare("m. svr rff syn without intercept predictions vs SciPy (lambda %.4g, epsilon %g)"
+                % (lam, eps), got, want, 1e-6)
+
+    @check("m. svr rff k-fold selection")
+    def _():
+        # k-fold over a lambda grid with as many folds as rows: every fold
+        # holds one row whatever the row hashes, so each candidate's score is
+        # the mean (and its standard deviation) over rows of the squared error
+        # of SciPy's solve without that row, on the model's exported features
+        # (one gamma: the basis is the winner's and every candidate's)
+        _, X, y, _, _ = svr_datasets()[1]
+        n = 40
+        X, y = X[:n], y[:n]
+        load(cur, "svr_loo", X, y, X)
+        lams = [1e-4, 1e-2, 1.0]
+        opts = {"method": "svr", "approximation": "rff", "components": 20, "epsilon": 0.4,
+                "gamma": 0.1, "lambda": lams, "cv": n, "tol": 1e-10, "max_iter": 100,
+                "seed": 3}
+        train(cur, "svr_loo", "svr_loo", opts)
+        info = model_info(cur, "svr_loo")
+        sel = info["selection"]
+        Z = whitened_features(export_of(cur, "svr_loo"), info, X)
+        scores, stds = [], []
+        for lam in lams:
+            err = np.empty(n)
+            for i in range(n):
+                keep = np.arange(n) != i
+                w, b = svr_primal_scipy(Z[keep], y[keep], lam, 0.4)
+                err[i] = (Z[i] @ w + b - y[i]) ** 2
+            scores.append(err.mean())
+            stds.append(err.std())
+        got = [c["score"] for c in sel["candidates"]]
+        got_std = [c["score_std"] for c in sel["candidates"]]
+        report(sel["cv"] == "kfold" and sel["folds"] == n and len(got) == len(lams),
+               "m. svr k-fold selection table", "cv %s, %s folds, %d candidates"
+               % (sel["cv"], sel["folds"], len(got)))
+        compare("m. svr rff k-fold scores vs SciPy (%d folds of one row, lambdas %s)"
+                % (n, lams), np.array(got), np.array(scores), 1e-6)
+        compare("m. svr rff k-fold score_std vs SciPy", np.array(got_std), np.array(stds), 1e-6)
+        report(sel["best"] == int(np.argmin(scores)) and
+               float(info["lambda"]) == lams[int(np.argmin(scores))],
+               "m. svr k-fold winner", "best %s, SciPy's %d, lambda %s"
+               % (sel["best"], int(np.argmin(scores)), info["lambda"]))
 
 
 def check_classification(cur):

@@ -90,6 +90,43 @@ FROM svr_rows r, svr_models a,
      (SELECT kernel_train(f, y + 1000, '{"method": "svr", "approximation": "nystrom", "components": 40, "gamma": 0.5, "tol": 1e-10}') AS model
       FROM svr_rows) b
 WHERE a.name = 'nystrom';
+-- "fit_intercept": false: approximate svr fits no bias (b = 0, as
+-- approximate ridge), so its fit no longer follows a shift of the target
+SELECT (i->>'intercept')::float8 AS intercept, i->'fit_intercept' AS fit_intercept
+FROM (SELECT kernel_model_info(kernel_train(f, y, '{"method": "svr", "approximation": "rff", "components": 60, "gamma": 0.5, "fit_intercept": false}')) AS i
+      FROM svr_rows) s;
+SELECT max(abs(kernel_predict(a.model, r.f) + 1000 - kernel_predict(b.model, r.f))) > 100 AS not_shifted
+FROM svr_rows r,
+     (SELECT kernel_train(f, y, '{"method": "svr", "approximation": "nystrom", "components": 40, "gamma": 0.5, "fit_intercept": false}') AS model
+      FROM svr_rows) a,
+     (SELECT kernel_train(f, y + 1000, '{"method": "svr", "approximation": "nystrom", "components": 40, "gamma": 0.5, "fit_intercept": false}') AS model
+      FROM svr_rows) b;
+-- approximate svr selects lambda and gamma by k-fold over row-hash folds,
+-- scored by the held-out MSE and recorded as the exact path records it;
+-- the refit on every row is the winner's model
+CREATE TEMP TABLE svr_sel AS
+SELECT kernel_train(f, y, '{"method": "svr", "approximation": "nystrom", "components": 30, "lambda": [0.0001, 0.01, 1], "gamma": [0.1, 1]}') AS model
+FROM svr_rows;
+SELECT i->'selection'->'cv' AS cv, i->'selection'->'folds' AS folds, i->'selection'->'score' AS score,
+       jsonb_array_length(i->'selection'->'candidates') AS candidates,
+       (SELECT bool_and((c->>'score')::float8 >= ((i->'selection'->'candidates'->((i->'selection'->>'best')::int))->>'score')::float8)
+        FROM jsonb_array_elements(i->'selection'->'candidates') c) AS best_is_lowest,
+       i->'lambda' = i->'selection'->'candidates'->((i->'selection'->>'best')::int)->'lambda' AS lambda_is_best,
+       i->'gamma' = i->'selection'->'candidates'->((i->'selection'->>'best')::int)->'gamma' AS gamma_is_best
+FROM (SELECT kernel_model_info(model) AS i FROM svr_sel) s;
+SELECT max(abs(kernel_predict(s.model, r.f) - kernel_predict(w.model, r.f))) < 1e-9 AS refit_is_winner
+FROM svr_rows r, svr_sel s,
+     (SELECT kernel_train(f, y, jsonb_build_object('method', 'svr', 'approximation', 'nystrom', 'components', 30,
+                                                   'lambda', i->'lambda', 'gamma', i->'gamma')) AS model
+      FROM svr_rows, (SELECT kernel_model_info(model) AS i FROM svr_sel) q) w;
+-- the rows in another order: the same model, bit for bit
+SELECT md5(model) = (SELECT md5(kernel_train(f, y, '{"method": "svr", "approximation": "nystrom", "components": 30, "lambda": [0.0001, 0.01, 1], "gamma": [0.1, 1]}' ORDER BY id DESC))
+                     FROM svr_rows) AS order_free
+FROM svr_sel;
+-- "cv": 3 with one lambda scores it; rff too
+SELECT i->'selection'->'cv' AS cv, i->'selection'->'folds' AS folds,
+       jsonb_array_length(i->'selection'->'candidates') AS candidates
+FROM (SELECT kernel_model_info(kernel_train(f, y, '{"method": "svr", "approximation": "rff", "cv": 3}')) AS i FROM svr_rows) s;
 -- named approximate svr (in memory: no SQL passes for svr yet)
 SELECT name, version, deployed, metrics->'train_rows' AS train_rows,
        round((metrics->'holdout'->>'r2')::numeric, 2) AS holdout_r2
@@ -97,6 +134,12 @@ FROM kernel_model_train('svr_approx', 'SELECT f, y FROM svr_rows', '{"method": "
 SELECT kernel_model_info(model)->'method' AS method, kernel_model_info(model)->'approximation' AS approximation
 FROM kernel_models WHERE name = 'svr_approx';
 SELECT kernel_model_drop('svr_approx');
+-- ... and with a grid (k-fold over the training rows, in memory)
+SELECT name, version, deployed, metrics->'train_rows' AS train_rows
+FROM kernel_model_train('svr_approx_grid', 'SELECT f, y FROM svr_rows', '{"method": "svr", "approximation": "rff", "components": 30, "lambda": [0.001, 0.1], "seed": 7}');
+SELECT i->'selection'->'cv' AS cv, jsonb_array_length(i->'selection'->'candidates') AS candidates
+FROM (SELECT kernel_model_info(model) AS i FROM kernel_models WHERE name = 'svr_approx_grid') s;
+SELECT kernel_model_drop('svr_approx_grid');
 
 -- named models: trained by name, scored by name, deployed if better
 SELECT name, version, deployed, metrics->'deploy'->>'reason' AS reason,
@@ -120,10 +163,19 @@ SELECT kernel_train(f, y, '{"method": "lms", "epsilon": 0.1}') FROM svr_rows;
 SELECT kernel_train(f, y, '{"method": "svr", "learning_rate": 0.1}') FROM svr_rows;
 SELECT kernel_train(f, y, '{"method": "svr", "cv": "loo", "lambda": [0.1, 1]}') FROM svr_rows;
 SELECT kernel_train(f, y, '{"method": "svr", "lambda": 0}') FROM svr_rows;
-SELECT kernel_train(f, y, '{"method": "svr", "approximation": "nystrom", "lambda": [0.01, 0.1]}') FROM svr_rows;
-SELECT kernel_train(f, y, '{"method": "svr", "approximation": "rff", "cv": 3}') FROM svr_rows;
+SELECT kernel_train(f, y, '{"method": "svr", "approximation": "nystrom", "cv": "gcv", "lambda": [0.01, 0.1]}') FROM svr_rows;
 SELECT kernel_train(f, y, '{"method": "lms", "approximation": "rff"}') FROM svr_rows;
+-- the aggregate over a basis sums ridge's statistics: svr is refused, not trained as ridge
+SELECT kernel_train(f, y, '{"method": "svr", "approximation": "rff"}',
+                    (SELECT kernel_basis(f, '{"method": "svr", "approximation": "rff"}') FROM svr_rows))
+FROM svr_rows;
 SELECT kernel_train(f, y::text, '{"method": "svr"}') FROM svr_rows;
+-- exact svr's dual always fits b: "fit_intercept": false is refused (22023),
+-- in one statement and by name, not ignored
+SELECT kernel_train(f, y, '{"method": "svr", "fit_intercept": false}') FROM svr_rows;
+\set VERBOSITY sqlstate
+SELECT kernel_model_train('svr_noint', 'SELECT f, y FROM svr_rows', '{"method": "svr", "fit_intercept": false}');
+\set VERBOSITY default
 -- max_iter reached: an error with a hint, not an unconverged model
 SELECT kernel_train(f, y, '{"method": "svr", "max_iter": 3}') FROM svr_rows;
 

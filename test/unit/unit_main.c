@@ -53,6 +53,10 @@ int			unit_failures = 0;
 	X(test_select_kfold) \
 	X(test_pipeline_matches_steps) \
 	X(test_pipeline_centre_overflow) \
+	X(test_pipeline_approx_nystrom_is_exact) \
+	X(test_pipeline_approx_primal) \
+	X(test_pipeline_approx_needs_hashes) \
+	X(test_pipeline_approx_kfold) \
 	X(test_select_cholesky_route_large) \
 	X(test_numerics_all_finite) \
 	X(test_numerics_standardize_extremes) \

@@ -610,4 +610,6 @@ const km_method_ops km_svr_ops = {
 	.primal_step = svr_primal_step_op,
 	.primal_tally = svr_primal_tally,
 	.primal_result = svr_primal_result,
+	/* the exact dual always fits b: no "fit_intercept": false there */
+	.exact_bias = true,
 };

@@ -1,0 +1,34 @@
+/*
+ * pipeline_approx.h - km_train's approximate regression (core, no
+ * PostgreSQL headers): a representation with a basis (repr.h), rows in
+ * memory (pipeline_approx.c), and the solve from ridge's sums that the
+ * kernel_train(features, y, basis) aggregate shares with it.
+ */
+#ifndef KM_PIPELINE_APPROX_H
+#define KM_PIPELINE_APPROX_H
+
+#include "pipeline_types.h"
+
+/*
+ * Approximate regression (pipeline_approx.c; km_train dispatches to it):
+ * its sizes into plan (opts resolved), and the training itself.
+ */
+void		km_train_plan_approx(size_t n, int d, km_train_plan *plan);
+km_status	km_train_approx(const km_rows *rows, const km_train_plan *plan,
+							const km_train_env *env, km_model *m, km_error *err);
+
+/*
+ * A ridge model from the m x m sums of its features (accum.h, rows >= 1,
+ * validated): km_approx_solve with GCV over the lambdas (1 ..
+ * KM_APPROX_MAX_LAMBDAS, each > 0: the glue checks them), then the model
+ * (model.h km_approx_model_fill; components: the number asked for).  The
+ * one place both forms solve: the rows in memory (km_train) and the
+ * kernel_train(features, y, basis) aggregate's final function.
+ */
+km_status	km_train_approx_solve(const km_basis *b, uint32_t components,
+								  const km_accum *acc, const double *lambdas,
+								  int n_lambdas, bool fit_intercept,
+								  uint64_t rows_skipped, const km_train_env *env,
+								  km_model *m, km_error *err);
+
+#endif							/* KM_PIPELINE_APPROX_H */

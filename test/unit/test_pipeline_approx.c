@@ -1,0 +1,327 @@
+/*
+ * test_pipeline_approx.c - km_train's approximate regression
+ * (pipeline_approx.c) with memory from malloc and made-up row hashes: the
+ * core trains nystrom, rff and svr models with no glue at all.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "method.h"
+#include "pipeline.h"
+#include "pipeline_approx.h"
+#include "score.h"
+#include "unit.h"
+
+void		test_pipeline_approx_nystrom_is_exact(void);
+void		test_pipeline_approx_primal(void);
+void		test_pipeline_approx_needs_hashes(void);
+void		test_pipeline_approx_kfold(void);
+
+/* malloc'd blocks of one training, freed together */
+typedef struct approx_arena
+{
+	void	   *p[128];
+	int			count;
+} approx_arena;
+
+static void *
+arena_alloc(void *ctx, size_t bytes)
+{
+	approx_arena *a = ctx;
+
+	if (a->count >= 128)
+		abort();
+	return a->p[a->count++] = calloc(1, bytes ? bytes : 1);
+}
+
+static void
+arena_release(void *ctx, void *p)
+{
+}
+
+static double *
+arena_workspace(void *ctx, km_train_buffer kind, size_t doubles, size_t n, int d)
+{
+	return arena_alloc(ctx, doubles * sizeof(double));
+}
+
+static void
+arena_release_workspace(void *ctx, km_train_buffer kind, double *p)
+{
+}
+
+static void
+arena_free(approx_arena *a)
+{
+	while (a->count > 0)
+		free(a->p[--a->count]);
+}
+
+static km_train_env
+arena_env(approx_arena *a)
+{
+	km_train_env env = {a, arena_alloc, arena_release, arena_workspace,
+	arena_release_workspace, NULL};
+
+	return env;
+}
+
+/* Options from "key", value pairs: a value that parses as a number is one, "true"/"false" bools, else text. */
+static km_options
+parse_options(const char *const *kv, int pairs)
+{
+	km_options_parser parser;
+	km_options	opts;
+	km_option_error oerr;
+
+	km_options_begin(&parser, &opts);
+	for (int i = 0; i < pairs; i++)
+	{
+		km_value	v;
+		char	   *end;
+
+		memset(&v, 0, sizeof(v));
+		v.text = kv[2 * i + 1];
+		v.number = strtod(v.text, &end);
+		if (*end == '\0')
+			v.type = KM_VALUE_NUMBER;
+		else if (strcmp(v.text, "true") == 0 || strcmp(v.text, "false") == 0)
+		{
+			v.type = KM_VALUE_BOOL;
+			v.boolean = v.text[0] == 't';
+		}
+		else
+		{
+			v.type = KM_VALUE_STRING;
+			v.string = v.text;
+		}
+		CHECK(km_options_set(&parser, kv[2 * i], &v, &oerr), "%s: %s", kv[2 * i], oerr.message);
+	}
+	CHECK(km_options_finish(&parser, &oerr), "%s", oerr.message);
+	return opts;
+}
+
+/* distinct keys for the basis reservoir (splitmix64 of the row number) */
+static uint64_t *
+made_up_hashes(size_t n)
+{
+	uint64_t   *h = malloc(n * sizeof(uint64_t));
+
+	for (size_t i = 0; i < n; i++)
+	{
+		uint64_t	z = (uint64_t) (i + 1) * UINT64_C(0x9E3779B97F4A7C15);
+
+		z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+		z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+		h[i] = z ^ (z >> 31);
+	}
+	return h;
+}
+
+/* Train o on the rows; the model's predictions of the rows into pred. */
+static km_model
+train_and_predict(const km_options *o, const km_rows *rows, approx_arena *a,
+				  double *pred)
+{
+	km_train_env env = arena_env(a);
+	km_train_plan plan;
+	km_model	m;
+	km_error	err;
+	km_scorer	s;
+	double	   *mem;
+
+	km_train_plan_make(o, rows->n, rows->d, 0, &plan);
+	CHECK(km_train(rows, &plan, &env, &m, &err) == KM_OK, "%s: %s", err.message, err.detail);
+	mem = arena_alloc(a, km_scorer_doubles(&m) * sizeof(double));
+	km_scorer_prepare(&s, &m, mem);
+	for (size_t i = 0; i < rows->n; i++)
+		CHECK(km_scorer_decision(&s, rows->X + i * rows->d, pred + i, &err) == KM_OK,
+			  "%s", err.message);
+	return m;
+}
+
+/*
+ * Nystrom with every row a centre and the penalty lambda K solves
+ * K (K + lambda I) a = K y: its fit on the rows is exact kernel ridge's,
+ * K (K + lambda I)^-1 y, up to the eps of chol(K + eps I).
+ */
+void
+test_pipeline_approx_nystrom_is_exact(void)
+{
+	size_t		n = 50;
+	int			d = 3;
+	double	   *X = unit_rand_vec(n * d, 21);
+	double	   *y = unit_rand_vec(n, 22);
+	uint64_t   *h = made_up_hashes(n);
+	km_rows		rows = {NULL, n, d, X, y, NULL, NULL, 3, h};
+	const char *const exact_kv[] = {"lambda", "0.1", "gamma", "0.5", "standardize", "false"};
+	const char *const approx_kv[] = {"lambda", "0.1", "gamma", "0.5", "standardize", "false",
+	"approximation", "nystrom", "components", "50"};
+	km_options	oe = parse_options(exact_kv, 3);
+	km_options	oa = parse_options(approx_kv, 5);
+	approx_arena ae = {{0}, 0};
+	approx_arena aa = {{0}, 0};
+	double	   *pe = malloc(n * sizeof(double));
+	double	   *pa = malloc(n * sizeof(double));
+	km_model	me = train_and_predict(&oe, &rows, &ae, pe);
+	km_model	ma = train_and_predict(&oa, &rows, &aa, pa);
+
+	CHECK(ma.approximation == KM_APPROX_NYSTROM && ma.n_train == n && ma.rows_skipped == 3,
+		  "approximation %d n_train %u skipped %llu", (int) ma.approximation, ma.n_train,
+		  (unsigned long long) ma.rows_skipped);
+	CHECK(ma.method == KM_METHOD_RIDGE && ma.rows_seen == n, "method %d", (int) ma.method);
+	CHECK(me.approximation == KM_APPROX_EXACT, "exact %d", (int) me.approximation);
+	for (size_t i = 0; i < n; i++)
+		CHECK_CLOSE(pa[i], pe[i], 1e-6);
+	arena_free(&aa);
+	arena_free(&ae);
+	free(pa);
+	free(pe);
+	free(h);
+	free(y);
+	free(X);
+}
+
+/*
+ * svr on rff and nystrom features (the primal Newton passes, over more
+ * than one block of rows): a converged fit whose training RMSE is the
+ * model's predictions'; a lambda grid for ridge scores every lambda (GCV).
+ */
+void
+test_pipeline_approx_primal(void)
+{
+	size_t		n = 1100;
+	int			d = 2;
+	double	   *X = unit_rand_vec(n * d, 31);
+	double	   *y = malloc(n * sizeof(double));
+	uint64_t   *h = made_up_hashes(n);
+	km_rows		rows = {NULL, n, d, X, y, NULL, NULL, 0, h};
+	const char *const kv[][10] = {
+		{"method", "svr", "approximation", "rff", "components", "40", "gamma", "0.5", "epsilon", "0.05"},
+		{"method", "svr", "approximation", "nystrom", "components", "30", "gamma", "0.5", "epsilon", "0.05"},
+	};
+	double	   *pred = malloc(n * sizeof(double));
+
+	for (size_t i = 0; i < n; i++)
+		y[i] = sin(3.0 * X[2 * i]) + 0.5 * X[2 * i + 1];
+	for (int k = 0; k < 2; k++)
+	{
+		km_options	o = parse_options(kv[k], 5);
+		approx_arena a = {{0}, 0};
+		km_model	m = train_and_predict(&o, &rows, &a, pred);
+		double		rss = 0.0;
+
+		for (size_t i = 0; i < n; i++)
+			rss += (pred[i] - y[i]) * (pred[i] - y[i]);
+		CHECK(m.method == KM_METHOD_SVR && m.converged, "method %d converged %d",
+			  (int) m.method, (int) m.converged);
+		CHECK_CLOSE(sqrt(rss / n), m.train_rmse, 1e-6);
+		CHECK(m.train_rmse < 0.2, "rmse %g", m.train_rmse);
+		arena_free(&a);
+	}
+	{
+		const char *const gkv[] = {"approximation", "rff", "components", "40", "lambda", "0.001"};
+		km_options	o = parse_options(gkv, 3);
+		approx_arena a = {{0}, 0};
+		km_model	m;
+
+		o.lambdas.n = 3;
+		o.lambdas.v[1] = 0.1;
+		o.lambdas.v[2] = 10.0;
+		m = train_and_predict(&o, &rows, &a, pred);
+		CHECK(m.n_candidates == 3 && m.best < 3 && m.candidates != NULL, "candidates %u",
+			  m.n_candidates);
+		for (int c = 0; c < 3; c++)
+			CHECK(isfinite(m.candidates[c].score), "score %d", c);
+		arena_free(&a);
+	}
+	free(pred);
+	free(h);
+	free(y);
+	free(X);
+}
+
+/* Without the glue's hashes there is no basis pass: an error, not a crash. */
+void
+test_pipeline_approx_needs_hashes(void)
+{
+	double		X[4] = {0.0, 1.0, 2.0, 3.0};
+	double		y[4] = {1.0, 2.0, 3.0, 5.0};
+	km_rows		rows = {NULL, 4, 1, X, y, NULL, NULL, 0, NULL};
+	const char *const kv[] = {"approximation", "nystrom", "components", "3"};
+	km_options	o = parse_options(kv, 2);
+	approx_arena a = {{0}, 0};
+	km_train_env env = arena_env(&a);
+	km_train_plan plan;
+	km_model	m;
+	km_error	err;
+
+	km_train_plan_make(&o, 4, 1, 0, &plan);
+	CHECK(plan.approximate && plan.basis_bytes > 0 && plan.approx_bytes > 0, "plan");
+	CHECK(km_train(&rows, &plan, &env, &m, &err) == KM_ERR_INVALID, "status %d", (int) err.status);
+	arena_free(&a);
+}
+
+/*
+ * k-fold selection of svr over a lambda grid (folds given, as the glue's
+ * row-hash folds): every candidate scored, the lowest mean wins, and the
+ * refit is the model the winner trains alone.
+ */
+void
+test_pipeline_approx_kfold(void)
+{
+	size_t		n = 300;
+	int			d = 2;
+	double	   *X = unit_rand_vec(n * d, 41);
+	double	   *y = malloc(n * sizeof(double));
+	int		   *fold = malloc(n * sizeof(int));
+	uint64_t   *h = made_up_hashes(n);
+	km_rows		rows = {NULL, n, d, X, y, fold, NULL, 0, h};
+	const char *const kv[] = {"method", "svr", "approximation", "rff", "components", "30",
+	"gamma", "0.5", "cv", "3"};
+	km_options	o = parse_options(kv, 5);
+	approx_arena a = {{0}, 0};
+	approx_arena b = {{0}, 0};
+	double	   *pred = malloc(n * sizeof(double));
+	double	   *pwin = malloc(n * sizeof(double));
+	km_model	m;
+	km_model	w;
+	km_options	ow;
+
+	for (size_t i = 0; i < n; i++)
+	{
+		y[i] = sin(3.0 * X[2 * i]) + 0.5 * X[2 * i + 1];
+		fold[i] = (int) (i % 3);
+	}
+	o.lambdas.n = 3;
+	o.lambdas.per_row = false;	/* the grid as given, not times 1 / n */
+	o.lambdas.v[0] = 1e-4;
+	o.lambdas.v[1] = 1e-2;
+	o.lambdas.v[2] = 1.0;
+	m = train_and_predict(&o, &rows, &a, pred);
+	CHECK(m.n_candidates == 3 && m.cv == KM_CV_KFOLD && m.folds == 3, "candidates %u cv %d folds %u",
+		  m.n_candidates, (int) m.cv, m.folds);
+	for (int c = 0; c < 3; c++)
+		CHECK(isfinite(m.candidates[c].score) && m.candidates[c].score >= m.candidates[m.best].score,
+			  "score %d %g", c, m.candidates[c].score);
+	CHECK(m.lambda == m.candidates[m.best].lambda, "lambda %g", m.lambda);
+	/* the winner alone: the same coefficients */
+	ow = o;
+	ow.lambdas.n = 1;
+	ow.cv = KM_CV_NONE;
+	ow.fit.lambda = m.lambda;
+	ow.lambdas.v[0] = m.lambda;
+	rows.fold = NULL;
+	w = train_and_predict(&ow, &rows, &b, pwin);
+	CHECK(w.n_candidates == 0 && memcmp(w.alpha, m.alpha, sizeof(double) * m.n_train) == 0 &&
+		  w.intercept == m.intercept, "refit differs from the winner's model");
+	arena_free(&b);
+	arena_free(&a);
+	free(pwin);
+	free(pred);
+	free(h);
+	free(fold);
+	free(y);
+	free(X);
+}
