@@ -12,6 +12,7 @@
 #include "method.h"
 #include "pipeline.h"
 #include "pipeline_approx.h"
+#include "pipeline_approx_classify.h"
 #include "repr.h"
 #include "select.h"
 #include "solve.h"
@@ -55,9 +56,12 @@ km_train_plan_make(const km_options *o, size_t n, int d, uint32_t k,
 	plan->opts = *o;
 	km_options_resolve(&plan->opts, d);
 	km_options_resolve_rows(&plan->opts, n);	/* a lambda_per_row method's 1 / n */
-	if (k == 0 && km_repr_lookup(plan->opts.approximation)->approximate)
+	if (km_repr_lookup(plan->opts.approximation)->approximate)
 	{
-		km_train_plan_approx(n, d, plan);
+		if (k == 0)
+			km_train_plan_approx(n, d, plan);
+		else
+			km_train_plan_approx_classes(n, d, k, plan);
 		return;
 	}
 	if (k > 0)
@@ -316,45 +320,6 @@ expansion_rows(const train_job *job, uint32_t q, size_t *n_keep,
 	return Xk;
 }
 
-void
-km_train_fill_classes(km_model *m, const km_options *opts,
-					  const km_class_rows *c, int ncand, int best,
-					  km_candidate *cand)
-{
-	const km_class_fit_result *res = c->res;
-
-	m->kernel = opts->fit.kernel;
-	m->method = opts->fit.method;
-	m->task = km_method_task(opts->fit.method);
-	m->standardize = opts->standardize;
-	m->fit_intercept = opts->fit_intercept;
-	m->intercept = m->intercepts[0];
-	m->train_rmse = 0.0;		/* regression only; classifiers report accuracy */
-	km_method_get(opts->fit.method)->store_classes(&opts->fit, res, m);
-	m->approximation = (km_approx) km_repr_default()->id;
-	m->n_classes = c->k;
-	m->label_type = c->label_type == KM_LABEL_TEXT ? KM_LABEL_TEXT : KM_LABEL_FLOAT8;
-	m->multiclass = (km_multiclass) res->multiclass;
-	m->labels = c->labels;
-	m->labels_bytes = c->labels_bytes;
-	m->class_counts = c->counts;
-	m->has_probability = res->has_probability &&
-		km_method_get(opts->fit.method)->platt_probability;
-	if (!m->has_probability)
-	{
-		m->prob_A = NULL;
-		m->prob_B = NULL;
-	}
-	m->solver = res->solver;
-	m->train_accuracy = res->train_accuracy;
-	m->train_log_loss = isfinite(res->train_log_loss) ? res->train_log_loss : 0.0;
-	m->n_candidates = (uint32_t) ncand;
-	m->cv = ncand > 0 ? KM_CV_KFOLD : KM_CV_NONE;
-	m->folds = ncand > 0 ? opts->folds : 0;
-	m->best = (uint32_t) best;
-	m->candidates = cand;
-}
-
 /* Fit every output on all rows (Platt's folds by row), then the model. */
 static km_status
 fit_classes(const km_rows *rows, const km_train_plan *plan, train_job *job,
@@ -432,6 +397,8 @@ km_train(const km_rows *rows, const km_train_plan *plan,
 	train_job	job;
 	double	   *work;
 
+	if (rows->classes != NULL && plan->approximate)
+		return km_train_approx_classes(rows, plan, env, m, err);
 	if (rows->classes != NULL)
 		return train_classes(rows, plan, env, m, err);
 	if (plan->approximate)

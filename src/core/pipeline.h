@@ -39,14 +39,4 @@ size_t		km_train_centre(const double *y, size_t n, bool fit_intercept,
 km_status	km_train(const km_rows *rows, const km_train_plan *plan,
 					 const km_train_env *env, km_model *m, km_error *err);
 
-/*
- * The rest of a classifier's model (exact, and the approximate path's
- * too): kernel, method and settings, classes (c; c->res the fit's result),
- * probabilities, training metrics, selection.  The caller has set the sizes
- * and the arrays (prob_A and prob_B are dropped without probabilities).
- */
-void		km_train_fill_classes(km_model *m, const km_options *opts,
-								  const km_class_rows *c, int ncand, int best,
-								  km_candidate *cand);
-
 #endif							/* KM_PIPELINE_H */
