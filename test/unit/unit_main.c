@@ -53,6 +53,7 @@ int			unit_failures = 0;
 	X(test_pipeline_matches_steps) \
 	X(test_pipeline_centre_overflow) \
 	X(test_select_cholesky_route_large) \
+	X(test_select_grid_loop) \
 	X(test_numerics_all_finite) \
 	X(test_numerics_standardize_extremes) \
 	X(test_numerics_standardize_row_overflow) \
