@@ -436,49 +436,68 @@ fitter_candidate(Fitter *ft, const bool *fold_ok, uint32 folds, double *coef,
 					  cand->score);
 }
 
+/* The route of fitter_select through the core's grid loop (select.h). */
+typedef struct FitterGrid
+{
+	Fitter	   *ft;
+	const bool *fold_ok;
+	uint32		folds;
+	double	   *coef;
+	double	   *intercepts;
+} FitterGrid;
+
+/* A gamma's setup: its basis (a pass over the rows) and nystrom's factor. */
+static km_status
+fitter_grid_gamma(void *arg, int g, double gamma, km_error *err)
+{
+	fitter_basis(((FitterGrid *) arg)->ft, gamma);
+	return KM_OK;
+}
+
+static km_status
+fitter_grid_score(void *arg, int index, km_candidate *cand, km_error *err)
+{
+	FitterGrid *fg = arg;
+
+	fitter_candidate(fg->ft, fg->fold_ok, fg->folds, fg->coef, fg->intercepts, cand);
+	return KM_OK;
+}
+
+static km_status
+fitter_grid_none(void *arg, int count, km_error *err)
+{
+	km_fail(err, KM_ERR_INACCURATE, "no candidate could be scored",
+			"Every one of the %d candidates failed to fit on some fold, or a fold's training rows missed a class.",
+			count);
+	strlcpy(err->hint, "Use fewer folds, or raise lambda.", sizeof(err->hint));
+	return KM_ERR_INACCURATE;
+}
+
 /*
- * k-fold over the gamma and lambda grids (candidate g * n_lambdas + l, as
- * select.h orders them).  The winner is km_best_candidate's (lowest mean
- * loss; ties to the larger lambda, then the smaller gamma).
+ * k-fold over the gamma and lambda grids by the core's grid loop (candidate
+ * g * n_lambdas + l; the winner km_best_candidate's: lowest mean loss, ties
+ * to the larger lambda, then the smaller gamma).
  */
 static void
 fitter_select(Fitter *ft, double *coef, double *intercepts, KmApproxClassFit *fit)
 {
 	const km_options *opts = ft->opts;
-	uint32		folds = (uint32) opts->folds;
+	FitterGrid	fg = {ft, NULL, (uint32) opts->folds, coef, intercepts};
+	km_grid_route route = {.arg = &fg, .gamma = fitter_grid_gamma,
+		.score = fitter_grid_score, .none = fitter_grid_none};
 	int			ng = opts->gammas.n > 0 ? opts->gammas.n : 1;
 	int			nl = opts->lambdas.n > 0 ? opts->lambdas.n : 1;
-	bool	   *fold_ok = fitter_folds(ft, folds);
-	int			best;
+	km_error	err;
 
+	fg.fold_ok = fitter_folds(ft, fg.folds);
 	fit->ncand = ng * nl;
 	fit->cand = palloc0(sizeof(km_candidate) * fit->ncand);
-	for (int g = 0; g < ng; g++)
-	{
-		double		gamma = opts->gammas.n > 0 ? opts->gammas.v[g] : opts->fit.kernel.gamma;
-
-		fitter_basis(ft, gamma);
-		for (int l = 0; l < nl; l++)
-		{
-			km_candidate *cand = &fit->cand[g * nl + l];
-
-			cand->gamma = gamma;
-			cand->lambda = opts->lambdas.n > 0 ? opts->lambdas.v[l] : opts->fit.lambda;
-			fitter_candidate(ft, fold_ok, folds, coef, intercepts, cand);
-		}
-	}
-	km_progress_stage(NULL);
-	best = km_best_candidate(fit->cand, fit->ncand);
-	if (best < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("no candidate could be scored"),
-				 errdetail("Every one of the %d candidates failed to fit on some fold, or a fold's training rows missed a class.",
-						   fit->ncand),
-				 errhint("Use fewer folds, or raise lambda.")));
-	fit->best = best;
-	fit->gamma = fit->cand[best].gamma;
-	fit->lambda = fit->cand[best].lambda;
+	if (km_grid_search(opts->gammas.n > 0 ? opts->gammas.v : &opts->fit.kernel.gamma, ng,
+					   opts->lambdas.n > 0 ? opts->lambdas.v : &opts->fit.lambda, nl,
+					   &route, fit->cand, &fit->best, &err) != KM_OK)
+		km_raise(&err);
+	fit->gamma = fit->cand[fit->best].gamma;
+	fit->lambda = fit->cand[fit->best].lambda;
 	/* the winner's basis (kept when it is the last gamma's) */
 	fitter_basis(ft, fit->gamma);
 }
