@@ -134,6 +134,12 @@ bench:
 bench-compare:
 	bash test/bench/compare_010.sh
 
+# One kernel_train, 0.2.0 against this tree, alternately in one cluster, with
+# the phases it logs at DEBUG1 (test/bench/compare_phases.sh).
+.PHONY: bench-phases
+bench-phases:
+	bash test/bench/compare_phases.sh
+
 # pg_regress and the scikit-learn cross-check (KM_ASAN_SQL_FUZZ=N: and N
 # statements of the SQL fuzzer) against the extension built with ASan and
 # UBSan, in a throwaway cluster; fails on any sanitizer report (details in

@@ -289,6 +289,148 @@ gather_fold_blocks(const double *K, size_t n, const uint32_t *tr_rows,
 	}
 }
 
+/*
+ * The k-fold route of a classifier's selection: the workspace of
+ * km_classify_select_doubles, laid out once, and the current gamma's fit
+ * parameters (probability off).
+ */
+typedef struct classify_route
+{
+	const km_method_ops *ops;
+	km_fit_params p;
+	int			mc;
+	uint32_t	q;
+	const double *X;
+	size_t		n;
+	int			d;
+	const uint32_t *cls;
+	uint32_t	k;
+	const double *class_w;
+	const uint32_t *fold;
+	uint32_t	folds;
+	int			count;			/* candidates */
+	double	   *K;				/* the full Gram matrix of the gamma */
+	double	   *norms;
+	double	   *Ktr;			/* a fold's blocks */
+	double	   *Kx;
+	double	   *alpha;
+	double	   *F;
+	double	   *intercepts;
+	double	   *f;
+	double	   *prob;
+	double	   *pwork;
+	double	   *own;
+	uint32_t   *tr_rows;
+	uint32_t   *te_rows;
+	uint32_t   *cls_tr;
+	uint32_t   *cls_te;
+	km_error   *err;
+	km_interrupt_fn interrupt;
+} classify_route;
+
+static void
+classify_layout(classify_route *r, double *work)
+{
+	size_t		n = r->n;
+
+	r->K = work;
+	r->norms = r->K + n * n;
+	r->Ktr = r->norms + n;
+	r->Kx = r->Ktr + n * n;
+	r->alpha = r->Kx + n * n;
+	r->F = r->alpha + n * (size_t) r->q;
+	r->intercepts = r->F + n * (size_t) r->q;
+	r->f = r->intercepts + r->q;
+	r->prob = r->f + r->q;
+	r->pwork = r->prob + r->k;
+	r->own = r->pwork + km_classify_proba_work_doubles(r->k);
+	r->tr_rows = (uint32_t *) (r->own + r->ops->class_workspace_doubles(n, r->k, &r->p));
+	r->te_rows = r->tr_rows + n;
+	r->cls_tr = r->te_rows + n;
+	r->cls_te = r->cls_tr + n;
+}
+
+/* A gamma's setup: the full Gram matrix, once for all its lambdas and folds. */
+static km_status
+classify_gamma(void *arg, int g, double gamma, km_error *err)
+{
+	classify_route *r = arg;
+
+	r->p.kernel.gamma = gamma;
+	km_row_norms(&r->p.kernel, r->X, r->n, r->d, r->norms);
+	km_progress_phase("%s: kernel matrix of %zu rows", r->ops->name, r->n);
+	if (!km_gram_lower(&r->p.kernel, r->X, r->n, r->d, r->norms, r->K, r->n,
+					   r->interrupt))
+		return km_gram_overflow(&r->p.kernel, r->K, r->n, r->n, err);
+	km_symmetrize(r->K, r->n, r->n, r->interrupt);
+	return KM_OK;
+}
+
+/*
+ * The loss of one fold: fit on the others, score the fold; false when the
+ * fold cannot be scored (its training rows miss a class, or the fit fails).
+ */
+static bool
+classify_fold(classify_route *r, int index, const km_candidate *c, uint32_t v,
+			  double *loss)
+{
+	size_t		ntr;
+	size_t		nte;
+	km_class_fit_result res;
+	km_error	ferr;
+
+	if (!split_fold(r->fold, r->cls, r->n, r->k, v, r->tr_rows, r->cls_tr, &ntr,
+					r->te_rows, r->cls_te, &nte))
+		return false;
+	gather_fold_blocks(r->K, r->n, r->tr_rows, ntr, r->te_rows, nte, r->Ktr, r->Kx);
+	km_check_interrupts(r->interrupt);
+	km_grid_fold_stage(index, r->count, c, (int) v, (int) r->folds);
+	memset(&res, 0, sizeof(res));
+	res.multiclass = r->mc;
+	return r->ops->fit_classes(&r->p, NULL, ntr, r->d, r->cls_tr, r->k,
+							   r->class_w, NULL, 0, r->alpha, r->intercepts,
+							   NULL, NULL, r->Ktr, r->own, &res, &ferr,
+							   r->interrupt) == KM_OK &&
+		held_out_loss(r->ops, &r->p, nte, ntr, r->k, r->q, r->mc, r->Kx,
+					  r->alpha, r->intercepts, r->cls_te, r->F, r->f, r->prob,
+					  r->pwork, loss, r->err) == KM_OK && isfinite(*loss);
+}
+
+/* A candidate's k-fold score: the mean loss over folds, NaN if one fails. */
+static km_status
+classify_score(void *arg, int index, km_candidate *c, km_error *err)
+{
+	classify_route *r = arg;
+	double		sum = 0.0;
+	double		sumsq = 0.0;
+
+	r->p.lambda = c->lambda;
+	for (uint32_t v = 0; v < r->folds; v++)
+	{
+		double		loss;
+
+		if (!classify_fold(r, index, c, v, &loss))
+		{
+			c->score = NAN;
+			c->score_std = 0.0;
+			return KM_OK;
+		}
+		sum += loss;
+		sumsq += loss * loss;
+	}
+	c->score = sum / r->folds;
+	c->score_std = sqrt(fmax(sumsq / r->folds - c->score * c->score, 0.0));
+	return KM_OK;
+}
+
+static km_status
+classify_none(void *arg, int count, km_error *err)
+{
+	return km_fail(err, KM_ERR_INACCURATE, "no candidate could be scored",
+				   "Every one of the %d candidates failed to fit on some fold, or a fold missed a class.",
+				   count);
+}
+
 km_status
 km_classify_select(const km_fit_params *base, const double *gammas,
 				   int n_gammas, const double *lambdas, int n_lambdas,
@@ -297,100 +439,27 @@ km_classify_select(const km_fit_params *base, const double *gammas,
 				   uint32_t folds, km_candidate *cand, int *best,
 				   double *work, km_error *err, km_interrupt_fn interrupt)
 {
-	const km_method_ops *ops = km_method_get(base->method);
-	int			mc = ops->multiclass(k);
-	uint32_t	q = km_multiclass_outputs((km_multiclass) mc, k);
-	double	   *K = work;
-	double	   *norms = K + n * n;
-	double	   *Ktr = norms + n;
-	double	   *Kx = Ktr + n * n;
-	double	   *alpha = Kx + n * n;
-	double	   *F = alpha + n * (size_t) q;
-	double	   *intercepts = F + n * (size_t) q;
-	double	   *f = intercepts + q;
-	double	   *prob = f + q;
-	double	   *pwork = prob + k;
-	double	   *own = pwork + km_classify_proba_work_doubles(k);
-	km_fit_params p = *base;
-	uint32_t   *tr_rows;
-	uint32_t   *te_rows;
-	uint32_t   *cls_tr;
-	uint32_t   *cls_te;
+	classify_route r = {0};
+	km_grid_route route = {.arg = &r, .gamma = classify_gamma,
+		.score = classify_score, .none = classify_none, .gamma_stage = ""};
 
-	p.probability = false;
-	tr_rows = (uint32_t *) (own + ops->class_workspace_doubles(n, k, &p));
-	te_rows = tr_rows + n;
-	cls_tr = te_rows + n;
-	cls_te = cls_tr + n;
-	*best = -1;
-	for (int g = 0; g < n_gammas; g++)
-	{
-		p.kernel.gamma = gammas[g];
-		km_row_norms(&p.kernel, X, n, d, norms);
-		km_progress_stage("gamma %d of %d (%g)", g + 1, n_gammas, gammas[g]);
-		km_progress_phase("%s: kernel matrix of %zu rows", ops->name, n);
-		if (!km_gram_lower(&p.kernel, X, n, d, norms, K, n, interrupt))
-			return km_gram_overflow(&p.kernel, K, n, n, err);
-		km_symmetrize(K, n, n, interrupt);
-		for (int l = 0; l < n_lambdas; l++)
-		{
-			km_candidate *c = &cand[g * n_lambdas + l];
-			double		sum = 0.0;
-			double		sumsq = 0.0;
-			bool		ok = true;
-
-			p.lambda = lambdas[l];
-			c->gamma = gammas[g];
-			c->lambda = lambdas[l];
-			for (uint32_t v = 0; v < folds && ok; v++)
-			{
-				size_t		ntr;
-				size_t		nte;
-				km_class_fit_result res;
-				km_error	ferr;
-				double		loss;
-
-				if (!split_fold(fold, cls, n, k, v, tr_rows, cls_tr, &ntr,
-								te_rows, cls_te, &nte))
-				{
-					ok = false;
-					break;
-				}
-				gather_fold_blocks(K, n, tr_rows, ntr, te_rows, nte, Ktr, Kx);
-				km_check_interrupts(interrupt);
-				km_progress_stage("candidate %d of %d (gamma %g, lambda %g), fold %u of %u",
-								  g * n_lambdas + l + 1, n_gammas * n_lambdas,
-								  gammas[g], lambdas[l], v + 1, folds);
-				memset(&res, 0, sizeof(res));
-				res.multiclass = mc;
-				if (ops->fit_classes(&p, NULL, ntr, d, cls_tr, k, class_w, NULL, 0,
-									 alpha, intercepts, NULL, NULL, Ktr, own,
-									 &res, &ferr, interrupt) != KM_OK ||
-					held_out_loss(ops, &p, nte, ntr, k, q, mc, Kx, alpha,
-								  intercepts, cls_te, F, f, prob, pwork, &loss,
-								  err) != KM_OK || !isfinite(loss))
-				{
-					ok = false;
-					break;
-				}
-				sum += loss;
-				sumsq += loss * loss;
-			}
-			if (!ok)
-			{
-				c->score = NAN;
-				c->score_std = 0.0;
-				continue;
-			}
-			c->score = sum / folds;
-			c->score_std = sqrt(fmax(sumsq / folds - c->score * c->score, 0.0));
-		}
-	}
-	km_progress_stage(NULL);
-	*best = km_best_candidate(cand, n_gammas * n_lambdas);
-	if (*best < 0)
-		return km_fail(err, KM_ERR_INACCURATE, "no candidate could be scored",
-					   "Every one of the %d candidates failed to fit on some fold, or a fold missed a class.",
-					   n_gammas * n_lambdas);
-	return KM_OK;
+	r.ops = km_method_get(base->method);
+	r.p = *base;
+	r.p.probability = false;
+	r.mc = r.ops->multiclass(k);
+	r.q = km_multiclass_outputs((km_multiclass) r.mc, k);
+	r.X = X;
+	r.n = n;
+	r.d = d;
+	r.cls = cls;
+	r.k = k;
+	r.class_w = class_w;
+	r.fold = fold;
+	r.folds = folds;
+	r.count = n_gammas * n_lambdas;
+	r.err = err;
+	r.interrupt = interrupt;
+	classify_layout(&r, work);
+	return km_grid_search(gammas, n_gammas, lambdas, n_lambdas, &route, cand,
+						  best, err);
 }

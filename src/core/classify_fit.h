@@ -41,8 +41,9 @@ km_status	km_fit_classes(const km_fit_params *p, const double *X, size_t n,
 						   km_interrupt_fn interrupt);
 
 /*
- * k-fold model selection for a classifier over gammas x lambdas (candidate
- * i = g * n_lambdas + l, as select.h orders them): for each gamma the full
+ * k-fold model selection for a classifier over gammas x lambdas, a route of
+ * select.h's grid loop (km_grid_search: candidate i = g * n_lambdas + l,
+ * progress, the winner and the "no candidate" error): for each gamma the full
  * Gram matrix once, then per fold the method's fit_classes on the rows
  * with fold[i] != v (their block of the Gram matrix) and the decision
  * values of the held-out rows from the cross block.  Scored by the

@@ -51,16 +51,14 @@
  * whose last entries answer what it used to branch on (.task_default,
  * .approx_sums, Platt scaling, the primal loss; test_method.c checks them;
  * zero where they do not apply).  A regression method with an
- * approximate (Nystrom / RFF) form in the primal fills .primal_fit and
- * .primal_fit_doubles (src/sql/approx_primal.c drives it for kernel_train)
- * and its pieces .primal_add .. .primal_result (named models' passes).
- * Still outside the seam (see the 0.3.0 design): the classifiers'
- * approximate form (src/core/primal_pass.c, the two losses of primal.h)
- * and the named models' SQL passes (ridge's sums, the classifiers' Newton
- * passes; a primal_fit method trains named approximate models by the
- * generic passes of src/catalog/passes_primal.c); approximate model
- * selection for a primal_fit method (one lambda and gamma); the method
- * names in options_core.c's hints.
+ * approximate (Nystrom / RFF) form in the primal fills .primal_fit,
+ * .primal_fit_doubles and its pieces .primal_add .. .primal_result: km_train
+ * drives them (src/core/pipeline_approx.c, with k-fold selection over a
+ * lambda and gamma grid), and so do the named models' SQL passes
+ * (src/catalog/passes_primal.c).  test/check_seam.sh builds the tree
+ * without each method's file and registry line.  Still outside the seam:
+ * the classifiers' approximate form (src/core/primal_pass.c, the two losses
+ * of primal.h) and the method names in options_core.c's hints.
  */
 #ifndef KM_METHOD_H
 #define KM_METHOD_H

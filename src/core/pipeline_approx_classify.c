@@ -449,52 +449,69 @@ class_candidate(class_job *cj, const bool *fold_ok, uint32_t folds, double *coef
 	return KM_OK;
 }
 
+/* The route of class_select through the core's grid loop (select.h). */
+typedef struct class_grid
+{
+	class_job  *cj;
+	const bool *fold_ok;
+	uint32_t	folds;
+	double	   *coef;
+	double	   *intercepts;
+} class_grid;
+
+/* A gamma's setup: its basis (a pass over the rows) and nystrom's factor. */
+static km_status
+grid_gamma(void *arg, int g, double gamma, km_error *err)
+{
+	return class_basis(((class_grid *) arg)->cj, gamma, err);
+}
+
+static km_status
+grid_score(void *arg, int index, km_candidate *cand, km_error *err)
+{
+	class_grid *cg = arg;
+
+	return class_candidate(cg->cj, cg->fold_ok, cg->folds, cg->coef, cg->intercepts,
+						   cand, err);
+}
+
+static km_status
+grid_none(void *arg, int count, km_error *err)
+{
+	km_fail(err, KM_ERR_INACCURATE, "no candidate could be scored",
+			"Every one of the %d candidates failed to fit on some fold, or a fold's training rows missed a class.",
+			count);
+	snprintf(err->hint, sizeof(err->hint), "%s", "Use fewer folds, or raise lambda.");
+	return err->status;
+}
+
 /*
- * k-fold over the gamma and lambda grids (candidate g * n_lambdas + l, as
- * select.h orders them).  The winner is km_best_candidate's (lowest mean
- * loss; ties to the larger lambda, then the smaller gamma); its gamma's
- * basis is current after (kept when it is the last gamma's).
+ * k-fold over the gamma and lambda grids by the core's grid loop (candidate
+ * g * n_lambdas + l; the winner km_best_candidate's: lowest mean loss, ties
+ * to the larger lambda, then the smaller gamma); the winner's gamma's basis
+ * is current after (kept when it is the last gamma's).
  */
 static km_status
-class_select(class_job *cj, double *coef, double *intercepts, int ncand,
+class_select(class_job *cj, double *coef, double *intercepts,
 			 km_candidate *cand, int *best, km_error *err)
 {
 	const km_options *opts = &cj->job.opts;
-	uint32_t	folds = (uint32_t) opts->folds;
+	class_grid	cg = {cj, NULL, (uint32_t) opts->folds, coef, intercepts};
+	km_grid_route route = {.arg = &cg, .gamma = grid_gamma, .score = grid_score,
+	.none = grid_none};
 	int			ng = opts->gammas.n > 0 ? opts->gammas.n : 1;
 	int			nl = opts->lambdas.n > 0 ? opts->lambdas.n : 1;
-	double		gamma0 = opts->fit.kernel.gamma;
+	double		gamma0 = opts->fit.kernel.gamma;	/* the basis's gamma moves */
 	double		lambda0 = opts->fit.lambda;
 	bool	   *fold_ok = NULL;
 
-	if (class_folds(cj, folds, &fold_ok, err) != KM_OK)
+	if (class_folds(cj, cg.folds, &fold_ok, err) != KM_OK)
 		return err->status;
-	for (int g = 0; g < ng; g++)
-	{
-		double		gamma = opts->gammas.n > 0 ? opts->gammas.v[g] : gamma0;
-
-		if (class_basis(cj, gamma, err) != KM_OK)
-			return err->status;
-		for (int l = 0; l < nl; l++)
-		{
-			km_candidate *c = &cand[g * nl + l];
-
-			c->gamma = gamma;
-			c->lambda = opts->lambdas.n > 0 ? opts->lambdas.v[l] : lambda0;
-			if (class_candidate(cj, fold_ok, folds, coef, intercepts, c, err) != KM_OK)
-				return err->status;
-		}
-	}
-	km_progress_stage(NULL);
-	*best = km_best_candidate(cand, ncand);
-	if (*best < 0)
-	{
-		km_fail(err, KM_ERR_INACCURATE, "no candidate could be scored",
-				"Every one of the %d candidates failed to fit on some fold, or a fold's training rows missed a class.",
-				ncand);
-		snprintf(err->hint, sizeof(err->hint), "%s", "Use fewer folds, or raise lambda.");
+	cg.fold_ok = fold_ok;
+	if (km_grid_search(opts->gammas.n > 0 ? opts->gammas.v : &gamma0, ng,
+					   opts->lambdas.n > 0 ? opts->lambdas.v : &lambda0, nl,
+					   &route, cand, best, err) != KM_OK)
 		return err->status;
-	}
 	cj->job.opts.fit.lambda = cand[*best].lambda;
 	return class_basis(cj, cand[*best].gamma, err);
 }
@@ -648,7 +665,7 @@ km_train_approx_classes(const km_rows *rows, const km_train_plan *plan,
 	{
 		cand = cj_alloc(&cj, sizeof(km_candidate) * plan->ncand);
 		memset(cand, 0, sizeof(km_candidate) * plan->ncand);
-		if (class_select(&cj, coef, intercepts, plan->ncand, cand, &best, err) != KM_OK)
+		if (class_select(&cj, coef, intercepts, cand, &best, err) != KM_OK)
 			return err->status;
 	}
 	/* the fit on every row */

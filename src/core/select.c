@@ -14,11 +14,14 @@
  * panel by panel with dtrsm.  k-fold refits each candidate k times and
  * works for any method.
  *
- * Also the defaults that selection shares: the tie rule between
- * candidates, stratified folds for classifiers, and the default gamma
- * (kernlab's sigest).
+ * Both are routes of the one grid loop (km_grid_search), which the
+ * classifiers' selections, exact (classify_fit.c) and approximate (the
+ * glue's approx_classify.c), drive too.  Also the defaults that selection
+ * shares: the tie rule between candidates, stratified folds for
+ * classifiers, and the default gamma (kernlab's sigest).
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -202,7 +205,6 @@ cholesky_lambda(const km_select_params *p, size_t l, const km_kernel *kernel,
 	double		lambda = p->lambdas[l];
 	double	   *K = w->K;
 
-	cand->lambda = lambda;
 	cand->score_std = 0.0;
 	if (!km_gram_lower(kernel, X, n, d, w->norms, K, n, interrupt))
 		return km_gram_overflow(kernel, K, n, n, err);
@@ -328,7 +330,6 @@ tridiagonal_lambda(const km_select_params *p, size_t l, size_t n,
 	double	   *c = w->C + l * n;
 	double	   *h = w->hd + l * n;
 
-	cand->lambda = lambda;
 	cand->score_std = 0.0;
 	for (size_t i = 0; i < n; i++)
 		w->pd[i] = w->diag[i] + lambda;
@@ -358,39 +359,61 @@ tridiagonal_lambda(const km_select_params *p, size_t l, size_t n,
 }
 
 /*
- * Score all lambdas of one gamma by LOO or GCV in closed form: from the
- * tridiagonal form of K (use_eigen), else a Cholesky factorisation each.
+ * What the routes of km_select share: the data, the workspace and the
+ * kernel of the current gamma; the closed form's layout of the workspace.
+ */
+typedef struct select_route
+{
+	const km_select_params *p;
+	const double *X;
+	size_t		n;
+	int			d;
+	const double *y;
+	const int  *fold;
+	double	   *work;
+	km_interrupt_fn interrupt;
+	km_kernel	kernel;
+	tridiagonal_work tw;
+	cholesky_work cw;
+} select_route;
+
+/*
+ * The closed form's setup for a gamma: the tridiagonal form of K
+ * (use_eigen), else the row norms for a Cholesky factorisation per lambda.
  */
 static km_status
-closed_form_gamma(const km_select_params *p, const km_kernel *kernel,
-				  const double *X, size_t n, int d, const double *y,
-				  km_candidate *cand, double *work, km_error *err,
-				  km_interrupt_fn interrupt)
+closed_form_gamma(void *arg, int g, double gamma, km_error *err)
 {
-	bool		eigen = use_eigen(p);
-	tridiagonal_work tw = {0};
-	cholesky_work cw = {0};
+	select_route *r = arg;
+
+	r->kernel.gamma = gamma;
+	if (use_eigen(r->p))
+	{
+		tridiagonal_layout(&r->tw, r->work, r->n, (size_t) r->p->n_lambdas);
+		return tridiagonal_form(&r->kernel, r->X, r->n, r->d, r->y, &r->tw,
+								err, r->interrupt);
+	}
+	cholesky_layout(&r->cw, r->work, r->n);
+	km_row_norms(&r->kernel, r->X, r->n, r->d, r->cw.norms);
+	return KM_OK;
+}
+
+/* Score all lambdas of the current gamma by LOO or GCV in closed form. */
+static km_status
+closed_form_column(void *arg, int g, km_candidate *cand, km_error *err)
+{
+	select_route *r = arg;
+	const km_select_params *p = r->p;
 	km_status	st = KM_OK;
 
-	if (eigen)
-	{
-		tridiagonal_layout(&tw, work, n, (size_t) p->n_lambdas);
-		st = tridiagonal_form(kernel, X, n, d, y, &tw, err, interrupt);
-	}
-	else
-	{
-		cholesky_layout(&cw, work, n);
-		km_row_norms(kernel, X, n, d, cw.norms);
-	}
 	for (size_t l = 0; l < (size_t) p->n_lambdas && st == KM_OK; l++)
 	{
 		km_progress_phase("lambda %zu of %d (%g)", l + 1, p->n_lambdas, p->lambdas[l]);
-		cand[l].gamma = kernel->gamma;
-		if (eigen)
-			tridiagonal_lambda(p, l, n, &tw, &cand[l], interrupt);
+		if (use_eigen(p))
+			tridiagonal_lambda(p, l, r->n, &r->tw, &cand[l], r->interrupt);
 		else
-			st = cholesky_lambda(p, l, kernel, X, n, d, y, &cw, &cand[l], err,
-								 interrupt);
+			st = cholesky_lambda(p, l, &r->kernel, r->X, r->n, r->d, r->y,
+								 &r->cw, &cand[l], err, r->interrupt);
 	}
 	return st;
 }
@@ -491,9 +514,7 @@ kfold_candidate(const km_select_params *p, const km_fit_params *fp,
 		km_error	fit_err;
 		km_status	st;
 
-		km_progress_stage("candidate %d of %d (gamma %g, lambda %g), fold %d of %d",
-						  index + 1, p->n_gammas * p->n_lambdas,
-						  fp->kernel.gamma, fp->lambda, f + 1, p->folds);
+		km_grid_fold_stage(index, p->n_gammas * p->n_lambdas, cand, f, p->folds);
 
 		st = km_fit(fp, w.Xtr, ntr, d, w.ytr, w.alpha, w.fitwork, &res, &fit_err,
 					interrupt);
@@ -549,36 +570,30 @@ check_select(const km_select_params *p, size_t n, const int *fold, km_error *err
 	return KM_OK;
 }
 
-/* Score the lambdas of gamma number g into cand[g * L ..]. */
+/* Score one candidate of the grid by k-fold. */
 static km_status
-score_gamma(const km_select_params *p, int g, const double *X, size_t n,
-			int d, const double *y, const int *fold, km_candidate *cand,
-			double *work, km_error *err, km_interrupt_fn interrupt)
+kfold_score(void *arg, int index, km_candidate *cand, km_error *err)
 {
-	int			L = p->n_lambdas;
-	km_kernel	kernel = p->base.kernel;
-	km_status	st = KM_OK;
+	select_route *r = arg;
+	km_fit_params fp = r->p->base;
 
-	kernel.gamma = p->gammas[g];
-	if (p->cv != KM_CV_KFOLD)
-		km_progress_stage("gamma %d of %d (%g): %d lambdas by %s", g + 1,
-						  p->n_gammas, kernel.gamma, L, km_cv_name(p->cv));
-	if (p->cv != KM_CV_KFOLD)
-		return closed_form_gamma(p, &kernel, X, n, d, y, &cand[g * L], work,
-								 err, interrupt);
-	for (int l = 0; l < L && st == KM_OK; l++)
-	{
-		km_fit_params fp = p->base;
-		km_candidate *c = &cand[g * L + l];
+	fp.kernel.gamma = cand->gamma;
+	fp.lambda = cand->lambda;
+	return kfold_candidate(r->p, &fp, r->X, r->n, r->d, r->y, r->fold, index,
+						   cand, r->work, err, r->interrupt);
+}
 
-		fp.kernel = kernel;
-		fp.lambda = p->lambdas[l];
-		c->gamma = kernel.gamma;
-		c->lambda = fp.lambda;
-		st = kfold_candidate(p, &fp, X, n, d, y, fold, g * L + l, c, work, err,
-							 interrupt);
-	}
-	return st;
+/* km_select's error when no candidate scores. */
+static km_status
+select_none(void *arg, int count, km_error *err)
+{
+	select_route *r = arg;
+
+	km_fail(err, KM_ERR_NOT_PD, "no candidate could be fitted",
+			"None of the %d (gamma, lambda) candidates gives a positive definite K + lambda I.",
+			count);
+	km_method_fill_hint(r->p->base.method, err);
+	return KM_ERR_NOT_PD;
 }
 
 int
@@ -603,30 +618,75 @@ km_best_candidate(const km_candidate *cand, int count)
 }
 
 km_status
+km_grid_search(const double *gammas, int n_gammas, const double *lambdas,
+			   int n_lambdas, const km_grid_route *route, km_candidate *cand,
+			   int *best, km_error *err)
+{
+	km_status	st = KM_OK;
+
+	*best = -1;
+	for (int g = 0; g < n_gammas; g++)
+	{
+		km_candidate *column = cand + (size_t) g * (size_t) n_lambdas;
+
+		if (route->gamma_stage != NULL)
+			km_progress_stage("gamma %d of %d (%g)%s", g + 1, n_gammas,
+							  gammas[g], route->gamma_stage);
+		for (int l = 0; l < n_lambdas; l++)
+		{
+			column[l].gamma = gammas[g];
+			column[l].lambda = lambdas[l];
+		}
+		if (route->gamma != NULL)
+			st = route->gamma(route->arg, g, gammas[g], err);
+		if (st == KM_OK && route->column != NULL)
+			st = route->column(route->arg, g, column, err);
+		for (int l = 0; l < n_lambdas && st == KM_OK && route->column == NULL; l++)
+			st = route->score(route->arg, g * n_lambdas + l, &column[l], err);
+		if (st != KM_OK)
+			return st;
+	}
+	km_progress_stage(NULL);
+	*best = km_best_candidate(cand, n_gammas * n_lambdas);
+	if (*best < 0)
+		return route->none(route->arg, n_gammas * n_lambdas, err);
+	return KM_OK;
+}
+
+void
+km_grid_fold_stage(int index, int count, const km_candidate *cand, int fold,
+				   int folds)
+{
+	km_progress_stage("candidate %d of %d (gamma %g, lambda %g), fold %d of %d",
+					  index + 1, count, cand->gamma, cand->lambda, fold + 1,
+					  folds);
+}
+
+km_status
 km_select(const km_select_params *p, const double *X, size_t n, int d,
 		  const double *y, const int *fold, km_candidate *cand, int *best,
 		  double *work, km_error *err, km_interrupt_fn interrupt)
 {
+	select_route r = {p, X, n, d, y, fold, work, interrupt, p->base.kernel};
+	km_grid_route route = {.arg = &r, .none = select_none};
+	char		stage[64];
 	km_status	st;
 
 	if ((st = check_select(p, n, fold, err)) != KM_OK)
 		return st;
-	for (int g = 0; g < p->n_gammas; g++)
-		if ((st = score_gamma(p, g, X, n, d, y, fold, cand, work, err,
-							  interrupt)) != KM_OK)
-			return st;
-
-	km_progress_stage(NULL);
-	*best = km_best_candidate(cand, p->n_gammas * p->n_lambdas);
-	if (*best < 0)
+	if (p->cv == KM_CV_KFOLD)
+		route.score = kfold_score;
+	else
 	{
-		km_fail(err, KM_ERR_NOT_PD, "no candidate could be fitted",
-				"None of the %d (gamma, lambda) candidates gives a positive definite K + lambda I.",
-				p->n_gammas * p->n_lambdas);
-		km_method_fill_hint(p->base.method, err);
-		return KM_ERR_NOT_PD;
+		/* the method's closed-form shortcut: a whole lambda column per gamma */
+		snprintf(stage, sizeof(stage), ": %d lambdas by %s", p->n_lambdas,
+				 km_cv_name(p->cv));
+		route.gamma = closed_form_gamma;
+		route.column = closed_form_column;
+		route.gamma_stage = stage;
 	}
-	return KM_OK;
+	return km_grid_search(p->gammas, p->n_gammas, p->lambdas, p->n_lambdas,
+						  &route, cand, best, err);
 }
 
 void

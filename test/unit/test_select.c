@@ -14,6 +14,7 @@ void		test_select_loo_matches_refits(void);
 void		test_select_gcv_matches_definition(void);
 void		test_select_kfold(void);
 void		test_select_cholesky_route_large(void);
+void		test_select_grid_loop(void);
 
 static km_status
 run_select_folds(km_select_params *p, const double *X, size_t n, int d,
@@ -304,4 +305,145 @@ test_select_cholesky_route_large(void)
 	CHECK_CLOSE(c1[0].score, c10[0].score, 1e-9);
 	free(X);
 	free(y);
+}
+
+/*
+ * A toy route for the grid loop: it logs each call ('g' gamma setup, 's' a
+ * candidate, 'c' a column, 'n' no candidate), scores candidate i by
+ * scores[i], and fails at candidate fail_at (>= 0).
+ */
+typedef struct toy_route
+{
+	const double *scores;
+	int			n_lambdas;
+	int			fail_at;
+	char		log[64];
+	int			calls;
+	int			none_count;
+	bool		mismatch;		/* a candidate came without its gamma and lambda */
+	const double *gammas;
+	const double *lambdas;
+} toy_route;
+
+static void
+toy_log(toy_route *t, char what, int i)
+{
+	if (t->calls + 2 < (int) sizeof(t->log))
+	{
+		t->log[t->calls++] = what;
+		t->log[t->calls++] = (char) ('0' + i);
+		t->log[t->calls] = '\0';
+	}
+}
+
+static km_status
+toy_gamma(void *arg, int g, double gamma, km_error *err)
+{
+	toy_route  *t = arg;
+
+	(void) err;
+	t->mismatch |= gamma != t->gammas[g];
+	toy_log(t, 'g', g);
+	return KM_OK;
+}
+
+static km_status
+toy_score(void *arg, int index, km_candidate *cand, km_error *err)
+{
+	toy_route  *t = arg;
+
+	toy_log(t, 's', index);
+	if (index == t->fail_at)
+		return km_fail(err, KM_ERR_INVALID, "toy failure", "At candidate %d.", index);
+	t->mismatch |= cand->gamma != t->gammas[index / t->n_lambdas] ||
+		cand->lambda != t->lambdas[index % t->n_lambdas];
+	cand->score = t->scores[index];
+	cand->score_std = 0.0;
+	return KM_OK;
+}
+
+static km_status
+toy_column(void *arg, int g, km_candidate *column, km_error *err)
+{
+	toy_route  *t = arg;
+
+	(void) err;
+	toy_log(t, 'c', g);
+	for (int l = 0; l < t->n_lambdas; l++)
+	{
+		t->mismatch |= column[l].gamma != t->gammas[g] ||
+			column[l].lambda != t->lambdas[l];
+		column[l].score = t->scores[g * t->n_lambdas + l];
+		column[l].score_std = 0.0;
+	}
+	return KM_OK;
+}
+
+static km_status
+toy_none(void *arg, int count, km_error *err)
+{
+	toy_route  *t = arg;
+
+	toy_log(t, 'n', 0);
+	t->none_count = count;
+	return km_fail(err, KM_ERR_INACCURATE, "toy: no candidate", "None of %d.", count);
+}
+
+static km_status
+toy_search(toy_route *t, bool column, int *best, km_error *err)
+{
+	static const double gammas[3] = {2.0, 0.5, 1.0};
+	static const double lambdas[2] = {0.1, 1.0};
+	km_grid_route route = {.arg = t, .gamma = toy_gamma, .score = toy_score,
+		.none = toy_none};
+	km_candidate cand[6];
+
+	t->gammas = gammas;
+	t->lambdas = lambdas;
+	t->n_lambdas = 2;
+	t->calls = 0;
+	t->log[0] = '\0';
+	t->mismatch = false;
+	if (column)
+		route.column = toy_column;
+	return km_grid_search(gammas, 3, lambdas, 2, &route, cand, best, err);
+}
+
+void
+test_select_grid_loop(void)
+{
+	/* candidates (2, 0.1) (2, 1) (0.5, 0.1) (0.5, 1) (1, 0.1) (1, 1) */
+	const double tied[6] = {3.0, 1.0, NAN, 1.0, 1.0, 2.0};
+	const double none[6] = {NAN, NAN, NAN, NAN, NAN, NAN};
+	toy_route	t;
+	km_error	err;
+	int			best;
+
+	memset(&t, 0, sizeof(t));
+	t.fail_at = -1;
+	t.scores = tied;
+	/* gamma major, each gamma's setup first; ties: larger lambda, then smaller gamma */
+	CHECK(toy_search(&t, false, &best, &err) == KM_OK, "the toy search succeeds");
+	CHECK(strcmp(t.log, "g0s0s1g1s2s3g2s4s5") == 0, "order %s", t.log);
+	CHECK(!t.mismatch, "every candidate has its gamma and lambda");
+	CHECK(best == 3, "the tie goes to (0.5, 1): best %d", best);
+
+	/* the whole-column shortcut replaces the candidates, same winner */
+	CHECK(toy_search(&t, true, &best, &err) == KM_OK, "the column search succeeds");
+	CHECK(strcmp(t.log, "g0c0g1c1g2c2") == 0, "column order %s", t.log);
+	CHECK(!t.mismatch && best == 3, "column: best %d", best);
+
+	/* no candidate scores: the route's own error, after every candidate */
+	t.scores = none;
+	CHECK(toy_search(&t, false, &best, &err) == KM_ERR_INACCURATE, "no candidate fails");
+	CHECK(strcmp(t.log, "g0s0s1g1s2s3g2s4s5n0") == 0, "order %s", t.log);
+	CHECK(best == -1 && t.none_count == 6, "best %d, count %d", best, t.none_count);
+	CHECK(strcmp(err.message, "toy: no candidate") == 0, "message %s", err.message);
+
+	/* a route's failure ends the search with it */
+	t.scores = tied;
+	t.fail_at = 2;
+	CHECK(toy_search(&t, false, &best, &err) == KM_ERR_INVALID, "the failure is returned");
+	CHECK(strcmp(t.log, "g0s0s1g1s2") == 0, "stops at once: %s", t.log);
+	CHECK(best == -1 && strcmp(err.message, "toy failure") == 0, "best %d", best);
 }
