@@ -50,7 +50,7 @@ km_approx_job_alloc(approx_job *job, size_t doubles)
 }
 
 void
-km_train_plan_approx(size_t n, int d, km_train_plan *plan)
+km_train_plan_approx(size_t n, int d, uint32_t k, km_train_plan *plan)
 {
 	const km_options *o = &plan->opts;
 	const km_method_ops *ops = km_method_get(o->fit.method);

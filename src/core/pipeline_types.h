@@ -64,6 +64,7 @@ typedef struct km_rows
 typedef struct km_train_plan
 {
 	km_options	opts;			/* resolved for n and d */
+	const struct km_task_ops *task; /* the method's task, whose road km_train takes */
 	int			ncand;			/* candidates of model selection, or 0 */
 	size_t		nsel;			/* doubles of selection workspace (0: overflow) */
 	size_t		nwork;			/* doubles of km_fit's workspace (0: overflow) */
@@ -98,5 +99,22 @@ typedef struct km_train_env
 	void		(*note) (void *ctx, const char *line);
 } km_train_env;
 
+/*
+ * km_train's road for one task, which the task table's row points at
+ * (task.h km_task_ops.train; defined in the train layer, pipeline.c):
+ * its sizes (opts resolved; k classes, 0 without) and its training from
+ * rows in memory, exact or approximate (a representation with a basis).
+ * Regression centres the target; classification weighs the classes.
+ */
+typedef struct km_task_train
+{
+	void		(*plan) (size_t n, int d, uint32_t k, km_train_plan *plan);
+	void		(*plan_approx) (size_t n, int d, uint32_t k, km_train_plan *plan);
+	km_status	(*train) (const km_rows *rows, const km_train_plan *plan,
+						  const km_train_env *env, km_model *m, km_error *err);
+	km_status	(*train_approx) (const km_rows *rows, const km_train_plan *plan,
+								 const km_train_env *env, km_model *m,
+								 km_error *err);
+} km_task_train;
 
 #endif							/* KM_PIPELINE_TYPES_H */

@@ -452,7 +452,8 @@ test_pipeline_approx_classes(void)
 /*
  * svm over rff features, three classes (one-vs-rest), k-fold over a lambda
  * grid: every candidate scored, the lowest wins, the refit is bit for bit
- * the winner trained alone; more folds than rows is an error.
+ * the winner trained alone; more folds than rows is an error, and so are
+ * rows without classes for svm's task.
  */
 void
 test_pipeline_approx_classes_kfold(void)
@@ -512,6 +513,11 @@ test_pipeline_approx_classes_kfold(void)
 	CHECK(km_train(&rows, &plan, &env, &w, &err) == KM_ERR_INVALID &&
 		  strstr(err.message, "cv needs") != NULL, "status %d: %s", (int) err.status,
 		  err.message);
+	/* km_train asks the plan's task (the method's): svm's rows need classes */
+	rows.classes = NULL;
+	CHECK(plan.task != NULL && plan.task->classes &&
+		  km_train(&rows, &plan, &env, &w, &err) == KM_ERR_INVALID, "status %d: %s",
+		  (int) err.status, err.message);
 	arena_free(&b);
 	arena_free(&a);
 	free(h);
