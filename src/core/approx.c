@@ -14,6 +14,7 @@
 
 #include "approx.h"
 #include "eigen.h"
+#include "grid.h"
 #include "kernel_maps.h"
 #include "solve.h"
 
@@ -410,23 +411,6 @@ score_lambda(const approx_work *w, size_t m, double lambda, double yssc,
 	return n * *rss / ((n - tr) * (n - tr));
 }
 
-/* The lowest finite score, ties to the larger lambda; -1 if none. */
-static int
-best_lambda(const double *gcv, const double *lambdas, int n)
-{
-	int			best = -1;
-
-	for (int l = 0; l < n; l++)
-	{
-		if (!isfinite(gcv[l]))
-			continue;
-		if (best < 0 || gcv[l] < gcv[best] ||
-			(gcv[l] == gcv[best] && lambdas[l] > lambdas[best]))
-			best = l;
-	}
-	return best;
-}
-
 /*
  * The residual of the normal equations solved, relative to ||r||:
  * (G + lambda (K_mm + eps I)) coef - r, K_mm rebuilt into w->A (nystrom).
@@ -471,45 +455,80 @@ normal_residual(const km_basis *b, const km_accum *stats, const double *coef,
 }
 
 /*
- * One attempt at the whitened problem with the factor in w->L (nystrom) or
- * none (rff): A = L^-1 G L^-T = Q T Q^T, w = Q^T L^-1 r, T's eigenvalues,
- * the rank and the GCV of every lambda.  *indefinite: some T + lambda I
- * was not positive definite (rounding beyond that lambda).
+ * Approximate ridge's GCV is the representation's closed-form route of the
+ * one grid loop (select.h, km_grid_search): one gamma (the basis's), its
+ * setup the factor (nystrom, at the eps ladder's rung from eps_from), the
+ * whitening and the tridiagonal reduction, its column every lambda's GCV
+ * in O(m) from them.  The eps ladder (km_approx_solve) runs the loop once
+ * per rung: whether a rung is taken depends on the scores (some
+ * T + lambda I indefinite) and on the winner's residual check.
+ */
+typedef struct gcv_route
+{
+	const km_basis *b;
+	const km_accum *stats;
+	approx_work *w;
+	double		yssc;			/* sum (y - ybar)^2 */
+	double		n;				/* rows */
+	const double *lambdas;
+	int			n_lambdas;
+	double		eps_from;		/* nystrom: the lowest rung to try */
+	km_approx_result *res;		/* eps and rank from the setup */
+	bool		factor_failed;	/* the setup's factor failed (no rung left) */
+	bool		indefinite;		/* some T + lambda I was not positive definite */
+	km_interrupt_fn interrupt;
+} gcv_route;
+
+/*
+ * The setup: nystrom's factor L = chol(K_mm + eps I) in w->L; then
+ * A = L^-1 G L^-T = Q T Q^T (or G = Q T Q^T for rff), w = Q^T L^-1 r, T's
+ * eigenvalues and the rank.
  */
 static km_status
-whiten_and_score(const km_basis *b, const km_accum *stats, approx_work *w,
-				 const double *lambdas, int n_lambdas, double yssc, double n,
-				 double eps, km_approx_result *res, bool *indefinite,
-				 km_error *err, km_interrupt_fn interrupt)
+gcv_setup(void *arg, int g, double gamma, km_error *err)
 {
+	gcv_route  *r = arg;
+	const km_basis *b = r->b;
+	approx_work *w = r->w;
+	km_approx_result *res = r->res;
 	size_t		m = b->m;
-	km_accum_gram g = km_accum_gram_parts((km_accum *) stats);
-	double		rss;
-	double		trace;
+	km_accum_gram gs = km_accum_gram_parts((km_accum *) r->stats);
 	lapack_int	info;
+	km_status	st;
 
-	*indefinite = false;
-	unpack_gram(g.zz, m, w->A, interrupt);
+	r->factor_failed = false;
+	r->indefinite = false;
+	if (has_centres(b))
+	{
+		st = factor_centres(b, w, r->eps_from, &res->eps, err, r->interrupt);
+		if (st != KM_OK)
+		{
+			r->factor_failed = true;
+			return st;
+		}
+		w->eig[0] = 0.0;
+	}
+	unpack_gram(gs.zz, m, w->A, r->interrupt);
 	memcpy(w->w, w->r, m * sizeof(double));
 	if (has_centres(b))
 	{
-		whiten(w->L, w->A, m, interrupt);
+		whiten(w->L, w->A, m, r->interrupt);
 		cblas_dtrsv(CblasColMajor, CblasLower, CblasNoTrans, CblasNonUnit,
 					(int) m, w->L, (int) m, w->w, 1);
 	}
 	if (!km_all_finite(w->A, m * m) || !km_all_finite(w->w, m))
 		return km_fail(err, KM_ERR_OVERFLOW, "whitened statistics are out of range for type double precision",
 					   "L^-1 G L^-T for the %zu components with eps %g is not finite.",
-					   m, eps);
+					   m, res->eps);
 
 	/* A = Q T Q^T; w := Q^T w; the eigenvalues of T */
-	km_tridiagonalize(w->A, m, 0, w->diag, w->sub, w->tau, w->scratch, interrupt);
+	km_tridiagonalize(w->A, m, 0, w->diag, w->sub, w->tau, w->scratch, r->interrupt);
 	apply_q(w, m, 'T', w->w);
 	memcpy(w->eig, w->diag, m * sizeof(double));
 	if (m > 1)
 		memcpy(w->esub, w->sub, (m - 1) * sizeof(double));
 	info = LAPACKE_dsterf_work((lapack_int) m, w->eig, w->esub);
-	km_check_interrupts(interrupt);
+	km_check_interrupts(r->interrupt);
 	if (info != 0)
 		return km_fail(err, KM_ERR_INACCURATE, "eigenvalues of the whitened statistics did not converge",
 					   "LAPACK dsterf failed to find %d of the %zu eigenvalues.",
@@ -522,23 +541,61 @@ whiten_and_score(const km_basis *b, const km_accum *stats, approx_work *w,
 		for (size_t i = 0; i < m; i++)
 			res->rank += w->eig[i] > tol;
 	}
-
-	/* GCV for every lambda, O(m) each */
-	for (int l = 0; l < n_lambdas; l++)
-	{
-		res->gcv[l] = score_lambda(w, m, lambdas[l], yssc, n, &rss, &trace,
-								   indefinite);
-		if (l % 8 == 7)
-			km_check_interrupts(interrupt);
-	}
-	for (int l = n_lambdas; l < KM_APPROX_MAX_LAMBDAS; l++)
-		res->gcv[l] = NAN;
-	res->best = best_lambda(res->gcv, lambdas, n_lambdas);
-	if (res->best < 0)
-		return km_fail(err, KM_ERR_INACCURATE, "no lambda of the grid could be solved",
-					   "T + lambda I is not positive definite for any of the %d lambdas from %g (%zu components, eps %g).",
-					   n_lambdas, lambdas[0], m, eps);
 	return KM_OK;
+}
+
+/* The column: GCV for every lambda, O(m) each (NaN: T + lambda I indefinite). */
+static km_status
+gcv_column(void *arg, int g, km_candidate *column, km_error *err)
+{
+	gcv_route  *r = arg;
+	double		rss;
+	double		trace;
+
+	for (int l = 0; l < r->n_lambdas; l++)
+	{
+		column[l].score = score_lambda(r->w, r->b->m, column[l].lambda, r->yssc,
+									   r->n, &rss, &trace, &r->indefinite);
+		column[l].score_std = 0.0;
+		if (l % 8 == 7)
+			km_check_interrupts(r->interrupt);
+	}
+	return KM_OK;
+}
+
+/* The route's error when no lambda scores. */
+static km_status
+gcv_none(void *arg, int count, km_error *err)
+{
+	gcv_route  *r = arg;
+
+	return km_fail(err, KM_ERR_INACCURATE, "no lambda of the grid could be solved",
+				   "T + lambda I is not positive definite for any of the %d lambdas from %g (%zu components, eps %g).",
+				   count, r->lambdas[0], (size_t) r->b->m, r->res->eps);
+}
+
+/*
+ * One attempt (a rung of the eps ladder, or rff's one): the grid loop over
+ * the basis's gamma and the lambdas, every score into res->gcv (NaN beyond
+ * n_lambdas and for a lambda not scored), the winner into res->best
+ * (km_best_candidate: ties to the larger lambda; -1 if none).
+ */
+static km_status
+gcv_attempt(gcv_route *r, km_error *err)
+{
+	km_candidate cand[KM_APPROX_MAX_LAMBDAS];
+	km_grid_route route = {.arg = r, .gamma = gcv_setup, .column = gcv_column,
+	.none = gcv_none, .keep_stage = true};
+	double		gamma = r->b->kernel.gamma;
+	km_status	st;
+
+	for (int l = 0; l < r->n_lambdas; l++)
+		cand[l].score = NAN;
+	st = km_grid_search(&gamma, 1, r->lambdas, r->n_lambdas, &route, cand,
+						&r->res->best, err);
+	for (int l = 0; l < KM_APPROX_MAX_LAMBDAS; l++)
+		r->res->gcv[l] = l < r->n_lambdas ? cand[l].score : NAN;
+	return st;
 }
 
 /* The winner: coef = L^-T Q p, its RSS, tr H and the residual check. */
@@ -624,6 +681,7 @@ km_approx_solve(const km_basis *b, const km_accum *stats,
 	double		yssc;
 	double		eps_from = 0.0;
 	approx_work w;
+	gcv_route	r;
 	km_accum_gram g;
 	km_status	st;
 	km_status	last = KM_OK;
@@ -666,13 +724,12 @@ km_approx_solve(const km_basis *b, const km_accum *stats,
 					   "Centring the sums of %.0f rows on the mean target %g overflowed.",
 					   n, ybar);
 	res->intercept = ybar;
+	r = (gcv_route) {.b = b, .stats = stats, .w = &w, .yssc = yssc, .n = n,
+	.lambdas = lambdas, .n_lambdas = n_lambdas, .res = res, .interrupt = interrupt};
 
 	if (!has_centres(b))
 	{
-		bool		indefinite;
-
-		if ((st = whiten_and_score(b, stats, &w, lambdas, n_lambdas, yssc, n,
-								   0.0, res, &indefinite, err, interrupt)) != KM_OK)
+		if ((st = gcv_attempt(&r, err)) != KM_OK)
 			return st;
 		return solve_best(b, stats, &w, lambdas, yssc, n, coef, res, err, interrupt);
 	}
@@ -688,10 +745,9 @@ km_approx_solve(const km_basis *b, const km_accum *stats,
 	 */
 	for (;;)
 	{
-		bool		indefinite = false;
-
-		st = factor_centres(b, &w, eps_from, &res->eps, err, interrupt);
-		if (st != KM_OK)
+		r.eps_from = eps_from;
+		st = gcv_attempt(&r, err);
+		if (st != KM_OK && r.factor_failed)
 		{
 			if (ok_eps > 0.0 && !accept)
 			{
@@ -707,12 +763,9 @@ km_approx_solve(const km_basis *b, const km_accum *stats,
 			}
 			return st;
 		}
-		w.eig[0] = 0.0;
-		st = whiten_and_score(b, stats, &w, lambdas, n_lambdas, yssc, n,
-							  res->eps, res, &indefinite, err, interrupt);
 		if (st == KM_OK)
 			st = solve_best(b, stats, &w, lambdas, yssc, n, coef, res, err, interrupt);
-		if (st == KM_OK && (!indefinite || accept))
+		if (st == KM_OK && (!r.indefinite || accept))
 			return KM_OK;
 		if (st == KM_OK)
 			ok_eps = res->eps;

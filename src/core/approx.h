@@ -140,7 +140,11 @@ typedef struct km_approx_result
  *   over the eigenvalues s of T (dsterf), GCV = rows RSS / (rows - tr H)^2
  * (the definition of select.c's GCV for exact ridge, whose hat matrix is
  * Z (G + lambda K)^-1 Z^T: the intercept's degree of freedom is not
- * counted).  The lowest GCV wins (ties: the larger lambda); coef (m) solves
+ * counted).  The lambdas are scored as a representation's closed-form
+ * route of the one grid loop (grid.h, km_grid_search: the setup the
+ * factor, whitening and reduction, the column every lambda's GCV), once
+ * per rung of the eps ladder; the lowest GCV wins (km_best_candidate: ties
+ * to the larger lambda); coef (m) solves
  * (G + lambda K) coef = r for it.  lambdas: n_lambdas (1 ..
  * KM_APPROX_MAX_LAMBDAS) values > 0.  m at most KM_APPROX_MAX_COMPONENTS.
  * work has km_approx_solve_doubles(m) doubles (0 beyond that m).  Errors: KM_ERR_INVALID (arguments), KM_ERR_OVERFLOW (a value

@@ -583,76 +583,106 @@ score_candidate(approx_job *job, const km_method_ops *ops, const double *R,
 	return KM_OK;
 }
 
+/* k-fold selection of a primal method as a route of the grid loop (select.h). */
+typedef struct primal_route
+{
+	approx_job *job;
+	const km_method_ops *ops;
+	const km_train_plan *plan;
+	double	   *fold_mse;		/* folds */
+	double	   *R;				/* m x m penalty I, once the first basis is built */
+	km_status	setup;			/* the gamma's factor: KM_OK, or a candidate failure */
+} primal_route;
+
+/*
+ * Per gamma: its basis over every row (the scaler, the centres or random
+ * features) and factor.  A factor that fails for this gamma makes its
+ * candidates lose; the search goes on.
+ */
+static km_status
+primal_route_gamma(void *arg, int g, double gamma, km_error *err)
+{
+	primal_route *r = arg;
+	approx_job *job = r->job;
+	double		eps;
+
+	job->opts.fit.kernel.gamma = gamma;
+	km_approx_job_release(job);
+	if (km_approx_job_basis(job, r->plan->basis_bytes, err) != KM_OK)
+		return err->status;
+	if (r->R == NULL)
+	{
+		uint32_t	m = job->b.m;
+
+		/* a row that overflows when standardized: the data's error, not a candidate's */
+		for (size_t i0 = 0; i0 < job->rows->n; i0 += PRIMAL_BLOCK)
+			if (standardize_block(job, i0, job->rows->n - i0 < PRIMAL_BLOCK ?
+								  job->rows->n - i0 : PRIMAL_BLOCK, err) != KM_OK)
+				return err->status;
+
+		r->R = km_approx_job_alloc(job, (size_t) m * m);
+		memset(r->R, 0, sizeof(double) * m * m);
+		for (uint32_t j = 0; j < m; j++)
+			r->R[j + (size_t) j * m] = 1.0;
+		job->Zc = km_approx_job_alloc(job, (size_t) PRIMAL_BLOCK * m + m);
+		job->yc = km_approx_job_alloc(job, PRIMAL_BLOCK);
+	}
+	r->setup = km_approx_job_setup(job, &eps, err);
+	if (r->setup != KM_OK && !candidate_failure(r->setup))
+		return r->setup;
+	return KM_OK;
+}
+
+/* Per candidate: score_candidate, or NaN when its gamma's factor failed. */
+static km_status
+primal_route_score(void *arg, int index, km_candidate *c, km_error *err)
+{
+	primal_route *r = arg;
+
+	c->score = NAN;
+	c->score_std = 0.0;
+	if (r->setup == KM_OK &&
+		score_candidate(r->job, r->ops, r->R, r->plan->opts.folds, r->fold_mse,
+						c, err) != KM_OK)
+		return err->status;
+	return KM_OK;
+}
+
+/* The route's error when no candidate scores. */
+static km_status
+primal_route_none(void *arg, int count, km_error *err)
+{
+	primal_route *r = arg;
+
+	km_fail(err, KM_ERR_INACCURATE, "no candidate could be fitted",
+			"None of the %d (gamma, lambda) candidates of method \"%s\" could be fitted on every fold.",
+			count, r->ops->name);
+	km_method_fill_hint(r->plan->opts.fit.method, err);
+	return err->status;
+}
+
 /*
  * k-fold selection of a primal method over the gamma and lambda grids
- * (folds: rows->fold, the glue's row-hash folds): per gamma its basis over
- * every row (the scaler, the centres or random features) and factor, per
- * lambda score_candidate; the lowest mean MSE wins (km_best_candidate, the
- * exact path's rule).  cand: gammas x lambdas, gamma major.
+ * (folds: rows->fold, the glue's row-hash folds), a route of the one grid
+ * loop (km_grid_search): per gamma primal_route_gamma, per candidate
+ * score_candidate; the lowest mean MSE wins (km_best_candidate, the exact
+ * path's rule).  cand: gammas x lambdas, gamma major.
  */
 static km_status
 primal_select(approx_job *job, const km_method_ops *ops, const km_train_plan *plan,
 			  km_candidate *cand, int *best, km_error *err)
 {
 	const km_options *o = &plan->opts;
-	int			ncand = o->gammas.n * o->lambdas.n;
-	double	   *fold_mse = km_approx_job_alloc(job, (size_t) o->folds);
-	double	   *R = NULL;
+	primal_route r = {.job = job, .ops = ops, .plan = plan,
+	.fold_mse = km_approx_job_alloc(job, (size_t) o->folds)};
+	km_grid_route route = {.arg = &r, .gamma = primal_route_gamma,
+		.score = primal_route_score, .none = primal_route_none};
+	km_status	st;
 
-	for (int g = 0; g < o->gammas.n; g++)
-	{
-		double		eps;
-		km_status	st;
-
-		job->opts.fit.kernel.gamma = o->gammas.v[g];
-		km_approx_job_release(job);
-		if (km_approx_job_basis(job, plan->basis_bytes, err) != KM_OK)
-			return err->status;
-		if (R == NULL)
-		{
-			uint32_t	m = job->b.m;
-
-			/* a row that overflows when standardized: the data's error, not a candidate's */
-			for (size_t i0 = 0; i0 < job->rows->n; i0 += PRIMAL_BLOCK)
-				if (standardize_block(job, i0, job->rows->n - i0 < PRIMAL_BLOCK ?
-									  job->rows->n - i0 : PRIMAL_BLOCK, err) != KM_OK)
-					return err->status;
-
-			R = km_approx_job_alloc(job, (size_t) m * m);
-			memset(R, 0, sizeof(double) * m * m);
-			for (uint32_t j = 0; j < m; j++)
-				R[j + (size_t) j * m] = 1.0;
-			job->Zc = km_approx_job_alloc(job, (size_t) PRIMAL_BLOCK * m + m);
-			job->yc = km_approx_job_alloc(job, PRIMAL_BLOCK);
-		}
-		st = km_approx_job_setup(job, &eps, err);
-		for (int l = 0; l < o->lambdas.n; l++)
-		{
-			km_candidate *c = &cand[g * o->lambdas.n + l];
-
-			c->gamma = o->gammas.v[g];
-			c->lambda = o->lambdas.v[l];
-			c->score = NAN;
-			c->score_std = 0.0;
-			if (st == KM_OK &&
-				score_candidate(job, ops, R, o->folds, fold_mse, c, err) != KM_OK)
-				return err->status;
-		}
-		if (st != KM_OK && !candidate_failure(st))
-			return st;
-	}
-	km_progress_stage(NULL);
+	st = km_grid_search(o->gammas.v, o->gammas.n, o->lambdas.v, o->lambdas.n,
+						&route, cand, best, err);
 	km_approx_job_release(job);
-	*best = km_best_candidate(cand, ncand);
-	if (*best < 0)
-	{
-		km_fail(err, KM_ERR_INACCURATE, "no candidate could be fitted",
-				"None of the %d (gamma, lambda) candidates of method \"%s\" could be fitted on every fold.",
-				ncand, ops->name);
-		km_method_fill_hint(o->fit.method, err);
-		return err->status;
-	}
-	return KM_OK;
+	return st;
 }
 
 /*

@@ -24,6 +24,7 @@
 
 #include "basis.h"
 #include "classify.h"
+#include "grid.h"
 #include "method.h"
 #include "pipeline_approx_classify.h"
 #include "pipeline_approx_job.h"
@@ -449,7 +450,7 @@ class_candidate(class_job *cj, const bool *fold_ok, uint32_t folds, double *coef
 	return KM_OK;
 }
 
-/* The route of class_select through the core's grid loop (select.h). */
+/* The route of class_select through the core's grid loop (grid.h). */
 typedef struct class_grid
 {
 	class_job  *cj;

@@ -51,40 +51,7 @@ km_status	km_select(const km_select_params *p, const double *X, size_t n,
 					  km_candidate *cand, int *best, double *work,
 					  km_error *err, km_interrupt_fn interrupt);
 
-/*
- * The one grid loop of every selection (exact regression and classifiers,
- * approximate classifiers): gammas x lambdas in the one candidate order,
- * gamma major (candidate i = g * n_lambdas + l), each candidate's gamma and
- * lambda filled before it is scored, the winner km_best_candidate's.  The
- * work is the route's:
- *   gamma   before gamma number g's candidates (may be NULL): the row norms,
- *           the Gram matrix, an approximate basis, a tridiagonal reduction;
- *   score   one candidate (k-fold): its score and score_std, NaN when it
- *           cannot be fitted; index is i;
- *   column  or all the lambdas of gamma g at once, column[0 .. n_lambdas),
- *           the closed-form shortcut a method or representation declares
- *           (ridge's leave-one-out and GCV); column wins when both are set;
- *   none    the error when no candidate scores (count candidates): fills err
- *           and returns its status, so that each route keeps its text.
- * A route's failure (not KM_OK) ends the search with it.  Progress: the
- * stage "gamma g of G (gamma)" plus gamma_stage before each gamma when
- * gamma_stage is not NULL; the stage is cleared when every candidate is
- * scored.  *best: -1 until a winner.
- */
-typedef struct km_grid_route
-{
-	void	   *arg;
-	km_status	(*gamma) (void *arg, int g, double gamma, km_error *err);
-	km_status	(*score) (void *arg, int index, km_candidate *cand, km_error *err);
-	km_status	(*column) (void *arg, int g, km_candidate *column, km_error *err);
-	km_status	(*none) (void *arg, int count, km_error *err);
-	const char *gamma_stage;
-} km_grid_route;
-
-km_status	km_grid_search(const double *gammas, int n_gammas,
-						   const double *lambdas, int n_lambdas,
-						   const km_grid_route *route, km_candidate *cand,
-						   int *best, km_error *err);
+/* The one grid loop (km_grid_search) and the tie rule (km_best_candidate): grid.h. */
 
 /*
  * The stage of a k-fold route within candidate index of count:
@@ -92,15 +59,6 @@ km_status	km_grid_search(const double *gammas, int n_gammas,
  */
 void		km_grid_fold_stage(int index, int count, const km_candidate *cand,
 							   int fold, int folds);
-
-/*
- * The best of count scored candidates: the lowest finite score; on an exact
- * tie the larger lambda (the more regularized model), then the smaller gamma
- * (the smoother one), whatever their order in the grid; -1 if none is
- * finite.  Every route (loo, gcv, k-fold, classifiers exact and approximate)
- * breaks ties by it.
- */
-int			km_best_candidate(const km_candidate *cand, int count);
 
 /*
  * Stratified k-fold for classifiers (scikit-learn's StratifiedKFold, made

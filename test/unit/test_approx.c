@@ -11,6 +11,7 @@
 #include <lapacke.h>
 
 #include "approx.h"
+#include "grid.h"
 #include "model.h"
 #include "unit.h"
 
@@ -23,6 +24,7 @@ void		test_approx_errors(void);
 void		test_approx_model_fill_roundtrip(void);
 void		test_approx_nystrom_ill_conditioned_centres(void);
 void		test_approx_repr_table(void);
+void		test_approx_gcv_winner_is_best_candidate(void);
 
 static km_accum *
 new_gram(uint32_t m)
@@ -781,4 +783,78 @@ test_approx_repr_table(void)
 	/* nystrom's work: rows + m + m d */
 	b.kind = KM_APPROX_NYSTROM;
 	CHECK(km_approx_features_doubles(&b, 4) == 4 + 1 + 2, "nystrom work");
+}
+
+/*
+ * The solve's GCV is a route of the one grid loop: its winner is
+ * km_best_candidate's over the scores it reports (res.gcv), on nystrom and
+ * rff, with lambdas that cannot be solved (1e-300 when D > n: NaN) and on
+ * ties: a constant target leaves RSS 0 and GCV 0 at every lambda, so the
+ * largest lambda wins, the first of two equal ones, whatever the grid's
+ * order.
+ */
+void
+test_approx_gcv_winner_is_best_candidate(void)
+{
+	enum
+	{
+		N = 30, D = 3, MN = 8, MR = 40, L = 6
+	};
+	double	   *X = unit_rand_vec(N * D, 611);
+	double		y[N];
+	double		W[D * MR];
+	double		bb[MR];
+	double		coef[MR];
+	static const double grids[2][L] = {
+		{1e-300, 0.1, 10.0, 1.0, 10.0, 1e-3},
+		{10.0, 1e-3, 1.0, 10.0, 0.1, 1e-300}
+	};
+	unsigned long long seed = 5;
+
+	km_rff_draw(0.7, 9, D, MR, W, bb);
+	for (int flat = 0; flat < 2; flat++)
+	{
+		for (int i = 0; i < N; i++)
+			y[i] = flat ? 2.5 : sin(X[i * D]) + 0.2 * unit_urand(&seed);
+		for (int kind = 0; kind < 2; kind++)
+			for (int gi = 0; gi < 2; gi++)
+			{
+				km_basis	b = nystrom_basis(KM_KERNEL_RBF, 0.7, X, MN, D);
+				km_accum   *acc;
+				km_approx_result res;
+				km_candidate cand[L];
+				km_error	err;
+				km_status	st;
+
+				if (kind == 1)
+				{
+					b.kind = KM_APPROX_RFF;
+					b.centres = NULL;
+					b.m = MR;
+					b.W = W;
+					b.b = bb;
+				}
+				acc = new_gram(b.m);
+				accumulate(&b, X, y, 0, N, acc);
+				st = solve(&b, acc, grids[gi], L, true, coef, &res, &err);
+				CHECK(st == KM_OK, "flat %d kind %d grid %d: %s: %s", flat, kind, gi,
+					  err.message, err.detail);
+				for (int l = 0; l < L; l++)
+					cand[l] = (km_candidate) {b.kernel.gamma, grids[gi][l], res.gcv[l], 0.0};
+				CHECK(st != KM_OK || res.best == km_best_candidate(cand, L),
+					  "flat %d kind %d grid %d: winner %d, km_best_candidate %d", flat, kind,
+					  gi, res.best, km_best_candidate(cand, L));
+				CHECK(st != KM_OK || res.lambda == grids[gi][res.best], "lambda %g", res.lambda);
+				if (flat && st == KM_OK)
+				{
+					for (int l = 0; l < L; l++)
+						CHECK(!isfinite(res.gcv[l]) || res.gcv[l] == 0.0,
+							  "flat: gcv %g at lambda %g", res.gcv[l], grids[gi][l]);
+					CHECK(res.best == (gi == 0 ? 2 : 0), "flat %d kind %d grid %d: the first lambda 10 wins, not %d",
+						  flat, kind, gi, res.best);
+				}
+				free(acc);
+			}
+	}
+	free(X);
 }
