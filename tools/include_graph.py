@@ -58,6 +58,7 @@ CORE_LAYER = {
     # (learn) and fills the model record, an approximate one by the model
     # layer's km_approx_model_fill, so it sits on top of the core
     "pipeline": "train", "pipeline_approx": "train", "pipeline_types": "train",
+    "pipeline_approx_job": "train", "pipeline_approx_classify": "train",
     # the model format and scoring
     "model": "model", "score": "model",
     "model_v1": "model", "model_fields": "model", "model_internal": "model",

@@ -8,7 +8,7 @@
  *      counts, over the training rows;
  *   2. Newton passes: each one adds the rows' whitened features into the
  *      primal statistics of every class still solving (km_primal_add), then
- *      steps each solver (km_primal_step), as approx_classify.c does over
+ *      steps each solver (km_primal_step), as pipeline_approx_classify.c does over
  *      collected rows; the training accuracy and log-loss come from the
  *      last pass when it evaluated the final point, else from one more;
  *   3. scoring pass: the model's classification scores on both sides.
@@ -51,7 +51,7 @@
 #include "pass_rows.h"
 #include "passes_classify.h"
 
-/* Rows per block of features: as approx_classify.c's. */
+/* Rows per block of features: as pipeline_approx_classify.c's. */
 #define PASS_BLOCK 512
 
 typedef enum PassKind
@@ -481,7 +481,7 @@ newton_pass(ClassPasses *cp, int64 expect, const char *what)
 	check_pass_rows("basis", expect, what, fit_rows(cp), cp->all_rows ? "usable" : "training");
 }
 
-/* The Newton passes from zero: approx_classify.c's fitter_newton over the query. */
+/* The Newton passes from zero: pipeline_approx_classify.c's class_newton over the query. */
 static void
 newton_passes(ClassPasses *cp, km_class_fit_result *res)
 {

@@ -12,10 +12,12 @@
 #include "method.h"
 #include "pipeline.h"
 #include "pipeline_approx.h"
+#include "pipeline_approx_classify.h"
 #include "repr.h"
 #include "select.h"
 #include "solve.h"
 #include "svm.h"
+#include "task.h"
 
 /* The selection parameters of resolved options (they point into opts). */
 static void
@@ -33,7 +35,7 @@ selection_params(const km_options *opts, km_select_params *sp)
 
 /* A classifier's sizes: its fit, its selection, its outputs. */
 static void
-plan_classes(size_t n, uint32_t k, km_train_plan *plan)
+plan_classes(size_t n, int d, uint32_t k, km_train_plan *plan)
 {
 	const km_options *o = &plan->opts;
 
@@ -47,22 +49,11 @@ plan_classes(size_t n, uint32_t k, km_train_plan *plan)
 	}
 }
 
-void
-km_train_plan_make(const km_options *o, size_t n, int d, uint32_t k,
-				   km_train_plan *plan)
+/* A regression's sizes: its selection, its fit. */
+static void
+plan_regression(size_t n, int d, uint32_t k, km_train_plan *plan)
 {
-	memset(plan, 0, sizeof(*plan));
-	plan->opts = *o;
-	km_options_resolve(&plan->opts, d);
-	km_options_resolve_rows(&plan->opts, n);	/* a lambda_per_row method's 1 / n */
-	if (k == 0 && km_repr_lookup(plan->opts.approximation)->approximate)
-	{
-		km_train_plan_approx(n, d, plan);
-		return;
-	}
-	if (k > 0)
-		plan_classes(n, k, plan);
-	else if (km_options_selects(&plan->opts))
+	if (km_options_selects(&plan->opts))
 	{
 		km_select_params sp;
 
@@ -70,8 +61,25 @@ km_train_plan_make(const km_options *o, size_t n, int d, uint32_t k,
 		plan->ncand = sp.n_gammas * sp.n_lambdas;
 		plan->nsel = km_select_workspace_doubles(&sp, n, d);
 	}
-	if (k == 0)
-		plan->nwork = km_fit_workspace_doubles(plan->opts.fit.method, n);
+	plan->nwork = km_fit_workspace_doubles(plan->opts.fit.method, n);
+}
+
+void
+km_train_plan_make(const km_options *o, size_t n, int d, uint32_t k,
+				   km_train_plan *plan)
+{
+	const km_task_train *road;
+
+	memset(plan, 0, sizeof(*plan));
+	plan->opts = *o;
+	km_options_resolve(&plan->opts, d);
+	km_options_resolve_rows(&plan->opts, n);	/* a lambda_per_row method's 1 / n */
+	plan->task = km_task_lookup(km_method_task(plan->opts.fit.method));
+	road = plan->task->train;
+	if (km_repr_lookup(plan->opts.approximation)->approximate)
+		road->plan_approx(n, d, k, plan);
+	else
+		road->plan(n, d, k, plan);
 }
 
 size_t
@@ -316,45 +324,6 @@ expansion_rows(const train_job *job, uint32_t q, size_t *n_keep,
 	return Xk;
 }
 
-void
-km_train_fill_classes(km_model *m, const km_options *opts,
-					  const km_class_rows *c, int ncand, int best,
-					  km_candidate *cand)
-{
-	const km_class_fit_result *res = c->res;
-
-	m->kernel = opts->fit.kernel;
-	m->method = opts->fit.method;
-	m->task = km_method_task(opts->fit.method);
-	m->standardize = opts->standardize;
-	m->fit_intercept = opts->fit_intercept;
-	m->intercept = m->intercepts[0];
-	m->train_rmse = 0.0;		/* regression only; classifiers report accuracy */
-	km_method_get(opts->fit.method)->store_classes(&opts->fit, res, m);
-	m->approximation = (km_approx) km_repr_default()->id;
-	m->n_classes = c->k;
-	m->label_type = c->label_type == KM_LABEL_TEXT ? KM_LABEL_TEXT : KM_LABEL_FLOAT8;
-	m->multiclass = (km_multiclass) res->multiclass;
-	m->labels = c->labels;
-	m->labels_bytes = c->labels_bytes;
-	m->class_counts = c->counts;
-	m->has_probability = res->has_probability &&
-		km_method_get(opts->fit.method)->platt_probability;
-	if (!m->has_probability)
-	{
-		m->prob_A = NULL;
-		m->prob_B = NULL;
-	}
-	m->solver = res->solver;
-	m->train_accuracy = res->train_accuracy;
-	m->train_log_loss = isfinite(res->train_log_loss) ? res->train_log_loss : 0.0;
-	m->n_candidates = (uint32_t) ncand;
-	m->cv = ncand > 0 ? KM_CV_KFOLD : KM_CV_NONE;
-	m->folds = ncand > 0 ? opts->folds : 0;
-	m->best = (uint32_t) best;
-	m->candidates = cand;
-}
-
 /* Fit every output on all rows (Platt's folds by row), then the model. */
 static km_status
 fit_classes(const km_rows *rows, const km_train_plan *plan, train_job *job,
@@ -425,17 +394,14 @@ train_classes(const km_rows *rows, const km_train_plan *plan,
 	return fit_classes(rows, plan, &job, fold, env, m, err);
 }
 
-km_status
-km_train(const km_rows *rows, const km_train_plan *plan,
-		 const km_train_env *env, km_model *m, km_error *err)
+/* km_train's regression road: the rows standardized into a copy, the target centred. */
+static km_status
+train_regression(const km_rows *rows, const km_train_plan *plan,
+				 const km_train_env *env, km_model *m, km_error *err)
 {
 	train_job	job;
 	double	   *work;
 
-	if (rows->classes != NULL)
-		return train_classes(rows, plan, env, m, err);
-	if (plan->approximate)
-		return km_train_approx(rows, plan, env, m, err);
 	memset(&job, 0, sizeof(job));
 	job.n = rows->n;
 	job.d = rows->d;
@@ -454,4 +420,30 @@ km_train(const km_rows *rows, const km_train_plan *plan,
 		return err->status;
 	assemble_model(rows, &job, m);
 	return KM_OK;
+}
+
+const km_task_train km_regression_train = {
+	.plan = plan_regression, .plan_approx = km_train_plan_approx,
+	.train = train_regression, .train_approx = km_train_approx,
+};
+
+const km_task_train km_classification_train = {
+	.plan = plan_classes, .plan_approx = km_train_plan_approx_classes,
+	.train = train_classes, .train_approx = km_train_approx_classes,
+};
+
+km_status
+km_train(const km_rows *rows, const km_train_plan *plan,
+		 const km_train_env *env, km_model *m, km_error *err)
+{
+	const km_task_train *road = plan->task != NULL ? plan->task->train : NULL;
+
+	if (road == NULL || (rows->classes != NULL) != plan->task->classes)
+		return km_fail(err, KM_ERR_INVALID, "the rows do not fit the plan's task",
+					   "The rows have %s classes; the plan's task is %s.",
+					   rows->classes != NULL ? "their" : "no",
+					   plan->task != NULL ? plan->task->name : "none");
+	if (plan->approximate)
+		return road->train_approx(rows, plan, env, m, err);
+	return road->train(rows, plan, env, m, err);
 }

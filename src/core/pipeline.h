@@ -2,13 +2,17 @@
  * pipeline.h - km_train, the road from rows to a model (core, no
  * PostgreSQL headers; issue 23 point 2).
  *
- * Exact regression (ridge, lms, svr): standardize the rows, the default
- * rbf gamma, centre the target, select gamma and lambda if asked, fit,
- * assemble the km_model.  Approximate regression (a representation with a
- * basis, repr.h; pipeline_approx.c): the basis pass over the rows, their
- * features a block at a time into ridge's m x m sums (solved in closed form
- * with GCV over the lambdas) or a method's primal Newton passes (svr), the
- * model.  Classifiers: exact only, for now.  Like every core function it allocates
+ * km_train takes the road of the plan's task (task.h km_task_ops.train,
+ * pipeline_types.h km_task_train), exact or approximate.  Exact regression
+ * (ridge, lms, svr): standardize the rows, the default rbf gamma, centre
+ * the target, select gamma and lambda if asked, fit, assemble the
+ * km_model; exact classifiers weigh the classes instead of centring.
+ * Approximate regression (a representation with a basis, repr.h;
+ * pipeline_approx.c): the basis pass over the rows, their features a block
+ * at a time into ridge's m x m sums (solved in closed form with GCV over
+ * the lambdas) or a method's primal Newton passes (svr), the model;
+ * approximate classifiers (pipeline_approx_classify.c): the Newton passes
+ * of every class at once.  Like every core function it allocates
  * nothing itself: the glue supplies memory, workspaces and interrupts
  * through a km_train_env, and checks memory before it calls (from the
  * sizes of km_train_plan_make), so that its errors come first and keep
@@ -38,15 +42,5 @@ size_t		km_train_centre(const double *y, size_t n, bool fit_intercept,
  */
 km_status	km_train(const km_rows *rows, const km_train_plan *plan,
 					 const km_train_env *env, km_model *m, km_error *err);
-
-/*
- * The rest of a classifier's model (exact, and the approximate path's
- * too): kernel, method and settings, classes (c; c->res the fit's result),
- * probabilities, training metrics, selection.  The caller has set the sizes
- * and the arrays (prob_A and prob_B are dropped without probabilities).
- */
-void		km_train_fill_classes(km_model *m, const km_options *opts,
-								  const km_class_rows *c, int ncand, int best,
-								  km_candidate *cand);
 
 #endif							/* KM_PIPELINE_H */

@@ -21,6 +21,7 @@
 #include "metrics.h"
 #include "model.h"
 #include "pipeline_approx.h"
+#include "pipeline_approx_job.h"
 #include "primal.h"
 #include "primal_pass.h"
 #include "progress.h"
@@ -31,55 +32,29 @@
 /* Rows per block of ridge's sums (the aggregate's buffer, src/sql/approx.c). */
 #define SUMS_BLOCK 256
 
-/* Rows per block of a primal method's features. */
-#define PRIMAL_BLOCK 512
-
 /* Flops of one uninterruptible piece of features (about 0.1 s on one core). */
 #define PIECE_FLOPS 1e9
 
-/* One approximate training: the rows, the basis, a block's buffers. */
-typedef struct approx_job
-{
-	const km_rows *rows;
-	const km_train_env *env;
-	km_options	opts;
-	km_basis	b;
-	double	   *Xs;				/* block x d standardized rows */
-	double	   *Z;				/* block x m features */
-	double	   *fwork;			/* km_approx_features_doubles(b, block) + 1 */
-	double	   *L;				/* primal, nystrom: chol(K_mm + eps I); else NULL */
-	km_error	deferred;		/* a primal_fit's failed block (status KM_OK: none) */
-	/* k-fold selection of a primal method (rows->fold) */
-	int			holdout;		/* the fold left out of the fit; -1: none */
-	double	   *Zc;				/* block x m: the training rows' features */
-	double	   *yc;				/* block: their targets */
-	/* what a basis holds, released before the next one (another gamma) */
-	void	   *basis_mem;
-	double	   *W;
-	double	   *bv;
-} approx_job;
-
-/* Components of the model at most: a basis keeps at most n rows as centres. */
-static uint32_t
-approx_components(const km_options *o, size_t n)
+uint32_t
+km_approx_job_components(const km_options *o, size_t n)
 {
 	if (km_repr_lookup(o->approximation)->centres && (size_t) o->components > n)
 		return (uint32_t) n;
 	return (uint32_t) o->components;
 }
 
-static void *
-job_alloc(approx_job *job, size_t doubles)
+void *
+km_approx_job_alloc(approx_job *job, size_t doubles)
 {
 	return job->env->alloc(job->env->ctx, doubles * sizeof(double));
 }
 
 void
-km_train_plan_approx(size_t n, int d, km_train_plan *plan)
+km_train_plan_approx(size_t n, int d, uint32_t k, km_train_plan *plan)
 {
 	const km_options *o = &plan->opts;
 	const km_method_ops *ops = km_method_get(o->fit.method);
-	uint32_t	m = approx_components(o, n);
+	uint32_t	m = km_approx_job_components(o, n);
 	size_t		sbytes = km_basis_state_bytes(o->approximation, (uint32_t) d,
 											  (uint32_t) o->components);
 	km_basis	shape = {.kind = o->approximation, .d = (uint32_t) d, .m = m};
@@ -118,8 +93,8 @@ km_train_plan_approx(size_t n, int d, km_train_plan *plan)
 }
 
 /* The basis of the rows (pass 1), with rff's random features drawn. */
-static km_status
-approx_basis(approx_job *job, size_t sbytes, km_error *err)
+km_status
+km_approx_job_basis(approx_job *job, size_t sbytes, km_error *err)
 {
 	const km_rows *rows = job->rows;
 	const km_options *o = &job->opts;
@@ -155,8 +130,8 @@ approx_basis(approx_job *job, size_t sbytes, km_error *err)
 		return err->status;
 	if (km_repr_lookup(b->kind)->drawn)
 	{
-		job->W = job_alloc(job, (size_t) b->d * b->m);
-		job->bv = job_alloc(job, b->m);
+		job->W = km_approx_job_alloc(job, (size_t) b->d * b->m);
+		job->bv = km_approx_job_alloc(job, b->m);
 		km_rff_draw(b->kernel.gamma, b->seed, b->d, b->m, job->W, job->bv);
 		b->W = job->W;
 		b->b = job->bv;
@@ -199,9 +174,9 @@ approx_sums(approx_job *job, km_accum **out, km_error *err)
 	km_progress_phase("statistics: m = %u, %zu rows", m, n);
 	acc = env->alloc(env->ctx, km_accum_bytes(KM_ACCUM_GRAM, m));
 	km_accum_init(acc, KM_ACCUM_GRAM, m);
-	job->Z = job_alloc(job, (size_t) SUMS_BLOCK * m);
-	job->fwork = job_alloc(job, km_approx_features_doubles(&job->b, SUMS_BLOCK) + 1);
-	scratch = job_alloc(job, (size_t) m * m);
+	job->Z = km_approx_job_alloc(job, (size_t) SUMS_BLOCK * m);
+	job->fwork = km_approx_job_alloc(job, km_approx_features_doubles(&job->b, SUMS_BLOCK) + 1);
+	scratch = km_approx_job_alloc(job, (size_t) m * m);
 	for (size_t i0 = 0; i0 < n; i0 += SUMS_BLOCK)
 	{
 		size_t		r = n - i0 < SUMS_BLOCK ? n - i0 : SUMS_BLOCK;
@@ -252,12 +227,13 @@ km_train_approx_solve(const km_basis *b, uint32_t components, const km_accum *ac
 }
 
 /*
- * The features of rows [i0, i0 + rows) into job->Z: standardized, mapped
+ * The features of rows [i0, i0 + rows) into Z: standardized, mapped
  * and, for nystrom, whitened, in pieces of at most PIECE_FLOPS with an
  * interrupt check after each.
  */
-static km_status
-primal_features(approx_job *job, size_t i0, size_t rows, km_error *err)
+km_status
+km_approx_job_features(approx_job *job, size_t i0, size_t rows, double *Z,
+					   km_error *err)
 {
 	uint32_t	d = (uint32_t) job->rows->d;
 	uint32_t	m = job->b.m;
@@ -270,7 +246,7 @@ primal_features(approx_job *job, size_t i0, size_t rows, km_error *err)
 		size_t		r = rows - p0 < piece ? rows - p0 : piece;
 
 		if (km_primal_block_features(&job->b, job->L, job->Xs + p0 * d, r,
-									 job->Z + p0 * m, job->fwork, err) != KM_OK)
+									 Z + p0 * m, job->fwork, err) != KM_OK)
 			return err->status;
 		km_check_interrupts(job->env->interrupt);
 	}
@@ -288,7 +264,7 @@ primal_rows_features(void *arg, size_t i0, size_t rows)
 	approx_job *job = arg;
 
 	if (job->deferred.status == KM_OK &&
-		primal_features(job, i0, rows, &job->deferred) == KM_OK)
+		km_approx_job_features(job, i0, rows, job->Z, &job->deferred) == KM_OK)
 		return job->Z;
 	memset(job->Z, 0, sizeof(double) * rows * job->b.m);
 	return job->Z;
@@ -306,7 +282,7 @@ fit_block(approx_job *job, size_t i0, size_t nb, const double **Z,
 	uint32_t	m = job->b.m;
 	size_t		nt = 0;
 
-	if (primal_features(job, i0, nb, err) != KM_OK)
+	if (km_approx_job_features(job, i0, nb, job->Z, err) != KM_OK)
 		return err->status;
 	*Z = job->Z;
 	*y = job->rows->y + i0;
@@ -345,10 +321,10 @@ primal_fit_by_pieces(approx_job *job, const km_method_ops *ops, const double *R,
 	const double *y;
 	size_t		nt;
 	size_t		addsc = km_primal_add_scratch_doubles(m, PRIMAL_BLOCK);
-	double	   *state = job_alloc(job, km_primal_state_doubles(m));
-	double	   *scratch = job_alloc(job, addsc > PRIMAL_BLOCK ? addsc : PRIMAL_BLOCK);
-	double	   *vecs = job_alloc(job, 2 * (size_t) m);
-	double	   *swork = job_alloc(job, km_primal_step_work_doubles(m));
+	double	   *state = km_approx_job_alloc(job, km_primal_state_doubles(m));
+	double	   *scratch = km_approx_job_alloc(job, addsc > PRIMAL_BLOCK ? addsc : PRIMAL_BLOCK);
+	double	   *vecs = km_approx_job_alloc(job, 2 * (size_t) m);
+	double	   *swork = km_approx_job_alloc(job, km_primal_step_work_doubles(m));
 	double		tally[KM_PRIMAL_TALLY_DOUBLES] = {0};
 	km_primal_solver s;
 
@@ -416,14 +392,14 @@ primal_fit(approx_job *job, const km_method_ops *ops, double *coef, double *b,
 	km_progress_phase("%s: newton passes, m = %u, %zu rows", ops->name, m, job->rows->n);
 	if (ops->primal_add != NULL)
 	{
-		double	   *eye = job_alloc(job, (size_t) m * m);
+		double	   *eye = km_approx_job_alloc(job, (size_t) m * m);
 
 		memset(eye, 0, sizeof(double) * m * m);
 		for (uint32_t j = 0; j < m; j++)
 			eye[j + (size_t) j * m] = 1.0;
 		return primal_fit_by_pieces(job, ops, eye, coef, b, res, err);
 	}
-	work = job_alloc(job, ops->primal_fit_doubles(m, PRIMAL_BLOCK));
+	work = km_approx_job_alloc(job, ops->primal_fit_doubles(m, PRIMAL_BLOCK));
 	if (ops->primal_fit(&job->opts.fit, &rb, m, NULL, coef, b, res, work, err,
 						job->env->interrupt) != KM_OK)
 	{
@@ -443,16 +419,16 @@ primal_fit(approx_job *job, const km_method_ops *ops, double *coef, double *b,
  * K_mm + eps I (the features are whitened by it; *eps recorded) and the
  * block buffers (once).
  */
-static km_status
-primal_setup(approx_job *job, double *eps, km_error *err)
+km_status
+km_approx_job_setup(approx_job *job, double *eps, km_error *err)
 {
 	km_basis   *b = &job->b;
 
 	*eps = 0.0;
 	if (km_repr_lookup(b->kind)->centres)
 	{
-		double	   *fwork = job_alloc(job, km_approx_factor_doubles(b->m) + 1);
-		double	   *L = job_alloc(job, (size_t) b->m * b->m);
+		double	   *fwork = km_approx_job_alloc(job, km_approx_factor_doubles(b->m) + 1);
+		double	   *L = km_approx_job_alloc(job, (size_t) b->m * b->m);
 
 		if (km_approx_factor(b, L, eps, fwork, err, job->env->interrupt) != KM_OK)
 			return err->status;
@@ -461,8 +437,8 @@ primal_setup(approx_job *job, double *eps, km_error *err)
 	}
 	if (job->Z == NULL)
 	{
-		job->Z = job_alloc(job, (size_t) PRIMAL_BLOCK * b->m);
-		job->fwork = job_alloc(job, km_approx_features_doubles(b, PRIMAL_BLOCK) + 1);
+		job->Z = km_approx_job_alloc(job, (size_t) PRIMAL_BLOCK * b->m);
+		job->fwork = km_approx_job_alloc(job, km_approx_features_doubles(b, PRIMAL_BLOCK) + 1);
 	}
 	return KM_OK;
 }
@@ -480,9 +456,9 @@ approx_primal(approx_job *job, km_model *m, km_error *err)
 	double		bias = 0.0;
 	double		eps = 0.0;
 
-	if (primal_setup(job, &eps, err) != KM_OK)
+	if (km_approx_job_setup(job, &eps, err) != KM_OK)
 		return err->status;
-	coef = job_alloc(job, b->m);
+	coef = km_approx_job_alloc(job, b->m);
 	memset(&res, 0, sizeof(res));
 	if (primal_fit(job, ops, coef, &bias, &res, err) != KM_OK)
 		return err->status;
@@ -508,8 +484,8 @@ approx_primal(approx_job *job, km_model *m, km_error *err)
 }
 
 /* The basis, its factor and its random features released (before another gamma's). */
-static void
-basis_release(approx_job *job)
+void
+km_approx_job_release(approx_job *job)
 {
 	const km_train_env *env = job->env;
 	void	   *held[4] = {job->basis_mem, job->W, job->bv, job->L};
@@ -537,7 +513,7 @@ held_out_mse(approx_job *job, const double *coef, double b, double *mse,
 	{
 		size_t		nb = n - i0 < PRIMAL_BLOCK ? n - i0 : PRIMAL_BLOCK;
 
-		if (primal_features(job, i0, nb, err) != KM_OK)
+		if (km_approx_job_features(job, i0, nb, job->Z, err) != KM_OK)
 			return err->status;
 		for (size_t i = 0; i < nb; i++)
 			if (job->rows->fold[i0 + i] == job->holdout)
@@ -631,8 +607,8 @@ primal_route_gamma(void *arg, int g, double gamma, km_error *err)
 	double		eps;
 
 	job->opts.fit.kernel.gamma = gamma;
-	basis_release(job);
-	if (approx_basis(job, r->plan->basis_bytes, err) != KM_OK)
+	km_approx_job_release(job);
+	if (km_approx_job_basis(job, r->plan->basis_bytes, err) != KM_OK)
 		return err->status;
 	if (r->R == NULL)
 	{
@@ -644,14 +620,14 @@ primal_route_gamma(void *arg, int g, double gamma, km_error *err)
 								  job->rows->n - i0 : PRIMAL_BLOCK, err) != KM_OK)
 				return err->status;
 
-		r->R = job_alloc(job, (size_t) m * m);
+		r->R = km_approx_job_alloc(job, (size_t) m * m);
 		memset(r->R, 0, sizeof(double) * m * m);
 		for (uint32_t j = 0; j < m; j++)
 			r->R[j + (size_t) j * m] = 1.0;
-		job->Zc = job_alloc(job, (size_t) PRIMAL_BLOCK * m + m);
-		job->yc = job_alloc(job, PRIMAL_BLOCK);
+		job->Zc = km_approx_job_alloc(job, (size_t) PRIMAL_BLOCK * m + m);
+		job->yc = km_approx_job_alloc(job, PRIMAL_BLOCK);
 	}
-	r->setup = primal_setup(job, &eps, err);
+	r->setup = km_approx_job_setup(job, &eps, err);
 	if (r->setup != KM_OK && !candidate_failure(r->setup))
 		return r->setup;
 	return KM_OK;
@@ -698,14 +674,14 @@ primal_select(approx_job *job, const km_method_ops *ops, const km_train_plan *pl
 {
 	const km_options *o = &plan->opts;
 	primal_route r = {.job = job, .ops = ops, .plan = plan,
-	.fold_mse = job_alloc(job, (size_t) o->folds)};
+	.fold_mse = km_approx_job_alloc(job, (size_t) o->folds)};
 	km_grid_route route = {.arg = &r, .gamma = primal_route_gamma,
 		.score = primal_route_score, .none = primal_route_none};
 	km_status	st;
 
 	st = km_grid_search(o->gammas.v, o->gammas.n, o->lambdas.v, o->lambdas.n,
 						&route, cand, best, err);
-	basis_release(job);
+	km_approx_job_release(job);
 	return st;
 }
 
@@ -732,7 +708,7 @@ train_primal(approx_job *job, const km_method_ops *ops, const km_train_plan *pla
 		job->opts.fit.kernel.gamma = cand[best].gamma;
 		job->opts.fit.lambda = cand[best].lambda;
 	}
-	if (approx_basis(job, plan->basis_bytes, err) != KM_OK ||
+	if (km_approx_job_basis(job, plan->basis_bytes, err) != KM_OK ||
 		approx_primal(job, m, err) != KM_OK)
 		return err->status;
 	if (plan->ncand > 0)
@@ -763,10 +739,10 @@ km_train_approx(const km_rows *rows, const km_train_plan *plan,
 	job.env = env;
 	job.opts = plan->opts;
 	job.holdout = -1;
-	job.Xs = job_alloc(&job, (size_t) PRIMAL_BLOCK * rows->d);
+	job.Xs = km_approx_job_alloc(&job, (size_t) PRIMAL_BLOCK * rows->d);
 	if (ops->primal_fit != NULL)
 		return train_primal(&job, ops, plan, m, err);
-	if (approx_basis(&job, plan->basis_bytes, err) != KM_OK)
+	if (km_approx_job_basis(&job, plan->basis_bytes, err) != KM_OK)
 		return err->status;
 	if (approx_sums(&job, &acc, err) != KM_OK)
 		return err->status;

@@ -10,10 +10,11 @@
 #include "pipeline_types.h"
 
 /*
- * Approximate regression (pipeline_approx.c; km_train dispatches to it):
- * its sizes into plan (opts resolved), and the training itself.
+ * Approximate regression (pipeline_approx.c; the regression task's road
+ * in km_train): its sizes into plan (opts resolved; k is 0), and the
+ * training itself.
  */
-void		km_train_plan_approx(size_t n, int d, km_train_plan *plan);
+void		km_train_plan_approx(size_t n, int d, uint32_t k, km_train_plan *plan);
 km_status	km_train_approx(const km_rows *rows, const km_train_plan *plan,
 							const km_train_env *env, km_model *m, km_error *err);
 

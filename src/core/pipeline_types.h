@@ -31,6 +31,12 @@ typedef struct km_class_rows
 	const double *class_w;		/* k (classify.h km_class_weights_resolve) */
 	uint32_t	platt_folds;	/* internal folds of Platt scaling */
 	km_class_fit_result *res;	/* out: the fit's result (convergence) */
+	/*
+	 * An approximate classifier's features, n x m doubles (m <= the
+	 * components the plan counts: km_train_plan.cache_bytes), filled on the
+	 * first pass and read by the others; NULL: computed on every pass.
+	 */
+	double	   *feature_cache;
 } km_class_rows;
 
 /* The rows to train on: plain arrays owned by the caller. */
@@ -58,14 +64,16 @@ typedef struct km_rows
 typedef struct km_train_plan
 {
 	km_options	opts;			/* resolved for n and d */
+	const struct km_task_ops *task; /* the method's task, whose road km_train takes */
 	int			ncand;			/* candidates of model selection, or 0 */
 	size_t		nsel;			/* doubles of selection workspace (0: overflow) */
 	size_t		nwork;			/* doubles of km_fit's workspace (0: overflow) */
 	uint32_t	q;				/* a classifier's outputs */
-	/* approximate regression (pipeline_approx.c) */
+	/* approximate models (pipeline_approx.c, pipeline_approx_classify.c) */
 	bool		approximate;	/* the options' representation has a basis */
 	size_t		basis_bytes;	/* the basis pass's state; 0: a size overflows */
 	double		approx_bytes;	/* bytes the training holds besides the rows */
+	double		cache_bytes;	/* a classifier's feature cache, if the glue keeps one */
 } km_train_plan;
 
 /* The workspaces km_train asks the glue for. */
@@ -87,7 +95,26 @@ typedef struct km_train_env
 							  size_t n, int d);
 	void		(*release_workspace) (void *ctx, km_train_buffer kind, double *p);
 	km_interrupt_fn interrupt;
+	/* a line for the glue's debug log (may be NULL: none kept) */
+	void		(*note) (void *ctx, const char *line);
 } km_train_env;
 
+/*
+ * km_train's road for one task, which the task table's row points at
+ * (task.h km_task_ops.train; defined in the train layer, pipeline.c):
+ * its sizes (opts resolved; k classes, 0 without) and its training from
+ * rows in memory, exact or approximate (a representation with a basis).
+ * Regression centres the target; classification weighs the classes.
+ */
+typedef struct km_task_train
+{
+	void		(*plan) (size_t n, int d, uint32_t k, km_train_plan *plan);
+	void		(*plan_approx) (size_t n, int d, uint32_t k, km_train_plan *plan);
+	km_status	(*train) (const km_rows *rows, const km_train_plan *plan,
+						  const km_train_env *env, km_model *m, km_error *err);
+	km_status	(*train_approx) (const km_rows *rows, const km_train_plan *plan,
+								 const km_train_env *env, km_model *m,
+								 km_error *err);
+} km_task_train;
 
 #endif							/* KM_PIPELINE_TYPES_H */

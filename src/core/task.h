@@ -65,11 +65,24 @@ typedef struct km_task_ops
 	 * the rows at one lambda and gamma (approximate classifiers).
 	 */
 	bool		approx_gcv;
+
+	/*
+	 * km_train's road for this task (pipeline_types.h km_task_train: its
+	 * plan and its exact and approximate trainings), defined in the train
+	 * layer (pipeline.c); this table only holds its address, and km_train
+	 * asks it instead of naming a task.
+	 */
+	const struct km_task_train *train;
 } km_task_ops;
 
 /* The section lists of the tasks that have sections (model_sections_task.c). */
 struct km_section_ops;
 extern const struct km_section_ops *const km_classification_sections[];
+
+/* The roads of km_train (pipeline.c). */
+struct km_task_train;
+extern const struct km_task_train km_regression_train;
+extern const struct km_task_train km_classification_train;
 
 /* The row of id, or NULL when it names no task. */
 const km_task_ops *km_task_get(long long id);

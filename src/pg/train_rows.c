@@ -7,8 +7,6 @@
 #include "common/hashfn.h"
 #include "miscadmin.h"
 
-#include "basis.h"
-#include "pgprogress.h"
 #include "pgutil.h"
 #include "primal_pass.h"
 #include "repr.h"
@@ -178,65 +176,6 @@ km_train_env_palloc(km_train_env *env)
 	env->workspace = env_workspace;
 	env->release_workspace = env_release_workspace;
 	env->interrupt = km_interrupt;
-}
-
-/*
- * Pass 1 of the one-statement form: the basis of the collected rows (Xs:
- * a buffer of at least d doubles), with rff's random features drawn.
- */
-void
-rowset_basis(RowSet *rs, const km_options *opts, Size sbytes, double *Xs,
-			 km_basis *b)
-{
-	uint32		d = (uint32) rs->d;
-	km_basis_state *st;
-	char	   *basis;
-	Size		blen;
-	double	   *work;
-	km_error	err;
-
-	km_progress_phase("basis: " INT64_FORMAT " rows", rs->n);
-	st = palloc_extended(sbytes, MCXT_ALLOC_HUGE);
-	SET_VARSIZE(st, sbytes);
-	km_basis_state_init(st, opts->approximation, &opts->fit.kernel, opts->standardize,
-						d, (uint32) opts->components, (uint64) opts->seed);
-	for (int64 i = 0; i < rs->n; i++)
-	{
-		uint64		h = row_hash(rs->X + i * d, d, st->seed, Xs);
-
-		km_basis_state_add(st, Xs, h);
-		if ((i & 0x3FF) == 0)
-			CHECK_FOR_INTERRUPTS();
-	}
-	blen = km_basis_final_bytes(st);
-	basis = palloc_extended(blen, MCXT_ALLOC_HUGE);
-	work = palloc(km_basis_finish_scratch_bytes(st) + 1);
-	if (km_basis_finish(st, basis, work, &err) != KM_OK)
-		km_raise(&err);
-	SET_VARSIZE(basis, blen);
-	pfree(st);
-	if (km_basis_decode(basis, blen, b, &err) != KM_OK)
-		km_raise(&err);
-	km_basis_draw(b);
-}
-
-void
-rowset_standardize(RowSet *rs, const km_basis *b, int64 i0, int64 r, double *Xs)
-{
-	uint32		d = (uint32) rs->d;
-
-	for (int64 i = 0; i < r; i++)
-	{
-		int			bad = km_standardize_row(rs->X + (i0 + i) * d, (int) d, b->mean,
-											 b->scale, Xs + i * d);
-
-		if (bad >= 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-					 errmsg("standardized feature is out of range for type double precision"),
-					 errdetail("Feature %d of row " INT64_FORMAT " overflowed when standardized.",
-							   bad + 1, i0 + i + 1)));
-	}
 }
 
 void

@@ -1,9 +1,8 @@
 /*
  * train_rows.h - what the one-statement trainings (src/sql: train.c,
- * approx.c, classify.c, approx_classify.c) and the catalog's passes share
+ * approx.c, classify.c) and the catalog's passes share
  * over their rows: the NOTICE for skipped rows, the default gamma, the
- * basis of collected rows, their standardized blocks and a block's
- * features in interruptible pieces.  Below every src/sql file, so that
+ * rows' hashes and folds, and a block's features in interruptible pieces.  Below every src/sql file, so that
  * none of them imports another for these (issue 23: no import circle).
  */
 #ifndef KM_TRAIN_ROWS_H
@@ -48,7 +47,7 @@ pg_attribute_noreturn() void rowset_too_large(const km_options *opts, uint32 d);
 
 /*
  * Each of n rows' (X, n x d row-major) reservoir key for a basis of seed
- * (pipeline.h km_rows.hash), as rowset_basis and kernel_basis hash a row:
+ * (pipeline.h km_rows.hash), as kernel_basis hashes a row:
  * hash_bytes_extended over its float8 bytes, -0.0 read as 0.0.
  */
 uint64_t   *km_row_hashes(const double *X, int64 n, int d, uint64 seed);
@@ -62,20 +61,6 @@ int		   *km_row_folds(const RowSet *rs, const km_options *opts);
 
 /* A km_train_env whose memory is palloc'd in CurrentMemoryContext. */
 void		km_train_env_palloc(km_train_env *env);
-
-/*
- * Pass 1 of the one-statement form: the basis of the collected rows (Xs:
- * a buffer of at least d doubles), with rff's random features drawn.
- */
-void		rowset_basis(RowSet *rs, const km_options *opts, Size sbytes,
-						 double *Xs, km_basis *b);
-
-/*
- * Rows [i0, i0 + r) of rs standardized by b's scaler into Xs (r x d);
- * raises naming the row and feature whose value overflows.
- */
-void		rowset_standardize(RowSet *rs, const km_basis *b, int64 i0, int64 r,
-							   double *Xs);
 
 /*
  * Z (r x m, row-major) := the features of r standardized rows Xs (r x d)

@@ -23,7 +23,6 @@
 #include "utils/memutils.h"
 #include "portability/instr_time.h"
 
-#include "approx_classify.h"
 #include "classify.h"
 #include "classify_fit.h"
 #include "json.h"
@@ -190,14 +189,6 @@ hash_order(RowSet *rs, ClassTable *ct, double **X)
 	*X = nx;
 }
 
-/* Model selection's candidates and winner (ncand 0: none). */
-typedef struct Selection
-{
-	int			ncand;
-	int			best;
-	km_candidate *cand;
-} Selection;
-
 /*
  * Before km_train selects a classifier: k-fold only, a workspace that
  * fits, as many rows as folds.
@@ -249,29 +240,6 @@ km_train_classifier(RowSet *rs)
 	return result;
 }
 
-/*
- * The rest of a classifier's model: kernel, method and settings, classes,
- * probabilities, training metrics and selection.  The caller has set the
- * sizes and the arrays (prob_A and prob_B are dropped without probabilities).
- */
-static void
-fill_classifier_model(km_model *m, const km_options *opts,
-					  const km_method_ops *ops, const km_class_fit_result *res,
-					  const ClassTable *ct, int label_type, const Selection *sel)
-{
-	km_class_rows c = {0};
-
-	c.k = ct->k;
-	c.labels = ct->labels;
-	c.labels_bytes = ct->labels_bytes;
-	c.counts = (const uint64_t *) ct->counts;
-	c.label_type = label_type;
-	c.res = (km_class_fit_result *) res;
-	km_train_fill_classes(m, opts, &c, sel->ncand, sel->best, sel->cand);
-	sscanf(KM_VERSION_STRING, "%hhu.%hhu.%hhu", &m->writer_version[0],
-		   &m->writer_version[1], &m->writer_version[2]);
-}
-
 /* What an approximate classifier refuses: Platt scaling, and lambda <= 0. */
 static void
 check_approx_classifier(const km_options *opts)
@@ -289,84 +257,6 @@ check_approx_classifier(const km_options *opts)
 					 errmsg("approximate classifiers need lambda > 0"),
 					 errdetail("Option \"lambda\" has the value %g.", opts->lambdas.v[l]),
 					 errhint("The primal objective is regularised by (lambda/2) ||w||^2: give a lambda > 0 (C = 1 / (n lambda)).")));
-}
-
-/* The model of an approximate classifier's fit: its coefficients over the basis. */
-static void
-fill_approx_classifier(km_model *m, const RowSet *rs, const km_options *opts,
-					   const km_method_ops *ops, const KmApproxClassFit *fit,
-					   const ClassTable *ct, const Selection *sel)
-{
-	const km_basis *b = &fit->basis;
-
-	memset(m, 0, sizeof(*m));
-	m->n_train = b->m;
-	m->n_features = b->d;
-	m->n_outputs = fit->q;
-	m->rows_seen = (uint64) rs->n;
-	m->rows_skipped = (uint64) rs->skipped;
-	m->mean = b->mean;
-	m->scale = b->scale;
-	m->alpha = fit->alpha;
-	m->X = km_repr_lookup(b->kind)->keeps_rows ? b->centres : NULL;
-	m->intercepts = fit->intercepts;
-	fill_classifier_model(m, opts, ops, &fit->res, ct, rs->label_type, sel);
-	m->kernel = b->kernel;
-	m->standardize = b->standardize;
-	m->approximation = b->kind;
-	m->components = (uint32) opts->components;
-	m->rank = b->m;
-	m->approx_eps = fit->eps;
-	m->approx_seed = b->seed;
-	m->rff_W = b->W;
-	m->rff_b = b->b;
-}
-
-/*
- * An approximate classifier (approx_classify.h): the basis and the primal
- * Newton passes over a copy of the rows in hash order (as exact
- * classifiers: the scaler's moments and the Newton sums then add in the
- * same order whatever the order rows arrived in or the parallel plan), then
- * the model over the basis.
- */
-static bytea *
-approx_classifier(RowSet *rs, const km_options *opts, const km_method_ops *ops,
-				  const ClassTable *ct_in)
-{
-	KmApproxClassFit fit;
-	ClassTable	ctab = *ct_in;
-	const ClassTable *ct = &ctab;
-	RowSet		view = *rs;
-	double	   *class_w = palloc(sizeof(double) * ct->k);
-	Selection	sel = {0};
-	km_options	chosen;
-	km_error	err;
-	km_model	m;
-
-	check_approx_classifier(opts);
-	if (km_class_weights_resolve(&opts->class_weight, ct->labels, ct->labels_bytes,
-								 ct->k, ct->counts, class_w, &err) != KM_OK)
-		km_raise(&err);
-	/* the hash-ordered copy: rows, classes, and hash_order's order and keys */
-	km_check_memory(8.0 * (double) rs->n * ((double) rs->d + 3.0), "kernel_train", false);
-	hash_order(rs, &ctab, &view.X);
-	km_approx_fit_classifier(&view, opts, ct->cls, ct->k, class_w, &fit);
-	/* the model records the winner of model selection (else the options') */
-	chosen = *opts;
-	chosen.fit.kernel.gamma = fit.gamma;
-	chosen.fit.lambda = fit.lambda;
-	opts = &chosen;
-	sel.ncand = fit.ncand;
-	sel.best = fit.best;
-	sel.cand = fit.cand;
-	if (!fit.res.converged)
-		warn_not_converged(&opts->fit, &fit.res);
-
-	fill_approx_classifier(&m, rs, opts, ops, &fit, ct, &sel);
-	elog(DEBUG1, "kernel_train: approximate %s, %u classes, m = %u, %d passes%s, training accuracy %.6f",
-		 ops->name, ct->k, fit.basis.m, fit.passes, fit.cached ? " (features cached)" : "",
-		 fit.res.train_accuracy);
-	return km_model_to_bytea(&m);
 }
 
 /* One exact classifier training in the glue: what km_train is given, and when. */
@@ -447,13 +337,25 @@ check_classifier(const RowSet *rs, const ClassGlue *g)
 	km_check_exact_memory(8.0 * ((double) g->plan.nwork + 2.0 * n * d), "kernel_train", false);
 }
 
-/* km_train's rows: X (hash order), classes, class weights, gamma's order. */
-static void
-classifier_rows(const RowSet *rs, ClassGlue *g, double *X)
+/* The class weights of the options (km_class_weights_resolve), k. */
+static double *
+class_weights(const ClassGlue *g)
 {
-	km_class_rows *c = &g->c;
 	double	   *class_w = palloc(sizeof(double) * g->ct.k);
 	km_error	err;
+
+	if (km_class_weights_resolve(&g->plan.opts.class_weight, g->ct.labels,
+								 g->ct.labels_bytes, g->ct.k, g->ct.counts,
+								 class_w, &err) != KM_OK)
+		km_raise(&err);
+	return class_w;
+}
+
+/* km_train's rows: X (hash order), classes, class weights, gamma's order. */
+static void
+classifier_rows(const RowSet *rs, ClassGlue *g, double *X, const double *class_w)
+{
+	km_class_rows *c = &g->c;
 
 	g->rows.classes = c;
 	g->rows.n = (size_t) rs->n;
@@ -461,12 +363,6 @@ classifier_rows(const RowSet *rs, ClassGlue *g, double *X)
 	g->rows.X = X;
 	g->rows.rows_skipped = (uint64) rs->skipped;
 	g->rows.gamma_order = km_default_gamma_pairs(&g->plan.opts, X, g->rows.n, rs->d);
-	if (km_class_weights_resolve(&g->plan.opts.class_weight, g->ct.labels,
-								 g->ct.labels_bytes, g->ct.k, g->ct.counts,
-								 class_w, &err) != KM_OK)
-		km_raise(&err);
-	if (km_options_selects(&g->plan.opts))
-		check_selection(&g->plan.opts, &g->plan, g->rows.n, rs->d);
 	c->X = X;
 	c->k = g->ct.k;
 	c->cls = g->ct.cls;
@@ -477,6 +373,15 @@ classifier_rows(const RowSet *rs, ClassGlue *g, double *X)
 	c->class_w = class_w;
 	c->platt_folds = KM_PLATT_FOLDS;
 	c->res = &g->res;
+}
+
+/* The model's writer version, then its bytes. */
+static bytea *
+encode_model(km_model *m)
+{
+	sscanf(KM_VERSION_STRING, "%hhu.%hhu.%hhu", &m->writer_version[0],
+		   &m->writer_version[1], &m->writer_version[2]);
+	return km_model_to_bytea(m);
 }
 
 /* km_train, then the model encoded (where the time went: DEBUG1). */
@@ -494,10 +399,8 @@ fit_classifier(ClassGlue *g)
 		km_raise(&err);
 	if (!g->res.converged)
 		warn_not_converged(&g->plan.opts.fit, &g->res);
-	sscanf(KM_VERSION_STRING, "%hhu.%hhu.%hhu", &m.writer_version[0],
-		   &m.writer_version[1], &m.writer_version[2]);
 	INSTR_TIME_SET_CURRENT(t[4]);
-	result = km_model_to_bytea(&m);
+	result = encode_model(&m);
 	INSTR_TIME_SET_CURRENT(t[5]);
 	for (int i = 5; i > 0; i--)
 		INSTR_TIME_SUBTRACT(t[i], t[i - 1]);
@@ -512,22 +415,97 @@ fit_classifier(ClassGlue *g)
 	return result;
 }
 
+/*
+ * An approximate classifier's memory (refused beyond kernel_ml.max_memory)
+ * and its feature cache, kept when the features take at most half of what
+ * the backend's ceiling leaves free; reserved until the fit returns.
+ */
+static KmMemGrant *
+approx_memory(ClassGlue *g, int d)
+{
+	const km_train_plan *plan = &g->plan;
+	double		cache = plan->cache_bytes;
+	KmMemGrant *grant;
+
+	if (plan->basis_bytes == 0 || plan->basis_bytes > MaxAllocSize)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("kernel_train state is too large"),
+				 errdetail("An approximate classifier of %d components of %u features is beyond %d components or 1 GB.",
+						   plan->opts.components, (uint32) d, KM_APPROX_MAX_COMPONENTS),
+				 errhint("Use fewer components.")));
+	km_check_memory(plan->approx_bytes, "kernel_train", false);
+	if (!km_memory_fits(2.0 * (plan->approx_bytes + cache)) || cache > (double) MaxAllocHugeSize)
+		cache = 0.0;
+	/* counted until the fit returns (or its context goes, on an error) */
+	grant = km_mem_reserve(CurrentMemoryContext, plan->approx_bytes + cache,
+						   "kernel_train", false);
+	if (cache > 0.0)
+		g->c.feature_cache = palloc_extended((Size) cache, MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+	return grant;
+}
+
+/* km_train_env.note: the core's lines for the debug log */
+static void
+note_debug(void *ctx, const char *line)
+{
+	elog(DEBUG1, "%s", line);
+}
+
+/*
+ * An approximate classifier (pipeline_approx_classify.h): km_train over a
+ * copy of the rows in hash order (as exact classifiers: the scaler's
+ * moments and the Newton sums then add in the same order whatever the order
+ * rows arrived in or the parallel plan) and their hashes for the basis.
+ */
+static bytea *
+approx_classifier(RowSet *rs, ClassGlue *g)
+{
+	km_train_env env;
+	KmMemGrant *grant;
+	double	   *class_w;
+	double	   *X;
+	km_model	m;
+	km_error	err;
+
+	check_approx_classifier(&g->plan.opts);
+	class_w = class_weights(g);
+	/* the hash-ordered copy: rows, classes, and hash_order's order and keys */
+	km_check_memory(8.0 * (double) rs->n * ((double) rs->d + 3.0), "kernel_train", false);
+	hash_order(rs, &g->ct, &X);
+	grant = approx_memory(g, rs->d);
+	classifier_rows(rs, g, X, class_w);
+	g->rows.hash = km_row_hashes(X, rs->n, rs->d, (uint64) g->plan.opts.seed);
+	km_train_env_palloc(&env);
+	env.note = note_debug;
+	km_blas_setup();
+	if (km_train(&g->rows, &g->plan, &env, &m, &err) != KM_OK)
+		km_raise(&err);
+	km_mem_release(grant);
+	if (!g->res.converged)
+		warn_not_converged(&g->plan.opts.fit, &g->res);
+	return encode_model(&m);
+}
+
 static bytea *
 train_classifier(RowSet *rs)
 {
 	ClassGlue	g;
 	double	   *X;
+	double	   *class_w;
 
 	memset(&g, 0, sizeof(g));
 	INSTR_TIME_SET_CURRENT(g.t[0]);
 	build_classes(rs, &g.ct);
 	km_train_plan_make(&rs->opts, (size_t) rs->n, rs->d, g.ct.k, &g.plan);
-	if (km_repr_lookup(g.plan.opts.approximation)->approximate)
-		return approx_classifier(rs, &g.plan.opts, km_method_get(rs->opts.fit.method),
-								 &g.ct);
+	if (g.plan.approximate)
+		return approx_classifier(rs, &g);
 	hash_order(rs, &g.ct, &X);
 	check_classifier(rs, &g);
-	classifier_rows(rs, &g, X);
+	class_w = class_weights(&g);
+	if (km_options_selects(&g.plan.opts))
+		check_selection(&g.plan.opts, &g.plan, (size_t) rs->n, rs->d);
+	classifier_rows(rs, &g, X, class_w);
 	return fit_classifier(&g);
 }
 /* ---- scoring ---- */

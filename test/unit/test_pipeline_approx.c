@@ -1,27 +1,32 @@
 /*
  * test_pipeline_approx.c - km_train's approximate regression
- * (pipeline_approx.c) with memory from malloc and made-up row hashes: the
- * core trains nystrom, rff and svr models with no glue at all.
+ * (pipeline_approx.c) and classifiers (pipeline_approx_classify.c) with
+ * memory from malloc and made-up row hashes: the core trains nystrom, rff,
+ * svr, logistic and svm models with no glue at all.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "classify.h"
 #include "method.h"
 #include "pipeline.h"
 #include "pipeline_approx.h"
 #include "score.h"
+#include "task.h"
 #include "unit.h"
 
 void		test_pipeline_approx_nystrom_is_exact(void);
 void		test_pipeline_approx_primal(void);
 void		test_pipeline_approx_needs_hashes(void);
 void		test_pipeline_approx_kfold(void);
+void		test_pipeline_approx_classes(void);
+void		test_pipeline_approx_classes_kfold(void);
 
 /* malloc'd blocks of one training, freed together */
 typedef struct approx_arena
 {
-	void	   *p[128];
+	void	   *p[512];
 	int			count;
 } approx_arena;
 
@@ -30,7 +35,7 @@ arena_alloc(void *ctx, size_t bytes)
 {
 	approx_arena *a = ctx;
 
-	if (a->count >= 128)
+	if (a->count >= 512)
 		abort();
 	return a->p[a->count++] = calloc(1, bytes ? bytes : 1);
 }
@@ -62,7 +67,7 @@ static km_train_env
 arena_env(approx_arena *a)
 {
 	km_train_env env = {a, arena_alloc, arena_release, arena_workspace,
-	arena_release_workspace, NULL};
+	arena_release_workspace, NULL, NULL};
 
 	return env;
 }
@@ -323,5 +328,199 @@ test_pipeline_approx_kfold(void)
 	free(h);
 	free(fold);
 	free(y);
+	free(X);
+}
+
+/* Two or three classes in the plane: blobs around k points on a circle. */
+static void
+class_blobs(size_t n, uint32_t k, double *X, uint32_t *cls, uint64_t *counts)
+{
+	double	   *noise = unit_rand_vec(2 * n, 51);
+
+	memset(counts, 0, sizeof(uint64_t) * k);
+	for (size_t i = 0; i < n; i++)
+	{
+		uint32_t	c = (uint32_t) ((i * 7) % k);
+
+		cls[i] = c;
+		counts[c]++;
+		X[2 * i] = 2.0 * cos(2.0 * M_PI * c / k) + noise[2 * i];
+		X[2 * i + 1] = 2.0 * sin(2.0 * M_PI * c / k) + noise[2 * i + 1];
+	}
+	free(noise);
+}
+
+/* The classifier's rows: classes, labels "a", "b", "c", weights 1. */
+static km_class_rows
+class_rows(double *X, uint32_t k, const uint32_t *cls, const uint64_t *counts,
+		   double *class_w, km_class_fit_result *res)
+{
+	km_class_rows c = {0};
+
+	for (uint32_t j = 0; j < k; j++)
+		class_w[j] = 1.0;
+	c.X = X;
+	c.k = k;
+	c.cls = cls;
+	c.labels = "a\0b\0c";
+	c.labels_bytes = 2 * k;
+	c.counts = counts;
+	c.label_type = KM_LABEL_TEXT;
+	c.class_w = class_w;
+	c.platt_folds = 5;
+	c.res = res;
+	return c;
+}
+
+/* km_train of an approximate classifier (must succeed) into m. */
+static void
+train_classes(const km_options *o, const km_rows *rows, approx_arena *a, km_model *m)
+{
+	km_train_env env = arena_env(a);
+	km_train_plan plan;
+	km_error	err;
+
+	km_train_plan_make(o, rows->n, rows->d, rows->classes->k, &plan);
+	CHECK(plan.approximate && plan.basis_bytes > 0 && plan.approx_bytes > 0 &&
+		  plan.cache_bytes > 0, "plan");
+	CHECK(km_train(rows, &plan, &env, m, &err) == KM_OK, "%s: %s", err.message, err.detail);
+}
+
+/*
+ * Logistic over nystrom features, two classes, over more than one block of
+ * rows: a converged fit whose training accuracy is that of the model's own
+ * decisions, with a log-loss; the feature cache changes no bit.
+ */
+void
+test_pipeline_approx_classes(void)
+{
+	size_t		n = 1100;
+	double	   *X = malloc(2 * n * sizeof(double));
+	uint32_t   *cls = malloc(n * sizeof(uint32_t));
+	uint64_t	counts[2];
+	double		class_w[2];
+	km_class_fit_result res;
+	km_class_rows c;
+	uint64_t   *h = made_up_hashes(n);
+	km_rows		rows = {NULL, n, 2, X, NULL, NULL, NULL, 4, h};
+	const char *const kv[] = {"method", "logistic", "approximation", "nystrom",
+	"components", "30", "gamma", "0.5", "lambda", "0.001"};
+	km_options	o = parse_options(kv, 5);
+	approx_arena a = {{0}, 0};
+	approx_arena b = {{0}, 0};
+	km_model	m;
+	km_model	mc;
+	km_scorer	s;
+	double	   *cache = malloc(n * 30 * sizeof(double));
+	size_t		right = 0;
+
+	class_blobs(n, 2, X, cls, counts);
+	c = class_rows(X, 2, cls, counts, class_w, &res);
+	rows.classes = &c;
+	train_classes(&o, &rows, &a, &m);
+	CHECK(km_task_lookup(m.task)->classes && m.n_classes == 2 && m.n_outputs == 1 &&
+		  m.approximation == KM_APPROX_NYSTROM && m.n_train == 30 && m.rank == 30,
+		  "classes %u outputs %u n_train %u", m.n_classes, m.n_outputs, m.n_train);
+	CHECK(res.has_probability && res.converged && m.rows_seen == n && m.rows_skipped == 4 &&
+		  m.n_candidates == 0, "probability %d converged %d", (int) res.has_probability,
+		  (int) res.converged);
+	km_scorer_prepare(&s, &m, arena_alloc(&a, km_scorer_doubles(&m) * sizeof(double)));
+	for (size_t i = 0; i < n; i++)
+	{
+		double		f;
+		km_error	err;
+
+		CHECK(km_scorer_decision(&s, X + 2 * i, &f, &err) == KM_OK, "%s", err.message);
+		right += (f > 0.0 ? 1u : 0u) == cls[i];
+	}
+	CHECK_CLOSE(m.train_accuracy, (double) right / n, 1e-12);
+	CHECK(m.train_accuracy > 0.95 && m.train_log_loss > 0.0, "accuracy %g", m.train_accuracy);
+	/* the features cached: the same model, bit for bit */
+	c.feature_cache = cache;
+	train_classes(&o, &rows, &b, &mc);
+	CHECK(memcmp(mc.alpha, m.alpha, sizeof(double) * 30) == 0 &&
+		  mc.intercepts[0] == m.intercepts[0] && mc.train_accuracy == m.train_accuracy,
+		  "the feature cache changed the model");
+	arena_free(&b);
+	arena_free(&a);
+	free(cache);
+	free(h);
+	free(cls);
+	free(X);
+}
+
+/*
+ * svm over rff features, three classes (one-vs-rest), k-fold over a lambda
+ * grid: every candidate scored, the lowest wins, the refit is bit for bit
+ * the winner trained alone; more folds than rows is an error, and so are
+ * rows without classes for svm's task.
+ */
+void
+test_pipeline_approx_classes_kfold(void)
+{
+	size_t		n = 300;
+	double	   *X = malloc(2 * n * sizeof(double));
+	uint32_t   *cls = malloc(n * sizeof(uint32_t));
+	uint64_t	counts[3];
+	double		class_w[3];
+	km_class_fit_result res;
+	km_class_rows c;
+	uint64_t   *h = made_up_hashes(n);
+	km_rows		rows = {NULL, n, 2, X, NULL, NULL, NULL, 0, h};
+	const char *const kv[] = {"method", "svm", "approximation", "rff", "components", "40",
+	"gamma", "0.5", "cv", "3"};
+	km_options	o = parse_options(kv, 5);
+	approx_arena a = {{0}, 0};
+	approx_arena b = {{0}, 0};
+	km_train_env env = arena_env(&b);
+	km_train_plan plan;
+	km_error	err;
+	km_model	m;
+	km_model	w;
+
+	class_blobs(n, 3, X, cls, counts);
+	c = class_rows(X, 3, cls, counts, class_w, &res);
+	rows.classes = &c;
+	o.lambdas.n = 3;
+	o.lambdas.per_row = false;
+	o.lambdas.v[0] = 1e-4;
+	o.lambdas.v[1] = 1e-2;
+	o.lambdas.v[2] = 10.0;
+	train_classes(&o, &rows, &a, &m);
+	CHECK(m.n_outputs == 3 && m.n_classes == 3 && !res.has_probability &&
+		  m.approximation == KM_APPROX_RFF, "outputs %u", m.n_outputs);
+	CHECK(m.n_candidates == 3 && m.cv == KM_CV_KFOLD && m.folds == 3 && m.best < 3,
+		  "candidates %u cv %d folds %u", m.n_candidates, (int) m.cv, m.folds);
+	for (int j = 0; j < 3; j++)
+		CHECK(isfinite(m.candidates[j].score) &&
+			  m.candidates[j].score >= m.candidates[m.best].score, "score %d %g", j,
+			  m.candidates[j].score);
+	CHECK(m.lambda == m.candidates[m.best].lambda, "lambda %g", m.lambda);
+	o.lambdas.n = 1;
+	o.cv = KM_CV_NONE;
+	o.fit.lambda = m.lambda;
+	o.lambdas.v[0] = m.lambda;
+	train_classes(&o, &rows, &b, &w);
+	CHECK(w.n_candidates == 0 && memcmp(w.alpha, m.alpha, sizeof(double) * 40 * 3) == 0 &&
+		  memcmp(w.intercepts, m.intercepts, sizeof(double) * 3) == 0,
+		  "refit differs from the winner's model");
+	/* more folds than rows */
+	o = parse_options(kv, 5);
+	o.lambdas.n = 2;
+	o.lambdas.v[1] = 0.1;
+	o.folds = 301;
+	km_train_plan_make(&o, n, 2, 3, &plan);
+	CHECK(km_train(&rows, &plan, &env, &w, &err) == KM_ERR_INVALID &&
+		  strstr(err.message, "cv needs") != NULL, "status %d: %s", (int) err.status,
+		  err.message);
+	/* km_train asks the plan's task (the method's): svm's rows need classes */
+	rows.classes = NULL;
+	CHECK(plan.task != NULL && plan.task->classes &&
+		  km_train(&rows, &plan, &env, &w, &err) == KM_ERR_INVALID, "status %d: %s",
+		  (int) err.status, err.message);
+	arena_free(&b);
+	arena_free(&a);
+	free(h);
+	free(cls);
 	free(X);
 }

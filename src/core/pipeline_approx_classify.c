@@ -1,0 +1,681 @@
+/*
+ * pipeline_approx_classify.c - km_train's approximate classifiers
+ * (pipeline_approx_classify.h): logistic and svm (squared hinge) over
+ * nystrom or rff features, by primal Newton passes over the rows, every
+ * class at once (primal_pass.h).
+ *
+ * The rows walk as the approximate regression walks them (pipeline_approx_job.h:
+ * the basis pass keyed by the glue's row hashes, a block's features in
+ * interruptible pieces, nystrom's factor L).  Each Newton step of every
+ * class is one pass: for each block of rows, its features (or the glue's
+ * feature cache, filled on the first pass), whitened for nystrom, added into
+ * the statistics of each class whose solver is not done.  Training accuracy
+ * and log-loss come from the last pass when every solver stopped at the
+ * point it evaluated, else from one more pass at the final coefficients.
+ * k-fold selection: folds stratified by class over the rows in their order,
+ * one basis per gamma (over every row: only the labels are held out).
+ * Moved from src/sql/approx_classify.c step for step, so that every model
+ * comes out bit for bit as before.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "basis.h"
+#include "classify.h"
+#include "grid.h"
+#include "method.h"
+#include "pipeline_approx_classify.h"
+#include "pipeline_approx_job.h"
+#include "primal_pass.h"
+#include "progress.h"
+#include "repr.h"
+#include "select.h"
+
+void
+km_train_plan_approx_classes(size_t n, int d, uint32_t k, km_train_plan *plan)
+{
+	const km_options *o = &plan->opts;
+	uint32_t	mmax = km_approx_job_components(o, n);
+	size_t		sbytes = km_basis_state_bytes(o->approximation, (uint32_t) d,
+											  (uint32_t) o->components);
+	size_t		nstate = km_primal_state_doubles(mmax);
+	km_basis	shape = {.kind = o->approximation, .d = (uint32_t) d, .m = mmax};
+
+	plan->approximate = true;
+	plan->q = km_primal_outputs(k);
+	if (km_options_selects(o))
+		plan->ncand = (o->gammas.n > 0 ? o->gammas.n : 1) *
+			(o->lambdas.n > 0 ? o->lambdas.n : 1);
+	plan->basis_bytes = nstate == 0 || mmax > KM_APPROX_MAX_COMPONENTS ? 0 : sbytes;
+	plan->approx_bytes = 8.0 * (double) n * ((double) d + 0.5) +	/* the caller's hash-ordered copy */
+		(double) sbytes +
+		8.0 * (2.0 * mmax * (double) mmax + 3.0 * mmax) +	/* L, R; factor's work */
+		8.0 * plan->q * ((double) nstate + 3.0 * mmax + 1.0) +	/* states, coef, vecs */
+		8.0 * (double) km_primal_step_work_doubles(mmax) +
+		8.0 * PRIMAL_BLOCK * ((double) d + mmax + 2.0) +
+		8.0 * (double) km_approx_features_doubles(&shape, PRIMAL_BLOCK) +
+		8.0 * (double) km_primal_add_scratch_doubles(mmax, PRIMAL_BLOCK);
+	plan->cache_bytes = 8.0 * (double) n * mmax;
+}
+
+/* One approximate classifier's training: its rows' walk, passes and metrics. */
+typedef struct class_job
+{
+	approx_job	job;			/* the rows, the basis, a block's features */
+	const km_class_rows *c;
+	size_t		basis_bytes;	/* the plan's */
+	uint32_t	q;				/* outputs: 1 (binary) or k (one-vs-rest) */
+	bool		logistic;
+	uint32_t   *fold;			/* k-fold: each row's fold, else NULL */
+	double	   *R;				/* the identity (the features are whitened) */
+	double		eps;			/* nystrom: chol(K_mm + eps I) */
+	double		gamma;			/* the current basis's */
+	uint32_t	m;				/* 0 until the first basis */
+	double	   *cache;			/* c->feature_cache: n x m features, or NULL */
+	bool		filled;			/* the cache holds this basis's features */
+	km_primal_pass ps;			/* the Newton passes of every output */
+	double	   *w;				/* a block's row weights */
+	double	   *F;				/* a block's decision values, block x q */
+	double	   *p;				/* k probabilities */
+	double	   *pwork;
+	double		correct;		/* training metrics' sums */
+	double		logloss;
+	int			passes;
+	int			skip;			/* the fold held out (< 0: none), for the log */
+} class_job;
+
+static void *
+cj_alloc(class_job *cj, size_t bytes)
+{
+	return cj->job.env->alloc(cj->job.env->ctx, bytes);
+}
+
+/* A line for the glue's debug log, when it takes one. */
+static void
+cj_note(class_job *cj, const char *fmt,...)
+	__attribute__((format(printf, 2, 3)));
+
+static void
+cj_note(class_job *cj, const char *fmt,...)
+{
+	const km_train_env *env = cj->job.env;
+	char		line[512];
+	va_list		ap;
+
+	if (env->note == NULL)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	env->note(env->ctx, line);
+}
+
+/*
+ * The features of rows [i0, i0 + r) (whitened for nystrom): from the cache
+ * when it is filled, else computed (into the cache when there is one).
+ */
+static km_status
+block_features(class_job *cj, bool fill, size_t i0, size_t r, const double **Z,
+			   km_error *err)
+{
+	double	   *dst = cj->cache != NULL ? cj->cache + i0 * cj->m : cj->job.Z;
+
+	*Z = dst;
+	if (cj->cache != NULL && !fill)
+		return KM_OK;
+	return km_approx_job_features(&cj->job, i0, r, dst, err);
+}
+
+static km_status
+fail_nonfinite(km_error *err, uint32_t c, uint32_t q, size_t i0)
+{
+	km_fail(err, KM_ERR_DIVERGED, "decision value is out of range for type double precision",
+			"A decision value of output %u of %u in the block of rows from %zu is not finite during the Newton passes.",
+			c + 1, q, i0 + 1);
+	snprintf(err->hint, sizeof(err->hint), "%s",
+			 "Raise lambda, or standardize the features (\"standardize\": true).");
+	return err->status;
+}
+
+/* A block's training accuracy and log-loss at the current coefficients. */
+static km_status
+block_metrics(class_job *cj, const double *Z, size_t r, size_t i0, km_error *err)
+{
+	const km_primal_pass *ps = &cj->ps;
+	size_t		bad;
+
+	km_primal_decisions(Z, r, ps->m, ps->q, ps->coef, ps->intercepts, cj->F);
+	if (km_primal_block_metrics(cj->F, r, ps->q, ps->k, cj->logistic, cj->c->cls + i0,
+								cj->p, cj->pwork, &cj->correct, &cj->logloss,
+								&bad, err) != KM_OK)
+	{
+		if (bad != SIZE_MAX)
+			return fail_nonfinite(err, 0, ps->q, i0);
+		return err->status;
+	}
+	return KM_OK;
+}
+
+/* The buffers of a basis of m components (the first basis sizes them). */
+static void
+class_buffers(class_job *cj, uint32_t m)
+{
+	uint32_t	q = cj->q;
+
+	cj->m = m;
+	cj->R = cj_alloc(cj, sizeof(double) * m * m);
+	memset(cj->R, 0, sizeof(double) * m * m);
+	for (uint32_t j = 0; j < m; j++)
+		cj->R[j + (size_t) j * m] = 1.0;
+	cj->ps.scratch = cj_alloc(cj, sizeof(double) * km_primal_add_scratch_doubles(m, PRIMAL_BLOCK));
+	cj->ps.states = cj_alloc(cj, sizeof(double) * km_primal_state_doubles(m) * q);
+	cj->ps.vecs = cj_alloc(cj, sizeof(double) * 2 * (size_t) m * q);
+	cj->ps.swork = cj_alloc(cj, sizeof(double) * km_primal_step_work_doubles(m));
+	cj->ps.solvers = cj_alloc(cj, sizeof(km_primal_solver) * q);
+	cj->ps.before = cj_alloc(cj, sizeof(double) * (m + 1));
+	cj->ps.m = m;
+	cj->ps.R = cj->R;
+}
+
+/* The basis (a pass over the rows) for gamma, and nystrom's factor. */
+static km_status
+class_basis(class_job *cj, double gamma, km_error *err)
+{
+	approx_job *job = &cj->job;
+
+	if (cj->m != 0 && gamma == cj->gamma)
+		return KM_OK;			/* this gamma's basis (and cache) is current */
+	job->opts.fit.kernel.gamma = gamma;
+	km_approx_job_release(job);
+	if (km_approx_job_basis(job, cj->basis_bytes, err) != KM_OK)
+		return err->status;
+	cj->gamma = gamma;
+	cj->filled = false;
+	if (cj->m != 0 && job->b.m != cj->m)
+		return km_fail(err, KM_ERR_INVALID, "kernel_train: the basis changed its size",
+					   "The basis has %u components, not %u.", job->b.m, cj->m);
+	if (cj->m == 0)
+		class_buffers(cj, job->b.m);
+	return km_approx_job_setup(job, &cj->eps, err);
+}
+
+static void
+note_step(void *arg, uint32_t c, const km_primal_solver *s)
+{
+	class_job  *cj = arg;
+
+	cj_note(cj, "kernel_train: lambda %g, fold %d, pass %d, output %u: objective %.17g, gradient %.3g of %.3g, step %g, %d Newton steps%s",
+			cj->ps.params.lambda, cj->skip, cj->passes, c + 1, s->objective, s->grad_norm,
+			s->grad_norm0, s->t, s->iterations, s->done ? " (done)" : "");
+}
+
+/*
+ * One pass over the rows at the current point: every block's features
+ * (and its training metrics with metrics) into the sums of the outputs
+ * still solving.  *failed (err filled) when a decision value is not finite
+ * and !metrics; with metrics that is the rows' error (returned).
+ */
+static km_status
+class_pass(class_job *cj, bool metrics, bool *failed, km_error *err)
+{
+	const km_class_rows *c = cj->c;
+	size_t		n = cj->job.rows->n;
+	uint32_t	bad;
+
+	cj->correct = 0.0;
+	cj->logloss = 0.0;
+	for (size_t i0 = 0; i0 < n; i0 += PRIMAL_BLOCK)
+	{
+		size_t		r = n - i0 < PRIMAL_BLOCK ? n - i0 : PRIMAL_BLOCK;
+		const double *Z;
+
+		if (block_features(cj, !cj->filled, i0, r, &Z, err) != KM_OK ||
+			(metrics && block_metrics(cj, Z, r, i0, err) != KM_OK))
+			return err->status;
+		for (size_t i = 0; i < r; i++)
+			cj->w[i] = cj->skip >= 0 && cj->fold[i0 + i] == (uint32_t) cj->skip ?
+				0.0 : c->class_w[c->cls[i0 + i]];
+		if (km_primal_pass_add(&cj->ps, Z, r, c->cls + i0, cj->w, &bad,
+							   cj->job.env->interrupt) != KM_OK)
+		{
+			if (metrics)
+				return fail_nonfinite(err, bad, cj->q, i0);
+			km_fail(err, KM_ERR_DIVERGED, "decision value is not finite",
+					"Output %u of %u in the block of rows from %zu.", bad + 1, cj->q, i0 + 1);
+			*failed = true;
+			return KM_OK;
+		}
+		km_check_interrupts(cj->job.env->interrupt);
+	}
+	cj->filled = cj->cache != NULL;
+	cj->passes++;
+	return KM_OK;
+}
+
+/* Training accuracy and log-loss at the final point, by one more pass. */
+static km_status
+class_metrics_pass(class_job *cj, km_error *err)
+{
+	size_t		n = cj->job.rows->n;
+
+	cj->correct = 0.0;
+	cj->logloss = 0.0;
+	for (size_t i0 = 0; i0 < n; i0 += PRIMAL_BLOCK)
+	{
+		size_t		r = n - i0 < PRIMAL_BLOCK ? n - i0 : PRIMAL_BLOCK;
+		const double *Z;
+
+		if (block_features(cj, false, i0, r, &Z, err) != KM_OK ||
+			block_metrics(cj, Z, r, i0, err) != KM_OK)
+			return err->status;
+		km_check_interrupts(cj->job.env->interrupt);
+	}
+	cj->passes++;
+	return KM_OK;
+}
+
+/*
+ * Newton passes from coef = 0, b = 0 at lambda, over every row but those
+ * of fold `skip` (skip < 0: every row), which weigh 0.  The training
+ * metrics (skip < 0 only) come from the last pass when every solver
+ * stopped at the point that pass evaluated, else from one more pass.
+ * *failed (err filled) when a step fails or a decision value is not finite
+ * (the candidate's failure); another status is the rows' error.
+ */
+static km_status
+class_newton(class_job *cj, double lambda, int skip, double *coef,
+			 double *intercepts, km_class_fit_result *res, bool *failed,
+			 km_error *err)
+{
+	const km_options *o = &cj->job.opts;
+	km_primal_params pp;
+	bool		metrics = skip < 0;
+	size_t		n = cj->job.rows->n;
+
+	*failed = false;
+	pp.loss = cj->logistic ? KM_PRIMAL_LOGISTIC : KM_PRIMAL_SQHINGE;
+	pp.lambda = lambda;
+	pp.fit_intercept = o->fit_intercept;
+	pp.tol = o->fit.tol;
+	pp.max_iter = o->fit.max_iter;
+	cj->skip = skip;
+	km_primal_pass_start(&cj->ps, &pp, coef, intercepts);
+	while (km_primal_pass_begin(&cj->ps))
+	{
+		if (class_pass(cj, metrics, failed, err) != KM_OK)
+			return err->status;
+		if (*failed)
+			return KM_OK;
+		if (km_primal_pass_step(&cj->ps, err, cj->job.env->interrupt) != KM_OK)
+		{
+			*failed = true;
+			return KM_OK;
+		}
+		km_progress_phase("newton pass %d over %zu rows%s", cj->passes, n,
+						  skip >= 0 ? " (model selection)" : "");
+	}
+	km_primal_pass_totals(&cj->ps, &res->objective, &res->iterations, &res->converged);
+	if (!metrics)
+		return KM_OK;
+	if (!cj->ps.current && class_metrics_pass(cj, err) != KM_OK)
+		return err->status;
+	res->train_accuracy = cj->correct / (double) n;
+	res->train_log_loss = cj->logistic ? cj->logloss / (double) n : NAN;
+	return KM_OK;
+}
+
+/*
+ * The loss (*loss; NaN when it cannot be scored) of (coef, intercepts) on
+ * the rows of fold v, as exact model selection scores (methods.c): 1 -
+ * accuracy (svm) or the mean log-loss (logistic, probabilities clipped to
+ * [eps, 1 - eps]).  One pass.
+ */
+static km_status
+holdout_loss(class_job *cj, uint32_t v, const double *coef,
+			 const double *intercepts, double *loss, km_error *err)
+{
+	size_t		n = cj->job.rows->n;
+	double		sum = 0.0;
+	int64_t		count = 0;
+
+	*loss = NAN;
+	for (size_t i0 = 0; i0 < n; i0 += PRIMAL_BLOCK)
+	{
+		size_t		r = n - i0 < PRIMAL_BLOCK ? n - i0 : PRIMAL_BLOCK;
+		const double *Z;
+
+		if (block_features(cj, !cj->filled, i0, r, &Z, err) != KM_OK)
+			return err->status;
+		km_primal_decisions(Z, r, cj->m, cj->q, coef, intercepts, cj->F);
+		if (!km_primal_block_holdout(cj->F, r, cj->q, cj->c->k, cj->logistic,
+									 cj->c->cls + i0, cj->fold + i0, v, cj->p,
+									 cj->pwork, &sum, &count))
+			return KM_OK;
+		km_check_interrupts(cj->job.env->interrupt);
+	}
+	cj->filled = cj->cache != NULL;
+	cj->passes++;
+	if (count > 0)
+		*loss = sum / (double) count;
+	return KM_OK;
+}
+
+/*
+ * Each row's fold (stratified by class, km_stratified_folds, over the rows
+ * in their order: the glue's hash order) into cj->fold, and per fold
+ * (*fold_ok) whether it has rows and its training rows have every class.
+ */
+static km_status
+class_folds(class_job *cj, uint32_t folds, bool **fold_ok, km_error *err)
+{
+	size_t		n = cj->job.rows->n;
+	const km_class_rows *c = cj->c;
+	uint32_t	k = c->k;
+	uint64_t   *counts;			/* folds x k: rows of each class in each fold */
+	uint64_t   *totals;			/* k */
+	bool	   *ok;
+
+	if (folds < 2 || (size_t) folds > n)
+		return km_fail(err, KM_ERR_INVALID, "cv needs between 2 and the number of rows folds",
+					   "Option \"cv\" asks for %u folds of %zu rows.", folds, n);
+	counts = cj_alloc(cj, sizeof(uint64_t) * ((size_t) folds + 1) * k);
+	memset(counts, 0, sizeof(uint64_t) * ((size_t) folds + 1) * k);
+	totals = counts + (size_t) folds * k;
+	ok = cj_alloc(cj, sizeof(bool) * folds);
+	cj->fold = cj_alloc(cj, n * sizeof(uint32_t));
+	km_stratified_folds(c->cls, n, k, folds, cj->fold, cj_alloc(cj, sizeof(size_t) * k));
+	for (size_t i = 0; i < n; i++)
+	{
+		counts[(size_t) cj->fold[i] * k + c->cls[i]]++;
+		totals[c->cls[i]]++;
+	}
+	for (uint32_t v = 0; v < folds; v++)
+	{
+		uint64_t	in = 0;
+
+		ok[v] = true;
+		for (uint32_t j = 0; j < k; j++)
+		{
+			in += counts[(size_t) v * k + j];
+			if (totals[j] == counts[(size_t) v * k + j])
+				ok[v] = false;
+		}
+		if (in == 0)
+			ok[v] = false;
+	}
+	*fold_ok = ok;
+	return KM_OK;
+}
+
+/*
+ * A candidate's k-fold score: each fold a Newton fit from zero on the other
+ * folds' rows and a pass scoring its own.  A fold whose training rows miss
+ * a class, or whose fit fails, makes the candidate NaN (not chosen).
+ */
+static km_status
+class_candidate(class_job *cj, const bool *fold_ok, uint32_t folds, double *coef,
+				double *intercepts, km_candidate *cand, km_error *err)
+{
+	double		sum = 0.0;
+	double		sumsq = 0.0;
+
+	for (uint32_t v = 0; v < folds; v++)
+	{
+		km_class_fit_result res;
+		bool		failed = false;
+		double		loss = NAN;
+
+		/* a failed fit leaves its error in err, which the search forgets */
+		if (cand->lambda > 0.0 && fold_ok[v] &&
+			(class_newton(cj, cand->lambda, (int) v, coef, intercepts, &res,
+						  &failed, err) != KM_OK ||
+			 (!failed && holdout_loss(cj, v, coef, intercepts, &loss, err) != KM_OK)))
+			return err->status;
+		if (!isfinite(loss))
+		{
+			cand->score = NAN;
+			cand->score_std = 0.0;
+			return KM_OK;
+		}
+		sum += loss;
+		sumsq += loss * loss;
+	}
+	cand->score = sum / folds;
+	cand->score_std = sqrt(fmax(sumsq / folds - cand->score * cand->score, 0.0));
+	km_progress_stage("candidate gamma %g, lambda %g: %s %.6g",
+					  cand->gamma, cand->lambda, cj->logistic ? "log-loss" : "error rate",
+					  cand->score);
+	return KM_OK;
+}
+
+/* The route of class_select through the core's grid loop (grid.h). */
+typedef struct class_grid
+{
+	class_job  *cj;
+	const bool *fold_ok;
+	uint32_t	folds;
+	double	   *coef;
+	double	   *intercepts;
+} class_grid;
+
+/* A gamma's setup: its basis (a pass over the rows) and nystrom's factor. */
+static km_status
+grid_gamma(void *arg, int g, double gamma, km_error *err)
+{
+	return class_basis(((class_grid *) arg)->cj, gamma, err);
+}
+
+static km_status
+grid_score(void *arg, int index, km_candidate *cand, km_error *err)
+{
+	class_grid *cg = arg;
+
+	return class_candidate(cg->cj, cg->fold_ok, cg->folds, cg->coef, cg->intercepts,
+						   cand, err);
+}
+
+static km_status
+grid_none(void *arg, int count, km_error *err)
+{
+	km_fail(err, KM_ERR_INACCURATE, "no candidate could be scored",
+			"Every one of the %d candidates failed to fit on some fold, or a fold's training rows missed a class.",
+			count);
+	snprintf(err->hint, sizeof(err->hint), "%s", "Use fewer folds, or raise lambda.");
+	return err->status;
+}
+
+/*
+ * k-fold over the gamma and lambda grids by the core's grid loop (candidate
+ * g * n_lambdas + l; the winner km_best_candidate's: lowest mean loss, ties
+ * to the larger lambda, then the smaller gamma); the winner's gamma's basis
+ * is current after (kept when it is the last gamma's).
+ */
+static km_status
+class_select(class_job *cj, double *coef, double *intercepts,
+			 km_candidate *cand, int *best, km_error *err)
+{
+	const km_options *opts = &cj->job.opts;
+	class_grid	cg = {cj, NULL, (uint32_t) opts->folds, coef, intercepts};
+	km_grid_route route = {.arg = &cg, .gamma = grid_gamma, .score = grid_score,
+	.none = grid_none};
+	int			ng = opts->gammas.n > 0 ? opts->gammas.n : 1;
+	int			nl = opts->lambdas.n > 0 ? opts->lambdas.n : 1;
+	double		gamma0 = opts->fit.kernel.gamma;	/* the basis's gamma moves */
+	double		lambda0 = opts->fit.lambda;
+	bool	   *fold_ok = NULL;
+
+	if (class_folds(cj, cg.folds, &fold_ok, err) != KM_OK)
+		return err->status;
+	cg.fold_ok = fold_ok;
+	if (km_grid_search(opts->gammas.n > 0 ? opts->gammas.v : &gamma0, ng,
+					   opts->lambdas.n > 0 ? opts->lambdas.v : &lambda0, nl,
+					   &route, cand, best, err) != KM_OK)
+		return err->status;
+	cj->job.opts.fit.lambda = cand[*best].lambda;
+	return class_basis(cj, cand[*best].gamma, err);
+}
+
+/*
+ * The model: alpha = L^-T w over the centres (rff: w), the basis, the
+ * classes (km_train_fill_classes), the approximation's fields.
+ */
+static km_status
+class_model(class_job *cj, double *coef, double *intercepts,
+			km_class_fit_result *res, int ncand, int best, km_candidate *cand,
+			km_model *m, km_error *err)
+{
+	const km_basis *b = &cj->job.b;
+	const km_options *opts = &cj->job.opts;
+
+	if (cj->job.L != NULL)
+		km_primal_unwhiten(cj->job.L, cj->m, cj->q, coef);
+	if (!km_all_finite(coef, (size_t) cj->m * cj->q))
+	{
+		km_fail(err, KM_ERR_DIVERGED, "approximate classifier coefficients are out of range for type double precision",
+				"alpha = L^-T w over the %u centres is not finite (eps %g).", cj->m, cj->eps);
+		snprintf(err->hint, sizeof(err->hint), "%s", "Raise lambda, or use fewer components.");
+		return err->status;
+	}
+	res->solver = KM_SOLVER_PRIMAL_NEWTON;
+	res->multiclass = cj->q == 1 ? KM_MULTICLASS_BINARY : KM_MULTICLASS_OVR;
+	res->n_outputs = cj->q;
+	res->has_probability = cj->logistic;
+	res->n_support = 0;
+	m->n_train = b->m;
+	m->n_features = b->d;
+	m->n_outputs = cj->q;
+	m->rows_seen = (uint64_t) cj->job.rows->n;
+	m->rows_skipped = cj->job.rows->rows_skipped;
+	m->mean = b->mean;
+	m->scale = b->scale;
+	m->alpha = coef;
+	m->X = km_repr_lookup(b->kind)->keeps_rows ? b->centres : NULL;
+	m->intercepts = intercepts;
+	km_train_fill_classes(m, opts, cj->c, ncand, best, cand);
+	m->kernel = b->kernel;
+	m->standardize = b->standardize;
+	m->approximation = b->kind;
+	m->components = (uint32_t) opts->components;
+	m->rank = b->m;
+	m->approx_eps = cj->eps;
+	m->approx_seed = b->seed;
+	m->rff_W = b->W;
+	m->rff_b = b->b;
+	return KM_OK;
+}
+
+void
+km_train_fill_classes(km_model *m, const km_options *opts,
+					  const km_class_rows *c, int ncand, int best,
+					  km_candidate *cand)
+{
+	const km_class_fit_result *res = c->res;
+
+	m->kernel = opts->fit.kernel;
+	m->method = opts->fit.method;
+	m->task = km_method_task(opts->fit.method);
+	m->standardize = opts->standardize;
+	m->fit_intercept = opts->fit_intercept;
+	m->intercept = m->intercepts[0];
+	m->train_rmse = 0.0;		/* regression only; classifiers report accuracy */
+	km_method_get(opts->fit.method)->store_classes(&opts->fit, res, m);
+	m->approximation = (km_approx) km_repr_default()->id;
+	m->n_classes = c->k;
+	m->label_type = c->label_type == KM_LABEL_TEXT ? KM_LABEL_TEXT : KM_LABEL_FLOAT8;
+	m->multiclass = (km_multiclass) res->multiclass;
+	m->labels = c->labels;
+	m->labels_bytes = c->labels_bytes;
+	m->class_counts = c->counts;
+	m->has_probability = res->has_probability &&
+		km_method_get(opts->fit.method)->platt_probability;
+	if (!m->has_probability)
+	{
+		m->prob_A = NULL;
+		m->prob_B = NULL;
+	}
+	m->solver = res->solver;
+	m->train_accuracy = res->train_accuracy;
+	m->train_log_loss = isfinite(res->train_log_loss) ? res->train_log_loss : 0.0;
+	m->n_candidates = (uint32_t) ncand;
+	m->cv = ncand > 0 ? KM_CV_KFOLD : KM_CV_NONE;
+	m->folds = ncand > 0 ? opts->folds : 0;
+	m->best = (uint32_t) best;
+	m->candidates = cand;
+}
+
+/* The job of rows with plan and its per-block buffers. */
+static void
+class_init(class_job *cj, const km_rows *rows, const km_train_plan *plan,
+		   const km_train_env *env)
+{
+	uint32_t	k = rows->classes->k;
+
+	memset(cj, 0, sizeof(*cj));
+	cj->job.rows = rows;
+	cj->job.env = env;
+	cj->job.opts = plan->opts;
+	cj->job.holdout = -1;
+	cj->c = rows->classes;
+	cj->basis_bytes = plan->basis_bytes;
+	cj->q = plan->q;
+	cj->logistic = km_method_get(plan->opts.fit.method)->primal_loss == KM_PRIMAL_LOGISTIC;
+	cj->cache = rows->classes->feature_cache;
+	cj->job.Xs = km_approx_job_alloc(&cj->job, (size_t) PRIMAL_BLOCK * rows->d);
+	cj->ps.yc = cj_alloc(cj, sizeof(uint32_t) * PRIMAL_BLOCK);
+	cj->w = km_approx_job_alloc(&cj->job, PRIMAL_BLOCK);
+	cj->F = km_approx_job_alloc(&cj->job, (size_t) PRIMAL_BLOCK * cj->q);
+	cj->p = km_approx_job_alloc(&cj->job, k);
+	cj->pwork = km_approx_job_alloc(&cj->job, km_classify_proba_work_doubles(k) + 1);
+	cj->ps.k = k;
+	cj->ps.q = cj->q;
+	cj->ps.block = PRIMAL_BLOCK;
+	cj->ps.on_step = note_step;
+	cj->ps.on_step_arg = cj;
+}
+
+km_status
+km_train_approx_classes(const km_rows *rows, const km_train_plan *plan,
+						const km_train_env *env, km_model *m, km_error *err)
+{
+	const km_options *o = &plan->opts;
+	class_job	cj;
+	double	   *coef;
+	double	   *intercepts;
+	km_class_fit_result *res = rows->classes->res;
+	bool		failed = false;
+	km_candidate *cand = NULL;
+	int			best = 0;
+
+	if (rows->hash == NULL || rows->n == 0 || plan->basis_bytes == 0 || plan->q == 0)
+		return km_fail(err, KM_ERR_INVALID, "approximate training needs rows and their hashes",
+					   "The training has %zu rows, %s hashes and a basis state of %zu bytes.",
+					   rows->n, rows->hash ? "with" : "without", plan->basis_bytes);
+	class_init(&cj, rows, plan, env);
+	memset(m, 0, sizeof(*m));
+	memset(res, 0, sizeof(*res));
+	/* the first basis sizes the buffers */
+	if (class_basis(&cj, km_options_selects(o) && o->gammas.n > 0 ?
+					o->gammas.v[0] : o->fit.kernel.gamma, err) != KM_OK)
+		return err->status;
+	coef = km_approx_job_alloc(&cj.job, (size_t) cj.m * cj.q);
+	intercepts = km_approx_job_alloc(&cj.job, cj.q);
+	memset(intercepts, 0, sizeof(double) * cj.q);
+	if (plan->ncand > 0)
+	{
+		cand = cj_alloc(&cj, sizeof(km_candidate) * plan->ncand);
+		memset(cand, 0, sizeof(km_candidate) * plan->ncand);
+		if (class_select(&cj, coef, intercepts, cand, &best, err) != KM_OK)
+			return err->status;
+	}
+	/* the fit on every row */
+	if (class_newton(&cj, cj.job.opts.fit.lambda, -1, coef, intercepts, res,
+					 &failed, err) != KM_OK || failed ||
+		class_model(&cj, coef, intercepts, res, plan->ncand, best, cand, m, err) != KM_OK)
+		return err->status;
+	cj_note(&cj, "kernel_train: approximate %s, %u classes, m = %u, %d passes%s, training accuracy %.6f",
+			km_method_name(o->fit.method), cj.c->k, cj.m, cj.passes,
+			cj.cache != NULL ? " (features cached)" : "", res->train_accuracy);
+	return KM_OK;
+}

@@ -1,0 +1,56 @@
+/*
+ * pipeline_approx_classify.h - km_train's approximate classifiers (core,
+ * no PostgreSQL headers): logistic and svm over a representation with a
+ * basis (nystrom, rff), by primal Newton passes over the rows in memory
+ * (pipeline_approx_classify.c), and the classifier's model fields that
+ * the exact classifiers share.
+ *
+ * The features: the basis of the approximate regression (the scaler, and
+ * the m centres of smallest (hash, row) or rff's random features from the
+ * seed).  Nystrom features are whitened, z(x) = L^-1 k(C, x) with
+ * L = chol(K_mm + eps I) (eps: the first rung of approx.c's ladder), so
+ * the penalty is ||w||^2 and the model is scikit-learn's Nystroem followed
+ * by a linear model; rff features are RBFSampler's.  The loss (logistic,
+ * or the squared hinge of LIBLINEAR's L2-SVM) is minimized by primal.h's
+ * Newton through primal_pass.h's passes, one pass over the rows per step,
+ * one solver per class (one-vs-rest) in the same pass.  The model stores
+ * alpha = L^-T w over the centres (rff: w), so score.c scores it as any
+ * nystrom / rff model with q outputs.
+ */
+#ifndef KM_PIPELINE_APPROX_CLASSIFY_H
+#define KM_PIPELINE_APPROX_CLASSIFY_H
+
+#include "pipeline_types.h"
+
+/*
+ * An approximate classifier's sizes into plan (opts resolved; k classes):
+ * q, the candidates of k-fold selection, basis_bytes (0 when a size
+ * overflows or the components are beyond KM_APPROX_MAX_COMPONENTS),
+ * approx_bytes (what the training holds, the caller's hash-ordered copy of
+ * the rows counted) and cache_bytes (the n x m features, kept when the
+ * glue can spare them: km_class_rows.feature_cache).
+ */
+void		km_train_plan_approx_classes(size_t n, int d, uint32_t k,
+										 km_train_plan *plan);
+
+/*
+ * Train on rows (rows->classes set, in the caller's hash order, rows->hash
+ * each row's basis key) with plan into m; rows->classes->res gets the
+ * fit's result (convergence: the caller warns).  Lines for a debug log go
+ * to env->note.
+ */
+km_status	km_train_approx_classes(const km_rows *rows, const km_train_plan *plan,
+									const km_train_env *env, km_model *m,
+									km_error *err);
+
+/*
+ * The rest of a classifier's model (exact, and the approximate path's
+ * too): kernel, method and settings, classes (c; c->res the fit's result),
+ * probabilities, training metrics, selection.  The caller has set the sizes
+ * and the arrays (prob_A and prob_B are dropped without probabilities).
+ */
+void		km_train_fill_classes(km_model *m, const km_options *opts,
+								  const km_class_rows *c, int ncand, int best,
+								  km_candidate *cand);
+
+#endif							/* KM_PIPELINE_APPROX_CLASSIFY_H */
