@@ -16,7 +16,7 @@
  *
  * Both are routes of the one grid loop (km_grid_search, grid.c, with the
  * tie rule between candidates), which the classifiers' selections, exact
- * (classify_fit.c) and approximate (the glue's approx_classify.c), the
+ * (classify_fit.c) and approximate (pipeline_approx_classify.c), the
  * approximate svr's k-fold (pipeline_approx.c) and approximate ridge's
  * GCV (approx.c) drive too.  Also the defaults that selection shares:
  * stratified folds for classifiers, and the default gamma (kernlab's
