@@ -50,6 +50,7 @@ km_train_plan_approx_classes(size_t n, int d, uint32_t k, km_train_plan *plan)
 			(o->lambdas.n > 0 ? o->lambdas.n : 1);
 	plan->basis_bytes = nstate == 0 || mmax > KM_APPROX_MAX_COMPONENTS ? 0 : sbytes;
 	plan->approx_bytes = 8.0 * (double) n * ((double) d + 0.5) +	/* the caller's hash-ordered copy */
+		8.0 * (double) n +		/* the rows' hashes, for the basis pass */
 		(double) sbytes +
 		8.0 * (2.0 * mmax * (double) mmax + 3.0 * mmax) +	/* L, R; factor's work */
 		8.0 * plan->q * ((double) nstate + 3.0 * mmax + 1.0) +	/* states, coef, vecs */
