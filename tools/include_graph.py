@@ -4,8 +4,9 @@
 A node is a module: src/<dir>/<stem> (foo.c and foo.h together).  Module A
 imports module B when a file of A #includes "b.h" (resolved as the Makefile's
 -I order does: src/core, src/pg, src/sql, src/catalog) or when a .c file of A
-names a function that a .c file of B defines without "static" (a call, or a
-function pointer in a table).  The second catches a core file that calls a
+names a function or a table (data at file scope) that a .c file of B defines
+without "static" (a call, a function pointer in a table, a row that points at
+another module's table).  The second catches a core file that calls a
 function declared in a core header but defined in the glue (a link-time hook).
 
 Prints the strongly connected components with more than one module (import
@@ -77,6 +78,10 @@ DEFN = re.compile(r'^([A-Za-z_]\w*)\s*\([^;]*$', re.M)
 IDENT = re.compile(r'[A-Za-z_]\w*')
 COMMENT = re.compile(r'/\*.*?\*/|//[^\n]*', re.S)
 STRING = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'')
+# data at file scope, not static: "const km_task_train km_regression_train = {",
+# "const km_section_ops *const km_task_sections[] = {"
+DATA = re.compile(r'^(?!static\b|typedef\b|extern\b)(?:const\s+)?(?:struct\s+|union\s+|enum\s+)?[A-Za-z_]\w*'
+                  r'[\s*]+(?:const\s+)?\**\s*([A-Za-z_]\w*)\s*(?:\[[^\]\n]*\]\s*)*=', re.M)
 KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "PG_FUNCTION_INFO_V1",
             "PG_MODULE_MAGIC"}
 
@@ -138,6 +143,10 @@ def main():
             name = m.group(1)
             if name not in statics and name not in KEYWORDS:
                 defined.setdefault(name, mod_of(path))
+        # tables and other data defined without "static" (a row that points
+        # at another module's table imports it as a call does)
+        for m in DATA.finditer(body):
+            defined.setdefault(m.group(1), mod_of(path))
 
     edges = {}                                    # (a, b) -> reasons
     for path, text in files.items():

@@ -357,9 +357,9 @@ known_sections(known *k)
 		const km_repr_ops *r = km_repr_get(id);
 
 		if (t)
-			add_list(k, t->sections, OWNER_TASK);
+			add_list(k, km_task_sections(t), OWNER_TASK);
 		if (r)
-			add_list(k, r->sections, OWNER_REPR);
+			add_list(k, km_repr_sections(r), OWNER_REPR);
 	}
 }
 
@@ -775,8 +775,8 @@ check_owners(const known *k, const km_section *found, const km_model *r,
 		const km_section_ops *sec = k->by_tag[tag];
 
 		if (sec == NULL || found[tag].payload == NULL || k->owner[tag] == OWNER_COMMON ||
-			km_section_list_has(t->sections, sec) ||
-			km_section_list_has(rep->sections, sec))
+			km_section_list_has(km_task_sections(t), sec) ||
+			km_section_list_has(km_repr_sections(rep), sec))
 			continue;
 		if (k->owner[tag] == OWNER_TASK)
 			return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",

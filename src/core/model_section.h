@@ -4,10 +4,12 @@
  *
  * model_format.c keeps the frame (header, section walk, checksums) and the
  * common sections every model has (SCALER, EXPANSION, METHOD, TRAINING,
- * SELECTION).  Every other section is declared by the table row that owns
- * it: a task (task.h, km_task_ops.sections) or a representation (repr.h,
- * km_repr_ops.sections) lists descriptors, defined beside their codec in
- * model_sections_task.c and model_sections_repr.c.  model_format.c walks
+ * SELECTION).  Every other section is a task's (regression none,
+ * classification CLASSES, PROBABILITY, METRICS) or a representation's
+ * (nystrom APPROXIMATION, rff APPROXIMATION and RFF): lists of descriptors
+ * defined beside their codec in model_sections_task.c and
+ * model_sections_repr.c, each named by its row's name (km_task_sections,
+ * km_repr_sections below).  model_format.c walks
  * "common + every task's + every representation's" in tag order and never
  * names one of them.
  *
@@ -107,5 +109,17 @@ km_section_list_has(const km_section_ops *const *list, const km_section_ops *k)
 			return true;
 	return false;
 }
+
+/*
+ * The sections a model of task t / representation r has besides the
+ * common ones, NULL-terminated, or NULL for none.  Each list lives with its
+ * codec (model_sections_task.c, model_sections_repr.c) in a table that
+ * names the row it extends by the row's name, so that the task and
+ * representation tables, a layer down, point at nothing above them.
+ */
+struct km_task_ops;
+struct km_repr_ops;
+const km_section_ops *const *km_task_sections(const struct km_task_ops *t);
+const km_section_ops *const *km_repr_sections(const struct km_repr_ops *r);
 
 #endif							/* KM_MODEL_SECTION_H */

@@ -1,6 +1,6 @@
 /*
- * model_sections_repr.c - the sections of format 2 that the
- * representations declare (repr.h, km_repr_ops.sections): APPROXIMATION
+ * model_sections_repr.c - the sections of format 2 of each
+ * representation, by the name of its row (km_repr_sections): APPROXIMATION
  * (nystrom and rff) and RFF (rff).  Core, no PostgreSQL headers; the
  * layout of each is documented in model.h, the descriptor in
  * model_section.h.
@@ -41,7 +41,7 @@ static const km_section_ops rff;
 static bool
 approx_present(const km_model_shape *s)
 {
-	return km_section_list_has(repr_of(s)->sections, &approximation);
+	return km_section_list_has(km_repr_sections(repr_of(s)), &approximation);
 }
 
 static uint64_t
@@ -74,7 +74,7 @@ approx_check_shape(const km_section *found, const km_model_shape *s,
 	const km_repr_ops *r = km_repr_get(s->approximation);
 
 	if (found[approximation.tag].payload &&
-		(r == NULL || !km_section_list_has(r->sections, &approximation)))
+		(r == NULL || !km_section_list_has(km_repr_sections(r), &approximation)))
 		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
 					   "The approximation section names approximation %u; it must be nystrom (1) or rff (2).",
 					   (unsigned) s->approximation);
@@ -132,7 +132,7 @@ static const km_section_ops approximation = {
 static bool
 rff_present(const km_model_shape *s)
 {
-	return km_section_list_has(repr_of(s)->sections, &rff);
+	return km_section_list_has(km_repr_sections(repr_of(s)), &rff);
 }
 
 static uint64_t
@@ -204,6 +204,24 @@ static const km_section_ops rff = {
 	.storage = rff_storage, .attach = rff_attach,
 };
 
-/* The lists the rows of repr.c point at. */
-const km_section_ops *const km_nystrom_sections[] = {&approximation, NULL};
-const km_section_ops *const km_rff_sections[] = {&approximation, &rff, NULL};
+static const km_section_ops *const nystrom_sections[] = {&approximation, NULL};
+static const km_section_ops *const rff_sections[] = {&approximation, &rff, NULL};
+
+/* The sections of each representation that has some, by the name of its row (repr.c). */
+static const struct
+{
+	const char *repr;
+	const km_section_ops *const *sections;
+}			repr_sections[] = {
+	{"nystrom", nystrom_sections},
+	{"rff", rff_sections},
+};
+
+const km_section_ops *const *
+km_repr_sections(const km_repr_ops *r)
+{
+	for (size_t i = 0; r != NULL && i < sizeof(repr_sections) / sizeof(repr_sections[0]); i++)
+		if (strcmp(repr_sections[i].repr, r->name) == 0)
+			return repr_sections[i].sections;
+	return NULL;
+}

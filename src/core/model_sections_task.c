@@ -1,6 +1,6 @@
 /*
- * model_sections_task.c - the sections of format 2 that the tasks declare
- * (task.h, km_task_ops.sections): CLASSES, PROBABILITY and METRICS, a
+ * model_sections_task.c - the sections of format 2 of each task, by the
+ * name of its row (km_task_sections, model_section.h): CLASSES, PROBABILITY and METRICS, a
  * classifier's.  Core, no PostgreSQL headers; the layout of each is
  * documented in model.h, the descriptor in model_section.h.
  *
@@ -154,7 +154,7 @@ classes_absent(const km_section_in *in, km_model *r, km_error *err)
 	if (in->found[metrics.tag].payload != NULL)
 		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
 					   "The model has a metrics section but no classes.");
-	if (km_section_list_has(km_task_lookup(r->task)->sections, &classes))
+	if (km_section_list_has(km_task_sections(km_task_lookup(r->task)), &classes))
 		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
 					   "The model's task is %s but it has no classes section.",
 					   km_task_name(r->task));
@@ -321,7 +321,24 @@ static const km_section_ops metrics = {
 	.read = metrics_read, .describe = metrics_describe,
 };
 
-/* The list the classification row of task.c points at. */
-const km_section_ops *const km_classification_sections[] = {
+static const km_section_ops *const classification_sections[] = {
 	&classes, &probability, &metrics, NULL
 };
+
+/* The sections of each task that has some, by the name of its row (task.c). */
+static const struct
+{
+	const char *task;
+	const km_section_ops *const *sections;
+}			task_sections[] = {
+	{"classification", classification_sections},
+};
+
+const km_section_ops *const *
+km_task_sections(const km_task_ops *t)
+{
+	for (size_t i = 0; t != NULL && i < sizeof(task_sections) / sizeof(task_sections[0]); i++)
+		if (strcmp(task_sections[i].task, t->name) == 0)
+			return task_sections[i].sections;
+	return NULL;
+}

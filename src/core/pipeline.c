@@ -75,7 +75,7 @@ km_train_plan_make(const km_options *o, size_t n, int d, uint32_t k,
 	km_options_resolve(&plan->opts, d);
 	km_options_resolve_rows(&plan->opts, n);	/* a lambda_per_row method's 1 / n */
 	plan->task = km_task_lookup(km_method_task(plan->opts.fit.method));
-	road = plan->task->train;
+	road = km_task_road(plan->task);
 	if (km_repr_lookup(plan->opts.approximation)->approximate)
 		road->plan_approx(n, d, k, plan);
 	else
@@ -422,21 +422,38 @@ train_regression(const km_rows *rows, const km_train_plan *plan,
 	return KM_OK;
 }
 
-const km_task_train km_regression_train = {
+/*
+ * The roads, one per task, each naming the task's row (task.c) it serves:
+ * a new task adds its road here, and its row points at nothing above it.
+ */
+static const km_task_train regression_road = {
+	.task = "regression",
 	.plan = plan_regression, .plan_approx = km_train_plan_approx,
 	.train = train_regression, .train_approx = km_train_approx,
 };
 
-const km_task_train km_classification_train = {
+static const km_task_train classification_road = {
+	.task = "classification",
 	.plan = plan_classes, .plan_approx = km_train_plan_approx_classes,
 	.train = train_classes, .train_approx = km_train_approx_classes,
 };
+
+static const km_task_train *const roads[] = {&regression_road, &classification_road};
+
+const km_task_train *
+km_task_road(const km_task_ops *t)
+{
+	for (size_t i = 0; t != NULL && i < sizeof(roads) / sizeof(roads[0]); i++)
+		if (strcmp(roads[i]->task, t->name) == 0)
+			return roads[i];
+	return NULL;
+}
 
 km_status
 km_train(const km_rows *rows, const km_train_plan *plan,
 		 const km_train_env *env, km_model *m, km_error *err)
 {
-	const km_task_train *road = plan->task != NULL ? plan->task->train : NULL;
+	const km_task_train *road = km_task_road(plan->task);
 
 	if (road == NULL || (rows->classes != NULL) != plan->task->classes)
 		return km_fail(err, KM_ERR_INVALID, "the rows do not fit the plan's task",

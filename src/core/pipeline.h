@@ -2,8 +2,8 @@
  * pipeline.h - km_train, the road from rows to a model (core, no
  * PostgreSQL headers; issue 23 point 2).
  *
- * km_train takes the road of the plan's task (task.h km_task_ops.train,
- * pipeline_types.h km_task_train), exact or approximate.  Exact regression
+ * km_train takes the road of the plan's task (pipeline_types.h
+ * km_task_train, found by the task's name), exact or approximate.  Exact regression
  * (ridge, lms, svr): standardize the rows, the default rbf gamma, centre
  * the target, select gamma and lambda if asked, fit, assemble the
  * km_model; exact classifiers weigh the classes instead of centring.
@@ -22,6 +22,9 @@
 #define KM_PIPELINE_H
 
 #include "pipeline_types.h"
+
+/* The road of task t (test_pipeline.c: every task has one), or NULL. */
+const km_task_train *km_task_road(const struct km_task_ops *t);
 
 /* k: a classifier's classes; 0: regression. */
 void		km_train_plan_make(const km_options *o, size_t n, int d, uint32_t k,

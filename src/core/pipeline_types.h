@@ -100,14 +100,15 @@ typedef struct km_train_env
 } km_train_env;
 
 /*
- * km_train's road for one task, which the task table's row points at
- * (task.h km_task_ops.train; defined in the train layer, pipeline.c):
- * its sizes (opts resolved; k classes, 0 without) and its training from
+ * km_train's road for one task, named by the task's name in pipeline.c's
+ * table of roads (the task table's row, a layer down, points at nothing
+ * above it): its sizes (opts resolved; k classes, 0 without) and its training from
  * rows in memory, exact or approximate (a representation with a basis).
  * Regression centres the target; classification weighs the classes.
  */
 typedef struct km_task_train
 {
+	const char *task;			/* the name of the task's row (task.h) */
 	void		(*plan) (size_t n, int d, uint32_t k, km_train_plan *plan);
 	void		(*plan_approx) (size_t n, int d, uint32_t k, km_train_plan *plan);
 	km_status	(*train) (const km_rows *rows, const km_train_plan *plan,

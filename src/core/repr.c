@@ -122,11 +122,10 @@ static const km_repr_ops reprs[] = {
 	{.id = 0, .name = "exact", .approximate = false, .kernels = ALL_KERNELS,
 	 .keeps_rows = true},
 	{.id = 1, .name = "nystrom", .approximate = true, .kernels = ALL_KERNELS,
-		.centres = true, .keeps_rows = true, .sections = km_nystrom_sections,
+		.centres = true, .keeps_rows = true,
 	.features = nystrom_features, .features_doubles = nystrom_features_doubles},
 	{.id = 2, .name = "rff", .approximate = true,
 		.kernels = UINT32_C(1) << KM_KERNEL_RBF, .drawn = true,
-		.sections = km_rff_sections,
 	.features = rff_features, .features_doubles = one_double},
 };
 

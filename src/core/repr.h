@@ -64,28 +64,15 @@ typedef struct km_repr_ops
 	/* the model's expansion keeps n_train rows X (training rows or centres) */
 	bool		keeps_rows;
 
-	/* ---- the model format: this representation's sections ---- */
-
 	/*
-	 * The sections a model of this representation has besides the common
-	 * ones, NULL-terminated, or NULL for none: nystrom has APPROXIMATION,
-	 * rff APPROXIMATION and RFF (W and b), exact none.  Each is a
-	 * km_section_ops (model_section.h: tag, flags, presence, size, writer,
-	 * reader and validator, its arrays' storage, kernel_model_info
-	 * describer) defined beside its codec in the model layer
-	 * (model_sections_repr.c); this table only holds their addresses, and
-	 * model_format.c walks them without naming a representation.
-	 *
-	 * A new representation that stores something of its own: pick the
-	 * next free tag in model.h's list, write its km_section_ops in a
-	 * model-layer file (as model_sections_repr.c does; a section two
-	 * representations share, as APPROXIMATION, is one descriptor in both
-	 * lists), declare its list below and point its row here.
-	 * model_format.c is not edited.
+	 * Its model sections live with their codec, a layer up, in a table that
+	 * names the representation by its name (model_sections_repr.c,
+	 * km_repr_sections in model_section.h: nystrom has APPROXIMATION, rff
+	 * APPROXIMATION and RFF), so that this row points at nothing above it.
+	 * A new representation that stores something of its own adds its list
+	 * there (the next free tag of model.h's list); model_format.c is not
+	 * edited.
 	 */
-	const struct km_section_ops *const *sections;
-
-	/* ---- end of the model format's block ---- */
 
 	/*
 	 * Z (rows x m, row-major) := z(x_i) for standardized rows X (rows x
@@ -97,11 +84,6 @@ typedef struct km_repr_ops
 							 double *Z, double *work);
 	size_t		(*features_doubles) (uint32_t d, uint32_t m, size_t rows);
 } km_repr_ops;
-
-/* The section lists of the representations (model_sections_repr.c). */
-struct km_section_ops;
-extern const struct km_section_ops *const km_nystrom_sections[];
-extern const struct km_section_ops *const km_rff_sections[];
 
 /* The row of id, or NULL when it names no representation. */
 const km_repr_ops *km_repr_get(long long id);

@@ -7,12 +7,9 @@
 /* Indexed by id - 1: km_task's values (method.h), stored in models. */
 static const km_task_ops tasks[] = {
 	{.id = KM_TASK_REGRESSION, .name = "regression", .classes = false,
-	.score_metric = KM_SCORE_MSE, .solvers = false, .approx_gcv = true,
-	.train = &km_regression_train},
+	.score_metric = KM_SCORE_MSE, .solvers = false, .approx_gcv = true},
 	{.id = KM_TASK_CLASSIFICATION, .name = "classification", .classes = true,
-		.sections = km_classification_sections,
-	.score_metric = KM_SCORE_ACCURACY, .solvers = true, .approx_gcv = false,
-	.train = &km_classification_train},
+	.score_metric = KM_SCORE_ACCURACY, .solvers = true, .approx_gcv = false},
 };
 
 #define N_TASKS ((long long) (sizeof(tasks) / sizeof(tasks[0])))

@@ -27,30 +27,18 @@ typedef struct km_task_ops
 	 */
 	bool		classes;
 
-	/* ---- the model format: this task's sections (model_section.h) ---- */
-
 	/*
-	 * The sections a model of this task has besides the common ones
-	 * (SCALER, EXPANSION, METHOD, TRAINING, SELECTION), NULL-terminated, or
-	 * NULL for none: classification has CLASSES, PROBABILITY (when the
-	 * shape has Platt scaling) and METRICS, regression none.  Each is a
-	 * km_section_ops (tag, flags, presence, size, writer, reader and
-	 * validator, its arrays' storage, kernel_model_info describer) defined
-	 * beside its codec in the model layer (model_sections_task.c); this
-	 * table only holds their addresses, and model_format.c walks them
-	 * without naming a task.  A reader refuses a model with a section that
-	 * neither its task nor its representation declares.
-	 *
-	 * A new task (transform: kernel PCA; novelty: one-class SVM) that
-	 * needs a section of its own: pick the next free tag in model.h's list,
-	 * write its km_section_ops in a model-layer file (as
-	 * model_sections_task.c does), declare its list below and point its
-	 * row here.  model_format.c is not edited; a reader that does not know
-	 * the tag refuses the model (required) or skips it (not required).
+	 * Its model sections and its road through km_train live with their code,
+	 * a layer up, in tables of their own that name the task they extend by
+	 * its name, so that this row points at nothing above it: the sections a
+	 * model of the task has besides the common ones in model_sections_task.c
+	 * (km_task_sections, model_section.h: classification has CLASSES,
+	 * PROBABILITY and METRICS), its plan and trainings in pipeline.c
+	 * (km_task_road, pipeline_types.h).  A new task (transform: kernel PCA;
+	 * novelty: one-class SVM) adds its row here, its road there and, if it
+	 * stores something of its own, its sections (the next free tag of
+	 * model.h's list); model_format.c and km_train are not edited.
 	 */
-	const struct km_section_ops *const *sections;
-
-	/* ---- end of the model format's block ---- */
 
 	/* What k-fold selection scores by when the method names no metric of its own. */
 	km_score_metric score_metric;
@@ -65,24 +53,7 @@ typedef struct km_task_ops
 	 * the rows at one lambda and gamma (approximate classifiers).
 	 */
 	bool		approx_gcv;
-
-	/*
-	 * km_train's road for this task (pipeline_types.h km_task_train: its
-	 * plan and its exact and approximate trainings), defined in the train
-	 * layer (pipeline.c); this table only holds its address, and km_train
-	 * asks it instead of naming a task.
-	 */
-	const struct km_task_train *train;
 } km_task_ops;
-
-/* The section lists of the tasks that have sections (model_sections_task.c). */
-struct km_section_ops;
-extern const struct km_section_ops *const km_classification_sections[];
-
-/* The roads of km_train (pipeline.c). */
-struct km_task_train;
-extern const struct km_task_train km_regression_train;
-extern const struct km_task_train km_classification_train;
 
 /* The row of id, or NULL when it names no task. */
 const km_task_ops *km_task_get(long long id);

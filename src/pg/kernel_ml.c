@@ -23,21 +23,10 @@
 
 PG_MODULE_MAGIC;
 
-#define DEFAULT_MAX_MEMORY_KB (4 * 1024 * 1024)	/* 4 GB, in kB */
-
-int			km_max_memory_kb = DEFAULT_MAX_MEMORY_KB;
-int			km_max_memory_limit_kb = DEFAULT_MAX_MEMORY_KB;
-
 /*
- * One BLAS thread by default: a database server shares its cores between
- * backends, and parallel query already adds processes.  A session that
- * trains a large model alone can raise it.
+ * The settings' variables live in the modules that read them (pgutil.c,
+ * progress.c), so that those import nothing from this file.
  */
-int			km_blas_threads = 1;
-
-/* 0: as many as the online cores */
-int			km_blas_threads_limit = 0;
-bool		km_progress = false;
 
 void		_PG_init(void);
 
@@ -92,7 +81,7 @@ _PG_init(void)
 							"Ceiling on kernel_ml.max_memory; only superusers can change it.",
 							"kernel_ml work uses at most the smaller of the two settings.",
 							&km_max_memory_limit_kb,
-							DEFAULT_MAX_MEMORY_KB,
+							KM_DEFAULT_MAX_MEMORY_KB,
 							1024,
 							INT_MAX,
 							PGC_SUSET,
@@ -104,7 +93,7 @@ _PG_init(void)
 							"Checked before allocating; the n x n kernel matrix dominates. "
 							"kernel_ml.max_memory_limit caps it.",
 							&km_max_memory_kb,
-							DEFAULT_MAX_MEMORY_KB,
+							KM_DEFAULT_MAX_MEMORY_KB,
 							1024,
 							INT_MAX,
 							PGC_USERSET,

@@ -20,6 +20,7 @@
 
 #include "progress.h"
 
+extern bool km_progress;		/* kernel_ml.progress */
 extern int	km_progress_interval_ms;	/* kernel_ml.progress_interval */
 
 /* _PG_init: register the hooks and the end-of-transaction reset. */

@@ -24,6 +24,20 @@
 #include "model.h"
 #include "progress.h"
 
+/* The settings (GUCs defined by kernel_ml.c's _PG_init) */
+int			km_max_memory_kb = KM_DEFAULT_MAX_MEMORY_KB;
+int			km_max_memory_limit_kb = KM_DEFAULT_MAX_MEMORY_KB;
+
+/*
+ * One BLAS thread by default: a database server shares its cores between
+ * backends, and parallel query already adds processes.  A session that
+ * trains a large model alone can raise it.
+ */
+int			km_blas_threads = 1;
+
+/* 0: as many as the online cores */
+int			km_blas_threads_limit = 0;
+
 void
 km_raise(const km_error *err)
 {

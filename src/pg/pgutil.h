@@ -12,11 +12,13 @@
 #include "core.h"
 
 /* GUCs (kernel_ml.c) */
+#define KM_DEFAULT_MAX_MEMORY_KB (4 * 1024 * 1024)	/* 4 GB, in kB */
+
+/* The settings (kernel_ml.c defines them as GUCs; defined in pgutil.c) */
 extern int	km_max_memory_kb;
 extern int	km_max_memory_limit_kb;
 extern int	km_blas_threads;
 extern int	km_blas_threads_limit;
-extern bool km_progress;		/* kernel_ml.progress */
 
 /* Online cores (sysconf), at least 1. */
 int			km_online_cores(void);

@@ -20,6 +20,7 @@
 #include "pgprogress.h"
 #include "pgutil.h"
 
+bool		km_progress = false;
 int			km_progress_interval_ms = 1000;
 
 static int	depth;				/* trainings begun and not ended */

@@ -610,18 +610,18 @@ test_model3_sections(void)
 	for (long long id = 0; id <= 255; id++)
 	{
 		if (km_task_get(id))
-			check_section_list(km_task_get(id)->sections, km_task_get(id)->name, by_tag);
+			check_section_list(km_task_sections(km_task_get(id)), km_task_get(id)->name, by_tag);
 		if (km_repr_get(id))
-			check_section_list(km_repr_get(id)->sections, km_repr_get(id)->name, by_tag);
+			check_section_list(km_repr_sections(km_repr_get(id)), km_repr_get(id)->name, by_tag);
 	}
-	list_tags(km_task_get(KM_TASK_REGRESSION)->sections, tags, sizeof(tags));
+	list_tags(km_task_sections(km_task_get(KM_TASK_REGRESSION)), tags, sizeof(tags));
 	CHECK(strcmp(tags, "") == 0, "regression: %s", tags);
-	list_tags(km_task_get(KM_TASK_CLASSIFICATION)->sections, tags, sizeof(tags));
+	list_tags(km_task_sections(km_task_get(KM_TASK_CLASSIFICATION)), tags, sizeof(tags));
 	CHECK(strcmp(tags, "8,9,10") == 0, "classification: %s", tags);
-	list_tags(km_repr_get(KM_APPROX_EXACT)->sections, tags, sizeof(tags));
+	list_tags(km_repr_sections(km_repr_get(KM_APPROX_EXACT)), tags, sizeof(tags));
 	CHECK(strcmp(tags, "") == 0, "exact: %s", tags);
-	list_tags(km_repr_get(KM_APPROX_NYSTROM)->sections, tags, sizeof(tags));
+	list_tags(km_repr_sections(km_repr_get(KM_APPROX_NYSTROM)), tags, sizeof(tags));
 	CHECK(strcmp(tags, "6") == 0, "nystrom: %s", tags);
-	list_tags(km_repr_get(KM_APPROX_RFF)->sections, tags, sizeof(tags));
+	list_tags(km_repr_sections(km_repr_get(KM_APPROX_RFF)), tags, sizeof(tags));
 	CHECK(strcmp(tags, "6,7") == 0, "rff: %s", tags);
 }

@@ -10,10 +10,12 @@
 #include "pipeline.h"
 #include "select.h"
 #include "solve.h"
+#include "task.h"
 #include "unit.h"
 
 void		test_pipeline_matches_steps(void);
 void		test_pipeline_centre_overflow(void);
+void		test_pipeline_every_task_has_a_road(void);
 
 /* malloc'd blocks of one training, freed together */
 typedef struct unit_arena
@@ -157,4 +159,23 @@ test_pipeline_centre_overflow(void)
 	CHECK(km_train(&rows, &plan, &env, &m, &err) == KM_ERR_OVERFLOW, "status %d", (int) err.status);
 	CHECK(strstr(err.detail, "row 3") != NULL, "%s", err.detail);
 	arena_free(&a);
+}
+
+/* Every row of the task table has a road through km_train, named by it (pipeline.c). */
+void
+test_pipeline_every_task_has_a_road(void)
+{
+	for (int t = KM_TASK_FIRST; t <= KM_TASK_LAST; t++)
+	{
+		const km_task_ops *task = km_task_get(t);
+		const km_task_train *road = km_task_road(task);
+
+		CHECK(task != NULL && road != NULL, "task %d has no road", t);
+		if (road == NULL)
+			continue;
+		CHECK(strcmp(road->task, task->name) == 0, "road %s for task %s", road->task, task->name);
+		CHECK(road->plan != NULL && road->plan_approx != NULL &&
+			  road->train != NULL && road->train_approx != NULL, "road %s incomplete", road->task);
+	}
+	CHECK(km_task_road(NULL) == NULL, "a road for no task");
 }

@@ -53,6 +53,7 @@ int			unit_failures = 0;
 	X(test_select_kfold) \
 	X(test_pipeline_matches_steps) \
 	X(test_pipeline_centre_overflow) \
+	X(test_pipeline_every_task_has_a_road) \
 	X(test_pipeline_approx_nystrom_is_exact) \
 	X(test_pipeline_approx_primal) \
 	X(test_pipeline_approx_needs_hashes) \
