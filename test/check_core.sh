@@ -6,7 +6,8 @@
 # PostgreSQL's headers in an #include (which the first check could miss
 # for headers that libpq-dev puts in the system path).  One more check:
 # no method, task or representation constant outside its registry (issue
-# 23; see registry_check below).  Ends with "N passed, N failed".
+# 23; see registry_check below), and the README's Architecture map names
+# every file under src/ (map_check).  Ends with "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -68,6 +69,26 @@ registry_check() {
 	echo "ok - no method, task or representation constant outside its registry ($(echo "$names" | wc -l) constants)"
 }
 if registry_check; then
+	passed=$((passed + 1))
+else
+	failed=$((failed + 1))
+fi
+
+# The README's Architecture map names every source file under src/ (by its
+# stem: foo for foo.c and foo.h), so that it matches the tree (issue 23).
+map_check() {
+	local block missing
+	block=$(awk '/^## Architecture/,/^\*\*A row through exact/' README.md)
+	[ -n "$block" ] || { echo "not ok - README.md has no Architecture section"; return 1; }
+	missing=$(find src -type f \( -name '*.c' -o -name '*.h' -o -name '*.def' \) | sed 's#.*/##; s#\.[a-z]*$##' |
+		LC_ALL=C sort -u | while read -r f; do echo "$block" | grep -q "\b$f\b" || echo "$f"; done)
+	if [ -n "$missing" ]; then
+		echo "not ok - the README's Architecture map does not name: $(echo $missing)"
+		return 1
+	fi
+	echo "ok - the README's Architecture map names every file under src/"
+}
+if map_check; then
 	passed=$((passed + 1))
 else
 	failed=$((failed + 1))
