@@ -1197,22 +1197,6 @@ def svr_primal_scipy(Z, y, lam, eps, intercept=True):
     return res.x[:m], res.x[m]
 
 
-def svr_primal_scipy_w(Z, y, lam, eps, minimize):
-    """The same objective over w alone (b = 0)."""
-    n, m = Z.shape
-
-    def parts(w):
-        r = y - Z @ w
-        a = np.maximum(0.0, np.abs(r) - eps)
-        return a * a, -2.0 * np.sign(r) * a, np.where(a > 0, 2.0, 0.0)
-
-    res = minimize(lambda w: np.mean(parts(w)[0]) + 0.5 * lam * w @ w, np.zeros(m),
-                   jac=lambda w: Z.T @ parts(w)[1] / n + lam * w,
-                   hess=lambda w: Z.T @ ((parts(w)[2] / n)[:, None] * Z) + lam * np.eye(m),
-                   method="trust-exact", options={"gtol": 1e-13, "maxiter": 1000})
-    return res.x, res
-
-
 def check_approx_svr(cur):
     """(m) approximate epsilon-SVR vs SciPy on the exported features."""
     for ds, Xtr, ytr, Xte, yte in svr_datasets():

@@ -12,48 +12,11 @@
 #include "solve.h"
 #include "task.h"
 #include "unit.h"
+#include "unit_arena.h"
 
 void		test_pipeline_matches_steps(void);
 void		test_pipeline_centre_overflow(void);
 void		test_pipeline_every_task_has_a_road(void);
-
-/* malloc'd blocks of one training, freed together */
-typedef struct unit_arena
-{
-	void	   *p[64];
-	int			count;
-} unit_arena;
-
-static void *
-arena_alloc(void *ctx, size_t bytes)
-{
-	unit_arena *a = ctx;
-
-	return a->p[a->count++] = calloc(1, bytes ? bytes : 1);
-}
-
-static void
-arena_release(void *ctx, void *p)
-{
-}
-
-static double *
-arena_workspace(void *ctx, km_train_buffer kind, size_t doubles, size_t n, int d)
-{
-	return arena_alloc(ctx, doubles * sizeof(double));
-}
-
-static void
-arena_release_workspace(void *ctx, km_train_buffer kind, double *p)
-{
-}
-
-static void
-arena_free(unit_arena *a)
-{
-	while (a->count > 0)
-		free(a->p[--a->count]);
-}
 
 /* {"lambda": 0.1}, not yet resolved: rbf with the default gamma */
 static km_options
@@ -82,8 +45,7 @@ test_pipeline_matches_steps(void)
 	double	   *X = unit_rand_vec(n * d, 11);
 	double	   *y = unit_rand_vec(n, 12);
 	unit_arena	a = {{0}, 0};
-	km_train_env env = {&a, arena_alloc, arena_release, arena_workspace,
-	arena_release_workspace, NULL};
+	km_train_env env = unit_arena_env(&a);
 	km_rows		rows = {NULL, n, d, X, y, NULL, NULL, 7};
 	km_options	o = ridge_options();
 	km_train_plan plan;
@@ -131,7 +93,7 @@ test_pipeline_matches_steps(void)
 	free(scale);
 	free(mean);
 	free(Xs);
-	arena_free(&a);
+	unit_arena_free(&a);
 	free(y);
 	free(X);
 }
@@ -142,8 +104,7 @@ test_pipeline_centre_overflow(void)
 	double		X[3] = {0.0, 1.0, 2.0};
 	double		y[3] = {1.7e308, 1.7e308, -1.7e308};
 	unit_arena	a = {{0}, 0};
-	km_train_env env = {&a, arena_alloc, arena_release, arena_workspace,
-	arena_release_workspace, NULL};
+	km_train_env env = unit_arena_env(&a);
 	km_rows		rows = {NULL, 3, 1, X, y, NULL, NULL, 0};
 	km_options	o = ridge_options();
 	km_train_plan plan;
@@ -158,7 +119,7 @@ test_pipeline_centre_overflow(void)
 	km_train_plan_make(&o, 3, 1, 0, &plan);
 	CHECK(km_train(&rows, &plan, &env, &m, &err) == KM_ERR_OVERFLOW, "status %d", (int) err.status);
 	CHECK(strstr(err.detail, "row 3") != NULL, "%s", err.detail);
-	arena_free(&a);
+	unit_arena_free(&a);
 }
 
 /* Every row of the task table has a road through km_train, named by it (pipeline.c). */

@@ -15,6 +15,7 @@
 #include "score.h"
 #include "task.h"
 #include "unit.h"
+#include "unit_arena.h"
 
 void		test_pipeline_approx_nystrom_is_exact(void);
 void		test_pipeline_approx_primal(void);
@@ -22,55 +23,6 @@ void		test_pipeline_approx_needs_hashes(void);
 void		test_pipeline_approx_kfold(void);
 void		test_pipeline_approx_classes(void);
 void		test_pipeline_approx_classes_kfold(void);
-
-/* malloc'd blocks of one training, freed together */
-typedef struct approx_arena
-{
-	void	   *p[512];
-	int			count;
-} approx_arena;
-
-static void *
-arena_alloc(void *ctx, size_t bytes)
-{
-	approx_arena *a = ctx;
-
-	if (a->count >= 512)
-		abort();
-	return a->p[a->count++] = calloc(1, bytes ? bytes : 1);
-}
-
-static void
-arena_release(void *ctx, void *p)
-{
-}
-
-static double *
-arena_workspace(void *ctx, km_train_buffer kind, size_t doubles, size_t n, int d)
-{
-	return arena_alloc(ctx, doubles * sizeof(double));
-}
-
-static void
-arena_release_workspace(void *ctx, km_train_buffer kind, double *p)
-{
-}
-
-static void
-arena_free(approx_arena *a)
-{
-	while (a->count > 0)
-		free(a->p[--a->count]);
-}
-
-static km_train_env
-arena_env(approx_arena *a)
-{
-	km_train_env env = {a, arena_alloc, arena_release, arena_workspace,
-	arena_release_workspace, NULL, NULL};
-
-	return env;
-}
 
 /* Options from "key", value pairs: a value that parses as a number is one, "true"/"false" bools, else text. */
 static km_options
@@ -126,10 +78,10 @@ made_up_hashes(size_t n)
 
 /* Train o on the rows; the model's predictions of the rows into pred. */
 static km_model
-train_and_predict(const km_options *o, const km_rows *rows, approx_arena *a,
+train_and_predict(const km_options *o, const km_rows *rows, unit_arena *a,
 				  double *pred)
 {
-	km_train_env env = arena_env(a);
+	km_train_env env = unit_arena_env(a);
 	km_train_plan plan;
 	km_model	m;
 	km_error	err;
@@ -138,7 +90,7 @@ train_and_predict(const km_options *o, const km_rows *rows, approx_arena *a,
 
 	km_train_plan_make(o, rows->n, rows->d, 0, &plan);
 	CHECK(km_train(rows, &plan, &env, &m, &err) == KM_OK, "%s: %s", err.message, err.detail);
-	mem = arena_alloc(a, km_scorer_doubles(&m) * sizeof(double));
+	mem = unit_arena_alloc(a, km_scorer_doubles(&m) * sizeof(double));
 	km_scorer_prepare(&s, &m, mem);
 	for (size_t i = 0; i < rows->n; i++)
 		CHECK(km_scorer_decision(&s, rows->X + i * rows->d, pred + i, &err) == KM_OK,
@@ -165,8 +117,8 @@ test_pipeline_approx_nystrom_is_exact(void)
 	"approximation", "nystrom", "components", "50"};
 	km_options	oe = parse_options(exact_kv, 3);
 	km_options	oa = parse_options(approx_kv, 5);
-	approx_arena ae = {{0}, 0};
-	approx_arena aa = {{0}, 0};
+	unit_arena ae = {{0}, 0};
+	unit_arena aa = {{0}, 0};
 	double	   *pe = malloc(n * sizeof(double));
 	double	   *pa = malloc(n * sizeof(double));
 	km_model	me = train_and_predict(&oe, &rows, &ae, pe);
@@ -179,8 +131,8 @@ test_pipeline_approx_nystrom_is_exact(void)
 	CHECK(me.approximation == KM_APPROX_EXACT, "exact %d", (int) me.approximation);
 	for (size_t i = 0; i < n; i++)
 		CHECK_CLOSE(pa[i], pe[i], 1e-6);
-	arena_free(&aa);
-	arena_free(&ae);
+	unit_arena_free(&aa);
+	unit_arena_free(&ae);
 	free(pa);
 	free(pe);
 	free(h);
@@ -213,7 +165,7 @@ test_pipeline_approx_primal(void)
 	for (int k = 0; k < 2; k++)
 	{
 		km_options	o = parse_options(kv[k], 5);
-		approx_arena a = {{0}, 0};
+		unit_arena a = {{0}, 0};
 		km_model	m = train_and_predict(&o, &rows, &a, pred);
 		double		rss = 0.0;
 
@@ -223,12 +175,12 @@ test_pipeline_approx_primal(void)
 			  (int) m.method, (int) m.converged);
 		CHECK_CLOSE(sqrt(rss / n), m.train_rmse, 1e-6);
 		CHECK(m.train_rmse < 0.2, "rmse %g", m.train_rmse);
-		arena_free(&a);
+		unit_arena_free(&a);
 	}
 	{
 		const char *const gkv[] = {"approximation", "rff", "components", "40", "lambda", "0.001"};
 		km_options	o = parse_options(gkv, 3);
-		approx_arena a = {{0}, 0};
+		unit_arena a = {{0}, 0};
 		km_model	m;
 
 		o.lambdas.n = 3;
@@ -239,7 +191,7 @@ test_pipeline_approx_primal(void)
 			  m.n_candidates);
 		for (int c = 0; c < 3; c++)
 			CHECK(isfinite(m.candidates[c].score), "score %d", c);
-		arena_free(&a);
+		unit_arena_free(&a);
 	}
 	free(pred);
 	free(h);
@@ -256,8 +208,8 @@ test_pipeline_approx_needs_hashes(void)
 	km_rows		rows = {NULL, 4, 1, X, y, NULL, NULL, 0, NULL};
 	const char *const kv[] = {"approximation", "nystrom", "components", "3"};
 	km_options	o = parse_options(kv, 2);
-	approx_arena a = {{0}, 0};
-	km_train_env env = arena_env(&a);
+	unit_arena a = {{0}, 0};
+	km_train_env env = unit_arena_env(&a);
 	km_train_plan plan;
 	km_model	m;
 	km_error	err;
@@ -265,7 +217,7 @@ test_pipeline_approx_needs_hashes(void)
 	km_train_plan_make(&o, 4, 1, 0, &plan);
 	CHECK(plan.approximate && plan.basis_bytes > 0 && plan.approx_bytes > 0, "plan");
 	CHECK(km_train(&rows, &plan, &env, &m, &err) == KM_ERR_INVALID, "status %d", (int) err.status);
-	arena_free(&a);
+	unit_arena_free(&a);
 }
 
 /*
@@ -286,8 +238,8 @@ test_pipeline_approx_kfold(void)
 	const char *const kv[] = {"method", "svr", "approximation", "rff", "components", "30",
 	"gamma", "0.5", "cv", "3"};
 	km_options	o = parse_options(kv, 5);
-	approx_arena a = {{0}, 0};
-	approx_arena b = {{0}, 0};
+	unit_arena a = {{0}, 0};
+	unit_arena b = {{0}, 0};
 	double	   *pred = malloc(n * sizeof(double));
 	double	   *pwin = malloc(n * sizeof(double));
 	km_model	m;
@@ -321,8 +273,8 @@ test_pipeline_approx_kfold(void)
 	w = train_and_predict(&ow, &rows, &b, pwin);
 	CHECK(w.n_candidates == 0 && memcmp(w.alpha, m.alpha, sizeof(double) * m.n_train) == 0 &&
 		  w.intercept == m.intercept, "refit differs from the winner's model");
-	arena_free(&b);
-	arena_free(&a);
+	unit_arena_free(&b);
+	unit_arena_free(&a);
 	free(pwin);
 	free(pred);
 	free(h);
@@ -374,9 +326,9 @@ class_rows(double *X, uint32_t k, const uint32_t *cls, const uint64_t *counts,
 
 /* km_train of an approximate classifier (must succeed) into m. */
 static void
-train_classes(const km_options *o, const km_rows *rows, approx_arena *a, km_model *m)
+train_classes(const km_options *o, const km_rows *rows, unit_arena *a, km_model *m)
 {
-	km_train_env env = arena_env(a);
+	km_train_env env = unit_arena_env(a);
 	km_train_plan plan;
 	km_error	err;
 
@@ -406,8 +358,8 @@ test_pipeline_approx_classes(void)
 	const char *const kv[] = {"method", "logistic", "approximation", "nystrom",
 	"components", "30", "gamma", "0.5", "lambda", "0.001"};
 	km_options	o = parse_options(kv, 5);
-	approx_arena a = {{0}, 0};
-	approx_arena b = {{0}, 0};
+	unit_arena a = {{0}, 0};
+	unit_arena b = {{0}, 0};
 	km_model	m;
 	km_model	mc;
 	km_scorer	s;
@@ -424,7 +376,7 @@ test_pipeline_approx_classes(void)
 	CHECK(res.has_probability && res.converged && m.rows_seen == n && m.rows_skipped == 4 &&
 		  m.n_candidates == 0, "probability %d converged %d", (int) res.has_probability,
 		  (int) res.converged);
-	km_scorer_prepare(&s, &m, arena_alloc(&a, km_scorer_doubles(&m) * sizeof(double)));
+	km_scorer_prepare(&s, &m, unit_arena_alloc(&a, km_scorer_doubles(&m) * sizeof(double)));
 	for (size_t i = 0; i < n; i++)
 	{
 		double		f;
@@ -441,8 +393,8 @@ test_pipeline_approx_classes(void)
 	CHECK(memcmp(mc.alpha, m.alpha, sizeof(double) * 30) == 0 &&
 		  mc.intercepts[0] == m.intercepts[0] && mc.train_accuracy == m.train_accuracy,
 		  "the feature cache changed the model");
-	arena_free(&b);
-	arena_free(&a);
+	unit_arena_free(&b);
+	unit_arena_free(&a);
 	free(cache);
 	free(h);
 	free(cls);
@@ -470,9 +422,9 @@ test_pipeline_approx_classes_kfold(void)
 	const char *const kv[] = {"method", "svm", "approximation", "rff", "components", "40",
 	"gamma", "0.5", "cv", "3"};
 	km_options	o = parse_options(kv, 5);
-	approx_arena a = {{0}, 0};
-	approx_arena b = {{0}, 0};
-	km_train_env env = arena_env(&b);
+	unit_arena a = {{0}, 0};
+	unit_arena b = {{0}, 0};
+	km_train_env env = unit_arena_env(&b);
 	km_train_plan plan;
 	km_error	err;
 	km_model	m;
@@ -518,8 +470,8 @@ test_pipeline_approx_classes_kfold(void)
 	CHECK(plan.task != NULL && plan.task->classes &&
 		  km_train(&rows, &plan, &env, &w, &err) == KM_ERR_INVALID, "status %d: %s",
 		  (int) err.status, err.message);
-	arena_free(&b);
-	arena_free(&a);
+	unit_arena_free(&b);
+	unit_arena_free(&a);
 	free(h);
 	free(cls);
 	free(X);
