@@ -2,7 +2,10 @@
  * passes.c - named approximate models trained by SQL passes over the
  * stored query (the rows are never collected): regression here (see
  * below), logistic and svm in passes_classify.c, the regression methods
- * fitted in the primal (svr) in passes_primal.c.
+ * fitted in the primal (svr) in passes_primal.c, its k-fold model
+ * selection too.  Still in memory (the rows collected, O(rows)): the
+ * approximate classifiers' model selection and the probabilities of an
+ * approximate svm (use_passes).
  */
 #include "postgres.h"
 

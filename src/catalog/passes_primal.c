@@ -17,6 +17,16 @@
  *      split (passes.c's, one SQL statement).
  * (refit: 1 and 2 again over every usable row; if_better: 3 for the
  * deployed version over the held-out rows.)
+ * With a grid (k-fold model selection) the candidates are scored by passes
+ * too before 1 (primal_select_passes, a route of km_grid_search): per
+ * gamma a basis pass, per candidate and fold the Newton passes over the
+ * training rows not in the fold and a pass scoring the fold (MSE); the
+ * winner is then fitted by 1 and 2 (and refitted) with its gamma and
+ * lambda, and the candidates recorded in the model.  Memory: the pass
+ * states, O(m^2), and the candidates, nothing per row (newton_setup's
+ * check counts them).  Folds come from the row hash (pass_row_fold), not
+ * the in-memory rank rule, so the choice may differ from the aggregate's
+ * on the same rows, as the named hold-out already does.
  *
  * Each pass of 1 and 2 reads the query through a cursor
  * (catalog_query_scan: as run_as, security-restricted, search_path
