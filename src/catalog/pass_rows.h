@@ -59,6 +59,14 @@ extern void pass_row_check_target(const PassRows *pr, double y);
 /* Whether the row is held out (km_row_held_out over x and key), counted. */
 extern bool pass_row_held(PassRows *pr, double key, int64 seed);
 
+/*
+ * The k-fold fold of a training row (named model selection by passes):
+ * the hash km_row_held_out takes (features and key, -0.0 as 0.0, seed)
+ * modulo folds, from the row alone; not the in-memory rank rule
+ * (km_folds_by_rank), so folds sizes differ by chance, as the hold-out's.
+ */
+extern int	pass_row_fold(PassRows *pr, double key, int64 seed, int folds);
+
 /* The row into the basis state (-0 hashed as 0). */
 extern void pass_row_basis_add(PassRows *pr, km_basis_state *st);
 

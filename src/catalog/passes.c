@@ -2,7 +2,10 @@
  * passes.c - named approximate models trained by SQL passes over the
  * stored query (the rows are never collected): regression here (see
  * below), logistic and svm in passes_classify.c, the regression methods
- * fitted in the primal (svr) in passes_primal.c.
+ * fitted in the primal (svr) in passes_primal.c, its k-fold model
+ * selection too.  Still in memory (the rows collected, O(rows)): the
+ * approximate classifiers' model selection and the probabilities of an
+ * approximate svm (use_passes).
  */
 #include "postgres.h"
 
@@ -71,12 +74,14 @@ use_passes(NamedRun *run, const Catalog *cat, const char *query, Oid run_as,
 	}
 	/*
 	 * A regression method fitted in the primal (svr): by passes when its
-	 * ops have the pieces of the fit (passes_primal.c), but for model
-	 * selection (k-fold over the collected rows): in memory
+	 * ops have the pieces of the fit (passes_primal.c), model selection
+	 * (k-fold) too, by passes over folds of the row hash; another
+	 * cross-validation (none today for a primal method): in memory
 	 * (src/core/pipeline_approx.c), as kernel_train
 	 */
 	if (!run->classify && km_method_get(run->opts.fit.method)->primal_fit != NULL &&
-		(!passes_primal_method(run->opts.fit.method) || km_options_selects(&run->opts)))
+		(!passes_primal_method(run->opts.fit.method) ||
+		 (km_options_selects(&run->opts) && run->opts.cv != KM_CV_KFOLD)))
 		return false;
 	run->passes = true;
 	run->schema = cat->schema;

@@ -17,6 +17,16 @@
  *      split (passes.c's, one SQL statement).
  * (refit: 1 and 2 again over every usable row; if_better: 3 for the
  * deployed version over the held-out rows.)
+ * With a grid (k-fold model selection) the candidates are scored by passes
+ * too before 1 (primal_select_passes, a route of km_grid_search): per
+ * gamma a basis pass, per candidate and fold the Newton passes over the
+ * training rows not in the fold and a pass scoring the fold (MSE); the
+ * winner is then fitted by 1 and 2 (and refitted) with its gamma and
+ * lambda, and the candidates recorded in the model.  Memory: the pass
+ * states, O(m^2), and the candidates, nothing per row (newton_setup's
+ * check counts them).  Folds come from the row hash (pass_row_fold), not
+ * the in-memory rank rule, so the choice may differ from the aggregate's
+ * on the same rows, as the named hold-out already does.
  *
  * Each pass of 1 and 2 reads the query through a cursor
  * (catalog_query_scan: as run_as, security-restricted, search_path
@@ -34,8 +44,10 @@
 #include "utils/memutils.h"
 
 #include "approx.h"
+#include "grid.h"
 #include "basis.h"
 #include "method.h"
+#include "metrics.h"
 #include "model.h"
 #include "model_bytea.h"
 #include "pgprogress.h"
@@ -56,8 +68,17 @@
 typedef enum PrimalPassKind
 {
 	PP_BASIS,
-	PP_NEWTON
+	PP_NEWTON,
+	PP_SCORE					/* k-fold: the held-out fold's squared errors */
 } PrimalPassKind;
+
+/* A k-fold selection's outcome: the scored candidates and the winner. */
+typedef struct PrimalSelection
+{
+	km_candidate *cand;			/* NULL: no selection */
+	int			ncand;
+	int			best;
+} PrimalSelection;
 
 /* One fit's passes: what every batch of rows reads and adds to. */
 typedef struct PrimalPasses
@@ -90,6 +111,19 @@ typedef struct PrimalPasses
 	double	   *Z;				/* PP_BLOCK x m */
 	double	   *fwork;
 	double	   *scratch;		/* primal_add's, and primal_tally's */
+
+	/* k-fold selection (folds 0: none) */
+	int			folds;
+	int			fold;			/* the fold left out of the fit; -1: none */
+	int64	   *fold_n;			/* folds: training rows per fold (basis pass) */
+	int64		fold_skipped;	/* rows of the left-out fold this pass */
+	bool		soft;			/* a candidate's fit: failures lose, not raise */
+	bool		diverged;		/* primal_add found a non-finite value */
+	km_metrics	met;			/* PP_SCORE */
+	double	   *fold_mse;		/* folds */
+	MemoryContext gcxt;			/* the current gamma's basis and buffers */
+	const PrimalSelection *sel;
+	int64		sel_n;			/* k-fold: the training rows of the basis pass */
 } PrimalPasses;
 
 bool
@@ -121,12 +155,30 @@ newton_block(PrimalPasses *pp)
 	if (r == 0)
 		return;
 	km_rows_features(&pp->basis, pp->L, pp->rows.Xs, r, pp->Z, pp->fwork, pp->rows.block_first);
+	if (pp->kind == PP_SCORE)
+	{
+		for (int64 i = 0; i < r; i++)
+		{
+			double		pred = pp->b;
+
+			for (uint32 j = 0; j < pp->m; j++)
+				pred += pp->Z[i * pp->m + j] * pp->coef[j];
+			km_metrics_add(&pp->met, pred, pp->y[i]);
+		}
+		pp->rows.block_first += r;
+		pp->rows.nblock = 0;
+		return;
+	}
 	pp->ops->primal_tally(&pp->opts.fit, pp->Z, (size_t) r, pp->m, pp->y, pp->coef,
 						  pp->b, pp->tally, pp->scratch);
-	if (!pp->solver.done &&
+	if (!pp->solver.done && !pp->diverged &&
 		!pp->ops->primal_add(&pp->opts.fit, pp->state, pp->m, pp->Z, (size_t) r, pp->y,
 							 pp->coef, pp->b, pp->scratch, km_interrupt))
-		raise_nonfinite(pp);
+	{
+		if (!pp->soft)
+			raise_nonfinite(pp);
+		pp->diverged = true;
+	}
 	pp->rows.block_first += r;
 	pp->rows.nblock = 0;
 }
@@ -138,6 +190,30 @@ newton_row(PrimalPasses *pp, double y)
 	pp->y[pass_row_standardize(&pp->rows, &pp->basis)] = y;
 	if (pp->rows.nblock == PP_BLOCK)
 		newton_block(pp);
+}
+
+/*
+ * k-fold: whether a training row takes part in this pass, from its fold
+ * (pass_row_fold): the basis pass counts it, a Newton pass skips the
+ * left-out fold, a scoring pass reads that fold only.
+ */
+static bool
+pass_fold_row(PrimalPasses *pp, double y)
+{
+	int			f = pass_row_fold(&pp->rows, y, pp->opts.seed, pp->folds);
+
+	if (pp->kind == PP_BASIS)
+	{
+		pp->fold_n[f]++;
+		return true;
+	}
+	if (pp->fold < 0)
+		return true;
+	if (pp->kind == PP_SCORE)
+		return f == pp->fold;
+	if (f == pp->fold)
+		pp->fold_skipped++;
+	return f != pp->fold;
 }
 
 /* One batch of the query's rows (f float8[], y float8), split, into the pass. */
@@ -159,6 +235,8 @@ pass_batch(void *arg, SPITupleTable *tt, uint64 n)
 		held = pass_row_held(&pp->rows, y, pp->opts.seed);
 		if (held && !pp->all_rows)
 			continue;
+		if (pp->folds > 0 && !pass_fold_row(pp, y))
+			continue;
 		if (pp->kind == PP_BASIS)
 			pass_row_basis_add(&pp->rows, pp->st);
 		else
@@ -170,13 +248,35 @@ static void
 run_pass(PrimalPasses *pp, PrimalPassKind kind)
 {
 	pp->kind = kind;
+	pp->fold_skipped = 0;
+	if (kind == PP_BASIS && pp->folds > 0)
+		memset(pp->fold_n, 0, sizeof(int64) * pp->folds);
 	pass_rows_scan(pp->run, &pp->rows, pass_batch, pp);
 }
 
 static int64
 fit_rows(const PrimalPasses *pp)
 {
-	return pass_rows_fit(&pp->rows, pp->all_rows);
+	return pass_rows_fit(&pp->rows, pp->all_rows) - pp->fold_skipped;
+}
+
+/* The basis state of the current gamma over the pass's rows. */
+static void
+basis_state_pass(PrimalPasses *pp)
+{
+	Size		sbytes;
+
+	sbytes = km_basis_state_bytes(pp->opts.approximation, (uint32) pp->rows.d,
+								  (uint32) pp->opts.components);
+	if (sbytes == 0 || sbytes > MaxAllocSize)
+		rowset_too_large(&pp->opts, (uint32) pp->rows.d);
+	pp->st = palloc_extended(sbytes, MCXT_ALLOC_HUGE);
+	SET_VARSIZE(pp->st, sbytes);
+	km_basis_state_init(pp->st, pp->opts.approximation, &pp->opts.fit.kernel,
+						pp->opts.standardize, (uint32) pp->rows.d,
+						(uint32) pp->opts.components, (uint64) pp->opts.seed);
+	km_progress_stage("fit: basis pass over the %s rows", pp->all_rows ? "usable" : "training");
+	run_pass(pp, PP_BASIS);
 }
 
 /* Pass 1: the options resolved by d and the rows, the basis. */
@@ -184,7 +284,6 @@ static void
 basis_pass(PrimalPasses *pp)
 {
 	const NamedRun *run = pp->run;
-	Size		sbytes;
 	int64		n;
 
 	/* the basis state is sized by d: the first usable row's length */
@@ -197,24 +296,21 @@ basis_pass(PrimalPasses *pp)
 		passes_no_rows(run, pp->rows.seen, pp->rows.ntrain + pp->rows.ntest);
 	}
 	km_options_resolve(&pp->opts, pp->rows.d);
-	sbytes = km_basis_state_bytes(pp->opts.approximation, (uint32) pp->rows.d,
-								  (uint32) pp->opts.components);
-	if (sbytes == 0 || sbytes > MaxAllocSize)
-		rowset_too_large(&pp->opts, (uint32) pp->rows.d);
-	pp->st = palloc_extended(sbytes, MCXT_ALLOC_HUGE);
-	SET_VARSIZE(pp->st, sbytes);
-	km_basis_state_init(pp->st, pp->opts.approximation, &pp->opts.fit.kernel,
-						pp->opts.standardize, (uint32) pp->rows.d,
-						(uint32) pp->opts.components, (uint64) pp->opts.seed);
+	if (pp->sel != NULL)
+	{
+		/* the refit of a selection: the winner's gamma and lambda */
+		pp->opts.fit.kernel.gamma = pp->sel->cand[pp->sel->best].gamma;
+		pp->opts.fit.lambda = pp->sel->cand[pp->sel->best].lambda;
+	}
 	pp->rows.x = palloc(sizeof(double) * (pp->rows.d + 1));
 	pp->rows.hbuf = palloc(sizeof(double) * (pp->rows.d + 1));
-
-	km_progress_stage("fit: basis pass over the %s rows", pp->all_rows ? "usable" : "training");
-	run_pass(pp, PP_BASIS);
+	basis_state_pass(pp);
 	n = fit_rows(pp);
 	if (n == 0)
 		passes_no_rows(run, pp->rows.seen, pp->rows.ntrain + pp->rows.ntest);
 	km_options_resolve_rows(&pp->opts, (size_t) n);	/* the default lambda, 1 / n */
+	if (pp->sel != NULL)
+		pp->opts.fit.lambda = pp->sel->cand[pp->sel->best].lambda;
 
 	pass_basis_finish(pp->st, &pp->basis);
 	pp->st = NULL;
@@ -239,7 +335,8 @@ newton_setup(PrimalPasses *pp)
 		8.0 * (double) km_primal_step_work_doubles(m) +
 		8.0 * PP_BLOCK * ((double) d + m + 1.0) +
 		8.0 * (double) km_approx_features_doubles(&pp->basis, PP_BLOCK) +
-		8.0 * (double) Max(nscratch, PP_BLOCK);
+		8.0 * (double) Max(nscratch, PP_BLOCK) +
+		8.0 * (4.0 * pp->opts.gammas.n * pp->opts.lambdas.n + 2.0 * pp->folds);	/* k-fold */
 	(void) km_mem_reserve(CurrentMemoryContext, need, "kernel_model_train", false);
 	elog(DEBUG1, "kernel_model_train: approximate %s by passes: m = %u, %.0f bytes",
 		 pp->ops->name, m, need);
@@ -271,11 +368,31 @@ newton_pass(PrimalPasses *pp, int64 expect, const char *what)
 	check_pass_rows("basis", expect, what, fit_rows(pp), pp->all_rows ? "usable" : "training");
 }
 
-/* The Newton passes from zero: the method's primal_fit over the query. */
-static void
-newton_passes(PrimalPasses *pp, km_fit_result *res)
+/* A fit that fails for its lambda or gamma: the candidate loses (pipeline_approx.c's rule). */
+static bool
+candidate_failure(km_status st)
 {
-	int64		n = fit_rows(pp);
+	return st == KM_ERR_NOT_PD || st == KM_ERR_DIVERGED || st == KM_ERR_INACCURATE;
+}
+
+/* A failed step or result: a candidate's loss (soft), else the error. */
+static km_status
+newton_failed(PrimalPasses *pp, km_status st, km_error *err)
+{
+	if (pp->soft && candidate_failure(st))
+		return st;
+	km_method_fill_hint(pp->opts.fit.method, err);
+	km_raise(err);
+	return st;
+}
+
+/*
+ * The Newton passes from zero: the method's primal_fit over the query (its
+ * fit rows n: the training rows, less the left-out fold under k-fold).
+ */
+static km_status
+newton_passes(PrimalPasses *pp, int64 n, km_fit_result *res)
+{
 	int			passes = 0;
 	bool		current = false;
 	km_error	err;
@@ -293,13 +410,12 @@ newton_passes(PrimalPasses *pp, km_fit_result *res)
 		passes++;
 		memcpy(pp->before, pp->coef, sizeof(double) * pp->m);
 		pp->before[pp->m] = pp->b;
+		if (pp->diverged)
+			return KM_ERR_DIVERGED;
 		st = pp->ops->primal_step(&pp->opts.fit, &pp->solver, pp->state, pp->R, pp->coef,
 								  &pp->b, pp->vecs, pp->swork, &err, km_interrupt);
 		if (st != KM_OK)
-		{
-			km_method_fill_hint(pp->opts.fit.method, &err);
-			km_raise(&err);
-		}
+			return newton_failed(pp, st, &err);
 		current = pp->before[pp->m] == pp->b &&
 			memcmp(pp->before, pp->coef, sizeof(double) * pp->m) == 0;
 	}
@@ -311,14 +427,12 @@ newton_passes(PrimalPasses *pp, km_fit_result *res)
 		newton_pass(pp, n, "training error");
 		passes++;
 	}
-	if (pp->ops->primal_result(&pp->opts.fit, &pp->solver, pp->tally, (size_t) n, res,
-							   &err) != KM_OK)
-	{
-		km_method_fill_hint(pp->opts.fit.method, &err);
-		km_raise(&err);
-	}
+	st = pp->ops->primal_result(&pp->opts.fit, &pp->solver, pp->tally, (size_t) n, res, &err);
+	if (st != KM_OK)
+		return newton_failed(pp, st, &err);
 	elog(DEBUG1, "kernel_model_train: approximate %s by passes, m = %u, %d passes, training rmse %.6g",
 		 pp->ops->name, pp->m, passes, res->train_rmse);
+	return KM_OK;
 }
 
 /* The model over the basis, as pipeline_approx.c assembles the aggregate's. */
@@ -345,6 +459,15 @@ assemble_model(PrimalPasses *pp, const km_fit_result *res, MemoryContext ctx)
 	model.method = pp->opts.fit.method;
 	model.task = pp->ops->task;
 	pp->ops->store(&pp->opts.fit, res, &model);
+	if (pp->sel != NULL)
+	{
+		/* recorded as the in-memory path records its selection */
+		model.n_candidates = (uint32) pp->sel->ncand;
+		model.cv = pp->opts.cv;
+		model.folds = pp->opts.folds;
+		model.best = (uint32) pp->sel->best;
+		model.candidates = pp->sel->cand;
+	}
 	sscanf(KM_VERSION_STRING, "%hhu.%hhu.%hhu", &model.writer_version[0],
 		   &model.writer_version[1], &model.writer_version[2]);
 	old = MemoryContextSwitchTo(ctx);
@@ -353,17 +476,11 @@ assemble_model(PrimalPasses *pp, const km_fit_result *res, MemoryContext ctx)
 	return out;
 }
 
-/* Passes 1 and 2: the model of the training rows (or every usable row), into ctx. */
-static bytea *
-primal_passes(const NamedRun *run, bool all_rows, MemoryContext ctx, int64 *rows, int *d)
+/* The passes' state over run's query, in tmp (made current). */
+static PrimalPasses *
+passes_new(const NamedRun *run, bool all_rows, MemoryContext tmp)
 {
-	MemoryContext tmp = AllocSetContextCreate(CurrentMemoryContext,
-											  "kernel_ml primal passes",
-											  ALLOCSET_DEFAULT_SIZES);
-	MemoryContext old = MemoryContextSwitchTo(tmp);
 	PrimalPasses *pp = palloc0(sizeof(PrimalPasses));
-	km_fit_result res;
-	bytea	   *model;
 
 	pp->run = run;
 	pp->ops = km_method_get(run->opts.fit.method);
@@ -373,10 +490,147 @@ primal_passes(const NamedRun *run, bool all_rows, MemoryContext ctx, int64 *rows
 	pp->rows.cxt = tmp;
 	pp->rows.d = -1;
 	pp->rows.thr = km_holdout_threshold(run->opts.test_fraction);
+	pp->fold = -1;
 	km_blas_setup();
+	return pp;
+}
+
+/*
+ * k-fold selection by passes, a route of the one grid loop
+ * (km_grid_search): per gamma its basis pass over the training rows and
+ * the Newton buffers (route_gamma); per candidate and fold the Newton
+ * passes over the training rows not in the fold, then a pass scoring the
+ * fold's rows (route_score: the mean MSE over folds and its deviation, as
+ * pipeline_approx.c's score_candidate).  A row's fold is its hash modulo
+ * the folds (pass_row_fold), not the rank rule of the in-memory path, so a
+ * named grid may pick another candidate than the aggregate's on the same
+ * rows.  The held-out rows of the named split stay out, as in every pass.
+ */
+static km_status
+route_gamma(void *arg, int g, double gamma, km_error *err)
+{
+	PrimalPasses *pp = arg;
+	MemoryContext old;
+
+	MemoryContextReset(pp->gcxt);
+	old = MemoryContextSwitchTo(pp->gcxt);
+	if (g > 0)
+	{
+		/* gamma 0's basis is basis_pass's */
+		pp->opts.fit.kernel.gamma = gamma;
+		basis_state_pass(pp);
+		check_pass_rows("basis", pp->sel_n, "basis", fit_rows(pp), "training");
+		pass_basis_finish(pp->st, &pp->basis);
+		pp->st = NULL;
+	}
+	newton_setup(pp);
+	MemoryContextSwitchTo(old);
+	return KM_OK;
+}
+
+/* One candidate's k-fold score; NaN when a fold's fit fails for it. */
+static km_status
+route_score(void *arg, int index, km_candidate *c, km_error *err)
+{
+	PrimalPasses *pp = arg;
+	double		mean = 0.0;
+	double		var = 0.0;
+
+	pp->opts.fit.lambda = c->lambda;
+	for (int f = 0; f < pp->folds; f++)
+	{
+		km_fit_result res;
+
+		km_progress_stage("candidate (gamma %g, lambda %g), fold %d of %d",
+						  c->gamma, c->lambda, f + 1, pp->folds);
+		pp->fold = f;
+		pp->diverged = false;
+		if (newton_passes(pp, pp->sel_n - pp->fold_n[f], &res) != KM_OK)
+		{
+			pp->fold = -1;
+			c->score = NAN;
+			c->score_std = 0.0;
+			return KM_OK;
+		}
+		km_metrics_init(&pp->met);
+		pp->rows.nblock = 0;
+		pp->rows.block_first = 0;
+		run_pass(pp, PP_SCORE);
+		newton_block(pp);
+		pp->fold_mse[f] = pp->met.n > 0 ? km_metrics_mse(&pp->met) : 0.0;
+	}
+	pp->fold = -1;
+	for (int f = 0; f < pp->folds; f++)
+		mean += pp->fold_mse[f];
+	mean /= pp->folds;
+	for (int f = 0; f < pp->folds; f++)
+		var += (pp->fold_mse[f] - mean) * (pp->fold_mse[f] - mean);
+	c->score = mean;
+	c->score_std = sqrt(var / pp->folds);
+	return KM_OK;
+}
+
+static km_status
+route_none(void *arg, int count, km_error *err)
+{
+	PrimalPasses *pp = arg;
+
+	km_fail(err, KM_ERR_INACCURATE, "no candidate could be fitted",
+			"None of the %d (gamma, lambda) candidates of method \"%s\" could be fitted on every fold.",
+			count, pp->ops->name);
+	km_method_fill_hint(pp->opts.fit.method, err);
+	return err->status;
+}
+
+/* The k-fold selection over the training rows: sel's candidates (in ctx) and winner. */
+static void
+primal_select_passes(const NamedRun *run, MemoryContext ctx, PrimalSelection *sel)
+{
+	MemoryContext tmp = AllocSetContextCreate(CurrentMemoryContext,
+											  "kernel_ml primal selection",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(tmp);
+	PrimalPasses *pp = passes_new(run, false, tmp);
+	km_grid_route route = {.arg = pp, .gamma = route_gamma, .score = route_score,
+	.none = route_none};
+	km_error	err;
+
+	pp->folds = run->opts.folds;
+	pp->soft = true;
+	pp->fold_n = palloc0(sizeof(int64) * pp->folds);
+	pp->fold_mse = palloc0(sizeof(double) * pp->folds);
+	basis_pass(pp);
+	pp->sel_n = fit_rows(pp);
+	pp->gcxt = AllocSetContextCreate(tmp, "kernel_ml primal gamma", ALLOCSET_DEFAULT_SIZES);
+	sel->ncand = pp->opts.gammas.n * pp->opts.lambdas.n;
+	sel->cand = MemoryContextAllocZero(ctx, sizeof(km_candidate) * sel->ncand);
+	if (km_grid_search(pp->opts.gammas.v, pp->opts.gammas.n, pp->opts.lambdas.v,
+					   pp->opts.lambdas.n, &route, sel->cand, &sel->best, &err) != KM_OK)
+		km_raise(&err);
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(tmp);
+}
+
+/*
+ * Passes 1 and 2: the model of the training rows (or every usable row),
+ * into ctx; sel: a selection's winner to fit and its candidates to record.
+ */
+static bytea *
+primal_passes(const NamedRun *run, bool all_rows, MemoryContext ctx, int64 *rows, int *d,
+			  const PrimalSelection *sel)
+{
+	MemoryContext tmp = AllocSetContextCreate(CurrentMemoryContext,
+											  "kernel_ml primal passes",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(tmp);
+	PrimalPasses *pp = passes_new(run, all_rows, tmp);
+	km_fit_result res;
+	bytea	   *model;
+
+	pp->sel = sel;
 	basis_pass(pp);
 	newton_setup(pp);
-	newton_passes(pp, &res);
+	newton_passes(pp, fit_rows(pp), &res);
 	model = assemble_model(pp, &res, ctx);
 	*rows = fit_rows(pp);
 	*d = pp->rows.d;
@@ -392,10 +646,14 @@ passes_primal_fit_and_score(NamedRun *run, MemoryContext work, PassesScoreFn sco
 	int64		all_n;
 	int			d;
 	bytea	   *split_model;
+	PrimalSelection sel = {NULL, 0, 0};
 
 	/* m x m sums that cannot fit: refused before the first pass */
 	km_check_components_memory((uint32) run->opts.components, "kernel_model_train");
-	split_model = primal_passes(run, false, work, &fit_n, &d);
+	/* a grid: k-fold selection by passes, then the winner's fit */
+	if (km_options_selects(&run->opts))
+		primal_select_passes(run, work, &sel);
+	split_model = primal_passes(run, false, work, &fit_n, &d, sel.cand ? &sel : NULL);
 	run->d = d;
 	score(run, PointerGetDatum(split_model), false, &run->test_scores,
 		  &run->train_scores, &run->skipped);
@@ -407,7 +665,7 @@ passes_primal_fit_and_score(NamedRun *run, MemoryContext work, PassesScoreFn sco
 	run->model = split_model;
 	if (run->refit && run->ntest > 0)
 	{
-		run->model = primal_passes(run, true, work, &all_n, &d);
+		run->model = primal_passes(run, true, work, &all_n, &d, sel.cand ? &sel : NULL);
 		check_pass_rows("scoring", run->rows, "refit", all_n, "usable");
 	}
 }
