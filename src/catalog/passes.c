@@ -61,11 +61,14 @@ use_passes(NamedRun *run, const Catalog *cat, const char *query, Oid run_as,
 	run->classify = km_task_lookup(km_method_task(run->opts.fit.method))->classes;
 
 	/*
-	 * Approximate classifiers by passes (passes_classify.c), but for model
-	 * selection (k-fold over the collected rows) and the probabilities an
-	 * approximate svm cannot give (refused there): in memory, as before.
+	 * Approximate classifiers by passes (passes_classify.c), model
+	 * selection (k-fold) too, by passes over folds of the row hash; the
+	 * fallback in memory (src/core/pipeline_approx_classify.c, as
+	 * kernel_train) stays only for the probabilities an approximate svm
+	 * cannot give (refused there, as before) and another cross-validation
+	 * than k-fold (none today for an approximate classifier).
 	 */
-	if (run->classify && (km_options_selects(&run->opts) ||
+	if (run->classify && ((km_options_selects(&run->opts) && run->opts.cv != KM_CV_KFOLD) ||
 						  (run->opts.fit.probability &&
 						   km_method_get(run->opts.fit.method)->platt_probability)))
 	{

@@ -14,6 +14,11 @@
  *   3. scoring pass: the model's classification scores on both sides.
  * (refit: 1 and 2 again over every usable row; if_better: 3 for the
  * deployed version over the held-out rows.)
+ * A grid (lambda x gamma, k-fold) selects by passes before 1 and 2: per
+ * gamma a basis pass, per candidate and fold the Newton passes over the
+ * training rows not in the fold and a pass scoring the fold by the
+ * method's hold-out loss (km_primal_block_holdout: 1 - accuracy for svm,
+ * log-loss for logistic), then 1 and 2 fit the winner (classify_select).
  *
  * Each pass reads the query through a cursor (catalog_query_scan: as
  * run_as, security-restricted, search_path pinned), a batch at a time, and
@@ -36,6 +41,7 @@
 #include "approx.h"
 #include "basis.h"
 #include "classify.h"
+#include "grid.h"
 #include "method.h"
 #include "model.h"
 #include "model_bytea.h"
@@ -58,8 +64,17 @@ typedef enum PassKind
 {
 	PASS_BASIS,
 	PASS_NEWTON,
-	PASS_SCORE
+	PASS_SCORE,
+	PASS_HOLDOUT				/* k-fold: the left-out fold's hold-out loss */
 } PassKind;
+
+/* A k-fold selection's outcome: the scored candidates and the winner. */
+typedef struct ClassSelection
+{
+	km_candidate *cand;			/* NULL: no selection */
+	int			ncand;
+	int			best;
+} ClassSelection;
 
 /* One classifier's passes: what every batch of rows reads and adds to. */
 typedef struct ClassPasses
@@ -120,6 +135,22 @@ typedef struct ClassPasses
 	/* the scoring pass */
 	ClassScorer *train_sc;		/* NULL: held-out rows only */
 	ClassScorer *test_sc;
+
+	/* k-fold selection (folds 0: none) */
+	int			folds;
+	int			fold;			/* the fold left out of the fit; -1: none */
+	uint64	   *fold_lab;		/* folds x KM_MAX_CLASSES: rows per fold and label */
+	int64	   *fold_n;			/* folds: training rows per fold */
+	int64		fold_skipped;	/* rows of the left-out fold this pass */
+	bool		soft;			/* a candidate's fit: failures lose, not raise */
+	bool		diverged;		/* km_primal_add found a non-finite value */
+	uint32	   *hfold;			/* PASS_BLOCK zeros: a block's rows are all the fold's */
+	double		hsum;			/* PASS_HOLDOUT's loss sum and rows */
+	int64		hcount;
+	bool		hbad;			/* a decision value the loss cannot score */
+	int64		sel_n;			/* the training rows of the basis pass */
+	MemoryContext gcxt;			/* the current gamma's basis and buffers */
+	const ClassSelection *sel;
 } ClassPasses;
 
 /* A row's label as text (float8 labels as the model stores them). */
@@ -146,7 +177,7 @@ label_key(const ClassPasses *cp, Datum y)
 }
 
 /* The basis pass: the scaler and centres, and the labels with their counts. */
-static void
+static int64
 basis_row(ClassPasses *cp, Datum y)
 {
 	int64		l;
@@ -182,6 +213,7 @@ basis_row(ClassPasses *cp, Datum y)
 	if (l == cp->nlab)
 		cp->nlab++;
 	cp->lab_count[l]++;
+	return l;
 }
 
 /* The class of a training row's label (every label was met by the basis pass). */
@@ -226,6 +258,16 @@ newton_block(ClassPasses *cp)
 	if (r == 0)
 		return;
 	km_rows_features(&cp->basis, cp->L, cp->rows.Xs, r, cp->Z, cp->fwork, cp->rows.block_first);
+	if (cp->kind == PASS_HOLDOUT)
+	{
+		km_primal_decisions(cp->Z, (size_t) r, cp->m, cp->q, cp->coef, cp->intercepts, cp->F);
+		if (!km_primal_block_holdout(cp->F, (size_t) r, cp->q, cp->k, cp->logistic, cp->cls,
+									 cp->hfold, 0, cp->p, cp->pwork, &cp->hsum, &cp->hcount))
+			cp->hbad = true;
+		cp->rows.block_first += r;
+		cp->rows.nblock = 0;
+		return;
+	}
 	if (cp->metrics)
 	{
 		km_primal_decisions(cp->Z, (size_t) r, cp->m, cp->q, cp->coef, cp->intercepts, cp->F);
@@ -250,14 +292,18 @@ newton_block(ClassPasses *cp)
 		cp->w[i] = cp->class_w[cp->cls[i]];
 	for (uint32 c = 0; c < cp->q; c++)
 	{
-		if (cp->solvers[c].done)
+		if (cp->solvers[c].done || cp->diverged)
 			continue;
 		for (int64 i = 0; i < r; i++)
 			cp->yc[i] = cp->q == 1 ? cp->cls[i] : (cp->cls[i] == c ? 1 : 0);
 		if (!km_primal_add(cp->states + (size_t) c * cp->nstate, cp->m, cp->pp.loss, cp->Z,
 						   (size_t) r, cp->yc, cp->w, cp->coef + (size_t) c * cp->m,
 						   cp->intercepts[c], cp->scratch, km_interrupt))
-			raise_nonfinite(c, cp->q, cp->rows.block_first);
+		{
+			if (!cp->soft)
+				raise_nonfinite(c, cp->q, cp->rows.block_first);
+			cp->diverged = true;
+		}
 	}
 	cp->rows.block_first += r;
 	cp->rows.nblock = 0;
@@ -270,6 +316,42 @@ newton_row(ClassPasses *cp, Datum y)
 	cp->cls[pass_row_standardize(&cp->rows, &cp->basis)] = row_class(cp, y);
 	if (cp->rows.nblock == PASS_BLOCK)
 		newton_block(cp);
+}
+
+/* The first basis pass under k-fold: the row's label, counted in its fold. */
+static void
+basis_row_folds(ClassPasses *cp, Datum y)
+{
+	int64		l = basis_row(cp, y);
+
+	if (cp->folds > 0)
+	{
+		int			f = pass_row_fold(&cp->rows, label_key(cp, y), cp->opts.seed, cp->folds);
+
+		cp->fold_lab[(Size) f * KM_MAX_CLASSES + l]++;
+		cp->fold_n[f]++;
+	}
+}
+
+/*
+ * k-fold: whether a training row takes part in this pass, from its fold
+ * (pass_row_fold): a basis pass reads every training row (the in-memory
+ * path's basis is over every row too), a Newton pass skips the left-out
+ * fold, a hold-out pass reads that fold only.
+ */
+static bool
+pass_fold_row(ClassPasses *cp, Datum y)
+{
+	int			f;
+
+	if (cp->kind == PASS_BASIS || cp->fold < 0)
+		return true;
+	f = pass_row_fold(&cp->rows, label_key(cp, y), cp->opts.seed, cp->folds);
+	if (cp->kind == PASS_HOLDOUT)
+		return f == cp->fold;
+	if (f == cp->fold)
+		cp->fold_skipped++;
+	return f != cp->fold;
 }
 
 /* One batch of the query's rows (f float8[], y), split, into the pass. */
@@ -298,8 +380,12 @@ pass_batch(void *arg, SPITupleTable *tt, uint64 n)
 		}
 		if (held && !cp->all_rows)
 			continue;
-		if (cp->kind == PASS_BASIS)
-			basis_row(cp, y);
+		if (cp->folds > 0 && !pass_fold_row(cp, y))
+			continue;
+		if (cp->kind == PASS_BASIS && cp->k > 0)
+			pass_row_basis_add(&cp->rows, cp->st);	/* another gamma's basis */
+		else if (cp->kind == PASS_BASIS)
+			basis_row_folds(cp, y);
 		else
 			newton_row(cp, y);
 	}
@@ -310,6 +396,7 @@ static void
 run_pass(ClassPasses *cp, PassKind kind)
 {
 	cp->kind = kind;
+	cp->fold_skipped = 0;
 	pass_rows_scan(cp->run, &cp->rows, pass_batch, cp);
 }
 
@@ -317,7 +404,31 @@ run_pass(ClassPasses *cp, PassKind kind)
 static int64
 fit_rows(const ClassPasses *cp)
 {
-	return pass_rows_fit(&cp->rows, cp->all_rows);
+	return pass_rows_fit(&cp->rows, cp->all_rows) - cp->fold_skipped;
+}
+
+/* The basis state of the current gamma (sized by d and the options). */
+static km_basis_state *
+basis_state_new(ClassPasses *cp)
+{
+	Size		sbytes;
+	km_basis_state *st;
+
+	sbytes = km_basis_state_bytes(cp->opts.approximation, (uint32) cp->rows.d,
+								  (uint32) cp->opts.components);
+	if (sbytes == 0 || sbytes > MaxAllocSize)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("kernel_train state is too large"),
+				 errdetail("An approximate classifier of %d components of %d features is beyond 1 GB.",
+						   cp->opts.components, cp->rows.d),
+				 errhint("Use fewer components.")));
+	st = palloc_extended(sbytes, MCXT_ALLOC_HUGE);
+	SET_VARSIZE(st, sbytes);
+	km_basis_state_init(st, cp->opts.approximation, &cp->opts.fit.kernel,
+						cp->opts.standardize, (uint32) cp->rows.d,
+						(uint32) cp->opts.components, (uint64) cp->opts.seed);
+	return st;
 }
 
 /* Pass 1 and what follows from it: options, classes and weights, the basis. */
@@ -325,7 +436,6 @@ static void
 basis_pass(ClassPasses *cp)
 {
 	const NamedRun *run = cp->run;
-	Size		sbytes;
 	km_basis_state *probe;
 	uint32	   *order;
 	uint32	   *class_of;
@@ -346,20 +456,11 @@ basis_pass(ClassPasses *cp)
 	if (cp->rows.d > 0)
 	{
 		km_options_resolve(&cp->opts, cp->rows.d);
-		sbytes = km_basis_state_bytes(cp->opts.approximation, (uint32) cp->rows.d,
-									  (uint32) cp->opts.components);
-		if (sbytes == 0 || sbytes > MaxAllocSize)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("kernel_train state is too large"),
-					 errdetail("An approximate classifier of %d components of %d features is beyond 1 GB.",
-							   cp->opts.components, cp->rows.d),
-					 errhint("Use fewer components.")));
-		probe = palloc_extended(sbytes, MCXT_ALLOC_HUGE);
-		SET_VARSIZE(probe, sbytes);
-		km_basis_state_init(probe, cp->opts.approximation, &cp->opts.fit.kernel,
-							cp->opts.standardize, (uint32) cp->rows.d,
-							(uint32) cp->opts.components, (uint64) cp->opts.seed);
+		if (cp->sel != NULL)
+			cp->opts.fit.kernel.gamma = cp->sel->cand[cp->sel->best].gamma;
+		else if (cp->folds > 0 && cp->opts.gammas.n > 0)
+			cp->opts.fit.kernel.gamma = cp->opts.gammas.v[0];	/* the grid's first */
+		probe = basis_state_new(cp);
 		cp->rows.x = palloc(sizeof(double) * (cp->rows.d + 1));
 		cp->rows.hbuf = palloc(sizeof(double) * (cp->rows.d + 1));
 	}
@@ -405,6 +506,8 @@ basis_pass(ClassPasses *cp)
 						   n, cp->labels),
 				 errhint("Check the query's WHERE clause, or train on rows of at least two labels.")));
 	km_options_resolve_rows(&cp->opts, (size_t) n);	/* the default lambda, 1 / n */
+	if (cp->sel != NULL)
+		cp->opts.fit.lambda = cp->sel->cand[cp->sel->best].lambda;
 	cp->class_w = palloc(sizeof(double) * cp->k);
 	if (km_class_weights_resolve(&cp->opts.class_weight, cp->labels, cp->labels_bytes,
 								 cp->k, cp->counts, cp->class_w, &err) != KM_OK)
@@ -434,7 +537,8 @@ newton_setup(ClassPasses *cp)
 		8.0 * (double) km_primal_step_work_doubles(m) +
 		8.0 * PASS_BLOCK * ((double) d + m + q + 3.0) +
 		8.0 * (double) km_approx_features_doubles(&cp->basis, PASS_BLOCK) +
-		8.0 * (double) km_primal_add_scratch_doubles(m, PASS_BLOCK);
+		8.0 * (double) km_primal_add_scratch_doubles(m, PASS_BLOCK) +
+		(cp->folds > 0 ? 4.0 * PASS_BLOCK : 0.0);	/* k-fold: hfold */
 	(void) km_mem_reserve(CurrentMemoryContext, need, "kernel_model_train", false);
 	elog(DEBUG1, "kernel_model_train: approximate classifier by passes: m = %u, %u outputs, %.0f bytes",
 		 m, q, need);
@@ -466,6 +570,8 @@ newton_setup(ClassPasses *cp)
 	cp->F = palloc(sizeof(double) * PASS_BLOCK * q);
 	cp->p = palloc(sizeof(double) * cp->k);
 	cp->pwork = palloc(sizeof(double) * (km_classify_proba_work_doubles(cp->k) + 1));
+	if (cp->folds > 0)
+		cp->hfold = palloc0(sizeof(uint32) * PASS_BLOCK);
 }
 
 /* One Newton (or metrics) pass; the rows it read checked against the basis pass's. */
@@ -481,11 +587,15 @@ newton_pass(ClassPasses *cp, int64 expect, const char *what)
 	check_pass_rows("basis", expect, what, fit_rows(cp), cp->all_rows ? "usable" : "training");
 }
 
-/* The Newton passes from zero: pipeline_approx_classify.c's class_newton over the query. */
-static void
-newton_passes(ClassPasses *cp, km_class_fit_result *res)
+/*
+ * The Newton passes from zero: pipeline_approx_classify.c's class_newton
+ * over the query (its fit rows n: the training rows, less the left-out
+ * fold under k-fold, whose fit adds no training metrics).  A candidate's
+ * fit (soft) returns a failed step's or a non-finite value's status.
+ */
+static km_status
+newton_passes(ClassPasses *cp, int64 n, km_class_fit_result *res)
 {
-	int64		n = fit_rows(cp);
 	int			passes = 0;
 	bool		metrics_current = false;
 	km_error	err;
@@ -493,7 +603,10 @@ newton_passes(ClassPasses *cp, km_class_fit_result *res)
 	memset(res, 0, sizeof(*res));
 	for (uint32 c = 0; c < cp->q; c++)
 		km_primal_solver_init(&cp->solvers[c], cp->m);
-	cp->metrics = true;
+	memset(cp->coef, 0, sizeof(double) * cp->m * cp->q);
+	memset(cp->intercepts, 0, sizeof(double) * cp->q);
+	cp->diverged = false;
+	cp->metrics = cp->fold < 0;
 	for (;;)
 	{
 		bool		any = false;
@@ -511,6 +624,8 @@ newton_passes(ClassPasses *cp, km_class_fit_result *res)
 		newton_pass(cp, n, "newton");
 		passes++;
 		metrics_current = true;
+		if (cp->diverged)
+			return KM_ERR_DIVERGED;
 		for (uint32 c = 0; c < cp->q; c++)
 		{
 			km_primal_solver *s = &cp->solvers[c];
@@ -523,12 +638,18 @@ newton_passes(ClassPasses *cp, km_class_fit_result *res)
 							   cp->coef + (size_t) c * cp->m, &cp->intercepts[c],
 							   cp->vecs + (size_t) c * 2 * cp->m, cp->swork, &err,
 							   km_interrupt) != KM_OK)
+			{
+				if (cp->soft)
+					return err.status;
 				km_raise(&err);
+			}
 			if (!s->done || cp->before[cp->m] != cp->intercepts[c] ||
 				memcmp(cp->before, cp->coef + (size_t) c * cp->m, sizeof(double) * cp->m) != 0)
 				metrics_current = false;
 		}
 	}
+	if (!cp->metrics)
+		return KM_OK;
 	if (!metrics_current)
 	{
 		/* every solver is done: the pass adds the metrics only */
@@ -551,6 +672,7 @@ newton_passes(ClassPasses *cp, km_class_fit_result *res)
 	res->train_log_loss = cp->logistic ? cp->logloss / (double) n : NAN;
 	elog(DEBUG1, "kernel_model_train: approximate %s by passes, %u classes, m = %u, %d passes, training accuracy %.6f",
 		 km_method_name(cp->opts.fit.method), cp->k, cp->m, passes, res->train_accuracy);
+	return KM_OK;
 }
 
 /* The model over the basis, as the kernel_train aggregate assembles it. */
@@ -615,24 +737,26 @@ assemble_model(ClassPasses *cp, const km_class_fit_result *res, MemoryContext ct
 	mo.train_accuracy = res->train_accuracy;
 	mo.train_log_loss = isfinite(res->train_log_loss) ? res->train_log_loss : 0.0;
 	mo.cv = KM_CV_NONE;
+	if (cp->sel != NULL)
+	{
+		/* recorded as the in-memory path records its selection */
+		mo.n_candidates = (uint32) cp->sel->ncand;
+		mo.cv = KM_CV_KFOLD;
+		mo.folds = cp->opts.folds;
+		mo.best = (uint32) cp->sel->best;
+		mo.candidates = cp->sel->cand;
+	}
 	old = MemoryContextSwitchTo(ctx);
 	out = km_model_to_bytea(&mo);
 	MemoryContextSwitchTo(old);
 	return out;
 }
 
-/* Passes 1 and 2: the model of the training rows (or every usable row), into ctx. */
-static bytea *
-classifier_passes(const NamedRun *run, bool all_rows, MemoryContext ctx,
-				  int64 *rows, int *d)
+/* The passes' state over run's query, in tmp (made current). */
+static ClassPasses *
+passes_new(const NamedRun *run, bool all_rows, MemoryContext tmp)
 {
-	MemoryContext tmp = AllocSetContextCreate(CurrentMemoryContext,
-											  "kernel_ml classifier passes",
-											  ALLOCSET_DEFAULT_SIZES);
-	MemoryContext old = MemoryContextSwitchTo(tmp);
 	ClassPasses *cp = palloc0(sizeof(ClassPasses));
-	km_class_fit_result res;
-	bytea	   *model;
 
 	cp->run = run;
 	cp->cxt = tmp;
@@ -640,10 +764,187 @@ classifier_passes(const NamedRun *run, bool all_rows, MemoryContext ctx,
 	cp->all_rows = all_rows;
 	cp->rows.cxt = tmp;
 	cp->rows.thr = km_holdout_threshold(run->opts.test_fraction);
+	cp->fold = -1;
 	km_blas_setup();
+	return cp;
+}
+
+/*
+ * k-fold selection by passes, a route of the one grid loop
+ * (km_grid_search), as pipeline_approx_classify.c's class_select: per gamma
+ * its basis pass over the training rows and the Newton buffers
+ * (route_gamma); per candidate and fold the Newton passes over the training
+ * rows not in the fold, then a pass scoring the fold's rows by the
+ * method's hold-out loss (route_score: km_primal_block_holdout, the mean
+ * over folds and its deviation).  A fold without rows, or whose training
+ * rows miss a class, or whose fit fails, makes the candidate NaN.  A row's
+ * fold is its hash modulo the folds (pass_row_fold), not the stratified
+ * rule of the in-memory path, so a named grid may pick another candidate
+ * than the aggregate's on the same rows.  The held-out rows of the named
+ * split stay out, as in every pass.
+ */
+static km_status
+route_gamma(void *arg, int g, double gamma, km_error *err)
+{
+	ClassPasses *cp = arg;
+	MemoryContext old;
+
+	MemoryContextReset(cp->gcxt);
+	old = MemoryContextSwitchTo(cp->gcxt);
+	if (g > 0)
+	{
+		/* gamma 0's basis is basis_pass's */
+		cp->opts.fit.kernel.gamma = gamma;
+		cp->st = basis_state_new(cp);
+		km_progress_stage("fit: basis pass over the training rows");
+		run_pass(cp, PASS_BASIS);
+		check_pass_rows("basis", cp->sel_n, "basis", fit_rows(cp), "training");
+		pass_basis_finish(cp->st, &cp->basis);
+		cp->st = NULL;
+	}
+	newton_setup(cp);
+	MemoryContextSwitchTo(old);
+	return KM_OK;
+}
+
+/* Whether fold f has rows and its training rows (the other folds) every class. */
+static bool
+fold_usable(const ClassPasses *cp, int f)
+{
+	if (cp->fold_n[f] == 0)
+		return false;
+	for (int64 l = 0; l < cp->nlab; l++)
+		if (cp->fold_lab[(Size) f * KM_MAX_CLASSES + l] == cp->lab_count[l])
+			return false;
+	return true;
+}
+
+/* One fold's hold-out loss of the candidate's fit without it; NaN when it fails. */
+static double
+fold_loss(ClassPasses *cp, int f)
+{
+	km_class_fit_result res;
+
+	cp->fold = f;
+	if (!fold_usable(cp, f) ||
+		newton_passes(cp, cp->sel_n - cp->fold_n[f], &res) != KM_OK)
+		return NAN;
+	cp->hsum = 0.0;
+	cp->hcount = 0;
+	cp->hbad = false;
+	cp->rows.nblock = 0;
+	cp->rows.block_first = 0;
+	run_pass(cp, PASS_HOLDOUT);
+	newton_block(cp);
+	if (cp->hbad || cp->hcount == 0)
+		return NAN;
+	return cp->hsum / (double) cp->hcount;
+}
+
+/* One candidate's k-fold score, as class_candidate scores it. */
+static km_status
+route_score(void *arg, int index, km_candidate *c, km_error *err)
+{
+	ClassPasses *cp = arg;
+	double		sum = 0.0;
+	double		sumsq = 0.0;
+
+	cp->opts.fit.lambda = c->lambda;
+	cp->pp.lambda = c->lambda;
+	for (int f = 0; f < cp->folds; f++)
+	{
+		double		loss = NAN;
+
+		km_progress_stage("candidate (gamma %g, lambda %g), fold %d of %d",
+						  c->gamma, c->lambda, f + 1, cp->folds);
+		if (c->lambda > 0.0)
+			loss = fold_loss(cp, f);
+		cp->fold = -1;
+		if (!isfinite(loss))
+		{
+			c->score = NAN;
+			c->score_std = 0.0;
+			return KM_OK;
+		}
+		sum += loss;
+		sumsq += loss * loss;
+	}
+	c->score = sum / cp->folds;
+	c->score_std = sqrt(fmax(sumsq / cp->folds - c->score * c->score, 0.0));
+	return KM_OK;
+}
+
+static km_status
+route_none(void *arg, int count, km_error *err)
+{
+	km_fail(err, KM_ERR_INACCURATE, "no candidate could be scored",
+			"Every one of the %d candidates failed to fit on some fold, or a fold's training rows missed a class.",
+			count);
+	snprintf(err->hint, sizeof(err->hint), "%s", "Use fewer folds, or raise lambda.");
+	return err->status;
+}
+
+/* The k-fold selection over the training rows: sel's candidates (in ctx) and winner. */
+static void
+classify_select(const NamedRun *run, MemoryContext ctx, ClassSelection *sel)
+{
+	MemoryContext tmp = AllocSetContextCreate(CurrentMemoryContext,
+											  "kernel_ml classifier selection",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(tmp);
+	ClassPasses *cp = passes_new(run, false, tmp);
+	km_grid_route route = {.arg = cp, .gamma = route_gamma, .score = route_score,
+	.none = route_none};
+	km_error	err;
+	double		gamma0;
+	double		lambda0;
+	int			ng;
+	int			nl;
+
+	cp->folds = run->opts.folds;
+	cp->soft = true;
+	cp->fold_n = palloc0(sizeof(int64) * cp->folds);
+	cp->fold_lab = palloc0_array(uint64, (Size) cp->folds * KM_MAX_CLASSES);
+	basis_pass(cp);
+	cp->sel_n = fit_rows(cp);
+	cp->gcxt = AllocSetContextCreate(tmp, "kernel_ml classifier gamma", ALLOCSET_DEFAULT_SIZES);
+	gamma0 = cp->opts.fit.kernel.gamma;
+	lambda0 = cp->opts.fit.lambda;
+	ng = cp->opts.gammas.n > 0 ? cp->opts.gammas.n : 1;
+	nl = cp->opts.lambdas.n > 0 ? cp->opts.lambdas.n : 1;
+	sel->ncand = ng * nl;
+	sel->cand = MemoryContextAllocZero(ctx, sizeof(km_candidate) * sel->ncand);
+	if (km_grid_search(cp->opts.gammas.n > 0 ? cp->opts.gammas.v : &gamma0, ng,
+					   cp->opts.lambdas.n > 0 ? cp->opts.lambdas.v : &lambda0, nl,
+					   &route, sel->cand, &sel->best, &err) != KM_OK)
+	{
+		km_method_fill_hint(run->opts.fit.method, &err);
+		km_raise(&err);
+	}
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(tmp);
+}
+
+/*
+ * Passes 1 and 2: the model of the training rows (or every usable row),
+ * into ctx; sel: a selection's winner to fit and its candidates to record.
+ */
+static bytea *
+classifier_passes(const NamedRun *run, bool all_rows, MemoryContext ctx,
+				  int64 *rows, int *d, const ClassSelection *sel)
+{
+	MemoryContext tmp = AllocSetContextCreate(CurrentMemoryContext,
+											  "kernel_ml classifier passes",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(tmp);
+	ClassPasses *cp = passes_new(run, all_rows, tmp);
+	km_class_fit_result res;
+	bytea	   *model;
+
+	cp->sel = sel;
 	basis_pass(cp);
 	newton_setup(cp);
-	newton_passes(cp, &res);
+	(void) newton_passes(cp, fit_rows(cp), &res);
 	model = assemble_model(cp, &res, ctx);
 	*rows = fit_rows(cp);
 	*d = cp->rows.d;
@@ -693,9 +994,13 @@ passes_classify_fit_and_score(NamedRun *run, MemoryContext work)
 	int64		all_n;
 	int			d;
 	bytea	   *split_model;
+	ClassSelection sel = {NULL, 0, 0};
 
 	km_check_components_memory((uint32) run->opts.components, "kernel_model_train");
-	split_model = classifier_passes(run, false, work, &fit_n, &d);
+	/* a grid: k-fold selection by passes, then the winner's fit */
+	if (km_options_selects(&run->opts))
+		classify_select(run, work, &sel);
+	split_model = classifier_passes(run, false, work, &fit_n, &d, sel.cand ? &sel : NULL);
 	run->d = d;
 	passes_class_score(run, PointerGetDatum(split_model), false, &run->test_class,
 					   &run->train_class, &run->skipped);
@@ -706,7 +1011,7 @@ passes_classify_fit_and_score(NamedRun *run, MemoryContext work)
 	run->model = split_model;
 	if (run->refit && run->ntest > 0)
 	{
-		run->model = classifier_passes(run, true, work, &all_n, &d);
+		run->model = classifier_passes(run, true, work, &all_n, &d, sel.cand ? &sel : NULL);
 		check_pass_rows("scoring", run->rows, "refit", all_n, "usable");
 	}
 }
