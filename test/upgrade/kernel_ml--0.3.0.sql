@@ -1,0 +1,504 @@
+-- complain if script is sourced in psql, rather than via CREATE EXTENSION
+\echo Use "CREATE EXTENSION kernel_ml" to load this file. \quit
+
+-- Kernels ---------------------------------------------------------------
+
+CREATE FUNCTION kernel_eval(x float8[], z float8[], options jsonb DEFAULT '{}')
+RETURNS float8
+AS 'MODULE_PATHNAME', 'kernel_eval'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_eval(float8[], float8[], jsonb) IS
+'one kernel value K(x, z); options choose the kernel and its parameters';
+
+-- kernel_matrix(features, options ORDER BY ...): the n x n Gram matrix.
+
+CREATE FUNCTION kernel_matrix_sfunc(internal, float8[], jsonb)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'kernel_matrix_sfunc'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION kernel_matrix_final(internal)
+RETURNS float8[]
+AS 'MODULE_PATHNAME', 'kernel_matrix_final'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+-- No combine function: rows and columns follow the aggregate's input order,
+-- which partial aggregation in parallel workers would not keep.
+CREATE AGGREGATE kernel_matrix(features float8[], options jsonb) (
+	SFUNC = kernel_matrix_sfunc,
+	STYPE = internal,
+	FINALFUNC = kernel_matrix_final,
+	PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE kernel_matrix(float8[], jsonb) IS
+'Gram matrix of the input rows as a 2-D array, rows and columns in aggregate input order';
+
+-- kernel_check(features, options): Mercer diagnostics of the Gram matrix.
+
+CREATE FUNCTION kernel_check_final(internal)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'kernel_check_final'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE AGGREGATE kernel_check(features float8[], options jsonb) (
+	SFUNC = kernel_matrix_sfunc,
+	STYPE = internal,
+	FINALFUNC = kernel_check_final,
+	PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE kernel_check(float8[], jsonb) IS
+'Mercer diagnostics of the Gram matrix of the input rows: symmetry, extreme eigenvalues, condition number, positive semi-definiteness, effective rank';
+
+-- Training --------------------------------------------------------------
+
+CREATE FUNCTION kernel_train_sfunc(internal, float8[], float8)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'kernel_train_sfunc'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION kernel_train_sfunc(internal, float8[], float8, jsonb)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'kernel_train_sfunc'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION kernel_train_final(internal)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_train_final'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION kernel_train_combine(internal, internal)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'kernel_train_combine'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION kernel_train_serialize(internal)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_train_serialize'
+LANGUAGE C STRICT PARALLEL SAFE;
+
+CREATE FUNCTION kernel_train_deserialize(bytea, internal)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'kernel_train_deserialize'
+LANGUAGE C STRICT PARALLEL SAFE;
+
+CREATE AGGREGATE kernel_train(features float8[], target float8) (
+	SFUNC = kernel_train_sfunc,
+	STYPE = internal,
+	FINALFUNC = kernel_train_final,
+	COMBINEFUNC = kernel_train_combine,
+	SERIALFUNC = kernel_train_serialize,
+	DESERIALFUNC = kernel_train_deserialize,
+	PARALLEL = SAFE
+);
+
+CREATE AGGREGATE kernel_train(features float8[], target float8, options jsonb) (
+	SFUNC = kernel_train_sfunc,
+	STYPE = internal,
+	FINALFUNC = kernel_train_final,
+	COMBINEFUNC = kernel_train_combine,
+	SERIALFUNC = kernel_train_serialize,
+	DESERIALFUNC = kernel_train_deserialize,
+	PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE kernel_train(float8[], float8) IS
+'train an RBF kernel ridge model (default options) on (features, target) rows; returns the model as bytea';
+COMMENT ON AGGREGATE kernel_train(float8[], float8, jsonb) IS
+'train a kernel model on (features, target) rows with the given options: ridge, lms or svr (epsilon-SVR) regression, or svm or logistic classification of the target''s distinct values; exact, or approximate with "approximation": "nystrom" or "rff"; lambda and gamma grids selected by leave-one-out, GCV or k-fold; returns the model as bytea';
+
+-- Scoring and inspection ------------------------------------------------
+
+CREATE FUNCTION kernel_predict(model bytea, features float8[])
+RETURNS float8
+AS 'MODULE_PATHNAME', 'kernel_predict'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_predict(bytea, float8[]) IS
+'score one row with a model: the prediction of a regression model, the decision value of a binary classifier (positive means the second class); an error for a multi-class model';
+
+CREATE FUNCTION kernel_model_info(model bytea)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'kernel_model_info'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_model_info(bytea) IS
+'describe a model: format, task, kernel and parameters, method and solver, classes, approximation, convergence, training statistics, model selection, size';
+
+-- Named models ----------------------------------------------------------
+
+-- One row per model name: who owns it and the highest version number it has
+-- ever had.  The catalog functions serialise the changes of one name on a row
+-- lock of its row here (SELECT ... FOR UPDATE, as the table's owner): no other
+-- role can read or lock this table.  The owner is kept twice: by OID in this
+-- cluster (renaming the role keeps its models, a new role of a dropped
+-- owner's name gets none) and by name, which is what a dump carries: rows
+-- restored from a dump (COPY, as any INSERT that does not come from the
+-- catalog functions) get the OID of the role of that name, or 0 (no owner)
+-- when there is none, so a missing role never fails the restore of the other
+-- rows and never lends its models to whichever role has its old OID.
+CREATE TABLE kernel_model_names (
+	name text PRIMARY KEY CHECK (name <> ''),
+	owner oid NOT NULL,
+	owner_name text,
+	last_version integer NOT NULL CHECK (last_version >= 0)
+);
+
+SELECT pg_catalog.pg_extension_config_dump('kernel_model_names', '');
+
+REVOKE ALL ON kernel_model_names FROM PUBLIC;
+
+COMMENT ON TABLE kernel_model_names IS
+'named models: one row per model name, its owner and the highest version number it has had; written only by the catalog functions (kernel_model_train, kernel_model_retrain, kernel_model_deploy, kernel_model_drop, kernel_model_reassign), which lock its row to serialise the changes of one name';
+COMMENT ON COLUMN kernel_model_names.name IS 'model name, chosen by its owner';
+COMMENT ON COLUMN kernel_model_names.owner IS 'the role that owns the name, by OID in this cluster; 0 or a dropped role''s OID: nobody (only superusers can deploy, drop, reassign or train over it; kernel_model_retrain refuses it); restored rows take the OID of the role named owner_name';
+COMMENT ON COLUMN kernel_model_names.owner_name IS 'the owner''s role name when the catalog last wrote the row (NULL: no owner); what a dump and restore resolve the owner by';
+COMMENT ON COLUMN kernel_model_names.last_version IS 'the highest version number the name has had: the next version is last_version + 1, so a number is never reused for another model, even after the latest version is dropped';
+
+-- One row per trained version.  Roles change it only through the functions
+-- below, which check that the caller owns the name (has the privileges of
+-- the role in kernel_model_names.owner) and write as the extension's owner;
+-- nobody else is granted INSERT, UPDATE or DELETE.  Read access to every
+-- model is the SELECT privilege on this table: GRANT SELECT ON kernel_models
+-- TO role.  search_path is the last column so that a table updated from
+-- 0.1.0 has the same columns in the same order.
+CREATE TABLE kernel_models (
+	name text NOT NULL CHECK (name <> ''),
+	version integer NOT NULL CHECK (version > 0),
+	created_at timestamptz NOT NULL DEFAULT now(),
+	owner text,
+	source_query text NOT NULL,
+	options jsonb NOT NULL DEFAULT '{}',
+	model bytea NOT NULL,
+	metrics jsonb NOT NULL,
+	n_train bigint NOT NULL,
+	n_features integer NOT NULL,
+	deployed boolean NOT NULL DEFAULT false,
+	search_path text,
+	PRIMARY KEY (name, version)
+);
+
+-- At most one deployed version per name.
+CREATE UNIQUE INDEX kernel_models_deployed ON kernel_models (name) WHERE deployed;
+
+-- pg_dump keeps the rows (the table itself comes with CREATE EXTENSION).
+SELECT pg_catalog.pg_extension_config_dump('kernel_models', '');
+
+REVOKE ALL ON kernel_models FROM PUBLIC;
+
+COMMENT ON TABLE kernel_models IS
+'named models: one row per trained version; written by kernel_model_train, kernel_model_retrain, kernel_model_deploy and kernel_model_drop; GRANT SELECT on it lets a role read and score every model';
+COMMENT ON COLUMN kernel_models.name IS 'model name, chosen by its owner';
+COMMENT ON COLUMN kernel_models.version IS 'version number within the name: 1, 2, 3, ...; never reused (kernel_model_names.last_version)';
+COMMENT ON COLUMN kernel_models.created_at IS 'when the version was trained (transaction start)';
+COMMENT ON COLUMN kernel_models.owner IS 'the name of the role that owned the model when this version was stored (kernel_model_retrain: the role its query ran as); NULL if that role no longer existed; the name''s owner now is kernel_model_names.owner';
+COMMENT ON COLUMN kernel_models.source_query IS 'the query that yielded (features, target); kernel_model_retrain runs it again, as owner, with search_path';
+COMMENT ON COLUMN kernel_models.options IS 'the options given to kernel_model_train; kernel_model_retrain reuses them';
+COMMENT ON COLUMN kernel_models.model IS 'the model, as kernel_train returns it';
+COMMENT ON COLUMN kernel_models.metrics IS 'split sizes; training and held-out RMSE, MAE and R^2 (regression) or accuracy, balanced accuracy, log-loss, AUC and confusion matrix (classification); the deployment decision with both scores';
+COMMENT ON COLUMN kernel_models.n_train IS 'rows the stored model was fitted on';
+COMMENT ON COLUMN kernel_models.n_features IS 'length of the feature arrays the model takes';
+COMMENT ON COLUMN kernel_models.deployed IS 'whether this is the version kernel_predict(name, features) uses; at most one per name';
+COMMENT ON COLUMN kernel_models.search_path IS 'the schemas source_query resolved names in when this version was trained (the trainer''s search_path, "$user" expanded, temporary schema left out); kernel_model_retrain pins it, followed by pg_temp; NULL for versions from 0.1.0, which are retrained with "$user", public ("$user" being the owner)';
+
+-- Rows that do not come from the catalog functions (a restore, a superuser's
+-- INSERT): owners resolved by name, and every restored version's name given
+-- its row in kernel_model_names (a dump of 0.2.0 has none).  Internal.
+CREATE FUNCTION _kernel_ml_catalog_restore()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'kernel_ml_catalog_restore'
+LANGUAGE C;
+
+COMMENT ON FUNCTION _kernel_ml_catalog_restore() IS
+'internal: trigger of kernel_model_names and kernel_models for rows that do not come from the catalog functions (pg_restore): resolves owners by role name (0: none) and keeps kernel_model_names complete';
+
+CREATE TRIGGER kernel_model_names_restore BEFORE INSERT ON kernel_model_names
+FOR EACH ROW EXECUTE FUNCTION _kernel_ml_catalog_restore();
+
+CREATE TRIGGER kernel_models_restore BEFORE INSERT ON kernel_models
+FOR EACH ROW EXECUTE FUNCTION _kernel_ml_catalog_restore();
+
+CREATE FUNCTION kernel_model_train(name text, query text, options jsonb DEFAULT '{}')
+RETURNS TABLE (name text, version integer, deployed boolean, metrics jsonb)
+AS 'MODULE_PATHNAME', 'kernel_model_train'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION kernel_model_train(text, text, jsonb) IS
+'run query (features float8[], target float8 or label text) as the caller in a security-restricted operation, train on a deterministic split, record held-out metrics, store a new version of the named model (name: 1 to 63 bytes; a new name belongs to the caller) with the caller''s search_path, and deploy it per the deploy option';
+
+CREATE FUNCTION kernel_model_retrain(name text)
+RETURNS TABLE (name text, version integer, deployed boolean, metrics jsonb)
+AS 'MODULE_PATHNAME', 'kernel_model_retrain'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION kernel_model_retrain(text) IS
+'train a new version of the named model with the query, options and search_path of its latest version; the query runs as the model''s owner (never as the caller) in a security-restricted operation, and nothing it sets outlives it; an error, storing nothing, if the model was dropped or changed owner meanwhile';
+
+CREATE FUNCTION kernel_model_deploy(name text, version integer)
+RETURNS void
+AS 'MODULE_PATHNAME', 'kernel_model_deploy'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION kernel_model_deploy(text, integer) IS
+'make a version of the named model the deployed one (manual deployment or rollback)';
+
+CREATE FUNCTION kernel_model_drop(name text)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'kernel_model_drop'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION kernel_model_drop(text) IS
+'drop the named model: every version, the deployed one too, and the name itself; returns the number of versions removed';
+
+CREATE FUNCTION kernel_model_drop(name text, version integer)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'kernel_model_drop'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION kernel_model_drop(text, integer) IS
+'drop one version (not the deployed one) of the named model; a NULL version is an error (22004), never "every version"; returns the number of versions removed';
+
+CREATE FUNCTION kernel_model_reassign(old_owner text, new_owner regrole)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'kernel_model_reassign'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION kernel_model_reassign(text, regrole) IS
+'give every model name owned by the role named old_owner (or left by a dropped role of that name) to new_owner, as REASSIGN OWNED does for database objects, which does not know models; run it before DROP ROLE; the caller needs the privileges of both roles (a dropped role''s models: superuser); returns the number of names reassigned';
+
+CREATE FUNCTION kernel_model_get(name text)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_model_get'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_model_get(text) IS
+'the deployed version of the named model, as bytea';
+
+CREATE FUNCTION kernel_predict(name text, features float8[])
+RETURNS float8
+AS 'MODULE_PATHNAME', 'kernel_predict_by_name'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_predict(text, float8[]) IS
+'score one row with the deployed version of the named model, looked up, and read access checked, once per statement snapshot and current user';
+
+-- One row per name the caller owns or may read.  A plain view, so it reads
+-- the tables with its owner's rights and filters the rows itself: by the
+-- table's OID (a temporary table named kernel_models does not stand in for
+-- it) and the owner's OID.
+CREATE VIEW kernel_models_overview AS
+SELECT m.name,
+	   n.owner::pg_catalog.regrole AS owner,
+	   max(m.version) FILTER (WHERE m.deployed) AS deployed_version,
+	   count(*)::integer AS versions,
+	   max(m.version) AS latest_version,
+	   max(m.created_at) AS last_trained,
+	   (array_agg(m.metrics) FILTER (WHERE m.deployed))[1] AS deployed_metrics,
+	   max(pg_catalog.octet_length(m.model)) FILTER (WHERE m.deployed) AS deployed_bytes,
+	   sum(pg_catalog.octet_length(m.model))::bigint AS total_bytes
+FROM kernel_models m JOIN kernel_model_names n ON n.name OPERATOR(pg_catalog.=) m.name
+WHERE pg_catalog.has_table_privilege(m.tableoid, 'SELECT')
+   OR pg_catalog.pg_has_role(n.owner, 'USAGE')
+GROUP BY m.name, n.owner;
+
+GRANT SELECT ON kernel_models_overview TO PUBLIC;
+
+COMMENT ON VIEW kernel_models_overview IS
+'one row per model name the caller owns or may read: owner, deployed version, number of versions, latest version, last training time, deployed metrics and sizes';
+
+CREATE FUNCTION kernel_model_export(model bytea)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'kernel_model_export'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_model_export(bytea) IS
+'every number needed to score a model outside the database: kernel and parameters, scaler, intercept, coefficients, centres (or random features), classes';
+
+-- Approximate models (issue 12) ---------------------------------------------
+
+CREATE FUNCTION kernel_basis_sfunc(bytea, float8[], jsonb)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_basis_sfunc'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION kernel_basis_combine(bytea, bytea)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_basis_combine'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION kernel_basis_final(bytea)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_basis_final'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE AGGREGATE kernel_basis(features float8[], options jsonb) (
+	SFUNC = kernel_basis_sfunc,
+	STYPE = bytea,
+	FINALFUNC = kernel_basis_final,
+	COMBINEFUNC = kernel_basis_combine,
+	PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE kernel_basis(float8[], jsonb) IS
+'the feature basis of an approximate model ("approximation": "nystrom" or "rff"): the scaler and, for nystrom, the centres, the distinct rows of smallest hash of (values, seed); the same in any row order or plan; a fixed-size state that parallel workers and Citus shards combine';
+
+CREATE FUNCTION kernel_basis_info(basis bytea)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'kernel_basis_info'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_basis_info(bytea) IS
+'what a kernel_basis result holds: approximation, kernel, gamma, features, components, rows, seed, the scaler (mean, scale) and, for nystrom, the standardized centers';
+
+CREATE FUNCTION kernel_train_basis_sfunc(bytea, float8[], float8, jsonb, bytea)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_train_basis_sfunc'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION kernel_train_basis_combine(bytea, bytea)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_train_basis_combine'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION kernel_train_basis_final(bytea)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_train_basis_final'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE AGGREGATE kernel_train(features float8[], target float8, options jsonb, basis bytea) (
+	SFUNC = kernel_train_basis_sfunc,
+	STYPE = bytea,
+	FINALFUNC = kernel_train_basis_final,
+	FINALFUNC_MODIFY = READ_WRITE,
+	COMBINEFUNC = kernel_train_basis_combine,
+	PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE kernel_train(float8[], float8, jsonb, bytea) IS
+'train an approximate (nystrom or rff) kernel ridge regression over the basis from kernel_basis with the same options, in one pass: a fixed-size state of the m x m sums that parallel workers and Citus shards combine; returns the model as bytea';
+
+-- The per-row hold-out split of named approximate models, whose SQL passes
+-- (kernel_model_train, kernel_model_retrain) filter on it.  Internal.
+CREATE FUNCTION _kernel_ml_holdout(features float8[], target float8, seed bigint, fraction float8)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'kernel_ml_holdout'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION _kernel_ml_holdout(float8[], float8, bigint, float8) IS
+'internal: whether named training of an approximate model holds a row out: a hash of its features and target seeded with seed (-0.0 read as 0.0) is below fraction * 2^64';
+
+-- Classification (issue 13) ---------------------------------------------
+
+CREATE FUNCTION kernel_train_label_sfunc(internal, float8[], text)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'kernel_train_label_sfunc'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION kernel_train_label_sfunc(internal, float8[], text, jsonb)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'kernel_train_label_sfunc'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE AGGREGATE kernel_train(features float8[], label text) (
+	SFUNC = kernel_train_label_sfunc,
+	STYPE = internal,
+	FINALFUNC = kernel_train_final,
+	COMBINEFUNC = kernel_train_combine,
+	SERIALFUNC = kernel_train_serialize,
+	DESERIALFUNC = kernel_train_deserialize,
+	PARALLEL = SAFE
+);
+
+CREATE AGGREGATE kernel_train(features float8[], label text, options jsonb) (
+	SFUNC = kernel_train_label_sfunc,
+	STYPE = internal,
+	FINALFUNC = kernel_train_final,
+	COMBINEFUNC = kernel_train_combine,
+	SERIALFUNC = kernel_train_serialize,
+	DESERIALFUNC = kernel_train_deserialize,
+	PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE kernel_train(float8[], text) IS
+'train an RBF kernel SVM classifier (default options) on (features, label) rows; returns the model as bytea';
+COMMENT ON AGGREGATE kernel_train(float8[], text, jsonb) IS
+'train a kernel classifier on (features, label) rows with the given options: svm (SMO, one-vs-one) or logistic (Newton), two or more classes, class weights, Platt probabilities for exact svm; exact, or approximate with "approximation": "nystrom" or "rff"; lambda and gamma grids selected by k-fold; returns the model as bytea';
+
+-- A boolean label column trains a classifier on the labels 'false' and
+-- 'true' (as label::text would): kernel_train(features, churned).
+CREATE FUNCTION kernel_train_bool_sfunc(internal, float8[], boolean)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'kernel_train_bool_sfunc'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION kernel_train_bool_sfunc(internal, float8[], boolean, jsonb)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'kernel_train_bool_sfunc'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE AGGREGATE kernel_train(features float8[], label boolean) (
+	SFUNC = kernel_train_bool_sfunc,
+	STYPE = internal,
+	FINALFUNC = kernel_train_final,
+	COMBINEFUNC = kernel_train_combine,
+	SERIALFUNC = kernel_train_serialize,
+	DESERIALFUNC = kernel_train_deserialize,
+	PARALLEL = SAFE
+);
+
+CREATE AGGREGATE kernel_train(features float8[], label boolean, options jsonb) (
+	SFUNC = kernel_train_bool_sfunc,
+	STYPE = internal,
+	FINALFUNC = kernel_train_final,
+	COMBINEFUNC = kernel_train_combine,
+	SERIALFUNC = kernel_train_serialize,
+	DESERIALFUNC = kernel_train_deserialize,
+	PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE kernel_train(float8[], boolean) IS
+'train an RBF kernel SVM classifier (default options) on (features, label) rows with a boolean label, taken as the text labels ''false'' and ''true''; returns the model as bytea';
+COMMENT ON AGGREGATE kernel_train(float8[], boolean, jsonb) IS
+'train a kernel classifier (svm or logistic) on (features, label) rows with a boolean label, taken as the text labels ''false'' and ''true'', with the given options; returns the model as bytea';
+
+CREATE FUNCTION kernel_predict_class(model bytea, features float8[])
+RETURNS text
+AS 'MODULE_PATHNAME', 'kernel_predict_class'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_predict_class(bytea, float8[]) IS
+'the predicted class label of one row under a classifier';
+
+CREATE FUNCTION kernel_predict_proba(model bytea, features float8[])
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'kernel_predict_proba'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_predict_proba(bytea, float8[]) IS
+'the probability of every class for one row, as {"label": p, ...}: logistic models, and svm models trained with "probability": true (Platt scaling, which can disagree with kernel_predict_class near the boundary)';
+
+CREATE FUNCTION kernel_predict_proba(model bytea, features float8[], label text)
+RETURNS float8
+AS 'MODULE_PATHNAME', 'kernel_predict_proba_label'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_predict_proba(bytea, float8[], text) IS
+'the probability of one class (an error for a label the model does not have) for one row';
+
+CREATE FUNCTION kernel_predict_class(name text, features float8[])
+RETURNS text
+AS 'MODULE_PATHNAME', 'kernel_predict_class_by_name'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_predict_class(text, float8[]) IS
+'the predicted class label of one row under the deployed version of the named classifier, looked up, and read access checked, once per statement snapshot and current user';
+
+CREATE FUNCTION kernel_predict_proba(name text, features float8[])
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'kernel_predict_proba_by_name'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_predict_proba(text, float8[]) IS
+'the probability of every class for one row under the deployed version of the named classifier, looked up, and read access checked, once per statement snapshot and current user';
