@@ -341,16 +341,12 @@ ovr_logistic(const double *f, uint32_t k, double *p, double *logp, double *w)
 
 	for (uint32_t c = 0; c < k; c++)
 		direct = direct && f[c] >= KM_SIGMOID_NORMAL_MIN;
-	if (direct && logp == NULL)
+	if (logp != NULL || !direct)
 	{
 		for (uint32_t c = 0; c < k; c++)
-			p[c] = km_sigmoid(f[c]);
-		normalize(p, k);
-		return;
+			w[c] = km_log_sigmoid(f[c]);
+		normalize_log(w, k, p, logp);
 	}
-	for (uint32_t c = 0; c < k; c++)
-		w[c] = km_log_sigmoid(f[c]);
-	normalize_log(w, k, p, logp);
 	if (direct)
 	{
 		for (uint32_t c = 0; c < k; c++)
