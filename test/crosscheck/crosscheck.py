@@ -1059,6 +1059,39 @@ def check_approx_classification(cur):
                    "kernel_ml %.4f, StandardScaler + Nystroem(%d) + OvR LogisticRegression median of 3 seeds %.4f (at most 0.02 below)"
                    % (acc, mm, ref))
 
+    # rows far from the data (issue 29): 1e3 standard deviations from the mean
+    # in 2,000 directions, quadratic one-vs-rest outputs; the rows where every
+    # sigmoid underflows (0 / 0 before) and 40 others are scored, against
+    # SciPy's log_expit and logsumexp on the export's decision values
+    Xw, yw = load_wine(return_X_y=True)
+    load_labels(cur, "afar", Xw, ["c%02d" % v for v in yw], np.zeros((0, Xw.shape[1])))
+
+    @check("j. afar one-vs-rest far rows")
+    def _():
+        from scipy.special import log_expit, logsumexp
+        train_labels(cur, "afar", "afar", {"method": "logistic", "approximation": "nystrom",
+                                           "components": 40, "kernel": "poly", "degree": 2,
+                                           "lambda": 1e-3})
+        e = export_of(cur, "afar")
+        dirs = np.random.RandomState(SEED + 29).randn(2000, Xw.shape[1])
+        dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
+        far = Xw.mean(axis=0) + Xw.std(axis=0) * 1e3 * dirs
+        F_all = export_score(e, far)
+        under = np.flatnonzero(F_all.max(axis=1) < -745)
+        report(len(under) > 0, "j. afar rows where every sigmoid underflows (the 0 / 0 before)",
+               "%d of %d rows" % (len(under), len(far)))
+        rows = np.concatenate([under, np.arange(40)])
+        copy_rows(cur, "afar", "kmcc_test", far[rows])
+        cur.execute("SELECT kernel_predict_proba(m.model, t.f) FROM kmcc_test t, kmcc_models m "
+                    "WHERE m.name = 'afar' AND t.ds = 'afar' ORDER BY t.id")
+        probs = [r[0] if isinstance(r[0], dict) else json.loads(r[0]) for r in cur.fetchall()]
+        L = log_expit(F_all[rows])
+        want = np.exp(L - logsumexp(L, axis=1, keepdims=True))
+        got = np.array([[np.nan if p[c] is None else p[c] for c in e["classes"]] for p in probs])
+        compare("j. afar far-row probabilities vs SciPy log_expit / logsumexp on the export",
+                got, want, 1e-9, "abs")
+        compare("j. afar far-row probabilities sum to 1", got.sum(axis=1), np.ones(len(got)), 1e-12, "abs")
+
 
 # ---------------------------------------------------------------- default classifiers (k)
 

@@ -87,6 +87,11 @@ int			unit_failures = 0;
 	X(test_classify_decide) \
 	X(test_classify_proba) \
 	X(test_classify_metrics) \
+	X(test_proba_log_sigmoid) \
+	X(test_proba_ovr_underflow) \
+	X(test_proba_ordinary_unchanged) \
+	X(test_proba_logistic_extreme) \
+	X(test_proba_platt_extreme) \
 	X(test_logistic_binary) \
 	X(test_logistic_multinomial) \
 	X(test_logistic_multinomial_weights) \
