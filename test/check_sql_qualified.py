@@ -392,7 +392,7 @@ def c_sql_strings(src):
         s = s.replace('\\n', '\n').replace('\\t', ' ').replace('\\"', '"')
         before = code[max(0, m.start() - 40):m.start()]
         if re.search(r'\b(errmsg|errdetail|errhint|errcontext|elog|errmsg_plural|errdetail_plural|'
-                     r'ereport|appendStringInfoString|pg_log|printf|fprintf|snprintf|_)\s*\(\s*(ERROR\s*,\s*)?$',
+                     r'ereport|pg_log|printf|fprintf|_)\s*\(\s*(ERROR\s*,\s*)?$',
                      before):
             continue
         if not re.search(r'\b(SELECT|INSERT INTO|UPDATE|DELETE FROM|OPERATOR\(|pg_catalog\.|COALESCE\()', s):
