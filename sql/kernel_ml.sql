@@ -140,10 +140,10 @@ COMMENT ON FUNCTION kernel_model_info(bytea) IS
 -- when there is none, so a missing role never fails the restore of the other
 -- rows and never lends its models to whichever role has its old OID.
 CREATE TABLE kernel_model_names (
-	name text PRIMARY KEY CHECK (name <> ''),
+	name text PRIMARY KEY CHECK (name OPERATOR(pg_catalog.<>) ''),
 	owner oid NOT NULL,
 	owner_name text,
-	last_version integer NOT NULL CHECK (last_version >= 0)
+	last_version integer NOT NULL CHECK (last_version OPERATOR(pg_catalog.>=) 0)
 );
 
 SELECT pg_catalog.pg_extension_config_dump('kernel_model_names', '');
@@ -165,9 +165,9 @@ COMMENT ON COLUMN kernel_model_names.last_version IS 'the highest version number
 -- TO role.  search_path is the last column so that a table updated from
 -- 0.1.0 has the same columns in the same order.
 CREATE TABLE kernel_models (
-	name text NOT NULL CHECK (name <> ''),
-	version integer NOT NULL CHECK (version > 0),
-	created_at timestamptz NOT NULL DEFAULT now(),
+	name text NOT NULL CHECK (name OPERATOR(pg_catalog.<>) ''),
+	version integer NOT NULL CHECK (version OPERATOR(pg_catalog.>) 0),
+	created_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
 	owner text,
 	source_query text NOT NULL,
 	options jsonb NOT NULL DEFAULT '{}',
@@ -215,10 +215,10 @@ COMMENT ON FUNCTION _kernel_ml_catalog_restore() IS
 'internal: trigger of kernel_model_names and kernel_models for rows that do not come from the catalog functions (pg_restore): resolves owners by role name (0: none) and keeps kernel_model_names complete';
 
 CREATE TRIGGER kernel_model_names_restore BEFORE INSERT ON kernel_model_names
-FOR EACH ROW EXECUTE FUNCTION _kernel_ml_catalog_restore();
+FOR EACH ROW EXECUTE FUNCTION @extschema@._kernel_ml_catalog_restore();
 
 CREATE TRIGGER kernel_models_restore BEFORE INSERT ON kernel_models
-FOR EACH ROW EXECUTE FUNCTION _kernel_ml_catalog_restore();
+FOR EACH ROW EXECUTE FUNCTION @extschema@._kernel_ml_catalog_restore();
 
 CREATE FUNCTION kernel_model_train(name text, query text, options jsonb DEFAULT '{}')
 RETURNS TABLE (name text, version integer, deployed boolean, metrics jsonb)
@@ -291,14 +291,14 @@ COMMENT ON FUNCTION kernel_predict(text, float8[]) IS
 CREATE VIEW kernel_models_overview AS
 SELECT m.name,
 	   n.owner::pg_catalog.regrole AS owner,
-	   max(m.version) FILTER (WHERE m.deployed) AS deployed_version,
-	   count(*)::integer AS versions,
-	   max(m.version) AS latest_version,
-	   max(m.created_at) AS last_trained,
-	   (array_agg(m.metrics) FILTER (WHERE m.deployed))[1] AS deployed_metrics,
-	   max(pg_catalog.octet_length(m.model)) FILTER (WHERE m.deployed) AS deployed_bytes,
-	   sum(pg_catalog.octet_length(m.model))::bigint AS total_bytes
-FROM kernel_models m JOIN kernel_model_names n ON n.name OPERATOR(pg_catalog.=) m.name
+	   pg_catalog.max(m.version) FILTER (WHERE m.deployed) AS deployed_version,
+	   pg_catalog.count(*)::integer AS versions,
+	   pg_catalog.max(m.version) AS latest_version,
+	   pg_catalog.max(m.created_at) AS last_trained,
+	   (pg_catalog.array_agg(m.metrics) FILTER (WHERE m.deployed))[1] AS deployed_metrics,
+	   pg_catalog.max(pg_catalog.octet_length(m.model)) FILTER (WHERE m.deployed) AS deployed_bytes,
+	   pg_catalog.sum(pg_catalog.octet_length(m.model))::bigint AS total_bytes
+FROM @extschema@.kernel_models m JOIN @extschema@.kernel_model_names n ON n.name OPERATOR(pg_catalog.=) m.name
 WHERE pg_catalog.has_table_privilege(m.tableoid, 'SELECT')
    OR pg_catalog.pg_has_role(n.owner, 'USAGE')
 GROUP BY m.name, n.owner;

@@ -13,9 +13,10 @@
  * then read and write the tables as their owner with search_path pinned and
  * every name qualified, like a SECURITY DEFINER function.  Between
  * installing this library and ALTER EXTENSION kernel_ml UPDATE, the catalog
- * may still be 0.1.0's (owner by name, no search_path) or 0.2.0's (owner a
- * regrole per version, no kernel_model_names): its models can be read and
- * scored, not changed.
+ * may still be 0.1.0's (owner by name, no search_path), 0.2.0's (owner a
+ * regrole per version, no kernel_model_names) or that of another version
+ * with kernel_model_names (0.3.0's): its models can be read and scored, not
+ * changed.
  *
  * The changes of one name are serialised by a lock on its row of
  * kernel_model_names (catalog_lock_name), which no other role can read, let
@@ -25,9 +26,13 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/htup_details.h"
+#include "access/table.h"
 #include "catalog/pg_authid.h"
+#include "catalog/pg_extension.h"
 #include "catalog/pg_type.h"
+#include "commands/extension.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "fmgr.h"
@@ -39,6 +44,7 @@
 #include "utils/datum.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/fmgroids.h"
 #include "utils/memutils.h"
 #include "utils/syscache.h"
 
@@ -86,14 +92,64 @@ catalog_open(FunctionCallInfo fcinfo, Catalog *cat)
 		cat->owner_expr = "owner::pg_catalog.oid";
 }
 
+/*
+ * The version of the extension's SQL objects (pg_extension.extversion), or
+ * NULL: what its catalog is until ALTER EXTENSION kernel_ml UPDATE, while
+ * this library may already be a newer one.
+ */
+static char *
+installed_version(void)
+{
+	Oid			ext = get_extension_oid("kernel_ml", true);
+	Relation	rel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	char	   *version = NULL;
+
+	if (!OidIsValid(ext))
+		return NULL;
+	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(ext));
+	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, &key);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup))
+	{
+		bool		isnull;
+		Datum		v = heap_getattr(tup, Anum_pg_extension_extversion, RelationGetDescr(rel), &isnull);
+
+		if (!isnull)
+			version = TextDatumGetCString(v);
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return version;
+}
+
 void
 catalog_require_current(const Catalog *cat, const char *fname)
 {
+	char	   *version;
+
 	if (cat->legacy)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("%s needs the kernel_ml %s catalog", fname, KM_VERSION_STRING),
 				 errdetail("The catalog of named models is still the one of an older kernel_ml: it has no table kernel_model_names."),
+				 errhint("Run ALTER EXTENSION kernel_ml UPDATE.")));
+
+	/*
+	 * A catalog with kernel_model_names but of another version (0.3.0's,
+	 * before the update to this library's): this library writes only the
+	 * catalog of its own version.
+	 */
+	version = installed_version();
+	if (version != NULL && strcmp(version, KM_VERSION_STRING) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("%s needs the kernel_ml %s catalog", fname, KM_VERSION_STRING),
+				 errdetail("The extension's SQL objects, the catalog of named models among them, are still those of kernel_ml %s.",
+						   version),
 				 errhint("Run ALTER EXTENSION kernel_ml UPDATE.")));
 }
 

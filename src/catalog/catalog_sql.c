@@ -341,17 +341,43 @@ kernel_ml_catalog_restore(PG_FUNCTION_ARGS)
 	Datum		name;
 	Datum		last_version;
 
-	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BEFORE(td->tg_event) ||
-		!TRIGGER_FIRED_FOR_ROW(td->tg_event) || !TRIGGER_FIRED_BY_INSERT(td->tg_event))
-		elog(ERROR, "_kernel_ml_catalog_restore must be a row trigger before insert");
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("_kernel_ml_catalog_restore() was not called by the trigger manager"),
+				 errdetail("It is the internal trigger of the tables kernel_models and kernel_model_names for rows that do not come from the catalog functions."),
+				 errhint("Train, deploy and drop models with kernel_model_train, kernel_model_deploy and kernel_model_drop; restored rows go through the trigger by themselves.")));
+	if (!TRIGGER_FIRED_BEFORE(td->tg_event) || !TRIGGER_FIRED_FOR_ROW(td->tg_event) ||
+		!TRIGGER_FIRED_BY_INSERT(td->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("_kernel_ml_catalog_restore() must be fired BEFORE INSERT FOR EACH ROW"),
+				 errdetail("Trigger \"%s\" on table \"%s\" fires it otherwise.",
+						   td->tg_trigger->tgname, RelationGetRelationName(td->tg_relation)),
+				 errhint("Drop trigger \"%s\": the extension's own triggers on kernel_models and kernel_model_names are the only ones it serves.",
+						 td->tg_trigger->tgname)));
 	rel = td->tg_relation;
 	tup = td->tg_trigtuple;
 	desc = RelationGetDescr(rel);
 	catalog_open(fcinfo, &cat);
+
+	/*
+	 * Only the two catalog tables: on any other table, rows of the caller's
+	 * choosing would be written into kernel_model_names as its owner.
+	 */
+	is_names = RelationGetRelid(rel) != cat.relid;
+	if (is_names &&
+		RelationGetRelid(rel) != get_relname_relid("kernel_model_names", get_rel_namespace(cat.relid)))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("_kernel_ml_catalog_restore() must be fired for kernel_models or kernel_model_names"),
+				 errdetail("Trigger \"%s\" fires it for table \"%s\".",
+						   td->tg_trigger->tgname, RelationGetRelationName(rel)),
+				 errhint("Drop trigger \"%s\": the function serves only the extension's own triggers on kernel_models and kernel_model_names.",
+						 td->tg_trigger->tgname)));
 	/* the catalog functions' own rows */
 	if (InSecurityRestrictedOperation() && GetUserId() == cat.owner)
 		return PointerGetDatum(tup);
-	is_names = RelationGetRelid(rel) != cat.relid;
 
 	v = heap_getattr(tup, SPI_fnumber(desc, is_names ? "owner_name" : "owner"), desc, &isnull);
 	if (!isnull)
