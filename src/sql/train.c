@@ -135,8 +135,16 @@ populate_fit_workspace(double *work, size_t n, int d, size_t nwork)
 static void
 canonical_row_order(RowSet *rs)
 {
+	instr_time	t0;
+	instr_time	t1;
+
 	km_check_memory(24.0 * (double) rs->n, "kernel_train", false);
+	INSTR_TIME_SET_CURRENT(t0);
 	km_hash_order_rows(rs->X, rs->y, rs->n, rs->d, rs->opts.seed);
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	elog(DEBUG1, "kernel_train: " INT64_FORMAT " rows of %d features in row-hash order in %.3f s",
+		 rs->n, rs->d, INSTR_TIME_GET_DOUBLE(t1));
 }
 
 /*
