@@ -97,10 +97,29 @@ FROM dcfg c CROSS JOIN dall d WHERE c.tgt = 'lab' GROUP BY c.name, d.grp
 UNION ALL
 SELECT c.name, 'group descending', d.grp, md5(kernel_train(d.f, d.lab, c.opts ORDER BY d.id DESC))
 FROM dcfg c CROSS JOIN dall d WHERE c.tgt = 'lab' GROUP BY c.name, d.grp;
+-- and a GROUP BY under a forced parallel plan (partial aggregates per group)
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+SET parallel_leader_participation = off;
+EXPLAIN (COSTS OFF)
+SELECT grp, md5(kernel_train(f, y, '{"method": "svr"}')) FROM dall GROUP BY grp;
+\set ECHO none
+SELECT format('INSERT INTO dres SELECT %L, %L, grp, md5(kernel_train(f, %s, %L)) FROM dall GROUP BY grp',
+              name, 'group parallel', tgt, opts)
+FROM dcfg WHERE tgt IN ('y', 'lab') ORDER BY name \gexec
+\set ECHO all
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+RESET parallel_leader_participation;
 SELECT a.name, count(*) AS groups,
-       count(*) FILTER (WHERE a.model_md5 IS DISTINCT FROM b.model_md5) AS differing
-FROM dres a JOIN dres b USING (name, grp)
-WHERE a.ord = 'group ascending' AND b.ord = 'group descending'
+       count(*) FILTER (WHERE a.model_md5 IS DISTINCT FROM b.model_md5
+                        OR a.model_md5 IS DISTINCT FROM p.model_md5) AS differing
+FROM dres a JOIN dres b USING (name, grp) JOIN dres p USING (name, grp)
+WHERE a.ord = 'group ascending' AND b.ord = 'group descending' AND p.ord = 'group parallel'
 GROUP BY a.name ORDER BY a.name;
 
 -- named models trained from a query (exact models gather its rows): the
