@@ -199,28 +199,6 @@ km_row_held_out(const double *x, int d, double y, int64 seed,
 	return h < t.below;
 }
 
-void
-km_reorder_rows(double **X, double **y, int64 n, int d, const int64 *order,
-				MemoryContext ctx)
-{
-	double	   *nx = MemoryContextAllocHuge(ctx, mul_size((Size) n,
-														  mul_size((Size) d, sizeof(double))));
-	double	   *ny = NULL;
-
-	for (int64 i = 0; i < n; i++)
-		memcpy(nx + i * d, *X + order[i] * d, sizeof(double) * d);
-	if (y != NULL && *y != NULL)
-	{
-		ny = MemoryContextAllocHuge(ctx, mul_size((Size) n, sizeof(double)));
-		for (int64 i = 0; i < n; i++)
-			ny[i] = (*y)[order[i]];
-		pfree(*y);
-		*y = ny;
-	}
-	pfree(*X);
-	*X = nx;
-}
-
 typedef struct StratKey
 {
 	double		stratum;

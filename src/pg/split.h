@@ -29,9 +29,8 @@ void		km_rank_rows(const double *X, const double *y, int64 n, int d,
 
 /*
  * Put the n rows of X (n x d, row-major) and y (n targets, or NULL) in
- * place in the order order[] lists (row i takes row order[i], as
- * km_reorder_rows), without a second copy of the rows; order[] is
- * consumed (left as the identity).
+ * place in the order order[] lists (row i takes row order[i]), without a
+ * second copy of the rows; order[] is consumed (left as the identity).
  */
 void		km_permute_rows(double *X, double *y, int64 n, int d, int64 *order);
 
@@ -88,12 +87,5 @@ typedef struct KmHoldoutThreshold
 KmHoldoutThreshold km_holdout_threshold(double fraction);
 bool		km_row_held_out(const double *x, int d, double y, int64 seed,
 							KmHoldoutThreshold t, double *buf);
-
-/*
- * Put the rows of X and y (may be NULL) in the given order; the arrays are
- * replaced by new ones allocated in ctx (the old ones are freed).
- */
-void		km_reorder_rows(double **X, double **y, int64 n, int d,
-							const int64 *order, MemoryContext ctx);
 
 #endif							/* KM_SPLIT_H */
