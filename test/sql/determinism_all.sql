@@ -14,6 +14,8 @@ SELECT i AS id, ARRAY[sin(i), cos(0.7 * i), (i % 5) / 5.0]::float8[] AS f,
        CASE WHEN sin(3 * i) > 0 THEN 'p' ELSE 'q' END AS lab2,
        i % 2 AS grp
 FROM generate_series(1, 240) i;
+-- 20 rows twice: identical rows are interchangeable, in any order
+INSERT INTO dall SELECT 240 + id, f, y, lab, lab2, grp FROM dall WHERE id <= 20;
 ANALYZE dall;
 
 -- tgt: the aggregate's second argument (float8, text or boolean)
