@@ -67,6 +67,9 @@ extern bool pass_row_held(PassRows *pr, double key, int64 seed);
  */
 extern int	pass_row_fold(PassRows *pr, double key, int64 seed, int folds);
 
+/* How pass_row_fold deals rows, for km_check_folds's detail (train_rows.h). */
+#define KM_PASS_FOLD_RULE "A named model reads its rows in passes, and each row's fold is its row hash modulo cv"
+
 /* The row into the basis state (-0 hashed as 0). */
 extern void pass_row_basis_add(PassRows *pr, km_basis_state *st);
 

@@ -907,6 +907,7 @@ classify_select(const NamedRun *run, MemoryContext ctx, ClassSelection *sel)
 	cp->fold_lab = palloc0_array(uint64, (Size) cp->folds * KM_MAX_CLASSES);
 	basis_pass(cp);
 	cp->sel_n = fit_rows(cp);
+	km_check_folds(cp->folds, cp->sel_n, cp->fold_n, KM_PASS_FOLD_RULE);
 	cp->gcxt = AllocSetContextCreate(tmp, "kernel_ml classifier gamma", ALLOCSET_DEFAULT_SIZES);
 	gamma0 = cp->opts.fit.kernel.gamma;
 	lambda0 = cp->opts.fit.lambda;

@@ -557,7 +557,8 @@ route_score(void *arg, int index, km_candidate *c, km_error *err)
 		pp->rows.block_first = 0;
 		run_pass(pp, PP_SCORE);
 		newton_block(pp);
-		pp->fold_mse[f] = pp->met.n > 0 ? km_metrics_mse(&pp->met) : 0.0;
+		/* km_check_folds refused an empty fold: never score one as 0 */
+		pp->fold_mse[f] = pp->met.n > 0 ? km_metrics_mse(&pp->met) : NAN;
 	}
 	pp->fold = -1;
 	for (int f = 0; f < pp->folds; f++)
@@ -601,6 +602,7 @@ primal_select_passes(const NamedRun *run, MemoryContext ctx, PrimalSelection *se
 	pp->fold_mse = palloc0(sizeof(double) * pp->folds);
 	basis_pass(pp);
 	pp->sel_n = fit_rows(pp);
+	km_check_folds(pp->folds, pp->sel_n, pp->fold_n, KM_PASS_FOLD_RULE);
 	pp->gcxt = AllocSetContextCreate(tmp, "kernel_ml primal gamma", ALLOCSET_DEFAULT_SIZES);
 	sel->ncand = pp->opts.gammas.n * pp->opts.lambdas.n;
 	sel->cand = MemoryContextAllocZero(ctx, sizeof(km_candidate) * sel->ncand);

@@ -494,7 +494,8 @@ held_out_mse(const km_fit_params *fp, const double *X, size_t n, int d,
 				pending = 0.0;
 			}
 		}
-	return fold_err.n > 0 ? km_metrics_mse(&fold_err) : 0.0;
+	/* kfold_candidate refuses an empty fold: never score one as 0 */
+	return fold_err.n > 0 ? km_metrics_mse(&fold_err) : NAN;
 }
 
 /* Score one candidate by k-fold cross-validation. */
@@ -516,6 +517,9 @@ kfold_candidate(const km_select_params *p, const km_fit_params *fp,
 		km_error	fit_err;
 		km_status	st;
 
+		if (ntr == n)
+			return km_fail(err, KM_ERR_INVALID, "fold has no rows to score",
+						   "Fold %d of %d has none of the %zu rows.", f + 1, p->folds, n);
 		km_grid_fold_stage(index, p->n_gammas * p->n_lambdas, cand, f, p->folds);
 
 		st = km_fit(fp, w.Xtr, ntr, d, w.ytr, w.alpha, w.fitwork, &res, &fit_err,

@@ -7,10 +7,11 @@
  * serializes to bytea and two states combine by appending rows.
  *
  * The result must not depend on the order rows arrive in (a parallel plan,
- * ORDER BY ... DESC).  k-fold cross-validation assigns folds by a hash of
- * each row's values and the seed (split.c), and puts the rows in that
- * hash order before anything is computed, so that even rounding is the
- * same: the selection table and the model come out bit for bit the same.
+ * ORDER BY ... DESC, a named model's query).  The rows are put in the order
+ * of a hash of each row's values and the seed (split.c) before anything is
+ * computed, so that even rounding is the same: the selection table and the
+ * model come out bit for bit the same.  k-fold's folds are the ranks in
+ * that order modulo the folds.
  */
 #include "postgres.h"
 
@@ -123,24 +124,27 @@ populate_fit_workspace(double *work, size_t n, int d, size_t nwork)
 }
 
 /*
- * k-fold: put the rows in hash order (see the top of this file).  The state
+ * Put the rows in hash order (see the top of this file), for every
+ * regression, exact or approximate, with or without model selection:
+ * rounding, an online method's path (lms) and the rows an exact model keeps
+ * then do not depend on the order the rows came in.  In place: the state
  * keeps the same rows, so a later call of the final function (a window
  * aggregate) or of the transition function still sees a valid state.
+ * Classifiers order their rows themselves, labels with them (classify.c).
  */
 static void
 canonical_row_order(RowSet *rs)
 {
-	int64	   *order;
+	instr_time	t0;
+	instr_time	t1;
 
-	/* classifiers order their rows themselves, labels with them (classify.c) */
-	if (rs->opts.cv != KM_CV_KFOLD ||
-		km_task_lookup(km_method_task(rs->opts.fit.method))->classes)
-		return;
-	order = palloc_extended(mul_size((Size) rs->n, sizeof(int64)), MCXT_ALLOC_HUGE);
-	km_rank_rows(rs->X, rs->y, rs->n, rs->d, rs->opts.seed, order);
-	km_reorder_rows(&rs->X, &rs->y, rs->n, rs->d, order, rs->ctx);
-	rs->capacity = rs->n;
-	pfree(order);
+	km_check_memory(24.0 * (double) rs->n, "kernel_train", false);
+	INSTR_TIME_SET_CURRENT(t0);
+	km_hash_order_rows(rs->X, rs->y, rs->n, rs->d, rs->opts.seed);
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	elog(DEBUG1, "kernel_train: " INT64_FORMAT " rows of %d features in row-hash order in %.3f s",
+		 rs->n, rs->d, INSTR_TIME_GET_DOUBLE(t1));
 }
 
 /*
@@ -322,6 +326,7 @@ train_exact(RowSet *rs)
 	memset(&g, 0, sizeof(g));
 	plan_training(rs, &g);
 	check_centred_target(rs, &g.plan.opts);
+	canonical_row_order(rs);
 	/* Everything but the result goes in a context deleted at the end. */
 	tmp = AllocSetContextCreate(CurrentMemoryContext, "kernel_ml training",
 								ALLOCSET_DEFAULT_SIZES);
@@ -349,7 +354,10 @@ train_model_reported(RowSet *rs)
 		return km_train_classifier(rs);	/* classify.c, approximate ones too */
 	notice_binary_target(rs);
 	if (km_repr_lookup(rs->opts.approximation)->approximate)
+	{
+		canonical_row_order(rs);
 		return km_approx_train_rowset(rs);	/* approx.c: km_train too */
+	}
 	return train_exact(rs);
 }
 
@@ -381,7 +389,6 @@ kernel_train_final(PG_FUNCTION_ARGS)
 		km_notice_skipped(rs->skipped, 0);
 		PG_RETURN_NULL();
 	}
-	canonical_row_order(rs);
 	model = train_model(rs);
 	/* after the training, so that no NOTICE comes before its error */
 	km_notice_skipped(rs->skipped, rs->n);

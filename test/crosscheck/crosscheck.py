@@ -721,8 +721,10 @@ def check_approx(cur):
                     "kernel_train(f, y, %s::jsonb, (SELECT kernel_basis(f, %s::jsonb) "
                     "FROM kmcc_train WHERE ds = 'fried')) FROM kmcc_train WHERE ds = 'fried'",
                     (json.dumps(opts), json.dumps(opts)))
+        # the one statement adds its rows in row-hash order, the two passes in
+        # the scan's: equal up to rounding
         compare("two passes vs one statement", predict(cur, "nys2", "fried"),
-                predict(cur, "nys", "fried"), 1e-10)
+                predict(cur, "nys", "fried"), 1e-9)
 
 # ---------------------------------------------------------------- classification
 
