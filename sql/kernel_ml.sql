@@ -139,11 +139,25 @@ COMMENT ON FUNCTION kernel_model_info(bytea) IS
 -- catalog functions) get the OID of the role of that name, or 0 (no owner)
 -- when there is none, so a missing role never fails the restore of the other
 -- rows and never lends its models to whichever role has its old OID.
+-- model_id tells models apart that had the same name (and owner): a drop
+-- and a new training of the name give the name row a new one, so a retrain
+-- that started from the old model stores nothing into the new (issue 29).
+-- It is this cluster's: the catalog functions and the restore trigger draw
+-- it from kernel_model_ids (no column default: a restored row without one
+-- is a dump of 0.3.0, see the trigger).
+CREATE SEQUENCE kernel_model_ids;
+
+REVOKE ALL ON SEQUENCE kernel_model_ids FROM PUBLIC;
+
+COMMENT ON SEQUENCE kernel_model_ids IS
+'the identities of named models (kernel_model_names.model_id), drawn by the catalog functions and the restore trigger';
+
 CREATE TABLE kernel_model_names (
 	name text PRIMARY KEY CHECK (name <> ''),
 	owner oid NOT NULL,
 	owner_name text,
-	last_version integer NOT NULL CHECK (last_version >= 0)
+	last_version integer NOT NULL CHECK (last_version >= 0),
+	model_id bigint NOT NULL UNIQUE
 );
 
 SELECT pg_catalog.pg_extension_config_dump('kernel_model_names', '');
@@ -156,6 +170,7 @@ COMMENT ON COLUMN kernel_model_names.name IS 'model name, chosen by its owner';
 COMMENT ON COLUMN kernel_model_names.owner IS 'the role that owns the name, by OID in this cluster; 0 or a dropped role''s OID: nobody (only superusers can deploy, drop, reassign or train over it; kernel_model_retrain refuses it); restored rows take the OID of the role named owner_name';
 COMMENT ON COLUMN kernel_model_names.owner_name IS 'the owner''s role name when the catalog last wrote the row (NULL: no owner); what a dump and restore resolve the owner by';
 COMMENT ON COLUMN kernel_model_names.last_version IS 'the highest version number the name has had: the next version is last_version + 1, so a number is never reused for another model, even after the latest version is dropped';
+COMMENT ON COLUMN kernel_model_names.model_id IS 'the identity of the model under this name in this cluster, new whenever the name is created (a drop and a new training of the name change it, and a restore draws a new one); a retrain stores only into the model_id it started from';
 
 -- One row per trained version.  Roles change it only through the functions
 -- below, which check that the caller owns the name (has the privileges of

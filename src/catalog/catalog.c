@@ -68,6 +68,8 @@ catalog_open(FunctionCallInfo fcinfo, Catalog *cat)
 	cat->schema = quote_identifier(nspname);
 
 	cat->names = quote_qualified_identifier(nspname, "kernel_model_names");
+	cat->ids = psprintf("%s::pg_catalog.regclass",
+						quote_literal_cstr(quote_qualified_identifier(nspname, "kernel_model_ids")));
 
 	/*
 	 * Between installing this library and ALTER EXTENSION kernel_ml UPDATE

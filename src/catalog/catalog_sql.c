@@ -89,7 +89,7 @@ kernel_model_train(PG_FUNCTION_ARGS)
 	catalog_open(fcinfo, &cat);
 	catalog_require_current(&cat, "kernel_model_train");
 	catalog_train_named(&cat, name, text_to_cstring(PG_GETARG_TEXT_PP(1)), options,
-						GetUserId(), false, catalog_search_path(), &tv);
+						GetUserId(), false, 0, catalog_search_path(), &tv);
 	return_trained(fcinfo, name, &tv);
 	return (Datum) 0;
 }
@@ -138,7 +138,8 @@ kernel_model_retrain(PG_FUNCTION_ARGS)
 						   name, catalog_role_label(owner)),
 				 errhint("Train a new version with kernel_model_train, which makes the caller its owner, or drop the model with kernel_model_drop.")));
 
-	catalog_train_named(&cat, name, query, options, owner, true, search_path, &tv);
+	catalog_train_named(&cat, name, query, options, owner, true, latest.model_id,
+						search_path, &tv);
 	return_trained(fcinfo, name, &tv);
 	return (Datum) 0;
 }

@@ -27,7 +27,7 @@
 static const char *
 names_columns(void)
 {
-	return "name, owner, owner_name, last_version";
+	return "name, owner, owner_name, last_version, model_id";
 }
 
 /*
@@ -91,13 +91,14 @@ catalog_lock_name(const Catalog *cat, const char *name, NameRow *out)
 	out->exists = true;
 	out->owner = DatumGetObjectId(spi_col(0, Anum_kernel_model_names_owner, &isnull));
 	out->last_version = DatumGetInt32(spi_col(0, Anum_kernel_model_names_last_version, &isnull));
+	out->model_id = DatumGetInt64(spi_col(0, Anum_kernel_model_names_model_id, &isnull));
 }
 
 /*
- * Lock name, creating its row for owner first if it has none.  A
- * concurrent training that creates the same name first makes the INSERT
- * wait for it and then do nothing; the lock then reads its row (and its
- * owner, whom the caller checks).  SPI connected.
+ * Lock name, creating its row for owner first if it has none, with a new
+ * model_id.  A concurrent training that creates the same name first makes
+ * the INSERT wait for it and then do nothing; the lock then reads its row
+ * (and its owner, whom the caller checks).  SPI connected.
  */
 void
 catalog_claim_name(const Catalog *cat, const char *name, Oid owner, NameRow *out)
@@ -116,10 +117,11 @@ catalog_claim_name(const Catalog *cat, const char *name, Oid owner, NameRow *out
 	argtypes[Anum_kernel_model_names_last_version - 1] = INT4OID;
 	args[Anum_kernel_model_names_last_version - 1] = Int32GetDatum(0);
 	catalog_elevate(cat, &e, true);
-	catalog_check_spi(SPI_execute_with_args(psprintf("INSERT INTO %s (%s) VALUES ($1, $2, $3, $4) "
+	catalog_check_spi(SPI_execute_with_args(psprintf("INSERT INTO %s (%s) "
+													 "VALUES ($1, $2, $3, $4, pg_catalog.nextval(%s)) "
 													 "ON CONFLICT (name) DO NOTHING",
-													 cat->names, names_columns()),
-											Natts_kernel_model_names, argtypes, args,
+													 cat->names, names_columns(), cat->ids),
+											Anum_kernel_model_names_last_version, argtypes, args,
 											NULL, false, 0),
 					  "name insert");
 	catalog_unelevate(&e);
@@ -191,14 +193,19 @@ catalog_latest_version(const Catalog *cat, const char *name, MemoryContext ctx,
 	Datum		path;
 
 	memset(out, 0, sizeof(*out));
-	catalog_query_name(cat, psprintf("SELECT %s FROM %%s WHERE name OPERATOR(pg_catalog.=) $1 "
-									 "ORDER BY version DESC LIMIT 1", models_columns(cat)),
+	catalog_query_name(cat, psprintf("SELECT %s, (SELECT n.model_id FROM %s n "
+									 "WHERE n.name OPERATOR(pg_catalog.=) $1) "
+									 "FROM %%s WHERE name OPERATOR(pg_catalog.=) $1 "
+									 "ORDER BY version DESC LIMIT 1", models_columns(cat), cat->names),
 					   name, true, false, 1, "latest version lookup");
 	if (SPI_processed == 0)
 		return false;
 	old = MemoryContextSwitchTo(ctx);
 	out->owner = DatumGetObjectId(spi_col(0, Anum_kernel_models_owner, &isnull));
 	out->version = DatumGetInt32(spi_col(0, Anum_kernel_models_version, &isnull));
+	out->model_id = DatumGetInt64(spi_col(0, Natts_kernel_models + 1, &isnull));
+	if (isnull)
+		out->model_id = -1;		/* no name row: never matches one */
 	out->source_query = TextDatumGetCString(spi_col(0, Anum_kernel_models_source_query, &isnull));
 	options = spi_col(0, Anum_kernel_models_options, &isnull);
 	/* detoasted into ctx: SPI_finish() deletes the tuple's context */
@@ -225,6 +232,7 @@ catalog_store_version(const Catalog *cat, const StoredVersion *v)
 	Datum		args[Natts_kernel_models];
 	Oid			ntypes[Natts_kernel_model_names];
 	Datum		nargs[Natts_kernel_model_names];
+	uint64		named = 0;
 	Datum		owner_name = CStringGetTextDatum(GetUserNameFromId(v->owner, false));
 	uint64		inserted;
 
@@ -252,6 +260,8 @@ catalog_store_version(const Catalog *cat, const StoredVersion *v)
 	nargs[Anum_kernel_model_names_owner_name - 1] = owner_name;
 	ntypes[Anum_kernel_model_names_last_version - 1] = INT4OID;
 	nargs[Anum_kernel_model_names_last_version - 1] = Int32GetDatum(v->version);
+	ntypes[Anum_kernel_model_names_model_id - 1] = INT8OID;
+	nargs[Anum_kernel_model_names_model_id - 1] = Int64GetDatum(v->model_id);
 
 	catalog_elevate(cat, &e, true);
 	if (v->deployed)
@@ -270,14 +280,26 @@ catalog_store_version(const Catalog *cat, const StoredVersion *v)
 					  "insert");
 	inserted = SPI_processed;
 	if (inserted == 1)
+	{
 		catalog_check_spi(SPI_execute_with_args(psprintf("UPDATE %s SET owner = $2, owner_name = $3, "
 														 "last_version = pg_catalog.int4larger(last_version, $4) "
-														 "WHERE name OPERATOR(pg_catalog.=) $1",
+														 "WHERE name OPERATOR(pg_catalog.=) $1 "
+														 "AND model_id OPERATOR(pg_catalog.=) $5",
 														 cat->names),
 												Natts_kernel_model_names, ntypes, nargs,
 												NULL, false, 0),
 						  "name update");
+		named = SPI_processed;
+	}
 	catalog_unelevate(&e);
+	/* a version is never stored without its model's name row */
+	if (inserted == 1 && named != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("could not store version %d of model \"%s\"", v->version, v->name),
+				 errdetail("The model the version was trained for (model_id " INT64_FORMAT ") no longer has the name \"%s\"; nothing was stored.",
+						   v->model_id, v->name),
+				 errhint("Train it again.")));
 	if (inserted != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
@@ -467,12 +489,14 @@ catalog_restore_name(const Catalog *cat, Datum name, Oid owner, const char *owne
 	types[Anum_kernel_model_names_last_version - 1] = INT4OID;
 	args[Anum_kernel_model_names_last_version - 1] = Int32GetDatum(last_version);
 	catalog_elevate(cat, &e, true);
+	/* a model_id of this cluster, never the dump's */
 	catalog_check_spi(SPI_execute_with_args(psprintf("INSERT INTO %s AS n (%s) "
-													 "VALUES ($1, $2, $3, $4) ON CONFLICT (name) DO UPDATE SET "
+													 "VALUES ($1, $2, $3, $4, pg_catalog.nextval(%s)) "
+													 "ON CONFLICT (name) DO UPDATE SET "
 													 "last_version = pg_catalog.int4larger(n.last_version, excluded.last_version)%s",
-													 cat->names, names_columns(),
+													 cat->names, names_columns(), cat->ids,
 													 replace_owner ? ", owner = excluded.owner, owner_name = excluded.owner_name" : ""),
-											Natts_kernel_model_names, types, args, nulls, false, 0),
+											Anum_kernel_model_names_last_version, types, args, nulls, false, 0),
 					  "restored name");
 	catalog_unelevate(&e);
 }

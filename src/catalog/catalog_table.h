@@ -18,11 +18,12 @@ struct Catalog;
 struct Deployed;
 
 /* kernel_model_names: one row per name. */
-#define Natts_kernel_model_names				4
+#define Natts_kernel_model_names				5
 #define Anum_kernel_model_names_name			1
 #define Anum_kernel_model_names_owner			2
 #define Anum_kernel_model_names_owner_name		3
 #define Anum_kernel_model_names_last_version	4
+#define Anum_kernel_model_names_model_id		5
 
 /* kernel_models: one row per version. */
 #define Natts_kernel_models						12
@@ -45,6 +46,7 @@ typedef struct NameRow
 	bool		exists;
 	Oid			owner;
 	int32		last_version;	/* the highest version the name has had */
+	int64		model_id;		/* the model's identity: new when the name is */
 } NameRow;
 
 /*
@@ -55,6 +57,7 @@ typedef struct NameRow
 typedef struct ModelRow
 {
 	Oid			owner;
+	int64		model_id;		/* kernel_model_names.model_id, same snapshot */
 	int32		version;
 	char	   *source_query;
 	Jsonb	   *options;		/* detoasted in the caller's context */
@@ -67,6 +70,7 @@ typedef struct StoredVersion
 {
 	const char *name;
 	int32		version;
+	int64		model_id;		/* the name row stored into: must still be it */
 	Oid			owner;
 	const char *query;
 	Jsonb	   *options;		/* as given, "refit" included */
@@ -107,8 +111,9 @@ bool		catalog_latest_version(const struct Catalog *cat, const char *name,
 
 /*
  * Store v, undeploying the deployed version if v is deployed, and record
- * v->version as the name's highest and v->owner as its owner; SPI
- * connected, name locked.
+ * v->version as the name's highest and v->owner as its owner; an error
+ * unless the name row is still the one of v->model_id.  SPI connected,
+ * name locked.
  */
 void		catalog_store_version(const struct Catalog *cat, const StoredVersion *v);
 

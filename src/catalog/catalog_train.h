@@ -22,12 +22,14 @@ typedef struct TrainedVersion
 /*
  * Train a new version of name: run query as run_as with search_path
  * (stored with the version for retraining), split, train, score, decide,
- * store.  options are stored as given.  retrain: run_as is the name's owner,
- * and the version is stored only if it still is under the name lock.
+ * store.  options are stored as given.  retrain: run_as is the name's owner
+ * and model_id the model's identity (kernel_model_names.model_id) when the
+ * retrain started; the version is stored only if both still are under the
+ * name lock (a training by name ignores model_id).
  */
 void		catalog_train_named(const Catalog *cat, const char *name,
 								const char *query, Jsonb *options, Oid run_as,
-								bool retrain, const char *search_path,
+								bool retrain, int64 model_id, const char *search_path,
 								TrainedVersion *out);
 
 #endif							/* KM_CATALOG_TRAIN_H */

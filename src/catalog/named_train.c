@@ -321,37 +321,75 @@ fit_and_score(NamedRun *run, MemoryContext work)
 
 /*
  * Lock the name and return the owner of the new version, checked under the
- * lock.  A retrain ran the query as run_as, the owner when it started: the
- * name must still exist and still be run_as's, or nothing is stored (a
- * drop meanwhile would otherwise make the version a new name of the
- * caller's, and a new owner would get a model of the old owner's rows).  A
- * training by name stores under the name's owner now, after checking the
- * caller against it; a new name (or one dropped meanwhile) becomes the
- * caller's, as does a dropped role's name taken over by a superuser.
+ * lock.  A retrain ran the query as run_as, the owner when it started, of
+ * the model model_id: the name must still be that model's (a drop and a
+ * new training of the name make another model, even of the same owner) and
+ * still be run_as's, or nothing is stored (a drop meanwhile would otherwise
+ * make the version a new name of the caller's, a new model would get a
+ * version of the old one's query, and a new owner a model of the old
+ * owner's rows).  A training by name stores under the name's owner now,
+ * after checking the caller against it; a new name (or one dropped
+ * meanwhile) becomes the caller's, as does a dropped role's name taken over
+ * by a superuser.
  */
 static Oid
 lock_version_owner(const Catalog *cat, const char *name, Oid run_as, bool retrain,
-				   NameRow *nr)
+				   int64 model_id, NameRow *nr)
 {
 	catalog_lock_name(cat, name, nr);
 	if (retrain)
 	{
-		if (!nr->exists || nr->owner != run_as)
+		if (!nr->exists || nr->model_id != model_id || nr->owner != run_as)
 			ereport(ERROR,
 					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-					 errmsg("model was dropped or changed owner while it was being retrained"),
+					 errmsg("model was dropped, re-created or changed owner while it was being retrained"),
 					 !nr->exists ?
 					 errdetail("Model \"%s\" was dropped after its retraining had started as %s; nothing was stored.",
 							   name, catalog_role_label(run_as)) :
+					 nr->model_id != model_id ?
+					 errdetail("Model \"%s\" was dropped and trained again after its retraining had started (model_id " INT64_FORMAT " then, " INT64_FORMAT " now); nothing was stored.",
+							   name, model_id, nr->model_id) :
 					 errdetail("Model \"%s\" belongs to %s now; its retraining ran the query as %s; nothing was stored.",
 							   name, catalog_role_label(nr->owner), catalog_role_label(run_as)),
-					 errhint("Retrain it again if it still exists.")));
+					 errhint("Retrain it again if it still exists: a retrain starts from the model the name has then.")));
 		return run_as;
 	}
 	if (!nr->exists)
 		catalog_claim_name(cat, name, GetUserId(), nr);
 	catalog_check_owner(name, nr->owner);
 	return catalog_role_exists(nr->owner) ? nr->owner : GetUserId();
+}
+
+/*
+ * After the deploy decision, under the name lock: the name row and the
+ * deployed version must be those the decision was made with.  The
+ * comparison of an approximate model runs the stored query again (one more
+ * SQL pass, under the lock, with the version number chosen), and that
+ * query may call the catalog functions itself: a drop there would leave
+ * the new version without a name row, a deployment make the decision
+ * stale.  Nothing is stored then, and the error undoes what the query did.
+ */
+static void
+recheck_after_decision(const Catalog *cat, const char *name, const NameRow *before,
+					   const Decision *d, MemoryContext work)
+{
+	NameRow		now;
+	Deployed	dep;
+
+	memset(&dep, 0, sizeof(dep));
+	catalog_lock_name(cat, name, &now);
+	if (now.exists)
+		catalog_lookup_deployed(cat, name, false, work, &dep);
+	if (!now.exists || now.model_id != before->model_id || now.owner != before->owner ||
+		now.last_version != before->last_version ||
+		dep.found != d->prev.found || (dep.found && dep.version != d->prev.version))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("model \"%s\" was changed while its new version was compared", name),
+				 errdetail(!now.exists ?
+						   "The training query, run again to score the deployed version on the held-out rows, dropped the model; nothing was stored." :
+						   "The training query, run again to score the deployed version on the held-out rows, trained, deployed, reassigned or re-created the model; nothing was stored."),
+				 errhint("A training query must not change named models.")));
 }
 
 
@@ -448,7 +486,7 @@ collect_training_rows(NamedRun *run, const char *query, Oid run_as,
  */
 void
 catalog_train_named(const Catalog *cat, const char *name, const char *query,
-					Jsonb *options, Oid run_as, bool retrain,
+					Jsonb *options, Oid run_as, bool retrain, int64 model_id,
 					const char *search_path, TrainedVersion *out)
 {
 	MemoryContext caller = CurrentMemoryContext;
@@ -485,10 +523,12 @@ catalog_train_named(const Catalog *cat, const char *name, const char *query,
 
 	/* From here on, one training of this name at a time. */
 	km_progress_stage("deploy: storing version and deciding");
-	v.owner = lock_version_owner(cat, name, run_as, retrain, &nr);
+	v.owner = lock_version_owner(cat, name, run_as, retrain, model_id, &nr);
+	v.model_id = nr.model_id;
 	/* never reused: one past the highest the name has had */
 	v.version = nr.last_version + 1;
 	decide_deployment(cat, name, &run, work, &decision);
+	recheck_after_decision(cat, name, &nr, &decision, work);
 	/*
 	 * Returned to the caller after SPI_finish(), which deletes the SPI
 	 * procedure context that is current here: build it in the caller's.
