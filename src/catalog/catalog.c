@@ -54,6 +54,7 @@ catalog_open(FunctionCallInfo fcinfo, Catalog *cat)
 {
 	Oid			nsp = get_func_namespace(fcinfo->flinfo->fn_oid);
 	char	   *nspname = get_namespace_name(nsp);
+	Oid			names;
 	HeapTuple	tup;
 
 	cat->relid = get_relname_relid("kernel_models", nsp);
@@ -77,7 +78,8 @@ catalog_open(FunctionCallInfo fcinfo, Catalog *cat)
 	 * regrole per version): models can be read and scored, not changed (see
 	 * require_current).
 	 */
-	cat->legacy = !OidIsValid(get_relname_relid("kernel_model_names", nsp));
+	names = get_relname_relid("kernel_model_names", nsp);
+	cat->legacy = !OidIsValid(names);
 	if (!cat->legacy)
 		cat->owner_expr = psprintf("COALESCE((SELECT n.owner FROM %s n "
 								   "WHERE n.name OPERATOR(pg_catalog.=) $1), 0::pg_catalog.oid)",
@@ -86,6 +88,9 @@ catalog_open(FunctionCallInfo fcinfo, Catalog *cat)
 		cat->owner_expr = "COALESCE(pg_catalog.to_regrole(pg_catalog.quote_ident(owner::pg_catalog.text))::pg_catalog.oid, 0::pg_catalog.oid)";
 	else
 		cat->owner_expr = "owner::pg_catalog.oid";
+	/* 0.3.0's kernel_model_names, without model_id: read only as well */
+	if (!cat->legacy && get_attnum(names, "model_id") == InvalidAttrNumber)
+		cat->legacy = true;
 }
 
 void
@@ -95,7 +100,7 @@ catalog_require_current(const Catalog *cat, const char *fname)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("%s needs the kernel_ml %s catalog", fname, KM_VERSION_STRING),
-				 errdetail("The catalog of named models is still the one of an older kernel_ml: it has no table kernel_model_names."),
+				 errdetail("The catalog of named models is still the one of an older kernel_ml: it has no table kernel_model_names, or no column model_id in it."),
 				 errhint("Run ALTER EXTENSION kernel_ml UPDATE.")));
 }
 

@@ -38,6 +38,8 @@ PG_FUNCTION_INFO_V1(kernel_model_reassign);
 PG_FUNCTION_INFO_V1(kernel_ml_catalog_restore);
 PG_FUNCTION_INFO_V1(kernel_model_get);
 PG_FUNCTION_INFO_V1(kernel_ml_holdout);
+PG_FUNCTION_INFO_V1(kernel_model_owner_in);
+PG_FUNCTION_INFO_V1(kernel_model_owner_out);
 
 /* The search_path a version from 0.1.0 (none stored) is retrained with. */
 #define LEGACY_SEARCH_PATH "\"$user\", public"
@@ -313,18 +315,39 @@ restored_role(const char *rolname)
 	return role;
 }
 
+/* A column of a trigger's row by name; isnull when the table has none. */
+static Datum
+trigger_col(HeapTuple tup, TupleDesc desc, const char *col, bool *isnull)
+{
+	int			att = SPI_fnumber(desc, col);
+
+	if (att <= 0)
+	{
+		*isnull = true;
+		return (Datum) 0;
+	}
+	return heap_getattr(tup, att, desc, isnull);
+}
+
 /*
  * The trigger BEFORE INSERT on kernel_model_names and kernel_models for rows
  * that do not come from the catalog functions, which write as the tables'
  * owner in a security-restricted operation: rows restored by pg_restore
- * (or inserted by a superuser).  A name's owner is resolved by its role
- * name: the OID a dump carries means another role, or none, in another
- * cluster, and a role missing here makes the name no one's (owner 0: only
- * a superuser can deploy, drop, reassign or train over it), without failing
- * the restore of any other row.  A restored version whose name has no row
- * (a dump of 0.2.0, or versions restored before the names) gets one, its
- * highest version the version's number; a name row restored after its
- * versions replaces the one they made.
+ * (or inserted by a superuser).  The OID a dump carries means another
+ * role, or none, in another cluster.  A name row of a dump of 0.4.0 on
+ * carries its owner as owner_role (kernel_model_owner), written out as the
+ * role's name by the source cluster at dump time ("-" for a role dropped
+ * by then, or none) and read back as the role of that name here (none when
+ * missing): a model without an owner stays without one, whatever roles the
+ * target has (issue 29, point 5), and owner_name stays as dumped, for
+ * display only.  A dump of 0.3.0 (no owner_role) and a version row give the
+ * owner by role name, as before.  A role missing here makes the name no
+ * one's (owner 0: only a superuser can deploy, drop, reassign or train over
+ * it), without failing the restore of any other row.  A restored version
+ * whose name has no row (a dump of 0.2.0, or versions restored before the
+ * names) gets one, its highest version the version's number; a name row
+ * restored after its versions replaces the one they made.  model_id is
+ * always drawn anew: it is this cluster's.
  */
 Datum
 kernel_ml_catalog_restore(PG_FUNCTION_ARGS)
@@ -354,20 +377,28 @@ kernel_ml_catalog_restore(PG_FUNCTION_ARGS)
 		return PointerGetDatum(tup);
 	is_names = RelationGetRelid(rel) != cat.relid;
 
-	v = heap_getattr(tup, SPI_fnumber(desc, is_names ? "owner_name" : "owner"), desc, &isnull);
+	v = trigger_col(tup, desc, is_names ? "owner_name" : "owner", &isnull);
 	if (!isnull)
 		owner_name = TextDatumGetCString(v);
-	owner = owner_name ? restored_role(owner_name) : InvalidOid;
+	v = is_names ? trigger_col(tup, desc, "owner_role", &isnull) : (Datum) 0;
+	if (is_names && !isnull)
+	{
+		/* resolved by name by kernel_model_owner's input, at the COPY */
+		owner = DatumGetObjectId(v);
+		if (!catalog_role_exists(owner))
+			owner = InvalidOid;
+	}
+	else
+		owner = owner_name ? restored_role(owner_name) : InvalidOid;
 	if (OidIsValid(owner))
 		owner_name = GetUserNameFromId(owner, false);
 	else if (owner_name && strspn(owner_name, "0123456789") == strlen(owner_name))
 		owner_name = NULL;		/* a dropped role's OID, from a dump of 0.2.0 */
 
-	name = heap_getattr(tup, SPI_fnumber(desc, "name"), desc, &isnull);
+	name = trigger_col(tup, desc, "name", &isnull);
 	if (isnull)
 		return PointerGetDatum(tup);	/* the NOT NULL constraint refuses it */
-	last_version = heap_getattr(tup, SPI_fnumber(desc, is_names ? "last_version" : "version"),
-								desc, &isnull);
+	last_version = trigger_col(tup, desc, is_names ? "last_version" : "version", &isnull);
 	if (isnull)
 		return PointerGetDatum(tup);
 
@@ -427,4 +458,35 @@ kernel_ml_holdout(PG_FUNCTION_ARGS)
 	held = km_row_held_out(buf, d, y, seed, km_holdout_threshold(fraction), buf);
 	pfree(buf);
 	PG_RETURN_BOOL(held);
+}
+
+/*
+ * kernel_model_owner (kernel_model_names.owner_role): a role's OID whose
+ * text is the role's name, so that what a dump writes is decided when it
+ * is written (issue 29, point 5).  Output: the name, quoted as an
+ * identifier where needed (as regrole does), or "-" for no owner and for a
+ * role that no longer exists.  Input: an identifier is the role of that
+ * name in this cluster, or no owner (0) when there is none (a restore into
+ * a cluster without the role never fails); "-" and a bare number (never a
+ * role's name as output writes it) are no owner: an OID from elsewhere
+ * names no role here.
+ */
+Datum
+kernel_model_owner_in(PG_FUNCTION_ARGS)
+{
+	const char *s = PG_GETARG_CSTRING(0);
+	size_t		len = strlen(s);
+
+	if (len == 0 || strcmp(s, "-") == 0 || strspn(s, "0123456789") == len)
+		PG_RETURN_OID(InvalidOid);
+	PG_RETURN_OID(restored_role(s));
+}
+
+Datum
+kernel_model_owner_out(PG_FUNCTION_ARGS)
+{
+	Oid			role = PG_GETARG_OID(0);
+	char	   *rolname = OidIsValid(role) ? GetUserNameFromId(role, true) : NULL;
+
+	PG_RETURN_CSTRING(rolname ? pstrdup(quote_identifier(rolname)) : pstrdup("-"));
 }

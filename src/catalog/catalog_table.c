@@ -27,7 +27,7 @@
 static const char *
 names_columns(void)
 {
-	return "name, owner, owner_name, last_version, model_id";
+	return "name, owner, owner_name, last_version, model_id, owner_role";
 }
 
 /*
@@ -118,7 +118,7 @@ catalog_claim_name(const Catalog *cat, const char *name, Oid owner, NameRow *out
 	args[Anum_kernel_model_names_last_version - 1] = Int32GetDatum(0);
 	catalog_elevate(cat, &e, true);
 	catalog_check_spi(SPI_execute_with_args(psprintf("INSERT INTO %s (%s) "
-													 "VALUES ($1, $2, $3, $4, pg_catalog.nextval(%s)) "
+													 "VALUES ($1, $2, $3, $4, pg_catalog.nextval(%s), $2) "
 													 "ON CONFLICT (name) DO NOTHING",
 													 cat->names, names_columns(), cat->ids),
 											Anum_kernel_model_names_last_version, argtypes, args,
@@ -281,7 +281,7 @@ catalog_store_version(const Catalog *cat, const StoredVersion *v)
 	inserted = SPI_processed;
 	if (inserted == 1)
 	{
-		catalog_check_spi(SPI_execute_with_args(psprintf("UPDATE %s SET owner = $2, owner_name = $3, "
+		catalog_check_spi(SPI_execute_with_args(psprintf("UPDATE %s SET owner = $2, owner_role = $2, owner_name = $3, "
 														 "last_version = pg_catalog.int4larger(last_version, $4) "
 														 "WHERE name OPERATOR(pg_catalog.=) $1 "
 														 "AND model_id OPERATOR(pg_catalog.=) $5",
@@ -449,7 +449,7 @@ catalog_reassign_names(const Catalog *cat, Oid old_owner, const char *old_name,
 	args[2] = BoolGetDatum(orphans);
 	args[3] = ObjectIdGetDatum(new_owner);
 	catalog_elevate(cat, &e, true);
-	catalog_check_spi(SPI_execute_with_args(psprintf("UPDATE %s AS n SET owner = $4, "
+	catalog_check_spi(SPI_execute_with_args(psprintf("UPDATE %s AS n SET owner = $4, owner_role = $4, "
 													 "owner_name = (SELECT r.rolname::pg_catalog.text FROM pg_catalog.pg_roles r "
 													 "WHERE r.oid OPERATOR(pg_catalog.=) $4) "
 													 "WHERE n.owner OPERATOR(pg_catalog.=) $1 "
@@ -491,11 +491,12 @@ catalog_restore_name(const Catalog *cat, Datum name, Oid owner, const char *owne
 	catalog_elevate(cat, &e, true);
 	/* a model_id of this cluster, never the dump's */
 	catalog_check_spi(SPI_execute_with_args(psprintf("INSERT INTO %s AS n (%s) "
-													 "VALUES ($1, $2, $3, $4, pg_catalog.nextval(%s)) "
+													 "VALUES ($1, $2, $3, $4, pg_catalog.nextval(%s), $2) "
 													 "ON CONFLICT (name) DO UPDATE SET "
 													 "last_version = pg_catalog.int4larger(n.last_version, excluded.last_version)%s",
 													 cat->names, names_columns(), cat->ids,
-													 replace_owner ? ", owner = excluded.owner, owner_name = excluded.owner_name" : ""),
+													 replace_owner ? ", owner = excluded.owner, owner_role = excluded.owner_role, "
+													 "owner_name = excluded.owner_name" : ""),
 											Anum_kernel_model_names_last_version, types, args, nulls, false, 0),
 					  "restored name");
 	catalog_unelevate(&e);

@@ -18,12 +18,13 @@ struct Catalog;
 struct Deployed;
 
 /* kernel_model_names: one row per name. */
-#define Natts_kernel_model_names				5
+#define Natts_kernel_model_names				6
 #define Anum_kernel_model_names_name			1
 #define Anum_kernel_model_names_owner			2
 #define Anum_kernel_model_names_owner_name		3
 #define Anum_kernel_model_names_last_version	4
 #define Anum_kernel_model_names_model_id		5
+#define Anum_kernel_model_names_owner_role		6	/* owner again, as dumped */
 
 /* kernel_models: one row per version. */
 #define Natts_kernel_models						12

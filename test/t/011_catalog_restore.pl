@@ -81,8 +81,11 @@ like($want_catalog, qr/^a_model:1:.*s_model:1:/, 'five versions in the source');
 IPC::Run::run([ 'pg_dump', '-Fc', '-d', $src->connstr('postgres'), '-f', "$tmp/catalog.dump" ]) or die 'pg_dump -Fc failed';
 IPC::Run::run([ 'pg_dump', '-Fp', '-d', $src->connstr('postgres'), '-f', "$tmp/catalog.sql" ]) or die 'pg_dump -Fp failed';
 
-# the destination has alice (and eve), not bob, not ghost
+# the destination has alice (and eve), not bob; and another role that is
+# called ghost: ghost's model had no owner when it was dumped, so it must
+# have none after the restore either (issue 29, point 5)
 sql($dst, 'postgres', 'CREATE ROLE alice LOGIN');
+sql($dst, 'postgres', 'CREATE ROLE ghost LOGIN');
 for my $format ('custom', 'plain')
 {
 	my $db = "restored_$format";
@@ -105,6 +108,10 @@ for my $format ('custom', 'plain')
 	is(sql($dst, $db, q{SELECT owner FROM kernel_models WHERE name = 'b_model'}), 'bob', "$format: the version keeps its owner's name");
 	like(sql($dst, $db, q{SELECT kernel_model_drop('g_model')}, 'eve'), qr/permission denied for model "g_model"/,
 		"$format: eve, who has ghost's old OID, does not own ghost's model");
+	like(sql($dst, $db, q{SELECT kernel_model_drop('g_model')}, 'ghost'), qr/permission denied for model "g_model"/,
+		"$format: nor does the other cluster's role named ghost");
+	like(sql($dst, $db, q{SELECT kernel_predict('g_model', ARRAY[1, 2, 3]::float8[])}, 'ghost'), qr/permission denied for model "g_model"/,
+		"$format: who cannot score with it either");
 	like(sql($dst, $db, q{SELECT kernel_model_retrain('g_model')}), qr/owner of model "g_model" does not exist/,
 		"$format: and nobody retrains it");
 	sql($dst, $db, 'GRANT SELECT ON public.d TO alice');
