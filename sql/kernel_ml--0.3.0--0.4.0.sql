@@ -76,3 +76,11 @@ ALTER TABLE @extschema@.kernel_model_names ALTER COLUMN owner_role SET NOT NULL;
 COMMENT ON COLUMN @extschema@.kernel_model_names.owner IS 'the role that owns the name, by OID in this cluster; 0 or a dropped role''s OID: nobody (only superusers can deploy, drop, reassign or train over it; kernel_model_retrain refuses it); restored rows take it from owner_role';
 COMMENT ON COLUMN @extschema@.kernel_model_names.owner_name IS 'the owner''s role name when the catalog last wrote the row (NULL: no owner), for display: a role dropped since keeps its name here, and kernel_model_reassign finds its models by it; a restore never gives the model to a role by this name (but for a dump of 0.3.0, which has no owner_role)';
 COMMENT ON COLUMN @extschema@.kernel_model_names.owner_role IS 'the owner again (the same OID as owner), as a dump carries it: its text is the role''s name, or - when the role no longer exists or there is none, so a model whose owner was dropped before a dump stays without an owner after a restore; a restore resolves the name in the target cluster (a missing role: no owner)';
+
+-- Null arguments of the catalog's verbs (issue 30): one rule, an error
+-- (22004) naming the argument, so these are no longer STRICT (a null was
+-- "nothing to do", no row and no error) ---------------------------------------
+
+ALTER FUNCTION @extschema@.kernel_model_retrain(pg_catalog.text) CALLED ON NULL INPUT;
+ALTER FUNCTION @extschema@.kernel_model_deploy(pg_catalog.text, pg_catalog.int4) CALLED ON NULL INPUT;
+ALTER FUNCTION @extschema@.kernel_model_reassign(pg_catalog.text, pg_catalog.regrole) CALLED ON NULL INPUT;

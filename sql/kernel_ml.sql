@@ -280,7 +280,7 @@ FOR EACH ROW EXECUTE FUNCTION _kernel_ml_catalog_restore();
 CREATE FUNCTION kernel_model_train(name text, query text, options jsonb DEFAULT '{}')
 RETURNS TABLE (name text, version integer, deployed boolean, metrics jsonb)
 AS 'MODULE_PATHNAME', 'kernel_model_train'
-LANGUAGE C VOLATILE PARALLEL UNSAFE;
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION kernel_model_train(text, text, jsonb) IS
 'run query (features float8[], target float8 or label text) as the caller in a security-restricted operation, train on a deterministic split, record held-out metrics, store a new version of the named model (name: 1 to 63 bytes; a new name belongs to the caller) with the caller''s search_path, and deploy it per the deploy option';
@@ -288,7 +288,7 @@ COMMENT ON FUNCTION kernel_model_train(text, text, jsonb) IS
 CREATE FUNCTION kernel_model_retrain(name text)
 RETURNS TABLE (name text, version integer, deployed boolean, metrics jsonb)
 AS 'MODULE_PATHNAME', 'kernel_model_retrain'
-LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION kernel_model_retrain(text) IS
 'train a new version of the named model with the query, options and search_path of its latest version; the query runs as the model''s owner (never as the caller) in a security-restricted operation, and nothing it sets outlives it; an error, storing nothing, if the model was dropped or changed owner meanwhile';
@@ -296,7 +296,7 @@ COMMENT ON FUNCTION kernel_model_retrain(text) IS
 CREATE FUNCTION kernel_model_deploy(name text, version integer)
 RETURNS void
 AS 'MODULE_PATHNAME', 'kernel_model_deploy'
-LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION kernel_model_deploy(text, integer) IS
 'make a version of the named model the deployed one (manual deployment or rollback)';
@@ -320,7 +320,7 @@ COMMENT ON FUNCTION kernel_model_drop(text, integer) IS
 CREATE FUNCTION kernel_model_reassign(old_owner text, new_owner regrole)
 RETURNS integer
 AS 'MODULE_PATHNAME', 'kernel_model_reassign'
-LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION kernel_model_reassign(text, regrole) IS
 'give every model name owned by the role named old_owner (or left by a dropped role of that name) to new_owner, as REASSIGN OWNED does for database objects, which does not know models; run it before DROP ROLE; the caller needs the privileges of both roles (a dropped role''s models: superuser); returns the number of names reassigned';

@@ -185,6 +185,28 @@ catalog_check_name(const char *name)
 }
 
 /*
+ * Null arguments of the catalog's verbs (issue 30): one rule for all of
+ * them, an error naming the argument.  STRICT would make a null argument
+ * "nothing to do" (no row, no error), which a scheduled job or a clean-up
+ * subquery that found nothing would take for success; a null that meant
+ * "every version" or "the default" would be worse.  Readers
+ * (kernel_model_get, kernel_predict) stay STRICT: a null in, a null out.
+ */
+void
+catalog_check_not_null(FunctionCallInfo fcinfo, const char *fname,
+					   const char *const *argnames, int nargs)
+{
+	for (int i = 0; i < nargs && i < PG_NARGS(); i++)
+		if (PG_ARGISNULL(i))
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("%s must not be null", argnames[i]),
+					 errdetail("Argument %d of %s is null; the functions that change named models take no null argument.",
+							   i + 1, fname),
+					 errhint("Pass a value, or leave an argument that has a default out.")));
+}
+
+/*
  * What every function that writes the catalog checks first, before any
  * work: a writable transaction.
  */

@@ -71,22 +71,13 @@ kernel_model_train(PG_FUNCTION_ARGS)
 	char	   *name;
 	TrainedVersion tv;
 
+	static const char *const args[] = {"name", "query", "options"};
+
+	catalog_check_not_null(fcinfo, "kernel_model_train(name, query, options)", args, 3);
 	catalog_check_writable("kernel_model_train()");
-	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("%s must not be null", PG_ARGISNULL(0) ? "name" : "query")));
 	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	catalog_check_name(name);
-	if (PG_ARGISNULL(2))
-	{
-		KmJson		empty;
-
-		km_json_begin(&empty);
-		options = km_json_finish(&empty);
-	}
-	else
-		options = PG_GETARG_JSONB_P(2);
+	options = PG_GETARG_JSONB_P(2);
 	InitMaterializedSRF(fcinfo, 0);
 	catalog_open(fcinfo, &cat);
 	catalog_require_current(&cat, "kernel_model_train");
@@ -106,7 +97,8 @@ kernel_model_train(PG_FUNCTION_ARGS)
 Datum
 kernel_model_retrain(PG_FUNCTION_ARGS)
 {
-	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	static const char *const args[] = {"name"};
+	char	   *name;
 	Catalog		cat;
 	Oid			owner;
 	char	   *query;
@@ -116,6 +108,8 @@ kernel_model_retrain(PG_FUNCTION_ARGS)
 	MemoryContext caller = CurrentMemoryContext;
 	TrainedVersion tv;
 
+	catalog_check_not_null(fcinfo, "kernel_model_retrain(name)", args, 1);
+	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	catalog_check_writable("kernel_model_retrain()");
 	catalog_check_name(name);
 	InitMaterializedSRF(fcinfo, 0);
@@ -150,13 +144,17 @@ kernel_model_retrain(PG_FUNCTION_ARGS)
 Datum
 kernel_model_deploy(PG_FUNCTION_ARGS)
 {
-	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	int32		version = PG_GETARG_INT32(1);
+	static const char *const args[] = {"name", "version"};
+	char	   *name;
+	int32		version;
 	Catalog		cat;
 	bool		exists;
 	int32		latest;
 	NameRow		nr;
 
+	catalog_check_not_null(fcinfo, "kernel_model_deploy(name, version)", args, 2);
+	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	version = PG_GETARG_INT32(1);
 	catalog_check_writable("kernel_model_deploy()");
 	catalog_open(fcinfo, &cat);
 	catalog_require_current(&cat, "kernel_model_deploy");
@@ -191,11 +189,12 @@ kernel_model_drop(PG_FUNCTION_ARGS)
 	bool		all = PG_NARGS() == 1;
 	NameRow		nr;
 
+	static const char *const args[] = {"name"};
+
+	/* the name here; a null version below, with what to call instead */
+	catalog_check_not_null(fcinfo, all ? "kernel_model_drop(name)" : "kernel_model_drop(name, version)",
+						   args, 1);
 	catalog_check_writable("kernel_model_drop()");
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("name must not be null")));
 	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 
 	/*
@@ -249,13 +248,18 @@ kernel_model_drop(PG_FUNCTION_ARGS)
 Datum
 kernel_model_reassign(PG_FUNCTION_ARGS)
 {
-	char	   *old_name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	Oid			new_owner = PG_GETARG_OID(1);
-	Oid			old_owner = get_role_oid(old_name, true);
+	static const char *const args[] = {"old_owner", "new_owner"};
+	char	   *old_name;
+	Oid			new_owner;
+	Oid			old_owner;
 	bool		orphans = superuser();
 	Catalog		cat;
 	uint64		count;
 
+	catalog_check_not_null(fcinfo, "kernel_model_reassign(old_owner, new_owner)", args, 2);
+	old_name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	new_owner = PG_GETARG_OID(1);
+	old_owner = get_role_oid(old_name, true);
 	catalog_check_writable("kernel_model_reassign()");
 	catalog_open(fcinfo, &cat);
 	catalog_require_current(&cat, "kernel_model_reassign");

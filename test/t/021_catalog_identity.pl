@@ -148,5 +148,37 @@ is(sql(q{SELECT source_query FROM kernel_models WHERE name = 'm' AND version = 2
 	'with its query');
 $holder->quit;
 
+# ---- issue 30: a null argument of any catalog verb is 22004, naming it ---
+sql(q{CREATE FUNCTION public.outcome(q text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE q;
+  RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+  RETURN SQLSTATE || ' ' || SQLERRM;
+END $$});
+my @null_calls = (
+	[ q{kernel_model_train(NULL, 'SELECT f, y FROM public.d', '{}')}, 'name' ],
+	[ q{kernel_model_train('m', NULL, '{}')}, 'query' ],
+	[ q{kernel_model_train('m', 'SELECT f, y FROM public.d', NULL)}, 'options' ],
+	[ q{kernel_model_retrain(NULL)}, 'name' ],
+	[ q{kernel_model_deploy(NULL, 1)}, 'name' ],
+	[ q{kernel_model_deploy('m', NULL)}, 'version' ],
+	[ q{kernel_model_drop(NULL)}, 'name' ],
+	[ q{kernel_model_drop(NULL, 1)}, 'name' ],
+	[ q{kernel_model_drop('m', NULL)}, 'version' ],
+	[ q{kernel_model_reassign(NULL, 'alice')}, 'old_owner' ],
+	[ q{kernel_model_reassign('alice', NULL)}, 'new_owner' ],
+);
+for my $c (@null_calls)
+{
+	my ($call, $arg) = @$c;
+	(my $quoted = "SELECT * FROM $call") =~ s/'/''/g;
+	is(sql("SELECT public.outcome('$quoted')"), "22004 $arg must not be null", "$call: 22004, $arg must not be null");
+}
+is(sql(q{SELECT string_agg(version || ' ' || deployed, ', ' ORDER BY version) FROM kernel_models WHERE name = 'm'}),
+	'1 true, 2 false', 'and nothing changed');
+is(sql(q{SELECT kernel_model_get(NULL) IS NULL AND kernel_predict(NULL::text, ARRAY[1, 2, 3]::float8[]) IS NULL}), 't',
+	'readers are STRICT: a null in, a null out');
+
 $node->stop;
 done_testing();
