@@ -84,3 +84,10 @@ COMMENT ON COLUMN @extschema@.kernel_model_names.owner_role IS 'the owner again 
 ALTER FUNCTION @extschema@.kernel_model_retrain(pg_catalog.text) CALLED ON NULL INPUT;
 ALTER FUNCTION @extschema@.kernel_model_deploy(pg_catalog.text, pg_catalog.int4) CALLED ON NULL INPUT;
 ALTER FUNCTION @extschema@.kernel_model_reassign(pg_catalog.text, pg_catalog.regrole) CALLED ON NULL INPUT;
+
+-- kernel_model_retrain starts from the deployed version and records a
+-- digest of its rows; the "keep" option bounds the versions (issue 30) ----
+
+COMMENT ON FUNCTION @extschema@.kernel_model_retrain(pg_catalog.text) IS
+'train a new version of the named model with the query, options and search_path of its deployed version (its latest when none is deployed; metrics->''retrain'' says which, and whether the rows changed since); the query runs as the model''s owner (never as the caller) in a security-restricted operation, and nothing it sets outlives it; an error, storing nothing, if the model was dropped, re-created or changed owner meanwhile; a null name is an error (22004)';
+COMMENT ON COLUMN @extschema@.kernel_models.metrics IS 'split sizes; a digest of the training rows (rows_digest, independent of their order; null for models trained by SQL passes); training and held-out RMSE, MAE and R^2 (regression) or accuracy, balanced accuracy, log-loss, AUC and confusion matrix (classification); the deployment decision with both scores; for a retrain, the version it started from and whether the rows changed since (retrain)';

@@ -254,7 +254,7 @@ COMMENT ON COLUMN kernel_models.owner IS 'the name of the role that owned the mo
 COMMENT ON COLUMN kernel_models.source_query IS 'the query that yielded (features, target); kernel_model_retrain runs it again, as owner, with search_path';
 COMMENT ON COLUMN kernel_models.options IS 'the options given to kernel_model_train; kernel_model_retrain reuses them';
 COMMENT ON COLUMN kernel_models.model IS 'the model, as kernel_train returns it';
-COMMENT ON COLUMN kernel_models.metrics IS 'split sizes; training and held-out RMSE, MAE and R^2 (regression) or accuracy, balanced accuracy, log-loss, AUC and confusion matrix (classification); the deployment decision with both scores';
+COMMENT ON COLUMN kernel_models.metrics IS 'split sizes; a digest of the training rows (rows_digest, independent of their order; null for models trained by SQL passes); training and held-out RMSE, MAE and R^2 (regression) or accuracy, balanced accuracy, log-loss, AUC and confusion matrix (classification); the deployment decision with both scores; for a retrain, the version it started from and whether the rows changed since (retrain)';
 COMMENT ON COLUMN kernel_models.n_train IS 'rows the stored model was fitted on';
 COMMENT ON COLUMN kernel_models.n_features IS 'length of the feature arrays the model takes';
 COMMENT ON COLUMN kernel_models.deployed IS 'whether this is the version kernel_predict(name, features) uses; at most one per name';
@@ -291,7 +291,7 @@ AS 'MODULE_PATHNAME', 'kernel_model_retrain'
 LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION kernel_model_retrain(text) IS
-'train a new version of the named model with the query, options and search_path of its latest version; the query runs as the model''s owner (never as the caller) in a security-restricted operation, and nothing it sets outlives it; an error, storing nothing, if the model was dropped or changed owner meanwhile';
+'train a new version of the named model with the query, options and search_path of its deployed version (its latest when none is deployed; metrics->''retrain'' says which, and whether the rows changed since); the query runs as the model''s owner (never as the caller) in a security-restricted operation, and nothing it sets outlives it; an error, storing nothing, if the model was dropped, re-created or changed owner meanwhile; a null name is an error (22004)';
 
 CREATE FUNCTION kernel_model_deploy(name text, version integer)
 RETURNS void

@@ -82,17 +82,20 @@ kernel_model_train(PG_FUNCTION_ARGS)
 	catalog_open(fcinfo, &cat);
 	catalog_require_current(&cat, "kernel_model_train");
 	catalog_train_named(&cat, name, text_to_cstring(PG_GETARG_TEXT_PP(1)), options,
-						GetUserId(), false, 0, catalog_search_path(), &tv);
+						GetUserId(), NULL, catalog_search_path(), &tv);
 	return_trained(fcinfo, name, &tv);
 	return (Datum) 0;
 }
 
 /*
  * kernel_model_retrain(name): the query, options and search_path of the
- * latest version, the query run as the model's owner (never as the caller:
- * a scheduled job is often a superuser's).  The version is stored only if
- * the name still belongs to that owner under the name lock (see
- * catalog_train_named).
+ * deployed version (of the latest when none is deployed: an experiment
+ * stored with "deploy": "never" does not become what every scheduled run
+ * trains), the query run as the model's owner (never as the caller: a
+ * scheduled job is often a superuser's).  The version is stored only if
+ * the name is still that model and still belongs to that owner under the
+ * name lock (see catalog_train_named); metrics->'retrain' says which
+ * version it started from and whether the rows changed since.
  */
 Datum
 kernel_model_retrain(PG_FUNCTION_ARGS)
@@ -106,6 +109,7 @@ kernel_model_retrain(PG_FUNCTION_ARGS)
 	Jsonb	   *options;
 	ModelRow	latest;
 	MemoryContext caller = CurrentMemoryContext;
+	RetrainSource from;
 	TrainedVersion tv;
 
 	catalog_check_not_null(fcinfo, "kernel_model_retrain(name)", args, 1);
@@ -117,7 +121,7 @@ kernel_model_retrain(PG_FUNCTION_ARGS)
 	catalog_require_current(&cat, "kernel_model_retrain");
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (!catalog_latest_version(&cat, name, caller, &latest))
+	if (!catalog_retrain_source(&cat, name, caller, &latest))
 		catalog_no_such_model(name);
 	SPI_finish();
 	owner = latest.owner;
@@ -134,8 +138,12 @@ kernel_model_retrain(PG_FUNCTION_ARGS)
 						   name, catalog_role_label(owner)),
 				 errhint("Train a new version with kernel_model_train, which makes the caller its owner, or drop the model with kernel_model_drop.")));
 
-	catalog_train_named(&cat, name, query, options, owner, true, latest.model_id,
-						search_path, &tv);
+	from.model_id = latest.model_id;
+	from.version = latest.version;
+	from.deployed = latest.deployed;
+	from.rows_digest = latest.rows_digest;
+	from.digest_version = latest.digest_version;
+	catalog_train_named(&cat, name, query, options, owner, &from, search_path, &tv);
 	return_trained(fcinfo, name, &tv);
 	return (Datum) 0;
 }

@@ -184,7 +184,7 @@ catalog_lookup_deployed(const Catalog *cat, const char *name, bool read_only,
 }
 
 bool
-catalog_latest_version(const Catalog *cat, const char *name, MemoryContext ctx,
+catalog_retrain_source(const Catalog *cat, const char *name, MemoryContext ctx,
 					   ModelRow *out)
 {
 	MemoryContext old;
@@ -194,10 +194,19 @@ catalog_latest_version(const Catalog *cat, const char *name, MemoryContext ctx,
 
 	memset(out, 0, sizeof(*out));
 	catalog_query_name(cat, psprintf("SELECT %s, (SELECT n.model_id FROM %s n "
-									 "WHERE n.name OPERATOR(pg_catalog.=) $1) "
-									 "FROM %%s WHERE name OPERATOR(pg_catalog.=) $1 "
-									 "ORDER BY version DESC LIMIT 1", models_columns(cat), cat->names),
-					   name, true, false, 1, "latest version lookup");
+									 "WHERE n.name OPERATOR(pg_catalog.=) $1), "
+									 "s.rows_digest, s.digest_version "
+									 "FROM %%s AS m LEFT JOIN LATERAL (SELECT l.version AS digest_version, "
+									 "l.metrics OPERATOR(pg_catalog.->>) 'rows_digest' AS rows_digest FROM %s l "
+									 "WHERE l.name OPERATOR(pg_catalog.=) $1 "
+									 "AND l.source_query OPERATOR(pg_catalog.=) m.source_query "
+									 "AND l.options OPERATOR(pg_catalog.=) m.options "
+									 "AND l.search_path IS NOT DISTINCT FROM m.search_path "
+									 "ORDER BY l.version DESC LIMIT 1) s ON true "
+									 "WHERE m.name OPERATOR(pg_catalog.=) $1 "
+									 "ORDER BY m.deployed DESC, m.version DESC LIMIT 1",
+									 models_columns(cat), cat->names, cat->qualified),
+					   name, true, false, 1, "retrain source lookup");
 	if (SPI_processed == 0)
 		return false;
 	old = MemoryContextSwitchTo(ctx);
@@ -213,8 +222,34 @@ catalog_latest_version(const Catalog *cat, const char *name, MemoryContext ctx,
 	path = spi_col(0, Anum_kernel_models_search_path, &isnull);
 	out->search_path = isnull ? NULL : TextDatumGetCString(path);
 	out->deployed = DatumGetBool(spi_col(0, Anum_kernel_models_deployed, &isnull));
+	path = spi_col(0, Natts_kernel_models + 2, &isnull);
+	out->rows_digest = isnull ? NULL : TextDatumGetCString(path);
+	out->digest_version = DatumGetInt32(spi_col(0, Natts_kernel_models + 3, &isnull));
 	MemoryContextSwitchTo(old);
 	return true;
+}
+
+uint64
+catalog_prune_versions(const Catalog *cat, const char *name, int32 keep)
+{
+	Elevation	e;
+	Oid			types[2] = {TEXTOID, INT4OID};
+	Datum		args[2];
+	uint64		pruned;
+
+	args[0] = CStringGetTextDatum(name);
+	args[1] = Int32GetDatum(keep);
+	catalog_elevate(cat, &e, true);
+	catalog_check_spi(SPI_execute_with_args(psprintf("DELETE FROM %s m WHERE m.name OPERATOR(pg_catalog.=) $1 "
+													 "AND NOT m.deployed AND m.version OPERATOR(pg_catalog.<) "
+													 "(SELECT pg_catalog.min(k.version) FROM (SELECT version FROM %s "
+													 "WHERE name OPERATOR(pg_catalog.=) $1 ORDER BY version DESC LIMIT $2) k)",
+													 cat->qualified, cat->qualified),
+											2, types, args, NULL, false, 0),
+					  "retention");
+	pruned = SPI_processed;
+	catalog_unelevate(&e);
+	return pruned;
 }
 
 /*

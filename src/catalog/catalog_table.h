@@ -64,6 +64,13 @@ typedef struct ModelRow
 	Jsonb	   *options;		/* detoasted in the caller's context */
 	char	   *search_path;	/* NULL: stored by 0.1.0 */
 	bool		deployed;
+	/*
+	 * The rows digest of the latest version with the same query, options
+	 * and search_path (this one or a later retrain of it), and its number;
+	 * NULL: none recorded.
+	 */
+	char	   *rows_digest;
+	int32		digest_version;
 } ModelRow;
 
 /* A version to store. */
@@ -104,11 +111,20 @@ void		catalog_lookup_deployed(const struct Catalog *cat, const char *name,
 									struct Deployed *out);
 
 /*
- * The latest version of name (highest number), into ctx; false when the
- * name has none.  Not locked.  SPI connected.
+ * The version of name a retrain starts from: the deployed one, or the
+ * latest (highest number) when none is deployed, with the rows digest of
+ * its latest retrain; into ctx; false when the name has none.  Not locked.
+ * SPI connected.
  */
-bool		catalog_latest_version(const struct Catalog *cat, const char *name,
+bool		catalog_retrain_source(const struct Catalog *cat, const char *name,
 								   MemoryContext ctx, ModelRow *out);
+
+/*
+ * Retention ("keep"): delete the versions of name that are neither
+ * deployed nor among its keep highest; returns how many.  SPI connected,
+ * name locked.
+ */
+uint64		catalog_prune_versions(const struct Catalog *cat, const char *name, int32 keep);
 
 /*
  * Store v, undeploying the deployed version if v is deployed, and record

@@ -43,6 +43,8 @@ typedef struct NamedRun
 {
 	km_options	opts;
 	bool		refit;			/* refitted on every row after scoring */
+	int32		keep;			/* retention: versions kept, 0 all */
+	char	   *rows_digest;	/* of the rows (in memory only), NULL if none */
 	bool		classify;		/* a classification method */
 	Jsonb	   *optjson;		/* the options without "refit" */
 	bool		passes;			/* approximate regression: SQL passes, no rs */

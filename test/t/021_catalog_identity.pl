@@ -143,7 +143,8 @@ like(finish($retrain), qr/ERROR:  model was dropped, re-created or changed owner
 	'the retrain fails: m is another model now');
 is(sql($state), '1 alice SELECT f, -y FROM public.d true',
 	'the new m has only its own version: not the old query, not deployed over it');
-is(sql(q{SELECT version FROM kernel_model_retrain('m')}), '2', 'a retrain of the new m works');
+is(sql(q{SELECT version || ' ' || (metrics->'retrain'->>'from_version') FROM kernel_model_retrain('m')}),
+	'2 1', 'a retrain of the new m starts from it');
 is(sql(q{SELECT source_query FROM kernel_models WHERE name = 'm' AND version = 2}), 'SELECT f, -y FROM public.d',
 	'with its query');
 $holder->quit;
@@ -179,6 +180,36 @@ is(sql(q{SELECT string_agg(version || ' ' || deployed, ', ' ORDER BY version) FR
 	'1 true, 2 false', 'and nothing changed');
 is(sql(q{SELECT kernel_model_get(NULL) IS NULL AND kernel_predict(NULL::text, ARRAY[1, 2, 3]::float8[]) IS NULL}), 't',
 	'readers are STRICT: a null in, a null out');
+
+# ---- issue 30: a retrain follows the deployed version; digest; retention --
+sql(q{CREATE TABLE public.e AS SELECT * FROM public.d});
+is(sql(q{SELECT version || ' ' || deployed || ' ' || (metrics->>'rows_digest' ~ '^[0-9a-f]{32}$') FROM kernel_model_train('n4', 'SELECT f, y FROM public.e', '{"lambda": 0.01, "keep": 2}')}),
+	'1 true true', 'n4: version 1 deployed, keep 2, with a rows_digest');
+is(sql(q{SELECT version || ' ' || deployed FROM kernel_model_train('n4', 'SELECT f, -y FROM public.e', '{"deploy": "never"}')}),
+	'2 false', 'an experiment under the name: version 2, not deployed');
+is(sql(q{SELECT version || ' ' || (metrics->'retrain'->>'from_version') || ' ' || (metrics->'retrain'->>'from')
+         || ' ' || (metrics->'retrain'->>'rows_unchanged_since')
+         || ' ' || (metrics->>'rows_digest' = (SELECT metrics->>'rows_digest' FROM kernel_models WHERE name = 'n4' AND version = 1))
+         FROM kernel_model_retrain('n4')}),
+	'3 1 deployed 1 true',
+	'a retrain starts from the deployed version 1, not the experiment, and says the rows are unchanged since version 1');
+is(sql(q{SELECT source_query || ' ' || options FROM kernel_models WHERE name = 'n4' AND version = 3}),
+	'SELECT f, y FROM public.e {"keep": 2, "lambda": 0.01}', 'with version 1\'s query and options');
+sql(q{UPDATE public.e SET y = y + 0.5 WHERE i = 7});
+is(sql(q{SELECT version || ' ' || (metrics->'retrain'->>'from_version') || ' ' || coalesce(metrics->'retrain'->>'rows_unchanged_since', 'changed')
+         FROM kernel_model_retrain('n4')}),
+	'4 1 changed', 'after a change of the rows: version 4, rows changed');
+is(sql(q{SELECT coalesce(metrics->'retrain'->>'rows_unchanged_since', 'changed') FROM kernel_model_retrain('n4')}),
+	'4', 'the next run on the same rows: unchanged since version 4');
+is(sql(q{SELECT string_agg(version || ' ' || deployed, ', ' ORDER BY version) FROM kernel_models WHERE name = 'n4'}),
+	'4 true, 5 false', 'keep 2: the two newest remain (version 4, better, was deployed)');
+sql(q{SELECT kernel_model_train('n4', 'SELECT f, y FROM public.e', '{"lambda": 0.02, "keep": 2, "deploy": "never"}')});
+sql(q{SELECT kernel_model_train('n4', 'SELECT f, y FROM public.e', '{"lambda": 0.03, "keep": 2, "deploy": "never"}')});
+is(sql(q{SELECT string_agg(version || ' ' || deployed, ', ' ORDER BY version) FROM kernel_models WHERE name = 'n4'}),
+	'4 true, 6 false, 7 false', 'never the deployed version: at most keep + 1 remain');
+is(sql(q{SELECT last_version FROM kernel_model_names WHERE name = 'n4'}), '7', 'numbers are still never reused');
+like(sql(q{SELECT kernel_model_train('n4', 'SELECT f, y FROM public.e', '{"keep": 0}')}),
+	qr/invalid value for option "keep"/, 'keep is a whole number from 1');
 
 $node->stop;
 done_testing();
