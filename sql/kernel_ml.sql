@@ -134,11 +134,13 @@ COMMENT ON FUNCTION kernel_model_info(bytea) IS
 -- lock of its row here (SELECT ... FOR UPDATE, as the table's owner): no other
 -- role can read or lock this table.  The owner is kept twice: by OID in this
 -- cluster (renaming the role keeps its models, a new role of a dropped
--- owner's name gets none) and by name, which is what a dump carries: rows
--- restored from a dump (COPY, as any INSERT that does not come from the
--- catalog functions) get the OID of the role of that name, or 0 (no owner)
--- when there is none, so a missing role never fails the restore of the other
--- rows and never lends its models to whichever role has its old OID.
+-- owner's name gets none) and as owner_role (kernel_model_owner), whose
+-- text, what a dump carries, is the role's name at the time of the dump, or
+-- - for none: rows restored from a dump (COPY, as any INSERT that does not
+-- come from the catalog functions) get the OID of the role of that name, or
+-- 0 (no owner) when there is none or there was none, so a missing role
+-- never fails the restore of the other rows, and a model without an owner
+-- is never lent to whichever role has its old OID or its old name.
 -- A model's owner as a dump carries it (issue 29, point 5): the value is the
 -- role's OID in this cluster; its text is the role's name (quoted as an
 -- identifier), or - when there is no owner, which is also what the OID of
