@@ -60,6 +60,7 @@ catalog_open(FunctionCallInfo fcinfo, Catalog *cat)
 {
 	Oid			nsp = get_func_namespace(fcinfo->flinfo->fn_oid);
 	char	   *nspname = get_namespace_name(nsp);
+	Oid			names;
 	HeapTuple	tup;
 
 	cat->relid = get_relname_relid("kernel_models", nsp);
@@ -74,6 +75,8 @@ catalog_open(FunctionCallInfo fcinfo, Catalog *cat)
 	cat->schema = quote_identifier(nspname);
 
 	cat->names = quote_qualified_identifier(nspname, "kernel_model_names");
+	cat->ids = psprintf("%s::pg_catalog.regclass",
+						quote_literal_cstr(quote_qualified_identifier(nspname, "kernel_model_ids")));
 
 	/*
 	 * Between installing this library and ALTER EXTENSION kernel_ml UPDATE
@@ -81,7 +84,8 @@ catalog_open(FunctionCallInfo fcinfo, Catalog *cat)
 	 * regrole per version): models can be read and scored, not changed (see
 	 * require_current).
 	 */
-	cat->legacy = !OidIsValid(get_relname_relid("kernel_model_names", nsp));
+	names = get_relname_relid("kernel_model_names", nsp);
+	cat->legacy = !OidIsValid(names);
 	if (!cat->legacy)
 		cat->owner_expr = psprintf("COALESCE((SELECT n.owner FROM %s n "
 								   "WHERE n.name OPERATOR(pg_catalog.=) $1), 0::pg_catalog.oid)",
@@ -90,6 +94,9 @@ catalog_open(FunctionCallInfo fcinfo, Catalog *cat)
 		cat->owner_expr = "COALESCE(pg_catalog.to_regrole(pg_catalog.quote_ident(owner::pg_catalog.text))::pg_catalog.oid, 0::pg_catalog.oid)";
 	else
 		cat->owner_expr = "owner::pg_catalog.oid";
+	/* 0.3.0's kernel_model_names, without model_id: read only as well */
+	if (!cat->legacy && get_attnum(names, "model_id") == InvalidAttrNumber)
+		cat->legacy = true;
 }
 
 /*
@@ -135,7 +142,7 @@ catalog_require_current(const Catalog *cat, const char *fname)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("%s needs the kernel_ml %s catalog", fname, KM_VERSION_STRING),
-				 errdetail("The catalog of named models is still the one of an older kernel_ml: it has no table kernel_model_names."),
+				 errdetail("The catalog of named models is still the one of an older kernel_ml: it has no table kernel_model_names, or no column model_id in it."),
 				 errhint("Run ALTER EXTENSION kernel_ml UPDATE.")));
 
 	/*
@@ -231,6 +238,28 @@ catalog_check_name(const char *name)
 				 errdetail("The name is %zu bytes long; at most %d bytes are allowed.",
 						   len, MODEL_NAME_MAX),
 				 errhint("Choose a shorter name.")));
+}
+
+/*
+ * Null arguments of the catalog's verbs (issue 30): one rule for all of
+ * them, an error naming the argument.  STRICT would make a null argument
+ * "nothing to do" (no row, no error), which a scheduled job or a clean-up
+ * subquery that found nothing would take for success; a null that meant
+ * "every version" or "the default" would be worse.  Readers
+ * (kernel_model_get, kernel_predict) stay STRICT: a null in, a null out.
+ */
+void
+catalog_check_not_null(FunctionCallInfo fcinfo, const char *fname,
+					   const char *const *argnames, int nargs)
+{
+	for (int i = 0; i < nargs && i < PG_NARGS(); i++)
+		if (PG_ARGISNULL(i))
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("%s must not be null", argnames[i]),
+					 errdetail("Argument %d of %s is null; the functions that change named models take no null argument.",
+							   i + 1, fname),
+					 errhint("Pass a value, or leave an argument that has a default out.")));
 }
 
 /*

@@ -64,8 +64,11 @@ SELECT round(kernel_predict('cat_price', f)::numeric, 4) AS v1_prediction,
        round(kernel_predict(m.model, f)::numeric, 4) AS from_table
 FROM cat_houses, kernel_models m WHERE id = 10 AND m.name = 'cat_price' AND m.version = 1;
 
--- retrain reuses the query and options of the latest version (5)
-SELECT version, deployed, metrics->'refit' AS refit FROM kernel_model_retrain('cat_price');
+-- retrain reuses the query and options of the deployed version (1, rolled
+-- back to), not those of the latest (5, with refit)
+SELECT version, deployed, metrics->'refit' AS refit,
+       metrics->'retrain'->>'from_version' AS from_version, metrics->'retrain'->>'from' AS source
+FROM kernel_model_retrain('cat_price');
 SELECT options FROM kernel_models WHERE name = 'cat_price' AND version = 6;
 
 -- parallel workers look the model up with the leader's snapshot

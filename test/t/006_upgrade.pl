@@ -218,7 +218,7 @@ is(sql($catalog) . ' ' . sql($names), "$catalog030 $names030", "the catalog's ro
 is(sql(q{SELECT version || ' ' || (metrics->>'rows') FROM kernel_model_retrain('m_ridge')}), '3 120',
 	'a superuser retrains the 0.1.0 model m_ridge: version 3, after the highest (2)');
 is(sql(q{SELECT owner || ' ' || search_path FROM kernel_models WHERE name = 'm_ridge' AND version = 3}),
-	'alice public', 'version 3 belongs to alice and stores the search_path it ran with');
+	'alice "$user", public', 'version 3 belongs to alice and stores the search_path it ran with (of the deployed version 1, from 0.1.0)');
 is(sql(q{SELECT version FROM kernel_model_retrain('m_ridge')}, role => 'alice'), '4', 'alice retrains it too');
 like(sql(q{SELECT version FROM kernel_model_retrain('m_ghost')}, fails => 1), qr/owner of model "m_ghost" does not exist/,
 	'the model of the role dropped before 0.2.0 cannot be retrained');
