@@ -15,6 +15,7 @@
 #include <ctype.h>
 
 #include "catalog/namespace.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
@@ -279,6 +280,40 @@ catalog_collect_rows(const char *query, Oid run_as, const char *search_path,
 	rs = fetch_rows(body, text_label, ctx);
 	query_leave(&qr);
 	return rs;
+}
+
+/*
+ * A temporary relation the query reads (through views too: the rewritten
+ * query's dependencies), or InvalidOid: parsed as run_as with search_path,
+ * as it runs.  Relations read only inside functions it calls are not seen.
+ */
+Oid
+catalog_query_temp_relation(const char *query, Oid run_as, const char *search_path)
+{
+	QueryRun	qr;
+	SPIPlanPtr	plan;
+	ListCell   *lc;
+	Oid			found = InvalidOid;
+
+	query_enter(run_as, pinned_path(search_path), &qr);
+	plan = SPI_prepare(query_body(query), 0, NULL);
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+	foreach(lc, SPI_plan_get_plan_sources(plan))
+	{
+		CachedPlanSource *ps = (CachedPlanSource *) lfirst(lc);
+		ListCell   *rc;
+
+		foreach(rc, ps->relationOids)
+		{
+			if (!OidIsValid(found) &&
+				get_rel_persistence(lfirst_oid(rc)) == RELPERSISTENCE_TEMP)
+				found = lfirst_oid(rc);
+		}
+	}
+	SPI_freeplan(plan);
+	query_leave(&qr);
+	return found;
 }
 
 void

@@ -27,6 +27,14 @@ RowSet	   *catalog_collect_rows(const char *query, Oid run_as,
 								 const char *search_path, MemoryContext ctx);
 
 /*
+ * The first temporary relation query reads, run as run_as with
+ * search_path, or InvalidOid (a model trained from one cannot be retrained
+ * in another session).  SPI connected.
+ */
+Oid			catalog_query_temp_relation(const char *query, Oid run_as,
+										const char *search_path);
+
+/*
  * A stored query run by SQL passes (named approximate regression models,
  * whose rows are never collected): checked once by catalog_query_open,
  * then each pass is one statement over q->source, the query's rows as

@@ -21,6 +21,7 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
@@ -29,6 +30,7 @@
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/float.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/syscache.h"
 
@@ -574,6 +576,26 @@ collect_training_rows(NamedRun *run, const char *query, Oid run_as,
 }
 
 /*
+ * A model trained from a temporary table trains now, but its retrain in
+ * another session (a pg_cron job is one) finds no such table: say so now.
+ */
+static void
+notice_temporary_source(const char *name, const char *query, Oid run_as,
+						const char *search_path)
+{
+	Oid			rel = catalog_query_temp_relation(query, run_as, search_path);
+
+	if (OidIsValid(rel))
+		ereport(NOTICE,
+				(errmsg("model \"%s\" was trained from temporary %s \"%s\"",
+						name, get_rel_relkind(rel) == RELKIND_VIEW ? "view" : "table",
+						get_rel_name(rel)),
+				 errdetail("It lasts only as long as this session: kernel_model_retrain('%s') in another session, such as a pg_cron job, will not find it.",
+						   name),
+				 errhint("Train from a regular or unlogged table, or a view over one, to retrain the model later.")));
+}
+
+/*
  * Train a new version of name from query and options, store it, and deploy
  * it per the policy.  The query runs as run_as with search_path (see
  * catalog_query.c), and that search_path is stored with the version for
@@ -648,6 +670,7 @@ catalog_train_named(const Catalog *cat, const char *name, const char *query,
 	catalog_store_version(cat, &v);
 	if (run.keep > 0)
 		(void) catalog_prune_versions(cat, name, run.keep);
+	notice_temporary_source(name, query, run_as, search_path);
 	km_progress_end();
 	SPI_finish();
 	MemoryContextDelete(work);

@@ -310,6 +310,25 @@ SELECT kernel_model_drop('cat_approx'), kernel_model_drop('cat_rff'), kernel_mod
 DROP SEQUENCE cat_passes;
 DROP TABLE cat_big, cat_trained, cat_ref;
 
+-- a model trained from a temporary table (or a temporary view) says that it
+-- cannot be retrained in another session; a regular or unlogged table, or a
+-- view over one, says nothing
+CREATE TEMP TABLE cat_tmp AS SELECT ARRAY[i::float8, (i % 7)::float8] AS f, (3 * i + i % 7)::float8 AS y
+FROM generate_series(1, 60) i;
+CREATE UNLOGGED TABLE cat_unlogged AS SELECT * FROM cat_tmp;
+CREATE VIEW cat_unlogged_v AS SELECT f, y FROM cat_unlogged;
+CREATE TEMP VIEW cat_tmp_v AS SELECT f, y FROM cat_unlogged;
+SELECT version FROM kernel_model_train('cat_tmp', 'SELECT f, y FROM cat_tmp', '{}');
+SELECT version FROM kernel_model_retrain('cat_tmp');
+SELECT version FROM kernel_model_train('cat_tmp_approx', 'SELECT f, y FROM cat_tmp WHERE y > 0',
+        '{"approximation": "nystrom", "components": 10}');
+SELECT version FROM kernel_model_train('cat_tmp_v', 'SELECT f, y FROM cat_tmp_v', '{}');
+SELECT version FROM kernel_model_train('cat_unlogged', 'SELECT f, y FROM cat_unlogged_v', '{}');
+SELECT kernel_model_drop('cat_tmp'), kernel_model_drop('cat_tmp_approx'), kernel_model_drop('cat_tmp_v'),
+       kernel_model_drop('cat_unlogged');
+DROP VIEW cat_tmp_v, cat_unlogged_v;
+DROP TABLE cat_tmp, cat_unlogged;
+
 -- the catalog is registered for pg_dump and everything has a comment
 SELECT c.relname, e.extcondition
 FROM pg_extension x, unnest(x.extconfig) WITH ORDINALITY AS t(oid, i)
