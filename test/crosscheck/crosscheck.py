@@ -66,7 +66,10 @@ Checks:
      support vectors; the default options (C = 1, epsilon 0.1, tol 1e-3,
      gamma sigest) vs SVR() at the model's gamma within 1e-3, lambda
      1 / n_train; held-out RMSE of the defaults vs StandardScaler + SVR()
-     (gamma "scale") reported, within 25 %.
+     (gamma "scale") reported, within 25 %; epsilon 0.1 sd, lambda
+     1 / (n sd), tol 1e-6 sd (the README's recipe for a target of any
+     spread) vs TransformedTargetRegressor(SVR(tol = 1e-6), StandardScaler())
+     within 1e-4, the same support set, held-out RMSEs reported.
   m. approximate epsilon-SVR: nystrom (m = 100) and rff (m = 200), "tol"
      1e-10, on the data sets of l (epsilon 30 and 0.4, tubes that hold about
      a third of the rows): held-out predictions within 1e-6 (relative
@@ -1199,6 +1202,34 @@ def check_svr(cur):
             report(rmse <= 1.25 * rref, "%s defaults held-out RMSE vs SVR()" % name,
                    "kernel_ml %.4f (gamma sigest %.4g), StandardScaler + SVR() %.4f "
                    "(gamma \"scale\" %.4g; within 25 %%)" % (rmse, g, rref, 1.0 / d))
+
+        @check(name + " target in standard deviations")
+        def _():
+            # The README's recipe for a target of any spread: epsilon 0.1 and
+            # C = 1 in standard deviations of the target are epsilon = 0.1 sd,
+            # lambda = 1 / (n sd) (tol, a KKT violation in target units, tol sd),
+            # which is SVR() on the standardized target, predictions scaled back.
+            from sklearn.compose import TransformedTargetRegressor
+            sd = float(ytr.std())
+            train(cur, ds + "_scaled", ds, {"method": "svr", "epsilon": 0.1 * sd,
+                                            "lambda": 1.0 / (n * sd), "tol": 1e-6 * sd,
+                                            "gamma": gamma})
+            got = predict(cur, ds + "_scaled", ds)
+            ttr = TransformedTargetRegressor(SVR(tol=1e-6, gamma=gamma),
+                                             transformer=StandardScaler()).fit(Ztr, ytr)
+            compare("%s epsilon 0.1 sd, lambda 1 / (n sd) vs TransformedTargetRegressor("
+                    "SVR(tol=1e-6, gamma=%g), StandardScaler())" % (name, gamma),
+                    got, ttr.predict(Zte), 1e-4)
+            n_sv = int(model_info(cur, ds + "_scaled").get("n_support", -1))
+            plain = SVR(tol=1e-6, gamma=gamma).fit(Ztr, ytr)
+            rmse = float(np.sqrt(np.mean((got - yte) ** 2)))
+            rplain = float(np.sqrt(np.mean((plain.predict(Zte) - yte) ** 2)))
+            rmean = float(np.sqrt(np.mean((ytr.mean() - yte) ** 2)))
+            report(n_sv == len(ttr.regressor_.support_), "%s scaled support set" % name,
+                   "%d support vectors, TransformedTargetRegressor %d; SVR() on the raw "
+                   "target (sd %.4g) %d of %d; held-out RMSE %.4f, SVR() %.4f, the mean %.4f"
+                   % (n_sv, len(ttr.regressor_.support_), sd, len(plain.support_), n,
+                      rmse, rplain, rmean))
 
 
 def svr_primal_scipy(Z, y, lam, eps, intercept=True):
