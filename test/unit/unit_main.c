@@ -135,7 +135,10 @@ int			unit_failures = 0;
 	X(test_defaults_stratified_folds) \
 	X(test_defaults_tie_rule) \
 	X(test_defaults_sigest) \
-	X(test_defaults_classifier_lambda)
+	X(test_defaults_classifier_lambda) \
+	X(test_progress_no_repeated_line) \
+	X(test_progress_estimate) \
+	X(test_progress_cholesky_panels)
 
 #define DECLARE(name) void name(void);
 UNIT_TESTS(DECLARE)
