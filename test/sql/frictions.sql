@@ -28,3 +28,33 @@ SELECT kernel_train(f, y, '{"lambda": "Auto"}') FROM fr;
 SELECT kernel_train(f, y::text, '{"solver": "smoo"}') FROM fr;
 SELECT kernel_train(f, y::text, '{"class_weight": "balance"}') FROM fr;
 SELECT kernel_model_train('fr_typo', 'SELECT f, y FROM fr', '{"deploy": "alway"}');
+
+-- 8. Every function that takes a model as bytea has its by-name twin, with
+-- the read check of scoring by name; a quoted name resolves to it.
+SELECT name, version FROM kernel_model_train('fr_cls', 'SELECT f, (y > 0)::text FROM fr', '{"method": "logistic"}');
+SELECT round(kernel_predict_proba('fr_cls', ARRAY[0.5, 0.5], 'true')::numeric, 6) AS by_name,
+       round(kernel_predict_proba(kernel_model_get('fr_cls'), ARRAY[0.5, 0.5], 'true')::numeric, 6) AS by_bytea;
+SELECT kernel_model_info('fr_cls') = kernel_model_info(kernel_model_get('fr_cls')) AS info_same,
+       kernel_model_export('fr_cls') = kernel_model_export(kernel_model_get('fr_cls')) AS export_same,
+       kernel_model_info('fr_cls')->>'method' AS method;
+SELECT kernel_predict_proba('fr_cls', ARRAY[0.5, 0.5], 'maybe');
+SELECT kernel_model_info('fr_nosuch');
+SELECT p.oid::regprocedure AS bytea_form_without_twin
+FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e'
+JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'kernel_ml'
+WHERE p.proargtypes[0] = 'bytea'::regtype AND p.prokind = 'f'
+  AND p.proname !~ '(sfunc|combine|final|deserialize|basis_info)$'
+  AND NOT EXISTS (SELECT 1 FROM pg_proc t WHERE t.proname = p.proname
+                  AND t.proargtypes[0] = 'text'::regtype
+                  AND t.pronargs = p.pronargs
+                  AND (t.pronargs = 1 OR t.proargtypes[1:] = p.proargtypes[1:]))
+ORDER BY 1;
+CREATE ROLE regress_fr_reader;
+SET ROLE regress_fr_reader;
+\set VERBOSITY terse
+SELECT kernel_model_info('fr_cls');
+SELECT kernel_model_export('fr_cls');
+\set VERBOSITY default
+RESET ROLE;
+DROP ROLE regress_fr_reader;
+SELECT kernel_model_drop('fr_cls');
