@@ -58,3 +58,21 @@ SELECT kernel_model_export('fr_cls');
 RESET ROLE;
 DROP ROLE regress_fr_reader;
 SELECT kernel_model_drop('fr_cls');
+
+-- 9. One meaning per word: n_train is the rows fitted (as in kernel_models),
+-- n_support the rows an exact classifier keeps, n_centers Nystrom's; C beside
+-- lambda for the methods of libsvm's C (C = 1 / (n_train lambda)).
+SELECT i->'method' AS method, i->'n_train' AS n_train, i->'n_support' AS n_support,
+       i->'n_centers' AS n_centers, i->'components' AS components,
+       i->'lambda' AS lambda, round((i->>'C')::numeric, 6) AS c
+FROM (SELECT 1 AS k, kernel_model_info(kernel_train(f, (y > 0)::text)) AS i FROM fr
+      UNION ALL SELECT 2, kernel_model_info(kernel_train(f, (y > 0)::text, '{"lambda": 0.005}')) FROM fr
+      UNION ALL SELECT 3, kernel_model_info(kernel_train(f, y, '{"method": "svr"}')) FROM fr
+      UNION ALL SELECT 4, kernel_model_info(kernel_train(f, y)) FROM fr
+      UNION ALL SELECT 5, kernel_model_info(kernel_train(f, y, '{"approximation": "nystrom", "components": 10}')) FROM fr
+      UNION ALL SELECT 6, kernel_model_info(kernel_train(f, y, '{"approximation": "rff", "components": 10}')) FROM fr) s
+ORDER BY k;
+SELECT name, version FROM kernel_model_train('fr_svm', 'SELECT f, (y > 0)::text FROM fr', '{"test_fraction": 0.25}');
+SELECT m.n_train AS catalog_n_train, (kernel_model_info('fr_svm')->>'n_train')::int AS info_n_train
+FROM kernel_models m WHERE m.name = 'fr_svm';
+SELECT kernel_model_drop('fr_svm');
