@@ -220,6 +220,8 @@ fetch_rows(const char *body, bool text_label, MemoryContext ctx)
 	MemoryContextDelete(batch);
 	SPI_cursor_close(portal);
 	SPI_freeplan(plan);
+	/* rows only counted (an exact model of them would not fit): the whole need */
+	rowset_check_kept(rs, "kernel_model_train");
 	return rs;
 }
 

@@ -376,6 +376,7 @@ kernel_train_final(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
 	rs = (RowSet *) PG_GETARG_POINTER(0);
+	rowset_check_kept(rs, "kernel_train");
 	if (rs->n == 0)
 	{
 		km_notice_skipped(rs->skipped, 0);
@@ -391,6 +392,7 @@ kernel_train_final(PG_FUNCTION_ARGS)
 bytea *
 km_train_rowset(RowSet *rs)
 {
+	rowset_check_kept(rs, "kernel_train");
 	return train_model(rs);
 }
 

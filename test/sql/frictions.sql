@@ -76,3 +76,27 @@ SELECT name, version FROM kernel_model_train('fr_svm', 'SELECT f, (y > 0)::text 
 SELECT m.n_train AS catalog_n_train, (kernel_model_info('fr_svm')->>'n_train')::int AS info_n_train
 FROM kernel_models m WHERE m.name = 'fr_svm';
 SELECT kernel_model_drop('fr_svm');
+
+-- 1. Exact training beyond the memory limit: the first message gives the
+-- whole need of the whole input (the rows past the limit are counted, not
+-- kept), and leads with "approximation" when no setting could hold it.
+-- 3,000 rows of 2 features: 8 (n^2 + 3 n d + 8 n) + 24 n bytes = 69.1 MB.
+SET kernel_ml.max_memory = '8MB';
+SELECT kernel_train(ARRAY[i::float8, sin(i)], cos(i)) FROM generate_series(1, 3000) i;
+SET kernel_ml.max_memory = '63MB';
+SELECT kernel_train(ARRAY[i::float8, sin(i)], cos(i)) IS NOT NULL AS trained FROM generate_series(1, 3000) i;
+SET kernel_ml.max_memory = '70MB';
+SELECT kernel_train(ARRAY[i::float8, sin(i)], cos(i)) IS NOT NULL AS trained FROM generate_series(1, 3000) i;
+SET kernel_ml.max_memory = '8MB';
+-- 200,000 rows: about 298 GB, beyond any setting (the end of the hint names
+-- this server's memory or the ceiling)
+DO $$
+DECLARE d text; h text;
+BEGIN
+  PERFORM kernel_train(ARRAY[i::float8, sin(i)], cos(i)) FROM generate_series(1, 200000) i;
+EXCEPTION WHEN program_limit_exceeded THEN
+  GET STACKED DIAGNOSTICS d = PG_EXCEPTION_DETAIL, h = PG_EXCEPTION_HINT;
+  RAISE NOTICE '%', d;
+  RAISE NOTICE '%', left(h, 130);
+END $$;
+RESET kernel_ml.max_memory;
