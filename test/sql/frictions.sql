@@ -100,3 +100,13 @@ EXCEPTION WHEN program_limit_exceeded THEN
   RAISE NOTICE '%', left(h, 130);
 END $$;
 RESET kernel_ml.max_memory;
+
+-- 2. An integer target of 3 to 20 distinct whole values (a class code such
+-- as Glass's types) is still a regression without "method", with a NOTICE,
+-- as for two values; by name too.  21 values, or "method", are quiet.
+SELECT kernel_train(f, (id % 6 + 1)::int) IS NOT NULL AS trained FROM fr;
+SELECT kernel_train(f, (id % 2)::int) IS NOT NULL AS trained FROM fr;
+SELECT kernel_train(f, (id % 21)::int) IS NOT NULL AS trained FROM fr;
+SELECT kernel_train(f, (id % 6 + 1)::int, '{"method": "ridge"}') IS NOT NULL AS trained FROM fr;
+SELECT name, metrics->>'task' AS task FROM kernel_model_train('fr_codes', 'SELECT f, (id % 6 + 1)::int FROM fr');
+SELECT kernel_model_drop('fr_codes');
