@@ -148,7 +148,8 @@ canonical_row_order(RowSet *rs)
 
 /*
  * A numeric target of 2 to 20 distinct whole numbers (a 0/1 column, or an
- * int class code such as Glass's types 1..7) trained without "method" is
+ * int class code such as Glass's types 1..7, each value twice on average)
+ * trained without "method" is
  * most likely a class label: kernel_train still regresses it (the options
  * decide the task, never the data), but says how to classify instead, and
  * how to say that a regression is meant.
@@ -179,7 +180,8 @@ notice_binary_target(const RowSet *rs)
 			return;				/* too many values for class labels */
 		v[k++] = y;
 	}
-	if (k < 2)
+	/* two values always; more only when they repeat (codes, not a few measurements) */
+	if (k < 2 || (k > 2 && rs->n < 2 * (int64) k))
 		return;
 	lo = hi = v[0];
 	for (int j = 1; j < k; j++)

@@ -110,3 +110,5 @@ SELECT kernel_train(f, (id % 21)::int) IS NOT NULL AS trained FROM fr;
 SELECT kernel_train(f, (id % 6 + 1)::int, '{"method": "ridge"}') IS NOT NULL AS trained FROM fr;
 SELECT name, metrics->>'task' AS task FROM kernel_model_train('fr_codes', 'SELECT f, (id % 6 + 1)::int FROM fr');
 SELECT kernel_model_drop('fr_codes');
+-- a bytea written as a quoted literal now reads as a name, with a hint
+SELECT kernel_model_info('\x00');
