@@ -112,3 +112,36 @@ SELECT name, metrics->>'task' AS task FROM kernel_model_train('fr_codes', 'SELEC
 SELECT kernel_model_drop('fr_codes');
 -- a bytea written as a quoted literal now reads as a name, with a hint
 SELECT kernel_model_info('\x00');
+
+-- 3. One inference of the task from the label column's type for both
+-- surfaces: the same label types and options give the same method (or the
+-- same error) by aggregate and by name; a boolean label is class labels by
+-- name too.
+CREATE TABLE fr_labels AS SELECT f, (y > 0)::int AS lbl FROM fr;
+CREATE FUNCTION fr_outcome(surface text, typ text, opts jsonb) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+  m bytea;
+  r text;
+BEGIN
+  IF surface = 'aggregate' THEN
+    EXECUTE format('SELECT kernel_train(f, lbl::%s, $1) FROM fr_labels', typ) INTO m USING opts;
+    r := kernel_model_info(m)->>'method';
+  ELSE
+    PERFORM kernel_model_train('fr_m', format('SELECT f, lbl::%s FROM fr_labels', typ), opts);
+    r := kernel_model_info('fr_m')->>'method';
+    PERFORM kernel_model_drop('fr_m');
+  END IF;
+  RETURN r;
+EXCEPTION WHEN others THEN
+  RETURN 'ERROR: ' || SQLERRM;
+END $$;
+SET client_min_messages = warning;
+SELECT typ, opts, fr_outcome('aggregate', typ, opts) AS by_aggregate,
+       fr_outcome('name', typ, opts) = fr_outcome('aggregate', typ, opts) AS same_by_name
+FROM unnest(ARRAY['float8', 'int', 'text', 'boolean']) WITH ORDINALITY t(typ, i),
+     unnest(ARRAY['{}', '{"probability": true}', '{"class_weight": "balanced"}',
+                  '{"method": "ridge"}', '{"method": "logistic"}',
+                  '{"approximation": "nystrom", "components": 8, "class_weight": "balanced"}']::jsonb[]) WITH ORDINALITY o(opts, j)
+ORDER BY i, j;
+RESET client_min_messages;
