@@ -636,7 +636,7 @@ km_refuse_exact_rows(double bytes, double n, const char *what)
 		hint = psprintf("Use \"approximation\": \"nystrom\" (for example '{\"approximation\": \"nystrom\", \"components\": 1000}'), whose memory does not grow with the rows: an exact model of this size is beyond kernel_ml.max_memory_limit (%s), which only a superuser can raise.",
 						km_size_pretty(ceiling));
 	else if (bytes > ceiling)
-		hint = psprintf("Use \"approximation\": \"nystrom\" (for example '{\"approximation\": \"nystrom\", \"components\": 1000}'), whose memory does not grow with the rows, or raise kernel_ml.max_memory_limit and kernel_ml.max_memory to at least %.0fMB.",
+		hint = psprintf("Raise kernel_ml.max_memory_limit and kernel_ml.max_memory to at least %.0fMB, or " KM_APPROX_SUGGESTION ".",
 						need_mb);
 	else
 		hint = psprintf("Raise kernel_ml.max_memory (SET kernel_ml.max_memory = '%.0fMB'), or " KM_APPROX_SUGGESTION ".",
@@ -644,8 +644,11 @@ km_refuse_exact_rows(double bytes, double n, const char *what)
 	ereport(ERROR,
 			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 			 errmsg("%s needs more memory than %s allows", what, setting),
-			 errdetail("An exact model of %.0f rows needs about %s for its n x n kernel matrix and its rows; the limit is %s, set by %s.",
-					   n, km_size_pretty(bytes), km_size_pretty(limit), setting),
+			 ceiling < user ?
+			 errdetail("An exact model of %.0f rows needs about %s for its n x n kernel matrix and its rows; the limit is %s, set by kernel_ml.max_memory_limit (kernel_ml.max_memory is %s).",
+					   n, km_size_pretty(bytes), km_size_pretty(limit), km_size_pretty(user)) :
+			 errdetail("An exact model of %.0f rows needs about %s for its n x n kernel matrix and its rows; the limit is %s, set by kernel_ml.max_memory.",
+					   n, km_size_pretty(bytes), km_size_pretty(limit)),
 			 errhint("%s", hint)));
 }
 
