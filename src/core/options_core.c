@@ -580,7 +580,7 @@ bad_method(km_option_error *err, const km_value *v)
 	}
 	km_opt_join_words(list, sizeof(list), names, n, " or ");
 	km_opt_fail(err, NULL, "invalid value for option \"method\"",
-		 "Option \"method\" must be %s, got %s.", list, v->text);
+				"Option \"method\" must be %s, got %s.", list, v->text);
 	if (v->type == KM_VALUE_STRING)
 	{
 		n = 0;
@@ -632,8 +632,9 @@ store_option(km_options *out, km_option_id id, const km_value *v,
 					const char *names[8];
 					int			n = 0;
 
-					for (long long i = 0; i < 64 && n < 8; i++)
-						if (km_repr_get(i) != NULL && km_repr_get(i)->approximate)
+					/* the registry's ids run from 0 (exact) without a gap */
+					for (long long i = 0; km_repr_get(i) != NULL && n < 8; i++)
+						if (km_repr_get(i)->approximate)
 							names[n++] = km_repr_get(i)->name;
 					return bad_name(err, def, v, names, n);
 				}
