@@ -129,7 +129,7 @@ BEGIN
     r := kernel_model_info(m)->>'method';
   ELSE
     PERFORM kernel_model_train('fr_m', format('SELECT f, lbl::%s FROM fr_labels', typ), opts);
-    r := kernel_model_info('fr_m')->>'method';
+    r := kernel_model_info(kernel_model_get('fr_m'))->>'method';
     PERFORM kernel_model_drop('fr_m');
   END IF;
   RETURN r;
