@@ -27,6 +27,7 @@
 #include "utils/plancache.h"
 
 #include "model.h"
+#include "options.h"
 
 #include "catalog_query.h"
 
@@ -76,18 +77,16 @@ catalog_search_path(void)
 }
 
 /*
- * Whether the second column holds text labels: a type of the string
- * category (text, varchar, char, name, ...).  Any other type must convert
- * to float8, a regression target (or labels for a classification method).
+ * Whether the second column holds class labels, read as text: a type of
+ * the string category (text, varchar, char, name, ...) or a boolean ('false'
+ * and 'true'), by the inference kernel_train's signatures follow
+ * (km_label_kind_of_type).  Any other type must convert to float8, a
+ * regression target (or labels for a classification method).
  */
 static bool
 label_column_is_text(Oid type)
 {
-	char		category;
-	bool		preferred;
-
-	get_type_category_preferred(getBaseType(type), &category, &preferred);
-	return category == TYPCATEGORY_STRING;
+	return km_label_kind_of_type(type) == KM_LABELS_CLASSES;
 }
 
 /*
@@ -220,6 +219,8 @@ fetch_rows(const char *body, bool text_label, MemoryContext ctx)
 	MemoryContextDelete(batch);
 	SPI_cursor_close(portal);
 	SPI_freeplan(plan);
+	/* rows only counted (an exact model of them would not fit): the whole need */
+	rowset_check_kept(rs, "kernel_model_train");
 	return rs;
 }
 
@@ -279,6 +280,21 @@ catalog_collect_rows(const char *query, Oid run_as, const char *search_path,
 	rs = fetch_rows(body, text_label, ctx);
 	query_leave(&qr);
 	return rs;
+}
+
+KmLabelKind
+catalog_query_label_kind(const char *query, Oid run_as, const char *search_path)
+{
+	QueryRun	qr;
+	bool		text_label;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	query_enter(run_as, pinned_path(search_path), &qr);
+	text_label = check_query(query_body(query));
+	query_leave(&qr);
+	SPI_finish();
+	return text_label ? KM_LABELS_CLASSES : KM_LABELS_NUMERIC;
 }
 
 void

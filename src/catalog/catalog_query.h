@@ -9,6 +9,7 @@
 
 #include "executor/spi.h"
 
+#include "options.h"
 #include "rowset.h"
 
 /*
@@ -36,6 +37,14 @@ RowSet	   *catalog_collect_rows(const char *query, Oid run_as,
  * (pg_catalog., the extension's schema) and use OPERATOR(pg_catalog.x).
  * SPI connected.
  */
+/*
+ * The kind of the query's label column (options.h: class labels for a
+ * string or boolean type), the query planned as run_as with search_path
+ * and its columns checked: what named training parses its options for.
+ */
+KmLabelKind catalog_query_label_kind(const char *query, Oid run_as,
+									 const char *search_path);
+
 typedef struct CatalogQuery
 {
 	char	   *body;			/* the query, trailing ';' and blanks removed */

@@ -617,6 +617,42 @@ km_check_exact_memory(double bytes, const char *what, bool at_least)
 }
 
 void
+km_refuse_exact_rows(double bytes, double n, const char *what)
+{
+	double		user = (double) km_max_memory_kb * 1024.0;
+	double		ceiling = (double) km_max_memory_limit_kb * 1024.0;
+	double		limit = Min(user, ceiling);
+	const char *setting = ceiling < user ? "kernel_ml.max_memory_limit" : "kernel_ml.max_memory";
+	double		need_mb = ceil(bytes / (1024.0 * 1024.0));
+	long		pages = sysconf(_SC_PHYS_PAGES);
+	long		page_size = sysconf(_SC_PAGESIZE);
+	double		ram = pages > 0 && page_size > 0 ? (double) pages * (double) page_size : 0.0;
+	char	   *hint;
+
+	if (ram > 0.0 && bytes > ram)
+		hint = psprintf("Use \"approximation\": \"nystrom\" (for example '{\"approximation\": \"nystrom\", \"components\": 1000}'), whose memory does not grow with the rows: an exact model of this size needs more than the %s of this server's memory.",
+						km_size_pretty(ram));
+	else if (bytes > ceiling && !superuser())
+		hint = psprintf("Use \"approximation\": \"nystrom\" (for example '{\"approximation\": \"nystrom\", \"components\": 1000}'), whose memory does not grow with the rows: an exact model of this size is beyond kernel_ml.max_memory_limit (%s), which only a superuser can raise.",
+						km_size_pretty(ceiling));
+	else if (bytes > ceiling)
+		hint = psprintf("Raise kernel_ml.max_memory_limit and kernel_ml.max_memory to at least %.0fMB, or " KM_APPROX_SUGGESTION ".",
+						need_mb);
+	else
+		hint = psprintf("Raise kernel_ml.max_memory (SET kernel_ml.max_memory = '%.0fMB'), or " KM_APPROX_SUGGESTION ".",
+						need_mb);
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("%s needs more memory than %s allows", what, setting),
+			 ceiling < user ?
+			 errdetail("An exact model of %.0f rows needs about %s for its n x n kernel matrix and its rows; the limit is %s, set by kernel_ml.max_memory_limit (kernel_ml.max_memory is %s).",
+					   n, km_size_pretty(bytes), km_size_pretty(limit), km_size_pretty(user)) :
+			 errdetail("An exact model of %.0f rows needs about %s for its n x n kernel matrix and its rows; the limit is %s, set by kernel_ml.max_memory.",
+					   n, km_size_pretty(bytes), km_size_pretty(limit)),
+			 errhint("%s", hint)));
+}
+
+void
 km_check_components_memory(uint32 m, const char *what)
 {
 	double		need = km_approx_work_bytes(m);

@@ -109,6 +109,15 @@ void		km_mem_release(KmMemGrant *g);
 void		km_check_exact_memory(double bytes, const char *what, bool at_least);
 
 /*
+ * Refuse an exact training of n rows that needs bytes in all (the plan's
+ * formula for the whole input, known once every row is counted): the
+ * whole need, and "approximation" first when no setting or no machine
+ * holds it.
+ */
+void		km_refuse_exact_rows(double bytes, double n, const char *what)
+			pg_attribute_noreturn();
+
+/*
  * Refuse m components (option "components") whose m x m work alone cannot
  * fit under the ceiling, before any row is read; the hint gives how many
  * would.

@@ -135,7 +135,9 @@ int			unit_failures = 0;
 	X(test_defaults_stratified_folds) \
 	X(test_defaults_tie_rule) \
 	X(test_defaults_sigest) \
-	X(test_defaults_classifier_lambda)
+	X(test_defaults_classifier_lambda) \
+	X(test_options_suggest_distance) \
+	X(test_options_suggest_hints)
 
 #define DECLARE(name) void name(void);
 UNIT_TESTS(DECLARE)
