@@ -1,0 +1,61 @@
+/*
+ * call_cache.h - what the basis and training passes of approximate models
+ * keep between rows (call_cache.c): parsed options and decoded bases in a
+ * small backend cache of entries, found from a call site's fn_extra.
+ */
+#ifndef KM_CALL_CACHE_H
+#define KM_CALL_CACHE_H
+
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "utils/jsonb.h"
+
+#define CALL_SLOTS 4
+
+typedef enum CallKind
+{
+	CALL_BASIS = 1,
+	CALL_TRAIN
+} CallKind;
+
+/*
+ * What fn_extra holds: an entry, the state last checked against it, and
+ * (training pass) the basis argument checked whole for that state.
+ */
+typedef struct CallHolder
+{
+	int			slot;			/* -1: none yet */
+	uint64		id;
+	const void *state;
+	const void *basis;			/* a constant's or parameter's value; NULL: none */
+} CallHolder;
+
+/* The call site's holder (made on first use, in fn_mcxt). */
+extern CallHolder *km_call_holder(FunctionCallInfo fcinfo);
+
+/* The entry h names, or NULL when it has none of this kind or it was evicted. */
+extern void *km_call_bound(const CallHolder *h, CallKind kind);
+
+/* The entry of slot for h (its state and basis forgotten). */
+extern void *km_call_bind(CallHolder *h, int slot);
+
+/* The entry in slot when it is of kind, else NULL. */
+extern void *km_call_slot(int slot, CallKind kind);
+
+/*
+ * A context for an entry being built: under the current context, so that
+ * an error while building frees it; km_call_insert moves it into the cache.
+ */
+extern MemoryContext km_call_entry_context(void);
+
+/* A complete entry into the cache; its slot. */
+extern int	km_call_insert(CallKind kind, MemoryContext cxt, void *call);
+
+/* A copy of a jsonb (NULL for none) in the current memory context. */
+extern Jsonb *km_jsonb_copy(const Jsonb *j);
+
+/* Whether two jsonb values (NULL for none) have the same bytes. */
+extern bool km_jsonb_same(const Jsonb *a, const Jsonb *b);
+
+#endif							/* KM_CALL_CACHE_H */
