@@ -504,6 +504,34 @@ km_free_prefaulted(void *addr)
 	unmap_chunk(*(PrefaultedChunk **) ((char *) addr - PREFAULT_HEADER));
 }
 
+/* Bytes zeroed between two interrupt checks: milliseconds of page faults. */
+#define ZERO_PIECE ((Size) 16 * 1024 * 1024)
+
+void
+km_zero_interruptible(void *p, Size len)
+{
+	char	   *c = p;
+
+	while (len > 0)
+	{
+		Size		n = Min(len, ZERO_PIECE);
+
+		CHECK_FOR_INTERRUPTS();
+		memset(c, 0, n);
+		c += n;
+		len -= n;
+	}
+}
+
+void *
+km_alloc0_interruptible(MemoryContext ctx, Size bytes)
+{
+	void	   *p = MemoryContextAllocExtended(ctx, bytes, MCXT_ALLOC_HUGE);
+
+	km_zero_interruptible(p, bytes);
+	return p;
+}
+
 char *
 km_size_pretty(double bytes)
 {

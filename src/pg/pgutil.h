@@ -143,6 +143,19 @@ void		km_populate_ranges(KmRange *ranges, int count);
 /* Release such a buffer before its context goes. */
 void		km_free_prefaulted(void *addr);
 
+/*
+ * Zero len bytes at p in pieces of at most 16 MB, CHECK_FOR_INTERRUPTS()
+ * before each: the set-up of a large buffer (hundreds of megabytes of
+ * fresh pages faulted in) stays cancellable.
+ */
+void		km_zero_interruptible(void *p, Size len);
+
+/*
+ * A zeroed buffer of bytes (huge allowed) in ctx, zeroed by
+ * km_zero_interruptible; count it first (km_mem_reserve).
+ */
+void	   *km_alloc0_interruptible(MemoryContext ctx, Size bytes);
+
 /* Human-readable size, as pg_size_pretty prints it. */
 char	   *km_size_pretty(double bytes);
 

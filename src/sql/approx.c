@@ -58,7 +58,8 @@ typedef struct ApproxTail
 	uint32		pending;		/* rows buffered, not yet in the sums */
 	uint32		basis_bytes;	/* the basis copied behind the buffers */
 	uint32		d;				/* features of a buffered row */
-	uint32		pad;
+	uint32		entry;			/* the call cache entry whose basis it has (its id's low
+								 * bits): read only by the call site that made it */
 	int64		skipped;		/* rows with a NULL feature array or target */
 	int32		n_lambdas;
 	uint32		fit_intercept;	/* 0 or 1 */
@@ -304,23 +305,18 @@ typedef struct TrainCall
 } TrainCall;
 
 /*
- * Whether the basis bytes at raw (len bytes) are those of the basis at a:
- * the same length, header and checksum (cheap), or every byte (full).
+ * Whether the basis at raw is the entry's: every byte (issue 29: a basis
+ * with other centres and a forged checksum has the same length, header
+ * and trailer).  O(size) per row only where the basis is a value of each
+ * row (a column, an expression); a constant or parameter is compared once
+ * (basis_arg_stable), a basis stored in a table by its TOAST pointer.
  */
-static bool
-same_basis_bytes(const char *a, const char *raw, Size len, bool full)
-{
-	if (full)
-		return memcmp(a + VARHDRSZ, raw + VARHDRSZ, len - VARHDRSZ) == 0;
-	return memcmp(a + VARHDRSZ, raw + VARHDRSZ, Min(len, 96) - VARHDRSZ) == 0 &&
-		memcmp(a + len - 8, raw + len - 8, 8) == 0;
-}
-
 static bool
 same_basis(const TrainCall *tc, const bytea *raw)
 {
 	return tc->basis_len == VARSIZE(raw) &&
-		same_basis_bytes(tc->basis, (const char *) raw, tc->basis_len, false);
+		memcmp(tc->basis + VARHDRSZ, (const char *) raw + VARHDRSZ,
+			   tc->basis_len - VARHDRSZ) == 0;
 }
 
 /*
@@ -351,6 +347,39 @@ train_call_matches(TrainCall *tc, FunctionCallInfo fcinfo, Jsonb *opts,
 	if (ondisk)
 		memcpy(tc->toast_ptr, datum, tc->toast_len);
 	return true;
+}
+
+/* How long the basis argument of a call site keeps its value. */
+typedef enum BasisArgLife
+{
+	BASIS_PER_ROW,				/* a column or an expression: any row may differ */
+	BASIS_PER_SCAN,				/* an executor parameter (a scalar subquery's
+								 * InitPlan, an outer reference): fixed while one
+								 * aggregate state lives, may change on a rescan */
+	BASIS_PER_CALL				/* a constant or a query parameter ($n): fixed for
+								 * the call site's whole execution */
+} BasisArgLife;
+
+/*
+ * The basis argument's expression in the Aggref (none under Citus's
+ * worker_partial_agg or a window: per row).  A value that does not change
+ * keeps its Datum: the pointer identifies it once compared in full.
+ */
+static BasisArgLife
+basis_arg_life(FunctionCallInfo fcinfo, int basis_arg)
+{
+	Aggref	   *ag = AggGetAggref(fcinfo);
+	TargetEntry *te;
+
+	if (ag == NULL || list_length(ag->args) < basis_arg)
+		return BASIS_PER_ROW;
+	te = list_nth_node(TargetEntry, ag->args, basis_arg - 1);
+	if (IsA(te->expr, Const) ||
+		(IsA(te->expr, Param) && ((Param *) te->expr)->paramkind == PARAM_EXTERN))
+		return BASIS_PER_CALL;
+	if (IsA(te->expr, Param) && ((Param *) te->expr)->paramkind == PARAM_EXEC)
+		return BASIS_PER_SCAN;
+	return BASIS_PER_ROW;
 }
 
 /* Options (parsed) that a basis cannot train: another approximation, a classifier. */
@@ -436,21 +465,29 @@ train_call_build(Jsonb *opts, const bytea *raw, struct varlena *datum)
 
 /*
  * The call's options and decoded basis, from the entry of the previous
- * row, another entry, or parsed anew.  *switched: this call site used
- * another entry on an earlier row (its options or basis changed).
+ * row, another entry, or parsed anew.
  */
 static TrainCall *
-train_call(FunctionCallInfo fcinfo, Jsonb *opts, int basis_arg, bool *switched)
+train_call(FunctionCallInfo fcinfo, Jsonb *opts, int basis_arg, const km_accum *acc)
 {
 	CallHolder *h = km_call_holder(fcinfo);
 	TrainCall  *tc = km_call_bound(h, CALL_TRAIN);
 	bytea	   *raw = NULL;
 	int			slot;
 
-	*switched = false;
+	/*
+	 * The constant or parameter compared in full on an earlier row
+	 * (basis_arg_seen).  An executor parameter changes only on a rescan,
+	 * which starts every aggregate state anew (NULL: no INITCOND), and a
+	 * new state's row compares in full again.
+	 */
+	if (tc != NULL && h->basis != NULL &&
+		h->basis == DatumGetPointer(PG_GETARG_DATUM(basis_arg)) &&
+		(!h->basis_scan || (acc != NULL && h->own_states)) &&
+		km_jsonb_same(tc->optjson, opts))
+		return tc;
 	if (tc != NULL && train_call_matches(tc, fcinfo, opts, basis_arg, &raw))
 		return tc;
-	*switched = h->slot >= 0;
 	for (slot = 0; slot < CALL_SLOTS; slot++)
 	{
 		TrainCall  *other = km_call_slot(slot, CALL_TRAIN);
@@ -478,7 +515,7 @@ approx_state_create(MemoryContext aggctx, TrainCall *tc)
 				 errdetail("A state of %u components would exceed 1 GB.", tc->b.m),
 				 errhint("Use fewer components.")));
 	km_mem_reserve(aggctx, (double) bytes, "kernel_train", false);
-	acc = MemoryContextAllocZero(aggctx, bytes);
+	acc = km_alloc0_interruptible(aggctx, bytes);	/* m^2 / 2 sums: 268 MB at 8192 */
 	SET_VARSIZE(acc, bytes);
 	km_accum_init(acc, KM_ACCUM_GRAM, tc->b.m);
 	((ApproxTail *) ((char *) acc + km_accum_bytes(KM_ACCUM_GRAM, acc->dim)))->d = tc->b.d;
@@ -493,13 +530,13 @@ approx_state_create(MemoryContext aggctx, TrainCall *tc)
 }
 
 /*
- * A state the transition function did not create in this call site (an
+ * A state other than the one the call site used last (another group, an
  * INITCOND, a state reached through a fresh FmgrInfo, the state of a call
  * whose basis changed), checked in O(1) against the layout the
  * transition relies on (22P03), then against the call's basis and
- * options (22023): its basis's header and checksum, or every byte (full).
- * The values of the sums are checked whole by the combine and final
- * functions.
+ * options (22023): every byte of its basis, unless the call site made it
+ * with this entry (!full).  The values of the sums are checked whole by
+ * the combine and final functions.
  */
 static void
 approx_state_match(km_accum *acc, Size len, const TrainCall *tc, bool full)
@@ -523,7 +560,7 @@ approx_state_match(km_accum *acc, Size len, const TrainCall *tc, bool full)
 		bad_state("The state's buffer has invalid fields.");
 	p = approx_parts(acc);
 	if (acc->dim != tc->b.m || p.t->d != tc->b.d || p.t->basis_bytes != tc->basis_len ||
-		!same_basis_bytes(p.basis, tc->basis, tc->basis_len, full))
+		(full && memcmp(p.basis + VARHDRSZ, tc->basis + VARHDRSZ, tc->basis_len - VARHDRSZ) != 0))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("the basis must be the same for every row of a kernel_train call"),
@@ -604,24 +641,47 @@ approx_buffer_row(FunctionCallInfo fcinfo, TrainCall *tc, ApproxParts *p)
 
 /*
  * The aggregate state of this call site: acc, or a new one for its first
- * row; a state it did not create (approx_state_match says which) is
- * checked against the call's basis and options, every byte when the
- * call's options or basis changed (switched).
+ * row.  Another state than the last one (another group, an INITCOND, a
+ * state reached through a fresh FmgrInfo) is checked against the call's
+ * basis and options (approx_state_match, every byte of the basis) unless
+ * this call site made it with this very entry (its tail says which, and
+ * own_states that no state came from elsewhere).
  */
 static km_accum *
 basis_call_state(FunctionCallInfo fcinfo, MemoryContext aggctx, km_accum *acc,
-				 TrainCall *tc, bool switched)
+				 TrainCall *tc)
 {
 	CallHolder *h = fcinfo->flinfo->fn_extra;
 
 	if (acc == NULL)
+	{
 		h->state = acc = approx_state_create(aggctx, tc);
+		h->own_states = true;
+		approx_parts(acc).t->entry = (uint32) h->id;
+	}
 	else if (acc != h->state)
 	{
-		approx_state_match(acc, VARSIZE(acc), tc, switched);
+		approx_state_match(acc, VARSIZE(acc), tc,
+						   !h->own_states || approx_parts(acc).t->entry != (uint32) h->id);
 		h->state = acc;
+		approx_parts(acc).t->entry = (uint32) h->id;
 	}
 	return acc;
+}
+
+/*
+ * The basis argument of this row was compared in full with the entry's
+ * (or found by its Datum): a constant's or parameter's Datum is kept, so
+ * that the next rows compare the pointer only (basis_arg_life).
+ */
+static void
+basis_arg_seen(FunctionCallInfo fcinfo, int basis_arg)
+{
+	CallHolder *h = fcinfo->flinfo->fn_extra;
+	BasisArgLife life = basis_arg_life(fcinfo, basis_arg);
+
+	h->basis = life == BASIS_PER_ROW ? NULL : DatumGetPointer(PG_GETARG_DATUM(basis_arg));
+	h->basis_scan = life == BASIS_PER_SCAN;
 }
 
 /* A full block of buffered rows into the sums. */
@@ -648,7 +708,6 @@ kernel_train_basis_sfunc(PG_FUNCTION_ARGS)
 	km_accum   *acc = approx_state_arg(fcinfo, 0, aggctx);
 	TrainCall  *tc;
 	ApproxParts p;
-	bool		switched;
 
 	if (PG_ARGISNULL(4))
 		ereport(ERROR,
@@ -656,8 +715,9 @@ kernel_train_basis_sfunc(PG_FUNCTION_ARGS)
 				 errmsg("kernel_train needs a basis"),
 				 errdetail("The basis argument is NULL."),
 				 errhint("Pass (SELECT kernel_basis(features, options) FROM ...) as the fourth argument.")));
-	tc = train_call(fcinfo, PG_ARGISNULL(3) ? NULL : PG_GETARG_JSONB_P(3), 4, &switched);
-	acc = basis_call_state(fcinfo, aggctx, acc, tc, switched);
+	tc = train_call(fcinfo, PG_ARGISNULL(3) ? NULL : PG_GETARG_JSONB_P(3), 4, acc);
+	acc = basis_call_state(fcinfo, aggctx, acc, tc);
+	basis_arg_seen(fcinfo, 4);
 	p = approx_parts(acc);
 	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
 	{

@@ -132,10 +132,10 @@ basis_state_create(MemoryContext aggctx, BasisCall *bc, int d)
 						   opts->components, d),
 				 errhint("Use fewer components.")));
 	km_mem_reserve(aggctx, (double) bytes, "kernel_basis", false);
-	st = MemoryContextAlloc(aggctx, bytes);
+	st = km_alloc0_interruptible(aggctx, bytes);
 	SET_VARSIZE(st, bytes);
-	km_basis_state_init(st, opts->approximation, &opts->fit.kernel, opts->standardize,
-						(uint32) d, (uint32) opts->components, (uint64) opts->seed);
+	km_basis_state_init_zeroed(st, opts->approximation, &opts->fit.kernel, opts->standardize,
+							   (uint32) d, (uint32) opts->components, (uint64) opts->seed);
 	return st;
 }
 
@@ -316,10 +316,16 @@ kernel_basis_final(PG_FUNCTION_ARGS)
 		km_raise(&err);
 	SET_VARSIZE(out, bytes);
 	pfree(scratch);
-	/* never return what the reader refuses */
+	/*
+	 * Never return what the reader refuses.  The state's checks refuse what
+	 * would make it refuse (km_basis_state_check_header), so this is a
+	 * state that came from elsewhere: input, not an internal error.
+	 */
 	if (km_basis_decode(out, bytes, &check, &err) != KM_OK)
-		elog(ERROR, "kernel_basis wrote a basis that it cannot read: %s: %s",
-			 err.message, err.detail);
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("basis state is not a valid kernel_basis state"),
+				 errdetail("Its basis would be refused: %s: %s", err.message, err.detail)));
 	PG_RETURN_BYTEA_P(out);
 }
 

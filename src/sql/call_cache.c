@@ -22,7 +22,8 @@
  * empty there, and the cache is what saves parsing the options, decoding
  * the basis and drawing rff's random features once per row.  An entry is
  * keyed by the options' bytes and, for the training pass, the basis's
- * bytes (its TOAST pointer, or its header and checksum); it does not
+ * bytes (all of them, or its TOAST pointer, or a constant's Datum compared
+ * in full on an earlier row: approx.c); it does not
  * change once built, scratch buffers aside.  Entries live under
  * TopTransactionContext, so the cache empties at the end of every
  * transaction, and a new entry first evicts those no statement since the

@@ -21,14 +21,19 @@ typedef enum CallKind
 
 /*
  * What fn_extra holds: an entry, the state last checked against it, and
- * (training pass) the basis argument checked whole for that state.
+ * for the training pass the basis argument compared in full with the
+ * entry's (a constant's or parameter's Datum, kept while it cannot change)
+ * and whether this call site made a state itself (so that the aggregate
+ * has no INITCOND: every state it sees is one this call site returned).
  */
 typedef struct CallHolder
 {
 	int			slot;			/* -1: none yet */
 	uint64		id;
 	const void *state;
-	const void *basis;			/* a constant's or parameter's value; NULL: none */
+	const void *basis;			/* NULL: none */
+	bool		basis_scan;		/* an executor parameter: until the next new state */
+	bool		own_states;
 } CallHolder;
 
 /* The call site's holder (made on first use, in fn_mcxt). */
