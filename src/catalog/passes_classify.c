@@ -88,6 +88,7 @@ typedef struct ClassPasses
 
 	/* the basis pass */
 	km_basis_state *st;
+	KmMemGrant *st_grant;
 	int64		nlab;			/* distinct labels met */
 	char	  **lab_text;
 	double	   *lab_value;
@@ -411,24 +412,10 @@ fit_rows(const ClassPasses *cp)
 static km_basis_state *
 basis_state_new(ClassPasses *cp)
 {
-	Size		sbytes;
-	km_basis_state *st;
-
-	sbytes = km_basis_state_bytes(cp->opts.approximation, (uint32) cp->rows.d,
-								  (uint32) cp->opts.components);
-	if (sbytes == 0 || sbytes > MaxAllocSize)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("kernel_train state is too large"),
-				 errdetail("An approximate classifier of %d components of %d features is beyond 1 GB.",
-						   cp->opts.components, cp->rows.d),
-				 errhint("Use fewer components.")));
-	st = palloc_extended(sbytes, MCXT_ALLOC_HUGE);
-	SET_VARSIZE(st, sbytes);
-	km_basis_state_init(st, cp->opts.approximation, &cp->opts.fit.kernel,
-						cp->opts.standardize, (uint32) cp->rows.d,
-						(uint32) cp->opts.components, (uint64) cp->opts.seed);
-	return st;
+	return pass_basis_state_new(&cp->opts, cp->rows.d,
+								km_basis_state_bytes(cp->opts.approximation, (uint32) cp->rows.d,
+													 (uint32) cp->opts.components),
+								&cp->st_grant);
 }
 
 /* Pass 1 and what follows from it: options, classes and weights, the basis. */
@@ -460,6 +447,10 @@ basis_pass(ClassPasses *cp)
 			cp->opts.fit.kernel.gamma = cp->sel->cand[cp->sel->best].gamma;
 		else if (cp->folds > 0 && cp->opts.gammas.n > 0)
 			cp->opts.fit.kernel.gamma = cp->opts.gammas.v[0];	/* the grid's first */
+		/* rff's whole memory is known now: refused before a row is read */
+		pass_check_memory(&cp->opts, cp->rows.d, pass_newton_bytes(cp->opts.approximation,
+																   cp->rows.d, cp->opts.components, 1,
+																   PASS_BLOCK, cp->folds));
 		probe = basis_state_new(cp);
 		cp->rows.x = palloc(sizeof(double) * (cp->rows.d + 1));
 		cp->rows.hbuf = palloc(sizeof(double) * (cp->rows.d + 1));
@@ -513,7 +504,7 @@ basis_pass(ClassPasses *cp)
 								 cp->k, cp->counts, cp->class_w, &err) != KM_OK)
 		km_raise(&err);
 
-	pass_basis_finish(cp->st, &cp->basis);
+	pass_basis_finish(cp->st, cp->st_grant, &cp->basis);
 	cp->st = NULL;
 }
 
@@ -527,18 +518,12 @@ newton_setup(ClassPasses *cp)
 	uint32		m = cp->basis.m;
 	uint32		d = (uint32) cp->rows.d;
 	uint32		q = cp->k == 2 ? 1 : cp->k;
-	double		need;
+	double		need = pass_newton_bytes(cp->opts.approximation, d, m, q, PASS_BLOCK,
+										 cp->folds);
 
 	cp->m = m;
 	cp->q = q;
 	cp->nstate = km_primal_state_doubles(m);
-	need = 8.0 * (2.0 * m * (double) m + 3.0 * m) +	/* L, R; the factor's work */
-		8.0 * q * ((double) cp->nstate + 3.0 * m + 1.0) +	/* states, coef, vecs */
-		8.0 * (double) km_primal_step_work_doubles(m) +
-		8.0 * PASS_BLOCK * ((double) d + m + q + 3.0) +
-		8.0 * (double) km_approx_features_doubles(&cp->basis, PASS_BLOCK) +
-		8.0 * (double) km_primal_add_scratch_doubles(m, PASS_BLOCK) +
-		(cp->folds > 0 ? 4.0 * PASS_BLOCK : 0.0);	/* k-fold: hfold */
 	(void) km_mem_reserve(CurrentMemoryContext, need, "kernel_model_train", false);
 	elog(DEBUG1, "kernel_model_train: approximate classifier by passes: m = %u, %u outputs, %.0f bytes",
 		 m, q, need);
@@ -551,7 +536,9 @@ newton_setup(ClassPasses *cp)
 	cp->pp.tol = cp->opts.fit.tol;
 	cp->pp.max_iter = cp->opts.fit.max_iter;
 	pass_factor_setup(&cp->basis, &cp->L, &cp->R, &cp->eps);
-	cp->states = palloc_extended(mul_size(sizeof(double), mul_size(cp->nstate, q)), MCXT_ALLOC_HUGE);
+	/* their pages faulted in here, between interrupt checks (q x 268 MB at 8192) */
+	cp->states = km_alloc0_interruptible(CurrentMemoryContext,
+										 mul_size(sizeof(double), mul_size(cp->nstate, q)));
 	cp->coef = palloc0_array(double, (Size) m * q);
 	cp->intercepts = palloc0_array(double, q);
 	cp->vecs = palloc_extended(mul_size(sizeof(double), mul_size(2 * (Size) m, q)), MCXT_ALLOC_HUGE);
@@ -614,6 +601,7 @@ newton_passes(ClassPasses *cp, int64 n, km_class_fit_result *res)
 		for (uint32 c = 0; c < cp->q; c++)
 			if (!cp->solvers[c].done)
 			{
+				CHECK_FOR_INTERRUPTS();
 				km_primal_state_init(cp->states + (size_t) c * cp->nstate, cp->m);
 				any = true;
 			}
@@ -799,7 +787,7 @@ route_gamma(void *arg, int g, double gamma, km_error *err)
 		km_progress_stage("fit: basis pass over the training rows");
 		run_pass(cp, PASS_BASIS);
 		check_pass_rows("basis", cp->sel_n, "basis", fit_rows(cp), "training");
-		pass_basis_finish(cp->st, &cp->basis);
+		pass_basis_finish(cp->st, cp->st_grant, &cp->basis);
 		cp->st = NULL;
 	}
 	newton_setup(cp);

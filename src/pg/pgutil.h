@@ -76,6 +76,10 @@ typedef struct KmMemGrant KmMemGrant;
  */
 void		km_check_memory(double bytes, const char *what, bool at_least);
 
+/* The same, the hint naming fewer (say "fewer components") instead of fewer rows. */
+void		km_check_memory_fewer(double bytes, const char *what, bool at_least,
+								  const char *fewer);
+
 /* Whether bytes more would fit under the ceiling now (no error). */
 bool		km_memory_fits(double bytes);
 
