@@ -117,8 +117,10 @@ pass_check_memory(const km_options *opts, int d, double newton)
 }
 
 km_basis_state *
-pass_basis_state_new(const km_options *opts, int d, Size sbytes, KmMemGrant **grant)
+pass_basis_state_new(const km_options *opts, int d, KmMemGrant **grant)
 {
+	Size		sbytes = km_basis_state_bytes(opts->approximation, (uint32) d,
+											  (uint32) opts->components);
 	km_basis_state *st;
 
 	if (sbytes == 0 || sbytes > MaxAllocSize)

@@ -80,12 +80,11 @@ extern double pass_newton_bytes(km_approx kind, int d, uint32 m, uint32 q, int b
 extern void pass_check_memory(const km_options *opts, int d, double newton);
 
 /*
- * A basis state of sbytes (km_basis_state_bytes) for opts over d features,
- * refused beyond 1 GB, counted (*grant, in the current context) before it
- * is allocated, zeroed in interruptible pieces.
+ * A basis state for opts over d features, refused beyond 1 GB, counted
+ * (*grant, in the current context) before it is allocated, zeroed in
+ * interruptible pieces.
  */
-extern km_basis_state *pass_basis_state_new(const km_options *opts, int d, Size sbytes,
-											KmMemGrant **grant);
+extern km_basis_state *pass_basis_state_new(const km_options *opts, int d, KmMemGrant **grant);
 
 /* The fit's rows: the training side, or every usable row. */
 extern int64 pass_rows_fit(const PassRows *pr, bool all_rows);

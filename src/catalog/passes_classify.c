@@ -408,16 +408,6 @@ fit_rows(const ClassPasses *cp)
 	return pass_rows_fit(&cp->rows, cp->all_rows) - cp->fold_skipped;
 }
 
-/* The basis state of the current gamma (sized by d and the options). */
-static km_basis_state *
-basis_state_new(ClassPasses *cp)
-{
-	return pass_basis_state_new(&cp->opts, cp->rows.d,
-								km_basis_state_bytes(cp->opts.approximation, (uint32) cp->rows.d,
-													 (uint32) cp->opts.components),
-								&cp->st_grant);
-}
-
 /* Pass 1 and what follows from it: options, classes and weights, the basis. */
 static void
 basis_pass(ClassPasses *cp)
@@ -451,7 +441,7 @@ basis_pass(ClassPasses *cp)
 		pass_check_memory(&cp->opts, cp->rows.d, pass_newton_bytes(cp->opts.approximation,
 																   cp->rows.d, cp->opts.components, 1,
 																   PASS_BLOCK, cp->folds));
-		probe = basis_state_new(cp);
+		probe = pass_basis_state_new(&cp->opts, cp->rows.d, &cp->st_grant);
 		cp->rows.x = palloc(sizeof(double) * (cp->rows.d + 1));
 		cp->rows.hbuf = palloc(sizeof(double) * (cp->rows.d + 1));
 	}
@@ -783,7 +773,7 @@ route_gamma(void *arg, int g, double gamma, km_error *err)
 	{
 		/* gamma 0's basis is basis_pass's */
 		cp->opts.fit.kernel.gamma = gamma;
-		cp->st = basis_state_new(cp);
+		cp->st = pass_basis_state_new(&cp->opts, cp->rows.d, &cp->st_grant);
 		km_progress_stage("fit: basis pass over the training rows");
 		run_pass(cp, PASS_BASIS);
 		check_pass_rows("basis", cp->sel_n, "basis", fit_rows(cp), "training");

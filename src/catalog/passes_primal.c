@@ -273,10 +273,7 @@ newton_bytes(const PrimalPasses *pp, uint32 m)
 static void
 basis_state_pass(PrimalPasses *pp)
 {
-	pp->st = pass_basis_state_new(&pp->opts, pp->rows.d,
-								  km_basis_state_bytes(pp->opts.approximation, (uint32) pp->rows.d,
-													   (uint32) pp->opts.components),
-								  &pp->st_grant);
+	pp->st = pass_basis_state_new(&pp->opts, pp->rows.d, &pp->st_grant);
 	km_progress_stage("fit: basis pass over the %s rows", pp->all_rows ? "usable" : "training");
 	run_pass(pp, PP_BASIS);
 }

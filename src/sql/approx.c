@@ -58,8 +58,7 @@ typedef struct ApproxTail
 	uint32		pending;		/* rows buffered, not yet in the sums */
 	uint32		basis_bytes;	/* the basis copied behind the buffers */
 	uint32		d;				/* features of a buffered row */
-	uint32		entry;			/* the call cache entry whose basis it has (its id's low
-								 * bits): read only by the call site that made it */
+	uint32		pad;
 	int64		skipped;		/* rows with a NULL feature array or target */
 	int32		n_lambdas;
 	uint32		fit_intercept;	/* 0 or 1 */
@@ -644,8 +643,8 @@ approx_buffer_row(FunctionCallInfo fcinfo, TrainCall *tc, ApproxParts *p)
  * row.  Another state than the last one (another group, an INITCOND, a
  * state reached through a fresh FmgrInfo) is checked against the call's
  * basis and options (approx_state_match, every byte of the basis) unless
- * this call site made it with this very entry (its tail says which, and
- * own_states that no state came from elsewhere).
+ * this call site made it, or checked it, with this very entry
+ * (km_call_state_entry).
  */
 static km_accum *
 basis_call_state(FunctionCallInfo fcinfo, MemoryContext aggctx, km_accum *acc,
@@ -657,14 +656,13 @@ basis_call_state(FunctionCallInfo fcinfo, MemoryContext aggctx, km_accum *acc,
 	{
 		h->state = acc = approx_state_create(aggctx, tc);
 		h->own_states = true;
-		approx_parts(acc).t->entry = (uint32) h->id;
+		km_call_state_seen(fcinfo, acc);
 	}
 	else if (acc != h->state)
 	{
-		approx_state_match(acc, VARSIZE(acc), tc,
-						   !h->own_states || approx_parts(acc).t->entry != (uint32) h->id);
+		approx_state_match(acc, VARSIZE(acc), tc, km_call_state_entry(h, acc) != h->id);
 		h->state = acc;
-		approx_parts(acc).t->entry = (uint32) h->id;
+		km_call_state_seen(fcinfo, acc);
 	}
 	return acc;
 }

@@ -7,6 +7,7 @@
 #include "access/xact.h"
 #include "fmgr.h"
 #include "utils/jsonb.h"
+#include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
@@ -149,6 +150,45 @@ km_call_insert(CallKind kind, MemoryContext cxt, void *call)
 	call_slots[victim].cxt = cxt;
 	call_slots[victim].call = call;
 	return victim;
+}
+
+typedef struct StateEntry
+{
+	const void *state;			/* the key */
+	uint64		id;
+} StateEntry;
+
+void
+km_call_state_seen(FunctionCallInfo fcinfo, const void *state)
+{
+	CallHolder *h = fcinfo->flinfo->fn_extra;
+	StateEntry *e;
+
+	if (!h->own_states)
+		return;
+	if (h->states == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(const void *);
+		ctl.entrysize = sizeof(StateEntry);
+		ctl.hcxt = fcinfo->flinfo->fn_mcxt;
+		h->states = hash_create("kernel_ml aggregate states", 16, &ctl,
+								HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	e = hash_search(h->states, &state, HASH_ENTER, NULL);
+	e->id = h->id;
+}
+
+uint64
+km_call_state_entry(const CallHolder *h, const void *state)
+{
+	StateEntry *e;
+
+	if (!h->own_states || h->states == NULL)
+		return 0;
+	e = hash_search(h->states, &state, HASH_FIND, NULL);
+	return e != NULL ? e->id : 0;
 }
 
 void *

@@ -34,6 +34,7 @@ typedef struct CallHolder
 	const void *basis;			/* NULL: none */
 	bool		basis_scan;		/* an executor parameter: until the next new state */
 	bool		own_states;
+	struct HTAB *states;		/* state -> entry id it was made or checked with */
 } CallHolder;
 
 /* The call site's holder (made on first use, in fn_mcxt). */
@@ -44,6 +45,17 @@ extern void *km_call_bound(const CallHolder *h, CallKind kind);
 
 /* The entry of slot for h (its state and basis forgotten). */
 extern void *km_call_bind(CallHolder *h, int slot);
+
+/*
+ * The states of an aggregate without INITCOND (own_states: each one made
+ * by this call site from NULL) and the entry each was made or last checked
+ * with: so that groups whose states alternate row by row (a hashed GROUP
+ * BY) need not compare their bases in full on every row.  A state is
+ * recorded when made or checked (in fn_mcxt); the entry id of a state, 0
+ * when unknown or when the aggregate has an INITCOND.
+ */
+extern void km_call_state_seen(FunctionCallInfo fcinfo, const void *state);
+extern uint64 km_call_state_entry(const CallHolder *h, const void *state);
 
 /* The entry in slot when it is of kind, else NULL. */
 extern void *km_call_slot(int slot, CallKind kind);
