@@ -31,11 +31,11 @@ row_bytes(int d)
 	return 8.0 * Max(d, 1) + PASS_ROW_OVERHEAD;
 }
 
-double
-pass_batch_min_bytes(int d)
+/* A batch's bytes besides its fetched rows: a row's detoasted copy, x and hbuf. */
+static double
+batch_extra_bytes(int d)
 {
-	/* the row, pass_row_read's copy of its array, x and hbuf */
-	return 2.0 * row_bytes(d) + 16.0 * (Max(d, 1) + 1);
+	return row_bytes(d) + 16.0 * (Max(d, 1) + 1);
 }
 
 void
@@ -48,7 +48,7 @@ pass_rows_scan(const NamedRun *run, PassRows *pr, PassBatchFn batch, void *arg)
 	pr->seen = pr->skipped = pr->ntrain = pr->ntest = 0;
 	/* the batch, its rows' arrays read one at a time (pass_row_read) */
 	pr->batch = km_mem_resize(pr->batch, pr->cxt,
-							  (double) fetch * row_bytes(d) + pass_batch_min_bytes(d),
+							  (double) fetch * row_bytes(d) + batch_extra_bytes(d),
 							  "kernel_model_train", false);
 	catalog_query_scan(&run->query,
 					   psprintf("SELECT s.f, s.y FROM %s", run->query.source),
@@ -109,7 +109,7 @@ pass_check_memory(const km_options *opts, int d, double newton)
 	km_approx	kind = opts->approximation;
 	uint32		m = (uint32) opts->components;
 	double		need = (double) km_basis_state_bytes(kind, (uint32) d, m) +
-		pass_batch_min_bytes(d);
+		row_bytes(d) + batch_extra_bytes(d);	/* a batch of one row: pass_rows_scan's */
 
 	if (km_repr_lookup(kind)->drawn)
 		need += pass_basis_bytes(kind, (uint32) d, m) + newton;

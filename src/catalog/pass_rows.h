@@ -51,13 +51,11 @@ extern void pass_rows_scan(const NamedRun *run, PassRows *pr, PassBatchFn batch,
 
 /*
  * What the drivers allocate, in bytes, so that they count it first
- * (kernel_ml.max_memory): the smallest batch of rows of d features (one
- * row, its copy and the row buffers); what pass_basis_finish allocates for
- * a basis of kind over d features with m centres or random features (the
- * final basis, its sort's scratch, rff's random features);
- * pass_factor_setup's buffers; km_rows_features' work for block rows.
+ * (kernel_ml.max_memory): what pass_basis_finish allocates for a basis of
+ * kind over d features with m centres or random features (the final
+ * basis, its sort's scratch, rff's random features); pass_factor_setup's
+ * buffers; km_rows_features' work for block rows.
  */
-extern double pass_batch_min_bytes(int d);
 extern double pass_basis_bytes(km_approx kind, uint32 d, uint32 m);
 extern double pass_factor_bytes(km_approx kind, uint32 m);
 extern double pass_features_bytes(km_approx kind, uint32 d, uint32 m, int block);

@@ -948,6 +948,7 @@ passes_class_score(const NamedRun *run, Datum model, bool holdout_only,
 	cp.opts = run->opts;
 	cp.rows.thr = km_holdout_threshold(run->opts.test_fraction);
 	cp.rows.d = -1;
+	cp.rows.width = model_features(model);	/* sizes the cursor's batch */
 	km_progress_stage("score: pass over the %s rows", holdout_only ? "held-out" : "usable");
 	class_scorer_begin(&test_sc, model, holdout);
 	cp.test_sc = &test_sc;
