@@ -26,6 +26,11 @@
 # bound too.  Each bound is scaled by KM_TAP_TIME_SCALE (an -O0
 # assert-enabled server) as 001 and 004 scale theirs.
 #
+# An assert-enabled server (debug_assertions) wipes every freed block
+# (CLOBBER_FREED_MEMORY), which touches the pages of buffers allocated but
+# never used: there the peaks of the trained and the cancelled models are
+# reported, not checked (the refusals allocate nothing and are checked).
+#
 # Uses PostgreSQL::Test::Cluster (its own cluster) and the installed
 # extension; run it with test/tap.sh.
 use strict;
@@ -64,6 +69,8 @@ $node->safe_psql(
 });
 is($node->safe_psql('postgres', 'SELECT count(*), min(cardinality(f)) FROM wide'),
 	'300|12000', '300 rows of 12,000 features');
+my $clobber = $node->safe_psql('postgres', 'SHOW debug_assertions') eq 'on';
+diag('an assert-enabled server: the peaks of allocating statements are not checked') if $clobber;
 
 # The backend's peak resident set (VmHWM), in kB.
 my $hwm = q{SELECT (regexp_match(pg_read_file('/proc/self/status'), 'VmHWM:\s+(\d+) kB'))[1]::bigint AS hwm};
@@ -123,7 +130,7 @@ like($err, qr/ERROR:  54000: kernel_train needs more memory than kernel_ml.max_m
 	qq{SELECT version FROM kernel_model_train('small_rff_svm', $query,
 	   '{"method": "svm", "approximation": "rff", "gamma": 0.001, "components": 20}')});
 is($ret, 0, 'a 20-component rff svm of the wide rows trains at 64MB') or diag($err);
-cmp_ok($grow, '<', 64, 'its peak RSS grew by less than the 64 MB ceiling');
+cmp_ok($grow, '<', 64, 'its peak RSS grew by less than the 64 MB ceiling') unless $clobber;
 diag(sprintf('small rff svm: peak RSS growth %.1f MB, %d rows read', $grow, $reads));
 
 # Cancel.  One statement under statement_timeout (ms): its stderr, wall
@@ -165,7 +172,7 @@ for my $ms (100, 1000)
 			$ms, $elapsed - $base, $grow));
 	# 0.3.0: the whole 1.8 GB, every time
 	cmp_ok($grow, '<', 1500, 'it stopped zeroing the 1.8 GB of set-up at the timeout')
-	  if $ms == 100;
+	  if $ms == 100 && !$clobber;
 }
 is($node->safe_psql('postgres', 'SELECT count(*) FROM kernel_models WHERE name = \'rff_8192\''),
 	'0', 'no model was stored');
