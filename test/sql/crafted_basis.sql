@@ -107,6 +107,11 @@ FROM cb;
 -- GROUP BY: one call per group, each with its own basis, is no mix
 SELECT g, kernel_model_info(kernel_train(c.f, c.y, '{"approximation": "nystrom", "components": 5, "seed": 1}', x.b))->'n_train' AS n_train
 FROM (SELECT *, id % 2 AS g FROM cb) c JOIN bases x ON x.k = c.g GROUP BY g ORDER BY g;
+-- GROUP BY whose groups mix them (hashed, the states alternate row by row): 22023
+SET enable_sort = off;
+SELECT c.id % 2 AS g, kernel_model_info(kernel_train(c.f, c.y, '{"approximation": "nystrom", "components": 5, "seed": 1}', x.b))->'n_train' AS n_train
+FROM cb c JOIN bases x ON x.k = (c.id % 3 = 0)::int GROUP BY c.id % 2;
+RESET enable_sort;
 
 -- one basis per call, however it comes: the same model as the constant's
 CREATE TABLE models AS
