@@ -336,7 +336,8 @@ catalog_query_run(const CatalogQuery *q, const char *sql, int nargs,
 
 void
 catalog_query_scan(const CatalogQuery *q, const char *sql, int nargs,
-				   Oid *argtypes, Datum *values, CatalogBatchFn batch, void *arg)
+				   Oid *argtypes, Datum *values, long fetch,
+				   CatalogBatchFn batch, void *arg)
 {
 	QueryRun	qr;
 	Portal		portal;
@@ -353,7 +354,7 @@ catalog_query_scan(const CatalogQuery *q, const char *sql, int nargs,
 	{
 		MemoryContext old;
 
-		SPI_cursor_fetch(portal, true, 1000);
+		SPI_cursor_fetch(portal, true, Max(fetch, 1));
 		if (SPI_processed == 0)
 			break;
 		/* detoasted feature arrays go into the batch context (as fetch_rows) */
