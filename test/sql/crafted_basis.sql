@@ -105,11 +105,11 @@ SELECT kernel_train(f, y, '{"approximation": "nystrom", "components": 5, "seed":
                          ELSE (SELECT b FROM bases WHERE k = 1) END ORDER BY id)
 FROM cb;
 -- GROUP BY: one call per group, each with its own basis, is no mix
-SELECT g, kernel_model_info(kernel_train(c.f, c.y, '{"approximation": "nystrom", "components": 5, "seed": 1}', x.b))->'n_train' AS n_train
+SELECT g, kernel_model_info(kernel_train(c.f, c.y, '{"approximation": "nystrom", "components": 5, "seed": 1}', x.b))->'n_centers' AS n_centers
 FROM (SELECT *, id % 2 AS g FROM cb) c JOIN bases x ON x.k = c.g GROUP BY g ORDER BY g;
 -- GROUP BY whose groups mix them (hashed, the states alternate row by row): 22023
 SET enable_sort = off;
-SELECT c.id % 2 AS g, kernel_model_info(kernel_train(c.f, c.y, '{"approximation": "nystrom", "components": 5, "seed": 1}', x.b))->'n_train' AS n_train
+SELECT c.id % 2 AS g, kernel_model_info(kernel_train(c.f, c.y, '{"approximation": "nystrom", "components": 5, "seed": 1}', x.b))->'n_centers' AS n_centers
 FROM cb c JOIN bases x ON x.k = (c.id % 3 = 0)::int GROUP BY c.id % 2;
 RESET enable_sort;
 
@@ -117,7 +117,7 @@ RESET enable_sort;
 CREATE TABLE models AS
 SELECT x.k, (SELECT kernel_train(c.f, c.y, '{"approximation": "nystrom", "components": 5, "seed": 1}', x.b ORDER BY c.id) FROM cb c) AS m
 FROM bases x;
-SELECT k, kernel_model_info(m)->'n_train' AS n_train FROM models ORDER BY k;
+SELECT k, kernel_model_info(m)->'n_centers' AS n_centers FROM models ORDER BY k;
 SELECT m = (SELECT kernel_train(f, y, '{"approximation": "nystrom", "components": 5, "seed": 1}',
                                 (SELECT b FROM bases WHERE k = 0) ORDER BY id) FROM cb) AS subquery_same
 FROM models WHERE k = 0;
