@@ -114,3 +114,27 @@ ALTER FUNCTION @extschema@.kernel_model_reassign(pg_catalog.text, pg_catalog.reg
 COMMENT ON FUNCTION @extschema@.kernel_model_retrain(pg_catalog.text) IS
 'train a new version of the named model with the query, options and search_path of its deployed version (its latest when none is deployed; metrics->''retrain'' says which, and whether the rows changed since); the query runs as the model''s owner (never as the caller) in a security-restricted operation, and nothing it sets outlives it; an error, storing nothing, if the model was dropped, re-created or changed owner meanwhile; a null name is an error (22004)';
 COMMENT ON COLUMN @extschema@.kernel_models.metrics IS 'split sizes; a digest of the training rows (rows_digest, independent of their order; null for models trained by SQL passes); training and held-out RMSE, MAE and R^2 (regression) or accuracy, balanced accuracy, log-loss, AUC and confusion matrix (classification); the deployment decision with both scores; for a retrain, the version it started from and whether the rows changed since (retrain)';
+-- By-name twins of every function that takes a model as bytea (issue 30).
+CREATE FUNCTION @extschema@.kernel_predict_proba(name text, features float8[], label text)
+RETURNS float8
+AS 'MODULE_PATHNAME', 'kernel_predict_proba_label_by_name'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.kernel_predict_proba(text, float8[], text) IS
+'the probability of one class for one row under the deployed version of the named classifier (an error for a label the model does not have), looked up, and read access checked, once per statement snapshot and current user';
+
+CREATE FUNCTION @extschema@.kernel_model_info(name text)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'kernel_model_info_by_name'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.kernel_model_info(text) IS
+'describe the deployed version of the named model, as kernel_model_info(bytea) does; read access checked as for scoring by name';
+
+CREATE FUNCTION @extschema@.kernel_model_export(name text)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'kernel_model_export_by_name'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.kernel_model_export(text) IS
+'every number needed to score the deployed version of the named model outside the database, as kernel_model_export(bytea); read access checked as for scoring by name';

@@ -28,6 +28,7 @@
 #include "utils/plancache.h"
 
 #include "model.h"
+#include "options.h"
 
 #include "catalog_query.h"
 
@@ -77,18 +78,16 @@ catalog_search_path(void)
 }
 
 /*
- * Whether the second column holds text labels: a type of the string
- * category (text, varchar, char, name, ...).  Any other type must convert
- * to float8, a regression target (or labels for a classification method).
+ * Whether the second column holds class labels, read as text: a type of
+ * the string category (text, varchar, char, name, ...) or a boolean ('false'
+ * and 'true'), by the inference kernel_train's signatures follow
+ * (km_label_kind_of_type).  Any other type must convert to float8, a
+ * regression target (or labels for a classification method).
  */
 static bool
 label_column_is_text(Oid type)
 {
-	char		category;
-	bool		preferred;
-
-	get_type_category_preferred(getBaseType(type), &category, &preferred);
-	return category == TYPCATEGORY_STRING;
+	return km_label_kind_of_type(type) == KM_LABELS_CLASSES;
 }
 
 /*
@@ -221,6 +220,8 @@ fetch_rows(const char *body, bool text_label, MemoryContext ctx)
 	MemoryContextDelete(batch);
 	SPI_cursor_close(portal);
 	SPI_freeplan(plan);
+	/* rows only counted (an exact model of them would not fit): the whole need */
+	rowset_check_kept(rs, "kernel_model_train");
 	return rs;
 }
 
@@ -316,6 +317,21 @@ catalog_query_temp_relation(const char *query, Oid run_as, const char *search_pa
 	return found;
 }
 
+KmLabelKind
+catalog_query_label_kind(const char *query, Oid run_as, const char *search_path)
+{
+	QueryRun	qr;
+	bool		text_label;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	query_enter(run_as, pinned_path(search_path), &qr);
+	text_label = check_query(query_body(query));
+	query_leave(&qr);
+	SPI_finish();
+	return text_label ? KM_LABELS_CLASSES : KM_LABELS_NUMERIC;
+}
+
 void
 catalog_query_open(CatalogQuery *q, const char *query, Oid run_as,
 				   const char *search_path)
@@ -355,7 +371,8 @@ catalog_query_run(const CatalogQuery *q, const char *sql, int nargs,
 
 void
 catalog_query_scan(const CatalogQuery *q, const char *sql, int nargs,
-				   Oid *argtypes, Datum *values, CatalogBatchFn batch, void *arg)
+				   Oid *argtypes, Datum *values, long fetch,
+				   CatalogBatchFn batch, void *arg)
 {
 	QueryRun	qr;
 	Portal		portal;
@@ -372,7 +389,7 @@ catalog_query_scan(const CatalogQuery *q, const char *sql, int nargs,
 	{
 		MemoryContext old;
 
-		SPI_cursor_fetch(portal, true, 1000);
+		SPI_cursor_fetch(portal, true, Max(fetch, 1));
 		if (SPI_processed == 0)
 			break;
 		/* detoasted feature arrays go into the batch context (as fetch_rows) */

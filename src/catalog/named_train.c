@@ -568,9 +568,9 @@ collect_training_rows(NamedRun *run, const char *query, Oid run_as,
 	run->rows = rs->n;
 	run->skipped = rs->skipped;
 	run->d = rs->d;
-	/* a text label column: svm by default, a regression method an error */
-	if (rs->label_type == KM_LABEL_TEXT)
-		km_options_parse_labels(run->optjson, &run->opts, true);
+	/* the label column's kind decides (options.h): text labels svm by default */
+	km_options_parse_for_label(run->optjson, &run->opts, rs->label_type == KM_LABEL_TEXT ?
+							   KM_LABELS_CLASSES : KM_LABELS_NUMERIC);
 	run->classify = km_task_lookup(km_method_task(run->opts.fit.method))->classes;
 	rs->opts = run->opts;
 }
@@ -617,7 +617,8 @@ catalog_train_named(const Catalog *cat, const char *name, const char *query,
 	catalog_check_name(name);
 	memset(&run, 0, sizeof(run));
 	run.optjson = take_named_options(options, &run.refit, &run.keep);
-	km_options_parse(run.optjson, &run.opts);
+	km_options_parse_for_label(run.optjson, &run.opts,
+							   catalog_query_label_kind(query, run_as, search_path));
 
 	work = AllocSetContextCreate(caller, "kernel_ml named training",
 								 ALLOCSET_DEFAULT_SIZES);

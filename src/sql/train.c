@@ -147,41 +147,64 @@ canonical_row_order(RowSet *rs)
 		 rs->n, rs->d, INSTR_TIME_GET_DOUBLE(t1));
 }
 
+/* Distinct whole values of a numeric target read as class labels, at most. */
+#define KM_LABEL_LIKE_VALUES 20
+
 /*
- * A numeric target of exactly two distinct whole numbers (a 0/1 column)
- * trained without "method" is most likely a class label: kernel_train
- * still regresses it (the options decide the task, never the data), but
- * says how to classify instead.
+ * A numeric target of 2 to 20 distinct whole numbers (a 0/1 column, or an
+ * int class code such as Glass's types 1..7, each value twice on average)
+ * trained without "method" is
+ * most likely a class label: kernel_train still regresses it (the options
+ * decide the task, never the data), but says how to classify instead, and
+ * how to say that a regression is meant.
  */
 static void
 notice_binary_target(const RowSet *rs)
 {
-	double		a;
-	double		b = 0.0;
-	bool		have_b = false;
+	double		v[KM_LABEL_LIKE_VALUES];
+	int			k = 0;
+	double		lo;
+	double		hi;
 
 	if (!rs->opts.method_default || rs->n < 2 || rs->label_type == KM_LABEL_TEXT)
 		return;
 	/* whole numbers of an int column (int4's range), e.g. 0/1 or 1/2 */
-	a = rs->y[0];
-	for (int64 i = 1; i < rs->n; i++)
+	for (int64 i = 0; i < rs->n; i++)
 	{
 		double		y = rs->y[i];
+		int			j;
 
-		if (y == a || (have_b && y == b))
+		if (y != floor(y) || fabs(y) > INT32_MAX)
+			return;
+		for (j = 0; j < k && v[j] != y; j++)
+			;
+		if (j < k)
 			continue;
-		if (have_b)
-			return;				/* a third value */
-		b = y;
-		have_b = true;
+		if (k == KM_LABEL_LIKE_VALUES)
+			return;				/* too many values for class labels */
+		v[k++] = y;
 	}
-	if (!have_b || a != floor(a) || b != floor(b) || fabs(a) > INT32_MAX || fabs(b) > INT32_MAX)
+	/* two values always; more only when they repeat (codes, not a few measurements) */
+	if (k < 2 || (k > 2 && rs->n < 2 * (int64) k))
 		return;
-	ereport(NOTICE,
-			(errmsg("the target has two distinct values, %s and %s: training a regression",
-					float8out_internal(Min(a, b)), float8out_internal(Max(a, b))),
-			 errdetail("Without \"method\", a numeric target is regressed (method \"ridge\"); kernel_predict then returns a number, not a class."),
-			 errhint("To classify, add \"method\": \"svm\" (or \"logistic\") to the options, or pass the label as text, e.g. kernel_train(features, label::text).")));
+	lo = hi = v[0];
+	for (int j = 1; j < k; j++)
+	{
+		lo = Min(lo, v[j]);
+		hi = Max(hi, v[j]);
+	}
+	if (k == 2)
+		ereport(NOTICE,
+				(errmsg("the target has two distinct values, %s and %s: training a regression",
+						float8out_internal(lo), float8out_internal(hi)),
+				 errdetail("Without \"method\", a numeric target is regressed (method \"ridge\"); kernel_predict then returns a number, not a class."),
+				 errhint("To classify, add \"method\": \"svm\" (or \"logistic\") to the options, or pass the label as text, e.g. kernel_train(features, label::text).")));
+	else
+		ereport(NOTICE,
+				(errmsg("the target has %d distinct whole values, from %s to %s: training a regression",
+						k, float8out_internal(lo), float8out_internal(hi)),
+				 errdetail("Without \"method\", a numeric target is regressed (method \"ridge\"); kernel_predict then returns a number between the values, not a class."),
+				 errhint("To classify, add \"method\": \"svm\" (or \"logistic\") to the options, or pass the label as text, e.g. kernel_train(features, label::text); to regress, add \"method\": \"ridge\", which also ends this notice.")));
 }
 
 /* One training run in the glue: what km_train is given, and when. */
@@ -384,6 +407,7 @@ kernel_train_final(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
 	rs = (RowSet *) PG_GETARG_POINTER(0);
+	rowset_check_kept(rs, "kernel_train");
 	if (rs->n == 0)
 	{
 		km_notice_skipped(rs->skipped, 0);
@@ -398,6 +422,7 @@ kernel_train_final(PG_FUNCTION_ARGS)
 bytea *
 km_train_rowset(RowSet *rs)
 {
+	rowset_check_kept(rs, "kernel_train");
 	return train_model(rs);
 }
 

@@ -777,7 +777,7 @@ def check_svm_breast_cancer(cur):
         compare("g. svm breast cancer decision values vs SVC", got,
                 svc.decision_function(X[te]), 1e-4)
         info = model_info(cur, "bc_svm")
-        n_sv = int(info.get("n_train", -1))
+        n_sv = int(info.get("n_support", -1))
         report(n_sv == len(svc.support_), "g. svm breast cancer support set",
                "%d support vectors, SVC %d" % (n_sv, len(svc.support_)))
         cls = predict_class(cur, "bc_svm", "bc")

@@ -291,7 +291,6 @@ is(sql(q{SELECT string_agg(name || ' ' || versions || ' ' || deployed_version, '
 my $agg_new = sql($retrain_agg);
 my %agg_old = map { /^(\S+) (.*)$/ } split /\n/, $agg_020;
 my %agg_new = map { /^(\S+) (.*)$/ } split /\n/, $agg_new;
-is($agg_new{ridge}, $agg_old{ridge}, 'exact ridge through the ' . $from . ' aggregate: predictions identical bit for bit to ' . $from . '\'s');
 is($agg_new{svm}, $agg_old{svm}, 'exact svm through the ' . $from . ' aggregate: the same classes');
 sub floats { my ($s) = @_; return map { unpack('d>', pack('H*', $_)) } $s =~ /([0-9a-f]{16})/g; }
 sub max_rel
@@ -308,6 +307,12 @@ sub max_rel
 	}
 	return $m;
 }
+# 0.4.0 fits exact regression on the rows in hash order (issue 29, point 6),
+# where the old library took them in input order: the same model up to the
+# rounding of the sums
+my $ridge_diff = max_rel($agg_new{ridge}, $agg_old{ridge});
+note(sprintf('exact ridge: new library vs ' . $from . ', largest difference %.3g', $ridge_diff));
+cmp_ok($ridge_diff, '<=', 1e-12, 'exact ridge through the ' . $from . ' aggregate: predictions within 1e-12 of ' . $from . '\'s (rows now in hash order)');
 my $basis_diff = max_rel($agg_new{basis}, $agg_old{basis});
 note(sprintf('model over the stored ' . $from . ' nystrom basis: new library vs ' . $from . ', largest difference %.3g', $basis_diff));
 cmp_ok($basis_diff, '<=', 1e-12, 'a basis stored by ' . $from . ' trains under the new library: predictions within 1e-12 of ' . $from . '\'s');

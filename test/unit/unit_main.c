@@ -131,6 +131,7 @@ int			unit_failures = 0;
 	X(test_approx_model_fill_roundtrip) \
 	X(test_approx_nystrom_ill_conditioned_centres) \
 	X(test_approx_repr_table) \
+	X(test_approx_rff_draw_interruptible) \
 	X(test_approx_gcv_winner_is_best_candidate) \
 	X(test_defaults_stratified_folds) \
 	X(test_defaults_tie_rule) \
@@ -138,7 +139,9 @@ int			unit_failures = 0;
 	X(test_defaults_classifier_lambda) \
 	X(test_progress_no_repeated_line) \
 	X(test_progress_estimate) \
-	X(test_progress_cholesky_panels)
+	X(test_progress_cholesky_panels) \
+	X(test_options_suggest_distance) \
+	X(test_options_suggest_hints)
 
 #define DECLARE(name) void name(void);
 UNIT_TESTS(DECLARE)
