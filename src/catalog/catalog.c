@@ -136,27 +136,25 @@ installed_version(void)
 void
 catalog_require_current(const Catalog *cat, const char *fname)
 {
-	char	   *version;
-
-	if (cat->legacy)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("%s needs the kernel_ml %s catalog", fname, KM_VERSION_STRING),
-				 errdetail("The catalog of named models is still the one of an older kernel_ml: it has no table kernel_model_names, or no column model_id in it."),
-				 errhint("Run ALTER EXTENSION kernel_ml UPDATE.")));
+	char	   *version = installed_version();
 
 	/*
-	 * A catalog with kernel_model_names but of another version (0.3.0's,
-	 * before the update to this library's): this library writes only the
-	 * catalog of its own version.
+	 * A catalog of another version (0.3.0's, before the update to this
+	 * library's): this library writes only the catalog of its own version.
+	 * The shape check below is for a catalog whose version cannot be read.
 	 */
-	version = installed_version();
 	if (version != NULL && strcmp(version, KM_VERSION_STRING) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("%s needs the kernel_ml %s catalog", fname, KM_VERSION_STRING),
 				 errdetail("The extension's SQL objects, the catalog of named models among them, are still those of kernel_ml %s.",
 						   version),
+				 errhint("Run ALTER EXTENSION kernel_ml UPDATE.")));
+	if (cat->legacy)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("%s needs the kernel_ml %s catalog", fname, KM_VERSION_STRING),
+				 errdetail("The catalog of named models is still the one of an older kernel_ml: it has no table kernel_model_names, or no column model_id in it."),
 				 errhint("Run ALTER EXTENSION kernel_ml UPDATE.")));
 }
 

@@ -201,7 +201,8 @@ catalog_retrain_source(const Catalog *cat, const char *name, MemoryContext ctx,
 									 "WHERE l.name OPERATOR(pg_catalog.=) $1 "
 									 "AND l.source_query OPERATOR(pg_catalog.=) m.source_query "
 									 "AND l.options OPERATOR(pg_catalog.=) m.options "
-									 "AND l.search_path IS NOT DISTINCT FROM m.search_path "
+									 "AND (l.search_path OPERATOR(pg_catalog.=) m.search_path "
+									 "OR (l.search_path IS NULL AND m.search_path IS NULL)) "
 									 "ORDER BY l.version DESC LIMIT 1) s ON true "
 									 "WHERE m.name OPERATOR(pg_catalog.=) $1 "
 									 "ORDER BY m.deployed DESC, m.version DESC LIMIT 1",
