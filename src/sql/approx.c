@@ -25,6 +25,7 @@
 #include "utils/timestamp.h"
 
 #include "basis.h"
+#include "host_memory.h"
 #include "json.h"
 #include "options.h"
 #include "pgprogress.h"
@@ -1302,7 +1303,8 @@ kernel_train_basis_final(PG_FUNCTION_ARGS)
  * The one-statement form, kernel_train(f, y, '{"approximation": ...}'),
  * for every regression method (ridge's sums, a primal method's Newton
  * passes): sizes and options checked before anything is allocated (the
- * plan), the rows' hashes for the basis pass, then km_train (the core's).
+ * plan), the rows' hashes for the basis pass, then the learner over the
+ * memory host (host_memory.h).
  */
 static void
 rowset_plan(const RowSet *rs, km_train_plan *plan)
@@ -1342,7 +1344,7 @@ km_approx_train_rowset(RowSet *rs)
 	rows.fold = km_row_folds(rs, &plan.opts);	/* a primal method's k-fold */
 	km_train_env_palloc(&env);
 	km_blas_setup();
-	if (km_train(&rows, &plan, &env, &model, &err) != KM_OK)
+	if (km_memory_train(&rows, &plan, &env, &model, &err) != KM_OK)
 		km_raise(&err);
 	sscanf(KM_VERSION_STRING, "%hhu.%hhu.%hhu", &model.writer_version[0],
 		   &model.writer_version[1], &model.writer_version[2]);

@@ -1,0 +1,33 @@
+/*
+ * learner.h - the learner (core, no PostgreSQL headers; issue 28,
+ * DESIGN-0.4.md step 1): composes the task, the representation and the
+ * method from a training plan once, and asks a host for passes.
+ *
+ * A host (learn/pass.h km_host) holds the rows and knows no task, method
+ * or representation: the memory host (src/pg/host_memory.c) walks the
+ * aggregate's rows in blocks; the cursor and aggregate hosts are next.
+ * The learner decides every pass (basis, sums, Newton steps, held-out
+ * scores, folds, tallies) from the states the host hands back, then the
+ * model.  Every approximate model (nystrom, rff; every method and task)
+ * trains here; the exact expansion still trains by km_train over rows in
+ * memory (its "gather" pass comes next).
+ */
+#ifndef KM_LEARN_LEARNER_H
+#define KM_LEARN_LEARNER_H
+
+#include "learn/pass.h"
+#include "pipeline_types.h"
+
+/*
+ * Train plan (km_train_plan_make for shape->n and shape->d, an approximate
+ * representation) on the rows host holds into m (arrays from env->alloc).
+ * shape: the rows' count, width, skipped rows and a classifier's classes
+ * table; the learner reads none of its row arrays (X, y, hashes, folds,
+ * class ids: the host hands them in blocks).  m->writer_version is the
+ * caller's.  A failure sets err.
+ */
+km_status	km_learn(const km_rows *shape, const km_host *host,
+					 const km_train_plan *plan, const km_train_env *env,
+					 km_model *m, km_error *err);
+
+#endif							/* KM_LEARN_LEARNER_H */

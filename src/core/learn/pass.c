@@ -1,0 +1,128 @@
+/*
+ * pass.c - a pass's run on a host and its regrouping of the host's blocks
+ * into the pass's chunks (pass.h).
+ */
+#include <string.h>
+
+#include "learn/pass.h"
+#include "progress.h"
+
+size_t
+km_pass_buffer_doubles(size_t chunk, int d)
+{
+	/* X, y, then the class ids, hashes and folds, a double each at most */
+	return chunk * ((size_t) d + 4);
+}
+
+void
+km_pass_buffer(km_pass *pass, double *buf, size_t chunk, int d)
+{
+	pass->buf_X = buf;
+	pass->buf_y = buf + chunk * (size_t) d;
+	pass->buf_hash = (uint64_t *) (pass->buf_y + chunk);
+	pass->buf_cls = (uint32_t *) (pass->buf_y + 2 * chunk);
+	pass->buf_fold = (int *) (pass->buf_y + 3 * chunk);
+}
+
+/* rows [i, i + r) of a block, as a block */
+static km_block
+slice(const km_block *b, size_t i, size_t r)
+{
+	km_block	s = *b;
+
+	s.n = r;
+	s.X = b->X + i * (size_t) b->d;
+	s.y = b->y ? b->y + i : NULL;
+	s.cls = b->cls ? b->cls + i : NULL;
+	s.hash = b->hash ? b->hash + i : NULL;
+	s.fold = b->fold ? b->fold + i : NULL;
+	return s;
+}
+
+/* the buffered rows, as a block (the arrays the host's blocks have) */
+static km_status
+flush(km_pass *pass, void *state, km_error *err)
+{
+	const km_block *like = &pass->like;
+	km_block	b = {.n = pass->buffered, .d = like->d, .X = pass->buf_X,
+		.y = like->y ? pass->buf_y : NULL,
+		.cls = like->cls ? pass->buf_cls : NULL,
+		.hash = like->hash ? pass->buf_hash : NULL,
+	.fold = like->fold ? pass->buf_fold : NULL};
+	size_t		first = pass->rows_done - pass->buffered;
+
+	pass->buffered = 0;
+	return pass->add(pass, &b, first, state, err);
+}
+
+km_status
+km_pass_feed(km_pass *pass, const km_block *rows, void *state, km_error *err)
+{
+	size_t		chunk = pass->chunk;
+	size_t		d = (size_t) rows->d;
+	size_t		i = 0;
+
+	pass->like = *rows;
+	while (i < rows->n)
+	{
+		size_t		r;
+
+		if (pass->buffered == 0 && (chunk == 0 || rows->n - i >= chunk))
+		{
+			/* whole chunks in place */
+			km_block	s;
+
+			r = chunk == 0 ? rows->n - i : chunk;
+			s = slice(rows, i, r);
+			if (pass->add(pass, &s, pass->rows_done, state, err) != KM_OK)
+				return err->status;
+			pass->rows_done += r;
+			i += r;
+			continue;
+		}
+		r = chunk - pass->buffered;
+		if (r > rows->n - i)
+			r = rows->n - i;
+		memcpy(pass->buf_X + pass->buffered * d, rows->X + i * d, sizeof(double) * r * d);
+		if (rows->y)
+			memcpy(pass->buf_y + pass->buffered, rows->y + i, sizeof(double) * r);
+		if (rows->cls)
+			memcpy(pass->buf_cls + pass->buffered, rows->cls + i, sizeof(uint32_t) * r);
+		if (rows->hash)
+			memcpy(pass->buf_hash + pass->buffered, rows->hash + i, sizeof(uint64_t) * r);
+		if (rows->fold)
+			memcpy(pass->buf_fold + pass->buffered, rows->fold + i, sizeof(int) * r);
+		pass->buffered += r;
+		pass->rows_done += r;
+		i += r;
+		if (pass->buffered == chunk && flush(pass, state, err) != KM_OK)
+			return err->status;
+	}
+	km_check_interrupts(pass->interrupt);
+	if (pass->rows_all > 0)
+		km_progress_step("%zu of %zu rows", pass->rows_done, pass->rows_all);
+	else
+		km_progress_step("%zu rows", pass->rows_done);
+	return KM_OK;
+}
+
+km_status
+km_pass_run(const km_host *host, km_pass *pass, void *state, size_t *rows,
+			km_error *err)
+{
+	pass->rows_done = 0;
+	pass->buffered = 0;
+	pass->rows_all = host->rows;
+	km_progress_phase("%s", pass->what);
+	if (pass->init != NULL)
+		pass->init(pass, state);
+	if (host->run(host->ctx, pass, state, err) != KM_OK)
+		return err->status;
+	/* the last partial chunk */
+	if (pass->buffered > 0 && flush(pass, state, err) != KM_OK)
+		return err->status;
+	if (pass->end != NULL)
+		pass->end(pass, state);
+	*rows = pass->rows_done;
+	return KM_OK;
+}
