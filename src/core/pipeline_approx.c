@@ -50,6 +50,21 @@ km_approx_job_alloc(approx_job *job, size_t doubles)
 	return job->env->alloc(job->env->ctx, doubles * sizeof(double));
 }
 
+/*
+ * Doubles of a primal fit's buffers (0.3.0's estimate of svr's in-memory
+ * loop, kept so that the plan's memory is as before): the Newton's state,
+ * add scratch, vectors and step work, the penalty, a chunk's decision values.
+ */
+static size_t
+primal_fit_doubles(uint32_t m)
+{
+	size_t		mm = m;
+	size_t		own = km_primal_state_doubles(m) + km_primal_add_scratch_doubles(m, PRIMAL_BLOCK)
+		+ 2 * mm + km_primal_step_work_doubles(m) + mm * mm;
+
+	return own == 0 || own > SIZE_MAX / 8 - PRIMAL_BLOCK ? 0 : own + PRIMAL_BLOCK;
+}
+
 void
 km_train_plan_approx(size_t n, int d, uint32_t k, km_train_plan *plan)
 {
@@ -62,9 +77,9 @@ km_train_plan_approx(size_t n, int d, uint32_t k, km_train_plan *plan)
 	double		rest;
 
 	plan->approximate = true;
-	if (ops != NULL && ops->primal_fit != NULL)
+	if (ops != NULL && ops->primal_add != NULL)
 	{
-		size_t		fit = ops->primal_fit_doubles(m, PRIMAL_BLOCK);
+		size_t		fit = primal_fit_doubles(m);
 		size_t		feat = km_approx_features_doubles(&shape, PRIMAL_BLOCK);
 
 		if (fit == 0 || feat == 0)
@@ -81,7 +96,7 @@ km_train_plan_approx(size_t n, int d, uint32_t k, km_train_plan *plan)
 			8.0 * SUMS_BLOCK * ((double) m + 2.0 * d) +
 			8.0 * (double) km_approx_features_doubles(&shape, SUMS_BLOCK);
 	}
-	if (ops != NULL && ops->primal_fit != NULL && km_options_selects(o))
+	if (ops != NULL && ops->primal_add != NULL && km_options_selects(o))
 	{
 		/* k-fold: the candidates, a block of training rows, the glue's folds and ranking */
 		plan->ncand = o->gammas.n * o->lambdas.n;

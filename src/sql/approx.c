@@ -908,7 +908,7 @@ train_call_check_options(const km_options *opts, const km_basis *b)
 				 errdetail("The options give method \"%s\", a classifier; its primal Newton needs several passes over the rows.",
 						   km_method_name(opts->fit.method)),
 				 errhint("Train an approximate classifier in one statement: kernel_train(features, label, options) with \"approximation\" in the options.")));
-	if (km_method_get(opts->fit.method)->primal_fit != NULL)
+	if (km_method_get(opts->fit.method)->primal_add != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("kernel_train with a basis trains kernel ridge regression only"),
@@ -1315,7 +1315,7 @@ rowset_plan(const RowSet *rs, km_train_plan *plan)
 	if (plan->basis_bytes == 0 || plan->basis_bytes > MaxAllocSize)
 		rowset_too_large(&plan->opts, (uint32) rs->d);
 	km_check_memory(plan->approx_bytes, "kernel_train", false);
-	if (km_method_get(plan->opts.fit.method)->primal_fit == NULL)
+	if (km_method_get(plan->opts.fit.method)->primal_add == NULL)
 		approx_lambdas(&plan->opts, &t);	/* ridge's grid: what the solve takes */
 }
 
