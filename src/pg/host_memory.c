@@ -1,7 +1,9 @@
 /*
  * host_memory.c - the memory host (host_memory.h): an aggregate's rows in
  * memory, handed to every pass the learner asks for in blocks of
- * KM_BLOCK_ROWS rows in their order.  It knows no task, method or
+ * KM_BLOCK_ROWS rows in their order (a gather: all of them in one block;
+ * a classifier's rows are the glue's own writable copy, which an exact
+ * classifier standardizes in place).  It knows no task, method or
  * representation: a block is rows of features and whatever arrays the
  * rows carry (targets or class ids, hashes, folds).
  */
@@ -27,10 +29,12 @@ static km_status
 memory_run(void *ctx, km_pass *pass, void *state, km_error *err)
 {
 	const MemoryHost *h = ctx;
+	/* a gather takes the rows as they are: one block */
+	size_t		step = pass->whole ? Max(h->n, 1) : KM_BLOCK_ROWS;
 
-	for (size_t i0 = 0; i0 < h->n; i0 += KM_BLOCK_ROWS)
+	for (size_t i0 = 0; i0 < h->n; i0 += step)
 	{
-		km_block	b = {.n = Min(h->n - i0, (size_t) KM_BLOCK_ROWS), .d = h->d,
+		km_block	b = {.n = Min(h->n - i0, step), .d = h->d,
 			.X = h->X + i0 * (size_t) h->d,
 			.y = h->y ? h->y + i0 : NULL,
 			.cls = h->cls ? h->cls + i0 : NULL,
@@ -53,7 +57,7 @@ km_memory_train(const km_rows *rows, const km_train_plan *plan,
 	km_host		host = {.ctx = &h, .rows = rows->n, .folds = rows->fold != NULL,
 	.run = memory_run};
 
-	if (rows->hash == NULL)
+	if (plan->approximate && rows->hash == NULL)
 		return km_fail(err, KM_ERR_INVALID, "approximate training needs rows and their hashes",
 					   "The training has %zu rows without hashes.", rows->n);
 	return km_learn(rows, &host, plan, env, m, err);

@@ -385,7 +385,7 @@ encode_model(km_model *m)
 	return km_model_to_bytea(m);
 }
 
-/* km_train, then the model encoded (where the time went: DEBUG1). */
+/* The learner over the memory host, then the model encoded (where the time went: DEBUG1). */
 static bytea *
 fit_classifier(ClassGlue *g)
 {
@@ -396,7 +396,7 @@ fit_classifier(ClassGlue *g)
 	bytea	   *result;
 	instr_time *t = g->t;
 
-	if (km_train(&g->rows, &g->plan, &env, &m, &err) != KM_OK)
+	if (km_memory_train(&g->rows, &g->plan, &env, &m, &err) != KM_OK)
 		km_raise(&err);
 	if (!g->res.converged)
 		warn_not_converged(&g->plan.opts.fit, &g->res);

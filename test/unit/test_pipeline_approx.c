@@ -25,6 +25,7 @@ void		test_pipeline_approx_kfold(void);
 void		test_pipeline_approx_classes(void);
 void		test_pipeline_approx_classes_kfold(void);
 void		test_pipeline_approx_blocks(void);
+void		test_pipeline_learn_gather(void);
 
 /* Options from "key", value pairs: a value that parses as a number is one, "true"/"false" bools, else text. */
 static km_options
@@ -579,4 +580,85 @@ test_pipeline_approx_blocks(void)
 	free(fold);
 	free(y);
 	free(X);
+}
+
+/*
+ * The exact expansion through the learner: one gather pass, then
+ * km_train's road.  Rows handed in one block (kept as the host holds
+ * them) or in blocks of 7 (appended to the learner's copies) give
+ * km_train's model bit for bit: svr with k-fold over given folds, and a
+ * 3-class svm (whose rows are standardized in place: each run its own copy).
+ */
+void
+test_pipeline_learn_gather(void)
+{
+	size_t		n = 90;
+	int			d = 2;
+	double	   *X0 = unit_rand_vec(n * d, 71);
+	double	   *X = malloc(n * d * sizeof(double));
+	double	   *y = malloc(n * sizeof(double));
+	int		   *fold = malloc(n * sizeof(int));
+	uint32_t   *cls = malloc(n * sizeof(uint32_t));
+	uint64_t	counts[3];
+	double		class_w[3];
+	km_class_fit_result res;
+	km_rows		rows = {NULL, n, d, X, y, fold, NULL, 0, NULL};
+	km_class_rows c;
+	const char *const svr_kv[] = {"method", "svr", "gamma", "0.5", "cv", "3"};
+	const char *const svm_kv[] = {"method", "svm", "gamma", "0.5", "lambda", "0.01"};
+	const size_t blocks[] = {KM_BLOCK_ROWS, 7};
+	km_options	o[2];
+
+	o[0] = parse_options(svr_kv, 3);
+	o[0].lambdas.n = 2;
+	o[0].lambdas.per_row = false;
+	o[0].lambdas.v[0] = 1e-3;
+	o[0].lambdas.v[1] = 1e-1;
+	o[1] = parse_options(svm_kv, 3);
+	class_blobs(n, 3, X0, cls, counts);
+	for (size_t i = 0; i < n; i++)
+	{
+		y[i] = sin(3.0 * X0[2 * i]) + 0.5 * X0[2 * i + 1];
+		fold[i] = (int) ((i * 5) % 3);
+	}
+	for (int t = 0; t < 2; t++)
+	{
+		unit_arena a = {{0}, 0};
+		km_train_env env = unit_arena_env(&a);
+		km_train_plan plan;
+		km_model	ref;
+		km_error	err;
+		uint32_t	k = t == 1 ? 3 : 0;
+		size_t		q = t == 1 ? 3 : 1;
+
+		memcpy(X, X0, n * d * sizeof(double));
+		c = class_rows(X, 3, cls, counts, class_w, &res);
+		rows.classes = t == 1 ? &c : NULL;
+		rows.fold = t == 0 ? fold : NULL;
+		km_train_plan_make(&o[t], n, d, k, &plan);
+		CHECK(km_train(&rows, &plan, &env, &ref, &err) == KM_OK, "case %d: %s", t, err.message);
+		for (size_t b = 0; b < 2; b++)
+		{
+			unit_arena ab = {{0}, 0};
+			km_train_env envb = unit_arena_env(&ab);
+			km_model	m;
+
+			memcpy(X, X0, n * d * sizeof(double));
+			CHECK(unit_learn_blocks(&rows, &plan, &envb, &m, &err, blocks[b]) == KM_OK,
+				  "case %d blocks %zu: %s", t, blocks[b], err.message);
+			CHECK(m.n_train == ref.n_train && m.n_candidates == ref.n_candidates &&
+				  memcmp(m.alpha, ref.alpha, sizeof(double) * ref.n_train * q) == 0 &&
+				  memcmp(m.X, ref.X, sizeof(double) * ref.n_train * d) == 0 &&
+				  m.intercept == ref.intercept,
+				  "case %d: the gather in blocks of %zu rows changes the model", t, blocks[b]);
+			unit_arena_free(&ab);
+		}
+		CHECK(t != 0 || ref.n_candidates == 2, "svr candidates %u", ref.n_candidates);
+		unit_arena_free(&a);
+	}
+	free(cls);
+	free(fold);
+	free(y);
+	free(X);
+	free(X0);
 }

@@ -8,9 +8,10 @@
  * aggregate's rows in blocks; the cursor and aggregate hosts are next.
  * The learner decides every pass (basis, sums, Newton steps, held-out
  * scores, folds, tallies) from the states the host hands back, then the
- * model.  Every approximate model (nystrom, rff; every method and task)
- * trains here; the exact expansion still trains by km_train over rows in
- * memory (its "gather" pass comes next).
+ * model.  Every model trains here: an approximate one (nystrom, rff;
+ * every method and task) by its passes, the exact expansion by one
+ * "gather" pass (the memory host hands its rows as they are; another
+ * host's are appended) and then km_train's exact road (the dual fit).
  */
 #ifndef KM_LEARN_LEARNER_H
 #define KM_LEARN_LEARNER_H
@@ -19,12 +20,12 @@
 #include "pipeline_types.h"
 
 /*
- * Train plan (km_train_plan_make for shape->n and shape->d, an approximate
- * representation) on the rows host holds into m (arrays from env->alloc).
- * shape: the rows' count, width, skipped rows and a classifier's classes
- * table; the learner reads none of its row arrays (X, y, hashes, folds,
- * class ids: the host hands them in blocks).  m->writer_version is the
- * caller's.  A failure sets err.
+ * Train plan (km_train_plan_make for shape->n and shape->d) on the rows
+ * host holds into m (arrays from env->alloc).  shape: the rows' count,
+ * width, skipped rows, the default gamma's ranking (gamma_order) and a
+ * classifier's classes table; the learner reads none of its row arrays
+ * (X, y, hashes, folds, class ids: the host hands them in blocks).
+ * m->writer_version is the caller's.  A failure sets err.
  */
 km_status	km_learn(const km_rows *shape, const km_host *host,
 					 const km_train_plan *plan, const km_train_env *env,

@@ -19,6 +19,9 @@
  * the pass's first row (a block that starts at a chunk's edge and holds
  * whole chunks is passed on in place; other rows are copied into a buffer
  * first).  The sums then come out the same whatever blocks the host hands.
+ * A gather pass (whole; an exact method's one pass, learner.h) takes every
+ * row: a host that holds them in one piece hands them as one block, which
+ * the learner keeps as they are; another's blocks are appended.
  * The side: the memory host hands every row and the pass keeps those of its
  * side inside each chunk, as 0.3.0 did (a host that can split the rows
  * itself may hand the side's rows only: the pass's keep test then passes
@@ -70,6 +73,7 @@ typedef struct km_pass
 	size_t		state_bytes;	/* fixed: the state could travel as a bytea */
 	size_t		chunk;			/* rows the pass adds at once; 0: any */
 	bool		ordered;		/* rows in the host's order, in one state (no combine) */
+	bool		whole;			/* a gather: every row in one block if the host can */
 	void	   *at;				/* the learner's point: what add reads */
 	void		(*init) (struct km_pass *pass, void *state);
 	km_pass_add_fn add;
