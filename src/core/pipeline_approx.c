@@ -161,6 +161,12 @@ basis_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 	return KM_OK;
 }
 
+static km_status
+basis_combine(const km_pass *pass, void *into, const void *from, km_error *err)
+{
+	return km_basis_state_combine(into, from, err);
+}
+
 /* The basis of the rows (pass 1), with rff's random features drawn. */
 km_status
 km_approx_job_basis(approx_job *job, size_t sbytes, km_error *err)
@@ -175,6 +181,8 @@ km_approx_job_basis(approx_job *job, size_t sbytes, km_error *err)
 	size_t		rows;
 	km_basis   *b = &job->b;
 	km_pass    *pass = km_approx_job_pass(job, "basis", 0, sbytes, basis_add);
+
+	pass->combine = basis_combine;
 
 	st = env->alloc(env->ctx, sbytes);
 	km_basis_state_init(st, o->approximation, &o->fit.kernel, o->standardize,
@@ -238,6 +246,12 @@ sums_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 	return KM_OK;
 }
 
+static km_status
+sums_combine(const km_pass *pass, void *into, const void *from, km_error *err)
+{
+	return km_accum_combine(into, from, err);
+}
+
 /* Ridge's sums (pass 2), SUMS_BLOCK rows at a time. */
 static km_status
 approx_sums(approx_job *job, km_accum **out, km_error *err)
@@ -250,6 +264,7 @@ approx_sums(approx_job *job, km_accum **out, km_error *err)
 	km_pass    *pass = km_approx_job_pass(job, "statistics", SUMS_BLOCK, bytes, sums_add);
 
 	km_progress_stage("statistics: m = %u, %zu rows", m, job->rows->n);
+	pass->combine = sums_combine;
 	acc = env->alloc(env->ctx, bytes);
 	km_accum_init(acc, KM_ACCUM_GRAM, m);
 	job->Z = km_approx_job_alloc(job, (size_t) SUMS_BLOCK * m);
@@ -440,11 +455,11 @@ primal_fit_by_pieces(approx_job *job, const km_method_ops *ops, const double *R,
 	bool		step_failed;
 	size_t		rows;
 
-	km_newton_buffers(&nt, m, 1, PRIMAL_BLOCK, R,
-					  job->env->alloc(job->env->ctx, km_newton_bytes(m, 1, PRIMAL_BLOCK)));
+	km_newton_buffers(&nt, m, 1, PRIMAL_BLOCK, 0, R,
+					  job->env->alloc(job->env->ctx, km_newton_bytes(m, 1, PRIMAL_BLOCK, 0)));
 	km_newton_start(&nt, &pp, coef, b);
-	pass = km_approx_job_pass(job, "newton", PRIMAL_BLOCK,
-							  sizeof(double) * km_primal_state_doubles(m), newton_add);
+	pass = km_approx_job_pass(job, "newton", PRIMAL_BLOCK, km_newton_state_bytes(&nt),
+							  newton_add);
 	pass->at = &pt;
 	if (job->holdout >= 0)
 	{
@@ -608,6 +623,13 @@ held_out_init(km_pass *pass, void *state)
 	km_metrics_init(state);
 }
 
+static km_status
+held_out_combine(const km_pass *pass, void *into, const void *from, km_error *err)
+{
+	km_metrics_combine(into, from);
+	return KM_OK;
+}
+
 /* The mean squared error of the fit (coef, b) on the rows of fold job->holdout. */
 static km_status
 held_out_mse(approx_job *job, const double *coef, double b, double *mse,
@@ -621,6 +643,7 @@ held_out_mse(approx_job *job, const double *coef, double b, double *mse,
 
 	pass->at = &hp;
 	pass->init = held_out_init;
+	pass->combine = held_out_combine;
 	pass->side = KM_SIDE_FOLD;
 	pass->fold = job->holdout;
 	if (km_pass_run(job->host, pass, &met, &rows, err) != KM_OK)

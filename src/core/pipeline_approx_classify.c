@@ -83,18 +83,13 @@ typedef struct class_job
 	km_newton	nt;				/* the Newton passes of every output */
 	bool		metrics;		/* the Newton passes tally training metrics */
 	bool		add_failed;		/* a decision value was not finite (the candidate's) */
-	bool		holdout_bad;	/* the held-out pass met a row it cannot score */
 	uint32_t	holdout;		/* the held-out pass's fold */
 	const double *hcoef;		/* the held-out pass's fit */
 	const double *hintercepts;
-	double		hsum;
-	int64_t		hcount;
 	double	   *w;				/* a block's row weights */
 	double	   *F;				/* a block's decision values, block x q */
 	double	   *p;				/* k probabilities */
 	double	   *pwork;
-	double		correct;		/* training metrics' sums */
-	double		logloss;
 	int			passes;
 	int			skip;			/* the fold held out (< 0: none), for the log */
 } class_job;
@@ -153,18 +148,32 @@ fail_nonfinite(km_error *err, uint32_t c, uint32_t q, size_t i0)
 	return err->status;
 }
 
-/* A chunk's training accuracy and log-loss at the current coefficients. */
+/*
+ * The training metrics' tally, a pass's state (after the Newton sums in a
+ * Newton pass's): rows classified right, the log-loss's sum.
+ */
+#define TALLY_CORRECT 0
+#define TALLY_LOGLOSS 1
+#define TALLY_DOUBLES 2
+
+/* The held-out pass's state: the loss's sum, the rows scored, rows it cannot score. */
+#define HOLDOUT_SUM 0
+#define HOLDOUT_COUNT 1
+#define HOLDOUT_BAD 2
+#define HOLDOUT_DOUBLES 3
+
+/* A chunk's training accuracy and log-loss at the current coefficients into tally. */
 static km_status
 block_metrics(class_job *cj, const double *Z, const km_block *rows, size_t first,
-			  km_error *err)
+			  double *tally, km_error *err)
 {
 	const km_primal_pass *ps = &cj->nt.ps;
 	size_t		bad;
 
 	km_primal_decisions(Z, rows->n, ps->m, ps->q, ps->coef, ps->intercepts, cj->F);
 	if (km_primal_block_metrics(cj->F, rows->n, ps->q, ps->k, cj->logistic, rows->cls,
-								cj->p, cj->pwork, &cj->correct, &cj->logloss,
-								&bad, err) != KM_OK)
+								cj->p, cj->pwork, &tally[TALLY_CORRECT],
+								&tally[TALLY_LOGLOSS], &bad, err) != KM_OK)
 	{
 		if (bad != SIZE_MAX)
 			return fail_nonfinite(err, 0, ps->q, first);
@@ -182,8 +191,8 @@ class_buffers(class_job *cj, uint32_t m)
 	memset(cj->R, 0, sizeof(double) * m * m);
 	for (uint32_t j = 0; j < m; j++)
 		cj->R[j + (size_t) j * m] = 1.0;
-	km_newton_buffers(&cj->nt, m, cj->q, PRIMAL_BLOCK, cj->R,
-					  cj_alloc(cj, km_newton_bytes(m, cj->q, PRIMAL_BLOCK)));
+	km_newton_buffers(&cj->nt, m, cj->q, PRIMAL_BLOCK, TALLY_DOUBLES, cj->R,
+					  cj_alloc(cj, km_newton_bytes(m, cj->q, PRIMAL_BLOCK, TALLY_DOUBLES)));
 	cj->nt.ps.k = cj->c->k;
 }
 
@@ -226,8 +235,32 @@ pass_begin(km_pass *pass, void *state)
 	class_job  *cj = pass->at;
 
 	cj->filling = !cj->filled;
-	cj->correct = 0.0;
-	cj->logloss = 0.0;
+}
+
+/* The training metrics' tally of the Newton pass: after the outputs' sums. */
+static double *
+newton_tally(class_job *cj, void *state)
+{
+	return (double *) state + km_primal_state_doubles(cj->m) * cj->q;
+}
+
+/* A Newton pass: the active outputs' sums are zeroed (km_newton_run), the tally here. */
+static void
+newton_begin(km_pass *pass, void *state)
+{
+	double	   *tally = newton_tally(pass->at, state);
+
+	pass_begin(pass, state);
+	tally[TALLY_CORRECT] = 0.0;
+	tally[TALLY_LOGLOSS] = 0.0;
+}
+
+/* A pass whose state is all doubles, zeroed. */
+static void
+zero_begin(km_pass *pass, void *state)
+{
+	pass_begin(pass, state);
+	memset(state, 0, pass->state_bytes);
 }
 
 /* ... and counts it filled when every row went through. */
@@ -257,7 +290,8 @@ newton_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 	uint32_t	bad;
 
 	if (block_features(cj, cj->filling, rows, first, &Z, err) != KM_OK ||
-		(cj->metrics && block_metrics(cj, Z, rows, first, err) != KM_OK))
+		(cj->metrics && block_metrics(cj, Z, rows, first, newton_tally(cj, state),
+									  err) != KM_OK))
 		return err->status;
 	for (size_t i = 0; i < rows->n; i++)
 		cj->w[i] = cj->skip >= 0 && cj->fold[first + i] == (uint32_t) cj->skip ?
@@ -282,7 +316,7 @@ metrics_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 	const double *Z;
 
 	if (block_features(cj, false, rows, first, &Z, err) != KM_OK ||
-		block_metrics(cj, Z, rows, first, err) != KM_OK)
+		block_metrics(cj, Z, rows, first, state, err) != KM_OK)
 		return err->status;
 	return KM_OK;
 }
@@ -320,6 +354,7 @@ class_newton(class_job *cj, double lambda, int skip, double *coef,
 	size_t		rows;
 	bool		step_failed;
 	km_pass    *pass;
+	double		tally[TALLY_DOUBLES];
 
 	*failed = false;
 	pp.loss = cj->logistic ? KM_PRIMAL_LOGISTIC : KM_PRIMAL_SQHINGE;
@@ -331,8 +366,8 @@ class_newton(class_job *cj, double lambda, int skip, double *coef,
 	cj->metrics = skip < 0;
 	cj->add_failed = false;
 	km_newton_start(&cj->nt, &pp, coef, intercepts);
-	pass = class_pass(cj, "newton", sizeof(double) * km_primal_state_doubles(cj->m) * cj->q,
-					  newton_add);
+	pass = class_pass(cj, "newton", km_newton_state_bytes(&cj->nt), newton_add);
+	pass->init = newton_begin;
 	if (km_newton_run(&cj->nt, cj->job.host, pass, &step_failed, err) != KM_OK)
 	{
 		if (step_failed || cj->add_failed)
@@ -345,12 +380,17 @@ class_newton(class_job *cj, double lambda, int skip, double *coef,
 	km_primal_pass_totals(&cj->nt.ps, &res->objective, &res->iterations, &res->converged);
 	if (!cj->metrics)
 		return KM_OK;
-	if (!cj->nt.ps.current &&
-		km_pass_run(cj->job.host, class_pass(cj, "training metrics", 0, metrics_add),
-					NULL, &rows, err) != KM_OK)
-		return err->status;
-	res->train_accuracy = cj->correct / (double) n;
-	res->train_log_loss = cj->logistic ? cj->logloss / (double) n : NAN;
+	/* the last Newton pass's tally, when it evaluated the final point */
+	memcpy(tally, newton_tally(cj, cj->nt.ps.states), sizeof(tally));
+	if (!cj->nt.ps.current)
+	{
+		pass = class_pass(cj, "training metrics", sizeof(tally), metrics_add);
+		pass->init = zero_begin;
+		if (km_pass_run(cj->job.host, pass, tally, &rows, err) != KM_OK)
+			return err->status;
+	}
+	res->train_accuracy = tally[TALLY_CORRECT] / (double) n;
+	res->train_log_loss = cj->logistic ? tally[TALLY_LOGLOSS] / (double) n : NAN;
 	return KM_OK;
 }
 
@@ -360,17 +400,20 @@ holdout_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 			km_error *err)
 {
 	class_job  *cj = pass->at;
+	double	   *h = state;
 	const double *Z;
+	int64_t		count = 0;
 
-	if (cj->holdout_bad)
+	if (h[HOLDOUT_BAD] > 0.0)
 		return KM_OK;
 	if (block_features(cj, cj->filling, rows, first, &Z, err) != KM_OK)
 		return err->status;
 	km_primal_decisions(Z, rows->n, cj->m, cj->q, cj->hcoef, cj->hintercepts, cj->F);
 	if (!km_primal_block_holdout(cj->F, rows->n, cj->q, cj->c->k, cj->logistic,
 								 rows->cls, cj->fold + first, cj->holdout, cj->p,
-								 cj->pwork, &cj->hsum, &cj->hcount))
-		cj->holdout_bad = true;
+								 cj->pwork, &h[HOLDOUT_SUM], &count))
+		h[HOLDOUT_BAD] = 1.0;
+	h[HOLDOUT_COUNT] += (double) count;
 	return KM_OK;
 }
 
@@ -378,9 +421,7 @@ holdout_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 static void
 holdout_end(km_pass *pass, void *state)
 {
-	class_job  *cj = pass->at;
-
-	if (!cj->holdout_bad)
+	if (((double *) state)[HOLDOUT_BAD] == 0.0)
 		pass_end(pass, state);
 }
 
@@ -394,23 +435,22 @@ static km_status
 holdout_loss(class_job *cj, uint32_t v, const double *coef,
 			 const double *intercepts, double *loss, km_error *err)
 {
-	km_pass    *pass = class_pass(cj, "held-out loss", 0, holdout_add);
+	double		h[HOLDOUT_DOUBLES];
+	km_pass    *pass = class_pass(cj, "held-out loss", sizeof(h), holdout_add);
 	size_t		rows;
 
 	*loss = NAN;
 	cj->holdout = v;
 	cj->hcoef = coef;
 	cj->hintercepts = intercepts;
-	cj->hsum = 0.0;
-	cj->hcount = 0;
-	cj->holdout_bad = false;
+	pass->init = zero_begin;
 	pass->end = holdout_end;
 	pass->side = KM_SIDE_FOLD;
 	pass->fold = (int) v;
-	if (km_pass_run(cj->job.host, pass, NULL, &rows, err) != KM_OK)
+	if (km_pass_run(cj->job.host, pass, h, &rows, err) != KM_OK)
 		return err->status;
-	if (!cj->holdout_bad && cj->hcount > 0)
-		*loss = cj->hsum / (double) cj->hcount;
+	if (h[HOLDOUT_BAD] == 0.0 && h[HOLDOUT_COUNT] > 0.0)
+		*loss = h[HOLDOUT_SUM] / h[HOLDOUT_COUNT];
 	return KM_OK;
 }
 

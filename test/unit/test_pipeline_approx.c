@@ -26,6 +26,7 @@ void		test_pipeline_approx_classes(void);
 void		test_pipeline_approx_classes_kfold(void);
 void		test_pipeline_approx_blocks(void);
 void		test_pipeline_learn_gather(void);
+void		test_pipeline_pass_combine(void);
 
 /* Options from "key", value pairs: a value that parses as a number is one, "true"/"false" bools, else text. */
 static km_options
@@ -661,4 +662,22 @@ test_pipeline_learn_gather(void)
 	free(y);
 	free(X);
 	free(X0);
+}
+
+/* Two states of a pass over disjoint rows combine by addition; an ordered pass's do not. */
+void
+test_pipeline_pass_combine(void)
+{
+	km_pass		pass;
+	double		a[3] = {1.0, 2.0, 3.0};
+	double		b[3] = {4.0, 5.0, 6.0};
+	km_error	err;
+
+	memset(&pass, 0, sizeof(pass));
+	pass.state_bytes = sizeof(a);
+	CHECK(km_pass_combine(&pass, a, b, &err) == KM_OK && a[0] == 5.0 && a[1] == 7.0 &&
+		  a[2] == 9.0, "combined %g %g %g", a[0], a[1], a[2]);
+	pass.ordered = true;
+	CHECK(km_pass_combine(&pass, a, b, &err) == KM_ERR_INVALID && a[0] == 5.0,
+		  "an ordered pass combined");
 }

@@ -61,6 +61,7 @@ int			unit_failures = 0;
 	X(test_pipeline_approx_classes) \
 	X(test_pipeline_approx_blocks) \
 	X(test_pipeline_learn_gather) \
+	X(test_pipeline_pass_combine) \
 	X(test_pipeline_approx_classes_kfold) \
 	X(test_select_cholesky_route_large) \
 	X(test_select_grid_loop) \

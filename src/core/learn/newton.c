@@ -7,10 +7,10 @@
 #include "learn/newton.h"
 
 size_t
-km_newton_bytes(uint32_t m, uint32_t q, size_t block)
+km_newton_bytes(uint32_t m, uint32_t q, size_t block, size_t extra)
 {
 	size_t		doubles = km_primal_pass_doubles(m, q, block);
-	double		total = 8.0 * (double) doubles + 4.0 * (double) block +
+	double		total = 8.0 * ((double) doubles + extra) + 4.0 * (double) block +
 		(double) sizeof(km_primal_solver) * q + 16.0;
 
 	return doubles == 0 || total >= (double) (SIZE_MAX / 2) ? 0 : (size_t) total;
@@ -18,7 +18,7 @@ km_newton_bytes(uint32_t m, uint32_t q, size_t block)
 
 void
 km_newton_buffers(km_newton *nt, uint32_t m, uint32_t q, size_t block,
-				  const double *R, void *mem)
+				  size_t extra, const double *R, void *mem)
 {
 	km_primal_pass *ps = &nt->ps;
 	double	   *p = mem;
@@ -27,8 +27,9 @@ km_newton_buffers(km_newton *nt, uint32_t m, uint32_t q, size_t block,
 	ps->q = q;
 	ps->block = block;
 	ps->R = R;
+	nt->extra = extra;
 	ps->states = p;
-	p += km_primal_state_doubles(m) * q;
+	p += km_primal_state_doubles(m) * q + extra;
 	ps->vecs = p;
 	p += 2 * (size_t) m * q;
 	ps->swork = p;
@@ -39,6 +40,12 @@ km_newton_buffers(km_newton *nt, uint32_t m, uint32_t q, size_t block,
 	p += (size_t) m + 1;
 	ps->solvers = (km_primal_solver *) (void *) p;
 	ps->yc = (uint32_t *) (void *) (ps->solvers + q);
+}
+
+size_t
+km_newton_state_bytes(const km_newton *nt)
+{
+	return sizeof(double) * (km_primal_state_doubles(nt->ps.m) * nt->ps.q + nt->extra);
 }
 
 void

@@ -26,17 +26,23 @@ typedef struct km_newton
 	const km_method_ops *ops;
 	const km_fit_params *fit;
 	km_interrupt_fn interrupt;
+	size_t		extra;			/* doubles of the pass's tallies after the sums */
 	int			passes;			/* Newton passes run */
 } km_newton;
 
 /*
  * Bytes of the buffers of q outputs of m features over chunks of block
  * rows (states, vecs, step work, add scratch, before, class targets,
- * solvers), which km_newton_buffers points into (0: overflow).
+ * solvers), which km_newton_buffers points into (0: overflow).  extra:
+ * doubles of the pass's own tallies after the outputs' sums (the pass's
+ * state is both: km_newton_state_bytes).
  */
-size_t		km_newton_bytes(uint32_t m, uint32_t q, size_t block);
+size_t		km_newton_bytes(uint32_t m, uint32_t q, size_t block, size_t extra);
 void		km_newton_buffers(km_newton *nt, uint32_t m, uint32_t q, size_t block,
-							  const double *R, void *mem);
+							  size_t extra, const double *R, void *mem);
+
+/* Bytes of a Newton pass's state: the q outputs' sums and the extra doubles. */
+size_t		km_newton_state_bytes(const km_newton *nt);
 
 /* coef (m x q) and intercepts (q) := 0, every solver fresh. */
 void		km_newton_start(km_newton *nt, const km_primal_params *p, double *coef,

@@ -126,3 +126,20 @@ km_pass_run(const km_host *host, km_pass *pass, void *state, size_t *rows,
 	*rows = pass->rows_done;
 	return KM_OK;
 }
+
+km_status
+km_pass_combine(const km_pass *pass, void *into, const void *from, km_error *err)
+{
+	double	   *a = into;
+	const double *b = from;
+
+	if (pass->ordered)
+		return km_fail(err, KM_ERR_INVALID, "an ordered pass does not combine",
+					   "Pass \"%s\" takes every row in the host's order into one state.",
+					   pass->what);
+	if (pass->combine != NULL)
+		return pass->combine(pass, into, from, err);
+	for (size_t i = 0; i < pass->state_bytes / sizeof(double); i++)
+		a[i] += b[i];
+	return KM_OK;
+}

@@ -11,7 +11,10 @@
  * block at a time, to km_pass_feed, in its order (the memory host: the
  * aggregate's rows in the order the glue gives them, blocks of
  * KM_BLOCK_ROWS).  The learner then reads the state and decides the next
- * pass or the model.
+ * pass or the model.  A state is fixed-size and combines with another of
+ * the same pass over other rows (km_pass_combine: by addition, or the
+ * pass's own rule), except an ordered pass's (the classifiers' stratified
+ * folds, an exact method's gather), which takes every row in order.
  *
  * Bit for bit: a pass's sums group rows as 0.3.0 did (ridge's sums 256 rows
  * at a time, a Newton pass 512), so a pass names its chunk and km_pass_feed
@@ -78,6 +81,9 @@ typedef struct km_pass
 	void		(*init) (struct km_pass *pass, void *state);
 	km_pass_add_fn add;
 	void		(*end) (struct km_pass *pass, void *state);	/* after every row, or NULL */
+	/* into += from, two states of disjoint rows; NULL: add every double */
+	km_status	(*combine) (const struct km_pass *pass, void *into, const void *from,
+							km_error *err);
 	km_interrupt_fn interrupt;
 	/* km_pass_feed's: rows fed, the chunk being filled */
 	size_t		rows_done;
@@ -123,6 +129,15 @@ km_status	km_pass_feed(km_pass *pass, const km_block *rows, void *state,
  */
 km_status	km_pass_run(const km_host *host, km_pass *pass, void *state,
 						size_t *rows, km_error *err);
+
+/*
+ * into += from: the states of one pass over disjoint rows (parallel
+ * workers, shards), by the pass's combine or by adding every double of
+ * state_bytes.  KM_ERR_INVALID for an ordered pass, whose rows must all go
+ * into one state in the host's order.
+ */
+km_status	km_pass_combine(const km_pass *pass, void *into, const void *from,
+							km_error *err);
 
 /* Does the pass keep row i of a block (its side)? */
 static inline bool
