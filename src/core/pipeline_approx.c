@@ -447,7 +447,7 @@ primal_fit_by_pieces(approx_job *job, const km_method_ops *ops, const double *R,
 	const km_fit_params *p = &job->opts.fit;
 	uint32_t	m = job->b.m;
 	double		tally[KM_PRIMAL_TALLY_DOUBLES] = {0};
-	km_newton	nt = {.ops = ops, .fit = p, .interrupt = job->env->interrupt};
+	km_newton	nt = {.interrupt = job->env->interrupt};
 	km_primal_params pp = {.lambda = p->lambda, .fit_intercept = p->fit_intercept,
 	.tol = p->tol, .max_iter = p->max_iter};
 	primal_point pt = {job, &nt, ops, 0};
@@ -457,6 +457,8 @@ primal_fit_by_pieces(approx_job *job, const km_method_ops *ops, const double *R,
 
 	km_newton_buffers(&nt, m, 1, PRIMAL_BLOCK, 0, R,
 					  job->env->alloc(job->env->ctx, km_newton_bytes(m, 1, PRIMAL_BLOCK, 0)));
+	nt.ps.ops = ops;
+	nt.ps.fit = p;
 	km_newton_start(&nt, &pp, coef, b);
 	pass = km_approx_job_pass(job, "newton", PRIMAL_BLOCK, km_newton_state_bytes(&nt),
 							  newton_add);

@@ -2,7 +2,8 @@
  * pipeline_approx_classify.c - km_train's approximate classifiers
  * (pipeline_approx_classify.h): logistic and svm (squared hinge) over
  * nystrom or rff features, by primal Newton passes over the rows, every
- * class at once (primal_pass.h).
+ * class at once (learn/newton.h), each walk over the rows a pass asked of the
+ * host (learn/pass.h).
  *
  * The rows walk as the approximate regression walks them (pipeline_approx_job.h:
  * the basis pass keyed by the glue's row hashes, a block's features in

@@ -12,7 +12,7 @@
  * the penalty is ||w||^2 and the model is scikit-learn's Nystroem followed
  * by a linear model; rff features are RBFSampler's.  The loss (logistic,
  * or the squared hinge of LIBLINEAR's L2-SVM) is minimized by primal.h's
- * Newton through primal_pass.h's passes, one pass over the rows per step,
+ * Newton through the learner's one Newton (learn/newton.h), one pass per step,
  * one solver per class (one-vs-rest) in the same pass.  The model stores
  * alpha = L^-T w over the centres (rff: w), so score.c scores it as any
  * nystrom / rff model with q outputs.

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "classify.h"
+#include "learn/newton.h"
 #include "primal_pass.h"
 #include "unit.h"
 

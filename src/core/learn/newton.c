@@ -1,10 +1,145 @@
 /*
- * newton.c - the one Newton over passes (newton.h).
+ * newton.c - the one Newton over passes (newton.h): the outputs' sums,
+ * steps and totals, and the loop that asks a host for a pass per step.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "learn/newton.h"
+
+size_t
+km_primal_pass_doubles(uint32_t m, uint32_t q, size_t block)
+{
+	size_t		nstate = km_primal_state_doubles(m);
+	double		total;
+
+	if (nstate == 0 || q == 0)
+		return 0;
+	total = (double) q * ((double) nstate + 2.0 * m) +
+		(double) km_primal_step_work_doubles(m) +
+		(double) km_primal_add_scratch_doubles(m, block) + (double) m + 1.0;
+	return total < (double) (SIZE_MAX / sizeof(double)) ? (size_t) total : 0;
+}
+
+void
+km_primal_pass_start(km_primal_pass *ps, const km_primal_params *p,
+					 double *coef, double *intercepts)
+{
+	ps->params = *p;
+	ps->coef = coef;
+	ps->intercepts = intercepts;
+	ps->current = false;
+	memset(coef, 0, sizeof(double) * ps->m * ps->q);
+	memset(intercepts, 0, sizeof(double) * ps->q);
+	for (uint32_t c = 0; c < ps->q; c++)
+		km_primal_solver_init(&ps->solvers[c], ps->m);
+}
+
+bool
+km_primal_pass_begin(km_primal_pass *ps)
+{
+	size_t		nstate = km_primal_state_doubles(ps->m);
+	bool		any = false;
+
+	for (uint32_t c = 0; c < ps->q; c++)
+		if (!ps->solvers[c].done)
+		{
+			km_primal_state_init(ps->states + (size_t) c * nstate, ps->m);
+			any = true;
+		}
+	return any;
+}
+
+km_status
+km_primal_pass_add(km_primal_pass *ps, const double *Z, size_t rows,
+				   const uint32_t *cls, const double *weights,
+				   uint32_t *bad_output, km_interrupt_fn interrupt)
+{
+	uint32_t	m = ps->m;
+	uint32_t	q = ps->q;
+	size_t		nstate = km_primal_state_doubles(m);
+
+	for (uint32_t c = 0; c < q; c++)
+	{
+		if (ps->solvers[c].done)
+			continue;
+		for (size_t i = 0; i < rows; i++)
+			ps->yc[i] = q == 1 ? cls[i] : (cls[i] == c ? 1 : 0);
+		if (!km_primal_add(ps->states + (size_t) c * nstate, m, ps->params.loss,
+						   Z, rows, ps->yc, weights, ps->coef + (size_t) c * m,
+						   ps->intercepts[c], ps->scratch, interrupt))
+		{
+			*bad_output = c;
+			return KM_ERR_DIVERGED;
+		}
+	}
+	return KM_OK;
+}
+
+void
+km_primal_pass_combine(km_primal_pass *ps, const double *states)
+{
+	size_t		nstate = km_primal_state_doubles(ps->m);
+
+	for (uint32_t c = 0; c < ps->q; c++)
+		if (!ps->solvers[c].done)
+			km_primal_combine(ps->states + (size_t) c * nstate,
+							  states + (size_t) c * nstate, ps->m);
+}
+
+km_status
+km_primal_pass_step(km_primal_pass *ps, km_error *err, km_interrupt_fn interrupt)
+{
+	uint32_t	m = ps->m;
+	size_t		nstate = km_primal_state_doubles(m);
+
+	ps->current = true;
+	for (uint32_t c = 0; c < ps->q; c++)
+	{
+		km_primal_solver *s = &ps->solvers[c];
+		double	   *coef = ps->coef + (size_t) c * m;
+		km_status	st;
+
+		if (s->done)
+			continue;
+		memcpy(ps->before, coef, sizeof(double) * m);
+		ps->before[m] = ps->intercepts[c];
+		if (ps->ops != NULL)
+			st = ps->ops->primal_step(ps->fit, s, ps->states + (size_t) c * nstate,
+									  ps->R, coef, &ps->intercepts[c],
+									  ps->vecs + (size_t) c * 2 * m, ps->swork, err,
+									  interrupt);
+		else
+			st = km_primal_step(s, &ps->params, ps->states + (size_t) c * nstate,
+								ps->R, coef, &ps->intercepts[c],
+								ps->vecs + (size_t) c * 2 * m, ps->swork, err,
+								interrupt);
+		if (st != KM_OK)
+			return st;
+		if (ps->on_step != NULL)
+			ps->on_step(ps->on_step_arg, c, s);
+		if (!s->done || ps->before[m] != ps->intercepts[c] ||
+			memcmp(ps->before, coef, sizeof(double) * m) != 0)
+			ps->current = false;
+	}
+	return KM_OK;
+}
+
+void
+km_primal_pass_totals(const km_primal_pass *ps, double *objective,
+					  int *iterations, bool *converged)
+{
+	*objective = 0.0;
+	*iterations = 0;
+	*converged = true;
+	for (uint32_t c = 0; c < ps->q; c++)
+	{
+		*objective += ps->solvers[c].objective;
+		if (ps->solvers[c].iterations > *iterations)
+			*iterations = ps->solvers[c].iterations;
+		*converged = *converged && ps->solvers[c].converged;
+	}
+}
 
 size_t
 km_newton_bytes(uint32_t m, uint32_t q, size_t block, size_t extra)
@@ -63,35 +198,11 @@ km_newton_add(km_newton *nt, const double *Z, size_t rows, const double *y,
 	km_primal_pass *ps = &nt->ps;
 
 	*bad = 0;
-	if (nt->ops != NULL)
+	if (ps->ops != NULL)
 		return ps->solvers[0].done ||
-			nt->ops->primal_add(nt->fit, ps->states, ps->m, Z, rows, y, ps->coef,
+			ps->ops->primal_add(ps->fit, ps->states, ps->m, Z, rows, y, ps->coef,
 								ps->intercepts[0], ps->scratch, nt->interrupt);
 	return km_primal_pass_add(ps, Z, rows, cls, w, bad, nt->interrupt) == KM_OK;
-}
-
-/* Every output's step: primal.h's, or the method's own (q = 1). */
-static km_status
-newton_step(km_newton *nt, km_error *err)
-{
-	km_primal_pass *ps = &nt->ps;
-	uint32_t	m = ps->m;
-
-	if (nt->ops == NULL)
-		return km_primal_pass_step(ps, err, nt->interrupt);
-	ps->current = true;
-	if (ps->solvers[0].done)
-		return KM_OK;
-	memcpy(ps->before, ps->coef, sizeof(double) * m);
-	ps->before[m] = ps->intercepts[0];
-	if (nt->ops->primal_step(nt->fit, &ps->solvers[0], ps->states, ps->R, ps->coef,
-							 &ps->intercepts[0], ps->vecs, ps->swork, err,
-							 nt->interrupt) != KM_OK)
-		return err->status;
-	if (!ps->solvers[0].done || ps->before[m] != ps->intercepts[0] ||
-		memcmp(ps->before, ps->coef, sizeof(double) * m) != 0)
-		ps->current = false;
-	return KM_OK;
 }
 
 km_status
@@ -107,7 +218,7 @@ km_newton_run(km_newton *nt, const km_host *host, km_pass *pass,
 		if (km_pass_run(host, pass, nt->ps.states, &rows, err) != KM_OK)
 			return err->status;
 		nt->passes++;
-		if (newton_step(nt, err) != KM_OK)
+		if (km_primal_pass_step(&nt->ps, err, nt->interrupt) != KM_OK)
 		{
 			*step_failed = true;
 			return err->status;
