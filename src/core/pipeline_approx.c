@@ -182,6 +182,7 @@ km_approx_job_basis(approx_job *job, size_t sbytes, km_error *err)
 	km_basis   *b = &job->b;
 	km_pass    *pass = km_approx_job_pass(job, "basis", 0, sbytes, basis_add);
 
+	snprintf(pass->what, sizeof(pass->what), "basis: %zu rows", job->rows->n);
 	pass->combine = basis_combine;
 
 	st = env->alloc(env->ctx, sbytes);
@@ -263,7 +264,7 @@ approx_sums(approx_job *job, km_accum **out, km_error *err)
 	size_t		rows;
 	km_pass    *pass = km_approx_job_pass(job, "statistics", SUMS_BLOCK, bytes, sums_add);
 
-	km_progress_stage("statistics: m = %u, %zu rows", m, job->rows->n);
+	snprintf(pass->what, sizeof(pass->what), "statistics: m = %u, %zu rows", m, job->rows->n);
 	pass->combine = sums_combine;
 	acc = env->alloc(env->ctx, bytes);
 	km_accum_init(acc, KM_ACCUM_GRAM, m);
@@ -272,7 +273,6 @@ approx_sums(approx_job *job, km_accum **out, km_error *err)
 	job->Zc = km_approx_job_alloc(job, (size_t) m * m);
 	if (km_pass_run(job->host, pass, acc, &rows, err) != KM_OK)
 		return err->status;
-	km_progress_stage(NULL);
 	env->release(env->ctx, job->Z);
 	env->release(env->ctx, job->fwork);
 	env->release(env->ctx, job->Zc);
