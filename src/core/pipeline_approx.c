@@ -119,9 +119,8 @@ km_approx_job_init(approx_job *job, const km_rows *rows, const km_host *host,
 	job->opts = *opts;
 	job->holdout = -1;
 	job->Xs = km_approx_job_alloc(job, (size_t) PRIMAL_BLOCK * rows->d);
-	km_pass_buffer(&job->pass,
-				   km_approx_job_alloc(job, km_pass_buffer_doubles(PRIMAL_BLOCK, rows->d)),
-				   PRIMAL_BLOCK, rows->d);
+	job->pass.alloc = env->alloc;
+	job->pass.alloc_ctx = env->ctx;
 }
 
 km_pass *

@@ -50,8 +50,8 @@ uint32_t	km_approx_job_components(const km_options *o, size_t n);
 void	   *km_approx_job_alloc(approx_job *job, size_t doubles);
 
 /*
- * The job of rows (the shape) on host with opts, its pass's chunk buffer
- * and job->Xs (PRIMAL_BLOCK x d) allocated.
+ * The job of rows (the shape) on host with opts: job->Xs (PRIMAL_BLOCK x
+ * d) allocated, its pass's chunk buffer from env when a host needs it.
  */
 void		km_approx_job_init(approx_job *job, const km_rows *rows,
 							   const km_host *host, const km_train_env *env,

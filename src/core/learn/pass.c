@@ -7,21 +7,27 @@
 #include "learn/pass.h"
 #include "progress.h"
 
-size_t
-km_pass_buffer_doubles(size_t chunk, int d)
+/* The chunk buffer for rows of d features, from the learner's memory, once. */
+static km_status
+buffer(km_pass *pass, int d, km_error *err)
 {
-	/* X, y, then the class ids, hashes and folds, a double each at most */
-	return chunk * ((size_t) d + 4);
-}
+	size_t		rows = KM_BLOCK_ROWS;
+	double	   *buf;
 
-void
-km_pass_buffer(km_pass *pass, double *buf, size_t chunk, int d)
-{
+	if (pass->buf_X != NULL)
+		return KM_OK;
+	if (pass->alloc == NULL || pass->chunk > rows)
+		return km_fail(err, KM_ERR_INVALID, "a pass cannot regroup the host's rows",
+					   "Pass \"%s\" adds %zu rows at once; the learner regroups up to %d rows, with memory from its env (%s).",
+					   pass->what, pass->chunk, KM_BLOCK_ROWS, pass->alloc ? "given" : "none");
+	/* X, y, then the hashes, class ids and folds, a double each at most */
+	buf = pass->alloc(pass->alloc_ctx, sizeof(double) * rows * ((size_t) d + 4));
 	pass->buf_X = buf;
-	pass->buf_y = buf + chunk * (size_t) d;
-	pass->buf_hash = (uint64_t *) (pass->buf_y + chunk);
-	pass->buf_cls = (uint32_t *) (pass->buf_y + 2 * chunk);
-	pass->buf_fold = (int *) (pass->buf_y + 3 * chunk);
+	pass->buf_y = buf + rows * (size_t) d;
+	pass->buf_hash = (uint64_t *) (void *) (pass->buf_y + rows);
+	pass->buf_cls = (uint32_t *) (void *) (pass->buf_y + 2 * rows);
+	pass->buf_fold = (int *) (void *) (pass->buf_y + 3 * rows);
+	return KM_OK;
 }
 
 /* rows [i, i + r) of a block, as a block */
@@ -80,6 +86,8 @@ km_pass_feed(km_pass *pass, const km_block *rows, void *state, km_error *err)
 			i += r;
 			continue;
 		}
+		if (buffer(pass, rows->d, err) != KM_OK)
+			return err->status;
 		r = chunk - pass->buffered;
 		if (r > rows->n - i)
 			r = rows->n - i;

@@ -74,7 +74,7 @@ typedef struct km_pass
 	km_rows_side side;
 	int			fold;			/* the side's fold */
 	size_t		state_bytes;	/* fixed: the state could travel as a bytea */
-	size_t		chunk;			/* rows the pass adds at once; 0: any */
+	size_t		chunk;			/* rows the pass adds at once (<= KM_BLOCK_ROWS); 0: any */
 	bool		ordered;		/* rows in the host's order, in one state (no combine) */
 	bool		whole;			/* a gather: every row in one block if the host can */
 	void	   *at;				/* the learner's point: what add reads */
@@ -90,7 +90,14 @@ typedef struct km_pass
 	size_t		rows_all;		/* rows the host holds, 0: unknown (progress) */
 	size_t		buffered;
 	km_block	like;			/* the last block fed: which arrays blocks have */
-	double	   *buf_X;			/* chunk x d */
+	/*
+	 * Memory for the chunk buffer (KM_BLOCK_ROWS rows), taken the first
+	 * time a host's blocks do not fall on the pass's chunks (never with
+	 * the memory host's blocks); the learner's env.
+	 */
+	void	   *(*alloc) (void *ctx, size_t bytes);
+	void	   *alloc_ctx;
+	double	   *buf_X;			/* KM_BLOCK_ROWS x d, NULL until needed */
 	double	   *buf_y;
 	uint32_t   *buf_cls;
 	uint64_t   *buf_hash;
@@ -109,15 +116,6 @@ typedef struct km_host
 	bool		folds;			/* its blocks carry each row's fold (km_block.fold) */
 	km_status	(*run) (void *ctx, km_pass *pass, void *state, km_error *err);
 } km_host;
-
-/* Doubles of a pass's chunk buffer for chunks of chunk rows of d features. */
-size_t		km_pass_buffer_doubles(size_t chunk, int d);
-
-/*
- * Point the pass's chunk buffer at buf (km_pass_buffer_doubles(chunk, d)
- * doubles, the learner's) for chunks of up to chunk rows.
- */
-void		km_pass_buffer(km_pass *pass, double *buf, size_t chunk, int d);
 
 /* The host's call: the rows of a block into the pass (regrouped into chunks). */
 km_status	km_pass_feed(km_pass *pass, const km_block *rows, void *state,
