@@ -393,7 +393,7 @@ newton_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 
 	if (fit_block(pt->job, pass, rows, first, &Z, &y, &nt, err) != KM_OK)
 		return err->status;
-	if (nt > 0 && !km_newton_add(pt->nt, Z, nt, y, NULL, NULL, &bad))
+	if (nt > 0 && !km_newton_add(pt->nt, state, Z, nt, y, NULL, NULL, &bad))
 	{
 		km_fail(err, KM_ERR_DIVERGED,
 				"decision value is out of range for type double precision",

@@ -297,7 +297,7 @@ newton_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 	for (size_t i = 0; i < rows->n; i++)
 		cj->w[i] = cj->skip >= 0 && cj->fold[first + i] == (uint32_t) cj->skip ?
 			0.0 : c->class_w[rows->cls[i]];
-	if (!km_newton_add(&cj->nt, Z, rows->n, NULL, rows->cls, cj->w, &bad))
+	if (!km_newton_add(&cj->nt, state, Z, rows->n, NULL, rows->cls, cj->w, &bad))
 	{
 		if (cj->metrics)
 			return fail_nonfinite(err, bad, cj->q, first);

@@ -51,7 +51,7 @@ km_primal_pass_begin(km_primal_pass *ps)
 }
 
 km_status
-km_primal_pass_add(km_primal_pass *ps, const double *Z, size_t rows,
+km_primal_pass_add(km_primal_pass *ps, double *states, const double *Z, size_t rows,
 				   const uint32_t *cls, const double *weights,
 				   uint32_t *bad_output, km_interrupt_fn interrupt)
 {
@@ -65,7 +65,7 @@ km_primal_pass_add(km_primal_pass *ps, const double *Z, size_t rows,
 			continue;
 		for (size_t i = 0; i < rows; i++)
 			ps->yc[i] = q == 1 ? cls[i] : (cls[i] == c ? 1 : 0);
-		if (!km_primal_add(ps->states + (size_t) c * nstate, m, ps->params.loss,
+		if (!km_primal_add(states + (size_t) c * nstate, m, ps->params.loss,
 						   Z, rows, ps->yc, weights, ps->coef + (size_t) c * m,
 						   ps->intercepts[c], ps->scratch, interrupt))
 		{
@@ -192,17 +192,17 @@ km_newton_start(km_newton *nt, const km_primal_params *p, double *coef,
 }
 
 bool
-km_newton_add(km_newton *nt, const double *Z, size_t rows, const double *y,
-			  const uint32_t *cls, const double *w, uint32_t *bad)
+km_newton_add(km_newton *nt, double *states, const double *Z, size_t rows,
+			  const double *y, const uint32_t *cls, const double *w, uint32_t *bad)
 {
 	km_primal_pass *ps = &nt->ps;
 
 	*bad = 0;
 	if (ps->ops != NULL)
 		return ps->solvers[0].done ||
-			ps->ops->primal_add(ps->fit, ps->states, ps->m, Z, rows, y, ps->coef,
+			ps->ops->primal_add(ps->fit, states, ps->m, Z, rows, y, ps->coef,
 								ps->intercepts[0], ps->scratch, nt->interrupt);
-	return km_primal_pass_add(ps, Z, rows, cls, w, bad, nt->interrupt) == KM_OK;
+	return km_primal_pass_add(ps, states, Z, rows, cls, w, bad, nt->interrupt) == KM_OK;
 }
 
 km_status

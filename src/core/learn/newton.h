@@ -73,12 +73,13 @@ bool		km_primal_pass_begin(km_primal_pass *ps);
 
 /*
  * Add rows (<= block) of features Z (rows x m, row-major), class ids cls
- * (< k) and row weights (NULL: 1) into the sums of every output still
- * solving, at the current point.  KM_ERR_DIVERGED with *bad_output set
+ * (< k) and row weights (NULL: 1) into states (q x km_primal_state_doubles(m):
+ * ps->states, or a worker's) for every output still solving, at the
+ * current point.  KM_ERR_DIVERGED with *bad_output set
  * (and nothing added for it) when a decision value is not finite.
  */
-km_status	km_primal_pass_add(km_primal_pass *ps, const double *Z, size_t rows,
-							   const uint32_t *cls, const double *weights,
+km_status	km_primal_pass_add(km_primal_pass *ps, double *states, const double *Z,
+							   size_t rows, const uint32_t *cls, const double *weights,
 							   uint32_t *bad_output, km_interrupt_fn interrupt);
 
 /* ps's sums += states (q x km_primal_state_doubles(m), another's sums). */
@@ -125,19 +126,20 @@ void		km_newton_start(km_newton *nt, const km_primal_params *p, double *coef,
 							double *intercepts);
 
 /*
- * Add a chunk of rows' features Z (rows x m) into the sums of every output
- * still solving: real targets y (a method's loss) or class ids cls with row
- * weights w (NULL: 1).  false (nothing added for that output; *bad its
- * number) when a decision value is not finite.
+ * Add a chunk of rows' features Z (rows x m) into states (the pass's
+ * state: the q outputs' sums first) for every output still solving: real
+ * targets y (a method's loss) or class ids cls with row weights w (NULL:
+ * 1).  false (nothing added for that output; *bad its number) when a
+ * decision value is not finite.
  */
-bool		km_newton_add(km_newton *nt, const double *Z, size_t rows,
-						  const double *y, const uint32_t *cls, const double *w,
-						  uint32_t *bad);
+bool		km_newton_add(km_newton *nt, double *states, const double *Z,
+						  size_t rows, const double *y, const uint32_t *cls,
+						  const double *w, uint32_t *bad);
 
 /*
  * The Newton passes: while an output solves, zero its sums, run pass on
- * host (pass->add calls km_newton_add; its state is nt->ps.states) and
- * step.  An error of the pass is returned as it is; *step_failed tells a
+ * host into nt->ps.states (pass->add calls km_newton_add with the state it
+ * is given) and step.  An error of the pass is returned as it is; *step_failed tells a
  * step's failure (the candidate's, in model selection) from the pass's.
  */
 km_status	km_newton_run(km_newton *nt, const km_host *host, km_pass *pass,
