@@ -406,6 +406,12 @@ newton_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 	return KM_OK;
 }
 
+static void
+newton_init(km_pass *pass, void *state)
+{
+	km_newton_init_state(((primal_point *) pass->at)->nt, state);
+}
+
 /* A chunk into the training tally at the final point. */
 static km_status
 tally_add(km_pass *pass, const km_block *rows, size_t first, void *state,
@@ -462,6 +468,7 @@ primal_fit_by_pieces(approx_job *job, const km_method_ops *ops, const double *R,
 	pass = km_approx_job_pass(job, "newton", PRIMAL_BLOCK, km_newton_state_bytes(&nt),
 							  newton_add);
 	pass->at = &pt;
+	pass->init = newton_init;
 	if (job->holdout >= 0)
 	{
 		pass->side = KM_SIDE_NOT_FOLD;

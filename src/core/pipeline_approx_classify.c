@@ -245,13 +245,15 @@ newton_tally(class_job *cj, void *state)
 	return (double *) state + km_primal_state_doubles(cj->m) * cj->q;
 }
 
-/* A Newton pass: the active outputs' sums are zeroed (km_newton_run), the tally here. */
+/* A Newton pass's state: the active outputs' sums and the tally zeroed. */
 static void
 newton_begin(km_pass *pass, void *state)
 {
-	double	   *tally = newton_tally(pass->at, state);
+	class_job  *cj = pass->at;
+	double	   *tally = newton_tally(cj, state);
 
 	pass_begin(pass, state);
+	km_newton_init_state(&cj->nt, state);
 	tally[TALLY_CORRECT] = 0.0;
 	tally[TALLY_LOGLOSS] = 0.0;
 }

@@ -191,6 +191,16 @@ km_newton_start(km_newton *nt, const km_primal_params *p, double *coef,
 	km_primal_pass_start(&nt->ps, p, coef, intercepts);
 }
 
+void
+km_newton_init_state(const km_newton *nt, double *states)
+{
+	size_t		nstate = km_primal_state_doubles(nt->ps.m);
+
+	for (uint32_t c = 0; c < nt->ps.q; c++)
+		if (!nt->ps.solvers[c].done)
+			km_primal_state_init(states + (size_t) c * nstate, nt->ps.m);
+}
+
 bool
 km_newton_add(km_newton *nt, double *states, const double *Z, size_t rows,
 			  const double *y, const uint32_t *cls, const double *w, uint32_t *bad)

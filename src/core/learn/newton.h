@@ -125,6 +125,9 @@ size_t		km_newton_state_bytes(const km_newton *nt);
 void		km_newton_start(km_newton *nt, const km_primal_params *p, double *coef,
 							double *intercepts);
 
+/* A Newton pass's init: the sums of the outputs still solving in states zeroed. */
+void		km_newton_init_state(const km_newton *nt, double *states);
+
 /*
  * Add a chunk of rows' features Z (rows x m) into states (the pass's
  * state: the q outputs' sums first) for every output still solving: real
