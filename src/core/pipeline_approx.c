@@ -33,6 +33,10 @@
 /* Rows per block of ridge's sums (the aggregate's buffer, src/sql/approx.c). */
 #define SUMS_BLOCK 256
 
+/* The memory host's blocks hold whole chunks of every pass: no row is copied. */
+KM_STATIC_ASSERT(KM_BLOCK_ROWS % PRIMAL_BLOCK == 0 && KM_BLOCK_ROWS % SUMS_BLOCK == 0,
+				 host_blocks_hold_chunks);
+
 /* Flops of one uninterruptible piece of features (about 0.1 s on one core). */
 #define PIECE_FLOPS 1e9
 
