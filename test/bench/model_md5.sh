@@ -24,12 +24,13 @@ SELECT i, f, CASE WHEN y > 0.6 THEN 'yes' ELSE 'no' END AS yn,
        CASE WHEN y > 1.0 THEN 'a' WHEN y > 0.2 THEN 'b' ELSE 'c' END AS three, g
 FROM reg;
 CREATE FUNCTION md5_of(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE r text;
+DECLARE r text; d text;
 BEGIN
   EXECUTE q INTO r;
   RETURN r;
 EXCEPTION WHEN others THEN
-  RETURN 'ERROR: ' || SQLERRM;
+  GET STACKED DIAGNOSTICS d = PG_EXCEPTION_DETAIL;
+  RETURN 'ERROR: ' || SQLERRM || ' / ' || d;
 END $$;
 CREATE TABLE cases(name text, q text);
 -- regression: small n for exact, more than two blocks (512 rows) for approximate
@@ -68,7 +69,13 @@ INSERT INTO cases VALUES
  ('reg svr nystrom m>n', $q$SELECT md5(kernel_train(f, y, '{"method": "svr", "approximation": "nystrom", "components": 100, "gamma": 1}')) FROM reg WHERE i <= 60$q$),
  ('reg ridge nystrom basis2', $q$SELECT md5(kernel_train(f, y, '{"approximation": "nystrom", "components": 40, "gamma": 1, "lambda": 1, "seed": 3}', (SELECT kernel_basis(f, '{"approximation": "nystrom", "components": 40, "gamma": 1, "lambda": 1, "seed": 3}') FROM reg WHERE i <= 700))) FROM reg$q$),
  ('reg ridge exact default', $q$SELECT md5(kernel_train(f, y)) FROM reg WHERE i <= 300$q$),
- ('cls svm exact default', $q$SELECT md5(kernel_train(f, yn)) FROM cls WHERE i <= 300$q$);
+ ('cls svm exact default', $q$SELECT md5(kernel_train(f, yn)) FROM cls WHERE i <= 300$q$),
+ -- errors: the same text
+ ('err svr nystrom max_iter', $q$SELECT md5(kernel_train(f, y, '{"method": "svr", "approximation": "nystrom", "components": 30, "gamma": 1, "lambda": 0.0001, "max_iter": 1}')) FROM reg$q$),
+ ('err svr rff overflow', $q$SELECT md5(kernel_train(f, y, '{"method": "svr", "approximation": "rff", "components": 30, "gamma": 1, "lambda": 0.001, "standardize": false}')) FROM (SELECT f, CASE WHEN i = 700 THEN 1e305 ELSE y END AS y FROM reg) s$q$),
+ ('err ridge nystrom standardize', $q$SELECT md5(kernel_train(f, y, '{"approximation": "nystrom", "components": 30}')) FROM (SELECT CASE WHEN i = 900 THEN ARRAY[1.7e308, -1.7e308, 1.7e308]::float8[] ELSE f END AS f, y FROM reg) s$q$),
+ ('err logistic nystrom overflow', $q$SELECT md5(kernel_train(f, three, '{"method": "logistic", "approximation": "nystrom", "components": 30, "gamma": 1, "lambda": 0.001, "standardize": false}')) FROM (SELECT CASE WHEN i = 900 THEN ARRAY[1e300, 1, 1]::float8[] ELSE f END AS f, three FROM cls) s$q$),
+ ('err svm rff grid folds', $q$SELECT md5(kernel_train(f, three, '{"method": "svm", "approximation": "rff", "components": 30, "lambda": [0.01, 0.1], "cv": 5000}')) FROM cls$q$);
 -- GROUP BY: every group's model, in group order
 INSERT INTO cases
 SELECT format('group %s %s', meth, repr),
