@@ -12,6 +12,16 @@
  * every method and task) by its passes, the exact expansion by one
  * "gather" pass (the memory host hands its rows as they are; another
  * host's are appended) and then km_train's exact road (the dual fit).
+ *
+ * The learner asks, the host runs: km_host.run(pass, state) is called from
+ * inside the learner, as PostgreSQL's index build hands its callback to
+ * table_index_build_scan, so the roads keep their nested loops (grid,
+ * folds, Newton steps) as plain code.  Every host of the design runs a
+ * pass within that call (the memory host over its arrays; a cursor host
+ * by one scan of the stored query; an aggregate host by one statement per
+ * pass).  A pull form (begin / next / take / model) for a host that must
+ * return between passes would turn the roads into state machines around
+ * the same passes; km_pass_run is the one place a pass is asked.
  */
 #ifndef KM_LEARN_LEARNER_H
 #define KM_LEARN_LEARNER_H
