@@ -1,5 +1,6 @@
 -- Defaults (issue 22): C = 1 for classifiers, kernlab's sigest for the rbf
--- gamma of exact regressions (1 / d for classifiers, issue 30), stratified
+-- gamma of exact regressions (1 / d for classifiers; exact ridge selects
+-- among 1 / (4d), 1 / d, sigest and three lambdas, issue 30), stratified
 -- k-fold for classifiers, and a NOTICE
 -- for a two-valued integer target trained without "method".
 SET extra_float_digits = 0;
@@ -14,7 +15,9 @@ SELECT i,
 FROM generate_series(1, 200) AS i;
 
 -- the default lambda of svm and logistic is 1 / n (C = 1 / (n lambda) = 1),
--- exact and approximate; regression keeps lambda 1
+-- exact and approximate; exact rbf ridge picks lambda from 0.01, 0.1 and 1
+-- by leave-one-out (issue 30): 0.01 with gamma sigest here, as NumPy's
+-- closed-form leave-one-out over the same grid
 SELECT m, round(((kernel_model_info(model)->>'lambda')::float8 * 200)::numeric, 12) AS lambda_times_n
 FROM (SELECT 'svm' AS m, kernel_train(x, yn) AS model FROM moons
       UNION ALL SELECT 'logistic', kernel_train(x, yn, '{"method": "logistic"}') FROM moons
