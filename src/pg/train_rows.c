@@ -13,6 +13,7 @@
 #include "select.h"
 #include "solve.h"
 #include "split.h"
+#include "task.h"
 #include "train_rows.h"
 
 /* Flops of one uninterruptible BLAS piece (about 0.1 s on one core). */
@@ -35,6 +36,7 @@ static bool
 default_gamma_applies(const km_options *opts, size_t n)
 {
 	return opts->gamma_default && opts->fit.kernel.type == KM_KERNEL_RBF &&
+		!km_task_lookup(km_method_task(opts->fit.method))->classes &&
 		!km_repr_lookup(opts->approximation)->approximate && n >= 2;
 }
 

@@ -1,5 +1,7 @@
 -- Defaults (issue 22): C = 1 for classifiers, kernlab's sigest for the rbf
--- gamma of exact models, stratified k-fold for classifiers, and a NOTICE
+-- gamma of exact regressions (1 / d for classifiers; exact ridge selects
+-- among 1 / (4d), 1 / d, sigest and three lambdas, issue 30), stratified
+-- k-fold for classifiers, and a NOTICE
 -- for a two-valued integer target trained without "method".
 SET extra_float_digits = 0;
 
@@ -13,7 +15,9 @@ SELECT i,
 FROM generate_series(1, 200) AS i;
 
 -- the default lambda of svm and logistic is 1 / n (C = 1 / (n lambda) = 1),
--- exact and approximate; regression keeps lambda 1
+-- exact and approximate; exact rbf ridge picks lambda from 0.01, 0.1 and 1
+-- by leave-one-out (issue 30): 0.01 with gamma sigest here, as NumPy's
+-- closed-form leave-one-out over the same grid
 SELECT m, round(((kernel_model_info(model)->>'lambda')::float8 * 200)::numeric, 12) AS lambda_times_n
 FROM (SELECT 'svm' AS m, kernel_train(x, yn) AS model FROM moons
       UNION ALL SELECT 'logistic', kernel_train(x, yn, '{"method": "logistic"}') FROM moons
@@ -29,23 +33,24 @@ SELECT c->'lambda' = to_jsonb(0.005) AS candidate_lambda_is_one_over_n, jsonb_ar
 FROM (SELECT kernel_model_info(kernel_train(x, yn, '{"gamma": [0.5, 2], "cv": 5}')) AS i FROM moons) s,
      jsonb_array_elements(i->'selection'->'candidates') c;
 -- the default classifier separates the moons (the 0.2.0 default, C = 1/n,
--- predicted one class)
+-- predicted one class): 184 of 200 training rows, as scikit-learn's SVC() on
+-- StandardScaler features (gamma "scale" = 0.5)
 SELECT count(*) FILTER (WHERE kernel_predict_class(m.model, x) = yn) AS correct
 FROM moons, (SELECT kernel_train(x, yn) AS model FROM moons) m;
 
--- the default gamma of an exact rbf model: kernlab's sigest over every pair of
--- the 200 standardized rows, 1.3018232745607026 in NumPy (mean of 1 / the 0.9
--- and 0.1 quantiles, np.quantile's default type 7, of the nonzero squared
--- distances); approximate models keep 1 / d
+-- the default gamma of an exact rbf regression: kernlab's sigest over every
+-- pair of the 200 standardized rows, 1.3018232745607026 in NumPy (mean of 1 /
+-- the 0.9 and 0.1 quantiles, np.quantile's default type 7, of the nonzero
+-- squared distances); classifiers (issue 30) and approximate models keep 1 / d
 SELECT round((kernel_model_info(kernel_train(x, yn))->>'gamma')::numeric, 12) AS svm_gamma,
        round((kernel_model_info(kernel_train(x, y01::float8, '{"method": "ridge"}'))->>'gamma')::numeric, 12) AS ridge_gamma,
        round((kernel_model_info(kernel_train(x, yn, '{"approximation": "nystrom", "components": 20}'))->>'gamma')::numeric, 12) AS nystrom_gamma,
        round((kernel_model_info(kernel_train(x, y01::float8, '{"kernel": "laplacian"}'))->>'gamma')::numeric, 12) AS laplacian_gamma
 FROM moons;
 -- the same rows in another order, and the features rescaled: the same gamma
-SELECT (SELECT kernel_model_info(kernel_train(x, yn ORDER BY i DESC))->'gamma' FROM moons) =
-       (SELECT kernel_model_info(kernel_train(x, yn ORDER BY i))->'gamma' FROM moons) AS order_free,
-       abs((SELECT (kernel_model_info(kernel_train(ARRAY[x[1] * 1e6, x[2] - 3], yn))->>'gamma')::float8 FROM moons) /
+SELECT (SELECT kernel_model_info(kernel_train(x, y01::float8, '{"method": "ridge"}' ORDER BY i DESC))->'gamma' FROM moons) =
+       (SELECT kernel_model_info(kernel_train(x, y01::float8, '{"method": "ridge"}' ORDER BY i))->'gamma' FROM moons) AS order_free,
+       abs((SELECT (kernel_model_info(kernel_train(ARRAY[x[1] * 1e6, x[2] - 3], y01::float8, '{"method": "ridge"}'))->>'gamma')::float8 FROM moons) /
            1.3018232745607026 - 1) < 1e-12 AS scale_free;
 
 -- stratified folds: a class of 2 rows among 60, 2 folds.  By rank alone

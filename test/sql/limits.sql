@@ -108,16 +108,19 @@ RESET enable_sort;
 
 -- exact models: the rows that several calls collect count together (each
 -- buffer at the capacity it allocated), so three calls over 300 rows of 50
--- features are refused where one fits, and the error releases them
+-- features are refused where one fits, and the error releases them (one
+-- lambda: the default's leave-one-out grid needs a second 300 x 300 matrix,
+-- refused at 2MB)
 CREATE TABLE lim_wide AS
 SELECT i AS id, array_agg(sin(i * j) ORDER BY j)::float8[] AS f, cos(i) AS y
 FROM generate_series(1, 300) i, generate_series(1, 50) j GROUP BY i;
 SET kernel_ml.max_memory = '2MB';
-SELECT kernel_train(f, y) IS NOT NULL AS one FROM lim_wide;
-SELECT kernel_train(f, y) IS NOT NULL AS a, kernel_train(f, y + 1) IS NOT NULL AS b,
-       kernel_train(f, y + 2) IS NOT NULL AS c
+SELECT kernel_train(f, y, '{"lambda": 1}') IS NOT NULL AS one FROM lim_wide;
+SELECT kernel_train(f, y) IS NOT NULL AS default_grid FROM lim_wide;
+SELECT kernel_train(f, y, '{"lambda": 1}') IS NOT NULL AS a, kernel_train(f, y + 1, '{"lambda": 1}') IS NOT NULL AS b,
+       kernel_train(f, y + 2, '{"lambda": 1}') IS NOT NULL AS c
 FROM lim_wide;
-SELECT kernel_train(f, y) IS NOT NULL AS again FROM lim_wide;
+SELECT kernel_train(f, y, '{"lambda": 1}') IS NOT NULL AS again FROM lim_wide;
 RESET kernel_ml.max_memory;
 DROP TABLE lim_empty, lim_huge, lim_rows, lim_basis, lim_wide;
 

@@ -11,9 +11,10 @@ EXCEPTION WHEN OTHERS THEN
 END $$;
 
 CREATE TABLE m AS
-SELECT kernel_train(ARRAY[i, i % 3]::float8[], i * 0.5) AS model FROM generate_series(1, 5) i;
+SELECT kernel_train(ARRAY[i, i % 3]::float8[], i * 0.5, '{"lambda": 1}') AS model FROM generate_series(1, 5) i;
 
--- layout (format 2): 80-byte header, then sections of 16 bytes of framing
+-- layout (format 2) of a ridge without selection (lambda given; the default
+-- grid adds a selection section): 80-byte header, then sections of 16 bytes of framing
 -- each: scaler (2d doubles), expansion (n, then n + n*d doubles), method
 -- (ridge: lambda, jitter), training (train_rmse)
 SELECT length(model) = 80 + (16 + 8 * 2 * 2) + (16 + 8 + 8 * (5 + 5 * 2)) + (16 + 8 * 2) + (16 + 8) AS size_ok,

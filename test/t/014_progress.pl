@@ -116,7 +116,8 @@ like($n, qr/kernel_train: basis: 60 rows/, 'approximate: the basis');
 like($n, qr/kernel_train: statistics: m = 10, 60 rows: 60 of 60 rows/, '... the statistics');
 like($n, qr/kernel_train: solve: m = 10, 60 rows/, '... the solve');
 
-$n = notices($all, q{SELECT version FROM kernel_model_train('m', 'SELECT f, y FROM reg');});
+# one lambda: a default ridge selects (its notices are the candidates')
+$n = notices($all, q{SELECT version FROM kernel_model_train('m', 'SELECT f, y FROM reg', '{"lambda": 1}');});
 like($n, qr/kernel_model_train: split: /, 'named training: split');
 like($n, qr/kernel_model_train: fit: 48 training rows; ridge: kernel matrix of 48 rows/, '... fit');
 like($n, qr/kernel_model_train: score: 48 training and 12 held-out rows/, '... score');
