@@ -94,5 +94,26 @@ else
 	failed=$((failed + 1))
 fi
 
+# The layers (tools/include_graph.py): no import circle, no import back up
+# a layer, and a host (src/pg/host_*) imports from the core only its base
+# layer, the pass and the learner's entry (issue 28).
+graph_check() {
+	local out last
+	out=$(python3 tools/include_graph.py 2>&1)
+	last=$(tail -1 <<<"$out")
+	if [[ "$last" =~ ^0\ circles.*\ 0\ back-up\ imports,\ 0\ host\ imports$ ]]; then
+		echo "ok - layers: $last"
+		return 0
+	fi
+	echo "not ok - layers (tools/include_graph.py --verbose tells why):"
+	echo "$out" | tail -15
+	return 1
+}
+if graph_check; then
+	passed=$((passed + 1))
+else
+	failed=$((failed + 1))
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

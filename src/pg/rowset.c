@@ -3,6 +3,7 @@
  */
 #include "postgres.h"
 
+#include <limits.h>
 #include <math.h>
 
 #include "libpq/pqformat.h"
@@ -17,6 +18,7 @@
 #include "common/hashfn.h"
 #include "method.h"
 #include "pgutil.h"
+#include "pipeline.h"
 #include "repr.h"
 #include "rowset.h"
 #include "task.h"
@@ -47,6 +49,17 @@ km_exact_train_memory(const km_options *opts, double n, double d, uint32 k)
 			nwork = Max(nwork, km_classify_select_doubles(p, (size_t) n, k));
 		if (nwork > 0)
 			return 8.0 * ((double) nwork + 2.0 * n * d + 2.0 * n);
+	}
+	else if (n >= 1.0 && n <= (double) ((size_t) 1 << 27) && d >= 1.0 && d <= (double) INT_MAX)
+	{
+		/* the fit and, where the plan selects (the default ridge grid too), its selection: train.c checks the same */
+		km_train_plan plan;
+		double		need = km_train_memory(n, d);
+
+		km_train_plan_make(opts, (size_t) n, (int) d, 0, &plan);
+		if (plan.ncand > 0)
+			need = Max(need, 8.0 * (double) plan.nsel + need - 8.0 * n * n);
+		return need;
 	}
 	return km_train_memory(n, d);
 }
