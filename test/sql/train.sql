@@ -42,8 +42,16 @@ SELECT kernel_predict(kernel_train(f, y), '{1,1,1}') = kernel_predict(kernel_tra
 FROM houses;
 
 -- model inspection
-SELECT jsonb_pretty(kernel_model_info(model) - 'intercept' - 'train_rmse')
+SELECT jsonb_pretty(kernel_model_info(model) - 'intercept' - 'train_rmse' - 'selection')
 FROM models WHERE options = '{}';
+-- the default ridge's selection: its candidates' leave-one-out scores (10
+-- significant digits: the last ones are rounding of the sums)
+SELECT jsonb_pretty((kernel_model_info(model)->'selection') - 'candidates') AS selection
+FROM models WHERE options = '{}';
+SELECT round((c->>'gamma')::numeric, 10) AS gamma, c->>'lambda' AS lambda,
+       to_char((c->>'score')::float8, '9.999999999EEEE') AS score
+FROM models, jsonb_array_elements(kernel_model_info(model)->'selection'->'candidates') WITH ORDINALITY e(c, i)
+WHERE options = '{}' ORDER BY i;
 SELECT round((kernel_model_info(model)->>'intercept')::numeric, 10) AS intercept,
        round((kernel_model_info(model)->>'train_rmse')::numeric, 8) AS train_rmse,
        length(model) AS bytes
