@@ -158,7 +158,9 @@ float8_result(int rows, int cols, const char *fname)
 				 errhint("Score fewer rows per call.")));
 	nbytes = ARR_OVERHEAD_NONULLS(ndim) + (Size) values * sizeof(double);
 	km_check_memory((double) nbytes, fname, false);
-	result = (ArrayType *) palloc0(nbytes);
+	result = (ArrayType *) palloc(nbytes);
+	/* the header and its padding: the values are all written by the caller */
+	memset(result, 0, ARR_OVERHEAD_NONULLS(ndim));
 	SET_VARSIZE(result, nbytes);
 	result->ndim = ndim;
 	result->dataoffset = 0;

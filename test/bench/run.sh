@@ -13,6 +13,8 @@
 #   test/bench/classify.py   (if present) exact SVM vs SVC; class/probability scoring
 #   test/bench/approx_classify.py  (if present) approximate logistic / L2-SVM at 1M rows vs
 #                            scikit-learn's Nystroem pipelines
+#   test/bench/matrix_scoring.py  (if present) kernel_predict_matrix vs per-row, scikit-learn
+#                            and the arithmetic limit
 # Each prints its own table; everything printed is also saved to
 # test/bench/results-latest.txt.
 #
@@ -51,7 +53,7 @@ out=test/bench/results-latest.txt
 inner='set -u
 rc=0
 /usr/bin/python3 test/bench/core.py || rc=1
-for s in selection by_name group_scoring approx_accuracy approx classify approx_classify; do
+for s in selection by_name group_scoring approx_accuracy approx classify approx_classify matrix_scoring; do
 	if [ -f "test/bench/$s.py" ]; then
 		echo
 		/usr/bin/python3 "test/bench/$s.py" || rc=1
