@@ -173,6 +173,22 @@ FROM ev_rows r WHERE r.id > 200;
 SELECT kernel_evaluate(CASE WHEN r.id % 2 = 1 THEN 'ev_logit' ELSE 'other' END, r.f, r.lab)
 FROM ev_rows r WHERE r.id > 200;
 SELECT kernel_evaluate('no_such_model', r.f, r.y) FROM ev_rows r;
+-- the privilege rules of kernel_predict(name, ...): a role that may not read
+-- the model gets its error, then the same measures once granted
+CREATE ROLE regress_ev_reader;
+GRANT SELECT ON ev_rows TO regress_ev_reader;
+SELECT kernel_evaluate('ev_logit', r.f, r.lab) AS owner_eval FROM ev_rows r WHERE r.id > 200 \gset
+SET ROLE regress_ev_reader;
+SELECT kernel_evaluate('ev_logit', r.f, r.lab) FROM ev_rows r WHERE r.id > 200;
+RESET ROLE;
+GRANT SELECT ON kernel_models TO regress_ev_reader;
+SET ROLE regress_ev_reader;
+SELECT kernel_evaluate('ev_logit', r.f, r.lab) = :'owner_eval'::jsonb AS reader_same
+FROM ev_rows r WHERE r.id > 200;
+RESET ROLE;
+REVOKE SELECT ON kernel_models FROM regress_ev_reader;
+REVOKE SELECT ON ev_rows FROM regress_ev_reader;
+DROP ROLE regress_ev_reader;
 SELECT kernel_model_drop('ev_logit');
 
 DROP TABLE ev_rows, ev_models, ev_big;

@@ -79,6 +79,12 @@ SELECT version, deployed FROM kernel_model_train('mx_reg', 'SELECT f, y FROM mx_
 SELECT kernel_predict_matrix('mx_reg', x) = kernel_predict_matrix(kernel_model_get('mx_reg'), x) AS same
 FROM mx_matrix;
 SELECT kernel_predict_matrix('no_such_model', ARRAY[[1, 2, 3]]);
+-- a role that may not read the model
+CREATE ROLE regress_mx_reader;
+SET ROLE regress_mx_reader;
+SELECT kernel_predict_proba_matrix('mx_svm3', ARRAY[[1, 2, 3]]);
+RESET ROLE;
+DROP ROLE regress_mx_reader;
 
 -- errors
 -- a one-dimensional array, three dimensions
