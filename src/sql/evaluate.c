@@ -30,9 +30,11 @@
  * The model (or the name) must be the same on every row of a group: a
  * group's state keeps a fingerprint of its model (its length and a 64-bit
  * hash of its bytes; by name, the name), and a row or a partial state that
- * brings another is an error.  The fingerprint of the last model datum seen
- * is kept per call site, so rows that bring the same TOAST pointer (or the
- * same in-line bytes) do not hash the model again.  The decoded models are
+ * brings another is an error.  A group keeps the TOAST pointer of its model
+ * too, and the call site the fingerprint of the last model datum seen, so
+ * rows that bring their group's TOAST pointer (or the in-line bytes seen
+ * last) do not hash the model again, in whatever order the groups' rows
+ * come.  The decoded models are
  * the call site's model cache's (predict.h), shared by every group.  By
  * name, the deployed version is looked up once per statement snapshot and
  * user, with kernel_predict(name, ...)'s lookup and read-permission check
@@ -117,6 +119,8 @@ typedef struct EvalState
 	bool		by_name;
 	char	   *name;			/* by name */
 	Fingerprint fp;				/* by model */
+	bool		has_ptr;		/* by model: a TOAST pointer to it, known */
+	struct varatt_external ptr;
 	bool		classify;
 	bool		proba;			/* the model gives probabilities */
 	km_metrics	reg;
@@ -413,16 +417,33 @@ evaluate_trans(FunctionCallInfo fcinfo, bool by_name, bool text_target)
 	}
 	else
 	{
-		Fingerprint fp;
+		struct varlena *raw = (struct varlena *) DatumGetPointer(PG_GETARG_DATUM(1));
+		struct varatt_external ptr;
+		bool		toasted = VARATT_IS_EXTERNAL_ONDISK(raw);
 
 		model = PG_GETARG_DATUM(1);
 		mc = call->mc;
-		fp = model_fingerprint(fcinfo, call, model);
-		if (st->fp.len == 0)
-			st->fp = fp;
-		else if (!same_fp(&st->fp, &fp))
-			raise_model_changed(psprintf("Row " INT64_FORMAT " of the group brings a model of " UINT64_FORMAT " bytes other than the model of its first row (" UINT64_FORMAT " bytes).",
-										 st->seen, fp.len, st->fp.len));
+		if (toasted)
+			VARATT_EXTERNAL_GET_POINTER(ptr, raw);
+		/*
+		 * The group's own TOAST pointer: no hashing, even when the rows of
+		 * several groups come interleaved (hash aggregation of a join).
+		 */
+		if (!(toasted && st->has_ptr && memcmp(&st->ptr, &ptr, sizeof(ptr)) == 0))
+		{
+			Fingerprint fp = model_fingerprint(fcinfo, call, model);
+
+			if (st->fp.len == 0)
+				st->fp = fp;
+			else if (!same_fp(&st->fp, &fp))
+				raise_model_changed(psprintf("Row " INT64_FORMAT " of the group brings a model of " UINT64_FORMAT " bytes other than the model of its first row (" UINT64_FORMAT " bytes).",
+											 st->seen, fp.len, st->fp.len));
+			if (toasted)
+			{
+				st->ptr = ptr;
+				st->has_ptr = true;
+			}
+		}
 	}
 	m = km_model_cache_model(mc, model);
 	if (!st->bound)
