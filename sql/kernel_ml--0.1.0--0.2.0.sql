@@ -41,14 +41,14 @@ COMMENT ON FUNCTION kernel_predict(text, float8[]) IS
 CREATE VIEW kernel_models_overview AS
 SELECT m.name,
 	   m.owner,
-	   max(m.version) FILTER (WHERE m.deployed) AS deployed_version,
-	   count(*)::integer AS versions,
-	   max(m.version) AS latest_version,
-	   max(m.created_at) AS last_trained,
-	   (array_agg(m.metrics) FILTER (WHERE m.deployed))[1] AS deployed_metrics,
-	   max(pg_catalog.octet_length(m.model)) FILTER (WHERE m.deployed) AS deployed_bytes,
-	   sum(pg_catalog.octet_length(m.model))::bigint AS total_bytes
-FROM kernel_models m
+	   pg_catalog.max(m.version) FILTER (WHERE m.deployed) AS deployed_version,
+	   pg_catalog.count(*)::integer AS versions,
+	   pg_catalog.max(m.version) AS latest_version,
+	   pg_catalog.max(m.created_at) AS last_trained,
+	   (pg_catalog.array_agg(m.metrics) FILTER (WHERE m.deployed))[1] AS deployed_metrics,
+	   pg_catalog.max(pg_catalog.octet_length(m.model)) FILTER (WHERE m.deployed) AS deployed_bytes,
+	   pg_catalog.sum(pg_catalog.octet_length(m.model))::bigint AS total_bytes
+FROM @extschema@.kernel_models m
 WHERE pg_catalog.has_table_privilege(m.tableoid, 'SELECT')
    OR pg_catalog.pg_has_role(m.owner::pg_catalog.oid, 'USAGE')
 GROUP BY m.name, m.owner;

@@ -16,10 +16,10 @@
 DROP VIEW kernel_models_overview;
 
 CREATE TABLE kernel_model_names (
-	name text PRIMARY KEY CHECK (name <> ''),
+	name text PRIMARY KEY CHECK (name OPERATOR(pg_catalog.<>) ''),
 	owner oid NOT NULL,
 	owner_name text,
-	last_version integer NOT NULL CHECK (last_version >= 0)
+	last_version integer NOT NULL CHECK (last_version OPERATOR(pg_catalog.>=) 0)
 );
 
 SELECT pg_catalog.pg_extension_config_dump('kernel_model_names', '');
@@ -39,9 +39,9 @@ COMMENT ON COLUMN kernel_model_names.last_version IS 'the highest version number
 -- has) stays no one's: owner_name NULL.
 INSERT INTO kernel_model_names (name, owner, owner_name, last_version)
 SELECT DISTINCT ON (m.name) m.name, m.owner::pg_catalog.oid, r.rolname::pg_catalog.text,
-	   (SELECT pg_catalog.max(v.version) FROM kernel_models v
+	   (SELECT pg_catalog.max(v.version) FROM @extschema@.kernel_models v
 		WHERE v.name OPERATOR(pg_catalog.=) m.name)
-FROM kernel_models m LEFT JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) m.owner::pg_catalog.oid
+FROM @extschema@.kernel_models m LEFT JOIN pg_catalog.pg_roles r ON r.oid OPERATOR(pg_catalog.=) m.owner::pg_catalog.oid
 ORDER BY m.name, m.version DESC;
 
 -- owner: regrole (dumped by name, a COPY that fails as a whole when one role
@@ -68,10 +68,10 @@ COMMENT ON FUNCTION _kernel_ml_catalog_restore() IS
 'internal: trigger of kernel_model_names and kernel_models for rows that do not come from the catalog functions (pg_restore): resolves owners by role name (0: none) and keeps kernel_model_names complete';
 
 CREATE TRIGGER kernel_model_names_restore BEFORE INSERT ON kernel_model_names
-FOR EACH ROW EXECUTE FUNCTION _kernel_ml_catalog_restore();
+FOR EACH ROW EXECUTE FUNCTION @extschema@._kernel_ml_catalog_restore();
 
 CREATE TRIGGER kernel_models_restore BEFORE INSERT ON kernel_models
-FOR EACH ROW EXECUTE FUNCTION _kernel_ml_catalog_restore();
+FOR EACH ROW EXECUTE FUNCTION @extschema@._kernel_ml_catalog_restore();
 
 -- kernel_model_drop(name, NULL) dropped every version, the deployed one too:
 -- the one-argument form does that now, the two-argument form with NULL is an
@@ -112,14 +112,14 @@ COMMENT ON FUNCTION kernel_model_retrain(text) IS
 CREATE VIEW kernel_models_overview AS
 SELECT m.name,
 	   n.owner::pg_catalog.regrole AS owner,
-	   max(m.version) FILTER (WHERE m.deployed) AS deployed_version,
-	   count(*)::integer AS versions,
-	   max(m.version) AS latest_version,
-	   max(m.created_at) AS last_trained,
-	   (array_agg(m.metrics) FILTER (WHERE m.deployed))[1] AS deployed_metrics,
-	   max(pg_catalog.octet_length(m.model)) FILTER (WHERE m.deployed) AS deployed_bytes,
-	   sum(pg_catalog.octet_length(m.model))::bigint AS total_bytes
-FROM kernel_models m JOIN kernel_model_names n ON n.name OPERATOR(pg_catalog.=) m.name
+	   pg_catalog.max(m.version) FILTER (WHERE m.deployed) AS deployed_version,
+	   pg_catalog.count(*)::integer AS versions,
+	   pg_catalog.max(m.version) AS latest_version,
+	   pg_catalog.max(m.created_at) AS last_trained,
+	   (pg_catalog.array_agg(m.metrics) FILTER (WHERE m.deployed))[1] AS deployed_metrics,
+	   pg_catalog.max(pg_catalog.octet_length(m.model)) FILTER (WHERE m.deployed) AS deployed_bytes,
+	   pg_catalog.sum(pg_catalog.octet_length(m.model))::bigint AS total_bytes
+FROM @extschema@.kernel_models m JOIN @extschema@.kernel_model_names n ON n.name OPERATOR(pg_catalog.=) m.name
 WHERE pg_catalog.has_table_privilege(m.tableoid, 'SELECT')
    OR pg_catalog.pg_has_role(n.owner, 'USAGE')
 GROUP BY m.name, n.owner;

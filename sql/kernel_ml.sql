@@ -134,16 +134,73 @@ COMMENT ON FUNCTION kernel_model_info(bytea) IS
 -- lock of its row here (SELECT ... FOR UPDATE, as the table's owner): no other
 -- role can read or lock this table.  The owner is kept twice: by OID in this
 -- cluster (renaming the role keeps its models, a new role of a dropped
--- owner's name gets none) and by name, which is what a dump carries: rows
--- restored from a dump (COPY, as any INSERT that does not come from the
--- catalog functions) get the OID of the role of that name, or 0 (no owner)
--- when there is none, so a missing role never fails the restore of the other
--- rows and never lends its models to whichever role has its old OID.
+-- owner's name gets none) and as owner_role (kernel_model_owner), whose
+-- text, what a dump carries, is the role's name at the time of the dump, or
+-- - for none: rows restored from a dump (COPY, as any INSERT that does not
+-- come from the catalog functions) get the OID of the role of that name, or
+-- 0 (no owner) when there is none or there was none, so a missing role
+-- never fails the restore of the other rows, and a model without an owner
+-- is never lent to whichever role has its old OID or its old name.
+-- A model's owner as a dump carries it (issue 29, point 5): the value is the
+-- role's OID in this cluster; its text is the role's name (quoted as an
+-- identifier), or - when there is no owner, which is also what the OID of
+-- a dropped role prints as.  A dump is written by the output function, so
+-- a model whose role was dropped before the dump is dumped as having no
+-- owner, and a restore, whose input function resolves a name in the target
+-- cluster (a missing role: no owner, never an error), never gives it to a
+-- role that happens to have the dropped role's name there.
+CREATE TYPE @extschema@.kernel_model_owner;
+
+CREATE FUNCTION @extschema@.kernel_model_owner_in(pg_catalog.cstring)
+RETURNS @extschema@.kernel_model_owner
+AS 'MODULE_PATHNAME', 'kernel_model_owner_in'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.kernel_model_owner_in(pg_catalog.cstring) IS
+'input of kernel_model_owner: a role name (as an identifier) is that role in this cluster, or no owner (0) when no role has it; - and a bare number (a dropped role''s OID) are no owner';
+
+CREATE FUNCTION @extschema@.kernel_model_owner_out(@extschema@.kernel_model_owner)
+RETURNS pg_catalog.cstring
+AS 'MODULE_PATHNAME', 'kernel_model_owner_out'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.kernel_model_owner_out(@extschema@.kernel_model_owner) IS
+'output of kernel_model_owner: the role''s name, quoted as an identifier where needed, or - for no owner and for a role that no longer exists';
+
+CREATE TYPE @extschema@.kernel_model_owner (
+	INPUT = @extschema@.kernel_model_owner_in,
+	OUTPUT = @extschema@.kernel_model_owner_out,
+	INTERNALLENGTH = 4,
+	PASSEDBYVALUE,
+	ALIGNMENT = int4
+);
+
+COMMENT ON TYPE @extschema@.kernel_model_owner IS
+'a model''s owner (kernel_model_names.owner_role): a role OID whose text form is resolved by role name, - for no owner, so a dump and restore keep a model without an owner without one';
+
+CREATE CAST (@extschema@.kernel_model_owner AS pg_catalog.oid) WITHOUT FUNCTION AS IMPLICIT;
+CREATE CAST (pg_catalog.oid AS @extschema@.kernel_model_owner) WITHOUT FUNCTION AS ASSIGNMENT;
+
+-- model_id tells models apart that had the same name (and owner): a drop
+-- and a new training of the name give the name row a new one, so a retrain
+-- that started from the old model stores nothing into the new (issue 29).
+-- It is this cluster's: the catalog functions and the restore trigger draw
+-- it from kernel_model_ids (no column default: a restored row without one
+-- is a dump of 0.3.0, see the trigger).
+CREATE SEQUENCE @extschema@.kernel_model_ids;
+
+REVOKE ALL ON SEQUENCE @extschema@.kernel_model_ids FROM PUBLIC;
+
+COMMENT ON SEQUENCE @extschema@.kernel_model_ids IS
+'the identities of named models (kernel_model_names.model_id), drawn by the catalog functions and the restore trigger';
+
 CREATE TABLE kernel_model_names (
-	name text PRIMARY KEY CHECK (name <> ''),
+	name text PRIMARY KEY CHECK (name OPERATOR(pg_catalog.<>) ''),
 	owner oid NOT NULL,
 	owner_name text,
-	last_version integer NOT NULL CHECK (last_version >= 0)
+	last_version integer NOT NULL CHECK (last_version OPERATOR(pg_catalog.>=) 0),
+	model_id bigint NOT NULL UNIQUE,
+	owner_role @extschema@.kernel_model_owner NOT NULL
 );
 
 SELECT pg_catalog.pg_extension_config_dump('kernel_model_names', '');
@@ -153,9 +210,11 @@ REVOKE ALL ON kernel_model_names FROM PUBLIC;
 COMMENT ON TABLE kernel_model_names IS
 'named models: one row per model name, its owner and the highest version number it has had; written only by the catalog functions (kernel_model_train, kernel_model_retrain, kernel_model_deploy, kernel_model_drop, kernel_model_reassign), which lock its row to serialise the changes of one name';
 COMMENT ON COLUMN kernel_model_names.name IS 'model name, chosen by its owner';
-COMMENT ON COLUMN kernel_model_names.owner IS 'the role that owns the name, by OID in this cluster; 0 or a dropped role''s OID: nobody (only superusers can deploy, drop, reassign or train over it; kernel_model_retrain refuses it); restored rows take the OID of the role named owner_name';
-COMMENT ON COLUMN kernel_model_names.owner_name IS 'the owner''s role name when the catalog last wrote the row (NULL: no owner); what a dump and restore resolve the owner by';
+COMMENT ON COLUMN kernel_model_names.owner IS 'the role that owns the name, by OID in this cluster; 0 or a dropped role''s OID: nobody (only superusers can deploy, drop, reassign or train over it; kernel_model_retrain refuses it); restored rows take it from owner_role';
+COMMENT ON COLUMN kernel_model_names.owner_name IS 'the owner''s role name when the catalog last wrote the row (NULL: no owner), for display: a role dropped since keeps its name here, and kernel_model_reassign finds its models by it; a restore never gives the model to a role by this name (but for a dump of 0.3.0, which has no owner_role)';
 COMMENT ON COLUMN kernel_model_names.last_version IS 'the highest version number the name has had: the next version is last_version + 1, so a number is never reused for another model, even after the latest version is dropped';
+COMMENT ON COLUMN kernel_model_names.owner_role IS 'the owner again (the same OID as owner), as a dump carries it: its text is the role''s name, or - when the role no longer exists or there is none, so a model whose owner was dropped before a dump stays without an owner after a restore; a restore resolves the name in the target cluster (a missing role: no owner)';
+COMMENT ON COLUMN kernel_model_names.model_id IS 'the identity of the model under this name in this cluster, new whenever the name is created (a drop and a new training of the name change it, and a restore draws a new one); a retrain stores only into the model_id it started from';
 
 -- One row per trained version.  Roles change it only through the functions
 -- below, which check that the caller owns the name (has the privileges of
@@ -165,9 +224,9 @@ COMMENT ON COLUMN kernel_model_names.last_version IS 'the highest version number
 -- TO role.  search_path is the last column so that a table updated from
 -- 0.1.0 has the same columns in the same order.
 CREATE TABLE kernel_models (
-	name text NOT NULL CHECK (name <> ''),
-	version integer NOT NULL CHECK (version > 0),
-	created_at timestamptz NOT NULL DEFAULT now(),
+	name text NOT NULL CHECK (name OPERATOR(pg_catalog.<>) ''),
+	version integer NOT NULL CHECK (version OPERATOR(pg_catalog.>) 0),
+	created_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
 	owner text,
 	source_query text NOT NULL,
 	options jsonb NOT NULL DEFAULT '{}',
@@ -197,7 +256,7 @@ COMMENT ON COLUMN kernel_models.owner IS 'the name of the role that owned the mo
 COMMENT ON COLUMN kernel_models.source_query IS 'the query that yielded (features, target); kernel_model_retrain runs it again, as owner, with search_path';
 COMMENT ON COLUMN kernel_models.options IS 'the options given to kernel_model_train; kernel_model_retrain reuses them';
 COMMENT ON COLUMN kernel_models.model IS 'the model, as kernel_train returns it';
-COMMENT ON COLUMN kernel_models.metrics IS 'split sizes; training and held-out RMSE, MAE and R^2 (regression) or accuracy, balanced accuracy, log-loss, AUC and confusion matrix (classification); the deployment decision with both scores';
+COMMENT ON COLUMN kernel_models.metrics IS 'split sizes; a digest of the training rows (rows_digest, independent of their order; null for models trained by SQL passes); training and held-out RMSE, MAE and R^2 (regression) or accuracy, balanced accuracy, log-loss, AUC and confusion matrix (classification); the deployment decision with both scores; for a retrain, the version it started from and whether the rows changed since (retrain)';
 COMMENT ON COLUMN kernel_models.n_train IS 'rows the stored model was fitted on';
 COMMENT ON COLUMN kernel_models.n_features IS 'length of the feature arrays the model takes';
 COMMENT ON COLUMN kernel_models.deployed IS 'whether this is the version kernel_predict(name, features) uses; at most one per name';
@@ -215,15 +274,15 @@ COMMENT ON FUNCTION _kernel_ml_catalog_restore() IS
 'internal: trigger of kernel_model_names and kernel_models for rows that do not come from the catalog functions (pg_restore): resolves owners by role name (0: none) and keeps kernel_model_names complete';
 
 CREATE TRIGGER kernel_model_names_restore BEFORE INSERT ON kernel_model_names
-FOR EACH ROW EXECUTE FUNCTION _kernel_ml_catalog_restore();
+FOR EACH ROW EXECUTE FUNCTION @extschema@._kernel_ml_catalog_restore();
 
 CREATE TRIGGER kernel_models_restore BEFORE INSERT ON kernel_models
-FOR EACH ROW EXECUTE FUNCTION _kernel_ml_catalog_restore();
+FOR EACH ROW EXECUTE FUNCTION @extschema@._kernel_ml_catalog_restore();
 
 CREATE FUNCTION kernel_model_train(name text, query text, options jsonb DEFAULT '{}')
 RETURNS TABLE (name text, version integer, deployed boolean, metrics jsonb)
 AS 'MODULE_PATHNAME', 'kernel_model_train'
-LANGUAGE C VOLATILE PARALLEL UNSAFE;
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION kernel_model_train(text, text, jsonb) IS
 'run query (features float8[], target float8 or label text) as the caller in a security-restricted operation, train on a deterministic split, record held-out metrics, store a new version of the named model (name: 1 to 63 bytes; a new name belongs to the caller) with the caller''s search_path, and deploy it per the deploy option';
@@ -231,15 +290,15 @@ COMMENT ON FUNCTION kernel_model_train(text, text, jsonb) IS
 CREATE FUNCTION kernel_model_retrain(name text)
 RETURNS TABLE (name text, version integer, deployed boolean, metrics jsonb)
 AS 'MODULE_PATHNAME', 'kernel_model_retrain'
-LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION kernel_model_retrain(text) IS
-'train a new version of the named model with the query, options and search_path of its latest version; the query runs as the model''s owner (never as the caller) in a security-restricted operation, and nothing it sets outlives it; an error, storing nothing, if the model was dropped or changed owner meanwhile';
+'train a new version of the named model with the query, options and search_path of its deployed version (its latest when none is deployed; metrics->''retrain'' says which, and whether the rows changed since); the query runs as the model''s owner (never as the caller) in a security-restricted operation, and nothing it sets outlives it; an error, storing nothing, if the model was dropped, re-created or changed owner meanwhile; a null name is an error (22004)';
 
 CREATE FUNCTION kernel_model_deploy(name text, version integer)
 RETURNS void
 AS 'MODULE_PATHNAME', 'kernel_model_deploy'
-LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION kernel_model_deploy(text, integer) IS
 'make a version of the named model the deployed one (manual deployment or rollback)';
@@ -263,7 +322,7 @@ COMMENT ON FUNCTION kernel_model_drop(text, integer) IS
 CREATE FUNCTION kernel_model_reassign(old_owner text, new_owner regrole)
 RETURNS integer
 AS 'MODULE_PATHNAME', 'kernel_model_reassign'
-LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION kernel_model_reassign(text, regrole) IS
 'give every model name owned by the role named old_owner (or left by a dropped role of that name) to new_owner, as REASSIGN OWNED does for database objects, which does not know models; run it before DROP ROLE; the caller needs the privileges of both roles (a dropped role''s models: superuser); returns the number of names reassigned';
@@ -291,14 +350,14 @@ COMMENT ON FUNCTION kernel_predict(text, float8[]) IS
 CREATE VIEW kernel_models_overview AS
 SELECT m.name,
 	   n.owner::pg_catalog.regrole AS owner,
-	   max(m.version) FILTER (WHERE m.deployed) AS deployed_version,
-	   count(*)::integer AS versions,
-	   max(m.version) AS latest_version,
-	   max(m.created_at) AS last_trained,
-	   (array_agg(m.metrics) FILTER (WHERE m.deployed))[1] AS deployed_metrics,
-	   max(pg_catalog.octet_length(m.model)) FILTER (WHERE m.deployed) AS deployed_bytes,
-	   sum(pg_catalog.octet_length(m.model))::bigint AS total_bytes
-FROM kernel_models m JOIN kernel_model_names n ON n.name OPERATOR(pg_catalog.=) m.name
+	   pg_catalog.max(m.version) FILTER (WHERE m.deployed) AS deployed_version,
+	   pg_catalog.count(*)::integer AS versions,
+	   pg_catalog.max(m.version) AS latest_version,
+	   pg_catalog.max(m.created_at) AS last_trained,
+	   (pg_catalog.array_agg(m.metrics) FILTER (WHERE m.deployed))[1] AS deployed_metrics,
+	   pg_catalog.max(pg_catalog.octet_length(m.model)) FILTER (WHERE m.deployed) AS deployed_bytes,
+	   pg_catalog.sum(pg_catalog.octet_length(m.model))::bigint AS total_bytes
+FROM @extschema@.kernel_models m JOIN @extschema@.kernel_model_names n ON n.name OPERATOR(pg_catalog.=) m.name
 WHERE pg_catalog.has_table_privilege(m.tableoid, 'SELECT')
    OR pg_catalog.pg_has_role(n.owner, 'USAGE')
 GROUP BY m.name, n.owner;
@@ -502,6 +561,30 @@ LANGUAGE C STABLE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION kernel_predict_proba(text, float8[]) IS
 'the probability of every class for one row under the deployed version of the named classifier, looked up, and read access checked, once per statement snapshot and current user';
+
+CREATE FUNCTION kernel_predict_proba(name text, features float8[], label text)
+RETURNS float8
+AS 'MODULE_PATHNAME', 'kernel_predict_proba_label_by_name'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_predict_proba(text, float8[], text) IS
+'the probability of one class for one row under the deployed version of the named classifier (an error for a label the model does not have), looked up, and read access checked, once per statement snapshot and current user';
+
+CREATE FUNCTION kernel_model_info(name text)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'kernel_model_info_by_name'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_model_info(text) IS
+'describe the deployed version of the named model, as kernel_model_info(bytea) does; read access checked as for scoring by name';
+
+CREATE FUNCTION kernel_model_export(name text)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'kernel_model_export_by_name'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_model_export(text) IS
+'every number needed to score the deployed version of the named model outside the database, as kernel_model_export(bytea); read access checked as for scoring by name';
 
 -- Scoring a matrix ------------------------------------------------------
 -- Many rows in one call: a 2-D float8 array, one inner array per row

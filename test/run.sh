@@ -116,6 +116,19 @@ pg_virtualenv -t -o 'max_worker_processes=16' -o 'max_parallel_workers=8' \
 cluster_rc=$?
 stage_time "pg_regress, cross-check, SQL fuzz"
 
+# Citus for the distributed stage (test/t/030_citus.pl), built from
+# ../shared/citus/ once per machine and cached (tools/build-citus.sh); where
+# the archive is missing the stage is skipped, and said so here and at the end.
+echo "=== Citus (tools/build-citus.sh)"
+bash tools/build-citus.sh > "$log/citus_build.out" 2>&1
+citus_rc=$?
+case $citus_rc in
+0) echo "Citus $(basename "$(tail -1 "$log/citus_build.out")") installed: test/t/030_citus.pl runs the distributed stage" ;;
+3) echo "!!! Citus stage SKIPPED: $(head -1 "$log/citus_build.out")" ;;
+*) echo "Citus build FAILED:"; tail -20 "$log/citus_build.out" ;;
+esac
+stage_time "Citus build"
+
 # TAP tests (PostgreSQL::Test::Cluster: each starts clusters of its own).
 echo "=== TAP tests"
 bash test/tap.sh 2>&1 | tee "$log/tap.out"
@@ -198,6 +211,11 @@ tap() {			# tap <name> <prove output>
 	fi
 }
 tap "TAP" "$log/tap.out"
+case $citus_rc in
+0) ;;
+3) echo "!!! Citus stage SKIPPED (no ../shared/citus archive): test/t/030_citus.pl did not run" ;;
+*) count "Citus build" 0 1 ;;
+esac
 
 debug_counted=0
 for stage in "debug pg_regress" "debug TAP" "debug server logs"; do

@@ -13,9 +13,10 @@
  * then read and write the tables as their owner with search_path pinned and
  * every name qualified, like a SECURITY DEFINER function.  Between
  * installing this library and ALTER EXTENSION kernel_ml UPDATE, the catalog
- * may still be 0.1.0's (owner by name, no search_path) or 0.2.0's (owner a
- * regrole per version, no kernel_model_names): its models can be read and
- * scored, not changed.
+ * may still be 0.1.0's (owner by name, no search_path), 0.2.0's (owner a
+ * regrole per version, no kernel_model_names) or that of another version
+ * with kernel_model_names (0.3.0's): its models can be read and scored, not
+ * changed.
  *
  * The changes of one name are serialised by a lock on its row of
  * kernel_model_names (catalog_lock_name), which no other role can read, let
@@ -25,9 +26,13 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/htup_details.h"
+#include "access/table.h"
 #include "catalog/pg_authid.h"
+#include "catalog/pg_extension.h"
 #include "catalog/pg_type.h"
+#include "commands/extension.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "fmgr.h"
@@ -39,6 +44,7 @@
 #include "utils/datum.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/fmgroids.h"
 #include "utils/memutils.h"
 #include "utils/syscache.h"
 
@@ -54,6 +60,7 @@ catalog_open(FunctionCallInfo fcinfo, Catalog *cat)
 {
 	Oid			nsp = get_func_namespace(fcinfo->flinfo->fn_oid);
 	char	   *nspname = get_namespace_name(nsp);
+	Oid			names;
 	HeapTuple	tup;
 
 	cat->relid = get_relname_relid("kernel_models", nsp);
@@ -68,6 +75,8 @@ catalog_open(FunctionCallInfo fcinfo, Catalog *cat)
 	cat->schema = quote_identifier(nspname);
 
 	cat->names = quote_qualified_identifier(nspname, "kernel_model_names");
+	cat->ids = psprintf("%s::pg_catalog.regclass",
+						quote_literal_cstr(quote_qualified_identifier(nspname, "kernel_model_ids")));
 
 	/*
 	 * Between installing this library and ALTER EXTENSION kernel_ml UPDATE
@@ -75,7 +84,8 @@ catalog_open(FunctionCallInfo fcinfo, Catalog *cat)
 	 * regrole per version): models can be read and scored, not changed (see
 	 * require_current).
 	 */
-	cat->legacy = !OidIsValid(get_relname_relid("kernel_model_names", nsp));
+	names = get_relname_relid("kernel_model_names", nsp);
+	cat->legacy = !OidIsValid(names);
 	if (!cat->legacy)
 		cat->owner_expr = psprintf("COALESCE((SELECT n.owner FROM %s n "
 								   "WHERE n.name OPERATOR(pg_catalog.=) $1), 0::pg_catalog.oid)",
@@ -84,16 +94,67 @@ catalog_open(FunctionCallInfo fcinfo, Catalog *cat)
 		cat->owner_expr = "COALESCE(pg_catalog.to_regrole(pg_catalog.quote_ident(owner::pg_catalog.text))::pg_catalog.oid, 0::pg_catalog.oid)";
 	else
 		cat->owner_expr = "owner::pg_catalog.oid";
+	/* 0.3.0's kernel_model_names, without model_id: read only as well */
+	if (!cat->legacy && get_attnum(names, "model_id") == InvalidAttrNumber)
+		cat->legacy = true;
+}
+
+/*
+ * The version of the extension's SQL objects (pg_extension.extversion), or
+ * NULL: what its catalog is until ALTER EXTENSION kernel_ml UPDATE, while
+ * this library may already be a newer one.
+ */
+static char *
+installed_version(void)
+{
+	Oid			ext = get_extension_oid("kernel_ml", true);
+	Relation	rel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	char	   *version = NULL;
+
+	if (!OidIsValid(ext))
+		return NULL;
+	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(ext));
+	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, &key);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup))
+	{
+		bool		isnull;
+		Datum		v = heap_getattr(tup, Anum_pg_extension_extversion, RelationGetDescr(rel), &isnull);
+
+		if (!isnull)
+			version = TextDatumGetCString(v);
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return version;
 }
 
 void
 catalog_require_current(const Catalog *cat, const char *fname)
 {
+	char	   *version = installed_version();
+
+	/*
+	 * A catalog of another version (0.3.0's, before the update to this
+	 * library's): this library writes only the catalog of its own version.
+	 * The shape check below is for a catalog whose version cannot be read.
+	 */
+	if (version != NULL && strcmp(version, KM_VERSION_STRING) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("%s needs the kernel_ml %s catalog", fname, KM_VERSION_STRING),
+				 errdetail("The extension's SQL objects, the catalog of named models among them, are still those of kernel_ml %s.",
+						   version),
+				 errhint("Run ALTER EXTENSION kernel_ml UPDATE.")));
 	if (cat->legacy)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("%s needs the kernel_ml %s catalog", fname, KM_VERSION_STRING),
-				 errdetail("The catalog of named models is still the one of an older kernel_ml: it has no table kernel_model_names."),
+				 errdetail("The catalog of named models is still the one of an older kernel_ml: it has no table kernel_model_names, or no column model_id in it."),
 				 errhint("Run ALTER EXTENSION kernel_ml UPDATE.")));
 }
 
@@ -175,6 +236,28 @@ catalog_check_name(const char *name)
 				 errdetail("The name is %zu bytes long; at most %d bytes are allowed.",
 						   len, MODEL_NAME_MAX),
 				 errhint("Choose a shorter name.")));
+}
+
+/*
+ * Null arguments of the catalog's verbs (issue 30): one rule for all of
+ * them, an error naming the argument.  STRICT would make a null argument
+ * "nothing to do" (no row, no error), which a scheduled job or a clean-up
+ * subquery that found nothing would take for success; a null that meant
+ * "every version" or "the default" would be worse.  Readers
+ * (kernel_model_get, kernel_predict) stay STRICT: a null in, a null out.
+ */
+void
+catalog_check_not_null(FunctionCallInfo fcinfo, const char *fname,
+					   const char *const *argnames, int nargs)
+{
+	for (int i = 0; i < nargs && i < PG_NARGS(); i++)
+		if (PG_ARGISNULL(i))
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("%s must not be null", argnames[i]),
+					 errdetail("Argument %d of %s is null; the functions that change named models take no null argument.",
+							   i + 1, fname),
+					 errhint("Pass a value, or leave an argument that has a default out.")));
 }
 
 /*

@@ -37,6 +37,15 @@ void		catalog_no_such_model(const char *name) pg_attribute_noreturn();
 /* A name a new version may be stored under: 1 to MODEL_NAME_MAX bytes. */
 void		catalog_check_name(const char *name);
 
+/*
+ * The one rule for null arguments of the verbs that change the catalog
+ * (train, retrain, deploy, drop, reassign): any null argument is an error
+ * (22004) naming it, before any other check.  argnames: the SQL names of
+ * the first nargs arguments, those checked.
+ */
+void		catalog_check_not_null(FunctionCallInfo fcinfo, const char *fname,
+								   const char *const *argnames, int nargs);
+
 /* A writable transaction, checked before any work. */
 void		catalog_check_writable(const char *fname);
 

@@ -16,6 +16,7 @@ typedef struct Catalog
 	Oid			owner;			/* the table's owner: who writes it */
 	char	   *qualified;		/* "schema".kernel_models, quoted */
 	char	   *names;			/* "schema".kernel_model_names, quoted */
+	char	   *ids;			/* 'schema.kernel_model_ids'::regclass, for nextval */
 	const char *schema;			/* the extension's schema, quoted */
 	bool		legacy;			/* a 0.1.0 or 0.2.0 catalog: read only */
 	const char *owner_expr;		/* SQL yielding the owner's OID ($1 the name) */

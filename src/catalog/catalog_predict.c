@@ -1,5 +1,6 @@
 /*
- * catalog_predict.c - kernel_predict(name, features): the deployed version
+ * catalog_predict.c - kernel_predict(name, features) and the other by-name
+ * twins of the functions that take a model as bytea: the deployed version
  * of a named model, cached per snapshot and current user.
  */
 #include "postgres.h"
@@ -50,6 +51,13 @@
 PG_FUNCTION_INFO_V1(kernel_predict_by_name);
 PG_FUNCTION_INFO_V1(kernel_predict_class_by_name);
 PG_FUNCTION_INFO_V1(kernel_predict_proba_by_name);
+PG_FUNCTION_INFO_V1(kernel_predict_proba_label_by_name);
+PG_FUNCTION_INFO_V1(kernel_model_info_by_name);
+PG_FUNCTION_INFO_V1(kernel_model_export_by_name);
+
+/* The bytea forms (src/sql/predict.c, export.c) the by-name forms call. */
+extern Datum kernel_model_info(PG_FUNCTION_ARGS);
+extern Datum kernel_model_export(PG_FUNCTION_ARGS);
 
 /* ---------------------------------------------------------------------
  * kernel_predict(name, features)
@@ -63,8 +71,10 @@ PG_FUNCTION_INFO_V1(kernel_predict_proba_by_name);
  * snapshot and looks again; an unchanged model is recognised by its TOAST
  * pointer or its bytes and is not decoded again.
  *
- * kernel_predict_class(name, features) and kernel_predict_proba(name,
- * features) share this cache: the same lookup, permission check and
+ * Every function that takes a model as bytea has this twin that takes its
+ * name: kernel_predict_class(name, features), kernel_predict_proba(name,
+ * features[, label]), kernel_model_info(name) and kernel_model_export(name)
+ * share this cache: the same lookup, permission check and
  * decoded model, then the classifier's q decision values from one kernel
  * row, as their bytea forms (classify.c) compute them.
  * ---------------------------------------------------------------------
@@ -285,3 +295,49 @@ kernel_predict_proba_by_name(PG_FUNCTION_ARGS)
 	PG_RETURN_JSONB_P(km_json_finish(&j));
 }
 
+
+/* kernel_predict_proba(name text, features float8[], label text) RETURNS float8 */
+Datum
+kernel_predict_proba_label_by_name(PG_FUNCTION_ARGS)
+{
+	NamedEntry *entry = named_entry(fcinfo);
+	const km_model *m = named_classifier(fcinfo, entry, "kernel_predict_proba");
+	km_prob_link link = (km_prob_link) km_model_prob_link_or_raise(m);
+	char	   *label = text_to_cstring(PG_GETARG_TEXT_PP(2));
+	int			c = km_classes_find(m->labels, m->labels_bytes, m->n_classes, label);
+	const double *f;
+	km_error	err;
+
+	if (c < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("label \"%s\" is not a class of this model", label),
+				 errdetail("The model has %u classes, from \"%s\" to \"%s\".", m->n_classes,
+						   km_classes_label(m->labels, m->labels_bytes, m->n_classes, 0),
+						   km_classes_label(m->labels, m->labels_bytes, m->n_classes,
+											m->n_classes - 1)),
+				 errhint("kernel_predict_proba(name, features) returns every class's probability.")));
+	f = km_model_cache_decision_array(entry->mc, PG_GETARG_ARRAYTYPE_P(1));
+	if (km_classify_proba(link, m->multiclass, m->n_classes, f, m->prob_A,
+						  m->prob_B, entry->pb.p, entry->pb.pwork, &err) != KM_OK)
+		km_raise(&err);
+	PG_RETURN_FLOAT8(entry->pb.p[c]);
+}
+
+/* kernel_model_info(name text) RETURNS jsonb: the deployed version's */
+Datum
+kernel_model_info_by_name(PG_FUNCTION_ARGS)
+{
+	NamedEntry *entry = named_entry(fcinfo);
+
+	return DirectFunctionCall1(kernel_model_info, entry->model);
+}
+
+/* kernel_model_export(name text) RETURNS jsonb: the deployed version's */
+Datum
+kernel_model_export_by_name(PG_FUNCTION_ARGS)
+{
+	NamedEntry *entry = named_entry(fcinfo);
+
+	return DirectFunctionCall1(kernel_model_export, entry->model);
+}

@@ -15,6 +15,7 @@
 #include <ctype.h>
 
 #include "catalog/namespace.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
@@ -27,6 +28,7 @@
 #include "utils/plancache.h"
 
 #include "model.h"
+#include "options.h"
 
 #include "catalog_query.h"
 
@@ -76,18 +78,16 @@ catalog_search_path(void)
 }
 
 /*
- * Whether the second column holds text labels: a type of the string
- * category (text, varchar, char, name, ...).  Any other type must convert
- * to float8, a regression target (or labels for a classification method).
+ * Whether the second column holds class labels, read as text: a type of
+ * the string category (text, varchar, char, name, ...) or a boolean ('false'
+ * and 'true'), by the inference kernel_train's signatures follow
+ * (km_label_kind_of_type).  Any other type must convert to float8, a
+ * regression target (or labels for a classification method).
  */
 static bool
 label_column_is_text(Oid type)
 {
-	char		category;
-	bool		preferred;
-
-	get_type_category_preferred(getBaseType(type), &category, &preferred);
-	return category == TYPCATEGORY_STRING;
+	return km_label_kind_of_type(type) == KM_LABELS_CLASSES;
 }
 
 /*
@@ -220,6 +220,8 @@ fetch_rows(const char *body, bool text_label, MemoryContext ctx)
 	MemoryContextDelete(batch);
 	SPI_cursor_close(portal);
 	SPI_freeplan(plan);
+	/* rows only counted (an exact model of them would not fit): the whole need */
+	rowset_check_kept(rs, "kernel_model_train");
 	return rs;
 }
 
@@ -281,6 +283,55 @@ catalog_collect_rows(const char *query, Oid run_as, const char *search_path,
 	return rs;
 }
 
+/*
+ * A temporary relation the query reads (through views too: the rewritten
+ * query's dependencies), or InvalidOid: parsed as run_as with search_path,
+ * as it runs.  Relations read only inside functions it calls are not seen.
+ */
+Oid
+catalog_query_temp_relation(const char *query, Oid run_as, const char *search_path)
+{
+	QueryRun	qr;
+	SPIPlanPtr	plan;
+	ListCell   *lc;
+	Oid			found = InvalidOid;
+
+	query_enter(run_as, pinned_path(search_path), &qr);
+	plan = SPI_prepare(query_body(query), 0, NULL);
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+	foreach(lc, SPI_plan_get_plan_sources(plan))
+	{
+		CachedPlanSource *ps = (CachedPlanSource *) lfirst(lc);
+		ListCell   *rc;
+
+		foreach(rc, ps->relationOids)
+		{
+			if (!OidIsValid(found) &&
+				get_rel_persistence(lfirst_oid(rc)) == RELPERSISTENCE_TEMP)
+				found = lfirst_oid(rc);
+		}
+	}
+	SPI_freeplan(plan);
+	query_leave(&qr);
+	return found;
+}
+
+KmLabelKind
+catalog_query_label_kind(const char *query, Oid run_as, const char *search_path)
+{
+	QueryRun	qr;
+	bool		text_label;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	query_enter(run_as, pinned_path(search_path), &qr);
+	text_label = check_query(query_body(query));
+	query_leave(&qr);
+	SPI_finish();
+	return text_label ? KM_LABELS_CLASSES : KM_LABELS_NUMERIC;
+}
+
 void
 catalog_query_open(CatalogQuery *q, const char *query, Oid run_as,
 				   const char *search_path)
@@ -320,7 +371,8 @@ catalog_query_run(const CatalogQuery *q, const char *sql, int nargs,
 
 void
 catalog_query_scan(const CatalogQuery *q, const char *sql, int nargs,
-				   Oid *argtypes, Datum *values, CatalogBatchFn batch, void *arg)
+				   Oid *argtypes, Datum *values, long fetch,
+				   CatalogBatchFn batch, void *arg)
 {
 	QueryRun	qr;
 	Portal		portal;
@@ -337,7 +389,7 @@ catalog_query_scan(const CatalogQuery *q, const char *sql, int nargs,
 	{
 		MemoryContext old;
 
-		SPI_cursor_fetch(portal, true, 1000);
+		SPI_cursor_fetch(portal, true, Max(fetch, 1));
 		if (SPI_processed == 0)
 			break;
 		/* detoasted feature arrays go into the batch context (as fetch_rows) */

@@ -9,6 +9,7 @@
 
 #include "executor/spi.h"
 
+#include "options.h"
 #include "rowset.h"
 
 /*
@@ -27,6 +28,14 @@ RowSet	   *catalog_collect_rows(const char *query, Oid run_as,
 								 const char *search_path, MemoryContext ctx);
 
 /*
+ * The first temporary relation query reads, run as run_as with
+ * search_path, or InvalidOid (a model trained from one cannot be retrained
+ * in another session).  SPI connected.
+ */
+Oid			catalog_query_temp_relation(const char *query, Oid run_as,
+										const char *search_path);
+
+/*
  * A stored query run by SQL passes (named approximate regression models,
  * whose rows are never collected): checked once by catalog_query_open,
  * then each pass is one statement over q->source, the query's rows as
@@ -36,6 +45,14 @@ RowSet	   *catalog_collect_rows(const char *query, Oid run_as,
  * (pg_catalog., the extension's schema) and use OPERATOR(pg_catalog.x).
  * SPI connected.
  */
+/*
+ * The kind of the query's label column (options.h: class labels for a
+ * string or boolean type), the query planned as run_as with search_path
+ * and its columns checked: what named training parses its options for.
+ */
+KmLabelKind catalog_query_label_kind(const char *query, Oid run_as,
+									 const char *search_path);
+
 typedef struct CatalogQuery
 {
 	char	   *body;			/* the query, trailing ';' and blanks removed */
@@ -57,15 +74,16 @@ int			catalog_query_run(const CatalogQuery *q, const char *sql, int nargs,
 
 /*
  * Run one SELECT over the query's rows (parameters as catalog_query_run)
- * through a cursor, a batch of rows at a time: batch(arg, tuptable, n) is
- * called for each, in a memory context reset after it, and must run no SQL
- * (the query's role and settings are in effect for the whole scan).  Its
- * memory is one batch, whatever the rows.  Not parallel.
+ * through a cursor, a batch of at most fetch rows at a time: batch(arg,
+ * tuptable, n) is called for each, in a memory context reset after it, and
+ * must run no SQL (the query's role and settings are in effect for the
+ * whole scan).  Its memory is one batch, whatever the rows: the caller
+ * sizes fetch by the bytes of a row.  Not parallel.
  */
 typedef void (*CatalogBatchFn) (void *arg, SPITupleTable *tuptable, uint64 n);
 
 void		catalog_query_scan(const CatalogQuery *q, const char *sql, int nargs,
-							   Oid *argtypes, Datum *values, CatalogBatchFn batch,
-							   void *arg);
+							   Oid *argtypes, Datum *values, long fetch,
+							   CatalogBatchFn batch, void *arg);
 
 #endif							/* KM_CATALOG_QUERY_H */

@@ -38,6 +38,8 @@ PG_FUNCTION_INFO_V1(kernel_model_reassign);
 PG_FUNCTION_INFO_V1(kernel_ml_catalog_restore);
 PG_FUNCTION_INFO_V1(kernel_model_get);
 PG_FUNCTION_INFO_V1(kernel_ml_holdout);
+PG_FUNCTION_INFO_V1(kernel_model_owner_in);
+PG_FUNCTION_INFO_V1(kernel_model_owner_out);
 
 /* The search_path a version from 0.1.0 (none stored) is retrained with. */
 #define LEGACY_SEARCH_PATH "\"$user\", public"
@@ -69,42 +71,37 @@ kernel_model_train(PG_FUNCTION_ARGS)
 	char	   *name;
 	TrainedVersion tv;
 
+	static const char *const args[] = {"name", "query", "options"};
+
+	catalog_check_not_null(fcinfo, "kernel_model_train(name, query, options)", args, 3);
 	catalog_check_writable("kernel_model_train()");
-	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("%s must not be null", PG_ARGISNULL(0) ? "name" : "query")));
 	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	catalog_check_name(name);
-	if (PG_ARGISNULL(2))
-	{
-		KmJson		empty;
-
-		km_json_begin(&empty);
-		options = km_json_finish(&empty);
-	}
-	else
-		options = PG_GETARG_JSONB_P(2);
+	options = PG_GETARG_JSONB_P(2);
 	InitMaterializedSRF(fcinfo, 0);
 	catalog_open(fcinfo, &cat);
 	catalog_require_current(&cat, "kernel_model_train");
 	catalog_train_named(&cat, name, text_to_cstring(PG_GETARG_TEXT_PP(1)), options,
-						GetUserId(), false, catalog_search_path(), &tv);
+						GetUserId(), NULL, catalog_search_path(), &tv);
 	return_trained(fcinfo, name, &tv);
 	return (Datum) 0;
 }
 
 /*
  * kernel_model_retrain(name): the query, options and search_path of the
- * latest version, the query run as the model's owner (never as the caller:
- * a scheduled job is often a superuser's).  The version is stored only if
- * the name still belongs to that owner under the name lock (see
- * catalog_train_named).
+ * deployed version (of the latest when none is deployed: an experiment
+ * stored with "deploy": "never" does not become what every scheduled run
+ * trains), the query run as the model's owner (never as the caller: a
+ * scheduled job is often a superuser's).  The version is stored only if
+ * the name is still that model and still belongs to that owner under the
+ * name lock (see catalog_train_named); metrics->'retrain' says which
+ * version it started from and whether the rows changed since.
  */
 Datum
 kernel_model_retrain(PG_FUNCTION_ARGS)
 {
-	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	static const char *const args[] = {"name"};
+	char	   *name;
 	Catalog		cat;
 	Oid			owner;
 	char	   *query;
@@ -112,8 +109,11 @@ kernel_model_retrain(PG_FUNCTION_ARGS)
 	Jsonb	   *options;
 	ModelRow	latest;
 	MemoryContext caller = CurrentMemoryContext;
+	RetrainSource from;
 	TrainedVersion tv;
 
+	catalog_check_not_null(fcinfo, "kernel_model_retrain(name)", args, 1);
+	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	catalog_check_writable("kernel_model_retrain()");
 	catalog_check_name(name);
 	InitMaterializedSRF(fcinfo, 0);
@@ -121,7 +121,7 @@ kernel_model_retrain(PG_FUNCTION_ARGS)
 	catalog_require_current(&cat, "kernel_model_retrain");
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (!catalog_latest_version(&cat, name, caller, &latest))
+	if (!catalog_retrain_source(&cat, name, caller, &latest))
 		catalog_no_such_model(name);
 	SPI_finish();
 	owner = latest.owner;
@@ -138,7 +138,12 @@ kernel_model_retrain(PG_FUNCTION_ARGS)
 						   name, catalog_role_label(owner)),
 				 errhint("Train a new version with kernel_model_train, which makes the caller its owner, or drop the model with kernel_model_drop.")));
 
-	catalog_train_named(&cat, name, query, options, owner, true, search_path, &tv);
+	from.model_id = latest.model_id;
+	from.version = latest.version;
+	from.deployed = latest.deployed;
+	from.rows_digest = latest.rows_digest;
+	from.digest_version = latest.digest_version;
+	catalog_train_named(&cat, name, query, options, owner, &from, search_path, &tv);
 	return_trained(fcinfo, name, &tv);
 	return (Datum) 0;
 }
@@ -147,13 +152,17 @@ kernel_model_retrain(PG_FUNCTION_ARGS)
 Datum
 kernel_model_deploy(PG_FUNCTION_ARGS)
 {
-	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	int32		version = PG_GETARG_INT32(1);
+	static const char *const args[] = {"name", "version"};
+	char	   *name;
+	int32		version;
 	Catalog		cat;
 	bool		exists;
 	int32		latest;
 	NameRow		nr;
 
+	catalog_check_not_null(fcinfo, "kernel_model_deploy(name, version)", args, 2);
+	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	version = PG_GETARG_INT32(1);
 	catalog_check_writable("kernel_model_deploy()");
 	catalog_open(fcinfo, &cat);
 	catalog_require_current(&cat, "kernel_model_deploy");
@@ -188,11 +197,12 @@ kernel_model_drop(PG_FUNCTION_ARGS)
 	bool		all = PG_NARGS() == 1;
 	NameRow		nr;
 
+	static const char *const args[] = {"name"};
+
+	/* the name here; a null version below, with what to call instead */
+	catalog_check_not_null(fcinfo, all ? "kernel_model_drop(name)" : "kernel_model_drop(name, version)",
+						   args, 1);
 	catalog_check_writable("kernel_model_drop()");
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("name must not be null")));
 	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 
 	/*
@@ -246,13 +256,18 @@ kernel_model_drop(PG_FUNCTION_ARGS)
 Datum
 kernel_model_reassign(PG_FUNCTION_ARGS)
 {
-	char	   *old_name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	Oid			new_owner = PG_GETARG_OID(1);
-	Oid			old_owner = get_role_oid(old_name, true);
+	static const char *const args[] = {"old_owner", "new_owner"};
+	char	   *old_name;
+	Oid			new_owner;
+	Oid			old_owner;
 	bool		orphans = superuser();
 	Catalog		cat;
 	uint64		count;
 
+	catalog_check_not_null(fcinfo, "kernel_model_reassign(old_owner, new_owner)", args, 2);
+	old_name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	new_owner = PG_GETARG_OID(1);
+	old_owner = get_role_oid(old_name, true);
 	catalog_check_writable("kernel_model_reassign()");
 	catalog_open(fcinfo, &cat);
 	catalog_require_current(&cat, "kernel_model_reassign");
@@ -312,18 +327,39 @@ restored_role(const char *rolname)
 	return role;
 }
 
+/* A column of a trigger's row by name; isnull when the table has none. */
+static Datum
+trigger_col(HeapTuple tup, TupleDesc desc, const char *col, bool *isnull)
+{
+	int			att = SPI_fnumber(desc, col);
+
+	if (att <= 0)
+	{
+		*isnull = true;
+		return (Datum) 0;
+	}
+	return heap_getattr(tup, att, desc, isnull);
+}
+
 /*
  * The trigger BEFORE INSERT on kernel_model_names and kernel_models for rows
  * that do not come from the catalog functions, which write as the tables'
  * owner in a security-restricted operation: rows restored by pg_restore
- * (or inserted by a superuser).  A name's owner is resolved by its role
- * name: the OID a dump carries means another role, or none, in another
- * cluster, and a role missing here makes the name no one's (owner 0: only
- * a superuser can deploy, drop, reassign or train over it), without failing
- * the restore of any other row.  A restored version whose name has no row
- * (a dump of 0.2.0, or versions restored before the names) gets one, its
- * highest version the version's number; a name row restored after its
- * versions replaces the one they made.
+ * (or inserted by a superuser).  The OID a dump carries means another
+ * role, or none, in another cluster.  A name row of a dump of 0.4.0 on
+ * carries its owner as owner_role (kernel_model_owner), written out as the
+ * role's name by the source cluster at dump time ("-" for a role dropped
+ * by then, or none) and read back as the role of that name here (none when
+ * missing): a model without an owner stays without one, whatever roles the
+ * target has (issue 29, point 5), and owner_name stays as dumped, for
+ * display only.  A dump of 0.3.0 (no owner_role) and a version row give the
+ * owner by role name, as before.  A role missing here makes the name no
+ * one's (owner 0: only a superuser can deploy, drop, reassign or train over
+ * it), without failing the restore of any other row.  A restored version
+ * whose name has no row (a dump of 0.2.0, or versions restored before the
+ * names) gets one, its highest version the version's number; a name row
+ * restored after its versions replaces the one they made.  model_id is
+ * always drawn anew: it is this cluster's.
  */
 Datum
 kernel_ml_catalog_restore(PG_FUNCTION_ARGS)
@@ -341,32 +377,66 @@ kernel_ml_catalog_restore(PG_FUNCTION_ARGS)
 	Datum		name;
 	Datum		last_version;
 
-	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_BEFORE(td->tg_event) ||
-		!TRIGGER_FIRED_FOR_ROW(td->tg_event) || !TRIGGER_FIRED_BY_INSERT(td->tg_event))
-		elog(ERROR, "_kernel_ml_catalog_restore must be a row trigger before insert");
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("_kernel_ml_catalog_restore() was not called by the trigger manager"),
+				 errdetail("It is the internal trigger of the tables kernel_models and kernel_model_names for rows that do not come from the catalog functions."),
+				 errhint("Train, deploy and drop models with kernel_model_train, kernel_model_deploy and kernel_model_drop; restored rows go through the trigger by themselves.")));
+	if (!TRIGGER_FIRED_BEFORE(td->tg_event) || !TRIGGER_FIRED_FOR_ROW(td->tg_event) ||
+		!TRIGGER_FIRED_BY_INSERT(td->tg_event))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("_kernel_ml_catalog_restore() must be fired BEFORE INSERT FOR EACH ROW"),
+				 errdetail("Trigger \"%s\" on table \"%s\" fires it otherwise.",
+						   td->tg_trigger->tgname, RelationGetRelationName(td->tg_relation)),
+				 errhint("Drop trigger \"%s\": the extension's own triggers on kernel_models and kernel_model_names are the only ones it serves.",
+						 td->tg_trigger->tgname)));
 	rel = td->tg_relation;
 	tup = td->tg_trigtuple;
 	desc = RelationGetDescr(rel);
 	catalog_open(fcinfo, &cat);
+
+	/*
+	 * Only the two catalog tables: on any other table, rows of the caller's
+	 * choosing would be written into kernel_model_names as its owner.
+	 */
+	is_names = RelationGetRelid(rel) != cat.relid;
+	if (is_names &&
+		RelationGetRelid(rel) != get_relname_relid("kernel_model_names", get_rel_namespace(cat.relid)))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("_kernel_ml_catalog_restore() must be fired for kernel_models or kernel_model_names"),
+				 errdetail("Trigger \"%s\" fires it for table \"%s\".",
+						   td->tg_trigger->tgname, RelationGetRelationName(rel)),
+				 errhint("Drop trigger \"%s\": the function serves only the extension's own triggers on kernel_models and kernel_model_names.",
+						 td->tg_trigger->tgname)));
 	/* the catalog functions' own rows */
 	if (InSecurityRestrictedOperation() && GetUserId() == cat.owner)
 		return PointerGetDatum(tup);
-	is_names = RelationGetRelid(rel) != cat.relid;
 
-	v = heap_getattr(tup, SPI_fnumber(desc, is_names ? "owner_name" : "owner"), desc, &isnull);
+	v = trigger_col(tup, desc, is_names ? "owner_name" : "owner", &isnull);
 	if (!isnull)
 		owner_name = TextDatumGetCString(v);
-	owner = owner_name ? restored_role(owner_name) : InvalidOid;
+	v = is_names ? trigger_col(tup, desc, "owner_role", &isnull) : (Datum) 0;
+	if (is_names && !isnull)
+	{
+		/* resolved by name by kernel_model_owner's input, at the COPY */
+		owner = DatumGetObjectId(v);
+		if (!catalog_role_exists(owner))
+			owner = InvalidOid;
+	}
+	else
+		owner = owner_name ? restored_role(owner_name) : InvalidOid;
 	if (OidIsValid(owner))
 		owner_name = GetUserNameFromId(owner, false);
 	else if (owner_name && strspn(owner_name, "0123456789") == strlen(owner_name))
 		owner_name = NULL;		/* a dropped role's OID, from a dump of 0.2.0 */
 
-	name = heap_getattr(tup, SPI_fnumber(desc, "name"), desc, &isnull);
+	name = trigger_col(tup, desc, "name", &isnull);
 	if (isnull)
 		return PointerGetDatum(tup);	/* the NOT NULL constraint refuses it */
-	last_version = heap_getattr(tup, SPI_fnumber(desc, is_names ? "last_version" : "version"),
-								desc, &isnull);
+	last_version = trigger_col(tup, desc, is_names ? "last_version" : "version", &isnull);
 	if (isnull)
 		return PointerGetDatum(tup);
 
@@ -426,4 +496,35 @@ kernel_ml_holdout(PG_FUNCTION_ARGS)
 	held = km_row_held_out(buf, d, y, seed, km_holdout_threshold(fraction), buf);
 	pfree(buf);
 	PG_RETURN_BOOL(held);
+}
+
+/*
+ * kernel_model_owner (kernel_model_names.owner_role): a role's OID whose
+ * text is the role's name, so that what a dump writes is decided when it
+ * is written (issue 29, point 5).  Output: the name, quoted as an
+ * identifier where needed (as regrole does), or "-" for no owner and for a
+ * role that no longer exists.  Input: an identifier is the role of that
+ * name in this cluster, or no owner (0) when there is none (a restore into
+ * a cluster without the role never fails); "-" and a bare number (never a
+ * role's name as output writes it) are no owner: an OID from elsewhere
+ * names no role here.
+ */
+Datum
+kernel_model_owner_in(PG_FUNCTION_ARGS)
+{
+	const char *s = PG_GETARG_CSTRING(0);
+	size_t		len = strlen(s);
+
+	if (len == 0 || strcmp(s, "-") == 0 || strspn(s, "0123456789") == len)
+		PG_RETURN_OID(InvalidOid);
+	PG_RETURN_OID(restored_role(s));
+}
+
+Datum
+kernel_model_owner_out(PG_FUNCTION_ARGS)
+{
+	Oid			role = PG_GETARG_OID(0);
+	char	   *rolname = OidIsValid(role) ? GetUserNameFromId(role, true) : NULL;
+
+	PG_RETURN_CSTRING(rolname ? pstrdup(quote_identifier(rolname)) : pstrdup("-"));
 }

@@ -27,7 +27,7 @@
 static const char *
 names_columns(void)
 {
-	return "name, owner, owner_name, last_version";
+	return "name, owner, owner_name, last_version, model_id, owner_role";
 }
 
 /*
@@ -91,13 +91,14 @@ catalog_lock_name(const Catalog *cat, const char *name, NameRow *out)
 	out->exists = true;
 	out->owner = DatumGetObjectId(spi_col(0, Anum_kernel_model_names_owner, &isnull));
 	out->last_version = DatumGetInt32(spi_col(0, Anum_kernel_model_names_last_version, &isnull));
+	out->model_id = DatumGetInt64(spi_col(0, Anum_kernel_model_names_model_id, &isnull));
 }
 
 /*
- * Lock name, creating its row for owner first if it has none.  A
- * concurrent training that creates the same name first makes the INSERT
- * wait for it and then do nothing; the lock then reads its row (and its
- * owner, whom the caller checks).  SPI connected.
+ * Lock name, creating its row for owner first if it has none, with a new
+ * model_id.  A concurrent training that creates the same name first makes
+ * the INSERT wait for it and then do nothing; the lock then reads its row
+ * (and its owner, whom the caller checks).  SPI connected.
  */
 void
 catalog_claim_name(const Catalog *cat, const char *name, Oid owner, NameRow *out)
@@ -116,10 +117,11 @@ catalog_claim_name(const Catalog *cat, const char *name, Oid owner, NameRow *out
 	argtypes[Anum_kernel_model_names_last_version - 1] = INT4OID;
 	args[Anum_kernel_model_names_last_version - 1] = Int32GetDatum(0);
 	catalog_elevate(cat, &e, true);
-	catalog_check_spi(SPI_execute_with_args(psprintf("INSERT INTO %s (%s) VALUES ($1, $2, $3, $4) "
+	catalog_check_spi(SPI_execute_with_args(psprintf("INSERT INTO %s (%s) "
+													 "VALUES ($1, $2, $3, $4, pg_catalog.nextval(%s), $2) "
 													 "ON CONFLICT (name) DO NOTHING",
-													 cat->names, names_columns()),
-											Natts_kernel_model_names, argtypes, args,
+													 cat->names, names_columns(), cat->ids),
+											Anum_kernel_model_names_last_version, argtypes, args,
 											NULL, false, 0),
 					  "name insert");
 	catalog_unelevate(&e);
@@ -182,7 +184,7 @@ catalog_lookup_deployed(const Catalog *cat, const char *name, bool read_only,
 }
 
 bool
-catalog_latest_version(const Catalog *cat, const char *name, MemoryContext ctx,
+catalog_retrain_source(const Catalog *cat, const char *name, MemoryContext ctx,
 					   ModelRow *out)
 {
 	MemoryContext old;
@@ -191,14 +193,29 @@ catalog_latest_version(const Catalog *cat, const char *name, MemoryContext ctx,
 	Datum		path;
 
 	memset(out, 0, sizeof(*out));
-	catalog_query_name(cat, psprintf("SELECT %s FROM %%s WHERE name OPERATOR(pg_catalog.=) $1 "
-									 "ORDER BY version DESC LIMIT 1", models_columns(cat)),
-					   name, true, false, 1, "latest version lookup");
+	catalog_query_name(cat, psprintf("SELECT %s, (SELECT n.model_id FROM %s n "
+									 "WHERE n.name OPERATOR(pg_catalog.=) $1), "
+									 "s.rows_digest, s.digest_version "
+									 "FROM %%s AS m LEFT JOIN LATERAL (SELECT l.version AS digest_version, "
+									 "l.metrics OPERATOR(pg_catalog.->>) 'rows_digest' AS rows_digest FROM %s l "
+									 "WHERE l.name OPERATOR(pg_catalog.=) $1 "
+									 "AND l.source_query OPERATOR(pg_catalog.=) m.source_query "
+									 "AND l.options OPERATOR(pg_catalog.=) m.options "
+									 "AND (l.search_path OPERATOR(pg_catalog.=) m.search_path "
+									 "OR (l.search_path IS NULL AND m.search_path IS NULL)) "
+									 "ORDER BY l.version DESC LIMIT 1) s ON true "
+									 "WHERE m.name OPERATOR(pg_catalog.=) $1 "
+									 "ORDER BY m.deployed DESC, m.version DESC LIMIT 1",
+									 models_columns(cat), cat->names, cat->qualified),
+					   name, true, false, 1, "retrain source lookup");
 	if (SPI_processed == 0)
 		return false;
 	old = MemoryContextSwitchTo(ctx);
 	out->owner = DatumGetObjectId(spi_col(0, Anum_kernel_models_owner, &isnull));
 	out->version = DatumGetInt32(spi_col(0, Anum_kernel_models_version, &isnull));
+	out->model_id = DatumGetInt64(spi_col(0, Natts_kernel_models + 1, &isnull));
+	if (isnull)
+		out->model_id = -1;		/* no name row: never matches one */
 	out->source_query = TextDatumGetCString(spi_col(0, Anum_kernel_models_source_query, &isnull));
 	options = spi_col(0, Anum_kernel_models_options, &isnull);
 	/* detoasted into ctx: SPI_finish() deletes the tuple's context */
@@ -206,8 +223,34 @@ catalog_latest_version(const Catalog *cat, const char *name, MemoryContext ctx,
 	path = spi_col(0, Anum_kernel_models_search_path, &isnull);
 	out->search_path = isnull ? NULL : TextDatumGetCString(path);
 	out->deployed = DatumGetBool(spi_col(0, Anum_kernel_models_deployed, &isnull));
+	path = spi_col(0, Natts_kernel_models + 2, &isnull);
+	out->rows_digest = isnull ? NULL : TextDatumGetCString(path);
+	out->digest_version = DatumGetInt32(spi_col(0, Natts_kernel_models + 3, &isnull));
 	MemoryContextSwitchTo(old);
 	return true;
+}
+
+uint64
+catalog_prune_versions(const Catalog *cat, const char *name, int32 keep)
+{
+	Elevation	e;
+	Oid			types[2] = {TEXTOID, INT4OID};
+	Datum		args[2];
+	uint64		pruned;
+
+	args[0] = CStringGetTextDatum(name);
+	args[1] = Int32GetDatum(keep);
+	catalog_elevate(cat, &e, true);
+	catalog_check_spi(SPI_execute_with_args(psprintf("DELETE FROM %s m WHERE m.name OPERATOR(pg_catalog.=) $1 "
+													 "AND NOT m.deployed AND m.version OPERATOR(pg_catalog.<) "
+													 "(SELECT pg_catalog.min(k.version) FROM (SELECT version FROM %s "
+													 "WHERE name OPERATOR(pg_catalog.=) $1 ORDER BY version DESC LIMIT $2) k)",
+													 cat->qualified, cat->qualified),
+											2, types, args, NULL, false, 0),
+					  "retention");
+	pruned = SPI_processed;
+	catalog_unelevate(&e);
+	return pruned;
 }
 
 /*
@@ -225,6 +268,7 @@ catalog_store_version(const Catalog *cat, const StoredVersion *v)
 	Datum		args[Natts_kernel_models];
 	Oid			ntypes[Natts_kernel_model_names];
 	Datum		nargs[Natts_kernel_model_names];
+	uint64		named = 0;
 	Datum		owner_name = CStringGetTextDatum(GetUserNameFromId(v->owner, false));
 	uint64		inserted;
 
@@ -252,6 +296,8 @@ catalog_store_version(const Catalog *cat, const StoredVersion *v)
 	nargs[Anum_kernel_model_names_owner_name - 1] = owner_name;
 	ntypes[Anum_kernel_model_names_last_version - 1] = INT4OID;
 	nargs[Anum_kernel_model_names_last_version - 1] = Int32GetDatum(v->version);
+	ntypes[Anum_kernel_model_names_model_id - 1] = INT8OID;
+	nargs[Anum_kernel_model_names_model_id - 1] = Int64GetDatum(v->model_id);
 
 	catalog_elevate(cat, &e, true);
 	if (v->deployed)
@@ -270,14 +316,26 @@ catalog_store_version(const Catalog *cat, const StoredVersion *v)
 					  "insert");
 	inserted = SPI_processed;
 	if (inserted == 1)
-		catalog_check_spi(SPI_execute_with_args(psprintf("UPDATE %s SET owner = $2, owner_name = $3, "
+	{
+		catalog_check_spi(SPI_execute_with_args(psprintf("UPDATE %s SET owner = $2, owner_role = $2, owner_name = $3, "
 														 "last_version = pg_catalog.int4larger(last_version, $4) "
-														 "WHERE name OPERATOR(pg_catalog.=) $1",
+														 "WHERE name OPERATOR(pg_catalog.=) $1 "
+														 "AND model_id OPERATOR(pg_catalog.=) $5",
 														 cat->names),
 												Natts_kernel_model_names, ntypes, nargs,
 												NULL, false, 0),
 						  "name update");
+		named = SPI_processed;
+	}
 	catalog_unelevate(&e);
+	/* a version is never stored without its model's name row */
+	if (inserted == 1 && named != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("could not store version %d of model \"%s\"", v->version, v->name),
+				 errdetail("The model the version was trained for (model_id " INT64_FORMAT ") no longer has the name \"%s\"; nothing was stored.",
+						   v->model_id, v->name),
+				 errhint("Train it again.")));
 	if (inserted != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
@@ -427,7 +485,7 @@ catalog_reassign_names(const Catalog *cat, Oid old_owner, const char *old_name,
 	args[2] = BoolGetDatum(orphans);
 	args[3] = ObjectIdGetDatum(new_owner);
 	catalog_elevate(cat, &e, true);
-	catalog_check_spi(SPI_execute_with_args(psprintf("UPDATE %s AS n SET owner = $4, "
+	catalog_check_spi(SPI_execute_with_args(psprintf("UPDATE %s AS n SET owner = $4, owner_role = $4, "
 													 "owner_name = (SELECT r.rolname::pg_catalog.text FROM pg_catalog.pg_roles r "
 													 "WHERE r.oid OPERATOR(pg_catalog.=) $4) "
 													 "WHERE n.owner OPERATOR(pg_catalog.=) $1 "
@@ -467,12 +525,15 @@ catalog_restore_name(const Catalog *cat, Datum name, Oid owner, const char *owne
 	types[Anum_kernel_model_names_last_version - 1] = INT4OID;
 	args[Anum_kernel_model_names_last_version - 1] = Int32GetDatum(last_version);
 	catalog_elevate(cat, &e, true);
+	/* a model_id of this cluster, never the dump's */
 	catalog_check_spi(SPI_execute_with_args(psprintf("INSERT INTO %s AS n (%s) "
-													 "VALUES ($1, $2, $3, $4) ON CONFLICT (name) DO UPDATE SET "
+													 "VALUES ($1, $2, $3, $4, pg_catalog.nextval(%s), $2) "
+													 "ON CONFLICT (name) DO UPDATE SET "
 													 "last_version = pg_catalog.int4larger(n.last_version, excluded.last_version)%s",
-													 cat->names, names_columns(),
-													 replace_owner ? ", owner = excluded.owner, owner_name = excluded.owner_name" : ""),
-											Natts_kernel_model_names, types, args, nulls, false, 0),
+													 cat->names, names_columns(), cat->ids,
+													 replace_owner ? ", owner = excluded.owner, owner_role = excluded.owner_role, "
+													 "owner_name = excluded.owner_name" : ""),
+											Anum_kernel_model_names_last_version, types, args, nulls, false, 0),
 					  "restored name");
 	catalog_unelevate(&e);
 }

@@ -18,11 +18,13 @@ struct Catalog;
 struct Deployed;
 
 /* kernel_model_names: one row per name. */
-#define Natts_kernel_model_names				4
+#define Natts_kernel_model_names				6
 #define Anum_kernel_model_names_name			1
 #define Anum_kernel_model_names_owner			2
 #define Anum_kernel_model_names_owner_name		3
 #define Anum_kernel_model_names_last_version	4
+#define Anum_kernel_model_names_model_id		5
+#define Anum_kernel_model_names_owner_role		6	/* owner again, as dumped */
 
 /* kernel_models: one row per version. */
 #define Natts_kernel_models						12
@@ -45,6 +47,7 @@ typedef struct NameRow
 	bool		exists;
 	Oid			owner;
 	int32		last_version;	/* the highest version the name has had */
+	int64		model_id;		/* the model's identity: new when the name is */
 } NameRow;
 
 /*
@@ -55,11 +58,19 @@ typedef struct NameRow
 typedef struct ModelRow
 {
 	Oid			owner;
+	int64		model_id;		/* kernel_model_names.model_id, same snapshot */
 	int32		version;
 	char	   *source_query;
 	Jsonb	   *options;		/* detoasted in the caller's context */
 	char	   *search_path;	/* NULL: stored by 0.1.0 */
 	bool		deployed;
+	/*
+	 * The rows digest of the latest version with the same query, options
+	 * and search_path (this one or a later retrain of it), and its number;
+	 * NULL: none recorded.
+	 */
+	char	   *rows_digest;
+	int32		digest_version;
 } ModelRow;
 
 /* A version to store. */
@@ -67,6 +78,7 @@ typedef struct StoredVersion
 {
 	const char *name;
 	int32		version;
+	int64		model_id;		/* the name row stored into: must still be it */
 	Oid			owner;
 	const char *query;
 	Jsonb	   *options;		/* as given, "refit" included */
@@ -99,16 +111,26 @@ void		catalog_lookup_deployed(const struct Catalog *cat, const char *name,
 									struct Deployed *out);
 
 /*
- * The latest version of name (highest number), into ctx; false when the
- * name has none.  Not locked.  SPI connected.
+ * The version of name a retrain starts from: the deployed one, or the
+ * latest (highest number) when none is deployed, with the rows digest of
+ * its latest retrain; into ctx; false when the name has none.  Not locked.
+ * SPI connected.
  */
-bool		catalog_latest_version(const struct Catalog *cat, const char *name,
+bool		catalog_retrain_source(const struct Catalog *cat, const char *name,
 								   MemoryContext ctx, ModelRow *out);
 
 /*
+ * Retention ("keep"): delete the versions of name that are neither
+ * deployed nor among its keep highest; returns how many.  SPI connected,
+ * name locked.
+ */
+uint64		catalog_prune_versions(const struct Catalog *cat, const char *name, int32 keep);
+
+/*
  * Store v, undeploying the deployed version if v is deployed, and record
- * v->version as the name's highest and v->owner as its owner; SPI
- * connected, name locked.
+ * v->version as the name's highest and v->owner as its owner; an error
+ * unless the name row is still the one of v->model_id.  SPI connected,
+ * name locked.
  */
 void		catalog_store_version(const struct Catalog *cat, const StoredVersion *v);
 

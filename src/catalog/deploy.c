@@ -51,14 +51,16 @@ decide_if_better_class(const NamedRun *run, Decision *d)
 	else if (now->proba && prev->proba)
 	{
 		d->criterion = "log_loss";
-		d->deploy = km_class_metrics_log_loss(&now->cm) < km_class_metrics_log_loss(&prev->cm);
+		d->deploy = score_better(km_class_metrics_log_loss(&now->cm),
+								 km_class_metrics_log_loss(&prev->cm), true);
 		d->reason = d->deploy ? "lower hold-out log-loss than the deployed version" :
 			"hold-out log-loss not lower than the deployed version's";
 	}
 	else
 	{
 		d->criterion = "accuracy";
-		d->deploy = km_class_metrics_accuracy(&now->cm) > km_class_metrics_accuracy(&prev->cm);
+		d->deploy = score_better(km_class_metrics_accuracy(&now->cm),
+								 km_class_metrics_accuracy(&prev->cm), false);
 		d->reason = d->deploy ? "higher hold-out accuracy than the deployed version" :
 			"hold-out accuracy not higher than the deployed version's";
 	}
@@ -89,7 +91,7 @@ no_better_than_constant(const ClassScores *s, double *bar)
 		return false;			/* one class held out: nothing to tell */
 	*bar = 1.0 / present;
 	ba = km_class_metrics_balanced_accuracy(&s->cm);
-	return ba <= *bar + 1e-12;
+	return !score_better(ba, *bar, false);
 }
 
 /*
@@ -131,8 +133,6 @@ decide_if_better(const NamedRun *run, Decision *d)
 		decide_if_better_class(run, d);
 	else
 	{
-		double		bar;
-
 		if (run->passes)
 		{
 			passes_score(run, d->prev.model, true, &d->prev_scores, NULL, NULL);
@@ -141,16 +141,8 @@ decide_if_better(const NamedRun *run, Decision *d)
 		}
 		else
 			score_rows(d->prev.model, run->rs, run->order, run->ntest, &d->prev_scores);
-		bar = km_metrics_rmse(&d->prev_scores);
-
-		/*
-		 * SQL passes sum in the order a parallel plan gives: the same rows
-		 * may score a few ulps apart.  Lower must then mean lower by more
-		 * than that rounding, so a tie still keeps the deployed version.
-		 */
-		if (run->passes)
-			bar *= 1.0 - PASSES_RMSE_TIE;
-		d->deploy = km_metrics_rmse(&run->test_scores) < bar;
+		d->deploy = score_better(km_metrics_rmse(&run->test_scores),
+								 km_metrics_rmse(&d->prev_scores), true);
 		d->reason = d->deploy ? "lower hold-out RMSE than the deployed version" :
 			"hold-out RMSE not lower than the deployed version's";
 	}

@@ -234,3 +234,16 @@ passes_rows_changed(const char *detail)
 			 errdetail("%s", detail),
 			 errhint("Make the query repeatable: no random(), nextval() or other volatile filter; for a sample, use TABLESAMPLE ... REPEATABLE (seed).")));
 }
+
+/*
+ * The one tie rule of "if_better" (named_common.h): better means better
+ * by more than a relative and absolute tolerance, for every metric.
+ */
+bool
+score_better(double candidate, double incumbent, bool lower_is_better)
+{
+	double		scale = Max(1.0, Max(fabs(candidate), fabs(incumbent)));
+	double		gain = lower_is_better ? incumbent - candidate : candidate - incumbent;
+
+	return gain > SCORE_TIE * scale;
+}

@@ -43,6 +43,8 @@ typedef struct NamedRun
 {
 	km_options	opts;
 	bool		refit;			/* refitted on every row after scoring */
+	int32		keep;			/* retention: versions kept, 0 all */
+	char	   *rows_digest;	/* of the rows (in memory only), NULL if none */
 	bool		classify;		/* a classification method */
 	Jsonb	   *optjson;		/* the options without "refit" */
 	bool		passes;			/* approximate regression: SQL passes, no rs */
@@ -75,10 +77,17 @@ typedef struct Decision
 } Decision;
 
 /*
- * if_better with SQL passes: a new hold-out RMSE within this relative
- * distance of the deployed version's is a tie (summation order).
+ * The one rule of "if_better" for every metric and task (issue 29, point 9):
+ * a new hold-out score is better than the deployed version's only by more
+ * than rounding, |new - old| > SCORE_TIE * max(1, |new|, |old|); closer is
+ * a tie, and a tie keeps the deployed version.  Summation order alone (a
+ * parallel plan, the rows in another order, an option changed in its last
+ * bit) moves a score by far less.
  */
-#define PASSES_RMSE_TIE 1e-9
+#define SCORE_TIE 1e-9
+
+/* Whether candidate beats incumbent by more than SCORE_TIE (see above). */
+bool		score_better(double candidate, double incumbent, bool lower_is_better);
 
 /*
  * Classification scores a row at a time (begin, add each

@@ -21,6 +21,7 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
@@ -29,6 +30,7 @@
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/float.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/syscache.h"
 
@@ -241,26 +243,91 @@ json_scores(KmJson *j, const char *key, const km_metrics *s)
 	km_json_end(j);
 }
 
-/* The "refit" option belongs to named training only; read and strip it. */
+/*
+ * The options of named training only, "refit" and "keep" (retention: the
+ * number of versions kept, the deployed one aside); read and strip them.
+ */
 static Jsonb *
-take_refit(Jsonb *options, bool *refit)
+take_named_options(Jsonb *options, bool *refit, int32 *keep)
 {
 	JsonbValue *v;
 
 	*refit = false;
+	*keep = 0;
 	if (!JB_ROOT_IS_OBJECT(options))
 		return options;			/* km_options_parse reports it */
 	v = getKeyJsonValueFromContainer(&options->root, "refit", 5, NULL);
-	if (v == NULL)
-		return options;
-	if (v->type != jbvBool)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid value for option \"refit\""),
-				 errdetail("Option \"refit\" must be true or false.")));
-	*refit = v->val.boolean;
-	return DatumGetJsonbP(DirectFunctionCall2(jsonb_delete, JsonbPGetDatum(options),
-											  CStringGetTextDatum("refit")));
+	if (v != NULL)
+	{
+		if (v->type != jbvBool)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid value for option \"refit\""),
+					 errdetail("Option \"refit\" must be true or false.")));
+		*refit = v->val.boolean;
+		options = DatumGetJsonbP(DirectFunctionCall2(jsonb_delete, JsonbPGetDatum(options),
+													 CStringGetTextDatum("refit")));
+	}
+	v = getKeyJsonValueFromContainer(&options->root, "keep", 4, NULL);
+	if (v != NULL)
+	{
+		double		k = v->type == jbvNumeric ?
+			DatumGetFloat8(DirectFunctionCall1(numeric_float8, NumericGetDatum(v->val.numeric))) : 0.0;
+
+		if (!(k >= 1.0 && k <= 1e6 && k == floor(k)))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid value for option \"keep\""),
+					 errdetail("Option \"keep\" must be a whole number of versions from 1 to 1000000."),
+					 errhint("Leave \"keep\" out to keep every version.")));
+		*keep = (int32) k;
+		options = DatumGetJsonbP(DirectFunctionCall2(jsonb_delete, JsonbPGetDatum(options),
+													 CStringGetTextDatum("keep")));
+	}
+	return options;
+}
+
+/*
+ * A digest of the rows a training read (issue 30): the same for the same
+ * rows in any order (a sum over rows of two seeded 64-bit hashes of each
+ * row's features and target or label), so a retrain can tell that nothing
+ * changed since the version it started from.  32 hex digits.
+ */
+static char *
+rows_digest(const RowSet *rs)
+{
+	Size		width = (Size) rs->d + 1;
+	double	   *buf = palloc(sizeof(double) * width);
+	uint64		sum1 = 0;
+	uint64		sum2 = 0;
+
+	for (int64 i = 0; i < rs->n; i++)
+	{
+		for (int j = 0; j < rs->d; j++)
+		{
+			double		x = rs->X[(Size) i * rs->d + j];
+
+			buf[j] = x == 0.0 ? 0.0 : x;	/* -0 and 0 alike */
+		}
+		if (rs->label_type == KM_LABEL_TEXT)
+		{
+			const char *l = rs->dict + rs->dict_off[rs->label_id[i]];
+			uint64		h = hash_bytes_extended((const unsigned char *) l, (int) strlen(l),
+												UINT64CONST(0x4B4D4C6162656C31));
+
+			memcpy(&buf[rs->d], &h, sizeof(double));
+		}
+		else
+			buf[rs->d] = rs->y[i] == 0.0 ? 0.0 : rs->y[i];
+		sum1 += hash_bytes_extended((const unsigned char *) buf, (int) (sizeof(double) * width),
+									UINT64CONST(0x9E3779B97F4A7C15));
+		sum2 += hash_bytes_extended((const unsigned char *) buf, (int) (sizeof(double) * width),
+									UINT64CONST(0xC2B2AE3D27D4EB4F));
+		if ((i & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	pfree(buf);
+	return psprintf("%016llx%016llx", (unsigned long long) sum1, (unsigned long long) sum2);
 }
 
 /*
@@ -321,31 +388,37 @@ fit_and_score(NamedRun *run, MemoryContext work)
 
 /*
  * Lock the name and return the owner of the new version, checked under the
- * lock.  A retrain ran the query as run_as, the owner when it started: the
- * name must still exist and still be run_as's, or nothing is stored (a
- * drop meanwhile would otherwise make the version a new name of the
- * caller's, and a new owner would get a model of the old owner's rows).  A
- * training by name stores under the name's owner now, after checking the
- * caller against it; a new name (or one dropped meanwhile) becomes the
- * caller's, as does a dropped role's name taken over by a superuser.
+ * lock.  A retrain ran the query as run_as, the owner when it started, of
+ * the model model_id: the name must still be that model's (a drop and a
+ * new training of the name make another model, even of the same owner) and
+ * still be run_as's, or nothing is stored (a drop meanwhile would otherwise
+ * make the version a new name of the caller's, a new model would get a
+ * version of the old one's query, and a new owner a model of the old
+ * owner's rows).  A training by name stores under the name's owner now,
+ * after checking the caller against it; a new name (or one dropped
+ * meanwhile) becomes the caller's, as does a dropped role's name taken over
+ * by a superuser.
  */
 static Oid
 lock_version_owner(const Catalog *cat, const char *name, Oid run_as, bool retrain,
-				   NameRow *nr)
+				   int64 model_id, NameRow *nr)
 {
 	catalog_lock_name(cat, name, nr);
 	if (retrain)
 	{
-		if (!nr->exists || nr->owner != run_as)
+		if (!nr->exists || nr->model_id != model_id || nr->owner != run_as)
 			ereport(ERROR,
 					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-					 errmsg("model was dropped or changed owner while it was being retrained"),
+					 errmsg("model was dropped, re-created or changed owner while it was being retrained"),
 					 !nr->exists ?
 					 errdetail("Model \"%s\" was dropped after its retraining had started as %s; nothing was stored.",
 							   name, catalog_role_label(run_as)) :
+					 nr->model_id != model_id ?
+					 errdetail("Model \"%s\" was dropped and trained again after its retraining had started (model_id " INT64_FORMAT " then, " INT64_FORMAT " now); nothing was stored.",
+							   name, model_id, nr->model_id) :
 					 errdetail("Model \"%s\" belongs to %s now; its retraining ran the query as %s; nothing was stored.",
 							   name, catalog_role_label(nr->owner), catalog_role_label(run_as)),
-					 errhint("Retrain it again if it still exists.")));
+					 errhint("Retrain it again if it still exists: a retrain starts from the model the name has then.")));
 		return run_as;
 	}
 	if (!nr->exists)
@@ -354,15 +427,77 @@ lock_version_owner(const Catalog *cat, const char *name, Oid run_as, bool retrai
 	return catalog_role_exists(nr->owner) ? nr->owner : GetUserId();
 }
 
+/*
+ * After the deploy decision, under the name lock: the name row and the
+ * deployed version must be those the decision was made with.  The
+ * comparison of an approximate model runs the stored query again (one more
+ * SQL pass, under the lock, with the version number chosen), and that
+ * query may call the catalog functions itself: a drop there would leave
+ * the new version without a name row, a deployment make the decision
+ * stale.  Nothing is stored then, and the error undoes what the query did.
+ */
+static void
+recheck_after_decision(const Catalog *cat, const char *name, const NameRow *before,
+					   const Decision *d, MemoryContext work)
+{
+	NameRow		now;
+	Deployed	dep;
+
+	memset(&dep, 0, sizeof(dep));
+	catalog_lock_name(cat, name, &now);
+	if (now.exists)
+		catalog_lookup_deployed(cat, name, false, work, &dep);
+	if (!now.exists || now.model_id != before->model_id || now.owner != before->owner ||
+		now.last_version != before->last_version ||
+		dep.found != d->prev.found || (dep.found && dep.version != d->prev.version))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("model \"%s\" was changed while its new version was compared", name),
+				 errdetail(!now.exists ?
+						   "The training query, run again to score the deployed version on the held-out rows, dropped the model; nothing was stored." :
+						   "The training query, run again to score the deployed version on the held-out rows, trained, deployed, reassigned or re-created the model; nothing was stored."),
+				 errhint("A training query must not change named models.")));
+}
+
+
+/*
+ * What a retrain started from, as metrics->'retrain', and whether its rows
+ * are those of the latest version trained with the same query and options
+ * (same rows_digest): then it trained that model again, and says so.
+ */
+static void
+json_retrain(KmJson *j, const RetrainSource *from, const char *digest)
+{
+	bool		unchanged = digest != NULL && from->rows_digest != NULL &&
+		strcmp(digest, from->rows_digest) == 0;
+
+	km_json_begin_object(j, "retrain");
+	km_json_int(j, "from_version", from->version);
+	km_json_str(j, "from", from->deployed ? "deployed" : "latest");
+	km_json_str(j, "why", from->deployed ?
+				"a retrain reuses the query and options of the deployed version" :
+				"no version is deployed: a retrain reuses the query and options of the latest");
+	if (unchanged)
+		km_json_int(j, "rows_unchanged_since", from->digest_version);
+	else
+		km_json_null(j, "rows_unchanged_since");
+	km_json_end(j);
+}
 
 /* The metrics stored with the version and returned to the caller. */
 static Jsonb *
-metrics_json(const NamedRun *run, const Decision *d)
+metrics_json(const NamedRun *run, const Decision *d, const RetrainSource *from)
 {
 	KmJson		j;
 
 	km_json_begin(&j);
 	km_json_int(&j, "rows", run->rows);
+	if (run->rows_digest)
+		km_json_str(&j, "rows_digest", run->rows_digest);
+	else
+		km_json_null(&j, "rows_digest");
+	if (from != NULL)
+		json_retrain(&j, from, run->rows_digest);
 	km_json_int(&j, "rows_skipped", run->skipped);
 	km_json_int(&j, "train_rows", run->ntrain);
 	km_json_int(&j, "holdout_rows", run->ntest);
@@ -433,11 +568,31 @@ collect_training_rows(NamedRun *run, const char *query, Oid run_as,
 	run->rows = rs->n;
 	run->skipped = rs->skipped;
 	run->d = rs->d;
-	/* a text label column: svm by default, a regression method an error */
-	if (rs->label_type == KM_LABEL_TEXT)
-		km_options_parse_labels(run->optjson, &run->opts, true);
+	/* the label column's kind decides (options.h): text labels svm by default */
+	km_options_parse_for_label(run->optjson, &run->opts, rs->label_type == KM_LABEL_TEXT ?
+							   KM_LABELS_CLASSES : KM_LABELS_NUMERIC);
 	run->classify = km_task_lookup(km_method_task(run->opts.fit.method))->classes;
 	rs->opts = run->opts;
+}
+
+/*
+ * A model trained from a temporary table trains now, but its retrain in
+ * another session (a pg_cron job is one) finds no such table: say so now.
+ */
+static void
+notice_temporary_source(const char *name, const char *query, Oid run_as,
+						const char *search_path)
+{
+	Oid			rel = catalog_query_temp_relation(query, run_as, search_path);
+
+	if (OidIsValid(rel))
+		ereport(NOTICE,
+				(errmsg("model \"%s\" was trained from temporary %s \"%s\"",
+						name, get_rel_relkind(rel) == RELKIND_VIEW ? "view" : "table",
+						get_rel_name(rel)),
+				 errdetail("It lasts only as long as this session: kernel_model_retrain('%s') in another session, such as a pg_cron job, will not find it.",
+						   name),
+				 errhint("Train from a regular or unlogged table, or a view over one, to retrain the model later.")));
 }
 
 /*
@@ -448,7 +603,7 @@ collect_training_rows(NamedRun *run, const char *query, Oid run_as,
  */
 void
 catalog_train_named(const Catalog *cat, const char *name, const char *query,
-					Jsonb *options, Oid run_as, bool retrain,
+					Jsonb *options, Oid run_as, const RetrainSource *from,
 					const char *search_path, TrainedVersion *out)
 {
 	MemoryContext caller = CurrentMemoryContext;
@@ -461,8 +616,9 @@ catalog_train_named(const Catalog *cat, const char *name, const char *query,
 
 	catalog_check_name(name);
 	memset(&run, 0, sizeof(run));
-	run.optjson = take_refit(options, &run.refit);
-	km_options_parse(run.optjson, &run.opts);
+	run.optjson = take_named_options(options, &run.refit, &run.keep);
+	km_options_parse_for_label(run.optjson, &run.opts,
+							   catalog_query_label_kind(query, run_as, search_path));
 
 	work = AllocSetContextCreate(caller, "kernel_ml named training",
 								 ALLOCSET_DEFAULT_SIZES);
@@ -480,15 +636,19 @@ catalog_train_named(const Catalog *cat, const char *name, const char *query,
 	{
 		km_progress_stage("split: reading the query's rows");
 		collect_training_rows(&run, query, run_as, search_path, work);
+		run.rows_digest = rows_digest(run.rs);
 		fit_and_score(&run, work);
 	}
 
 	/* From here on, one training of this name at a time. */
 	km_progress_stage("deploy: storing version and deciding");
-	v.owner = lock_version_owner(cat, name, run_as, retrain, &nr);
+	v.owner = lock_version_owner(cat, name, run_as, from != NULL,
+								 from ? from->model_id : 0, &nr);
+	v.model_id = nr.model_id;
 	/* never reused: one past the highest the name has had */
 	v.version = nr.last_version + 1;
 	decide_deployment(cat, name, &run, work, &decision);
+	recheck_after_decision(cat, name, &nr, &decision, work);
 	/*
 	 * Returned to the caller after SPI_finish(), which deletes the SPI
 	 * procedure context that is current here: build it in the caller's.
@@ -496,7 +656,7 @@ catalog_train_named(const Catalog *cat, const char *name, const char *query,
 	{
 		MemoryContext spi = MemoryContextSwitchTo(caller);
 
-		v.metrics = metrics_json(&run, &decision);
+		v.metrics = metrics_json(&run, &decision, from);
 		MemoryContextSwitchTo(spi);
 	}
 
@@ -509,6 +669,9 @@ catalog_train_named(const Catalog *cat, const char *name, const char *query,
 	v.deployed = decision.deploy;
 	v.search_path = search_path;
 	catalog_store_version(cat, &v);
+	if (run.keep > 0)
+		(void) catalog_prune_versions(cat, name, run.keep);
+	notice_temporary_source(name, query, run_as, search_path);
 	km_progress_end();
 	SPI_finish();
 	MemoryContextDelete(work);

@@ -12,18 +12,125 @@
 #include "utils/memutils.h"
 
 #include "pgutil.h"
+#include "primal.h"
 #include "repr.h"
 #include "solve.h"
 #include "train_rows.h"
 #include "pass_rows.h"
 
+/* Rows a cursor fetch returns at most, and the bytes a batch aims at. */
+#define PASS_FETCH_ROWS 1000
+#define PASS_BATCH_BYTES (4.0 * 1024 * 1024)
+/* A row's bytes besides its features: tuple and array headers, target or label. */
+#define PASS_ROW_OVERHEAD 128.0
+
+/* The bytes of one fetched row of d features. */
+static double
+row_bytes(int d)
+{
+	return 8.0 * Max(d, 1) + PASS_ROW_OVERHEAD;
+}
+
+/* A batch's bytes besides its fetched rows: a row's detoasted copy, x and hbuf. */
+static double
+batch_extra_bytes(int d)
+{
+	return row_bytes(d) + 16.0 * (Max(d, 1) + 1);
+}
+
 void
 pass_rows_scan(const NamedRun *run, PassRows *pr, PassBatchFn batch, void *arg)
 {
+	int			d = pr->d > 0 ? pr->d : pr->width;
+	double		room = Min(PASS_BATCH_BYTES, km_memory_room() / 4.0);
+	long		fetch = (long) Max(1.0, Min((double) PASS_FETCH_ROWS, floor(room / row_bytes(d))));
+
 	pr->seen = pr->skipped = pr->ntrain = pr->ntest = 0;
+	/* the batch, its rows' arrays read one at a time (pass_row_read) */
+	pr->batch = km_mem_resize(pr->batch, pr->cxt,
+							  (double) fetch * row_bytes(d) + batch_extra_bytes(d),
+							  "kernel_model_train", false);
 	catalog_query_scan(&run->query,
 					   psprintf("SELECT s.f, s.y FROM %s", run->query.source),
-					   0, NULL, NULL, batch, arg);
+					   0, NULL, NULL, fetch, batch, arg);
+	km_mem_release(pr->batch);
+}
+
+double
+pass_basis_bytes(km_approx kind, uint32 d, uint32 m)
+{
+	/* the final basis, and km_basis_finish's scratch: a centre_ref per centre */
+	double		b = (double) km_basis_bytes(kind, d, m) + 32.0 * m + 1.0;
+
+	if (km_repr_lookup(kind)->drawn)
+		b += 8.0 * ((double) d * m + m);	/* W and b */
+	return b;
+}
+
+double
+pass_factor_bytes(km_approx kind, uint32 m)
+{
+	double		mm = (double) m * m;
+	double		b = 8.0 * mm;	/* R */
+
+	if (km_repr_lookup(kind)->centres)
+		b += 8.0 * (mm + (double) km_approx_factor_doubles(m) + 1.0);	/* L, its work */
+	return b;
+}
+
+double
+pass_features_bytes(km_approx kind, uint32 d, uint32 m, int block)
+{
+	km_basis	b;
+
+	memset(&b, 0, sizeof(b));
+	b.kind = kind;
+	b.d = d;
+	b.m = m;
+	return 8.0 * ((double) km_approx_features_doubles(&b, (size_t) block) + 1.0);
+}
+
+double
+pass_newton_bytes(km_approx kind, int d, uint32 m, uint32 q, int block, int folds)
+{
+	return pass_factor_bytes(kind, m) +
+		8.0 * q * ((double) km_primal_state_doubles(m) + 3.0 * m + 1.0) +	/* states, coef, vecs */
+		8.0 * ((double) km_primal_step_work_doubles(m) + m + 1.0) +	/* the step's work, before */
+		8.0 * block * ((double) d + m + q + 3.0) +	/* rows, features, decisions, targets */
+		pass_features_bytes(kind, (uint32) d, m, block) +
+		8.0 * ((double) km_primal_add_scratch_doubles(m, (size_t) block) + block) +
+		(double) sizeof(km_primal_solver) * q + 16.0 * KM_MAX_CLASSES +
+		(folds > 0 ? 4.0 * block : 0.0);
+}
+
+void
+pass_check_memory(const km_options *opts, int d, double newton)
+{
+	km_approx	kind = opts->approximation;
+	uint32		m = (uint32) opts->components;
+	double		need = (double) km_basis_state_bytes(kind, (uint32) d, m) +
+		row_bytes(d) + batch_extra_bytes(d);	/* a batch of one row: pass_rows_scan's */
+
+	if (km_repr_lookup(kind)->drawn)
+		need += pass_basis_bytes(kind, (uint32) d, m) + newton;
+	km_check_memory_fewer(need, "kernel_model_train", true, "fewer components or features");
+}
+
+km_basis_state *
+pass_basis_state_new(const km_options *opts, int d, KmMemGrant **grant)
+{
+	Size		sbytes = km_basis_state_bytes(opts->approximation, (uint32) d,
+											  (uint32) opts->components);
+	km_basis_state *st;
+
+	if (sbytes == 0 || sbytes > MaxAllocSize)
+		rowset_too_large(opts, (uint32) d);
+	*grant = km_mem_reserve(CurrentMemoryContext, (double) sbytes, "kernel_model_train", false);
+	st = km_alloc0_interruptible(CurrentMemoryContext, sbytes);
+	SET_VARSIZE(st, sbytes);
+	km_basis_state_init_zeroed(st, opts->approximation, &opts->fit.kernel, opts->standardize,
+							   (uint32) d, (uint32) opts->components, (uint64) opts->seed);
+	return st;
 }
 
 int64
@@ -69,7 +176,7 @@ pass_row_read(PassRows *pr, SPITupleTable *tt, uint64 i, bool basis_pass, Datum 
 		pr->skipped++;
 		return false;
 	}
-	arr = DatumGetArrayTypeP(f);
+	arr = DatumGetArrayTypeP(f);	/* detoasted: freed below */
 	snprintf(where, sizeof(where), "row " INT64_FORMAT, pr->seen);
 	len = km_array_length(arr, where);
 	if (pr->d < 0)
@@ -87,6 +194,8 @@ pass_row_read(PassRows *pr, SPITupleTable *tt, uint64 i, bool basis_pass, Datum 
 				 errdetail("Row " INT64_FORMAT " has %d features; the first row had %d.",
 						   pr->seen, len, pr->d)));
 	km_array_copy(arr, pr->d, pr->x, where);
+	if ((Pointer) arr != DatumGetPointer(f))
+		pfree(arr);				/* a batch holds one detoasted array at a time */
 	return true;
 }
 
@@ -153,20 +262,39 @@ pass_row_standardize(PassRows *pr, const km_basis *basis)
 }
 
 void
-pass_basis_finish(km_basis_state *st, km_basis *basis)
+pass_basis_finish(km_basis_state *st, KmMemGrant *st_grant, km_basis *basis)
 {
 	Size		blen = km_basis_final_bytes(st);
+	Size		slen = km_basis_finish_scratch_bytes(st) + 1;
+	bool		drawn = km_repr_lookup((km_approx) st->kind)->drawn;
+	double		rff = drawn ? 8.0 * ((double) st->d * st->components + st->components) : 0.0;
+	KmMemGrant *g = km_mem_reserve(CurrentMemoryContext, (double) blen + slen + rff,
+								   "kernel_model_train", false);
 	char	   *buf = palloc_extended(blen, MCXT_ALLOC_HUGE);
+	void	   *scratch = palloc_extended(slen, MCXT_ALLOC_HUGE);
 	km_error	err;
 
-	if (km_basis_finish(st, buf, palloc(km_basis_finish_scratch_bytes(st) + 1),
-						&err) != KM_OK)
+	if (km_basis_finish(st, buf, scratch, &err) != KM_OK)
 		km_raise(&err);
 	SET_VARSIZE(buf, blen);
+	pfree(scratch);
 	pfree(st);
+	km_mem_release(st_grant);
+	(void) km_mem_resize(g, CurrentMemoryContext, (double) blen + rff, "kernel_model_train", false);
 	if (km_basis_decode(buf, blen, basis, &err) != KM_OK)
 		km_raise(&err);
-	km_basis_draw(basis);
+	if (drawn)
+	{
+		/* km_basis_draw's, interruptible: d x m normals */
+		double	   *W = palloc_extended(mul_size(sizeof(double), mul_size(basis->d, basis->m)),
+										MCXT_ALLOC_HUGE);
+		double	   *bv = palloc(sizeof(double) * basis->m);
+
+		km_rff_draw_interruptible(basis->kernel.gamma, basis->seed, basis->d, basis->m,
+								  W, bv, km_interrupt);
+		basis->W = W;
+		basis->b = bv;
+	}
 }
 
 void
@@ -175,7 +303,8 @@ pass_factor_setup(const km_basis *basis, double **L, double **R, double *eps)
 	uint32		m = basis->m;
 	km_error	err;
 
-	*R = palloc_extended(mul_size(sizeof(double), mul_size(m, m)), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	*R = km_alloc0_interruptible(CurrentMemoryContext,
+								 mul_size(sizeof(double), mul_size(m, m)));	/* 512 MB at 8192 */
 	for (uint32 j = 0; j < m; j++)
 		(*R)[j + (size_t) j * m] = 1.0;
 	if (km_repr_lookup(basis->kind)->centres)

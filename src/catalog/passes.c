@@ -9,6 +9,7 @@
  */
 #include "postgres.h"
 
+#include "access/detoast.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "utils/jsonb.h"
@@ -124,8 +125,9 @@ pass_rows(const NamedRun *run, bool all_rows)
 }
 
 /*
- * The one bytea a pass returned (copied into ctx), or NULL, and the number
- * of rows it read (its second column).
+ * The one bytea a pass returned (copied into ctx, counted there against
+ * kernel_ml.max_memory first: a nystrom basis is m x d), or NULL, and the
+ * number of rows it read (its second column).
  */
 static bytea *
 pass_result(MemoryContext ctx, int64 *rows)
@@ -141,6 +143,7 @@ pass_result(MemoryContext ctx, int64 *rows)
 	v = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	if (isnull)
 		return NULL;
+	(void) km_mem_reserve(ctx, (double) toast_raw_datum_size(v), "kernel_model_train", false);
 	old = MemoryContextSwitchTo(ctx);
 	out = DatumGetByteaPCopy(v);
 	MemoryContextSwitchTo(old);

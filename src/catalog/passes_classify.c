@@ -88,6 +88,7 @@ typedef struct ClassPasses
 
 	/* the basis pass */
 	km_basis_state *st;
+	KmMemGrant *st_grant;
 	int64		nlab;			/* distinct labels met */
 	char	  **lab_text;
 	double	   *lab_value;
@@ -407,30 +408,6 @@ fit_rows(const ClassPasses *cp)
 	return pass_rows_fit(&cp->rows, cp->all_rows) - cp->fold_skipped;
 }
 
-/* The basis state of the current gamma (sized by d and the options). */
-static km_basis_state *
-basis_state_new(ClassPasses *cp)
-{
-	Size		sbytes;
-	km_basis_state *st;
-
-	sbytes = km_basis_state_bytes(cp->opts.approximation, (uint32) cp->rows.d,
-								  (uint32) cp->opts.components);
-	if (sbytes == 0 || sbytes > MaxAllocSize)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("kernel_train state is too large"),
-				 errdetail("An approximate classifier of %d components of %d features is beyond 1 GB.",
-						   cp->opts.components, cp->rows.d),
-				 errhint("Use fewer components.")));
-	st = palloc_extended(sbytes, MCXT_ALLOC_HUGE);
-	SET_VARSIZE(st, sbytes);
-	km_basis_state_init(st, cp->opts.approximation, &cp->opts.fit.kernel,
-						cp->opts.standardize, (uint32) cp->rows.d,
-						(uint32) cp->opts.components, (uint64) cp->opts.seed);
-	return st;
-}
-
 /* Pass 1 and what follows from it: options, classes and weights, the basis. */
 static void
 basis_pass(ClassPasses *cp)
@@ -460,7 +437,11 @@ basis_pass(ClassPasses *cp)
 			cp->opts.fit.kernel.gamma = cp->sel->cand[cp->sel->best].gamma;
 		else if (cp->folds > 0 && cp->opts.gammas.n > 0)
 			cp->opts.fit.kernel.gamma = cp->opts.gammas.v[0];	/* the grid's first */
-		probe = basis_state_new(cp);
+		/* rff's whole memory is known now: refused before a row is read */
+		pass_check_memory(&cp->opts, cp->rows.d, pass_newton_bytes(cp->opts.approximation,
+																   cp->rows.d, cp->opts.components, 1,
+																   PASS_BLOCK, cp->folds));
+		probe = pass_basis_state_new(&cp->opts, cp->rows.d, &cp->st_grant);
 		cp->rows.x = palloc(sizeof(double) * (cp->rows.d + 1));
 		cp->rows.hbuf = palloc(sizeof(double) * (cp->rows.d + 1));
 	}
@@ -513,7 +494,7 @@ basis_pass(ClassPasses *cp)
 								 cp->k, cp->counts, cp->class_w, &err) != KM_OK)
 		km_raise(&err);
 
-	pass_basis_finish(cp->st, &cp->basis);
+	pass_basis_finish(cp->st, cp->st_grant, &cp->basis);
 	cp->st = NULL;
 }
 
@@ -527,18 +508,12 @@ newton_setup(ClassPasses *cp)
 	uint32		m = cp->basis.m;
 	uint32		d = (uint32) cp->rows.d;
 	uint32		q = cp->k == 2 ? 1 : cp->k;
-	double		need;
+	double		need = pass_newton_bytes(cp->opts.approximation, d, m, q, PASS_BLOCK,
+										 cp->folds);
 
 	cp->m = m;
 	cp->q = q;
 	cp->nstate = km_primal_state_doubles(m);
-	need = 8.0 * (2.0 * m * (double) m + 3.0 * m) +	/* L, R; the factor's work */
-		8.0 * q * ((double) cp->nstate + 3.0 * m + 1.0) +	/* states, coef, vecs */
-		8.0 * (double) km_primal_step_work_doubles(m) +
-		8.0 * PASS_BLOCK * ((double) d + m + q + 3.0) +
-		8.0 * (double) km_approx_features_doubles(&cp->basis, PASS_BLOCK) +
-		8.0 * (double) km_primal_add_scratch_doubles(m, PASS_BLOCK) +
-		(cp->folds > 0 ? 4.0 * PASS_BLOCK : 0.0);	/* k-fold: hfold */
 	(void) km_mem_reserve(CurrentMemoryContext, need, "kernel_model_train", false);
 	elog(DEBUG1, "kernel_model_train: approximate classifier by passes: m = %u, %u outputs, %.0f bytes",
 		 m, q, need);
@@ -551,7 +526,9 @@ newton_setup(ClassPasses *cp)
 	cp->pp.tol = cp->opts.fit.tol;
 	cp->pp.max_iter = cp->opts.fit.max_iter;
 	pass_factor_setup(&cp->basis, &cp->L, &cp->R, &cp->eps);
-	cp->states = palloc_extended(mul_size(sizeof(double), mul_size(cp->nstate, q)), MCXT_ALLOC_HUGE);
+	/* their pages faulted in here, between interrupt checks (q x 268 MB at 8192) */
+	cp->states = km_alloc0_interruptible(CurrentMemoryContext,
+										 mul_size(sizeof(double), mul_size(cp->nstate, q)));
 	cp->coef = palloc0_array(double, (Size) m * q);
 	cp->intercepts = palloc0_array(double, q);
 	cp->vecs = palloc_extended(mul_size(sizeof(double), mul_size(2 * (Size) m, q)), MCXT_ALLOC_HUGE);
@@ -614,6 +591,7 @@ newton_passes(ClassPasses *cp, int64 n, km_class_fit_result *res)
 		for (uint32 c = 0; c < cp->q; c++)
 			if (!cp->solvers[c].done)
 			{
+				CHECK_FOR_INTERRUPTS();
 				km_primal_state_init(cp->states + (size_t) c * cp->nstate, cp->m);
 				any = true;
 			}
@@ -795,11 +773,11 @@ route_gamma(void *arg, int g, double gamma, km_error *err)
 	{
 		/* gamma 0's basis is basis_pass's */
 		cp->opts.fit.kernel.gamma = gamma;
-		cp->st = basis_state_new(cp);
+		cp->st = pass_basis_state_new(&cp->opts, cp->rows.d, &cp->st_grant);
 		km_progress_stage("fit: basis pass over the training rows");
 		run_pass(cp, PASS_BASIS);
 		check_pass_rows("basis", cp->sel_n, "basis", fit_rows(cp), "training");
-		pass_basis_finish(cp->st, &cp->basis);
+		pass_basis_finish(cp->st, cp->st_grant, &cp->basis);
 		cp->st = NULL;
 	}
 	newton_setup(cp);
@@ -907,6 +885,7 @@ classify_select(const NamedRun *run, MemoryContext ctx, ClassSelection *sel)
 	cp->fold_lab = palloc0_array(uint64, (Size) cp->folds * KM_MAX_CLASSES);
 	basis_pass(cp);
 	cp->sel_n = fit_rows(cp);
+	km_check_folds(cp->folds, cp->sel_n, cp->fold_n, KM_PASS_FOLD_RULE);
 	cp->gcxt = AllocSetContextCreate(tmp, "kernel_ml classifier gamma", ALLOCSET_DEFAULT_SIZES);
 	gamma0 = cp->opts.fit.kernel.gamma;
 	lambda0 = cp->opts.fit.lambda;
@@ -970,6 +949,7 @@ passes_class_score(const NamedRun *run, Datum model, bool holdout_only,
 	cp.opts = run->opts;
 	cp.rows.thr = km_holdout_threshold(run->opts.test_fraction);
 	cp.rows.d = -1;
+	cp.rows.width = model_features(model);	/* sizes the cursor's batch */
 	km_progress_stage("score: pass over the %s rows", holdout_only ? "held-out" : "usable");
 	class_scorer_begin(&test_sc, model, holdout);
 	cp.test_sc = &test_sc;

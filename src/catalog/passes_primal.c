@@ -92,6 +92,7 @@ typedef struct PrimalPasses
 	PassRows	rows;			/* the pass's rows, counts and block */
 
 	km_basis_state *st;			/* the basis pass */
+	KmMemGrant *st_grant;
 
 	/* the Newton passes */
 	km_basis	basis;
@@ -260,21 +261,19 @@ fit_rows(const PrimalPasses *pp)
 	return pass_rows_fit(&pp->rows, pp->all_rows) - pp->fold_skipped;
 }
 
+/* The bytes of newton_setup's buffers for m features: O(m^2), nothing per row. */
+static double
+newton_bytes(const PrimalPasses *pp, uint32 m)
+{
+	return pass_newton_bytes(pp->opts.approximation, pp->rows.d, m, 1, PP_BLOCK, pp->folds) +
+		8.0 * (4.0 * pp->opts.gammas.n * pp->opts.lambdas.n + 2.0 * pp->folds);	/* k-fold */
+}
+
 /* The basis state of the current gamma over the pass's rows. */
 static void
 basis_state_pass(PrimalPasses *pp)
 {
-	Size		sbytes;
-
-	sbytes = km_basis_state_bytes(pp->opts.approximation, (uint32) pp->rows.d,
-								  (uint32) pp->opts.components);
-	if (sbytes == 0 || sbytes > MaxAllocSize)
-		rowset_too_large(&pp->opts, (uint32) pp->rows.d);
-	pp->st = palloc_extended(sbytes, MCXT_ALLOC_HUGE);
-	SET_VARSIZE(pp->st, sbytes);
-	km_basis_state_init(pp->st, pp->opts.approximation, &pp->opts.fit.kernel,
-						pp->opts.standardize, (uint32) pp->rows.d,
-						(uint32) pp->opts.components, (uint64) pp->opts.seed);
+	pp->st = pass_basis_state_new(&pp->opts, pp->rows.d, &pp->st_grant);
 	km_progress_stage("fit: basis pass over the %s rows", pp->all_rows ? "usable" : "training");
 	run_pass(pp, PP_BASIS);
 }
@@ -302,6 +301,9 @@ basis_pass(PrimalPasses *pp)
 		pp->opts.fit.kernel.gamma = pp->sel->cand[pp->sel->best].gamma;
 		pp->opts.fit.lambda = pp->sel->cand[pp->sel->best].lambda;
 	}
+	/* rff's whole memory is known now: refused before a row is read */
+	pass_check_memory(&pp->opts, pp->rows.d,
+					  newton_bytes(pp, (uint32) pp->opts.components));
 	pp->rows.x = palloc(sizeof(double) * (pp->rows.d + 1));
 	pp->rows.hbuf = palloc(sizeof(double) * (pp->rows.d + 1));
 	basis_state_pass(pp);
@@ -312,7 +314,7 @@ basis_pass(PrimalPasses *pp)
 	if (pp->sel != NULL)
 		pp->opts.fit.lambda = pp->sel->cand[pp->sel->best].lambda;
 
-	pass_basis_finish(pp->st, &pp->basis);
+	pass_basis_finish(pp->st, pp->st_grant, &pp->basis);
 	pp->st = NULL;
 }
 
@@ -327,22 +329,16 @@ newton_setup(PrimalPasses *pp)
 	uint32		d = (uint32) pp->rows.d;
 	size_t		nstate = km_primal_state_doubles(m);
 	size_t		nscratch = km_primal_add_scratch_doubles(m, PP_BLOCK);
-	double		need;
+	double		need = newton_bytes(pp, m);
 
 	pp->m = m;
-	need = 8.0 * (2.0 * m * (double) m + 3.0 * m) +	/* L, R; the factor's work */
-		8.0 * ((double) nstate + 4.0 * m + 1.0) +	/* state, coef, vecs, before */
-		8.0 * (double) km_primal_step_work_doubles(m) +
-		8.0 * PP_BLOCK * ((double) d + m + 1.0) +
-		8.0 * (double) km_approx_features_doubles(&pp->basis, PP_BLOCK) +
-		8.0 * (double) Max(nscratch, PP_BLOCK) +
-		8.0 * (4.0 * pp->opts.gammas.n * pp->opts.lambdas.n + 2.0 * pp->folds);	/* k-fold */
 	(void) km_mem_reserve(CurrentMemoryContext, need, "kernel_model_train", false);
 	elog(DEBUG1, "kernel_model_train: approximate %s by passes: m = %u, %.0f bytes",
 		 pp->ops->name, m, need);
 
 	pass_factor_setup(&pp->basis, &pp->L, &pp->R, &pp->eps);
-	pp->state = palloc_extended(mul_size(sizeof(double), nstate), MCXT_ALLOC_HUGE);
+	/* its pages faulted in here, between interrupt checks (268 MB at 8192) */
+	pp->state = km_alloc0_interruptible(CurrentMemoryContext, mul_size(sizeof(double), nstate));
 	pp->coef = palloc0_array(double, Max(m, 1));
 	pp->vecs = palloc_extended(mul_size(sizeof(double), 2 * (Size) m), MCXT_ALLOC_HUGE);
 	pp->swork = palloc_extended(mul_size(sizeof(double), km_primal_step_work_doubles(m)), MCXT_ALLOC_HUGE);
@@ -403,6 +399,7 @@ newton_passes(PrimalPasses *pp, int64 n, km_fit_result *res)
 	pp->b = 0.0;
 	while (!pp->solver.done)
 	{
+		CHECK_FOR_INTERRUPTS();
 		km_primal_state_init(pp->state, pp->m);
 		km_progress_stage("fit: newton pass %d over the %s rows", passes + 1,
 						  pp->all_rows ? "usable" : "training");
@@ -520,7 +517,7 @@ route_gamma(void *arg, int g, double gamma, km_error *err)
 		pp->opts.fit.kernel.gamma = gamma;
 		basis_state_pass(pp);
 		check_pass_rows("basis", pp->sel_n, "basis", fit_rows(pp), "training");
-		pass_basis_finish(pp->st, &pp->basis);
+		pass_basis_finish(pp->st, pp->st_grant, &pp->basis);
 		pp->st = NULL;
 	}
 	newton_setup(pp);
@@ -557,7 +554,8 @@ route_score(void *arg, int index, km_candidate *c, km_error *err)
 		pp->rows.block_first = 0;
 		run_pass(pp, PP_SCORE);
 		newton_block(pp);
-		pp->fold_mse[f] = pp->met.n > 0 ? km_metrics_mse(&pp->met) : 0.0;
+		/* km_check_folds refused an empty fold: never score one as 0 */
+		pp->fold_mse[f] = pp->met.n > 0 ? km_metrics_mse(&pp->met) : NAN;
 	}
 	pp->fold = -1;
 	for (int f = 0; f < pp->folds; f++)
@@ -601,6 +599,7 @@ primal_select_passes(const NamedRun *run, MemoryContext ctx, PrimalSelection *se
 	pp->fold_mse = palloc0(sizeof(double) * pp->folds);
 	basis_pass(pp);
 	pp->sel_n = fit_rows(pp);
+	km_check_folds(pp->folds, pp->sel_n, pp->fold_n, KM_PASS_FOLD_RULE);
 	pp->gcxt = AllocSetContextCreate(tmp, "kernel_ml primal gamma", ALLOCSET_DEFAULT_SIZES);
 	sel->ncand = pp->opts.gammas.n * pp->opts.lambdas.n;
 	sel->cand = MemoryContextAllocZero(ctx, sizeof(km_candidate) * sel->ncand);

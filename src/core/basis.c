@@ -114,6 +114,14 @@ km_basis_state_init(km_basis_state *st, km_approx kind, const km_kernel *kernel,
 	size_t		bytes = km_basis_state_bytes(kind, d, components);
 
 	memset((char *) st + sizeof(int32_t), 0, bytes - sizeof(int32_t));
+	km_basis_state_init_zeroed(st, kind, kernel, standardize, d, components, seed);
+}
+
+void
+km_basis_state_init_zeroed(km_basis_state *st, km_approx kind, const km_kernel *kernel,
+						   bool standardize, uint32_t d, uint32_t components,
+						   uint64_t seed)
+{
 	st->magic = KM_BASIS_STATE_MAGIC;
 	st->version = KM_BASIS_VERSION;
 	st->kind = (uint8_t) kind;
@@ -195,6 +203,12 @@ km_basis_state_check_header(const km_basis_state *st, size_t len, km_error *err)
 					   "The state counts %lld rows and %u of %u centres.",
 					   (long long) st->rows, (unsigned) st->n_centres,
 					   (unsigned) st->capacity);
+	/* what km_basis_decode refuses of the basis it finishes into */
+	if (!km_repr_serves(km_repr_get(st->kind), (int) st->kernel_type))
+		return km_fail(err, KM_ERR_FORMAT, "basis state has invalid fields",
+					   "The state has approximation \"%s\" over the %s kernel, which it does not serve.",
+					   km_approx_name((km_approx) st->kind),
+					   km_kernel_name((km_kernel_type) st->kernel_type));
 	return KM_OK;
 }
 
@@ -332,6 +346,16 @@ static uint32_t
 final_m(const km_basis_state *st)
 {
 	return km_repr_lookup(st->kind)->centres ? st->n_centres : st->components;
+}
+
+size_t
+km_basis_bytes(km_approx kind, uint32_t d, uint32_t m)
+{
+	const km_repr_ops *r = km_repr_get(kind);
+
+	if (r == NULL || !r->approximate || d == 0 || m == 0)
+		return 0;
+	return final_bytes(kind, d, m);
 }
 
 size_t

@@ -64,9 +64,18 @@ void		km_basis_state_init(km_basis_state *st, km_approx kind,
 								uint32_t d, uint32_t components, uint64_t seed);
 
 /*
+ * The same over bytes the caller has zeroed already (a large state zeroed
+ * in pieces between interrupt checks): the header only.
+ */
+void		km_basis_state_init_zeroed(km_basis_state *st, km_approx kind,
+									   const km_kernel *kernel, bool standardize,
+									   uint32_t d, uint32_t components, uint64_t seed);
+
+/*
  * Check a state of len bytes as untrusted input: its header alone (O(1):
  * magic, version, kind, d, components and capacity against len, the
- * centre count and the slot of the largest key within the capacity), all
+ * centre count and the slot of the largest key within the capacity, a
+ * kernel the approximation serves), all
  * that km_basis_state_add needs to stay within the state; or the whole
  * state (O(size): every value finite, the largest key where the header
  * says), what combining and finishing need.  KM_ERR_FORMAT or
@@ -87,6 +96,13 @@ void		km_basis_state_add(km_basis_state *st, const double *x, uint64_t hash);
 /* a += b (both validated); KM_ERR_INVALID unless their settings agree. */
 km_status	km_basis_state_combine(km_basis_state *a, const km_basis_state *b,
 								   km_error *err);
+
+/*
+ * Bytes of a final basis of kind over d features with m centres or random
+ * features (0 on overflow): what a state will finish into, sized before
+ * its rows are read.
+ */
+size_t		km_basis_bytes(km_approx kind, uint32_t d, uint32_t m);
 
 /* Bytes of the final basis of st, and of km_basis_finish's scratch. */
 size_t		km_basis_final_bytes(const km_basis_state *st);

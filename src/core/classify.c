@@ -235,6 +235,15 @@ km_sigmoid(double t)
 	}
 }
 
+double
+km_log_sigmoid(double t)
+{
+	/* -log(1 + e^-t); for t < 0, t - log(1 + e^t): no overflow, no log(0) */
+	if (t >= 0.0)
+		return -log1p(exp(-t));
+	return t - log1p(exp(t));
+}
+
 /* libsvm's sigmoid_predict: 1 / (1 + exp(A f + B)), without overflow. */
 static double
 platt(double f, double A, double B)
@@ -267,14 +276,83 @@ normalize(double *p, uint32_t k)
 		p[c] /= s;
 }
 
+/*
+ * p_c = exp(w_c) / sum_j exp(w_j) and logp_c = w_c - log sum_j exp(w_j)
+ * (logp may be NULL) from log-weights w, shifted by the largest: the
+ * largest term is exp(0) = 1, so the sum is in [1, k] and nothing divides
+ * 0 by 0 however small the weights are.  Weights of -inf get p = 0; if
+ * the largest is +inf (or every weight -inf, a limit with no value), the
+ * classes at the largest share the probability equally.
+ */
 static void
-softmax(const double *f, uint32_t k, double *p)
+normalize_log(const double *w, uint32_t k, double *p, double *logp)
 {
-	double		fmax_ = f[argmax(f, k)];
+	double		top = w[argmax(w, k)];
+	double		s = 0.0;
+	double		log_s;
+
+	if (isinf(top))
+	{
+		uint32_t	ties = 0;
+
+		for (uint32_t c = 0; c < k; c++)
+			ties += w[c] == top;
+		for (uint32_t c = 0; c < k; c++)
+		{
+			p[c] = w[c] == top ? 1.0 / ties : 0.0;
+			if (logp)
+				logp[c] = log(p[c]);
+		}
+		return;
+	}
+	for (uint32_t c = 0; c < k; c++)
+		s += p[c] = exp(w[c] - top);
+	for (uint32_t c = 0; c < k; c++)
+		p[c] /= s;
+	if (logp)
+	{
+		log_s = log(s);
+		for (uint32_t c = 0; c < k; c++)
+			logp[c] = (w[c] - top) - log_s;
+	}
+}
+
+/*
+ * The decision value below which a sigmoid is no longer a normal double
+ * with its full precision (e^-708 is about 3.3e-308, DBL_MIN 2.2e-308):
+ * one-vs-rest sigmoids at or above it are normalized as they are, below
+ * it in the log domain.
+ */
+#define KM_SIGMOID_NORMAL_MIN (-700.0)
+
+/*
+ * One-vs-rest logistic: p_c = s(f_c) / sum_j s(f_j), scikit-learn's rule.
+ * When every sigmoid is a normal double the quotient is taken as it is
+ * (the result of earlier releases, bit for bit); else (a row far from
+ * the data, where every sigmoid may underflow to 0 and the quotient
+ * would be 0 / 0) the same quotient in the log domain:
+ * exp(log s(f_c) - log sum_j s(f_j)).  logp is always from the log
+ * domain.  w: k doubles of work.
+ */
+static void
+ovr_logistic(const double *f, uint32_t k, double *p, double *logp, double *w)
+{
+	bool		direct = true;
 
 	for (uint32_t c = 0; c < k; c++)
-		p[c] = exp(f[c] - fmax_);	/* the largest is exp(0) = 1 */
-	normalize(p, k);
+		direct = direct && f[c] >= KM_SIGMOID_NORMAL_MIN;
+	if (logp != NULL || !direct)
+	{
+		for (uint32_t c = 0; c < k; c++)
+			w[c] = km_log_sigmoid(f[c]);
+		normalize_log(w, k, p, logp);
+	}
+	if (direct)
+	{
+		for (uint32_t c = 0; c < k; c++)
+			p[c] = km_sigmoid(f[c]);
+		normalize(p, k);
+	}
 }
 
 static km_status
@@ -285,10 +363,19 @@ no_probability(km_error *err, km_prob_link link, km_multiclass mc)
 				   (int) link, km_multiclass_name(mc));
 }
 
+/* logp_c = log p_c of probabilities bounded away from 0 (Platt's). */
+static void
+log_of(const double *p, uint32_t k, double *logp)
+{
+	if (logp)
+		for (uint32_t c = 0; c < k; c++)
+			logp[c] = log(p[c]);
+}
+
 km_status
-km_classify_proba(km_prob_link link, km_multiclass mc, uint32_t k,
-				  const double *f, const double *A, const double *B,
-				  double *p, double *work, km_error *err)
+km_classify_proba_log(km_prob_link link, km_multiclass mc, uint32_t k,
+					  const double *f, const double *A, const double *B,
+					  double *p, double *logp, double *work, km_error *err)
 {
 	if (link == KM_PROB_NONE)
 		return no_probability(err, link, mc);
@@ -298,29 +385,51 @@ km_classify_proba(km_prob_link link, km_multiclass mc, uint32_t k,
 			if (link == KM_PROB_PLATT)
 			{
 				km_svm_proba(k, f, A, B, p, work);
+				log_of(p, k, logp);
 				return KM_OK;
 			}
 			p[1] = km_sigmoid(f[0]);
 			p[0] = km_sigmoid(-f[0]);
+			if (logp)
+			{
+				logp[1] = km_log_sigmoid(f[0]);
+				logp[0] = km_log_sigmoid(-f[0]);
+			}
 			return KM_OK;
 		case KM_MULTICLASS_MULTINOMIAL:
 			if (link != KM_PROB_LOGISTIC)
 				return no_probability(err, link, mc);
-			softmax(f, k, p);
+			normalize_log(f, k, p, logp);
 			return KM_OK;
 		case KM_MULTICLASS_OVR:
+			if (link == KM_PROB_LOGISTIC)
+			{
+				ovr_logistic(f, k, p, logp, work);
+				return KM_OK;
+			}
+			/* Platt's sigmoids are clipped to [1e-7, 1 - 1e-7]: the sum is >= k 1e-7 */
 			for (uint32_t c = 0; c < k; c++)
-				p[c] = link == KM_PROB_LOGISTIC ? km_sigmoid(f[c]) : platt(f[c], A[c], B[c]);
+				p[c] = platt(f[c], A[c], B[c]);
 			normalize(p, k);
+			log_of(p, k, logp);
 			return KM_OK;
 		case KM_MULTICLASS_OVO:
 			if (link != KM_PROB_PLATT)
 				return no_probability(err, link, mc);
 			/* pairwise coupling: svm.c's, the one implementation */
 			km_svm_proba(k, f, A, B, p, work);
+			log_of(p, k, logp);
 			return KM_OK;
 	}
 	return no_probability(err, link, mc);
+}
+
+km_status
+km_classify_proba(km_prob_link link, km_multiclass mc, uint32_t k,
+				  const double *f, const double *A, const double *B,
+				  double *p, double *work, km_error *err)
+{
+	return km_classify_proba_log(link, mc, k, f, A, B, p, NULL, work, err);
 }
 
 const char *

@@ -28,7 +28,10 @@
  *   LOGISTIC + MULTINOMIAL  softmax, shifted by the largest f, normalized
  *                           so that the sum is 1 within 1e-12
  *   LOGISTIC + OVR          sigmoids normalized to sum 1 (scikit-learn's
- *                           one-vs-rest rule)
+ *                           one-vs-rest rule); in the log domain when a
+ *                           sigmoid is below the normal doubles (a row far
+ *                           from the data, where every sigmoid can underflow
+ *                           to 0): exp(log s(f_c) - log sum_j s(f_j))
  *   PLATT + BINARY          p(classes[1]) = 1 / (1 + exp(A f + B)) (Platt,
  *                           libsvm's sigmoid_predict)
  *   PLATT + OVO             pairwise Platt probabilities coupled by Wu, Lin
@@ -39,6 +42,11 @@
  *   NONE                    no probabilities (an svm trained without
  *                           "probability": true): the caller raises an error
  *                           with the method's hint
+ * Every link gives k finite probabilities in [0, 1] that sum to 1 within
+ * 1e-12 for any finite f, and finite log-probabilities: the logistic ones
+ * from log-sigmoids and a log-sum-exp (finite where p underflows to 0),
+ * Platt's as log p, which the clipping of each pairwise or one-vs-rest
+ * Platt probability to [1e-7, 1 - 1e-7] (libsvm's rule) keeps above 0.
  */
 #ifndef KM_CLASSIFY_H
 #define KM_CLASSIFY_H
@@ -105,8 +113,22 @@ km_status	km_classify_proba(km_prob_link link, km_multiclass mc, uint32_t k,
 							  const double *B, double *p, double *work,
 							  km_error *err);
 
+/*
+ * The same p[k] and, when logp is not NULL, logp[k] = log p, computed in
+ * the log domain for the logistic links: finite for finite f even where
+ * p underflows to 0 (use it for log-losses instead of log(p)).  The
+ * probabilities are those of km_classify_proba bit for bit.
+ */
+km_status	km_classify_proba_log(km_prob_link link, km_multiclass mc,
+								  uint32_t k, const double *f,
+								  const double *A, const double *B, double *p,
+								  double *logp, double *work, km_error *err);
+
 /* The logistic sigmoid 1 / (1 + exp(-t)) without overflow. */
 double		km_sigmoid(double t);
+
+/* log(1 / (1 + exp(-t))) without overflow or log(0): finite for finite t. */
+double		km_log_sigmoid(double t);
 
 /*
  * The scoring of a block of an approximate classifier's primal passes

@@ -28,6 +28,7 @@
 #include <lapacke.h>
 
 #include "eigen.h"
+#include "progress.h"
 
 /*
  * Bytes one dlatrd call may stream (its nb DSYMVs each read the lower
@@ -117,6 +118,7 @@ km_tridiagonalize(double *A, size_t n, int panel, double *d, double *e,
 	lapack_int	ln = (lapack_int) n;
 	lapack_int	lnb = (lapack_int) nb;
 
+	km_progress_work_begin();
 	/* dsytrd('L'): the same loop, with a check after every piece */
 	for (; n > tail && i < n - tail; i += nb)
 	{
@@ -132,6 +134,9 @@ km_tridiagonalize(double *A, size_t n, int panel, double *d, double *e,
 			A[(j + 1) + j * n] = e[j];
 			d[j] = A[j + j * n];
 		}
+		/* left: the trailing matrix's reduction, about (n - i - nb)^3 */
+		km_progress_fraction(1.0 - pow((double) (n - i - nb) / (double) n, 3.0),
+							 "tridiagonal panel %zu of %zu", i / nb + 1, (n - tail + nb - 1) / nb);
 	}
 	/* the last few columns, unblocked: small */
 	LAPACKE_dsytrd_work(LAPACK_COL_MAJOR, 'L', (lapack_int) (n - i),
@@ -160,6 +165,7 @@ km_back_transform(const double *A, size_t n, const double *tau, double *Z,
 	 * Z)), so the last group goes first; columns of Z are independent.
 	 */
 	groups = (n - 1 + KM_BACK_GROUP - 1) / KM_BACK_GROUP;
+	km_progress_work_begin();
 	for (size_t g = groups; g-- > 0;)
 	{
 		size_t		j0 = g * KM_BACK_GROUP;
@@ -178,6 +184,9 @@ km_back_transform(const double *A, size_t n, const double *tau, double *Z,
 								(lapack_int) km_back_transform_doubles(n));
 			km_check_interrupts(interrupt);
 		}
+		/* done: the groups from j0 on, reflectors of n - 1 - j0 rows at most */
+		km_progress_fraction(pow((double) (n - j0) / (double) n, 2.0),
+							 "reflector group %zu of %zu", groups - g, groups);
 	}
 }
 

@@ -24,6 +24,7 @@
 
 #include "kernel_maps.h"
 #include "kernels.h"
+#include "progress.h"
 
 static const struct
 {
@@ -583,6 +584,8 @@ km_gram_lower(const km_kernel *k, const double *X, size_t n, int d,
 	bool		ok = true;
 	size_t		width = km_gram_panel_width(n, d);
 
+	km_progress_work_begin();
+
 	for (size_t j0 = 0; j0 < n; j0 += width)
 	{
 		size_t		jb = n - j0 < width ? n - j0 : width;
@@ -599,6 +602,9 @@ km_gram_lower(const km_kernel *k, const double *X, size_t n, int d,
 
 		ok &= map_panel(k, &g, X, n, d, norms, j0, jb, K, ld);
 		km_check_interrupts(interrupt);
+		/* the lower triangle: what is left is the square below the panel, halved */
+		km_progress_fraction(1.0 - pow((double) (n - j0 - jb) / (double) n, 2.0),
+							 "kernel rows %zu of %zu", j0 + jb, n);
 	}
 	return ok;
 }

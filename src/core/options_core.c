@@ -19,6 +19,8 @@
 #include <string.h>
 
 #include "options_core.h"
+#include "options_internal.h"
+#include "options_suggest.h"
 #include "method.h"
 #include "primal.h"
 #include "task.h"
@@ -112,12 +114,8 @@ km_deploy_name(km_deploy deploy)
 	return "unknown";
 }
 
-static void
-append(char *buf, size_t len, const char *fmt,...)
-	__attribute__((format(printf, 3, 4)));
-
-static void
-append(char *buf, size_t len, const char *fmt,...)
+void
+km_opt_append(char *buf, size_t len, const char *fmt,...)
 {
 	size_t		used = strlen(buf);
 	va_list		ap;
@@ -129,14 +127,9 @@ append(char *buf, size_t len, const char *fmt,...)
 	va_end(ap);
 }
 
-static bool
-fail(km_option_error *err, const char *hint, const char *message,
-	 const char *detailfmt,...)
-	__attribute__((format(printf, 4, 5)));
-
-static bool
-fail(km_option_error *err, const char *hint, const char *message,
-	 const char *detailfmt,...)
+bool
+km_opt_fail(km_option_error *err, const char *hint, const char *message,
+			const char *detailfmt,...)
 {
 	va_list		ap;
 
@@ -154,25 +147,39 @@ bad_value(km_option_error *err, const km_option_def *def, const char *got)
 	char		message[256];
 
 	snprintf(message, sizeof(message), "invalid value for option \"%s\"", def->key);
-	return fail(err, NULL, message, "Option \"%s\" must be %s, got %s.",
+	return km_opt_fail(err, NULL, message, "Option \"%s\" must be %s, got %s.",
 				def->key, def->expected, got);
 }
 
+/*
+ * A value that names none of names[0..n): bad_value, with the closest name
+ * (or a scikit-learn spelling's translation) as the hint.
+ */
+static bool
+bad_name(km_option_error *err, const km_option_def *def, const km_value *v,
+		 const char *const *names, int n)
+{
+	bad_value(err, def, v->text);
+	if (v->type == KM_VALUE_STRING)
+		km_suggest_value(def->key, v->string, names, n, err->hint, sizeof(err->hint));
+	return false;
+}
+
 /* "a, b and c" (or "or") of the words a caller lists, into buf. */
-static void
-join_words(char *buf, size_t len, const char *const *words, int n, const char *last)
+void
+km_opt_join_words(char *buf, size_t len, const char *const *words, int n, const char *last)
 {
 	buf[0] = '\0';
 	for (int i = 0; i < n; i++)
-		append(buf, len, "%s%s", i == 0 ? "" : i == n - 1 ? last : ", ", words[i]);
+		km_opt_append(buf, len, "%s%s", i == 0 ? "" : i == n - 1 ? last : ", ", words[i]);
 }
 
 /*
  * The first row of a method's own options with that key, in the order of
  * methods.def (its method in *owner), or NULL.
  */
-static const km_option_def *
-find_own_option(const char *key, const km_method_ops **owner)
+const km_option_def *
+km_opt_find_own(const char *key, const km_method_ops **owner)
 {
 	for (int m = KM_METHOD_FIRST; m <= KM_METHOD_LAST; m++)
 	{
@@ -190,8 +197,8 @@ find_own_option(const char *key, const km_method_ops **owner)
 }
 
 /* The row of ops's own options with that key, or NULL. */
-static const km_method_option *
-method_own_option(const km_method_ops *ops, const char *key)
+const km_method_option *
+km_opt_method_own(const km_method_ops *ops, const char *key)
 {
 	for (int i = 0; i < ops->n_own_options; i++)
 		if (strcmp(ops->own_options[i].def.key, key) == 0)
@@ -206,9 +213,9 @@ km_options_valid_keys(void)
 
 	if (keys[0] == '\0')
 	{
-		append(keys, sizeof(keys), "Valid keys are");
+		km_opt_append(keys, sizeof(keys), "Valid keys are");
 		for (int id = 0; id < KM_N_OPTIONS; id++)
-			append(keys, sizeof(keys), "%s %s", id == 0 ? "" : ",",
+			km_opt_append(keys, sizeof(keys), "%s %s", id == 0 ? "" : ",",
 				   km_option_table[id].key);
 		for (int m = KM_METHOD_FIRST; m <= KM_METHOD_LAST; m++)
 		{
@@ -218,11 +225,11 @@ km_options_valid_keys(void)
 			{
 				const km_option_def *def = &ops->own_options[i].def;
 
-				if (find_own_option(def->key, NULL) == def)	/* once per key */
-					append(keys, sizeof(keys), ", %s", def->key);
+				if (km_opt_find_own(def->key, NULL) == def)	/* once per key */
+					km_opt_append(keys, sizeof(keys), ", %s", def->key);
 			}
 		}
-		append(keys, sizeof(keys), ".");
+		km_opt_append(keys, sizeof(keys), ".");
 	}
 	return keys;
 }
@@ -234,11 +241,11 @@ valid_kernels(void)
 
 	if (kernels[0] == '\0')
 	{
-		append(kernels, sizeof(kernels), "Valid kernels are");
+		km_opt_append(kernels, sizeof(kernels), "Valid kernels are");
 		for (int t = KM_KERNEL_FIRST; t <= KM_KERNEL_LAST; t++)
-			append(kernels, sizeof(kernels), "%s %s", t == KM_KERNEL_FIRST ? "" : ",",
+			km_opt_append(kernels, sizeof(kernels), "%s %s", t == KM_KERNEL_FIRST ? "" : ",",
 				   km_kernel_name((km_kernel_type) t));
-		append(kernels, sizeof(kernels), ".");
+		km_opt_append(kernels, sizeof(kernels), ".");
 	}
 	return kernels;
 }
@@ -276,7 +283,11 @@ read_grid(const km_option_def *def, const km_value *v, km_grid *g,
 	{
 		case KM_VALUE_STRING:
 			if (strcmp(v->string, "auto") != 0)
-				return bad_value(err, def, v->text);
+			{
+				static const char *const names[] = {"auto"};
+
+				return bad_name(err, def, v, names, 1);
+			}
 			g->n = -1;			/* filled by the caller */
 			return true;
 		case KM_VALUE_OBJECT:
@@ -295,7 +306,7 @@ read_grid(const km_option_def *def, const km_value *v, km_grid *g,
 
 					snprintf(message, sizeof(message),
 							 "too many candidates for option \"%s\"", def->key);
-					return fail(err, NULL, message,
+					return km_opt_fail(err, NULL, message,
 								"At most %d values may be given.", KM_MAX_GRID);
 				}
 				g->v[g->n++] = e->number;
@@ -404,10 +415,17 @@ store_kernel(km_options *out, const km_value *v, km_option_error *err)
 {
 	char		message[256];
 
+	const char *names[KM_KERNEL_LAST - KM_KERNEL_FIRST + 1];
+	int			n = 0;
+
 	if (km_kernel_from_name(v->string, &out->fit.kernel.type))
 		return true;
+	for (int t = KM_KERNEL_FIRST; t <= KM_KERNEL_LAST; t++)
+		names[n++] = km_kernel_name((km_kernel_type) t);
 	snprintf(message, sizeof(message), "unknown kernel \"%s\"", v->string);
-	return fail(err, NULL, message, "%s", valid_kernels());
+	km_opt_fail(err, NULL, message, "%s", valid_kernels());
+	km_suggest_value("kernel", v->string, names, n, err->hint, sizeof(err->hint));
+	return false;
 }
 
 /* A grid of gammas or lambdas; "auto" stands for the built-in grid. */
@@ -452,7 +470,11 @@ store_cv(km_options *out, const km_value *v, double folds,
 	else if (strcmp(v->string, "gcv") == 0)
 		out->cv = KM_CV_GCV;
 	else
-		return bad_value(err, &km_option_table[KM_OPT_CV], v->text);
+	{
+		static const char *const names[] = {"loo", "gcv"};
+
+		return bad_name(err, &km_option_table[KM_OPT_CV], v, names, 2);
+	}
 	return true;
 }
 
@@ -465,16 +487,23 @@ store_deploy(km_options *out, const km_value *v, km_option_error *err)
 			out->deploy = (km_deploy) i;
 			return true;
 		}
-	return bad_value(err, &km_option_table[KM_OPT_DEPLOY], v->text);
+	return bad_name(err, &km_option_table[KM_OPT_DEPLOY], v, deploy_names,
+					(int) (sizeof(deploy_names) / sizeof(deploy_names[0])));
 }
 
 static bool
 store_solver(km_options *out, const km_value *v, km_option_error *err)
 {
+	const char *names[KM_SOLVER_LAST - KM_SOLVER_FIRST + 1];
+	int			n = 0;
+
 	if (strcmp(v->string, "primal-newton") != 0 &&
 		km_solver_from_name(v->string, &out->fit.solver))
 		return true;
-	return bad_value(err, &km_option_table[KM_OPT_SOLVER], v->text);
+	for (int s = KM_SOLVER_FIRST; s <= KM_SOLVER_LAST; s++)
+		if (strcmp(km_solver_name((km_solver) s), "primal-newton") != 0)
+			names[n++] = km_solver_name((km_solver) s);
+	return bad_name(err, &km_option_table[KM_OPT_SOLVER], v, names, n);
 }
 
 /*
@@ -494,10 +523,16 @@ store_class_weight(km_options *out, const km_value *v, km_option_error *err)
 		cw->mode = KM_CLASS_WEIGHT_BALANCED;
 		return true;
 	}
+	if (v->type == KM_VALUE_STRING)
+	{
+		static const char *const names[] = {"balanced"};
+
+		return bad_name(err, def, v, names, 1);
+	}
 	if (v->type != KM_VALUE_OBJECT || v->keys == NULL || v->n_elems == 0)
 		return bad_value(err, def, v->type == KM_VALUE_OBJECT ? "an empty object" : v->text);
 	if (v->n_elems > KM_MAX_CLASS_WEIGHTS)
-		return fail(err, "Give weights to at most that many classes; the others get 1.",
+		return km_opt_fail(err, "Give weights to at most that many classes; the others get 1.",
 					"too many labels in option \"class_weight\"",
 					"At most %d labels may be given, got %d.",
 					KM_MAX_CLASS_WEIGHTS, v->n_elems);
@@ -507,11 +542,11 @@ store_class_weight(km_options *out, const km_value *v, km_option_error *err)
 		const km_value *e = &v->elems[i];
 
 		if (strlen(v->keys[i]) >= KM_CLASS_LABEL_MAX)
-			return fail(err, NULL, "label in option \"class_weight\" is too long",
+			return km_opt_fail(err, NULL, "label in option \"class_weight\" is too long",
 						"A label of option \"class_weight\" has %zu bytes; at most %d are accepted.",
 						strlen(v->keys[i]), KM_CLASS_LABEL_MAX - 1);
 		if (e->type != KM_VALUE_NUMBER || !isfinite(e->number) || e->number <= 0.0)
-			return fail(err, NULL, "invalid value for option \"class_weight\"",
+			return km_opt_fail(err, NULL, "invalid value for option \"class_weight\"",
 						"The weight of label \"%s\" must be a number > 0, got %s.",
 						v->keys[i], e->text);
 		snprintf(cw->label[i], KM_CLASS_LABEL_MAX, "%s", v->keys[i]);
@@ -526,7 +561,7 @@ store_class_weight(km_options *out, const km_value *v, km_option_error *err)
  * "expected" text spells them ("ridge", "lms", "svm" or "logistic").
  */
 static bool
-bad_method(km_option_error *err, const char *got)
+bad_method(km_option_error *err, const km_value *v)
 {
 	char		quoted[KM_METHOD_LAST][40];
 	const char *names[KM_METHOD_LAST];
@@ -543,10 +578,22 @@ bad_method(km_option_error *err, const char *got)
 		names[n] = quoted[n];
 		n++;
 	}
-	join_words(list, sizeof(list), names, n, " or ");
-	return fail(err, NULL, "invalid value for option \"method\"",
-				"Option \"method\" must be %s, got %s.", list, got);
+	km_opt_join_words(list, sizeof(list), names, n, " or ");
+	km_opt_fail(err, NULL, "invalid value for option \"method\"",
+				"Option \"method\" must be %s, got %s.", list, v->text);
+	if (v->type == KM_VALUE_STRING)
+	{
+		n = 0;
+		for (int m = KM_METHOD_FIRST; m <= KM_METHOD_LAST; m++)
+			if (km_method_get((km_method) m) != NULL)
+				names[n++] = km_method_get((km_method) m)->name;
+		km_suggest_value("method", v->string, names, n, err->hint, sizeof(err->hint));
+	}
+	return false;
 }
+
+/* Methods' own keys a suggestion compares with, at most. */
+#define KM_MAX_KEYS_OWN 32
 
 /* Store one validated value; the one place that knows km_options' fields. */
 static bool
@@ -557,7 +604,7 @@ store_option(km_options *out, km_option_id id, const km_value *v,
 	double		x = 0.0;
 
 	if (id == KM_OPT_METHOD && v->type != KM_VALUE_STRING)
-		return bad_method(err, v->text);
+		return bad_method(err, v);
 	if (!check_type(def, v, &x, err))
 		return false;
 	switch (id)
@@ -569,7 +616,7 @@ store_option(km_options *out, km_option_id id, const km_value *v,
 			return store_grid(out, id, v, err);
 		case KM_OPT_METHOD:
 			if (!km_method_from_name(v->string, &out->fit.method))
-				return bad_method(err, v->text);
+				return bad_method(err, v);
 			return true;
 		case KM_OPT_CV:
 			return store_cv(out, v, x, err);
@@ -581,7 +628,16 @@ store_option(km_options *out, km_option_id id, const km_value *v,
 				const km_repr_ops *r = km_repr_by_name(v->string);
 
 				if (r == NULL || !r->approximate)
-					return bad_value(err, def, v->text);
+				{
+					const char *names[8];
+					int			n = 0;
+
+					/* the registry's ids run from 0 (exact) without a gap */
+					for (long long i = 0; km_repr_get(i) != NULL && n < 8; i++)
+						if (km_repr_get(i)->approximate)
+							names[n++] = km_repr_get(i)->name;
+					return bad_name(err, def, v, names, n);
+				}
 				out->approximation = (km_approx) r->id;
 				return true;
 			}
@@ -641,67 +697,6 @@ km_options_text_label(km_options_parser *p)
 	p->out->text_label = true;
 }
 
-/* The task a text label column asks for: the first whose targets are classes. */
-static km_task
-label_task(void)
-{
-	long long	t = KM_TASK_FIRST;
-
-	while (t < KM_TASK_LAST && !km_task_get(t)->classes)
-		t++;
-	return (km_task) t;
-}
-
-/*
- * The method's task against the label column: a text label defaults to
- * the classification task's default method (svm) and refuses a
- * regression method; then the method's own defaults (tol) and its solver.
- */
-static bool
-check_task(km_options_parser *p, const km_method_ops **ops,
-		   km_option_error *err)
-{
-	km_options *out = p->out;
-	km_fit_params *fit = &out->fit;
-	char		message[256];
-
-	out->method_default = !p->given[KM_OPT_METHOD];
-	if (out->text_label && !p->given[KM_OPT_METHOD])
-	{
-		fit->method = km_method_default(label_task())->id;
-		*ops = km_method_get(fit->method);
-	}
-	if (out->text_label && !km_task_lookup((*ops)->task)->classes)
-	{
-		snprintf(message, sizeof(message),
-				 "method \"%s\" cannot learn text labels", (*ops)->name);
-		return fail(err, "Use \"method\": \"svm\" or \"logistic\" to classify, or train on a float8 target to regress.",
-					message, "Method \"%s\" is a regression method; a text label column needs a classification method.",
-					(*ops)->name);
-	}
-	/* the method's own defaults of shared options (method.h), for any task */
-	if (!p->given[KM_OPT_TOL] && (*ops)->default_tol > 0.0)
-		fit->tol = (*ops)->default_tol;
-	if (!p->given[KM_OPT_MAX_ITER] && (*ops)->solver_max_iter)
-		fit->max_iter = 0;		/* the solver's own limit (libsvm's max(10^7, 100 n)) */
-	if (km_task_lookup((*ops)->task)->solvers)
-	{
-		if (fit->solver != KM_SOLVER_DEFAULT &&
-			!((*ops)->solvers & (1u << fit->solver)))
-		{
-			snprintf(message, sizeof(message),
-					 "solver \"%s\" does not apply to method \"%s\"",
-					 km_solver_name(fit->solver), (*ops)->name);
-			return fail(err, NULL, message,
-						"Method \"%s\" takes solver \"%s\" (its default) or \"sgd\".",
-						(*ops)->name, km_solver_name((*ops)->default_solver));
-		}
-	}
-	fit->fit_intercept = out->fit_intercept;
-	fit->seed = out->seed;
-	return true;
-}
-
 /*
  * A method's own option, kept until km_options_finish knows the method:
  * its value is checked against that method's row there.
@@ -714,10 +709,10 @@ keep_own_option(km_options_parser *p, const km_option_def *def,
 
 	for (int i = 0; i < p->n_own; i++)
 		if (p->own[i].key == def->key)
-			return fail(err, NULL, "duplicate option",
+			return km_opt_fail(err, NULL, "duplicate option",
 						"Option \"%s\" is given twice.", def->key);
 	if (p->n_own == KM_MAX_OWN_GIVEN)
-		return fail(err, NULL, "too many method options",
+		return km_opt_fail(err, NULL, "too many method options",
 					"At most %d options of the methods' own may be given.",
 					KM_MAX_OWN_GIVEN);
 	o = &p->own[p->n_own++];
@@ -752,7 +747,7 @@ km_method_params_fill(const km_method_ops *ops, const km_own_value *given,
 			}
 			else
 			{
-				if ((row = method_own_option(ops, given[i].key)) == NULL)
+				if ((row = km_opt_method_own(ops, given[i].key)) == NULL)
 					continue;
 				v.type = given[i].type;
 				v.number = given[i].number;
@@ -763,7 +758,7 @@ km_method_params_fill(const km_method_ops *ops, const km_own_value *given,
 					return false;
 			}
 			if (row->offset >= sizeof(blob->bytes))
-				return fail(err, NULL, "invalid method option table",
+				return km_opt_fail(err, NULL, "invalid method option table",
 							"Option \"%s\" of method \"%s\" lies outside its parameters.",
 							row->def.key, ops->name);
 			field = (char *) blob->bytes + row->offset;
@@ -779,12 +774,31 @@ km_method_params_fill(const km_method_ops *ops, const km_own_value *given,
 					*(bool *) field = v.boolean;
 					break;
 				default:
-					return fail(err, NULL, "invalid method option table",
+					return km_opt_fail(err, NULL, "invalid method option table",
 								"Option \"%s\" of method \"%s\" has a type a method's own option cannot have.",
 								row->def.key, ops->name);
 			}
 		}
 	return true;
+}
+
+/* The hint of an unknown key: every key, shared and the methods' own. */
+static void
+suggest_key(const char *key, const km_value *v, km_option_error *err)
+{
+	const char *keys[KM_N_OPTIONS + KM_MAX_KEYS_OWN];
+	int			n = 0;
+
+	for (int id = 0; id < KM_N_OPTIONS; id++)
+		keys[n++] = km_option_table[id].key;
+	for (int m = KM_METHOD_FIRST; m <= KM_METHOD_LAST; m++)
+	{
+		const km_method_ops *ops = km_method_get((km_method) m);
+
+		for (int i = 0; ops && i < ops->n_own_options && n < KM_N_OPTIONS + KM_MAX_KEYS_OWN; i++)
+			keys[n++] = ops->own_options[i].def.key;
+	}
+	km_suggest_key(key, v, keys, n, err->hint, sizeof(err->hint));
 }
 
 bool
@@ -798,287 +812,18 @@ km_options_set(km_options_parser *p, const char *key, const km_value *v,
 			break;
 	if (id == KM_N_OPTIONS)
 	{
-		const km_option_def *own = find_own_option(key, NULL);
+		const km_option_def *own = km_opt_find_own(key, NULL);
 		char		message[256];
 
 		if (own != NULL)
 			return keep_own_option(p, own, v, err);
 		snprintf(message, sizeof(message), "unknown option \"%s\"", key);
-		return fail(err, NULL, message, "%s", km_options_valid_keys());
+		km_opt_fail(err, NULL, message, "%s", km_options_valid_keys());
+		suggest_key(key, v, err);
+		return false;
 	}
 	p->given[id] = true;
 	return store_option(p->out, (km_option_id) id, v, err);
-}
-
-/* A parameter the kernel ignores is a mistake worth reporting. */
-static bool
-check_kernel_params(const km_options_parser *p, km_option_error *err)
-{
-	km_kernel_type type = p->out->fit.kernel.type;
-	unsigned	used = km_kernel_params(type);
-	const char *takes[KM_N_OPTIONS];
-	int			n_takes = 0;
-	int			bad = -1;
-	char		list[256];
-	char		message[256];
-
-	for (int id = 0; id < KM_N_OPTIONS; id++)
-	{
-		unsigned	param = km_option_table[id].kernel_param;
-
-		if (param == 0)
-			continue;
-		if (used & param)
-			takes[n_takes++] = km_option_table[id].key;
-		else if (p->given[id] && bad < 0)
-			bad = id;
-	}
-	if (bad < 0)
-		return true;
-	if (n_takes == 0)
-		snprintf(list, sizeof(list), "no parameters");
-	else
-		join_words(list, sizeof(list), takes, n_takes, " and ");
-	snprintf(message, sizeof(message), "option \"%s\" does not apply to kernel \"%s\"",
-			 km_option_table[bad].key, km_kernel_name(type));
-	return fail(err, NULL, message, "Kernel \"%s\" takes %s.", km_kernel_name(type), list);
-}
-
-/* Other methods' own keys listed in an "applies only" detail, at most. */
-#define KM_MAX_IGNORED_OWN 32
-
-/* Whether any method takes option id as one of its own. */
-static bool
-method_specific(int id)
-{
-	for (int m = KM_METHOD_FIRST; m <= KM_METHOD_LAST; m++)
-	{
-		const km_method_ops *ops = km_method_get((km_method) m);
-
-		if (ops && (ops->options & KM_OPTION_BIT(id)))
-			return true;
-	}
-	return false;
-}
-
-/*
- * A setting of another method (learning_rate with ridge) is an error: an
- * option that some method takes as its own applies only to the methods
- * that list it (method.h); every other option applies to all.
- */
-static bool
-check_method_options(const km_options_parser *p, const km_method_ops *ops,
-					 km_option_error *err)
-{
-	const char *ignored[KM_N_OPTIONS + KM_MAX_IGNORED_OWN];
-	int			n_ignored = 0;
-	int			bad = -1;
-	const char *bad_key = NULL;
-	char		list[512];
-	char		message[256];
-	char		hint[256];
-	const km_method_ops *other = NULL;
-
-	for (int id = 0; id < KM_N_OPTIONS; id++)
-	{
-		if (!method_specific(id) || (ops->options & KM_OPTION_BIT(id)))
-			continue;
-		ignored[n_ignored++] = km_option_table[id].key;
-		if (p->given[id] && bad < 0)
-			bad = id;
-	}
-	/* then the other methods' own keys, once each */
-	for (int m = KM_METHOD_FIRST; m <= KM_METHOD_LAST; m++)
-	{
-		const km_method_ops *o = km_method_get((km_method) m);
-
-		for (int i = 0; o && i < o->n_own_options; i++)
-		{
-			const km_option_def *def = &o->own_options[i].def;
-
-			if (method_own_option(ops, def->key) != NULL ||
-				find_own_option(def->key, NULL) != def)
-				continue;
-			if (n_ignored < KM_N_OPTIONS + KM_MAX_IGNORED_OWN)
-				ignored[n_ignored++] = def->key;
-			for (int g = 0; g < p->n_own && bad < 0 && bad_key == NULL; g++)
-				if (p->own[g].key == def->key)
-					bad_key = def->key;
-		}
-	}
-	if (bad < 0 && bad_key == NULL)
-		return true;
-	if (bad >= 0)
-	{
-		bad_key = km_option_table[bad].key;
-		/* the method the option belongs to: the first that takes it */
-		for (int m = KM_METHOD_FIRST; m <= KM_METHOD_LAST && other == NULL; m++)
-		{
-			const km_method_ops *o = km_method_get((km_method) m);
-
-			if (o && (o->options & KM_OPTION_BIT(bad)))
-				other = o;
-		}
-	}
-	else
-		find_own_option(bad_key, &other);
-	join_words(list, sizeof(list), ignored, n_ignored, " or ");
-	snprintf(message, sizeof(message), "option \"%s\" applies only to method \"%s\"",
-			 bad_key, other->name);
-	snprintf(hint, sizeof(hint), "Add \"method\": \"%s\", or remove the option.",
-			 other->name);
-	return fail(err, hint, message, "Method \"%s\" %s and takes no %s.",
-				ops->name, ops->summary, list);
-}
-
-/* A selection route the method does not support (loo with lms) is an error. */
-static bool
-check_route(const km_options *out, const km_method_ops *ops,
-			km_option_error *err)
-{
-	char		message[256];
-	const char *takes[KM_METHOD_LAST + 1];
-	int			n_takes = 0;
-	char		list[256];
-
-	if (out->cv == KM_CV_NONE || (ops->routes & KM_ROUTE(out->cv)))
-		return true;
-	for (int m = KM_METHOD_FIRST; m <= KM_METHOD_LAST; m++)
-	{
-		const km_method_ops *o = km_method_get((km_method) m);
-
-		if (o && (o->routes & KM_ROUTE(out->cv)))
-			takes[n_takes++] = o->name;
-	}
-	join_words(list, sizeof(list), takes, n_takes, "\" or \"");
-	snprintf(message, sizeof(message), "cv \"%s\" applies only to method \"%s\"",
-			 km_cv_name(out->cv), list);
-	if (ops->routes & KM_ROUTE(KM_CV_KFOLD))
-		return fail(err, "Use a number of folds, e.g. \"cv\": 5.", message,
-					"Leave-one-out and GCV have a closed form only for kernel ridge.");
-	return fail(err, NULL, message, "Method \"%s\" supports no model selection.",
-				ops->name);
-}
-
-/*
- * Approximation checks: "components" needs an approximation, rff has a
- * random-feature map for the rbf kernel only, and only the closed-form
- * ridge solve has an approximate form (lms is an online method over the
- * exact expansion).
- */
-static bool
-check_approximation(const km_options_parser *p, const km_method_ops *ops,
-					km_option_error *err)
-{
-	km_options *out = p->out;
-	const km_repr_ops *repr = km_repr_lookup(out->approximation);
-	char		message[256];
-
-	if (!repr->approximate)
-	{
-		if (p->given[KM_OPT_COMPONENTS])
-			return fail(err, "Add \"approximation\": \"nystrom\" or \"rff\", or remove the option.",
-						"option \"components\" applies only to approximate models",
-						"Option \"components\" is %d but no \"approximation\" is given; exact models use every row.",
-						out->components);
-		return true;
-	}
-	if (!km_repr_serves(repr, out->fit.kernel.type))
-	{
-		snprintf(message, sizeof(message),
-				 "approximation \"%s\" does not apply to kernel \"%s\"",
-				 repr->name, km_kernel_name(out->fit.kernel.type));
-		return fail(err, "Use \"approximation\": \"nystrom\", which works for any positive semi-definite kernel, or \"kernel\": \"rbf\".",
-					message, "Random Fourier features are defined here for the rbf kernel only.");
-	}
-	if (!km_task_lookup(ops->task)->approx_gcv)
-	{
-		/*
-		 * Approximate classifiers: primal Newton on the feature map
-		 * (primal.h), one pass over the rows per step, at one lambda.
-		 */
-		if (out->fit.solver != KM_SOLVER_DEFAULT &&
-			!(ops->primal_solvers & (1u << out->fit.solver)))
-		{
-			snprintf(message, sizeof(message),
-					 "solver \"%s\" does not apply to approximate models",
-					 km_solver_name(out->fit.solver));
-			return fail(err, "Remove \"solver\": approximate classifiers are solved by Newton in the primal (\"primal-newton\"), or remove \"approximation\" to use this solver on the exact kernel.",
-						message, "Method \"%s\" with approximation \"%s\" minimizes its loss over the %d-dimensional feature map by Newton steps, one pass over the rows each.",
-						ops->name, km_approx_name(out->approximation), out->components);
-		}
-		/* model selection: k-fold over the lambda and gamma grids */
-		if (out->cv != KM_CV_NONE && out->cv != KM_CV_KFOLD)
-		{
-			snprintf(message, sizeof(message),
-					 "cv \"%s\" applies only to method \"ridge\"", km_cv_name(out->cv));
-			return fail(err, "Use a number of folds, e.g. \"cv\": 5.", message,
-						"Approximate classifiers select lambda and gamma by k-fold, scored by %s.",
-						ops->primal_loss == KM_PRIMAL_LOGISTIC ? "log-loss" : "accuracy");
-		}
-		/*
-		 * tol keeps the method's default, read as the gradient norm relative
-		 * to its value at the start (svm 1e-3: a loose stop, as LIBLINEAR's
-		 * primal solvers; logistic 1e-8); max_iter counts Newton steps.
-		 */
-		if (!p->given[KM_OPT_MAX_ITER])
-			out->fit.max_iter = KM_PRIMAL_MAX_ITER;
-		return true;
-	}
-	else if (ops->primal_fit != NULL)
-	{
-		/*
-		 * Approximate regression in the primal (svr): Newton passes; a grid
-		 * of lambdas and gammas is selected by k-fold over row-hash folds
-		 * (pipeline_approx.c), scored by MSE, the method's route (check_route
-		 * refused the others); max_iter counts Newton steps.
-		 */
-		if (!p->given[KM_OPT_MAX_ITER])
-			out->fit.max_iter = KM_PRIMAL_MAX_ITER;
-		return true;
-	}
-	else if (!ops->approx_sums)
-	{
-		snprintf(message, sizeof(message),
-				 "approximation \"%s\" does not apply to method \"%s\"",
-				 km_approx_name(out->approximation), ops->name);
-		return fail(err, "Remove \"approximation\", or use \"method\": \"ridge\", \"svr\", \"svm\" or \"logistic\".",
-					message, "Approximate models are solved by kernel ridge, or by svr, svm and logistic in the primal; method \"%s\" %s.",
-					ops->name, ops->summary);
-	}
-	if (out->cv != KM_CV_NONE && out->cv != KM_CV_GCV)
-		return fail(err, "Use \"cv\": \"gcv\", or give a lambda grid without \"cv\".",
-					"approximate models select lambda by gcv only",
-					"Option \"cv\" is \"%s\"; an approximate model scores its lambda grid by GCV from the m x m statistics, without another pass over the rows.",
-					km_cv_name(out->cv));
-	if (out->gammas.n > 1)
-		return fail(err, "Give a single \"gamma\", or train one model per gamma.",
-					"approximate models take a single gamma",
-					"Option \"gamma\" has %d candidates; the basis pass fixes the kernel before the rows are summed.",
-					out->gammas.n);
-	return true;
-}
-
-/*
- * "fit_intercept": false on the exact expansion of a method whose exact fit
- * always has a bias (ops->exact_bias, svr): refused, not ignored.
- */
-static bool
-check_exact_bias(const km_options_parser *p, const km_method_ops *ops,
-				 km_option_error *err)
-{
-	const km_options *out = p->out;
-	char		message[256];
-
-	if (out->fit_intercept || !ops->exact_bias ||
-		km_repr_lookup(out->approximation)->approximate)
-		return true;
-	snprintf(message, sizeof(message),
-			 "option \"fit_intercept\" false does not apply to exact method \"%s\"",
-			 ops->name);
-	return fail(err, "Remove \"fit_intercept\", or add \"approximation\": \"nystrom\" or \"rff\", whose primal fit honours it (b = 0).",
-				message, "Exact method \"%s\" solves libsvm's dual, whose equality constraint always fits the bias b; option \"fit_intercept\" is false.",
-				ops->name);
 }
 
 bool
@@ -1090,11 +835,11 @@ km_options_finish(km_options_parser *p, km_option_error *err)
 
 	ops = km_method_get(fit->method);
 	if (ops == NULL)
-		return fail(err, NULL, "unknown training method",
+		return km_opt_fail(err, NULL, "unknown training method",
 					"Method %d is not a method of this build of kernel_ml.",
 					(int) fit->method);
-	if (!check_task(p, &ops, err) || !check_kernel_params(p, err) ||
-		!check_method_options(p, ops, err) ||
+	if (!km_options_check_task(p, &ops, err) || !km_options_check_kernel(p, err) ||
+		!km_options_check_method(p, ops, err) ||
 		!km_method_params_fill(ops, p->own, p->n_own, &fit->method_params, err))
 		return false;
 
@@ -1115,11 +860,11 @@ km_options_finish(km_options_parser *p, km_option_error *err)
 	if (out->lambdas.n == 1 && !out->lambdas.per_row)
 		fit->lambda = out->lambdas.v[0];
 
-	if (!check_route(out, ops, err))
+	if (!km_options_check_route(out, ops, err))
 		return false;
-	if (!check_approximation(p, ops, err))
+	if (!km_options_check_approx(p, ops, err))
 		return false;
-	if (!check_exact_bias(p, ops, err))
+	if (!km_options_check_bias(p, ops, err))
 		return false;
 	/* an approximate grid: GCV from the sums, or a primal method's k-fold (below) */
 	if (out->cv == KM_CV_NONE && km_repr_lookup(out->approximation)->approximate &&
@@ -1145,7 +890,7 @@ km_options_check_single(const km_options *opts, const char *fname,
 	if (opts->gammas.n <= 1)
 		return true;
 	snprintf(message, sizeof(message), "%s takes a single gamma", fname);
-	return fail(err, NULL, message,
+	return km_opt_fail(err, NULL, message,
 				"Option \"gamma\" has %d candidates; grids are for kernel_train.",
 				opts->gammas.n);
 }

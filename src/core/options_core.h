@@ -209,7 +209,7 @@ typedef struct km_option_error
 {
 	char		message[256];	/* lowercase, no final period */
 	char		detail[1024];	/* a full sentence */
-	char		hint[256];		/* empty: none */
+	char		hint[512];		/* empty: none */
 } km_option_error;
 
 /*

@@ -525,7 +525,10 @@ held_out_mse(approx_job *job, const double *coef, double b, double *mse,
 				km_metrics_add(&met, pred, job->rows->y[i0 + i]);
 			}
 	}
-	*mse = met.n > 0 ? km_metrics_mse(&met) : 0.0;
+	if (met.n == 0)				/* the glue refuses more folds than rows */
+		return km_fail(err, KM_ERR_INVALID, "fold has no rows to score",
+					   "Fold %d has none of the %zu rows.", job->holdout + 1, n);
+	*mse = km_metrics_mse(&met);
 	return KM_OK;
 }
 

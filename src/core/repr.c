@@ -31,6 +31,16 @@ void
 km_rff_draw(double gamma, uint64_t seed, uint32_t d, uint32_t D,
 			double *W, double *b)
 {
+	km_rff_draw_interruptible(gamma, seed, d, D, W, b, NULL);
+}
+
+/* Entries of W between two interrupt checks (even: Box-Muller's pairs). */
+#define DRAW_PIECE ((size_t) 1 << 20)
+
+void
+km_rff_draw_interruptible(double gamma, uint64_t seed, uint32_t d, uint32_t D,
+						  double *W, double *b, km_interrupt_fn interrupt)
+{
 	unsigned short xsubi[3];
 	double		sd = sqrt(2.0 * gamma);
 	size_t		count = (size_t) d * D;
@@ -46,6 +56,8 @@ km_rff_draw(double gamma, uint64_t seed, uint32_t d, uint32_t D,
 		W[i] = sd * r * cos(2.0 * M_PI * u2);
 		if (i + 1 < count)
 			W[i + 1] = sd * r * sin(2.0 * M_PI * u2);
+		if ((i + 2) % DRAW_PIECE == 0)
+			km_check_interrupts(interrupt);
 	}
 	for (uint32_t j = 0; j < D; j++)
 		b[j] = 2.0 * M_PI * erand48(xsubi);

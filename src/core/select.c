@@ -222,6 +222,7 @@ cholesky_lambda(const km_select_params *p, size_t l, const km_kernel *kernel,
 						(lapack_int) n, w->c, (lapack_int) n);
 
 	/* column j of L^-1 solves L x = e_j and is zero above row j */
+	km_progress_work_begin();
 	for (size_t j0 = 0; j0 < n; j0 += inverse_columns(n - j0))
 	{
 		size_t		m = n - j0;
@@ -238,6 +239,9 @@ cholesky_lambda(const km_select_params *p, size_t l, const km_kernel *kernel,
 			w->hdiag[j0 + jj] = cblas_ddot((int) m, panel + jj * m, 1,
 										   panel + jj * m, 1);
 		km_check_interrupts(interrupt);
+		/* a panel of m rows costs about m^2: left, the cube of the rest */
+		km_progress_fraction(1.0 - pow((double) (m - jb) / (double) n, 3.0),
+							 "leverages: columns %zu of %zu", j0 + jb, n);
 	}
 	cand->score = closed_form_score(p->cv, w->c, w->hdiag, n,
 									p->loo_residuals ? p->loo_residuals + l * n : NULL);
@@ -316,6 +320,7 @@ tridiagonal_form(const km_kernel *kernel, const double *X, size_t n, int d,
 		if (j % 1024 == 1023)
 			km_check_interrupts(interrupt);
 	}
+	km_progress_phase("back-transformation of %zu x %zu", n, n);
 	km_back_transform(w->A, n, w->tau, w->H, w->scratch, interrupt);
 	cblas_dgemv(CblasColMajor, CblasTrans, (int) n, (int) n, 1.0, w->H, (int) n,
 				y, 1, 0.0, w->u, 1);
@@ -494,7 +499,8 @@ held_out_mse(const km_fit_params *fp, const double *X, size_t n, int d,
 				pending = 0.0;
 			}
 		}
-	return fold_err.n > 0 ? km_metrics_mse(&fold_err) : 0.0;
+	/* kfold_candidate refuses an empty fold: never score one as 0 */
+	return fold_err.n > 0 ? km_metrics_mse(&fold_err) : NAN;
 }
 
 /* Score one candidate by k-fold cross-validation. */
@@ -516,6 +522,9 @@ kfold_candidate(const km_select_params *p, const km_fit_params *fp,
 		km_error	fit_err;
 		km_status	st;
 
+		if (ntr == n)
+			return km_fail(err, KM_ERR_INVALID, "fold has no rows to score",
+						   "Fold %d of %d has none of the %zu rows.", f + 1, p->folds, n);
 		km_grid_fold_stage(index, p->n_gammas * p->n_lambdas, cand, f, p->folds);
 
 		st = km_fit(fp, w.Xtr, ntr, d, w.ytr, w.alpha, w.fitwork, &res, &fit_err,

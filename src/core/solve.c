@@ -8,6 +8,7 @@
 #include <cblas.h>
 #include <lapacke.h>
 
+#include "progress.h"
 #include "solve.h"
 
 /* Cholesky block size and the width of each trailing-update GEMM. */
@@ -136,6 +137,10 @@ km_standardize_row(const double *x, int d, const double *mean,
 size_t
 km_cholesky(double *A, size_t n, size_t lda, km_interrupt_fn interrupt)
 {
+	size_t		panels = (n + KM_CHOL_BLOCK - 1) / KM_CHOL_BLOCK;
+
+	km_progress_work_begin();
+
 	for (size_t k = 0; k < n; k += KM_CHOL_BLOCK)
 	{
 		size_t		kb = n - k < KM_CHOL_BLOCK ? n - k : KM_CHOL_BLOCK;
@@ -171,6 +176,9 @@ km_cholesky(double *A, size_t n, size_t lda, km_interrupt_fn interrupt)
 							A + (j + jb) + j * lda, (int) lda);
 			km_check_interrupts(interrupt);
 		}
+		/* what is left is the trailing matrix's factorization: rest^3 / 3 flops */
+		km_progress_fraction(1.0 - pow((double) rest / (double) n, 3.0),
+							 "Cholesky panel %zu of %zu", k / KM_CHOL_BLOCK + 1, panels);
 	}
 	return 0;
 }

@@ -547,9 +547,11 @@ smo_solve(const km_smo_problem *prob, const km_svm_params *par,
 		}
 		iter++;
 		update_pair(&s, i, j);
-		if ((iter & 1023) == 0)
-			km_progress_step("SMO iteration %llu, KKT violation %.3g",
-							 (unsigned long long) iter, viol);
+		/* a large problem's iterations are slow (columns of m rows): each may report */
+		if ((iter & 1023) == 0 || m >= 4096)
+			km_progress_step("SMO iteration %llu of at most %llu, KKT violation %.3g (tol %g)",
+							 (unsigned long long) iter, (unsigned long long) max_iter,
+							 viol, par->tol);
 	}
 	if (s.active < m)
 	{

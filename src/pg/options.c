@@ -5,7 +5,9 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_type.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/float.h"
 #include "utils/jsonb.h"
 #include "utils/numeric.h"
@@ -96,17 +98,14 @@ jsonb_value(JsonbValue *v, km_value *out)
 		out->text = "an object";
 }
 
-void
-km_options_parse(Jsonb *opts, km_options *out)
-{
-	km_options_parse_labels(opts, out, false);
-}
-
-void
-km_options_parse_labels(Jsonb *opts, km_options *out, bool text_label)
+/*
+ * Defaults, then the keys of opts (NULL for none) into out; false (err
+ * filled) for invalid options.
+ */
+static bool
+parse_options(Jsonb *opts, km_options *out, bool text_label, km_option_error *err)
 {
 	km_options_parser parser;
-	km_option_error err;
 	JsonbIterator *it;
 	JsonbIteratorToken tok;
 	JsonbValue	v;
@@ -115,11 +114,7 @@ km_options_parse_labels(Jsonb *opts, km_options *out, bool text_label)
 	if (text_label)
 		km_options_text_label(&parser);
 	if (opts == NULL)
-	{
-		if (text_label && !km_options_finish(&parser, &err))
-			report(&err);
-		return;
-	}
+		return !text_label || km_options_finish(&parser, err);
 	if (!JB_ROOT_IS_OBJECT(opts))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -138,11 +133,42 @@ km_options_parse_labels(Jsonb *opts, km_options *out, bool text_label)
 		tok = JsonbIteratorNext(&it, &v, true);
 		Assert(tok == WJB_VALUE);
 		jsonb_value(&v, &value);
-		if (!km_options_set(&parser, key, &value, &err))
-			report(&err);
+		if (!km_options_set(&parser, key, &value, err))
+			return false;
 	}
-	if (!km_options_finish(&parser, &err))
+	return km_options_finish(&parser, err);
+}
+
+void
+km_options_parse(Jsonb *opts, km_options *out)
+{
+	km_options_parse_labels(opts, out, false);
+}
+
+void
+km_options_parse_labels(Jsonb *opts, km_options *out, bool text_label)
+{
+	km_option_error err;
+
+	if (!parse_options(opts, out, text_label, &err))
 		report(&err);
+}
+
+KmLabelKind
+km_label_kind_of_type(Oid typid)
+{
+	char		category;
+	bool		preferred;
+
+	get_type_category_preferred(getBaseType(typid), &category, &preferred);
+	return category == TYPCATEGORY_STRING || category == TYPCATEGORY_BOOLEAN ?
+		KM_LABELS_CLASSES : KM_LABELS_NUMERIC;
+}
+
+void
+km_options_parse_for_label(Jsonb *opts, km_options *out, KmLabelKind kind)
+{
+	km_options_parse_labels(opts, out, kind == KM_LABELS_CLASSES);
 }
 
 void

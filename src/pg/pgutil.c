@@ -504,6 +504,34 @@ km_free_prefaulted(void *addr)
 	unmap_chunk(*(PrefaultedChunk **) ((char *) addr - PREFAULT_HEADER));
 }
 
+/* Bytes zeroed between two interrupt checks: milliseconds of page faults. */
+#define ZERO_PIECE ((Size) 16 * 1024 * 1024)
+
+void
+km_zero_interruptible(void *p, Size len)
+{
+	char	   *c = p;
+
+	while (len > 0)
+	{
+		Size		n = Min(len, ZERO_PIECE);
+
+		CHECK_FOR_INTERRUPTS();
+		memset(c, 0, n);
+		c += n;
+		len -= n;
+	}
+}
+
+void *
+km_alloc0_interruptible(MemoryContext ctx, Size bytes)
+{
+	void	   *p = MemoryContextAllocExtended(ctx, bytes, MCXT_ALLOC_HUGE);
+
+	km_zero_interruptible(p, bytes);
+	return p;
+}
+
 char *
 km_size_pretty(double bytes)
 {
@@ -555,10 +583,12 @@ km_memory_fits(double bytes)
 /*
  * The refusal: bytes more are needed while held are already held (by
  * grants other than the one growing).  exact: exact training, whose
- * hint also names an approximate model.
+ * hint also names an approximate model; fewer: what else would need less
+ * (NULL: fewer rows).
  */
 static void pg_attribute_noreturn()
-refuse_memory(double bytes, double held, const char *what, bool at_least, bool exact)
+refuse_memory(double bytes, double held, const char *what, bool at_least, bool exact,
+			  const char *fewer_than)
 {
 	double		user = (double) km_max_memory_kb * 1024.0;
 	double		ceiling = (double) km_max_memory_limit_kb * 1024.0;
@@ -567,8 +597,10 @@ refuse_memory(double bytes, double held, const char *what, bool at_least, bool e
 	double		total = bytes + held;
 	double		need_mb = ceil(total / (1024.0 * 1024.0));
 	const char *setting = capped ? "kernel_ml.max_memory_limit" : "kernel_ml.max_memory";
-	const char *fewer = held >= 1.0 ? "use fewer rows or fewer kernel_ml calls in one statement" :
-		"use fewer rows";
+	const char *rows = fewer_than ? fewer_than : "fewer rows";
+	const char *fewer = held >= 1.0 ?
+		psprintf("use %s or fewer kernel_ml calls in one statement", rows) :
+		psprintf("use %s", rows);
 	char	   *hint;
 	char	   *needs;
 
@@ -606,14 +638,57 @@ void
 km_check_memory(double bytes, const char *what, bool at_least)
 {
 	if (!km_memory_fits(bytes))
-		refuse_memory(bytes, mem_held, what, at_least, false);
+		refuse_memory(bytes, mem_held, what, at_least, false, NULL);
+}
+
+void
+km_check_memory_fewer(double bytes, const char *what, bool at_least, const char *fewer)
+{
+	if (!km_memory_fits(bytes))
+		refuse_memory(bytes, mem_held, what, at_least, false, fewer);
 }
 
 void
 km_check_exact_memory(double bytes, const char *what, bool at_least)
 {
 	if (!km_memory_fits(bytes))
-		refuse_memory(bytes, mem_held, what, at_least, true);
+		refuse_memory(bytes, mem_held, what, at_least, true, NULL);
+}
+
+void
+km_refuse_exact_rows(double bytes, double n, const char *what)
+{
+	double		user = (double) km_max_memory_kb * 1024.0;
+	double		ceiling = (double) km_max_memory_limit_kb * 1024.0;
+	double		limit = Min(user, ceiling);
+	const char *setting = ceiling < user ? "kernel_ml.max_memory_limit" : "kernel_ml.max_memory";
+	double		need_mb = ceil(bytes / (1024.0 * 1024.0));
+	long		pages = sysconf(_SC_PHYS_PAGES);
+	long		page_size = sysconf(_SC_PAGESIZE);
+	double		ram = pages > 0 && page_size > 0 ? (double) pages * (double) page_size : 0.0;
+	char	   *hint;
+
+	if (ram > 0.0 && bytes > ram)
+		hint = psprintf("Use \"approximation\": \"nystrom\" (for example '{\"approximation\": \"nystrom\", \"components\": 1000}'), whose memory does not grow with the rows: an exact model of this size needs more than the %s of this server's memory.",
+						km_size_pretty(ram));
+	else if (bytes > ceiling && !superuser())
+		hint = psprintf("Use \"approximation\": \"nystrom\" (for example '{\"approximation\": \"nystrom\", \"components\": 1000}'), whose memory does not grow with the rows: an exact model of this size is beyond kernel_ml.max_memory_limit (%s), which only a superuser can raise.",
+						km_size_pretty(ceiling));
+	else if (bytes > ceiling)
+		hint = psprintf("Raise kernel_ml.max_memory_limit and kernel_ml.max_memory to at least %.0fMB, or " KM_APPROX_SUGGESTION ".",
+						need_mb);
+	else
+		hint = psprintf("Raise kernel_ml.max_memory (SET kernel_ml.max_memory = '%.0fMB'), or " KM_APPROX_SUGGESTION ".",
+						need_mb);
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("%s needs more memory than %s allows", what, setting),
+			 ceiling < user ?
+			 errdetail("An exact model of %.0f rows needs about %s for its n x n kernel matrix and its rows; the limit is %s, set by kernel_ml.max_memory_limit (kernel_ml.max_memory is %s).",
+					   n, km_size_pretty(bytes), km_size_pretty(limit), km_size_pretty(user)) :
+			 errdetail("An exact model of %.0f rows needs about %s for its n x n kernel matrix and its rows; the limit is %s, set by kernel_ml.max_memory.",
+					   n, km_size_pretty(bytes), km_size_pretty(limit)),
+			 errhint("%s", hint)));
 }
 
 void
@@ -671,7 +746,7 @@ km_mem_resize(KmMemGrant *g, MemoryContext ctx, double bytes, const char *what,
 	double		before = g != NULL ? g->bytes : 0.0;
 
 	if (bytes > before && mem_held - before + bytes > memory_limit())
-		refuse_memory(bytes, mem_held - before, what, at_least, false);
+		refuse_memory(bytes, mem_held - before, what, at_least, false, NULL);
 	if (g == NULL)
 	{
 		g = MemoryContextAllocZero(ctx, sizeof(KmMemGrant));

@@ -76,6 +76,10 @@ typedef struct KmMemGrant KmMemGrant;
  */
 void		km_check_memory(double bytes, const char *what, bool at_least);
 
+/* The same, the hint naming fewer (say "fewer components") instead of fewer rows. */
+void		km_check_memory_fewer(double bytes, const char *what, bool at_least,
+								  const char *fewer);
+
 /* Whether bytes more would fit under the ceiling now (no error). */
 bool		km_memory_fits(double bytes);
 
@@ -107,6 +111,15 @@ void		km_mem_release(KmMemGrant *g);
  * the hint also names "approximation": "nystrom" with an example.
  */
 void		km_check_exact_memory(double bytes, const char *what, bool at_least);
+
+/*
+ * Refuse an exact training of n rows that needs bytes in all (the plan's
+ * formula for the whole input, known once every row is counted): the
+ * whole need, and "approximation" first when no setting or no machine
+ * holds it.
+ */
+void		km_refuse_exact_rows(double bytes, double n, const char *what)
+			pg_attribute_noreturn();
 
 /*
  * Refuse m components (option "components") whose m x m work alone cannot
@@ -142,6 +155,19 @@ void		km_populate_ranges(KmRange *ranges, int count);
 
 /* Release such a buffer before its context goes. */
 void		km_free_prefaulted(void *addr);
+
+/*
+ * Zero len bytes at p in pieces of at most 16 MB, CHECK_FOR_INTERRUPTS()
+ * before each: the set-up of a large buffer (hundreds of megabytes of
+ * fresh pages faulted in) stays cancellable.
+ */
+void		km_zero_interruptible(void *p, Size len);
+
+/*
+ * A zeroed buffer of bytes (huge allowed) in ctx, zeroed by
+ * km_zero_interruptible; count it first (km_mem_reserve).
+ */
+void	   *km_alloc0_interruptible(MemoryContext ctx, Size bytes);
 
 /* Human-readable size, as pg_size_pretty prints it. */
 char	   *km_size_pretty(double bytes);

@@ -65,6 +65,13 @@ progress_emit(const char *line)
 					(double) (last_time - statement_start) / 1e6)));
 }
 
+/* Seconds, for the core's estimates of the time left. */
+static double
+progress_clock(void)
+{
+	return (double) GetCurrentTimestamp() / 1e6;
+}
+
 void
 km_progress_begin(const char *what)
 {
@@ -108,6 +115,7 @@ void
 km_progress_init(void)
 {
 	km_progress_set_hooks(progress_due, progress_emit);
+	km_progress_set_clock(progress_clock);
 	RegisterXactCallback(progress_xact_callback, NULL);
 	RegisterSubXactCallback(progress_subxact_callback, NULL);
 }

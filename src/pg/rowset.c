@@ -97,6 +97,31 @@ grow_grant(RowSet *rs, double extra)
 							  "kernel_train", true);
 }
 
+/*
+ * Whether an exact training of need rows would not fit: then the rows are
+ * counted, not kept, and the whole need is reported at the end.
+ */
+static bool
+exact_over_limit(const RowSet *rs, int64 need)
+{
+	return rs->has_target && !km_repr_lookup(rs->opts.approximation)->approximate &&
+		!km_memory_fits(km_exact_train_memory(&rs->opts, (double) need,
+											  (double) rs->d, rs->n_dict));
+}
+
+void
+rowset_check_kept(const RowSet *rs, const char *what)
+{
+	double		n;
+
+	if (rs->unkept == 0)
+		return;
+	n = (double) rs->n + (double) rs->unkept;
+	/* the plan's formula (as the check at the end of the rows), and the rows held */
+	km_refuse_exact_rows(km_exact_train_memory(&rs->opts, n, (double) Max(rs->d, 1),
+											   rs->n_dict) + n * row_bytes(rs), n, what);
+}
+
 void
 rowset_reserve(RowSet *rs, int64 more, const char *what)
 {
@@ -276,7 +301,7 @@ row_error_context(void *arg)
 				   a->what, a->rs->seen, f);
 }
 
-static void add_row(RowSet *rs, ArrayType *features, double target,
+static bool add_row(RowSet *rs, ArrayType *features, double target,
 					const char *what);
 
 /* Append one row, an error about it naming its values (row_error_context). */
@@ -291,9 +316,10 @@ add_row_reported(RowSet *rs, ArrayType *features, double target, text *label,
 	cb.arg = &arg;
 	cb.previous = error_context_stack;
 	error_context_stack = &cb;
-	add_row(rs, features, target, what);
-	if (label != NULL)
+	if (add_row(rs, features, target, what) && label != NULL)
 		rs->label_id[rs->n - 1] = dict_id(rs, VARDATA_ANY(label), VARSIZE_ANY_EXHDR(label));
+	else if (label != NULL)
+		(void) dict_id(rs, VARDATA_ANY(label), VARSIZE_ANY_EXHDR(label));	/* classes count */
 	error_context_stack = cb.previous;
 }
 
@@ -309,7 +335,8 @@ rowset_add(RowSet *rs, ArrayType *features, double target, const char *what)
 	add_row_reported(rs, features, target, NULL, what);
 }
 
-static void
+/* Validate and keep a row; false when it is only counted (unkept). */
+static bool
 add_row(RowSet *rs, ArrayType *features, double target, const char *what)
 {
 	char		where[64];
@@ -332,11 +359,17 @@ add_row(RowSet *rs, ArrayType *features, double target, const char *what)
 				 errdetail("The target of row " INT64_FORMAT " is %s.",
 						   rs->seen, float8out_internal(target))));
 
+	if (rs->unkept > 0 || (rs->n + 1 > rs->capacity && exact_over_limit(rs, rs->n + 1)))
+	{
+		rs->unkept++;
+		return false;
+	}
 	rowset_reserve(rs, 1, what);
 	km_array_copy(features, rs->d, rs->X + rs->n * rs->d, where);
 	if (rs->has_target && rs->label_type == 0)
 		rs->y[rs->n] = target;
 	rs->n++;
+	return true;
 }
 
 MemoryContext
@@ -467,7 +500,7 @@ rowset_combine(MemoryContext aggctx, RowSet *a, const RowSet *b, const char *fna
 	}
 	else
 		check_same_options(a, b, fname);
-	if (b->n > 0)
+	if (b->d >= 0)
 	{
 		if (a->d < 0)
 			a->d = b->d;
@@ -477,6 +510,17 @@ rowset_combine(MemoryContext aggctx, RowSet *a, const RowSet *b, const char *fna
 					 errmsg("feature arrays must all have the same length"),
 					 errdetail("One parallel worker saw %d features per row, another %d.",
 							   a->d, b->d)));
+	}
+	if ((b->n > 0 || b->unkept > 0) &&
+		(a->unkept > 0 || b->unkept > 0 || exact_over_limit(a, a->n + b->n)))
+	{
+		/* counted only: b's labels still count as classes */
+		for (uint32 id = 0; a->label_type == KM_LABEL_TEXT && id < b->n_dict; id++)
+			(void) dict_id(a, b->dict + b->dict_off[id], (int) strlen(b->dict + b->dict_off[id]));
+		a->unkept += b->n;
+	}
+	else if (b->n > 0)
+	{
 		rowset_reserve(a, b->n, fname);
 		memcpy(a->X + (Size) a->n * a->d, b->X, (Size) b->n * b->d * sizeof(double));
 		if (a->has_target && a->label_type == 0)
@@ -500,17 +544,18 @@ rowset_combine(MemoryContext aggctx, RowSet *a, const RowSet *b, const char *fna
 	}
 	a->seen += b->seen;
 	a->skipped += b->skipped;
+	a->unkept += b->unkept;
 	return a;
 }
 
 /*
  * Serialized state: format byte, whether rows have targets, d, n, seen,
- * skipped, the label type, the options as their jsonb (int32 length, -1
+ * skipped, unkept, the label type, the options as their jsonb (int32 length, -1
  * for none, then the jsonb's bytes), then X and y, or for text labels X,
  * the dictionary (count, bytes, the labels) and the rows' ids.  Only exchanged between processes of one
  * build.
  */
-#define ROWSET_SERIAL_FORMAT 4
+#define ROWSET_SERIAL_FORMAT 5
 
 bytea *
 rowset_serialize(const RowSet *rs)
@@ -524,6 +569,7 @@ rowset_serialize(const RowSet *rs)
 	pq_sendint64(&buf, rs->n);
 	pq_sendint64(&buf, rs->seen);
 	pq_sendint64(&buf, rs->skipped);
+	pq_sendint64(&buf, rs->unkept);
 	pq_sendbyte(&buf, (uint8) rs->label_type);
 	if (rs->optjson == NULL)
 		pq_sendint32(&buf, -1);
@@ -570,9 +616,12 @@ deserialize_options(StringInfo buf, RowSet *rs)
 	pfree(opts);
 }
 
-/* The dictionary and the n rows' ids of a serialized state with text labels. */
+/*
+ * The dictionary and the n rows' ids of a serialized state with text
+ * labels (the ids skipped unless keep: rows only counted).
+ */
 static void
-deserialize_labels(StringInfo buf, RowSet *rs, int64 n)
+deserialize_labels(StringInfo buf, RowSet *rs, int64 n, bool keep)
 {
 	uint32		n_dict = (uint32) pq_getmsgint(buf, 4);
 	int64		bytes = pq_getmsgint64(buf);
@@ -594,6 +643,11 @@ deserialize_labels(StringInfo buf, RowSet *rs, int64 n)
 		if (dict_id(rs, p, (int) len) != id)
 			elog(ERROR, "unexpected kernel_ml state labels");
 		p += len + 1;
+	}
+	if (!keep)
+	{
+		(void) pq_getmsgbytes(buf, (int) ((Size) n * sizeof(uint32)));
+		return;
 	}
 	pq_copymsgbytes(buf, (char *) rs->label_id, (Size) n * sizeof(uint32));
 	for (int64 i = 0; i < n; i++)
@@ -620,6 +674,7 @@ rowset_deserialize(MemoryContext aggctx, bytea *b, const char *fname)
 	n = pq_getmsgint64(&buf);
 	rs->seen = pq_getmsgint64(&buf);
 	rs->skipped = pq_getmsgint64(&buf);
+	rs->unkept = pq_getmsgint64(&buf);
 	rs->label_type = pq_getmsgbyte(&buf);
 	if (rs->label_type != 0 && rs->label_type != KM_LABEL_TEXT)
 		elog(ERROR, "unexpected kernel_ml state label type %d", rs->label_type);
@@ -629,14 +684,24 @@ rowset_deserialize(MemoryContext aggctx, bytea *b, const char *fname)
 		(double) (buf.len - buf.cursor))
 		elog(ERROR, "unexpected kernel_ml state size: " INT64_FORMAT " rows of %d features",
 			 n, rs->d);
-	if (n > 0)
+	if (n > 0 && exact_over_limit(rs, n))
+	{
+		/* counted only, as the rows that come after them */
+		(void) pq_getmsgbytes(&buf, (int) ((Size) n * rs->d * sizeof(double)));
+		if (rs->has_target && rs->label_type == 0)
+			(void) pq_getmsgbytes(&buf, (int) ((Size) n * sizeof(double)));
+		if (rs->label_type == KM_LABEL_TEXT)
+			deserialize_labels(&buf, rs, n, false);
+		rs->unkept += n;
+	}
+	else if (n > 0)
 	{
 		rowset_reserve(rs, n, fname);
 		pq_copymsgbytes(&buf, (char *) rs->X, (Size) n * rs->d * sizeof(double));
 		if (rs->has_target && rs->label_type == 0)
 			pq_copymsgbytes(&buf, (char *) rs->y, (Size) n * sizeof(double));
 		if (rs->label_type == KM_LABEL_TEXT)
-			deserialize_labels(&buf, rs, n);
+			deserialize_labels(&buf, rs, n, true);
 		rs->n = n;
 	}
 	pq_getmsgend(&buf);

@@ -23,6 +23,12 @@ typedef struct RowSet
 	int64		capacity;		/* rows X and y have room for */
 	int64		seen;			/* rows seen, kept or skipped */
 	int64		skipped;		/* rows with a NULL feature array or target */
+	/*
+	 * Rows counted but not kept: an exact model of the rows kept would not
+	 * fit the memory limit, so the rest are only counted, for the whole
+	 * need at the end (rowset_check_kept).
+	 */
+	int64		unkept;
 	bool		has_target;		/* kernel_train; kernel_matrix has none */
 	double	   *X;				/* n x d, row-major */
 	double	   *y;				/* n targets (float8 targets, also as labels) */
@@ -66,6 +72,12 @@ RowSet	   *rowset_create(MemoryContext ctx, bool with_target);
 
 /* Make room for `more` rows, enforcing kernel_ml.max_memory as rows arrive. */
 void		rowset_reserve(RowSet *rs, int64 more, const char *what);
+
+/*
+ * Before training: when rows were only counted (unkept), refuse with the
+ * memory the exact model of every row needs.
+ */
+void		rowset_check_kept(const RowSet *rs, const char *what);
 
 /* Append one row (features and, for training, a target), checking it. */
 void		rowset_add(RowSet *rs, ArrayType *features, double target,

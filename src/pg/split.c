@@ -10,6 +10,7 @@
 #include <math.h>
 
 #include "common/hashfn.h"
+#include "miscadmin.h"
 #include "utils/memutils.h"
 
 #include "split.h"
@@ -82,6 +83,54 @@ km_rank_rows(const double *X, const double *y, int64 n, int d, int64 seed,
 }
 
 void
+km_permute_rows(double *X, double *y, int64 n, int d, int64 *order)
+{
+	double	   *row = palloc(sizeof(double) * Max(d, 1));
+
+	for (int64 i = 0; i < n; i++)
+	{
+		int64		j = i;
+		double		yi;
+
+		if ((i & 0xFFFF) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (order[i] == i)
+			continue;
+		/* follow the cycle through i: row j takes row order[j] */
+		memcpy(row, X + (Size) i * d, sizeof(double) * d);
+		yi = y != NULL ? y[i] : 0.0;
+		while (order[j] != i)
+		{
+			int64		k = order[j];
+
+			memcpy(X + (Size) j * d, X + (Size) k * d, sizeof(double) * d);
+			if (y != NULL)
+				y[j] = y[k];
+			order[j] = j;
+			j = k;
+		}
+		memcpy(X + (Size) j * d, row, sizeof(double) * d);
+		if (y != NULL)
+			y[j] = yi;
+		order[j] = j;
+	}
+	pfree(row);
+}
+
+void
+km_hash_order_rows(double *X, double *y, int64 n, int d, int64 seed)
+{
+	int64	   *order;
+
+	if (n < 2)
+		return;
+	order = palloc_extended(mul_size((Size) n, sizeof(int64)), MCXT_ALLOC_HUGE);
+	km_rank_rows(X, y, n, d, seed, order);
+	km_permute_rows(X, y, n, d, order);
+	pfree(order);
+}
+
+void
 km_folds_by_rank(const int64 *order, int64 n, int folds, int *fold)
 {
 	for (int64 rank = 0; rank < n; rank++)
@@ -148,28 +197,6 @@ km_row_held_out(const double *x, int d, double y, int64 seed,
 	h = hash_bytes_extended((const unsigned char *) buf,
 							(int) (sizeof(double) * (d + 1)), (uint64) seed);
 	return h < t.below;
-}
-
-void
-km_reorder_rows(double **X, double **y, int64 n, int d, const int64 *order,
-				MemoryContext ctx)
-{
-	double	   *nx = MemoryContextAllocHuge(ctx, mul_size((Size) n,
-														  mul_size((Size) d, sizeof(double))));
-	double	   *ny = NULL;
-
-	for (int64 i = 0; i < n; i++)
-		memcpy(nx + i * d, *X + order[i] * d, sizeof(double) * d);
-	if (y != NULL && *y != NULL)
-	{
-		ny = MemoryContextAllocHuge(ctx, mul_size((Size) n, sizeof(double)));
-		for (int64 i = 0; i < n; i++)
-			ny[i] = (*y)[order[i]];
-		pfree(*y);
-		*y = ny;
-	}
-	pfree(*X);
-	*X = nx;
 }
 
 typedef struct StratKey

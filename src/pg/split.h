@@ -28,6 +28,23 @@ void		km_rank_rows(const double *X, const double *y, int64 n, int d,
 						 int64 seed, int64 *order);
 
 /*
+ * Put the n rows of X (n x d, row-major) and y (n targets, or NULL) in
+ * place in the order order[] lists (row i takes row order[i]), without a
+ * second copy of the rows; order[] is consumed (left as the identity).
+ */
+void		km_permute_rows(double *X, double *y, int64 n, int d, int64 *order);
+
+/*
+ * The rows of X and y (may be NULL) in place in the order of km_rank_rows
+ * with seed: ascending row hash, ties by the rows' bytes.  Every training
+ * that holds its rows in memory fits them in this order, so that the same
+ * rows in any order (ORDER BY ... DESC, a parallel plan, a named model's
+ * query) give the same model bit for bit; identical rows are
+ * interchangeable.  Temporary memory: 24 bytes a row (the keys of the sort).
+ */
+void		km_hash_order_rows(double *X, double *y, int64 n, int d, int64 seed);
+
+/*
  * fold[row] = rank % folds, from an order of km_rank_rows: fold sizes
  * differ by at most one.
  */
@@ -70,12 +87,5 @@ typedef struct KmHoldoutThreshold
 KmHoldoutThreshold km_holdout_threshold(double fraction);
 bool		km_row_held_out(const double *x, int d, double y, int64 seed,
 							KmHoldoutThreshold t, double *buf);
-
-/*
- * Put the rows of X and y (may be NULL) in the given order; the arrays are
- * replaced by new ones allocated in ctx (the old ones are freed).
- */
-void		km_reorder_rows(double **X, double **y, int64 n, int d,
-							const int64 *order, MemoryContext ctx);
 
 #endif							/* KM_SPLIT_H */

@@ -126,6 +126,26 @@ km_row_hashes(const double *X, int64 n, int d, uint64 seed)
 	return hash;
 }
 
+void
+km_check_folds(int folds, int64 n, const int64 *fold_n, const char *rule)
+{
+	if ((int64) folds > n)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cv asks for more folds than there are training rows"),
+				 errdetail("Option \"cv\" is %d and there are " INT64_FORMAT " training rows; every fold needs a row to score.",
+						   folds, n),
+				 errhint("Set \"cv\" to at most the number of training rows (5 or 10 is usual), or train on more rows.")));
+	for (int f = 0; fold_n != NULL && f < folds; f++)
+		if (fold_n[f] == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("fold %d of %d has no rows to score", f + 1, folds),
+					 errdetail("%s; with \"cv\" %d, none of the " INT64_FORMAT " training rows fell in fold %d.",
+							   rule, folds, n, f + 1),
+					 errhint("Use fewer folds (\"cv\"), or train on more rows.")));
+}
+
 int *
 km_row_folds(const RowSet *rs, const km_options *opts)
 {
@@ -134,6 +154,8 @@ km_row_folds(const RowSet *rs, const km_options *opts)
 
 	if (!km_options_selects(opts) || opts->cv != KM_CV_KFOLD)
 		return NULL;
+	/* folds by rank: none is empty when there are as many rows as folds */
+	km_check_folds(opts->folds, rs->n, NULL, NULL);
 	order = palloc_extended(mul_size((Size) rs->n, sizeof(int64)), MCXT_ALLOC_HUGE);
 	fold = palloc_extended(mul_size((Size) rs->n, sizeof(int)), MCXT_ALLOC_HUGE);
 	km_rank_rows(rs->X, rs->y, rs->n, rs->d, rs->opts.seed, order);

@@ -53,6 +53,15 @@ pg_attribute_noreturn() void rowset_too_large(const km_options *opts, uint32 d);
 uint64_t   *km_row_hashes(const double *X, int64 n, int d, uint64 seed);
 
 /*
+ * The rule of every k-fold route (issue 29): no more folds than training
+ * rows n, and no fold without a row to score (fold_n: the rows of each of
+ * the folds, or NULL when the assignment leaves none empty once
+ * folds <= n, as the rank rule does).  rule: how rows were dealt to folds,
+ * a sentence for the error's detail.  Errors 22023 naming cv and n.
+ */
+void		km_check_folds(int folds, int64 n, const int64 *fold_n, const char *rule);
+
+/*
  * k-fold selection (cv "kfold" in opts, resolved): each row's fold by its
  * rank in hash order (split.c), so that the folds do not depend on the
  * order of the rows; NULL without k-fold.

@@ -1,565 +1,7 @@
 /*
- * approx.c - approximate kernel models in SQL (issue 12): the basis pass.
+ * approx.c - approximate kernel models in SQL (issue 12): the training
+ * pass over a basis (approx_basis.c makes it), and the one-statement form.
  *
- *   kernel_basis(features float8[], options jsonb) RETURNS bytea
- *
- * An aggregate whose state is a fixed-size bytea (basis.h: the scaler's
- * moments and, for nystrom, the m rows of smallest (hash, row) key),
- * updated in place in the aggregate context and combined by parallel
- * workers (and Citus shards) without a serial function: the bytea is its
- * own serialized form.  The hash of a row is hash_bytes_extended over its
- * float8 bytes (-0.0 read as 0.0) seeded with "seed", so the centres do not
- * depend on the order of the rows or on the plan.
- */
-#include "postgres.h"
-
-#include <math.h>
-
-#include "access/xact.h"
-#include "common/hashfn.h"
-#include "fmgr.h"
-#include "miscadmin.h"
-#include "utils/array.h"
-#include "utils/jsonb.h"
-#include "utils/memutils.h"
-#include "utils/timestamp.h"
-
-#include "basis.h"
-#include "json.h"
-#include "options.h"
-#include "pgprogress.h"
-#include "pgutil.h"
-#include "repr.h"
-#include "rowset.h"
-#include "task.h"
-#include "train_paths.h"
-#include "train_rows.h"
-
-PG_FUNCTION_INFO_V1(kernel_basis_sfunc);
-PG_FUNCTION_INFO_V1(kernel_basis_combine);
-PG_FUNCTION_INFO_V1(kernel_basis_final);
-
-/*
- * Parsed options and decoded bases, kept between rows.
- *
- * A call site keeps a CallHolder in fn_extra naming one entry of a small
- * backend cache (call_slots).  PostgreSQL's own aggregation keeps the
- * FmgrInfo, so the holder finds its entry on every row; Citus's
- * worker_partial_agg calls fmgr_info for every row, so fn_extra is always
- * empty there, and the cache is what saves parsing the options, decoding
- * the basis and drawing rff's random features once per row.  An entry is
- * keyed by the options' bytes and, for the training pass, the basis's
- * bytes (its TOAST pointer, or its header and checksum); it does not
- * change once built, scratch buffers aside.  Entries live under
- * TopTransactionContext, so the cache empties at the end of every
- * transaction, and a new entry first evicts those no statement since the
- * current one began has used (bases and random features can be large).
- * A holder finds its entry by slot and id, so an evicted entry is rebuilt,
- * never read.
- */
-#define CALL_SLOTS 4
-
-typedef enum CallKind
-{
-	CALL_BASIS = 1,
-	CALL_TRAIN
-} CallKind;
-
-typedef struct CallSlot
-{
-	uint64		id;				/* 0: empty */
-	CallKind	kind;
-	MemoryContext cxt;			/* the entry's own, under call_cache_cxt */
-	void	   *call;			/* BasisCall or TrainCall, in cxt */
-	uint64		used;			/* LRU clock */
-	TimestampTz stmt;			/* start of the statement that used it last */
-} CallSlot;
-
-static CallSlot call_slots[CALL_SLOTS];
-static MemoryContext call_cache_cxt = NULL;
-static uint64 call_next_id = 1;
-static uint64 call_clock = 0;
-
-/* What fn_extra holds: an entry, and the state last checked against it. */
-typedef struct CallHolder
-{
-	int			slot;			/* -1: none yet */
-	uint64		id;
-	const void *state;
-} CallHolder;
-
-/* call_cache_cxt is going away with its transaction: so are the entries */
-static void
-call_cache_gone(void *arg)
-{
-	memset(call_slots, 0, sizeof(call_slots));
-	call_cache_cxt = NULL;
-}
-
-static CallHolder *
-call_holder(FunctionCallInfo fcinfo)
-{
-	CallHolder *h = fcinfo->flinfo->fn_extra;
-
-	if (h == NULL)
-	{
-		h = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(CallHolder));
-		h->slot = -1;
-		fcinfo->flinfo->fn_extra = h;
-	}
-	return h;
-}
-
-static void *
-call_touch(int slot)
-{
-	call_slots[slot].used = ++call_clock;
-	call_slots[slot].stmt = GetCurrentStatementStartTimestamp();
-	return call_slots[slot].call;
-}
-
-/* The entry h names, or NULL when it has none of this kind or it was evicted. */
-static void *
-call_bound(const CallHolder *h, CallKind kind)
-{
-	if (h->slot < 0 || call_slots[h->slot].id != h->id ||
-		call_slots[h->slot].kind != kind)
-		return NULL;
-	return call_touch(h->slot);
-}
-
-static void *
-call_bind(CallHolder *h, int slot)
-{
-	h->slot = slot;
-	h->id = call_slots[slot].id;
-	h->state = NULL;
-	return call_touch(slot);
-}
-
-/*
- * A context for an entry being built: under the current context, so that
- * an error while building frees it; call_insert moves it into the cache.
- */
-static MemoryContext
-call_entry_context(void)
-{
-	return AllocSetContextCreate(CurrentMemoryContext, "kernel_ml call",
-								 ALLOCSET_SMALL_SIZES);
-}
-
-static void
-call_evict(CallSlot *s)
-{
-	MemoryContextDelete(s->cxt);
-	memset(s, 0, sizeof(*s));
-}
-
-/* A complete entry into the cache; its slot. */
-static int
-call_insert(CallKind kind, MemoryContext cxt, void *call)
-{
-	TimestampTz now = GetCurrentStatementStartTimestamp();
-	int			victim = -1;
-
-	if (call_cache_cxt == NULL)
-	{
-		MemoryContextCallback *cb;
-
-		call_cache_cxt = AllocSetContextCreate(TopTransactionContext, "kernel_ml call cache",
-											   ALLOCSET_SMALL_SIZES);
-		cb = MemoryContextAlloc(call_cache_cxt, sizeof(MemoryContextCallback));
-		cb->func = call_cache_gone;
-		cb->arg = NULL;
-		MemoryContextRegisterResetCallback(call_cache_cxt, cb);
-	}
-	for (int i = 0; i < CALL_SLOTS; i++)
-	{
-		if (call_slots[i].id != 0 && call_slots[i].stmt != now)
-			call_evict(&call_slots[i]);
-		if (victim < 0 ||
-			(call_slots[victim].id != 0 &&
-			 (call_slots[i].id == 0 || call_slots[i].used < call_slots[victim].used)))
-			victim = i;
-	}
-	if (call_slots[victim].id != 0)
-		call_evict(&call_slots[victim]);
-	MemoryContextSetParent(cxt, call_cache_cxt);
-	call_slots[victim].id = call_next_id++;
-	call_slots[victim].kind = kind;
-	call_slots[victim].cxt = cxt;
-	call_slots[victim].call = call;
-	return victim;
-}
-
-/*
- * What the basis pass keeps between rows: the options, as jsonb and
- * parsed, resolved for the d of the last state checked, and a row buffer.
- */
-typedef struct BasisCall
-{
-	Jsonb	   *optjson;		/* NULL: none given */
-	km_options	opts;
-	int			resolved_d;		/* 0: not resolved yet */
-	km_options	resolved;
-	int			d;				/* length of row */
-	double	   *row;
-	MemoryContext cxt;
-} BasisCall;
-
-/* A copy of a jsonb (NULL for none) in the current memory context. */
-static Jsonb *
-copy_jsonb(const Jsonb *j)
-{
-	Jsonb	   *c;
-
-	if (j == NULL)
-		return NULL;
-	c = palloc(VARSIZE(j));
-	memcpy(c, j, VARSIZE(j));
-	return c;
-}
-
-static bool
-same_jsonb(const Jsonb *a, const Jsonb *b)
-{
-	if (a == NULL || b == NULL)
-		return a == b;
-	return VARSIZE(a) == VARSIZE(b) && memcmp(a, b, VARSIZE(a)) == 0;
-}
-
-static BasisCall *
-basis_call_build(Jsonb *opts)
-{
-	MemoryContext cxt = call_entry_context();
-	MemoryContext old = MemoryContextSwitchTo(cxt);
-	BasisCall  *bc = palloc0(sizeof(BasisCall));
-
-	bc->cxt = cxt;
-	km_options_parse(opts, &bc->opts);
-	if (!km_repr_lookup(bc->opts.approximation)->approximate)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("kernel_basis needs an approximation"),
-				 errdetail("The options give no \"approximation\"; only approximate models have a basis."),
-				 errhint("Add \"approximation\": \"nystrom\" or \"rff\".")));
-	bc->optjson = copy_jsonb(opts);
-	MemoryContextSwitchTo(old);
-	return bc;
-}
-
-/* The call's options, parsed again only when no entry has them. */
-static BasisCall *
-basis_call(FunctionCallInfo fcinfo, Jsonb *opts)
-{
-	CallHolder *h = call_holder(fcinfo);
-	BasisCall  *bc = call_bound(h, CALL_BASIS);
-	int			slot;
-
-	if (bc != NULL && same_jsonb(bc->optjson, opts))
-		return bc;
-	for (slot = 0; slot < CALL_SLOTS; slot++)
-		if (call_slots[slot].id != 0 && call_slots[slot].kind == CALL_BASIS &&
-			same_jsonb(((BasisCall *) call_slots[slot].call)->optjson, opts))
-			return call_bind(h, slot);
-	bc = basis_call_build(opts);
-	return call_bind(h, call_insert(CALL_BASIS, bc->cxt, bc));
-}
-
-/* The state's header (O(1)) or the whole state, as untrusted input: 22P03. */
-static void
-basis_state_check(const km_basis_state *st, Size len, bool whole)
-{
-	km_error	err;
-
-	if ((whole ? km_basis_state_validate(st, len, &err) :
-		 km_basis_state_check_header(st, len, &err)) != KM_OK)
-		km_raise(&err);
-}
-
-/* The options resolved for d features: the kernel the basis is drawn for. */
-static const km_options *
-basis_call_resolved(BasisCall *bc, int d)
-{
-	if (bc->resolved_d != d)
-	{
-		bc->resolved = bc->opts;
-		km_options_resolve(&bc->resolved, d);
-		bc->resolved_d = d;
-	}
-	return &bc->resolved;
-}
-
-static km_basis_state *
-basis_state_create(MemoryContext aggctx, BasisCall *bc, int d)
-{
-	const km_options *opts = basis_call_resolved(bc, d);
-	Size		bytes;
-	km_basis_state *st;
-
-	bytes = km_basis_state_bytes(opts->approximation, (uint32) d,
-								 (uint32) opts->components);
-	if (bytes == 0 || bytes > MaxAllocSize)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("kernel_basis state is too large"),
-				 errdetail("A basis of %d components of %d features would exceed 1 GB.",
-						   opts->components, d),
-				 errhint("Use fewer components.")));
-	km_mem_reserve(aggctx, (double) bytes, "kernel_basis", false);
-	st = MemoryContextAlloc(aggctx, bytes);
-	SET_VARSIZE(st, bytes);
-	km_basis_state_init(st, opts->approximation, &opts->fit.kernel, opts->standardize,
-						(uint32) d, (uint32) opts->components, (uint64) opts->seed);
-	return st;
-}
-
-/* The settings of a state made with other options: an error. */
-static void
-check_same_settings(const km_basis_state *st, BasisCall *bc)
-{
-	const km_options *opts = basis_call_resolved(bc, (int) st->d);
-
-	if (st->kind != (uint8) opts->approximation ||
-		st->components != (uint32) opts->components ||
-		st->seed != (uint64) opts->seed ||
-		st->kernel_type != (uint32) opts->fit.kernel.type ||
-		st->gamma != opts->fit.kernel.gamma ||
-		st->degree != opts->fit.kernel.degree ||
-		st->coef0 != opts->fit.kernel.coef0 ||
-		st->standardize != (opts->standardize ? 1 : 0))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("options must be the same for every row of an aggregate call"),
-				 errdetail("Row " INT64_FORMAT " of kernel_basis has options that differ from the rows before it.",
-						   st->rows + 1),
-				 errhint("Pass the options as a constant or a query parameter.")));
-}
-
-/* The state argument, aligned for doubles (copied into aggctx if not). */
-static km_basis_state *
-basis_state_arg(FunctionCallInfo fcinfo, int argno, MemoryContext aggctx)
-{
-	bytea	   *b;
-	km_basis_state *st;
-
-	if (PG_ARGISNULL(argno))
-		return NULL;
-	b = PG_GETARG_BYTEA_P(argno);
-	st = (km_basis_state *) b;
-	if (((uintptr_t) st) % MAXIMUM_ALIGNOF != 0)
-	{
-		st = MemoryContextAlloc(aggctx, VARSIZE(b));
-		memcpy(st, b, VARSIZE(b));
-	}
-	return st;
-}
-
-/*
- * The row's d features (arr) into bc->row, -0.0 read as 0.0 so that equal
- * rows hash equal; an error unless d is the state's length.
- */
-static void
-basis_call_row(BasisCall *bc, const km_basis_state *st, ArrayType *arr, int d,
-			   const char *what)
-{
-	if ((uint32) d != st->d)
-		ereport(ERROR,
-				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("feature arrays must all have the same length"),
-				 errdetail("Row " INT64_FORMAT " has %d features; the first row had %u.",
-						   st->rows + 1, d, st->d)));
-	if (bc->d != d)
-	{
-		if (bc->row)
-			pfree(bc->row);
-		bc->row = MemoryContextAlloc(bc->cxt, sizeof(double) * d);
-		bc->d = d;
-	}
-	km_array_copy(arr, d, bc->row, what);
-	for (int j = 0; j < d; j++)
-		bc->row[j] += 0.0;		/* -0.0 is 0.0: equal rows hash equal */
-}
-
-/*
- * kernel_basis_sfunc(state bytea, features float8[], options jsonb)
- *
- * A state this call site did not create (an INITCOND, a state reached
- * through a fresh FmgrInfo) is checked once, when first seen: its header,
- * which is all that adding a row relies on, and its settings against the
- * options.  Its values are checked whole by the combine and final
- * functions.
- */
-Datum
-kernel_basis_sfunc(PG_FUNCTION_ARGS)
-{
-	MemoryContext aggctx = agg_context(fcinfo, "kernel_basis_sfunc");
-	km_basis_state *st = basis_state_arg(fcinfo, 0, aggctx);
-	Jsonb	   *opts = PG_ARGISNULL(2) ? NULL : PG_GETARG_JSONB_P(2);
-	BasisCall  *bc;
-	CallHolder *h;
-	ArrayType  *arr;
-	int			d;
-	char		what[64];
-
-	if (PG_ARGISNULL(1))
-	{
-		if (st == NULL)
-			PG_RETURN_NULL();
-		basis_state_check(st, VARSIZE(st), false);
-		PG_RETURN_BYTEA_P((bytea *) st);
-	}
-	bc = basis_call(fcinfo, opts);
-	h = fcinfo->flinfo->fn_extra;
-	if (st != NULL && st != h->state)
-	{
-		basis_state_check(st, VARSIZE(st), false);
-		check_same_settings(st, bc);
-		h->state = st;
-	}
-	arr = PG_GETARG_ARRAYTYPE_P(1);
-	snprintf(what, sizeof(what), "row " INT64_FORMAT, st ? st->rows + 1 : (int64) 1);
-	d = km_array_length(arr, what);
-	if (st == NULL)
-		h->state = st = basis_state_create(aggctx, bc, d);
-	basis_call_row(bc, st, arr, d, what);
-	km_basis_state_add(st, bc->row,
-					   hash_bytes_extended((const unsigned char *) bc->row,
-										   (int) (sizeof(double) * d), st->seed));
-	if ((st->rows & 0x3FF) == 0)
-		CHECK_FOR_INTERRUPTS();
-	PG_RETURN_BYTEA_P((bytea *) st);
-}
-
-Datum
-kernel_basis_combine(PG_FUNCTION_ARGS)
-{
-	MemoryContext aggctx = agg_context(fcinfo, "kernel_basis_combine");
-	km_basis_state *a = basis_state_arg(fcinfo, 0, aggctx);
-	km_basis_state *b = basis_state_arg(fcinfo, 1, aggctx);
-	km_error	err;
-
-	if (a != NULL)
-		basis_state_check(a, VARSIZE(a), true);
-	if (b == NULL)
-	{
-		if (a == NULL)
-			PG_RETURN_NULL();
-		PG_RETURN_BYTEA_P((bytea *) a);
-	}
-	basis_state_check(b, VARSIZE(b), true);
-	if (a == NULL)
-	{
-		/* the result is the transition value: it must live in aggctx */
-		km_mem_reserve(aggctx, (double) VARSIZE(b), "kernel_basis", false);
-		a = MemoryContextAlloc(aggctx, VARSIZE(b));
-		memcpy(a, b, VARSIZE(b));
-		PG_RETURN_BYTEA_P((bytea *) a);
-	}
-	if (km_basis_state_combine(a, b, &err) != KM_OK)
-		km_raise(&err);
-	PG_RETURN_BYTEA_P((bytea *) a);
-}
-
-Datum
-kernel_basis_final(PG_FUNCTION_ARGS)
-{
-	MemoryContext aggctx = agg_context(fcinfo, "kernel_basis_final");
-	km_basis_state *st = basis_state_arg(fcinfo, 0, aggctx);
-	Size		bytes;
-	bytea	   *out;
-	void	   *scratch;
-	km_basis	check;
-	km_error	err;
-
-	if (st == NULL)
-		PG_RETURN_NULL();
-	basis_state_check(st, VARSIZE(st), true);
-	if (st->rows == 0)
-		PG_RETURN_NULL();
-	bytes = km_basis_final_bytes(st);
-	if (bytes == 0 || bytes > MaxAllocSize)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("kernel_basis result is too large"),
-				 errdetail("A basis of %u components of %u features would exceed 1 GB.",
-						   st->components, st->d),
-				 errhint("Use fewer components.")));
-	out = palloc(bytes);
-	scratch = palloc(km_basis_finish_scratch_bytes(st) + 1);
-	if (km_basis_finish(st, out, scratch, &err) != KM_OK)
-		km_raise(&err);
-	SET_VARSIZE(out, bytes);
-	pfree(scratch);
-	/* never return what the reader refuses */
-	if (km_basis_decode(out, bytes, &check, &err) != KM_OK)
-		elog(ERROR, "kernel_basis wrote a basis that it cannot read: %s: %s",
-			 err.message, err.detail);
-	PG_RETURN_BYTEA_P(out);
-}
-
-/*
- * kernel_basis_info(basis bytea) RETURNS jsonb: what a basis holds, every
- * number included (the scaler and the standardized centres), for
- * inspection and tests.
- */
-PG_FUNCTION_INFO_V1(kernel_basis_info);
-
-static void
-json_array(KmJson *j, const char *key, const double *v, uint32 n)
-{
-	km_json_begin_array(j, key);
-	for (uint32 i = 0; i < n; i++)
-		km_json_num(j, NULL, v[i]);
-	km_json_end(j);
-}
-
-/* The basis argument decoded; bytes are copied when not double-aligned. */
-static void
-basis_arg(FunctionCallInfo fcinfo, int argno, km_basis *b)
-{
-	bytea	   *raw = PG_GETARG_BYTEA_P(argno);
-	void	   *p = raw;
-	km_error	err;
-
-	if (((uintptr_t) p) % MAXIMUM_ALIGNOF != 0)
-	{
-		p = palloc(VARSIZE(raw));
-		memcpy(p, raw, VARSIZE(raw));
-	}
-	if (km_basis_decode(p, VARSIZE(raw), b, &err) != KM_OK)
-		km_raise(&err);
-}
-
-Datum
-kernel_basis_info(PG_FUNCTION_ARGS)
-{
-	km_basis	b;
-	KmJson		j;
-
-	basis_arg(fcinfo, 0, &b);
-	km_json_begin(&j);
-	km_json_str(&j, "approximation", km_approx_name(b.kind));
-	km_json_str(&j, "kernel", km_kernel_name(b.kernel.type));
-	km_json_num(&j, "gamma", b.kernel.gamma);
-	km_json_int(&j, "features", b.d);
-	km_json_int(&j, "components", b.m);
-	km_json_int(&j, "rows", (int64) b.rows);
-	km_json_str(&j, "seed", psprintf(UINT64_FORMAT, b.seed));
-	km_json_bool(&j, "standardize", b.standardize);
-	json_array(&j, "mean", b.mean, b.d);
-	json_array(&j, "scale", b.scale, b.d);
-	if (b.centres)
-	{
-		km_json_begin_array(&j, "centers");
-		for (uint32 i = 0; i < b.m; i++)
-			json_array(&j, NULL, b.centres + (size_t) i * b.d, b.d);
-		km_json_end(&j);
-	}
-	PG_RETURN_JSONB_P(km_json_finish(&j));
-}
-
-/*
  * The training pass:
  *
  *   kernel_train(features float8[], target float8, options jsonb, basis bytea) RETURNS bytea
@@ -574,6 +16,28 @@ kernel_basis_info(PG_FUNCTION_ARGS)
  * functions compute the features of a buffer from it).  The size depends
  * on m, d and the basis only.
  */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/xact.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "nodes/primnodes.h"
+#include "utils/array.h"
+#include "utils/jsonb.h"
+#include "utils/memutils.h"
+
+#include "basis.h"
+#include "call_cache.h"
+#include "options.h"
+#include "pgprogress.h"
+#include "pgutil.h"
+#include "repr.h"
+#include "rowset.h"
+#include "task.h"
+#include "train_paths.h"
+#include "train_rows.h"
 #include "model.h"
 #include "model_bytea.h"
 #include "pipeline_approx.h"
@@ -840,23 +304,18 @@ typedef struct TrainCall
 } TrainCall;
 
 /*
- * Whether the basis bytes at raw (len bytes) are those of the basis at a:
- * the same length, header and checksum (cheap), or every byte (full).
+ * Whether the basis at raw is the entry's: every byte (issue 29: a basis
+ * with other centres and a forged checksum has the same length, header
+ * and trailer).  O(size) per row only where the basis is a value of each
+ * row (a column, an expression); a constant or parameter is compared once
+ * (basis_arg_stable), a basis stored in a table by its TOAST pointer.
  */
-static bool
-same_basis_bytes(const char *a, const char *raw, Size len, bool full)
-{
-	if (full)
-		return memcmp(a + VARHDRSZ, raw + VARHDRSZ, len - VARHDRSZ) == 0;
-	return memcmp(a + VARHDRSZ, raw + VARHDRSZ, Min(len, 96) - VARHDRSZ) == 0 &&
-		memcmp(a + len - 8, raw + len - 8, 8) == 0;
-}
-
 static bool
 same_basis(const TrainCall *tc, const bytea *raw)
 {
 	return tc->basis_len == VARSIZE(raw) &&
-		same_basis_bytes(tc->basis, (const char *) raw, tc->basis_len, false);
+		memcmp(tc->basis + VARHDRSZ, (const char *) raw + VARHDRSZ,
+			   tc->basis_len - VARHDRSZ) == 0;
 }
 
 /*
@@ -872,7 +331,7 @@ train_call_matches(TrainCall *tc, FunctionCallInfo fcinfo, Jsonb *opts,
 	struct varlena *datum = (struct varlena *) DatumGetPointer(PG_GETARG_DATUM(basis_arg));
 	bool		ondisk = VARATT_IS_EXTERNAL_ONDISK(datum) && VARSIZE_ANY(datum) <= sizeof(tc->toast_ptr);
 
-	if (!same_jsonb(tc->optjson, opts))
+	if (!km_jsonb_same(tc->optjson, opts))
 		return false;
 	if (ondisk && tc->toast_len == VARSIZE_ANY(datum) &&
 		memcmp(tc->toast_ptr, datum, tc->toast_len) == 0)
@@ -887,6 +346,39 @@ train_call_matches(TrainCall *tc, FunctionCallInfo fcinfo, Jsonb *opts,
 	if (ondisk)
 		memcpy(tc->toast_ptr, datum, tc->toast_len);
 	return true;
+}
+
+/* How long the basis argument of a call site keeps its value. */
+typedef enum BasisArgLife
+{
+	BASIS_PER_ROW,				/* a column or an expression: any row may differ */
+	BASIS_PER_SCAN,				/* an executor parameter (a scalar subquery's
+								 * InitPlan, an outer reference): fixed while one
+								 * aggregate state lives, may change on a rescan */
+	BASIS_PER_CALL				/* a constant or a query parameter ($n): fixed for
+								 * the call site's whole execution */
+} BasisArgLife;
+
+/*
+ * The basis argument's expression in the Aggref (none under Citus's
+ * worker_partial_agg or a window: per row).  A value that does not change
+ * keeps its Datum: the pointer identifies it once compared in full.
+ */
+static BasisArgLife
+basis_arg_life(FunctionCallInfo fcinfo, int basis_arg)
+{
+	Aggref	   *ag = AggGetAggref(fcinfo);
+	TargetEntry *te;
+
+	if (ag == NULL || list_length(ag->args) < basis_arg)
+		return BASIS_PER_ROW;
+	te = list_nth_node(TargetEntry, ag->args, basis_arg - 1);
+	if (IsA(te->expr, Const) ||
+		(IsA(te->expr, Param) && ((Param *) te->expr)->paramkind == PARAM_EXTERN))
+		return BASIS_PER_CALL;
+	if (IsA(te->expr, Param) && ((Param *) te->expr)->paramkind == PARAM_EXEC)
+		return BASIS_PER_SCAN;
+	return BASIS_PER_ROW;
 }
 
 /* Options (parsed) that a basis cannot train: another approximation, a classifier. */
@@ -933,7 +425,7 @@ train_call_memory(TrainCall *tc)
 static TrainCall *
 train_call_build(Jsonb *opts, const bytea *raw, struct varlena *datum)
 {
-	MemoryContext cxt = call_entry_context();
+	MemoryContext cxt = km_call_entry_context();
 	MemoryContext old = MemoryContextSwitchTo(cxt);
 	TrainCall  *tc = palloc0(sizeof(TrainCall));
 	bool		ondisk = VARATT_IS_EXTERNAL_ONDISK(datum) && VARSIZE_ANY(datum) <= sizeof(tc->toast_ptr);
@@ -942,7 +434,7 @@ train_call_build(Jsonb *opts, const bytea *raw, struct varlena *datum)
 
 	tc->cxt = cxt;
 	km_options_parse(opts, &o);
-	tc->optjson = copy_jsonb(opts);
+	tc->optjson = km_jsonb_copy(opts);
 	tc->toast_len = ondisk ? VARSIZE_ANY(datum) : 0;
 	if (ondisk)
 		memcpy(tc->toast_ptr, datum, tc->toast_len);
@@ -972,29 +464,40 @@ train_call_build(Jsonb *opts, const bytea *raw, struct varlena *datum)
 
 /*
  * The call's options and decoded basis, from the entry of the previous
- * row, another entry, or parsed anew.  *switched: this call site used
- * another entry on an earlier row (its options or basis changed).
+ * row, another entry, or parsed anew.
  */
 static TrainCall *
-train_call(FunctionCallInfo fcinfo, Jsonb *opts, int basis_arg, bool *switched)
+train_call(FunctionCallInfo fcinfo, Jsonb *opts, int basis_arg, const km_accum *acc)
 {
-	CallHolder *h = call_holder(fcinfo);
-	TrainCall  *tc = call_bound(h, CALL_TRAIN);
+	CallHolder *h = km_call_holder(fcinfo);
+	TrainCall  *tc = km_call_bound(h, CALL_TRAIN);
 	bytea	   *raw = NULL;
 	int			slot;
 
-	*switched = false;
+	/*
+	 * The constant or parameter compared in full on an earlier row
+	 * (basis_arg_seen).  An executor parameter changes only on a rescan,
+	 * which starts every aggregate state anew (NULL: no INITCOND), and a
+	 * new state's row compares in full again.
+	 */
+	if (tc != NULL && h->basis != NULL &&
+		h->basis == DatumGetPointer(PG_GETARG_DATUM(basis_arg)) &&
+		(!h->basis_scan || (acc != NULL && h->own_states)) &&
+		km_jsonb_same(tc->optjson, opts))
+		return tc;
 	if (tc != NULL && train_call_matches(tc, fcinfo, opts, basis_arg, &raw))
 		return tc;
-	*switched = h->slot >= 0;
 	for (slot = 0; slot < CALL_SLOTS; slot++)
-		if (call_slots[slot].id != 0 && call_slots[slot].kind == CALL_TRAIN &&
-			train_call_matches(call_slots[slot].call, fcinfo, opts, basis_arg, &raw))
-			return call_bind(h, slot);
+	{
+		TrainCall  *other = km_call_slot(slot, CALL_TRAIN);
+
+		if (other != NULL && train_call_matches(other, fcinfo, opts, basis_arg, &raw))
+			return km_call_bind(h, slot);
+	}
 	if (raw == NULL)
 		raw = PG_GETARG_BYTEA_P(basis_arg);
 	tc = train_call_build(opts, raw, (struct varlena *) DatumGetPointer(PG_GETARG_DATUM(basis_arg)));
-	return call_bind(h, call_insert(CALL_TRAIN, tc->cxt, tc));
+	return km_call_bind(h, km_call_insert(CALL_TRAIN, tc->cxt, tc));
 }
 
 static km_accum *
@@ -1011,7 +514,7 @@ approx_state_create(MemoryContext aggctx, TrainCall *tc)
 				 errdetail("A state of %u components would exceed 1 GB.", tc->b.m),
 				 errhint("Use fewer components.")));
 	km_mem_reserve(aggctx, (double) bytes, "kernel_train", false);
-	acc = MemoryContextAllocZero(aggctx, bytes);
+	acc = km_alloc0_interruptible(aggctx, bytes);	/* m^2 / 2 sums: 268 MB at 8192 */
 	SET_VARSIZE(acc, bytes);
 	km_accum_init(acc, KM_ACCUM_GRAM, tc->b.m);
 	((ApproxTail *) ((char *) acc + km_accum_bytes(KM_ACCUM_GRAM, acc->dim)))->d = tc->b.d;
@@ -1026,13 +529,13 @@ approx_state_create(MemoryContext aggctx, TrainCall *tc)
 }
 
 /*
- * A state the transition function did not create in this call site (an
+ * A state other than the one the call site used last (another group, an
  * INITCOND, a state reached through a fresh FmgrInfo, the state of a call
  * whose basis changed), checked in O(1) against the layout the
  * transition relies on (22P03), then against the call's basis and
- * options (22023): its basis's header and checksum, or every byte (full).
- * The values of the sums are checked whole by the combine and final
- * functions.
+ * options (22023): every byte of its basis, unless the call site made it
+ * with this entry (!full).  The values of the sums are checked whole by
+ * the combine and final functions.
  */
 static void
 approx_state_match(km_accum *acc, Size len, const TrainCall *tc, bool full)
@@ -1056,7 +559,7 @@ approx_state_match(km_accum *acc, Size len, const TrainCall *tc, bool full)
 		bad_state("The state's buffer has invalid fields.");
 	p = approx_parts(acc);
 	if (acc->dim != tc->b.m || p.t->d != tc->b.d || p.t->basis_bytes != tc->basis_len ||
-		!same_basis_bytes(p.basis, tc->basis, tc->basis_len, full))
+		(full && memcmp(p.basis + VARHDRSZ, tc->basis + VARHDRSZ, tc->basis_len - VARHDRSZ) != 0))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("the basis must be the same for every row of a kernel_train call"),
@@ -1137,24 +640,46 @@ approx_buffer_row(FunctionCallInfo fcinfo, TrainCall *tc, ApproxParts *p)
 
 /*
  * The aggregate state of this call site: acc, or a new one for its first
- * row; a state it did not create (approx_state_match says which) is
- * checked against the call's basis and options, every byte when the
- * call's options or basis changed (switched).
+ * row.  Another state than the last one (another group, an INITCOND, a
+ * state reached through a fresh FmgrInfo) is checked against the call's
+ * basis and options (approx_state_match, every byte of the basis) unless
+ * this call site made it, or checked it, with this very entry
+ * (km_call_state_entry).
  */
 static km_accum *
 basis_call_state(FunctionCallInfo fcinfo, MemoryContext aggctx, km_accum *acc,
-				 TrainCall *tc, bool switched)
+				 TrainCall *tc)
 {
 	CallHolder *h = fcinfo->flinfo->fn_extra;
 
 	if (acc == NULL)
+	{
 		h->state = acc = approx_state_create(aggctx, tc);
+		h->own_states = true;
+		km_call_state_seen(fcinfo, acc);
+	}
 	else if (acc != h->state)
 	{
-		approx_state_match(acc, VARSIZE(acc), tc, switched);
+		approx_state_match(acc, VARSIZE(acc), tc, km_call_state_entry(h, acc) != h->id);
 		h->state = acc;
+		km_call_state_seen(fcinfo, acc);
 	}
 	return acc;
+}
+
+/*
+ * The basis argument of this row was compared in full with the entry's
+ * (or found by its Datum): a constant's or parameter's Datum is kept, so
+ * that the next rows compare the pointer only (basis_arg_life).
+ */
+static void
+basis_arg_seen(FunctionCallInfo fcinfo, int basis_arg)
+{
+	CallHolder *h = fcinfo->flinfo->fn_extra;
+	BasisArgLife life = basis_arg_life(fcinfo, basis_arg);
+
+	h->basis = life == BASIS_PER_ROW ? NULL : DatumGetPointer(PG_GETARG_DATUM(basis_arg));
+	h->basis_scan = life == BASIS_PER_SCAN;
 }
 
 /* A full block of buffered rows into the sums. */
@@ -1181,7 +706,6 @@ kernel_train_basis_sfunc(PG_FUNCTION_ARGS)
 	km_accum   *acc = approx_state_arg(fcinfo, 0, aggctx);
 	TrainCall  *tc;
 	ApproxParts p;
-	bool		switched;
 
 	if (PG_ARGISNULL(4))
 		ereport(ERROR,
@@ -1189,8 +713,9 @@ kernel_train_basis_sfunc(PG_FUNCTION_ARGS)
 				 errmsg("kernel_train needs a basis"),
 				 errdetail("The basis argument is NULL."),
 				 errhint("Pass (SELECT kernel_basis(features, options) FROM ...) as the fourth argument.")));
-	tc = train_call(fcinfo, PG_ARGISNULL(3) ? NULL : PG_GETARG_JSONB_P(3), 4, &switched);
-	acc = basis_call_state(fcinfo, aggctx, acc, tc, switched);
+	tc = train_call(fcinfo, PG_ARGISNULL(3) ? NULL : PG_GETARG_JSONB_P(3), 4, acc);
+	acc = basis_call_state(fcinfo, aggctx, acc, tc);
+	basis_arg_seen(fcinfo, 4);
 	p = approx_parts(acc);
 	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
 	{

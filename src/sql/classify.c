@@ -190,6 +190,19 @@ hash_order(RowSet *rs, ClassTable *ct, double **X)
 }
 
 /*
+ * k-fold selection of a classifier, exact or approximate: no more folds
+ * than rows (train_rows.h, the rule of every k-fold route).  The rows are
+ * dealt round-robin by class then row-hash order (km_stratified_folds), so
+ * that no fold is empty once there are as many rows as folds.
+ */
+static void
+check_class_folds(const km_options *opts, size_t n)
+{
+	if (km_options_selects(opts) && opts->cv == KM_CV_KFOLD)
+		km_check_folds(opts->folds, (int64) n, NULL, NULL);
+}
+
+/*
  * Before km_train selects a classifier: k-fold only, a workspace that
  * fits, as many rows as folds.
  */
@@ -201,7 +214,8 @@ check_selection(const km_options *opts, const km_train_plan *plan, size_t n, int
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("cv \"%s\" applies only to method \"ridge\"", km_cv_name(opts->cv)),
 				 errhint("Use a number of folds, e.g. \"cv\": 5.")));
-	if (plan->nsel == 0 || (size_t) opts->folds > n)
+	check_class_folds(opts, n);
+	if (plan->nsel == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("training set is too large for model selection"),
@@ -469,6 +483,7 @@ approx_classifier(RowSet *rs, ClassGlue *g)
 	km_error	err;
 
 	check_approx_classifier(&g->plan.opts);
+	check_class_folds(&g->plan.opts, (size_t) rs->n);
 	class_w = class_weights(g);
 	/* the hash-ordered copy: rows, classes, and hash_order's order and keys */
 	km_check_memory(8.0 * (double) rs->n * ((double) rs->d + 3.0), "kernel_train", false);

@@ -706,6 +706,27 @@ km_classifier_info(const km_model *m, KmJson *j)
 		km_json_str(j, "loss", ops->primal_loss_name);
 }
 
+/*
+ * One meaning per word (issue 30): n_train is the rows the model was fitted
+ * on, as in the catalog's kernel_models.n_train; what the model keeps of
+ * them is n_support (an exact classifier's rows of nonzero coefficient;
+ * svr reports its own) or n_centers (Nystrom).  Beside lambda, the methods
+ * of libsvm's C give scikit-learn's C = 1 / (n lambda).
+ */
+static void
+describe_sizes(KmJson *j, const km_model *m, const km_method_ops *ops)
+{
+	const km_repr_ops *repr = km_repr_lookup(m->approximation);
+
+	km_json_int(j, "n_train", (int64) m->rows_seen);
+	if (repr->approximate && !repr->drawn)
+		km_json_int(j, "n_centers", m->n_train);
+	else if (!repr->approximate && km_task_lookup(m->task)->classes)
+		km_json_int(j, "n_support", m->n_train);
+	if (ops->lambda_per_row && m->lambda > 0.0 && m->rows_seen > 0)
+		km_json_num(j, "C", 1.0 / ((double) m->rows_seen * m->lambda));
+}
+
 Datum
 kernel_model_info(PG_FUNCTION_ARGS)
 {
@@ -729,7 +750,7 @@ kernel_model_info(PG_FUNCTION_ARGS)
 	/* the header's fields by its table (model.c), then the method's by its own */
 	km_model_describe_header(&m, &out);
 	km_model_describe_fields(&m, ops->fields, ops->n_fields, &out);
-	km_json_int(&j, "n_train", m.n_train);
+	describe_sizes(&j, &m, ops);
 	if (km_task_lookup(m.task)->classes)
 	{
 		/* the labels and counts are arrays: decode again, with storage */

@@ -7,10 +7,11 @@
  * serializes to bytea and two states combine by appending rows.
  *
  * The result must not depend on the order rows arrive in (a parallel plan,
- * ORDER BY ... DESC).  k-fold cross-validation assigns folds by a hash of
- * each row's values and the seed (split.c), and puts the rows in that
- * hash order before anything is computed, so that even rounding is the
- * same: the selection table and the model come out bit for bit the same.
+ * ORDER BY ... DESC, a named model's query).  The rows are put in the order
+ * of a hash of each row's values and the seed (split.c) before anything is
+ * computed, so that even rounding is the same: the selection table and the
+ * model come out bit for bit the same.  k-fold's folds are the ranks in
+ * that order modulo the folds.
  */
 #include "postgres.h"
 
@@ -123,61 +124,87 @@ populate_fit_workspace(double *work, size_t n, int d, size_t nwork)
 }
 
 /*
- * k-fold: put the rows in hash order (see the top of this file).  The state
+ * Put the rows in hash order (see the top of this file), for every
+ * regression, exact or approximate, with or without model selection:
+ * rounding, an online method's path (lms) and the rows an exact model keeps
+ * then do not depend on the order the rows came in.  In place: the state
  * keeps the same rows, so a later call of the final function (a window
  * aggregate) or of the transition function still sees a valid state.
+ * Classifiers order their rows themselves, labels with them (classify.c).
  */
 static void
 canonical_row_order(RowSet *rs)
 {
-	int64	   *order;
+	instr_time	t0;
+	instr_time	t1;
 
-	/* classifiers order their rows themselves, labels with them (classify.c) */
-	if (rs->opts.cv != KM_CV_KFOLD ||
-		km_task_lookup(km_method_task(rs->opts.fit.method))->classes)
-		return;
-	order = palloc_extended(mul_size((Size) rs->n, sizeof(int64)), MCXT_ALLOC_HUGE);
-	km_rank_rows(rs->X, rs->y, rs->n, rs->d, rs->opts.seed, order);
-	km_reorder_rows(&rs->X, &rs->y, rs->n, rs->d, order, rs->ctx);
-	rs->capacity = rs->n;
-	pfree(order);
+	km_check_memory(24.0 * (double) rs->n, "kernel_train", false);
+	INSTR_TIME_SET_CURRENT(t0);
+	km_hash_order_rows(rs->X, rs->y, rs->n, rs->d, rs->opts.seed);
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	elog(DEBUG1, "kernel_train: " INT64_FORMAT " rows of %d features in row-hash order in %.3f s",
+		 rs->n, rs->d, INSTR_TIME_GET_DOUBLE(t1));
 }
 
+/* Distinct whole values of a numeric target read as class labels, at most. */
+#define KM_LABEL_LIKE_VALUES 20
+
 /*
- * A numeric target of exactly two distinct whole numbers (a 0/1 column)
- * trained without "method" is most likely a class label: kernel_train
- * still regresses it (the options decide the task, never the data), but
- * says how to classify instead.
+ * A numeric target of 2 to 20 distinct whole numbers (a 0/1 column, or an
+ * int class code such as Glass's types 1..7, each value twice on average)
+ * trained without "method" is
+ * most likely a class label: kernel_train still regresses it (the options
+ * decide the task, never the data), but says how to classify instead, and
+ * how to say that a regression is meant.
  */
 static void
 notice_binary_target(const RowSet *rs)
 {
-	double		a;
-	double		b = 0.0;
-	bool		have_b = false;
+	double		v[KM_LABEL_LIKE_VALUES];
+	int			k = 0;
+	double		lo;
+	double		hi;
 
 	if (!rs->opts.method_default || rs->n < 2 || rs->label_type == KM_LABEL_TEXT)
 		return;
 	/* whole numbers of an int column (int4's range), e.g. 0/1 or 1/2 */
-	a = rs->y[0];
-	for (int64 i = 1; i < rs->n; i++)
+	for (int64 i = 0; i < rs->n; i++)
 	{
 		double		y = rs->y[i];
+		int			j;
 
-		if (y == a || (have_b && y == b))
+		if (y != floor(y) || fabs(y) > INT32_MAX)
+			return;
+		for (j = 0; j < k && v[j] != y; j++)
+			;
+		if (j < k)
 			continue;
-		if (have_b)
-			return;				/* a third value */
-		b = y;
-		have_b = true;
+		if (k == KM_LABEL_LIKE_VALUES)
+			return;				/* too many values for class labels */
+		v[k++] = y;
 	}
-	if (!have_b || a != floor(a) || b != floor(b) || fabs(a) > INT32_MAX || fabs(b) > INT32_MAX)
+	/* two values always; more only when they repeat (codes, not a few measurements) */
+	if (k < 2 || (k > 2 && rs->n < 2 * (int64) k))
 		return;
-	ereport(NOTICE,
-			(errmsg("the target has two distinct values, %s and %s: training a regression",
-					float8out_internal(Min(a, b)), float8out_internal(Max(a, b))),
-			 errdetail("Without \"method\", a numeric target is regressed (method \"ridge\"); kernel_predict then returns a number, not a class."),
-			 errhint("To classify, add \"method\": \"svm\" (or \"logistic\") to the options, or pass the label as text, e.g. kernel_train(features, label::text).")));
+	lo = hi = v[0];
+	for (int j = 1; j < k; j++)
+	{
+		lo = Min(lo, v[j]);
+		hi = Max(hi, v[j]);
+	}
+	if (k == 2)
+		ereport(NOTICE,
+				(errmsg("the target has two distinct values, %s and %s: training a regression",
+						float8out_internal(lo), float8out_internal(hi)),
+				 errdetail("Without \"method\", a numeric target is regressed (method \"ridge\"); kernel_predict then returns a number, not a class."),
+				 errhint("To classify, add \"method\": \"svm\" (or \"logistic\") to the options, or pass the label as text, e.g. kernel_train(features, label::text).")));
+	else
+		ereport(NOTICE,
+				(errmsg("the target has %d distinct whole values, from %s to %s: training a regression",
+						k, float8out_internal(lo), float8out_internal(hi)),
+				 errdetail("Without \"method\", a numeric target is regressed (method \"ridge\"); kernel_predict then returns a number between the values, not a class."),
+				 errhint("To classify, add \"method\": \"svm\" (or \"logistic\") to the options, or pass the label as text, e.g. kernel_train(features, label::text); to regress, add \"method\": \"ridge\", which also ends this notice.")));
 }
 
 /* One training run in the glue: what km_train is given, and when. */
@@ -322,6 +349,7 @@ train_exact(RowSet *rs)
 	memset(&g, 0, sizeof(g));
 	plan_training(rs, &g);
 	check_centred_target(rs, &g.plan.opts);
+	canonical_row_order(rs);
 	/* Everything but the result goes in a context deleted at the end. */
 	tmp = AllocSetContextCreate(CurrentMemoryContext, "kernel_ml training",
 								ALLOCSET_DEFAULT_SIZES);
@@ -349,7 +377,10 @@ train_model_reported(RowSet *rs)
 		return km_train_classifier(rs);	/* classify.c, approximate ones too */
 	notice_binary_target(rs);
 	if (km_repr_lookup(rs->opts.approximation)->approximate)
+	{
+		canonical_row_order(rs);
 		return km_approx_train_rowset(rs);	/* approx.c: km_train too */
+	}
 	return train_exact(rs);
 }
 
@@ -376,12 +407,12 @@ kernel_train_final(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
 	rs = (RowSet *) PG_GETARG_POINTER(0);
+	rowset_check_kept(rs, "kernel_train");
 	if (rs->n == 0)
 	{
 		km_notice_skipped(rs->skipped, 0);
 		PG_RETURN_NULL();
 	}
-	canonical_row_order(rs);
 	model = train_model(rs);
 	/* after the training, so that no NOTICE comes before its error */
 	km_notice_skipped(rs->skipped, rs->n);
@@ -391,6 +422,7 @@ kernel_train_final(PG_FUNCTION_ARGS)
 bytea *
 km_train_rowset(RowSet *rs)
 {
+	rowset_check_kept(rs, "kernel_train");
 	return train_model(rs);
 }
 

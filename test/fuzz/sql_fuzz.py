@@ -465,7 +465,9 @@ class Fuzzer:
         self.conn.autocommit = True
         cur = self.conn.cursor()
         cur.execute('CREATE EXTENSION IF NOT EXISTS kernel_ml')
-        cur.execute("SELECT kernel_model_drop(name, NULL) FROM "
+        # what an earlier run left (kernel_model_drop(name) drops every
+        # version; (name, NULL) is an error since 0.3.0)
+        cur.execute("SELECT kernel_model_drop(name) FROM "
                     "(SELECT DISTINCT name FROM kernel_models WHERE name LIKE 'fuzz%') s")
         models = []
         base = "(SELECT ARRAY[i::float8, sin(i)] AS f, cos(i) * 3 AS t FROM generate_series(1, 12) i) s"
@@ -592,7 +594,7 @@ class Fuzzer:
             self.conn.rollback()
             self.conn.autocommit = True
             self.conn.cursor().execute(
-                "SELECT kernel_model_drop(name, NULL) FROM "
+                "SELECT kernel_model_drop(name) FROM "
                 "(SELECT DISTINCT name FROM kernel_models WHERE name LIKE 'fuzz%') s")
             self.conn.cursor().execute('DROP TABLE IF EXISTS km_fuzz_rows')
         except psycopg2.Error:

@@ -64,8 +64,11 @@ SELECT round(kernel_predict('cat_price', f)::numeric, 4) AS v1_prediction,
        round(kernel_predict(m.model, f)::numeric, 4) AS from_table
 FROM cat_houses, kernel_models m WHERE id = 10 AND m.name = 'cat_price' AND m.version = 1;
 
--- retrain reuses the query and options of the latest version (5)
-SELECT version, deployed, metrics->'refit' AS refit FROM kernel_model_retrain('cat_price');
+-- retrain reuses the query and options of the deployed version (1, rolled
+-- back to), not those of the latest (5, with refit)
+SELECT version, deployed, metrics->'refit' AS refit,
+       metrics->'retrain'->>'from_version' AS from_version, metrics->'retrain'->>'from' AS source
+FROM kernel_model_retrain('cat_price');
 SELECT options FROM kernel_models WHERE name = 'cat_price' AND version = 6;
 
 -- parallel workers look the model up with the leader's snapshot
@@ -306,6 +309,25 @@ SELECT n_train = (metrics->>'train_rows')::int AS n_train_ok FROM kernel_models 
 SELECT kernel_model_drop('cat_approx'), kernel_model_drop('cat_rff'), kernel_model_drop('cat_sample');
 DROP SEQUENCE cat_passes;
 DROP TABLE cat_big, cat_trained, cat_ref;
+
+-- a model trained from a temporary table (or a temporary view) says that it
+-- cannot be retrained in another session; a regular or unlogged table, or a
+-- view over one, says nothing
+CREATE TEMP TABLE cat_tmp AS SELECT ARRAY[i::float8, (i % 7)::float8] AS f, (3 * i + i % 7)::float8 AS y
+FROM generate_series(1, 60) i;
+CREATE UNLOGGED TABLE cat_unlogged AS SELECT * FROM cat_tmp;
+CREATE VIEW cat_unlogged_v AS SELECT f, y FROM cat_unlogged;
+CREATE TEMP VIEW cat_tmp_v AS SELECT f, y FROM cat_unlogged;
+SELECT version FROM kernel_model_train('cat_tmp', 'SELECT f, y FROM cat_tmp', '{}');
+SELECT version FROM kernel_model_retrain('cat_tmp');
+SELECT version FROM kernel_model_train('cat_tmp_approx', 'SELECT f, y FROM cat_tmp WHERE y > 0',
+        '{"approximation": "nystrom", "components": 10}');
+SELECT version FROM kernel_model_train('cat_tmp_v', 'SELECT f, y FROM cat_tmp_v', '{}');
+SELECT version FROM kernel_model_train('cat_unlogged', 'SELECT f, y FROM cat_unlogged_v', '{}');
+SELECT kernel_model_drop('cat_tmp'), kernel_model_drop('cat_tmp_approx'), kernel_model_drop('cat_tmp_v'),
+       kernel_model_drop('cat_unlogged');
+DROP VIEW cat_tmp_v, cat_unlogged_v;
+DROP TABLE cat_tmp, cat_unlogged;
 
 -- the catalog is registered for pg_dump and everything has a comment
 SELECT c.relname, e.extcondition

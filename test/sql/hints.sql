@@ -15,7 +15,7 @@ SELECT kernel_train(f, y, '{"method": "lms"}') FROM hdata WHERE id <= 600;
 SELECT kernel_train(f, churned::text, '{"method": "logistic"}') FROM hdata WHERE id <= 600;
 SELECT kernel_train(f, churned::text) FROM hdata WHERE id <= 600;
 -- ... and the approximation it names fits
-SELECT kernel_model_info(kernel_train(f, y, '{"approximation": "nystrom", "components": 50}'))->'n_train' AS m
+SELECT kernel_model_info(kernel_train(f, y, '{"approximation": "nystrom", "components": 50}'))->'n_centers' AS m
 FROM hdata WHERE id <= 600;
 RESET kernel_ml.max_memory;
 

@@ -37,7 +37,7 @@ SELECT kernel_model_info(set_byte(model, 4, 3)) FROM m;
 SELECT kernel_predict('\xdeadbeef'::bytea, '{1,2}');
 -- an untyped literal is read as a model name: the hint says to cast it
 SELECT kernel_predict('\xdeadbeef', '{1,2}');
-SELECT kernel_model_info('\x');
+SELECT kernel_model_info('\x'::bytea);
 SELECT kernel_model_info(decode(repeat('00', 500), 'hex'));
 -- a valid model followed by more bytes
 SELECT pg_temp.outcome(format('SELECT kernel_model_info(%L::bytea)', model || '\x00'::bytea)) FROM m;

@@ -116,7 +116,7 @@ INSERT INTO crafted SELECT 'train_d', patch(state, 188 + 16, le32(200000)) FROM 
 SELECT get_byte(state, 188) AS tail_magic_byte, get_byte(state, 188 + 4) AS block_low,
        get_byte(state, 188 + 8) AS pending FROM crafted WHERE name = 'train_ok';
 
-SELECT kernel_model_info(train_final_of('train_ok'))->'n_train' AS n_train;
+SELECT kernel_model_info(train_final_of('train_ok'))->'n_centers' AS n_centers;
 SELECT train_final_of('train_dim');
 SELECT train_final_of('train_pending');
 SELECT train_final_of('train_d');
@@ -144,7 +144,7 @@ SELECT train_full_agg(f, y, '{"approximation": "nystrom", "components": 4, "seed
 SELECT train_d_agg(f, y, '{"approximation": "nystrom", "components": 4, "seed": 1}', b) FROM sdata, sbasis;
 SELECT train_basis_agg(f, y, '{"approximation": "nystrom", "components": 4, "seed": 1}', b) FROM sdata, sbasis;
 -- a genuine state continues; with another basis or other lambdas it is refused
-SELECT kernel_model_info(train_ok_agg(f, y, '{"approximation": "nystrom", "components": 4, "seed": 1}', b))->'n_train' AS n_train
+SELECT kernel_model_info(train_ok_agg(f, y, '{"approximation": "nystrom", "components": 4, "seed": 1}', b))->'n_centers' AS n_centers
 FROM sdata, sbasis WHERE id > 3;
 SELECT train_ok_agg(f, y, '{"approximation": "nystrom", "components": 4, "seed": 1}',
                     (SELECT kernel_basis(f, '{"approximation": "nystrom", "components": 4, "seed": 2}') FROM sdata))
@@ -191,7 +191,7 @@ SELECT kernel_train(f, y, CASE WHEN id < 300 THEN '{"approximation": "nystrom", 
 FROM sdata;
 -- the same basis from a table on every row, as different datums: accepted
 SELECT kernel_model_info(kernel_train(f, y, '{"approximation": "nystrom", "components": 4, "seed": 1}',
-                                      (SELECT b FROM bases WHERE name = 'd3m4') || ''::bytea ORDER BY id))->'n_train' AS n_train
+                                      (SELECT b FROM bases WHERE name = 'd3m4') || ''::bytea ORDER BY id))->'n_centers' AS n_centers
 FROM sdata;
 
 -- F4: rff over huge finite features is 22003 as nystrom is, never a basis

@@ -108,16 +108,17 @@ $node->reload;
 isnt($ret, 0, 'above a 64MB ceiling, alice cannot SET 128MB');
 like($err, qr/cannot exceed kernel_ml.max_memory_limit \(64 MB\)/, '... naming the 64 MB ceiling');
 
-# training 5,000 rows needs about 200 MB for the kernel matrix: refused as
-# the rows arrive ("at least": at 4,097 rows), before the matrix is allocated
+# training 5,000 rows needs about 200 MB for the kernel matrix: the rows
+# past the limit are counted, not kept, and the message gives the whole
+# need of the 5,000 rows, before the matrix is allocated
 ($ret, $out, $err) = as_role('alice', 'SELECT kernel_train(f, y) FROM data');
 isnt($ret, 0, 'training over the ceiling is refused');
 like($err, qr/ERROR:  kernel_train needs more memory than kernel_ml.max_memory_limit allows/,
 	'... naming the ceiling in the message');
-like($err, qr/DETAIL:  It needs at least \d+ MB(?: more; the rows and states of kernel_ml calls under way in this session hold \d+ kB)?; the limit is 64 MB, set by kernel_ml.max_memory_limit \(kernel_ml.max_memory is 4096 MB\)\./,
-	'... the limit in force and the setting that caps it, while rows arrive');
-like($err, qr/HINT:  Use fewer rows(?: or fewer kernel_ml calls in one statement)?, or train an approximate model, which keeps no n x n matrix: '\{"approximation": "nystrom", "components": 500\}'; only a superuser can raise kernel_ml.max_memory_limit\./,
-	'... and a hint the role can follow, naming the approximation');
+like($err, qr/DETAIL:  An exact model of 5000 rows needs about \d+ MB for its n x n kernel matrix and its rows; the limit is 64 MB, set by kernel_ml.max_memory_limit \(kernel_ml.max_memory is 4096 MB\)\./,
+	'... the whole need, the limit in force and the setting that caps it');
+like($err, qr/HINT:  Use "approximation": "nystrom" \(for example '\{"approximation": "nystrom", "components": 1000\}'\), whose memory does not grow with the rows: an exact model of this size is beyond kernel_ml.max_memory_limit \(64 MB\), which only a superuser can raise\./,
+	'... and a hint the role can follow, leading with the approximation');
 unlike($err, qr/SET kernel_ml/, '... which does not tell it to SET anything');
 
 # below the ceiling, kernel_ml.max_memory binds and may be raised

@@ -94,7 +94,7 @@ wait_at_gate();
 is(sql(q{SELECT kernel_model_drop('m')}, 'alice'), '1',
 	'while a superuser\'s retrain runs her query, alice drops m (the retrain holds no lock yet)');
 open_gate();
-like(finish($retrain), qr/ERROR:  model was dropped or changed owner while it was being retrained/,
+like(finish($retrain), qr/ERROR:  model was dropped, re-created or changed owner while it was being retrained/,
 	'the retrain fails: the model was dropped meanwhile');
 is(sql($state), 'none', 'and stored nothing (no version 1 owned by the superuser)');
 is(sql(q{SELECT count(*) FROM kernel_model_names WHERE name = 'm'}), '0', 'the name stays free');
@@ -108,7 +108,7 @@ is(sql(q{SELECT kernel_model_drop('m')}, 'alice'), '1', 'alice drops m during th
 is(sql(q{SELECT version FROM kernel_model_train('m', 'SELECT f, -y FROM public.d')}, 'mallory'), '1',
 	'and mallory takes the name');
 open_gate();
-like(finish($retrain), qr/ERROR:  model was dropped or changed owner while it was being retrained/,
+like(finish($retrain), qr/ERROR:  model was dropped, re-created or changed owner while it was being retrained/,
 	'the retrain fails');
 is(sql($state), '1 mallory SELECT f, -y FROM public.d',
 	'mallory\'s m has only his own version: no model of alice\'s rows under his name');
@@ -121,7 +121,7 @@ $retrain = start_psql(q{SELECT version, deployed FROM kernel_model_retrain('m')}
 wait_at_gate();
 is(sql(q{SELECT kernel_model_reassign('alice', 'mallory')}), '1', 'a superuser gives alice\'s models to mallory meanwhile');
 open_gate();
-like(finish($retrain), qr/ERROR:  model was dropped or changed owner while it was being retrained/,
+like(finish($retrain), qr/ERROR:  model was dropped, re-created or changed owner while it was being retrained/,
 	'the retrain that ran as alice fails');
 is(sql($state), "1 alice $gated", 'and stored nothing');
 is(sql(q{SELECT kernel_model_reassign('mallory', 'alice')}), '1', 'm goes back to alice');

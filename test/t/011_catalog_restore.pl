@@ -60,6 +60,10 @@ sql($src, 'postgres', q{SELECT version FROM kernel_model_train('a_model', 'SELEC
 is(sql($src, 'postgres', q{SELECT version FROM kernel_model_train('b_model', 'SELECT f, 2 * y FROM public.d')}, 'bob'), '1', 'bob trains b_model');
 is(sql($src, 'postgres', q{SELECT version FROM kernel_model_train('g_model', 'SELECT f, -y FROM public.d')}, 'ghost'), '1', 'ghost trains g_model');
 is(sql($src, 'postgres', q{SELECT version FROM kernel_model_train('s_model', 'SELECT f, y + 1 FROM public.d')}), '1', 'the superuser trains s_model');
+# a role renamed after it trained: dumped under the name it has then
+sql($src, 'postgres', 'CREATE ROLE carol LOGIN; GRANT SELECT ON public.d TO carol');
+is(sql($src, 'postgres', q{SELECT version FROM kernel_model_train('c_model', 'SELECT f, y - 1 FROM public.d')}, 'carol'), '1', 'carol trains c_model');
+sql($src, 'postgres', 'ALTER ROLE carol RENAME TO dave');
 
 # reassigning needs the privileges of both roles, as REASSIGN OWNED does
 like(sql($src, 'postgres', q{SELECT kernel_model_reassign('bob', 'alice')}, 'alice'),
@@ -81,8 +85,12 @@ like($want_catalog, qr/^a_model:1:.*s_model:1:/, 'five versions in the source');
 IPC::Run::run([ 'pg_dump', '-Fc', '-d', $src->connstr('postgres'), '-f', "$tmp/catalog.dump" ]) or die 'pg_dump -Fc failed';
 IPC::Run::run([ 'pg_dump', '-Fp', '-d', $src->connstr('postgres'), '-f', "$tmp/catalog.sql" ]) or die 'pg_dump -Fp failed';
 
-# the destination has alice (and eve), not bob, not ghost
+# the destination has alice (and eve), not bob; and another role that is
+# called ghost: ghost's model had no owner when it was dumped, so it must
+# have none after the restore either (issue 29, point 5)
 sql($dst, 'postgres', 'CREATE ROLE alice LOGIN');
+sql($dst, 'postgres', 'CREATE ROLE ghost LOGIN');
+sql($dst, 'postgres', 'CREATE ROLE dave LOGIN');
 for my $format ('custom', 'plain')
 {
 	my $db = "restored_$format";
@@ -100,11 +108,15 @@ for my $format ('custom', 'plain')
 	is(sql($dst, $db, $catalog), $want_catalog, "$format: every version of every model is restored, bob's and ghost's too");
 	is(sql($dst, $db, $scores), $want_scores, "$format: and each predicts the same");
 	is(sql($dst, $db, q{SELECT string_agg(name || ' ' || owner::regrole || ' ' || coalesce(owner_name, '-') || ' ' || last_version, ', ' ORDER BY name) FROM kernel_model_names}),
-		'a_model alice alice 2, b_model - bob 1, g_model - ghost 1, s_model postgres postgres 1',
-		"$format: owners resolved by name: alice's; bob's and ghost's no one's (missing roles)");
+		'a_model alice alice 2, b_model - bob 1, c_model dave dave 1, g_model - ghost 1, s_model postgres postgres 1',
+		"$format: owners resolved by name: alice's, dave's (carol renamed before the dump); bob's (missing role) and ghost's (dropped before the dump) no one's");
 	is(sql($dst, $db, q{SELECT owner FROM kernel_models WHERE name = 'b_model'}), 'bob', "$format: the version keeps its owner's name");
 	like(sql($dst, $db, q{SELECT kernel_model_drop('g_model')}, 'eve'), qr/permission denied for model "g_model"/,
 		"$format: eve, who has ghost's old OID, does not own ghost's model");
+	like(sql($dst, $db, q{SELECT kernel_model_drop('g_model')}, 'ghost'), qr/permission denied for model "g_model"/,
+		"$format: nor does the other cluster's role named ghost");
+	like(sql($dst, $db, q{SELECT kernel_predict('g_model', ARRAY[1, 2, 3]::float8[])}, 'ghost'), qr/permission denied for model "g_model"/,
+		"$format: who cannot score with it either");
 	like(sql($dst, $db, q{SELECT kernel_model_retrain('g_model')}), qr/owner of model "g_model" does not exist/,
 		"$format: and nobody retrains it");
 	sql($dst, $db, 'GRANT SELECT ON public.d TO alice');

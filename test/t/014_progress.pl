@@ -17,6 +17,10 @@
 #    lines give grow by at least the interval (to the 0.1 s they print).
 # 4. A training that fails leaves nothing behind: the next statement's
 #    lines name its own training.
+# 5. No line is the same as the one before it (issue 30, friction 6), and
+#    long single steps say how far they are (1b: Cholesky panel k of K,
+#    kernel rows done of n, leverages, tridiagonal panels, reflector
+#    groups, SMO iterations of at most N with the KKT violation and tol).
 use strict;
 use warnings;
 
@@ -39,6 +43,10 @@ $node->safe_psql('postgres', q{
 	SELECT ARRAY[sin(i), cos(1.3 * i)]::float8[] AS f,
 	       (ARRAY['a', 'b', 'c'])[1 + (i * 7919) % 3] AS l
 	FROM generate_series(1, 300) i;
+	CREATE TABLE big_cls AS
+	SELECT ARRAY[sin(i), cos(1.3 * i)]::float8[] AS f,
+	       (ARRAY['a', 'b'])[1 + (i * 7919) % 2] AS l
+	FROM generate_series(1, 8000) i;
 	CREATE TABLE big AS
 	SELECT ARRAY[sin(i), cos(0.7 * i), (i % 13) / 13.0]::float8[] AS f,
 	       sin(i) + cos(0.7 * i) AS y
@@ -46,13 +54,18 @@ $node->safe_psql('postgres', q{
 });
 
 # the NOTICE lines of a statement run with the given settings
+my @repeats;					# a line the same as the one before it (its time aside)
+
 sub notices
 {
 	my ($settings, $sql) = @_;
 	my ($out, $err);
 	$node->psql('postgres', "$settings\n$sql", stdout => \$out, stderr => \$err,
 		on_error_stop => 0);
-	return join("\n", grep { /NOTICE:/ } split /\n/, $err);
+	my @lines = grep { /NOTICE:/ } split /\n/, $err;
+	my @text = map { (my $t = $_) =~ s/ \(\d+\.\d s\)$//; $t } @lines;
+	push @repeats, map { $text[$_] } grep { $text[$_] eq $text[$_ - 1] } 1 .. $#text;
+	return join("\n", @lines);
 }
 
 my $all = "SET kernel_ml.progress = on; SET kernel_ml.progress_interval = 0;";
@@ -81,7 +94,8 @@ like($n, qr/kernel_train: lms: iterations on 60 rows: iteration 5 of at most 5, 
 
 $n = notices($all, q{SELECT kernel_train(f, l, '{"lambda": 0.0001}') IS NOT NULL FROM cls;});
 like($n, qr/kernel_train: svm: class pair 1 of 3, 200 rows/, 'svm: the class pairs');
-like($n, qr/svm: class pair 3 of 3, 200 rows: SMO iteration 1024, KKT violation /, 'svm: SMO iterations');
+like($n, qr/svm: class pair 3 of 3, 200 rows: SMO iteration 1024 of at most \d+, KKT violation [0-9.e+-]+ \(tol 0\.001\)/,
+	'svm: SMO iterations, of at most how many, and the KKT violation against tol');
 
 $n = notices($all, q{SELECT kernel_train(f, l, '{"probability": true}') IS NOT NULL FROM cls;});
 like($n, qr/kernel_train: svm: kernel matrix of 300 rows/, 'svm with the full matrix: its build');
@@ -114,6 +128,51 @@ like($n, qr/kernel_model_train: fit: statistics pass over the training rows; sol
 	'... the statistics pass and its solve');
 like($n, qr/kernel_model_train: score: pass over the usable rows/, '... the scoring pass');
 
+# 1b. how far each long step is (issue 30, friction 6): the blocked
+#     Cholesky by panel k of K, the kernel matrix by rows done of n, the
+#     leave-one-out leverages by columns, the tridiagonal reduction and its
+#     back-transformation by panels and groups, each counting up.
+sub counts
+{
+	my ($text, $re) = @_;
+	return map { [ $_ =~ $re ] } grep { $_ =~ $re } split /\n/, $text;
+}
+
+sub counts_up
+{
+	my ($name, @c) = @_;
+	my @bad = grep { $c[$_][0] <= $c[$_ - 1][0] || $c[$_][1] != $c[0][1] } 1 .. $#c;
+	ok(@c >= 2 && !@bad && $c[-1][0] <= $c[-1][1],
+		"$name: " . join(', ', map { "$_->[0] of $_->[1]" } @c[0 .. ($#c < 3 ? $#c : 3)]) . ', ...');
+}
+
+$n = notices($all, q{SELECT kernel_train(f, y) IS NOT NULL FROM big;});
+my @panels = counts($n, qr/ridge: Cholesky factorization of 3000 x 3000: Cholesky panel (\d+) of (\d+)/);
+counts_up('ridge on 3000 rows: Cholesky panel k of K, in order', @panels);
+is(scalar(@panels), 11, '... each of the 12 panels of 256 but the last, which leaves nothing');
+my @rows = counts($n, qr/ridge: kernel matrix of 3000 rows: kernel rows (\d+) of (\d+)/);
+counts_up('... the kernel matrix: rows done of 3000', @rows);
+is($rows[-1][0], 3000, '... up to the last row') if @rows;
+
+$n = notices($all, q{SELECT kernel_train(f, y, '{"lambda": [0.1, 1]}') IS NOT NULL FROM big;});
+counts_up('loo by Cholesky: the leverages, columns done of 3000',
+	counts($n, qr/lambda 1 of 2 \(0\.1\): leverages: columns (\d+) of (\d+)/));
+
+$n = notices($all, q{SELECT kernel_train(f, y, '{"lambda": [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10]}') IS NOT NULL
+	FROM (SELECT * FROM big LIMIT 1000) s;});
+counts_up('loo by the tridiagonal form: its panels',
+	counts($n, qr/tridiagonal reduction of 1000 x 1000: tridiagonal panel (\d+) of (\d+)/));
+counts_up('... and the back-transformation, group by group',
+	counts($n, qr/back-transformation of 1000 x 1000: reflector group (\d+) of (\d+)/));
+
+# A large svm (columns of 8000 rows) reports SMO iterations as they come,
+# not only every 1024th: its first 1024 can take long.
+$n = notices("SET kernel_ml.progress = on; SET kernel_ml.progress_interval = 50;",
+	q{SELECT kernel_train(f, l, '{"lambda": 0.00001}') IS NOT NULL FROM big_cls;});
+my @iters = counts($n, qr/svm: 8000 rows: SMO iteration (\d+) of at most (\d+), KKT violation [0-9.e+-]+ \(tol 0\.001\)/);
+ok(scalar(grep { $_->[0] % 1024 != 0 } @iters) >= 1,
+	'svm on 8000 rows: SMO iterations between the 1024ths (' . join(', ', map { $_->[0] } @iters) . ')');
+
 # 2. silence
 is(notices('SET kernel_ml.progress = off; SET kernel_ml.progress_interval = 0;',
 		q{SELECT kernel_train(f, y) IS NOT NULL FROM reg;}),
@@ -141,6 +200,11 @@ $n = notices($all, q{SELECT kernel_train(f, y, '{"lambda": 0, "kernel": "linear"
 like($n, qr/kernel_train: ridge: /, 'a failing training reports before it fails');
 $n = notices($all, q{SELECT kernel_model_info(kernel_train(f, y, '{"method": "lms", "max_iter": 1}'))->>'iterations' FROM reg;});
 unlike($n, qr/ridge/, 'the next statement shows nothing of it');
+
+# 5. no line says the same as the one before it: a heartbeat that has no
+#    news (a long BLAS call) stays silent
+is(scalar(@repeats), 0, 'no line repeats the one before it')
+  or diag(join("\n", @repeats[0 .. ($#repeats < 5 ? $#repeats : 5)]));
 
 $node->stop;
 done_testing();

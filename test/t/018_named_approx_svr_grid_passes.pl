@@ -8,7 +8,8 @@
 # its hash modulo the folds (not the aggregate's rank rule), so the named
 # grid may pick another candidate than the aggregate's; the winner's model
 # equals the aggregate's with the winner's gamma and lambda and no grid over
-# the same training rows within 1e-9.
+# the same training rows within 1e-8 (the aggregate adds its rows in
+# row-hash order, the passes in the query's order: rounding apart).
 #
 # Uses PostgreSQL::Test::Cluster and the installed extension; run it with
 # test/tap.sh.
@@ -68,9 +69,9 @@ like($node->safe_psql('postgres', qq{
 SET kernel_ml.max_memory = '512MB';
 WITH tr AS (SELECT f, y FROM big WHERE NOT _kernel_ml_holdout(f, y, 7, 0.2)),
 agg AS (SELECT kernel_train(f, y, '$single') AS m FROM tr)
-SELECT count(*), max(abs(kernel_predict(agg.m, tr.f) - kernel_predict('grid_svr'::text, tr.f))) < 1e-9
+SELECT count(*), max(abs(kernel_predict(agg.m, tr.f) - kernel_predict('grid_svr'::text, tr.f))) < 1e-8
 FROM tr, agg}), qr/^2[0-9]{4}\|t$/,
-	"the winner (gamma $g, lambda $l) equals the aggregate's without a grid within 1e-9");
+	"the winner (gamma $g, lambda $l) equals the aggregate's without a grid within 1e-8");
 
 # refit: the winner over every usable row
 (my $refit = $opts) =~ s/\}$/, "refit": true}/;

@@ -858,3 +858,39 @@ test_approx_gcv_winner_is_best_candidate(void)
 	}
 	free(X);
 }
+
+static int draw_interrupts = 0;
+
+static void
+count_interrupt(void)
+{
+	draw_interrupts++;
+}
+
+/*
+ * The interruptible draw (issue 29: 8192 features of 12,000 inputs are 98
+ * million normals) gives km_rff_draw's features bit for bit, and checks
+ * for interrupts once per million entries.
+ */
+void
+test_approx_rff_draw_interruptible(void)
+{
+	uint32_t	d = 1500,
+				m = 1500;			/* 2.25 million entries: two checks */
+	size_t		n = (size_t) d * m;
+	double	   *W1 = malloc(n * sizeof(double));
+	double	   *W2 = malloc(n * sizeof(double));
+	double	   *b1 = malloc(m * sizeof(double));
+	double	   *b2 = malloc(m * sizeof(double));
+
+	km_rff_draw(0.25, 11, d, m, W1, b1);
+	km_rff_draw_interruptible(0.25, 11, d, m, W2, b2, count_interrupt);
+	CHECK(memcmp(W1, W2, n * sizeof(double)) == 0 && memcmp(b1, b2, m * sizeof(double)) == 0,
+		  "the same draw");
+	CHECK(draw_interrupts == 2, "%d interrupt checks", draw_interrupts);
+	km_rff_draw_interruptible(0.25, 11, 3, 5, W2, b2, NULL);	/* none: no call */
+	free(W1);
+	free(W2);
+	free(b1);
+	free(b2);
+}

@@ -213,6 +213,16 @@ test_basis_untrusted(void)
 	CHECK(km_basis_state_bytes(KM_APPROX_EXACT, 3, 3) == 0, "exact");
 	/* combining mismatched states fails and changes nothing */
 	CHECK(km_basis_state_combine(st, rff, &err) == KM_ERR_INVALID, "mismatch");
+	/* an rff state over a kernel rff does not serve: refused by its header (issue 29) */
+	CHECK(km_basis_state_check_header(rff, km_basis_state_bytes(KM_APPROX_RFF, D, 64), &err) == KM_OK,
+		  "%s", err.detail);
+	rff->kernel_type = KM_KERNEL_LINEAR;
+	CHECK(km_basis_state_check_header(rff, km_basis_state_bytes(KM_APPROX_RFF, D, 64), &err) ==
+		  KM_ERR_FORMAT, "rff over linear");
+	rff->kernel_type = KM_KERNEL_RBF;
+	/* the size of a final basis, before its rows are read, is the finished one's */
+	CHECK(km_basis_bytes(KM_APPROX_NYSTROM, D, M) == len && km_basis_bytes(KM_APPROX_RFF, D, 64) == lr &&
+		  km_basis_bytes(KM_APPROX_EXACT, D, M) == 0, "km_basis_bytes");
 	free(X);
 	free(st);
 	free(rff);

@@ -260,6 +260,13 @@ test_select_kfold(void)
 	CHECK(run_select_folds(&p, X, n, d, y, NULL, c2, &best) == KM_ERR_INVALID, "no folds");
 	p.folds = 200;
 	CHECK(run_select_folds(&p, X, n, d, y, fold, c2, &best) == KM_ERR_INVALID, "200 folds of 103 rows");
+
+	/* a fold no row is in (issue 29): refused, never scored as MSE 0 */
+	p.folds = 5;
+	for (size_t i = 0; i < n; i++)
+		other[i] = (int) (i % 4);
+	CHECK(run_select_folds(&p, X, n, d, y, other, c2, &best) == KM_ERR_INVALID,
+		  "fold 5 of 5 empty: score %g", c2[0].score);
 	free(X);
 	free(y);
 	free(rX);

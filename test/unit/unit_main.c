@@ -88,6 +88,11 @@ int			unit_failures = 0;
 	X(test_classify_decide) \
 	X(test_classify_proba) \
 	X(test_classify_metrics) \
+	X(test_proba_log_sigmoid) \
+	X(test_proba_ovr_underflow) \
+	X(test_proba_ordinary_unchanged) \
+	X(test_proba_logistic_extreme) \
+	X(test_proba_platt_extreme) \
 	X(test_logistic_binary) \
 	X(test_logistic_multinomial) \
 	X(test_logistic_multinomial_weights) \
@@ -127,11 +132,17 @@ int			unit_failures = 0;
 	X(test_approx_model_fill_roundtrip) \
 	X(test_approx_nystrom_ill_conditioned_centres) \
 	X(test_approx_repr_table) \
+	X(test_approx_rff_draw_interruptible) \
 	X(test_approx_gcv_winner_is_best_candidate) \
 	X(test_defaults_stratified_folds) \
 	X(test_defaults_tie_rule) \
 	X(test_defaults_sigest) \
-	X(test_defaults_classifier_lambda)
+	X(test_defaults_classifier_lambda) \
+	X(test_progress_no_repeated_line) \
+	X(test_progress_estimate) \
+	X(test_progress_cholesky_panels) \
+	X(test_options_suggest_distance) \
+	X(test_options_suggest_hints)
 
 #define DECLARE(name) void name(void);
 UNIT_TESTS(DECLARE)
