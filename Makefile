@@ -7,15 +7,17 @@ MODULE_big = kernel_ml
 # Training methods: every file in src/core/methods/ (each defines the ops
 # of one line of src/core/methods.def).
 KM_METHOD_OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/core/methods/*.c)))
+# The learner and the passes it asks of a host (issue 28): every file in src/core/learn/.
+KM_LEARN_OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/core/learn/*.c)))
 CORE_OBJS = $(addprefix src/core/,core.o approx.o kernels.o kernel_maps.o eigen.o solve.o select.o \
 	model.o methods.o options_core.o options_check.o options_suggest.o metrics.o accum.o \
 	logistic.o sgd.o primal.o svm.o score.o basis.o classify.o progress.o \
 	crc32c.o classify_fit.o fit.o diagnostics.o model_v1.o model_fields.o model_approx.o grid.o \
-	model_format.o primal_pass.o repr.o task.o pipeline.o pipeline_approx.o pipeline_approx_classify.o) $(KM_METHOD_OBJS)
+	model_format.o primal_pass.o repr.o task.o pipeline.o pipeline_approx.o pipeline_approx_classify.o) $(KM_METHOD_OBJS) $(KM_LEARN_OBJS)
 # the sections the task and representation tables declare (model_section.h)
 CORE_OBJS += src/core/model_sections_task.o src/core/model_sections_repr.o
 GLUE_OBJS = $(addprefix src/pg/,kernel_ml.o pgutil.o json.o options.o split.o \
-	rowset.o accum_state.o progress.o model_bytea.o train_rows.o) \
+	rowset.o accum_state.o progress.o model_bytea.o train_rows.o host_memory.o) \
 	$(addprefix src/sql/,train.o predict.o matrix.o export.o approx.o approx_basis.o call_cache.o classify.o) \
 	$(addprefix src/sql/,predict_matrix.o evaluate.o) \
 	$(addprefix src/catalog/,catalog.o catalog_owner.o catalog_table.o catalog_query.o named_common.o named_train.o passes.o deploy.o catalog_sql.o \
@@ -49,7 +51,7 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # PGXS tracks no header dependencies here: rebuild on any header change.
-$(OBJS): $(wildcard src/*/*.h) src/core/methods.def
+$(OBJS): $(wildcard src/*/*.h src/core/*/*.h) src/core/methods.def
 
 sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql $(EXTENSION).control
 	cp $< $@

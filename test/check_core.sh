@@ -81,7 +81,7 @@ map_check() {
 	block=$(awk '/^## Architecture/,/^\*\*A row through exact/' README.md)
 	[ -n "$block" ] || { echo "not ok - README.md has no Architecture section"; return 1; }
 	missing=$(find src -type f \( -name '*.c' -o -name '*.h' -o -name '*.def' \) | sed 's#.*/##; s#\.[a-z]*$##' |
-		LC_ALL=C sort -u | while read -r f; do echo "$block" | grep -q "\b$f\b" || echo "$f"; done)
+		LC_ALL=C sort -u | while read -r f; do grep -q "\b$f\b" <<<"$block" || echo "$f"; done)
 	if [ -n "$missing" ]; then
 		echo "not ok - the README's Architecture map does not name: $(echo $missing)"
 		return 1

@@ -83,7 +83,7 @@ use_passes(NamedRun *run, const Catalog *cat, const char *query, Oid run_as,
 	 * cross-validation (none today for a primal method): in memory
 	 * (src/core/pipeline_approx.c), as kernel_train
 	 */
-	if (!run->classify && km_method_get(run->opts.fit.method)->primal_fit != NULL &&
+	if (!run->classify && km_method_get(run->opts.fit.method)->primal_add != NULL &&
 		(!passes_primal_method(run->opts.fit.method) ||
 		 (km_options_selects(&run->opts) && run->opts.cv != KM_CV_KFOLD)))
 		return false;
@@ -303,7 +303,7 @@ passes_fit_and_score(NamedRun *run, MemoryContext work)
 		passes_classify_fit_and_score(run, work);
 		return;
 	}
-	if (km_method_get(run->opts.fit.method)->primal_fit != NULL)
+	if (km_method_get(run->opts.fit.method)->primal_add != NULL)
 	{
 		passes_primal_fit_and_score(run, work, passes_score);
 		return;

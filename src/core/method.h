@@ -51,9 +51,9 @@
  * whose last entries answer what it used to branch on (.task_default,
  * .approx_sums, Platt scaling, the primal loss; test_method.c checks them;
  * zero where they do not apply).  A regression method with an
- * approximate (Nystrom / RFF) form in the primal fills .primal_fit,
- * .primal_fit_doubles and its pieces .primal_add .. .primal_result: km_train
- * drives them (src/core/pipeline_approx.c, with k-fold selection over a
+ * approximate (Nystrom / RFF) form in the primal fills its pieces
+ * .primal_add .. .primal_result: the learner drives them by its one Newton
+ * (src/core/learn/newton.h, src/core/pipeline_approx.c, with k-fold selection over a
  * lambda and gamma grid), and so do the named models' SQL passes
  * (src/catalog/passes_primal.c).  test/check_seam.sh builds the tree
  * without each method's file and registry line.  Still outside the seam:
@@ -248,22 +248,6 @@ struct km_primal_solver;
 struct km_method_option;
 
 /*
- * The rows of an approximate (primal) fit as a caller supplies them: n
- * targets in memory, and the features (rows x m, row-major) of rows
- * [i0, i0 + rows), rows <= block, on demand, so that a fit holds one block
- * of features at a time (the caller computes them: basis, standardization,
- * whitening; it may raise there).
- */
-typedef struct km_row_blocks
-{
-	size_t		n;
-	size_t		block;
-	const double *y;
-	const double *(*features) (void *arg, size_t i0, size_t rows);
-	void	   *arg;
-} km_row_blocks;
-
-/*
  * One stored field of a model: the common header (model.c) and each
  * method's section are described by tables of these, which drive
  * encoding, decoding, validation and kernel_model_info alike.
@@ -398,21 +382,10 @@ typedef struct km_method_ops
 	/*
 	 * The approximate form (nystrom, rff) of a regression method fitted in
 	 * the primal on m features (NULL: none; ridge's approximate form is its
-	 * closed-form solve from the sums, approx.h): coef (m) and *b from
-	 * coef = 0, b = 0 by passes over rows, R the m x m penalty (NULL: I);
-	 * res gets iterations, converged, train_rmse and its method_result.
-	 * work: primal_fit_doubles(m, rows->block).
-	 */
-	size_t		(*primal_fit_doubles) (uint32_t m, size_t block);
-	km_status	(*primal_fit) (const km_fit_params *p, const km_row_blocks *rows,
-							   uint32_t m, const double *R, double *coef,
-							   double *b, km_fit_result *res, double *work,
-							   km_error *err, km_interrupt_fn interrupt);
-
-	/*
-	 * The same fit in pieces, for a driver that owns the passes (the
-	 * catalog's SQL passes over a stored query, src/catalog/passes_primal.c;
-	 * primal_fit is these pieces over rows in memory).  From coef = 0,
+	 * closed-form solve from the sums, approx.h), in pieces for a driver
+	 * that owns the passes (the learner's one Newton over a host,
+	 * src/core/learn/newton.h; the catalog's SQL passes over a stored
+	 * query, src/catalog/passes_primal.c).  From coef = 0,
 	 * b = 0 and km_primal_solver_init (primal.h), each pass zeroes a state
 	 * of km_primal_state_doubles(m) doubles (primal.h's layout: states of
 	 * disjoint rows add) and adds every block of rows (features Z, rows x

@@ -290,7 +290,7 @@ km_options_check_approx(const km_options_parser *p, const km_method_ops *ops,
 			out->fit.max_iter = KM_PRIMAL_MAX_ITER;
 		return true;
 	}
-	else if (ops->primal_fit != NULL)
+	else if (ops->primal_add != NULL)
 	{
 		/*
 		 * Approximate regression in the primal (svr): Newton passes; a grid

@@ -868,7 +868,7 @@ km_options_finish(km_options_parser *p, km_option_error *err)
 		return false;
 	/* an approximate grid: GCV from the sums, or a primal method's k-fold (below) */
 	if (out->cv == KM_CV_NONE && km_repr_lookup(out->approximation)->approximate &&
-		km_task_lookup(ops->task)->approx_gcv && ops->primal_fit == NULL &&
+		km_task_lookup(ops->task)->approx_gcv && ops->primal_add == NULL &&
 		out->lambdas.n > 1)
 		out->cv = KM_CV_GCV;
 	if (out->cv == KM_CV_NONE && (out->gammas.n > 1 || out->lambdas.n > 1))

@@ -461,6 +461,7 @@ km_train(const km_rows *rows, const km_train_plan *plan,
 					   rows->classes != NULL ? "their" : "no",
 					   plan->task != NULL ? plan->task->name : "none");
 	if (plan->approximate)
-		return road->train_approx(rows, plan, env, m, err);
+		return km_fail(err, KM_ERR_INVALID, "approximate training runs over a host",
+					   "The plan's representation has a basis: train it with km_learn (learn/learner.h).");
 	return road->train(rows, plan, env, m, err);
 }

@@ -2,8 +2,10 @@
  * pipeline.h - km_train, the road from rows to a model (core, no
  * PostgreSQL headers; issue 23 point 2).
  *
- * km_train takes the road of the plan's task (pipeline_types.h
- * km_task_train, found by the task's name), exact or approximate.  Exact regression
+ * The learner (learn/learner.h km_learn) takes the road of the plan's task
+ * (pipeline_types.h km_task_train, found by the task's name) over a host:
+ * an approximate one by its passes, an exact one after one gather pass by
+ * km_train, the exact road over rows in memory.  Exact regression
  * (ridge, lms, svr): standardize the rows, the default rbf gamma, centre
  * the target, select gamma and lambda if asked, fit, assemble the
  * km_model; exact classifiers weigh the classes instead of centring.
@@ -39,9 +41,10 @@ size_t		km_train_centre(const double *y, size_t n, bool fit_intercept,
 							double *ymean);
 
 /*
- * Train on rows with plan (km_train_plan_make for rows->n and rows->d) into
- * m, whose arrays live in memory from env->alloc.  m->writer_version is
- * the caller's.  A failure sets err.
+ * Train on rows in memory with plan (km_train_plan_make for rows->n and
+ * rows->d; the exact expansion: an approximate plan runs over a host, by
+ * km_learn) into m, whose arrays live in memory from env->alloc.
+ * m->writer_version is the caller's.  A failure sets err.
  */
 km_status	km_train(const km_rows *rows, const km_train_plan *plan,
 					 const km_train_env *env, km_model *m, km_error *err);

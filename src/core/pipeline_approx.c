@@ -1,17 +1,18 @@
 /*
- * pipeline_approx.c - km_train's approximate regression (pipeline.h).
+ * pipeline_approx.c - the learner's approximate regression (pipeline.h,
+ * learn/learner.h).
  *
- * The rows are in memory: a basis pass over them (the centres of the
- * smallest hashes, the scaler; rff's features drawn from the seed), then
- * their features a block at a time, standardized by the basis's scaler,
+ * Every walk over the rows is a pass asked of the host (learn/pass.h): a
+ * basis pass (the centres of the smallest hashes, the scaler; rff's
+ * features drawn from the seed), then the rows' features a chunk at a
+ * time, standardized by the basis's scaler,
  * into what the method trains from: ridge's m x m sums (accum.h), solved in
  * closed form with GCV over the lambdas (km_train_approx_solve, which the
  * kernel_train(features, y, basis) aggregate's final function calls too),
  * or a method's primal Newton passes (its primal_add .. primal_result
- * pieces, as the named models' passes drive them; nystrom's features
- * whitened by L^-1, so that the penalty is I), then the model.  Moved from
- * src/sql/approx.c and approx_primal.c step for step, so that every model
- * comes out bit for bit as before.
+ * pieces, driven by the one Newton, learn/newton.h; nystrom's features
+ * whitened by L^-1, so that the penalty is I), then the model.  The chunks
+ * are 0.3.0's blocks, so that every model comes out bit for bit as before.
  */
 #include <math.h>
 #include <stdio.h>
@@ -32,6 +33,10 @@
 /* Rows per block of ridge's sums (the aggregate's buffer, src/sql/approx.c). */
 #define SUMS_BLOCK 256
 
+/* The memory host's blocks hold whole chunks of every pass: no row is copied. */
+KM_STATIC_ASSERT(KM_BLOCK_ROWS % PRIMAL_BLOCK == 0 && KM_BLOCK_ROWS % SUMS_BLOCK == 0,
+				 host_blocks_hold_chunks);
+
 /* Flops of one uninterruptible piece of features (about 0.1 s on one core). */
 #define PIECE_FLOPS 1e9
 
@@ -49,6 +54,21 @@ km_approx_job_alloc(approx_job *job, size_t doubles)
 	return job->env->alloc(job->env->ctx, doubles * sizeof(double));
 }
 
+/*
+ * Doubles of a primal fit's buffers (0.3.0's estimate of svr's in-memory
+ * loop, kept so that the plan's memory is as before): the Newton's state,
+ * add scratch, vectors and step work, the penalty, a chunk's decision values.
+ */
+static size_t
+primal_fit_doubles(uint32_t m)
+{
+	size_t		mm = m;
+	size_t		own = km_primal_state_doubles(m) + km_primal_add_scratch_doubles(m, PRIMAL_BLOCK)
+		+ 2 * mm + km_primal_step_work_doubles(m) + mm * mm;
+
+	return own == 0 || own > SIZE_MAX / 8 - PRIMAL_BLOCK ? 0 : own + PRIMAL_BLOCK;
+}
+
 void
 km_train_plan_approx(size_t n, int d, uint32_t k, km_train_plan *plan)
 {
@@ -61,9 +81,9 @@ km_train_plan_approx(size_t n, int d, uint32_t k, km_train_plan *plan)
 	double		rest;
 
 	plan->approximate = true;
-	if (ops != NULL && ops->primal_fit != NULL)
+	if (ops != NULL && ops->primal_add != NULL)
 	{
-		size_t		fit = ops->primal_fit_doubles(m, PRIMAL_BLOCK);
+		size_t		fit = primal_fit_doubles(m);
 		size_t		feat = km_approx_features_doubles(&shape, PRIMAL_BLOCK);
 
 		if (fit == 0 || feat == 0)
@@ -80,7 +100,7 @@ km_train_plan_approx(size_t n, int d, uint32_t k, km_train_plan *plan)
 			8.0 * SUMS_BLOCK * ((double) m + 2.0 * d) +
 			8.0 * (double) km_approx_features_doubles(&shape, SUMS_BLOCK);
 	}
-	if (ops != NULL && ops->primal_fit != NULL && km_options_selects(o))
+	if (ops != NULL && ops->primal_add != NULL && km_options_selects(o))
 	{
 		/* k-fold: the candidates, a block of training rows, the glue's folds and ranking */
 		plan->ncand = o->gammas.n * o->lambdas.n;
@@ -92,32 +112,87 @@ km_train_plan_approx(size_t n, int d, uint32_t k, km_train_plan *plan)
 	plan->approx_bytes = (double) sbytes + rest + 8.0 * (double) n;
 }
 
-/* The basis of the rows (pass 1), with rff's random features drawn. */
-km_status
-km_approx_job_basis(approx_job *job, size_t sbytes, km_error *err)
+void
+km_approx_job_init(approx_job *job, const km_rows *rows, const km_host *host,
+				   const km_train_env *env, const km_options *opts)
 {
-	const km_rows *rows = job->rows;
-	const km_options *o = &job->opts;
-	const km_train_env *env = job->env;
-	uint32_t	d = (uint32_t) rows->d;
-	km_basis_state *st;
-	char	   *basis;
-	void	   *scratch;
-	size_t		blen;
-	km_basis   *b = &job->b;
+	memset(job, 0, sizeof(*job));
+	job->rows = rows;
+	job->host = host;
+	job->env = env;
+	job->opts = *opts;
+	job->holdout = -1;
+	job->Xs = km_approx_job_alloc(job, (size_t) PRIMAL_BLOCK * rows->d);
+	job->pass.alloc = env->alloc;
+	job->pass.alloc_ctx = env->ctx;
+}
 
-	km_progress_phase("basis: %zu rows", rows->n);
-	st = env->alloc(env->ctx, sbytes);
-	km_basis_state_init(st, o->approximation, &o->fit.kernel, o->standardize,
-						d, (uint32_t) o->components, (uint64_t) o->seed);
+km_pass *
+km_approx_job_pass(approx_job *job, const char *what, size_t chunk,
+				   size_t state_bytes, km_pass_add_fn add)
+{
+	km_pass    *p = &job->pass;
+
+	snprintf(p->what, sizeof(p->what), "%s", what);
+	p->side = KM_SIDE_ALL;
+	p->fold = -1;
+	p->chunk = chunk;
+	p->state_bytes = state_bytes;
+	p->ordered = false;
+	p->at = job;
+	p->init = NULL;
+	p->add = add;
+	p->end = NULL;
+	p->interrupt = job->env->interrupt;
+	return p;
+}
+
+/* The basis pass: every row into the reservoir by its hash, the scaler's sums. */
+static km_status
+basis_add(km_pass *pass, const km_block *rows, size_t first, void *state,
+		  km_error *err)
+{
+	approx_job *job = pass->at;
+	uint32_t	d = (uint32_t) rows->d;
+
 	for (size_t i = 0; i < rows->n; i++)
 	{
 		for (uint32_t j = 0; j < d; j++)
 			job->Xs[j] = rows->X[i * d + j] + 0.0;
-		km_basis_state_add(st, job->Xs, rows->hash[i]);
-		if ((i & 0x3FF) == 0)
-			km_check_interrupts(env->interrupt);
+		km_basis_state_add(state, job->Xs, rows->hash[i]);
 	}
+	return KM_OK;
+}
+
+static km_status
+basis_combine(const km_pass *pass, void *into, const void *from, km_error *err)
+{
+	return km_basis_state_combine(into, from, err);
+}
+
+/* The basis of the rows (pass 1), with rff's random features drawn. */
+km_status
+km_approx_job_basis(approx_job *job, size_t sbytes, km_error *err)
+{
+	const km_options *o = &job->opts;
+	const km_train_env *env = job->env;
+	uint32_t	d = (uint32_t) job->rows->d;
+	km_basis_state *st;
+	char	   *basis;
+	void	   *scratch;
+	size_t		blen;
+	size_t		rows;
+	km_basis   *b = &job->b;
+	km_pass    *pass = km_approx_job_pass(job, "basis", 0, sbytes, basis_add);
+
+	snprintf(pass->what, sizeof(pass->what), "basis: %zu rows", job->rows->n);
+	pass->combine = basis_combine;
+
+	st = env->alloc(env->ctx, sbytes);
+	km_basis_state_init(st, o->approximation, &o->fit.kernel, o->standardize,
+						d, (uint32_t) o->components, (uint64_t) o->seed);
+	if (km_pass_run(job->host, pass, st, &rows, err) != KM_OK)
+		return err->status;
 	blen = km_basis_final_bytes(st);
 	basis = env->alloc(env->ctx, blen);
 	job->basis_mem = basis;
@@ -139,58 +214,74 @@ km_approx_job_basis(approx_job *job, size_t sbytes, km_error *err)
 	return KM_OK;
 }
 
-/* Rows [i0, i0 + r) standardized by the basis's scaler into job->Xs. */
+/* Rows X (r of them, the first numbered first) standardized by the basis's scaler into job->Xs. */
 static km_status
-standardize_block(approx_job *job, size_t i0, size_t r, km_error *err)
+standardize_block(approx_job *job, const double *X, size_t first, size_t r,
+				  km_error *err)
 {
 	int			d = job->rows->d;
 
 	for (size_t i = 0; i < r; i++)
 	{
-		int			bad = km_standardize_row(job->rows->X + (i0 + i) * d, d,
-											 job->b.mean, job->b.scale,
+		int			bad = km_standardize_row(X + i * d, d, job->b.mean, job->b.scale,
 											 job->Xs + i * d);
 
 		if (bad >= 0)
 			return km_fail(err, KM_ERR_DIVERGED,
 						   "standardized feature is out of range for type double precision",
 						   "Feature %d of row %zu overflowed when standardized.",
-						   bad + 1, i0 + i + 1);
+						   bad + 1, first + i + 1);
 	}
 	return KM_OK;
 }
 
-/* Ridge's sums (pass 2): z(x) z(x)^T, z y, ... a block at a time. */
+/* A chunk of ridge's sums: z(x) z(x)^T, z y, ... */
+static km_status
+sums_add(km_pass *pass, const km_block *rows, size_t first, void *state,
+		 km_error *err)
+{
+	approx_job *job = pass->at;
+
+	if (standardize_block(job, rows->X, first, rows->n, err) != KM_OK ||
+		km_approx_features(&job->b, job->Xs, rows->n, job->Z, job->fwork, err) != KM_OK)
+		return err->status;
+	/* the m x m scratch rides behind the chunk's features */
+	km_accum_gram_add(state, job->Z, rows->y, rows->n, job->Zc, job->env->interrupt);
+	return KM_OK;
+}
+
+static km_status
+sums_combine(const km_pass *pass, void *into, const void *from, km_error *err)
+{
+	return km_accum_combine(into, from, err);
+}
+
+/* Ridge's sums (pass 2), SUMS_BLOCK rows at a time. */
 static km_status
 approx_sums(approx_job *job, km_accum **out, km_error *err)
 {
-	const km_rows *rows = job->rows;
 	const km_train_env *env = job->env;
 	uint32_t	m = job->b.m;
-	size_t		n = rows->n;
+	size_t		bytes = km_accum_bytes(KM_ACCUM_GRAM, m);
 	km_accum   *acc;
-	double	   *scratch;
+	size_t		rows;
+	km_pass    *pass = km_approx_job_pass(job, "statistics", SUMS_BLOCK, bytes, sums_add);
 
-	km_progress_phase("statistics: m = %u, %zu rows", m, n);
-	acc = env->alloc(env->ctx, km_accum_bytes(KM_ACCUM_GRAM, m));
+	snprintf(pass->what, sizeof(pass->what), "statistics: m = %u, %zu rows", m, job->rows->n);
+	pass->combine = sums_combine;
+	acc = env->alloc(env->ctx, bytes);
 	km_accum_init(acc, KM_ACCUM_GRAM, m);
 	job->Z = km_approx_job_alloc(job, (size_t) SUMS_BLOCK * m);
 	job->fwork = km_approx_job_alloc(job, km_approx_features_doubles(&job->b, SUMS_BLOCK) + 1);
-	scratch = km_approx_job_alloc(job, (size_t) m * m);
-	for (size_t i0 = 0; i0 < n; i0 += SUMS_BLOCK)
-	{
-		size_t		r = n - i0 < SUMS_BLOCK ? n - i0 : SUMS_BLOCK;
-
-		if (standardize_block(job, i0, r, err) != KM_OK ||
-			km_approx_features(&job->b, job->Xs, r, job->Z, job->fwork, err) != KM_OK)
-			return err->status;
-		km_accum_gram_add(acc, job->Z, rows->y + i0, r, scratch, env->interrupt);
-		km_check_interrupts(env->interrupt);
-		km_progress_step("%lld of %zu rows", (long long) acc->rows, n);
-	}
+	job->Zc = km_approx_job_alloc(job, (size_t) m * m);
+	if (km_pass_run(job->host, pass, acc, &rows, err) != KM_OK)
+		return err->status;
 	env->release(env->ctx, job->Z);
 	env->release(env->ctx, job->fwork);
-	env->release(env->ctx, scratch);
+	env->release(env->ctx, job->Zc);
+	job->Z = NULL;
+	job->fwork = NULL;
+	job->Zc = NULL;
 	*out = acc;
 	return KM_OK;
 }
@@ -227,19 +318,19 @@ km_train_approx_solve(const km_basis *b, uint32_t components, const km_accum *ac
 }
 
 /*
- * The features of rows [i0, i0 + rows) into Z: standardized, mapped
- * and, for nystrom, whitened, in pieces of at most PIECE_FLOPS with an
- * interrupt check after each.
+ * The features of rows X (first numbered first) into Z: standardized,
+ * mapped and, for nystrom, whitened, in pieces of at most PIECE_FLOPS with
+ * an interrupt check after each.
  */
 km_status
-km_approx_job_features(approx_job *job, size_t i0, size_t rows, double *Z,
-					   km_error *err)
+km_approx_job_features(approx_job *job, const double *X, size_t first,
+					   size_t rows, double *Z, km_error *err)
 {
 	uint32_t	d = (uint32_t) job->rows->d;
 	uint32_t	m = job->b.m;
 	size_t		piece = km_primal_piece_rows(m, d, job->L != NULL, rows, PIECE_FLOPS);
 
-	if (standardize_block(job, i0, rows, err) != KM_OK)
+	if (standardize_block(job, X, first, rows, err) != KM_OK)
 		return err->status;
 	for (size_t p0 = 0; p0 < rows; p0 += piece)
 	{
@@ -254,124 +345,152 @@ km_approx_job_features(approx_job *job, size_t i0, size_t rows, double *Z,
 }
 
 /*
- * km_row_blocks.features for a method's primal_fit, which cannot return an
- * error: the first failure is kept (job->deferred) and returned after the
- * fit; its block reads as zeros meanwhile.
- */
-static const double *
-primal_rows_features(void *arg, size_t i0, size_t rows)
-{
-	approx_job *job = arg;
-
-	if (job->deferred.status == KM_OK &&
-		km_approx_job_features(job, i0, rows, job->Z, &job->deferred) == KM_OK)
-		return job->Z;
-	memset(job->Z, 0, sizeof(double) * rows * job->b.m);
-	return job->Z;
-}
-
-/*
- * The features of block [i0, i0 + nb) (job->Z) that the fit trains on: all
- * of them, or (k-fold) those of the rows outside job->holdout, copied into
- * job->Zc and job->yc; *rows, their count.
+ * The features of a chunk (job->Z) that the fit trains on: all of them,
+ * or (k-fold) those of the rows of the pass's side, copied into job->Zc and
+ * job->yc; *kept, their count.
  */
 static km_status
-fit_block(approx_job *job, size_t i0, size_t nb, const double **Z,
-		  const double **y, size_t *rows, km_error *err)
+fit_block(approx_job *job, const km_pass *pass, const km_block *rows, size_t first,
+		  const double **Z, const double **y, size_t *kept, km_error *err)
 {
 	uint32_t	m = job->b.m;
 	size_t		nt = 0;
 
-	if (km_approx_job_features(job, i0, nb, job->Z, err) != KM_OK)
+	if (km_approx_job_features(job, rows->X, first, rows->n, job->Z, err) != KM_OK)
 		return err->status;
 	*Z = job->Z;
-	*y = job->rows->y + i0;
-	*rows = nb;
-	if (job->holdout < 0)
+	*y = rows->y;
+	*kept = rows->n;
+	if (pass->side == KM_SIDE_ALL)
 		return KM_OK;
-	for (size_t i = 0; i < nb; i++)
-		if (job->rows->fold[i0 + i] != job->holdout)
+	for (size_t i = 0; i < rows->n; i++)
+		if (km_pass_keeps(pass, rows, i))
 		{
 			memcpy(job->Zc + nt * m, job->Z + i * m, sizeof(double) * m);
-			job->yc[nt++] = job->rows->y[i0 + i];
+			job->yc[nt++] = rows->y[i];
 		}
 	*Z = job->Zc;
 	*y = job->yc;
-	*rows = nt;
+	*kept = nt;
 	return KM_OK;
 }
 
+/* What the primal passes of a regression method read besides the job. */
+typedef struct primal_point
+{
+	approx_job *job;
+	km_newton  *nt;
+	const km_method_ops *ops;
+	size_t		kept;			/* the tally pass's rows of its side */
+} primal_point;
+
+/* A chunk into the Newton sums of the method's loss at the current point. */
+static km_status
+newton_add(km_pass *pass, const km_block *rows, size_t first, void *state,
+		   km_error *err)
+{
+	primal_point *pt = pass->at;
+	const double *Z;
+	const double *y;
+	size_t		nt;
+	uint32_t	bad;
+
+	if (fit_block(pt->job, pass, rows, first, &Z, &y, &nt, err) != KM_OK)
+		return err->status;
+	if (nt > 0 && !km_newton_add(pt->nt, state, Z, nt, y, NULL, NULL, &bad))
+	{
+		km_fail(err, KM_ERR_DIVERGED,
+				"decision value is out of range for type double precision",
+				"A decision value in the block of rows from %zu is not finite after %d Newton steps.",
+				first + 1, pt->nt->ps.solvers[0].iterations);
+		snprintf(err->hint, sizeof(err->hint), "%s",
+				 "Raise lambda, or standardize the features (\"standardize\": true).");
+		return err->status;
+	}
+	return KM_OK;
+}
+
+static void
+newton_init(km_pass *pass, void *state)
+{
+	km_newton_init_state(((primal_point *) pass->at)->nt, state);
+}
+
+/* A chunk into the training tally at the final point. */
+static km_status
+tally_add(km_pass *pass, const km_block *rows, size_t first, void *state,
+		  km_error *err)
+{
+	primal_point *pt = pass->at;
+	km_primal_pass *ps = &pt->nt->ps;
+	const double *Z;
+	const double *y;
+	size_t		nt;
+
+	if (fit_block(pt->job, pass, rows, first, &Z, &y, &nt, err) != KM_OK)
+		return err->status;
+	if (nt > 0)
+		pt->ops->primal_tally(&pt->job->opts.fit, Z, nt, ps->m, y, ps->coef,
+							  ps->intercepts[0], state, ps->scratch);
+	pt->kept += nt;
+	return KM_OK;
+}
+
+static void
+tally_init(km_pass *pass, void *state)
+{
+	((primal_point *) pass->at)->kept = 0;
+	memset(state, 0, sizeof(double) * KM_PRIMAL_TALLY_DOUBLES);
+}
+
 /*
- * The method's fit by its pieces (primal_add .. primal_result, as the named
- * models' passes drive them, src/catalog/passes_primal.c): Newton passes
- * over the rows' blocks from coef = 0, b = 0, then one pass for the
- * training tally at the final point.  R: the m x m penalty.  k-fold: over
- * the rows outside job->holdout only.
+ * The method's fit (its primal pieces driven by the one Newton,
+ * learn/newton.h): Newton passes over the rows from coef = 0, b = 0, then
+ * one pass for the training tally at the final point.  R: the m x m
+ * penalty.  k-fold: over the rows outside job->holdout only.
  */
 static km_status
 primal_fit_by_pieces(approx_job *job, const km_method_ops *ops, const double *R,
 					 double *coef, double *b, km_fit_result *res, km_error *err)
 {
 	const km_fit_params *p = &job->opts.fit;
-	const km_train_env *env = job->env;
 	uint32_t	m = job->b.m;
-	size_t		n = job->rows->n;
-	size_t		ntrain = 0;
-	const double *Z;
-	const double *y;
-	size_t		nt;
-	size_t		addsc = km_primal_add_scratch_doubles(m, PRIMAL_BLOCK);
-	double	   *state = km_approx_job_alloc(job, km_primal_state_doubles(m));
-	double	   *scratch = km_approx_job_alloc(job, addsc > PRIMAL_BLOCK ? addsc : PRIMAL_BLOCK);
-	double	   *vecs = km_approx_job_alloc(job, 2 * (size_t) m);
-	double	   *swork = km_approx_job_alloc(job, km_primal_step_work_doubles(m));
 	double		tally[KM_PRIMAL_TALLY_DOUBLES] = {0};
-	km_primal_solver s;
+	km_newton	nt = {.interrupt = job->env->interrupt};
+	km_primal_params pp = {.lambda = p->lambda, .fit_intercept = p->fit_intercept,
+	.tol = p->tol, .max_iter = p->max_iter};
+	primal_point pt = {job, &nt, ops, 0};
+	km_pass    *pass;
+	bool		step_failed;
+	size_t		rows;
 
-	km_primal_solver_init(&s, m);
-	memset(coef, 0, sizeof(double) * m);
-	*b = 0.0;
-	while (!s.done)
+	km_newton_buffers(&nt, m, 1, PRIMAL_BLOCK, 0, R,
+					  job->env->alloc(job->env->ctx, km_newton_bytes(m, 1, PRIMAL_BLOCK, 0)));
+	nt.ps.ops = ops;
+	nt.ps.fit = p;
+	km_newton_start(&nt, &pp, coef, b);
+	pass = km_approx_job_pass(job, "newton", PRIMAL_BLOCK, km_newton_state_bytes(&nt),
+							  newton_add);
+	pass->at = &pt;
+	pass->init = newton_init;
+	if (job->holdout >= 0)
 	{
-		km_primal_state_init(state, m);
-		for (size_t i0 = 0; i0 < n; i0 += PRIMAL_BLOCK)
-		{
-			size_t		nb = n - i0 < PRIMAL_BLOCK ? n - i0 : PRIMAL_BLOCK;
-
-			if (fit_block(job, i0, nb, &Z, &y, &nt, err) != KM_OK)
-				return err->status;
-			if (nt == 0)
-				continue;
-			if (!ops->primal_add(p, state, m, Z, nt, y, coef, *b,
-								 scratch, env->interrupt))
-			{
-				km_fail(err, KM_ERR_DIVERGED,
-						"decision value is out of range for type double precision",
-						"A decision value in the block of rows from %zu is not finite after %d Newton steps.",
-						i0 + 1, s.iterations);
-				snprintf(err->hint, sizeof(err->hint), "%s",
-						 "Raise lambda, or standardize the features (\"standardize\": true).");
-				return err->status;
-			}
-		}
-		if (ops->primal_step(p, &s, state, R, coef, b, vecs, swork, err,
-							 env->interrupt) != KM_OK)
-		{
+		pass->side = KM_SIDE_NOT_FOLD;
+		pass->fold = job->holdout;
+	}
+	if (km_newton_run(&nt, job->host, pass, &step_failed, err) != KM_OK)
+	{
+		if (step_failed)
 			km_method_fill_hint(p->method, err);
-			return err->status;
-		}
+		return err->status;
 	}
-	for (size_t i0 = 0; i0 < n; i0 += PRIMAL_BLOCK)
-	{
-		size_t		nb = n - i0 < PRIMAL_BLOCK ? n - i0 : PRIMAL_BLOCK;
-
-		if (fit_block(job, i0, nb, &Z, &y, &nt, err) != KM_OK)
-			return err->status;
-		if (nt > 0)
-			ops->primal_tally(p, Z, nt, m, y, coef, *b, tally, scratch);
-		ntrain += nt;
-	}
-	if (ops->primal_result(p, &s, tally, ntrain, res, err) != KM_OK)
+	snprintf(pass->what, sizeof(pass->what), "%s", "training error");
+	pass->add = tally_add;
+	pass->init = tally_init;
+	pass->state_bytes = sizeof(tally);
+	if (km_pass_run(job->host, pass, tally, &rows, err) != KM_OK)
+		return err->status;
+	if (ops->primal_result(p, &nt.ps.solvers[0], tally, pt.kept, res, err) != KM_OK)
 	{
 		km_method_fill_hint(p->method, err);
 		return err->status;
@@ -385,33 +504,13 @@ primal_fit(approx_job *job, const km_method_ops *ops, double *coef, double *b,
 		   km_fit_result *res, km_error *err)
 {
 	uint32_t	m = job->b.m;
-	km_row_blocks rb = {.n = job->rows->n, .block = PRIMAL_BLOCK,
-	.y = job->rows->y, .features = primal_rows_features, .arg = job};
-	double	   *work;
+	double	   *eye = km_approx_job_alloc(job, (size_t) m * m);
 
-	km_progress_phase("%s: newton passes, m = %u, %zu rows", ops->name, m, job->rows->n);
-	if (ops->primal_add != NULL)
-	{
-		double	   *eye = km_approx_job_alloc(job, (size_t) m * m);
-
-		memset(eye, 0, sizeof(double) * m * m);
-		for (uint32_t j = 0; j < m; j++)
-			eye[j + (size_t) j * m] = 1.0;
-		return primal_fit_by_pieces(job, ops, eye, coef, b, res, err);
-	}
-	work = km_approx_job_alloc(job, ops->primal_fit_doubles(m, PRIMAL_BLOCK));
-	if (ops->primal_fit(&job->opts.fit, &rb, m, NULL, coef, b, res, work, err,
-						job->env->interrupt) != KM_OK)
-	{
-		km_method_fill_hint(job->opts.fit.method, err);
-		return err->status;
-	}
-	if (job->deferred.status != KM_OK)
-	{
-		*err = job->deferred;
-		return err->status;
-	}
-	return KM_OK;
+	km_progress_stage("%s: newton passes, m = %u, %zu rows", ops->name, m, job->rows->n);
+	memset(eye, 0, sizeof(double) * m * m);
+	for (uint32_t j = 0; j < m; j++)
+		eye[j + (size_t) j * m] = 1.0;
+	return primal_fit_by_pieces(job, ops, eye, coef, b, res, err);
 }
 
 /*
@@ -499,35 +598,71 @@ km_approx_job_release(approx_job *job)
 	job->L = NULL;
 }
 
+/* What the held-out pass reads: the fit. */
+typedef struct held_out_point
+{
+	approx_job *job;
+	const double *coef;
+	double		b;
+} held_out_point;
+
+/* A chunk's held-out rows' squared errors at the fit. */
+static km_status
+held_out_add(km_pass *pass, const km_block *rows, size_t first, void *state,
+			 km_error *err)
+{
+	held_out_point *hp = pass->at;
+	approx_job *job = hp->job;
+	uint32_t	m = job->b.m;
+
+	if (km_approx_job_features(job, rows->X, first, rows->n, job->Z, err) != KM_OK)
+		return err->status;
+	for (size_t i = 0; i < rows->n; i++)
+		if (km_pass_keeps(pass, rows, i))
+		{
+			double		pred = hp->b;
+
+			for (uint32_t j = 0; j < m; j++)
+				pred += job->Z[i * m + j] * hp->coef[j];
+			km_metrics_add(state, pred, rows->y[i]);
+		}
+	return KM_OK;
+}
+
+static void
+held_out_init(km_pass *pass, void *state)
+{
+	km_metrics_init(state);
+}
+
+static km_status
+held_out_combine(const km_pass *pass, void *into, const void *from, km_error *err)
+{
+	km_metrics_combine(into, from);
+	return KM_OK;
+}
+
 /* The mean squared error of the fit (coef, b) on the rows of fold job->holdout. */
 static km_status
 held_out_mse(approx_job *job, const double *coef, double b, double *mse,
 			 km_error *err)
 {
-	uint32_t	m = job->b.m;
-	size_t		n = job->rows->n;
 	km_metrics	met;
+	held_out_point hp = {job, coef, b};
+	size_t		rows;
+	km_pass    *pass = km_approx_job_pass(job, "held-out error", PRIMAL_BLOCK,
+										  sizeof(met), held_out_add);
 
-	km_metrics_init(&met);
-	for (size_t i0 = 0; i0 < n; i0 += PRIMAL_BLOCK)
-	{
-		size_t		nb = n - i0 < PRIMAL_BLOCK ? n - i0 : PRIMAL_BLOCK;
-
-		if (km_approx_job_features(job, i0, nb, job->Z, err) != KM_OK)
-			return err->status;
-		for (size_t i = 0; i < nb; i++)
-			if (job->rows->fold[i0 + i] == job->holdout)
-			{
-				double		pred = b;
-
-				for (uint32_t j = 0; j < m; j++)
-					pred += job->Z[i * m + j] * coef[j];
-				km_metrics_add(&met, pred, job->rows->y[i0 + i]);
-			}
-	}
+	pass->at = &hp;
+	pass->init = held_out_init;
+	pass->combine = held_out_combine;
+	pass->side = KM_SIDE_FOLD;
+	pass->fold = job->holdout;
+	if (km_pass_run(job->host, pass, &met, &rows, err) != KM_OK)
+		return err->status;
 	if (met.n == 0)				/* the glue refuses more folds than rows */
 		return km_fail(err, KM_ERR_INVALID, "fold has no rows to score",
-					   "Fold %d has none of the %zu rows.", job->holdout + 1, n);
+					   "Fold %d has none of the %zu rows.", job->holdout + 1, rows);
 	*mse = km_metrics_mse(&met);
 	return KM_OK;
 }
@@ -597,6 +732,14 @@ typedef struct primal_route
 	km_status	setup;			/* the gamma's factor: KM_OK, or a candidate failure */
 } primal_route;
 
+/* A chunk's rows standardized (their check, before any candidate). */
+static km_status
+standardize_add(km_pass *pass, const km_block *rows, size_t first, void *state,
+				km_error *err)
+{
+	return standardize_block(pass->at, rows->X, first, rows->n, err);
+}
+
 /*
  * Per gamma: its basis over every row (the scaler, the centres or random
  * features) and factor.  A factor that fails for this gamma makes its
@@ -617,11 +760,13 @@ primal_route_gamma(void *arg, int g, double gamma, km_error *err)
 	{
 		uint32_t	m = job->b.m;
 
+		size_t		rows;
+
 		/* a row that overflows when standardized: the data's error, not a candidate's */
-		for (size_t i0 = 0; i0 < job->rows->n; i0 += PRIMAL_BLOCK)
-			if (standardize_block(job, i0, job->rows->n - i0 < PRIMAL_BLOCK ?
-								  job->rows->n - i0 : PRIMAL_BLOCK, err) != KM_OK)
-				return err->status;
+		if (km_pass_run(job->host, km_approx_job_pass(job, "standardize", PRIMAL_BLOCK, 0,
+													  standardize_add),
+						NULL, &rows, err) != KM_OK)
+			return err->status;
 
 		r->R = km_approx_job_alloc(job, (size_t) m * m);
 		memset(r->R, 0, sizeof(double) * m * m);
@@ -666,7 +811,7 @@ primal_route_none(void *arg, int count, km_error *err)
 
 /*
  * k-fold selection of a primal method over the gamma and lambda grids
- * (folds: rows->fold, the glue's row-hash folds), a route of the one grid
+ * (folds: the host's, km_block.fold: the glue's row-hash folds), a route of the one grid
  * loop (km_grid_search): per gamma primal_route_gamma, per candidate
  * score_candidate; the lowest mean MSE wins (km_best_candidate, the exact
  * path's rule).  cand: gammas x lambdas, gamma major.
@@ -702,7 +847,7 @@ train_primal(approx_job *job, const km_method_ops *ops, const km_train_plan *pla
 
 	if (plan->ncand > 0)
 	{
-		if (ops->primal_add == NULL || job->rows->fold == NULL)
+		if (ops->primal_add == NULL || !job->host->folds)
 			return km_fail(err, KM_ERR_INVALID, "approximate model selection needs folds and a method fitted by pieces",
 						   "Method \"%s\" was given %d candidates.", ops->name, plan->ncand);
 		cand = job->env->alloc(job->env->ctx, sizeof(km_candidate) * plan->ncand);
@@ -726,24 +871,19 @@ train_primal(approx_job *job, const km_method_ops *ops, const km_train_plan *pla
 }
 
 km_status
-km_train_approx(const km_rows *rows, const km_train_plan *plan,
+km_train_approx(const km_rows *rows, const km_host *host, const km_train_plan *plan,
 				const km_train_env *env, km_model *m, km_error *err)
 {
 	const km_method_ops *ops = km_method_get(plan->opts.fit.method);
 	approx_job	job;
 	km_accum   *acc = NULL;
 
-	if (rows->hash == NULL || rows->n == 0 || plan->basis_bytes == 0 || ops == NULL)
+	if (rows->n == 0 || plan->basis_bytes == 0 || ops == NULL)
 		return km_fail(err, KM_ERR_INVALID, "approximate training needs rows and their hashes",
-					   "The training has %zu rows, %s hashes and a basis state of %zu bytes.",
-					   rows->n, rows->hash ? "with" : "without", plan->basis_bytes);
-	memset(&job, 0, sizeof(job));
-	job.rows = rows;
-	job.env = env;
-	job.opts = plan->opts;
-	job.holdout = -1;
-	job.Xs = km_approx_job_alloc(&job, (size_t) PRIMAL_BLOCK * rows->d);
-	if (ops->primal_fit != NULL)
+					   "The training has %zu rows and a basis state of %zu bytes.",
+					   rows->n, plan->basis_bytes);
+	km_approx_job_init(&job, rows, host, env, &plan->opts);
+	if (ops->primal_add != NULL)
 		return train_primal(&job, ops, plan, m, err);
 	if (km_approx_job_basis(&job, plan->basis_bytes, err) != KM_OK)
 		return err->status;

@@ -12,11 +12,13 @@
 /*
  * Approximate regression (pipeline_approx.c; the regression task's road
  * in km_train): its sizes into plan (opts resolved; k is 0), and the
- * training itself.
+ * training itself, the learner's over a host (learn/learner.h km_learn;
+ * rows: the shape).
  */
 void		km_train_plan_approx(size_t n, int d, uint32_t k, km_train_plan *plan);
-km_status	km_train_approx(const km_rows *rows, const km_train_plan *plan,
-							const km_train_env *env, km_model *m, km_error *err);
+km_status	km_train_approx(const km_rows *rows, const km_host *host,
+							const km_train_plan *plan, const km_train_env *env,
+							km_model *m, km_error *err);
 
 /*
  * A ridge model from the m x m sums of its features (accum.h, rows >= 1,

@@ -2,7 +2,8 @@
  * pipeline_approx_classify.c - km_train's approximate classifiers
  * (pipeline_approx_classify.h): logistic and svm (squared hinge) over
  * nystrom or rff features, by primal Newton passes over the rows, every
- * class at once (primal_pass.h).
+ * class at once (learn/newton.h), each walk over the rows a pass asked of the
+ * host (learn/pass.h).
  *
  * The rows walk as the approximate regression walks them (pipeline_approx_job.h:
  * the basis pass keyed by the glue's row hashes, a block's features in
@@ -61,28 +62,35 @@ km_train_plan_approx_classes(size_t n, int d, uint32_t k, km_train_plan *plan)
 	plan->cache_bytes = 8.0 * (double) n * mmax;
 }
 
-/* One approximate classifier's training: its rows' walk, passes and metrics. */
+/* One approximate classifier's training: its passes and metrics. */
 typedef struct class_job
 {
-	approx_job	job;			/* the rows, the basis, a block's features */
-	const km_class_rows *c;
+	approx_job	job;			/* the shape, the host, the basis, a chunk's features */
+	const km_class_rows *c;		/* the classes' table (no class ids: the host's) */
 	size_t		basis_bytes;	/* the plan's */
 	uint32_t	q;				/* outputs: 1 (binary) or k (one-vs-rest) */
 	bool		logistic;
-	uint32_t   *fold;			/* k-fold: each row's fold, else NULL */
+	uint32_t   *fold;			/* k-fold: each row's fold (pass order), else NULL */
+	uint32_t	folds;
+	uint64_t   *fold_counts;	/* folds x k, then k totals (the folds pass) */
+	size_t	   *seen;			/* k: the folds pass's dealing */
 	double	   *R;				/* the identity (the features are whitened) */
 	double		eps;			/* nystrom: chol(K_mm + eps I) */
 	double		gamma;			/* the current basis's */
 	uint32_t	m;				/* 0 until the first basis */
 	double	   *cache;			/* c->feature_cache: n x m features, or NULL */
 	bool		filled;			/* the cache holds this basis's features */
-	km_primal_pass ps;			/* the Newton passes of every output */
+	bool		filling;		/* the pass fills it */
+	km_newton	nt;				/* the Newton passes of every output */
+	bool		metrics;		/* the Newton passes tally training metrics */
+	bool		add_failed;		/* a decision value was not finite (the candidate's) */
+	uint32_t	holdout;		/* the held-out pass's fold */
+	const double *hcoef;		/* the held-out pass's fit */
+	const double *hintercepts;
 	double	   *w;				/* a block's row weights */
 	double	   *F;				/* a block's decision values, block x q */
 	double	   *p;				/* k probabilities */
 	double	   *pwork;
-	double		correct;		/* training metrics' sums */
-	double		logloss;
 	int			passes;
 	int			skip;			/* the fold held out (< 0: none), for the log */
 } class_job;
@@ -114,19 +122,20 @@ cj_note(class_job *cj, const char *fmt,...)
 }
 
 /*
- * The features of rows [i0, i0 + r) (whitened for nystrom): from the cache
- * when it is filled, else computed (into the cache when there is one).
+ * The features of a chunk (whitened for nystrom; first: its first row's
+ * number): from the cache when it is filled, else computed (into the cache
+ * when there is one).
  */
 static km_status
-block_features(class_job *cj, bool fill, size_t i0, size_t r, const double **Z,
-			   km_error *err)
+block_features(class_job *cj, bool fill, const km_block *rows, size_t first,
+			   const double **Z, km_error *err)
 {
-	double	   *dst = cj->cache != NULL ? cj->cache + i0 * cj->m : cj->job.Z;
+	double	   *dst = cj->cache != NULL ? cj->cache + first * cj->m : cj->job.Z;
 
 	*Z = dst;
 	if (cj->cache != NULL && !fill)
 		return KM_OK;
-	return km_approx_job_features(&cj->job, i0, r, dst, err);
+	return km_approx_job_features(&cj->job, rows->X, first, rows->n, dst, err);
 }
 
 static km_status
@@ -140,20 +149,35 @@ fail_nonfinite(km_error *err, uint32_t c, uint32_t q, size_t i0)
 	return err->status;
 }
 
-/* A block's training accuracy and log-loss at the current coefficients. */
+/*
+ * The training metrics' tally, a pass's state (after the Newton sums in a
+ * Newton pass's): rows classified right, the log-loss's sum.
+ */
+#define TALLY_CORRECT 0
+#define TALLY_LOGLOSS 1
+#define TALLY_DOUBLES 2
+
+/* The held-out pass's state: the loss's sum, the rows scored, rows it cannot score. */
+#define HOLDOUT_SUM 0
+#define HOLDOUT_COUNT 1
+#define HOLDOUT_BAD 2
+#define HOLDOUT_DOUBLES 3
+
+/* A chunk's training accuracy and log-loss at the current coefficients into tally. */
 static km_status
-block_metrics(class_job *cj, const double *Z, size_t r, size_t i0, km_error *err)
+block_metrics(class_job *cj, const double *Z, const km_block *rows, size_t first,
+			  double *tally, km_error *err)
 {
-	const km_primal_pass *ps = &cj->ps;
+	const km_primal_pass *ps = &cj->nt.ps;
 	size_t		bad;
 
-	km_primal_decisions(Z, r, ps->m, ps->q, ps->coef, ps->intercepts, cj->F);
-	if (km_primal_block_metrics(cj->F, r, ps->q, ps->k, cj->logistic, cj->c->cls + i0,
-								cj->p, cj->pwork, &cj->correct, &cj->logloss,
-								&bad, err) != KM_OK)
+	km_primal_decisions(Z, rows->n, ps->m, ps->q, ps->coef, ps->intercepts, cj->F);
+	if (km_primal_block_metrics(cj->F, rows->n, ps->q, ps->k, cj->logistic, rows->cls,
+								cj->p, cj->pwork, &tally[TALLY_CORRECT],
+								&tally[TALLY_LOGLOSS], &bad, err) != KM_OK)
 	{
 		if (bad != SIZE_MAX)
-			return fail_nonfinite(err, 0, ps->q, i0);
+			return fail_nonfinite(err, 0, ps->q, first);
 		return err->status;
 	}
 	return KM_OK;
@@ -163,21 +187,14 @@ block_metrics(class_job *cj, const double *Z, size_t r, size_t i0, km_error *err
 static void
 class_buffers(class_job *cj, uint32_t m)
 {
-	uint32_t	q = cj->q;
-
 	cj->m = m;
 	cj->R = cj_alloc(cj, sizeof(double) * m * m);
 	memset(cj->R, 0, sizeof(double) * m * m);
 	for (uint32_t j = 0; j < m; j++)
 		cj->R[j + (size_t) j * m] = 1.0;
-	cj->ps.scratch = cj_alloc(cj, sizeof(double) * km_primal_add_scratch_doubles(m, PRIMAL_BLOCK));
-	cj->ps.states = cj_alloc(cj, sizeof(double) * km_primal_state_doubles(m) * q);
-	cj->ps.vecs = cj_alloc(cj, sizeof(double) * 2 * (size_t) m * q);
-	cj->ps.swork = cj_alloc(cj, sizeof(double) * km_primal_step_work_doubles(m));
-	cj->ps.solvers = cj_alloc(cj, sizeof(km_primal_solver) * q);
-	cj->ps.before = cj_alloc(cj, sizeof(double) * (m + 1));
-	cj->ps.m = m;
-	cj->ps.R = cj->R;
+	km_newton_buffers(&cj->nt, m, cj->q, PRIMAL_BLOCK, TALLY_DOUBLES, cj->R,
+					  cj_alloc(cj, km_newton_bytes(m, cj->q, PRIMAL_BLOCK, TALLY_DOUBLES)));
+	cj->nt.ps.k = cj->c->k;
 }
 
 /* The basis (a pass over the rows) for gamma, and nystrom's factor. */
@@ -208,73 +225,117 @@ note_step(void *arg, uint32_t c, const km_primal_solver *s)
 	class_job  *cj = arg;
 
 	cj_note(cj, "kernel_train: lambda %g, fold %d, pass %d, output %u: objective %.17g, gradient %.3g of %.3g, step %g, %d Newton steps%s",
-			cj->ps.params.lambda, cj->skip, cj->passes, c + 1, s->objective, s->grad_norm,
+			cj->nt.ps.params.lambda, cj->skip, cj->passes, c + 1, s->objective, s->grad_norm,
 			s->grad_norm0, s->t, s->iterations, s->done ? " (done)" : "");
 }
 
+/* A pass that reads the feature cache fills it when it is not filled yet. */
+static void
+pass_begin(km_pass *pass, void *state)
+{
+	class_job  *cj = pass->at;
+
+	cj->filling = !cj->filled;
+}
+
+/* The training metrics' tally of the Newton pass: after the outputs' sums. */
+static double *
+newton_tally(class_job *cj, void *state)
+{
+	return (double *) state + km_primal_state_doubles(cj->m) * cj->q;
+}
+
+/* A Newton pass's state: the active outputs' sums and the tally zeroed. */
+static void
+newton_begin(km_pass *pass, void *state)
+{
+	class_job  *cj = pass->at;
+	double	   *tally = newton_tally(cj, state);
+
+	pass_begin(pass, state);
+	km_newton_init_state(&cj->nt, state);
+	tally[TALLY_CORRECT] = 0.0;
+	tally[TALLY_LOGLOSS] = 0.0;
+}
+
+/* A pass whose state is all doubles, zeroed. */
+static void
+zero_begin(km_pass *pass, void *state)
+{
+	pass_begin(pass, state);
+	memset(state, 0, pass->state_bytes);
+}
+
+/* ... and counts it filled when every row went through. */
+static void
+pass_end(km_pass *pass, void *state)
+{
+	class_job  *cj = pass->at;
+
+	if (cj->filling)
+		cj->filled = cj->cache != NULL;
+	cj->passes++;
+}
+
 /*
- * One pass over the rows at the current point: every block's features
- * (and its training metrics with metrics) into the sums of the outputs
- * still solving.  *failed (err filled) when a decision value is not finite
- * and !metrics; with metrics that is the rows' error (returned).
+ * A chunk at the current point: its features (and its training metrics
+ * with cj->metrics) into the sums of the outputs still solving; the rows
+ * of fold cj->skip weigh 0.  A decision value that is not finite: with
+ * metrics the rows' error, else the candidate's (cj->add_failed).
  */
 static km_status
-class_pass(class_job *cj, bool metrics, bool *failed, km_error *err)
+newton_add(km_pass *pass, const km_block *rows, size_t first, void *state,
+		   km_error *err)
 {
+	class_job  *cj = pass->at;
 	const km_class_rows *c = cj->c;
-	size_t		n = cj->job.rows->n;
+	const double *Z;
 	uint32_t	bad;
 
-	cj->correct = 0.0;
-	cj->logloss = 0.0;
-	for (size_t i0 = 0; i0 < n; i0 += PRIMAL_BLOCK)
+	if (block_features(cj, cj->filling, rows, first, &Z, err) != KM_OK ||
+		(cj->metrics && block_metrics(cj, Z, rows, first, newton_tally(cj, state),
+									  err) != KM_OK))
+		return err->status;
+	for (size_t i = 0; i < rows->n; i++)
+		cj->w[i] = cj->skip >= 0 && cj->fold[first + i] == (uint32_t) cj->skip ?
+			0.0 : c->class_w[rows->cls[i]];
+	if (!km_newton_add(&cj->nt, state, Z, rows->n, NULL, rows->cls, cj->w, &bad))
 	{
-		size_t		r = n - i0 < PRIMAL_BLOCK ? n - i0 : PRIMAL_BLOCK;
-		const double *Z;
-
-		if (block_features(cj, !cj->filled, i0, r, &Z, err) != KM_OK ||
-			(metrics && block_metrics(cj, Z, r, i0, err) != KM_OK))
-			return err->status;
-		for (size_t i = 0; i < r; i++)
-			cj->w[i] = cj->skip >= 0 && cj->fold[i0 + i] == (uint32_t) cj->skip ?
-				0.0 : c->class_w[c->cls[i0 + i]];
-		if (km_primal_pass_add(&cj->ps, Z, r, c->cls + i0, cj->w, &bad,
-							   cj->job.env->interrupt) != KM_OK)
-		{
-			if (metrics)
-				return fail_nonfinite(err, bad, cj->q, i0);
-			km_fail(err, KM_ERR_DIVERGED, "decision value is not finite",
-					"Output %u of %u in the block of rows from %zu.", bad + 1, cj->q, i0 + 1);
-			*failed = true;
-			return KM_OK;
-		}
-		km_check_interrupts(cj->job.env->interrupt);
+		if (cj->metrics)
+			return fail_nonfinite(err, bad, cj->q, first);
+		cj->add_failed = true;
+		return km_fail(err, KM_ERR_DIVERGED, "decision value is not finite",
+					   "Output %u of %u in the block of rows from %zu.", bad + 1, cj->q, first + 1);
 	}
-	cj->filled = cj->cache != NULL;
-	cj->passes++;
 	return KM_OK;
 }
 
-/* Training accuracy and log-loss at the final point, by one more pass. */
+/* A chunk's training accuracy and log-loss at the final point. */
 static km_status
-class_metrics_pass(class_job *cj, km_error *err)
+metrics_add(km_pass *pass, const km_block *rows, size_t first, void *state,
+			km_error *err)
 {
-	size_t		n = cj->job.rows->n;
+	class_job  *cj = pass->at;
+	const double *Z;
 
-	cj->correct = 0.0;
-	cj->logloss = 0.0;
-	for (size_t i0 = 0; i0 < n; i0 += PRIMAL_BLOCK)
-	{
-		size_t		r = n - i0 < PRIMAL_BLOCK ? n - i0 : PRIMAL_BLOCK;
-		const double *Z;
-
-		if (block_features(cj, false, i0, r, &Z, err) != KM_OK ||
-			block_metrics(cj, Z, r, i0, err) != KM_OK)
-			return err->status;
-		km_check_interrupts(cj->job.env->interrupt);
-	}
-	cj->passes++;
+	if (block_features(cj, false, rows, first, &Z, err) != KM_OK ||
+		block_metrics(cj, Z, rows, first, state, err) != KM_OK)
+		return err->status;
 	return KM_OK;
+}
+
+/* The job's pass for what (a chunk of PRIMAL_BLOCK rows, in the host's order). */
+static km_pass *
+class_pass(class_job *cj, const char *what, size_t state_bytes, km_pass_add_fn add)
+{
+	km_pass    *pass = km_approx_job_pass(&cj->job, what, PRIMAL_BLOCK, state_bytes, add);
+
+	pass->at = cj;
+	pass->init = pass_begin;
+	pass->end = pass_end;
+	/* the learner's own per-row arrays (cache, folds) follow the host's order */
+	pass->ordered = true;
+	return pass;
 }
 
 /*
@@ -292,8 +353,11 @@ class_newton(class_job *cj, double lambda, int skip, double *coef,
 {
 	const km_options *o = &cj->job.opts;
 	km_primal_params pp;
-	bool		metrics = skip < 0;
 	size_t		n = cj->job.rows->n;
+	size_t		rows;
+	bool		step_failed;
+	km_pass    *pass;
+	double		tally[TALLY_DOUBLES];
 
 	*failed = false;
 	pp.loss = cj->logistic ? KM_PRIMAL_LOGISTIC : KM_PRIMAL_SQHINGE;
@@ -302,29 +366,66 @@ class_newton(class_job *cj, double lambda, int skip, double *coef,
 	pp.tol = o->fit.tol;
 	pp.max_iter = o->fit.max_iter;
 	cj->skip = skip;
-	km_primal_pass_start(&cj->ps, &pp, coef, intercepts);
-	while (km_primal_pass_begin(&cj->ps))
+	cj->metrics = skip < 0;
+	cj->add_failed = false;
+	km_newton_start(&cj->nt, &pp, coef, intercepts);
+	pass = class_pass(cj, "newton", km_newton_state_bytes(&cj->nt), newton_add);
+	pass->init = newton_begin;
+	if (km_newton_run(&cj->nt, cj->job.host, pass, &step_failed, err) != KM_OK)
 	{
-		if (class_pass(cj, metrics, failed, err) != KM_OK)
-			return err->status;
-		if (*failed)
-			return KM_OK;
-		if (km_primal_pass_step(&cj->ps, err, cj->job.env->interrupt) != KM_OK)
+		if (step_failed || cj->add_failed)
 		{
 			*failed = true;
 			return KM_OK;
 		}
-		km_progress_phase("newton pass %d over %zu rows%s", cj->passes, n,
-						  skip >= 0 ? " (model selection)" : "");
-	}
-	km_primal_pass_totals(&cj->ps, &res->objective, &res->iterations, &res->converged);
-	if (!metrics)
-		return KM_OK;
-	if (!cj->ps.current && class_metrics_pass(cj, err) != KM_OK)
 		return err->status;
-	res->train_accuracy = cj->correct / (double) n;
-	res->train_log_loss = cj->logistic ? cj->logloss / (double) n : NAN;
+	}
+	km_primal_pass_totals(&cj->nt.ps, &res->objective, &res->iterations, &res->converged);
+	if (!cj->metrics)
+		return KM_OK;
+	/* the last Newton pass's tally, when it evaluated the final point */
+	memcpy(tally, newton_tally(cj, cj->nt.ps.states), sizeof(tally));
+	if (!cj->nt.ps.current)
+	{
+		pass = class_pass(cj, "training metrics", sizeof(tally), metrics_add);
+		pass->init = zero_begin;
+		if (km_pass_run(cj->job.host, pass, tally, &rows, err) != KM_OK)
+			return err->status;
+	}
+	res->train_accuracy = tally[TALLY_CORRECT] / (double) n;
+	res->train_log_loss = cj->logistic ? tally[TALLY_LOGLOSS] / (double) n : NAN;
 	return KM_OK;
+}
+
+/* A chunk's rows of fold cj->holdout scored at (cj->hcoef, cj->hintercepts). */
+static km_status
+holdout_add(km_pass *pass, const km_block *rows, size_t first, void *state,
+			km_error *err)
+{
+	class_job  *cj = pass->at;
+	double	   *h = state;
+	const double *Z;
+	int64_t		count = 0;
+
+	if (h[HOLDOUT_BAD] > 0.0)
+		return KM_OK;
+	if (block_features(cj, cj->filling, rows, first, &Z, err) != KM_OK)
+		return err->status;
+	km_primal_decisions(Z, rows->n, cj->m, cj->q, cj->hcoef, cj->hintercepts, cj->F);
+	if (!km_primal_block_holdout(cj->F, rows->n, cj->q, cj->c->k, cj->logistic,
+								 rows->cls, cj->fold + first, cj->holdout, cj->p,
+								 cj->pwork, &h[HOLDOUT_SUM], &count))
+		h[HOLDOUT_BAD] = 1.0;
+	h[HOLDOUT_COUNT] += (double) count;
+	return KM_OK;
+}
+
+/* ... counted only when it scored every row (else the cache is not full either). */
+static void
+holdout_end(km_pass *pass, void *state)
+{
+	if (((double *) state)[HOLDOUT_BAD] == 0.0)
+		pass_end(pass, state);
 }
 
 /*
@@ -337,35 +438,53 @@ static km_status
 holdout_loss(class_job *cj, uint32_t v, const double *coef,
 			 const double *intercepts, double *loss, km_error *err)
 {
-	size_t		n = cj->job.rows->n;
-	double		sum = 0.0;
-	int64_t		count = 0;
+	double		h[HOLDOUT_DOUBLES];
+	km_pass    *pass = class_pass(cj, "held-out loss", sizeof(h), holdout_add);
+	size_t		rows;
 
 	*loss = NAN;
-	for (size_t i0 = 0; i0 < n; i0 += PRIMAL_BLOCK)
-	{
-		size_t		r = n - i0 < PRIMAL_BLOCK ? n - i0 : PRIMAL_BLOCK;
-		const double *Z;
-
-		if (block_features(cj, !cj->filled, i0, r, &Z, err) != KM_OK)
-			return err->status;
-		km_primal_decisions(Z, r, cj->m, cj->q, coef, intercepts, cj->F);
-		if (!km_primal_block_holdout(cj->F, r, cj->q, cj->c->k, cj->logistic,
-									 cj->c->cls + i0, cj->fold + i0, v, cj->p,
-									 cj->pwork, &sum, &count))
-			return KM_OK;
-		km_check_interrupts(cj->job.env->interrupt);
-	}
-	cj->filled = cj->cache != NULL;
-	cj->passes++;
-	if (count > 0)
-		*loss = sum / (double) count;
+	cj->holdout = v;
+	cj->hcoef = coef;
+	cj->hintercepts = intercepts;
+	pass->init = zero_begin;
+	pass->end = holdout_end;
+	pass->side = KM_SIDE_FOLD;
+	pass->fold = (int) v;
+	if (km_pass_run(cj->job.host, pass, h, &rows, err) != KM_OK)
+		return err->status;
+	if (h[HOLDOUT_BAD] == 0.0 && h[HOLDOUT_COUNT] > 0.0)
+		*loss = h[HOLDOUT_SUM] / h[HOLDOUT_COUNT];
 	return KM_OK;
 }
 
 /*
- * Each row's fold (stratified by class, km_stratified_folds, over the rows
- * in their order: the glue's hash order) into cj->fold, and per fold
+ * A chunk's folds: class c's r-th row (in the host's order) is dealt
+ * start_c + r, start_c the rows of the classes before c (km_stratified_folds,
+ * from the classes' counts), and counted per fold and class.
+ */
+static km_status
+folds_add(km_pass *pass, const km_block *rows, size_t first, void *state,
+		  km_error *err)
+{
+	class_job  *cj = pass->at;
+	uint32_t	k = cj->c->k;
+	uint64_t   *totals = cj->fold_counts + (size_t) cj->folds * k;
+
+	for (size_t i = 0; i < rows->n; i++)
+	{
+		uint32_t	c = rows->cls[i];
+		uint32_t	f = (uint32_t) (cj->seen[c]++ % cj->folds);
+
+		cj->fold[first + i] = f;
+		cj->fold_counts[(size_t) f * k + c]++;
+		totals[c]++;
+	}
+	return KM_OK;
+}
+
+/*
+ * Each row's fold (stratified by class over the rows in the host's order:
+ * the glue's hash order), by one ordered pass, into cj->fold, and per fold
  * (*fold_ok) whether it has rows and its training rows have every class.
  */
 static km_status
@@ -374,24 +493,32 @@ class_folds(class_job *cj, uint32_t folds, bool **fold_ok, km_error *err)
 	size_t		n = cj->job.rows->n;
 	const km_class_rows *c = cj->c;
 	uint32_t	k = c->k;
-	uint64_t   *counts;			/* folds x k: rows of each class in each fold */
 	uint64_t   *totals;			/* k */
+	size_t		start = 0;
+	size_t		rows;
 	bool	   *ok;
+	km_pass    *pass;
 
 	if (folds < 2 || (size_t) folds > n)
 		return km_fail(err, KM_ERR_INVALID, "cv needs between 2 and the number of rows folds",
 					   "Option \"cv\" asks for %u folds of %zu rows.", folds, n);
-	counts = cj_alloc(cj, sizeof(uint64_t) * ((size_t) folds + 1) * k);
-	memset(counts, 0, sizeof(uint64_t) * ((size_t) folds + 1) * k);
-	totals = counts + (size_t) folds * k;
+	cj->folds = folds;
+	cj->fold_counts = cj_alloc(cj, sizeof(uint64_t) * ((size_t) folds + 1) * k);
+	memset(cj->fold_counts, 0, sizeof(uint64_t) * ((size_t) folds + 1) * k);
+	totals = cj->fold_counts + (size_t) folds * k;
 	ok = cj_alloc(cj, sizeof(bool) * folds);
 	cj->fold = cj_alloc(cj, n * sizeof(uint32_t));
-	km_stratified_folds(c->cls, n, k, folds, cj->fold, cj_alloc(cj, sizeof(size_t) * k));
-	for (size_t i = 0; i < n; i++)
+	cj->seen = cj_alloc(cj, sizeof(size_t) * k);
+	for (uint32_t j = 0; j < k; j++)
 	{
-		counts[(size_t) cj->fold[i] * k + c->cls[i]]++;
-		totals[c->cls[i]]++;
+		cj->seen[j] = start;
+		start += (size_t) c->counts[j];
 	}
+	pass = km_approx_job_pass(&cj->job, "folds", 0, 0, folds_add);
+	pass->at = cj;
+	pass->ordered = true;
+	if (km_pass_run(cj->job.host, pass, NULL, &rows, err) != KM_OK)
+		return err->status;
 	for (uint32_t v = 0; v < folds; v++)
 	{
 		uint64_t	in = 0;
@@ -399,8 +526,8 @@ class_folds(class_job *cj, uint32_t folds, bool **fold_ok, km_error *err)
 		ok[v] = true;
 		for (uint32_t j = 0; j < k; j++)
 		{
-			in += counts[(size_t) v * k + j];
-			if (totals[j] == counts[(size_t) v * k + j])
+			in += cj->fold_counts[(size_t) v * k + j];
+			if (totals[j] == cj->fold_counts[(size_t) v * k + j])
 				ok[v] = false;
 		}
 		if (in == 0)
@@ -606,39 +733,33 @@ km_train_fill_classes(km_model *m, const km_options *opts,
 	m->candidates = cand;
 }
 
-/* The job of rows with plan and its per-block buffers. */
+/* The job of rows (the shape) on host with plan, and its per-chunk buffers. */
 static void
-class_init(class_job *cj, const km_rows *rows, const km_train_plan *plan,
-		   const km_train_env *env)
+class_init(class_job *cj, const km_rows *rows, const km_host *host,
+		   const km_train_plan *plan, const km_train_env *env)
 {
 	uint32_t	k = rows->classes->k;
 
 	memset(cj, 0, sizeof(*cj));
-	cj->job.rows = rows;
-	cj->job.env = env;
-	cj->job.opts = plan->opts;
-	cj->job.holdout = -1;
+	km_approx_job_init(&cj->job, rows, host, env, &plan->opts);
 	cj->c = rows->classes;
 	cj->basis_bytes = plan->basis_bytes;
 	cj->q = plan->q;
 	cj->logistic = km_method_get(plan->opts.fit.method)->primal_loss == KM_PRIMAL_LOGISTIC;
 	cj->cache = rows->classes->feature_cache;
-	cj->job.Xs = km_approx_job_alloc(&cj->job, (size_t) PRIMAL_BLOCK * rows->d);
-	cj->ps.yc = cj_alloc(cj, sizeof(uint32_t) * PRIMAL_BLOCK);
 	cj->w = km_approx_job_alloc(&cj->job, PRIMAL_BLOCK);
 	cj->F = km_approx_job_alloc(&cj->job, (size_t) PRIMAL_BLOCK * cj->q);
 	cj->p = km_approx_job_alloc(&cj->job, k);
 	cj->pwork = km_approx_job_alloc(&cj->job, km_classify_proba_work_doubles(k) + 1);
-	cj->ps.k = k;
-	cj->ps.q = cj->q;
-	cj->ps.block = PRIMAL_BLOCK;
-	cj->ps.on_step = note_step;
-	cj->ps.on_step_arg = cj;
+	cj->nt.interrupt = env->interrupt;
+	cj->nt.ps.on_step = note_step;
+	cj->nt.ps.on_step_arg = cj;
 }
 
 km_status
-km_train_approx_classes(const km_rows *rows, const km_train_plan *plan,
-						const km_train_env *env, km_model *m, km_error *err)
+km_train_approx_classes(const km_rows *rows, const km_host *host,
+						const km_train_plan *plan, const km_train_env *env,
+						km_model *m, km_error *err)
 {
 	const km_options *o = &plan->opts;
 	class_job	cj;
@@ -649,11 +770,11 @@ km_train_approx_classes(const km_rows *rows, const km_train_plan *plan,
 	km_candidate *cand = NULL;
 	int			best = 0;
 
-	if (rows->hash == NULL || rows->n == 0 || plan->basis_bytes == 0 || plan->q == 0)
+	if (rows->n == 0 || plan->basis_bytes == 0 || plan->q == 0)
 		return km_fail(err, KM_ERR_INVALID, "approximate training needs rows and their hashes",
-					   "The training has %zu rows, %s hashes and a basis state of %zu bytes.",
-					   rows->n, rows->hash ? "with" : "without", plan->basis_bytes);
-	class_init(&cj, rows, plan, env);
+					   "The training has %zu rows and a basis state of %zu bytes.",
+					   rows->n, plan->basis_bytes);
+	class_init(&cj, rows, host, plan, env);
 	memset(m, 0, sizeof(*m));
 	memset(res, 0, sizeof(*res));
 	/* the first basis sizes the buffers */

@@ -12,7 +12,7 @@
  * the penalty is ||w||^2 and the model is scikit-learn's Nystroem followed
  * by a linear model; rff features are RBFSampler's.  The loss (logistic,
  * or the squared hinge of LIBLINEAR's L2-SVM) is minimized by primal.h's
- * Newton through primal_pass.h's passes, one pass over the rows per step,
+ * Newton through the learner's one Newton (learn/newton.h), one pass per step,
  * one solver per class (one-vs-rest) in the same pass.  The model stores
  * alpha = L^-T w over the centres (rff: w), so score.c scores it as any
  * nystrom / rff model with q outputs.
@@ -34,12 +34,14 @@ void		km_train_plan_approx_classes(size_t n, int d, uint32_t k,
 										 km_train_plan *plan);
 
 /*
- * Train on rows (rows->classes set, in the caller's hash order, rows->hash
- * each row's basis key) with plan into m; rows->classes->res gets the
+ * Train on the rows host holds (in the caller's hash order, with each
+ * row's basis key; rows: the shape, rows->classes the classes' table, the
+ * learner's: learn/learner.h km_learn) with plan into m; rows->classes->res gets the
  * fit's result (convergence: the caller warns).  Lines for a debug log go
  * to env->note.
  */
-km_status	km_train_approx_classes(const km_rows *rows, const km_train_plan *plan,
+km_status	km_train_approx_classes(const km_rows *rows, const km_host *host,
+									const km_train_plan *plan,
 									const km_train_env *env, km_model *m,
 									km_error *err);
 

@@ -2,31 +2,38 @@
  * pipeline_approx_job.h - what km_train's approximate trainings share
  * (core, no PostgreSQL headers): one training's rows, basis and block
  * buffers, and the pieces over them that pipeline_approx.c defines (the
- * basis pass over the rows and their hashes, a block's features, nystrom's
- * factor), so that the regression (pipeline_approx.c) and the classifiers
+ * basis pass over the rows and their hashes, a chunk's features, nystrom's
+ * factor), asked of a host as passes (learn/pass.h), so that the regression (pipeline_approx.c) and the classifiers
  * (pipeline_approx_classify.c) walk the rows the same way.
  */
 #ifndef KM_PIPELINE_APPROX_JOB_H
 #define KM_PIPELINE_APPROX_JOB_H
 
+#include "learn/newton.h"
+#include "learn/pass.h"
 #include "pipeline_types.h"
 
-/* Rows per block of a primal method's features. */
+/* Rows per chunk of a primal method's passes (0.3.0's blocks: bit for bit). */
 #define PRIMAL_BLOCK 512
 
-/* One approximate training: the rows, the basis, a block's buffers. */
+/*
+ * One approximate training: the rows' shape (n, d, rows skipped, a
+ * classifier's classes: km_learn hands the job no row array), the host
+ * that holds the rows, the basis, a chunk's buffers.
+ */
 typedef struct approx_job
 {
-	const km_rows *rows;
+	const km_rows *rows;		/* the shape only: no array (learner.h) */
+	const km_host *host;
 	const km_train_env *env;
 	km_options	opts;
 	km_basis	b;
+	km_pass		pass;			/* the pass being asked for */
 	double	   *Xs;				/* block x d standardized rows */
 	double	   *Z;				/* block x m features */
 	double	   *fwork;			/* km_approx_features_doubles(b, block) + 1 */
 	double	   *L;				/* primal, nystrom: chol(K_mm + eps I); else NULL */
-	km_error	deferred;		/* a primal_fit's failed block (status KM_OK: none) */
-	/* k-fold selection of a primal method (rows->fold) */
+	/* k-fold selection of a primal method (the host's row folds) */
 	int			holdout;		/* the fold left out of the fit; -1: none */
 	double	   *Zc;				/* block x m: the training rows' features */
 	double	   *yc;				/* block: their targets */
@@ -43,9 +50,24 @@ uint32_t	km_approx_job_components(const km_options *o, size_t n);
 void	   *km_approx_job_alloc(approx_job *job, size_t doubles);
 
 /*
- * The basis of the rows (a pass in their order, keyed by rows->hash) for
+ * The job of rows (the shape) on host with opts: job->Xs (PRIMAL_BLOCK x
+ * d) allocated, its pass's chunk buffer from env when a host needs it.
+ */
+void		km_approx_job_init(approx_job *job, const km_rows *rows,
+							   const km_host *host, const km_train_env *env,
+							   const km_options *opts);
+
+/*
+ * The pass job->pass reset for a new ask: its text, chunk, state size,
+ * add, side (KM_SIDE_ALL) and the job as its point.
+ */
+km_pass    *km_approx_job_pass(approx_job *job, const char *what, size_t chunk,
+							   size_t state_bytes, km_pass_add_fn add);
+
+/*
+ * The basis of the rows (a pass over them, keyed by their hashes) for
  * job->opts (its gamma), with rff's random features drawn; sbytes: the
- * basis state's (plan->basis_bytes).  job->Xs holds at least d doubles.
+ * basis state's (plan->basis_bytes).
  */
 km_status	km_approx_job_basis(approx_job *job, size_t sbytes, km_error *err);
 
@@ -57,12 +79,13 @@ km_status	km_approx_job_basis(approx_job *job, size_t sbytes, km_error *err);
 km_status	km_approx_job_setup(approx_job *job, double *eps, km_error *err);
 
 /*
- * Z (rows x m) := the features of rows [i0, i0 + rows) (rows <=
- * PRIMAL_BLOCK): standardized by the basis's scaler, mapped and, for
- * nystrom, whitened by L^-1, in interruptible pieces.
+ * Z (rows x m) := the features of the rows X (rows <= PRIMAL_BLOCK, raw;
+ * first: the first one's number in the pass, for errors): standardized by
+ * the basis's scaler, mapped and, for nystrom, whitened by L^-1, in
+ * interruptible pieces.
  */
-km_status	km_approx_job_features(approx_job *job, size_t i0, size_t rows,
-								   double *Z, km_error *err);
+km_status	km_approx_job_features(approx_job *job, const double *X, size_t first,
+								   size_t rows, double *Z, km_error *err);
 
 /* The basis, its factor and its random features released (before another gamma's). */
 void		km_approx_job_release(approx_job *job);

@@ -9,6 +9,7 @@
 
 #include "approx.h"
 #include "grid.h"
+#include "learn/pass.h"
 #include "method.h"
 #include "model_types.h"
 #include "options_core.h"
@@ -113,7 +114,9 @@ typedef struct km_task_train
 	void		(*plan_approx) (size_t n, int d, uint32_t k, km_train_plan *plan);
 	km_status	(*train) (const km_rows *rows, const km_train_plan *plan,
 						  const km_train_env *env, km_model *m, km_error *err);
-	km_status	(*train_approx) (const km_rows *rows, const km_train_plan *plan,
+	/* approximate: the learner's (learn/learner.h), rows (the shape) on a host */
+	km_status	(*train_approx) (const km_rows *rows, const km_host *host,
+								 const km_train_plan *plan,
 								 const km_train_env *env, km_model *m,
 								 km_error *err);
 } km_task_train;

@@ -30,6 +30,7 @@
 
 #include "basis.h"
 #include "call_cache.h"
+#include "host_memory.h"
 #include "options.h"
 #include "pgprogress.h"
 #include "pgutil.h"
@@ -399,7 +400,7 @@ train_call_check_options(const km_options *opts, const km_basis *b)
 				 errdetail("The options give method \"%s\", a classifier; its primal Newton needs several passes over the rows.",
 						   km_method_name(opts->fit.method)),
 				 errhint("Train an approximate classifier in one statement: kernel_train(features, label, options) with \"approximation\" in the options.")));
-	if (km_method_get(opts->fit.method)->primal_fit != NULL)
+	if (km_method_get(opts->fit.method)->primal_add != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("kernel_train with a basis trains kernel ridge regression only"),
@@ -827,7 +828,8 @@ kernel_train_basis_final(PG_FUNCTION_ARGS)
  * The one-statement form, kernel_train(f, y, '{"approximation": ...}'),
  * for every regression method (ridge's sums, a primal method's Newton
  * passes): sizes and options checked before anything is allocated (the
- * plan), the rows' hashes for the basis pass, then km_train (the core's).
+ * plan), the rows' hashes for the basis pass, then the learner over the
+ * memory host (host_memory.h).
  */
 static void
 rowset_plan(const RowSet *rs, km_train_plan *plan)
@@ -838,7 +840,7 @@ rowset_plan(const RowSet *rs, km_train_plan *plan)
 	if (plan->basis_bytes == 0 || plan->basis_bytes > MaxAllocSize)
 		rowset_too_large(&plan->opts, (uint32) rs->d);
 	km_check_memory(plan->approx_bytes, "kernel_train", false);
-	if (km_method_get(plan->opts.fit.method)->primal_fit == NULL)
+	if (km_method_get(plan->opts.fit.method)->primal_add == NULL)
 		approx_lambdas(&plan->opts, &t);	/* ridge's grid: what the solve takes */
 }
 
@@ -867,7 +869,7 @@ km_approx_train_rowset(RowSet *rs)
 	rows.fold = km_row_folds(rs, &plan.opts);	/* a primal method's k-fold */
 	km_train_env_palloc(&env);
 	km_blas_setup();
-	if (km_train(&rows, &plan, &env, &model, &err) != KM_OK)
+	if (km_memory_train(&rows, &plan, &env, &model, &err) != KM_OK)
 		km_raise(&err);
 	sscanf(KM_VERSION_STRING, "%hhu.%hhu.%hhu", &model.writer_version[0],
 		   &model.writer_version[1], &model.writer_version[2]);

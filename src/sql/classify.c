@@ -25,6 +25,7 @@
 
 #include "classify.h"
 #include "classify_fit.h"
+#include "host_memory.h"
 #include "json.h"
 #include "model.h"
 #include "model_bytea.h"
@@ -398,7 +399,7 @@ encode_model(km_model *m)
 	return km_model_to_bytea(m);
 }
 
-/* km_train, then the model encoded (where the time went: DEBUG1). */
+/* The learner over the memory host, then the model encoded (where the time went: DEBUG1). */
 static bytea *
 fit_classifier(ClassGlue *g)
 {
@@ -409,7 +410,7 @@ fit_classifier(ClassGlue *g)
 	bytea	   *result;
 	instr_time *t = g->t;
 
-	if (km_train(&g->rows, &g->plan, &env, &m, &err) != KM_OK)
+	if (km_memory_train(&g->rows, &g->plan, &env, &m, &err) != KM_OK)
 		km_raise(&err);
 	if (!g->res.converged)
 		warn_not_converged(&g->plan.opts.fit, &g->res);
@@ -467,7 +468,8 @@ note_debug(void *ctx, const char *line)
 }
 
 /*
- * An approximate classifier (pipeline_approx_classify.h): km_train over a
+ * An approximate classifier (pipeline_approx_classify.h): the learner over
+ * the memory host (host_memory.h) on a
  * copy of the rows in hash order (as exact classifiers: the scaler's
  * moments and the Newton sums then add in the same order whatever the order
  * rows arrived in or the parallel plan) and their hashes for the basis.
@@ -494,7 +496,7 @@ approx_classifier(RowSet *rs, ClassGlue *g)
 	km_train_env_palloc(&env);
 	env.note = note_debug;
 	km_blas_setup();
-	if (km_train(&g->rows, &g->plan, &env, &m, &err) != KM_OK)
+	if (km_memory_train(&g->rows, &g->plan, &env, &m, &err) != KM_OK)
 		km_raise(&err);
 	km_mem_release(grant);
 	if (!g->res.converged)

@@ -27,6 +27,7 @@
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
 
+#include "host_memory.h"
 #include "model.h"
 #include "model_bytea.h"
 #include "options.h"
@@ -330,7 +331,7 @@ log_training_time(size_t n, int d, instr_time t_start, instr_time t_alloc,
 		 INSTR_TIME_GET_DOUBLE(t_end));
 }
 
-/* Exact regression: plan, check, km_train (core), encode. */
+/* Exact regression: plan, check, the learner over the memory host (core), encode. */
 static bytea *
 train_exact(RowSet *rs)
 {
@@ -356,7 +357,7 @@ train_exact(RowSet *rs)
 	old = MemoryContextSwitchTo(tmp);
 	train_rows(rs, &g);
 	km_blas_setup();
-	if (km_train(&g.rows, &g.plan, &env, &m, &err) != KM_OK)
+	if (km_memory_train(&g.rows, &g.plan, &env, &m, &err) != KM_OK)
 		km_raise(&err);
 	sscanf(KM_VERSION_STRING, "%hhu.%hhu.%hhu", &m.writer_version[0],
 		   &m.writer_version[1], &m.writer_version[2]);

@@ -303,7 +303,7 @@ test_method_answers(void)
 		if (ops->approx_sums)
 		{
 			n_sums++;
-			CHECK(km_task_lookup(ops->task)->approx_gcv && ops->primal_fit == NULL &&
+			CHECK(km_task_lookup(ops->task)->approx_gcv && ops->primal_add == NULL &&
 				  km_method_approx_sums() == ops, "%s solves from the sums", ops->name);
 		}
 		if (km_task_lookup(ops->task)->classes)

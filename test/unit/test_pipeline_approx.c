@@ -1,5 +1,5 @@
 /*
- * test_pipeline_approx.c - km_train's approximate regression
+ * test_pipeline_approx.c - the learner's approximate regression
  * (pipeline_approx.c) and classifiers (pipeline_approx_classify.c) with
  * memory from malloc and made-up row hashes: the core trains nystrom, rff,
  * svr, logistic and svm models with no glue at all.
@@ -16,6 +16,7 @@
 #include "task.h"
 #include "unit.h"
 #include "unit_arena.h"
+#include "unit_host.h"
 
 void		test_pipeline_approx_nystrom_is_exact(void);
 void		test_pipeline_approx_primal(void);
@@ -23,6 +24,9 @@ void		test_pipeline_approx_needs_hashes(void);
 void		test_pipeline_approx_kfold(void);
 void		test_pipeline_approx_classes(void);
 void		test_pipeline_approx_classes_kfold(void);
+void		test_pipeline_approx_blocks(void);
+void		test_pipeline_learn_gather(void);
+void		test_pipeline_pass_combine(void);
 
 /* Options from "key", value pairs: a value that parses as a number is one, "true"/"false" bools, else text. */
 static km_options
@@ -89,7 +93,8 @@ train_and_predict(const km_options *o, const km_rows *rows, unit_arena *a,
 	double	   *mem;
 
 	km_train_plan_make(o, rows->n, rows->d, 0, &plan);
-	CHECK(km_train(rows, &plan, &env, &m, &err) == KM_OK, "%s: %s", err.message, err.detail);
+	CHECK((plan.approximate ? unit_learn(rows, &plan, &env, &m, &err) :
+		   km_train(rows, &plan, &env, &m, &err)) == KM_OK, "%s: %s", err.message, err.detail);
 	mem = unit_arena_alloc(a, km_scorer_doubles(&m) * sizeof(double));
 	km_scorer_prepare(&s, &m, mem);
 	for (size_t i = 0; i < rows->n; i++)
@@ -216,7 +221,7 @@ test_pipeline_approx_needs_hashes(void)
 
 	km_train_plan_make(&o, 4, 1, 0, &plan);
 	CHECK(plan.approximate && plan.basis_bytes > 0 && plan.approx_bytes > 0, "plan");
-	CHECK(km_train(&rows, &plan, &env, &m, &err) == KM_ERR_INVALID, "status %d", (int) err.status);
+	CHECK(unit_learn(&rows, &plan, &env, &m, &err) == KM_ERR_INVALID, "status %d", (int) err.status);
 	unit_arena_free(&a);
 }
 
@@ -335,7 +340,7 @@ train_classes(const km_options *o, const km_rows *rows, unit_arena *a, km_model 
 	km_train_plan_make(o, rows->n, rows->d, rows->classes->k, &plan);
 	CHECK(plan.approximate && plan.basis_bytes > 0 && plan.approx_bytes > 0 &&
 		  plan.cache_bytes > 0, "plan");
-	CHECK(km_train(rows, &plan, &env, m, &err) == KM_OK, "%s: %s", err.message, err.detail);
+	CHECK(unit_learn(rows, &plan, &env, m, &err) == KM_OK, "%s: %s", err.message, err.detail);
 }
 
 /*
@@ -462,17 +467,217 @@ test_pipeline_approx_classes_kfold(void)
 	o.lambdas.v[1] = 0.1;
 	o.folds = 301;
 	km_train_plan_make(&o, n, 2, 3, &plan);
-	CHECK(km_train(&rows, &plan, &env, &w, &err) == KM_ERR_INVALID &&
+	CHECK(unit_learn(&rows, &plan, &env, &w, &err) == KM_ERR_INVALID &&
 		  strstr(err.message, "cv needs") != NULL, "status %d: %s", (int) err.status,
 		  err.message);
 	/* km_train asks the plan's task (the method's): svm's rows need classes */
 	rows.classes = NULL;
 	CHECK(plan.task != NULL && plan.task->classes &&
-		  km_train(&rows, &plan, &env, &w, &err) == KM_ERR_INVALID, "status %d: %s",
+		  unit_learn(&rows, &plan, &env, &w, &err) == KM_ERR_INVALID, "status %d: %s",
 		  (int) err.status, err.message);
 	unit_arena_free(&b);
 	unit_arena_free(&a);
 	free(h);
 	free(cls);
 	free(X);
+}
+
+/* One model of plan on rows handed in blocks of block rows (must succeed). */
+static km_model
+learn_in_blocks(const km_options *o, const km_rows *rows, uint32_t k, unit_arena *a,
+				size_t block)
+{
+	km_train_env env = unit_arena_env(a);
+	km_train_plan plan;
+	km_model	m;
+	km_error	err;
+
+	km_train_plan_make(o, rows->n, rows->d, k, &plan);
+	CHECK(unit_learn_blocks(rows, &plan, &env, &m, &err, block) == KM_OK, "block %zu: %s: %s",
+		  block, err.message, err.detail);
+	return m;
+}
+
+/*
+ * A pass groups its sums by its own chunks (ridge's 256 rows, a Newton
+ * pass's 512), whatever blocks the host hands: blocks of 1, 7, 300 and
+ * 1000 rows give the models of the memory host's 512 bit for bit (ridge's
+ * sums, svr's k-fold Newton passes, a 3-class logistic's grid with its
+ * stratified folds and feature cache).
+ */
+void
+test_pipeline_approx_blocks(void)
+{
+	size_t		n = 1100;
+	int			d = 2;
+	double	   *X = unit_rand_vec(n * d, 61);
+	double	   *y = malloc(n * sizeof(double));
+	int		   *fold = malloc(n * sizeof(int));
+	uint32_t   *cls = malloc(n * sizeof(uint32_t));
+	uint64_t	counts[3];
+	double		class_w[3];
+	km_class_fit_result res;
+	uint64_t   *h = made_up_hashes(n);
+	km_rows		rows = {NULL, n, d, X, y, fold, NULL, 0, h};
+	km_class_rows c;
+	const char *const ridge_kv[] = {"approximation", "nystrom", "components", "40",
+	"gamma", "0.5", "lambda", "0.01"};
+	const char *const svr_kv[] = {"method", "svr", "approximation", "rff", "components", "30",
+	"gamma", "0.5", "cv", "3"};
+	const char *const cls_kv[] = {"method", "logistic", "approximation", "nystrom",
+	"components", "20", "gamma", "0.5", "lambda", "0.001", "cv", "3"};
+	const size_t blocks[] = {1, 7, 300, 1000};
+	km_options	o[3];
+	double	   *cache = malloc(sizeof(double) * n * 20);
+
+	o[0] = parse_options(ridge_kv, 4);
+	o[1] = parse_options(svr_kv, 5);
+	o[1].lambdas.n = 2;
+	o[1].lambdas.per_row = false;
+	o[1].lambdas.v[0] = 1e-3;
+	o[1].lambdas.v[1] = 1e-1;
+	o[2] = parse_options(cls_kv, 6);
+	o[2].lambdas.n = 2;
+	o[2].lambdas.v[1] = 0.1;
+	class_blobs(n, 3, X, cls, counts);
+	for (size_t i = 0; i < n; i++)
+	{
+		y[i] = sin(3.0 * X[2 * i]) + 0.5 * X[2 * i + 1];
+		fold[i] = (int) ((i * 5) % 3);
+	}
+	c = class_rows(X, 3, cls, counts, class_w, &res);
+	for (int t = 0; t < 3; t++)
+	{
+		unit_arena a = {{0}, 0};
+		km_model	ref;
+
+		rows.classes = t == 2 ? &c : NULL;
+		rows.fold = t == 1 ? fold : NULL;
+		c.feature_cache = t == 2 ? cache : NULL;
+		ref = learn_in_blocks(&o[t], &rows, t == 2 ? 3 : 0, &a, KM_BLOCK_ROWS);
+		for (size_t b = 0; b < sizeof(blocks) / sizeof(blocks[0]); b++)
+		{
+			unit_arena ab = {{0}, 0};
+			km_model	m = learn_in_blocks(&o[t], &rows, t == 2 ? 3 : 0, &ab, blocks[b]);
+			size_t		q = t == 2 ? 3 : 1;
+
+			CHECK(m.n_train == ref.n_train && m.n_candidates == ref.n_candidates &&
+				  memcmp(m.alpha, ref.alpha, sizeof(double) * ref.n_train * q) == 0 &&
+				  m.intercept == ref.intercept && m.train_rmse == ref.train_rmse &&
+				  m.train_accuracy == ref.train_accuracy,
+				  "case %d: blocks of %zu rows change the model", t, blocks[b]);
+			for (uint32_t j = 0; j < ref.n_candidates; j++)
+				CHECK(memcmp(&m.candidates[j].score, &ref.candidates[j].score, sizeof(double)) == 0,
+					  "case %d: blocks of %zu rows change candidate %u", t, blocks[b], j);
+			unit_arena_free(&ab);
+		}
+		CHECK(t != 1 || ref.n_candidates == 2, "svr candidates %u", ref.n_candidates);
+		CHECK(t != 2 || ref.n_candidates == 2, "logistic candidates %u", ref.n_candidates);
+		unit_arena_free(&a);
+	}
+	free(cache);
+	free(h);
+	free(cls);
+	free(fold);
+	free(y);
+	free(X);
+}
+
+/*
+ * The exact expansion through the learner: one gather pass, then
+ * km_train's road.  Rows handed in one block (kept as the host holds
+ * them) or in blocks of 7 (appended to the learner's copies) give
+ * km_train's model bit for bit: svr with k-fold over given folds, and a
+ * 3-class svm (whose rows are standardized in place: each run its own copy).
+ */
+void
+test_pipeline_learn_gather(void)
+{
+	size_t		n = 90;
+	int			d = 2;
+	double	   *X0 = unit_rand_vec(n * d, 71);
+	double	   *X = malloc(n * d * sizeof(double));
+	double	   *y = malloc(n * sizeof(double));
+	int		   *fold = malloc(n * sizeof(int));
+	uint32_t   *cls = malloc(n * sizeof(uint32_t));
+	uint64_t	counts[3];
+	double		class_w[3];
+	km_class_fit_result res;
+	km_rows		rows = {NULL, n, d, X, y, fold, NULL, 0, NULL};
+	km_class_rows c;
+	const char *const svr_kv[] = {"method", "svr", "gamma", "0.5", "cv", "3"};
+	const char *const svm_kv[] = {"method", "svm", "gamma", "0.5", "lambda", "0.01"};
+	const size_t blocks[] = {KM_BLOCK_ROWS, 7};
+	km_options	o[2];
+
+	o[0] = parse_options(svr_kv, 3);
+	o[0].lambdas.n = 2;
+	o[0].lambdas.per_row = false;
+	o[0].lambdas.v[0] = 1e-3;
+	o[0].lambdas.v[1] = 1e-1;
+	o[1] = parse_options(svm_kv, 3);
+	class_blobs(n, 3, X0, cls, counts);
+	for (size_t i = 0; i < n; i++)
+	{
+		y[i] = sin(3.0 * X0[2 * i]) + 0.5 * X0[2 * i + 1];
+		fold[i] = (int) ((i * 5) % 3);
+	}
+	for (int t = 0; t < 2; t++)
+	{
+		unit_arena a = {{0}, 0};
+		km_train_env env = unit_arena_env(&a);
+		km_train_plan plan;
+		km_model	ref;
+		km_error	err;
+		uint32_t	k = t == 1 ? 3 : 0;
+		size_t		q = t == 1 ? 3 : 1;
+
+		memcpy(X, X0, n * d * sizeof(double));
+		c = class_rows(X, 3, cls, counts, class_w, &res);
+		rows.classes = t == 1 ? &c : NULL;
+		rows.fold = t == 0 ? fold : NULL;
+		km_train_plan_make(&o[t], n, d, k, &plan);
+		CHECK(km_train(&rows, &plan, &env, &ref, &err) == KM_OK, "case %d: %s", t, err.message);
+		for (size_t b = 0; b < 2; b++)
+		{
+			unit_arena ab = {{0}, 0};
+			km_train_env envb = unit_arena_env(&ab);
+			km_model	m;
+
+			memcpy(X, X0, n * d * sizeof(double));
+			CHECK(unit_learn_blocks(&rows, &plan, &envb, &m, &err, blocks[b]) == KM_OK,
+				  "case %d blocks %zu: %s", t, blocks[b], err.message);
+			CHECK(m.n_train == ref.n_train && m.n_candidates == ref.n_candidates &&
+				  memcmp(m.alpha, ref.alpha, sizeof(double) * ref.n_train * q) == 0 &&
+				  memcmp(m.X, ref.X, sizeof(double) * ref.n_train * d) == 0 &&
+				  m.intercept == ref.intercept,
+				  "case %d: the gather in blocks of %zu rows changes the model", t, blocks[b]);
+			unit_arena_free(&ab);
+		}
+		CHECK(t != 0 || ref.n_candidates == 2, "svr candidates %u", ref.n_candidates);
+		unit_arena_free(&a);
+	}
+	free(cls);
+	free(fold);
+	free(y);
+	free(X);
+	free(X0);
+}
+
+/* Two states of a pass over disjoint rows combine by addition; an ordered pass's do not. */
+void
+test_pipeline_pass_combine(void)
+{
+	km_pass		pass;
+	double		a[3] = {1.0, 2.0, 3.0};
+	double		b[3] = {4.0, 5.0, 6.0};
+	km_error	err;
+
+	memset(&pass, 0, sizeof(pass));
+	pass.state_bytes = sizeof(a);
+	CHECK(km_pass_combine(&pass, a, b, &err) == KM_OK && a[0] == 5.0 && a[1] == 7.0 &&
+		  a[2] == 9.0, "combined %g %g %g", a[0], a[1], a[2]);
+	pass.ordered = true;
+	CHECK(km_pass_combine(&pass, a, b, &err) == KM_ERR_INVALID && a[0] == 5.0,
+		  "an ordered pass combined");
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "classify.h"
+#include "learn/newton.h"
 #include "primal_pass.h"
 #include "unit.h"
 
@@ -85,7 +86,7 @@ pass_add_rows(km_primal_pass *ps, const double *Z, const uint32_t *cls,
 	{
 		size_t		r = i1 - a < ps->block ? i1 - a : ps->block;
 
-		CHECK(km_primal_pass_add(ps, Z + a * PP_M, r, cls + a, w + a, &bad, NULL) == KM_OK,
+		CHECK(km_primal_pass_add(ps, ps->states, Z + a * PP_M, r, cls + a, w + a, &bad, NULL) == KM_OK,
 			  "add of rows from %zu", a);
 	}
 }

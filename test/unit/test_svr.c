@@ -116,12 +116,68 @@ test_svr_sinc(void)
 			  sn1_pred, sn1_coef, SN1_B, SN1_NSV, true, "sinc C=10");
 }
 
+/*
+ * The pass/step loop over Z (rows x m) in memory, blocks of block rows (0:
+ * all): what the learner's Newton (learn/newton.h) does over a host's
+ * passes, here with row weights, which the method's ops do not take.
+ * KM_ERR_DIVERGED when a pass refuses a row, KM_ERR_INACCURATE when the
+ * solver stops without converging; a step's status as it is.
+ */
+static km_status
+svr_fit(const double *Z, size_t rows, uint32_t m, const double *y, const double *w,
+		double eps, const km_primal_params *p, const double *R, size_t block,
+		double *coef, double *b, km_primal_solver *s, km_error *err)
+{
+	size_t		mm = m;
+	double	   *state,
+			   *scratch,
+			   *vecs,
+			   *work,
+			   *eye;
+	km_status	st = KM_OK;
+
+	if (block == 0 || block > rows)
+		block = rows;
+	state = malloc(sizeof(double) * km_primal_state_doubles(m));
+	scratch = malloc(sizeof(double) * (km_primal_add_scratch_doubles(m, block) + 1));
+	vecs = malloc(sizeof(double) * 2 * mm);
+	work = malloc(sizeof(double) * km_primal_step_work_doubles(m));
+	eye = calloc(mm * mm, sizeof(double));
+	for (size_t j = 0; j < mm; j++)
+		eye[j + j * mm] = 1.0;
+	km_primal_solver_init(s, m);
+	memset(coef, 0, mm * sizeof(double));
+	*b = 0.0;
+	while (!s->done && st == KM_OK)
+	{
+		km_primal_state_init(state, m);
+		for (size_t r0 = 0; r0 < rows && st == KM_OK; r0 += block)
+		{
+			size_t		nb = rows - r0 < block ? rows - r0 : block;
+
+			if (!km_svr_primal_add(state, m, Z + r0 * mm, nb, y + r0, w ? w + r0 : NULL,
+								   eps, coef, *b, scratch, NULL))
+				st = km_fail(err, KM_ERR_DIVERGED, "svr pass refused a row", "Block from %zu.", r0);
+		}
+		if (st == KM_OK)
+			st = km_svr_primal_step(s, p, state, R ? R : eye, coef, b, vecs, work, err, NULL);
+	}
+	if (st == KM_OK && !s->converged)
+		st = km_fail(err, KM_ERR_INACCURATE, "svr primal newton did not converge",
+					 "%d Newton steps.", s->iterations);
+	free(eye);
+	free(work);
+	free(vecs);
+	free(scratch);
+	free(state);
+	return st;
+}
+
 /* The three SciPy optima: (weights, R, intercept) as the generator orders them. */
 void
 test_svr_primal(void)
 {
 	const uint32_t m = PR_M;
-	double	   *work = malloc(km_svr_primal_fit_doubles(m, PR_N) * sizeof(double));
 	double		coef[PR_M],
 				coef1[PR_M],
 				b,
@@ -138,8 +194,8 @@ test_svr_primal(void)
 
 		p.lambda = PR_LAMBDA;
 		p.fit_intercept = c != 2;
-		st = km_svr_primal_fit(pr_Z, PR_N, m, pr_y, c == 1 ? pr_w : NULL, PR_EPS, &p,
-							   c == 1 ? pr_R : NULL, 0, coef, &b, &s, work, &err, NULL);
+		st = svr_fit(pr_Z, PR_N, m, pr_y, c == 1 ? pr_w : NULL, PR_EPS, &p,
+					 c == 1 ? pr_R : NULL, 0, coef, &b, &s, &err);
 		CHECK(st == KM_OK, "case %d: status %d %s", c, st, err.message);
 		CHECK(s.converged && s.iterations <= 15, "case %d: %d Newton steps", c, s.iterations);
 		for (uint32_t j = 0; j < m; j++)
@@ -153,15 +209,14 @@ test_svr_primal(void)
 			CHECK(b == 0, "case %d: intercept %g", c, b);
 
 		/* the same fit fed by blocks of 37 rows: the same point */
-		st = km_svr_primal_fit(pr_Z, PR_N, m, pr_y, c == 1 ? pr_w : NULL, PR_EPS, &p,
-							   c == 1 ? pr_R : NULL, 37, coef1, &b1, &s, work, &err, NULL);
+		st = svr_fit(pr_Z, PR_N, m, pr_y, c == 1 ? pr_w : NULL, PR_EPS, &p,
+					 c == 1 ? pr_R : NULL, 37, coef1, &b1, &s, &err);
 		CHECK(st == KM_OK, "case %d blocks: status %d", c, st);
 		dmax = fabs(b1 - b);
 		for (uint32_t j = 0; j < m; j++)
 			dmax = fmax(dmax, fabs(coef1[j] - coef[j]));
 		CHECK(dmax <= 1e-12, "case %d: blocks move the optimum by %g", c, dmax);
 	}
-	free(work);
 }
 
 void
@@ -239,24 +294,22 @@ test_svr_errors(void)
 	/* primal */
 	pp.lambda = 0.1;
 	pp.fit_intercept = true;
-	CHECK(km_svr_primal_fit(X, 8, 1, y, NULL, -0.1, &pp, NULL, 0, coef, &b, &s, w, &err,
-							NULL) == KM_ERR_INVALID, "primal eps < 0");
-	CHECK(km_svr_primal_fit(X, 8, 1, ybad, NULL, 0.1, &pp, NULL, 0, coef, &b, &s, w, &err,
-							NULL) == KM_ERR_INVALID, "primal y nan");
-	CHECK(km_svr_primal_fit(X, 0, 1, y, NULL, 0.1, &pp, NULL, 0, coef, &b, &s, w, &err,
-							NULL) == KM_ERR_INVALID, "primal no rows");
+	CHECK(svr_fit(X, 8, 1, y, NULL, -0.1, &pp, NULL, 0, coef, &b, &s, &err) == KM_ERR_DIVERGED,
+		  "primal eps < 0");
+	CHECK(svr_fit(X, 8, 1, ybad, NULL, 0.1, &pp, NULL, 0, coef, &b, &s, &err) == KM_ERR_DIVERGED,
+		  "primal y nan");
 	pp.lambda = 0;
-	CHECK(km_svr_primal_fit(X, 8, 1, y, NULL, 0.1, &pp, NULL, 0, coef, &b, &s, w, &err,
-							NULL) == KM_ERR_INVALID, "primal lambda 0");
+	CHECK(svr_fit(X, 8, 1, y, NULL, 0.1, &pp, NULL, 0, coef, &b, &s, &err) == KM_ERR_INVALID,
+		  "primal lambda 0");
 	pp.lambda = 0.1;
 	pp.max_iter = 1;
-	CHECK(km_svr_primal_fit(X, 8, 1, y, NULL, 0.1, &pp, NULL, 0, coef, &b, &s, w, &err,
-							NULL) == KM_ERR_INACCURATE, "primal max_iter");
+	CHECK(svr_fit(X, 8, 1, y, NULL, 0.1, &pp, NULL, 0, coef, &b, &s, &err) == KM_ERR_INACCURATE,
+		  "primal max_iter");
 	CHECK(!s.converged && s.iterations == 1 && coef[0] != 0 && isfinite(b),
 		  "primal max_iter result %d %d %g %g", s.converged, s.iterations, coef[0], b);
 	pp.max_iter = 0;
-	CHECK(km_svr_primal_fit(X, 8, 1, y, NULL, 0.1, &pp, NULL, 0, coef, &b, &s, w, &err,
-							NULL) == KM_OK && s.converged, "primal full");
+	CHECK(svr_fit(X, 8, 1, y, NULL, 0.1, &pp, NULL, 0, coef, &b, &s, &err) == KM_OK && s.converged,
+		  "primal full");
 	/* the pass function refuses non-finite targets and a bad epsilon */
 	km_primal_state_init(state, 1);
 	CHECK(!km_svr_primal_add(state, 1, X, 8, ybad, NULL, 0.1, coef, b, scratch, NULL),

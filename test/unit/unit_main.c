@@ -59,6 +59,9 @@ int			unit_failures = 0;
 	X(test_pipeline_approx_needs_hashes) \
 	X(test_pipeline_approx_kfold) \
 	X(test_pipeline_approx_classes) \
+	X(test_pipeline_approx_blocks) \
+	X(test_pipeline_learn_gather) \
+	X(test_pipeline_pass_combine) \
 	X(test_pipeline_approx_classes_kfold) \
 	X(test_select_cholesky_route_large) \
 	X(test_select_grid_loop) \

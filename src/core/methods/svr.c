@@ -1,8 +1,9 @@
 /*
  * svr.c - the "svr" method: libsvm's epsilon-SVR (scikit-learn's SVR),
  * C = 1 / (n lambda) (method.h km_svm_C), the exact dual by libsvm's Solver
- * (km_smo_solve), and LIBLINEAR's L2-loss primal by Newton over additive
- * passes (svr.h).  The method's ops are at the end of this file.
+ * (km_smo_solve), and LIBLINEAR's L2-loss primal: its additive pass and
+ * its step (svr.h), which the learner's one Newton drives over a host's
+ * passes (learn/newton.h).  The method's ops are at the end of this file.
  */
 #include <math.h>
 #include <stddef.h>
@@ -171,120 +172,6 @@ km_svr_primal_step(km_primal_solver *s, const km_primal_params *p,
 	return km_primal_step(s, &q, state, R, coef, b, vecs, work, err, interrupt);
 }
 
-size_t
-km_svr_primal_fit_doubles(uint32_t m, size_t block)
-{
-	size_t		mm = m;
-
-	return km_primal_state_doubles(m) + km_primal_add_scratch_doubles(m, block)
-		+ 2 * mm + km_primal_step_work_doubles(m) + mm * mm;
-}
-
-/*
- * The pass/step loop over the rows of rb (features block by block from its
- * callback), weights (or NULL: 1) beside them: km_svr_primal_fit's contract.
- */
-static km_status
-svr_primal_passes(const km_row_blocks *rb, const double *weights, uint32_t m,
-				  double epsilon, const km_primal_params *p, const double *R,
-				  double *coef, double *b, km_primal_solver *s, double *work,
-				  km_error *err, km_interrupt_fn interrupt)
-{
-	size_t		mm = m;
-	size_t		rows = rb->n;
-	size_t		block = rb->block;
-	const double *y = rb->y;
-	double	   *state,
-			   *scratch,
-			   *vecs,
-			   *step_work,
-			   *eye;
-
-	if (block == 0 || block > rows)
-		block = rows;
-	state = work;
-	scratch = state + km_primal_state_doubles(m);
-	vecs = scratch + km_primal_add_scratch_doubles(m, block);
-	step_work = vecs + 2 * mm;
-	eye = step_work + km_primal_step_work_doubles(m);
-
-	km_primal_solver_init(s, m);
-	memset(coef, 0, mm * sizeof(double));
-	*b = 0.0;
-	if (rows == 0 || m == 0)
-		return km_fail(err, KM_ERR_INVALID, "svr needs rows and features",
-					   "The problem has %zu rows of %u features.", rows, m);
-	if (!(epsilon >= 0) || !isfinite(epsilon))
-		return km_fail(err, KM_ERR_INVALID, "svr epsilon must be a finite number >= 0",
-					   "epsilon is %g.", epsilon);
-	for (size_t i = 0; i < rows; i++)
-		if (!isfinite(y[i]))
-			return km_fail(err, KM_ERR_INVALID, "svr targets must be finite",
-						   "Row %zu has target %g.", i, y[i]);
-	if (R == NULL)
-	{
-		memset(eye, 0, mm * mm * sizeof(double));
-		for (size_t j = 0; j < mm; j++)
-			eye[j + j * mm] = 1.0;
-		R = eye;
-	}
-	while (!s->done)
-	{
-		km_status	st;
-
-		km_primal_state_init(state, m);
-		for (size_t r0 = 0; r0 < rows; r0 += block)
-		{
-			size_t		nb = rows - r0 < block ? rows - r0 : block;
-
-			if (!km_svr_primal_add(state, m, rb->features(rb->arg, r0, nb), nb,
-								   y + r0, weights ? weights + r0 : NULL, epsilon,
-								   coef, *b, scratch, interrupt))
-				return km_fail(err, KM_ERR_DIVERGED, "svr primal newton diverged",
-							   "A decision value is not finite after %d Newton steps.",
-							   s->iterations);
-		}
-		st = km_svr_primal_step(s, p, state, R, coef, b, vecs, step_work, err,
-								interrupt);
-		if (st != KM_OK)
-			return st;
-	}
-	if (!s->converged)
-		return km_fail(err, KM_ERR_INACCURATE, "svr primal newton did not converge",
-					   "The solver stopped after %d Newton steps with a gradient norm of %g (%g at the start).",
-					   s->iterations, s->grad_norm, s->grad_norm0);
-	return KM_OK;
-}
-
-/* A matrix in memory as row blocks. */
-typedef struct matrix_rows
-{
-	const double *Z;
-	uint32_t	m;
-} matrix_rows;
-
-static const double *
-matrix_features(void *arg, size_t i0, size_t rows)
-{
-	const matrix_rows *mr = arg;
-
-	return mr->Z + i0 * (size_t) mr->m;
-}
-
-km_status
-km_svr_primal_fit(const double *Z, size_t rows, uint32_t m, const double *y,
-				  const double *weights, double epsilon,
-				  const km_primal_params *p, const double *R, size_t block,
-				  double *coef, double *b, km_primal_solver *s, double *work,
-				  km_error *err, km_interrupt_fn interrupt)
-{
-	matrix_rows mr = {Z, m};
-	km_row_blocks rb = {rows, block, y, matrix_features, &mr};
-
-	return svr_primal_passes(&rb, weights, m, epsilon, p, R, coef, b, s, work,
-							 err, interrupt);
-}
-
 /* ---- the method: registry entry km_svr_ops (methods.def) ---- */
 
 /* Its own options (km_fit_params.method_params). */
@@ -417,15 +304,6 @@ svr_store(const km_fit_params *p, const km_fit_result *res, km_model *m)
 	f->n_support = sr->n_support;
 }
 
-static size_t
-svr_primal_fit_doubles(uint32_t m, size_t block)
-{
-	size_t		own = km_svr_primal_fit_doubles(m, block);
-
-	/* then one block's decision values for the training error */
-	return own == 0 || own > SIZE_MAX / 8 - block ? 0 : own + block;
-}
-
 /* The primal's parameters from the fit's (the loss is not read by the step, svr.h). */
 static km_status
 svr_primal_params(const km_fit_params *p, km_primal_params *pp, km_error *err)
@@ -521,47 +399,6 @@ svr_primal_result(const km_fit_params *p, const struct km_primal_solver *s,
 	return KM_OK;
 }
 
-/*
- * The approximate form: LIBLINEAR's L2-loss epsilon-SVR on the features
- * (svr.h), then one more pass for the training RMSE and the rows outside
- * the tube: the pieces above over rows in memory.
- */
-static km_status
-svr_primal_fit(const km_fit_params *p, const km_row_blocks *rows, uint32_t m,
-			   const double *R, double *coef, double *b, km_fit_result *res,
-			   double *work, km_error *err, km_interrupt_fn interrupt)
-{
-	const svr_params *sp = KM_METHOD_BLOB_CONST(&p->method_params, svr_params);
-	km_primal_params pp;
-	km_primal_solver s;
-	double	   *f = work + km_svr_primal_fit_doubles(m, rows->block);
-	double		tally[KM_PRIMAL_TALLY_DOUBLES] = {0};
-	km_status	st;
-
-	st = svr_primal_params(p, &pp, err);
-	if (st != KM_OK)
-		return st;
-	st = svr_primal_passes(rows, NULL, m, sp->epsilon, &pp, R, coef, b, &s,
-						   work, err, interrupt);
-	if (st == KM_ERR_INACCURATE)
-		return svr_primal_result(p, &s, tally, rows->n, res, err);
-	if (st != KM_OK)
-	{
-		res->iterations = s.iterations;
-		res->converged = s.converged;
-		return st;
-	}
-	for (size_t i0 = 0; i0 < rows->n; i0 += rows->block)
-	{
-		size_t		nb = rows->n - i0 < rows->block ? rows->n - i0 : rows->block;
-
-		svr_primal_tally(p, rows->features(rows->arg, i0, nb), nb, m,
-						 rows->y + i0, coef, *b, tally, f);
-		km_check_interrupts(interrupt);
-	}
-	return svr_primal_result(p, &s, tally, rows->n, res, err);
-}
-
 static const char *
 svr_hint(km_status status)
 {
@@ -603,9 +440,7 @@ const km_method_ops km_svr_ops = {
 	.lambda_per_row = true,
 	.default_tol = 1e-3,
 	.solver_max_iter = true,
-	/* nystrom, rff: the L2-loss primal by Newton passes */
-	.primal_fit_doubles = svr_primal_fit_doubles,
-	.primal_fit = svr_primal_fit,
+	/* nystrom, rff: the L2-loss primal by the learner's Newton passes (learn/newton.h) */
 	.primal_add = svr_primal_add_op,
 	.primal_step = svr_primal_step_op,
 	.primal_tally = svr_primal_tally,

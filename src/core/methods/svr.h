@@ -40,8 +40,8 @@
  *   primal step      km_primal_solver_init once; km_svr_primal_step after
  *                    each pass until s->done (vecs 2m, work
  *                    km_primal_step_work_doubles(m))
- *   in memory        km_svr_primal_fit: the pass/step loop over row blocks
- *                    of a matrix the caller holds
+ *   the loop         the learner's one Newton (learn/newton.h) over a host's
+ *                    passes, through the method's ops (primal_add, primal_step)
  *   prediction       the svm's: coef against the kernel (exact) or the
  *                    features (approximate), plus b; one output
  */
@@ -113,26 +113,5 @@ km_status	km_svr_primal_step(km_primal_solver *s, const km_primal_params *p,
 							   double *coef, double *b, double *vecs,
 							   double *work, km_error *err,
 							   km_interrupt_fn interrupt);
-
-/* Doubles of workspace km_svr_primal_fit needs for m features, blocks of block rows. */
-size_t		km_svr_primal_fit_doubles(uint32_t m, size_t block);
-
-/*
- * The pass/step loop in memory: from coef = 0, b = 0, passes over Z (rows x
- * m, row-major) in blocks of block rows (0: all at once) until the solver is
- * done.  s (may be inspected afterwards: iterations, passes, converged,
- * objective) is initialised here.  R: m x m (NULL: the identity).
- * KM_ERR_INVALID: rows == 0, epsilon negative or not finite, a target not
- * finite, bad lambda; KM_ERR_DIVERGED: a decision value not finite;
- * KM_ERR_INACCURATE (coef, b written)
- * when the solver stops without converging (max_iter Newton steps, or no
- * more decrease in double precision).  Others as km_primal_step.
- */
-km_status	km_svr_primal_fit(const double *Z, size_t rows, uint32_t m,
-							  const double *y, const double *weights,
-							  double epsilon, const km_primal_params *p,
-							  const double *R, size_t block, double *coef,
-							  double *b, km_primal_solver *s, double *work,
-							  km_error *err, km_interrupt_fn interrupt);
 
 #endif							/* KM_SVR_H */
