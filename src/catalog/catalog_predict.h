@@ -1,7 +1,8 @@
 /*
  * catalog_predict.h - the deployed version of a named model as the scoring
- * functions by name find it (catalog_predict.c), for scoring functions by
- * name in other files (kernel_predict_matrix, kernel_evaluate).
+ * functions by name find it (catalog_predict.c), for the scorers by name in
+ * other files (catalog_score.c: kernel_evaluate, kernel_predict_matrix),
+ * which pass it down to src/sql as a KmNamedModel (predict.h).
  */
 #ifndef KM_CATALOG_PREDICT_H
 #define KM_CATALOG_PREDICT_H

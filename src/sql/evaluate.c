@@ -37,8 +37,9 @@
  * come.  The decoded models are
  * the call site's model cache's (predict.h), shared by every group.  By
  * name, the deployed version is looked up once per statement snapshot and
- * user, with kernel_predict(name, ...)'s lookup and read-permission check
- * (catalog_predict.h).
+ * user, with kernel_predict(name, ...)'s lookup and read-permission check,
+ * which the by-name transition functions (src/catalog/catalog_score.c) pass
+ * down (KmNamedModel).
  *
  * Parallel query: every measure but the AUC is a sum (km_metrics_combine,
  * km_class_metrics_combine); for the AUC the state keeps each row's score
@@ -73,12 +74,10 @@
 #include "predict.h"
 #include "rowset.h"
 #include "task.h"
-#include "catalog_predict.h"
+#include "evaluate.h"
 
 PG_FUNCTION_INFO_V1(kernel_evaluate_sfunc);
 PG_FUNCTION_INFO_V1(kernel_evaluate_label_sfunc);
-PG_FUNCTION_INFO_V1(kernel_evaluate_by_name_sfunc);
-PG_FUNCTION_INFO_V1(kernel_evaluate_label_by_name_sfunc);
 PG_FUNCTION_INFO_V1(kernel_evaluate_final);
 PG_FUNCTION_INFO_V1(kernel_evaluate_combine);
 PG_FUNCTION_INFO_V1(kernel_evaluate_serialize);
@@ -377,15 +376,11 @@ add_class_row(FunctionCallInfo fcinfo, EvalState *st, EvalCall *call,
 	pfree(label);
 }
 
-/*
- * The transition function of the four forms: argument 1 the model (bytea)
- * or its name (text), 2 the features, 3 the target (float8 or text).
- */
-static Datum
-evaluate_trans(FunctionCallInfo fcinfo, bool by_name, bool text_target)
+Datum
+km_evaluate_trans(FunctionCallInfo fcinfo, bool text_target, KmNamedModel by_name)
 {
 	MemoryContext aggctx = agg_context(fcinfo, "kernel_evaluate_sfunc");
-	EvalState  *st = PG_ARGISNULL(0) ? state_create(aggctx, by_name) :
+	EvalState  *st = PG_ARGISNULL(0) ? state_create(aggctx, by_name != NULL) :
 		(EvalState *) PG_GETARG_POINTER(0);
 	EvalCall   *call;
 	ModelCache *mc;
@@ -401,7 +396,7 @@ evaluate_trans(FunctionCallInfo fcinfo, bool by_name, bool text_target)
 		st->skipped++;
 		PG_RETURN_POINTER(st);
 	}
-	call = eval_call(fcinfo, by_name);
+	call = eval_call(fcinfo, by_name != NULL);
 	if (by_name)
 	{
 		text	   *name = PG_GETARG_TEXT_PP(1);
@@ -413,7 +408,7 @@ evaluate_trans(FunctionCallInfo fcinfo, bool by_name, bool text_target)
 			raise_model_changed(psprintf("Row " INT64_FORMAT " of the group names the model \"%s\", the group's first row \"%s\".",
 										 st->seen, cname, st->name));
 		pfree(cname);
-		model = catalog_predict_model(fcinfo, name, &call->named, &mc);
+		model = by_name(fcinfo, name, &call->named, &mc);
 	}
 	else
 	{
@@ -480,28 +475,14 @@ evaluate_trans(FunctionCallInfo fcinfo, bool by_name, bool text_target)
 Datum
 kernel_evaluate_sfunc(PG_FUNCTION_ARGS)
 {
-	return evaluate_trans(fcinfo, false, false);
+	return km_evaluate_trans(fcinfo, false, NULL);
 }
 
 /* kernel_evaluate_sfunc(internal, model bytea, features float8[], target text) */
 Datum
 kernel_evaluate_label_sfunc(PG_FUNCTION_ARGS)
 {
-	return evaluate_trans(fcinfo, false, true);
-}
-
-/* kernel_evaluate_sfunc(internal, name text, features float8[], target float8) */
-Datum
-kernel_evaluate_by_name_sfunc(PG_FUNCTION_ARGS)
-{
-	return evaluate_trans(fcinfo, true, false);
-}
-
-/* kernel_evaluate_sfunc(internal, name text, features float8[], target text) */
-Datum
-kernel_evaluate_label_by_name_sfunc(PG_FUNCTION_ARGS)
-{
-	return evaluate_trans(fcinfo, true, true);
+	return km_evaluate_trans(fcinfo, true, NULL);
 }
 
 /* ---- combine, serialize, deserialize ---- */

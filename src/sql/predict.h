@@ -54,6 +54,15 @@ struct km_scorer;
 struct km_scorer *km_model_cache_scorer(ModelCache *mc, Datum model);
 
 /*
+ * How a scorer by name finds its model: the deployed model of name and the
+ * cache that decodes it, from a lookup cache kept at *slot
+ * (catalog_predict_model in src/catalog, which the by-name entry points
+ * pass down to the scorers here: this layer does not import the catalog).
+ */
+typedef Datum (*KmNamedModel) (FunctionCallInfo fcinfo, text *name, void **slot,
+							   ModelCache **mc);
+
+/*
  * The q (km_model.n_outputs) decision values of a row of d finite raw
  * features; the array is the cache's, valid until its next call.
  */

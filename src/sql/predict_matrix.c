@@ -12,7 +12,9 @@
  * kernel_predict's to rounding (another summation order), not bit for bit.
  *
  * PostgreSQL does not tell float8[][] from float8[], so these have their
- * own names: a 1-D array is an error with a hint, not one row.
+ * own names: a 1-D array is an error with a hint, not one row.  The by-name
+ * forms are src/catalog/catalog_score.c's, which pass the catalog's lookup
+ * down (KmNamedModel).
  */
 #include "postgres.h"
 
@@ -32,14 +34,11 @@
 #include "predict.h"
 #include "score.h"
 #include "task.h"
-#include "catalog_predict.h"
+#include "predict_matrix.h"
 
 PG_FUNCTION_INFO_V1(kernel_predict_matrix);
 PG_FUNCTION_INFO_V1(kernel_predict_class_matrix);
 PG_FUNCTION_INFO_V1(kernel_predict_proba_matrix);
-PG_FUNCTION_INFO_V1(kernel_predict_matrix_by_name);
-PG_FUNCTION_INFO_V1(kernel_predict_class_matrix_by_name);
-PG_FUNCTION_INFO_V1(kernel_predict_proba_matrix_by_name);
 
 /*
  * Work of one panel: 4 MB holds 250 rows against 2,000 model rows of 100
@@ -48,13 +47,6 @@ PG_FUNCTION_INFO_V1(kernel_predict_proba_matrix_by_name);
  * cache).
  */
 #define PANEL_BYTES		((double) 4 * 1024 * 1024)
-
-typedef enum MatrixOutput
-{
-	OUT_VALUE,					/* kernel_predict's value per row */
-	OUT_CLASS,					/* the class label per row */
-	OUT_PROBA					/* the k probabilities per row */
-} MatrixOutput;
 
 /* What a call site keeps in fn_extra. */
 typedef struct MatrixCall
@@ -220,11 +212,11 @@ raise_panel_failure(km_scorer *s, const double *X, size_t first, size_t nr,
 	km_raise(block_err);
 }
 
-static Datum
-score_matrix(FunctionCallInfo fcinfo, bool by_name, MatrixOutput what,
-			 const char *fname)
+Datum
+km_predict_matrix(FunctionCallInfo fcinfo, KmMatrixOutput what, const char *fname,
+				  KmNamedModel by_name)
 {
-	MatrixCall *call = matrix_call(fcinfo, by_name);
+	MatrixCall *call = matrix_call(fcinfo, by_name != NULL);
 	ModelCache *mc = call->mc;
 	Datum		model;
 	const km_model *m;
@@ -242,35 +234,35 @@ score_matrix(FunctionCallInfo fcinfo, bool by_name, MatrixOutput what,
 	Datum	   *labels = NULL;
 
 	if (by_name)
-		model = catalog_predict_model(fcinfo, PG_GETARG_TEXT_PP(0), &call->named, &mc);
+		model = by_name(fcinfo, PG_GETARG_TEXT_PP(0), &call->named, &mc);
 	else
 		model = PG_GETARG_DATUM(0);
 	m = km_model_cache_model(mc, model);
 	d = m->n_features;
 	q = Max(m->n_outputs, 1);
-	if (what == OUT_VALUE && q != 1)
+	if (what == KM_MATRIX_VALUE && q != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("%s cannot score a multi-class model", fname),
 				 errdetail("The model gives %u decision values per row (multi-class scheme \"%s\").",
 						   m->n_outputs, km_multiclass_name(m->multiclass)),
 				 errhint("Use kernel_predict_class_matrix(model, features) or kernel_predict_proba_matrix(model, features).")));
-	if (what != OUT_VALUE)
+	if (what != KM_MATRIX_VALUE)
 	{
 		km_classifier_prepare(m, fname, fcinfo->flinfo->fn_mcxt, &call->pb);
 		k = m->n_classes;
-		if (what == OUT_PROBA)
+		if (what == KM_MATRIX_PROBA)
 			link = (km_prob_link) km_model_prob_link_or_raise(m);
 	}
 
 	features = PG_GETARG_ARRAYTYPE_P(1);
 	rows = (size_t) matrix_rows(features, d, fname);
 	if (rows == 0)
-		PG_RETURN_ARRAYTYPE_P(construct_empty_array(what == OUT_CLASS ? TEXTOID : FLOAT8OID));
+		PG_RETURN_ARRAYTYPE_P(construct_empty_array(what == KM_MATRIX_CLASS ? TEXTOID : FLOAT8OID));
 
-	if (what == OUT_VALUE)
+	if (what == KM_MATRIX_VALUE)
 		result = float8_result((int) rows, 0, fname);
-	else if (what == OUT_PROBA)
+	else if (what == KM_MATRIX_PROBA)
 		result = float8_result((int) rows, (int) k, fname);
 	else
 	{
@@ -281,7 +273,7 @@ score_matrix(FunctionCallInfo fcinfo, bool by_name, MatrixOutput what,
 	scorer = km_model_cache_scorer(mc, model);
 	panel = panel_rows(m, rows, fname);
 	work = palloc_extended(km_scorer_block_doubles(m, panel) * sizeof(double), MCXT_ALLOC_HUGE);
-	F = what == OUT_VALUE ? NULL :
+	F = what == KM_MATRIX_VALUE ? NULL :
 		palloc_extended(sizeof(double) * panel * q, MCXT_ALLOC_HUGE);
 
 	km_blas_setup();
@@ -289,14 +281,14 @@ score_matrix(FunctionCallInfo fcinfo, bool by_name, MatrixOutput what,
 	{
 		size_t		nr = Min(panel, rows - first);
 		const double *X = (const double *) ARR_DATA_PTR(features) + first * d;
-		double	   *out = what == OUT_VALUE ?
+		double	   *out = what == KM_MATRIX_VALUE ?
 			(double *) ARR_DATA_PTR(result) + first : F;
 		km_error	err;
 
 		CHECK_FOR_INTERRUPTS();
 		if (km_scorer_block(scorer, X, nr, out, work, &err) != KM_OK)
 			raise_panel_failure(scorer, X, first, nr, &err);
-		if (what == OUT_CLASS)
+		if (what == KM_MATRIX_CLASS)
 		{
 			for (size_t r = 0; r < nr; r++)
 			{
@@ -307,7 +299,7 @@ score_matrix(FunctionCallInfo fcinfo, bool by_name, MatrixOutput what,
 																	 k, c)));
 			}
 		}
-		else if (what == OUT_PROBA)
+		else if (what == KM_MATRIX_PROBA)
 		{
 			double	   *P = (double *) ARR_DATA_PTR(result) + first * k;
 
@@ -323,7 +315,7 @@ score_matrix(FunctionCallInfo fcinfo, bool by_name, MatrixOutput what,
 	pfree(work);
 	if (F != NULL)
 		pfree(F);
-	if (what == OUT_CLASS)
+	if (what == KM_MATRIX_CLASS)
 		PG_RETURN_ARRAYTYPE_P(construct_array(labels, (int) rows, TEXTOID, -1, false,
 											  TYPALIGN_INT));
 	PG_RETURN_ARRAYTYPE_P(result);
@@ -333,40 +325,19 @@ score_matrix(FunctionCallInfo fcinfo, bool by_name, MatrixOutput what,
 Datum
 kernel_predict_matrix(PG_FUNCTION_ARGS)
 {
-	return score_matrix(fcinfo, false, OUT_VALUE, "kernel_predict_matrix");
+	return km_predict_matrix(fcinfo, KM_MATRIX_VALUE, "kernel_predict_matrix", NULL);
 }
 
 /* kernel_predict_class_matrix(model bytea, features float8[]) RETURNS text[] */
 Datum
 kernel_predict_class_matrix(PG_FUNCTION_ARGS)
 {
-	return score_matrix(fcinfo, false, OUT_CLASS, "kernel_predict_class_matrix");
+	return km_predict_matrix(fcinfo, KM_MATRIX_CLASS, "kernel_predict_class_matrix", NULL);
 }
 
 /* kernel_predict_proba_matrix(model bytea, features float8[]) RETURNS float8[] */
 Datum
 kernel_predict_proba_matrix(PG_FUNCTION_ARGS)
 {
-	return score_matrix(fcinfo, false, OUT_PROBA, "kernel_predict_proba_matrix");
-}
-
-/* kernel_predict_matrix(name text, features float8[]) RETURNS float8[] */
-Datum
-kernel_predict_matrix_by_name(PG_FUNCTION_ARGS)
-{
-	return score_matrix(fcinfo, true, OUT_VALUE, "kernel_predict_matrix");
-}
-
-/* kernel_predict_class_matrix(name text, features float8[]) RETURNS text[] */
-Datum
-kernel_predict_class_matrix_by_name(PG_FUNCTION_ARGS)
-{
-	return score_matrix(fcinfo, true, OUT_CLASS, "kernel_predict_class_matrix");
-}
-
-/* kernel_predict_proba_matrix(name text, features float8[]) RETURNS float8[] */
-Datum
-kernel_predict_proba_matrix_by_name(PG_FUNCTION_ARGS)
-{
-	return score_matrix(fcinfo, true, OUT_PROBA, "kernel_predict_proba_matrix");
+	return km_predict_matrix(fcinfo, KM_MATRIX_PROBA, "kernel_predict_proba_matrix", NULL);
 }
