@@ -46,6 +46,7 @@
 #include "pgutil.h"
 #include "predict.h"
 #include "catalog.h"
+#include "catalog_predict.h"
 
 PG_FUNCTION_INFO_V1(kernel_predict_by_name);
 PG_FUNCTION_INFO_V1(kernel_predict_class_by_name);
@@ -162,14 +163,14 @@ same_text(const text *a, const text *b)
 }
 
 /*
- * The cache entry of the name in argument 0, its deployed version looked up
- * (and read access checked) again when the snapshot or the user changed.
+ * The cache entry of name in the cache at *slot (created in fn_mcxt), its
+ * deployed version looked up (and read access checked) again when the
+ * snapshot or the user changed.
  */
 static NamedEntry *
-named_entry(FunctionCallInfo fcinfo)
+lookup_entry(FunctionCallInfo fcinfo, text *name, void **slot)
 {
-	text	   *name = PG_GETARG_TEXT_PP(0);
-	NamedCache *cache = (NamedCache *) fcinfo->flinfo->fn_extra;
+	NamedCache *cache = (NamedCache *) *slot;
 	NamedEntry *entry;
 	Snapshot	snap = ActiveSnapshotSet() ? GetActiveSnapshot() : NULL;
 
@@ -178,7 +179,7 @@ named_entry(FunctionCallInfo fcinfo)
 		cache = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(NamedCache));
 		cache->ctx = fcinfo->flinfo->fn_mcxt;
 		cache->generation = 1;
-		fcinfo->flinfo->fn_extra = cache;
+		*slot = cache;
 	}
 	/* SET ROLE within a statement or a PL/pgSQL loop: look and check again */
 	if (snap == NULL || !snapshot_matches(&cache->key, snap) ||
@@ -218,6 +219,23 @@ named_entry(FunctionCallInfo fcinfo)
 		entry->generation = cache->generation;
 	}
 	return entry;
+}
+
+/* The entry of the name in argument 0, cached in fn_extra. */
+static NamedEntry *
+named_entry(FunctionCallInfo fcinfo)
+{
+	return lookup_entry(fcinfo, PG_GETARG_TEXT_PP(0), &fcinfo->flinfo->fn_extra);
+}
+
+Datum
+catalog_predict_model(FunctionCallInfo fcinfo, text *name, void **slot,
+					  ModelCache **mc)
+{
+	NamedEntry *entry = lookup_entry(fcinfo, name, slot);
+
+	*mc = entry->mc;
+	return entry->model;
 }
 
 Datum

@@ -151,6 +151,27 @@ km_class_metrics_log_loss(const km_class_metrics *m)
 	return m->n > 0 && m->n_proba == m->n ? m->log_loss_sum / (double) m->n : NAN;
 }
 
+km_class_scores
+km_class_metrics_class(const km_class_metrics *m, uint32_t c)
+{
+	km_class_scores s;
+	uint64_t	predicted = 0;
+	uint64_t	tp = m->confusion[(size_t) c * m->k + c];
+
+	s.support = 0;
+	for (uint32_t i = 0; i < m->k; i++)
+	{
+		s.support += m->confusion[(size_t) c * m->k + i];
+		predicted += m->confusion[(size_t) i * m->k + c];
+	}
+	s.precision = predicted > 0 ? (double) tp / (double) predicted : 0.0;
+	s.recall = s.support > 0 ? (double) tp / (double) s.support : 0.0;
+	/* scikit-learn's form, 0 when both are 0 */
+	s.f1 = s.precision + s.recall > 0.0 ?
+		2.0 * s.precision * s.recall / (s.precision + s.recall) : 0.0;
+	return s;
+}
+
 typedef struct auc_key
 {
 	double		score;

@@ -88,6 +88,22 @@ double		km_class_metrics_balanced_accuracy(const km_class_metrics *m);
 double		km_class_metrics_log_loss(const km_class_metrics *m);
 
 /*
+ * Class c's precision, recall and F1 from the confusion matrix, as
+ * scikit-learn's precision_recall_fscore_support(average=None): 0 where a
+ * ratio has a zero denominator (its zero_division default); and its
+ * support, the rows of class c.
+ */
+typedef struct km_class_scores
+{
+	double		precision;
+	double		recall;
+	double		f1;
+	uint64_t	support;
+} km_class_scores;
+
+km_class_scores km_class_metrics_class(const km_class_metrics *m, uint32_t c);
+
+/*
  * Area under the ROC curve of scores for the rows with positive[i] true:
  * the Mann-Whitney statistic with tied scores counted one half (as
  * scikit-learn's roc_auc_score).  NaN unless both kinds of row occur.

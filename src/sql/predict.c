@@ -499,6 +499,12 @@ km_model_cache_model(ModelCache *mc, Datum model)
 	return &get_entry(mc, model)->model;
 }
 
+km_scorer *
+km_model_cache_scorer(ModelCache *mc, Datum model)
+{
+	return &get_entry(mc, model)->scorer;
+}
+
 const double *
 km_model_cache_decision(ModelCache *mc, Datum model, const double *x, int d)
 {

@@ -46,6 +46,23 @@ struct km_model;
 const struct km_model *km_model_cache_model(ModelCache *mc, Datum model);
 
 /*
+ * The scorer of the decoded model in the datum (score.h), for callers that
+ * score blocks of rows (km_scorer_block); valid as km_model_cache_model's
+ * result.
+ */
+struct km_scorer;
+struct km_scorer *km_model_cache_scorer(ModelCache *mc, Datum model);
+
+/*
+ * How a scorer by name finds its model: the deployed model of name and the
+ * cache that decodes it, from a lookup cache kept at *slot
+ * (catalog_predict_model in src/catalog, which the by-name entry points
+ * pass down to the scorers here: this layer does not import the catalog).
+ */
+typedef Datum (*KmNamedModel) (FunctionCallInfo fcinfo, text *name, void **slot,
+							   ModelCache **mc);
+
+/*
  * The q (km_model.n_outputs) decision values of a row of d finite raw
  * features; the array is the cache's, valid until its next call.
  */

@@ -16,6 +16,8 @@
 #   test/bench/defaults_datasets.py  (if present) default options vs SVC(), SVR(),
 #                            KernelRidge() and R kernlab's ksvm() on 27 real data sets
 #                            (needs Rscript with r-cran-mlbench, r-cran-kernlab for the R sets)
+#   test/bench/matrix_scoring.py  (if present) kernel_predict_matrix vs per-row, scikit-learn
+#                            and the arithmetic limit
 # Each prints its own table; everything printed is also saved to
 # test/bench/results-latest.txt.
 #
@@ -54,7 +56,7 @@ out=test/bench/results-latest.txt
 inner='set -u
 rc=0
 /usr/bin/python3 test/bench/core.py || rc=1
-for s in selection by_name group_scoring approx_accuracy approx classify approx_classify defaults_datasets; do
+for s in selection by_name group_scoring approx_accuracy approx classify approx_classify defaults_datasets matrix_scoring; do
 	if [ -f "test/bench/$s.py" ]; then
 		echo
 		/usr/bin/python3 "test/bench/$s.py" || rc=1

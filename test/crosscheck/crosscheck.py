@@ -79,8 +79,19 @@ Checks:
      same objective, LIBLINEAR's L2-loss epsilon-SVR
      (1/n) sum max(0, |y - z w - b| - eps)^2 + (lambda/2) ||w||^2 (b not
      penalized), on the features rebuilt from kernel_model_export.
+  n. kernel_evaluate (issue 30): on held-out rows of diabetes (ridge),
+     breast cancer (logistic; svm without probabilities) and wine (svm with
+     Platt probabilities, 3 classes), every measure vs sklearn.metrics on
+     the per-row kernel_predict / kernel_predict_class / kernel_predict_proba
+     values within 1e-9: mean_squared_error (root), mean_absolute_error,
+     r2_score, accuracy_score, balanced_accuracy_score, log_loss (labels =
+     the model's classes), roc_auc_score (p(classes[1]), or the decision
+     value), confusion_matrix, precision_recall_fscore_support (zero_division
+     0); GROUP BY per group; kernel_predict_matrix fed a 2-D list by psycopg2
+     vs kernel_predict within 1e-12 relative.
   Run only i and j with: crosscheck.py classify; only j: crosscheck.py approx_classify;
-  only k: crosscheck.py defaults; only l and m: crosscheck.py svr
+  only k: crosscheck.py defaults; only l and m: crosscheck.py svr;
+  only n: crosscheck.py evaluate
 """
 
 import io
@@ -97,7 +108,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 SEED = 20240611
-TABLES = ("kmcc_train", "kmcc_test", "kmcc_models", "kmcc_types", "kmcc_cls")
+TABLES = ("kmcc_train", "kmcc_test", "kmcc_models", "kmcc_types", "kmcc_cls", "kmcc_ev")
 
 passed = 0
 failed = 0
@@ -1373,6 +1384,135 @@ def check_classification(cur):
     check_multiclass(cur)
 
 
+def check_evaluate(cur):
+    """n. kernel_evaluate vs sklearn.metrics on the per-row predictions."""
+    from sklearn import metrics
+    from sklearn.datasets import load_breast_cancer, load_wine
+    cur.execute("DROP TABLE IF EXISTS kmcc_ev")
+    cur.execute("CREATE TABLE kmcc_ev (ds text, id int, f float8[], y float8, label text, grp int)")
+    rng = np.random.RandomState(SEED + 30)
+    sets = {}
+    Xd, yd = load_diabetes(return_X_y=True)
+    Xb, yb = load_breast_cancer(return_X_y=True)
+    Xw, yw = load_wine(return_X_y=True)
+    for ds, X, y, labels in (("dia", Xd, yd, None), ("bc", Xb, yb, ["benign" if v else "malignant" for v in yb]),
+                             ("wine", Xw, yw, ["c%d" % v for v in yw])):
+        idx = rng.permutation(len(y))
+        buf = io.StringIO()
+        for i, j in enumerate(idx):
+            buf.write("%s\t%d\t%s\t%r\t%s\t%d\n" % (ds, i, arr_text(X[j]), float(y[j]),
+                                                  labels[j] if labels else "\\N", i % 3))
+        buf.seek(0)
+        cur.copy_expert("COPY kmcc_ev (ds, id, f, y, label, grp) FROM STDIN", buf)
+        sets[ds] = int(0.7 * len(y))
+    cur.execute("ANALYZE kmcc_ev")
+
+    def train_ev(name, ds, target, opts):
+        cur.execute("DELETE FROM kmcc_models WHERE name = %s", (name,))
+        cur.execute("INSERT INTO kmcc_models (name, model) SELECT %%s, kernel_train(f, %s, %%s::jsonb) "
+                    "FROM kmcc_ev WHERE ds = %%s AND id < %%s" % target,
+                    (name, json.dumps(opts), ds, sets[ds]))
+
+    def evaluate(name, ds, target, group=None):
+        where = "" if group is None else " AND e.grp = %d" % group
+        cur.execute("SELECT kernel_evaluate(m.model, e.f, e.%s) FROM kmcc_ev e, kmcc_models m "
+                    "WHERE m.name = %%s AND e.ds = %%s AND e.id >= %%s%s" % (target, where),
+                    (name, ds, sets[ds]))
+        r = cur.fetchone()[0]
+        return r if isinstance(r, dict) else json.loads(r)
+
+    def rows(name, ds, select, group=None):
+        where = "" if group is None else " AND e.grp = %d" % group
+        cur.execute("SELECT %s FROM kmcc_ev e, kmcc_models m WHERE m.name = %%s AND e.ds = %%s "
+                    "AND e.id >= %%s%s ORDER BY e.id" % (select, where), (name, ds, sets[ds]))
+        return cur.fetchall()
+
+    def num(v):
+        return float("nan") if v is None else float(v)
+
+    @check("n. kernel_evaluate regression")
+    def _():
+        train_ev("ev_dia", "dia", "y", {"lambda": 0.1, "gamma": 0.5})
+        for group in (None, 1):
+            got = evaluate("ev_dia", "dia", "y", group)
+            r = rows("ev_dia", "dia", "e.y, kernel_predict(m.model, e.f)", group)
+            y = np.array([a for a, _ in r])
+            p = np.array([b for _, b in r])
+            tag = "n. kernel_evaluate regression%s" % ("" if group is None else " (GROUP BY, group 1)")
+            report(got["n"] == len(y), tag + " n", "%d rows, expected %d" % (got["n"], len(y)))
+            compare(tag + " rmse vs sqrt(mean_squared_error)", got["rmse"],
+                    np.sqrt(metrics.mean_squared_error(y, p)), 1e-9)
+            compare(tag + " mae vs mean_absolute_error", got["mae"],
+                    metrics.mean_absolute_error(y, p), 1e-9)
+            compare(tag + " r2 vs r2_score", got["r2"], metrics.r2_score(y, p), 1e-9, "abs")
+
+    def class_checks(name, ds, proba):
+        got = evaluate(name, ds, "label")
+        classes = got["confusion"]["labels"]
+        pred = rows(name, ds, "e.label, kernel_predict_class(m.model, e.f), kernel_predict(m.model, e.f)"
+                    if len(classes) == 2 else "e.label, kernel_predict_class(m.model, e.f), 0::float8")
+        y = [a for a, _, _ in pred]
+        c = [b for _, b, _ in pred]
+        tag = "n. kernel_evaluate %s" % name
+        report(got["n"] == len(y), tag + " n", "%d rows, expected %d" % (got["n"], len(y)))
+        compare(tag + " accuracy vs accuracy_score", got["accuracy"],
+                metrics.accuracy_score(y, c), 1e-9, "abs")
+        compare(tag + " balanced_accuracy vs balanced_accuracy_score", got["balanced_accuracy"],
+                metrics.balanced_accuracy_score(y, c), 1e-9, "abs")
+        cm = metrics.confusion_matrix(y, c, labels=classes)
+        report(np.array_equal(np.array(got["confusion"]["matrix"]), cm),
+               tag + " confusion vs confusion_matrix", "%s" % got["confusion"]["matrix"])
+        prec, rec, f1, sup = metrics.precision_recall_fscore_support(
+            y, c, labels=classes, zero_division=0)
+        compare(tag + " per-class precision, recall, F1 vs precision_recall_fscore_support",
+                [[got["classes"][k][m] for k in classes] for m in ("precision", "recall", "f1")],
+                [prec, rec, f1], 1e-9, "abs")
+        report([got["classes"][k]["support"] for k in classes] == list(sup),
+               tag + " per-class support", "%s" % list(sup))
+        P = None
+        if proba:
+            P = np.array([[num(r[0][k]) for k in classes]
+                          for r in rows(name, ds, "kernel_predict_proba(m.model, e.f)")])
+            compare(tag + " log_loss vs log_loss", got["log_loss"],
+                    metrics.log_loss(y, P, labels=classes), 1e-9, "abs")
+        else:
+            report(got["log_loss"] is None, tag + " log_loss null without probabilities",
+                   "%r" % got["log_loss"])
+        if len(classes) == 2:
+            score = P[:, 1] if proba else np.array([f for _, _, f in pred])
+            compare(tag + " auc vs roc_auc_score", got["auc"],
+                    metrics.roc_auc_score([v == classes[1] for v in y], score), 1e-9, "abs")
+
+    @check("n. kernel_evaluate binary logistic")
+    def _():
+        train_ev("ev_bc_log", "bc", "label", {"method": "logistic", "lambda": 1e-3})
+        class_checks("ev_bc_log", "bc", True)
+
+    @check("n. kernel_evaluate binary svm")
+    def _():
+        train_ev("ev_bc_svm", "bc", "label", {"method": "svm", "lambda": 1e-3})
+        class_checks("ev_bc_svm", "bc", False)
+
+    @check("n. kernel_evaluate 3-class svm with probabilities")
+    def _():
+        train_ev("ev_wine", "wine", "label", {"method": "svm", "probability": True})
+        class_checks("ev_wine", "wine", True)
+
+    @check("n. kernel_predict_matrix from a psycopg2 2-D list")
+    def _():
+        X = [list(map(float, r[0])) for r in rows("ev_dia", "dia", "e.f")]
+        cur.execute("SELECT kernel_predict_matrix(model, %s::float8[]) FROM kmcc_models WHERE name = 'ev_dia'", (X,))
+        got = cur.fetchone()[0]
+        want = [r[0] for r in rows("ev_dia", "dia", "kernel_predict(m.model, e.f)")]
+        compare("n. kernel_predict_matrix from a psycopg2 2-D list vs kernel_predict", got, want, 1e-12)
+        cur.execute("SELECT kernel_predict_proba_matrix(model, %s::float8[]) FROM kmcc_models "
+                    "WHERE name = 'ev_wine'", ([list(map(float, r[0])) for r in rows("ev_wine", "wine", "e.f")],))
+        got = np.array(cur.fetchone()[0])
+        cls = sorted(set(r[0] for r in rows("ev_wine", "wine", "e.label")))
+        want = [[r[0][k] for k in cls] for r in rows("ev_wine", "wine", "kernel_predict_proba(m.model, e.f)")]
+        compare("n. kernel_predict_proba_matrix (rows x classes) vs kernel_predict_proba", got, want, 1e-12)
+
+
 def main():
     t0 = time.time()
     conn = psycopg2.connect("")
@@ -1391,7 +1531,8 @@ def main():
     only = {"classify": lambda c: (check_classification(c), check_approx_classification(c)),
             "approx_classify": check_approx_classification,
             "defaults": check_default_classifiers,
-            "svr": lambda c: (check_svr(c), check_approx_svr(c))}
+            "svr": lambda c: (check_svr(c), check_approx_svr(c)),
+            "evaluate": check_evaluate}
     if len(sys.argv) == 2 and sys.argv[1] in only:
         try:
             only[sys.argv[1]](cur)
@@ -1427,6 +1568,7 @@ def main():
         check_default_classifiers(cur)
         check_svr(cur)
         check_approx_svr(cur)
+        check_evaluate(cur)
     finally:
         for t in TABLES:
             cur.execute("DROP TABLE IF EXISTS %s" % t)

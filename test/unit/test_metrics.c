@@ -77,3 +77,37 @@ test_metrics_combine(void)
 	km_metrics_combine(&part[1], &part[0]);
 	CHECK(part[1].n == (size_t) n && part[1].yss == part[0].yss, "empty combine");
 }
+
+/*
+ * Per-class precision, recall and F1 as scikit-learn's
+ * precision_recall_fscore_support(y_true, y_pred, labels=[0, 1, 2]) on
+ * y_true = [0, 0, 1, 2, 2, 2], y_pred = [0, 1, 1, 1, 2, 0]: precision
+ * [1/2, 1/3, 1], recall [1/2, 1, 1/3], F1 [1/2, 1/2, 1/2]; a class never
+ * predicted nor present gives 0 (zero_division).
+ */
+void
+test_metrics_per_class(void)
+{
+	uint64_t	conf[16];
+	km_class_metrics m;
+	const uint32_t truth[6] = {0, 0, 1, 2, 2, 2};
+	const uint32_t pred[6] = {0, 1, 1, 1, 2, 0};
+	const double precision[3] = {0.5, 1.0 / 3.0, 1.0};
+	const double recall[3] = {0.5, 1.0, 1.0 / 3.0};
+	km_class_scores s;
+
+	km_class_metrics_init(&m, 4, conf);
+	for (int i = 0; i < 6; i++)
+		km_class_metrics_add(&m, truth[i], pred[i], NULL);
+	for (uint32_t c = 0; c < 3; c++)
+	{
+		s = km_class_metrics_class(&m, c);
+		CHECK_CLOSE(s.precision, precision[c], 1e-15);
+		CHECK_CLOSE(s.recall, recall[c], 1e-15);
+		CHECK_CLOSE(s.f1, 0.5, 1e-15);
+	}
+	CHECK(km_class_metrics_class(&m, 2).support == 3, "support");
+	s = km_class_metrics_class(&m, 3);
+	CHECK(s.precision == 0.0 && s.recall == 0.0 && s.f1 == 0.0 && s.support == 0,
+		  "an absent class");
+}

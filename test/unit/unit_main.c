@@ -82,6 +82,7 @@ int			unit_failures = 0;
 	X(test_crc_extension_model) \
 	X(test_metrics_definitions) \
 	X(test_metrics_combine) \
+	X(test_metrics_per_class) \
 	X(test_accum_layout) \
 	X(test_accum_gram_sums) \
 	X(test_accum_validate) \

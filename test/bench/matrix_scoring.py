@@ -1,0 +1,192 @@
+#!/usr/bin/python3
+"""
+Scoring a matrix (issue 30 section 3): rows per second of
+kernel_predict_matrix(model, features float8[][]) against per-row
+kernel_predict, scikit-learn's batch predict, and the arithmetic limit.
+
+An exact RBF ridge model of N_TRAIN rows of d features (d 20, 100, 500) scores
+ROWS rows per call:
+
+  per-row    SELECT sum(kernel_predict(m, f)) over ROWS rows of a table
+  matrix     SELECT kernel_predict_matrix(m, x) with x the ROWS x d array
+             stored in a table (server time: the array detoasted, validated,
+             scored a panel at a time, the result built)
+  client     the same with x sent by psycopg2 as a 2-D list (its text
+             form parsed by the server: what a client pays)
+  sklearn    KernelRidge(kernel="rbf").predict on the same standardized rows
+             and the same number of training rows (one rbf_kernel block and
+             one dot)
+  limit      the arithmetic limit: dgemm's measured rate at the shape of
+             one panel (NumPy, rows x d times d x N_TRAIN) divided by the
+             flops of a row, 2 N_TRAIN d (the kernel block) + 2 N_TRAIN (the
+             outputs); the kernel's exp is not counted, so the limit is out
+             of reach when d is small
+
+One BLAS thread everywhere (kernel_ml.blas_threads = 1, threadpoolctl).
+Times are CPU seconds (the backend's from /proc/PID/schedstat, so the script must run on
+the server's host; the client's for scikit-learn, dgemm and the list
+formatting of "client"), median of RUNS runs, the variants alternating:
+on a shared machine wall time measures the neighbours.  "(wall)" is the
+matrix form's wall-clock rate.  Prints rows/s and the
+ratios matrix / per-row, matrix / sklearn and matrix / limit (target >=
+0.8 at 10,000 rows per call); checks the values agree with kernel_predict
+within 1e-12 relative.
+
+Run against any cluster with kernel_ml installed, from the libpq
+environment, with Debian's Python:
+    /usr/bin/python3 test/bench/matrix_scoring.py
+Environment: KM_BENCH_RUNS (default 5), KM_BENCH_QUICK=1 (N_TRAIN 1,000,
+d 20 and 100, one run).
+"""
+
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+import psycopg2
+from threadpoolctl import threadpool_limits
+
+import kmbench
+
+QUICK = os.environ.get("KM_BENCH_QUICK") == "1"
+N_TRAIN = 1000 if QUICK else 2000
+ROWS = 10000
+DIMS = (20, 100) if QUICK else (20, 100, 500)
+RUNS = 1 if QUICK else int(os.environ.get("KM_BENCH_RUNS", "5"))
+PANEL = 2048            # the shape of the limit's dgemm: a large, efficient one
+SEED = 20261127
+TARGET = 0.8
+TABLE = "km_bench_mx"
+
+
+def backend_cpu(pid):
+    """CPU seconds the backend has run so far (/proc/PID/schedstat, in ns)."""
+    with open("/proc/%d/schedstat" % pid) as fh:
+        return int(fh.read().split()[0]) / 1e9
+
+
+def timed(cur, sql, args=None):
+    """Wall seconds and the backend's CPU seconds of one statement."""
+    c0 = backend_cpu(PID)
+    start = time.perf_counter()
+    cur.execute(sql, args)
+    cur.fetchone()
+    return time.perf_counter() - start, backend_cpu(PID) - c0
+
+
+def dgemm_rate(d):
+    """Flop/s of dgemm at one panel's shape, one thread, by CPU time."""
+    rng = np.random.default_rng(SEED)
+    A = rng.normal(size=(PANEL, d))
+    B = rng.normal(size=(d, N_TRAIN))
+    reps = max(1, int(2e9 / (2.0 * PANEL * d * N_TRAIN)))
+    start = time.process_time()
+    for _ in range(reps):
+        A @ B
+    return reps * 2.0 * PANEL * d * N_TRAIN / (time.process_time() - start)
+
+
+def bench_dim(cur, d):
+    from sklearn.kernel_ridge import KernelRidge
+    from sklearn.preprocessing import StandardScaler
+
+    rng = np.random.default_rng(SEED + d)
+    X = rng.normal(size=(N_TRAIN + ROWS, d))
+    y = np.sin(X[:, 0]) + 0.1 * X[:, 1:].sum(axis=1) + 0.1 * rng.normal(size=len(X))
+    kmbench.copy_table(cur, TABLE, X, y)
+    gamma = 1.0 / d
+    cur.execute(f"DROP TABLE IF EXISTS {TABLE}_model")
+    cur.execute(f"CREATE TABLE {TABLE}_model AS SELECT kernel_train(f, y, "
+                f"'{{\"lambda\": 0.1, \"gamma\": {gamma}}}') AS model "
+                f"FROM {TABLE} WHERE id <= {N_TRAIN}")
+    cur.execute(f"DROP TABLE IF EXISTS {TABLE}_x")
+    cur.execute(f"CREATE TABLE {TABLE}_x AS SELECT array_agg(f ORDER BY id) AS x "
+                f"FROM {TABLE} WHERE id > {N_TRAIN}")
+    cur.execute(f"VACUUM (FREEZE, ANALYZE) {TABLE}_model, {TABLE}_x")
+
+    per_row = (f"SELECT sum(kernel_predict(m.model, t.f)) FROM {TABLE} t, {TABLE}_model m "
+               f"WHERE t.id > {N_TRAIN}")
+    matrix = (f"SELECT (SELECT sum(v) FROM unnest(kernel_predict_matrix(m.model, x.x)) v) "
+              f"FROM {TABLE}_model m, {TABLE}_x x")
+    client = f"SELECT (SELECT sum(v) FROM unnest(kernel_predict_matrix(m.model, %s::float8[])) v) FROM {TABLE}_model m"
+    rows_list = X[N_TRAIN:].tolist()
+
+    # the values: within 1e-12 of kernel_predict (the matrix scored once)
+    cur.execute(f"DROP TABLE IF EXISTS {TABLE}_v")
+    cur.execute(f"CREATE TABLE {TABLE}_v AS SELECT kernel_predict_matrix(m.model, x.x) AS v "
+                f"FROM {TABLE}_model m, {TABLE}_x x")
+    cur.execute(f"SELECT max(abs(p.v[t.id - {N_TRAIN}] - kernel_predict(m.model, t.f))) "
+                f"/ max(abs(kernel_predict(m.model, t.f))) "
+                f"FROM {TABLE} t, {TABLE}_model m, {TABLE}_v p WHERE t.id > {N_TRAIN}")
+    rel = cur.fetchone()[0]
+    if not rel < 1e-12:
+        sys.exit(f"d = {d}: kernel_predict_matrix differs from kernel_predict by {rel:.3g} (relative)")
+
+    scaler = StandardScaler().fit(X[:N_TRAIN])
+    kr = KernelRidge(alpha=0.1 * N_TRAIN, kernel="rbf", gamma=gamma).fit(scaler.transform(X[:N_TRAIN]), y[:N_TRAIN])
+    Xs = scaler.transform(X[N_TRAIN:])
+
+    # CPU seconds (the backend's; the client's for scikit-learn and the
+    # client form, which formats and sends the list): robust on a machine
+    # shared with other work, where wall time is not
+    times = {k: [] for k in ("per-row", "matrix", "client", "sklearn")}
+    wall = []
+    for sql in (per_row, matrix):
+        timed(cur, sql)                      # warm-up: buffers, TOAST pages
+    timed(cur, client, (rows_list,))
+    for _ in range(RUNS):
+        times["per-row"].append(timed(cur, per_row)[1])
+        w, c = timed(cur, matrix)
+        times["matrix"].append(c)
+        wall.append(w)
+        c0 = time.process_time()
+        _, c = timed(cur, client, (rows_list,))
+        times["client"].append(c + time.process_time() - c0)
+        with threadpool_limits(limits=1):
+            start = time.process_time()
+            kr.predict(Xs)
+            times["sklearn"].append(time.process_time() - start)
+    with threadpool_limits(limits=1):
+        rate = dgemm_rate(d)
+    limit = rate / (2.0 * N_TRAIN * d + 2.0 * N_TRAIN)
+    rps = {k: ROWS / max(statistics.median(v), 1e-9) for k, v in times.items()}
+    rps["matrix wall"] = ROWS / statistics.median(wall)
+    return rps, limit, rate, rel
+
+
+def main():
+    conn = psycopg2.connect("")
+    conn.autocommit = True
+    cur = conn.cursor()
+    global PID
+    cur.execute("SELECT pg_backend_pid()")
+    PID = cur.fetchone()[0]
+    cur.execute("CREATE EXTENSION IF NOT EXISTS kernel_ml")
+    for s in ("jit = off", "max_parallel_workers_per_gather = 0", "kernel_ml.blas_threads = 1"):
+        cur.execute("SET " + s)
+    print(f"matrix scoring: exact rbf ridge of {N_TRAIN:,} rows, {ROWS:,} rows per call, "
+          f"one BLAS thread; median of {RUNS} runs, rows per CPU second (backend; client for sklearn)")
+    print()
+    print(f"{'d':>4} {'per-row':>10} {'matrix':>10} {'(wall)':>10} {'client':>10} {'sklearn':>10} {'limit':>10} "
+          f"{'dgemm GF/s':>11} {'x per-row':>10} {'x sklearn':>10} {'x limit':>8} {'max rel diff':>13}")
+    worst = float("inf")
+    for d in DIMS:
+        rps, limit, rate, rel = bench_dim(cur, d)
+        ratio = rps["matrix"] / limit
+        worst = min(worst, ratio)
+        print(f"{d:>4} {rps['per-row']:>10,.0f} {rps['matrix']:>10,.0f} {rps['matrix wall']:>10,.0f} {rps['client']:>10,.0f} "
+              f"{rps['sklearn']:>10,.0f} {limit:>10,.0f} {rate / 1e9:>11.1f} "
+              f"{rps['matrix'] / rps['per-row']:>10.2f} {rps['matrix'] / rps['sklearn']:>10.2f} "
+              f"{ratio:>8.2f} {rel:>13.2g}")
+    for t in ("", "_model", "_x", "_v"):
+        cur.execute(f"DROP TABLE IF EXISTS {TABLE}{t}")
+    print()
+    print(f"matrix / arithmetic limit, worst: {worst:.2f} (target >= {TARGET}): "
+          f"{'met' if worst >= TARGET else 'not met'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
