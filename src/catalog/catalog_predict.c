@@ -267,3 +267,18 @@ kernel_predict_proba_by_name(PG_FUNCTION_ARGS)
 	PG_RETURN_JSONB_P(km_json_finish(&j));
 }
 
+
+/*
+ * The deployed model of the name in argument 0 of a by-name call and its
+ * model cache, for scoring rows by column names (predict_row.c).
+ */
+Datum		km_named_deployed_model(FunctionCallInfo fcinfo, ModelCache **mc);
+
+Datum
+km_named_deployed_model(FunctionCallInfo fcinfo, ModelCache **mc)
+{
+	NamedEntry *entry = named_entry(fcinfo);
+
+	*mc = entry->mc;
+	return entry->model;
+}

@@ -150,6 +150,7 @@
 #define KM_SECTION_CLASSES		8
 #define KM_SECTION_PROBABILITY	9
 #define KM_SECTION_METRICS		10
+#define KM_SECTION_ENCODER		16	/* a table's columns (encoder.h) */
 #define KM_SECTION_REQUIRED		0x1	/* flags: a reader must know the tag */
 #define KM_SECTION_OVERHEAD		16	/* tag, flags, length, CRC */
 
@@ -177,6 +178,7 @@ typedef struct km_model_shape
 	uint32_t	n_classes;		/* 0: not a classifier */
 	uint32_t	labels_bytes;	/* the k NUL-terminated labels */
 	bool		has_probability;
+	uint32_t	encoder_bytes;	/* ENCODER section (encoder.h); 0: none */
 } km_model_shape;
 
 /* The shape of m (q = 0 is read as 1). */
