@@ -39,10 +39,6 @@ PG_FUNCTION_INFO_V1(kernel_predict_class_row_by_name);
 PG_FUNCTION_INFO_V1(kernel_predict_proba_row);
 PG_FUNCTION_INFO_V1(kernel_predict_proba_row_by_name);
 
-/* train_table.c */
-extern void km_table_encode_error(const km_encoder *e, km_encode_fault f, uint32 bad,
-								  const km_encoder_value *vals, const char *where);
-
 /* catalog_predict.c: the deployed model of the name in argument 0 */
 extern Datum km_named_deployed_model(FunctionCallInfo fcinfo, ModelCache **mc);
 

@@ -10,9 +10,11 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "access/tupdesc.h"
 #include "utils/jsonb.h"
 
 #include "encoder.h"
+#include "pgutil.h"
 
 /*
  * The kind of a column of type typid (domains by their base type), or -1
@@ -27,6 +29,82 @@ int			km_table_kind(Oid typid, bool *by_output);
  */
 void		km_table_value(Datum d, bool isnull, km_column_kind kind, Oid base,
 						   bool by_output, FmgrInfo *out, km_encoder_value *v);
+
+/* ------------------------------------------------------------------ */
+/* Training rows: raw values of every row, then the encoder (train_table.c) */
+/* ------------------------------------------------------------------ */
+
+typedef struct TableColumn
+{
+	int			att;			/* 0-based attribute of the row type */
+	char	   *name;
+	char	   *type_name;
+	Oid			typid;
+	km_column_kind kind;
+	bool		by_output;
+	FmgrInfo	out;
+	double	   *num;			/* capacity rows: numbers, booleans */
+	char	  **str;			/* capacity rows: categories, NUL-terminated */
+	bool	   *null;
+} TableColumn;
+
+typedef struct TableState
+{
+	MemoryContext ctx;
+	Jsonb	   *optjson;		/* as given, NULL for none */
+	Jsonb	   *train_opts;		/* without this file's keys */
+	km_impute	impute;
+	km_unknown	unknown;
+	Oid			typid;			/* of the first row */
+	int32		typmod;
+	TupleDesc	desc;			/* a copy, in ctx */
+	char	   *target;
+	int			target_att;
+	km_column_kind target_kind;
+	Oid			target_base;
+	bool		target_label;	/* text, enum or boolean: a classifier's labels */
+	bool		target_by_output;
+	FmgrInfo	target_out;
+	int			ncols;
+	TableColumn *cols;
+	int64		n;
+	int64		cap;
+	int64		seen;
+	int64		skipped;		/* NULL target (or NULL row) */
+	double	   *y;
+	char	  **label;
+	KmMemGrant *grant;
+} TableState;
+
+
+/*
+ * Set up st (ctx set, the rest zero) for rows of desc: the target column,
+ * the feature columns ("features" or every other column) and their kinds,
+ * the options (checked).
+ */
+void		km_table_setup(TableState *st, TupleDesc desc, const char *target,
+						   Jsonb *opts);
+
+/* Keep one row's values (a NULL target: counted as skipped). */
+void		km_table_add(TableState *st, Datum *values, bool *nulls);
+
+/* The encoder of the rows kept: statistics, categories; its payload. */
+void		km_table_learn(const TableState *st, km_encoder *e, uint8 **payload,
+						   uint64 *bytes);
+
+/* Encode kept row r into x (e->d), or raise naming its column. */
+void		km_table_encode(const TableState *st, const km_encoder *e, int64 r,
+							km_encoder_value *vals, double *x);
+
+/* The options without the table keys ("impute", "features", ...). */
+Jsonb	   *km_table_training_options(Jsonb *opts);
+
+/* A trained model with the encoder's section added. */
+bytea	   *km_table_add_encoder(bytea *model, const uint8 *payload, uint64 bytes);
+
+/* Raise the error of a row that cannot be encoded; where: "The row", ... */
+void		km_table_encode_error(const km_encoder *e, km_encode_fault f, uint32 bad,
+								  const km_encoder_value *vals, const char *where);
 
 /* kernel_model_info's "columns" of a model bytea, if it has an encoder. */
 struct KmJson;

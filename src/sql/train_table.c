@@ -146,46 +146,6 @@ km_table_value(Datum d, bool isnull, km_column_kind kind, Oid typid,
 /* The state: raw values of every training row                        */
 /* ------------------------------------------------------------------ */
 
-typedef struct TableColumn
-{
-	int			att;			/* 0-based attribute of the row type */
-	char	   *name;
-	char	   *type_name;
-	Oid			typid;
-	km_column_kind kind;
-	bool		by_output;
-	FmgrInfo	out;
-	double	   *num;			/* capacity rows: numbers, booleans */
-	char	  **str;			/* capacity rows: categories, NUL-terminated */
-	bool	   *null;
-} TableColumn;
-
-typedef struct TableState
-{
-	MemoryContext ctx;
-	Jsonb	   *optjson;		/* as given, NULL for none */
-	Jsonb	   *train_opts;		/* without this file's keys */
-	km_impute	impute;
-	km_unknown	unknown;
-	Oid			typid;			/* of the first row */
-	int32		typmod;
-	TupleDesc	desc;			/* a copy, in ctx */
-	char	   *target;
-	int			target_att;
-	bool		target_label;	/* text, enum or boolean: a classifier's labels */
-	bool		target_by_output;
-	FmgrInfo	target_out;
-	int			ncols;
-	TableColumn *cols;
-	int64		n;
-	int64		cap;
-	int64		seen;
-	int64		skipped;		/* NULL target (or NULL row) */
-	double	   *y;
-	char	  **label;
-	KmMemGrant *grant;
-} TableState;
-
 static const char *const table_keys[] = {"impute", "unknown", "features", "categorical"};
 
 /* A string option of optjson, or NULL. */
@@ -258,8 +218,8 @@ feature_names(Jsonb *opts)
 }
 
 /* The options without this file's keys, for km_options_parse. */
-static Jsonb *
-training_options(Jsonb *opts)
+Jsonb *
+km_table_training_options(Jsonb *opts)
 {
 	Datum		d;
 
@@ -313,11 +273,10 @@ setup_column(TableState *st, TableColumn *c, int att)
 }
 
 /* The layout of the first row: target, feature columns, their kinds. */
-static void
-setup_state(TableState *st, HeapTupleHeader rec, const char *target, Jsonb *opts)
+void
+km_table_setup(TableState *st, TupleDesc desc, const char *target, Jsonb *opts)
 {
 	MemoryContext old = MemoryContextSwitchTo(st->ctx);
-	TupleDesc	desc;
 	List	   *names;
 	ListCell   *lc;
 	bool		target_by_output;
@@ -339,7 +298,7 @@ setup_state(TableState *st, HeapTupleHeader rec, const char *target, Jsonb *opts
 	s = string_option(opts, "unknown", unknown_names, 2);
 	st->unknown = s != NULL && strcmp(s, "error") == 0 ? KM_UNKNOWN_ERROR : KM_UNKNOWN_IGNORE;
 	(void) string_option(opts, "categorical", categorical_names, 1);
-	st->train_opts = training_options(st->optjson);
+	st->train_opts = km_table_training_options(st->optjson);
 	/* the other options are checked now, not after every row is read */
 	{
 		km_options o;
@@ -347,11 +306,7 @@ setup_state(TableState *st, HeapTupleHeader rec, const char *target, Jsonb *opts
 		km_options_parse(st->train_opts, &o);
 	}
 
-	st->typid = HeapTupleHeaderGetTypeId(rec);
-	st->typmod = HeapTupleHeaderGetTypMod(rec);
-	desc = lookup_rowtype_tupdesc(st->typid, st->typmod);
 	st->desc = CreateTupleDescCopy(desc);
-	ReleaseTupleDesc(desc);
 
 	st->target = pstrdup(target);
 	st->target_att = find_attribute(st->desc, target);
@@ -369,6 +324,8 @@ setup_state(TableState *st, HeapTupleHeader rec, const char *target, Jsonb *opts
 						format_type_be(TupleDescAttr(st->desc, st->target_att)->atttypid)),
 				 errdetail("A target is a number (regression) or a text, enum or boolean label (classification).")));
 	st->target_label = tkind != KM_COLUMN_NUMBER;
+	st->target_kind = (km_column_kind) tkind;
+	st->target_base = getBaseType(TupleDescAttr(st->desc, st->target_att)->atttypid);
 	st->target_by_output = target_by_output;
 	if (target_by_output)
 	{
@@ -477,8 +434,6 @@ kernel_train_row_sfunc(PG_FUNCTION_ARGS)
 	HeapTupleData tup;
 	Datum	   *values;
 	bool	   *nulls;
-	MemoryContext old;
-	km_encoder_value v;
 
 	if (PG_ARGISNULL(2))
 		ereport(ERROR,
@@ -486,12 +441,18 @@ kernel_train_row_sfunc(PG_FUNCTION_ARGS)
 				 errmsg("target column name must not be null")));
 	if (st == NULL)
 	{
+		TupleDesc	desc;
+
 		if (PG_ARGISNULL(1))
 			PG_RETURN_NULL();	/* a NULL row before any: no layout yet */
+		rec = PG_GETARG_HEAPTUPLEHEADER(1);
 		st = MemoryContextAllocZero(aggctx, sizeof(TableState));
 		st->ctx = aggctx;
-		setup_state(st, PG_GETARG_HEAPTUPLEHEADER(1),
-					text_to_cstring(PG_GETARG_TEXT_PP(2)), opts);
+		st->typid = HeapTupleHeaderGetTypeId(rec);
+		st->typmod = HeapTupleHeaderGetTypMod(rec);
+		desc = lookup_rowtype_tupdesc(st->typid, st->typmod);
+		km_table_setup(st, desc, text_to_cstring(PG_GETARG_TEXT_PP(2)), opts);
+		ReleaseTupleDesc(desc);
 	}
 	else if (!same_jsonb(st->optjson, opts) ||
 			 strcmp(st->target, text_to_cstring(PG_GETARG_TEXT_PP(2))) != 0)
@@ -501,9 +462,9 @@ kernel_train_row_sfunc(PG_FUNCTION_ARGS)
 				 errdetail("Row " INT64_FORMAT " has another target column or other options than the rows before it.",
 						   st->seen + 1),
 				 errhint("Pass the target and the options as constants or query parameters.")));
-	st->seen++;
 	if (PG_ARGISNULL(1))
 	{
+		st->seen++;
 		st->skipped++;
 		PG_RETURN_POINTER(st);
 	}
@@ -513,7 +474,7 @@ kernel_train_row_sfunc(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("rows of one kernel_train call must all have the same row type"),
-				 errdetail("Row " INT64_FORMAT " has another type than the first row.", st->seen)));
+				 errdetail("Row " INT64_FORMAT " has another type than the first row.", st->seen + 1)));
 	tup.t_len = HeapTupleHeaderGetDatumLength(rec);
 	ItemPointerSetInvalid(&tup.t_self);
 	tup.t_tableOid = InvalidOid;
@@ -521,36 +482,41 @@ kernel_train_row_sfunc(PG_FUNCTION_ARGS)
 	values = palloc(sizeof(Datum) * st->desc->natts);
 	nulls = palloc(sizeof(bool) * st->desc->natts);
 	heap_deform_tuple(&tup, st->desc, values, nulls);
+	km_table_add(st, values, nulls);
+	PG_RETURN_POINTER(st);
+}
+
+void
+km_table_add(TableState *st, Datum *values, bool *nulls)
+{
+	MemoryContext old;
+	km_encoder_value v;
+
+	st->seen++;
 	if (nulls[st->target_att])
 	{
 		st->skipped++;
-		PG_RETURN_POINTER(st);
+		return;
 	}
 	if (st->n == st->cap)
 		grow(st);
 	old = MemoryContextSwitchTo(st->ctx);
+	km_table_value(values[st->target_att], false, st->target_kind, st->target_base,
+				   st->target_by_output, &st->target_out, &v);
+	if (!st->target_label)
 	{
-		Form_pg_attribute ta = TupleDescAttr(st->desc, st->target_att);
-		bool		by_output;
-		int			tkind = km_table_kind(ta->atttypid, &by_output);
-
-		km_table_value(values[st->target_att], false, (km_column_kind) tkind,
-					   getBaseType(ta->atttypid), by_output, &st->target_out, &v);
-		if (!st->target_label)
-		{
-			if (!isfinite(v.number))
-				ereport(ERROR,
-						(errcode(ERRCODE_DATA_EXCEPTION),
-						 errmsg("target values must be finite"),
-						 errdetail("Row " INT64_FORMAT " has target %s.", st->seen,
-								   float8out_internal(v.number))));
-			st->y[st->n] = v.number;
-		}
-		else if (tkind == KM_COLUMN_BOOL)
-			st->label[st->n] = pstrdup(v.number != 0.0 ? "true" : "false");
-		else
-			st->label[st->n] = pnstrdup(v.str, v.len);
+		if (!isfinite(v.number))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("target values must be finite"),
+					 errdetail("Row " INT64_FORMAT " has target %s.", st->seen,
+							   float8out_internal(v.number))));
+		st->y[st->n] = v.number;
 	}
+	else if (st->target_kind == KM_COLUMN_BOOL)
+		st->label[st->n] = pstrdup(v.number != 0.0 ? "true" : "false");
+	else
+		st->label[st->n] = pnstrdup(v.str, v.len);
 	for (int i = 0; i < st->ncols; i++)
 	{
 		TableColumn *c = &st->cols[i];
@@ -559,11 +525,7 @@ kernel_train_row_sfunc(PG_FUNCTION_ARGS)
 					   &c->out, &v);
 		c->null[st->n] = v.isnull;
 		if (c->kind == KM_COLUMN_CATEGORY)
-		{
 			c->str[st->n] = v.isnull ? NULL : pnstrdup(v.str, v.len);
-			if (!v.isnull && memchr(v.str, '\0', v.len) != NULL)
-				elog(ERROR, "text value with a NUL byte");
-		}
 		else
 		{
 			if (!v.isnull && !isfinite(v.number))
@@ -577,7 +539,6 @@ kernel_train_row_sfunc(PG_FUNCTION_ARGS)
 	}
 	MemoryContextSwitchTo(old);
 	st->n++;
-	PG_RETURN_POINTER(st);
 }
 
 /* ------------------------------------------------------------------ */
@@ -663,8 +624,8 @@ learn_column(const TableState *st, TableColumn *c, km_encoder_column *ec)
 }
 
 /* The encoder of the training rows, and its payload in *payload. */
-static void
-learn_encoder(const TableState *st, km_encoder *e, uint8 **payload, uint64 *bytes)
+void
+km_table_learn(const TableState *st, km_encoder *e, uint8 **payload, uint64 *bytes)
 {
 	km_encoder_column *cols = palloc0(sizeof(km_encoder_column) * st->ncols);
 	uint64		d = 0;
@@ -695,10 +656,6 @@ learn_encoder(const TableState *st, km_encoder *e, uint8 **payload, uint64 *byte
 	km_encoder_write(e, *payload);
 }
 
-/* The error of a row that cannot be encoded at training or scoring. */
-void		km_table_encode_error(const km_encoder *e, km_encode_fault f, uint32 bad,
-								  const km_encoder_value *vals, const char *where);
-
 void
 km_table_encode_error(const km_encoder *e, km_encode_fault f, uint32 bad,
 					  const km_encoder_value *vals, const char *where)
@@ -728,8 +685,8 @@ km_table_encode_error(const km_encoder *e, km_encode_fault f, uint32 bad,
 }
 
 /* The trained model with the encoder's section added (decoded, re-encoded). */
-static bytea *
-add_encoder(bytea *model, const uint8 *payload, uint64 bytes)
+bytea *
+km_table_add_encoder(bytea *model, const uint8 *payload, uint64 bytes)
 {
 	const uint8 *buf = (const uint8 *) VARDATA_ANY(model);
 	Size		len = VARSIZE_ANY_EXHDR(model);
@@ -760,6 +717,31 @@ add_encoder(bytea *model, const uint8 *payload, uint64 bytes)
 	return result;
 }
 
+void
+km_table_encode(const TableState *st, const km_encoder *e, int64 r,
+				km_encoder_value *vals, double *x)
+{
+	uint32		bad;
+	km_encode_fault f;
+	char		where[64];
+
+	for (int i = 0; i < st->ncols; i++)
+	{
+		const TableColumn *c = &st->cols[i];
+
+		vals[i].isnull = c->null[r];
+		vals[i].number = c->kind == KM_COLUMN_CATEGORY ? 0.0 : c->num[r];
+		vals[i].str = c->kind == KM_COLUMN_CATEGORY ? c->str[r] : NULL;
+		vals[i].len = vals[i].str ? strlen(vals[i].str) : 0;
+	}
+	f = km_encoder_encode(e, vals, x, &bad);
+	if (f != KM_ENCODE_OK)
+	{
+		snprintf(where, sizeof(where), "Training row " INT64_FORMAT, r + 1);
+		km_table_encode_error(e, f, bad, vals, where);
+	}
+}
+
 Datum
 kernel_train_row_final(PG_FUNCTION_ARGS)
 {
@@ -771,7 +753,6 @@ kernel_train_row_final(PG_FUNCTION_ARGS)
 	ArrayType  *row;
 	km_encoder_value *vals;
 	Datum		model;
-	char		where[64];
 
 	agg_context(fcinfo, "kernel_train");
 	if (PG_ARGISNULL(0))
@@ -782,7 +763,7 @@ kernel_train_row_final(PG_FUNCTION_ARGS)
 		km_notice_skipped(st->skipped, 0);
 		PG_RETURN_NULL();
 	}
-	learn_encoder(st, &e, &payload, &bytes);
+	km_table_learn(st, &e, &payload, &bytes);
 
 	/* the encoded rows, as kernel_train's float8[] aggregate keeps them */
 	rs = rowset_create(CurrentMemoryContext, true);
@@ -795,24 +776,7 @@ kernel_train_row_final(PG_FUNCTION_ARGS)
 	vals = palloc(sizeof(km_encoder_value) * st->ncols);
 	for (int64 r = 0; r < st->n; r++)
 	{
-		uint32		bad;
-		km_encode_fault f;
-
-		for (int i = 0; i < st->ncols; i++)
-		{
-			TableColumn *c = &st->cols[i];
-
-			vals[i].isnull = c->null[r];
-			vals[i].number = c->kind == KM_COLUMN_CATEGORY ? 0.0 : c->num[r];
-			vals[i].str = c->kind == KM_COLUMN_CATEGORY ? c->str[r] : NULL;
-			vals[i].len = vals[i].str ? strlen(vals[i].str) : 0;
-		}
-		f = km_encoder_encode(&e, vals, (double *) ARR_DATA_PTR(row), &bad);
-		if (f != KM_ENCODE_OK)
-		{
-			snprintf(where, sizeof(where), "Training row " INT64_FORMAT, r + 1);
-			km_table_encode_error(&e, f, bad, vals, where);
-		}
+		km_table_encode(st, &e, r, vals, (double *) ARR_DATA_PTR(row));
 		rs->seen = r + 1;
 		if (st->target_label)
 			rowset_add_label(rs, row, cstring_to_text(st->label[r]), "kernel_train");
@@ -830,5 +794,5 @@ kernel_train_row_final(PG_FUNCTION_ARGS)
 	fcinfo->args[0].value = PointerGetDatum(st);
 	if (fcinfo->isnull)
 		PG_RETURN_NULL();
-	PG_RETURN_BYTEA_P(add_encoder(DatumGetByteaPP(model), payload, bytes));
+	PG_RETURN_BYTEA_P(km_table_add_encoder(DatumGetByteaPP(model), payload, bytes));
 }
