@@ -17,9 +17,9 @@ CORE_OBJS += src/core/model_sections_task.o src/core/model_sections_repr.o \
 	src/core/model_sections_encoder.o src/core/encoder.o
 GLUE_OBJS = $(addprefix src/pg/,kernel_ml.o pgutil.o json.o options.o split.o \
 	rowset.o accum_state.o progress.o model_bytea.o train_rows.o) \
-	$(addprefix src/sql/,train.o predict.o matrix.o export.o approx.o classify.o train_table.o predict_row.o) \
+	$(addprefix src/sql/,train.o predict.o matrix.o export.o approx.o classify.o train_table.o predict_row.o predict_literal.o) \
 	$(addprefix src/catalog/,catalog.o catalog_owner.o catalog_table.o catalog_query.o named_common.o named_train.o passes.o deploy.o catalog_sql.o \
-	catalog_predict.o pass_rows.o passes_classify.o passes_primal.o)
+	catalog_predict.o pass_rows.o passes_classify.o passes_primal.o named_table.o)
 OBJS = $(CORE_OBJS) $(GLUE_OBJS) $(KM_ASAN_OBJS)
 
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql

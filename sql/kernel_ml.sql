@@ -589,3 +589,82 @@ LANGUAGE C STABLE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION kernel_predict_proba(text, record) IS
 'the probability of every class for one row of a table with the deployed version of the named classifier, trained from a table';
+
+-- kernel_predict(m, '{1, 2}'): an untyped literal would fit both the
+-- float8[] and the record forms; these text forms take it (an unknown
+-- literal resolves to text first) and read it as float8[].
+CREATE FUNCTION kernel_predict(model bytea, features text)
+RETURNS float8
+AS 'MODULE_PATHNAME', 'kernel_predict_text'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_predict(bytea, text) IS
+'kernel_predict(model, features) with the features as a float8[] literal (''{1, 2}''): keeps untyped literals unambiguous beside kernel_predict(model, row)';
+
+CREATE FUNCTION kernel_predict(name text, features text)
+RETURNS float8
+AS 'MODULE_PATHNAME', 'kernel_predict_text_by_name'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_predict(text, text) IS
+'kernel_predict(name, features) with the features as a float8[] literal';
+
+CREATE FUNCTION kernel_predict_class(model bytea, features text)
+RETURNS text
+AS 'MODULE_PATHNAME', 'kernel_predict_class_text'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_predict_class(bytea, text) IS
+'kernel_predict_class(model, features) with the features as a float8[] literal';
+
+CREATE FUNCTION kernel_predict_class(name text, features text)
+RETURNS text
+AS 'MODULE_PATHNAME', 'kernel_predict_class_text_by_name'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_predict_class(text, text) IS
+'kernel_predict_class(name, features) with the features as a float8[] literal';
+
+CREATE FUNCTION kernel_predict_proba(model bytea, features text)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'kernel_predict_proba_text'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_predict_proba(bytea, text) IS
+'kernel_predict_proba(model, features) with the features as a float8[] literal';
+
+CREATE FUNCTION kernel_predict_proba(name text, features text)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'kernel_predict_proba_text_by_name'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_predict_proba(text, text) IS
+'kernel_predict_proba(name, features) with the features as a float8[] literal';
+
+-- Named models from a table (issue 30): the stored query reads the table's
+-- columns through kernel_table_rows, which encodes them.  options has no
+-- default: a three-argument call of untyped literals stays
+-- kernel_model_train(name, query, options).
+CREATE FUNCTION kernel_table_rows(relation regclass, target_column text, columns text[], options jsonb)
+RETURNS TABLE (features float8[], target float8)
+AS 'MODULE_PATHNAME', 'kernel_table_rows'
+LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION kernel_table_rows(regclass, text, text[], jsonb) IS
+'internal to kernel_model_train(name, relation, target, options): the columns of the table encoded as a table model takes them (imputed, one-hot), with a numeric target; rows without a target as NULLs';
+
+CREATE FUNCTION kernel_table_label_rows(relation regclass, target_column text, columns text[], options jsonb)
+RETURNS TABLE (features float8[], target text)
+AS 'MODULE_PATHNAME', 'kernel_table_rows'
+LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION kernel_table_label_rows(regclass, text, text[], jsonb) IS
+'internal to kernel_model_train(name, relation, target, options): the same as kernel_table_rows with a text, enum or boolean target (a classifier''s labels)';
+
+CREATE FUNCTION kernel_model_train(name text, relation regclass, target text, options jsonb)
+RETURNS TABLE (name text, version integer, deployed boolean, metrics jsonb)
+AS 'MODULE_PATHNAME', 'kernel_model_train_table'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION kernel_model_train(text, regclass, text, jsonb) IS
+'train a new version of a named model from the columns of a table (every column but the target, or those "features" lists; numbers, booleans, one-hot text and enums, NULLs imputed with "impute"); kernel_model_retrain reads the same columns again; score rows with kernel_predict(name, row)';

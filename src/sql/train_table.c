@@ -787,12 +787,17 @@ kernel_train_row_final(PG_FUNCTION_ARGS)
 	rs->seen = st->seen;
 	rs->skipped = st->skipped;
 
-	/* kernel_train's final function, on the encoded rows */
-	fcinfo->args[0].value = PointerGetDatum(rs);
-	fcinfo->args[0].isnull = false;
-	model = kernel_train_final(fcinfo);
-	fcinfo->args[0].value = PointerGetDatum(st);
-	if (fcinfo->isnull)
-		PG_RETURN_NULL();
+	/* kernel_train's final function, on the encoded rows, in this aggregate */
+	{
+		LOCAL_FCINFO(call, 1);
+
+		InitFunctionCallInfoData(*call, fcinfo->flinfo, 1, fcinfo->fncollation,
+								 fcinfo->context, NULL);
+		call->args[0].value = PointerGetDatum(rs);
+		call->args[0].isnull = false;
+		model = kernel_train_final(call);
+		if (call->isnull)
+			PG_RETURN_NULL();
+	}
 	PG_RETURN_BYTEA_P(km_table_add_encoder(DatumGetByteaPP(model), payload, bytes));
 }

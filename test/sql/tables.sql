@@ -90,6 +90,17 @@ SELECT abs(kernel_predict(m.model, r) -
 FROM tbl_models m, tbl_array_model a,
 	 (SELECT 70 AS area, 2 AS rooms, 'rome' AS city, true AS garden, 'red'::tbl_colour AS colour) r;
 
+-- an untyped literal is still a float8[] row, by bytea and by name (the text
+-- forms keep it unambiguous beside the row forms)
+SELECT kernel_predict(a.model, '{70, 2, 0, 0, 0, 0, 1, 0, 0, 1}') =
+	   kernel_predict(a.model, '{70, 2, 0, 0, 0, 0, 1, 0, 0, 1}'::float8[]) AS same
+FROM tbl_array_model a;
+SELECT kernel_predict_class(c.model, '{70, 2, 0, 0, 1}') = kernel_predict_class(c.model, ARRAY[70, 2, 0, 0, 1]::float8[]) AS same,
+	   kernel_predict_proba(c.model, '{70, 2, 0, 0, 1}') = kernel_predict_proba(c.model, ARRAY[70, 2, 0, 0, 1]::float8[]) AS same_p
+FROM (SELECT kernel_train(h, 'city', '{"features": ["area", "rooms", "colour"], "impute": "median", "method": "logistic"}') AS model
+	  FROM tbl_houses h) c;
+SELECT kernel_predict(a.model, '{70, x}') FROM tbl_array_model a;
+
 -- UPDATE ... SET predicted = kernel_predict(model, row)
 ALTER TABLE tbl_houses ADD COLUMN predicted float8;
 UPDATE tbl_houses h SET predicted = kernel_predict(m.model, h) FROM tbl_models m;
@@ -157,7 +168,43 @@ SELECT version FROM kernel_model_train('tbl_named', 'SELECT tbl_encode(h), price
 SELECT kernel_predict('tbl_named', h) FROM tbl_houses h WHERE id = 1;
 SELECT kernel_predict('tbl_named', tbl_encode(h)) IS NOT NULL AS scores_arrays
 FROM tbl_houses h WHERE h.id = 1;
+SELECT kernel_predict('tbl_named', '{70, 2, 0, 0, 0, 0, 1, 0, 0, 1}') =
+	   kernel_predict('tbl_named', '{70, 2, 0, 0, 0, 0, 1, 0, 0, 1}'::float8[]) AS literal_by_name;
 SELECT kernel_model_drop('tbl_named');
+
+-- named models from a table: kernel_model_train(name, relation, target, options)
+CREATE TABLE tbl_named_src AS SELECT id, area, rooms, city, garden, colour, price FROM tbl_houses;
+SELECT name, version, deployed, metrics->'rows' AS rows, metrics->'rows_skipped' AS skipped
+FROM kernel_model_train('tbl_price', 'tbl_named_src'::regclass, 'price',
+						'{"features": ["area", "rooms", "city", "garden", "colour"], "impute": "mean",
+						  "gamma": 0.2, "lambda": 0.1, "test_fraction": 0}');
+SELECT source_query, options FROM kernel_models WHERE name = 'tbl_price';
+-- the same model as the aggregate's on the same rows, scored by name
+SELECT max(abs(kernel_predict('tbl_price', h) - kernel_predict(m.model, h))) < 1e-9 AS same
+FROM tbl_named_src h, tbl_models m;
+SELECT kernel_model_info(kernel_model_get('tbl_price'))->'columns'->2->'categories' AS categories;
+-- columns added to the table: retraining reads the stored columns
+ALTER TABLE tbl_named_src ADD COLUMN note text DEFAULT 'new';
+INSERT INTO tbl_named_src (id, area, rooms, city, garden, colour, price)
+VALUES (41, 80, 2, 'rome', true, 'red', 1900);
+SELECT name, version, metrics->'rows' AS rows FROM kernel_model_retrain('tbl_price');
+SELECT kernel_model_info(model)->'columns'->2->'categories' AS categories, kernel_model_info(model)->'n_features' AS d
+FROM kernel_models WHERE name = 'tbl_price' AND version = 2;
+-- a classifier by name
+SELECT name, version, deployed
+FROM kernel_model_train('tbl_city', 'tbl_named_src'::regclass, 'city',
+						'{"features": ["area", "rooms"], "impute": "median", "method": "logistic",
+						  "deploy": "always"}');
+SELECT count(*) AS scored FROM tbl_named_src h WHERE kernel_predict_class('tbl_city', h) IS NOT NULL;
+-- a used column dropped: retraining names it
+ALTER TABLE tbl_named_src DROP COLUMN garden;
+SELECT version FROM kernel_model_retrain('tbl_price');
+-- errors at training: a column the table does not have
+SELECT version FROM kernel_model_train('tbl_bad', 'tbl_named_src'::regclass, 'cost', '{}');
+SELECT version FROM kernel_model_train('tbl_bad', 'tbl_named_src'::regclass, 'price', '{"features": ["garden"]}');
+SELECT kernel_model_drop('tbl_price');
+SELECT kernel_model_drop('tbl_city');
+DROP TABLE tbl_named_src;
 
 -- a model whose encoder section is damaged is refused
 SELECT kernel_predict(overlay(model PLACING '\xff'::bytea FROM length(model) - 20), h) FROM tbl_models, tbl_houses h WHERE id = 1;
