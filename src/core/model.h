@@ -74,6 +74,12 @@
  *                                 f64 (>= 0; 0 when the model gives no
  *                                 probabilities): on the training rows,
  *                                 after the fit; classifiers only
+ *    16  ENCODER        no        the columns of a model trained from a table
+ *                                 (encoder.h): names, kinds, imputed values,
+ *                                 categories; their widths add up to d.  Any
+ *                                 task; common (model_sections_encoder.c).
+ *                                 Tag 16, not the next free one, so that the
+ *                                 tags of the tables' sections stay together
  *
  * A model without CLASSES is a regression model (task regression, q = 1).
  * An unknown section with the required bit is KM_ERR_VERSION (a newer
