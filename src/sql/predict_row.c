@@ -53,9 +53,10 @@ typedef struct RowCall
 	km_encoder	enc;
 	km_encoder_value *vals;
 	double	   *x;
-	/* the row type the mapping is for */
+	/* the row type the mapping is for, and its descriptor's identity */
 	Oid			typid;
 	int32		typmod;
+	uint64		desc_id;
 	TupleDesc	desc;
 	int		   *att;			/* per encoder column */
 	bool	   *by_output;
@@ -159,10 +160,13 @@ map_columns(RowCall *rc, HeapTupleHeader rec)
 {
 	Oid			typid = HeapTupleHeaderGetTypeId(rec);
 	int32		typmod = HeapTupleHeaderGetTypMod(rec);
+	/* changes when the type does (ALTER TABLE under a long-lived call site) */
+	uint64		desc_id = assign_record_type_identifier(typid, typmod);
 	TupleDesc	desc;
 	MemoryContext old;
 
-	if (rc->typid == typid && rc->typmod == typmod && OidIsValid(typid))
+	if (rc->typid == typid && rc->typmod == typmod && rc->desc_id == desc_id &&
+		OidIsValid(typid))
 		return;
 	desc = lookup_rowtype_tupdesc(typid, typmod);
 	old = MemoryContextSwitchTo(rc->ctx);
@@ -209,6 +213,7 @@ map_columns(RowCall *rc, HeapTupleHeader rec)
 	}
 	rc->typid = typid;
 	rc->typmod = typmod;
+	rc->desc_id = desc_id;
 }
 
 /* The encoded features of the row in argument 1 (rc->x), the model decoded. */
