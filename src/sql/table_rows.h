@@ -67,6 +67,7 @@ typedef struct TableState
 	FmgrInfo	target_out;
 	int			ncols;
 	TableColumn *cols;
+	int		   *enc_src;		/* after km_table_learn: encoder column -> cols */
 	int64		n;
 	int64		cap;
 	int64		seen;
@@ -88,8 +89,11 @@ void		km_table_setup(TableState *st, TupleDesc desc, const char *target,
 /* Keep one row's values (a NULL target: counted as skipped). */
 void		km_table_add(TableState *st, Datum *values, bool *nulls);
 
-/* The encoder of the rows kept: statistics, categories; its payload. */
-void		km_table_learn(const TableState *st, km_encoder *e, uint8 **payload,
+/*
+ * The encoder of the rows kept: statistics, categories (a column without
+ * values left out when imputing, with a NOTICE); its payload.
+ */
+void		km_table_learn(TableState *st, km_encoder *e, uint8 **payload,
 						   uint64 *bytes);
 
 /* Encode kept row r into x (e->d), or raise naming its column. */

@@ -551,8 +551,12 @@ cmp_cstring(const void *a, const void *b)
 	return strcmp(*(char *const *) a, *(char *const *) b);
 }
 
-/* Column c's entry of the encoder: its categories and imputed value. */
-static void
+/*
+ * Column c's entry of the encoder: its categories and imputed value.
+ * False for a column without values when imputing: left out, as
+ * scikit-learn's SimpleImputer drops a column it has nothing to learn from.
+ */
+static bool
 learn_column(const TableState *st, TableColumn *c, km_encoder_column *ec)
 {
 	int64		nn = 0;
@@ -567,6 +571,16 @@ learn_column(const TableState *st, TableColumn *c, km_encoder_column *ec)
 	ec->categories = NULL;
 	for (int64 r = 0; r < st->n; r++)
 		nn += c->null[r] ? 0 : 1;
+	if (nn == 0 && st->impute != KM_IMPUTE_NONE)
+	{
+		ereport(NOTICE,
+				(errmsg("column \"%s\" has no values in the training rows: the model leaves it out",
+						c->name),
+				 errdetail("Every one of the " INT64_FORMAT " rows with a target has NULL there; there is nothing to impute from.",
+						   st->n),
+				 errhint("Leave it out with \"features\": [...] to silence this.")));
+		return false;
+	}
 	if (nn == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -621,22 +635,31 @@ learn_column(const TableState *st, TableColumn *c, km_encoder_column *ec)
 		ec->impute = km_impute_number(vals, (size_t) nn, st->impute);
 		pfree(vals);
 	}
+	return true;
 }
 
 /* The encoder of the training rows, and its payload in *payload. */
 void
-km_table_learn(const TableState *st, km_encoder *e, uint8 **payload, uint64 *bytes)
+km_table_learn(TableState *st, km_encoder *e, uint8 **payload, uint64 *bytes)
 {
 	km_encoder_column *cols = palloc0(sizeof(km_encoder_column) * st->ncols);
 	uint64		d = 0;
+	int			n = 0;
 
+	st->enc_src = MemoryContextAlloc(st->ctx, sizeof(int) * st->ncols);
 	for (int i = 0; i < st->ncols; i++)
 	{
-		learn_column(st, &st->cols[i], &cols[i]);
-		cols[i].offset = (uint32) d;
-		d += cols[i].kind == KM_COLUMN_CATEGORY ? cols[i].n_categories : 1;
+		if (!learn_column(st, &st->cols[i], &cols[n]))
+			continue;
+		cols[n].offset = (uint32) d;
+		d += cols[n].kind == KM_COLUMN_CATEGORY ? cols[n].n_categories : 1;
+		st->enc_src[n++] = i;
 	}
-	e->n_columns = st->ncols;
+	if (n == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("no feature column has values in the training rows")));
+	e->n_columns = n;
 	e->columns = cols;
 	e->impute = st->impute;
 	e->unknown = st->unknown;
@@ -725,9 +748,9 @@ km_table_encode(const TableState *st, const km_encoder *e, int64 r,
 	km_encode_fault f;
 	char		where[64];
 
-	for (int i = 0; i < st->ncols; i++)
+	for (uint32 i = 0; i < e->n_columns; i++)
 	{
-		const TableColumn *c = &st->cols[i];
+		const TableColumn *c = &st->cols[st->enc_src[i]];
 
 		vals[i].isnull = c->null[r];
 		vals[i].number = c->kind == KM_COLUMN_CATEGORY ? 0.0 : c->num[r];

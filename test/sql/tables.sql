@@ -160,8 +160,19 @@ SELECT kernel_train(r, 'y', '{}') FROM (SELECT 1.0 AS y, now() AS at) r;
 SELECT kernel_train(h, 'price', '{"impute": "mode"}') FROM tbl_houses h;
 SELECT kernel_train(h, 'price', '{"unknown": "zero"}') FROM tbl_houses h;
 SELECT kernel_train(h, 'price', '{"impute": "mean", "lamda": 1}') FROM tbl_houses h;
--- a column with no values in the training rows
+-- a column with no values in the training rows: left out when imputing (as
+-- SimpleImputer drops it), an error otherwise, and no column left an error
 SELECT kernel_train(r, 'y', '{"impute": "mean"}') FROM (SELECT i::float8 AS y, NULL::int AS x FROM generate_series(1, 3) i) r;
+SELECT kernel_train(r, 'y', '{}') FROM (SELECT i::float8 AS y, i AS z, NULL::int AS x FROM generate_series(1, 3) i) r;
+CREATE TABLE tbl_flow (area float8, city text, price float8, predicted float8);
+INSERT INTO tbl_flow SELECT 50 + i, (ARRAY['a', 'b'])[1 + i % 2], 1000 + 10 * i, NULL
+FROM generate_series(1, 20) i;
+CREATE TABLE tbl_flow_model AS
+SELECT kernel_train(h, 'price', '{"impute": "mean", "categorical": "onehot"}') AS model FROM tbl_flow h;
+SELECT jsonb_path_query_array(kernel_model_info(model), '$.columns[*].name') AS columns FROM tbl_flow_model;
+UPDATE tbl_flow h SET predicted = kernel_predict(m.model, h) FROM tbl_flow_model m;
+SELECT count(predicted) AS predicted, max(abs(predicted - price)) < 100 AS close FROM tbl_flow;
+DROP TABLE tbl_flow, tbl_flow_model;
 -- by name: a named model trained from float8[] rows has no columns
 SELECT version FROM kernel_model_train('tbl_named', 'SELECT tbl_encode(h), price FROM tbl_houses h',
 									   '{"gamma": 0.2, "lambda": 0.1}');
