@@ -308,7 +308,11 @@ kernel_model_train_table(PG_FUNCTION_ARGS)
 	relation_close(rel, AccessShareLock);
 	memset(&st, 0, sizeof(st));
 	st.ctx = CurrentMemoryContext;
-	km_table_setup(&st, desc, target, opts);
+	/* "refit" is named training's own (named_train.c takes it) */
+	km_table_setup(&st, desc, target,
+				   opts == NULL || !JB_ROOT_IS_OBJECT(opts) ? opts :
+				   DatumGetJsonbP(DirectFunctionCall2(jsonb_delete, JsonbPGetDatum(opts),
+													  CStringGetTextDatum("refit"))));
 	label = st.target_label;
 
 	/* the table's keys go to kernel_table_rows, the rest to the named road */

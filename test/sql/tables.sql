@@ -201,6 +201,11 @@ VALUES (41, 80, 2, 'rome', true, 'red', 1900);
 SELECT name, version, metrics->'rows' AS rows FROM kernel_model_retrain('tbl_price');
 SELECT kernel_model_info(model)->'columns'->2->'categories' AS categories, kernel_model_info(model)->'n_features' AS d
 FROM kernel_models WHERE name = 'tbl_price' AND version = 2;
+-- named training's own options ("refit") pass through
+SELECT name, version, metrics->'refit' AS refit
+FROM kernel_model_train('tbl_refit', 'tbl_named_src'::regclass, 'price',
+						'{"features": ["rooms", "colour"], "refit": true, "deploy": "always"}');
+SELECT kernel_model_drop('tbl_refit');
 -- a classifier by name
 SELECT name, version, deployed
 FROM kernel_model_train('tbl_city', 'tbl_named_src'::regclass, 'city',
