@@ -15,13 +15,14 @@ CORE_OBJS = $(addprefix src/core/,core.o approx.o kernels.o kernel_maps.o eigen.
 	crc32c.o classify_fit.o fit.o diagnostics.o model_v1.o model_fields.o model_approx.o grid.o \
 	model_format.o primal_pass.o repr.o task.o pipeline.o pipeline_approx.o pipeline_approx_classify.o) $(KM_METHOD_OBJS) $(KM_LEARN_OBJS)
 # the sections the task and representation tables declare (model_section.h)
-CORE_OBJS += src/core/model_sections_task.o src/core/model_sections_repr.o
+CORE_OBJS += src/core/model_sections_task.o src/core/model_sections_repr.o \
+	src/core/model_sections_encoder.o src/core/encoder.o
 GLUE_OBJS = $(addprefix src/pg/,kernel_ml.o pgutil.o json.o options.o split.o \
 	rowset.o accum_state.o progress.o model_bytea.o train_rows.o host_memory.o) \
 	$(addprefix src/sql/,train.o predict.o matrix.o export.o approx.o approx_basis.o call_cache.o classify.o) \
-	$(addprefix src/sql/,predict_matrix.o evaluate.o) \
+	$(addprefix src/sql/,predict_matrix.o evaluate.o train_table.o predict_row.o predict_literal.o) \
 	$(addprefix src/catalog/,catalog.o catalog_owner.o catalog_table.o catalog_query.o named_common.o named_train.o passes.o deploy.o catalog_sql.o \
-	catalog_predict.o pass_rows.o passes_classify.o passes_primal.o catalog_score.o)
+	catalog_predict.o pass_rows.o passes_classify.o passes_primal.o catalog_score.o named_table.o)
 OBJS = $(CORE_OBJS) $(GLUE_OBJS) $(KM_ASAN_OBJS)
 
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql

@@ -51,6 +51,7 @@
 #include "catalog_train.h"
 #include "deploy.h"
 #include "named_common.h"
+#include "named_table.h"
 #include "passes.h"
 
 /*
@@ -639,6 +640,8 @@ catalog_train_named(const Catalog *cat, const char *name, const char *query,
 		run.rows_digest = rows_digest(run.rs);
 		fit_and_score(&run, work);
 	}
+	/* a table's model keeps its columns (named_table.c) */
+	run.model = km_named_table_model(query, run.model, work);
 
 	/* From here on, one training of this name at a time. */
 	km_progress_stage("deploy: storing version and deciding");

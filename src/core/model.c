@@ -72,6 +72,7 @@ km_model_shape_of(const km_model *m)
 	s.n_classes = m->n_classes;
 	s.labels_bytes = m->labels_bytes;
 	s.has_probability = m->has_probability;
+	s.encoder_bytes = m->encoder ? m->encoder_bytes : 0;
 	return s;
 }
 

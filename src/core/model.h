@@ -74,6 +74,12 @@
  *                                 f64 (>= 0; 0 when the model gives no
  *                                 probabilities): on the training rows,
  *                                 after the fit; classifiers only
+ *    16  ENCODER        no        the columns of a model trained from a table
+ *                                 (encoder.h): names, kinds, imputed values,
+ *                                 categories; their widths add up to d.  Any
+ *                                 task; common (model_sections_encoder.c).
+ *                                 Tag 16, not the next free one, so that the
+ *                                 tags of the tables' sections stay together
  *
  * A model without CLASSES is a regression model (task regression, q = 1).
  * An unknown section with the required bit is KM_ERR_VERSION (a newer
@@ -150,6 +156,7 @@
 #define KM_SECTION_CLASSES		8
 #define KM_SECTION_PROBABILITY	9
 #define KM_SECTION_METRICS		10
+#define KM_SECTION_ENCODER		16	/* a table's columns (encoder.h) */
 #define KM_SECTION_REQUIRED		0x1	/* flags: a reader must know the tag */
 #define KM_SECTION_OVERHEAD		16	/* tag, flags, length, CRC */
 
@@ -177,6 +184,7 @@ typedef struct km_model_shape
 	uint32_t	n_classes;		/* 0: not a classifier */
 	uint32_t	labels_bytes;	/* the k NUL-terminated labels */
 	bool		has_probability;
+	uint32_t	encoder_bytes;	/* ENCODER section (encoder.h); 0: none */
 } km_model_shape;
 
 /* The shape of m (q = 0 is read as 1). */

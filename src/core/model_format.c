@@ -308,6 +308,9 @@ static const km_section_ops common_sections[] = {
 
 #define N_COMMON N_FIELDS(common_sections)
 
+/* A table's columns: common, optional (model_sections_encoder.c) */
+extern const km_section_ops km_encoder_section;
+
 /* ------------------------------------------------------------------ */
 /* The sections known to this build                                   */
 /* ------------------------------------------------------------------ */
@@ -351,6 +354,8 @@ known_sections(known *k)
 		k->by_tag[common_sections[i].tag] = &common_sections[i];
 		k->owner[common_sections[i].tag] = OWNER_COMMON;
 	}
+	k->by_tag[KM_SECTION_ENCODER] = &km_encoder_section;
+	k->owner[KM_SECTION_ENCODER] = OWNER_COMMON;
 	for (long long id = 0; id <= UINT8_MAX; id++)
 	{
 		const km_task_ops *t = km_task_get(id);

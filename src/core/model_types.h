@@ -78,6 +78,9 @@ typedef struct km_model
 	int			folds;
 	uint32_t	best;
 	const km_candidate *candidates;	/* n_candidates */
+	/* a model trained from a table: its ENCODER section's payload (encoder.h) */
+	const uint8_t *encoder;		/* NULL: none */
+	uint32_t	encoder_bytes;
 
 	/*
 	 * Fields only one method has (its own struct, at most

@@ -89,6 +89,17 @@ Checks:
      value), confusion_matrix, precision_recall_fscore_support (zero_division
      0); GROUP BY per group; kernel_predict_matrix fed a 2-D list by psycopg2
      vs kernel_predict within 1e-12 relative.
+  o. training from a table (issue 30): diabetes as a table with NULLs
+     injected (about 10 % of bmi, bp, s5, a boolean and two text columns),
+     sex as text, a text band of s1 (with a category the training rows never
+     have in the held-out rows) and a boolean; kernel_train(row, 'y', {"impute":
+     mean | median | most_frequent, gamma, lambda}) on 300 rows and
+     kernel_predict(model, row) of the other 142 (columns in another order,
+     an extra one) vs ColumnTransformer(SimpleImputer(strategy) on the
+     numbers and booleans, SimpleImputer(most_frequent) + OneHotEncoder(
+     handle_unknown="ignore") on the text) + StandardScaler +
+     KernelRidge(rbf, same gamma, alpha = lambda) + mean(y): within 1e-9.
+  Run only o with: crosscheck.py tables
   Run only i and j with: crosscheck.py classify; only j: crosscheck.py approx_classify;
   only k: crosscheck.py defaults; only l and m: crosscheck.py svr;
   only n: crosscheck.py evaluate
@@ -108,7 +119,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 SEED = 20240611
-TABLES = ("kmcc_train", "kmcc_test", "kmcc_models", "kmcc_types", "kmcc_cls", "kmcc_ev")
+TABLES = ("kmcc_train", "kmcc_test", "kmcc_models", "kmcc_types", "kmcc_cls", "kmcc_ev", "kmcc_table")
 
 passed = 0
 failed = 0
@@ -1378,6 +1389,97 @@ def check_approx_svr(cur):
                % (sel["best"], int(np.argmin(scores)), info["lambda"]))
 
 
+def table_data():
+    """Diabetes as rows of a table: numbers, text, booleans, NULLs."""
+    X, y = load_diabetes(return_X_y=True)
+    rng = np.random.default_rng(SEED + 30)
+    perm = rng.permutation(len(y))
+    X, y = X[perm], y[perm]
+    n = len(y)
+    cols = {"age": X[:, 0], "bmi": X[:, 2], "bp": X[:, 3], "s1": X[:, 4],
+            "s2": X[:, 5], "s3": X[:, 6], "s4": X[:, 7], "s5": X[:, 8], "s6": X[:, 9]}
+    sex = np.where(X[:, 1] > 0, "M", "F").astype(object)
+    band = np.array(["low", "mid", "high", "top"], dtype=object)[
+        np.searchsorted(np.quantile(X[:, 4], [0.25, 0.5, 0.75]), X[:, 4])]
+    band[300:][X[300:, 4] > np.quantile(X[:, 4], 0.9)] = "extreme"   # unseen
+    flag = (X[:, 3] > 0).astype(float)
+    frame = {k: v.astype(object) for k, v in cols.items()}
+    frame["sex"] = sex
+    frame["band"] = band
+    frame["flag"] = flag.astype(object)
+    for k in ("bmi", "bp", "s5", "flag", "sex", "band"):
+        frame[k][rng.random(n) < 0.1] = None
+    return frame, y
+
+
+def check_tables(cur):
+    """(o) training from a table vs ColumnTransformer + StandardScaler + KernelRidge."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.impute import SimpleImputer
+    from sklearn.preprocessing import OneHotEncoder
+
+    frame, y = table_data()
+    n = len(y)
+    num = ["age", "bmi", "bp", "s1", "s2", "s3", "s4", "s5", "s6"]
+    buf = io.StringIO()
+    for i in range(n):
+        vals = []
+        for k in num:
+            v = frame[k][i]
+            vals.append("\\N" if v is None else repr(float(v)))
+        for k in ("sex", "band"):
+            vals.append("\\N" if frame[k][i] is None else frame[k][i])
+        f = frame["flag"][i]
+        vals.append("\\N" if f is None else ("t" if f else "f"))
+        buf.write("%d\t%s\t%s\t%r\n" % (i, "train" if i < 300 else "test",
+                                        "\t".join(vals), float(y[i])))
+    buf.seek(0)
+    cur.execute("CREATE TABLE kmcc_table (id int, part text, age float8, bmi numeric, "
+                "bp float8, s1 float8, s2 float8, s3 float8, s4 float8, s5 float8, "
+                "s6 float8, sex text, band text, flag boolean, y float8)")
+    cur.copy_expert("COPY kmcc_table FROM STDIN", buf)
+
+    def matrix(rows):
+        cols = num + ["flag", "sex", "band"]
+        out = np.empty((len(rows), len(cols)), dtype=object)
+        for j, k in enumerate(cols):
+            for r, i in enumerate(rows):
+                v = frame[k][i]
+                out[r, j] = np.nan if v is None else v
+        return out
+
+    tr, te = list(range(300)), list(range(300, n))
+    Xtr, Xte = matrix(tr), matrix(te)
+    gamma, lam = 0.05, 1.0
+    for strategy in ("mean", "median", "most_frequent"):
+        name = "o table model, impute %s, vs ColumnTransformer+StandardScaler+KernelRidge" % strategy
+        numeric = list(range(10))
+        ct = ColumnTransformer([
+            ("num", SimpleImputer(strategy=strategy), numeric),
+            ("cat", make_pipeline(SimpleImputer(strategy="most_frequent"),
+                                  OneHotEncoder(handle_unknown="ignore")), [10, 11])],
+            sparse_threshold=0)
+        ym = y[tr].mean()
+        pipe = make_pipeline(ct, StandardScaler(),
+                             KernelRidge(alpha=lam, kernel="rbf", gamma=gamma))
+        want = pipe.fit(Xtr, y[tr] - ym).predict(Xte) + ym
+        opts = {"impute": strategy, "gamma": gamma, "lambda": lam}
+
+        @check(name)
+        def _():
+            cur.execute("DELETE FROM kmcc_models WHERE name = 'table'")
+            cur.execute("INSERT INTO kmcc_models (name, model) "
+                        "SELECT 'table', kernel_train(t, 'y', %s::jsonb) FROM "
+                        "(SELECT age, bmi, bp, s1, s2, s3, s4, s5, s6, flag, sex, band, y "
+                        " FROM kmcc_table WHERE part = 'train') t", (json.dumps(opts),))
+            cur.execute("SELECT kernel_predict(m.model, t) FROM kmcc_models m, "
+                        "(SELECT id, band, sex, flag, s6, s5, s4, s3, s2, s1, bp, bmi, age, "
+                        " 'extra' AS note FROM kmcc_table WHERE part = 'test') t "
+                        "WHERE m.name = 'table' ORDER BY t.id")
+            got = np.array([r[0] for r in cur.fetchall()])
+            compare(name, got, want, 1e-9, kind="abs")
+
+
 def check_classification(cur):
     check_svm_breast_cancer(cur)
     check_logistic_scipy(cur)
@@ -1532,7 +1634,8 @@ def main():
             "approx_classify": check_approx_classification,
             "defaults": check_default_classifiers,
             "svr": lambda c: (check_svr(c), check_approx_svr(c)),
-            "evaluate": check_evaluate}
+            "evaluate": check_evaluate,
+            "tables": check_tables}
     if len(sys.argv) == 2 and sys.argv[1] in only:
         try:
             only[sys.argv[1]](cur)
@@ -1569,6 +1672,7 @@ def main():
         check_svr(cur)
         check_approx_svr(cur)
         check_evaluate(cur)
+        check_tables(cur)
     finally:
         for t in TABLES:
             cur.execute("DROP TABLE IF EXISTS %s" % t)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "encoder.h"
 #include "model.h"
 
 static void
@@ -153,6 +154,21 @@ main(int argc, char **argv)
 	m.alpha = alpha;
 	m.X = X;
 	write_model(argv[1], "ridge_rbf", &m);
+
+	/* a table model: one text column, two categories (encoder.h) */
+	{
+		static const char *const cats[] = {"a", "b"};
+		km_encoder_column ec = {"c", "text", KM_COLUMN_CATEGORY, true, 0.0, 1, 2, cats, 0};
+		km_encoder	e = {1, 2, KM_IMPUTE_MOST_FREQUENT, KM_UNKNOWN_IGNORE, &ec};
+		uint8_t		payload[256];
+
+		km_encoder_write(&e, payload);
+		m.encoder = payload;
+		m.encoder_bytes = (uint32_t) km_encoder_size(&e);
+		write_model(argv[1], "ridge_encoder", &m);
+		m.encoder = NULL;
+		m.encoder_bytes = 0;
+	}
 
 	m.n_candidates = 2;
 	m.cv = KM_CV_LOO;

@@ -79,6 +79,10 @@ int			unit_failures = 0;
 	X(test_eigen_spectrum_matches_dsyevd) \
 	X(test_eigen_closed_form_matches_dsyevd) \
 	X(test_crc_check_values) \
+	X(test_encoder_round_trip) \
+	X(test_encoder_statistics) \
+	X(test_encoder_crafted) \
+	X(test_encoder_model_section) \
 	X(test_crc_extension_model) \
 	X(test_metrics_definitions) \
 	X(test_metrics_combine) \

@@ -1,0 +1,400 @@
+/*
+ * predict_row.c - kernel_predict(model, row), kernel_predict_class and
+ * kernel_predict_proba of a row (a composite value), by bytea or by name:
+ * a model trained from a table (train_table.c) encodes the row by its
+ * column names (extra columns ignored, order free), then scores the
+ * encoded features as kernel_predict(model, features) does.
+ *
+ * Per call site (fn_extra): the model cache of predict.c (or the by-name
+ * cache of catalog_predict.c), a copy of the model's encoder, and the
+ * mapping of its columns to the attributes of the row type last seen, so
+ * that a row costs a few attribute fetches and a binary search per text
+ * column.  The encoder is compared with the decoded model's byte for byte
+ * (a few hundred bytes) to notice another model.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "lib/stringinfo.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/typcache.h"
+
+#include "classify.h"
+#include "encoder.h"
+#include "json.h"
+#include "model.h"
+#include "pgutil.h"
+#include "predict.h"
+#include "table_rows.h"
+
+PG_FUNCTION_INFO_V1(kernel_predict_row);
+PG_FUNCTION_INFO_V1(kernel_predict_row_by_name);
+PG_FUNCTION_INFO_V1(kernel_predict_class_row);
+PG_FUNCTION_INFO_V1(kernel_predict_class_row_by_name);
+PG_FUNCTION_INFO_V1(kernel_predict_proba_row);
+PG_FUNCTION_INFO_V1(kernel_predict_proba_row_by_name);
+
+/* catalog_predict.c: the deployed model of the name in argument 0 */
+extern Datum km_named_deployed_model(FunctionCallInfo fcinfo, ModelCache **mc);
+
+typedef struct RowCall
+{
+	MemoryContext ctx;			/* fn_mcxt */
+	ModelCache *mc;				/* bytea forms */
+	FmgrInfo	named_flinfo;	/* by-name forms: catalog_predict.c's cache */
+	/* the encoder last parsed: a copy of its payload */
+	uint8	   *enc_bytes;
+	uint32		enc_len;
+	km_encoder	enc;
+	km_encoder_value *vals;
+	double	   *x;
+	/* the row type the mapping is for, and its descriptor's identity */
+	Oid			typid;
+	int32		typmod;
+	uint64		desc_id;
+	TupleDesc	desc;
+	int		   *att;			/* per encoder column */
+	bool	   *by_output;
+	km_column_kind *kind;		/* as the row's column is read */
+	Oid		   *base;			/* its base type */
+	FmgrInfo   *out;
+	KmProbBuffers pb;
+} RowCall;
+
+static RowCall *
+row_call(FunctionCallInfo fcinfo)
+{
+	RowCall    *rc = (RowCall *) fcinfo->flinfo->fn_extra;
+
+	if (rc == NULL)
+	{
+		rc = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(RowCall));
+		rc->ctx = fcinfo->flinfo->fn_mcxt;
+		rc->mc = km_model_cache_for_call(fcinfo->flinfo);
+		rc->named_flinfo = *fcinfo->flinfo;
+		rc->named_flinfo.fn_extra = NULL;
+		fcinfo->flinfo->fn_extra = rc;
+	}
+	return rc;
+}
+
+/* The model datum: argument 0 itself, or the deployed version of its name. */
+static Datum
+call_model(FunctionCallInfo fcinfo, RowCall *rc, bool by_name, ModelCache **mc)
+{
+	LOCAL_FCINFO(named, 2);
+
+	if (!by_name)
+	{
+		*mc = rc->mc;
+		return PG_GETARG_DATUM(0);
+	}
+	/* a call of its own, whose fn_extra is the by-name cache */
+	InitFunctionCallInfoData(*named, &rc->named_flinfo, 2, fcinfo->fncollation,
+							 fcinfo->context, NULL);
+	named->args[0] = fcinfo->args[0];
+	named->args[1] = fcinfo->args[1];
+	return km_named_deployed_model(named, mc);
+}
+
+/* Parse the decoded model's encoder into rc, unless rc has it already. */
+static void
+load_encoder(RowCall *rc, const km_model *m, const char *fname)
+{
+	km_encoder_counts c;
+	km_error	err;
+	km_encoder_column *cols;
+	const char **cats;
+
+	if (m->encoder == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("%s of a row needs a model trained from a table", fname),
+				 errdetail("The model was trained on float8[] feature arrays; it has no column names."),
+				 errhint("Score it with %s(model, features float8[]), or train it with kernel_train(row, target, options) or kernel_model_train(name, table, target, options).",
+						 fname)));
+	if (rc->enc_bytes != NULL && rc->enc_len == m->encoder_bytes &&
+		memcmp(rc->enc_bytes, m->encoder, rc->enc_len) == 0)
+		return;
+	if (rc->enc_bytes != NULL)
+		pfree(rc->enc_bytes);
+	rc->enc_bytes = NULL;
+	rc->typid = InvalidOid;
+	/* validated when the model was decoded; counted again here */
+	if (km_encoder_check(m->encoder, m->encoder_bytes, m->n_features, &c, &err) != KM_OK)
+		km_raise(&err);
+	cols = MemoryContextAllocZero(rc->ctx, sizeof(km_encoder_column) * c.n_columns);
+	cats = MemoryContextAllocZero(rc->ctx, sizeof(char *) * Max(1, c.n_categories));
+	rc->vals = MemoryContextAllocZero(rc->ctx, sizeof(km_encoder_value) * c.n_columns);
+	rc->x = MemoryContextAllocZero(rc->ctx, sizeof(double) * m->n_features);
+	rc->att = MemoryContextAllocZero(rc->ctx, sizeof(int) * c.n_columns);
+	rc->by_output = MemoryContextAllocZero(rc->ctx, sizeof(bool) * c.n_columns);
+	rc->kind = MemoryContextAllocZero(rc->ctx, sizeof(km_column_kind) * c.n_columns);
+	rc->base = MemoryContextAllocZero(rc->ctx, sizeof(Oid) * c.n_columns);
+	rc->out = MemoryContextAllocZero(rc->ctx, sizeof(FmgrInfo) * c.n_columns);
+	rc->enc_bytes = MemoryContextAlloc(rc->ctx, m->encoder_bytes);
+	memcpy(rc->enc_bytes, m->encoder, m->encoder_bytes);
+	rc->enc_len = m->encoder_bytes;
+	km_encoder_read(rc->enc_bytes, rc->enc_len, &rc->enc, cols, cats);
+}
+
+static const char *
+column_list(const km_encoder *e)
+{
+	StringInfoData s;
+
+	initStringInfo(&s);
+	for (uint32 i = 0; i < e->n_columns; i++)
+		appendStringInfo(&s, "%s%s", i ? ", " : "", quote_identifier(e->columns[i].name));
+	return s.data;
+}
+
+/* Map the encoder's columns to the attributes of the row's type, by name. */
+static void
+map_columns(RowCall *rc, HeapTupleHeader rec)
+{
+	Oid			typid = HeapTupleHeaderGetTypeId(rec);
+	int32		typmod = HeapTupleHeaderGetTypMod(rec);
+	/* changes when the type does (ALTER TABLE under a long-lived call site) */
+	uint64		desc_id = assign_record_type_identifier(typid, typmod);
+	TupleDesc	desc;
+	MemoryContext old;
+
+	if (rc->typid == typid && rc->typmod == typmod && rc->desc_id == desc_id &&
+		OidIsValid(typid))
+		return;
+	desc = lookup_rowtype_tupdesc(typid, typmod);
+	old = MemoryContextSwitchTo(rc->ctx);
+	if (rc->desc != NULL)
+		FreeTupleDesc(rc->desc);
+	rc->desc = CreateTupleDescCopy(desc);
+	MemoryContextSwitchTo(old);
+	ReleaseTupleDesc(desc);
+	for (uint32 i = 0; i < rc->enc.n_columns; i++)
+	{
+		const km_encoder_column *c = &rc->enc.columns[i];
+		int			att = -1;
+		int			kind;
+
+		for (int a = 0; a < rc->desc->natts && att < 0; a++)
+			if (!TupleDescAttr(rc->desc, a)->attisdropped &&
+				strcmp(NameStr(TupleDescAttr(rc->desc, a)->attname), c->name) == 0)
+				att = a;
+		if (att < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("column \"%s\" of the model is missing from the row", c->name),
+					 errdetail("The model takes the columns %s.", column_list(&rc->enc)),
+					 errhint("Score rows that have every column the model was trained on (extra columns are ignored).")));
+		kind = km_table_kind(TupleDescAttr(rc->desc, att)->atttypid, &rc->by_output[i]);
+		if (kind != (int) c->kind &&
+			!(kind == KM_COLUMN_BOOL && c->kind == KM_COLUMN_NUMBER))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("column \"%s\" has type %s; the model was trained on %s", c->name,
+							format_type_be(TupleDescAttr(rc->desc, att)->atttypid), c->type_name),
+					 errdetail("The model takes it as %s.", km_column_kind_name(c->kind))));
+		rc->att[i] = att;
+		rc->kind[i] = (km_column_kind) kind;
+		rc->base[i] = getBaseType(TupleDescAttr(rc->desc, att)->atttypid);
+		if (rc->by_output[i])
+		{
+			Oid			fn;
+			bool		varlena;
+
+			getTypeOutputInfo(TupleDescAttr(rc->desc, att)->atttypid, &fn, &varlena);
+			fmgr_info_cxt(fn, &rc->out[i], rc->ctx);
+		}
+	}
+	rc->typid = typid;
+	rc->typmod = typmod;
+	rc->desc_id = desc_id;
+}
+
+/* The encoded features of the row in argument 1 (rc->x), the model decoded. */
+static const km_model *
+encode_row(FunctionCallInfo fcinfo, RowCall *rc, bool by_name, const char *fname,
+		   ModelCache **mc, Datum *model)
+{
+	HeapTupleHeader rec;
+	HeapTupleData tup;
+	const km_model *m;
+	uint32		bad;
+	km_encode_fault f;
+
+	*model = call_model(fcinfo, rc, by_name, mc);
+	m = km_model_cache_model(*mc, *model);
+	load_encoder(rc, m, fname);
+	rec = PG_GETARG_HEAPTUPLEHEADER(1);
+	map_columns(rc, rec);
+	tup.t_len = HeapTupleHeaderGetDatumLength(rec);
+	ItemPointerSetInvalid(&tup.t_self);
+	tup.t_tableOid = InvalidOid;
+	tup.t_data = rec;
+	for (uint32 i = 0; i < rc->enc.n_columns; i++)
+	{
+		bool		isnull;
+		Datum		d = heap_getattr(&tup, rc->att[i] + 1, rc->desc, &isnull);
+
+		km_table_value(d, isnull, rc->kind[i], rc->base[i], rc->by_output[i],
+					   &rc->out[i], &rc->vals[i]);
+	}
+	f = km_encoder_encode(&rc->enc, rc->vals, rc->x, &bad);
+	if (f != KM_ENCODE_OK)
+		km_table_encode_error(&rc->enc, f, bad, rc->vals, "The row");
+	return m;
+}
+
+static Datum
+predict_row(FunctionCallInfo fcinfo, bool by_name)
+{
+	RowCall    *rc = row_call(fcinfo);
+	ModelCache *mc;
+	Datum		model;
+	const km_model *m = encode_row(fcinfo, rc, by_name, "kernel_predict", &mc, &model);
+
+	PG_RETURN_FLOAT8(km_model_cache_predict_row(mc, model, rc->x, m->n_features));
+}
+
+Datum
+kernel_predict_row(PG_FUNCTION_ARGS)
+{
+	return predict_row(fcinfo, false);
+}
+
+Datum
+kernel_predict_row_by_name(PG_FUNCTION_ARGS)
+{
+	return predict_row(fcinfo, true);
+}
+
+static Datum
+predict_class_row(FunctionCallInfo fcinfo, bool by_name)
+{
+	RowCall    *rc = row_call(fcinfo);
+	ModelCache *mc;
+	Datum		model;
+	const km_model *m = encode_row(fcinfo, rc, by_name, "kernel_predict_class", &mc, &model);
+	const double *f;
+	uint32		c;
+
+	km_classifier_prepare(m, "kernel_predict_class", rc->ctx, &rc->pb);
+	f = km_model_cache_decision(mc, model, rc->x, m->n_features);
+	c = km_classify_decide(m->multiclass, m->n_classes, f);
+	PG_RETURN_TEXT_P(cstring_to_text(km_classes_label(m->labels, m->labels_bytes,
+													  m->n_classes, c)));
+}
+
+Datum
+kernel_predict_class_row(PG_FUNCTION_ARGS)
+{
+	return predict_class_row(fcinfo, false);
+}
+
+Datum
+kernel_predict_class_row_by_name(PG_FUNCTION_ARGS)
+{
+	return predict_class_row(fcinfo, true);
+}
+
+static Datum
+predict_proba_row(FunctionCallInfo fcinfo, bool by_name)
+{
+	RowCall    *rc = row_call(fcinfo);
+	ModelCache *mc;
+	Datum		model;
+	const km_model *m = encode_row(fcinfo, rc, by_name, "kernel_predict_proba", &mc, &model);
+	km_prob_link link;
+	const double *f;
+	km_error	err;
+	KmJson		j;
+
+	km_classifier_prepare(m, "kernel_predict_proba", rc->ctx, &rc->pb);
+	link = (km_prob_link) km_model_prob_link_or_raise(m);
+	f = km_model_cache_decision(mc, model, rc->x, m->n_features);
+	if (km_classify_proba(link, m->multiclass, m->n_classes, f, m->prob_A,
+						  m->prob_B, rc->pb.p, rc->pb.pwork, &err) != KM_OK)
+		km_raise(&err);
+	km_json_begin(&j);
+	for (uint32 c = 0; c < m->n_classes; c++)
+		km_json_num(&j, km_classes_label(m->labels, m->labels_bytes, m->n_classes, c),
+					rc->pb.p[c]);
+	PG_RETURN_JSONB_P(km_json_finish(&j));
+}
+
+Datum
+kernel_predict_proba_row(PG_FUNCTION_ARGS)
+{
+	return predict_proba_row(fcinfo, false);
+}
+
+Datum
+kernel_predict_proba_row_by_name(PG_FUNCTION_ARGS)
+{
+	return predict_proba_row(fcinfo, true);
+}
+
+/* kernel_model_info: "columns", one object per column, when it has them. */
+void
+km_table_describe(bytea *model, KmJson *j)
+{
+	const uint8 *buf = (const uint8 *) VARDATA_ANY(model);
+	Size		len = VARSIZE_ANY_EXHDR(model);
+	km_model_shape shape;
+	km_model	m;
+	km_error	err;
+	double	   *storage;
+	km_encoder_counts c;
+	km_encoder	e;
+	km_encoder_column *cols;
+	const char **cats;
+
+	if (km_model_peek(buf, len, &shape, &err) != KM_OK)
+		km_raise(&err);
+	if (shape.encoder_bytes == 0)
+		return;
+	storage = palloc_extended(km_model_storage_doubles(&shape) * sizeof(double),
+							  MCXT_ALLOC_HUGE);
+	if (km_model_decode(buf, len, &m, storage, &err) != KM_OK ||
+		km_encoder_check(m.encoder, m.encoder_bytes, m.n_features, &c, &err) != KM_OK)
+		km_raise(&err);
+	cols = palloc0(sizeof(km_encoder_column) * c.n_columns);
+	cats = palloc0(sizeof(char *) * Max(1, c.n_categories));
+	km_encoder_read(m.encoder, m.encoder_bytes, &e, cols, cats);
+	km_json_str(j, "impute", km_impute_name(e.impute));
+	km_json_str(j, "unknown", e.unknown == KM_UNKNOWN_ERROR ? "error" : "ignore");
+	km_json_begin_array(j, "columns");
+	for (uint32 i = 0; i < e.n_columns; i++)
+	{
+		const km_encoder_column *col = &cols[i];
+
+		km_json_begin_object(j, NULL);
+		km_json_str(j, "name", col->name);
+		km_json_str(j, "type", col->type_name);
+		km_json_str(j, "encoding", km_column_kind_name(col->kind));
+		km_json_int(j, "first_feature", col->offset + 1);
+		if (col->kind == KM_COLUMN_CATEGORY)
+		{
+			km_json_begin_array(j, "categories");
+			for (uint32 k = 0; k < col->n_categories; k++)
+				km_json_str(j, NULL, col->categories[k]);
+			km_json_end(j);
+			if (col->has_impute)
+				km_json_str(j, "impute", col->categories[col->impute_category]);
+			else
+				km_json_null(j, "impute");
+		}
+		else if (col->has_impute)
+			km_json_num(j, "impute", col->impute);
+		else
+			km_json_null(j, "impute");
+		km_json_end(j);
+	}
+	km_json_end(j);
+	pfree(storage);
+}
