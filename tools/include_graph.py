@@ -30,6 +30,8 @@ CORE_LAYER = {
     # base and linear algebra
     "core": "base", "crc32c": "base", "metrics": "base", "progress": "base",
     "solve": "base", "eigen": "base", "accum": "base", "grid": "base",
+    # a table's columns as features (imputation, one-hot): rows in, rows out
+    "encoder": "base",
     # what a classifier's classes are (label types, multi-class schemes, the
     # class_weight table): plain types, no code, shared by the methods, the
     # options and the model record; classify.c's code stays a task
@@ -73,7 +75,7 @@ CORE_LAYER = {
     # rows of task.c and repr.c only point at (data, never called there);
     # model_format.c walks them
     "model_section": "model", "model_sections_task": "model",
-    "model_sections_repr": "model",
+    "model_sections_repr": "model", "model_sections_encoder": "model",
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)

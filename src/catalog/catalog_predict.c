@@ -340,17 +340,4 @@ kernel_model_export_by_name(PG_FUNCTION_ARGS)
 	NamedEntry *entry = named_entry(fcinfo);
 
 	return DirectFunctionCall1(kernel_model_export, entry->model);
-/*
- * The deployed model of the name in argument 0 of a by-name call and its
- * model cache, for scoring rows by column names (predict_row.c).
- */
-Datum		km_named_deployed_model(FunctionCallInfo fcinfo, ModelCache **mc);
-
-Datum
-km_named_deployed_model(FunctionCallInfo fcinfo, ModelCache **mc)
-{
-	NamedEntry *entry = named_entry(fcinfo);
-
-	*mc = entry->mc;
-	return entry->model;
 }

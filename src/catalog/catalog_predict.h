@@ -23,4 +23,9 @@
 Datum		catalog_predict_model(FunctionCallInfo fcinfo, text *name, void **slot,
 								  ModelCache **mc);
 
+/* the by-name scoring verbs (SQL entry points), for their text-literal forms */
+Datum		kernel_predict_by_name(PG_FUNCTION_ARGS);
+Datum		kernel_predict_class_by_name(PG_FUNCTION_ARGS);
+Datum		kernel_predict_proba_by_name(PG_FUNCTION_ARGS);
+
 #endif							/* KM_CATALOG_PREDICT_H */

@@ -12,6 +12,8 @@
 
 #include "evaluate.h"
 #include "predict_matrix.h"
+#include "predict_literal.h"
+#include "predict_row.h"
 #include "catalog_predict.h"
 
 PG_FUNCTION_INFO_V1(kernel_evaluate_by_name_sfunc);
@@ -56,4 +58,50 @@ kernel_predict_proba_matrix_by_name(PG_FUNCTION_ARGS)
 {
 	return km_predict_matrix(fcinfo, KM_MATRIX_PROBA, "kernel_predict_proba_matrix",
 							 catalog_predict_model);
+}
+
+/* kernel_predict, kernel_predict_class, kernel_predict_proba (name, row record) */
+PG_FUNCTION_INFO_V1(kernel_predict_row_by_name);
+PG_FUNCTION_INFO_V1(kernel_predict_class_row_by_name);
+PG_FUNCTION_INFO_V1(kernel_predict_proba_row_by_name);
+
+Datum
+kernel_predict_row_by_name(PG_FUNCTION_ARGS)
+{
+	return km_predict_row(fcinfo, catalog_predict_model);
+}
+
+Datum
+kernel_predict_class_row_by_name(PG_FUNCTION_ARGS)
+{
+	return km_predict_class_row(fcinfo, catalog_predict_model);
+}
+
+Datum
+kernel_predict_proba_row_by_name(PG_FUNCTION_ARGS)
+{
+	return km_predict_proba_row(fcinfo, catalog_predict_model);
+}
+
+/* the same (name, features text): an untyped literal read as float8[] */
+PG_FUNCTION_INFO_V1(kernel_predict_text_by_name);
+PG_FUNCTION_INFO_V1(kernel_predict_class_text_by_name);
+PG_FUNCTION_INFO_V1(kernel_predict_proba_text_by_name);
+
+Datum
+kernel_predict_text_by_name(PG_FUNCTION_ARGS)
+{
+	return km_with_array(fcinfo, kernel_predict_by_name);
+}
+
+Datum
+kernel_predict_class_text_by_name(PG_FUNCTION_ARGS)
+{
+	return km_with_array(fcinfo, kernel_predict_class_by_name);
+}
+
+Datum
+kernel_predict_proba_text_by_name(PG_FUNCTION_ARGS)
+{
+	return km_with_array(fcinfo, kernel_predict_proba_by_name);
 }

@@ -29,8 +29,10 @@
 #include "catalog.h"
 #include "catalog_query.h"
 #include "catalog_train.h"
+#include "named_table.h"
 
 PG_FUNCTION_INFO_V1(kernel_model_train);
+PG_FUNCTION_INFO_V1(kernel_model_train_table);
 PG_FUNCTION_INFO_V1(kernel_model_retrain);
 PG_FUNCTION_INFO_V1(kernel_model_deploy);
 PG_FUNCTION_INFO_V1(kernel_model_drop);
@@ -85,6 +87,35 @@ kernel_model_train(PG_FUNCTION_ARGS)
 						GetUserId(), NULL, catalog_search_path(), &tv);
 	return_trained(fcinfo, name, &tv);
 	return (Datum) 0;
+}
+
+/*
+ * kernel_model_train(name text, relation regclass, target text, options
+ * jsonb): the stored query of the table's columns (named_table.c), then the
+ * named road as kernel_model_train(name, query, options) with the options it
+ * knows.
+ */
+Datum
+kernel_model_train_table(PG_FUNCTION_ARGS)
+{
+	LOCAL_FCINFO(train, 3);
+	Jsonb	   *train_opts;
+	char	   *query;
+
+	static const char *const args[] = {"name", "relation", "target", "options"};
+
+	catalog_check_not_null(fcinfo, "kernel_model_train(name, relation, target, options)", args, 4);
+	query = km_named_table_query(get_func_namespace(fcinfo->flinfo->fn_oid), PG_GETARG_OID(1),
+								 text_to_cstring(PG_GETARG_TEXT_PP(2)),
+								 PG_GETARG_JSONB_P(3), &train_opts);
+	InitFunctionCallInfoData(*train, fcinfo->flinfo, 3, fcinfo->fncollation,
+							 fcinfo->context, fcinfo->resultinfo);
+	train->args[0] = fcinfo->args[0];
+	train->args[1].value = CStringGetTextDatum(query);
+	train->args[1].isnull = false;
+	train->args[2].value = train_opts ? JsonbPGetDatum(train_opts) : (Datum) 0;
+	train->args[2].isnull = train_opts == NULL;
+	return kernel_model_train(train);
 }
 
 /*

@@ -49,10 +49,6 @@
 #include "table_rows.h"
 
 PG_FUNCTION_INFO_V1(kernel_table_rows);
-PG_FUNCTION_INFO_V1(kernel_model_train_table);
-
-/* catalog_sql.c: kernel_model_train(name, query, options) */
-extern Datum kernel_model_train(PG_FUNCTION_ARGS);
 
 /* The encoder kernel_table_rows learned last, in this transaction. */
 static struct
@@ -270,37 +266,23 @@ km_named_table_model(const char *query, bytea *model, MemoryContext ctx)
 }
 
 /*
- * kernel_model_train(name text, relation regclass, target text, options
- * jsonb): the stored query of the table's columns (those "features" lists,
- * or every column but the target), then kernel_model_train(name, query,
- * options) with the options the named road knows.
+ * For kernel_model_train(name text, relation regclass, target text, options
+ * jsonb) (catalog_sql.c): the stored query of the table's columns (those
+ * "features" lists, or every column but the target) and, in *train_opts,
+ * the options the named road knows (NULL for none).  nsp is the extension's
+ * schema, which the query names.
  */
-Datum
-kernel_model_train_table(PG_FUNCTION_ARGS)
+char *
+km_named_table_query(Oid nsp, Oid relid, const char *target, Jsonb *opts,
+					 Jsonb **train_opts)
 {
-	LOCAL_FCINFO(train, 3);
-	Oid			relid;
-	char	   *relname;
-	char	   *target;
-	Jsonb	   *opts;
+	char	   *relname = relation_name(relid);
 	Jsonb	   *table_opts;
-	Jsonb	   *train_opts;
 	TableState	st;
 	TupleDesc	desc;
 	Relation	rel;
 	StringInfoData query;
 	bool		label;
-	Oid			nsp = get_func_namespace(fcinfo->flinfo->fn_oid);
-
-	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("%s must not be null",
-						PG_ARGISNULL(0) ? "name" : PG_ARGISNULL(1) ? "relation" : "target")));
-	relid = PG_GETARG_OID(1);
-	relname = relation_name(relid);
-	target = text_to_cstring(PG_GETARG_TEXT_PP(2));
-	opts = PG_ARGISNULL(3) ? NULL : PG_GETARG_JSONB_P(3);
 
 	/* the columns and their kinds, checked now (the table options too) */
 	rel = relation_open(relid, AccessShareLock);
@@ -316,12 +298,12 @@ kernel_model_train_table(PG_FUNCTION_ARGS)
 	label = st.target_label;
 
 	/* the table's keys go to kernel_table_rows, the rest to the named road */
-	train_opts = km_table_training_options(opts);
+	*train_opts = km_table_training_options(opts);
 	table_opts = opts;
 	if (opts != NULL && JB_ROOT_IS_OBJECT(opts))
 	{
 		Datum		d = JsonbPGetDatum(opts);
-		JsonbIterator *it = JsonbIteratorInit(&train_opts->root);
+		JsonbIterator *it = JsonbIteratorInit(&(*train_opts)->root);
 		JsonbValue	k;
 		JsonbIteratorToken tok;
 
@@ -343,13 +325,5 @@ kernel_model_train_table(PG_FUNCTION_ARGS)
 	appendStringInfo(&query, "]::pg_catalog.text[], %s::pg_catalog.jsonb)",
 					 quote_literal_cstr(table_opts ?
 										JsonbToCString(NULL, &table_opts->root, VARSIZE(table_opts)) : "{}"));
-
-	InitFunctionCallInfoData(*train, fcinfo->flinfo, 3, fcinfo->fncollation,
-							 fcinfo->context, fcinfo->resultinfo);
-	train->args[0] = fcinfo->args[0];
-	train->args[1].value = CStringGetTextDatum(query.data);
-	train->args[1].isnull = false;
-	train->args[2].value = train_opts ? JsonbPGetDatum(train_opts) : (Datum) 0;
-	train->args[2].isnull = train_opts == NULL;
-	return kernel_model_train(train);
+	return query.data;
 }

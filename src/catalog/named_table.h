@@ -12,6 +12,11 @@
  * came from put in (in ctx) when query reads a table (kernel_table_rows);
  * any other model as it is.
  */
+#include "utils/jsonb.h"
+
 bytea	   *km_named_table_model(const char *query, bytea *model, MemoryContext ctx);
+
+char	   *km_named_table_query(Oid nsp, Oid relid, const char *target, Jsonb *opts,
+								 Jsonb **train_opts);
 
 #endif							/* KM_NAMED_TABLE_H */

@@ -53,7 +53,7 @@
 #include "predict.h"
 #include "repr.h"
 #include "score.h"
-#include "table_rows.h"
+#include "table_columns.h"
 #include "task.h"
 
 PG_FUNCTION_INFO_V1(kernel_predict);
@@ -765,6 +765,6 @@ kernel_model_info(PG_FUNCTION_ARGS)
 	km_json_int(&j, "size_bytes", (int64) VARSIZE_ANY_EXHDR(b));
 	if (m.n_candidates > 0)
 		describe_selection(&j, b);
-	km_table_describe(b, &j);	/* a table's columns (predict_row.c) */
+	km_table_describe(b, &j);	/* a table's columns (table_columns.c) */
 	PG_RETURN_JSONB_P(km_json_finish(&j));
 }

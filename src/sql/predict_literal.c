@@ -17,28 +17,24 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
+#include "predict_literal.h"
+
 PG_FUNCTION_INFO_V1(kernel_predict_text);
-PG_FUNCTION_INFO_V1(kernel_predict_text_by_name);
 PG_FUNCTION_INFO_V1(kernel_predict_class_text);
-PG_FUNCTION_INFO_V1(kernel_predict_class_text_by_name);
 PG_FUNCTION_INFO_V1(kernel_predict_proba_text);
-PG_FUNCTION_INFO_V1(kernel_predict_proba_text_by_name);
 
 /* the float8[] forms (predict.c, classify.c, catalog_predict.c) */
 extern Datum kernel_predict(PG_FUNCTION_ARGS);
-extern Datum kernel_predict_by_name(PG_FUNCTION_ARGS);
 extern Datum kernel_predict_class(PG_FUNCTION_ARGS);
-extern Datum kernel_predict_class_by_name(PG_FUNCTION_ARGS);
 extern Datum kernel_predict_proba(PG_FUNCTION_ARGS);
-extern Datum kernel_predict_proba_by_name(PG_FUNCTION_ARGS);
 
 /*
  * Argument 1 read as float8[], then fn on a call of its own that shares
  * this one's FmgrInfo (its fn_extra cache).  A copy: the executor keeps a
  * constant argument in fcinfo->args across rows.
  */
-static Datum
-with_array(FunctionCallInfo fcinfo, PGFunction fn)
+Datum
+km_with_array(FunctionCallInfo fcinfo, PGFunction fn)
 {
 	LOCAL_FCINFO(call, 2);
 	char	   *s = text_to_cstring(PG_GETARG_TEXT_PP(1));
@@ -60,35 +56,20 @@ with_array(FunctionCallInfo fcinfo, PGFunction fn)
 Datum
 kernel_predict_text(PG_FUNCTION_ARGS)
 {
-	return with_array(fcinfo, kernel_predict);
+	return km_with_array(fcinfo, kernel_predict);
 }
 
-Datum
-kernel_predict_text_by_name(PG_FUNCTION_ARGS)
-{
-	return with_array(fcinfo, kernel_predict_by_name);
-}
 
 Datum
 kernel_predict_class_text(PG_FUNCTION_ARGS)
 {
-	return with_array(fcinfo, kernel_predict_class);
+	return km_with_array(fcinfo, kernel_predict_class);
 }
 
-Datum
-kernel_predict_class_text_by_name(PG_FUNCTION_ARGS)
-{
-	return with_array(fcinfo, kernel_predict_class_by_name);
-}
 
 Datum
 kernel_predict_proba_text(PG_FUNCTION_ARGS)
 {
-	return with_array(fcinfo, kernel_predict_proba);
+	return km_with_array(fcinfo, kernel_predict_proba);
 }
 
-Datum
-kernel_predict_proba_text_by_name(PG_FUNCTION_ARGS)
-{
-	return with_array(fcinfo, kernel_predict_proba_by_name);
-}

@@ -30,17 +30,14 @@
 #include "model.h"
 #include "pgutil.h"
 #include "predict.h"
+#include "predict_row.h"
 #include "table_rows.h"
 
 PG_FUNCTION_INFO_V1(kernel_predict_row);
-PG_FUNCTION_INFO_V1(kernel_predict_row_by_name);
 PG_FUNCTION_INFO_V1(kernel_predict_class_row);
-PG_FUNCTION_INFO_V1(kernel_predict_class_row_by_name);
 PG_FUNCTION_INFO_V1(kernel_predict_proba_row);
-PG_FUNCTION_INFO_V1(kernel_predict_proba_row_by_name);
 
 /* catalog_predict.c: the deployed model of the name in argument 0 */
-extern Datum km_named_deployed_model(FunctionCallInfo fcinfo, ModelCache **mc);
 
 typedef struct RowCall
 {
@@ -85,21 +82,15 @@ row_call(FunctionCallInfo fcinfo)
 
 /* The model datum: argument 0 itself, or the deployed version of its name. */
 static Datum
-call_model(FunctionCallInfo fcinfo, RowCall *rc, bool by_name, ModelCache **mc)
+call_model(FunctionCallInfo fcinfo, RowCall *rc, KmNamedModel named, ModelCache **mc)
 {
-	LOCAL_FCINFO(named, 2);
-
-	if (!by_name)
+	if (named == NULL)
 	{
 		*mc = rc->mc;
 		return PG_GETARG_DATUM(0);
 	}
-	/* a call of its own, whose fn_extra is the by-name cache */
-	InitFunctionCallInfoData(*named, &rc->named_flinfo, 2, fcinfo->fncollation,
-							 fcinfo->context, NULL);
-	named->args[0] = fcinfo->args[0];
-	named->args[1] = fcinfo->args[1];
-	return km_named_deployed_model(named, mc);
+	/* the by-name lookup's cache in a slot of its own */
+	return named(fcinfo, PG_GETARG_TEXT_PP(0), &rc->named_flinfo.fn_extra, mc);
 }
 
 /* Parse the decoded model's encoder into rc, unless rc has it already. */
@@ -218,7 +209,7 @@ map_columns(RowCall *rc, HeapTupleHeader rec)
 
 /* The encoded features of the row in argument 1 (rc->x), the model decoded. */
 static const km_model *
-encode_row(FunctionCallInfo fcinfo, RowCall *rc, bool by_name, const char *fname,
+encode_row(FunctionCallInfo fcinfo, RowCall *rc, KmNamedModel named, const char *fname,
 		   ModelCache **mc, Datum *model)
 {
 	HeapTupleHeader rec;
@@ -227,7 +218,7 @@ encode_row(FunctionCallInfo fcinfo, RowCall *rc, bool by_name, const char *fname
 	uint32		bad;
 	km_encode_fault f;
 
-	*model = call_model(fcinfo, rc, by_name, mc);
+	*model = call_model(fcinfo, rc, named, mc);
 	m = km_model_cache_model(*mc, *model);
 	load_encoder(rc, m, fname);
 	rec = PG_GETARG_HEAPTUPLEHEADER(1);
@@ -250,13 +241,13 @@ encode_row(FunctionCallInfo fcinfo, RowCall *rc, bool by_name, const char *fname
 	return m;
 }
 
-static Datum
-predict_row(FunctionCallInfo fcinfo, bool by_name)
+Datum
+km_predict_row(FunctionCallInfo fcinfo, KmNamedModel named)
 {
 	RowCall    *rc = row_call(fcinfo);
 	ModelCache *mc;
 	Datum		model;
-	const km_model *m = encode_row(fcinfo, rc, by_name, "kernel_predict", &mc, &model);
+	const km_model *m = encode_row(fcinfo, rc, named, "kernel_predict", &mc, &model);
 
 	PG_RETURN_FLOAT8(km_model_cache_predict_row(mc, model, rc->x, m->n_features));
 }
@@ -264,22 +255,17 @@ predict_row(FunctionCallInfo fcinfo, bool by_name)
 Datum
 kernel_predict_row(PG_FUNCTION_ARGS)
 {
-	return predict_row(fcinfo, false);
+	return km_predict_row(fcinfo, NULL);
 }
+
 
 Datum
-kernel_predict_row_by_name(PG_FUNCTION_ARGS)
-{
-	return predict_row(fcinfo, true);
-}
-
-static Datum
-predict_class_row(FunctionCallInfo fcinfo, bool by_name)
+km_predict_class_row(FunctionCallInfo fcinfo, KmNamedModel named)
 {
 	RowCall    *rc = row_call(fcinfo);
 	ModelCache *mc;
 	Datum		model;
-	const km_model *m = encode_row(fcinfo, rc, by_name, "kernel_predict_class", &mc, &model);
+	const km_model *m = encode_row(fcinfo, rc, named, "kernel_predict_class", &mc, &model);
 	const double *f;
 	uint32		c;
 
@@ -293,22 +279,17 @@ predict_class_row(FunctionCallInfo fcinfo, bool by_name)
 Datum
 kernel_predict_class_row(PG_FUNCTION_ARGS)
 {
-	return predict_class_row(fcinfo, false);
+	return km_predict_class_row(fcinfo, NULL);
 }
+
 
 Datum
-kernel_predict_class_row_by_name(PG_FUNCTION_ARGS)
-{
-	return predict_class_row(fcinfo, true);
-}
-
-static Datum
-predict_proba_row(FunctionCallInfo fcinfo, bool by_name)
+km_predict_proba_row(FunctionCallInfo fcinfo, KmNamedModel named)
 {
 	RowCall    *rc = row_call(fcinfo);
 	ModelCache *mc;
 	Datum		model;
-	const km_model *m = encode_row(fcinfo, rc, by_name, "kernel_predict_proba", &mc, &model);
+	const km_model *m = encode_row(fcinfo, rc, named, "kernel_predict_proba", &mc, &model);
 	km_prob_link link;
 	const double *f;
 	km_error	err;
@@ -330,71 +311,7 @@ predict_proba_row(FunctionCallInfo fcinfo, bool by_name)
 Datum
 kernel_predict_proba_row(PG_FUNCTION_ARGS)
 {
-	return predict_proba_row(fcinfo, false);
+	return km_predict_proba_row(fcinfo, NULL);
 }
 
-Datum
-kernel_predict_proba_row_by_name(PG_FUNCTION_ARGS)
-{
-	return predict_proba_row(fcinfo, true);
-}
 
-/* kernel_model_info: "columns", one object per column, when it has them. */
-void
-km_table_describe(bytea *model, KmJson *j)
-{
-	const uint8 *buf = (const uint8 *) VARDATA_ANY(model);
-	Size		len = VARSIZE_ANY_EXHDR(model);
-	km_model_shape shape;
-	km_model	m;
-	km_error	err;
-	double	   *storage;
-	km_encoder_counts c;
-	km_encoder	e;
-	km_encoder_column *cols;
-	const char **cats;
-
-	if (km_model_peek(buf, len, &shape, &err) != KM_OK)
-		km_raise(&err);
-	if (shape.encoder_bytes == 0)
-		return;
-	storage = palloc_extended(km_model_storage_doubles(&shape) * sizeof(double),
-							  MCXT_ALLOC_HUGE);
-	if (km_model_decode(buf, len, &m, storage, &err) != KM_OK ||
-		km_encoder_check(m.encoder, m.encoder_bytes, m.n_features, &c, &err) != KM_OK)
-		km_raise(&err);
-	cols = palloc0(sizeof(km_encoder_column) * c.n_columns);
-	cats = palloc0(sizeof(char *) * Max(1, c.n_categories));
-	km_encoder_read(m.encoder, m.encoder_bytes, &e, cols, cats);
-	km_json_str(j, "impute", km_impute_name(e.impute));
-	km_json_str(j, "unknown", e.unknown == KM_UNKNOWN_ERROR ? "error" : "ignore");
-	km_json_begin_array(j, "columns");
-	for (uint32 i = 0; i < e.n_columns; i++)
-	{
-		const km_encoder_column *col = &cols[i];
-
-		km_json_begin_object(j, NULL);
-		km_json_str(j, "name", col->name);
-		km_json_str(j, "type", col->type_name);
-		km_json_str(j, "encoding", km_column_kind_name(col->kind));
-		km_json_int(j, "first_feature", col->offset + 1);
-		if (col->kind == KM_COLUMN_CATEGORY)
-		{
-			km_json_begin_array(j, "categories");
-			for (uint32 k = 0; k < col->n_categories; k++)
-				km_json_str(j, NULL, col->categories[k]);
-			km_json_end(j);
-			if (col->has_impute)
-				km_json_str(j, "impute", col->categories[col->impute_category]);
-			else
-				km_json_null(j, "impute");
-		}
-		else if (col->has_impute)
-			km_json_num(j, "impute", col->impute);
-		else
-			km_json_null(j, "impute");
-		km_json_end(j);
-	}
-	km_json_end(j);
-	pfree(storage);
-}

@@ -51,98 +51,6 @@ PG_FUNCTION_INFO_V1(kernel_train_row_final);
 extern Datum kernel_train_final(PG_FUNCTION_ARGS);
 
 /* ------------------------------------------------------------------ */
-/* Column types                                                       */
-/* ------------------------------------------------------------------ */
-
-int
-km_table_kind(Oid typid, bool *by_output)
-{
-	Oid			base = getBaseType(typid);
-
-	*by_output = false;
-	switch (base)
-	{
-		case INT2OID:
-		case INT4OID:
-		case INT8OID:
-		case FLOAT4OID:
-		case FLOAT8OID:
-		case NUMERICOID:
-			return KM_COLUMN_NUMBER;
-		case BOOLOID:
-			return KM_COLUMN_BOOL;
-		case TEXTOID:
-		case VARCHAROID:
-			return KM_COLUMN_CATEGORY;
-		case BPCHAROID:
-		case NAMEOID:
-			*by_output = true;
-			return KM_COLUMN_CATEGORY;
-		default:
-			if (type_is_enum(base))
-			{
-				*by_output = true;
-				return KM_COLUMN_CATEGORY;
-			}
-			return -1;
-	}
-}
-
-void
-km_table_value(Datum d, bool isnull, km_column_kind kind, Oid typid,
-			   bool by_output, FmgrInfo *out, km_encoder_value *v)
-{
-	v->isnull = isnull;
-	v->number = 0.0;
-	v->str = NULL;
-	v->len = 0;
-	if (isnull)
-		return;
-	if (kind == KM_COLUMN_CATEGORY)
-	{
-		if (by_output)
-		{
-			v->str = OutputFunctionCall(out, d);
-			v->len = strlen(v->str);
-		}
-		else
-		{
-			text	   *t = DatumGetTextPP(d);
-
-			v->str = VARDATA_ANY(t);
-			v->len = VARSIZE_ANY_EXHDR(t);
-		}
-		return;
-	}
-	if (kind == KM_COLUMN_BOOL)
-	{
-		v->number = DatumGetBool(d) ? 1.0 : 0.0;
-		return;
-	}
-	switch (typid)
-	{
-		case INT2OID:
-			v->number = (double) DatumGetInt16(d);
-			break;
-		case INT4OID:
-			v->number = (double) DatumGetInt32(d);
-			break;
-		case INT8OID:
-			v->number = (double) DatumGetInt64(d);
-			break;
-		case FLOAT4OID:
-			v->number = (double) DatumGetFloat4(d);
-			break;
-		case FLOAT8OID:
-			v->number = DatumGetFloat8(d);
-			break;
-		default:
-			v->number = DatumGetFloat8(DirectFunctionCall1(numeric_float8, d));
-			break;
-	}
-}
-
-/* ------------------------------------------------------------------ */
 /* The state: raw values of every training row                        */
 /* ------------------------------------------------------------------ */
 
@@ -679,33 +587,6 @@ km_table_learn(TableState *st, km_encoder *e, uint8 **payload, uint64 *bytes)
 	km_encoder_write(e, *payload);
 }
 
-void
-km_table_encode_error(const km_encoder *e, km_encode_fault f, uint32 bad,
-					  const km_encoder_value *vals, const char *where)
-{
-	const km_encoder_column *c = &e->columns[bad];
-
-	if (f == KM_ENCODE_NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("null value in column \"%s\"", c->name),
-				 errdetail("%s has NULL in column \"%s\", and the model imputes nothing.", where,
-						   c->name),
-				 errhint("Train with \"impute\": \"mean\", \"median\" or \"most_frequent\", or leave out the rows with NULLs.")));
-	if (f == KM_ENCODE_UNKNOWN)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("unknown category \"%s\" in column \"%s\"",
-						pnstrdup(vals[bad].str, vals[bad].len), c->name),
-				 errdetail("%s has a value of column \"%s\" that no training row had; the model was trained with \"unknown\": \"error\".",
-						   where, c->name),
-				 errhint("Train with \"unknown\": \"ignore\" (the default) to score unseen categories as all zeros.")));
-	ereport(ERROR,
-			(errcode(ERRCODE_DATA_EXCEPTION),
-			 errmsg("feature values must be finite"),
-			 errdetail("%s has %s in column \"%s\".", where,
-					   float8out_internal(vals[bad].number), c->name)));
-}
 
 /* The trained model with the encoder's section added (decoded, re-encoded). */
 bytea *
