@@ -18,7 +18,7 @@ GLUE_OBJS = $(addprefix src/pg/,kernel_ml.o pgutil.o json.o options.o split.o \
 	rowset.o accum_state.o progress.o model_bytea.o train_rows.o) \
 	$(addprefix src/sql/,train.o predict.o matrix.o export.o approx.o approx_basis.o call_cache.o classify.o) \
 	$(addprefix src/catalog/,catalog.o catalog_owner.o catalog_table.o catalog_query.o named_common.o named_train.o passes.o deploy.o catalog_sql.o \
-	catalog_predict.o pass_rows.o passes_classify.o passes_primal.o)
+	catalog_predict.o predict_citus.o pass_rows.o passes_classify.o passes_primal.o)
 OBJS = $(CORE_OBJS) $(GLUE_OBJS) $(KM_ASAN_OBJS)
 
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql

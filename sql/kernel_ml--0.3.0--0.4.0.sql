@@ -138,3 +138,22 @@ LANGUAGE C STABLE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION @extschema@.kernel_model_export(text) IS
 'every number needed to score the deployed version of the named model outside the database, as kernel_model_export(bytea); read access checked as for scoring by name';
+
+-- Scoring by name in a statement over a Citus table (issue 33): the by-name
+-- scoring functions get a support function that marks them, so such a
+-- statement scores with their bytea twins fed by (SELECT
+-- kernel_model_get(name)) (src/catalog/predict_citus.c) ---------------------
+CREATE FUNCTION @extschema@._kernel_ml_by_name_support(internal)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'kernel_ml_by_name_support'
+LANGUAGE C STRICT;
+
+COMMENT ON FUNCTION @extschema@._kernel_ml_by_name_support(internal) IS
+'internal: planner support function of the by-name scoring functions; marks them so that a statement over a Citus table scores with the deployed model''s bytes, looked up on the coordinator once per execution';
+
+ALTER FUNCTION @extschema@.kernel_predict(pg_catalog.text, pg_catalog.float8[]) SUPPORT @extschema@._kernel_ml_by_name_support;
+ALTER FUNCTION @extschema@.kernel_predict_class(pg_catalog.text, pg_catalog.float8[]) SUPPORT @extschema@._kernel_ml_by_name_support;
+ALTER FUNCTION @extschema@.kernel_predict_proba(pg_catalog.text, pg_catalog.float8[]) SUPPORT @extschema@._kernel_ml_by_name_support;
+ALTER FUNCTION @extschema@.kernel_predict_proba(pg_catalog.text, pg_catalog.float8[], pg_catalog.text) SUPPORT @extschema@._kernel_ml_by_name_support;
+ALTER FUNCTION @extschema@.kernel_model_info(pg_catalog.text) SUPPORT @extschema@._kernel_ml_by_name_support;
+ALTER FUNCTION @extschema@.kernel_model_export(pg_catalog.text) SUPPORT @extschema@._kernel_ml_by_name_support;
