@@ -141,12 +141,16 @@ scan_walker(Node *node, CallScan *scan)
 }
 
 /*
- * Whether one of relids is a Citus table (of any kind: distributed,
- * reference or Citus-managed local), by Citus's catalog pg_dist_partition,
- * which every role may read.
+ * Whether one of relids is a distributed Citus table (hash, range or append
+ * distributed: partmethod other than 'n'), by Citus's catalog
+ * pg_dist_partition, which every role may read.  A statement over reference
+ * tables or Citus-managed local tables alone is left alone: Citus runs it
+ * on one node, the coordinator when it holds a copy, and its logical
+ * planner refuses the subquery in a statement whose FROM has only
+ * reference tables.
  */
 static bool
-touches_citus(List *relids)
+touches_distributed(List *relids)
 {
 	Datum	   *elems;
 	int			n = 0;
@@ -167,7 +171,8 @@ touches_citus(List *relids)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	rc = SPI_execute_with_args("SELECT EXISTS (SELECT FROM pg_catalog.pg_dist_partition p "
-							   "WHERE p.logicalrelid::pg_catalog.oid OPERATOR(pg_catalog.=) ANY ($1))",
+							   "WHERE p.logicalrelid::pg_catalog.oid OPERATOR(pg_catalog.=) ANY ($1) "
+							   "AND p.partmethod OPERATOR(pg_catalog.<>) 'n')",
 							   1, argtypes, values, NULL, true, 1);
 	if (rc != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "could not read pg_dist_partition: %s", SPI_result_code_string(rc));
@@ -290,7 +295,7 @@ km_planner(Query *parse, const char *query_string, int cursorOptions,
 	PlannedStmt *result;
 
 	(void) scan_walker((Node *) parse, &scan);
-	if (scan.found && touches_citus(scan.relids))
+	if (scan.found && touches_distributed(scan.relids))
 	{
 		Rewrite		rw = {false};
 

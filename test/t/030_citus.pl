@@ -235,6 +235,28 @@ is($coord->safe_psql('postgres', q{SET ROLE reader;
 SELECT count(*) FROM data d JOIN local_scores l USING (id) WHERE kernel_predict('dist_n', d.f) = l.p}), '4000',
 	'once granted SELECT on kernel_models, the role scores by name on the shards');
 
+# A SECURITY DEFINER function scores as its owner, as on one node.
+$coord->safe_psql('postgres', q{
+CREATE FUNCTION score_as_owner() RETURNS bigint LANGUAGE plpgsql SECURITY DEFINER AS
+$$ DECLARE n bigint; BEGIN SELECT count(kernel_predict('dist_n', f)) INTO n FROM public.data; RETURN n; END $$;
+REVOKE SELECT ON kernel_models FROM reader;});
+is($coord->safe_psql('postgres', q{SET ROLE reader; SELECT score_as_owner()}), '4000',
+	'a SECURITY DEFINER function scores by name on the shards as its owner');
+
+# Other shapes: GROUP BY a predicted class, a join with a reference table, a
+# reference table alone (Citus runs it on the coordinator, left as it is).
+$coord->safe_psql('postgres', q{CREATE TABLE ref AS SELECT id, f FROM local_data WHERE id <= 100;
+SELECT create_reference_table('ref');});
+$coord->safe_psql('postgres', q{CREATE TABLE dist_classes AS SELECT kernel_predict_class('cls', f) c, count(*) FROM data GROUP BY 1;
+CREATE TABLE dist_ref AS SELECT id, kernel_predict('dist_n', d.f) p FROM ref r JOIN data d USING (id);
+CREATE TABLE ref_alone AS SELECT id, kernel_predict('dist_n', f) p FROM ref;});
+is($coord->safe_psql('postgres', q{
+SELECT (SELECT string_agg(c || count, ',' ORDER BY c) FROM dist_classes)
+     = (SELECT string_agg(c || count, ',' ORDER BY c) FROM (SELECT c, count(*) FROM local_scores GROUP BY 1) s),
+       (SELECT count(*) FROM dist_ref JOIN local_scores l USING (id) WHERE dist_ref.p = l.p),
+       (SELECT count(*) FROM ref_alone JOIN local_scores l USING (id) WHERE ref_alone.p = l.p)}),
+	't|100|100', 'GROUP BY a class predicted by name, a join with a reference table, a reference table alone');
+
 # A name that is not a constant cannot be looked up by the workers.
 ($o, $e) = ('', '');
 $coord->psql('postgres', q{SELECT kernel_predict(n, f) FROM data, (VALUES ('dist_n')) v(n)},
