@@ -45,6 +45,7 @@
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "nodes/supportnodes.h"
+#include "nodes/pathnodes.h"
 #include "optimizer/planner.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -62,16 +63,12 @@ static planner_hook_type prev_planner_hook = NULL;
 /* The OID of kernel_ml_by_name_support, once recognised (reset on pg_proc changes). */
 static Oid	support_oid = InvalidOid;
 
-/*
- * kernel_ml_by_name_support(internal): the support function of the by-name
- * scoring functions.  It marks them for the planner hook below and answers
- * no request: on one node the call keeps its run-time lookup.
- */
-Datum
-kernel_ml_by_name_support(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_POINTER(NULL);
-}
+/* Plannings under way through km_planner (0: the hook did not see this one). */
+static int	hook_depth = 0;
+
+static bool is_by_name(Oid funcid);
+static bool rewritable(Node *node);
+static bool statement_touches_distributed(Query *parse);
 
 static void
 forget_support_oid(Datum arg, int cacheid, uint32 hashvalue)
@@ -286,6 +283,75 @@ rewrite_mutator(Node *node, Rewrite *rw)
 	return node;
 }
 
+static bool
+statement_touches_distributed(Query *parse)
+{
+	CallScan	scan = {false, NIL};
+	bool		result;
+
+	(void) scan_walker((Node *) parse, &scan);
+	result = touches_distributed(scan.relids);
+	list_free(scan.relids);
+	return result;
+}
+
+/*
+ * kernel_ml_by_name_support(internal): the support function of the by-name
+ * scoring functions.  It marks them for the planner hook below and changes
+ * no call: on one node the call keeps its run-time lookup.  It refuses a
+ * constant name in a statement over a distributed table that the hook did
+ * not see: kernel_ml was loaded while the statement was being planned
+ * (by this very call), after Citus had taken the statement as it was; the
+ * workers would fail on the name.
+ */
+Datum
+kernel_ml_by_name_support(PG_FUNCTION_ARGS)
+{
+	Node	   *rawreq = (Node *) PG_GETARG_POINTER(0);
+
+	if (hook_depth == 0 && IsA(rawreq, SupportRequestSimplify))
+	{
+		SupportRequestSimplify *req = (SupportRequestSimplify *) rawreq;
+		PlannerInfo *root = req->root;
+
+		if (root != NULL && rewritable((Node *) req->fcall))
+		{
+			while (root->parent_root != NULL)
+				root = root->parent_root;
+			if (statement_touches_distributed(root->parse))
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("scoring by name on a distributed table needs kernel_ml loaded before the statement is planned"),
+						 errdetail("kernel_ml was loaded while this statement was being planned, after Citus had taken it as it was; the workers have no catalog of named models."),
+						 errhint("Add kernel_ml to shared_preload_libraries after citus on the coordinator ('citus,kernel_ml'); kernel_ml is now loaded in this session, so running the statement again works.")));
+		}
+	}
+	PG_RETURN_POINTER(NULL);
+}
+
+/* The next planner, counted in hook_depth. */
+static PlannedStmt *
+plan_under_hook(Query *parse, const char *query_string, int cursorOptions,
+				ParamListInfo boundParams)
+{
+	PlannedStmt *result;
+
+	hook_depth++;
+	PG_TRY();
+	{
+		if (prev_planner_hook)
+			result = prev_planner_hook(parse, query_string, cursorOptions, boundParams);
+		else
+			result = standard_planner(parse, query_string, cursorOptions, boundParams);
+	}
+	PG_FINALLY();
+	{
+		hook_depth--;
+	}
+	PG_END_TRY();
+	return result;
+}
+
 static PlannedStmt *
 km_planner(Query *parse, const char *query_string, int cursorOptions,
 		   ParamListInfo boundParams)
@@ -318,10 +384,7 @@ km_planner(Query *parse, const char *query_string, int cursorOptions,
 		}
 	}
 	list_free(scan.relids);
-	if (prev_planner_hook)
-		result = prev_planner_hook(parse, query_string, cursorOptions, boundParams);
-	else
-		result = standard_planner(parse, query_string, cursorOptions, boundParams);
+	result = plan_under_hook(parse, query_string, cursorOptions, boundParams);
 	if (nestlevel >= 0)
 		AtEOXact_GUC(true, nestlevel);
 	return result;
