@@ -21,17 +21,22 @@
  * model is kept in a plan (no plan invalidation, no role-dependent plan,
  * no model literal in EXPLAIN or in each shard statement).
  *
- * The hook runs before Citus's (Citus must be loaded first, so its hook is
- * ours's predecessor): Citus builds the shard statements of an UPDATE from
- * the statement as the planner received it, so a rewrite at plan time
- * (a support function's SupportRequestSimplify) is too late.  The by-name
- * functions are recognised by their support function
- * (kernel_ml_by_name_support), their bytea twins by name and signature in
- * the same schema.  A statement that touches no Citus table is left alone:
- * on one node scoring by name keeps its own lookup per statement snapshot
- * (catalog_predict.c).  A name that is not a constant (a column, a
- * parameter) is left alone too: the workers then refuse it, with a hint
- * (catalog.c).
+ * The hook runs before Citus's (Citus is loaded first, so its hook is our
+ * predecessor): Citus copies the statement before PostgreSQL's planner
+ * simplifies it and builds the shard statements of an UPDATE from that
+ * copy, so a rewrite during planning (a support function's
+ * SupportRequestSimplify, replacing the name by the model as a constant)
+ * would not reach the workers; a model constant would also be shipped in
+ * every shard's statement and kept in cached plans.  The by-name functions
+ * are recognised by their support function (kernel_ml_by_name_support),
+ * their bytea twins by name and signature in the same schema.  A statement
+ * that touches no distributed table is left alone: on one node scoring by
+ * name keeps its own lookup per statement snapshot (catalog_predict.c).  A
+ * name that is not a constant (a column, a parameter) is left alone too:
+ * the workers then refuse it, with a hint (catalog.c).  kernel_ml must be
+ * loaded before the statement is planned (shared_preload_libraries =
+ * 'citus,kernel_ml'); the support function refuses a statement that the
+ * hook did not see.
  */
 #include "postgres.h"
 
