@@ -20,6 +20,7 @@
 
 #include "pgprogress.h"
 #include "pgutil.h"
+#include "predict_citus.h"
 
 PG_MODULE_MAGIC;
 
@@ -148,4 +149,5 @@ _PG_init(void)
 	MarkGUCPrefixReserved("kernel_ml");
 
 	km_progress_init();
+	km_predict_citus_init();
 }
