@@ -201,7 +201,7 @@ bool
 km_options_check_route(const km_options *out, const km_method_ops *ops,
 			km_option_error *err)
 {
-	char		message[256];
+	char		message[384];	/* list and the words around it */
 	const char *takes[KM_METHOD_LAST + 1];
 	int			n_takes = 0;
 	char		list[256];
