@@ -23,7 +23,8 @@ repr_of(const km_model_shape *s)
 
 static const km_field approx_fields[] = {
 	{"approximation", KM_FIELD_ENUM, offsetof(km_model, approximation), KM_RULE_APPROX, 0},
-	{NULL, KM_FIELD_U8, 0, KM_RULE_ZERO, 0},
+	/* 0.3.0's reserved byte: 0 is "uniform", so older models read as before */
+	{"centers", KM_FIELD_ENUM, offsetof(km_model, centers), KM_RULE_CENTRES, 0},
 	{NULL, KM_FIELD_U16, 0, KM_RULE_ZERO, 0},
 	{"components", KM_FIELD_U32, offsetof(km_model, components), KM_RULE_ANY, 0},
 	{"rank", KM_FIELD_U32, offsetof(km_model, rank), KM_RULE_POSITIVE, 0},

@@ -201,7 +201,8 @@ km_approx_job_basis(approx_job *job, size_t sbytes, km_error *err)
 		return err->status;
 	env->release(env->ctx, scratch);
 	env->release(env->ctx, st);
-	if (km_basis_decode(basis, blen, b, err) != KM_OK)
+	if (km_basis_decode(basis, blen, b, err) != KM_OK ||
+		km_approx_job_centres(job, err) != KM_OK)
 		return err->status;
 	if (km_repr_lookup(b->kind)->drawn)
 	{

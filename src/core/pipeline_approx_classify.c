@@ -689,6 +689,7 @@ class_model(class_job *cj, double *coef, double *intercepts,
 	m->rank = b->m;
 	m->approx_eps = cj->eps;
 	m->approx_seed = b->seed;
+	m->centers = b->centres_kind;
 	m->rff_W = b->W;
 	m->rff_b = b->b;
 	return KM_OK;
