@@ -24,6 +24,34 @@ typedef struct refine_at
 	double		lambda;
 } refine_at;
 
+/* doubles of memory from the job's env */
+static double *
+alloc_doubles(approx_job *job, size_t doubles)
+{
+	return job->env->alloc(job->env->ctx, doubles * sizeof(double));
+}
+
+/* job->pass reset for a refine pass (as km_approx_job_pass, a layer over this file) */
+static km_pass *
+refine_pass(approx_job *job, refine_at *at, size_t state_bytes, km_pass_add_fn add)
+{
+	km_pass    *p = &job->pass;
+
+	p->side = KM_SIDE_ALL;
+	p->fold = -1;
+	p->chunk = PRIMAL_BLOCK;
+	p->state_bytes = state_bytes;
+	p->ordered = false;
+	p->whole = false;
+	p->at = at;
+	p->init = NULL;
+	p->add = add;
+	p->end = NULL;
+	p->combine = NULL;
+	p->interrupt = job->env->interrupt;
+	return p;
+}
+
 /* Rows X (r of them, raw) standardized by the basis's scaler into job->Xs. */
 static km_status
 standardize_rows(approx_job *job, const double *X, size_t first, size_t r,
@@ -66,19 +94,17 @@ refine_kmeans(approx_job *job, refine_at *at, km_error *err)
 	uint32_t	m = job->b.m;
 	uint32_t	d = job->b.d;
 	size_t		doubles = km_kmeans_state_doubles(m, d);
-	double	   *state = km_approx_job_alloc(job, doubles);
+	double	   *state = alloc_doubles(job, doubles);
 	double		prev = -1.0;
 
 	for (int it = 1; it <= KM_KMEANS_MAX_ITER; it++)
 	{
-		km_pass    *pass = km_approx_job_pass(job, "kmeans", PRIMAL_BLOCK,
-											  doubles * sizeof(double), kmeans_add);
+		km_pass    *pass = refine_pass(job, at, doubles * sizeof(double), kmeans_add);
 		size_t		rows;
 		double		inertia;
 
 		snprintf(pass->what, sizeof(pass->what), "kmeans %d: m = %u, %zu rows",
 				 it, m, job->rows->n);
-		pass->at = at;
 		memset(state, 0, doubles * sizeof(double));
 		if (km_pass_run(job->host, pass, state, &rows, err) != KM_OK)
 			return err->status;
@@ -152,22 +178,21 @@ refine_leverage(approx_job *job, refine_at *at, km_error *err)
 	double	   *kwork;
 
 	at->lambda = leverage_lambda(&job->opts, n);
-	at->L = km_approx_job_alloc(job, (size_t) m * m);
-	kwork = km_approx_job_alloc(job, km_approx_features_doubles(b, m) + 1);
+	at->L = alloc_doubles(job, (size_t) m * m);
+	kwork = alloc_doubles(job, km_approx_features_doubles(b, m) + 1);
 	if (km_approx_features(b, b->centres, m, at->L, kwork, err) != KM_OK)
 		return err->status;
 	env->release(env->ctx, kwork);
 	if (km_leverage_factor(at->L, m, at->lambda * (double) m / (double) n, err) != KM_OK)
 		return err->status;
-	at->Z = km_approx_job_alloc(job, (size_t) PRIMAL_BLOCK * m);
-	at->fwork = km_approx_job_alloc(job, km_approx_features_doubles(b, PRIMAL_BLOCK) + 1);
-	at->score = km_approx_job_alloc(job, PRIMAL_BLOCK);
+	at->Z = alloc_doubles(job, (size_t) PRIMAL_BLOCK * m);
+	at->fwork = alloc_doubles(job, km_approx_features_doubles(b, PRIMAL_BLOCK) + 1);
+	at->score = alloc_doubles(job, PRIMAL_BLOCK);
 	st = env->alloc(env->ctx, sbytes);
 	km_leverage_state_init(st, m, b->d);
 
-	pass = km_approx_job_pass(job, "leverage", PRIMAL_BLOCK, sbytes, leverage_add);
+	pass = refine_pass(job, at, sbytes, leverage_add);
 	snprintf(pass->what, sizeof(pass->what), "leverage: m = %u, %zu rows", m, n);
-	pass->at = at;
 	pass->combine = leverage_combine;
 	if (km_pass_run(job->host, pass, st, &rows, err) != KM_OK)
 		return err->status;
