@@ -220,8 +220,8 @@ lev_cmp_slots(const km_leverage_state *st, uint32_t a, uint32_t b)
 				   st->d);
 }
 
-static void
-lev_offer_key(km_leverage_state *st, const double *x, double key, uint64_t hash)
+void
+km_leverage_state_offer_key(km_leverage_state *st, const double *x, double key, uint64_t hash)
 {
 	double	   *keys = lev_keys(st);
 	uint64_t   *hashes = lev_hashes(st);
@@ -252,7 +252,7 @@ void
 km_leverage_state_offer(km_leverage_state *st, const double *x, double score,
 						uint64_t hash)
 {
-	lev_offer_key(st, x, -log(km_leverage_uniform(hash)) / score, hash);
+	km_leverage_state_offer_key(st, x, -log(km_leverage_uniform(hash)) / score, hash);
 }
 
 km_status
@@ -265,15 +265,15 @@ km_leverage_state_combine(km_leverage_state *a, const km_leverage_state *b,
 					   (unsigned) a->capacity, (unsigned) a->d,
 					   (unsigned) b->capacity, (unsigned) b->d);
 	for (uint32_t i = 0; i < b->n; i++)
-		lev_offer_key(a, lev_rows(b) + (size_t) i * b->d, lev_keys(b)[i],
+		km_leverage_state_offer_key(a, lev_rows(b) + (size_t) i * b->d, lev_keys(b)[i],
 					  lev_hashes(b)[i]);
 	return KM_OK;
 }
 
-void
-km_leverage_state_rows(const km_leverage_state *st, double *C, uint32_t *order)
+/* order := the slots of st sorted by key (insertion: m is at most a few thousand) */
+static void
+lev_sort(const km_leverage_state *st, uint32_t *order)
 {
-	/* insertion sort of the slots by key (m is at most a few thousand) */
 	for (uint32_t i = 0; i < st->n; i++)
 	{
 		uint32_t	j = i;
@@ -285,7 +285,97 @@ km_leverage_state_rows(const km_leverage_state *st, double *C, uint32_t *order)
 		}
 		order[j] = i;
 	}
+}
+
+void
+km_leverage_state_rows(const km_leverage_state *st, double *C, uint32_t *order)
+{
+	lev_sort(st, order);
 	for (uint32_t i = 0; i < st->n; i++)
 		memcpy(C + (size_t) i * st->d, lev_rows(st) + (size_t) order[i] * st->d,
 			   sizeof(double) * st->d);
+}
+
+/* ------------------------------------------------------------------ */
+/* the defensive sample: half uniform, half leverage                  */
+/* ------------------------------------------------------------------ */
+
+/* the uniform half's state, then the leverage one's */
+static km_leverage_state *
+sample_uniform(const void *sample)
+{
+	return (km_leverage_state *) sample;
+}
+
+static km_leverage_state *
+sample_leverage(const void *sample)
+{
+	const km_leverage_state *u = sample;
+
+	return (km_leverage_state *) ((const char *) sample +
+								  km_leverage_state_bytes(u->capacity, u->d));
+}
+
+size_t
+km_leverage_sample_bytes(uint32_t m, uint32_t d)
+{
+	size_t		a = km_leverage_state_bytes(m / 2, d);
+	size_t		b = km_leverage_state_bytes(m, d);
+
+	return a == 0 || b == 0 || a > SIZE_MAX - b ? 0 : a + b;
+}
+
+void
+km_leverage_sample_init(void *sample, uint32_t m, uint32_t d)
+{
+	km_leverage_state_init(sample_uniform(sample), m / 2, d);
+	km_leverage_state_init(sample_leverage(sample), m, d);
+}
+
+void
+km_leverage_sample_offer(void *sample, const double *x, double score, uint64_t hash)
+{
+	/* key 0 for all: ordered by hash, then values, as the basis's reservoir */
+	km_leverage_state_offer_key(sample_uniform(sample), x, 0.0, hash);
+	km_leverage_state_offer(sample_leverage(sample), x, score, hash);
+}
+
+km_status
+km_leverage_sample_combine(void *into, const void *from, km_error *err)
+{
+	if (km_leverage_state_combine(sample_uniform(into), sample_uniform(from), err) != KM_OK)
+		return err->status;
+	return km_leverage_state_combine(sample_leverage(into), sample_leverage(from), err);
+}
+
+uint32_t
+km_leverage_sample_rows(const void *sample, double *C, uint32_t *order)
+{
+	const km_leverage_state *u = sample_uniform(sample);
+	const km_leverage_state *l = sample_leverage(sample);
+	uint32_t	d = u->d;
+	uint32_t	m = l->capacity;
+	uint32_t	n = u->n;
+
+	km_leverage_state_rows(u, C, order);
+	/* then the leverage rows in key order */
+	lev_sort(l, order);
+	{
+		uint32_t	w = n;
+
+		for (uint32_t i = 0; i < l->n && w < m; i++)
+		{
+			uint32_t	slot = order[i];
+			bool		dup = false;
+
+			for (uint32_t j = 0; j < u->n && !dup; j++)
+				dup = lev_hashes(u)[j] == lev_hashes(l)[slot] &&
+					memcmp(lev_rows(u) + (size_t) j * d, lev_rows(l) + (size_t) slot * d,
+						   sizeof(double) * d) == 0;
+			if (!dup)
+				memcpy(C + (size_t) w++ * d, lev_rows(l) + (size_t) slot * d,
+					   sizeof(double) * d);
+		}
+		return w;
+	}
 }

@@ -20,12 +20,18 @@
  *             (Alaoui and Mahoney 2015; Rudi et al. 2018), one pass:
  *               l_i = (k(x_i, x_i) - k_i' (K_SS + mu I)^-1 k_i) / lambda,
  *               mu = lambda m / n,
- *             k_i = (k(x_i, s_1), ..., k(x_i, s_m)); then the m distinct
- *             rows of the smallest keys -log(u_i) / l_i, u_i in (0, 1)
- *             from the row's hash (exponential clocks, Efraimidis and
- *             Spirakis's weighted sampling without replacement): the same
- *             rows in any order or plan, two states combine by keeping the
- *             m smallest keys of both.
+ *             k_i = (k(x_i, s_1), ..., k(x_i, s_m)); then a defensive
+ *             sample: the floor(m / 2) rows of the smallest hashes (the
+ *             first half of the uniform sample) and, for the rest, the
+ *             distinct rows of the smallest keys -log(u_i) / l_i among the
+ *             others, u_i in (0, 1) from the row's hash (exponential
+ *             clocks, Efraimidis and Spirakis's weighted sampling without
+ *             replacement).  Half uniform because leverage sampling alone,
+ *             with fewer centres than the effective dimension, crowds the
+ *             centres on outlying rows (test/bench/centres.py: worse than
+ *             uniform on a clustered mixture at m = 250; the mixture
+ *             better than either).  The same rows in any order or plan:
+ *             two states combine by keeping the smallest keys of both.
  */
 #ifndef KM_CENTRES_H
 #define KM_CENTRES_H
@@ -117,11 +123,32 @@ void		km_leverage_state_offer(km_leverage_state *st, const double *x,
 km_status	km_leverage_state_combine(km_leverage_state *a, const km_leverage_state *b,
 									  km_error *err);
 
+/* Offer row x of hash with its key (the order: key, hash, values). */
+void		km_leverage_state_offer_key(km_leverage_state *st, const double *x,
+										double key, uint64_t hash);
+
 /*
  * C (st->n x d) := the rows kept, in the order of their keys; order
  * (st->n uint32) is scratch.
  */
 void		km_leverage_state_rows(const km_leverage_state *st, double *C,
 								   uint32_t *order);
+
+/*
+ * The defensive sample of m rows (above): two states back to back, the
+ * floor(m / 2) smallest hashes and the m smallest leverage keys.
+ */
+size_t		km_leverage_sample_bytes(uint32_t m, uint32_t d);
+void		km_leverage_sample_init(void *sample, uint32_t m, uint32_t d);
+void		km_leverage_sample_offer(void *sample, const double *x, double score,
+									 uint64_t hash);
+km_status	km_leverage_sample_combine(void *into, const void *from, km_error *err);
+
+/*
+ * C (m x d) := the sample: its uniform half in hash order, then the
+ * leverage rows not in it in key order; order (m uint32) is scratch.
+ * Returns the rows written (m unless fewer distinct rows were offered).
+ */
+uint32_t	km_leverage_sample_rows(const void *sample, double *C, uint32_t *order);
 
 #endif							/* KM_CENTRES_H */

@@ -114,7 +114,7 @@ km_train_plan_approx(size_t n, int d, uint32_t k, km_train_plan *plan)
 		rest += 8.0 * ((double) m * m + (double) km_approx_features_doubles(&shape, m) +
 					   PRIMAL_BLOCK * (m + 1.0) +
 					   (double) km_approx_features_doubles(&shape, PRIMAL_BLOCK) + m) +
-			(double) km_leverage_state_bytes(m, (uint32_t) d);
+			(double) km_leverage_sample_bytes(m, (uint32_t) d);
 	plan->basis_bytes = sbytes;
 	/* and the rows' hashes, which the glue computes for the basis pass */
 	plan->approx_bytes = (double) sbytes + rest + 8.0 * (double) n;

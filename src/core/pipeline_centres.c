@@ -131,14 +131,14 @@ leverage_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 	km_leverage_scores(&b->kernel, job->Xs, rows->n, b->d, at->L, b->m, at->lambda,
 					   at->Z, at->score);
 	for (size_t i = 0; i < rows->n; i++)
-		km_leverage_state_offer(state, job->Xs + i * b->d, at->score[i], rows->hash[i]);
+		km_leverage_sample_offer(state, job->Xs + i * b->d, at->score[i], rows->hash[i]);
 	return KM_OK;
 }
 
 static km_status
 leverage_combine(const km_pass *pass, void *into, const void *from, km_error *err)
 {
-	return km_leverage_state_combine(into, from, err);
+	return km_leverage_sample_combine(into, from, err);
 }
 
 /*
@@ -162,7 +162,7 @@ leverage_lambda(const km_options *o, size_t n)
 	return best > 0.0 ? best : 1e-6;
 }
 
-/* A leverage sample of m rows from the uniform sketch's scores, one pass. */
+/* A leverage sample of m rows (half uniform) from the uniform sketch's scores, one pass. */
 static km_status
 refine_leverage(approx_job *job, refine_at *at, km_error *err)
 {
@@ -170,11 +170,12 @@ refine_leverage(approx_job *job, refine_at *at, km_error *err)
 	km_basis   *b = &job->b;
 	uint32_t	m = b->m;
 	size_t		n = job->rows->n;
-	size_t		sbytes = km_leverage_state_bytes(m, b->d);
-	km_leverage_state *st;
+	size_t		sbytes = km_leverage_sample_bytes(m, b->d);
+	void	   *st;
 	km_pass    *pass;
 	size_t		rows;
 	uint32_t   *order;
+	uint32_t	kept;
 	double	   *kwork;
 
 	at->lambda = leverage_lambda(&job->opts, n);
@@ -189,18 +190,18 @@ refine_leverage(approx_job *job, refine_at *at, km_error *err)
 	at->fwork = alloc_doubles(job, km_approx_features_doubles(b, PRIMAL_BLOCK) + 1);
 	at->score = alloc_doubles(job, PRIMAL_BLOCK);
 	st = env->alloc(env->ctx, sbytes);
-	km_leverage_state_init(st, m, b->d);
+	km_leverage_sample_init(st, m, b->d);
 
 	pass = refine_pass(job, at, sbytes, leverage_add);
 	snprintf(pass->what, sizeof(pass->what), "leverage: m = %u, %zu rows", m, n);
 	pass->combine = leverage_combine;
 	if (km_pass_run(job->host, pass, st, &rows, err) != KM_OK)
 		return err->status;
-	order = env->alloc(env->ctx, sizeof(uint32_t) * ((size_t) st->n + 1));
-	if (st->n != m)
+	order = env->alloc(env->ctx, sizeof(uint32_t) * ((size_t) m + 1));
+	kept = km_leverage_sample_rows(st, at->C, order);
+	if (kept != m)
 		return km_fail(err, KM_ERR_INVALID, "leverage sample is short",
-					   "The sample kept %u of %u rows.", (unsigned) st->n, (unsigned) m);
-	km_leverage_state_rows(st, at->C, order);
+					   "The sample kept %u of %u rows.", (unsigned) kept, (unsigned) m);
 	env->release(env->ctx, order);
 	env->release(env->ctx, st);
 	env->release(env->ctx, at->L);

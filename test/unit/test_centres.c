@@ -111,6 +111,43 @@ test_centres_leverage_sample(void)
 		CHECK(u > 0.0 && u < 1.0, "u = %g", u);
 	}
 	CHECK(km_leverage_uniform(0) > 0.0 && km_leverage_uniform(UINT64_MAX) < 1.0, "ends");
+	/* the defensive sample: half the smallest hashes, the rest by leverage; any split */
+	{
+		size_t		sb = km_leverage_sample_bytes(m, FXC_D);
+		void	   *s1 = malloc(sb);
+		void	   *s2 = malloc(sb);
+		void	   *s3 = malloc(sb);
+		uint32_t	n1,
+					n2;
+		int			lowest = 0;
+
+		km_leverage_sample_init(s1, m, FXC_D);
+		km_leverage_sample_init(s2, m, FXC_D);
+		km_leverage_sample_init(s3, m, FXC_D);
+		for (int i = 0; i < FXC_N; i++)
+		{
+			km_leverage_sample_offer(s1, fxc_X + i * FXC_D, l[i], row_hash(i));
+			km_leverage_sample_offer(i % 2 ? s2 : s3, fxc_X + i * FXC_D, l[i], row_hash(i));
+		}
+		CHECK(km_leverage_sample_combine(s3, s2, &err) == KM_OK, "combine");
+		n1 = km_leverage_sample_rows(s1, C1, order);
+		n2 = km_leverage_sample_rows(s3, C2, order);
+		CHECK(n1 == m && n2 == m, "kept %u and %u of %u", n1, n2, m);
+		CHECK(memcmp(C1, C2, sizeof(double) * m * FXC_D) == 0, "same defensive sample in any split");
+		/* its first row is the row of the smallest hash */
+		for (int i = 1; i < FXC_N; i++)
+			if (row_hash(i) < row_hash(lowest))
+				lowest = i;
+		CHECK(memcmp(C1, fxc_X + lowest * FXC_D, sizeof(double) * FXC_D) == 0, "smallest hash first");
+		/* distinct rows */
+		for (uint32_t a2 = 0; a2 < m; a2++)
+			for (uint32_t b2 = a2 + 1; b2 < m; b2++)
+				CHECK(memcmp(C1 + a2 * FXC_D, C1 + b2 * FXC_D, sizeof(double) * FXC_D) != 0,
+					  "rows %u and %u equal", a2, b2);
+		free(s1);
+		free(s2);
+		free(s3);
+	}
 	free(l);
 	free(all);
 	free(a);
