@@ -31,15 +31,27 @@ alloc_doubles(approx_job *job, size_t doubles)
 	return job->env->alloc(job->env->ctx, doubles * sizeof(double));
 }
 
-/* job->pass reset for a refine pass (as km_approx_job_pass, a layer over this file) */
+/* Flops of one uninterruptible chunk of a refine pass (about 0.1 s on one core). */
+#define REFINE_CHUNK_FLOPS 1e9
+
+/*
+ * job->pass reset for a refine pass (as km_approx_job_pass, a layer over
+ * this file), its chunk of rows halved from PRIMAL_BLOCK until one costs at
+ * most REFINE_CHUNK_FLOPS at flops_per_row (the adds check interrupts
+ * before each chunk).
+ */
 static km_pass *
-refine_pass(approx_job *job, refine_at *at, size_t state_bytes, km_pass_add_fn add)
+refine_pass(approx_job *job, refine_at *at, size_t state_bytes, km_pass_add_fn add,
+			double flops_per_row)
 {
 	km_pass    *p = &job->pass;
+	size_t		chunk = PRIMAL_BLOCK;
 
+	while (chunk > 1 && (double) chunk * flops_per_row > REFINE_CHUNK_FLOPS)
+		chunk /= 2;
 	p->side = KM_SIDE_ALL;
 	p->fold = -1;
-	p->chunk = PRIMAL_BLOCK;
+	p->chunk = chunk;
 	p->state_bytes = state_bytes;
 	p->ordered = false;
 	p->whole = false;
@@ -80,6 +92,7 @@ kmeans_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 	refine_at  *at = pass->at;
 	approx_job *job = at->job;
 
+	km_check_interrupts(pass->interrupt);
 	if (standardize_rows(job, rows->X, first, rows->n, err) != KM_OK)
 		return err->status;
 	km_kmeans_add(at->C, job->b.m, job->b.d, job->Xs, rows->n, state);
@@ -99,7 +112,8 @@ refine_kmeans(approx_job *job, refine_at *at, km_error *err)
 
 	for (int it = 1; it <= KM_KMEANS_MAX_ITER; it++)
 	{
-		km_pass    *pass = refine_pass(job, at, doubles * sizeof(double), kmeans_add);
+		km_pass    *pass = refine_pass(job, at, doubles * sizeof(double), kmeans_add,
+									   3.0 * (double) m * d);
 		size_t		rows;
 		double		inertia;
 
@@ -125,6 +139,7 @@ leverage_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 	approx_job *job = at->job;
 	km_basis   *b = &job->b;
 
+	km_check_interrupts(pass->interrupt);
 	if (standardize_rows(job, rows->X, first, rows->n, err) != KM_OK ||
 		km_approx_features(b, job->Xs, rows->n, at->Z, at->fwork, err) != KM_OK)
 		return err->status;
@@ -192,7 +207,8 @@ refine_leverage(approx_job *job, refine_at *at, km_error *err)
 	st = env->alloc(env->ctx, sbytes);
 	km_leverage_sample_init(st, m, b->d);
 
-	pass = refine_pass(job, at, sbytes, leverage_add);
+	pass = refine_pass(job, at, sbytes, leverage_add,
+					   (double) m * m + 2.0 * (double) m * b->d);
 	snprintf(pass->what, sizeof(pass->what), "leverage: m = %u, %zu rows", m, n);
 	pass->combine = leverage_combine;
 	if (km_pass_run(job->host, pass, st, &rows, err) != KM_OK)
