@@ -107,14 +107,7 @@ km_train_plan_approx(size_t n, int d, uint32_t k, km_train_plan *plan)
 		rest += 8.0 * ((double) PRIMAL_BLOCK * (m + 1.0) + m + o->folds +
 					   4.0 * plan->ncand) + 12.0 * (double) n;
 	}
-	/* refined centres (pipeline_centres.c): Lloyd's sums, or the leverage pass's */
-	if (km_repr_lookup(o->approximation)->centres && o->centres == KM_CENTRES_KMEANS)
-		rest += 8.0 * (double) km_kmeans_state_doubles(m, (uint32_t) d);
-	else if (km_repr_lookup(o->approximation)->centres && o->centres == KM_CENTRES_LEVERAGE)
-		rest += 8.0 * ((double) m * m + (double) km_approx_features_doubles(&shape, m) +
-					   PRIMAL_BLOCK * (m + 1.0) +
-					   (double) km_approx_features_doubles(&shape, PRIMAL_BLOCK) + m) +
-			(double) km_leverage_sample_bytes(m, (uint32_t) d);
+	rest += km_approx_centres_bytes(o, &shape);
 	plan->basis_bytes = sbytes;
 	/* and the rows' hashes, which the glue computes for the basis pass */
 	plan->approx_bytes = (double) sbytes + rest + 8.0 * (double) n;

@@ -58,7 +58,8 @@ km_train_plan_approx_classes(size_t n, int d, uint32_t k, km_train_plan *plan)
 		8.0 * (double) km_primal_step_work_doubles(mmax) +
 		8.0 * PRIMAL_BLOCK * ((double) d + mmax + 2.0) +
 		8.0 * (double) km_approx_features_doubles(&shape, PRIMAL_BLOCK) +
-		8.0 * (double) km_primal_add_scratch_doubles(mmax, PRIMAL_BLOCK);
+		8.0 * (double) km_primal_add_scratch_doubles(mmax, PRIMAL_BLOCK) +
+		km_approx_centres_bytes(o, &shape);
 	plan->cache_bytes = 8.0 * (double) n * mmax;
 }
 

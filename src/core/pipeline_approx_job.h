@@ -78,6 +78,9 @@ km_status	km_approx_job_basis(approx_job *job, size_t sbytes, km_error *err);
  */
 km_status	km_approx_job_centres(approx_job *job, km_error *err);
 
+/* Bytes the refine passes of o->centres hold at most over basis shape (its kind, d, m). */
+double		km_approx_centres_bytes(const km_options *o, const km_basis *shape);
+
 /*
  * What the Newton passes over a basis need: nystrom's factor L of
  * K_mm + eps I (*eps recorded) and, once, job->Z and job->fwork for

@@ -227,6 +227,30 @@ refine_leverage(approx_job *job, refine_at *at, km_error *err)
 	return KM_OK;
 }
 
+double
+km_approx_centres_bytes(const km_options *o, const km_basis *shape)
+{
+	uint32_t	m = shape->m;
+	uint32_t	d = shape->d;
+
+	if (!km_repr_lookup(o->approximation)->centres)
+		return 0.0;
+	switch (o->centres)
+	{
+		case KM_CENTRES_UNIFORM:
+			break;
+		case KM_CENTRES_KMEANS:
+			return 8.0 * (double) km_kmeans_state_doubles(m, d);
+		case KM_CENTRES_LEVERAGE:
+			/* K_SS's factor and its features' work, a chunk's k_i, work and scores, the sample */
+			return 8.0 * ((double) m * m + (double) km_approx_features_doubles(shape, m) +
+						  PRIMAL_BLOCK * (m + 1.0) +
+						  (double) km_approx_features_doubles(shape, PRIMAL_BLOCK) + m) +
+				(double) km_leverage_sample_bytes(m, d);
+	}
+	return 0.0;
+}
+
 km_status
 km_approx_job_centres(approx_job *job, km_error *err)
 {
