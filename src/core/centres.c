@@ -2,6 +2,7 @@
  * centres.c - k-means and leverage centres of a nystrom basis (centres.h).
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cblas.h>
@@ -132,9 +133,14 @@ km_leverage_factor(double *K, uint32_t m, double mu, km_error *err)
 		K[(size_t) i * m + i] += mu;
 	info = LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', (lapack_int) m, K, (lapack_int) m);
 	if (info != 0)
-		return km_fail(err, KM_ERR_DIVERGED, "leverage scores cannot be computed",
-					   "The sketch's kernel matrix plus %g I is not positive definite (LAPACK dpotrf: %d).",
-					   mu, (int) info);
+	{
+		km_fail(err, KM_ERR_DIVERGED, "leverage scores cannot be computed",
+				"The kernel matrix of the %u rows of the uniform sketch plus %g I is not positive definite.",
+				(unsigned) m, mu);
+		snprintf(err->hint, sizeof(err->hint), "%s",
+				 "Use a kernel that is positive semi-definite on the data, a larger lambda, or \"centers\": \"uniform\" or \"kmeans\".");
+		return err->status;
+	}
 	return KM_OK;
 }
 

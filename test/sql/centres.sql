@@ -60,6 +60,9 @@ SELECT kernel_train(f, y, '{"centers": "kmeans"}') FROM cdata;
 SELECT kernel_train(f, y, '{"approximation": "rff", "centers": "leverage"}') FROM cdata;
 SELECT kernel_train(f, y, '{"approximation": "nystrom", "centers": "kmean"}') FROM cdata;
 SELECT kernel_train(f, y, '{"approximation": "nystrom", "centers": 3}') FROM cdata;
+-- a kernel that is not positive semi-definite on the sketch
+SELECT kernel_train(f, y, '{"approximation": "nystrom", "components": 10, "centers": "leverage",
+                            "kernel": "sigmoid", "gamma": 2, "coef0": -1}') FROM cdata;
 SELECT kernel_basis(f, '{"approximation": "nystrom", "centers": "kmeans"}') FROM cdata;
 WITH b AS (SELECT kernel_basis(f, '{"approximation": "nystrom", "components": 20}') AS b FROM cdata)
 SELECT kernel_train(f, y, '{"approximation": "nystrom", "components": 20, "centers": "leverage"}', b.b)
