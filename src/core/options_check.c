@@ -239,6 +239,12 @@ km_options_check_approx(const km_options_parser *p, const km_method_ops *ops,
 	const km_repr_ops *repr = km_repr_lookup(out->approximation);
 	char		message[256];
 
+	if (p->given[KM_OPT_CENTERS] && !repr->centres)
+		return km_opt_fail(err, "Add \"approximation\": \"nystrom\", or remove the option.",
+					"option \"centers\" applies only to nystrom models",
+					"Option \"centers\" is \"%s\" but the model is %s; only nystrom keeps centres.",
+					km_centres_name(out->centres),
+					repr->approximate ? "rff (random features)" : "exact (every row)");
 	if (!repr->approximate)
 	{
 		if (p->given[KM_OPT_COMPONENTS])
