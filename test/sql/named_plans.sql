@@ -69,9 +69,9 @@ SET max_parallel_workers_per_gather = 2;
 SET parallel_leader_participation = off;
 EXPLAIN (COSTS OFF)
 SELECT count(*) FROM np_rows r
-WHERE kernel_predict('np_m', r.f) = kernel_predict((SELECT model FROM kernel_models WHERE name = 'np_m' AND deployed), r.f);
+WHERE kernel_predict('np_m', r.f) = kernel_predict((SELECT kernel_model_get('np_m')), r.f);
 SELECT count(*) FROM np_rows r
-WHERE kernel_predict('np_m', r.f) = kernel_predict((SELECT model FROM kernel_models WHERE name = 'np_m' AND deployed), r.f);
+WHERE kernel_predict('np_m', r.f) = kernel_predict((SELECT kernel_model_get('np_m')), r.f);
 RESET ALL;
 
 SELECT kernel_model_drop('np_m');
