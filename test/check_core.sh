@@ -6,7 +6,7 @@
 # PostgreSQL's headers in an #include (which the first check could miss
 # for headers that libpq-dev puts in the system path).  One more check:
 # no method, task or representation constant outside its registry (issue
-# 23; see registry_check below), and the README's Architecture map names
+# 23; see registry_check below), and the architecture map (docs/ARCHITECTURE.md) names
 # every file under src/ (map_check).  Ends with "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -74,19 +74,20 @@ else
 	failed=$((failed + 1))
 fi
 
-# The README's Architecture map names every source file under src/ (by its
-# stem: foo for foo.c and foo.h), so that it matches the tree (issue 23).
+# The architecture map (docs/ARCHITECTURE.md) names every source file under
+# src/ (by its stem: foo for foo.c and foo.h), so that it matches the tree
+# (issue 23).
 map_check() {
 	local block missing
-	block=$(awk '/^## Architecture/,/^\*\*A row through exact/' README.md)
-	[ -n "$block" ] || { echo "not ok - README.md has no Architecture section"; return 1; }
+	block=$(awk '/^## The source tree/,/^\*\*A row through exact/' docs/ARCHITECTURE.md)
+	[ -n "$block" ] || { echo "not ok - docs/ARCHITECTURE.md has no source tree map"; return 1; }
 	missing=$(find src -type f \( -name '*.c' -o -name '*.h' -o -name '*.def' \) | sed 's#.*/##; s#\.[a-z]*$##' |
 		LC_ALL=C sort -u | while read -r f; do grep -q "\b$f\b" <<<"$block" || echo "$f"; done)
 	if [ -n "$missing" ]; then
-		echo "not ok - the README's Architecture map does not name: $(echo $missing)"
+		echo "not ok - the architecture map (docs/ARCHITECTURE.md) does not name: $(echo $missing)"
 		return 1
 	fi
-	echo "ok - the README's Architecture map names every file under src/"
+	echo "ok - the architecture map (docs/ARCHITECTURE.md) names every file under src/"
 }
 if map_check; then
 	passed=$((passed + 1))
