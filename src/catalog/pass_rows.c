@@ -1,7 +1,7 @@
 /*
- * pass_rows.c - the rows of one pass of the approximate pass drivers
- * (pass_rows.h): what passes_classify.c and passes_primal.c read, split
- * and standardize alike.
+ * pass_rows.c - the basis, factor and standardized block of the
+ * classifiers' pass driver (pass_rows.h); the rows' reading is the cursor
+ * host's (host_cursor.c).
  */
 #include "postgres.h"
 
@@ -17,44 +17,6 @@
 #include "solve.h"
 #include "train_rows.h"
 #include "pass_rows.h"
-
-/* Rows a cursor fetch returns at most, and the bytes a batch aims at. */
-#define PASS_FETCH_ROWS 1000
-#define PASS_BATCH_BYTES (4.0 * 1024 * 1024)
-/* A row's bytes besides its features: tuple and array headers, target or label. */
-#define PASS_ROW_OVERHEAD 128.0
-
-/* The bytes of one fetched row of d features. */
-static double
-row_bytes(int d)
-{
-	return 8.0 * Max(d, 1) + PASS_ROW_OVERHEAD;
-}
-
-/* A batch's bytes besides its fetched rows: a row's detoasted copy, x and hbuf. */
-static double
-batch_extra_bytes(int d)
-{
-	return row_bytes(d) + 16.0 * (Max(d, 1) + 1);
-}
-
-void
-pass_rows_scan(const NamedRun *run, PassRows *pr, PassBatchFn batch, void *arg)
-{
-	int			d = pr->d > 0 ? pr->d : pr->width;
-	double		room = Min(PASS_BATCH_BYTES, km_memory_room() / 4.0);
-	long		fetch = (long) Max(1.0, Min((double) PASS_FETCH_ROWS, floor(room / row_bytes(d))));
-
-	pr->seen = pr->skipped = pr->ntrain = pr->ntest = 0;
-	/* the batch, its rows' arrays read one at a time (pass_row_read) */
-	pr->batch = km_mem_resize(pr->batch, pr->cxt,
-							  (double) fetch * row_bytes(d) + batch_extra_bytes(d),
-							  "kernel_model_train", false);
-	catalog_query_scan(&run->query,
-					   psprintf("SELECT s.f, s.y FROM %s", run->query.source),
-					   0, NULL, NULL, fetch, batch, arg);
-	km_mem_release(pr->batch);
-}
 
 double
 pass_basis_bytes(km_approx kind, uint32 d, uint32 m)
@@ -109,7 +71,7 @@ pass_check_memory(const km_options *opts, int d, double newton)
 	km_approx	kind = opts->approximation;
 	uint32		m = (uint32) opts->components;
 	double		need = (double) km_basis_state_bytes(kind, (uint32) d, m) +
-		row_bytes(d) + batch_extra_bytes(d);	/* a batch of one row: pass_rows_scan's */
+		pass_batch_min_bytes(d);	/* a batch of one row: pass_rows_scan's */
 
 	if (km_repr_lookup(kind)->drawn)
 		need += pass_basis_bytes(kind, (uint32) d, m) + newton;
@@ -137,103 +99,6 @@ int64
 pass_rows_fit(const PassRows *pr, bool all_rows)
 {
 	return all_rows ? pr->ntrain + pr->ntest : pr->ntrain;
-}
-
-int
-pass_rows_first_d(const NamedRun *run)
-{
-	int			d = -1;
-	bool		isnull;
-
-	catalog_query_run(&run->query,
-					  psprintf("SELECT pg_catalog.array_length(s.f, 1) FROM %s "
-							   "WHERE s.f IS NOT NULL AND s.y IS NOT NULL LIMIT 1",
-							   run->query.source), 0, NULL, NULL);
-	if (SPI_processed == 1)
-	{
-		Datum		v = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-
-		d = isnull ? 0 : DatumGetInt32(v);
-	}
-	SPI_freetuptable(SPI_tuptable);
-	return d;
-}
-
-bool
-pass_row_read(PassRows *pr, SPITupleTable *tt, uint64 i, bool basis_pass, Datum *y)
-{
-	bool		fnull;
-	bool		ynull;
-	Datum		f = SPI_getbinval(tt->vals[i], tt->tupdesc, 1, &fnull);
-	ArrayType  *arr;
-	char		where[64];
-	int			len;
-
-	*y = SPI_getbinval(tt->vals[i], tt->tupdesc, 2, &ynull);
-	pr->seen++;
-	if (fnull || ynull)
-	{
-		pr->skipped++;
-		return false;
-	}
-	arr = DatumGetArrayTypeP(f);	/* detoasted: freed below */
-	snprintf(where, sizeof(where), "row " INT64_FORMAT, pr->seen);
-	len = km_array_length(arr, where);
-	if (pr->d < 0)
-	{
-		pr->d = len;
-		if (basis_pass)
-			passes_rows_changed("The basis pass read a usable row where the statement before it found none.");
-		pr->x = MemoryContextAlloc(pr->cxt, sizeof(double) * (len + 1));
-		pr->hbuf = MemoryContextAlloc(pr->cxt, sizeof(double) * (len + 1));
-	}
-	else if (len != pr->d)
-		ereport(ERROR,
-				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("feature arrays must all have the same length"),
-				 errdetail("Row " INT64_FORMAT " has %d features; the first row had %d.",
-						   pr->seen, len, pr->d)));
-	km_array_copy(arr, pr->d, pr->x, where);
-	if ((Pointer) arr != DatumGetPointer(f))
-		pfree(arr);				/* a batch holds one detoasted array at a time */
-	return true;
-}
-
-void
-pass_row_check_target(const PassRows *pr, double y)
-{
-	if (!isfinite(y))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_EXCEPTION),
-				 errmsg("target values must be finite"),
-				 errdetail("The target of row " INT64_FORMAT " is %s.",
-						   pr->seen, float8out_internal(y))));
-}
-
-bool
-pass_row_held(PassRows *pr, double key, int64 seed)
-{
-	bool		held = km_row_held_out(pr->x, pr->d, key, seed, pr->thr, pr->hbuf);
-
-	if (held)
-		pr->ntest++;
-	else
-		pr->ntrain++;
-	return held;
-}
-
-int
-pass_row_fold(PassRows *pr, double key, int64 seed, int folds)
-{
-	uint64		h;
-
-	/* the hash of km_row_held_out: -0.0 is 0.0 */
-	for (int j = 0; j < pr->d; j++)
-		pr->hbuf[j] = pr->x[j] + 0.0;
-	pr->hbuf[pr->d] = key + 0.0;
-	h = hash_bytes_extended((const unsigned char *) pr->hbuf,
-							(int) (sizeof(double) * (pr->d + 1)), (uint64) seed);
-	return (int) (h % (uint64) folds);
 }
 
 void

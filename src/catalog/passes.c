@@ -1,11 +1,11 @@
 /*
- * passes.c - named approximate models trained by SQL passes over the
- * stored query (the rows are never collected): regression here (see
- * below), logistic and svm in passes_classify.c, the regression methods
- * fitted in the primal (svr) in passes_primal.c, its k-fold model
- * selection too.  Still in memory (the rows collected, O(rows)): the
- * approximate classifiers' model selection and the probabilities of an
- * approximate svm (use_passes).
+ * passes.c - named approximate models trained by passes over the stored
+ * query (the rows are never collected): regression by the learner over
+ * the cursor host (learn/learner.h, host_cursor.h), as kernel_train's
+ * in-memory training over the memory host; logistic and svm still by
+ * passes_classify.c.  Still in memory (the rows collected, O(rows)): the
+ * approximate classifiers' model selection by another cv than k-fold and
+ * the probabilities of an approximate svm (use_passes).
  */
 #include "postgres.h"
 
@@ -23,30 +23,32 @@
 #include "named_common.h"
 #include "passes.h"
 #include "passes_classify.h"
-#include "passes_primal.h"
+#include "host_cursor.h"
+#include "learn/learner.h"
+#include "model_bytea.h"
+#include "train_paths.h"
+#include "train_rows.h"
 #include "repr.h"
 #include "task.h"
 
 /*
- * Named approximate regression models (issue 12): the rows of the stored
- * query are never collected.  Each step is one SQL statement over the
- * query (catalog_query.c: as run_as, security-restricted, search_path
- * pinned), planned so that it may run in parallel:
- *   1. SELECT kernel_basis(f, options) over the training rows;
- *   2. SELECT kernel_train(f, y, options, basis) over the same rows (the
- *      basis a parameter, computed once and handed to every worker);
- *   3. the error sums of that model on both sides of the split, one
- *      aggregate grouped by side, read into km_metrics;
- *   (refit: 1 and 2 again over every row; if_better: 3 for the deployed
- *   version over the held-out rows).
- * The split is per row (split.h, _kernel_ml_holdout): a row is held out
- * iff the hash of its values and the seed is below test_fraction * 2^64,
- * so the held-out count is about test_fraction * rows rather than exactly
- * floor(test_fraction * rows) as the ranked split of in-memory models.
- * Every row must be usable by every pass: the query should return the
- * same rows each time; all passes read the calling statement's snapshot.
+ * Named approximate regression models (issues 12, 28): the rows of the
+ * stored query are never collected.  The learner asks for its passes
+ * (basis, sums, Newton steps, k-fold candidates, each one scan of the
+ * query by the cursor host: as run_as, security-restricted, search_path
+ * pinned) over the training side of the split; then one SQL statement
+ * scores the model on both sides (passes_score: an aggregate grouped by
+ * side, read into km_metrics); refit: the learner again over every usable
+ * row; if_better: the scoring for the deployed version over the held-out
+ * rows.  The split is per row (split.h, _kernel_ml_holdout): a row is
+ * held out iff the hash of its values and the seed is below test_fraction
+ * * 2^64, so the held-out count is about test_fraction * rows rather than
+ * exactly floor(test_fraction * rows) as the ranked split of in-memory
+ * models; a k-fold fold is the same hash modulo cv.  Every row must be
+ * usable by every pass: the query should return the same rows each time
+ * (checked: every pass reads the rows the counting scan read); all passes
+ * read the calling statement's snapshot.
  */
-
 
 /* Whether this training runs as SQL passes; if so, the query is opened. */
 bool
@@ -77,15 +79,12 @@ use_passes(NamedRun *run, const Catalog *cat, const char *query, Oid run_as,
 		return false;
 	}
 	/*
-	 * A regression method fitted in the primal (svr): by passes when its
-	 * ops have the pieces of the fit (passes_primal.c), model selection
-	 * (k-fold) too, by passes over folds of the row hash; another
-	 * cross-validation (none today for a primal method): in memory
-	 * (src/core/pipeline_approx.c), as kernel_train
+	 * A regression method fitted in the primal (svr): model selection by
+	 * k-fold over folds of the row hash; another cross-validation (none
+	 * today for a primal method): in memory, as kernel_train
 	 */
 	if (!run->classify && km_method_get(run->opts.fit.method)->primal_add != NULL &&
-		(!passes_primal_method(run->opts.fit.method) ||
-		 (km_options_selects(&run->opts) && run->opts.cv != KM_CV_KFOLD)))
+		km_options_selects(&run->opts) && run->opts.cv != KM_CV_KFOLD)
 		return false;
 	run->passes = true;
 	run->schema = cat->schema;
@@ -219,6 +218,71 @@ passes_train(const NamedRun *run, bool all_rows, MemoryContext ctx, int64 *rows_
 	return model;
 }
 
+/*
+ * The model of the training rows (or every usable row) by the learner over
+ * the cursor host (host_cursor.h): the rows counted in one scan, then every
+ * pass the learner asks for (basis, sums, Newton steps, folds) one scan of
+ * the query; the model in ctx, the rows it read in *rows.
+ */
+static bytea *
+cursor_train(NamedRun *run, bool all_rows, MemoryContext ctx, int64 *rows)
+{
+	MemoryContext tmp = AllocSetContextCreate(CurrentMemoryContext,
+											  "kernel_ml training passes",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(tmp);
+	int			folds = km_options_selects(&run->opts) && run->opts.cv == KM_CV_KFOLD ?
+		run->opts.folds : 0;
+	CursorHost	h;
+	km_host		host;
+	km_train_plan plan;
+	km_train_env env;
+	km_rows		shape = {0};
+	km_model	model;
+	km_error	err;
+	bytea	   *out;
+	int			d = pass_rows_first_d(&run->query);
+
+	/*
+	 * Refused before a row is read (the length probe aside) when the
+	 * passes cannot fit: the learner's plan at its largest basis (m the
+	 * components: its state does not grow with the rows, which the host
+	 * does not hold) and the host's block
+	 */
+	if (d >= 0)
+	{
+		km_approx_plan(&run->opts, Max(run->opts.components, 1), d, "kernel_model_train",
+					   &plan);
+		km_check_memory(plan.approx_bytes + cursor_host_bytes(d), "kernel_model_train",
+						false);
+	}
+	km_progress_stage("fit: counting the %s rows", all_rows ? "usable" : "training");
+	cursor_host_count(&h, &run->query, d, all_rows, run->opts.seed, run->opts.test_fraction,
+					  folds, tmp);
+	if (h.rows == 0)
+		passes_no_rows(run, h.seen, h.usable);
+	if (folds > 0)
+		km_check_folds(folds, h.rows, h.fold_n, KM_PASS_FOLD_RULE);
+	km_approx_plan(&run->opts, h.rows, h.d, "kernel_model_train", &plan);
+	shape.n = (size_t) h.rows;
+	shape.d = h.d;
+	shape.rows_skipped = (uint64) h.skipped;
+	host = cursor_host(&h);
+	km_train_env_palloc(&env);
+	km_blas_setup();
+	km_progress_stage("fit: passes over the %s rows", all_rows ? "usable" : "training");
+	if (km_learn(&shape, &host, &plan, &env, &model, &err) != KM_OK)
+		km_raise(&err);
+	sscanf(KM_VERSION_STRING, "%hhu.%hhu.%hhu", &model.writer_version[0],
+		   &model.writer_version[1], &model.writer_version[2]);
+	MemoryContextSwitchTo(ctx);
+	out = km_model_to_bytea(&model);
+	MemoryContextSwitchTo(old);
+	*rows = h.rows;
+	MemoryContextDelete(tmp);
+	return out;
+}
+
 /* The km_metrics of one group of the scoring pass (n 0 when absent). */
 static void
 metrics_from_row(HeapTuple tup, TupleDesc desc, km_metrics *m)
@@ -297,21 +361,25 @@ passes_fit_and_score(NamedRun *run, MemoryContext work)
 {
 	int64		fit_rows;
 	bytea	   *split_model;
+	bool		sql_passes;
 
 	if (run->classify)
 	{
 		passes_classify_fit_and_score(run, work);
 		return;
 	}
-	if (km_method_get(run->opts.fit.method)->primal_add != NULL)
-	{
-		passes_primal_fit_and_score(run, work, passes_score);
-		return;
-	}
+	/*
+	 * ridge's sums add: two SQL aggregates (kernel_basis, then kernel_train
+	 * with the basis), which may run in parallel (the aggregate host of
+	 * DESIGN-0.4.md step 5 will ask the learner's passes so); a method
+	 * fitted in the primal (Newton steps, its k-fold grid): the learner over
+	 * the cursor host
+	 */
+	sql_passes = km_method_get(run->opts.fit.method)->primal_add == NULL;
 	/* m x m sums that cannot fit: refused before the first pass */
 	km_check_components_memory((uint32) run->opts.components, "kernel_model_train");
-	split_model = passes_train(run, false, work, &fit_rows);
-
+	split_model = sql_passes ? passes_train(run, false, work, &fit_rows) :
+		cursor_train(run, false, work, &fit_rows);
 	run->d = model_features(PointerGetDatum(split_model));
 	passes_score(run, PointerGetDatum(split_model), false, &run->test_scores,
 				 &run->train_scores, &run->skipped);
@@ -319,12 +387,14 @@ passes_fit_and_score(NamedRun *run, MemoryContext work)
 	run->ntrain = (int64) run->train_scores.n;
 	run->rows = run->ntest + run->ntrain;
 	/* the metrics and n_train describe the rows the model was fitted on */
-	check_pass_rows("statistics", fit_rows, "scoring", run->ntrain, "training");
+	check_pass_rows(sql_passes ? "statistics" : "counting", fit_rows, "scoring",
+					run->ntrain, "training");
 	run->model = split_model;
 	if (run->refit && run->ntest > 0)
 	{
-		run->model = passes_train(run, true, work, &fit_rows);
+		/* every usable row, with the same options: the in-memory refit's */
+		run->model = sql_passes ? passes_train(run, true, work, &fit_rows) :
+			cursor_train(run, true, work, &fit_rows);
 		check_pass_rows("scoring", run->rows, "refit", fit_rows, "usable");
 	}
 }
-

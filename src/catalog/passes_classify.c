@@ -398,7 +398,7 @@ run_pass(ClassPasses *cp, PassKind kind)
 {
 	cp->kind = kind;
 	cp->fold_skipped = 0;
-	pass_rows_scan(cp->run, &cp->rows, pass_batch, cp);
+	pass_rows_scan(&cp->run->query, &cp->rows, pass_batch, cp);
 }
 
 /* The fit's rows: the training side, or every usable row. */
@@ -429,7 +429,7 @@ basis_pass(ClassPasses *cp)
 	 * first usable row's length, read by a statement that stops there.
 	 */
 	probe = NULL;
-	cp->rows.d = pass_rows_first_d(run);
+	cp->rows.d = pass_rows_first_d(&run->query);
 	if (cp->rows.d > 0)
 	{
 		km_options_resolve(&cp->opts, cp->rows.d);

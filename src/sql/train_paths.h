@@ -15,6 +15,14 @@
  * (the basis pass, then ridge's sums or a primal method's Newton passes).
  */
 bytea	   *km_approx_train_rowset(RowSet *rs);
+
+/*
+ * The plan of an approximate regression over n rows of d features, its
+ * sizes and lambdas checked (caller names the refusals), before a row is
+ * read: the one-statement form's and the named path's.
+ */
+void		km_approx_plan(const km_options *opts, int64 n, int d, const char *caller,
+						   km_train_plan *plan);
 /*
  * The same for a classification method (classify.c): text labels, or the
  * distinct float8 targets as labels.  km_train_rowset calls it.
