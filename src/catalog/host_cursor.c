@@ -1,7 +1,8 @@
 /*
  * host_cursor.c - the cursor host (host_cursor.h): a named model's stored
  * query read once per pass the learner asks for, its rows handed in blocks
- * to km_pass_feed; and the row reading it shares with passes_classify.c.
+ * to km_pass_feed; and the row reading it shares with the classifiers'
+ * scoring pass (passes_classify.c).
  */
 #include "postgres.h"
 
@@ -9,6 +10,7 @@
 
 #include "common/hashfn.h"
 #include "miscadmin.h"
+#include "utils/builtins.h"
 #include "utils/float.h"
 #include "utils/memutils.h"
 
@@ -167,7 +169,9 @@ pass_batch_min_bytes(int d)
 static void
 host_flush(CursorHost *h)
 {
-	km_block	b = {.n = h->nblock, .d = h->d, .X = h->X, .y = h->y,
+	bool		labels = h->target != CURSOR_VALUES;
+	km_block	b = {.n = h->nblock, .d = h->d, .X = h->X,
+		.y = labels ? NULL : h->y, .cls = labels ? h->cls : NULL,
 		.hash = (const uint64_t *) h->hash, .fold = h->folds > 0 ? h->fold : NULL};
 
 	if (h->nblock == 0 || h->status != KM_OK)
@@ -176,9 +180,9 @@ host_flush(CursorHost *h)
 	h->status = km_pass_feed(h->pass, &b, h->state, h->err);
 }
 
-/* The side's row in pr->x (target y): counted, and into the block (pass). */
+/* The side's row in pr->x (target y or class cls): counted, and into the block (pass). */
 static void
-host_row(CursorHost *h, double y, int fold)
+host_row(CursorHost *h, double y, uint32 cls, int fold)
 {
 	PassRows   *pr = &h->pr;
 	size_t		d = (size_t) h->d;
@@ -194,9 +198,74 @@ host_row(CursorHost *h, double y, int fold)
 	h->hash[h->nblock] = hash_bytes_extended((const unsigned char *) h->kbuf,
 											 (int) (sizeof(double) * d), h->basis_seed);
 	h->y[h->nblock] = y;
+	h->cls[h->nblock] = cls;
 	h->fold[h->nblock] = fold;
-	if (++h->nblock == KM_BLOCK_ROWS)
+	if (++h->nblock == h->block_rows)
 		host_flush(h);
+}
+
+/* The value a row's label or target is hashed by for the split and folds. */
+static double
+row_key(const CursorHost *h, Datum y)
+{
+	if (h->target == CURSOR_TEXT_LABELS)
+	{
+		text	   *t = DatumGetTextPP(y);
+
+		return (double) hash_bytes((const unsigned char *) VARDATA_ANY(t),
+								   (int) VARSIZE_ANY_EXHDR(t));
+	}
+	return DatumGetFloat8(y);
+}
+
+/*
+ * The index of a row's label among those met (the counting scan adds a new
+ * one; a pass fails on it).
+ */
+static int
+row_label(CursorHost *h, Datum y)
+{
+	const char *s = NULL;
+	int			len = 0;
+	double		v = 0.0;
+	int			l;
+
+	if (h->target == CURSOR_TEXT_LABELS)
+	{
+		text	   *t = DatumGetTextPP(y);
+
+		s = VARDATA_ANY(t);
+		len = (int) VARSIZE_ANY_EXHDR(t);
+		for (l = 0; l < h->nlab; l++)
+			if (strncmp(h->lab_text[l], s, len) == 0 && h->lab_text[l][len] == '\0')
+				break;
+	}
+	else
+	{
+		v = DatumGetFloat8(y) == 0.0 ? 0.0 : DatumGetFloat8(y);
+		for (l = 0; l < h->nlab; l++)
+			if (h->lab_value[l] == v)
+				break;
+	}
+	if (l < h->nlab)
+		return l;
+	if (h->pass != NULL)
+		passes_rows_changed(psprintf("A training row of the %s pass has the label \"%s\", which the counting pass did not read.",
+									 pnstrdup(h->pass->what, strcspn(h->pass->what, ":")),
+									 s != NULL ? pnstrdup(s, len) : float8out_internal(v)));
+	if (l == KM_MAX_CLASSES)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("too many distinct labels"),
+				 errdetail("The training rows have more than %d distinct labels; a model may have at most %d classes.",
+						   KM_MAX_CLASSES, KM_MAX_CLASSES),
+				 errhint("A continuous target needs a regression method (\"ridge\" or \"lms\").")));
+	if (s != NULL)
+		h->lab_text[l] = MemoryContextStrdup(h->cxt, pnstrdup(s, len));
+	else
+		h->lab_value[l] = v;
+	h->nlab++;
+	return l;
 }
 
 static void
@@ -207,18 +276,28 @@ host_batch(void *arg, SPITupleTable *tt, uint64 n)
 	for (uint64 i = 0; i < n && h->status == KM_OK; i++)
 	{
 		Datum		yd;
-		double		y;
+		double		key;
 		int			fold = 0;
 
 		if (!pass_row_read(&h->pr, tt, i, false, &yd))
 			continue;
-		y = DatumGetFloat8(yd);
-		pass_row_check_target(&h->pr, y);
-		if (pass_row_held(&h->pr, y, h->seed) && !h->all_rows)
+		if (h->target != CURSOR_TEXT_LABELS)
+			pass_row_check_target(&h->pr, DatumGetFloat8(yd));
+		key = row_key(h, yd);
+		if (pass_row_held(&h->pr, key, h->seed) && !h->all_rows)
 			continue;
 		if (h->folds > 0)
-			fold = pass_row_fold(&h->pr, y, h->seed, h->folds);
-		host_row(h, y, fold);
+			fold = pass_row_fold(&h->pr, key, h->seed, h->folds);
+		if (h->target == CURSOR_VALUES)
+			host_row(h, DatumGetFloat8(yd), 0, fold);
+		else
+		{
+			int			l = row_label(h, yd);
+
+			if (h->pass == NULL)
+				h->lab_count[l]++;
+			host_row(h, 0.0, h->class_of != NULL ? h->class_of[l] : 0, fold);
+		}
 	}
 	CHECK_FOR_INTERRUPTS();
 }
@@ -251,21 +330,28 @@ cursor_run(void *ctx, km_pass *pass, void *state, km_error *err)
 	return KM_OK;
 }
 
+/* Rows of the host's block: KM_BLOCK_ROWS, or every row when there are fewer. */
+static size_t
+block_rows(int64 rows)
+{
+	return rows < KM_BLOCK_ROWS ? (size_t) Max(rows, 1) : KM_BLOCK_ROWS;
+}
+
 double
-cursor_host_bytes(int d)
+cursor_host_bytes(int d, int64 rows)
 {
 	double		w = (double) Max(d, 1);
 
-	/* the block (features, target, key, fold), the key's row, a batch of one row */
-	return (double) KM_BLOCK_ROWS * (8.0 * w + 24.0) + 8.0 * w + pass_batch_min_bytes(d);
+	/* the block (features, target, class, key, fold), the key's row, a batch of one row */
+	return (double) block_rows(rows) * (8.0 * w + 28.0) + 8.0 * w + pass_batch_min_bytes(d);
 }
 
 void
-cursor_host_count(CursorHost *h, const CatalogQuery *query, int d, bool all_rows,
-				  int64 seed, double test_fraction, int folds, MemoryContext cxt)
+cursor_host_count(CursorHost *h, const CatalogQuery *query, int d, CursorTarget target,
+				  bool all_rows, int64 seed, double test_fraction, int folds,
+				  MemoryContext cxt)
 {
 	MemoryContext old = MemoryContextSwitchTo(cxt);
-	size_t		w;
 
 	memset(h, 0, sizeof(*h));
 	h->query = query;
@@ -275,6 +361,13 @@ cursor_host_count(CursorHost *h, const CatalogQuery *query, int d, bool all_rows
 	h->basis_seed = (uint64) seed;	/* the options' seed, as km_row_hashes's */
 	h->test_fraction = test_fraction;
 	h->folds = folds;
+	h->target = target;
+	if (target != CURSOR_VALUES)
+	{
+		h->lab_text = palloc0(sizeof(char *) * KM_MAX_CLASSES);
+		h->lab_value = palloc0(sizeof(double) * KM_MAX_CLASSES);
+		h->lab_count = palloc0(sizeof(uint64) * KM_MAX_CLASSES);
+	}
 	h->pr.cxt = cxt;
 	h->pr.thr = km_holdout_threshold(test_fraction);
 	/* the probed length sizes the batches; -1: the first row's (pass_row_read) */
@@ -293,15 +386,6 @@ cursor_host_count(CursorHost *h, const CatalogQuery *query, int d, bool all_rows
 	h->skipped = h->pr.skipped;
 	h->usable = h->pr.ntrain + h->pr.ntest;
 	h->rows = h->fed;
-	/* the block a pass fills: KM_BLOCK_ROWS rows, counted */
-	w = (size_t) Max(h->d, 1);
-	h->grant = km_mem_reserve(cxt, (double) KM_BLOCK_ROWS * (8.0 * w + 24.0) + 8.0 * w,
-							  "kernel_model_train", false);
-	h->X = palloc_extended(sizeof(double) * KM_BLOCK_ROWS * w, MCXT_ALLOC_HUGE);
-	h->y = palloc(sizeof(double) * KM_BLOCK_ROWS);
-	h->hash = palloc(sizeof(uint64) * KM_BLOCK_ROWS);
-	h->fold = palloc0(sizeof(int) * KM_BLOCK_ROWS);
-	h->kbuf = palloc(sizeof(double) * w);
 	MemoryContextSwitchTo(old);
 }
 
@@ -310,6 +394,23 @@ cursor_host(CursorHost *h)
 {
 	km_host		host = {.ctx = h, .rows = (size_t) h->rows, .folds = h->folds > 0,
 	.run = cursor_run};
+	MemoryContext old = MemoryContextSwitchTo(h->cxt);
+	size_t		w;
 
+	/*
+	 * The block a pass fills, counted: KM_BLOCK_ROWS rows (the learner's
+	 * chunks fall on its edges), or every row when there are fewer
+	 */
+	w = (size_t) Max(h->d, 1);
+	h->block_rows = block_rows(h->rows);
+	h->grant = km_mem_reserve(h->cxt, (double) h->block_rows * (8.0 * w + 28.0) + 8.0 * w,
+							  "kernel_model_train", false);
+	h->X = palloc_extended(sizeof(double) * h->block_rows * w, MCXT_ALLOC_HUGE);
+	h->y = palloc(sizeof(double) * h->block_rows);
+	h->cls = palloc0(sizeof(uint32) * h->block_rows);
+	h->hash = palloc(sizeof(uint64) * h->block_rows);
+	h->fold = palloc0(sizeof(int) * h->block_rows);
+	h->kbuf = palloc(sizeof(double) * w);
+	MemoryContextSwitchTo(old);
 	return host;
 }

@@ -2,7 +2,7 @@
  * host_cursor.h - the cursor host (issue 28 step 2, DESIGN-0.4.md): the
  * rows of a named model's stored query, read through a cursor once per
  * pass the learner asks for (learn/pass.h km_host), and the row reading
- * the catalog's remaining pass driver (passes_classify.c) shares with it
+ * the classifiers' scoring pass (passes_classify.c) shares with it
  * (host_cursor.c).
  *
  * The query runs as catalog_query.c runs it (as its owner, security-
@@ -15,7 +15,8 @@
  * host's, train_rows.h km_row_hashes).  The host hands the side's rows
  * (the training rows, or every usable row) in blocks of KM_BLOCK_ROWS to
  * km_pass_feed, in the query's order.  It knows no task, method or
- * representation: a row is features, a target, a hash and a fold.
+ * representation: a row is features, a target (a value, or a label and
+ * the class the caller gave it), a hash and a fold.
  */
 #ifndef KM_HOST_CURSOR_H
 #define KM_HOST_CURSOR_H
@@ -24,6 +25,7 @@
 
 #include "executor/spi.h"
 
+#include "class_types.h"
 #include "learn/pass.h"
 #include "pgutil.h"
 #include "split.h"
@@ -43,9 +45,6 @@ typedef struct PassRows
 	int64		skipped;
 	int64		ntrain;
 	int64		ntest;
-	int64		nblock;			/* rows in the block buffers */
-	int64		block_first;	/* training row number of its first row */
-	double	   *Xs;				/* block x d standardized (passes_classify.c) */
 } PassRows;
 
 typedef void (*PassBatchFn) (void *arg, SPITupleTable *tt, uint64 n);
@@ -88,6 +87,14 @@ extern int	pass_row_fold(PassRows *pr, double key, int64 seed, int folds);
 /* How pass_row_fold deals rows, for km_check_folds's detail (train_rows.h). */
 #define KM_PASS_FOLD_RULE "A named model reads its rows in passes, and each row's fold is its row hash modulo cv"
 
+/* What a row's second column is: a value, or a label (float8 or text). */
+typedef enum CursorTarget
+{
+	CURSOR_VALUES = 0,			/* km_block.y */
+	CURSOR_FLOAT8_LABELS,		/* km_block.cls, a label's class */
+	CURSOR_TEXT_LABELS
+} CursorTarget;
+
 /* The cursor host of one training: which rows, how they split, the counts. */
 typedef struct CursorHost
 {
@@ -98,6 +105,18 @@ typedef struct CursorHost
 	double		test_fraction;
 	int			folds;			/* k-fold: each row's fold (0: none) */
 	uint64		basis_seed;		/* the reservoir key's seed: seed's */
+	CursorTarget target;
+	/*
+	 * Labels: those the counting scan met on the side, in the order met,
+	 * with their counts (float8 labels: -0 as 0); class_of (the caller's,
+	 * before the first pass) maps each to its class.  A pass that meets
+	 * another label fails: the query returned other rows.
+	 */
+	int			nlab;
+	char	  **lab_text;
+	double	   *lab_value;
+	uint64	   *lab_count;
+	const uint32 *class_of;
 	/* the counting scan's (cursor_host_count) */
 	int			d;
 	int64		seen;			/* every row the query returned */
@@ -113,8 +132,10 @@ typedef struct CursorHost
 	km_status	status;
 	int64		fed;			/* the side's rows fed this pass */
 	size_t		nblock;
-	double	   *X;				/* KM_BLOCK_ROWS x d */
+	size_t		block_rows;		/* KM_BLOCK_ROWS, or rows when fewer */
+	double	   *X;				/* block_rows x d */
 	double	   *y;
+	uint32	   *cls;
 	uint64	   *hash;
 	int		   *fold;
 	double	   *kbuf;			/* d: a reservoir key's row */
@@ -122,25 +143,28 @@ typedef struct CursorHost
 } CursorHost;
 
 /*
- * The bytes the host holds besides the learner's, for rows of d features:
- * a block of KM_BLOCK_ROWS rows and a batch of one row (check them with
- * the plan's before the counting scan).
+ * The bytes the host holds besides the learner's, for rows of d features
+ * (rows of them): a block of KM_BLOCK_ROWS rows (or of every row, when
+ * there are fewer) and a batch of one row.
  */
-extern double cursor_host_bytes(int d);
+extern double cursor_host_bytes(int d, int64 rows);
 
 /*
  * Set up h over query's rows of d features (pass_rows_first_d's probe; -1:
  * none was found) (all_rows: every usable row, else the training side of
  * the split by seed and test_fraction; folds: each row's fold, 0 none) and
- * count them in one scan: d, the side's rows and their folds; nothing is
- * kept per row.  The reservoir keys are seeded with seed too (the
+ * count them in one scan: d, the side's rows and their folds, a target of
+ * labels its labels (at most KM_MAX_CLASSES); nothing is kept per row.  The reservoir keys are seeded with seed too (the
  * options' seed, as km_row_hashes).
  */
 extern void cursor_host_count(CursorHost *h, const CatalogQuery *query, int d,
-							  bool all_rows, int64 seed, double test_fraction, int folds,
-							  MemoryContext cxt);
+							  CursorTarget target, bool all_rows, int64 seed,
+							  double test_fraction, int folds, MemoryContext cxt);
 
-/* The learner's host over h (counted first). */
+/*
+ * The learner's host over h (counted first): its block allocated, counted
+ * against kernel_ml.max_memory (cursor_host_bytes: check it first).
+ */
 extern km_host cursor_host(CursorHost *h);
 
 #endif							/* KM_HOST_CURSOR_H */

@@ -1,11 +1,13 @@
 /*
  * passes.c - named approximate models trained by passes over the stored
- * query (the rows are never collected): regression by the learner over
+ * query (the rows are never collected): the learner over
  * the cursor host (learn/learner.h, host_cursor.h), as kernel_train's
- * in-memory training over the memory host; logistic and svm still by
- * passes_classify.c.  Still in memory (the rows collected, O(rows)): the
- * approximate classifiers' model selection by another cv than k-fold and
- * the probabilities of an approximate svm (use_passes).
+ * in-memory training over the memory host, for every method and task but
+ * ridge (two SQL aggregates that may run in parallel); scoring by one SQL
+ * statement (regression) or one scan (classifiers, passes_classify.c).
+ * Still in memory (the rows collected, O(rows)): model selection by
+ * another cv than k-fold and the probabilities of an approximate svm
+ * (use_passes).
  */
 #include "postgres.h"
 
@@ -25,6 +27,9 @@
 #include "passes_classify.h"
 #include "host_cursor.h"
 #include "learn/learner.h"
+#include "classify.h"
+#include "lib/stringinfo.h"
+#include "utils/float.h"
 #include "model_bytea.h"
 #include "train_paths.h"
 #include "train_rows.h"
@@ -64,8 +69,8 @@ use_passes(NamedRun *run, const Catalog *cat, const char *query, Oid run_as,
 	run->classify = km_task_lookup(km_method_task(run->opts.fit.method))->classes;
 
 	/*
-	 * Approximate classifiers by passes (passes_classify.c), model
-	 * selection (k-fold) too, by passes over folds of the row hash; the
+	 * Approximate classifiers by passes (the learner over the cursor
+	 * host), model selection (k-fold) too, over folds of the row hash; the
 	 * fallback in memory (src/core/pipeline_approx_classify.c, as
 	 * kernel_train) stays only for the probabilities an approximate svm
 	 * cannot give (refused there, as before) and another cross-validation
@@ -219,10 +224,76 @@ passes_train(const NamedRun *run, bool all_rows, MemoryContext ctx, int64 *rows_
 }
 
 /*
+ * The plan of an approximate model over n rows of d features and k
+ * classes (0: regression), its sizes and lambdas checked.
+ */
+static void
+cursor_plan(const NamedRun *run, int64 n, int d, uint32 k, km_train_plan *plan)
+{
+	if (!run->classify)
+	{
+		km_approx_plan(&run->opts, n, d, "kernel_model_train", plan);
+		return;
+	}
+	km_train_plan_make(&run->opts, (size_t) n, d, k, plan);
+	if (plan->basis_bytes == 0 || plan->basis_bytes > MaxAllocSize)
+		rowset_too_large(&plan->opts, (uint32) d);
+	km_check_approx_classifier(&plan->opts);
+}
+
+/*
+ * A classifier's classes: the labels the counting scan met, in class order
+ * (as the kernel_train aggregate orders them), their counts, and the
+ * host's map from a label to its class.
+ */
+static void
+cursor_classes(CursorHost *h, km_class_rows *c)
+{
+	uint32		k = (uint32) h->nlab;
+	bool		text = h->target == CURSOR_TEXT_LABELS;
+	uint32	   *order = palloc(sizeof(uint32) * Max(1, k));
+	uint32	   *class_of = palloc(sizeof(uint32) * Max(1, k));
+	void	   *work = palloc(Max(1, km_classes_sort_work_bytes(k)));
+	uint64	   *counts = palloc0(sizeof(uint64) * Max(1, k));
+	StringInfoData buf;
+
+	if (text)
+		km_classes_sort_text((const char *const *) h->lab_text, k, order, class_of, work);
+	else
+		km_classes_sort_float8(h->lab_value, k, order, class_of, work);
+	initStringInfo(&buf);
+	for (uint32 i = 0; i < k; i++)
+	{
+		const char *s = text ? h->lab_text[order[i]] : float8out_internal(h->lab_value[order[i]]);
+
+		appendBinaryStringInfo(&buf, s, strlen(s) + 1);
+		counts[i] = h->lab_count[order[i]];
+	}
+	if (k < 2)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("training set has a single class"),
+				 errdetail("All " INT64_FORMAT " training rows have the label \"%s\"; a classifier needs at least two classes.",
+						   h->rows, buf.data),
+				 errhint("Check the query's WHERE clause, or train on rows of at least two labels.")));
+	memset(c, 0, sizeof(*c));
+	c->k = k;
+	c->labels = buf.data;
+	c->labels_bytes = (uint32) buf.len;
+	c->counts = (const uint64_t *) counts;
+	c->label_type = text ? KM_LABEL_TEXT : KM_LABEL_FLOAT8;
+	c->platt_folds = KM_PLATT_FOLDS;
+	h->class_of = class_of;
+}
+
+/*
  * The model of the training rows (or every usable row) by the learner over
- * the cursor host (host_cursor.h): the rows counted in one scan, then every
- * pass the learner asks for (basis, sums, Newton steps, folds) one scan of
- * the query; the model in ctx, the rows it read in *rows.
+ * the cursor host (host_cursor.h): the rows counted in one scan (a
+ * classifier's labels too), then every pass the learner asks for (basis,
+ * sums, Newton steps of every class, k-fold candidates) one scan of the
+ * query; the model in ctx, the rows it read in *rows.  Memory: the
+ * learner's plan but for what a host holding the rows would add
+ * (plan.rows_bytes), O(m^2) per class, and the host's block of rows.
  */
 static bytea *
 cursor_train(NamedRun *run, bool all_rows, MemoryContext ctx, int64 *rows)
@@ -233,11 +304,16 @@ cursor_train(NamedRun *run, bool all_rows, MemoryContext ctx, int64 *rows)
 	MemoryContext old = MemoryContextSwitchTo(tmp);
 	int			folds = km_options_selects(&run->opts) && run->opts.cv == KM_CV_KFOLD ?
 		run->opts.folds : 0;
+	CursorTarget target = !run->classify ? CURSOR_VALUES :
+		run->query.text_label ? CURSOR_TEXT_LABELS : CURSOR_FLOAT8_LABELS;
 	CursorHost	h;
 	km_host		host;
 	km_train_plan plan;
 	km_train_env env;
 	km_rows		shape = {0};
+	km_class_rows classes;
+	km_class_fit_result res;
+	double	   *class_w;
 	km_model	model;
 	km_error	err;
 	bytea	   *out;
@@ -246,33 +322,55 @@ cursor_train(NamedRun *run, bool all_rows, MemoryContext ctx, int64 *rows)
 	/*
 	 * Refused before a row is read (the length probe aside) when the
 	 * passes cannot fit: the learner's plan at its largest basis (m the
-	 * components: its state does not grow with the rows, which the host
-	 * does not hold) and the host's block
+	 * components, two classes: its state does not grow with the rows,
+	 * which the host does not hold) and the host's block
 	 */
 	if (d >= 0)
 	{
-		km_approx_plan(&run->opts, Max(run->opts.components, 1), d, "kernel_model_train",
-					   &plan);
-		km_check_memory(plan.approx_bytes + cursor_host_bytes(d), "kernel_model_train",
-						false);
+		cursor_plan(run, Max(run->opts.components, 1), d, 2, &plan);
+		km_check_memory(plan.approx_bytes - plan.rows_bytes +
+						cursor_host_bytes(d, Max(run->opts.components, 1)),
+						"kernel_model_train", false);
 	}
 	km_progress_stage("fit: counting the %s rows", all_rows ? "usable" : "training");
-	cursor_host_count(&h, &run->query, d, all_rows, run->opts.seed, run->opts.test_fraction,
-					  folds, tmp);
+	cursor_host_count(&h, &run->query, d, target, all_rows, run->opts.seed,
+					  run->opts.test_fraction, folds, tmp);
 	if (h.rows == 0)
 		passes_no_rows(run, h.seen, h.usable);
 	if (folds > 0)
 		km_check_folds(folds, h.rows, h.fold_n, KM_PASS_FOLD_RULE);
-	km_approx_plan(&run->opts, h.rows, h.d, "kernel_model_train", &plan);
 	shape.n = (size_t) h.rows;
 	shape.d = h.d;
 	shape.rows_skipped = (uint64) h.skipped;
+	if (run->classify)
+	{
+		cursor_classes(&h, &classes);
+		cursor_plan(run, h.rows, h.d, classes.k, &plan);
+		class_w = palloc(sizeof(double) * classes.k);
+		if (km_class_weights_resolve(&plan.opts.class_weight, classes.labels,
+									 classes.labels_bytes, classes.k, classes.counts,
+									 class_w, &err) != KM_OK)
+			km_raise(&err);
+		classes.class_w = class_w;
+		memset(&res, 0, sizeof(res));
+		classes.res = &res;
+		shape.classes = &classes;
+	}
+	else
+		cursor_plan(run, h.rows, h.d, 0, &plan);
+	km_check_memory(plan.approx_bytes - plan.rows_bytes + cursor_host_bytes(h.d, h.rows),
+					"kernel_model_train", false);
 	host = cursor_host(&h);
 	km_train_env_palloc(&env);
 	km_blas_setup();
 	km_progress_stage("fit: passes over the %s rows", all_rows ? "usable" : "training");
 	if (km_learn(&shape, &host, &plan, &env, &model, &err) != KM_OK)
+	{
+		km_method_fill_hint(plan.opts.fit.method, &err);
 		km_raise(&err);
+	}
+	if (run->classify && !res.converged)
+		km_classifier_warn_not_converged(&plan.opts.fit, &res);
 	sscanf(KM_VERSION_STRING, "%hhu.%hhu.%hhu", &model.writer_version[0],
 		   &model.writer_version[1], &model.writer_version[2]);
 	MemoryContextSwitchTo(ctx);
@@ -361,30 +459,35 @@ passes_fit_and_score(NamedRun *run, MemoryContext work)
 {
 	int64		fit_rows;
 	bytea	   *split_model;
-	bool		sql_passes;
-
-	if (run->classify)
-	{
-		passes_classify_fit_and_score(run, work);
-		return;
-	}
 	/*
 	 * ridge's sums add: two SQL aggregates (kernel_basis, then kernel_train
 	 * with the basis), which may run in parallel (the aggregate host of
-	 * DESIGN-0.4.md step 5 will ask the learner's passes so); a method
-	 * fitted in the primal (Newton steps, its k-fold grid): the learner over
-	 * the cursor host
+	 * DESIGN-0.4.md step 5 will ask the learner's passes so); a classifier
+	 * or a method fitted in the primal (Newton steps, a k-fold grid): the
+	 * learner over the cursor host
 	 */
-	sql_passes = km_method_get(run->opts.fit.method)->primal_add == NULL;
+	bool		sql_passes = !run->classify &&
+		km_method_get(run->opts.fit.method)->primal_add == NULL;
+
 	/* m x m sums that cannot fit: refused before the first pass */
 	km_check_components_memory((uint32) run->opts.components, "kernel_model_train");
 	split_model = sql_passes ? passes_train(run, false, work, &fit_rows) :
 		cursor_train(run, false, work, &fit_rows);
 	run->d = model_features(PointerGetDatum(split_model));
-	passes_score(run, PointerGetDatum(split_model), false, &run->test_scores,
-				 &run->train_scores, &run->skipped);
-	run->ntest = (int64) run->test_scores.n;
-	run->ntrain = (int64) run->train_scores.n;
+	if (run->classify)
+	{
+		passes_class_score(run, PointerGetDatum(split_model), false, &run->test_class,
+						   &run->train_class, &run->skipped);
+		run->ntest = (int64) run->test_class.cm.n + run->test_class.unknown;
+		run->ntrain = (int64) run->train_class.cm.n + run->train_class.unknown;
+	}
+	else
+	{
+		passes_score(run, PointerGetDatum(split_model), false, &run->test_scores,
+					 &run->train_scores, &run->skipped);
+		run->ntest = (int64) run->test_scores.n;
+		run->ntrain = (int64) run->train_scores.n;
+	}
 	run->rows = run->ntest + run->ntrain;
 	/* the metrics and n_train describe the rows the model was fitted on */
 	check_pass_rows(sql_passes ? "statistics" : "counting", fit_rows, "scoring",

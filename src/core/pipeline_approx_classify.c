@@ -56,9 +56,10 @@ km_train_plan_approx_classes(size_t n, int d, uint32_t k, km_train_plan *plan)
 		8.0 * (2.0 * mmax * (double) mmax + 3.0 * mmax) +	/* L, R; factor's work */
 		8.0 * plan->q * ((double) nstate + 3.0 * mmax + 1.0) +	/* states, coef, vecs */
 		8.0 * (double) km_primal_step_work_doubles(mmax) +
-		8.0 * PRIMAL_BLOCK * ((double) d + mmax + 2.0) +
+		8.0 * PRIMAL_BLOCK * ((double) mmax + 2.0) + 8.0 * KM_XS_ROWS(n) * (double) d +
 		8.0 * (double) km_approx_features_doubles(&shape, PRIMAL_BLOCK) +
 		8.0 * (double) km_primal_add_scratch_doubles(mmax, PRIMAL_BLOCK);
+	plan->rows_bytes = 8.0 * (double) n * ((double) d + 0.5) + 8.0 * (double) n;
 	plan->cache_bytes = 8.0 * (double) n * mmax;
 }
 
@@ -189,7 +190,7 @@ class_buffers(class_job *cj, uint32_t m)
 {
 	cj->m = m;
 	cj->R = cj_alloc(cj, sizeof(double) * m * m);
-	memset(cj->R, 0, sizeof(double) * m * m);
+	km_zero_pieces(cj->R, sizeof(double) * m * m, cj->job.env->interrupt);
 	for (uint32_t j = 0; j < m; j++)
 		cj->R[j + (size_t) j * m] = 1.0;
 	km_newton_buffers(&cj->nt, m, cj->q, PRIMAL_BLOCK, TALLY_DOUBLES, cj->R,

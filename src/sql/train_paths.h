@@ -29,4 +29,16 @@ void		km_approx_plan(const km_options *opts, int64 n, int d, const char *caller,
  */
 bytea	   *km_train_classifier(RowSet *rs);
 
+/* Internal folds of Platt scaling (libsvm uses 5). */
+#define KM_PLATT_FOLDS 5
+
+/*
+ * What an approximate classifier refuses (Platt scaling, lambda <= 0), and
+ * the warning of a fit that did not converge: the one-statement form's and
+ * the named path's (src/catalog/passes.c).
+ */
+void		km_check_approx_classifier(const km_options *opts);
+void		km_classifier_warn_not_converged(const km_fit_params *p,
+											 const km_class_fit_result *res);
+
 #endif							/* KM_TRAIN_PATHS_H */
