@@ -325,7 +325,7 @@ cursor_train(NamedRun *run, bool all_rows, MemoryContext ctx, int64 *rows)
 	 * components, two classes: its state does not grow with the rows,
 	 * which the host does not hold) and the host's block
 	 */
-	if (d >= 0)
+	if (d > 0)
 	{
 		cursor_plan(run, Max(run->opts.components, 1), d, 2, &plan);
 		km_check_memory(plan.approx_bytes - plan.rows_bytes +
