@@ -450,3 +450,33 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION kernel_model_train(text, regclass, text, jsonb) IS
 'train a new version of a named model from the columns of a table (every column but the target, or those "features" lists; numbers, booleans, one-hot text and enums, NULLs imputed with "impute"); kernel_model_retrain reads the same columns again; score rows with kernel_predict(name, row)';
+-- Scoring by name in a statement over a Citus table (issue 33): the by-name
+-- scoring functions get a support function that marks them, so such a
+-- statement scores with their bytea twins fed by (SELECT
+-- kernel_model_get(name)) (src/catalog/predict_citus.c) ---------------------
+CREATE FUNCTION @extschema@._kernel_ml_by_name_support(internal)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'kernel_ml_by_name_support'
+LANGUAGE C STRICT;
+
+COMMENT ON FUNCTION @extschema@._kernel_ml_by_name_support(internal) IS
+'internal: planner support function of the by-name scoring functions; marks them so that a statement over a Citus table scores with the deployed model''s bytes, looked up on the coordinator once per execution';
+
+ALTER FUNCTION @extschema@.kernel_predict(pg_catalog.text, pg_catalog.float8[]) SUPPORT @extschema@._kernel_ml_by_name_support;
+ALTER FUNCTION @extschema@.kernel_predict_class(pg_catalog.text, pg_catalog.float8[]) SUPPORT @extschema@._kernel_ml_by_name_support;
+ALTER FUNCTION @extschema@.kernel_predict_proba(pg_catalog.text, pg_catalog.float8[]) SUPPORT @extschema@._kernel_ml_by_name_support;
+ALTER FUNCTION @extschema@.kernel_predict_proba(pg_catalog.text, pg_catalog.float8[], pg_catalog.text) SUPPORT @extschema@._kernel_ml_by_name_support;
+ALTER FUNCTION @extschema@.kernel_model_info(pg_catalog.text) SUPPORT @extschema@._kernel_ml_by_name_support;
+ALTER FUNCTION @extschema@.kernel_model_export(pg_catalog.text) SUPPORT @extschema@._kernel_ml_by_name_support;
+
+-- the by-name forms that 0.4.0 adds before the support function above: marked
+-- for the Citus planner hook too (predict_citus.c)
+ALTER FUNCTION @extschema@.kernel_predict_matrix(pg_catalog.text, pg_catalog.float8[]) SUPPORT @extschema@._kernel_ml_by_name_support;
+ALTER FUNCTION @extschema@.kernel_predict_class_matrix(pg_catalog.text, pg_catalog.float8[]) SUPPORT @extschema@._kernel_ml_by_name_support;
+ALTER FUNCTION @extschema@.kernel_predict_proba_matrix(pg_catalog.text, pg_catalog.float8[]) SUPPORT @extschema@._kernel_ml_by_name_support;
+ALTER FUNCTION @extschema@.kernel_predict(pg_catalog.text, record) SUPPORT @extschema@._kernel_ml_by_name_support;
+ALTER FUNCTION @extschema@.kernel_predict_class(pg_catalog.text, record) SUPPORT @extschema@._kernel_ml_by_name_support;
+ALTER FUNCTION @extschema@.kernel_predict_proba(pg_catalog.text, record) SUPPORT @extschema@._kernel_ml_by_name_support;
+ALTER FUNCTION @extschema@.kernel_predict(pg_catalog.text, pg_catalog.text) SUPPORT @extschema@._kernel_ml_by_name_support;
+ALTER FUNCTION @extschema@.kernel_predict_class(pg_catalog.text, pg_catalog.text) SUPPORT @extschema@._kernel_ml_by_name_support;
+ALTER FUNCTION @extschema@.kernel_predict_proba(pg_catalog.text, pg_catalog.text) SUPPORT @extschema@._kernel_ml_by_name_support;

@@ -335,10 +335,23 @@ LANGUAGE C STABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION kernel_model_get(text) IS
 'the deployed version of the named model, as bytea';
 
+-- The support function of the by-name scoring functions below: a statement
+-- over a Citus table gets their bytea twins fed by (SELECT
+-- kernel_model_get(name)), so the workers, which have no catalog of named
+-- models, get the model's bytes (src/catalog/predict_citus.c).  Internal.
+CREATE FUNCTION _kernel_ml_by_name_support(internal)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'kernel_ml_by_name_support'
+LANGUAGE C STRICT;
+
+COMMENT ON FUNCTION _kernel_ml_by_name_support(internal) IS
+'internal: planner support function of the by-name scoring functions; marks them so that a statement over a Citus table scores with the deployed model''s bytes, looked up on the coordinator once per execution';
+
 CREATE FUNCTION kernel_predict(name text, features float8[])
 RETURNS float8
 AS 'MODULE_PATHNAME', 'kernel_predict_by_name'
-LANGUAGE C STABLE STRICT PARALLEL SAFE;
+LANGUAGE C STABLE STRICT PARALLEL SAFE
+SUPPORT @extschema@._kernel_ml_by_name_support;
 
 COMMENT ON FUNCTION kernel_predict(text, float8[]) IS
 'score one row with the deployed version of the named model, looked up, and read access checked, once per statement snapshot and current user';
@@ -549,7 +562,8 @@ COMMENT ON FUNCTION kernel_predict_proba(bytea, float8[], text) IS
 CREATE FUNCTION kernel_predict_class(name text, features float8[])
 RETURNS text
 AS 'MODULE_PATHNAME', 'kernel_predict_class_by_name'
-LANGUAGE C STABLE STRICT PARALLEL SAFE;
+LANGUAGE C STABLE STRICT PARALLEL SAFE
+SUPPORT @extschema@._kernel_ml_by_name_support;
 
 COMMENT ON FUNCTION kernel_predict_class(text, float8[]) IS
 'the predicted class label of one row under the deployed version of the named classifier, looked up, and read access checked, once per statement snapshot and current user';
@@ -557,7 +571,8 @@ COMMENT ON FUNCTION kernel_predict_class(text, float8[]) IS
 CREATE FUNCTION kernel_predict_proba(name text, features float8[])
 RETURNS jsonb
 AS 'MODULE_PATHNAME', 'kernel_predict_proba_by_name'
-LANGUAGE C STABLE STRICT PARALLEL SAFE;
+LANGUAGE C STABLE STRICT PARALLEL SAFE
+SUPPORT @extschema@._kernel_ml_by_name_support;
 
 COMMENT ON FUNCTION kernel_predict_proba(text, float8[]) IS
 'the probability of every class for one row under the deployed version of the named classifier, looked up, and read access checked, once per statement snapshot and current user';
@@ -565,7 +580,8 @@ COMMENT ON FUNCTION kernel_predict_proba(text, float8[]) IS
 CREATE FUNCTION kernel_predict_proba(name text, features float8[], label text)
 RETURNS float8
 AS 'MODULE_PATHNAME', 'kernel_predict_proba_label_by_name'
-LANGUAGE C STABLE STRICT PARALLEL SAFE;
+LANGUAGE C STABLE STRICT PARALLEL SAFE
+SUPPORT @extschema@._kernel_ml_by_name_support;
 
 COMMENT ON FUNCTION kernel_predict_proba(text, float8[], text) IS
 'the probability of one class for one row under the deployed version of the named classifier (an error for a label the model does not have), looked up, and read access checked, once per statement snapshot and current user';
@@ -573,7 +589,8 @@ COMMENT ON FUNCTION kernel_predict_proba(text, float8[], text) IS
 CREATE FUNCTION kernel_model_info(name text)
 RETURNS jsonb
 AS 'MODULE_PATHNAME', 'kernel_model_info_by_name'
-LANGUAGE C STABLE STRICT PARALLEL SAFE;
+LANGUAGE C STABLE STRICT PARALLEL SAFE
+SUPPORT @extschema@._kernel_ml_by_name_support;
 
 COMMENT ON FUNCTION kernel_model_info(text) IS
 'describe the deployed version of the named model, as kernel_model_info(bytea) does; read access checked as for scoring by name';
@@ -581,7 +598,8 @@ COMMENT ON FUNCTION kernel_model_info(text) IS
 CREATE FUNCTION kernel_model_export(name text)
 RETURNS jsonb
 AS 'MODULE_PATHNAME', 'kernel_model_export_by_name'
-LANGUAGE C STABLE STRICT PARALLEL SAFE;
+LANGUAGE C STABLE STRICT PARALLEL SAFE
+SUPPORT @extschema@._kernel_ml_by_name_support;
 
 COMMENT ON FUNCTION kernel_model_export(text) IS
 'every number needed to score the deployed version of the named model outside the database, as kernel_model_export(bytea); read access checked as for scoring by name';
@@ -618,7 +636,8 @@ COMMENT ON FUNCTION kernel_predict_proba_matrix(bytea, float8[]) IS
 CREATE FUNCTION kernel_predict_matrix(name text, features float8[])
 RETURNS float8[]
 AS 'MODULE_PATHNAME', 'kernel_predict_matrix_by_name'
-LANGUAGE C STABLE STRICT PARALLEL SAFE;
+LANGUAGE C STABLE STRICT PARALLEL SAFE
+SUPPORT @extschema@._kernel_ml_by_name_support;
 
 COMMENT ON FUNCTION kernel_predict_matrix(text, float8[]) IS
 'kernel_predict_matrix with the deployed version of the named model, looked up, and read access checked, once per statement snapshot and current user';
@@ -626,7 +645,8 @@ COMMENT ON FUNCTION kernel_predict_matrix(text, float8[]) IS
 CREATE FUNCTION kernel_predict_class_matrix(name text, features float8[])
 RETURNS text[]
 AS 'MODULE_PATHNAME', 'kernel_predict_class_matrix_by_name'
-LANGUAGE C STABLE STRICT PARALLEL SAFE;
+LANGUAGE C STABLE STRICT PARALLEL SAFE
+SUPPORT @extschema@._kernel_ml_by_name_support;
 
 COMMENT ON FUNCTION kernel_predict_class_matrix(text, float8[]) IS
 'kernel_predict_class_matrix with the deployed version of the named classifier, looked up, and read access checked, once per statement snapshot and current user';
@@ -634,7 +654,8 @@ COMMENT ON FUNCTION kernel_predict_class_matrix(text, float8[]) IS
 CREATE FUNCTION kernel_predict_proba_matrix(name text, features float8[])
 RETURNS float8[]
 AS 'MODULE_PATHNAME', 'kernel_predict_proba_matrix_by_name'
-LANGUAGE C STABLE STRICT PARALLEL SAFE;
+LANGUAGE C STABLE STRICT PARALLEL SAFE
+SUPPORT @extschema@._kernel_ml_by_name_support;
 
 COMMENT ON FUNCTION kernel_predict_proba_matrix(text, float8[]) IS
 'kernel_predict_proba_matrix with the deployed version of the named classifier, looked up, and read access checked, once per statement snapshot and current user';
@@ -782,7 +803,8 @@ COMMENT ON FUNCTION kernel_predict(bytea, record) IS
 CREATE FUNCTION kernel_predict(name text, rec record)
 RETURNS float8
 AS 'MODULE_PATHNAME', 'kernel_predict_row_by_name'
-LANGUAGE C STABLE STRICT PARALLEL SAFE;
+LANGUAGE C STABLE STRICT PARALLEL SAFE
+SUPPORT @extschema@._kernel_ml_by_name_support;
 
 COMMENT ON FUNCTION kernel_predict(text, record) IS
 'score one row of a table with the deployed version of the named model, trained from a table; its columns matched by name';
@@ -798,7 +820,8 @@ COMMENT ON FUNCTION kernel_predict_class(bytea, record) IS
 CREATE FUNCTION kernel_predict_class(name text, rec record)
 RETURNS text
 AS 'MODULE_PATHNAME', 'kernel_predict_class_row_by_name'
-LANGUAGE C STABLE STRICT PARALLEL SAFE;
+LANGUAGE C STABLE STRICT PARALLEL SAFE
+SUPPORT @extschema@._kernel_ml_by_name_support;
 
 COMMENT ON FUNCTION kernel_predict_class(text, record) IS
 'the predicted class of one row of a table with the deployed version of the named classifier, trained from a table';
@@ -814,7 +837,8 @@ COMMENT ON FUNCTION kernel_predict_proba(bytea, record) IS
 CREATE FUNCTION kernel_predict_proba(name text, rec record)
 RETURNS jsonb
 AS 'MODULE_PATHNAME', 'kernel_predict_proba_row_by_name'
-LANGUAGE C STABLE STRICT PARALLEL SAFE;
+LANGUAGE C STABLE STRICT PARALLEL SAFE
+SUPPORT @extschema@._kernel_ml_by_name_support;
 
 COMMENT ON FUNCTION kernel_predict_proba(text, record) IS
 'the probability of every class for one row of a table with the deployed version of the named classifier, trained from a table';
@@ -833,7 +857,8 @@ COMMENT ON FUNCTION kernel_predict(bytea, text) IS
 CREATE FUNCTION kernel_predict(name text, features text)
 RETURNS float8
 AS 'MODULE_PATHNAME', 'kernel_predict_text_by_name'
-LANGUAGE C STABLE STRICT PARALLEL SAFE;
+LANGUAGE C STABLE STRICT PARALLEL SAFE
+SUPPORT @extschema@._kernel_ml_by_name_support;
 
 COMMENT ON FUNCTION kernel_predict(text, text) IS
 'kernel_predict(name, features) with the features as a float8[] literal';
@@ -849,7 +874,8 @@ COMMENT ON FUNCTION kernel_predict_class(bytea, text) IS
 CREATE FUNCTION kernel_predict_class(name text, features text)
 RETURNS text
 AS 'MODULE_PATHNAME', 'kernel_predict_class_text_by_name'
-LANGUAGE C STABLE STRICT PARALLEL SAFE;
+LANGUAGE C STABLE STRICT PARALLEL SAFE
+SUPPORT @extschema@._kernel_ml_by_name_support;
 
 COMMENT ON FUNCTION kernel_predict_class(text, text) IS
 'kernel_predict_class(name, features) with the features as a float8[] literal';
@@ -865,7 +891,8 @@ COMMENT ON FUNCTION kernel_predict_proba(bytea, text) IS
 CREATE FUNCTION kernel_predict_proba(name text, features text)
 RETURNS jsonb
 AS 'MODULE_PATHNAME', 'kernel_predict_proba_text_by_name'
-LANGUAGE C STABLE STRICT PARALLEL SAFE;
+LANGUAGE C STABLE STRICT PARALLEL SAFE
+SUPPORT @extschema@._kernel_ml_by_name_support;
 
 COMMENT ON FUNCTION kernel_predict_proba(text, text) IS
 'kernel_predict_proba(name, features) with the features as a float8[] literal';

@@ -40,6 +40,8 @@ CORE_LAYER = {
     "kernels": "kernels", "kernel_maps": "kernels", "kernel_types": "kernels",
     # representations: Gram diagnostics, Nystrom / RFF, the basis pass
     "diagnostics": "repr", "approx": "repr", "basis": "repr",
+    # how a nystrom basis chooses its centres (k-means, leverage): the math
+    "centres": "repr",
     # the representation table (exact, nystrom, rff) and their feature maps
     "repr": "repr",
     # methods, their options and the registry
@@ -66,6 +68,8 @@ CORE_LAYER = {
     # layer's km_approx_model_fill, so it sits on top of the core
     "pipeline": "train", "pipeline_approx": "train", "pipeline_types": "train",
     "pipeline_approx_job": "train", "pipeline_approx_classify": "train",
+    # the refine passes of a nystrom basis's centres, asked after its basis pass
+    "pipeline_centres": "train",
     # the model format and scoring
     "model": "model", "score": "model",
     "model_v1": "model", "model_fields": "model", "model_internal": "model",

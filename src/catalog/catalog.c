@@ -213,6 +213,18 @@ catalog_no_such_model(const char *name)
 						pg_mbcliplen(name, strlen(name), 40), name,
 						strlen(name) > 40 ? "..." : ""),
 				 errhint("To score with a model value, cast it: kernel_predict('\\x...'::bytea, features).")));
+	/*
+	 * A shard statement on a Citus worker, which has no catalog: the
+	 * coordinator gives the workers the model's bytes only for a constant
+	 * name (predict_citus.c).
+	 */
+	if (strncmp(application_name ? application_name : "", "citus_internal gpid=", 20) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("model \"%s\" does not exist", name),
+				 errdetail("This is a Citus worker running a shard statement: named models live on the coordinator."),
+				 errhint("Score by name with a constant name, with kernel_ml loaded on the coordinator before the statement is planned (shared_preload_libraries = 'citus,kernel_ml'), or by the model's bytes: kernel_predict((SELECT kernel_model_get(%s)), features).",
+						 quote_literal_cstr(name))));
 	ereport(ERROR,
 			(errcode(ERRCODE_UNDEFINED_OBJECT),
 			 errmsg("model \"%s\" does not exist", name),

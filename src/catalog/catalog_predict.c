@@ -303,20 +303,10 @@ kernel_predict_proba_label_by_name(PG_FUNCTION_ARGS)
 	NamedEntry *entry = named_entry(fcinfo);
 	const km_model *m = named_classifier(fcinfo, entry, "kernel_predict_proba");
 	km_prob_link link = (km_prob_link) km_model_prob_link_or_raise(m);
-	char	   *label = text_to_cstring(PG_GETARG_TEXT_PP(2));
-	int			c = km_classes_find(m->labels, m->labels_bytes, m->n_classes, label);
+	int			c = km_class_of_label(m, text_to_cstring(PG_GETARG_TEXT_PP(2)), "name");
 	const double *f;
 	km_error	err;
 
-	if (c < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("label \"%s\" is not a class of this model", label),
-				 errdetail("The model has %u classes, from \"%s\" to \"%s\".", m->n_classes,
-						   km_classes_label(m->labels, m->labels_bytes, m->n_classes, 0),
-						   km_classes_label(m->labels, m->labels_bytes, m->n_classes,
-											m->n_classes - 1)),
-				 errhint("kernel_predict_proba(name, features) returns every class's probability.")));
 	f = km_model_cache_decision_array(entry->mc, PG_GETARG_ARRAYTYPE_P(1));
 	if (km_classify_proba(link, m->multiclass, m->n_classes, f, m->prob_A,
 						  m->prob_B, entry->pb.p, entry->pb.pwork, &err) != KM_OK)

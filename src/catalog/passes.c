@@ -62,6 +62,17 @@ use_passes(NamedRun *run, const Catalog *cat, const char *query, Oid run_as,
 {
 	if (!km_repr_lookup(run->opts.approximation)->approximate)
 		return false;
+	/*
+	 * Refined centres are the learner's passes (src/core/pipeline_centres.c);
+	 * these SQL pass drivers build the uniform basis only.
+	 */
+	if (run->opts.centres != KM_CENTRES_UNIFORM)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("named training does not refine nystrom centres yet"),
+				 errdetail("The options give \"centers\": \"%s\"; named approximate models keep the uniform sample of the rows.",
+						   km_centres_name(run->opts.centres)),
+				 errhint("Train in one statement, kernel_train(features, y, options), or remove \"centers\".")));
 	catalog_query_open(&run->query, query, run_as, search_path);
 	/* a text label column: svm by default, a regression method an error */
 	if (run->query.text_label)

@@ -19,6 +19,7 @@
 #define KM_APPROX_H
 
 #include "accum.h"
+#include "centres.h"
 #include "kernels.h"
 #include "repr.h"
 
@@ -58,6 +59,7 @@ typedef struct km_basis
 	const double *centres;		/* nystrom: m x d row-major, standardized; rff: NULL */
 	const double *W;			/* rff: d x m row-major; nystrom: NULL */
 	const double *b;			/* rff: m; nystrom: NULL */
+	km_centres	centres_kind;	/* how the centres were chosen (centres.h) */
 } km_basis;
 
 /* km_rff_draw and km_rff_map: repr.h */

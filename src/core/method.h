@@ -279,7 +279,8 @@ typedef enum km_field_rule
 	KM_RULE_APPROX,				/* a km_approx (approx.h) */
 	KM_RULE_LABEL_TYPE,			/* a km_label_type (class_types.h) */
 	KM_RULE_MULTICLASS,			/* a km_multiclass (class_types.h) */
-	KM_RULE_SOLVER				/* a km_solver other than the default */
+	KM_RULE_SOLVER,				/* a km_solver other than the default */
+	KM_RULE_CENTRES				/* a km_centres (centres.h) */
 } km_field_rule;
 
 typedef struct km_field

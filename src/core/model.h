@@ -56,7 +56,9 @@
  *                                 c u32 (>= 1), reserved u32,
  *                                 c x (gamma, lambda, score, score_std)
  *     6  APPROXIMATION  yes       approximation u8 (1 nystrom, 2 rff),
- *                                 reserved u8, u16, components u32, rank u32
+ *                                 centers u8 (0 uniform, 1 kmeans, 2 leverage;
+ *                                 0.3.0's reserved 0; rff: 0), reserved u16,
+ *                                 components u32, rank u32
  *                                 (1..n; rff: n), reserved u32, eps f64 (>= 0;
  *                                 rff: 0), seed u64.  Only approximate
  *                                 models have it: nystrom's X holds its n

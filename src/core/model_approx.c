@@ -29,6 +29,7 @@ km_approx_model_fill(const km_basis *b, uint32_t components_asked,
 	m->rank = rff ? b->m : (res->rank > 0 ? res->rank : 1);
 	m->approx_eps = rff ? 0.0 : res->eps;
 	m->approx_seed = b->seed;
+	m->centers = b->centres_kind;
 	m->n_train = b->m;
 	m->n_outputs = 1;
 	m->alpha = coef;

@@ -21,6 +21,8 @@ enum_name(km_field_rule rule, int v)
 	{
 		case KM_RULE_APPROX:
 			return km_approx_name((km_approx) v);
+		case KM_RULE_CENTRES:
+			return km_centres_name((km_centres) v);
 		case KM_RULE_LABEL_TYPE:
 			return km_label_type_name((km_label_type) v);
 		case KM_RULE_MULTICLASS:
@@ -259,6 +261,8 @@ integer_rule_broken(const km_field *f, long long i)
 	{
 		case KM_RULE_APPROX:
 			return km_repr_get(i) == NULL ? "a known approximation" : NULL;
+		case KM_RULE_CENTRES:
+			return i < KM_CENTRES_FIRST || i > KM_CENTRES_LAST ? "a known choice of centres" : NULL;
 		case KM_RULE_LABEL_TYPE:
 			return i < KM_LABEL_FIRST || i > KM_LABEL_LAST ? "a known label type" : NULL;
 		case KM_RULE_MULTICLASS:

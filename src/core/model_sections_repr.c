@@ -23,7 +23,8 @@ repr_of(const km_model_shape *s)
 
 static const km_field approx_fields[] = {
 	{"approximation", KM_FIELD_ENUM, offsetof(km_model, approximation), KM_RULE_APPROX, 0},
-	{NULL, KM_FIELD_U8, 0, KM_RULE_ZERO, 0},
+	/* 0.3.0's reserved byte: 0 is "uniform", so older models read as before */
+	{"centers", KM_FIELD_ENUM, offsetof(km_model, centers), KM_RULE_CENTRES, 0},
 	{NULL, KM_FIELD_U16, 0, KM_RULE_ZERO, 0},
 	{"components", KM_FIELD_U32, offsetof(km_model, components), KM_RULE_ANY, 0},
 	{"rank", KM_FIELD_U32, offsetof(km_model, rank), KM_RULE_POSITIVE, 0},
@@ -98,6 +99,10 @@ approx_read(const km_section_in *in, km_model *r, km_error *err)
 						 err)) != KM_OK)
 		return st;
 	rep = km_repr_lookup(r->approximation);
+	if (!rep->centres && r->centers != KM_CENTRES_UNIFORM)
+		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
+					   "The %s approximation has centres \"%s\"; it keeps no centres.",
+					   km_approx_name(r->approximation), km_centres_name(r->centers));
 	if (r->rank > r->n_train ||
 		(rep->drawn && (r->rank != r->n_train || r->approx_eps != 0.0)))
 		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
@@ -111,10 +116,14 @@ approx_read(const km_section_in *in, km_model *r, km_error *err)
 	return KM_OK;
 }
 
+/* "centers" only for a representation that keeps centres (nystrom) */
 static void
 approx_describe(const km_model *m, const km_describer *out)
 {
-	km_model_describe_fields(m, approx_fields, N_APPROX_FIELDS, out);
+	km_model_describe_fields(m, approx_fields, 1, out);
+	if (km_repr_lookup(m->approximation)->centres)
+		km_model_describe_fields(m, approx_fields + 1, 1, out);
+	km_model_describe_fields(m, approx_fields + 2, N_APPROX_FIELDS - 2, out);
 }
 
 static const km_section_ops approximation = {

@@ -56,6 +56,7 @@ typedef struct km_model
 	uint32_t	rank;			/* nystrom: rank of K_mm used; rff: D */
 	double		approx_eps;		/* nystrom: eps of chol(K_mm + eps I); else 0 */
 	uint64_t	approx_seed;	/* the seed the basis was drawn from */
+	km_centres	centers;		/* nystrom: how the centres were chosen; else uniform (0) */
 	const double *rff_W;		/* rff: d x D row-major; else NULL */
 	const double *rff_b;		/* rff: D; else NULL */
 	/* classification (CLASSES section); n_classes 0 for regression */

@@ -201,7 +201,7 @@ bool
 km_options_check_route(const km_options *out, const km_method_ops *ops,
 			km_option_error *err)
 {
-	char		message[256];
+	char		message[384];	/* list and the words around it */
 	const char *takes[KM_METHOD_LAST + 1];
 	int			n_takes = 0;
 	char		list[256];
@@ -239,6 +239,12 @@ km_options_check_approx(const km_options_parser *p, const km_method_ops *ops,
 	const km_repr_ops *repr = km_repr_lookup(out->approximation);
 	char		message[256];
 
+	if (p->given[KM_OPT_CENTERS] && !repr->centres)
+		return km_opt_fail(err, "Add \"approximation\": \"nystrom\", or remove the option.",
+					"option \"centers\" applies only to nystrom models",
+					"Option \"centers\" is \"%s\" but the model is %s; only nystrom keeps centres.",
+					km_centres_name(out->centres),
+					repr->approximate ? "rff (random features)" : "exact (every row)");
 	if (!repr->approximate)
 	{
 		if (p->given[KM_OPT_COMPONENTS])

@@ -92,6 +92,8 @@ const km_option_def km_option_table[KM_N_OPTIONS] = {
 	[KM_OPT_CLASS_WEIGHT] = {"class_weight", KM_OPTTYPE_CLASS_WEIGHT, 0, INFINITY, true, false,
 		"\"balanced\" or an object of label: weight > 0", "none (every weight 1)",
 		KM_FN_TRAINING, 0},
+	[KM_OPT_CENTERS] = {"centers", KM_OPTTYPE_NAME, 0, 0, false, false,
+		"\"uniform\", \"kmeans\" or \"leverage\"", "\"uniform\"", KM_FN_TRAINING, 0},
 };
 
 /* The one name table of km_deploy. */
@@ -643,6 +645,16 @@ store_option(km_options *out, km_option_id id, const km_value *v,
 			}
 		case KM_OPT_SOLVER:
 			return store_solver(out, v, err);
+		case KM_OPT_CENTERS:
+			if (!km_centres_from_name(v->string, &out->centres))
+			{
+				const char *names[KM_CENTRES_LAST - KM_CENTRES_FIRST + 1];
+
+				for (int i = KM_CENTRES_FIRST; i <= KM_CENTRES_LAST; i++)
+					names[i - KM_CENTRES_FIRST] = km_centres_name((km_centres) i);
+				return bad_name(err, def, v, names, KM_CENTRES_LAST - KM_CENTRES_FIRST + 1);
+			}
+			return true;
 		case KM_OPT_CLASS_WEIGHT:
 			return store_class_weight(out, v, err);
 		case KM_OPT_PROBABILITY:

@@ -107,6 +107,7 @@ km_train_plan_approx(size_t n, int d, uint32_t k, km_train_plan *plan)
 		rest += 8.0 * ((double) PRIMAL_BLOCK * (m + 1.0) + m + o->folds +
 					   4.0 * plan->ncand) + 12.0 * (double) n;
 	}
+	rest += km_approx_centres_bytes(o, &shape);
 	plan->basis_bytes = sbytes;
 	/* and the rows' hashes, which the glue computes for the basis pass */
 	plan->approx_bytes = (double) sbytes + rest + 8.0 * (double) n;
@@ -203,7 +204,8 @@ km_approx_job_basis(approx_job *job, size_t sbytes, km_error *err)
 		return err->status;
 	env->release(env->ctx, scratch);
 	env->release(env->ctx, st);
-	if (km_basis_decode(basis, blen, b, err) != KM_OK)
+	if (km_basis_decode(basis, blen, b, err) != KM_OK ||
+		km_approx_job_centres(job, err) != KM_OK)
 		return err->status;
 	if (km_repr_lookup(b->kind)->drawn)
 	{

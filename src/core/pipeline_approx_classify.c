@@ -59,7 +59,8 @@ km_train_plan_approx_classes(size_t n, int d, uint32_t k, km_train_plan *plan)
 		8.0 * (double) km_primal_step_work_doubles(mmax) +
 		8.0 * PRIMAL_BLOCK * ((double) mmax + 2.0) + 8.0 * KM_XS_ROWS(n) * (double) d +
 		8.0 * (double) km_approx_features_doubles(&shape, PRIMAL_BLOCK) +
-		8.0 * (double) km_primal_add_scratch_doubles(mmax, PRIMAL_BLOCK);
+		8.0 * (double) km_primal_add_scratch_doubles(mmax, PRIMAL_BLOCK) +
+		km_approx_centres_bytes(o, &shape);
 	plan->rows_bytes = 8.0 * (double) n * ((double) d + 0.5) + 8.0 * (double) n;
 	plan->cache_bytes = 8.0 * (double) n * mmax;
 }
@@ -730,6 +731,7 @@ class_model(class_job *cj, double *coef, double *intercepts,
 	m->rank = b->m;
 	m->approx_eps = cj->eps;
 	m->approx_seed = b->seed;
+	m->centers = b->centres_kind;
 	m->rff_W = b->W;
 	m->rff_b = b->b;
 	return KM_OK;

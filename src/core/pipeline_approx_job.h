@@ -78,6 +78,16 @@ km_pass    *km_approx_job_pass(approx_job *job, const char *what, size_t chunk,
 km_status	km_approx_job_basis(approx_job *job, size_t sbytes, km_error *err);
 
 /*
+ * The refine passes of job->opts.centres over the basis's centres (in
+ * place: Lloyd's k-means iterations or a leverage sample, centres.h);
+ * nothing for "uniform" or a basis without centres.
+ */
+km_status	km_approx_job_centres(approx_job *job, km_error *err);
+
+/* Bytes the refine passes of o->centres hold at most over basis shape (its kind, d, m). */
+double		km_approx_centres_bytes(const km_options *o, const km_basis *shape);
+
+/*
  * What the Newton passes over a basis need: nystrom's factor L of
  * K_mm + eps I (*eps recorded) and, once, job->Z and job->fwork for
  * blocks of PRIMAL_BLOCK rows.

@@ -1,5 +1,6 @@
 /*
- * kernel_ml.c - module entry: magic block and GUCs.
+ * kernel_ml.c - the settings (GUCs); the module's entry, which defines them
+ * first, is src/catalog/module.c.
  *
  * Memory and threads protect the whole server, so each user setting has a
  * superuser-only ceiling: kernel_ml.max_memory_limit and
@@ -20,15 +21,12 @@
 
 #include "pgprogress.h"
 #include "pgutil.h"
-
-PG_MODULE_MAGIC;
+#include "kernel_ml.h"
 
 /*
  * The settings' variables live in the modules that read them (pgutil.c,
  * progress.c), so that those import nothing from this file.
  */
-
-void		_PG_init(void);
 
 /*
  * Whether a value given by this source is refused above the ceiling: a SET
@@ -74,7 +72,7 @@ check_blas_threads(int *newval, void **extra, GucSource source)
 }
 
 void
-_PG_init(void)
+km_define_settings(void)
 {
 	/* ceilings first, so that a value set before loading is checked against them */
 	DefineCustomIntVariable("kernel_ml.max_memory_limit",

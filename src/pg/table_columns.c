@@ -202,5 +202,8 @@ km_table_describe(bytea *model, KmJson *j)
 		km_json_end(j);
 	}
 	km_json_end(j);
-	pfree(storage);
+	/*
+	 * storage stays: the names and categories in j point into it until the
+	 * caller builds the jsonb (the caller's context frees it).
+	 */
 }

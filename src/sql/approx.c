@@ -386,6 +386,13 @@ basis_arg_life(FunctionCallInfo fcinfo, int basis_arg)
 static void
 train_call_check_options(const km_options *opts, const km_basis *b)
 {
+	if (opts->centres != KM_CENTRES_UNIFORM)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("kernel_train with a basis keeps its uniform centres"),
+				 errdetail("The options give \"centers\": \"%s\"; a basis from kernel_basis holds the uniform sample.",
+						   km_centres_name(opts->centres)),
+				 errhint("Train in one statement, kernel_train(features, y, options) with \"centers\" in the options, or remove \"centers\".")));
 	if (opts->approximation != b->kind)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

@@ -65,6 +65,14 @@ basis_call_build(Jsonb *opts)
 				 errmsg("kernel_basis needs an approximation"),
 				 errdetail("The options give no \"approximation\"; only approximate models have a basis."),
 				 errhint("Add \"approximation\": \"nystrom\" or \"rff\".")));
+	/* refine passes read every row again: not one aggregate pass */
+	if (bc->opts.centres != KM_CENTRES_UNIFORM)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("kernel_basis keeps uniform centres only"),
+				 errdetail("The options give \"centers\": \"%s\", which refines the centres by more passes over the rows; kernel_basis is one aggregate pass.",
+						   km_centres_name(bc->opts.centres)),
+				 errhint("Train in one statement, kernel_train(features, y, options) with \"centers\" in the options, or remove \"centers\".")));
 	bc->optjson = km_jsonb_copy(opts);
 	MemoryContextSwitchTo(old);
 	return bc;

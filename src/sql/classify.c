@@ -634,14 +634,14 @@ kernel_predict_proba(PG_FUNCTION_ARGS)
 	PG_RETURN_JSONB_P(km_json_finish(&j));
 }
 
-/* kernel_predict_proba(model bytea, features float8[], label text) RETURNS float8 */
-Datum
-kernel_predict_proba_label(PG_FUNCTION_ARGS)
+/*
+ * The index of label among m's classes, or an error that names the classes;
+ * by: "model" or "name", the first argument of the call the hint names.
+ */
+int
+km_class_of_label(const km_model *m, const char *label, const char *by)
 {
-	const km_model *m = class_model(fcinfo, "kernel_predict_proba");
-	char	   *label = text_to_cstring(PG_GETARG_TEXT_PP(2));
 	int			c = km_classes_find(m->labels, m->labels_bytes, m->n_classes, label);
-	const double *p;
 
 	if (c < 0)
 		ereport(ERROR,
@@ -651,7 +651,18 @@ kernel_predict_proba_label(PG_FUNCTION_ARGS)
 						   km_classes_label(m->labels, m->labels_bytes, m->n_classes, 0),
 						   km_classes_label(m->labels, m->labels_bytes, m->n_classes,
 											m->n_classes - 1)),
-				 errhint("kernel_predict_proba(model, features) returns every class's probability.")));
+				 errhint("kernel_predict_proba(%s, features) returns every class's probability.", by)));
+	return c;
+}
+
+/* kernel_predict_proba(model bytea, features float8[], label text) RETURNS float8 */
+Datum
+kernel_predict_proba_label(PG_FUNCTION_ARGS)
+{
+	const km_model *m = class_model(fcinfo, "kernel_predict_proba");
+	int			c = km_class_of_label(m, text_to_cstring(PG_GETARG_TEXT_PP(2)), "model");
+	const double *p;
+
 	p = probabilities(fcinfo, m, decision(fcinfo, m, PG_GETARG_ARRAYTYPE_P(1)));
 	PG_RETURN_FLOAT8(p[c]);
 }

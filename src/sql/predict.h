@@ -87,6 +87,9 @@ typedef struct KmProbBuffers
 	double	   *pwork;
 } KmProbBuffers;
 
+/* The index of label among m's classes, or an error (classify.c). */
+int			km_class_of_label(const struct km_model *m, const char *label, const char *by);
+
 /*
  * Raise (42809, naming fname) unless m is a classifier of two or more
  * classes; grow pb in mcxt to m's classes.

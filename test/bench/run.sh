@@ -9,6 +9,8 @@
 #   test/bench/by_name.py    (if present) named models
 #   test/bench/group_scoring.py  (if present) per-group models, sorted vs interleaved rows
 #   test/bench/approx_accuracy.py  Nystrom/RFF accuracy vs exact and scikit-learn (Friedman #1)
+#   test/bench/centres.py    nystrom "centers" uniform / kmeans / leverage vs exact and
+#                            scikit-learn (Friedman #1, a clustered mixture)
 #   test/bench/approx.py     (if present) Nystrom/RFF: two passes, parallel workers, scoring
 #   test/bench/classify.py   (if present) exact SVM vs SVC; class/probability scoring
 #   test/bench/approx_classify.py  (if present) approximate logistic / L2-SVM at 1M rows vs
@@ -56,7 +58,7 @@ out=test/bench/results-latest.txt
 inner='set -u
 rc=0
 /usr/bin/python3 test/bench/core.py || rc=1
-for s in selection by_name group_scoring approx_accuracy approx classify approx_classify defaults_datasets matrix_scoring; do
+for s in selection by_name group_scoring approx_accuracy centres approx classify approx_classify defaults_datasets matrix_scoring; do
 	if [ -f "test/bench/$s.py" ]; then
 		echo
 		/usr/bin/python3 "test/bench/$s.py" || rc=1

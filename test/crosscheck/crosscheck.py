@@ -99,7 +99,18 @@ Checks:
      numbers and booleans, SimpleImputer(most_frequent) + OneHotEncoder(
      handle_unknown="ignore") on the text) + StandardScaler +
      KernelRidge(rbf, same gamma, alpha = lambda) + mean(y): within 1e-9.
-  Run only o with: crosscheck.py tables
+  p. nystrom centres (issue 31): on a clustered mixture (12 Gaussian clusters
+     of unequal size and spread, d = 6, 3000 training rows, m = 200, gamma
+     0.5, lambda 0.1), "centers": "kmeans" vs NumPy's Lloyd iterations
+     (centres.h's rules) from the uniform model's centres (the same seed):
+     within 1e-10; "leverage" centres are distinct training rows, the first
+     half the uniform model's, the rest with NumPy ridge leverage scores
+     (from the uniform sketch) above the rows' average;
+     held-out RMSE over exact for uniform, kmeans and leverage reported; the
+     better of kmeans / leverage at most half uniform's excess; on Friedman #1
+     (gamma 0.05, lambda 1e-3) neither worse than uniform by 0.5 %.  (The
+     leverage scores themselves: test/unit/test_centres.c vs NumPy.)
+  Run only o with: crosscheck.py tables; only p: crosscheck.py centres
   Run only i and j with: crosscheck.py classify; only j: crosscheck.py approx_classify;
   only k: crosscheck.py defaults; only l and m: crosscheck.py svr;
   only n: crosscheck.py evaluate
@@ -1615,6 +1626,129 @@ def check_evaluate(cur):
         compare("n. kernel_predict_proba_matrix (rows x classes) vs kernel_predict_proba", got, want, 1e-12)
 
 
+# ---------------------------------------------------------------- nystrom centres (issue 31)
+
+def clustered_mixture(n, d=6, k=12, seed=SEED):
+    """k Gaussian clusters of unequal size (weights 1..k squared) and spread
+    (0.1 .. 0.6) in d features; y a smooth function of the position plus
+    noise 0.1."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(0.0, 3.0, (k, d))
+    spread = np.linspace(0.1, 0.6, k)[rng.permutation(k)]
+    w = np.arange(1, k + 1, dtype=float) ** 2
+    lab = rng.choice(k, size=n, p=w / w.sum())
+    X = centres[lab] + spread[lab, None] * rng.standard_normal((n, d))
+    y = (np.sin(X[:, 0]) + 0.5 * np.cos(0.7 * X[:, 1]) * X[:, 2] / 3.0
+         + 0.3 * np.sin(X[:, 3] * X[:, 4] / 4.0) + 0.1 * rng.standard_normal(n))
+    return X, y
+
+
+def lloyd(Xs, C, max_iter=10, tol=1e-4):
+    """Lloyd's iterations as kernel_ml runs them (centres.h): nearest centre
+    (the first on a tie), empty clusters keep their centre, stop after the
+    iteration whose inertia fell by at most tol of itself."""
+    C = C.copy()
+    prev = -1.0
+    iters = 0
+    for _ in range(max_iter):
+        d2 = ((Xs[:, None, :] - C[None, :, :]) ** 2).sum(2)
+        a = np.argmin(d2, axis=1)
+        inertia = float(d2[np.arange(len(Xs)), a].sum())
+        counts = np.bincount(a, minlength=len(C))
+        for c in np.nonzero(counts)[0]:
+            C[c] = Xs[a == c].mean(0)
+        iters += 1
+        if prev >= 0.0 and prev - inertia <= tol * inertia:
+            break
+        prev = inertia
+    return C, iters
+
+
+def leverage_scores(Xs, S, gamma, lam):
+    """Nystrom ridge leverage scores of rows Xs from the sketch S (centres.h):
+    (k(x, x) - k_x' (K_SS + lam m / n I)^-1 k_x) / lam, rbf."""
+    n, m = len(Xs), len(S)
+    K = rbf(S, S, gamma) + lam * m / n * np.eye(m)
+    Kx = rbf(Xs, S, gamma)
+    return (1.0 - np.einsum("ij,ji->i", Kx, np.linalg.solve(K, Kx.T))) / lam
+
+
+def check_centres(cur):
+    """(p) "centers": kmeans centres vs NumPy's Lloyd from the uniform
+    sample (the uniform model's centres) within 1e-10; leverage centres are
+    rows whose NumPy leverage scores (from the same sketch) are above the
+    rows' mean; held-out RMSE over exact on a clustered mixture (12
+    clusters, d = 6) and Friedman #1 for uniform, kmeans and leverage."""
+    from sklearn.datasets import make_friedman1
+
+    X, y = clustered_mixture(4000)
+    Xtr, ytr, Xte, yte = X[:3000], y[:3000], X[3000:], y[3000:]
+    load(cur, "mix", Xtr, ytr, Xte)
+    Xf, yf = make_friedman1(n_samples=4000, n_features=10, noise=1.0, random_state=SEED % 1000)
+    load(cur, "cfried", Xf[:3000], yf[:3000], Xf[3000:])
+    cur.execute("ANALYZE kmcc_train")
+    m = 200
+    gamma = {"mix": 0.5, "cfried": 0.05}
+    lams = {"mix": 0.1, "cfried": 1e-3}
+    lam = lams["mix"]
+    base = {"approximation": "nystrom", "components": m, "seed": 5}
+    fits = {}
+    for ds in ("mix", "cfried"):
+        for c in ("uniform", "kmeans", "leverage"):
+            train(cur, "c_%s_%s" % (ds, c), ds, dict(base, gamma=gamma[ds], centers=c, **{"lambda": lams[ds]}))
+        train(cur, "c_%s_exact" % ds, ds, {"gamma": gamma[ds], "lambda": lams[ds]})
+
+    @check("kmeans centres vs NumPy Lloyd")
+    def _():
+        u = export_of(cur, "c_mix_uniform")
+        k = export_of(cur, "c_mix_kmeans")
+        Xs = (Xtr - np.array(u["mean"])) / np.array(u["scale"])
+        want, iters = lloyd(Xs, np.array(u["centers"]))
+        compare("p kmeans m=%d: centres after %d Lloyd iterations vs NumPy from the uniform sample"
+                % (m, iters), np.array(k["centers"]), want, 1e-10, "abs")
+
+    @check("leverage centres")
+    def _():
+        u = export_of(cur, "c_mix_uniform")
+        v = export_of(cur, "c_mix_leverage")
+        Xs = (Xtr - np.array(u["mean"])) / np.array(u["scale"])
+        C = np.array(v["centers"])
+        # every centre is a training row, distinct
+        d2 = ((C[:, None, :] - Xs[None, :, :]) ** 2).sum(2)
+        rows = np.argmin(d2, axis=1)
+        is_row = bool(np.all(d2[np.arange(len(C)), rows] < 1e-20)) and len(set(rows)) == len(C)
+        U = np.array(u["centers"])
+        half = abs_err(C[:m // 2], U[:m // 2])
+        lev = leverage_scores(Xs, U, gamma["mix"], lam)
+        ratio = float(lev[rows[m // 2:]].mean() / lev.mean())
+        report(is_row and half <= 1e-12 and ratio > 1.0,
+               "p leverage m=%d: centres are distinct training rows, the first half the uniform "
+               "sample's, the rest sampled by their NumPy leverage scores" % m,
+               "rows %s, first half vs uniform %.3g (tol 1e-12), mean score of the rest / of "
+               "every row %.3f (> 1)" % (is_row, half, ratio))
+
+    @check("centres accuracy")
+    def _():
+        for ds, yt in (("mix", yte), ("cfried", yf[3000:])):
+            rmse = {c: float(np.sqrt(np.mean((predict(cur, "c_%s_%s" % (ds, c), ds) - yt) ** 2)))
+                    for c in ("exact", "uniform", "kmeans", "leverage")}
+            fits[ds] = rmse
+            ex = {c: rmse[c] / rmse["exact"] - 1.0 for c in ("uniform", "kmeans", "leverage")}
+            print("# %s m=%d held-out RMSE: exact %.5f, excess over exact: uniform %.2f %%, "
+                  "kmeans %.2f %%, leverage %.2f %%" % (ds, m, rmse["exact"], 100 * ex["uniform"],
+                                                       100 * ex["kmeans"], 100 * ex["leverage"]))
+        r = fits["mix"]
+        exu = r["uniform"] / r["exact"] - 1.0
+        exb = min(r["kmeans"], r["leverage"]) / r["exact"] - 1.0
+        report(exb <= 0.5 * exu, "p clustered mixture: the better of kmeans / leverage halves "
+               "uniform's excess RMSE over exact", "%.2f %% vs uniform %.2f %%" % (100 * exb, 100 * exu))
+        f = fits["cfried"]
+        worst = max(f["kmeans"], f["leverage"]) / f["uniform"]
+        report(worst <= 1.005, "p Friedman #1: kmeans and leverage within 0.5 % of uniform",
+               "worst ratio %.4f (tol 1.005)" % worst)
+
+
+
 def main():
     t0 = time.time()
     conn = psycopg2.connect("")
@@ -1635,7 +1769,8 @@ def main():
             "defaults": check_default_classifiers,
             "svr": lambda c: (check_svr(c), check_approx_svr(c)),
             "evaluate": check_evaluate,
-            "tables": check_tables}
+            "tables": check_tables,
+            "centres": check_centres}
     if len(sys.argv) == 2 and sys.argv[1] in only:
         try:
             only[sys.argv[1]](cur)
@@ -1673,6 +1808,7 @@ def main():
         check_approx_svr(cur)
         check_evaluate(cur)
         check_tables(cur)
+        check_centres(cur)
     finally:
         for t in TABLES:
             cur.execute("DROP TABLE IF EXISTS %s" % t)

@@ -78,16 +78,32 @@ km_needs_hook(Oid fn_oid)
 	return ours;
 }
 
+/*
+ * Unpoison the unused stack below the caller, and UNPOISON_ABOVE bytes
+ * above it: kernel_ml code that the server calls without fmgr (the planner
+ * hook) may have left poisoned frames there when an ERROR unwound it, and
+ * the server's own frames now in that place (a trigger's TriggerData, say)
+ * are read by the function being called.  Frames above are the server's,
+ * whose shadow is all clear anyway, or a calling kernel_ml function's, which
+ * only loses its redzones.
+ */
+#define UNPOISON_ABOVE (64 * 1024)
+
+static char *stack_high;
+
 static void
 unpoison_below(void)
 {
 	char	   *sp = (char *) __builtin_frame_address(0) - 64;
 	char	   *lo = sp - UNPOISON_BYTES;
+	char	   *hi = sp + UNPOISON_ABOVE;
 
 	if (stack_low != NULL && lo < stack_low)
 		lo = stack_low;
-	if (sp > lo)
-		__asan_unpoison_memory_region(lo, (size_t) (sp - lo));
+	if (stack_high != NULL && hi > stack_high)
+		hi = stack_high;
+	if (hi > lo)
+		__asan_unpoison_memory_region(lo, (size_t) (hi - lo));
 }
 
 static void
@@ -111,7 +127,10 @@ install_hooks(void)
 	if (pthread_getattr_np(pthread_self(), &attr) == 0)
 	{
 		if (pthread_attr_getstack(&attr, &addr, &size) == 0)
+		{
 			stack_low = (char *) addr;
+			stack_high = (char *) addr + size;
+		}
 		pthread_attr_destroy(&attr);
 	}
 	prev_needs_hook = needs_fmgr_hook;

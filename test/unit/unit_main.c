@@ -107,6 +107,10 @@ int			unit_failures = 0;
 	X(test_sgd_reaches_optimum) \
 	X(test_primal_newton) \
 	X(test_primal_fixtures) \
+	X(test_centres_leverage_scores) \
+	X(test_centres_leverage_sample) \
+	X(test_centres_kmeans) \
+	X(test_centres_names) \
 	X(test_primal_errors) \
 	X(test_primal_add_pieces) \
 	X(test_primal_pass_split_combine) \

@@ -1,0 +1,129 @@
+#!/usr/bin/python3
+"""
+Nystrom centres (issue 31): held-out accuracy of "centers": "uniform",
+"kmeans" and "leverage" against exact kernel ridge and scikit-learn's
+uniform Nystroem, at m = 250, 500, 1000, on two data sets:
+
+  Friedman #1 (make_friedman1, d = 10, noise 1), rbf gamma 0.05, lambda 0.1
+      (approx_accuracy.py's pair);
+  a clustered mixture: 12 Gaussian clusters of unequal size (weights 1 ..
+      12 squared) and spread (0.1 .. 0.6), centres N(0, 3^2) in d = 6,
+      y = sin x1 + 0.5 cos(0.7 x2) x3 / 3 + 0.3 sin(x4 x5 / 4) + N(0, 0.1^2)
+      (crosscheck.py's p, larger), rbf gamma 0.5, lambda 0.1.
+
+Both 12,000 rows, 9,000 for training and 3,000 held out (KM_BENCH_QUICK=1:
+4,000, 3,000 and 1,000, one seed), standardized.  Each approximate cell is
+the mean over KM_BENCH_SEEDS seeds (default 3; kernel_ml's "seed", which
+draws the uniform sample every choice starts from, scikit-learn's
+random_state), printed as the held-out RMSE and its excess over exact.
+Targets: the better of kmeans / leverage at most half of uniform's excess
+on the mixture; neither worse than uniform by more than 0.5 % on Friedman #1.
+No timing here (the refine passes cost: kmeans at most 10 passes of n m d
+flops, leverage one pass of n m^2 / 2).
+"""
+
+import os
+import statistics
+import sys
+
+import numpy as np
+import psycopg2
+from sklearn.datasets import make_friedman1
+from sklearn.kernel_approximation import Nystroem
+from sklearn.linear_model import Ridge
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from threadpoolctl import threadpool_limits
+
+from kmbench import copy_table
+
+QUICK = os.environ.get("KM_BENCH_QUICK") == "1"
+N_TRAIN, N_TEST = (3000, 1000) if QUICK else (9000, 3000)
+SEEDS = list(range(1 if QUICK else int(os.environ.get("KM_BENCH_SEEDS", "3"))))
+MS = [250, 500, 1000]
+CENTRES = ("uniform", "kmeans", "leverage")
+
+
+def clustered_mixture(n, d=6, k=12, seed=20240611):
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(0.0, 3.0, (k, d))
+    spread = np.linspace(0.1, 0.6, k)[rng.permutation(k)]
+    w = np.arange(1, k + 1, dtype=float) ** 2
+    lab = rng.choice(k, size=n, p=w / w.sum())
+    X = centres[lab] + spread[lab, None] * rng.standard_normal((n, d))
+    y = (np.sin(X[:, 0]) + 0.5 * np.cos(0.7 * X[:, 1]) * X[:, 2] / 3.0
+         + 0.3 * np.sin(X[:, 3] * X[:, 4] / 4.0) + 0.1 * rng.standard_normal(n))
+    return X, y
+
+
+def km_rmse(cur, opts):
+    cur.execute("SELECT kernel_train(f, y, %s::jsonb) FROM kmb_cen_train", (opts,))
+    model = cur.fetchone()[0]
+    cur.execute("SELECT sqrt(avg((kernel_predict(%s::bytea, f) - y) ^ 2)) FROM kmb_cen_test",
+                (psycopg2.Binary(model),))
+    return float(cur.fetchone()[0])
+
+
+def sk_rmse(gamma, lam, m, seed, Xtr, ytr, Xte, yte):
+    with threadpool_limits(2):
+        p = make_pipeline(StandardScaler(), Nystroem(kernel="rbf", gamma=gamma, n_components=m,
+                                                     random_state=seed),
+                          Ridge(alpha=lam)).fit(Xtr, ytr)
+        return float(np.sqrt(np.mean((p.predict(Xte) - yte) ** 2)))
+
+
+def run(cur, name, X, y, gamma, lam):
+    import json
+    Xtr, ytr, Xte, yte = X[:N_TRAIN], y[:N_TRAIN], X[N_TRAIN:], y[N_TRAIN:]
+    copy_table(cur, "kmb_cen_train", Xtr, ytr)
+    copy_table(cur, "kmb_cen_test", Xte, yte)
+    exact = km_rmse(cur, json.dumps({"gamma": gamma, "lambda": lam}))
+    print("%s: %d training rows, %d held out, rbf gamma %g, lambda %g; exact kernel ridge "
+          "held-out RMSE %.5f; cells: mean RMSE over %d seed(s) (excess over exact)"
+          % (name, N_TRAIN, N_TEST, gamma, lam, exact, len(SEEDS)))
+    print("  %6s %20s %20s %20s %20s" % ("m", "uniform", "kmeans", "leverage", "scikit-learn"))
+    verdicts = []
+    for m in MS:
+        cells = {}
+        for c in CENTRES:
+            cells[c] = statistics.mean(
+                km_rmse(cur, json.dumps({"gamma": gamma, "lambda": lam, "approximation": "nystrom",
+                                         "components": m, "centers": c, "seed": s}))
+                for s in SEEDS)
+        cells["sk"] = statistics.mean(sk_rmse(gamma, lam, m, s, Xtr, ytr, Xte, yte) for s in SEEDS)
+        print("  %6d %s" % (m, " ".join("%10.5f (%+5.1f%%)" % (cells[c], 100 * (cells[c] / exact - 1))
+                                         for c in CENTRES + ("sk",))))
+        ex = {c: cells[c] / exact - 1.0 for c in CENTRES}
+        verdicts.append((m, ex, cells))
+    return verdicts
+
+
+def main():
+    conn = psycopg2.connect("")
+    conn.autocommit = True
+    cur = conn.cursor()
+    cur.execute("SET client_min_messages = warning")
+    cur.execute("CREATE EXTENSION IF NOT EXISTS kernel_ml")
+    cur.execute("SET kernel_ml.max_memory = '8GB'")
+    n = N_TRAIN + N_TEST
+    print("nystrom centres (issue 31): uniform, kmeans, leverage vs exact and scikit-learn's Nystroem")
+    Xm, ym = clustered_mixture(n)
+    mix = run(cur, "clustered mixture (12 clusters, d = 6)", Xm, ym, 0.5, 0.1)
+    Xf, yf = make_friedman1(n_samples=n, n_features=10, noise=1.0, random_state=0)
+    fried = run(cur, "Friedman #1 (d = 10)", Xf, yf, 0.05, 0.1)
+    for m, ex, _ in mix:
+        best = min(ex["kmeans"], ex["leverage"])
+        print("  mixture m = %d: better of kmeans / leverage excess %.2f %% vs uniform %.2f %% "
+              "(target <= half): %s" % (m, 100 * best, 100 * ex["uniform"],
+                                        "PASS" if best <= 0.5 * ex["uniform"] else "FAIL"))
+    for m, _, cells in fried:
+        worst = max(cells["kmeans"], cells["leverage"]) / cells["uniform"]
+        print("  Friedman #1 m = %d: worst of kmeans / leverage vs uniform %.4f (target <= 1.005): %s"
+              % (m, worst, "PASS" if worst <= 1.005 else "FAIL"))
+    cur.execute("DROP TABLE kmb_cen_train, kmb_cen_test")
+    conn.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
