@@ -62,17 +62,6 @@ use_passes(NamedRun *run, const Catalog *cat, const char *query, Oid run_as,
 {
 	if (!km_repr_lookup(run->opts.approximation)->approximate)
 		return false;
-	/*
-	 * Refined centres are the learner's passes (src/core/pipeline_centres.c);
-	 * these SQL pass drivers build the uniform basis only.
-	 */
-	if (run->opts.centres != KM_CENTRES_UNIFORM)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("named training does not refine nystrom centres yet"),
-				 errdetail("The options give \"centers\": \"%s\"; named approximate models keep the uniform sample of the rows.",
-						   km_centres_name(run->opts.centres)),
-				 errhint("Train in one statement, kernel_train(features, y, options), or remove \"centers\".")));
 	catalog_query_open(&run->query, query, run_as, search_path);
 	/* a text label column: svm by default, a regression method an error */
 	if (run->query.text_label)
@@ -102,6 +91,19 @@ use_passes(NamedRun *run, const Catalog *cat, const char *query, Oid run_as,
 	if (!run->classify && km_method_get(run->opts.fit.method)->primal_add != NULL &&
 		km_options_selects(&run->opts) && run->opts.cv != KM_CV_KFOLD)
 		return false;
+	/*
+	 * Refined centres are the learner's passes (src/core/pipeline_centres.c),
+	 * over the cursor host as over the memory host; ridge's two SQL
+	 * aggregates build the uniform basis only
+	 */
+	if (!run->classify && km_method_get(run->opts.fit.method)->primal_add == NULL &&
+		run->opts.centres != KM_CENTRES_UNIFORM)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("named training does not refine nystrom centres yet"),
+				 errdetail("The options give \"centers\": \"%s\"; a named approximate ridge model (two SQL aggregates over the query) keeps the uniform sample of the rows.",
+						   km_centres_name(run->opts.centres)),
+				 errhint("Train in one statement, kernel_train(features, y, options), use a method trained by passes (\"svr\", \"logistic\", \"svm\"), or remove \"centers\".")));
 	run->passes = true;
 	run->schema = cat->schema;
 	return true;
