@@ -22,7 +22,7 @@ GLUE_OBJS = $(addprefix src/pg/,kernel_ml.o pgutil.o json.o options.o split.o \
 	$(addprefix src/sql/,train.o predict.o matrix.o export.o approx.o approx_basis.o call_cache.o classify.o) \
 	$(addprefix src/sql/,predict_matrix.o evaluate.o train_table.o predict_row.o predict_literal.o) \
 	$(addprefix src/catalog/,catalog.o catalog_owner.o catalog_table.o catalog_query.o named_common.o named_train.o passes.o deploy.o catalog_sql.o \
-	catalog_predict.o predict_citus.o pass_rows.o passes_classify.o passes_primal.o catalog_score.o named_table.o module.o)
+	catalog_predict.o predict_citus.o passes_classify.o host_cursor.o catalog_score.o named_table.o module.o)
 OBJS = $(CORE_OBJS) $(GLUE_OBJS) $(KM_ASAN_OBJS)
 
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql

@@ -9,9 +9,8 @@
  * chosen rows, so a named model is exactly what kernel_train would give on
  * the same rows and options.  Approximate models are the exception: their
  * rows are never collected; passes over the stored query build the basis,
- * the model and its scores (passes.c for regression, issue 12;
- * passes_classify.c for logistic and svm, issue 23, but for model
- * selection, which still collects the rows).
+ * the model and its scores (passes.c: the learner over the cursor host,
+ * host_cursor.c, issues 12, 23 and 28; ridge by two SQL aggregates).
  *
  * Versions of one name are serialised by the lock on the name's row of
  * kernel_model_names, taken after training, so that concurrent trainings of

@@ -1,6 +1,6 @@
 /*
- * passes_classify.h - named approximate classifiers by passes over the
- * stored query (passes_classify.c).
+ * passes_classify.h - the scoring pass of named approximate classifiers
+ * over the stored query (passes_classify.c).
  */
 #ifndef KM_PASSES_CLASSIFY_H
 #define KM_PASSES_CLASSIFY_H
@@ -9,8 +9,11 @@
 
 #include "named_common.h"
 
-/* passes_classify.c: approximate classifiers by passes */
-void		passes_classify_fit_and_score(NamedRun *run, MemoryContext work);
+/*
+ * The classification scores of model on the held-out rows (into holdout)
+ * and, unless holdout_only, on the training rows (into train) and the
+ * count of rows with a NULL feature array or label (into *skipped).
+ */
 void		passes_class_score(const NamedRun *run, Datum model, bool holdout_only,
 							   ClassScores *holdout, ClassScores *train, int64 *skipped);
 

@@ -22,6 +22,18 @@ km_fail(km_error *err, km_status status, const char *message,
 	return status;
 }
 
+void
+km_zero_pieces(void *p, size_t bytes, km_interrupt_fn fn)
+{
+	const size_t piece = (size_t) 64 << 20;
+
+	for (size_t at = 0; at < bytes; at += piece)
+	{
+		km_check_interrupts(fn);
+		memset((char *) p + at, 0, bytes - at < piece ? bytes - at : piece);
+	}
+}
+
 int
 km_cmp_double(const void *a, const void *b)
 {

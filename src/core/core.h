@@ -55,6 +55,12 @@ km_check_interrupts(km_interrupt_fn fn)
 		fn();
 }
 
+/*
+ * Zero bytes at p in pieces of 64 MB, fn checked between them: a large
+ * buffer's pages are touched no faster than a cancel is noticed.
+ */
+void		km_zero_pieces(void *p, size_t bytes, km_interrupt_fn fn);
+
 /* Whether every v[i] is finite (an integer test, safe under -ffast-math). */
 bool		km_all_finite(const double *v, size_t count);
 

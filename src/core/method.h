@@ -54,8 +54,8 @@
  * approximate (Nystrom / RFF) form in the primal fills its pieces
  * .primal_add .. .primal_result: the learner drives them by its one Newton
  * (src/core/learn/newton.h, src/core/pipeline_approx.c, with k-fold selection over a
- * lambda and gamma grid), and so do the named models' SQL passes
- * (src/catalog/passes_primal.c).  test/check_seam.sh builds the tree
+ * lambda and gamma grid), over every host (the named models' too: the
+ * cursor host, src/catalog/host_cursor.c).  test/check_seam.sh builds the tree
  * without each method's file and registry line.  Still outside the seam:
  * the classifiers' approximate form (src/core/primal_pass.c, the two losses
  * of primal.h) and the method names in options_core.c's hints.
@@ -385,8 +385,8 @@ typedef struct km_method_ops
 	 * the primal on m features (NULL: none; ridge's approximate form is its
 	 * closed-form solve from the sums, approx.h), in pieces for a driver
 	 * that owns the passes (the learner's one Newton over a host,
-	 * src/core/learn/newton.h; the catalog's SQL passes over a stored
-	 * query, src/catalog/passes_primal.c).  From coef = 0,
+	 * src/core/learn/newton.h: the memory host's rows, or a stored query's
+	 * by the cursor host, src/catalog/host_cursor.c).  From coef = 0,
 	 * b = 0 and km_primal_solver_init (primal.h), each pass zeroes a state
 	 * of km_primal_state_doubles(m) doubles (primal.h's layout: states of
 	 * disjoint rows add) and adds every block of rows (features Z, rows x

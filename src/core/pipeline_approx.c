@@ -89,7 +89,7 @@ km_train_plan_approx(size_t n, int d, uint32_t k, km_train_plan *plan)
 		if (fit == 0 || feat == 0)
 			sbytes = 0;
 		rest = 8.0 * ((double) fit + (double) feat + 2.0 * m * (double) m +
-					  PRIMAL_BLOCK * ((double) m + d) + m);
+					  PRIMAL_BLOCK * (double) m + KM_XS_ROWS(n) * (double) d + m);
 	}
 	else
 	{
@@ -111,6 +111,8 @@ km_train_plan_approx(size_t n, int d, uint32_t k, km_train_plan *plan)
 	plan->basis_bytes = sbytes;
 	/* and the rows' hashes, which the glue computes for the basis pass */
 	plan->approx_bytes = (double) sbytes + rest + 8.0 * (double) n;
+	plan->rows_bytes = 8.0 * (double) n + (ops != NULL && ops->primal_add != NULL &&
+										   km_options_selects(o) ? 12.0 * (double) n : 0.0);
 }
 
 void
@@ -123,7 +125,7 @@ km_approx_job_init(approx_job *job, const km_rows *rows, const km_host *host,
 	job->env = env;
 	job->opts = *opts;
 	job->holdout = -1;
-	job->Xs = km_approx_job_alloc(job, (size_t) PRIMAL_BLOCK * rows->d);
+	job->Xs = km_approx_job_alloc(job, KM_XS_ROWS(rows->n) * rows->d);
 	job->pass.alloc = env->alloc;
 	job->pass.alloc_ctx = env->ctx;
 }

@@ -13,8 +13,9 @@
  * the statistics of each class whose solver is not done.  Training accuracy
  * and log-loss come from the last pass when every solver stopped at the
  * point it evaluated, else from one more pass at the final coefficients.
- * k-fold selection: folds stratified by class over the rows in their order,
- * one basis per gamma (over every row: only the labels are held out).
+ * k-fold selection: folds stratified by class over the rows in their order
+ * (or the host's own, when it gives each row's fold: the cursor host's row
+ * hash modulo the folds, nothing kept per row), one basis per gamma (over every row: only the labels are held out).
  * Moved from src/sql/approx_classify.c step for step, so that every model
  * comes out bit for bit as before.
  */
@@ -56,10 +57,11 @@ km_train_plan_approx_classes(size_t n, int d, uint32_t k, km_train_plan *plan)
 		8.0 * (2.0 * mmax * (double) mmax + 3.0 * mmax) +	/* L, R; factor's work */
 		8.0 * plan->q * ((double) nstate + 3.0 * mmax + 1.0) +	/* states, coef, vecs */
 		8.0 * (double) km_primal_step_work_doubles(mmax) +
-		8.0 * PRIMAL_BLOCK * ((double) d + mmax + 2.0) +
+		8.0 * PRIMAL_BLOCK * ((double) mmax + 2.0) + 8.0 * KM_XS_ROWS(n) * (double) d +
 		8.0 * (double) km_approx_features_doubles(&shape, PRIMAL_BLOCK) +
 		8.0 * (double) km_primal_add_scratch_doubles(mmax, PRIMAL_BLOCK) +
 		km_approx_centres_bytes(o, &shape);
+	plan->rows_bytes = 8.0 * (double) n * ((double) d + 0.5) + 8.0 * (double) n;
 	plan->cache_bytes = 8.0 * (double) n * mmax;
 }
 
@@ -72,6 +74,7 @@ typedef struct class_job
 	uint32_t	q;				/* outputs: 1 (binary) or k (one-vs-rest) */
 	bool		logistic;
 	uint32_t   *fold;			/* k-fold: each row's fold (pass order), else NULL */
+	uint32_t   *bfold;			/* the host's folds (host->folds): a chunk's, else NULL */
 	uint32_t	folds;
 	uint64_t   *fold_counts;	/* folds x k, then k totals (the folds pass) */
 	size_t	   *seen;			/* k: the folds pass's dealing */
@@ -190,7 +193,7 @@ class_buffers(class_job *cj, uint32_t m)
 {
 	cj->m = m;
 	cj->R = cj_alloc(cj, sizeof(double) * m * m);
-	memset(cj->R, 0, sizeof(double) * m * m);
+	km_zero_pieces(cj->R, sizeof(double) * m * m, cj->job.env->interrupt);
 	for (uint32_t j = 0; j < m; j++)
 		cj->R[j + (size_t) j * m] = 1.0;
 	km_newton_buffers(&cj->nt, m, cj->q, PRIMAL_BLOCK, TALLY_DOUBLES, cj->R,
@@ -298,8 +301,9 @@ newton_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 									  err) != KM_OK))
 		return err->status;
 	for (size_t i = 0; i < rows->n; i++)
-		cj->w[i] = cj->skip >= 0 && cj->fold[first + i] == (uint32_t) cj->skip ?
-			0.0 : c->class_w[rows->cls[i]];
+		cj->w[i] = cj->skip >= 0 &&
+			(cj->bfold != NULL ? (uint32_t) rows->fold[i] : cj->fold[first + i]) ==
+			(uint32_t) cj->skip ? 0.0 : c->class_w[rows->cls[i]];
 	if (!km_newton_add(&cj->nt, state, Z, rows->n, NULL, rows->cls, cj->w, &bad))
 	{
 		if (cj->metrics)
@@ -413,8 +417,12 @@ holdout_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 	if (block_features(cj, cj->filling, rows, first, &Z, err) != KM_OK)
 		return err->status;
 	km_primal_decisions(Z, rows->n, cj->m, cj->q, cj->hcoef, cj->hintercepts, cj->F);
+	if (cj->bfold != NULL)
+		for (size_t i = 0; i < rows->n; i++)
+			cj->bfold[i] = (uint32_t) rows->fold[i];
 	if (!km_primal_block_holdout(cj->F, rows->n, cj->q, cj->c->k, cj->logistic,
-								 rows->cls, cj->fold + first, cj->holdout, cj->p,
+								 rows->cls, cj->bfold != NULL ? cj->bfold : cj->fold + first,
+								 cj->holdout, cj->p,
 								 cj->pwork, &h[HOLDOUT_SUM], &count))
 		h[HOLDOUT_BAD] = 1.0;
 	h[HOLDOUT_COUNT] += (double) count;
@@ -483,10 +491,35 @@ folds_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 	return KM_OK;
 }
 
+/* A chunk's folds as the host gives them (host->folds), counted per fold and class. */
+static km_status
+host_folds_add(km_pass *pass, const km_block *rows, size_t first, void *state,
+			   km_error *err)
+{
+	class_job  *cj = pass->at;
+	uint32_t	k = cj->c->k;
+	uint64_t   *totals = cj->fold_counts + (size_t) cj->folds * k;
+
+	for (size_t i = 0; i < rows->n; i++)
+	{
+		uint32_t	c = rows->cls[i];
+		int			f = rows->fold[i];
+
+		if (f < 0 || (uint32_t) f >= cj->folds)
+			return km_fail(err, KM_ERR_INVALID, "the host handed a row of no fold",
+						   "Row %zu is in fold %d of %u.", first + i + 1, f, cj->folds);
+		cj->fold_counts[(size_t) f * k + c]++;
+		totals[c]++;
+	}
+	return KM_OK;
+}
+
 /*
  * Each row's fold (stratified by class over the rows in the host's order:
- * the glue's hash order), by one ordered pass, into cj->fold, and per fold
- * (*fold_ok) whether it has rows and its training rows have every class.
+ * the glue's hash order), by one ordered pass, into cj->fold; or, from a
+ * host that gives each row's fold (the cursor host: its row hash modulo
+ * the folds), counted by one pass, with nothing kept per row.  Per fold
+ * (*fold_ok): whether it has rows and its training rows have every class.
  */
 static km_status
 class_folds(class_job *cj, uint32_t folds, bool **fold_ok, km_error *err)
@@ -508,14 +541,22 @@ class_folds(class_job *cj, uint32_t folds, bool **fold_ok, km_error *err)
 	memset(cj->fold_counts, 0, sizeof(uint64_t) * ((size_t) folds + 1) * k);
 	totals = cj->fold_counts + (size_t) folds * k;
 	ok = cj_alloc(cj, sizeof(bool) * folds);
-	cj->fold = cj_alloc(cj, n * sizeof(uint32_t));
-	cj->seen = cj_alloc(cj, sizeof(size_t) * k);
-	for (uint32_t j = 0; j < k; j++)
+	if (cj->job.host->folds)
 	{
-		cj->seen[j] = start;
-		start += (size_t) c->counts[j];
+		cj->bfold = cj_alloc(cj, sizeof(uint32_t) * PRIMAL_BLOCK);
+		pass = km_approx_job_pass(&cj->job, "folds", PRIMAL_BLOCK, 0, host_folds_add);
 	}
-	pass = km_approx_job_pass(&cj->job, "folds", 0, 0, folds_add);
+	else
+	{
+		cj->fold = cj_alloc(cj, n * sizeof(uint32_t));
+		cj->seen = cj_alloc(cj, sizeof(size_t) * k);
+		for (uint32_t j = 0; j < k; j++)
+		{
+			cj->seen[j] = start;
+			start += (size_t) c->counts[j];
+		}
+		pass = km_approx_job_pass(&cj->job, "folds", 0, 0, folds_add);
+	}
 	pass->at = cj;
 	pass->ordered = true;
 	if (km_pass_run(cj->job.host, pass, NULL, &rows, err) != KM_OK)

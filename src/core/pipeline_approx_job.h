@@ -17,6 +17,12 @@
 #define PRIMAL_BLOCK 512
 
 /*
+ * Rows of a chunk's standardized copy (job->Xs): a chunk, or every row when
+ * there are fewer (a host of few wide rows holds no more than them).
+ */
+#define KM_XS_ROWS(n) ((size_t) (n) < PRIMAL_BLOCK ? ((size_t) (n) > 0 ? (size_t) (n) : 1) : PRIMAL_BLOCK)
+
+/*
  * One approximate training: the rows' shape (n, d, rows skipped, a
  * classifier's classes: km_learn hands the job no row array), the host
  * that holds the rows, the basis, a chunk's buffers.

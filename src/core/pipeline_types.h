@@ -74,6 +74,12 @@ typedef struct km_train_plan
 	bool		approximate;	/* the options' representation has a basis */
 	size_t		basis_bytes;	/* the basis pass's state; 0: a size overflows */
 	double		approx_bytes;	/* bytes the training holds besides the rows */
+	/*
+	 * Of approx_bytes, what is per row of a host that holds them (their
+	 * hashes, a classifier's hash-ordered copy, k-fold's folds and
+	 * ranking): a host that streams the rows (the cursor host) holds none.
+	 */
+	double		rows_bytes;
 	double		cache_bytes;	/* a classifier's feature cache, if the glue keeps one */
 } km_train_plan;
 

@@ -836,17 +836,19 @@ kernel_train_basis_final(PG_FUNCTION_ARGS)
  * for every regression method (ridge's sums, a primal method's Newton
  * passes): sizes and options checked before anything is allocated (the
  * plan), the rows' hashes for the basis pass, then the learner over the
- * memory host (host_memory.h).
+ * memory host (host_memory.h).  km_approx_plan: the named path's too
+ * (src/catalog/passes.c, over the cursor host).
  */
-static void
-rowset_plan(const RowSet *rs, km_train_plan *plan)
+void
+km_approx_plan(const km_options *opts, int64 n, int d, const char *caller,
+			   km_train_plan *plan)
 {
 	ApproxTail	t = {0};
 
-	km_train_plan_make(&rs->opts, (size_t) rs->n, rs->d, 0, plan);
+	km_train_plan_make(opts, (size_t) n, d, 0, plan);
 	if (plan->basis_bytes == 0 || plan->basis_bytes > MaxAllocSize)
-		rowset_too_large(&plan->opts, (uint32) rs->d);
-	km_check_memory(plan->approx_bytes, "kernel_train", false);
+		rowset_too_large(&plan->opts, (uint32) d);
+	km_check_memory(plan->approx_bytes, caller, false);
 	if (km_method_get(plan->opts.fit.method)->primal_add == NULL)
 		approx_lambdas(&plan->opts, &t);	/* ridge's grid: what the solve takes */
 }
@@ -863,7 +865,7 @@ km_approx_train_rowset(RowSet *rs)
 	MemoryContext old;
 	bytea	   *out;
 
-	rowset_plan(rs, &plan);
+	km_approx_plan(&rs->opts, rs->n, rs->d, "kernel_train", &plan);
 	tmp = AllocSetContextCreate(CurrentMemoryContext, "kernel_ml approximate training",
 								ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(tmp);

@@ -48,9 +48,6 @@ PG_FUNCTION_INFO_V1(kernel_predict_class);
 PG_FUNCTION_INFO_V1(kernel_predict_proba);
 PG_FUNCTION_INFO_V1(kernel_predict_proba_label);
 
-/* Internal folds of Platt scaling (libsvm uses 5). */
-#define KM_PLATT_FOLDS 5
-
 /* kernel_train_label_sfunc(state, features, label text [, options]) */
 Datum
 kernel_train_label_sfunc(PG_FUNCTION_ARGS)
@@ -224,8 +221,8 @@ check_selection(const km_options *opts, const km_train_plan *plan, size_t n, int
 	km_check_exact_memory(8.0 * plan->nsel, "kernel_train model selection", false);
 }
 
-static void
-warn_not_converged(const km_fit_params *p, const km_class_fit_result *res)
+void
+km_classifier_warn_not_converged(const km_fit_params *p, const km_class_fit_result *res)
 {
 	ereport(WARNING,
 			(errcode(ERRCODE_WARNING),
@@ -256,8 +253,8 @@ km_train_classifier(RowSet *rs)
 }
 
 /* What an approximate classifier refuses: Platt scaling, and lambda <= 0. */
-static void
-check_approx_classifier(const km_options *opts)
+void
+km_check_approx_classifier(const km_options *opts)
 {
 	if (km_method_get(opts->fit.method)->platt_probability && opts->fit.probability)
 		ereport(ERROR,
@@ -413,7 +410,7 @@ fit_classifier(ClassGlue *g)
 	if (km_memory_train(&g->rows, &g->plan, &env, &m, &err) != KM_OK)
 		km_raise(&err);
 	if (!g->res.converged)
-		warn_not_converged(&g->plan.opts.fit, &g->res);
+		km_classifier_warn_not_converged(&g->plan.opts.fit, &g->res);
 	INSTR_TIME_SET_CURRENT(t[4]);
 	result = encode_model(&m);
 	INSTR_TIME_SET_CURRENT(t[5]);
@@ -484,7 +481,7 @@ approx_classifier(RowSet *rs, ClassGlue *g)
 	km_model	m;
 	km_error	err;
 
-	check_approx_classifier(&g->plan.opts);
+	km_check_approx_classifier(&g->plan.opts);
 	check_class_folds(&g->plan.opts, (size_t) rs->n);
 	class_w = class_weights(g);
 	/* the hash-ordered copy: rows, classes, and hash_order's order and keys */
@@ -500,7 +497,7 @@ approx_classifier(RowSet *rs, ClassGlue *g)
 		km_raise(&err);
 	km_mem_release(grant);
 	if (!g->res.converged)
-		warn_not_converged(&g->plan.opts.fit, &g->res);
+		km_classifier_warn_not_converged(&g->plan.opts.fit, &g->res);
 	return encode_model(&m);
 }
 

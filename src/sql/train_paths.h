@@ -15,10 +15,30 @@
  * (the basis pass, then ridge's sums or a primal method's Newton passes).
  */
 bytea	   *km_approx_train_rowset(RowSet *rs);
+
+/*
+ * The plan of an approximate regression over n rows of d features, its
+ * sizes and lambdas checked (caller names the refusals), before a row is
+ * read: the one-statement form's and the named path's.
+ */
+void		km_approx_plan(const km_options *opts, int64 n, int d, const char *caller,
+						   km_train_plan *plan);
 /*
  * The same for a classification method (classify.c): text labels, or the
  * distinct float8 targets as labels.  km_train_rowset calls it.
  */
 bytea	   *km_train_classifier(RowSet *rs);
+
+/* Internal folds of Platt scaling (libsvm uses 5). */
+#define KM_PLATT_FOLDS 5
+
+/*
+ * What an approximate classifier refuses (Platt scaling, lambda <= 0), and
+ * the warning of a fit that did not converge: the one-statement form's and
+ * the named path's (src/catalog/passes.c).
+ */
+void		km_check_approx_classifier(const km_options *opts);
+void		km_classifier_warn_not_converged(const km_fit_params *p,
+											 const km_class_fit_result *res);
 
 #endif							/* KM_TRAIN_PATHS_H */

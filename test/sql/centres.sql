@@ -69,5 +69,25 @@ SELECT kernel_train(f, y, '{"approximation": "nystrom", "components": 20, "cente
 FROM cdata, b GROUP BY b.b;
 SELECT kernel_model_train('centres_named', 'SELECT f, y FROM cdata',
                           '{"approximation": "nystrom", "components": 20, "centers": "kmeans"}');
+-- named svr and logistic train by the learner's passes over the stored
+-- query (the cursor host): refined centres too, the model the one
+-- statement gives over the same training rows (up to the order of the sums)
+SELECT version FROM kernel_model_train('centres_svr', 'SELECT f, y FROM cdata',
+       '{"method": "svr", "approximation": "nystrom", "components": 20, "centers": "kmeans", "lambda": 0.01, "seed": 3}');
+SELECT version FROM kernel_model_train('centres_logistic', 'SELECT f, (y > 0)::int::float8 AS y FROM cdata',
+       '{"method": "logistic", "approximation": "nystrom", "components": 20, "centers": "leverage", "lambda": 0.01, "seed": 3}');
+WITH tr AS (SELECT f, y FROM cdata WHERE NOT _kernel_ml_holdout(f, y, 3, 0.2)),
+     m AS (SELECT kernel_train(f, y, '{"method": "svr", "approximation": "nystrom", "components": 20, "centers": "kmeans", "lambda": 0.01, "seed": 3}') AS m FROM tr)
+SELECT kernel_model_info(kernel_model_get('centres_svr'))->>'centers' AS centers,
+       max(abs(kernel_predict(m.m, c.f) - kernel_predict('centres_svr', c.f))) < 1e-9 AS same_svr
+FROM m, cdata c GROUP BY 1;
+WITH tr AS (SELECT f, (y > 0)::int::float8 AS y FROM cdata),
+     trn AS (SELECT f, y FROM tr WHERE NOT _kernel_ml_holdout(f, y, 3, 0.2)),
+     m AS (SELECT kernel_train(f, y, '{"method": "logistic", "approximation": "nystrom", "components": 20, "centers": "leverage", "lambda": 0.01, "seed": 3}') AS m FROM trn)
+SELECT kernel_model_info(kernel_model_get('centres_logistic'))->>'centers' AS centers,
+       max(abs((kernel_predict_proba(m.m, c.f)->>'1')::float8
+               - (kernel_predict_proba('centres_logistic', c.f)->>'1')::float8)) < 1e-9 AS same_logistic
+FROM m, cdata c GROUP BY 1;
+SELECT kernel_model_drop('centres_svr'), kernel_model_drop('centres_logistic');
 
 DROP TABLE cdata, byorder, bypar, cmodels;

@@ -127,7 +127,7 @@ FROM svr_sel;
 SELECT i->'selection'->'cv' AS cv, i->'selection'->'folds' AS folds,
        jsonb_array_length(i->'selection'->'candidates') AS candidates
 FROM (SELECT kernel_model_info(kernel_train(f, y, '{"method": "svr", "approximation": "rff", "cv": 3}')) AS i FROM svr_rows) s;
--- named approximate svr (one lambda and gamma: by SQL passes over the query, passes_primal.c)
+-- named approximate svr (one lambda and gamma: by the learner's passes over the query, the cursor host)
 SELECT name, version, deployed, metrics->'train_rows' AS train_rows,
        round((metrics->'holdout'->>'r2')::numeric, 2) AS holdout_r2
 FROM kernel_model_train('svr_approx', 'SELECT f, y FROM svr_rows', '{"method": "svr", "approximation": "nystrom", "components": 40, "seed": 7}');

@@ -196,9 +196,13 @@ km_newton_init_state(const km_newton *nt, double *states)
 {
 	size_t		nstate = km_primal_state_doubles(nt->ps.m);
 
+	/* each class's sums zeroed between interrupt checks (268 MB at m 8192) */
 	for (uint32_t c = 0; c < nt->ps.q; c++)
 		if (!nt->ps.solvers[c].done)
+		{
+			km_check_interrupts(nt->interrupt);
 			km_primal_state_init(states + (size_t) c * nstate, nt->ps.m);
+		}
 }
 
 bool

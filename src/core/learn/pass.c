@@ -73,12 +73,14 @@ km_pass_feed(km_pass *pass, const km_block *rows, void *state, km_error *err)
 	{
 		size_t		r;
 
-		if (pass->buffered == 0 && (chunk == 0 || rows->n - i >= chunk))
+		if (pass->buffered == 0 &&
+			(chunk == 0 || rows->n - i >= chunk ||
+			 pass->rows_done + (rows->n - i) == pass->rows_all))
 		{
-			/* whole chunks in place */
+			/* whole chunks in place, and the last one when it ends the rows */
 			km_block	s;
 
-			r = chunk == 0 ? rows->n - i : chunk;
+			r = chunk == 0 || rows->n - i < chunk ? rows->n - i : chunk;
 			s = slice(rows, i, r);
 			if (pass->add(pass, &s, pass->rows_done, state, err) != KM_OK)
 				return err->status;

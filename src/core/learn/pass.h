@@ -20,8 +20,9 @@
  * at a time, a Newton pass 512), so a pass names its chunk and km_pass_feed
  * regroups the host's blocks into chunks of the pass's rows counted from
  * the pass's first row (a block that starts at a chunk's edge and holds
- * whole chunks is passed on in place; other rows are copied into a buffer
- * first).  The sums then come out the same whatever blocks the host hands.
+ * whole chunks is passed on in place, and so is the last, partial chunk
+ * when the block ends the rows the host holds; other rows are copied into
+ * a buffer first).  The sums then come out the same whatever blocks the host hands.
  * A gather pass (whole; an exact method's one pass, learner.h) takes every
  * row: a host that holds them in one piece hands them as one block, which
  * the learner keeps as they are; another's blocks are appended.
