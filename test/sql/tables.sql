@@ -222,8 +222,13 @@ RESET min_parallel_table_scan_size;
 RESET max_parallel_workers_per_gather;
 RESET parallel_leader_participation;
 SET max_parallel_workers_per_gather = 0;
-SELECT kernel_evaluate((SELECT model FROM tbl_models), h) = :'parallel'::jsonb AS same_serial
-FROM tbl_evaluate_rows h;
+-- the sums of partial states may differ in the last bits from the serial order
+SELECT e->'n' = p->'n' AND e->'skipped' = p->'skipped' AS same_counts,
+	   abs((e->>'rmse')::float8 - (p->>'rmse')::float8) < 1e-9 * (p->>'rmse')::float8 AND
+	   abs((e->>'mae')::float8 - (p->>'mae')::float8) < 1e-9 * (p->>'mae')::float8 AND
+	   abs((e->>'r2')::float8 - (p->>'r2')::float8) < 1e-12 AS same_serial
+FROM (SELECT kernel_evaluate((SELECT model FROM tbl_models), h) AS e FROM tbl_evaluate_rows h) s,
+	 (SELECT :'parallel'::jsonb AS p) q;
 RESET max_parallel_workers_per_gather;
 DROP TABLE tbl_evaluate_rows;
 -- errors: a row without the target column names it
