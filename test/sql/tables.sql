@@ -63,7 +63,8 @@ SELECT c->>'name' AS name, c->>'type' AS type, c->>'encoding' AS encoding,
 	   CASE WHEN c->>'encoding' = 'onehot' THEN c->>'impute'
 			ELSE round((c->>'impute')::numeric, 9)::text END AS impute
 FROM tbl_models m, jsonb_array_elements(kernel_model_info(m.model)->'columns') c;
-SELECT kernel_model_info(model)->>'impute' AS impute,
+SELECT kernel_model_info(model)->'target' AS target,
+	   kernel_model_info(model)->>'impute' AS impute,
 	   kernel_model_info(model)->>'unknown' AS unknown,
 	   kernel_model_info(model)->'n_features' AS n_features,
 	   kernel_model_info(model)->'rows_skipped' AS skipped
