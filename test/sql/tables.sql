@@ -245,6 +245,22 @@ FROM tbl_classifier c, (SELECT 70 AS area, 2 AS rooms, 'red'::tbl_colour AS colo
 -- a model without columns: the float8[] form is the way
 SELECT kernel_evaluate(a.model, h) FROM tbl_array_model a, tbl_houses h;
 
+-- a table model written before models recorded their target column (its
+-- encoder of version 1, as test/fuzz/make_seed writes ridge_encoder): it
+-- still reads and scores rows; kernel_evaluate(model, row) says why not
+CREATE TABLE tbl_v1_model AS SELECT decode(
+	'4b4d4c4d020050005f0100000000000001010301010001000300000002000000000000000000e03f000000000000f03f' ||
+	'030000000000000000000000000000000000000000000000050000001254b81501000100200000000000000000000000' ||
+	'0000e03f000000000000f0bf000000000000f03f0000000000000040ec4130f202000100500000000000000003000000' ||
+	'00000000000000000000d03f000000000000e0bf000000000000f03f000000000000f03f000000000000004000000000' ||
+	'00000840000000000000104000000000000014400000000000001840ce5958cf03000100100000000000000000000000' ||
+	'0000f03f00000000000000003ff633880400010008000000000000000000000000000000c6a546e71000000037000000' ||
+	'000000000100000001000000020000000300000001000000630004000000746578740002010000020000000100000001' ||
+	'0000006100010000006200330ff0e9', 'hex') AS model;
+SELECT kernel_predict(m.model, r) IS NOT NULL AS scores, kernel_model_info(m.model)->'target' AS target
+FROM tbl_v1_model m, (SELECT 'a' AS c) r;
+SELECT kernel_evaluate(m.model, r) FROM tbl_v1_model m, (SELECT 'a' AS c, 1.0 AS y) r;
+DROP TABLE tbl_v1_model;
 -- by name: a named model trained from float8[] rows has no columns
 SELECT version FROM kernel_model_train('tbl_named', 'SELECT tbl_encode(h), price FROM tbl_houses h',
 									   '{"gamma": 0.2, "lambda": 0.1}');
