@@ -753,6 +753,45 @@ COMMENT ON AGGREGATE kernel_evaluate(text, float8[], float8) IS
 'kernel_evaluate with the deployed version of the named model, looked up, and read access checked, once per statement snapshot and current user';
 COMMENT ON AGGREGATE kernel_evaluate(text, float8[], text) IS
 'kernel_evaluate with the deployed version of the named classifier, looked up, and read access checked, once per statement snapshot and current user';
+
+-- kernel_evaluate(model or name, row record): a table model's error
+-- measures on whole rows, the features encoded by column names as
+-- kernel_predict(model, row) encodes them and the target read from the
+-- column the model was trained on; the state is the float8[] forms'.
+CREATE FUNCTION kernel_evaluate_sfunc(internal, bytea, record)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'kernel_evaluate_row_sfunc'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION kernel_evaluate_sfunc(internal, text, record)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'kernel_evaluate_row_by_name_sfunc'
+LANGUAGE C STABLE CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE AGGREGATE kernel_evaluate(model bytea, rec record) (
+	SFUNC = @extschema@.kernel_evaluate_sfunc,
+	STYPE = internal,
+	FINALFUNC = @extschema@.kernel_evaluate_final,
+	COMBINEFUNC = @extschema@.kernel_evaluate_combine,
+	SERIALFUNC = @extschema@.kernel_evaluate_serialize,
+	DESERIALFUNC = @extschema@.kernel_evaluate_deserialize,
+	PARALLEL = SAFE
+);
+
+CREATE AGGREGATE kernel_evaluate(name text, rec record) (
+	SFUNC = @extschema@.kernel_evaluate_sfunc,
+	STYPE = internal,
+	FINALFUNC = @extschema@.kernel_evaluate_final,
+	COMBINEFUNC = @extschema@.kernel_evaluate_combine,
+	SERIALFUNC = @extschema@.kernel_evaluate_serialize,
+	DESERIALFUNC = @extschema@.kernel_evaluate_deserialize,
+	PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE kernel_evaluate(bytea, record) IS
+'error measures of a model trained from a table on whole rows, as kernel_evaluate(model, features, target) gives them: each row encoded by column names as kernel_predict(model, row) encodes it, the target read from the column the model was trained on; rows with a NULL row or target skipped and counted';
+COMMENT ON AGGREGATE kernel_evaluate(text, record) IS
+'kernel_evaluate(model, row) with the deployed version of the named model, looked up, and read access checked, once per statement snapshot and current user';
 -- Training from a table (issue 30) --------------------------------------
 -- kernel_train(row, 'target', options) over whole rows: every column but the
 -- target is a feature (or those "features" lists); numbers, booleans (0 / 1),

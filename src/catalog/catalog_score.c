@@ -1,6 +1,6 @@
 /*
  * catalog_score.c - the by-name forms of the scorers of many rows:
- * kernel_evaluate(name, ...) and kernel_predict_matrix(name, ...) with its
+ * kernel_evaluate(name, ...) (float8[] and record forms) and kernel_predict_matrix(name, ...) with its
  * class and probability twins.  Each passes the catalog's lookup of the
  * deployed version (catalog_predict_model: once per statement snapshot and
  * user, with kernel_predict(name, ...)'s read-permission check) down to
@@ -26,14 +26,23 @@ PG_FUNCTION_INFO_V1(kernel_predict_proba_matrix_by_name);
 Datum
 kernel_evaluate_by_name_sfunc(PG_FUNCTION_ARGS)
 {
-	return km_evaluate_trans(fcinfo, false, catalog_predict_model);
+	return km_evaluate_trans(fcinfo, KM_EVAL_FLOAT8, catalog_predict_model);
 }
 
 /* kernel_evaluate_sfunc(internal, name text, features float8[], target text) */
 Datum
 kernel_evaluate_label_by_name_sfunc(PG_FUNCTION_ARGS)
 {
-	return km_evaluate_trans(fcinfo, true, catalog_predict_model);
+	return km_evaluate_trans(fcinfo, KM_EVAL_TEXT, catalog_predict_model);
+}
+
+/* kernel_evaluate_sfunc(internal, name text, row record) */
+PG_FUNCTION_INFO_V1(kernel_evaluate_row_by_name_sfunc);
+
+Datum
+kernel_evaluate_row_by_name_sfunc(PG_FUNCTION_ARGS)
+{
+	return km_evaluate_trans(fcinfo, KM_EVAL_ROW, catalog_predict_model);
 }
 
 /* kernel_predict_matrix(name text, features float8[]) RETURNS float8[] */

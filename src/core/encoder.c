@@ -167,7 +167,9 @@ km_encoder_size(const km_encoder *e)
 		if (size > ENC_MAX)
 			return 0;
 	}
-	return size;
+	if (e->target != NULL)
+		size += string_bytes(e->target) + string_bytes(e->target_type) + 4;
+	return size > ENC_MAX ? 0 : size;
 }
 
 static uint8_t *
@@ -183,7 +185,7 @@ put_string(uint8_t *p, const char *s)
 void
 km_encoder_write(const km_encoder *e, uint8_t *p)
 {
-	put_u32(p, KM_ENCODER_VERSION);
+	put_u32(p, e->target != NULL ? 2 : 1);
 	put_u32(p + 4, e->n_columns);
 	put_u32(p + 8, e->d);
 	p[12] = (uint8_t) e->impute;
@@ -213,6 +215,13 @@ km_encoder_write(const km_encoder *e, uint8_t *p)
 			put_f64(p, c->has_impute ? c->impute : 0.0);
 			p += 8;
 		}
+	}
+	if (e->target != NULL)
+	{
+		p = put_string(p, e->target);
+		p = put_string(p, e->target_type);
+		p[0] = (uint8_t) e->target_kind;
+		p[1] = p[2] = p[3] = 0;
 	}
 }
 
@@ -278,17 +287,20 @@ km_encoder_check(const uint8_t *p, size_t len, uint32_t d,
 {
 	size_t		at = ENC_HEAD;
 	uint32_t	ncol;
+	uint32_t	version;
 	uint64_t	width = 0;
 	uint64_t	ncat = 0;
+	const char *target = NULL;
 
 	if (len < ENC_HEAD)
 		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
 					   "The encoder section has %zu bytes, fewer than its %d-byte head.",
 					   len, ENC_HEAD);
-	if (get_u32(p) != KM_ENCODER_VERSION)
+	version = get_u32(p);
+	if (version == 0 || version > KM_ENCODER_VERSION)
 		return km_fail(err, KM_ERR_VERSION, "kernel_ml model needs a newer library",
-					   "The model's encoder has version %u; this build reads version %d.",
-					   (unsigned) get_u32(p), KM_ENCODER_VERSION);
+					   "The model's encoder has version %u; this build reads versions 1 to %d.",
+					   (unsigned) version, KM_ENCODER_VERSION);
 	ncol = get_u32(p + 4);
 	if (ncol == 0 || p[12] > KM_IMPUTE_MOST_FREQUENT || p[13] > KM_UNKNOWN_ERROR ||
 		p[14] != 0 || p[15] != 0 || (d != 0 && get_u32(p + 8) != d))
@@ -347,6 +359,19 @@ km_encoder_check(const uint8_t *p, size_t len, uint32_t d,
 		if (width > UINT32_MAX)
 			return bad(err, "the columns are too wide", i + 1);
 	}
+	if (version >= 2)
+	{
+		const char *type;
+		size_t		nlen;
+		size_t		tlen;
+
+		if (!take_string(p, len, &at, &target, &nlen) || nlen == 0 ||
+			!take_string(p, len, &at, &type, &tlen) || len - at < 4)
+			return bad(err, "the target's name runs past its end", ncol);
+		if (p[at] > KM_COLUMN_CATEGORY || p[at + 1] != 0 || p[at + 2] != 0 || p[at + 3] != 0)
+			return bad(err, "the target's kind is unknown", ncol);
+		at += 4;
+	}
 	if (at != len)
 		return bad(err, "bytes follow its last column", ncol);
 	if (width != get_u32(p + 8))
@@ -357,6 +382,9 @@ km_encoder_check(const uint8_t *p, size_t len, uint32_t d,
 			 j++, b = skip_column(p, len, b))
 			if (strcmp((const char *) p + a + 4, (const char *) p + b + 4) == 0)
 				return bad(err, "two columns have one name", (unsigned) j + 1);
+	for (size_t i = 0, a = ENC_HEAD; target != NULL && i < ncol; i++, a = skip_column(p, len, a))
+		if (strcmp((const char *) p + a + 4, target) == 0)
+			return bad(err, "the target is one of its columns", (unsigned) i + 1);
 	c->n_columns = ncol;
 	c->n_categories = ncat;
 	return KM_OK;
@@ -374,6 +402,9 @@ km_encoder_read(const uint8_t *p, size_t len, km_encoder *e,
 	e->impute = (km_impute) p[12];
 	e->unknown = (km_unknown) p[13];
 	e->columns = columns;
+	e->target = NULL;
+	e->target_type = NULL;
+	e->target_kind = KM_COLUMN_NUMBER;
 	for (uint32_t i = 0; i < e->n_columns; i++)
 	{
 		km_encoder_column *c = &columns[i];
@@ -406,6 +437,14 @@ km_encoder_read(const uint8_t *p, size_t len, km_encoder *e,
 			at += 8;
 			offset++;
 		}
+	}
+	if (get_u32(p) >= 2)
+	{
+		size_t		n;
+
+		(void) take_string(p, len, &at, &e->target, &n);
+		(void) take_string(p, len, &at, &e->target_type, &n);
+		e->target_kind = (km_column_kind) p[at];
 	}
 }
 

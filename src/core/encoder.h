@@ -10,7 +10,7 @@
  * its payload is the bytes km_encoder_write gives, validated by
  * km_encoder_check on every read.  Payload, little-endian:
  *
- *   u32 version (1), u32 columns, u32 d, u8 impute, u8 unknown, u16 0
+ *   u32 version (1 or 2), u32 columns, u32 d, u8 impute, u8 unknown, u16 0
  *   each column:
  *     u32 name bytes, the name, NUL
  *     u32 type bytes, the SQL type's name, NUL
@@ -19,9 +19,17 @@
  *     category: u32 categories (>= 1), u32 the imputed one (its index, or
  *               0xFFFFFFFF without), then each category as u32 bytes,
  *               the bytes, NUL, in strictly ascending byte order
+ *   version 2 only, the target column the model was trained on:
+ *     u32 name bytes, the name, NUL
+ *     u32 type bytes, the SQL type's name, NUL
+ *     u8 kind (number: a regression target or a number label; boolean,
+ *     category: a label), u8 0, u16 0
  *
- * Names and categories are UTF-8 without NUL; column names are distinct;
- * the columns' widths (1, or the categories) add up to d.
+ * Names and categories are UTF-8 without NUL; column names (the target's
+ * too) are distinct; the columns' widths (1, or the categories) add up to
+ * d.  A version 1 payload (written before models kept their target) reads
+ * as an encoder without a target; one without a target is still written
+ * as version 1.
  */
 #ifndef KM_ENCODER_H
 #define KM_ENCODER_H
@@ -32,7 +40,7 @@
 
 #include "core.h"
 
-#define KM_ENCODER_VERSION 1
+#define KM_ENCODER_VERSION 2		/* the newest this build reads */
 #define KM_ENCODER_NO_CATEGORY UINT32_MAX
 
 typedef enum km_column_kind
@@ -76,6 +84,10 @@ typedef struct km_encoder
 	km_impute	impute;
 	km_unknown	unknown;
 	const km_encoder_column *columns;
+	/* the target column, or NULL (a version 1 payload) */
+	const char *target;
+	const char *target_type;
+	km_column_kind target_kind;
 } km_encoder;
 
 /* What a payload holds, as km_encoder_check counts it. */

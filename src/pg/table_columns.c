@@ -145,7 +145,7 @@ km_table_encode_error(const km_encoder *e, km_encode_fault f, uint32 bad,
 					   float8out_internal(vals[bad].number), c->name)));
 }
 
-/* kernel_model_info: "columns", one object per column, when it has them. */
+/* kernel_model_info: "columns", one object per column, and "target", when it has them. */
 void
 km_table_describe(bytea *model, KmJson *j)
 {
@@ -174,6 +174,16 @@ km_table_describe(bytea *model, KmJson *j)
 	km_encoder_read(m.encoder, m.encoder_bytes, &e, cols, cats);
 	km_json_str(j, "impute", km_impute_name(e.impute));
 	km_json_str(j, "unknown", e.unknown == KM_UNKNOWN_ERROR ? "error" : "ignore");
+	/* the target column (kernel_evaluate(model, row) reads it); older models: null */
+	if (e.target != NULL)
+	{
+		km_json_begin_object(j, "target");
+		km_json_str(j, "name", e.target);
+		km_json_str(j, "type", e.target_type);
+		km_json_end(j);
+	}
+	else
+		km_json_null(j, "target");
 	km_json_begin_array(j, "columns");
 	for (uint32 i = 0; i < e.n_columns; i++)
 	{

@@ -4,6 +4,7 @@
  *
  *	kernel_evaluate(model bytea, features float8[], target float8 | text)
  *	kernel_evaluate(name text, features float8[], target float8 | text)
+ *	kernel_evaluate(model bytea | name text, row record)
  *
  * Each row is scored as kernel_predict (regression), kernel_predict_class
  * and kernel_predict_proba (classification) score it, through the same
@@ -47,9 +48,13 @@
  * them, and the final function ranks them all (exact AUC, km_auc).  The
  * state is internal with serialize and deserialize functions.
  *
- * Later: record forms kernel_evaluate(model, t) that read the target column
- * the model was trained on would bind through the same state (state_bind)
- * once models store their target column's name.
+ * The record forms take a row of a table model's columns: the features
+ * encoded by column names as kernel_predict(model, row) encodes them (the
+ * mapping of predict_row.c, KmRowMap), the target read from the column the
+ * model was trained on (its encoder records it): a number for a regression
+ * model; for a classifier a text, enum or boolean label ('true' / 'false')
+ * as kernel_train read it, or a number as float8out writes it.  A NULL row
+ * or target is skipped and counted; the state is the other forms' state.
  */
 #include "postgres.h"
 
@@ -75,9 +80,11 @@
 #include "rowset.h"
 #include "task.h"
 #include "evaluate.h"
+#include "predict_row.h"
 
 PG_FUNCTION_INFO_V1(kernel_evaluate_sfunc);
 PG_FUNCTION_INFO_V1(kernel_evaluate_label_sfunc);
+PG_FUNCTION_INFO_V1(kernel_evaluate_row_sfunc);
 PG_FUNCTION_INFO_V1(kernel_evaluate_final);
 PG_FUNCTION_INFO_V1(kernel_evaluate_combine);
 PG_FUNCTION_INFO_V1(kernel_evaluate_serialize);
@@ -100,6 +107,7 @@ typedef struct EvalCall
 	KmProbBuffers pb;
 	double	   *x;				/* one feature row */
 	int			x_cap;
+	KmRowMap   *rmap;			/* record forms */
 	/* the last model datum seen and its fingerprint */
 	bool		memo_valid;
 	bool		memo_toasted;
@@ -321,24 +329,18 @@ eval_call(FunctionCallInfo fcinfo, bool by_name)
 	return call;
 }
 
-/* The label of a row's target: text as it is, float8 as float8out writes it. */
+/* The label of a number target, as float8out writes it (-0 is 0). */
 static char *
-target_label(FunctionCallInfo fcinfo, bool text_target)
+number_label(double y)
 {
-	double		y;
-
-	if (text_target)
-		return text_to_cstring(PG_GETARG_TEXT_PP(3));
-	y = PG_GETARG_FLOAT8(3);
-	return float8out_internal(y == 0.0 ? 0.0 : y);	/* -0 is 0 */
+	return float8out_internal(y == 0.0 ? 0.0 : y);
 }
 
 /* One classified row into the state. */
 static void
 add_class_row(FunctionCallInfo fcinfo, EvalState *st, EvalCall *call,
-			  const km_model *m, const double *f, bool text_target)
+			  const km_model *m, const double *f, char *label)
 {
-	char	   *label = target_label(fcinfo, text_target);
 	int			truth = km_classes_find(st->labels, st->labels_bytes, st->k, label);
 	uint32		pred;
 	const double *p = NULL;
@@ -377,7 +379,7 @@ add_class_row(FunctionCallInfo fcinfo, EvalState *st, EvalCall *call,
 }
 
 Datum
-km_evaluate_trans(FunctionCallInfo fcinfo, bool text_target, KmNamedModel by_name)
+km_evaluate_trans(FunctionCallInfo fcinfo, KmEvalForm form, KmNamedModel by_name)
 {
 	MemoryContext aggctx = agg_context(fcinfo, "kernel_evaluate_sfunc");
 	EvalState  *st = PG_ARGISNULL(0) ? state_create(aggctx, by_name != NULL) :
@@ -389,9 +391,11 @@ km_evaluate_trans(FunctionCallInfo fcinfo, bool text_target, KmNamedModel by_nam
 	ArrayType  *features;
 	int			d;
 	const double *f;
+	double		y = 0.0;
+	char	   *label = NULL;
 
 	st->seen++;
-	if (PG_ARGISNULL(1) || PG_ARGISNULL(2) || PG_ARGISNULL(3))
+	if (PG_ARGISNULL(1) || PG_ARGISNULL(2) || (form != KM_EVAL_ROW && PG_ARGISNULL(3)))
 	{
 		st->skipped++;
 		PG_RETURN_POINTER(st);
@@ -441,22 +445,63 @@ km_evaluate_trans(FunctionCallInfo fcinfo, bool text_target, KmNamedModel by_nam
 		}
 	}
 	m = km_model_cache_model(mc, model);
-	if (!st->bound)
-		state_bind(st, m, text_target);
-
-	features = PG_GETARG_ARRAYTYPE_P(2);
-	d = km_array_length(features, "the row");
-	if (d > call->x_cap)
+	if (form == KM_EVAL_ROW)
 	{
-		call->x = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt, sizeof(double) * d);
-		call->x_cap = d;
+		HeapTupleHeader rec = PG_GETARG_HEAPTUPLEHEADER(2);
+		km_encoder_value tv;
+		km_column_kind tkind;
+		const char *tname;
+
+		if (call->rmap == NULL)
+			call->rmap = km_row_map_create(fcinfo->flinfo->fn_mcxt, true);
+		km_row_map_prepare(call->rmap, m, rec, "kernel_evaluate");
+		tname = km_row_map_target(call->rmap, rec, &tv, &tkind);
+		if (tv.isnull)
+		{
+			st->skipped++;
+			PG_RETURN_POINTER(st);
+		}
+		if (!st->bound)
+			state_bind(st, m, false);
+		if (!st->classify && tkind != KM_COLUMN_NUMBER)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("target column \"%s\" of the row is not a number", tname),
+					 errdetail("The model is a %s model; the row's column \"%s\" holds %s.",
+							   km_task_name(m->task), tname,
+							   tkind == KM_COLUMN_BOOL ? "booleans" : "text or enum labels"),
+					 errhint("Evaluate rows whose column \"%s\" has a numeric type, as in training.",
+							 tname)));
+		if (tkind == KM_COLUMN_CATEGORY)
+			label = pnstrdup(tv.str, tv.len);
+		else if (tkind == KM_COLUMN_BOOL)
+			label = pstrdup(tv.number != 0.0 ? "true" : "false");
+		else
+			y = tv.number;
+		f = km_model_cache_decision(mc, model,
+									km_row_map_encode(call->rmap, rec, "The row"),
+									(int) m->n_features);
 	}
-	km_array_copy(features, d, call->x, "the row");
-	f = km_model_cache_decision(mc, model, call->x, d);
+	else
+	{
+		if (!st->bound)
+			state_bind(st, m, form == KM_EVAL_TEXT);
+		features = PG_GETARG_ARRAYTYPE_P(2);
+		d = km_array_length(features, "the row");
+		if (d > call->x_cap)
+		{
+			call->x = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt, sizeof(double) * d);
+			call->x_cap = d;
+		}
+		km_array_copy(features, d, call->x, "the row");
+		f = km_model_cache_decision(mc, model, call->x, d);
+		if (form == KM_EVAL_TEXT)
+			label = text_to_cstring(PG_GETARG_TEXT_PP(3));
+		else
+			y = PG_GETARG_FLOAT8(3);
+	}
 	if (!st->classify)
 	{
-		double		y = PG_GETARG_FLOAT8(3);
-
 		if (!isfinite(y))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_EXCEPTION),
@@ -467,7 +512,7 @@ km_evaluate_trans(FunctionCallInfo fcinfo, bool text_target, KmNamedModel by_nam
 		km_metrics_add(&st->reg, f[0], y);
 	}
 	else
-		add_class_row(fcinfo, st, call, m, f, text_target);
+		add_class_row(fcinfo, st, call, m, f, label != NULL ? label : number_label(y));
 	PG_RETURN_POINTER(st);
 }
 
@@ -475,14 +520,21 @@ km_evaluate_trans(FunctionCallInfo fcinfo, bool text_target, KmNamedModel by_nam
 Datum
 kernel_evaluate_sfunc(PG_FUNCTION_ARGS)
 {
-	return km_evaluate_trans(fcinfo, false, NULL);
+	return km_evaluate_trans(fcinfo, KM_EVAL_FLOAT8, NULL);
 }
 
 /* kernel_evaluate_sfunc(internal, model bytea, features float8[], target text) */
 Datum
 kernel_evaluate_label_sfunc(PG_FUNCTION_ARGS)
 {
-	return km_evaluate_trans(fcinfo, true, NULL);
+	return km_evaluate_trans(fcinfo, KM_EVAL_TEXT, NULL);
+}
+
+/* kernel_evaluate_sfunc(internal, model bytea, row record) */
+Datum
+kernel_evaluate_row_sfunc(PG_FUNCTION_ARGS)
+{
+	return km_evaluate_trans(fcinfo, KM_EVAL_ROW, NULL);
 }
 
 /* ---- combine, serialize, deserialize ---- */

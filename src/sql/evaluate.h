@@ -11,12 +11,20 @@
 
 #include "predict.h"
 
+/* What a form of kernel_evaluate takes after the model (or its name). */
+typedef enum KmEvalForm
+{
+	KM_EVAL_FLOAT8,				/* features float8[], target float8 */
+	KM_EVAL_TEXT,				/* features float8[], target text */
+	KM_EVAL_ROW					/* row record: columns by name, the target column */
+} KmEvalForm;
+
 /*
- * The transition function of the four forms: argument 1 the model (bytea,
- * by_name NULL) or its name (text, found by by_name), 2 the features, 3 the
- * target (text_target: text, else float8).
+ * The transition function of the six forms: argument 1 the model (bytea,
+ * by_name NULL) or its name (text, found by by_name), then the features and
+ * the target, or the row.
  */
-Datum		km_evaluate_trans(FunctionCallInfo fcinfo, bool text_target,
+Datum		km_evaluate_trans(FunctionCallInfo fcinfo, KmEvalForm form,
 							  KmNamedModel by_name);
 
 #endif							/* KM_EVALUATE_H */

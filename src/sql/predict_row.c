@@ -10,7 +10,9 @@
  * mapping of its columns to the attributes of the row type last seen, so
  * that a row costs a few attribute fetches and a binary search per text
  * column.  The encoder is compared with the decoded model's byte for byte
- * (a few hundred bytes) to notice another model.
+ * (a few hundred bytes) to notice another model.  kernel_evaluate(model,
+ * row) (evaluate.c) keeps a mapping of its own (KmRowMap), the target
+ * column mapped too.
  */
 #include "postgres.h"
 
@@ -39,11 +41,14 @@ PG_FUNCTION_INFO_V1(kernel_predict_proba_row);
 
 /* catalog_predict.c: the deployed model of the name in argument 0 */
 
-typedef struct RowCall
+/*
+ * The mapping of a model's encoder to the row type last seen (predict_row.h):
+ * kernel_predict's call sites and kernel_evaluate's (with the target).
+ */
+struct KmRowMap
 {
-	MemoryContext ctx;			/* fn_mcxt */
-	ModelCache *mc;				/* bytea forms */
-	FmgrInfo	named_flinfo;	/* by-name forms: catalog_predict.c's cache */
+	MemoryContext ctx;
+	bool		with_target;
 	/* the encoder last parsed: a copy of its payload */
 	uint8	   *enc_bytes;
 	uint32		enc_len;
@@ -60,8 +65,31 @@ typedef struct RowCall
 	km_column_kind *kind;		/* as the row's column is read */
 	Oid		   *base;			/* its base type */
 	FmgrInfo   *out;
+	/* with_target: the target column, as its attribute is read */
+	int			t_att;
+	bool		t_by_output;
+	km_column_kind t_kind;
+	Oid			t_base;
+	FmgrInfo	t_out;
+};
+
+typedef struct RowCall
+{
+	ModelCache *mc;				/* bytea forms */
+	FmgrInfo	named_flinfo;	/* by-name forms: catalog_predict.c's cache */
+	KmRowMap   *map;
 	KmProbBuffers pb;
 } RowCall;
+
+KmRowMap *
+km_row_map_create(MemoryContext ctx, bool with_target)
+{
+	KmRowMap   *rm = MemoryContextAllocZero(ctx, sizeof(KmRowMap));
+
+	rm->ctx = ctx;
+	rm->with_target = with_target;
+	return rm;
+}
 
 static RowCall *
 row_call(FunctionCallInfo fcinfo)
@@ -71,7 +99,7 @@ row_call(FunctionCallInfo fcinfo)
 	if (rc == NULL)
 	{
 		rc = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(RowCall));
-		rc->ctx = fcinfo->flinfo->fn_mcxt;
+		rc->map = km_row_map_create(fcinfo->flinfo->fn_mcxt, false);
 		rc->mc = km_model_cache_for_call(fcinfo->flinfo);
 		rc->named_flinfo = *fcinfo->flinfo;
 		rc->named_flinfo.fn_extra = NULL;
@@ -95,7 +123,7 @@ call_model(FunctionCallInfo fcinfo, RowCall *rc, KmNamedModel named, ModelCache 
 
 /* Parse the decoded model's encoder into rc, unless rc has it already. */
 static void
-load_encoder(RowCall *rc, const km_model *m, const char *fname)
+load_encoder(KmRowMap *rc, const km_model *m, const char *fname)
 {
 	km_encoder_counts c;
 	km_error	err;
@@ -107,6 +135,9 @@ load_encoder(RowCall *rc, const km_model *m, const char *fname)
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("%s of a row needs a model trained from a table", fname),
 				 errdetail("The model was trained on float8[] feature arrays; it has no column names."),
+				 rc->with_target ?
+				 errhint("Evaluate it with %s(model, features float8[], target), or train it with kernel_train(row, target, options) or kernel_model_train(name, table, target, options).",
+						 fname) :
 				 errhint("Score it with %s(model, features float8[]), or train it with kernel_train(row, target, options) or kernel_model_train(name, table, target, options).",
 						 fname)));
 	if (rc->enc_bytes != NULL && rc->enc_len == m->encoder_bytes &&
@@ -132,6 +163,18 @@ load_encoder(RowCall *rc, const km_model *m, const char *fname)
 	memcpy(rc->enc_bytes, m->encoder, m->encoder_bytes);
 	rc->enc_len = m->encoder_bytes;
 	km_encoder_read(rc->enc_bytes, rc->enc_len, &rc->enc, cols, cats);
+	if (rc->with_target && rc->enc.target == NULL)
+	{
+		/* the next model is parsed afresh */
+		pfree(rc->enc_bytes);
+		rc->enc_bytes = NULL;
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("%s of a row needs a model that records its target column", fname),
+				 errdetail("The model was trained from a table by an earlier build of kernel_ml 0.4, which did not store the target column's name."),
+				 errhint("Evaluate it with %s(model, features float8[], target), or train it again.",
+						 fname)));
+	}
 }
 
 static const char *
@@ -145,9 +188,56 @@ column_list(const km_encoder *e)
 	return s.data;
 }
 
+/* The attribute of desc named name, or -1. */
+static int
+find_att(TupleDesc desc, const char *name)
+{
+	for (int a = 0; a < desc->natts; a++)
+		if (!TupleDescAttr(desc, a)->attisdropped &&
+			strcmp(NameStr(TupleDescAttr(desc, a)->attname), name) == 0)
+			return a;
+	return -1;
+}
+
+/* with_target: map the target column of the encoder to rc->desc. */
+static void
+map_target(KmRowMap *rc)
+{
+	const km_encoder *e = &rc->enc;
+	Oid			typid;
+	int			kind;
+
+	rc->t_att = find_att(rc->desc, e->target);
+	if (rc->t_att < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("target column \"%s\" of the model is missing from the row", e->target),
+				 errdetail("The model was trained to predict the column %s (%s) from the columns %s.",
+						   quote_identifier(e->target), e->target_type, column_list(e)),
+				 errhint("Evaluate rows that have the target column under its name (extra columns are ignored).")));
+	typid = TupleDescAttr(rc->desc, rc->t_att)->atttypid;
+	kind = km_table_kind(typid, &rc->t_by_output);
+	if (kind < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("target column \"%s\" has type %s, which a model cannot take", e->target,
+						format_type_be(typid)),
+				 errdetail("The model was trained on a target of type %s.", e->target_type)));
+	rc->t_kind = (km_column_kind) kind;
+	rc->t_base = getBaseType(typid);
+	if (rc->t_by_output)
+	{
+		Oid			fn;
+		bool		varlena;
+
+		getTypeOutputInfo(typid, &fn, &varlena);
+		fmgr_info_cxt(fn, &rc->t_out, rc->ctx);
+	}
+}
+
 /* Map the encoder's columns to the attributes of the row's type, by name. */
 static void
-map_columns(RowCall *rc, HeapTupleHeader rec)
+map_columns(KmRowMap *rc, HeapTupleHeader rec)
 {
 	Oid			typid = HeapTupleHeaderGetTypeId(rec);
 	int32		typmod = HeapTupleHeaderGetTypMod(rec);
@@ -159,6 +249,7 @@ map_columns(RowCall *rc, HeapTupleHeader rec)
 	if (rc->typid == typid && rc->typmod == typmod && rc->desc_id == desc_id &&
 		OidIsValid(typid))
 		return;
+	rc->typid = InvalidOid;		/* until the mapping is complete */
 	desc = lookup_rowtype_tupdesc(typid, typmod);
 	old = MemoryContextSwitchTo(rc->ctx);
 	if (rc->desc != NULL)
@@ -169,13 +260,9 @@ map_columns(RowCall *rc, HeapTupleHeader rec)
 	for (uint32 i = 0; i < rc->enc.n_columns; i++)
 	{
 		const km_encoder_column *c = &rc->enc.columns[i];
-		int			att = -1;
+		int			att = find_att(rc->desc, c->name);
 		int			kind;
 
-		for (int a = 0; a < rc->desc->natts && att < 0; a++)
-			if (!TupleDescAttr(rc->desc, a)->attisdropped &&
-				strcmp(NameStr(TupleDescAttr(rc->desc, a)->attname), c->name) == 0)
-				att = a;
 		if (att < 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_COLUMN),
@@ -202,42 +289,80 @@ map_columns(RowCall *rc, HeapTupleHeader rec)
 			fmgr_info_cxt(fn, &rc->out[i], rc->ctx);
 		}
 	}
+	if (rc->with_target)
+		map_target(rc);
 	rc->typid = typid;
 	rc->typmod = typmod;
 	rc->desc_id = desc_id;
 }
 
-/* The encoded features of the row in argument 1 (rc->x), the model decoded. */
+void
+km_row_map_prepare(KmRowMap *rm, const km_model *m, HeapTupleHeader rec, const char *fname)
+{
+	load_encoder(rm, m, fname);
+	map_columns(rm, rec);
+}
+
+static void
+row_tuple(HeapTupleHeader rec, HeapTupleData *tup)
+{
+	tup->t_len = HeapTupleHeaderGetDatumLength(rec);
+	ItemPointerSetInvalid(&tup->t_self);
+	tup->t_tableOid = InvalidOid;
+	tup->t_data = rec;
+}
+
+const char *
+km_row_map_target(KmRowMap *rm, HeapTupleHeader rec, km_encoder_value *v,
+				  km_column_kind *kind)
+{
+	HeapTupleData tup;
+	bool		isnull;
+	Datum		d;
+
+	Assert(rm->with_target && rm->enc.target != NULL);
+	row_tuple(rec, &tup);
+	d = heap_getattr(&tup, rm->t_att + 1, rm->desc, &isnull);
+	km_table_value(d, isnull, rm->t_kind, rm->t_base, rm->t_by_output, &rm->t_out, v);
+	*kind = rm->t_kind;
+	return rm->enc.target;
+}
+
+const double *
+km_row_map_encode(KmRowMap *rm, HeapTupleHeader rec, const char *where)
+{
+	HeapTupleData tup;
+	uint32		bad;
+	km_encode_fault f;
+
+	row_tuple(rec, &tup);
+	for (uint32 i = 0; i < rm->enc.n_columns; i++)
+	{
+		bool		isnull;
+		Datum		d = heap_getattr(&tup, rm->att[i] + 1, rm->desc, &isnull);
+
+		km_table_value(d, isnull, rm->kind[i], rm->base[i], rm->by_output[i],
+					   &rm->out[i], &rm->vals[i]);
+	}
+	f = km_encoder_encode(&rm->enc, rm->vals, rm->x, &bad);
+	if (f != KM_ENCODE_OK)
+		km_table_encode_error(&rm->enc, f, bad, rm->vals, where);
+	return rm->x;
+}
+
+/* The encoded features of the row in argument 1 (rc->map->x), the model decoded. */
 static const km_model *
 encode_row(FunctionCallInfo fcinfo, RowCall *rc, KmNamedModel named, const char *fname,
 		   ModelCache **mc, Datum *model)
 {
 	HeapTupleHeader rec;
-	HeapTupleData tup;
 	const km_model *m;
-	uint32		bad;
-	km_encode_fault f;
 
 	*model = call_model(fcinfo, rc, named, mc);
 	m = km_model_cache_model(*mc, *model);
-	load_encoder(rc, m, fname);
 	rec = PG_GETARG_HEAPTUPLEHEADER(1);
-	map_columns(rc, rec);
-	tup.t_len = HeapTupleHeaderGetDatumLength(rec);
-	ItemPointerSetInvalid(&tup.t_self);
-	tup.t_tableOid = InvalidOid;
-	tup.t_data = rec;
-	for (uint32 i = 0; i < rc->enc.n_columns; i++)
-	{
-		bool		isnull;
-		Datum		d = heap_getattr(&tup, rc->att[i] + 1, rc->desc, &isnull);
-
-		km_table_value(d, isnull, rc->kind[i], rc->base[i], rc->by_output[i],
-					   &rc->out[i], &rc->vals[i]);
-	}
-	f = km_encoder_encode(&rc->enc, rc->vals, rc->x, &bad);
-	if (f != KM_ENCODE_OK)
-		km_table_encode_error(&rc->enc, f, bad, rc->vals, "The row");
+	km_row_map_prepare(rc->map, m, rec, fname);
+	(void) km_row_map_encode(rc->map, rec, "The row");
 	return m;
 }
 
@@ -249,7 +374,7 @@ km_predict_row(FunctionCallInfo fcinfo, KmNamedModel named)
 	Datum		model;
 	const km_model *m = encode_row(fcinfo, rc, named, "kernel_predict", &mc, &model);
 
-	PG_RETURN_FLOAT8(km_model_cache_predict_row(mc, model, rc->x, m->n_features));
+	PG_RETURN_FLOAT8(km_model_cache_predict_row(mc, model, rc->map->x, m->n_features));
 }
 
 Datum
@@ -269,8 +394,8 @@ km_predict_class_row(FunctionCallInfo fcinfo, KmNamedModel named)
 	const double *f;
 	uint32		c;
 
-	km_classifier_prepare(m, "kernel_predict_class", rc->ctx, &rc->pb);
-	f = km_model_cache_decision(mc, model, rc->x, m->n_features);
+	km_classifier_prepare(m, "kernel_predict_class", rc->map->ctx, &rc->pb);
+	f = km_model_cache_decision(mc, model, rc->map->x, m->n_features);
 	c = km_classify_decide(m->multiclass, m->n_classes, f);
 	PG_RETURN_TEXT_P(cstring_to_text(km_classes_label(m->labels, m->labels_bytes,
 													  m->n_classes, c)));
@@ -295,9 +420,9 @@ km_predict_proba_row(FunctionCallInfo fcinfo, KmNamedModel named)
 	km_error	err;
 	KmJson		j;
 
-	km_classifier_prepare(m, "kernel_predict_proba", rc->ctx, &rc->pb);
+	km_classifier_prepare(m, "kernel_predict_proba", rc->map->ctx, &rc->pb);
 	link = (km_prob_link) km_model_prob_link_or_raise(m);
-	f = km_model_cache_decision(mc, model, rc->x, m->n_features);
+	f = km_model_cache_decision(mc, model, rc->map->x, m->n_features);
 	if (km_classify_proba(link, m->multiclass, m->n_classes, f, m->prob_A,
 						  m->prob_B, rc->pb.p, rc->pb.pwork, &err) != KM_OK)
 		km_raise(&err);

@@ -571,6 +571,10 @@ km_table_learn(TableState *st, km_encoder *e, uint8 **payload, uint64 *bytes)
 	e->columns = cols;
 	e->impute = st->impute;
 	e->unknown = st->unknown;
+	/* the target column, for kernel_evaluate(model, row) */
+	e->target = st->target;
+	e->target_type = format_type_be(TupleDescAttr(st->desc, st->target_att)->atttypid);
+	e->target_kind = st->target_kind;
 	if (d > 100000)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),

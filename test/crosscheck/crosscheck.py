@@ -1489,6 +1489,64 @@ def check_tables(cur):
                         "WHERE m.name = 'table' ORDER BY t.id")
             got = np.array([r[0] for r in cur.fetchall()])
             compare(name, got, want, 1e-9, kind="abs")
+            if strategy != "mean":
+                return
+            # kernel_evaluate(model, row): the target read from column y
+            # (a NULL target added, skipped), vs sklearn.metrics on the
+            # pipeline's own predictions
+            from sklearn import metrics
+            cur.execute("SELECT kernel_evaluate(m.model, t) FROM kmcc_models m, "
+                        "(SELECT id, band, sex, flag, s6, s5, s4, s3, s2, s1, bp, bmi, age, y "
+                        " FROM kmcc_table WHERE part = 'test' "
+                        " UNION ALL SELECT -1, 'low', 'M', true, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL) t "
+                        "WHERE m.name = 'table'")
+            ev = cur.fetchone()[0]
+            tag = "o kernel_evaluate(model, row), impute mean"
+            report(ev["n"] == len(te) and ev["skipped"] == 1, tag + " n, skipped",
+                   "%d rows, %d skipped" % (ev["n"], ev["skipped"]))
+            compare(tag + " rmse vs sqrt(mean_squared_error)", ev["rmse"],
+                    np.sqrt(metrics.mean_squared_error(y[te], want)), 1e-9)
+            compare(tag + " mae vs mean_absolute_error", ev["mae"],
+                    metrics.mean_absolute_error(y[te], want), 1e-9)
+            compare(tag + " r2 vs r2_score", ev["r2"], metrics.r2_score(y[te], want), 1e-9, "abs")
+
+    @check("o kernel_evaluate(model, row) of a classifier of a text column")
+    def _():
+        # sex from the other columns; its NULLs skipped by training and evaluation
+        from sklearn import metrics
+        cur.execute("DELETE FROM kmcc_models WHERE name = 'table_sex'")
+        cur.execute("INSERT INTO kmcc_models (name, model) "
+                    "SELECT 'table_sex', kernel_train(t, 'sex', "
+                    "'{\"impute\": \"median\", \"method\": \"logistic\", \"lambda\": 0.01, \"gamma\": 0.05}') "
+                    "FROM (SELECT age, bmi, bp, s1, s2, s3, s4, s5, s6, flag, band, sex "
+                    " FROM kmcc_table WHERE part = 'train') t")
+        cur.execute("SELECT kernel_evaluate(m.model, t) FROM kmcc_models m, kmcc_table t "
+                    "WHERE m.name = 'table_sex' AND t.part = 'test'")
+        ev = cur.fetchone()[0]
+        cur.execute("SELECT t.sex, kernel_predict_class(m.model, t), "
+                    "(kernel_predict_proba(m.model, t)->>'F')::float8, "
+                    "(kernel_predict_proba(m.model, t)->>'M')::float8 "
+                    "FROM kmcc_models m, kmcc_table t "
+                    "WHERE m.name = 'table_sex' AND t.part = 'test' AND t.sex IS NOT NULL ORDER BY t.id")
+        r = cur.fetchall()
+        yl = [a for a, _, _, _ in r]
+        c = [b for _, b, _, _ in r]
+        P = np.array([[p0, p1] for _, _, p0, p1 in r])
+        tag = "o kernel_evaluate(model, row) logistic on sex"
+        nulls = sum(1 for i in te if frame["sex"][i] is None)
+        report(ev["n"] == len(yl) and ev["skipped"] == nulls, tag + " n, skipped",
+               "%d rows, %d skipped, expected %d, %d" % (ev["n"], ev["skipped"], len(yl), nulls))
+        compare(tag + " accuracy vs accuracy_score", ev["accuracy"],
+                metrics.accuracy_score(yl, c), 1e-9, "abs")
+        compare(tag + " balanced_accuracy vs balanced_accuracy_score", ev["balanced_accuracy"],
+                metrics.balanced_accuracy_score(yl, c), 1e-9, "abs")
+        report(np.array_equal(np.array(ev["confusion"]["matrix"]),
+                              metrics.confusion_matrix(yl, c, labels=["F", "M"])),
+               tag + " confusion vs confusion_matrix", "%s" % ev["confusion"]["matrix"])
+        compare(tag + " log_loss vs log_loss", ev["log_loss"],
+                metrics.log_loss(yl, P, labels=["F", "M"]), 1e-9, "abs")
+        compare(tag + " auc vs roc_auc_score", ev["auc"],
+                metrics.roc_auc_score([v == "M" for v in yl], P[:, 1]), 1e-9, "abs")
 
 
 def check_classification(cur):

@@ -159,13 +159,20 @@ main(int argc, char **argv)
 	{
 		static const char *const cats[] = {"a", "b"};
 		km_encoder_column ec = {"c", "text", KM_COLUMN_CATEGORY, true, 0.0, 1, 2, cats, 0};
-		km_encoder	e = {1, 2, KM_IMPUTE_MOST_FREQUENT, KM_UNKNOWN_IGNORE, &ec};
+		km_encoder	e = {1, 2, KM_IMPUTE_MOST_FREQUENT, KM_UNKNOWN_IGNORE, &ec, NULL, NULL, KM_COLUMN_NUMBER};
 		uint8_t		payload[256];
 
 		km_encoder_write(&e, payload);
 		m.encoder = payload;
 		m.encoder_bytes = (uint32_t) km_encoder_size(&e);
 		write_model(argv[1], "ridge_encoder", &m);
+		/* version 2: the target column too */
+		e.target = "price";
+		e.target_type = "numeric";
+		e.target_kind = KM_COLUMN_NUMBER;
+		km_encoder_write(&e, payload);
+		m.encoder_bytes = (uint32_t) km_encoder_size(&e);
+		write_model(argv[1], "ridge_encoder_target", &m);
 		m.encoder = NULL;
 		m.encoder_bytes = 0;
 	}

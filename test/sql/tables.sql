@@ -63,7 +63,8 @@ SELECT c->>'name' AS name, c->>'type' AS type, c->>'encoding' AS encoding,
 	   CASE WHEN c->>'encoding' = 'onehot' THEN c->>'impute'
 			ELSE round((c->>'impute')::numeric, 9)::text END AS impute
 FROM tbl_models m, jsonb_array_elements(kernel_model_info(m.model)->'columns') c;
-SELECT kernel_model_info(model)->>'impute' AS impute,
+SELECT kernel_model_info(model)->'target' AS target,
+	   kernel_model_info(model)->>'impute' AS impute,
 	   kernel_model_info(model)->>'unknown' AS unknown,
 	   kernel_model_info(model)->'n_features' AS n_features,
 	   kernel_model_info(model)->'rows_skipped' AS skipped
@@ -173,6 +174,93 @@ SELECT jsonb_path_query_array(kernel_model_info(model), '$.columns[*].name') AS 
 UPDATE tbl_flow h SET predicted = kernel_predict(m.model, h) FROM tbl_flow_model m;
 SELECT count(predicted) AS predicted, max(abs(predicted - price)) < 100 AS close FROM tbl_flow;
 DROP TABLE tbl_flow, tbl_flow_model;
+-- kernel_evaluate(model, row): the target read from the column the model
+-- was trained on, the row encoded by names; the same jsonb as the float8[]
+-- form on the same rows (rows without NULL features, so that the encoding
+-- by hand is exact; the NULL price of row 40 skipped by both)
+SELECT kernel_evaluate(m.model, h) AS by_row,
+	   kernel_evaluate(m.model, h) = kernel_evaluate(m.model, tbl_encode(h), h.price) AS same
+FROM tbl_models m, tbl_houses h
+WHERE h.area IS NOT NULL AND h.city IS NOT NULL AND h.garden IS NOT NULL
+GROUP BY m.model;
+-- every row, NULLs imputed: as kernel_predict(model, row) scores them
+SELECT (e->>'n')::int AS n, (e->>'skipped')::int AS skipped,
+	   abs((e->>'rmse')::float8 - (SELECT sqrt(avg((kernel_predict(m.model, h) - price) ^ 2))
+								   FROM tbl_houses h, tbl_models m)) < 1e-9 AS rmse_as_predicted
+FROM (SELECT kernel_evaluate(m.model, h) AS e FROM tbl_models m, tbl_houses h GROUP BY m.model) r;
+-- a classifier of a text target: its NULL labels skipped, as training skipped them
+SELECT kernel_evaluate(c.model, h) = kernel_evaluate(c.model, ARRAY[h.area, h.rooms,
+		(h.colour = 'blue')::int, (h.colour = 'green')::int, (h.colour = 'red')::int]::float8[], h.city) AS same,
+	   kernel_evaluate(c.model, h)->'skipped' AS skipped, kernel_evaluate(c.model, h)->'n' AS n
+FROM tbl_classifier c, tbl_houses h WHERE h.area IS NOT NULL GROUP BY c.model;
+-- a boolean target: the labels 'false' and 'true', as training read them
+SELECT kernel_evaluate(g.model, h) = kernel_evaluate(g.model, ARRAY[h.rooms, h.area]::float8[], h.garden::text) AS same,
+	   kernel_evaluate(g.model, h)->'confusion'->'labels' AS labels
+FROM (SELECT kernel_train(h, 'garden', '{"features": ["rooms", "area"], "method": "logistic"}') AS model
+	  FROM tbl_houses h WHERE area IS NOT NULL) g,
+	 tbl_houses h WHERE h.area IS NOT NULL GROUP BY g.model;
+-- extra columns and any order; a NULL row skipped and counted
+SELECT kernel_evaluate(m.model, r)->'skipped' AS skipped,
+	   kernel_evaluate(m.model, r) - 'skipped' =
+	   kernel_evaluate(m.model, h) FILTER (WHERE h.id > 1) - 'skipped' AS same
+FROM tbl_models m, tbl_houses h
+	 LEFT JOIN LATERAL (SELECT h.price, h.colour, 'extra' AS note, h.garden, h.city, h.rooms, h.area
+						WHERE h.id > 1) r ON true
+GROUP BY m.model;
+-- parallel workers: partial states of row forms combine as the others'
+CREATE TABLE tbl_evaluate_rows AS SELECT h.* FROM tbl_houses h, generate_series(1, 50) k;
+ANALYZE tbl_evaluate_rows;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+SET parallel_leader_participation = off;
+EXPLAIN (COSTS OFF) SELECT kernel_evaluate((SELECT model FROM tbl_models), h) FROM tbl_evaluate_rows h;
+SELECT kernel_evaluate((SELECT model FROM tbl_models), h) AS parallel FROM tbl_evaluate_rows h \gset
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+RESET parallel_leader_participation;
+SET max_parallel_workers_per_gather = 0;
+-- the sums of partial states may differ in the last bits from the serial order
+SELECT e->'n' = p->'n' AND e->'skipped' = p->'skipped' AS same_counts,
+	   abs((e->>'rmse')::float8 - (p->>'rmse')::float8) < 1e-9 * (p->>'rmse')::float8 AND
+	   abs((e->>'mae')::float8 - (p->>'mae')::float8) < 1e-9 * (p->>'mae')::float8 AND
+	   abs((e->>'r2')::float8 - (p->>'r2')::float8) < 1e-12 AS same_serial
+FROM (SELECT kernel_evaluate((SELECT model FROM tbl_models), h) AS e FROM tbl_evaluate_rows h) s,
+	 (SELECT :'parallel'::jsonb AS p) q;
+RESET max_parallel_workers_per_gather;
+DROP TABLE tbl_evaluate_rows;
+-- errors: a row without the target column names it
+SELECT kernel_evaluate(m.model, r)
+FROM tbl_models m, (SELECT 70 AS area, 2 AS rooms, 'paris' AS city, true AS garden, 'red'::tbl_colour AS colour) r;
+-- a target of another kind than a regression model's
+SELECT kernel_evaluate(m.model, r)
+FROM tbl_models m, (SELECT 70 AS area, 2 AS rooms, 'paris' AS city, true AS garden,
+						   'red'::tbl_colour AS colour, 'cheap' AS price) r;
+-- a label that is not a class of the classifier
+SELECT kernel_evaluate(c.model, r)
+FROM tbl_classifier c, (SELECT 70 AS area, 2 AS rooms, 'red'::tbl_colour AS colour, 'rome' AS city) r;
+-- a model without columns: the float8[] form is the way
+SELECT kernel_evaluate(a.model, h) FROM tbl_array_model a, tbl_houses h;
+
+-- a table model written before models recorded their target column (its
+-- encoder of version 1, as test/fuzz/make_seed writes ridge_encoder): it
+-- still reads and scores rows; kernel_evaluate(model, row) says why not
+CREATE TABLE tbl_v1_model AS SELECT decode(
+	'4b4d4c4d020050005f0100000000000001010301010001000300000002000000000000000000e03f000000000000f03f' ||
+	'030000000000000000000000000000000000000000000000050000001254b81501000100200000000000000000000000' ||
+	'0000e03f000000000000f0bf000000000000f03f0000000000000040ec4130f202000100500000000000000003000000' ||
+	'00000000000000000000d03f000000000000e0bf000000000000f03f000000000000f03f000000000000004000000000' ||
+	'00000840000000000000104000000000000014400000000000001840ce5958cf03000100100000000000000000000000' ||
+	'0000f03f00000000000000003ff633880400010008000000000000000000000000000000c6a546e71000000037000000' ||
+	'000000000100000001000000020000000300000001000000630004000000746578740002010000020000000100000001' ||
+	'0000006100010000006200330ff0e9', 'hex') AS model;
+SELECT kernel_predict(m.model, r) IS NOT NULL AS scores, kernel_model_info(m.model)->'target' AS target
+FROM tbl_v1_model m, (SELECT 'a' AS c) r;
+SELECT kernel_evaluate(m.model, r) FROM tbl_v1_model m, (SELECT 'a' AS c, 1.0 AS y) r;
+DROP TABLE tbl_v1_model;
 -- by name: a named model trained from float8[] rows has no columns
 SELECT version FROM kernel_model_train('tbl_named', 'SELECT tbl_encode(h), price FROM tbl_houses h',
 									   '{"gamma": 0.2, "lambda": 0.1}');
@@ -194,6 +282,10 @@ SELECT source_query, options FROM kernel_models WHERE name = 'tbl_price';
 SELECT max(abs(kernel_predict('tbl_price', h) - kernel_predict(m.model, h))) < 1e-9 AS same
 FROM tbl_named_src h, tbl_models m;
 SELECT kernel_model_info(kernel_model_get('tbl_price'))->'columns'->2->'categories' AS categories;
+-- kernel_evaluate by name: the deployed version's, as by bytea
+SELECT kernel_evaluate('tbl_price', h) = kernel_evaluate(kernel_model_get('tbl_price'), h) AS same,
+	   kernel_evaluate('tbl_price', h)->'n' AS n
+FROM tbl_named_src h;
 -- columns added to the table: retraining reads the stored columns
 ALTER TABLE tbl_named_src ADD COLUMN note text DEFAULT 'new';
 INSERT INTO tbl_named_src (id, area, rooms, city, garden, colour, price)
@@ -212,6 +304,9 @@ FROM kernel_model_train('tbl_city', 'tbl_named_src'::regclass, 'city',
 						'{"features": ["area", "rooms"], "impute": "median", "method": "logistic",
 						  "deploy": "always"}');
 SELECT count(*) AS scored FROM tbl_named_src h WHERE kernel_predict_class('tbl_city', h) IS NOT NULL;
+SELECT kernel_evaluate('tbl_city', h) = kernel_evaluate(kernel_model_get('tbl_city'), h) AS same,
+	   kernel_evaluate('tbl_city', h)->'skipped' AS skipped
+FROM tbl_named_src h;
 -- a used column dropped: retraining names it
 ALTER TABLE tbl_named_src DROP COLUMN garden;
 SELECT version FROM kernel_model_retrain('tbl_price');

@@ -4,7 +4,8 @@
  * statistics against values worked out by hand (NumPy's median,
  * scikit-learn's most-frequent tie rule), and a crafted payload: every
  * truncation and every byte changed is refused or reads within bounds
- * (run under ASan by make unittest-asan).
+ * (run under ASan by make unittest-asan), with and without the target
+ * column (versions 2 and 1).
  */
 #include <math.h>
 #include <stdint.h>
@@ -18,6 +19,7 @@
 void		test_encoder_round_trip(void);
 void		test_encoder_statistics(void);
 void		test_encoder_crafted(void);
+void		test_encoder_target(void);
 
 static const char *const colours[] = {"blue", "green", "red"};
 
@@ -40,6 +42,9 @@ fixture(void)
 	e.impute = KM_IMPUTE_MEAN;
 	e.unknown = KM_UNKNOWN_IGNORE;
 	e.columns = cols_fixture;
+	e.target = NULL;
+	e.target_type = NULL;
+	e.target_kind = KM_COLUMN_NUMBER;
 	return e;
 }
 
@@ -126,10 +131,22 @@ test_encoder_statistics(void)
 		  "byte order");
 }
 
+static void crafted(km_encoder e);
+
 void
 test_encoder_crafted(void)
 {
 	km_encoder	e = fixture();
+
+	crafted(e);
+	e.target = "price";
+	e.target_type = "numeric";
+	crafted(e);
+}
+
+static void
+crafted(km_encoder e)
+{
 	size_t		len;
 	uint8_t    *p = payload(&e, &len);
 	km_encoder_counts c;
@@ -181,8 +198,71 @@ test_encoder_crafted(void)
 		q = payload(&e, &qlen);
 		CHECK(km_encoder_check(q, qlen, 5, &c, &err) != KM_OK, "duplicate name accepted");
 		free(q);
+		cols_fixture[2].name = "garden";
 	}
 	free(p);
+}
+
+/*
+ * The target column (version 2): read back; a version 1 payload (no
+ * target) still read, as an encoder without one; a target named as a
+ * column, a version beyond this build's, refused.
+ */
+void
+test_encoder_target(void)
+{
+	km_encoder	e = fixture();
+	size_t		len;
+	size_t		len1;
+	uint8_t    *p1 = payload(&e, &len1);
+	uint8_t    *p;
+	km_encoder_counts c;
+	km_error	err;
+	km_encoder	r;
+	km_encoder_column cols[3];
+	const char *cats[3];
+
+	CHECK(p1[0] == 1 && p1[1] == 0, "no target: version 1");
+	CHECK(km_encoder_check(p1, len1, 5, &c, &err) == KM_OK, "%s", err.detail);
+	km_encoder_read(p1, len1, &r, cols, cats);
+	CHECK(r.target == NULL && r.target_type == NULL, "version 1: no target");
+
+	e.target = "label";
+	e.target_type = "kind_enum";
+	e.target_kind = KM_COLUMN_CATEGORY;
+	p = payload(&e, &len);
+	CHECK(p[0] == 2 && len == len1 + 4 + 5 + 1 + 4 + 9 + 1 + 4, "version 2, %zu bytes", len);
+	/* the columns are written as in version 1 */
+	CHECK(memcmp(p + 4, p1 + 4, len1 - 4) == 0, "columns unchanged");
+	CHECK(km_encoder_check(p, len, 5, &c, &err) == KM_OK, "%s", err.detail);
+	CHECK(c.n_columns == 3 && c.n_categories == 3, "counts");
+	km_encoder_read(p, len, &r, cols, cats);
+	CHECK(r.target != NULL && strcmp(r.target, "label") == 0 &&
+		  strcmp(r.target_type, "kind_enum") == 0 && r.target_kind == KM_COLUMN_CATEGORY &&
+		  strcmp(cols[2].name, "garden") == 0 && cols[2].offset == 4, "read back");
+	/* version 1 bytes followed by a target are refused */
+	p[0] = 1;
+	CHECK(km_encoder_check(p, len, 5, &c, &err) == KM_ERR_FORMAT, "v1 with a target");
+	p[0] = 3;
+	CHECK(km_encoder_check(p, len, 5, &c, &err) == KM_ERR_VERSION, "version 3");
+	p[0] = 0;
+	CHECK(km_encoder_check(p, len, 5, &c, &err) == KM_ERR_VERSION, "version 0");
+	free(p);
+	/* an unknown kind, a target that is a feature column, an empty name */
+	e.target_kind = (km_column_kind) 3;
+	p = payload(&e, &len);
+	CHECK(km_encoder_check(p, len, 5, &c, &err) == KM_ERR_FORMAT, "kind 3");
+	free(p);
+	e.target_kind = KM_COLUMN_NUMBER;
+	e.target = "colour";
+	p = payload(&e, &len);
+	CHECK(km_encoder_check(p, len, 5, &c, &err) == KM_ERR_FORMAT, "target a column");
+	free(p);
+	e.target = "";
+	p = payload(&e, &len);
+	CHECK(km_encoder_check(p, len, 5, &c, &err) == KM_ERR_FORMAT, "empty target");
+	free(p);
+	free(p1);
 }
 
 /*
@@ -213,7 +293,7 @@ test_encoder_model_section(void)
 	static const char *const ab[] = {"a", "b"};
 	static const char *const ba[] = {"b", "a"};
 	km_encoder_column ec = {"c", "text", KM_COLUMN_CATEGORY, true, 0.0, 1, 2, ab, 0};
-	km_encoder	e = {1, 2, KM_IMPUTE_MOST_FREQUENT, KM_UNKNOWN_IGNORE, &ec};
+	km_encoder	e = {1, 2, KM_IMPUTE_MOST_FREQUENT, KM_UNKNOWN_IGNORE, &ec, NULL, NULL, KM_COLUMN_NUMBER};
 	uint8_t		payload[256];
 	km_model	m;
 	km_model	r;

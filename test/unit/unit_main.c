@@ -82,6 +82,7 @@ int			unit_failures = 0;
 	X(test_encoder_round_trip) \
 	X(test_encoder_statistics) \
 	X(test_encoder_crafted) \
+	X(test_encoder_target) \
 	X(test_encoder_model_section) \
 	X(test_crc_extension_model) \
 	X(test_metrics_definitions) \
