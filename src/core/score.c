@@ -165,14 +165,17 @@ rbf_fused(const km_model *m, const double *xnorms, size_t rows,
 		top = fmax(top, isfinite(xnorms[r]) ? xnorms[r] : HUGE_VAL);
 	for (size_t i = 0; i < m->n_train; i++)
 		top = fmax(top, isfinite(norms[i]) ? norms[i] : HUGE_VAL);
-	return top <= DBL_MAX / 8;
+	/* then |-g (a + b)| and |2g <x, c>| are at most 2g top: finite */
+	return top <= DBL_MAX / 8 && m->kernel.gamma * top <= DBL_MAX / 8;
 }
 
 /*
- * An rbf block of one output: the inner products by one GEMM, then each
- * row's kernel map and its dot with the coefficients in one pass
- * (km_map_inner_dot, the loop kernel_predict runs on its GEMV), so the
- * kernel values are never stored and no second GEMM reads them back.
+ * An rbf block of one output: Z = -g (||x||^2 + ||c||^2) set row by row,
+ * then one GEMM adds 2g <x, c>, so Z holds -g ||x - c||^2 (the scale and
+ * the norms ride in the GEMM instead of the map, and OpenBLAS skips its
+ * zeroing pass for beta 1); then each row's exp and its dot with the
+ * coefficients in one pass (km_rbf_exp_dot).  The kernel values are
+ * never stored and no second GEMM reads them back.
  */
 static km_status
 block_rbf_fused(km_scorer *s, const double *Xs, size_t rows,
@@ -181,13 +184,15 @@ block_rbf_fused(km_scorer *s, const double *Xs, size_t rows,
 	const km_model *m = s->m;
 	size_t		n = m->n_train;
 	int			d = (int) m->n_features;
+	double		g = m->kernel.gamma;
 
+	for (size_t r = 0; r < rows; r++)
+		km_rbf_preset(Z + r * n, n, s->norms, xnorms[r], g);
 	cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int) rows, (int) n, d,
-				1.0, Xs, d, m->X, d, 0.0, Z, (int) n);
+				2.0 * g, Xs, d, m->X, d, 1.0, Z, (int) n);
 	for (size_t r = 0; r < rows; r++)
 	{
-		out[r] = intercept(m, 0) +
-			km_map_inner_dot(&m->kernel, Z + r * n, n, s->norms, xnorms[r], m->alpha);
+		out[r] = intercept(m, 0) + km_rbf_exp_dot(Z + r * n, n, m->alpha);
 		if (!isfinite(out[r]))
 			return decision_overflow(s, err);
 	}
