@@ -172,3 +172,22 @@ km_map_cos(double *v, size_t count, double s)
 	for (size_t i = 0; i < count; i++)
 		v[i] = s * cos(v[i]);
 }
+
+KM_VECTORIZE
+void
+km_rbf_preset(double *z, size_t count, const double *an, double bn, double g)
+{
+	for (size_t i = 0; i < count; i++)
+		z[i] = -g * (an[i] + bn);
+}
+
+KM_VECTORIZE
+double
+km_rbf_exp_dot(const double *z, size_t count, const double *w)
+{
+	double		s = 0.0;
+
+	for (size_t i = 0; i < count; i++)
+		s += w[i] * exp(z[i] < 0.0 ? z[i] : 0.0);
+	return s;
+}

@@ -59,4 +59,13 @@ void		km_map_cos(double *v, size_t count, double s);
 /* sum_i w[i] * exp(-g * v[i]) */
 double		km_exp_dot(const double *v, size_t count, double g, const double *w);
 
+/*
+ * The rbf block of km_scorer_block: km_rbf_preset sets z[i] := -g (an[i] +
+ * bn), the part of -g ||a_i - b||^2 a GEMM of alpha 2g and beta 1 then
+ * completes with 2g <a_i, b> (and no zeroing pass); km_rbf_exp_dot gives
+ * sum_i w[i] exp(min(z[i], 0)), the clamp of a distance rounded below 0.
+ */
+void		km_rbf_preset(double *z, size_t count, const double *an, double bn, double g);
+double		km_rbf_exp_dot(const double *z, size_t count, const double *w);
+
 #endif							/* KM_KERNEL_MAPS_H */

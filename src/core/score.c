@@ -3,9 +3,11 @@
  * headers).  See score.h.
  */
 #include <cblas.h>
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
+#include "kernel_maps.h"
 #include "score.h"
 #include "solve.h"
 
@@ -146,6 +148,57 @@ km_scorer_block_doubles(const km_model *m, size_t rows)
 	return (size_t) (rows * per_row);
 }
 
+/*
+ * Whether the block of an rbf model of one output can take the fused path:
+ * every norm small enough for the expanded distance (the rule of
+ * kernels.c's plan_gram, so no inner product or distance overflows).
+ */
+static bool
+rbf_fused(const km_model *m, const double *xnorms, size_t rows,
+		  const double *norms)
+{
+	double		top = 0.0;
+
+	if (m->kernel.type != KM_KERNEL_RBF || outputs(m) != 1 || is_rff(m))
+		return false;
+	for (size_t r = 0; r < rows; r++)
+		top = fmax(top, isfinite(xnorms[r]) ? xnorms[r] : HUGE_VAL);
+	for (size_t i = 0; i < m->n_train; i++)
+		top = fmax(top, isfinite(norms[i]) ? norms[i] : HUGE_VAL);
+	/* then |-g (a + b)| and |2g <x, c>| are at most 2g top: finite */
+	return top <= DBL_MAX / 8 && m->kernel.gamma * top <= DBL_MAX / 8;
+}
+
+/*
+ * An rbf block of one output: Z = -g (||x||^2 + ||c||^2) set row by row,
+ * then one GEMM adds 2g <x, c>, so Z holds -g ||x - c||^2 (the scale and
+ * the norms ride in the GEMM instead of the map, and OpenBLAS skips its
+ * zeroing pass for beta 1); then each row's exp and its dot with the
+ * coefficients in one pass (km_rbf_exp_dot).  The kernel values are
+ * never stored and no second GEMM reads them back.
+ */
+static km_status
+block_rbf_fused(km_scorer *s, const double *Xs, size_t rows,
+				const double *xnorms, double *Z, double *out, km_error *err)
+{
+	const km_model *m = s->m;
+	size_t		n = m->n_train;
+	int			d = (int) m->n_features;
+	double		g = m->kernel.gamma;
+
+	for (size_t r = 0; r < rows; r++)
+		km_rbf_preset(Z + r * n, n, s->norms, xnorms[r], g);
+	cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int) rows, (int) n, d,
+				2.0 * g, Xs, d, m->X, d, 1.0, Z, (int) n);
+	for (size_t r = 0; r < rows; r++)
+	{
+		out[r] = intercept(m, 0) + km_rbf_exp_dot(Z + r * n, n, m->alpha);
+		if (!isfinite(out[r]))
+			return decision_overflow(s, err);
+	}
+	return KM_OK;
+}
+
 km_status
 km_scorer_block(km_scorer *s, const double *X, size_t rows, double *out,
 				double *work, km_error *err)
@@ -179,6 +232,8 @@ km_scorer_block(km_scorer *s, const double *X, size_t rows, double *out,
 
 		if (norms)
 			km_row_norms(&m->kernel, Xs, rows, (int) d, xnorms);
+		if (norms && rbf_fused(m, xnorms, rows, s->norms))
+			return block_rbf_fused(s, Xs, rows, xnorms, Z, out, err);
 		ok = km_gram_cross(&m->kernel, Xs, rows, norms ? xnorms : NULL, m->X,
 						   s->Xt, n, (int) d, norms ? s->norms : NULL, Z);
 	}

@@ -55,7 +55,9 @@ size_t		km_scorer_block_doubles(const km_model *m, size_t rows);
  * The decision values of rows raw rows X (rows x d, row-major) into out
  * (rows x q, row-major): the features of the block by one GEMM and the
  * kernel's element-wise map (km_gram_cross; rff km_rff_map), the outputs
- * by a second GEMM.  work has km_scorer_block_doubles(m, rows) doubles
+ * by a second GEMM (rbf of one output: the GEMM gives -gamma times the
+ * squared distances, then the exp and the dot with the coefficients are
+ * one pass per row, km_rbf_exp_dot).  work has km_scorer_block_doubles(m, rows) doubles
  * (about rows x (n + d)).  The values agree with km_scorer_decision's to
  * rounding, not bit for bit (another summation order).  KM_ERR_OVERFLOW
  * names the row that failed.  No interrupt check: pass bounded blocks.

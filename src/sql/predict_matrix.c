@@ -6,10 +6,13 @@
  * The rows are scored a panel at a time by km_scorer_block (score.h): the
  * kernel block between the panel and the model's rows (or centres) by one
  * GEMM and the kernel's element-wise map, then the outputs by a second
- * GEMM, where kernel_predict does one GEMV per row.  A panel holds at most
- * PANEL_BYTES of work (less when kernel_ml.max_memory leaves less room),
- * and interrupts are checked between panels.  The values agree with
- * kernel_predict's to rounding (another summation order), not bit for bit.
+ * GEMM, where kernel_predict does one GEMV per row (an rbf model of one
+ * output: the GEMM gives -gamma times the squared distances, and each
+ * row's exp and its dot with the coefficients are one pass).  A panel
+ * holds at most PANEL_BYTES of work (less when kernel_ml.max_memory leaves
+ * less room), and interrupts are checked between panels.  The values agree
+ * with kernel_predict's to rounding (another summation order), not bit
+ * for bit.
  *
  * PostgreSQL does not tell float8[][] from float8[], so these have their
  * own names: a 1-D array is an error with a hint, not one row.  The by-name

@@ -103,5 +103,22 @@ SELECT kernel_predict_proba_matrix(m.model, ARRAY[[1, 2, 3]]::float8[]) FROM mx_
 -- a row whose standardized feature overflows is named
 SELECT kernel_predict_matrix(m.model, ARRAY[[0, 0, 0], [1e308, 0, 0]]::float8[]) FROM mx_models m WHERE m.kind = 'rbf';
 
+-- rbf far from the data: rows near the training rows, rows 1e5 and 1e100
+-- away, rows 5e153 away (squared norms past DBL_MAX / 8: the unexpanded
+-- form), and a gamma of 1e308 (too large to fold into the GEMM):
+-- kernel_predict's values
+CREATE TEMP TABLE mx_far AS
+SELECT i AS id, ARRAY[sin(i) * s, cos(i), 0.5]::float8[] AS f
+FROM generate_series(1, 12) i, (VALUES (1.0), (1e5), (1e100), (5e153)) v(s);
+CREATE TEMP TABLE mx_far_models AS
+SELECT g AS gamma, kernel_train(f, y, format('{"lambda": 0.1, "gamma": %s}', g)::jsonb) AS model
+FROM mx_rows, (VALUES ('0.5'), ('1e308')) v(g) WHERE id <= 300 GROUP BY g;
+SELECT m.gamma, array_length(p.v, 1) AS rows,
+       max(abs(p.v[r.rn] - kernel_predict(m.model, r.f))) <= 1e-12 * max(abs(kernel_predict(m.model, r.f))) AS same
+FROM mx_far_models m
+CROSS JOIN LATERAL (SELECT kernel_predict_matrix(m.model, array_agg(f ORDER BY id, f[1])) AS v FROM mx_far) p
+JOIN (SELECT row_number() OVER (ORDER BY id, f[1]) AS rn, f FROM mx_far) r ON true
+GROUP BY m.gamma, p.v ORDER BY m.gamma;
+
 SELECT kernel_model_drop('mx_svm3'), kernel_model_drop('mx_reg');
 DROP TABLE mx_rows, mx_models, mx_matrix;
