@@ -241,4 +241,5 @@ const km_method_ops km_ridge_ops = {
 	.hint = ridge_hint,
 	.task_default = true,
 	.approx_sums = true,
+	.gp_reading = true,
 };
