@@ -46,6 +46,7 @@
 #include "compat.h"
 
 #include "classify.h"
+#include "gp_info.h"
 #include "json.h"
 #include "model.h"
 #include "options.h"
@@ -762,6 +763,7 @@ kernel_model_info(PG_FUNCTION_ARGS)
 	}
 	else
 		km_json_num(&j, "train_rmse", m.train_rmse);
+	km_gp_describe(&j, b);		/* exact ridge: amplitude, log likelihood */
 	km_json_int(&j, "size_bytes", (int64) VARSIZE_ANY_EXHDR(b));
 	if (m.n_candidates > 0)
 		describe_selection(&j, b);
