@@ -10,6 +10,7 @@
 
 #include "gp.h"
 #include "kernels.h"
+#include "repr.h"
 #include "solve.h"
 
 /* log(2 pi) */
@@ -26,7 +27,7 @@ km_gp_applies(const km_model *m, const char **why)
 			*why = "method";
 		return false;
 	}
-	if (m->approximation != KM_APPROX_EXACT || m->X == NULL)
+	if (km_repr_lookup(m->approximation)->approximate || m->X == NULL)
 	{
 		if (why)
 			*why = "approximation";
