@@ -10,11 +10,9 @@
 
 #include "gp.h"
 #include "kernels.h"
+#include "metrics.h"
 #include "repr.h"
 #include "solve.h"
-
-/* log(2 pi) */
-#define KM_LOG_2PI 1.8378770664093454835606594728112
 
 bool
 km_gp_applies(const km_model *m, const char **why)
@@ -146,12 +144,8 @@ km_gp_std(km_gp *g, const double *x, double *std, km_error *err)
 bool
 km_gp_log_marginal_likelihood(const km_gp *g, double *lml)
 {
-	double		n = (double) g->n;
-	double		v;
+	double		v = -km_neg_log_evidence(g->s2 * (double) g->n, g->logdet_half, g->n);
 
-	if (!(g->s2 > 0.0))
-		return false;
-	v = -0.5 * n * (1.0 + KM_LOG_2PI + log(g->s2)) - g->logdet_half;
 	if (!isfinite(v))
 		return false;
 	*lml = v;

@@ -660,7 +660,9 @@ describe_selection(KmJson *j, bytea *b)
 	km_json_str(j, "cv", km_cv_name(m.cv));
 	if (m.cv == KM_CV_KFOLD)
 		km_json_int(j, "folds", m.folds);
-	km_json_str(j, "score", m.cv == KM_CV_GCV ? "gcv" : km_score_metric_name(metric));
+	km_json_str(j, "score", m.cv == KM_CV_GCV ? "gcv" :
+				m.cv == KM_CV_EVIDENCE ? "neg_log_marginal_likelihood" :
+				km_score_metric_name(metric));
 	km_json_int(j, "best", m.best);
 	km_json_begin_array(j, "candidates");
 	for (uint32_t i = 0; i < m.n_candidates; i++)

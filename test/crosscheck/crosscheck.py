@@ -115,7 +115,10 @@ Checks:
      log_marginal_likelihood vs GaussianProcessRegressor(ConstantKernel(s2) *
      RBF(l) + WhiteKernel(s2 lambda), optimizer=None, alpha=0) on the
      standardized rows and centred target (s2 from NumPy), diabetes (200
-     rows) and a synthetic set (250 rows, d = 4): within 1e-8 relative.
+     rows) and a synthetic set (250 rows, d = 4): within 1e-8 relative;
+     "cv": "evidence": every candidate's score is minus that likelihood at
+     its gamma and lambda (3 x 3 and 3 x 10 grids: both closed-form routes),
+     and the winner is its largest.
   Run only o with: crosscheck.py tables; only p: crosscheck.py centres
   Run only i and j with: crosscheck.py classify; only j: crosscheck.py approx_classify;
   only k: crosscheck.py defaults; only l and m: crosscheck.py svr;
@@ -1800,6 +1803,29 @@ def check_gp(cur):
             compare(name + ": amplitude vs NumPy s2", [float(info["amplitude"])], [s2], 1e-8)
             compare(name + ": log_marginal_likelihood vs log_marginal_likelihood_value_",
                     [float(info["log_marginal_likelihood"])], [gp.log_marginal_likelihood_value_], 1e-8)
+
+            # "cv": "evidence": every candidate's score is minus sklearn's log
+            # marginal likelihood at its (gamma, lambda); a short lambda grid
+            # (a Cholesky per candidate) and a long one (the tridiagonal form)
+            sc_x = Xs
+            for lams in ([0.003, 0.03, 0.3], list(np.geomspace(1e-3, 3.0, 10))):
+                gammas = [gamma / 3.0, gamma, gamma * 3.0]
+                train(cur, "gp_ev", ds, {"cv": "evidence", "gamma": gammas, "lambda": lams})
+                sel = model_info(cur, "gp_ev")["selection"]
+                want_s = []
+                for g in gammas:
+                    for lm in lams:
+                        Kg = rbf(sc_x, sc_x, g)
+                        s2g = float(yc @ np.linalg.solve(Kg + lm * np.eye(n), yc)) / n
+                        kg = (ConstantKernel(s2g, "fixed") * RBF(np.sqrt(1.0 / (2.0 * g)), "fixed")
+                              + WhiteKernel(s2g * lm, "fixed"))
+                        want_s.append(-GaussianProcessRegressor(kg, optimizer=None, alpha=0.0)
+                                      .fit(sc_x, yc).log_marginal_likelihood_value_)
+                tag = "%s: cv evidence, %d lambdas" % (name, len(lams))
+                compare(tag + ": candidate scores vs -log_marginal_likelihood_value_",
+                        [float(c["score"]) for c in sel["candidates"]], want_s, 1e-8)
+                report(sel["cv"] == "evidence" and sel["best"] == int(np.argmin(want_s)),
+                       tag + ": winner", "best %d, sklearn's %d" % (sel["best"], int(np.argmin(want_s))))
 
 
 

@@ -92,3 +92,21 @@ SELECT kernel_predict_std(m, ARRAY[0, 0, 0]::float8[]) > 0 AS fits_again FROM gp
 DROP TABLE gp_big;
 
 DROP TABLE gp_rows, gp_models;
+
+-- "cv": "evidence": lambda and gamma by the log marginal likelihood (the
+-- scores equal minus scikit-learn's: crosscheck.py gp); the winner's
+-- kernel_model_info likelihood is minus its score
+CREATE TABLE gp_ev AS
+SELECT kernel_train(f, y, '{"cv": "evidence", "gamma": [0.1, 0.5, 2], "lambda": [0.01, 0.1, 1]}') AS m
+FROM (SELECT ARRAY[sin(i), cos(0.7 * i), (i % 7) / 7.0]::float8[] AS f,
+             sin(i) + 0.5 * cos(0.7 * i) + ((i * 7919) % 100) / 500.0 AS y
+      FROM generate_series(1, 120) i) r;
+SELECT i->>'cv' AS cv, i->>'score' AS score, (i->>'best')::int AS best,
+       abs(((i->'candidates'->(i->>'best')::int)->>'score')::float8
+           + (kernel_model_info(m)->>'log_marginal_likelihood')::float8) < 1e-9 AS best_is_lml
+FROM gp_ev, LATERAL (SELECT kernel_model_info(m)->'selection' AS i) s;
+SELECT kernel_model_info(kernel_train(ARRAY[i::float8], sin(i), '{"cv": "evidence", "method": "svr", "lambda": [0.1, 1]}'))
+FROM generate_series(1, 20) i;
+SELECT kernel_model_info(kernel_train(ARRAY[i::float8], sin(i), '{"cv": "evidence", "approximation": "nystrom", "components": 5, "lambda": [0.1, 1]}'))
+FROM generate_series(1, 20) i;
+DROP TABLE gp_ev;
