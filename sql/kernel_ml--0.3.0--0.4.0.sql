@@ -519,3 +519,21 @@ COMMENT ON AGGREGATE @extschema@.kernel_evaluate(bytea, record) IS
 'error measures of a model trained from a table on whole rows, as kernel_evaluate(model, features, target) gives them: each row encoded by column names as kernel_predict(model, row) encodes it, the target read from the column the model was trained on; rows with a NULL row or target skipped and counted';
 COMMENT ON AGGREGATE @extschema@.kernel_evaluate(text, record) IS
 'kernel_evaluate(model, row) with the deployed version of the named model, looked up, and read access checked, once per statement snapshot and current user';
+-- The Gaussian-process reading of exact kernel ridge (issue 32): the
+-- predictive standard deviation, by bytea and by name (src/core/gp.c) -----
+CREATE FUNCTION @extschema@.kernel_predict_std(model pg_catalog.bytea, features pg_catalog.float8[])
+RETURNS pg_catalog.float8
+AS 'MODULE_PATHNAME', 'kernel_predict_std'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.kernel_predict_std(pg_catalog.bytea, pg_catalog.float8[]) IS
+'the predictive standard deviation of a new observation at one row, from the Gaussian-process reading of an exact kernel ridge model: sqrt(s2 (k(x, x) - k_x''(K + lambda I)^-1 k_x + lambda)), the latent part clipped at 0; the factor of K + lambda I is built once per call site and model';
+
+CREATE FUNCTION @extschema@.kernel_predict_std(name pg_catalog.text, features pg_catalog.float8[])
+RETURNS pg_catalog.float8
+AS 'MODULE_PATHNAME', 'kernel_predict_std_by_name'
+LANGUAGE C STABLE STRICT PARALLEL SAFE
+SUPPORT @extschema@._kernel_ml_by_name_support;
+
+COMMENT ON FUNCTION @extschema@.kernel_predict_std(pg_catalog.text, pg_catalog.float8[]) IS
+'kernel_predict_std with the deployed version of the named model, looked up, and read access checked, once per statement snapshot and current user';

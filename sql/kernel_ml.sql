@@ -119,6 +119,14 @@ LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION kernel_predict(bytea, float8[]) IS
 'score one row with a model: the prediction of a regression model, the decision value of a binary classifier (positive means the second class); an error for a multi-class model';
 
+CREATE FUNCTION kernel_predict_std(model bytea, features float8[])
+RETURNS float8
+AS 'MODULE_PATHNAME', 'kernel_predict_std'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_predict_std(bytea, float8[]) IS
+'the predictive standard deviation of a new observation at one row, from the Gaussian-process reading of an exact kernel ridge model: sqrt(s2 (k(x, x) - k_x''(K + lambda I)^-1 k_x + lambda)), the latent part clipped at 0; the factor of K + lambda I is built once per call site and model';
+
 CREATE FUNCTION kernel_model_info(model bytea)
 RETURNS jsonb
 AS 'MODULE_PATHNAME', 'kernel_model_info'
@@ -355,6 +363,15 @@ SUPPORT @extschema@._kernel_ml_by_name_support;
 
 COMMENT ON FUNCTION kernel_predict(text, float8[]) IS
 'score one row with the deployed version of the named model, looked up, and read access checked, once per statement snapshot and current user';
+
+CREATE FUNCTION kernel_predict_std(name text, features float8[])
+RETURNS float8
+AS 'MODULE_PATHNAME', 'kernel_predict_std_by_name'
+LANGUAGE C STABLE STRICT PARALLEL SAFE
+SUPPORT @extschema@._kernel_ml_by_name_support;
+
+COMMENT ON FUNCTION kernel_predict_std(text, float8[]) IS
+'kernel_predict_std with the deployed version of the named model, looked up, and read access checked, once per statement snapshot and current user';
 
 -- One row per name the caller owns or may read.  A plain view, so it reads
 -- the tables with its owner's rights and filters the rows itself: by the

@@ -73,6 +73,8 @@ CORE_LAYER = {
     "pipeline_centres": "train",
     # the model format and scoring
     "model": "model", "score": "model",
+    # the Gaussian-process reading of exact ridge: a decoded model's rows, factored
+    "gp": "model",
     "model_v1": "model", "model_fields": "model", "model_internal": "model",
     "model_approx": "model", "model_format": "model",
     # the sections a task's or a representation's row declares

@@ -14,6 +14,7 @@
 #include "predict_matrix.h"
 #include "predict_literal.h"
 #include "predict_row.h"
+#include "predict_std.h"
 #include "catalog_predict.h"
 
 PG_FUNCTION_INFO_V1(kernel_evaluate_by_name_sfunc);
@@ -113,4 +114,13 @@ Datum
 kernel_predict_proba_text_by_name(PG_FUNCTION_ARGS)
 {
 	return km_with_array(fcinfo, kernel_predict_proba_by_name);
+}
+
+/* kernel_predict_std(name text, features float8[]) RETURNS float8 */
+PG_FUNCTION_INFO_V1(kernel_predict_std_by_name);
+
+Datum
+kernel_predict_std_by_name(PG_FUNCTION_ARGS)
+{
+	return km_predict_std(fcinfo, catalog_predict_model);
 }

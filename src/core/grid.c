@@ -20,6 +20,8 @@ km_cv_name(km_cv cv)
 			return "gcv";
 		case KM_CV_KFOLD:
 			return "kfold";
+		case KM_CV_EVIDENCE:
+			return "evidence";
 	}
 	return "unknown";
 }

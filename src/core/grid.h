@@ -21,7 +21,9 @@ typedef enum km_cv
 	KM_CV_NONE = 0,
 	KM_CV_LOO = 1,				/* ridge: exact leave-one-out, closed form */
 	KM_CV_GCV = 2,				/* ridge: generalized cross-validation */
-	KM_CV_KFOLD = 3				/* any method: k refits per candidate */
+	KM_CV_KFOLD = 3,			/* any method: k refits per candidate */
+	KM_CV_EVIDENCE = 4			/* ridge: the Gaussian-process log marginal
+								 * likelihood, amplitude profiled (gp.h) */
 } km_cv;
 
 const char *km_cv_name(km_cv cv);
@@ -30,7 +32,9 @@ typedef struct km_candidate
 {
 	double		gamma;
 	double		lambda;
-	double		score;			/* mean squared error (GCV: its value); NaN if unsolvable */
+	double		score;			/* mean squared error (GCV: its value; evidence:
+								 * minus the log marginal likelihood); NaN if
+								 * unsolvable */
 	double		score_std;		/* k-fold: standard deviation over folds, else 0 */
 } km_candidate;
 

@@ -515,6 +515,13 @@ typedef struct km_method_ops
 	 * approximate form in the primal honours it (b stays 0).
 	 */
 	bool		exact_bias;
+
+	/*
+	 * Its exact model is the posterior mean of a Gaussian process:
+	 * alpha = (K + lambda I)^-1 y, so the predictive standard deviation and
+	 * the log marginal likelihood of gp.h apply to it.
+	 */
+	bool		gp_reading;
 } km_method_ops;
 
 /*

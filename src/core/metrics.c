@@ -223,3 +223,15 @@ km_auc(const double *scores, const bool *positive, size_t n, void *work)
 	}
 	return (rank_sum - npos * (npos + 1.0) / 2.0) / (npos * ((double) n - npos));
 }
+
+double
+km_neg_log_evidence(double quad, double logdet_half, size_t n)
+{
+	/* log(2 pi) */
+	const double log_2pi = 1.8378770664093454835606594728112;
+	double		dn = (double) n;
+
+	if (!(quad > 0.0) || !isfinite(quad) || n == 0)
+		return HUGE_VAL;
+	return 0.5 * dn * (1.0 + log_2pi + log(quad / dn)) + logdet_half;
+}

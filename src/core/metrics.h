@@ -51,6 +51,16 @@ double		km_metrics_mae(const km_metrics *m);
 double		km_metrics_r2(const km_metrics *m);
 
 /*
+ * Minus the log marginal likelihood of a Gaussian process with covariance
+ * s2 (K + lambda I), the amplitude s2 profiled out (s2 = quad / n), from
+ * quad = y'(K + lambda I)^-1 y and logdet_half = log det(K + lambda I) / 2
+ * (sum_i log L_ii of its Cholesky factor):
+ *     n/2 (1 + log(2 pi) + log(quad / n)) + logdet_half.
+ * Not finite when quad is 0 (a constant target) or not finite.
+ */
+double		km_neg_log_evidence(double quad, double logdet_half, size_t n);
+
+/*
  * Classification: a confusion matrix (rows the true class, columns the
  * predicted one) in the caller's storage of k * k counts, and the sum of
  * -log p(true class) over the rows that came with probabilities.  Two

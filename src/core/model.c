@@ -126,7 +126,7 @@ check_selection(const km_model *r, unsigned raw_cv, km_error *err)
 	uint32_t	c = r->n_candidates;
 
 	if (c == 0 ? (raw_cv != KM_CV_NONE || r->folds != 0 || r->best != 0) :
-		(raw_cv < KM_CV_LOO || raw_cv > KM_CV_KFOLD || r->best >= c ||
+		(raw_cv < KM_CV_LOO || raw_cv > KM_CV_EVIDENCE || r->best >= c ||
 		 (raw_cv == KM_CV_KFOLD) != (r->folds >= 2) ||
 		 (raw_cv != KM_CV_KFOLD && r->folds != 0)))
 		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
@@ -135,9 +135,14 @@ check_selection(const km_model *r, unsigned raw_cv, km_error *err)
 	return KM_OK;
 }
 
-/* c candidates at p: gamma > 0, lambda >= 0, score >= 0 or NaN, std >= 0. */
+/*
+ * c candidates at p: gamma > 0, lambda >= 0, score >= 0 or NaN (any finite
+ * score when signed_scores: "cv": "evidence" scores minus a log likelihood),
+ * std >= 0.
+ */
 static km_status
-read_candidates(const uint8_t *p, uint32_t c, double *out, km_error *err)
+read_candidates(const uint8_t *p, uint32_t c, bool signed_scores, double *out,
+				km_error *err)
 {
 	for (uint32_t i = 0; i < c; i++, p += 4 * sizeof(double))
 	{
@@ -146,7 +151,7 @@ read_candidates(const uint8_t *p, uint32_t c, double *out, km_error *err)
 		for (int j = 0; j < 4; j++)
 			v[j] = load_f64(p + j * sizeof(double));
 		if (!(isfinite(v[0]) && v[0] > 0.0) || !(isfinite(v[1]) && v[1] >= 0.0) ||
-			!(isnan(v[2]) || (isfinite(v[2]) && v[2] >= 0.0)) ||
+			!(isnan(v[2]) || (isfinite(v[2]) && (signed_scores || v[2] >= 0.0))) ||
 			!(isfinite(v[3]) && v[3] >= 0.0))
 			return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
 						   "Selection candidate %u has gamma %g, lambda %g, score %g, std %g.",
@@ -214,10 +219,11 @@ read_expansion(const uint8_t **pp, const km_model_shape *s, const km_model *r,
 
 /* The c candidates. */
 km_status
-read_selection(const uint8_t *p, uint32_t c, double *storage, const layout *l,
-			   km_error *err)
+read_selection(const uint8_t *p, uint32_t c, km_cv cv, double *storage,
+			   const layout *l, km_error *err)
 {
-	return read_candidates(p, c, storage_at(storage, l->candidates), err);
+	return read_candidates(p, c, cv == KM_CV_EVIDENCE,
+						   storage_at(storage, l->candidates), err);
 }
 
 /* Point r's common arrays into storage as the readers filled it. */

@@ -279,7 +279,7 @@ read_selection_section(const km_section_in *in, km_model *r, km_error *err)
 					   "A reserved field of the selection is not zero.");
 	if ((st = check_selection(r, p[0], err)) != KM_OK)
 		return st;
-	return read_selection(p + 16, in->s->c, in->storage, in->l, err);
+	return read_selection(p + 16, in->s->c, r->cv, in->storage, in->l, err);
 }
 
 /*

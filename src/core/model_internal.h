@@ -139,8 +139,8 @@ km_status	read_scaler(const uint8_t **pp, uint32_t d, double *storage,
 km_status	read_expansion(const uint8_t **pp, const struct km_model_shape *s,
 						   const struct km_model *r, double *storage,
 						   const layout *l, km_error *err);
-km_status	read_selection(const uint8_t *p, uint32_t c, double *storage,
-						   const layout *l, km_error *err);
+km_status	read_selection(const uint8_t *p, uint32_t c, km_cv cv,
+						   double *storage, const layout *l, km_error *err);
 void		attach_storage(struct km_model *r, double *storage,
 						   const struct km_model_shape *s, const layout *l);
 km_status	read_array(const uint8_t **pp, size_t count, const char *name,

@@ -310,10 +310,15 @@ decode_v1(const uint8_t *buf, size_t len, km_model *m,
 	if (!layout_of(&shape, &l))
 		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
 					   "The model's arrays do not fit in memory.");
+	/* format 1 (0.1.0 .. 0.3.0) knew loo, gcv and k-fold only */
+	if (c > 0 && buf[132] > KM_CV_KFOLD)
+		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
+					   "The selection's cv is %u; format 1 has 1 (loo), 2 (gcv) or 3 (k-fold).",
+					   (unsigned) buf[132]);
 	if ((st = check_selection(&r, buf[132], err)) != KM_OK ||
 		(st = read_scaler(&p, d, storage, &l, err)) != KM_OK ||
 		(st = read_expansion(&p, &shape, &r, storage, &l, err)) != KM_OK ||
-		(st = read_selection(p, c, storage, &l, err)) != KM_OK)
+		(st = read_selection(p, c, r.cv, storage, &l, err)) != KM_OK)
 		return st;
 
 	attach_storage(&r, storage, &shape, &l);

@@ -220,7 +220,7 @@ km_options_check_route(const km_options *out, const km_method_ops *ops,
 			 km_cv_name(out->cv), list);
 	if (ops->routes & KM_ROUTE(KM_CV_KFOLD))
 		return km_opt_fail(err, "Use a number of folds, e.g. \"cv\": 5.", message,
-					"Leave-one-out and GCV have a closed form only for kernel ridge.");
+					"Leave-one-out, GCV and the evidence have a closed form only for kernel ridge.");
 	return km_opt_fail(err, NULL, message, "Method \"%s\" supports no model selection.",
 				ops->name);
 }

@@ -35,7 +35,7 @@
 #define KM_STR_(x) #x
 #define KM_STR(x) KM_STR_(x)
 
-#define CV_EXPECTED "\"loo\", \"gcv\" or a number of folds from 2 to 1000"
+#define CV_EXPECTED "\"loo\", \"gcv\", \"evidence\" or a number of folds from 2 to 1000"
 #define DEPLOY_EXPECTED "\"if_better\", \"always\" or \"never\""
 
 const km_option_def km_option_table[KM_N_OPTIONS] = {
@@ -471,11 +471,13 @@ store_cv(km_options *out, const km_value *v, double folds,
 		out->cv = KM_CV_LOO;
 	else if (strcmp(v->string, "gcv") == 0)
 		out->cv = KM_CV_GCV;
+	else if (strcmp(v->string, "evidence") == 0)
+		out->cv = KM_CV_EVIDENCE;
 	else
 	{
-		static const char *const names[] = {"loo", "gcv"};
+		static const char *const names[] = {"loo", "gcv", "evidence"};
 
-		return bad_name(err, &km_option_table[KM_OPT_CV], v, names, 2);
+		return bad_name(err, &km_option_table[KM_OPT_CV], v, names, 3);
 	}
 	return true;
 }

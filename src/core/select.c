@@ -148,6 +148,19 @@ km_select_workspace_doubles(const km_select_params *p, size_t n, int d)
 		 n * KM_TRD_MAX_NB : km_back_transform_doubles(n));
 }
 
+/*
+ * "cv": "evidence": minus the log marginal likelihood of the GP reading of
+ * ridge (metrics.h), NaN (unsolvable) when it is not finite: a constant
+ * target has no likelihood maximum.
+ */
+static double
+evidence_score(double quad, double logdet_half, size_t n)
+{
+	double		v = km_neg_log_evidence(quad, logdet_half, n);
+
+	return isfinite(v) ? v : NAN;
+}
+
 /* Score one candidate from c = (K + lambda I)^-1 y and the diagonal of the inverse. */
 static double
 closed_form_score(km_cv cv, const double *c, const double *hdiag, size_t n,
@@ -220,6 +233,17 @@ cholesky_lambda(const km_select_params *p, size_t l, const km_kernel *kernel,
 	memcpy(w->c, y, n * sizeof(double));
 	LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', (lapack_int) n, 1, K,
 						(lapack_int) n, w->c, (lapack_int) n);
+	if (p->cv == KM_CV_EVIDENCE)
+	{
+		/* y'(K + lambda I)^-1 y and sum_i log L_ii: no inverse diagonal */
+		double		logdet_half = 0.0;
+
+		for (size_t i = 0; i < n; i++)
+			logdet_half += log(K[i + i * n]);
+		cand->score = evidence_score(cblas_ddot((int) n, y, 1, w->c, 1),
+									 logdet_half, n);
+		return KM_OK;
+	}
 
 	/* column j of L^-1 solves L x = e_j and is zero above row j */
 	km_progress_work_begin();
@@ -350,6 +374,20 @@ tridiagonal_lambda(const km_select_params *p, size_t l, size_t n,
 	memcpy(w->ct, w->u, n * sizeof(double));
 	LAPACKE_dpttrs_work(LAPACK_COL_MAJOR, (lapack_int) n, 1, w->pd, w->pe, w->ct,
 						(lapack_int) n);
+	if (p->cv == KM_CV_EVIDENCE)
+	{
+		/*
+		 * y'(K + lambda I)^-1 y = u'(T + lambda I)^-1 u, and det(K + lambda
+		 * I) = det(T + lambda I) = prod d_i of its L D L^T
+		 */
+		double		logdet_half = 0.0;
+
+		for (size_t i = 0; i < n; i++)
+			logdet_half += 0.5 * log(w->pd[i]);
+		cand->score = evidence_score(cblas_ddot((int) n, w->u, 1, w->ct, 1),
+									 logdet_half, n);
+		return;
+	}
 	/* c = H ct */
 	cblas_dgemv(CblasColMajor, CblasNoTrans, (int) n, (int) n, 1.0, w->H,
 				(int) n, w->ct, 1, 0.0, c, 1);

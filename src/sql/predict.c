@@ -46,6 +46,7 @@
 #include "compat.h"
 
 #include "classify.h"
+#include "gp_info.h"
 #include "json.h"
 #include "model.h"
 #include "options.h"
@@ -659,7 +660,9 @@ describe_selection(KmJson *j, bytea *b)
 	km_json_str(j, "cv", km_cv_name(m.cv));
 	if (m.cv == KM_CV_KFOLD)
 		km_json_int(j, "folds", m.folds);
-	km_json_str(j, "score", m.cv == KM_CV_GCV ? "gcv" : km_score_metric_name(metric));
+	km_json_str(j, "score", m.cv == KM_CV_GCV ? "gcv" :
+				m.cv == KM_CV_EVIDENCE ? "neg_log_marginal_likelihood" :
+				km_score_metric_name(metric));
 	km_json_int(j, "best", m.best);
 	km_json_begin_array(j, "candidates");
 	for (uint32_t i = 0; i < m.n_candidates; i++)
@@ -762,6 +765,7 @@ kernel_model_info(PG_FUNCTION_ARGS)
 	}
 	else
 		km_json_num(&j, "train_rmse", m.train_rmse);
+	km_gp_describe(&j, b);		/* exact ridge: amplitude, log likelihood */
 	km_json_int(&j, "size_bytes", (int64) VARSIZE_ANY_EXHDR(b));
 	if (m.n_candidates > 0)
 		describe_selection(&j, b);

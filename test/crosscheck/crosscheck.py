@@ -110,10 +110,19 @@ Checks:
      better of kmeans / leverage at most half uniform's excess; on Friedman #1
      (gamma 0.05, lambda 1e-3) neither worse than uniform by 0.5 %.  (The
      leverage scores themselves: test/unit/test_centres.c vs NumPy.)
+  q. the Gaussian-process reading of ridge (issue 32): kernel_predict_std on
+     held-out and training rows, kernel_model_info's amplitude and
+     log_marginal_likelihood vs GaussianProcessRegressor(ConstantKernel(s2) *
+     RBF(l) + WhiteKernel(s2 lambda), optimizer=None, alpha=0) on the
+     standardized rows and centred target (s2 from NumPy), diabetes (200
+     rows) and a synthetic set (250 rows, d = 4): within 1e-8 relative;
+     "cv": "evidence": every candidate's score is minus that likelihood at
+     its gamma and lambda (3 x 3 and 3 x 10 grids: both closed-form routes),
+     and the winner is its largest.
   Run only o with: crosscheck.py tables; only p: crosscheck.py centres
   Run only i and j with: crosscheck.py classify; only j: crosscheck.py approx_classify;
   only k: crosscheck.py defaults; only l and m: crosscheck.py svr;
-  only n: crosscheck.py evaluate
+  only n: crosscheck.py evaluate; only q: crosscheck.py gp
 """
 
 import io
@@ -1806,6 +1815,77 @@ def check_centres(cur):
                "worst ratio %.4f (tol 1.005)" % worst)
 
 
+def check_gp(cur):
+    """(q) kernel_predict_std and kernel_model_info's amplitude and
+    log_marginal_likelihood vs GaussianProcessRegressor(ConstantKernel(s2) *
+    RBF(l) + WhiteKernel(s2 lambda), optimizer=None, alpha=0) on the
+    standardized rows (StandardScaler) and the centred target, gamma =
+    1 / (2 l^2), s2 = yc'(K + lambda I)^-1 yc / n from NumPy."""
+    from sklearn.gaussian_process import GaussianProcessRegressor
+    from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
+    Xd, yd = load_diabetes(return_X_y=True)
+    rng = np.random.default_rng(SEED + 32)
+    perm = rng.permutation(len(yd))
+    Xs_ = rng.standard_normal((300, 4))
+    ys_ = np.sin(Xs_[:, 0]) + 0.5 * Xs_[:, 1] * Xs_[:, 2] + 0.1 * rng.standard_normal(300) + 2.0
+    sets = {
+        "gp_dia": (Xd[perm[:200]], yd[perm[:200]], Xd[perm[200:240]], 0.1, 0.05),
+        "gp_syn": (Xs_[:250], ys_[:250], Xs_[250:], 0.5, 0.01),
+    }
+    for ds, (Xtr, ytr, Xte, gamma, lam) in sets.items():
+        # held-out rows, then the first 10 training rows (where std is smallest)
+        Xq = np.vstack([Xte, Xtr[:10]])
+        load(cur, ds, Xtr, ytr, Xq)
+        name = "q GP reading of ridge on %s (n=%d, d=%d, gamma %g, lambda %g)" % (
+            ds, len(ytr), Xtr.shape[1], gamma, lam)
+
+        @check(name)
+        def _(ds=ds, Xtr=Xtr, ytr=ytr, Xq=Xq, gamma=gamma, lam=lam, name=name):
+            train(cur, "gp", ds, {"gamma": gamma, "lambda": lam})
+            sc = StandardScaler().fit(Xtr)
+            Xs = sc.transform(Xtr)
+            yc = ytr - ytr.mean()
+            n = len(yc)
+            K = rbf(Xs, Xs, gamma)
+            s2 = float(yc @ np.linalg.solve(K + lam * np.eye(n), yc)) / n
+            ell = np.sqrt(1.0 / (2.0 * gamma))
+            kern = (ConstantKernel(s2, "fixed") * RBF(ell, "fixed")
+                    + WhiteKernel(s2 * lam, "fixed"))
+            gp = GaussianProcessRegressor(kern, optimizer=None, alpha=0.0).fit(Xs, yc)
+            _, want = gp.predict(sc.transform(Xq), return_std=True)
+            cur.execute("SELECT kernel_predict_std(m.model, t.f) FROM kmcc_test t, kmcc_models m "
+                        "WHERE m.name = 'gp' AND t.ds = %s ORDER BY t.id", (ds,))
+            got = np.array([r[0] for r in cur.fetchall()], dtype=float)
+            compare(name + ": kernel_predict_std vs predict(return_std=True)", got, want, 1e-8)
+            info = model_info(cur, "gp")
+            compare(name + ": amplitude vs NumPy s2", [float(info["amplitude"])], [s2], 1e-8)
+            compare(name + ": log_marginal_likelihood vs log_marginal_likelihood_value_",
+                    [float(info["log_marginal_likelihood"])], [gp.log_marginal_likelihood_value_], 1e-8)
+
+            # "cv": "evidence": every candidate's score is minus sklearn's log
+            # marginal likelihood at its (gamma, lambda); a short lambda grid
+            # (a Cholesky per candidate) and a long one (the tridiagonal form)
+            sc_x = Xs
+            for lams in ([0.003, 0.03, 0.3], list(np.geomspace(1e-3, 3.0, 10))):
+                gammas = [gamma / 3.0, gamma, gamma * 3.0]
+                train(cur, "gp_ev", ds, {"cv": "evidence", "gamma": gammas, "lambda": lams})
+                sel = model_info(cur, "gp_ev")["selection"]
+                want_s = []
+                for g in gammas:
+                    for lm in lams:
+                        Kg = rbf(sc_x, sc_x, g)
+                        s2g = float(yc @ np.linalg.solve(Kg + lm * np.eye(n), yc)) / n
+                        kg = (ConstantKernel(s2g, "fixed") * RBF(np.sqrt(1.0 / (2.0 * g)), "fixed")
+                              + WhiteKernel(s2g * lm, "fixed"))
+                        want_s.append(-GaussianProcessRegressor(kg, optimizer=None, alpha=0.0)
+                                      .fit(sc_x, yc).log_marginal_likelihood_value_)
+                tag = "%s: cv evidence, %d lambdas" % (name, len(lams))
+                compare(tag + ": candidate scores vs -log_marginal_likelihood_value_",
+                        [float(c["score"]) for c in sel["candidates"]], want_s, 1e-8)
+                report(sel["cv"] == "evidence" and sel["best"] == int(np.argmin(want_s)),
+                       tag + ": winner", "best %d, sklearn's %d" % (sel["best"], int(np.argmin(want_s))))
+
+
 
 def main():
     t0 = time.time()
@@ -1828,7 +1908,8 @@ def main():
             "svr": lambda c: (check_svr(c), check_approx_svr(c)),
             "evaluate": check_evaluate,
             "tables": check_tables,
-            "centres": check_centres}
+            "centres": check_centres,
+            "gp": check_gp}
     if len(sys.argv) == 2 and sys.argv[1] in only:
         try:
             only[sys.argv[1]](cur)
@@ -1867,6 +1948,7 @@ def main():
         check_evaluate(cur)
         check_tables(cur)
         check_centres(cur)
+        check_gp(cur)
     finally:
         for t in TABLES:
             cur.execute("DROP TABLE IF EXISTS %s" % t)

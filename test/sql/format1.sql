@@ -51,7 +51,11 @@ SELECT name, md5(kernel_model_export(decode(model_hex, 'hex'))::text) AS export_
 FROM fx ORDER BY name;
 
 -- kernel_model_info reads them: format 1, written by 0.1.0
-SELECT name, kernel_model_info(decode(model_hex, 'hex')) AS info FROM fx ORDER BY name;
+SELECT name, kernel_model_info(decode(model_hex, 'hex')) - 'amplitude' - 'log_marginal_likelihood' AS info FROM fx ORDER BY name;
+-- and the Gaussian-process keys of an exact ridge model (issue 32), computed from its rows
+SELECT name, round((kernel_model_info(decode(model_hex, 'hex'))->>'amplitude')::numeric, 10) AS amplitude,
+       round((kernel_model_info(decode(model_hex, 'hex'))->>'log_marginal_likelihood')::numeric, 8) AS lml
+FROM fx ORDER BY name;
 
 -- kernel_model_export reads them too
 SELECT name, e->>'format_version' AS format_version, e->>'kernel' AS kernel,

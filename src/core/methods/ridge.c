@@ -230,7 +230,8 @@ const km_method_ops km_ridge_ops = {
 	.task = KM_TASK_REGRESSION,
 	.summary = "solves in closed form",
 	.options = 0,
-	.routes = KM_ROUTE(KM_CV_LOO) | KM_ROUTE(KM_CV_GCV) | KM_ROUTE(KM_CV_KFOLD),
+	.routes = KM_ROUTE(KM_CV_LOO) | KM_ROUTE(KM_CV_GCV) | KM_ROUTE(KM_CV_KFOLD) |
+	KM_ROUTE(KM_CV_EVIDENCE),
 	.default_route = KM_CV_LOO,
 	.default_folds = 0,
 	.workspace_doubles = ridge_workspace_doubles,
@@ -241,4 +242,5 @@ const km_method_ops km_ridge_ops = {
 	.hint = ridge_hint,
 	.task_default = true,
 	.approx_sums = true,
+	.gp_reading = true,
 };

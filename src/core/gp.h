@@ -1,0 +1,76 @@
+/*
+ * gp.h - the Gaussian-process reading of exact kernel ridge (core, no
+ * PostgreSQL headers).
+ *
+ * Kernel ridge with (K + lambda I) alpha = y is the posterior mean of a
+ * Gaussian process with prior covariance s2 K and noise variance
+ * s2 lambda, where s2 = y'(K + lambda I)^-1 y / n is the maximum-likelihood
+ * amplitude given lambda (y centred when the model fits an intercept).
+ * lambda here is the diagonal shift the model was solved with: its lambda
+ * plus any jitter the fit had to add.  y itself is not stored: y'(K +
+ * lambda I)^-1 y = alpha'(K + lambda I) alpha = ||L' alpha||^2 with L the
+ * Cholesky factor of K + lambda I, which km_gp_prepare rebuilds from the
+ * training rows the model keeps.
+ *
+ * The predictive variance of a new observation at x is
+ *     s2 (max(0, k(x, x) - k_x'(K + lambda I)^-1 k_x) + lambda):
+ * the latent part is a Schur complement, never negative in exact
+ * arithmetic; rounding can take it below zero for a row equal to a
+ * training row under a tiny lambda, and it is then clipped at 0, so the
+ * standard deviation is never below the noise's, sqrt(s2 lambda).
+ *
+ * The log marginal likelihood with the amplitude profiled out (that of
+ * scikit-learn's GaussianProcessRegressor with ConstantKernel(s2) * k +
+ * WhiteKernel(s2 lambda)) is
+ *     -n/2 (1 + log(2 pi) + log s2) - sum_i log L_ii.
+ */
+#ifndef KM_GP_H
+#define KM_GP_H
+
+#include "model.h"
+
+typedef struct km_gp
+{
+	const km_model *m;
+	size_t		n;
+	int			d;
+	double		shift;			/* lambda + jitter: the noise ratio */
+	double		s2;				/* the amplitude (0 when y is constant) */
+	double		logdet_half;	/* sum_i log L_ii */
+	double	   *L;				/* n x n column-major, lower Cholesky factor */
+	double	   *x;				/* d: the row being scored, standardized */
+	double	   *kx;				/* n: its kernel row, then L^-1 k_x */
+} km_gp;
+
+/*
+ * Whether m has a GP reading: an exact model of a method whose ops say so
+ * (ridge).  Otherwise false, with a sentence saying why in why (may be
+ * NULL), e.g. "the model's method is svr".
+ */
+bool		km_gp_applies(const km_model *m, const char **why);
+
+/* Doubles km_gp_prepare needs for m (n^2 + n + d); 0 on overflow. */
+size_t		km_gp_doubles(const km_model *m);
+
+/*
+ * Factor K + shift I of m's training rows into mem (km_gp_doubles(m)
+ * doubles) and compute s2 and the log determinant; KM_ERR_NOT_PD or
+ * KM_ERR_OVERFLOW otherwise.  Calls interrupt while it builds and factors.
+ */
+km_status	km_gp_prepare(km_gp *g, const km_model *m, double *mem,
+						  km_error *err, km_interrupt_fn interrupt);
+
+/*
+ * The predictive standard deviation of a new observation at the raw row x
+ * (d finite values), clipped as above.  KM_ERR_OVERFLOW if the row's
+ * standardized values or kernel values overflow.
+ */
+km_status	km_gp_std(km_gp *g, const double *x, double *std, km_error *err);
+
+/*
+ * The log marginal likelihood; false (and *lml untouched) when it is not
+ * finite: s2 = 0 (a constant target) makes it unbounded.
+ */
+bool		km_gp_log_marginal_likelihood(const km_gp *g, double *lml);
+
+#endif							/* KM_GP_H */

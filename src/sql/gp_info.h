@@ -1,0 +1,20 @@
+/*
+ * gp_info.h - kernel_model_info's Gaussian-process keys (gp_info.c).
+ */
+#ifndef KM_GP_INFO_H
+#define KM_GP_INFO_H
+
+#include "postgres.h"
+
+#include "json.h"
+
+/*
+ * "amplitude" and "log_marginal_likelihood" of the model b into j: nothing
+ * for a model without a GP reading (gp.h km_gp_applies), null when the
+ * factor of K + lambda I does not fit under kernel_ml.max_memory or the
+ * likelihood is unbounded (a constant target).  Costs a Cholesky
+ * factorisation of the n training rows' K + lambda I.
+ */
+void		km_gp_describe(KmJson *j, bytea *b);
+
+#endif							/* KM_GP_INFO_H */

@@ -1,0 +1,112 @@
+-- kernel_predict_std and kernel_model_info's amplitude and
+-- log_marginal_likelihood: the Gaussian-process reading of exact kernel
+-- ridge (issue 32).  The values equal scikit-learn's
+-- GaussianProcessRegressor(ConstantKernel(s2) * RBF + WhiteKernel(s2 lambda),
+-- optimizer=None) on the standardized rows and centred target
+-- (test/crosscheck/crosscheck.py gp); here: the identities they must meet.
+SET extra_float_digits = 0;
+
+CREATE TABLE gp_rows AS
+SELECT i AS id, ARRAY[sin(i), cos(0.7 * i), (i % 7) / 7.0]::float8[] AS f,
+       sin(i) + 0.5 * cos(0.7 * i) + ((i * 7919) % 100) / 500.0 AS y
+FROM generate_series(1, 120) i;
+
+CREATE TABLE gp_models AS
+SELECT kernel_train(f, y, '{"lambda": 0.1, "gamma": 0.5}') AS m,
+       kernel_train(f, y, '{"lambda": 1e-10, "gamma": 0.05}') AS tiny,
+       kernel_train(f, y, '{"lambda": 0.1, "gamma": 0.5, "fit_intercept": false}') AS raw_y,
+       kernel_train(f, y, '{"lambda": 30, "kernel": "sigmoid", "gamma": 0.1, "coef0": 0}') AS sig
+FROM gp_rows;
+
+-- the amplitude and log likelihood of an exact ridge model
+SELECT round((kernel_model_info(m)->>'amplitude')::numeric, 6) AS amplitude,
+       round((kernel_model_info(m)->>'log_marginal_likelihood')::numeric, 6) AS lml,
+       (kernel_model_info(raw_y)->>'amplitude')::float8 > (kernel_model_info(m)->>'amplitude')::float8 AS uncentred_larger
+FROM gp_models;
+
+-- far from the data k_x vanishes: std = sqrt(s2 (k(x, x) + lambda)) = sqrt(s2 1.1)
+SELECT abs(kernel_predict_std(m, ARRAY[40, -40, 40]::float8[])
+           / sqrt((kernel_model_info(m)->>'amplitude')::float8 * 1.1) - 1) < 1e-12 AS far_is_prior
+FROM gp_models;
+
+-- near the data it is smaller, never below the noise's sqrt(s2 lambda)
+SELECT bool_and(s < sqrt(a * 1.1)) AS below_prior, bool_and(s >= sqrt(a * 0.1)) AS above_noise,
+       round(min(s)::numeric, 6) AS min_std, round(max(s)::numeric, 6) AS max_std
+FROM (SELECT kernel_predict_std(g.m, r.f) AS s, (kernel_model_info(g.m)->>'amplitude')::float8 AS a
+      FROM gp_rows r, gp_models g) t;
+
+-- clipping: the latent variance k(x, x) - k_x'(K + lambda I)^-1 k_x is
+-- never negative for a positive definite kernel, but can be for the sigmoid
+-- kernel (not positive definite; K + lambda I is with lambda 30: lambda here
+-- is the model's lambda plus its jitter), and rounding
+-- could take it below 0 at a training row under a tiny lambda: it is clipped
+-- at 0, so the standard deviation is never below the noise's sqrt(s2 lambda)
+-- (to 1e-12: kernel_model_info's amplitude prints 15 digits here)
+SELECT bool_and(s >= noise * (1 - 1e-12)) AS never_below_noise,
+       count(*) FILTER (WHERE abs(s / noise - 1) < 1e-12) AS clipped, count(*) AS rows
+FROM (SELECT kernel_predict_std(g.sig, q.f) AS s,
+             sqrt((kernel_model_info(g.sig)->>'amplitude')::float8
+                  * ((kernel_model_info(g.sig)->>'lambda')::float8 + (kernel_model_info(g.sig)->>'jitter')::float8)) AS noise
+      FROM (SELECT ARRAY[a * 3, -a * 2, a * 5]::float8[] AS f FROM generate_series(-10, 10) a
+            UNION ALL SELECT f FROM gp_rows) q, gp_models g) t;
+SELECT bool_and(s >= noise * (1 - 1e-12)) AS never_below_noise, bool_and(s <= noise * 1.5) AS near_noise
+FROM (SELECT kernel_predict_std(g.tiny, r.f) AS s,
+             sqrt((kernel_model_info(g.tiny)->>'amplitude')::float8 * 1e-10) AS noise
+      FROM gp_rows r, gp_models g) t;
+
+-- models in any order at one call site: the factor follows the model
+SELECT bool_and(kernel_predict_std(CASE WHEN r.id % 2 = 0 THEN g.m ELSE g.raw_y END, r.f)
+                = CASE WHEN r.id % 2 = 0 THEN s.sm ELSE s.sr END) AS alternating_same
+FROM gp_rows r, gp_models g,
+     LATERAL (SELECT kernel_predict_std(g.m, r.f) AS sm, kernel_predict_std(g.raw_y, r.f) AS sr) s
+WHERE r.id <= 20;
+
+-- by name: the deployed version, the same value as by model
+SELECT version, deployed FROM kernel_model_train('gp_ridge', 'SELECT f, y FROM gp_rows',
+                                                 '{"lambda": 0.1, "gamma": 0.5, "test_fraction": 0}');
+SELECT bool_and(kernel_predict_std('gp_ridge', r.f) = kernel_predict_std(kernel_model_get('gp_ridge'), r.f)) AS same
+FROM gp_rows r WHERE r.id <= 10;
+SELECT kernel_model_drop('gp_ridge');
+
+-- no GP reading: other methods, approximate models
+SELECT kernel_predict_std(kernel_train(f, y, '{"method": "svr"}'), ARRAY[0, 0, 0]::float8[]) FROM gp_rows;
+SELECT kernel_predict_std(kernel_train(f, y, '{"method": "lms", "max_iter": 3}'), ARRAY[0, 0, 0]::float8[]) FROM gp_rows;
+SELECT kernel_predict_std(kernel_train(f, y, '{"approximation": "nystrom", "components": 10}'), ARRAY[0, 0, 0]::float8[]) FROM gp_rows;
+SELECT kernel_predict_std(kernel_train(f, CASE WHEN y > 0.5 THEN 'a' ELSE 'b' END), ARRAY[0, 0, 0]::float8[]) FROM gp_rows;
+SELECT kernel_model_info(kernel_train(f, y, '{"method": "svr"}')) ? 'amplitude' AS svr_has_amplitude FROM gp_rows;
+
+-- bad rows
+SELECT kernel_predict_std(m, ARRAY[1, 2]::float8[]) FROM gp_models;
+SELECT kernel_predict_std(m, ARRAY[1, 'NaN', 2]::float8[]) FROM gp_models;
+
+-- the factor counts against kernel_ml.max_memory: 800 rows need 5 MB;
+-- kernel_model_info then reports null
+CREATE TABLE gp_big AS
+SELECT kernel_train(ARRAY[sin(i), cos(0.7 * i), (i % 7) / 7.0]::float8[], sin(i), '{"lambda": 0.1}') AS m
+FROM generate_series(1, 800) i;
+SET kernel_ml.max_memory = '2MB';
+SELECT kernel_predict_std(m, ARRAY[0, 0, 0]::float8[]) FROM gp_big;
+SELECT kernel_model_info(m)->'log_marginal_likelihood' AS lml, kernel_model_info(m)->'amplitude' AS amplitude FROM gp_big;
+RESET kernel_ml.max_memory;
+SELECT kernel_predict_std(m, ARRAY[0, 0, 0]::float8[]) > 0 AS fits_again FROM gp_big;
+DROP TABLE gp_big;
+
+DROP TABLE gp_rows, gp_models;
+
+-- "cv": "evidence": lambda and gamma by the log marginal likelihood (the
+-- scores equal minus scikit-learn's: crosscheck.py gp); the winner's
+-- kernel_model_info likelihood is minus its score
+CREATE TABLE gp_ev AS
+SELECT kernel_train(f, y, '{"cv": "evidence", "gamma": [0.1, 0.5, 2], "lambda": [0.01, 0.1, 1]}') AS m
+FROM (SELECT ARRAY[sin(i), cos(0.7 * i), (i % 7) / 7.0]::float8[] AS f,
+             sin(i) + 0.5 * cos(0.7 * i) + ((i * 7919) % 100) / 500.0 AS y
+      FROM generate_series(1, 120) i) r;
+SELECT i->>'cv' AS cv, i->>'score' AS score, (i->>'best')::int AS best,
+       abs(((i->'candidates'->(i->>'best')::int)->>'score')::float8
+           + (kernel_model_info(m)->>'log_marginal_likelihood')::float8) < 1e-9 AS best_is_lml
+FROM gp_ev, LATERAL (SELECT kernel_model_info(m)->'selection' AS i) s;
+SELECT kernel_model_info(kernel_train(ARRAY[i::float8], sin(i), '{"cv": "evidence", "method": "svr", "lambda": [0.1, 1]}'))
+FROM generate_series(1, 20) i;
+SELECT kernel_model_info(kernel_train(ARRAY[i::float8], sin(i), '{"cv": "evidence", "approximation": "nystrom", "components": 5, "lambda": [0.1, 1]}'))
+FROM generate_series(1, 20) i;
+DROP TABLE gp_ev;
