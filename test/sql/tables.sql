@@ -178,11 +178,14 @@ DROP TABLE tbl_flow, tbl_flow_model;
 -- was trained on, the row encoded by names; the same jsonb as the float8[]
 -- form on the same rows (rows without NULL features, so that the encoding
 -- by hand is exact; the NULL price of row 40 skipped by both)
-SELECT kernel_evaluate(m.model, h) AS by_row,
+SELECT e.by_row->>'task' AS task, e.by_row->'n' AS n, e.by_row->'skipped' AS skipped,
+	   round((e.by_row->>'rmse')::numeric, 8) AS rmse, round((e.by_row->>'mae')::numeric, 8) AS mae,
+	   round((e.by_row->>'r2')::numeric, 10) AS r2, e.same
+FROM (SELECT kernel_evaluate(m.model, h) AS by_row,
 	   kernel_evaluate(m.model, h) = kernel_evaluate(m.model, tbl_encode(h), h.price) AS same
 FROM tbl_models m, tbl_houses h
 WHERE h.area IS NOT NULL AND h.city IS NOT NULL AND h.garden IS NOT NULL
-GROUP BY m.model;
+GROUP BY m.model) e;
 -- every row, NULLs imputed: as kernel_predict(model, row) scores them
 SELECT (e->>'n')::int AS n, (e->>'skipped')::int AS skipped,
 	   abs((e->>'rmse')::float8 - (SELECT sqrt(avg((kernel_predict(m.model, h) - price) ^ 2))
