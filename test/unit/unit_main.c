@@ -132,6 +132,7 @@ int			unit_failures = 0;
 	X(test_kpca_iris) \
 	X(test_kpca_synthetic) \
 	X(test_kpca_errors) \
+	X(test_kpca_nystrom) \
 	X(test_svm_cols_columns) \
 	X(test_svm_cols_breast_cancer) \
 	X(test_svm_cols_wine_ovo) \

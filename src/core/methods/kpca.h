@@ -52,4 +52,33 @@ void		km_kpca_transform(const km_kernel *kern, const double *X, size_t n,
 							  const double *intercept, const double *x,
 							  double *out);
 
+/*
+ * NYSTROM: the same on m features z(x) (approx.h), in one pass of additive
+ * sums over any number of rows: S = sum z z' (m x m) and s = sum z (m) of n
+ * rows, which states of disjoint rows add.  KernelPCA of the rows' features
+ * (a linear kernel on Z) has the eigenvalues of Zc'Zc = S - s s'/n, and its
+ * transform of x is (z(x) - s/n)'u_j with u_j the unit eigenvectors of that
+ * m x m matrix: stored as u_j and one intercept b_j = -(s/n)'u_j.  When the
+ * centres are the training rows (m = n, Z Z' = K), these are the exact
+ * components (up to each one's sign: here u_j's largest coefficient is
+ * positive, as nothing is kept per row).
+ */
+
+/* S += Z'Z (lower triangle, m x m column-major), s += Z'1, for rows x m row-major Z. */
+void		km_kpca_sums_add(const double *Z, size_t rows, uint32_t m, double *S,
+							 double *s);
+
+/* Doubles of work km_kpca_sums_fit needs: 0 on overflow. */
+size_t		km_kpca_sums_workspace_doubles(uint32_t m);
+
+/*
+ * k components (1 <= k <= m) from the sums of n >= 1 rows (S is
+ * overwritten): coef (m x k column-major), intercept (k), eigenvalues (k,
+ * descending, clipped as km_kpca_fit's), *total (the trace of Zc'Zc).
+ */
+km_status	km_kpca_sums_fit(double *S, const double *s, uint64_t n, uint32_t m,
+							 int k, double *work, double *coef,
+							 double *intercept, double *eigenvalues,
+							 double *total, km_error *err);
+
 #endif							/* KM_KPCA_H */
