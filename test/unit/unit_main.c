@@ -129,6 +129,10 @@ int			unit_failures = 0;
 	X(test_svr_sinc) \
 	X(test_svr_primal) \
 	X(test_svr_errors) \
+	X(test_kpca_iris) \
+	X(test_kpca_synthetic) \
+	X(test_kpca_errors) \
+	X(test_kpca_nystrom) \
 	X(test_svm_cols_columns) \
 	X(test_svm_cols_breast_cancer) \
 	X(test_svm_cols_wine_ovo) \

@@ -1,0 +1,237 @@
+/*
+ * kpca.c - exact kernel PCA (kpca.h).  Core: no PostgreSQL header.
+ */
+#include <math.h>
+#include <string.h>
+
+#include <cblas.h>
+#include <lapacke.h>
+
+#include "methods/kpca.h"
+
+size_t
+km_kpca_workspace_doubles(size_t n)
+{
+	/* the column means of K, then dsyevr's 2n support indices */
+	return n > ((size_t) -1) / (8 * sizeof(double)) ? 0 : 3 * n;
+}
+
+/* Column means of K (lower triangle of an n x n column-major matrix) into m. */
+static void
+column_means(const double *K, size_t n, double *m, km_interrupt_fn interrupt)
+{
+	memset(m, 0, n * sizeof(double));
+	for (size_t j = 0; j < n; j++)
+	{
+		const double *col = K + j * n;
+
+		m[j] += col[j];
+		for (size_t i = j + 1; i < n; i++)
+		{
+			m[j] += col[i];
+			m[i] += col[i];
+		}
+		if ((j & 255) == 255)
+			km_check_interrupts(interrupt);
+	}
+	for (size_t j = 0; j < n; j++)
+		m[j] /= (double) n;
+}
+
+/*
+ * The top k eigenpairs of the symmetric n x n matrix A (lower triangle,
+ * overwritten) by dsyevr: eigenvalues descending (those below 1e-12 times
+ * the largest, or negative, set to 0), eigenvectors into V (n x k) with each
+ * one's largest coefficient in absolute value (the first of equals)
+ * positive, as svd_flip.  isuppz: 2n ints.
+ */
+static km_status
+top_components(double *A, size_t n, int k, lapack_int *isuppz,
+			   double *eigenvalues, double *V, km_error *err)
+{
+	lapack_int	found = 0,
+				info;
+	double		top;
+
+	info = LAPACKE_dsyevr(LAPACK_COL_MAJOR, 'V', 'I', 'L', (lapack_int) n, A,
+						  (lapack_int) n, 0.0, 0.0, (lapack_int) (n - k + 1),
+						  (lapack_int) n, 0.0, &found, eigenvalues, V,
+						  (lapack_int) n, isuppz);
+	if (info != 0 || found != k)
+		return km_fail(err, KM_ERR_INACCURATE, "eigendecomposition failed",
+					   "LAPACK dsyevr returned %d and found %d of %d eigenvalues of a centred %zu x %zu matrix.",
+					   (int) info, (int) found, k, n, n);
+	for (int a = 0, b = k - 1; a < b; a++, b--)
+	{
+		double		t = eigenvalues[a];
+
+		eigenvalues[a] = eigenvalues[b];
+		eigenvalues[b] = t;
+		for (size_t i = 0; i < n; i++)
+		{
+			t = V[i + (size_t) a * n];
+			V[i + (size_t) a * n] = V[i + (size_t) b * n];
+			V[i + (size_t) b * n] = t;
+		}
+	}
+	top = eigenvalues[0] > 0 ? eigenvalues[0] : 0;
+	for (int j = 0; j < k; j++)
+	{
+		double	   *v = V + (size_t) j * n;
+		size_t		arg = 0;
+
+		if (!(eigenvalues[j] > 1e-12 * top))
+			eigenvalues[j] = 0;
+		for (size_t i = 1; i < n; i++)
+			if (fabs(v[i]) > fabs(v[arg]))
+				arg = i;
+		if (v[arg] < 0)
+			for (size_t i = 0; i < n; i++)
+				v[i] = -v[i];
+	}
+	return KM_OK;
+}
+
+km_status
+km_kpca_fit(const km_kernel *kern, const double *X, size_t n, int d, int k,
+			const double *norms, double *K, double *work, double *coef,
+			double *intercept, double *eigenvalues, double *total,
+			km_error *err, km_interrupt_fn interrupt)
+{
+	double	   *m = work;
+	double		M = 0,
+				tr = 0;
+
+	if (k < 1 || (size_t) k > n)
+		return km_fail(err, KM_ERR_INVALID, "kernel PCA needs 1 to n components",
+					   "It was asked for %d components of %zu rows.", k, n);
+	if (!km_gram_lower(kern, X, n, d, norms, K, n, interrupt))
+		return km_gram_overflow(kern, K, n, n, err);
+	column_means(K, n, m, interrupt);
+	for (size_t i = 0; i < n; i++)
+		M += m[i];
+	M /= (double) n;
+	/* centre the lower triangle: Kc_ij = K_ij - m_i - m_j + M */
+	for (size_t j = 0; j < n; j++)
+	{
+		double	   *col = K + j * n;
+
+		for (size_t i = j; i < n; i++)
+			col[i] = col[i] - m[i] - m[j] + M;
+		tr += col[j];
+		if ((j & 255) == 255)
+			km_check_interrupts(interrupt);
+	}
+	if (!isfinite(tr))
+		return km_fail(err, KM_ERR_OVERFLOW, "centred kernel matrix overflows",
+					   "The trace of the centred Gram matrix of %zu rows is not finite.", n);
+	km_check_interrupts(interrupt);
+	/* the top k eigenpairs, descending, into eigenvalues and coef */
+	if (top_components(K, n, k, (lapack_int *) (void *) (work + n),
+					   eigenvalues, coef, err) != KM_OK)
+		return err->status;
+	km_check_interrupts(interrupt);
+	for (int j = 0; j < k; j++)
+	{
+		double	   *v = coef + (size_t) j * n;
+		double		s = 0,
+					b = 0,
+					scale;
+
+		if (eigenvalues[j] == 0)
+		{
+			memset(v, 0, n * sizeof(double));
+			intercept[j] = 0;
+			continue;
+		}
+		scale = 1.0 / sqrt(eigenvalues[j]);
+		for (size_t i = 0; i < n; i++)
+		{
+			s += v[i];
+			b += (M - m[i]) * v[i];
+		}
+		for (size_t i = 0; i < n; i++)
+			v[i] = (v[i] - s / (double) n) * scale;
+		intercept[j] = b * scale;
+	}
+	*total = tr;
+	return KM_OK;
+}
+
+void
+km_kpca_transform(const km_kernel *kern, const double *X, size_t n, int d,
+				  int k, const double *coef, const double *intercept,
+				  const double *x, double *out)
+{
+	for (int j = 0; j < k; j++)
+		out[j] = intercept[j];
+	for (size_t i = 0; i < n; i++)
+	{
+		double		kx = km_kernel_eval(kern, x, X + i * (size_t) d, d);
+
+		for (int j = 0; j < k; j++)
+			out[j] += kx * coef[i + (size_t) j * n];
+	}
+}
+
+void
+km_kpca_sums_add(const double *Z, size_t rows, uint32_t m, double *S, double *s)
+{
+	if (rows == 0)
+		return;
+	cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, (int) m, (int) rows,
+				1.0, Z, (int) m, 1.0, S, (int) m);
+	for (size_t r = 0; r < rows; r++)
+		for (uint32_t j = 0; j < m; j++)
+			s[j] += Z[r * m + j];
+}
+
+size_t
+km_kpca_sums_workspace_doubles(uint32_t m)
+{
+	/* the mean, then dsyevr's 2m support indices */
+	return 3 * (size_t) m;
+}
+
+km_status
+km_kpca_sums_fit(double *S, const double *s, uint64_t n, uint32_t m, int k,
+				 double *work, double *coef, double *intercept,
+				 double *eigenvalues, double *total, km_error *err)
+{
+	double	   *mu = work;
+	double		tr = 0;
+
+	if (k < 1 || (uint32_t) k > m || n == 0)
+		return km_fail(err, KM_ERR_INVALID, "kernel PCA needs 1 to m components",
+					   "It was asked for %d components of %u features of %llu rows.",
+					   k, (unsigned) m, (unsigned long long) n);
+	for (uint32_t j = 0; j < m; j++)
+		mu[j] = s[j] / (double) n;
+	/* Zc'Zc = S - n mu mu' (lower triangle) */
+	for (uint32_t j = 0; j < m; j++)
+	{
+		for (uint32_t i = j; i < m; i++)
+			S[i + (size_t) j * m] -= (double) n * mu[i] * mu[j];
+		tr += S[j + (size_t) j * m];
+	}
+	if (!isfinite(tr))
+		return km_fail(err, KM_ERR_OVERFLOW, "centred feature sums overflow",
+					   "The trace of the centred sums of %llu rows is not finite.",
+					   (unsigned long long) n);
+	if (top_components(S, m, k, (lapack_int *) (void *) (work + m), eigenvalues,
+					   coef, err) != KM_OK)
+		return err->status;
+	for (int j = 0; j < k; j++)
+	{
+		double	   *u = coef + (size_t) j * m;
+		double		b = 0;
+
+		if (eigenvalues[j] == 0)
+			memset(u, 0, m * sizeof(double));
+		for (uint32_t i = 0; i < m; i++)
+			b -= mu[i] * u[i];
+		intercept[j] = b;
+	}
+	*total = tr;
+	return KM_OK;
+}
