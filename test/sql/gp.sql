@@ -134,6 +134,19 @@ SELECT kernel_model_info(o.m)->'amplitude' = kernel_model_info(b.m)->'amplitude'
 FROM gp_big b, gp_old o;
 SET extra_float_digits = 0;
 SELECT kernel_predict_std(m, ARRAY[0, 0, 0]::float8[]) > 0 AS fits_again FROM gp_big;
+-- a crafted GP section is refused (22P03), its CRC-32C made again: a NaN
+-- or negative amplitude, an infinite log determinant (little-endian f64
+-- at bytes 0 and 8 of its payload)
+CREATE FUNCTION pg_temp.set_gp(m bytea, at int, v bytea) RETURNS bytea LANGUAGE plpgsql AS $$
+DECLARE b bytea := overlay(m placing v from length(m) - 20 + at + 1 for 8);
+BEGIN
+  RETURN pg_temp.put_le(b, length(b) - 4, pg_temp.crc32c(substring(b from length(b) - 31 for 28), 28), 4);
+END $$;
+SELECT kernel_model_info(pg_temp.set_gp(m, 0, '\x000000000000f87f')) FROM gp_big;
+SELECT kernel_model_info(pg_temp.set_gp(m, 0, '\x000000000000f0bf')) FROM gp_big;
+SELECT kernel_predict(pg_temp.set_gp(m, 8, '\x000000000000f07f'), ARRAY[0, 0, 0]::float8[]) FROM gp_big;
+-- a negative half log determinant is a value (det(K + lambda I) < 1)
+SELECT kernel_model_info(pg_temp.set_gp(m, 8, '\x000000000000f0bf'))->'log_marginal_likelihood' AS lml FROM gp_big;
 DROP TABLE gp_big, gp_old;
 
 DROP TABLE gp_rows, gp_models;
