@@ -90,7 +90,9 @@
  *                                 a method with a GP reading (ridge) only.
  *                                 Optional: models without it (older ones)
  *                                 compute them from their rows
- *                                 (model_sections_gp.c)
+ *                                 (model_sections_gp.c).  Tag 17, beside
+ *                                 ENCODER: common and optional, declared
+ *                                 by no table row
  *
  * A model without CLASSES is a regression model (task regression, q = 1).
  * An unknown section with the required bit is KM_ERR_VERSION (a newer

@@ -250,17 +250,15 @@ ridge_workspace_doubles(size_t n)
 static void
 ridge_store(const km_fit_params *p, const km_fit_result *res, km_model *m)
 {
+	const ridge_result *rr = KM_METHOD_BLOB_CONST(&res->method_result, ridge_result);
+
 	m->lambda = p->lambda;
 	m->jitter = res->jitter;
 	m->converged = true;
-	{
-		const ridge_result *rr = KM_METHOD_BLOB_CONST(&res->method_result, ridge_result);
-
-		/* an exact fit's values (gp.h); an approximate one leaves them 0 */
-		m->has_gp = rr->has_gp;
-		m->gp_amplitude = rr->amplitude;
-		m->gp_logdet_half = rr->logdet_half;
-	}
+	/* an exact fit's GP values (the GP section); an approximate one's are 0 */
+	m->has_gp = rr->has_gp;
+	m->gp_amplitude = rr->amplitude;
+	m->gp_logdet_half = rr->logdet_half;
 }
 
 static const char *
