@@ -83,6 +83,7 @@ CORE_LAYER = {
     # model_format.c walks them
     "model_section": "model", "model_sections_task": "model",
     "model_sections_repr": "model", "model_sections_encoder": "model",
+    "model_sections_gp": "model",
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)

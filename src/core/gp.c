@@ -45,6 +45,20 @@ km_gp_doubles(const km_model *m)
 	return n * n + 2 * n + d;
 }
 
+bool
+km_gp_stored(km_gp *g, const km_model *m)
+{
+	if (!m->has_gp)
+		return false;
+	g->m = m;
+	g->n = m->n_train;
+	g->d = (int) m->n_features;
+	g->shift = m->lambda + m->jitter;
+	g->s2 = m->gp_amplitude;
+	g->logdet_half = m->gp_logdet_half;
+	return true;
+}
+
 km_status
 km_gp_prepare(km_gp *g, const km_model *m, double *mem, km_error *err,
 			  km_interrupt_fn interrupt)
@@ -80,6 +94,9 @@ km_gp_prepare(km_gp *g, const km_model *m, double *mem, km_error *err,
 		for (size_t i = 0; i < j; i++)
 			g->L[i + j * n] = 0.0;
 
+	/* kept by the fit (the GP section): the same values, computed there */
+	if (km_gp_stored(g, m))
+		return KM_OK;
 	/* y'(K + lambda I)^-1 y = alpha'(K + lambda I) alpha = ||L' alpha||^2 */
 	memcpy(g->kx, m->alpha, n * sizeof(double));
 	cblas_dtrmv(CblasColMajor, CblasLower, CblasTrans, CblasNonUnit,

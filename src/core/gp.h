@@ -10,7 +10,9 @@
  * plus any jitter the fit had to add.  y itself is not stored: y'(K +
  * lambda I)^-1 y = alpha'(K + lambda I) alpha = ||L' alpha||^2 with L the
  * Cholesky factor of K + lambda I, which km_gp_prepare rebuilds from the
- * training rows the model keeps.
+ * training rows the model keeps.  The fit has that factor: it keeps s2 and
+ * sum_i log L_ii in the model (its GP section, model.h), so that the
+ * amplitude and the likelihood of a model since 0.4.0 need no factor.
  *
  * The predictive variance of a new observation at x is
  *     s2 (max(0, k(x, x) - k_x'(K + lambda I)^-1 k_x) + lambda):
@@ -53,8 +55,17 @@ bool		km_gp_applies(const km_model *m, const char **why);
 size_t		km_gp_doubles(const km_model *m);
 
 /*
+ * s2 and the log determinant as the fit kept them (the model's GP section,
+ * model.h), into g's n, d, shift, s2 and logdet_half (not its factor):
+ * true, without factoring anything; false for a model without them (one
+ * written before 0.4.0, say), which km_gp_prepare computes them for.
+ */
+bool		km_gp_stored(km_gp *g, const km_model *m);
+
+/*
  * Factor K + shift I of m's training rows into mem (km_gp_doubles(m)
- * doubles) and compute s2 and the log determinant; KM_ERR_NOT_PD or
+ * doubles) and take s2 and the log determinant from the model
+ * (km_gp_stored) or compute them from the factor; KM_ERR_NOT_PD or
  * KM_ERR_OVERFLOW otherwise.  Calls interrupt while it builds and factors.
  */
 km_status	km_gp_prepare(km_gp *g, const km_model *m, double *mem,

@@ -73,6 +73,7 @@ km_model_shape_of(const km_model *m)
 	s.labels_bytes = m->labels_bytes;
 	s.has_probability = m->has_probability;
 	s.encoder_bytes = m->encoder ? m->encoder_bytes : 0;
+	s.has_gp = m->has_gp;
 	return s;
 }
 

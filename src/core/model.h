@@ -82,6 +82,17 @@
  *                                 task; common (model_sections_encoder.c).
  *                                 Tag 16, not the next free one, so that the
  *                                 tags of the tables' sections stay together
+ *    17  GP             no        amplitude f64 (finite, >= 0), half_log_det
+ *                                 f64 (finite): s2 = y'(K + lambda I)^-1 y / n
+ *                                 and sum_i log L_ii of the Cholesky factor
+ *                                 L of K + (lambda + jitter) I, kept by the
+ *                                 fit (gp.h); exact single-output models of
+ *                                 a method with a GP reading (ridge) only.
+ *                                 Optional: models without it (older ones)
+ *                                 compute them from their rows
+ *                                 (model_sections_gp.c).  Tag 17, beside
+ *                                 ENCODER: common and optional, declared
+ *                                 by no table row
  *
  * A model without CLASSES is a regression model (task regression, q = 1).
  * An unknown section with the required bit is KM_ERR_VERSION (a newer
@@ -159,6 +170,7 @@
 #define KM_SECTION_PROBABILITY	9
 #define KM_SECTION_METRICS		10
 #define KM_SECTION_ENCODER		16	/* a table's columns (encoder.h) */
+#define KM_SECTION_GP			17	/* exact ridge's GP values (gp.h) */
 #define KM_SECTION_REQUIRED		0x1	/* flags: a reader must know the tag */
 #define KM_SECTION_OVERHEAD		16	/* tag, flags, length, CRC */
 
@@ -187,6 +199,7 @@ typedef struct km_model_shape
 	uint32_t	labels_bytes;	/* the k NUL-terminated labels */
 	bool		has_probability;
 	uint32_t	encoder_bytes;	/* ENCODER section (encoder.h); 0: none */
+	bool		has_gp;			/* GP section (model_sections_gp.c) */
 } km_model_shape;
 
 /* The shape of m (q = 0 is read as 1). */

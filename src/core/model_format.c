@@ -310,6 +310,8 @@ static const km_section_ops common_sections[] = {
 
 /* A table's columns: common, optional (model_sections_encoder.c) */
 extern const km_section_ops km_encoder_section;
+/* Exact ridge's GP values: common, optional (model_sections_gp.c) */
+extern const km_section_ops km_gp_section;
 
 /* ------------------------------------------------------------------ */
 /* The sections known to this build                                   */
@@ -356,6 +358,8 @@ known_sections(known *k)
 	}
 	k->by_tag[KM_SECTION_ENCODER] = &km_encoder_section;
 	k->owner[KM_SECTION_ENCODER] = OWNER_COMMON;
+	k->by_tag[KM_SECTION_GP] = &km_gp_section;
+	k->owner[KM_SECTION_GP] = OWNER_COMMON;
 	for (long long id = 0; id <= UINT8_MAX; id++)
 	{
 		const km_task_ops *t = km_task_get(id);

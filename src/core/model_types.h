@@ -82,6 +82,14 @@ typedef struct km_model
 	/* a model trained from a table: its ENCODER section's payload (encoder.h) */
 	const uint8_t *encoder;		/* NULL: none */
 	uint32_t	encoder_bytes;
+	/*
+	 * The Gaussian-process reading of an exact ridge model (gp.h), kept at
+	 * training from the fit's factor of K + lambda I (GP section): s2 and
+	 * sum_i log L_ii.  has_gp false: not stored (older models, other models).
+	 */
+	bool		has_gp;
+	double		gp_amplitude;	/* s2 = y'(K + lambda I)^-1 y / n, >= 0 */
+	double		gp_logdet_half; /* sum_i log L_ii */
 
 	/*
 	 * Fields only one method has (its own struct, at most

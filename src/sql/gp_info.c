@@ -13,10 +13,12 @@
 
 /*
  * kernel_model_info's "amplitude" (s2) and "log_marginal_likelihood" of a
- * model with a GP reading (nothing for others): computed here from the
- * training rows, as kernel_predict_std does, in a context freed before
- * returning; null when the factor would not fit under kernel_ml.max_memory
- * (or the likelihood is unbounded: a constant target).
+ * model with a GP reading (nothing for others): the values its fit kept
+ * (its GP section: no factor, no arrays decoded); for a model without
+ * them (written before 0.4.0), computed here from the training rows, as
+ * kernel_predict_std does, in a context freed before returning, and null
+ * when that factor would not fit under kernel_ml.max_memory.  The
+ * likelihood is null when it is unbounded (a constant target).
  */
 void
 km_gp_describe(KmJson *j, bytea *b)
@@ -38,6 +40,23 @@ km_gp_describe(KmJson *j, bytea *b)
 	if (km_model_peek((const uint8 *) VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b),
 					  &shape, &err) != KM_OK)
 		km_raise(&err);
+	/* kept by the fit (its GP section): read, without the arrays */
+	if (shape.has_gp)
+	{
+		if (km_model_decode((const uint8 *) VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b),
+							&m, NULL, &err) != KM_OK)
+			km_raise(&err);
+		if (km_gp_stored(&gp, &m))
+		{
+			km_json_num(j, "amplitude", gp.s2);
+			if (km_gp_log_marginal_likelihood(&gp, &lml))
+				km_json_num(j, "log_marginal_likelihood", lml);
+			else
+				km_json_null(j, "log_marginal_likelihood");
+			return;
+		}
+	}
+	/* a model without them (before 0.4.0): from its rows, as the fit did */
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "kernel_model_info GP",
 								ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(cxt);

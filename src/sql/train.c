@@ -341,6 +341,7 @@ train_exact(RowSet *rs)
 	MemoryContext tmp;
 	MemoryContext old;
 	km_model	m;
+	km_model_shape shape;
 	km_error	err;
 	bytea	   *result;
 	instr_time	t_start;
@@ -362,6 +363,15 @@ train_exact(RowSet *rs)
 	sscanf(KM_VERSION_STRING, "%hhu.%hhu.%hhu", &m.writer_version[0],
 		   &m.writer_version[1], &m.writer_version[2]);
 	MemoryContextSwitchTo(old);
+	/* the fit decides whether the model has a GP section (model.h) */
+	shape = km_model_shape_of(&m);
+	g.size = km_model_size(&shape);
+	if (g.size == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("training set is too large for a kernel_ml model"),
+				 errdetail("A model of %u rows of %u features would exceed 1 GB.",
+						   m.n_train, m.n_features)));
 	result = km_model_encode_bytea(&m, g.size);
 	MemoryContextDelete(tmp);
 	km_model_check_bytea(result, g.size);

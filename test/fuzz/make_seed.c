@@ -154,6 +154,12 @@ main(int argc, char **argv)
 	m.alpha = alpha;
 	m.X = X;
 	write_model(argv[1], "ridge_rbf", &m);
+	/* with the GP values an exact ridge fit keeps (GP section, model.h) */
+	m.has_gp = true;
+	m.gp_amplitude = 0.4;
+	m.gp_logdet_half = -1.25;
+	write_model(argv[1], "ridge_gp", &m);
+	m.has_gp = false;
 
 	/* a table model: one text column, two categories (encoder.h) */
 	{

@@ -16,8 +16,9 @@ SELECT kernel_train(ARRAY[i, i % 3]::float8[], i * 0.5, '{"lambda": 1}') AS mode
 -- layout (format 2) of a ridge without selection (lambda given; the default
 -- grid adds a selection section): 80-byte header, then sections of 16 bytes of framing
 -- each: scaler (2d doubles), expansion (n, then n + n*d doubles), method
--- (ridge: lambda, jitter), training (train_rmse)
-SELECT length(model) = 80 + (16 + 8 * 2 * 2) + (16 + 8 + 8 * (5 + 5 * 2)) + (16 + 8 * 2) + (16 + 8) AS size_ok,
+-- (ridge: lambda, jitter), training (train_rmse), gp (amplitude, half log
+-- determinant)
+SELECT length(model) = 80 + (16 + 8 * 2 * 2) + (16 + 8 + 8 * (5 + 5 * 2)) + (16 + 8 * 2) + (16 + 8) + (16 + 8 * 2) AS size_ok,
        substring(model from 1 for 4) = 'KMLM'::bytea AS magic,
        get_byte(model, 4) AS format_version
 FROM m;

@@ -320,9 +320,11 @@ SELECT kernel_model_drop('tbl_price');
 SELECT kernel_model_drop('tbl_city');
 DROP TABLE tbl_named_src;
 
--- a model whose encoder section is damaged is refused
-SELECT kernel_predict(overlay(model PLACING '\xff'::bytea FROM length(model) - 20), h) FROM tbl_models, tbl_houses h WHERE id = 1;
-SELECT kernel_model_info(overlay(model PLACING '\xff'::bytea FROM length(model) - 20)) FROM tbl_models;
+-- a model whose encoder section is damaged is refused (the encoder
+-- section, tag 16, ends 32 bytes before the end: the GP section, tag 17,
+-- follows it)
+SELECT kernel_predict(overlay(model PLACING '\xff'::bytea FROM length(model) - 52), h) FROM tbl_models, tbl_houses h WHERE id = 1;
+SELECT kernel_model_info(overlay(model PLACING '\xff'::bytea FROM length(model) - 52)) FROM tbl_models;
 
 DROP FUNCTION tbl_encode(tbl_houses);
 DROP VIEW tbl_stats;

@@ -87,6 +87,8 @@ int			unit_failures = 0;
 	X(test_crc_extension_model) \
 	X(test_metrics_definitions) \
 	X(test_gp_closed_form) \
+	X(test_gp_section_fit_keeps) \
+	X(test_gp_section_crafted) \
 	X(test_metrics_combine) \
 	X(test_metrics_per_class) \
 	X(test_accum_layout) \

@@ -15,6 +15,21 @@
 #include "progress.h"
 #include "solve.h"
 
+/*
+ * What ridge returns besides the shared results (km_fit_result's
+ * method_result): its Gaussian-process values (gp.h), from the factor
+ * the fit has, kept in the model's GP section so that kernel_model_info
+ * need not factor K + lambda I again.
+ */
+typedef struct ridge_result
+{
+	bool		has_gp;			/* finite, so kept */
+	double		amplitude;		/* alpha'(K + shift I) alpha / n = ||L' alpha||^2 / n */
+	double		logdet_half;	/* sum_i log L_ii */
+} ridge_result;
+
+KM_STATIC_ASSERT(sizeof(ridge_result) <= KM_METHOD_BLOB_SIZE, ridge_result);
+
 static void
 add_to_diagonal(double *K, size_t n, size_t ld, double value)
 {
@@ -171,6 +186,33 @@ check_ridge_accuracy(const km_fit_params *p, const double *X, size_t n, int d,
 				   relres, shift, KM_MAX_RELATIVE_RESIDUAL, rcond, anorm);
 }
 
+/*
+ * The amplitude and half log determinant of gp.h from the factor L (lower,
+ * in K) and alpha, exactly as km_gp_prepare computes them from a model's
+ * rows (the same factor, the same operations: the same bits); scratch: n
+ * doubles.  Not kept when not finite (kernel_model_info then computes them,
+ * and fails, as for a model without them).
+ */
+static void
+gp_values(const double *L, size_t n, const double *alpha, double *scratch,
+		  km_fit_result *res)
+{
+	ridge_result *rr = KM_METHOD_BLOB(&res->method_result, ridge_result);
+	double		quad;
+	double		logdet_half = 0.0;
+
+	memcpy(scratch, alpha, n * sizeof(double));
+	cblas_dtrmv(CblasColMajor, CblasLower, CblasTrans, CblasNonUnit,
+				(int) n, L, (int) n, scratch, 1);
+	quad = cblas_ddot((int) n, scratch, 1, scratch, 1);
+	for (size_t i = 0; i < n; i++)
+		logdet_half += log(L[i + i * n]);
+	rr->amplitude = n > 0 ? quad / (double) n : 0.0;
+	rr->logdet_half = logdet_half;
+	rr->has_gp = isfinite(rr->amplitude) && rr->amplitude >= 0.0 &&
+		isfinite(logdet_half);
+}
+
 static km_status
 ridge_fit(const km_fit_params *p, const double *X, size_t n, int d,
 		  const double *y, double *alpha, double *K, const double *norms,
@@ -190,6 +232,7 @@ ridge_fit(const km_fit_params *p, const double *X, size_t n, int d,
 	LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', (lapack_int) n, 1, K,
 						(lapack_int) n, alpha, (lapack_int) n);
 	res->converged = true;
+	gp_values(K, n, alpha, work, res);
 
 	km_progress_phase("ridge: residual check of %zu rows", n);
 	return check_ridge_accuracy(p, X, n, d, norms, y, alpha, K, shift, work,
@@ -207,9 +250,15 @@ ridge_workspace_doubles(size_t n)
 static void
 ridge_store(const km_fit_params *p, const km_fit_result *res, km_model *m)
 {
+	const ridge_result *rr = KM_METHOD_BLOB_CONST(&res->method_result, ridge_result);
+
 	m->lambda = p->lambda;
 	m->jitter = res->jitter;
 	m->converged = true;
+	/* an exact fit's GP values (the GP section); an approximate one's are 0 */
+	m->has_gp = rr->has_gp;
+	m->gp_amplitude = rr->amplitude;
+	m->gp_logdet_half = rr->logdet_half;
 }
 
 static const char *

@@ -1,0 +1,75 @@
+/*
+ * model_sections_gp.c - the GP section (core, no PostgreSQL headers): the
+ * Gaussian-process values of an exact ridge model (gp.h), s2 and
+ * sum_i log L_ii of the Cholesky factor of K + lambda I, kept by the fit so
+ * that kernel_model_info reads them instead of factoring K + lambda I
+ * again.  Optional (an older build skips it; a model without it, such as
+ * one 0.3.0 wrote, computes them from its rows as before), and validated
+ * whenever a model is read: two finite doubles, the amplitude >= 0, in a
+ * model with a GP reading (a method whose ops say so, exact, one output).
+ */
+#include "model.h"
+#include "model_section.h"
+
+static const km_field gp_fields[] = {
+	{"amplitude", KM_FIELD_F64, offsetof(km_model, gp_amplitude), KM_RULE_NONNEG, 0},
+	{"half_log_det", KM_FIELD_F64, offsetof(km_model, gp_logdet_half), KM_RULE_FINITE, 0},
+};
+
+#define N_GP_FIELDS ((int) (sizeof(gp_fields) / sizeof(gp_fields[0])))
+
+static bool
+has_gp(const km_model_shape *s)
+{
+	return s->has_gp;
+}
+
+static uint64_t
+gp_bytes(const km_model_shape *s)
+{
+	(void) s;
+	return fields_size(gp_fields, N_GP_FIELDS);
+}
+
+static uint8_t *
+write_gp(uint8_t *p, const km_model *m, const km_model_shape *s)
+{
+	(void) s;
+	return put_fields(p, gp_fields, N_GP_FIELDS, m);
+}
+
+static void
+gp_shape(const km_section *self, km_model_shape *s)
+{
+	(void) self;
+	s->has_gp = true;
+}
+
+/* Its fields, in a model that has a GP reading (gp.h km_gp_applies). */
+static km_status
+read_gp(const km_section_in *in, km_model *r, km_error *err)
+{
+	const km_section *sec = &in->found[KM_SECTION_GP];
+	const km_method_ops *ops = km_method_get(r->method);
+	km_status	st;
+
+	if (ops == NULL || !ops->gp_reading || in->s->q != 1 ||
+		km_repr_lookup(in->s->approximation)->approximate)
+		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
+					   "The model is a %s%s model but it has a gp section, which only exact models of a method with a Gaussian-process reading have.",
+					   km_repr_lookup(in->s->approximation)->approximate ?
+					   "approximate " : "",
+					   ops ? ops->name : "unknown");
+	if ((st = get_fields(sec->payload, sec->length, gp_fields, N_GP_FIELDS, r,
+						 "gp section", err)) != KM_OK)
+		return st;
+	r->has_gp = true;
+	return KM_OK;
+}
+
+/* Read last (stage 4): a crafted model fails first as it always did. */
+const km_section_ops km_gp_section = {
+	.tag = KM_SECTION_GP, .flags = 0, .name = "gp",
+	.stage = 4, .sized = true, .present = has_gp, .bytes = gp_bytes,
+	.write = write_gp, .shape = gp_shape, .read = read_gp,
+};
