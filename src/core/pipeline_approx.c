@@ -219,8 +219,8 @@ km_approx_job_basis(approx_job *job, size_t sbytes, km_error *err)
 }
 
 /* Rows X (r of them, the first numbered first) standardized by the basis's scaler into job->Xs. */
-static km_status
-standardize_block(approx_job *job, const double *X, size_t first, size_t r,
+km_status
+km_approx_job_standardize(approx_job *job, const double *X, size_t first, size_t r,
 				  km_error *err)
 {
 	int			d = job->rows->d;
@@ -246,7 +246,7 @@ sums_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 {
 	approx_job *job = pass->at;
 
-	if (standardize_block(job, rows->X, first, rows->n, err) != KM_OK ||
+	if (km_approx_job_standardize(job, rows->X, first, rows->n, err) != KM_OK ||
 		km_approx_features(&job->b, job->Xs, rows->n, job->Z, job->fwork, err) != KM_OK)
 		return err->status;
 	/* the m x m scratch rides behind the chunk's features */
@@ -334,7 +334,7 @@ km_approx_job_features(approx_job *job, const double *X, size_t first,
 	uint32_t	m = job->b.m;
 	size_t		piece = km_primal_piece_rows(m, d, job->L != NULL, rows, PIECE_FLOPS);
 
-	if (standardize_block(job, X, first, rows, err) != KM_OK)
+	if (km_approx_job_standardize(job, X, first, rows, err) != KM_OK)
 		return err->status;
 	for (size_t p0 = 0; p0 < rows; p0 += piece)
 	{
@@ -741,7 +741,7 @@ static km_status
 standardize_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 				km_error *err)
 {
-	return standardize_block(pass->at, rows->X, first, rows->n, err);
+	return km_approx_job_standardize(pass->at, rows->X, first, rows->n, err);
 }
 
 /*

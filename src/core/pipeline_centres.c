@@ -64,27 +64,6 @@ refine_pass(approx_job *job, refine_at *at, size_t state_bytes, km_pass_add_fn a
 	return p;
 }
 
-/* Rows X (r of them, raw) standardized by the basis's scaler into job->Xs. */
-static km_status
-standardize_rows(approx_job *job, const double *X, size_t first, size_t r,
-				 km_error *err)
-{
-	int			d = job->rows->d;
-
-	for (size_t i = 0; i < r; i++)
-	{
-		int			bad = km_standardize_row(X + i * d, d, job->b.mean, job->b.scale,
-											 job->Xs + i * d);
-
-		if (bad >= 0)
-			return km_fail(err, KM_ERR_DIVERGED,
-						   "standardized feature is out of range for type double precision",
-						   "Feature %d of row %zu overflowed when standardized.",
-						   bad + 1, first + i + 1);
-	}
-	return KM_OK;
-}
-
 static km_status
 kmeans_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 		   km_error *err)
@@ -93,7 +72,7 @@ kmeans_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 	approx_job *job = at->job;
 
 	km_check_interrupts(pass->interrupt);
-	if (standardize_rows(job, rows->X, first, rows->n, err) != KM_OK)
+	if (km_approx_job_standardize(job, rows->X, first, rows->n, err) != KM_OK)
 		return err->status;
 	km_kmeans_add(at->C, job->b.m, job->b.d, job->Xs, rows->n, state);
 	return KM_OK;
@@ -140,7 +119,7 @@ leverage_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 	km_basis   *b = &job->b;
 
 	km_check_interrupts(pass->interrupt);
-	if (standardize_rows(job, rows->X, first, rows->n, err) != KM_OK ||
+	if (km_approx_job_standardize(job, rows->X, first, rows->n, err) != KM_OK ||
 		km_approx_features(b, job->Xs, rows->n, at->Z, at->fwork, err) != KM_OK)
 		return err->status;
 	km_leverage_scores(&b->kernel, job->Xs, rows->n, b->d, at->L, b->m, at->lambda,
