@@ -783,3 +783,20 @@ km_approx_solve(const km_basis *b, const km_accum *stats,
 		eps_from = next_eps(res->eps, &w, lambdas, n_lambdas);
 	}
 }
+
+km_status
+km_basis_standardize(const km_basis *b, const double *X, size_t first, size_t r, int d,
+					 double *Xs, km_error *err)
+{
+	for (size_t i = 0; i < r; i++)
+	{
+		int			bad = km_standardize_row(X + i * d, d, b->mean, b->scale, Xs + i * d);
+
+		if (bad >= 0)
+			return km_fail(err, KM_ERR_DIVERGED,
+						   "standardized feature is out of range for type double precision",
+						   "Feature %d of row %zu overflowed when standardized.",
+						   bad + 1, first + i + 1);
+	}
+	return KM_OK;
+}

@@ -182,4 +182,11 @@ km_status	km_approx_factor(const km_basis *b, double *L, double *eps,
 							 double *work, km_error *err,
 							 km_interrupt_fn interrupt);
 
+/*
+ * Rows X (r of them, of d raw features, the first numbered first) standardized
+ * by b's scaler into Xs; a row that overflows is an error naming it.
+ */
+km_status	km_basis_standardize(const km_basis *b, const double *X, size_t first, size_t r,
+								 int d, double *Xs, km_error *err);
+
 #endif							/* KM_APPROX_H */

@@ -218,27 +218,6 @@ km_approx_job_basis(approx_job *job, size_t sbytes, km_error *err)
 	return KM_OK;
 }
 
-/* Rows X (r of them, the first numbered first) standardized by the basis's scaler into job->Xs. */
-km_status
-km_approx_job_standardize(approx_job *job, const double *X, size_t first, size_t r,
-				  km_error *err)
-{
-	int			d = job->rows->d;
-
-	for (size_t i = 0; i < r; i++)
-	{
-		int			bad = km_standardize_row(X + i * d, d, job->b.mean, job->b.scale,
-											 job->Xs + i * d);
-
-		if (bad >= 0)
-			return km_fail(err, KM_ERR_DIVERGED,
-						   "standardized feature is out of range for type double precision",
-						   "Feature %d of row %zu overflowed when standardized.",
-						   bad + 1, first + i + 1);
-	}
-	return KM_OK;
-}
-
 /* A chunk of ridge's sums: z(x) z(x)^T, z y, ... */
 static km_status
 sums_add(km_pass *pass, const km_block *rows, size_t first, void *state,
@@ -246,7 +225,7 @@ sums_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 {
 	approx_job *job = pass->at;
 
-	if (km_approx_job_standardize(job, rows->X, first, rows->n, err) != KM_OK ||
+	if (km_basis_standardize(&job->b, rows->X, first, rows->n, job->rows->d, job->Xs, err) != KM_OK ||
 		km_approx_features(&job->b, job->Xs, rows->n, job->Z, job->fwork, err) != KM_OK)
 		return err->status;
 	/* the m x m scratch rides behind the chunk's features */
@@ -334,7 +313,7 @@ km_approx_job_features(approx_job *job, const double *X, size_t first,
 	uint32_t	m = job->b.m;
 	size_t		piece = km_primal_piece_rows(m, d, job->L != NULL, rows, PIECE_FLOPS);
 
-	if (km_approx_job_standardize(job, X, first, rows, err) != KM_OK)
+	if (km_basis_standardize(&job->b, X, first, rows, job->rows->d, job->Xs, err) != KM_OK)
 		return err->status;
 	for (size_t p0 = 0; p0 < rows; p0 += piece)
 	{
@@ -741,7 +720,9 @@ static km_status
 standardize_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 				km_error *err)
 {
-	return km_approx_job_standardize(pass->at, rows->X, first, rows->n, err);
+	approx_job *job = pass->at;
+
+	return km_basis_standardize(&job->b, rows->X, first, rows->n, job->rows->d, job->Xs, err);
 }
 
 /*

@@ -52,11 +52,6 @@ typedef struct approx_job
 /* Components of the model at most: a basis keeps at most n rows as centres. */
 uint32_t	km_approx_job_components(const km_options *o, size_t n);
 
-/* Rows X (r of them, the first numbered first) standardized by the basis's
- * scaler into job->Xs; a row that overflows is an error naming it. */
-km_status	km_approx_job_standardize(approx_job *job, const double *X, size_t first,
-									  size_t r, km_error *err);
-
 /* doubles of memory from the job's env (as long as the model) */
 void	   *km_approx_job_alloc(approx_job *job, size_t doubles);
 

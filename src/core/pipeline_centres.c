@@ -72,7 +72,7 @@ kmeans_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 	approx_job *job = at->job;
 
 	km_check_interrupts(pass->interrupt);
-	if (km_approx_job_standardize(job, rows->X, first, rows->n, err) != KM_OK)
+	if (km_basis_standardize(&job->b, rows->X, first, rows->n, job->rows->d, job->Xs, err) != KM_OK)
 		return err->status;
 	km_kmeans_add(at->C, job->b.m, job->b.d, job->Xs, rows->n, state);
 	return KM_OK;
@@ -119,7 +119,7 @@ leverage_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 	km_basis   *b = &job->b;
 
 	km_check_interrupts(pass->interrupt);
-	if (km_approx_job_standardize(job, rows->X, first, rows->n, err) != KM_OK ||
+	if (km_basis_standardize(&job->b, rows->X, first, rows->n, job->rows->d, job->Xs, err) != KM_OK ||
 		km_approx_features(b, job->Xs, rows->n, at->Z, at->fwork, err) != KM_OK)
 		return err->status;
 	km_leverage_scores(&b->kernel, job->Xs, rows->n, b->d, at->L, b->m, at->lambda,
