@@ -61,7 +61,9 @@ typedef struct TableState
 	int64		skipped;		/* NULL target (or NULL row) */
 	double	   *y;
 	char	  **label;
-	KmMemGrant *grant;
+	KmMemGrant *grant;			/* cap rows of row_bytes, and str_granted */
+	double		str_bytes;		/* the labels' and categories' copies so far */
+	double		str_granted;	/* what the grant holds for them */
 } TableState;
 
 

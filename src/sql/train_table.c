@@ -298,7 +298,8 @@ grow(TableState *st)
 	int64		cap = Max(64, st->cap * 2);
 	MemoryContext old = MemoryContextSwitchTo(st->ctx);
 
-	st->grant = km_mem_resize(st->grant, st->ctx, (double) cap * row_bytes(st),
+	st->grant = km_mem_resize(st->grant, st->ctx,
+							  (double) cap * row_bytes(st) + st->str_granted,
 							  "kernel_train", true);
 	for (int i = 0; i < st->ncols; i++)
 	{
@@ -321,6 +322,25 @@ grow(TableState *st)
 			palloc_extended(cap * sizeof(double), MCXT_ALLOC_HUGE);
 	st->cap = cap;
 	MemoryContextSwitchTo(old);
+}
+
+/*
+ * A copy of a label or category of len bytes, counted against
+ * kernel_ml.max_memory with the rows (the grant grows by at least 1 MB at
+ * a time, so a row's strings rarely ask again).
+ */
+static char *
+keep_string(TableState *st, const char *v, size_t len)
+{
+	st->str_bytes += (double) len + 1.0 + 16.0;	/* and the chunk header */
+	if (st->str_bytes > st->str_granted)
+	{
+		st->str_granted = Max(st->str_bytes * 1.25, st->str_bytes + 1024.0 * 1024.0);
+		st->grant = km_mem_resize(st->grant, st->ctx,
+								  (double) st->cap * row_bytes(st) + st->str_granted,
+								  "kernel_train", true);
+	}
+	return pnstrdup(v, len);
 }
 
 static bool
@@ -422,9 +442,10 @@ km_table_add(TableState *st, Datum *values, bool *nulls)
 		st->y[st->n] = v.number;
 	}
 	else if (st->target_kind == KM_COLUMN_BOOL)
-		st->label[st->n] = pstrdup(v.number != 0.0 ? "true" : "false");
+		st->label[st->n] = keep_string(st, v.number != 0.0 ? "true" : "false",
+									   v.number != 0.0 ? 4 : 5);
 	else
-		st->label[st->n] = pnstrdup(v.str, v.len);
+		st->label[st->n] = keep_string(st, v.str, v.len);
 	for (int i = 0; i < st->ncols; i++)
 	{
 		TableColumn *c = &st->cols[i];
@@ -433,7 +454,7 @@ km_table_add(TableState *st, Datum *values, bool *nulls)
 					   &c->out, &v);
 		c->null[st->n] = v.isnull;
 		if (c->kind == KM_COLUMN_CATEGORY)
-			c->str[st->n] = v.isnull ? NULL : pnstrdup(v.str, v.len);
+			c->str[st->n] = v.isnull ? NULL : keep_string(st, v.str, v.len);
 		else
 		{
 			if (!v.isnull && !isfinite(v.number))

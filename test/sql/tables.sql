@@ -330,3 +330,16 @@ DROP FUNCTION tbl_encode(tbl_houses);
 DROP VIEW tbl_stats;
 DROP TABLE tbl_houses, tbl_models, tbl_array_model, tbl_classifier;
 DROP TYPE tbl_colour;
+-- the copies of text values count against kernel_ml.max_memory with the rows
+-- (20,000 rows of one of three 960-byte categories: about 19 MB of copies)
+SET kernel_ml.max_memory = '8MB';
+DO $$
+BEGIN
+  PERFORM kernel_train(b, 'y', '{"lambda": 1, "approximation": "nystrom", "components": 10}')
+  FROM (SELECT i::float8 AS y, repeat(md5((i % 3)::text), 30) AS label_text, i % 7 AS x
+        FROM generate_series(1, 20000) i) b;
+  RAISE NOTICE 'trained';
+EXCEPTION WHEN program_limit_exceeded THEN
+  RAISE NOTICE 'refused: %', SQLSTATE;
+END $$;
+RESET kernel_ml.max_memory;
