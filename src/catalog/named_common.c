@@ -221,7 +221,7 @@ check_pass_rows(const char *pass_a, int64 rows_a, const char *pass_b, int64 rows
 {
 	if (rows_a == rows_b)
 		return;
-	passes_rows_changed(psprintf("The %s pass read %lld %s rows, the %s pass %lld; an approximate model reads the query once per pass (basis, statistics, scoring, refit), and every pass must see the same rows.",
+	passes_rows_changed(psprintf("The %s pass read %lld %s rows, the %s pass %lld; an approximate model reads the query once per pass (counting, basis, statistics or Newton steps, scoring, refit), and every pass must see the same rows.",
 								 pass_a, (long long) rows_a, side, pass_b, (long long) rows_b));
 }
 
