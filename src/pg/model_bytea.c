@@ -7,6 +7,7 @@
 
 #include "model.h"
 #include "model_bytea.h"
+#include "pgutil.h"
 
 bytea *
 km_model_encode_bytea(const km_model *m, size_t size)
@@ -46,4 +47,27 @@ km_model_to_bytea(const km_model *m)
 	result = km_model_encode_bytea(m, size);
 	km_model_check_bytea(result, size);
 	return result;
+}
+
+/*
+ * b decoded into *m, its arrays in a palloc'd block of the current context
+ * (returned, for the caller to free or leave to the context); a malformed
+ * model is an error (the decoder's SQLSTATE and detail).
+ */
+double *
+km_model_decode_bytea(const bytea *b, km_model *m)
+{
+	const uint8_t *buf = (const uint8_t *) VARDATA_ANY(b);
+	size_t		len = VARSIZE_ANY_EXHDR(b);
+	km_model_shape shape;
+	km_error	err;
+	double	   *storage;
+
+	if (km_model_peek(buf, len, &shape, &err) != KM_OK)
+		km_raise(&err);
+	storage = palloc_extended(km_model_storage_doubles(&shape) * sizeof(double),
+							  MCXT_ALLOC_HUGE);
+	if (km_model_decode(buf, len, m, storage, &err) != KM_OK)
+		km_raise(&err);
+	return storage;
 }

@@ -26,4 +26,7 @@ bytea	   *km_model_to_bytea(const struct km_model *m);
 bytea	   *km_model_encode_bytea(const struct km_model *m, size_t size);
 void		km_model_check_bytea(const bytea *result, size_t size);
 
+/* b decoded into *m; returns the palloc'd block holding its arrays */
+double	   *km_model_decode_bytea(const bytea *b, struct km_model *m);
+
 #endif							/* KM_MODEL_BYTEA_H */

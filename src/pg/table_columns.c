@@ -22,6 +22,7 @@
 #include "encoder.h"
 #include "json.h"
 #include "model.h"
+#include "model_bytea.h"
 #include "pgutil.h"
 #include "table_columns.h"
 
@@ -154,7 +155,6 @@ km_table_describe(bytea *model, KmJson *j)
 	km_model_shape shape;
 	km_model	m;
 	km_error	err;
-	double	   *storage;
 	km_encoder_counts c;
 	km_encoder	e;
 	km_encoder_column *cols;
@@ -164,10 +164,8 @@ km_table_describe(bytea *model, KmJson *j)
 		km_raise(&err);
 	if (shape.encoder_bytes == 0)
 		return;
-	storage = palloc_extended(km_model_storage_doubles(&shape) * sizeof(double),
-							  MCXT_ALLOC_HUGE);
-	if (km_model_decode(buf, len, &m, storage, &err) != KM_OK ||
-		km_encoder_check(m.encoder, m.encoder_bytes, m.n_features, &c, &err) != KM_OK)
+	(void) km_model_decode_bytea(model, &m);
+	if (km_encoder_check(m.encoder, m.encoder_bytes, m.n_features, &c, &err) != KM_OK)
 		km_raise(&err);
 	cols = palloc0(sizeof(km_encoder_column) * c.n_columns);
 	cats = palloc0(sizeof(char *) * Max(1, c.n_categories));
@@ -213,7 +211,7 @@ km_table_describe(bytea *model, KmJson *j)
 	}
 	km_json_end(j);
 	/*
-	 * storage stays: the names and categories in j point into it until the
-	 * caller builds the jsonb (the caller's context frees it).
+	 * The decoded arrays stay: the names and categories in j point into them
+	 * until the caller builds the jsonb (the caller's context frees them).
 	 */
 }

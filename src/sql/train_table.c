@@ -617,21 +617,12 @@ km_table_learn(TableState *st, km_encoder *e, uint8 **payload, uint64 *bytes)
 bytea *
 km_table_add_encoder(bytea *model, const uint8 *payload, uint64 bytes)
 {
-	const uint8 *buf = (const uint8 *) VARDATA_ANY(model);
-	Size		len = VARSIZE_ANY_EXHDR(model);
-	km_model_shape shape;
 	km_model	m;
-	km_error	err;
-	double	   *storage;
+	double	   *storage = km_model_decode_bytea(model, &m);
+	km_model_shape shape;
 	size_t		size;
 	bytea	   *result;
 
-	if (km_model_peek(buf, len, &shape, &err) != KM_OK)
-		km_raise(&err);
-	storage = palloc_extended(km_model_storage_doubles(&shape) * sizeof(double),
-							  MCXT_ALLOC_HUGE);
-	if (km_model_decode(buf, len, &m, storage, &err) != KM_OK)
-		km_raise(&err);
 	m.encoder = payload;
 	m.encoder_bytes = (uint32) bytes;
 	shape = km_model_shape_of(&m);
