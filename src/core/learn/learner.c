@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "learn/learner.h"
+#include "learn/point.h"
+#include "pipeline_approx_job.h"
 #include "pipeline.h"
 #include "task.h"
 
@@ -159,4 +161,13 @@ km_learn(const km_rows *shape, const km_host *host, const km_train_plan *plan,
 	if (!plan->approximate)
 		return learn_exact(&rows, host, road, plan, env, m, err);
 	return road->train_approx(&rows, host, plan, env, m, err);
+}
+
+km_status
+km_pass_rebuild(uint16_t kind, const void *point, size_t len,
+				const km_train_env *env, km_pass **out, km_error *err)
+{
+	km_point_reader r = {point, len, false};
+
+	return km_approx_pass_rebuild(kind, &r, env, out, err);
 }
