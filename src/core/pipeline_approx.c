@@ -15,6 +15,7 @@
  * are 0.3.0's blocks, so that every model comes out bit for bit as before.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -152,6 +153,20 @@ km_approx_job_pass(approx_job *job, const char *what, size_t chunk,
 	p->point_bytes = NULL;
 	p->point_write = NULL;
 	return p;
+}
+
+void
+km_env_note(const km_train_env *env, const char *fmt,...)
+{
+	char		line[512];
+	va_list		ap;
+
+	if (env->note == NULL)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	env->note(env->ctx, line);
 }
 
 /* A point's bytes: a pass's writer run once to count, once to write. */
@@ -477,6 +492,7 @@ km_approx_job_setup(approx_job *job, double *eps, km_error *err)
 		job->env->release(job->env->ctx, fwork);
 		job->L = L;
 	}
+	job->eps = *eps;
 	if (job->Z == NULL)
 	{
 		job->Z = km_approx_job_alloc(job, (size_t) PRIMAL_BLOCK * b->m);
@@ -547,6 +563,34 @@ km_approx_point_get_job(km_point_reader *r, approx_job *job, km_rows *rows,
 	return KM_OK;
 }
 
+void
+km_approx_point_put_setup(km_point_writer *w, const approx_job *job)
+{
+	km_approx_point_put_job(w, job);
+	km_point_put_f64(w, job->eps);
+}
+
+km_status
+km_approx_point_get_setup(km_point_reader *r, approx_job *job, km_rows *rows,
+						  const km_train_env *env, km_error *err)
+{
+	double		eps;
+	double		mine;
+
+	if (km_approx_point_get_job(r, job, rows, env, err) != KM_OK)
+		return err->status;
+	eps = km_point_get_f64(r);
+	if (r->bad || !isfinite(eps) || eps < 0.0)
+		return km_point_bad(err, "job's");
+	if (km_approx_job_setup(job, &mine, err) != KM_OK)
+		return err->status;
+	if (mine != eps)
+		return km_fail(err, KM_ERR_FORMAT, "pass point's factor differs",
+					   "The basis factors with eps %g here; the point was written with eps %g.",
+					   mine, eps);
+	return KM_OK;
+}
+
 /* The basis pass's point read back into a job of those options. */
 static km_status
 rebuild_basis(km_point_reader *r, approx_job *job, km_rows *rows,
@@ -599,18 +643,18 @@ km_approx_pass_rebuild(uint16_t kind, km_point_reader *r, const km_train_env *en
 	km_rows    *rows = env->alloc(env->ctx, sizeof(km_rows));
 
 	*out = NULL;
-	switch ((km_approx_pass_kind) kind)
+	if (kind == KM_PASS_KIND_BASIS)
+		return rebuild_basis(r, job, rows, env, out, err);
+	if (kind == KM_PASS_KIND_SUMS)
 	{
-		case KM_PASS_KIND_BASIS:
-			return rebuild_basis(r, job, rows, env, out, err);
-		case KM_PASS_KIND_SUMS:
-			if (km_approx_point_get_job(r, job, rows, env, err) != KM_OK)
-				return err->status;
-			if (r->left != 0)
-				break;
+		if (km_approx_point_get_job(r, job, rows, env, err) != KM_OK)
+			return err->status;
+		if (r->left == 0)
+		{
 			sums_buffers(job);
 			*out = sums_pass(job);
 			return KM_OK;
+		}
 	}
 	return km_fail(err, KM_ERR_FORMAT, "pass point has an unknown kind",
 				   "Pass kind %u%s.", (unsigned) kind,

@@ -60,7 +60,6 @@ typedef struct primal_point
 	approx_job *job;
 	km_newton  *nt;
 	const km_method_ops *ops;
-	size_t		kept;			/* the tally pass's rows of its side */
 } primal_point;
 
 /* A chunk into the Newton sums of the method's loss at the current point. */
@@ -111,15 +110,87 @@ tally_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 	if (nt > 0)
 		pt->ops->primal_tally(&pt->job->opts.fit, Z, nt, ps->m, y, ps->coef,
 							  ps->intercepts[0], state, ps->scratch);
-	pt->kept += nt;
+	/* the rows of its side, after the tally: states of other rows add */
+	((double *) state)[KM_PRIMAL_TALLY_DOUBLES] += (double) nt;
 	return KM_OK;
 }
 
 static void
 tally_init(km_pass *pass, void *state)
 {
-	((primal_point *) pass->at)->kept = 0;
-	memset(state, 0, sizeof(double) * KM_PRIMAL_TALLY_DOUBLES);
+	memset(state, 0, sizeof(double) * (KM_PRIMAL_TALLY_DOUBLES + 1));
+}
+
+/* The primal passes' point: the job set up, the fit, the Newton's point. */
+static void
+primal_point_put(const km_pass *pass, km_point_writer *w)
+{
+	const primal_point *pt = pass->at;
+
+	km_approx_point_put_setup(w, pt->job);
+	km_point_put_fit(w, &pt->job->opts.fit);
+	km_point_put_newton(w, pt->nt);
+}
+
+static size_t
+primal_point_bytes(const km_pass *pass)
+{
+	km_point_writer w = {NULL, 0};
+
+	primal_point_put(pass, &w);
+	return w.len;
+}
+
+static void
+primal_point_write(const km_pass *pass, unsigned char *out)
+{
+	km_point_writer w = {out, 0};
+
+	primal_point_put(pass, &w);
+}
+
+/* The side of the job's fit: every row, or (k-fold) all but its held-out fold. */
+static void
+fit_side(approx_job *job, km_pass *pass)
+{
+	if (job->holdout >= 0)
+	{
+		pass->side = KM_SIDE_NOT_FOLD;
+		pass->fold = job->holdout;
+	}
+}
+
+/* The Newton pass at pt (the method's loss at the current point). */
+static km_pass *
+newton_pass(approx_job *job, primal_point *pt)
+{
+	km_pass    *pass = km_approx_job_pass(job, "newton", PRIMAL_BLOCK,
+										  km_newton_state_bytes(pt->nt), newton_add);
+
+	pass->at = pt;
+	pass->init = newton_init;
+	fit_side(job, pass);
+	pass->kind = KM_PASS_KIND_PRIMAL_NEWTON;
+	pass->point_bytes = primal_point_bytes;
+	pass->point_write = primal_point_write;
+	return pass;
+}
+
+/* The training tally at pt's final point (its side's rows counted last). */
+static km_pass *
+tally_pass(approx_job *job, primal_point *pt)
+{
+	km_pass    *pass = km_approx_job_pass(job, "training error", PRIMAL_BLOCK,
+										  sizeof(double) * (KM_PRIMAL_TALLY_DOUBLES + 1),
+										  tally_add);
+
+	pass->at = pt;
+	pass->init = tally_init;
+	fit_side(job, pass);
+	pass->kind = KM_PASS_KIND_PRIMAL_TALLY;
+	pass->point_bytes = primal_point_bytes;
+	pass->point_write = primal_point_write;
+	return pass;
 }
 
 /*
@@ -134,11 +205,11 @@ primal_fit_by_pieces(approx_job *job, const km_method_ops *ops, const double *R,
 {
 	const km_fit_params *p = &job->opts.fit;
 	uint32_t	m = job->b.m;
-	double		tally[KM_PRIMAL_TALLY_DOUBLES] = {0};
+	double		tally[KM_PRIMAL_TALLY_DOUBLES + 1] = {0};
 	km_newton	nt = {.interrupt = job->env->interrupt};
 	km_primal_params pp = {.lambda = p->lambda, .fit_intercept = p->fit_intercept,
 	.tol = p->tol, .max_iter = p->max_iter};
-	primal_point pt = {job, &nt, ops, 0};
+	primal_point pt = {job, &nt, ops};
 	km_pass    *pass;
 	bool		step_failed;
 	size_t		rows;
@@ -148,28 +219,18 @@ primal_fit_by_pieces(approx_job *job, const km_method_ops *ops, const double *R,
 	nt.ps.ops = ops;
 	nt.ps.fit = p;
 	km_newton_start(&nt, &pp, coef, b);
-	pass = km_approx_job_pass(job, "newton", PRIMAL_BLOCK, km_newton_state_bytes(&nt),
-							  newton_add);
-	pass->at = &pt;
-	pass->init = newton_init;
-	if (job->holdout >= 0)
-	{
-		pass->side = KM_SIDE_NOT_FOLD;
-		pass->fold = job->holdout;
-	}
+	pass = newton_pass(job, &pt);
 	if (km_newton_run(&nt, job->host, pass, &step_failed, err) != KM_OK)
 	{
 		if (step_failed)
 			km_method_fill_hint(p->method, err);
 		return err->status;
 	}
-	snprintf(pass->what, sizeof(pass->what), "%s", "training error");
-	pass->add = tally_add;
-	pass->init = tally_init;
-	pass->state_bytes = sizeof(tally);
+	pass = tally_pass(job, &pt);
 	if (km_pass_run(job->host, pass, tally, &rows, err) != KM_OK)
 		return err->status;
-	if (ops->primal_result(p, &nt.ps.solvers[0], tally, pt.kept, res, err) != KM_OK)
+	if (ops->primal_result(p, &nt.ps.solvers[0], tally,
+						   (size_t) tally[KM_PRIMAL_TALLY_DOUBLES], res, err) != KM_OK)
 	{
 		km_method_fill_hint(p->method, err);
 		return err->status;
@@ -276,6 +337,52 @@ held_out_combine(const km_pass *pass, void *into, const void *from, km_error *er
 	return KM_OK;
 }
 
+/* The held-out pass's point: the job set up, the fit. */
+static void
+held_out_point_put(const km_pass *pass, km_point_writer *w)
+{
+	const held_out_point *hp = pass->at;
+
+	km_approx_point_put_setup(w, hp->job);
+	km_point_put_doubles(w, hp->coef, hp->job->b.m);
+	km_point_put_f64(w, hp->b);
+}
+
+static size_t
+held_out_point_bytes(const km_pass *pass)
+{
+	km_point_writer w = {NULL, 0};
+
+	held_out_point_put(pass, &w);
+	return w.len;
+}
+
+static void
+held_out_point_write(const km_pass *pass, unsigned char *out)
+{
+	km_point_writer w = {out, 0};
+
+	held_out_point_put(pass, &w);
+}
+
+/* The squared errors of hp's fit on the rows of fold job->holdout. */
+static km_pass *
+held_out_pass(approx_job *job, held_out_point *hp)
+{
+	km_pass    *pass = km_approx_job_pass(job, "held-out error", PRIMAL_BLOCK,
+										  sizeof(km_metrics), held_out_add);
+
+	pass->at = hp;
+	pass->init = held_out_init;
+	pass->combine = held_out_combine;
+	pass->side = KM_SIDE_FOLD;
+	pass->fold = job->holdout;
+	pass->kind = KM_PASS_KIND_HELD_OUT;
+	pass->point_bytes = held_out_point_bytes;
+	pass->point_write = held_out_point_write;
+	return pass;
+}
+
 /* The mean squared error of the fit (coef, b) on the rows of fold job->holdout. */
 static km_status
 held_out_mse(approx_job *job, const double *coef, double b, double *mse,
@@ -284,14 +391,8 @@ held_out_mse(approx_job *job, const double *coef, double b, double *mse,
 	km_metrics	met;
 	held_out_point hp = {job, coef, b};
 	size_t		rows;
-	km_pass    *pass = km_approx_job_pass(job, "held-out error", PRIMAL_BLOCK,
-										  sizeof(met), held_out_add);
+	km_pass    *pass = held_out_pass(job, &hp);
 
-	pass->at = &hp;
-	pass->init = held_out_init;
-	pass->combine = held_out_combine;
-	pass->side = KM_SIDE_FOLD;
-	pass->fold = job->holdout;
 	if (km_pass_run(job->host, pass, &met, &rows, err) != KM_OK)
 		return err->status;
 	if (met.n == 0)				/* the glue refuses more folds than rows */
@@ -376,6 +477,42 @@ standardize_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 	return km_basis_standardize(&job->b, rows->X, first, rows->n, job->rows->d, job->Xs, err);
 }
 
+static void
+standardize_point_put(const km_pass *pass, km_point_writer *w)
+{
+	km_approx_point_put_job(w, pass->at);
+}
+
+static size_t
+standardize_point_bytes(const km_pass *pass)
+{
+	km_point_writer w = {NULL, 0};
+
+	standardize_point_put(pass, &w);
+	return w.len;
+}
+
+static void
+standardize_point_write(const km_pass *pass, unsigned char *out)
+{
+	km_point_writer w = {out, 0};
+
+	standardize_point_put(pass, &w);
+}
+
+/* Every row standardized by the job's basis: an error is the rows'. */
+static km_pass *
+standardize_pass(approx_job *job)
+{
+	km_pass    *pass = km_approx_job_pass(job, "standardize", PRIMAL_BLOCK, 0,
+										  standardize_add);
+
+	pass->kind = KM_PASS_KIND_STANDARDIZE;
+	pass->point_bytes = standardize_point_bytes;
+	pass->point_write = standardize_point_write;
+	return pass;
+}
+
 /*
  * Per gamma: its basis over every row (the scaler, the centres or random
  * features) and factor.  A factor that fails for this gamma makes its
@@ -399,9 +536,7 @@ primal_route_gamma(void *arg, int g, double gamma, km_error *err)
 		size_t		rows;
 
 		/* a row that overflows when standardized: the data's error, not a candidate's */
-		if (km_pass_run(job->host, km_approx_job_pass(job, "standardize", PRIMAL_BLOCK, 0,
-													  standardize_add),
-						NULL, &rows, err) != KM_OK)
+		if (km_pass_run(job->host, standardize_pass(job), NULL, &rows, err) != KM_OK)
 			return err->status;
 
 		r->R = km_approx_job_alloc(job, (size_t) m * m);
@@ -529,4 +664,90 @@ km_train_approx(const km_rows *rows, const km_host *host, const km_train_plan *p
 								 job.opts.lambdas.v, job.opts.lambdas.n,
 								 job.opts.fit_intercept, rows->rows_skipped, env,
 								 m, err);
+}
+
+/* The primal road's rebuilt job: its buffers for k-fold's side too. */
+static km_status
+rebuild_job(km_point_reader *r, approx_job *job, km_rows *rows, const km_train_env *env,
+			bool setup, km_error *err)
+{
+	if ((setup ? km_approx_point_get_setup(r, job, rows, env, err) :
+		 km_approx_point_get_job(r, job, rows, env, err)) != KM_OK)
+		return err->status;
+	job->Zc = km_approx_job_alloc(job, (size_t) PRIMAL_BLOCK * job->b.m + job->b.m);
+	job->yc = km_approx_job_alloc(job, PRIMAL_BLOCK);
+	return KM_OK;
+}
+
+/* A Newton or tally pass's point: the job, its fit, the Newton's point. */
+static km_status
+rebuild_primal(km_point_reader *r, approx_job *job, km_rows *rows,
+			   const km_train_env *env, primal_point **out, km_error *err)
+{
+	primal_point *pt = env->alloc(env->ctx, sizeof(primal_point));
+	km_newton  *nt = env->alloc(env->ctx, sizeof(km_newton));
+
+	memset(nt, 0, sizeof(*nt));
+	if (rebuild_job(r, job, rows, env, true, err) != KM_OK ||
+		km_point_get_fit(r, &job->opts.fit, err) != KM_OK ||
+		km_point_get_newton(r, nt, job->b.m, PRIMAL_BLOCK, 0, env->alloc, env->ctx,
+							err) != KM_OK)
+		return err->status;
+	pt->ops = km_method_get(job->opts.fit.method);
+	if (pt->ops->primal_add == NULL || pt->ops->primal_tally == NULL ||
+		nt->ps.q != 1 || r->left != 0)
+		return km_point_bad(err, "regression method's");
+	nt->interrupt = env->interrupt;
+	nt->ps.ops = pt->ops;
+	nt->ps.fit = &job->opts.fit;
+	pt->job = job;
+	pt->nt = nt;
+	*out = pt;
+	return KM_OK;
+}
+
+km_status
+km_primal_pass_rebuild(uint16_t kind, km_point_reader *r, const km_train_env *env,
+					   km_pass **out, km_error *err)
+{
+	approx_job *job = env->alloc(env->ctx, sizeof(approx_job));
+	km_rows    *rows = env->alloc(env->ctx, sizeof(km_rows));
+	primal_point *pt = NULL;
+	held_out_point *hp;
+	double	   *coef;
+	const unsigned char *at;
+
+	*out = NULL;
+	switch ((km_approx_pass_kind) kind)
+	{
+		case KM_PASS_KIND_PRIMAL_NEWTON:
+		case KM_PASS_KIND_PRIMAL_TALLY:
+			if (rebuild_primal(r, job, rows, env, &pt, err) != KM_OK)
+				return err->status;
+			*out = kind == KM_PASS_KIND_PRIMAL_NEWTON ? newton_pass(job, pt) : tally_pass(job, pt);
+			return KM_OK;
+		case KM_PASS_KIND_HELD_OUT:
+			if (rebuild_job(r, job, rows, env, true, err) != KM_OK)
+				return err->status;
+			hp = env->alloc(env->ctx, sizeof(held_out_point));
+			coef = env->alloc(env->ctx, sizeof(double) * job->b.m);
+			at = km_point_get_doubles(r, job->b.m);
+			hp->job = job;
+			hp->coef = coef;
+			hp->b = km_point_get_f64(r);
+			if (at == NULL || r->bad || r->left != 0 || !isfinite(hp->b) ||
+				!km_point_copy_doubles(coef, at, job->b.m))
+				return km_point_bad(err, "held-out");
+			*out = held_out_pass(job, hp);
+			return KM_OK;
+		case KM_PASS_KIND_STANDARDIZE:
+			if (rebuild_job(r, job, rows, env, false, err) != KM_OK)
+				return err->status;
+			if (r->left != 0)
+				return km_point_bad(err, "standardize");
+			*out = standardize_pass(job);
+			return KM_OK;
+		default:
+			return KM_OK;
+	}
 }

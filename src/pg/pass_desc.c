@@ -146,7 +146,7 @@ desc_decode(bytea *desc, PassRules *rules, MemoryContext cxt)
 		h->folds < 0 || h->folds > MAX_FOLDS || h->side < KM_SIDE_ALL ||
 		h->side > KM_SIDE_NOT_FOLD || (h->side != KM_SIDE_ALL && (h->folds == 0 || h->fold < 0 || h->fold >= h->folds)) ||
 		h->nlabels > KM_MAX_CLASSES || (h->target == PASS_VALUES) != (h->nlabels == 0) ||
-		h->state_bytes == 0 || h->state_bytes > MaxAllocHugeSize || h->chunk > KM_BLOCK_ROWS)
+		h->state_bytes > MaxAllocHugeSize || h->chunk > KM_BLOCK_ROWS)
 		bad_desc(psprintf("The descriptor gives %d features, target kind %u, fraction %g, %d folds (side %d, fold %d), %u labels, a state of %llu bytes and chunks of %u rows.",
 						  h->d, (unsigned) h->target, h->test_fraction, h->folds,
 						  h->side, h->fold, (unsigned) h->nlabels,

@@ -8,6 +8,8 @@
 #include "learn/learner.h"
 #include "learn/point.h"
 #include "pipeline_approx_job.h"
+#include "pipeline_primal.h"
+#include "pipeline_approx_classify.h"
 #include "pipeline.h"
 #include "task.h"
 
@@ -169,5 +171,14 @@ km_pass_rebuild(uint16_t kind, const void *point, size_t len,
 {
 	km_point_reader r = {point, len, false};
 
-	return km_approx_pass_rebuild(kind, &r, env, out, err);
+	*out = NULL;
+	if (kind == KM_PASS_KIND_BASIS || kind == KM_PASS_KIND_SUMS)
+		return km_approx_pass_rebuild(kind, &r, env, out, err);
+	if (km_primal_pass_rebuild(kind, &r, env, out, err) != KM_OK ||
+		(*out == NULL && km_class_pass_rebuild(kind, &r, env, out, err) != KM_OK))
+		return err->status;
+	if (*out != NULL)
+		return KM_OK;
+	return km_fail(err, KM_ERR_FORMAT, "pass point has an unknown kind",
+				   "Pass kind %u is not one this build runs.", (unsigned) kind);
 }

@@ -135,4 +135,27 @@ km_point_copy_doubles(double *out, const unsigned char *at, size_t n)
 	return true;
 }
 
+/*
+ * The parts of points that more than one road writes (learn/point.c): a
+ * method's fit parameters (the method by its registry id, its own options
+ * checked against their ranges) and the one Newton's point (its outputs,
+ * coefficients, intercepts, which outputs still solve, its loss's
+ * parameters).  km_point_get_newton points nt's buffers at new memory of
+ * alloc (block rows a chunk, extra doubles of the pass's tally after the
+ * sums, as km_newton_buffers) and checks m against want_m.
+ */
+struct km_fit_params;
+struct km_newton;
+
+void		km_point_put_fit(km_point_writer *w, const struct km_fit_params *p);
+km_status	km_point_get_fit(km_point_reader *r, struct km_fit_params *p, km_error *err);
+void		km_point_put_newton(km_point_writer *w, const struct km_newton *nt);
+km_status	km_point_get_newton(km_point_reader *r, struct km_newton *nt, uint32_t want_m,
+								size_t block, size_t extra,
+								void *(*alloc) (void *ctx, size_t bytes), void *ctx,
+								km_error *err);
+
+/* KM_ERR_FORMAT for a point that is not one (what names the pass's kind). */
+km_status	km_point_bad(km_error *err, const char *what);
+
 #endif							/* KM_LEARN_POINT_H */
