@@ -125,12 +125,17 @@ drift_capture(const NamedRun *run, MemoryContext ctx)
 	bytea	   *out;
 	size_t		size;
 
-	(void) km_model_decode_bytea(run->model, &m);
+	double	   *model_storage = km_model_decode_bytea(run->model, &m);
+
 	if (km_drift_features_of(&m) == 0 || (m.X == NULL && m.rff_W == NULL))
+	{
+		pfree(model_storage);
 		return NULL;
+	}
 	storage = palloc(sizeof(double) * km_drift_doubles(m.n_features, km_drift_features_of(&m)));
 	if (km_drift_from_model(&m, &ref, storage, &err) != KM_OK)
 		km_raise(&err);
+	pfree(model_storage);		/* the basis is copied out */
 	if (run->rs != NULL)
 	{
 		double	   *scratch = palloc(sizeof(double) * km_drift_scratch_doubles(ref.d, ref.J));
@@ -184,11 +189,12 @@ load_reference(const Catalog *cat, const char *name, int32 version, km_drift *re
 	Datum		args[2];
 	bool		isnull = true;
 	bytea	   *b = NULL;
+	bool		has_column = get_attnum(cat->relid, "drift_reference") != InvalidAttrNumber;
 	uint32		d;
 	uint32		J;
 	km_error	err;
 
-	if (get_attnum(cat->relid, "drift_reference") != InvalidAttrNumber)
+	if (has_column)
 	{
 		args[0] = CStringGetTextDatum(name);
 		args[1] = Int32GetDatum(version);
@@ -209,6 +215,13 @@ load_reference(const Catalog *cat, const char *name, int32 version, km_drift *re
 				b = DatumGetByteaPCopy(v);
 		}
 	}
+	if (!has_column)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("model \"%s\" version %d has no drift reference", name, version),
+				 errdetail("The catalog is of a version before 0.4.0, which records no training side of the drift test."),
+				 errhint("Run ALTER EXTENSION kernel_ml UPDATE, then retrain the model with kernel_model_retrain('%s').",
+						 name)));
 	if (b == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -216,11 +229,17 @@ load_reference(const Catalog *cat, const char *name, int32 version, km_drift *re
 				 errdetail("The training side of the drift test is recorded when a version is trained by kernel_ml 0.4.0 or later with a model that keeps rows, centres or random features; version %d was not.",
 						   version),
 				 errhint("Retrain it with kernel_model_retrain('%s') to record one.", name)));
-	if (km_drift_peek((const uint8_t *) VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b), &d, &J, &err) != KM_OK)
-		km_raise(&err);
-	if (km_drift_decode((const uint8_t *) VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b), ref,
+	if (km_drift_peek((const uint8_t *) VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b), &d, &J, &err) != KM_OK ||
+		km_drift_decode((const uint8_t *) VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b), ref,
 						palloc(sizeof(double) * km_drift_doubles(d, J)), &err) != KM_OK)
-		km_raise(&err);
+		ereport(ERROR,
+				(errcode(err.status == KM_ERR_CHECKSUM ? ERRCODE_DATA_CORRUPTED :
+						 ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("%s", err.message),
+				 errdetail("%s It is the reference of version %d of model \"%s\".",
+						   err.detail, version, name),
+				 errhint("Retrain the model with kernel_model_retrain('%s') to record a new one.",
+						 name)));
 }
 
 /* Trailing blanks and semicolons cut, as catalog_query.c does. */

@@ -224,9 +224,13 @@ km_drift_encode(const km_drift *r, uint8_t *buf)
 km_status
 km_drift_peek(const uint8_t *buf, size_t len, uint32_t *d, uint32_t *J, km_error *err)
 {
-	if (len < KM_DRIFT_HEADER_SIZE + 4 || memcmp(buf, "KMDR", 4) != 0)
+	if (len < KM_DRIFT_HEADER_SIZE + 4)
 		return km_fail(err, KM_ERR_FORMAT, "drift reference is malformed",
-					   "It has %zu bytes and no drift reference header.", len);
+					   "It has %zu bytes, fewer than the %d of a drift reference's header and checksum.",
+					   len, KM_DRIFT_HEADER_SIZE + 4);
+	if (memcmp(buf, "KMDR", 4) != 0)
+		return km_fail(err, KM_ERR_FORMAT, "drift reference is malformed",
+					   "It does not start with the drift reference's magic \"KMDR\".");
 	if (buf[4] != 1 || buf[5] != 0)
 		return km_fail(err, KM_ERR_VERSION, "drift reference has an unknown format",
 					   "Its format version is %u.", (unsigned) buf[4] | (unsigned) buf[5] << 8);

@@ -99,6 +99,15 @@ SELECT * FROM kernel_model_retrain('drift_rff', '{"when": "drifted"}');
 -- "when": "always" is kernel_model_retrain(name)
 SELECT version, metrics->'retrain'->'drift' AS drift FROM kernel_model_retrain('drift_rff', '{"when": "always"}');
 
+-- a crafted reference (only the catalog's owner or a superuser can write one)
+UPDATE kernel_models SET drift_reference = '\x00' WHERE name = 'drift_exact';
+SELECT kernel_model_drift('drift_exact', 'SELECT f FROM drift_rows');
+UPDATE kernel_models SET drift_reference = '\x4b4d4452010001030a00000003000000'::bytea || decode(repeat('00', 60), 'hex') WHERE name = 'drift_exact';
+SELECT kernel_model_drift('drift_exact', 'SELECT f FROM drift_rows');
+UPDATE kernel_models SET drift_reference = overlay(drift_reference PLACING '\xff'::bytea FROM 100)
+WHERE name = 'drift_nys';
+SELECT pg_temp.outcome($$SELECT kernel_model_drift('drift_nys', 'SELECT f FROM drift_rows')$$);
+
 -- a version without a reference (trained before 0.4.0)
 UPDATE kernel_models SET drift_reference = NULL WHERE name = 'drift_exact';
 SELECT kernel_model_drift('drift_exact', 'SELECT f FROM drift_rows');
