@@ -149,7 +149,10 @@ drift_capture(const NamedRun *run, MemoryContext ctx)
 		ref.skipped = run->rs->skipped;
 	}
 	else
+	{
 		sum_query(&run->query, &ref, "(being trained)", true);
+		check_pass_rows("counting", run->rows, "drift reference", (int64) ref.n, "usable");
+	}
 	size = km_drift_encoded_size(ref.d, ref.J);
 	out = MemoryContextAlloc(ctx, VARHDRSZ + size);
 	SET_VARSIZE(out, VARHDRSZ + size);
