@@ -76,6 +76,8 @@ CORE_LAYER = {
     "model": "model", "score": "model",
     # the Gaussian-process reading of exact ridge: a decoded model's rows, factored
     "gp": "model",
+    # the drift test: a decoded model's basis cut to J features, additive sums
+    "drift": "model",
     "model_v1": "model", "model_fields": "model", "model_internal": "model",
     "model_approx": "model", "model_format": "model",
     # the sections a task's or a representation's row declares

@@ -14,6 +14,7 @@
 #include "pipeline_approx.h"
 #include "pipeline_primal.h"
 #include "pipeline_approx_classify.h"
+#include "pipeline_class_fill.h"
 #include "repr.h"
 #include "select.h"
 #include "solve.h"
