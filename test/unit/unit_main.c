@@ -131,6 +131,9 @@ int			unit_failures = 0;
 	X(test_svr_sinc) \
 	X(test_svr_primal) \
 	X(test_svr_errors) \
+	X(test_oneclass_exact) \
+	X(test_oneclass_features) \
+	X(test_oneclass_edges) \
 	X(test_kpca_iris) \
 	X(test_kpca_synthetic) \
 	X(test_kpca_errors) \
