@@ -74,6 +74,7 @@ km_model_shape_of(const km_model *m)
 	s.has_probability = m->has_probability;
 	s.encoder_bytes = m->encoder ? m->encoder_bytes : 0;
 	s.has_gp = m->has_gp;
+	s.has_pca = m->eigenvalues != NULL;
 	return s;
 }
 

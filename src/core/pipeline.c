@@ -13,6 +13,7 @@
 #include "pipeline.h"
 #include "pipeline_approx.h"
 #include "pipeline_approx_classify.h"
+#include "pipeline_rows.h"
 #include "repr.h"
 #include "select.h"
 #include "solve.h"
@@ -475,7 +476,15 @@ static const km_task_train classification_road = {
 	.train = train_classes, .train_approx = km_train_approx_classes,
 };
 
-static const km_task_train *const roads[] = {&regression_road, &classification_road};
+/* a task without a target: the method's fit_rows / fit_sums (pipeline_rows.h) */
+static const km_task_train transform_road = {
+	.task = "transform",
+	.plan = km_train_plan_rows, .plan_approx = km_train_plan_rows_approx,
+	.train = km_train_rows, .train_approx = km_train_rows_approx,
+};
+
+static const km_task_train *const roads[] = {&regression_road, &classification_road,
+&transform_road};
 
 const km_task_train *
 km_task_road(const km_task_ops *t)

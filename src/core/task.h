@@ -2,8 +2,8 @@
  * task.h - the task table: what a model predicts (core, no PostgreSQL
  * headers).
  *
- * One km_task_ops row per task in one registry (task.c): regression and
- * classification, with room for transform and novelty.  The ids are
+ * One km_task_ops row per task in one registry (task.c): regression,
+ * classification and transform (kernel PCA), with room for novelty.  The ids are
  * method.h's km_task values (stored in models as one byte; a method
  * declares the task it serves in its km_method_ops).  Code above this
  * file asks the row what it needs instead of naming a task.
@@ -53,6 +53,21 @@ typedef struct km_task_ops
 	 * the rows at one lambda and gamma (approximate classifiers).
 	 */
 	bool		approx_gcv;
+
+	/*
+	 * Its rows come with a target (kernel_train, kernel_model_train's
+	 * two-column query); false: without one (kernel_fit, a one-column
+	 * query), its model's outputs are its method's (ops->outputs) and its
+	 * road (pipeline_rows.h) asks the method's fit_rows / fit_sums.
+	 */
+	bool		target;
+
+	/*
+	 * Its model's outputs are coordinates that kernel_transform returns
+	 * (transform: kernel PCA's); kernel_predict and the other scorers of a
+	 * target refuse such a model with a hint to kernel_transform.
+	 */
+	bool		embeds;
 } km_task_ops;
 
 /* The row of id, or NULL when it names no task. */

@@ -129,6 +129,10 @@ test_method_registry(void)
 		if (ops->task == KM_TASK_REGRESSION)
 			CHECK(km_fit_workspace_doubles((km_method) id, 10) >= 10 * 10 + 10,
 				  "%s workspace", ops->name);
+		else if (!km_task_lookup(ops->task)->target)
+			CHECK(ops->outputs && ops->fit_rows && ops->rows_workspace_doubles &&
+				  ops->store_rows && (ops->fit_sums == NULL) == (ops->sums_workspace_doubles == NULL),
+				  "%s hooks of a task without a target", ops->name);
 		else
 			CHECK(ops->fit_classes && ops->multiclass && ops->prob_link &&
 				  ops->class_workspace_doubles && ops->store_classes &&
@@ -229,7 +233,7 @@ test_method_task_table(void)
 		return;
 	CHECK(!reg->classes && reg->approx_gcv && !reg->solvers && reg->score_metric == KM_SCORE_MSE, "regression answers");
 	CHECK(cls->classes && !cls->approx_gcv && cls->solvers, "classification answers");
-	CHECK(km_task_get(0) == NULL && km_task_get(3) == NULL && km_task_get(-1) == NULL, "out of range");
+	CHECK(km_task_get(0) == NULL && km_task_get(KM_TASK_LAST + 1) == NULL && km_task_get(-1) == NULL, "out of range");
 	CHECK(km_task_default() == reg && km_task_lookup(9) == reg, "default");
 	CHECK(strcmp(km_task_name(KM_TASK_CLASSIFICATION), "classification") == 0, "name");
 	CHECK(strcmp(km_task_name((km_task) 0), "unknown") == 0, "unknown");
