@@ -483,8 +483,15 @@ static const km_task_train transform_road = {
 	.train = km_train_rows, .train_approx = km_train_rows_approx,
 };
 
+/* the one-class SVM's: the same road, its method's fit_rows / fit_features */
+static const km_task_train novelty_road = {
+	.task = "novelty",
+	.plan = km_train_plan_rows, .plan_approx = km_train_plan_rows_approx,
+	.train = km_train_rows, .train_approx = km_train_rows_approx,
+};
+
 static const km_task_train *const roads[] = {&regression_road, &classification_road,
-&transform_road};
+&transform_road, &novelty_road};
 
 const km_task_train *
 km_task_road(const km_task_ops *t)
