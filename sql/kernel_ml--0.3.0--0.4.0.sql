@@ -537,3 +537,46 @@ SUPPORT @extschema@._kernel_ml_by_name_support;
 
 COMMENT ON FUNCTION @extschema@.kernel_predict_std(pg_catalog.text, pg_catalog.float8[]) IS
 'kernel_predict_std with the deployed version of the named model, looked up, and read access checked, once per statement snapshot and current user';
+
+-- Kernel PCA (issue 32): kernel_fit, an aggregate for methods without a
+-- target (kernel_train's state, combine and serialization), and
+-- kernel_transform by bytea and by name (src/sql/fit.c, transform.c) -----
+CREATE FUNCTION @extschema@.kernel_fit_sfunc(internal, pg_catalog.float8[], pg_catalog.jsonb)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'kernel_fit_sfunc'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.kernel_fit_final(internal)
+RETURNS pg_catalog.bytea
+AS 'MODULE_PATHNAME', 'kernel_fit_final'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE AGGREGATE @extschema@.kernel_fit(features pg_catalog.float8[], options pg_catalog.jsonb) (
+	SFUNC = @extschema@.kernel_fit_sfunc,
+	STYPE = internal,
+	FINALFUNC = @extschema@.kernel_fit_final,
+	COMBINEFUNC = @extschema@.kernel_train_combine,
+	SERIALFUNC = @extschema@.kernel_train_serialize,
+	DESERIALFUNC = @extschema@.kernel_train_deserialize,
+	PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE @extschema@.kernel_fit(pg_catalog.float8[], pg_catalog.jsonb) IS
+'fit a kernel model without a target on the rows: "method": "pca" (kernel PCA, scikit-learn''s KernelPCA) with "dimensions": k (default 2) and the kernel options of kernel_train; exact, or approximate with "approximation": "nystrom" or "rff" (one pass of additive sums); returns the model as bytea, read with kernel_transform';
+
+CREATE FUNCTION @extschema@.kernel_transform(model pg_catalog.bytea, features pg_catalog.float8[])
+RETURNS pg_catalog.float8[]
+AS 'MODULE_PATHNAME', 'kernel_transform'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.kernel_transform(pg_catalog.bytea, pg_catalog.float8[]) IS
+'the k coordinates of one row under a kernel PCA model (kernel_fit with "method": "pca"), as scikit-learn''s KernelPCA.transform: centred in feature space, each component scaled by 1 / sqrt(eigenvalue), its sign fixed so that its largest coefficient is positive';
+
+CREATE FUNCTION @extschema@.kernel_transform(name pg_catalog.text, features pg_catalog.float8[])
+RETURNS pg_catalog.float8[]
+AS 'MODULE_PATHNAME', 'kernel_transform_by_name'
+LANGUAGE C STABLE STRICT PARALLEL SAFE
+SUPPORT @extschema@._kernel_ml_by_name_support;
+
+COMMENT ON FUNCTION @extschema@.kernel_transform(pg_catalog.text, pg_catalog.float8[]) IS
+'kernel_transform with the deployed version of the named model, looked up, and read access checked, once per statement snapshot and current user';

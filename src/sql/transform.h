@@ -1,0 +1,30 @@
+/*
+ * transform.h - kernel_transform: the coordinates of a row under a model
+ * whose outputs are coordinates (a task row with embeds, task.h: kernel
+ * PCA), by bytea here and by name in src/catalog/catalog_score.c; and
+ * kernel_model_info's arrays of such a model.
+ */
+#ifndef KM_TRANSFORM_H
+#define KM_TRANSFORM_H
+
+#include "postgres.h"
+
+#include "fmgr.h"
+
+#include "json.h"
+#include "predict.h"
+
+/*
+ * kernel_transform(model, features) with the model in argument 0 as a
+ * bytea (by_name NULL) or as the name by_name looks up.
+ */
+Datum		km_transform(FunctionCallInfo fcinfo, KmNamedModel by_name);
+
+/*
+ * kernel_model_info's keys of a model with a PCA section: "eigenvalues",
+ * "explained_variance_ratio" (each over the total) and
+ * "explained_variance" (their sum); nothing for other models.
+ */
+void		km_pca_describe(KmJson *j, bytea *b);
+
+#endif							/* KM_TRANSFORM_H */
