@@ -145,6 +145,7 @@ km_train_rows(const km_rows *rows, const km_train_plan *plan,
 	const km_options *o = &plan->opts;
 	const km_method_ops *ops = km_method_get(o->fit.method);
 	size_t		n = rows->n;
+	size_t		kept = n;		/* the rows the model keeps */
 	int			d = rows->d;
 	double	   *mean,
 			   *scale,
@@ -186,14 +187,14 @@ km_train_rows(const km_rows *rows, const km_train_plan *plan,
 		return err->status;
 	env->release_workspace(env->ctx, KM_TRAIN_FIT, work);
 	if (ops->support_vectors)
-		n = keep_support(env, &f, n, d, Xs);
+		kept = keep_support(env, &f, n, d, Xs);
 	memset(m, 0, sizeof(*m));
 	m->kernel = o->fit.kernel;
 	m->standardize = o->standardize;
 	m->mean = mean;
 	m->scale = scale;
 	m->X = Xs;
-	m->n_train = (uint32_t) n;
+	m->n_train = (uint32_t) kept;
 	m->n_features = (uint32_t) d;
 	m->rows_seen = (uint64_t) n;
 	finish_model(ops, o, &f, rows->rows_skipped, m);
