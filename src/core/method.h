@@ -299,7 +299,8 @@ typedef enum km_field_rule
 	KM_RULE_LABEL_TYPE,			/* a km_label_type (class_types.h) */
 	KM_RULE_MULTICLASS,			/* a km_multiclass (class_types.h) */
 	KM_RULE_SOLVER,				/* a km_solver other than the default */
-	KM_RULE_CENTRES				/* a km_centres (centres.h) */
+	KM_RULE_CENTRES,			/* a km_centres (centres.h) */
+	KM_RULE_FRACTION			/* a double in (0, 1] (oneclass's nu) */
 } km_field_rule;
 
 typedef struct km_field

@@ -370,7 +370,7 @@ oneclass_hint(km_status status)
 }
 
 static const km_field oneclass_model_fields[] = {
-	{"nu", KM_FIELD_F64, KM_METHOD_FIELD(oneclass_fields, nu), KM_RULE_POSITIVE, 0},
+	{"nu", KM_FIELD_F64, KM_METHOD_FIELD(oneclass_fields, nu), KM_RULE_FRACTION, 0},
 	{"tol", KM_FIELD_F64, offsetof(km_model, tol), KM_RULE_NONNEG, 0},
 	{"max_iter", KM_FIELD_I32, offsetof(km_model, max_iter), KM_RULE_NONNEG, 0},
 	{"iterations", KM_FIELD_I32, offsetof(km_model, iterations), KM_RULE_NONNEG, 0},
