@@ -105,19 +105,13 @@ pca_attach(km_model *r, double *mine, const km_model_shape *s)
 }
 
 /*
- * The total and the explained variance of the components kept (their
- * eigenvalues' share of it); the arrays are the glue's to show (jsonb).
+ * The total; the eigenvalues and explained variance are arrays, the glue's
+ * to show (src/sql/transform.c km_pca_describe).
  */
 static void
 pca_describe(const km_model *m, const km_describer *out)
 {
-	double		kept = 0;
-
-	for (uint32_t j = 0; j < m->n_outputs && m->eigenvalues; j++)
-		kept += m->eigenvalues[j];
 	km_model_describe_fields(m, pca_fields, N_PCA_FIELDS, out);
-	out->number(out->ctx, "explained_variance",
-				m->eigen_total > 0 ? kept / m->eigen_total : 0.0);
 }
 
 /* Read after the classes (stage 3): a crafted model fails first as it did. */

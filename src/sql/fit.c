@@ -153,6 +153,20 @@ km_fit_rowset(RowSet *rs, const char *what)
 	return out;
 }
 
+/* kernel_train's NOTICE for rows skipped, without a target */
+static void
+notice_skipped(int64 skipped, int64 used)
+{
+	if (skipped > 0)
+		ereport(NOTICE,
+				(errmsg_plural("kernel_fit skipped " INT64_FORMAT " row with a null feature array",
+							   "kernel_fit skipped " INT64_FORMAT " rows with a null feature array",
+							   skipped, skipped),
+				 errdetail("The model was fitted on the other " INT64_FORMAT " of " INT64_FORMAT " rows.",
+						   used, used + skipped),
+				 errhint("Filter them out (WHERE features IS NOT NULL), or fill them in, to silence this.")));
+}
+
 Datum
 kernel_fit_final(PG_FUNCTION_ARGS)
 {
@@ -166,11 +180,11 @@ kernel_fit_final(PG_FUNCTION_ARGS)
 	rowset_check_kept(rs, "kernel_fit");
 	if (rs->n == 0)
 	{
-		km_notice_skipped(rs->skipped, 0);
+		notice_skipped(rs->skipped, 0);
 		PG_RETURN_NULL();
 	}
 	model = km_fit_rowset(rs, "kernel_fit");
 	/* after the fit, so that no NOTICE comes before its error */
-	km_notice_skipped(rs->skipped, rs->n);
+	notice_skipped(rs->skipped, rs->n);
 	PG_RETURN_BYTEA_P(model);
 }

@@ -89,6 +89,8 @@ int			unit_failures = 0;
 	X(test_gp_closed_form) \
 	X(test_gp_section_fit_keeps) \
 	X(test_gp_section_crafted) \
+	X(test_pca_learner) \
+	X(test_pca_section_crafted) \
 	X(test_metrics_combine) \
 	X(test_metrics_per_class) \
 	X(test_accum_layout) \
