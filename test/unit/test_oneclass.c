@@ -4,7 +4,9 @@
  * standardized breast_cancer and 2-d blobs with outliers, and the form on
  * features against SciPy's primal solve and libsvm's linear kernel; the
  * numbers are in fixtures/oneclass_fixtures.h, written by
- * test/unit/gen_oneclass_fixtures.py.
+ * test/unit/gen_oneclass_fixtures.py.  Through the learner (km_learn on a
+ * unit host): the exact road (column cache, support vectors kept) and the
+ * gathered features of nystrom and rff.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -12,12 +14,19 @@
 
 #include "kernels.h"
 #include "methods/oneclass.h"
+#include "model.h"
+#include "options_core.h"
+#include "pipeline.h"
+#include "score.h"
 #include "unit.h"
+#include "unit_arena.h"
+#include "unit_host.h"
 #include "fixtures/oneclass_fixtures.h"
 
 void		test_oneclass_exact(void);
 void		test_oneclass_features(void);
 void		test_oneclass_edges(void);
+void		test_oneclass_learner(void);
 
 /*
  * Fits the dual on X (n x d) with rbf gamma at tol 1e-6 and compares with
@@ -193,4 +202,134 @@ test_oneclass_edges(void)
 		  "one row accepted");
 	free(K);
 	free(work);
+}
+
+/* The options of a oneclass fit on breast_cancer (standardized already), nu 0.5. */
+static km_options
+learner_options(const char *approximation, double components)
+{
+	km_options_parser parser;
+	km_options	opts;
+	km_option_error oerr;
+	const char *keys[] = {"method", "gamma", "tol", "standardize", "approximation", "components"};
+	km_value	v[6];
+	char		comp[32];
+
+	memset(v, 0, sizeof(v));
+	v[0].type = KM_VALUE_STRING;
+	v[0].string = v[0].text = "oneclass";
+	v[1].type = KM_VALUE_NUMBER;
+	v[1].number = 1.0 / BC_D;
+	v[1].text = "1/30";
+	v[2].type = KM_VALUE_NUMBER;
+	v[2].number = 1e-6;
+	v[2].text = "1e-6";
+	v[3].type = KM_VALUE_BOOL;
+	v[3].text = "false";
+	v[4].type = KM_VALUE_STRING;
+	v[4].string = v[4].text = approximation;
+	v[5].type = KM_VALUE_NUMBER;
+	v[5].number = components;
+	snprintf(comp, sizeof(comp), "%g", components);
+	v[5].text = comp;
+	km_options_begin(&parser, &opts);
+	for (int i = 0; i < (approximation ? 6 : 4); i++)
+		CHECK(km_options_set(&parser, keys[i], &v[i], &oerr), "%s: %s", keys[i], oerr.message);
+	CHECK(km_options_finish(&parser, &oerr), "%s", oerr.message);
+	return opts;
+}
+
+/* km_learn of o on breast_cancer's training rows (blocks of block rows); dec: Xte's decision values. */
+static km_model
+learn_bc(const km_options *o, unit_arena *a, size_t block, double *dec)
+{
+	static uint64_t h[BC_N];
+	double	   *y = unit_arena_alloc(a, BC_N * sizeof(double));
+	km_rows		rows = {NULL, BC_N, BC_D, bc_X, y, NULL, NULL, 0, h};
+	km_train_env env = unit_arena_env(a);
+	km_train_plan plan;
+	km_model	m;
+	km_error	err;
+	km_scorer	s;
+
+	memset(y, 0, BC_N * sizeof(double));
+	for (size_t i = 0; i < BC_N; i++)
+		h[i] = ((uint64_t) i + 1) * UINT64_C(0x9E3779B97F4A7C15);
+	km_train_plan_make(o, BC_N, BC_D, 0, &plan);
+	CHECK(unit_learn_blocks(&rows, &plan, &env, &m, &err, block) == KM_OK, "%s: %s",
+		  err.message, err.detail);
+	CHECK(m.n_outputs == 1 && m.eigenvalues == NULL, "%u outputs", m.n_outputs);
+	km_scorer_prepare(&s, &m, unit_arena_alloc(a, km_scorer_doubles(&m) * sizeof(double)));
+	for (size_t t = 0; t < BC_NTE; t++)
+		CHECK(km_scorer_decision(&s, bc_Xte + t * BC_D, dec + t, &err) == KM_OK, "%s", err.message);
+	return m;
+}
+
+/*
+ * The exact road keeps only the support vectors and scores as scikit-learn
+ * within 1e-4; the model survives its encoding bit for bit; nystrom with
+ * every row a centre is the exact model within 1e-5, and its features
+ * gathered from blocks of 7 rows give the same model as from whole blocks.
+ */
+void
+test_oneclass_learner(void)
+{
+	km_options	oe = learner_options(NULL, 0);
+	km_options	on = learner_options("nystrom", 1000);
+	km_options	orff = learner_options("rff", 300);
+	unit_arena	a = {0};
+	double		de[BC_NTE],
+				dn[BC_NTE],
+				d7[BC_NTE],
+				dr[BC_NTE],
+				dd[BC_NTE];
+	km_model	me,
+				mn,
+				back;
+	km_model_shape shape;
+	km_scorer	s;
+	km_error	err;
+	uint8_t    *buf;
+	double	   *storage;
+	size_t		len;
+	int			agree = 0;
+
+	me = learn_bc(&oe, &a, 0, de);
+	CHECK(unit_rel_diff(de, bc05_dec, BC_NTE) <= 1e-4, "learner: decision values differ by %g",
+		  unit_rel_diff(de, bc05_dec, BC_NTE));
+	CHECK(me.n_train == BC05_NSV && me.rows_seen == BC_N, "learner: %u rows kept of %llu, %d support vectors",
+		  me.n_train, (unsigned long long) me.rows_seen, BC05_NSV);
+	CHECK(fabs(me.intercept - BC05_B) <= 1e-4 * fabs(BC05_B), "learner: b %.10g vs %.10g",
+		  me.intercept, BC05_B);
+
+	shape = km_model_shape_of(&me);
+	len = km_model_size(&shape);
+	buf = malloc(len);
+	km_model_encode(&me, buf);
+	CHECK(km_model_peek(buf, len, &shape, &err) == KM_OK && !shape.has_pca, "peek: %s", err.detail);
+	storage = malloc(km_model_storage_doubles(&shape) * sizeof(double));
+	CHECK(km_model_decode(buf, len, &back, storage, &err) == KM_OK, "decode: %s", err.detail);
+	CHECK(back.task == me.task && back.method == me.method && back.n_train == me.n_train,
+		  "decoded task, method, rows");
+	km_scorer_prepare(&s, &back, unit_arena_alloc(&a, km_scorer_doubles(&back) * sizeof(double)));
+	for (size_t t = 0; t < BC_NTE; t++)
+		CHECK(km_scorer_decision(&s, bc_Xte + t * BC_D, dd + t, &err) == KM_OK, "score back");
+	CHECK(memcmp(dd, de, sizeof(de)) == 0, "decoded decision values");
+
+	mn = learn_bc(&on, &a, 0, dn);
+	CHECK(mn.approximation == KM_APPROX_NYSTROM && mn.n_train == BC_N, "nystrom of %u centres",
+		  mn.n_train);
+	CHECK(unit_rel_diff(dn, de, BC_NTE) <= 1e-5, "nystrom (m >= n) vs exact: %g",
+		  unit_rel_diff(dn, de, BC_NTE));
+	(void) learn_bc(&on, &a, 7, d7);
+	CHECK(memcmp(d7, dn, sizeof(dn)) == 0, "nystrom: blocks of 7 rows gave another model");
+
+	/* rff with 300 features: an approximation; the labels mostly agree */
+	(void) learn_bc(&orff, &a, 0, dr);
+	for (size_t t = 0; t < BC_NTE; t++)
+		agree += (dr[t] > 0) == (de[t] > 0);
+	CHECK(agree >= 0.85 * BC_NTE, "rff: %d of %d labels as exact", agree, BC_NTE);
+	free(buf);
+	free(storage);
+	unit_arena_free(&a);
 }

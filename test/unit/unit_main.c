@@ -136,6 +136,7 @@ int			unit_failures = 0;
 	X(test_oneclass_exact) \
 	X(test_oneclass_features) \
 	X(test_oneclass_edges) \
+	X(test_oneclass_learner) \
 	X(test_kpca_iris) \
 	X(test_kpca_synthetic) \
 	X(test_kpca_errors) \

@@ -76,10 +76,21 @@ km_oneclass_dual(const km_oneclass_problem *pr, const km_svm_params *par,
 	memset(res, 0, sizeof(*res));
 	if (n < 2 || n > UINT32_MAX)
 		return km_fail(err, KM_ERR_INVALID, "oneclass needs at least two rows",
-					   "The problem has %zu rows.", n);
+					   "The fit has %zu row(s).", n);
 	if (!(pr->nu > 0 && pr->nu <= 1))
 		return km_fail(err, KM_ERR_INVALID, "oneclass nu must be in (0, 1]",
 					   "nu is %g.", pr->nu);
+	/*
+	 * Columns computed on demand: a diagonal that overflowed is refused
+	 * before SMO reads it (|K_ij| <= sqrt(K_ii K_jj) bounds the rest for
+	 * the positive semi-definite kernels; rbf's entries are at most 1).
+	 */
+	for (size_t i = 0; pr->cols != NULL && i < n; i++)
+		if (!isfinite(km_gram_cols_diag(pr->cols, i)))
+			return km_fail(err, KM_ERR_OVERFLOW,
+						   "kernel matrix entry is out of range for type double precision",
+						   "The %s kernel of row %zu with itself overflowed.",
+						   km_kernel_name(pr->cols->k->type), i + 1);
 	if (pr->nu == 1.0)
 		return all_bounded(pr, alpha, res, interrupt);
 
