@@ -580,3 +580,14 @@ SUPPORT @extschema@._kernel_ml_by_name_support;
 
 COMMENT ON FUNCTION @extschema@.kernel_transform(pg_catalog.text, pg_catalog.float8[]) IS
 'kernel_transform with the deployed version of the named model, looked up, and read access checked, once per statement snapshot and current user';
+
+-- One-class SVM (issue 32): "method": "oneclass" of kernel_fit, its decision
+-- value by kernel_predict, inlier or outlier by kernel_predict_class.
+COMMENT ON AGGREGATE @extschema@.kernel_fit(pg_catalog.float8[], pg_catalog.jsonb) IS
+'fit a kernel model without a target on the rows: "method": "pca" (kernel PCA, scikit-learn''s KernelPCA) with "dimensions": k (default 2), read with kernel_transform, or "method": "oneclass" (the one-class SVM, scikit-learn''s OneClassSVM) with "nu" in (0, 1] (default 0.5), read with kernel_predict (the decision value) and kernel_predict_class (inlier or outlier); the kernel options of kernel_train; exact, or approximate with "approximation": "nystrom" or "rff"; returns the model as bytea';
+
+COMMENT ON FUNCTION @extschema@.kernel_predict(pg_catalog.bytea, pg_catalog.float8[]) IS
+'score one row with a model: the prediction of a regression model, the decision value of a binary classifier (positive means the second class) or of a one-class model (positive means inlier); an error for a multi-class model';
+
+COMMENT ON FUNCTION @extschema@.kernel_predict_class(pg_catalog.bytea, pg_catalog.float8[]) IS
+'the predicted class label of one row under a classifier; under a one-class model, inlier (decision value above 0) or outlier';
