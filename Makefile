@@ -21,7 +21,7 @@ CORE_OBJS += src/core/model_sections_task.o src/core/model_sections_repr.o \
 GLUE_OBJS = $(addprefix src/pg/,kernel_ml.o pgutil.o json.o options.o split.o \
 	rowset.o accum_state.o progress.o model_bytea.o train_rows.o host_memory.o table_columns.o) \
 	$(addprefix src/sql/,train.o predict.o matrix.o export.o approx.o approx_basis.o call_cache.o classify.o) \
-	$(addprefix src/sql/,predict_matrix.o evaluate.o train_table.o predict_row.o predict_literal.o predict_std.o gp_info.o fit.o transform.o) \
+	$(addprefix src/sql/,predict_matrix.o evaluate.o train_table.o predict_row.o predict_literal.o predict_std.o gp_info.o kernel_fit.o transform.o pca_info.o) \
 	$(addprefix src/catalog/,catalog.o catalog_owner.o catalog_table.o catalog_query.o named_common.o named_train.o passes.o deploy.o catalog_sql.o \
 	catalog_predict.o predict_citus.o passes_classify.o host_cursor.o catalog_score.o named_table.o module.o)
 OBJS = $(CORE_OBJS) $(GLUE_OBJS) $(KM_ASAN_OBJS)

@@ -540,7 +540,7 @@ COMMENT ON FUNCTION @extschema@.kernel_predict_std(pg_catalog.text, pg_catalog.f
 
 -- Kernel PCA (issue 32): kernel_fit, an aggregate for methods without a
 -- target (kernel_train's state, combine and serialization), and
--- kernel_transform by bytea and by name (src/sql/fit.c, transform.c) -----
+-- kernel_transform by bytea and by name (src/sql/kernel_fit.c, transform.c) -----
 CREATE FUNCTION @extschema@.kernel_fit_sfunc(internal, pg_catalog.float8[], pg_catalog.jsonb)
 RETURNS internal
 AS 'MODULE_PATHNAME', 'kernel_fit_sfunc'

@@ -52,7 +52,7 @@
 #include "options.h"
 #include "pgutil.h"
 #include "predict.h"
-#include "transform.h"
+#include "pca_info.h"
 #include "repr.h"
 #include "score.h"
 #include "table_columns.h"

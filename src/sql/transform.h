@@ -1,8 +1,7 @@
 /*
  * transform.h - kernel_transform: the coordinates of a row under a model
  * whose outputs are coordinates (a task row with embeds, task.h: kernel
- * PCA), by bytea here and by name in src/catalog/catalog_score.c; and
- * kernel_model_info's arrays of such a model.
+ * PCA), by bytea here and by name in src/catalog/catalog_score.c.
  */
 #ifndef KM_TRANSFORM_H
 #define KM_TRANSFORM_H
@@ -11,7 +10,6 @@
 
 #include "fmgr.h"
 
-#include "json.h"
 #include "predict.h"
 
 /*
@@ -19,12 +17,5 @@
  * bytea (by_name NULL) or as the name by_name looks up.
  */
 Datum		km_transform(FunctionCallInfo fcinfo, KmNamedModel by_name);
-
-/*
- * kernel_model_info's keys of a model with a PCA section: "eigenvalues",
- * "explained_variance_ratio" (each over the total) and
- * "explained_variance" (their sum); nothing for other models.
- */
-void		km_pca_describe(KmJson *j, bytea *b);
 
 #endif							/* KM_TRANSFORM_H */

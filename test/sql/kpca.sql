@@ -110,6 +110,29 @@ RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
 RESET max_parallel_workers_per_gather;
 
+-- a named model from a one-column query: kernel_fit's model of the same
+-- rows, no split and no score (metrics: task transform, no hold-out);
+-- kernel_transform by name equals kernel_transform of the bytea
+SELECT version, deployed, metrics->>'task' AS task, metrics->'holdout_rows' AS holdout,
+       metrics->'deploy'->>'reason' AS reason
+FROM kernel_model_train('kpca_named', 'SELECT f FROM kpca_rows',
+                        '{"method": "pca", "dimensions": 2, "gamma": 0.3}');
+SELECT kernel_model_get('kpca_named') = m AS same_model FROM kpca_models;
+SELECT n.id, kernel_transform('kpca_named', n.f) = kernel_transform(m, n.f) AS by_name
+FROM kpca_new n, kpca_models ORDER BY n.id;
+-- if_better has no score to compare a new version on: it stays undeployed
+SELECT version, deployed, metrics->'deploy'->>'reason' AS reason
+FROM kernel_model_retrain('kpca_named');
+SELECT version, deployed FROM kernel_model_train('kpca_named', 'SELECT f FROM kpca_rows',
+       '{"method": "pca", "dimensions": 3, "deploy": "always"}');
+SELECT array_length(kernel_transform('kpca_named', '{0, 1, 3}'), 1) AS k_deployed;
+SELECT kernel_model_train('kpca_named', 'SELECT f, id FROM kpca_rows', '{"method": "pca"}');
+SELECT kernel_model_train('kpca_named', 'SELECT f FROM kpca_rows', '{"method": "ridge"}');
+SELECT kernel_model_train('kpca_named', 'SELECT f FROM kpca_rows', '{}');
+SELECT kernel_model_train('kpca_named', 'SELECT id FROM kpca_rows', '{"method": "pca"}');
+SELECT kernel_predict('kpca_named', '{0, 1, 3}');
+SELECT kernel_model_drop('kpca_named');
+
 -- errors
 SELECT kernel_predict(m, '{0, 1, 3}') FROM kpca_models;
 SELECT kernel_predict_class(m, '{0, 1, 3}') FROM kpca_models;

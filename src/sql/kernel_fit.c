@@ -1,5 +1,5 @@
 /*
- * fit.c - the kernel_fit(features, options) aggregate: a method without a
+ * kernel_fit.c - the kernel_fit(features, options) aggregate: a method without a
  * target (a task row with target false, task.h: kernel PCA's transform),
  * fitted on the rows by the learner over the memory host (exact: one
  * gather pass and the method's fit_rows; nystrom / rff: the basis pass and
@@ -17,7 +17,7 @@
 #include "utils/array.h"
 #include "utils/memutils.h"
 
-#include "fit.h"
+#include "kernel_fit.h"
 #include "host_memory.h"
 #include "model.h"
 #include "model_bytea.h"
@@ -46,9 +46,8 @@ kernel_fit_sfunc(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(rs);
 }
 
-/* The names of the methods without a target, "pca" or "oneclass", into buf. */
-static void
-targetless_methods(char *buf, size_t size)
+void
+km_fit_method_names(char *buf, size_t size)
 {
 	size_t		used = 0;
 
@@ -74,7 +73,7 @@ km_fit_check_method(const km_options *opts, const char *what)
 
 	if (!opts->method_default && ops != NULL && !km_task_lookup(ops->task)->target)
 		return;
-	targetless_methods(names, sizeof(names));
+	km_fit_method_names(names, sizeof(names));
 	if (opts->method_default)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -85,8 +84,8 @@ km_fit_check_method(const km_options *opts, const char *what)
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("method \"%s\" needs a target", km_method_name(opts->fit.method)),
-			 errdetail("%s fits the methods without a target (%s); method \"%s\" predicts a target.",
-					   what, names, km_method_name(opts->fit.method)),
+			 errdetail("Method \"%s\" predicts a target; %s fits only the methods without one (%s).",
+					   km_method_name(opts->fit.method), what, names),
 			 errhint("Train it with kernel_train(features, target, options).")));
 }
 

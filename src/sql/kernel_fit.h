@@ -1,9 +1,9 @@
 /*
- * fit.h - the kernel_fit aggregate (fit.c): methods without a target
+ * kernel_fit.h - the kernel_fit aggregate (kernel_fit.c): methods without a target
  * (kernel PCA), fitted by the learner over the memory host.
  */
-#ifndef KM_FIT_H
-#define KM_FIT_H
+#ifndef KM_KERNEL_FIT_H
+#define KM_KERNEL_FIT_H
 
 #include "postgres.h"
 
@@ -21,4 +21,7 @@ bytea	   *km_fit_rowset(RowSet *rs, const char *what);
  */
 void		km_fit_check_method(const km_options *opts, const char *what);
 
-#endif							/* KM_FIT_H */
+/* The names of the methods without a target, "pca" or "oneclass", into buf. */
+void		km_fit_method_names(char *buf, size_t size);
+
+#endif							/* KM_KERNEL_FIT_H */
