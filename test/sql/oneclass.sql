@@ -68,6 +68,14 @@ FROM (SELECT model, kernel_model_info(model) AS i FROM
       (SELECT kernel_fit(f, '{"method": "oneclass", "nu": 0.2, "approximation": "rff",
                "components": 200, "seed": 3}') AS model FROM oc_rows) s) t;
 
+-- a named model: a one-column query, every row fitted; the by-name verbs are the bytea model's
+SELECT name, version, deployed FROM kernel_model_train('oc_named', 'SELECT f FROM oc_rows',
+                                                      '{"method": "oneclass", "nu": 0.2, "tol": 1e-6}');
+SELECT r.id, kernel_predict('oc_named', r.f) = kernel_predict(m.model, r.f) AS same_decision,
+       kernel_predict_class('oc_named', r.f) AS class
+FROM oc_ref r, oc_models m WHERE r.nu = 0.2 AND m.name = 'nu02' ORDER BY r.id;
+SELECT kernel_model_drop('oc_named');
+
 -- options: nu in (0, 1], a method-own key; nu = 1 keeps every row (rho: the largest K a)
 SELECT pg_temp.outcome(format('SELECT kernel_fit(f, %L) FROM oc_rows', o)) AS outcome
 FROM (VALUES ('{"method": "oneclass", "nu": 0}'), ('{"method": "oneclass", "nu": 1.5}'),
