@@ -12,6 +12,11 @@ kernel_ml: test/bench/oneclass_core (km_oneclass_dual on rbf columns through
 a 64 MB column cache, as the exact svm fit reads them). scikit-learn:
 OneClassSVM(nu, gamma, tol, cache_size 200 MB, its default).  Runs alternate;
 medians of RUNS (KM_BENCH_RUNS, default 5) and the median of per-run ratios.
+Then, where a server with kernel_ml answers (libpq's environment; skipped
+with KM_BENCH_SQL=0), the same through SQL: kernel_fit(f, '{"method":
+"oneclass"}') over blobs10k's raw rows in a table (the rows' hash order,
+standardization, the fit and the model's bytea included) against
+OneClassSVM on the standardized rows at its defaults (tol 1e-3).
 """
 import json
 import os
@@ -111,3 +116,40 @@ for name, X, Xt in datasets():
         os.unlink(path)
         if os.path.exists(dec_path):
             os.unlink(dec_path)
+
+
+def bench_sql():
+    """kernel_fit over a 10,000-row table vs OneClassSVM(), per-run ratios."""
+    import io
+    try:
+        import psycopg2
+        conn = psycopg2.connect("")
+    except Exception as exc:                # no server: say so and stop
+        print("through SQL: skipped (%s)" % str(exc).strip().splitlines()[0])
+        return
+    conn.autocommit = True
+    cur = conn.cursor()
+    X = next(datasets())[1]
+    raw = X * 3.0 + 10.0                    # standardized again by kernel_fit
+    cur.execute("CREATE TEMP TABLE oc_bench (f float8[])")
+    cur.copy_expert("COPY oc_bench FROM STDIN", io.StringIO(
+        "".join("{%s}\n" % ",".join(repr(float(v)) for v in r) for r in raw)))
+    ratios = []
+    for r in range(RUNS):
+        t0 = time.perf_counter()
+        cur.execute("""SELECT length(kernel_fit(f, '{"method": "oneclass"}')) FROM oc_bench""")
+        cur.fetchone()
+        t_sql = time.perf_counter() - t0
+        with threadpool_limits(limits=THREADS):
+            t0 = time.perf_counter()
+            OneClassSVM(nu=NU, gamma="scale").fit(standardize(raw))
+            t_sk = time.perf_counter() - t0
+        ratios.append(t_sql / t_sk)
+        print("through SQL, run %d: kernel_fit %.3f s, OneClassSVM %.3f s" % (r + 1, t_sql, t_sk))
+    print("through SQL: fit time ratio kernel_fit / OneClassSVM at n = %d, defaults: %.3f "
+          "(median of per-run ratios)" % (len(raw), statistics.median(ratios)))
+    conn.close()
+
+
+if os.environ.get("KM_BENCH_SQL", "1") != "0":
+    bench_sql()
