@@ -166,5 +166,17 @@ FROM oc_models m,
        ('a byte flipped', set_byte(m.model, s.p + 2, get_byte(m.model, s.p + 2) # 1))
      ) v(what, crafted)
 WHERE m.name = 'nu05';
+-- the header's task and method bytes (16, 17) swapped for another's, its
+-- checksum fixed up: the sections no longer fit, refused with 22P03
+SELECT what, pg_temp.outcome_detail(format('SELECT kernel_predict(%L::bytea, ''{0,0}'')', crafted)) AS outcome
+FROM oc_models m,
+     LATERAL (VALUES
+       ('task 1 (regression)', pg_temp.fix_crcs(set_byte(m.model, 16, 1))),
+       ('task 3 (transform)', pg_temp.fix_crcs(set_byte(m.model, 16, 3))),
+       ('task 5 (none)', pg_temp.fix_crcs(set_byte(m.model, 16, 5))),
+       ('method 5 (svr)', pg_temp.fix_crcs(set_byte(m.model, 17, 5))),
+       ('method 6 (pca)', pg_temp.fix_crcs(set_byte(m.model, 17, 6)))
+     ) v(what, crafted)
+WHERE m.name = 'nu05';
 
 DROP TABLE oc_rows, oc_ref, oc_models;
