@@ -229,11 +229,11 @@ static size_t
 oneclass_rows_doubles(size_t n)
 {
 	size_t		slots = cache_slots(n);
-	size_t		dual = km_oneclass_dual_doubles(n);
 
-	if (n == 0 || slots > SIZE_MAX / sizeof(double) / n || dual < n)
+	/* about (slots + 12) n doubles: 0 where n is beyond any allocation */
+	if (n == 0 || n > (SIZE_MAX / sizeof(double)) / (slots + 16))
 		return 0;
-	return slots * n + km_gram_cols_table_doubles(n, slots) + dual;
+	return slots * n + km_gram_cols_table_doubles(n, slots) + km_oneclass_dual_doubles(n);
 }
 
 /* The Solver's settings from the fit's: tol, max_iter (0: libsvm's limit). */
@@ -307,7 +307,7 @@ oneclass_features_doubles(size_t n, uint32_t m)
 {
 	size_t		slots = cache_slots(n);
 
-	if (n == 0 || slots > SIZE_MAX / sizeof(double) / n)
+	if (n == 0 || n > (SIZE_MAX / sizeof(double)) / (slots + 16))
 		return 0;
 	return km_oneclass_features_doubles(n, m, slots);
 }
