@@ -50,6 +50,18 @@ SELECT r.nu, r.id, round(kernel_predict(m.model, r.f)::numeric, 4) AS decision,
 FROM oc_ref r JOIN oc_models m ON m.name = CASE r.nu WHEN 0.2 THEN 'nu02' ELSE 'nu05' END
 ORDER BY r.nu, r.id;
 
+-- many rows in one call: the same values within 1e-12 (another summation
+-- order, as matrix_scoring), the same classes
+SELECT m.name,
+       (SELECT max(abs(p - v)) / max(abs(v)) FROM unnest(kernel_predict_matrix(m.model, r.x), r.v) u(p, v)) < 1e-12
+         AS same_values,
+       kernel_predict_class_matrix(m.model, r.x) AS classes
+FROM oc_models m,
+     LATERAL (SELECT array_agg(kernel_predict(m.model, f) ORDER BY id) AS v,
+                     ('{' || string_agg(f::text, ',' ORDER BY id) || '}')::float8[] AS x
+              FROM oc_ref WHERE nu = 0.2) r
+ORDER BY m.name;
+
 -- the training rows: at most a fraction nu outliers, at least nu support vectors
 SELECT m.name, count(*) FILTER (WHERE kernel_predict_class(m.model, r.f) = 'outlier') AS outliers,
        count(*) AS n
