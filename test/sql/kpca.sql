@@ -145,5 +145,14 @@ SELECT kernel_train(f, id, '{"method": "pca"}') FROM kpca_rows;
 SELECT kernel_fit(f, '{"method": "pca", "dimensions": 0}') FROM kpca_rows;
 SELECT kernel_fit(f, '{"method": "pca", "cv": 5}') FROM kpca_rows;
 SELECT kernel_fit(f, '{"method": "pca", "lambda": 0.1, "epsilon": 0.1}') FROM kpca_rows;
+-- the exact form's n x n matrix is counted against kernel_ml.max_memory; nystrom fits
+SET kernel_ml.max_memory = '16MB';
+SELECT length(kernel_fit(f, '{"method": "pca"}')) FROM kpca_big;
+SELECT length(kernel_fit(f, '{"method": "pca", "approximation": "nystrom", "components": 100}')) > 0 AS nystrom_fits
+FROM kpca_big;
+RESET kernel_ml.max_memory;
+-- identical rows: every eigenvalue 0, coordinates 0 (no NaN)
+SELECT kernel_transform(m, '{5, 6}') AS coords, kernel_model_info(m) -> 'explained_variance_ratio' AS ratio
+FROM (SELECT kernel_fit(f, '{"method": "pca"}') AS m FROM (VALUES ('{1,2}'::float8[]), ('{1,2}')) v(f)) s;
 
 DROP TABLE kpca_rows, kpca_new, kpca_models, kpca_big, kpca_serial;
