@@ -136,6 +136,8 @@ SELECT kernel_model_drop('kpca_named');
 -- errors
 SELECT kernel_predict(m, '{0, 1, 3}') FROM kpca_models;
 SELECT kernel_predict_class(m, '{0, 1, 3}') FROM kpca_models;
+SELECT kernel_predict_matrix(m, '{{0, 1, 3}}') FROM kpca_models;
+SELECT kernel_evaluate(m, n.f, 1.0) FROM kpca_models, kpca_new n;
 SELECT kernel_transform(m, '{0, 1}') FROM kpca_models;
 SELECT kernel_transform(m, '{0, 1, "NaN"}') FROM kpca_models;
 SELECT kernel_transform(kernel_train(f, id), '{0, 1, 3}') FROM kpca_rows;
