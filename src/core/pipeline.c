@@ -476,22 +476,18 @@ static const km_task_train classification_road = {
 	.train = train_classes, .train_approx = km_train_approx_classes,
 };
 
-/* a task without a target: the method's fit_rows / fit_sums (pipeline_rows.h) */
-static const km_task_train transform_road = {
-	.task = "transform",
+static const km_task_train *const roads[] = {&regression_road, &classification_road};
+
+/*
+ * Every task without a target (task.h km_task_ops.target false: transform,
+ * kernel PCA; novelty) takes one road that asks its method's fit_rows and
+ * fit_sums (pipeline_rows.h): a new such task adds no road here.
+ */
+static const km_task_train rows_road = {
+	.task = "(without a target)",
 	.plan = km_train_plan_rows, .plan_approx = km_train_plan_rows_approx,
 	.train = km_train_rows, .train_approx = km_train_rows_approx,
 };
-
-/* the one-class SVM's: the same road, its method's fit_rows / fit_features */
-static const km_task_train novelty_road = {
-	.task = "novelty",
-	.plan = km_train_plan_rows, .plan_approx = km_train_plan_rows_approx,
-	.train = km_train_rows, .train_approx = km_train_rows_approx,
-};
-
-static const km_task_train *const roads[] = {&regression_road, &classification_road,
-&transform_road, &novelty_road};
 
 const km_task_train *
 km_task_road(const km_task_ops *t)
@@ -499,7 +495,7 @@ km_task_road(const km_task_ops *t)
 	for (size_t i = 0; t != NULL && i < sizeof(roads) / sizeof(roads[0]); i++)
 		if (strcmp(roads[i]->task, t->name) == 0)
 			return roads[i];
-	return NULL;
+	return t != NULL && !t->target ? &rows_road : NULL;
 }
 
 km_status

@@ -35,7 +35,8 @@ typedef struct km_task_ops
 	 * (km_task_sections, model_section.h: classification has CLASSES,
 	 * PROBABILITY and METRICS), its plan and trainings in pipeline.c
 	 * (km_task_road, pipeline_types.h).  A new task (transform: kernel PCA;
-	 * novelty: one-class SVM) adds its row here, its road there and, if it
+	 * novelty: one-class SVM) adds its row here, its road there (a task
+	 * without a target: the one road of pipeline_rows.h, none to add) and, if it
 	 * stores something of its own, its sections (the next free tag of
 	 * model.h's list); model_format.c and km_train are not edited.
 	 */

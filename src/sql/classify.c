@@ -568,6 +568,7 @@ void
 km_classifier_prepare(const km_model *m, const char *fname, MemoryContext mcxt,
 					  KmProbBuffers *pb)
 {
+	km_refuse_embedding(m, fname);
 	if (!km_task_lookup(m->task)->classes || m->n_classes < 2)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),

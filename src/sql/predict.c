@@ -433,16 +433,22 @@ score_loaded(CacheEntry *e, const double *raw)
 }
 
 /* The single value kernel_predict returns: the model must have one output. */
-static double
-single_output(const km_model *m, const double *out)
+void
+km_refuse_embedding(const km_model *m, const char *fname)
 {
 	if (km_task_lookup(m->task)->embeds)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("kernel_predict cannot score a %s model", km_task_name(m->task)),
+				 errmsg("%s cannot score a %s model", fname, km_task_name(m->task)),
 				 errdetail("Method \"%s\" gives %u coordinates per row, not a prediction.",
 						   km_method_name(m->method), m->n_outputs),
 				 errhint("Use kernel_transform(model, features) for the coordinates.")));
+}
+
+static double
+single_output(const km_model *m, const double *out)
+{
+	km_refuse_embedding(m, "kernel_predict");
 	if (m->n_outputs != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

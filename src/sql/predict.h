@@ -87,6 +87,12 @@ typedef struct KmProbBuffers
 	double	   *pwork;
 } KmProbBuffers;
 
+/*
+ * Raise (42809, naming fname) when m's outputs are coordinates (a task
+ * row with embeds, task.h: kernel PCA), with a hint to kernel_transform.
+ */
+void		km_refuse_embedding(const struct km_model *m, const char *fname);
+
 /* The index of label among m's classes, or an error (classify.c). */
 int			km_class_of_label(const struct km_model *m, const char *label, const char *by);
 

@@ -244,6 +244,7 @@ km_predict_matrix(FunctionCallInfo fcinfo, KmMatrixOutput what, const char *fnam
 	m = km_model_cache_model(mc, model);
 	d = m->n_features;
 	q = Max(m->n_outputs, 1);
+	km_refuse_embedding(m, fname);
 	if (what == KM_MATRIX_VALUE && q != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

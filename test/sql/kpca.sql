@@ -136,6 +136,8 @@ SELECT kernel_model_drop('kpca_named');
 -- errors
 SELECT kernel_predict(m, '{0, 1, 3}') FROM kpca_models;
 SELECT kernel_predict_class(m, '{0, 1, 3}') FROM kpca_models;
+SELECT kernel_predict_matrix(m, '{{0, 1, 3}}') FROM kpca_models;
+SELECT kernel_evaluate(m, n.f, 1.0) FROM kpca_models, kpca_new n;
 SELECT kernel_transform(m, '{0, 1}') FROM kpca_models;
 SELECT kernel_transform(m, '{0, 1, "NaN"}') FROM kpca_models;
 SELECT kernel_transform(kernel_train(f, id), '{0, 1, 3}') FROM kpca_rows;
@@ -145,5 +147,14 @@ SELECT kernel_train(f, id, '{"method": "pca"}') FROM kpca_rows;
 SELECT kernel_fit(f, '{"method": "pca", "dimensions": 0}') FROM kpca_rows;
 SELECT kernel_fit(f, '{"method": "pca", "cv": 5}') FROM kpca_rows;
 SELECT kernel_fit(f, '{"method": "pca", "lambda": 0.1, "epsilon": 0.1}') FROM kpca_rows;
+-- the exact form's n x n matrix is counted against kernel_ml.max_memory; nystrom fits
+SET kernel_ml.max_memory = '16MB';
+SELECT length(kernel_fit(f, '{"method": "pca"}')) FROM kpca_big;
+SELECT length(kernel_fit(f, '{"method": "pca", "approximation": "nystrom", "components": 100}')) > 0 AS nystrom_fits
+FROM kpca_big;
+RESET kernel_ml.max_memory;
+-- identical rows: every eigenvalue 0, coordinates 0 (no NaN)
+SELECT kernel_transform(m, '{5, 6}') AS coords, kernel_model_info(m) -> 'explained_variance_ratio' AS ratio
+FROM (SELECT kernel_fit(f, '{"method": "pca"}') AS m FROM (VALUES ('{1,2}'::float8[]), ('{1,2}')) v(f)) s;
 
 DROP TABLE kpca_rows, kpca_new, kpca_models, kpca_big, kpca_serial;
