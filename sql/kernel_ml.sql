@@ -106,6 +106,31 @@ CREATE AGGREGATE kernel_train(features float8[], target float8, options jsonb) (
 
 COMMENT ON AGGREGATE kernel_train(float8[], float8) IS
 'train an RBF kernel ridge model (default options) on (features, target) rows; returns the model as bytea';
+CREATE FUNCTION kernel_fit_sfunc(internal, float8[], jsonb)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'kernel_fit_sfunc'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION kernel_fit_final(internal)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_fit_final'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+-- Methods without a target (kernel PCA): kernel_train's state, combine and
+-- serialization (a target of 0 per row), its own final function.
+CREATE AGGREGATE kernel_fit(features float8[], options jsonb) (
+	SFUNC = kernel_fit_sfunc,
+	STYPE = internal,
+	FINALFUNC = kernel_fit_final,
+	COMBINEFUNC = kernel_train_combine,
+	SERIALFUNC = kernel_train_serialize,
+	DESERIALFUNC = kernel_train_deserialize,
+	PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE kernel_fit(float8[], jsonb) IS
+'fit a kernel model without a target on the rows: "method": "pca" (kernel PCA, scikit-learn''s KernelPCA) with "dimensions": k (default 2), read with kernel_transform, or "method": "oneclass" (the one-class SVM, scikit-learn''s OneClassSVM) with "nu" in (0, 1] (default 0.5), read with kernel_predict (the decision value) and kernel_predict_class (inlier or outlier); the kernel options of kernel_train; exact, or approximate with "approximation": "nystrom" or "rff"; returns the model as bytea';
+
 COMMENT ON AGGREGATE kernel_train(float8[], float8, jsonb) IS
 'train a kernel model on (features, target) rows with the given options: ridge, lms or svr (epsilon-SVR) regression, or svm or logistic classification of the target''s distinct values; exact, or approximate with "approximation": "nystrom" or "rff"; lambda and gamma grids selected by leave-one-out, GCV or k-fold; returns the model as bytea';
 
@@ -117,7 +142,7 @@ AS 'MODULE_PATHNAME', 'kernel_predict'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION kernel_predict(bytea, float8[]) IS
-'score one row with a model: the prediction of a regression model, the decision value of a binary classifier (positive means the second class); an error for a multi-class model';
+'score one row with a model: the prediction of a regression model, the decision value of a binary classifier (positive means the second class) or of a one-class model (positive means inlier); an error for a multi-class model';
 
 CREATE FUNCTION kernel_predict_std(model bytea, features float8[])
 RETURNS float8
@@ -126,6 +151,14 @@ LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION kernel_predict_std(bytea, float8[]) IS
 'the predictive standard deviation of a new observation at one row, from the Gaussian-process reading of an exact kernel ridge model: sqrt(s2 (k(x, x) - k_x''(K + lambda I)^-1 k_x + lambda)), the latent part clipped at 0; the factor of K + lambda I is built once per call site and model';
+
+CREATE FUNCTION kernel_transform(model bytea, features float8[])
+RETURNS float8[]
+AS 'MODULE_PATHNAME', 'kernel_transform'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_transform(bytea, float8[]) IS
+'the k coordinates of one row under a kernel PCA model (kernel_fit with "method": "pca"), as scikit-learn''s KernelPCA.transform: centred in feature space, each component scaled by 1 / sqrt(eigenvalue), its sign fixed so that its largest coefficient is positive';
 
 CREATE FUNCTION kernel_model_info(model bytea)
 RETURNS jsonb
@@ -391,6 +424,15 @@ SUPPORT @extschema@._kernel_ml_by_name_support;
 COMMENT ON FUNCTION kernel_predict_std(text, float8[]) IS
 'kernel_predict_std with the deployed version of the named model, looked up, and read access checked, once per statement snapshot and current user';
 
+CREATE FUNCTION kernel_transform(name text, features float8[])
+RETURNS float8[]
+AS 'MODULE_PATHNAME', 'kernel_transform_by_name'
+LANGUAGE C STABLE STRICT PARALLEL SAFE
+SUPPORT @extschema@._kernel_ml_by_name_support;
+
+COMMENT ON FUNCTION kernel_transform(text, float8[]) IS
+'kernel_transform with the deployed version of the named model, looked up, and read access checked, once per statement snapshot and current user';
+
 -- One row per name the caller owns or may read.  A plain view, so it reads
 -- the tables with its owner's rights and filters the rows itself: by the
 -- table's OID (a temporary table named kernel_models does not stand in for
@@ -576,7 +618,7 @@ AS 'MODULE_PATHNAME', 'kernel_predict_class'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION kernel_predict_class(bytea, float8[]) IS
-'the predicted class label of one row under a classifier';
+'the predicted class label of one row under a classifier; under a one-class model, inlier (decision value above 0) or outlier';
 
 CREATE FUNCTION kernel_predict_proba(model bytea, features float8[])
 RETURNS jsonb

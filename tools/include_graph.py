@@ -86,7 +86,9 @@ CORE_LAYER = {
     # model_format.c walks them
     "model_section": "model", "model_sections_task": "model",
     "model_sections_repr": "model", "model_sections_encoder": "model",
-    "model_sections_gp": "model",
+    "model_sections_gp": "model", "model_sections_pca": "model",
+    # the road of a task without a target (kernel_fit): fit_rows / fit_sums
+    "pipeline_rows": "train",
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)

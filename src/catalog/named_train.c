@@ -42,6 +42,7 @@
 #include "pgprogress.h"
 #include "pgutil.h"
 #include "predict.h"
+#include "kernel_fit.h"
 #include "rowset.h"
 #include "split.h"
 #include "task.h"
@@ -507,7 +508,7 @@ metrics_json(const NamedRun *run, const Decision *d, const RetrainSource *from)
 	km_json_num(&j, "test_fraction", run->opts.test_fraction);
 	km_json_int(&j, "seed", run->opts.seed);
 	km_json_bool(&j, "refit", run->refit && run->ntest > 0);
-	km_json_str(&j, "task", run->classify ? "classification" : "regression");
+	km_json_str(&j, "task", km_task_name(km_method_task(run->opts.fit.method)));
 	if (run->passes)
 		km_json_str(&j, "split", "row_hash");
 	if (run->classify)
@@ -599,6 +600,54 @@ notice_temporary_source(const char *name, const char *query, Oid run_as,
 }
 
 /*
+ * A one-column query (the features) for a method without a target
+ * (kernel_fit's, task.h target false), two columns for the others.
+ */
+static void
+check_query_target(const NamedRun *run, bool features_only)
+{
+	char		names[128];
+
+	if (features_only == !km_task_lookup(km_method_task(run->opts.fit.method))->target)
+		return;
+	km_fit_method_names(names, sizeof(names));
+	if (features_only && run->opts.method_default)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("training query must return two columns"),
+				 errdetail("The query returns 1 column; only a method without a target (%s) is fitted on the features alone.",
+						   names),
+				 errhint("Give a query that yields (features float8[], target float8), or name such a method, e.g. \"method\": \"pca\".")));
+	if (features_only)
+		km_fit_check_method(&run->opts, "a one-column training query");
+	ereport(ERROR,
+			(errcode(ERRCODE_DATATYPE_MISMATCH),
+			 errmsg("method \"%s\" takes no target column", km_method_name(run->opts.fit.method)),
+			 errdetail("The training query returns two columns; method \"%s\" is fitted on the features alone.",
+					   km_method_name(run->opts.fit.method)),
+			 errhint("Give a query that yields (features float8[]).")));
+}
+
+/*
+ * The model of a method without a target on every row (no split, no
+ * score: kernel_fit's on these rows); kernel_model_info describes it.
+ */
+static void
+fit_all_rows(NamedRun *run, MemoryContext work)
+{
+	MemoryContext old = MemoryContextSwitchTo(work);
+
+	run->ntest = 0;
+	run->ntrain = run->rs->n;
+	km_metrics_init(&run->train_scores);
+	km_metrics_init(&run->test_scores);
+	km_progress_stage("fit: " INT64_FORMAT " rows", run->ntrain);
+	run->rs->opts = run->opts;
+	run->model = km_fit_rowset(run->rs, "kernel_model_train");
+	MemoryContextSwitchTo(old);
+}
+
+/*
  * Train a new version of name from query and options, store it, and deploy
  * it per the policy.  The query runs as run_as with search_path (see
  * catalog_query.c), and that search_path is stored with the version for
@@ -617,12 +666,15 @@ catalog_train_named(const Catalog *cat, const char *name, const char *query,
 	Oid			owner;
 	NameRow		nr;
 	bytea	   *drift_ref;
+	bool		features_only;
 
 	catalog_check_name(name);
 	memset(&run, 0, sizeof(run));
 	run.optjson = take_named_options(options, &run.refit, &run.keep);
 	km_options_parse_for_label(run.optjson, &run.opts,
-							   catalog_query_label_kind(query, run_as, search_path));
+							   catalog_query_label_kind(query, run_as, search_path,
+														&features_only));
+	check_query_target(&run, features_only);
 
 	work = AllocSetContextCreate(caller, "kernel_ml named training",
 								 ALLOCSET_DEFAULT_SIZES);
@@ -641,7 +693,10 @@ catalog_train_named(const Catalog *cat, const char *name, const char *query,
 		km_progress_stage("split: reading the query's rows");
 		collect_training_rows(&run, query, run_as, search_path, work);
 		run.rows_digest = rows_digest(run.rs);
-		fit_and_score(&run, work);
+		if (km_task_lookup(km_method_task(run.opts.fit.method))->target)
+			fit_and_score(&run, work);
+		else
+			fit_all_rows(&run, work);
 	}
 	/* a table's model keeps its columns (named_table.c) */
 	run.model = km_named_table_model(query, run.model, work);

@@ -61,7 +61,9 @@ bool
 use_passes(NamedRun *run, const Catalog *cat, const char *query, Oid run_as,
 		   const char *search_path)
 {
-	if (!km_repr_lookup(run->opts.approximation)->approximate)
+	/* a method without a target fits in memory (kernel_fit's road), as exact models */
+	if (!km_repr_lookup(run->opts.approximation)->approximate ||
+		!km_task_lookup(km_method_task(run->opts.fit.method))->target)
 		return false;
 	catalog_query_open(&run->query, query, run_as, search_path);
 	/* a text label column: svm by default, a regression method an error */

@@ -128,6 +128,32 @@ Checks:
   Run only i and j with: crosscheck.py classify; only j: crosscheck.py approx_classify;
   only k: crosscheck.py defaults; only l and m: crosscheck.py svr;
   only n: crosscheck.py evaluate; only q: crosscheck.py gp; only r: crosscheck.py drift
+  r. kernel PCA (issue 32): kernel_fit(features, {"method": "pca"}) and
+     kernel_transform vs KernelPCA(kernel, n_components = k,
+     eigen_solver = "dense") on StandardScaler'd rows (kernel_ml's
+     standardize: population scale), iris (rbf, k = 3; 120 rows fitted, 30
+     held out) and wine (rbf and poly, k = 5; 140 + 38), and iris with the defaults (rbf, gamma
+     1 / d, k = 2): coordinates of the
+     held-out and training rows within 1e-8 relative after aligning each
+     component's sign, kernel_model_info's eigenvalues vs eigenvalues_
+     within 1e-8, explained_variance_ratio vs NumPy's eigenvalues over the
+     trace of the centred Gram matrix; nystrom with components >= n equals
+     the exact model's coordinates within 1e-6 (signs aligned).
+  Run only o with: crosscheck.py tables; only p: crosscheck.py centres
+  Run only i and j with: crosscheck.py classify; only j: crosscheck.py approx_classify;
+  only k: crosscheck.py defaults; only l and m: crosscheck.py svr;
+  s. one-class SVM (issue 32): kernel_fit(features, {"method": "oneclass"}),
+     kernel_predict and kernel_predict_class vs OneClassSVM(nu, gamma,
+     tol = 1e-6) on StandardScaler'd rows: breast_cancer (defaults: nu 0.5,
+     gamma 1 / d, scikit-learn's 'scale' on standardized rows), wine (nu 0.1,
+     gamma 0.05) and 2-d blobs with 5 % uniform outliers (nu 0.05, gamma
+     0.5), held-out and training rows: decision values within 1e-3 relative,
+     labels equal, n_support; nystrom with components >= n vs exact within
+     1e-4; nystrom (m = 20) and rff (m = 30) vs SciPy's SLSQP solve of the
+     primal 1/2 ||w||^2 - rho + 1/(nu n) sum max(0, rho - w'z_i) on the
+     exported features within 1e-3.
+  only n: crosscheck.py evaluate; only q: crosscheck.py gp; only r: crosscheck.py kpca;
+  only s: crosscheck.py oneclass
 """
 
 import io
@@ -1992,6 +2018,178 @@ def check_drift(cur):
     rate = rejected / seeds
     report(0.005 <= rate <= 0.02, "r drift test size in NumPy (1000 seeds, 2000 rows a side, alpha 0.01)",
            "rejection rate %.4f (want within [0.005, 0.02])" % rate)
+def align_signs(got, want):
+    """got with each column's sign flipped to agree with want's (their dot product)."""
+    got = np.array(got, dtype=float)
+    for j in range(got.shape[1]):
+        if float(np.dot(got[:, j], want[:, j])) < 0:
+            got[:, j] = -got[:, j]
+    return got
+
+
+def check_kpca(cur):
+    from sklearn.datasets import load_iris, load_wine
+    from sklearn.decomposition import KernelPCA
+
+    rng = np.random.RandomState(SEED)
+    # iris_default: no kernel options and no "dimensions" (rbf, gamma 1 / d, k = 2: KernelPCA's)
+    cases = (("iris_default", load_iris, 120, 2, {"kernel": "rbf"}),
+             ("iris", load_iris, 120, 3, {"kernel": "rbf", "gamma": 0.2}),
+             ("wine", load_wine, 140, 5, {"kernel": "rbf", "gamma": 1.0 / 13}),
+             ("wine_poly", load_wine, 140, 5,
+              {"kernel": "poly", "gamma": 0.05, "degree": 2, "coef0": 1.0}))
+    for name, loader, ntr, k, kopts in cases:
+        X = loader().data.astype(float)
+        order = rng.permutation(len(X))
+        Xtr, Xte = X[order[:ntr]], X[order[ntr:]]
+        ds = "kpca_" + name
+        load(cur, ds, Xtr, np.zeros(len(Xtr)), np.vstack([Xte, Xtr]))
+        sc = StandardScaler().fit(Xtr)
+        ref = KernelPCA(n_components=k, eigen_solver="dense", **kopts,
+                        ).fit(sc.transform(Xtr))
+        want = ref.transform(sc.transform(np.vstack([Xte, Xtr])))
+        Kc = pairwise_kernels(sc.transform(Xtr), metric=kopts["kernel"],
+                              **(sk_params(kopts) or {"gamma": 1.0 / X.shape[1]}))
+        H = np.eye(ntr) - 1.0 / ntr
+        trace = float(np.trace(H @ Kc @ H))
+        tag = "kpca %s (%s, k = %d)" % (name, kname(kopts), k)
+
+        def fit_and_transform(mname, opts):
+            cur.execute("DELETE FROM kmcc_models WHERE name = %s", (mname,))
+            cur.execute("INSERT INTO kmcc_models (name, model) "
+                        "SELECT %s, kernel_fit(f, %s::jsonb) FROM kmcc_train WHERE ds = %s",
+                        (mname, json.dumps(opts), ds))
+            cur.execute("SELECT kernel_transform(m.model, t.f) FROM kmcc_test t, kmcc_models m "
+                        "WHERE m.name = %s AND t.ds = %s ORDER BY t.id", (mname, ds))
+            return np.array([r[0] for r in cur.fetchall()], dtype=float)
+
+        @check(tag)
+        def _():
+            opts = dict(kopts, method="pca", dimensions=k) if len(kopts) > 1 else {"method": "pca"}
+            got = fit_and_transform(ds, opts)
+            compare(tag + ": kernel_transform vs KernelPCA.transform (signs aligned)",
+                    align_signs(got, want), want, 1e-8)
+            info = model_info(cur, ds)
+            compare(tag + ": eigenvalues vs eigenvalues_", info["eigenvalues"],
+                    ref.eigenvalues_, 1e-8)
+            compare(tag + ": explained_variance_ratio vs eigenvalues / trace(Kc)",
+                    info["explained_variance_ratio"], ref.eigenvalues_ / trace, 1e-8)
+            nys = fit_and_transform(ds + "_nys", dict(opts, approximation="nystrom",
+                                                      components=1000))
+            compare(tag + ": nystrom (components >= n) vs exact (signs aligned)",
+                    align_signs(nys, got), got, 1e-6)
+
+
+def oneclass_primal_scipy(Z, nu):
+    """The one-class objective on features Z by SciPy (SLSQP on w, rho and
+    the slacks): min 1/2 ||w||^2 - rho + 1/(nu n) sum xi, w'z_i >= rho - xi,
+    xi >= 0; returns (nu n w, -nu n rho), libsvm's scale."""
+    import scipy.optimize
+    n, m = Z.shape
+    c = 1.0 / (nu * n)
+    v0 = np.zeros(m + 1 + n)
+    v0[m + 1:] = 1.0
+    r = scipy.optimize.minimize(
+        lambda v: 0.5 * v[:m] @ v[:m] - v[m] + c * v[m + 1:].sum(), v0,
+        jac=lambda v: np.concatenate([v[:m], [-1.0], np.full(n, c)]),
+        constraints=[{"type": "ineq", "fun": lambda v: Z @ v[:m] - v[m] + v[m + 1:],
+                      "jac": lambda v: np.hstack([Z, -np.ones((n, 1)), np.eye(n)])}],
+        bounds=[(None, None)] * (m + 1) + [(0, None)] * n, method="SLSQP",
+        options={"ftol": 1e-14, "maxiter": 3000})
+    # status 8 (a line search that cannot descend) at a feasible point is the optimum to rounding
+    viol = max(0.0, float(-np.min(Z @ r.x[:m] - r.x[m] + r.x[m + 1:])), float(-np.min(r.x[m + 1:])))
+    if not (r.success or (r.status == 8 and viol <= 1e-9)):
+        raise RuntimeError("SLSQP: %s (constraint violation %g)" % (r.message, viol))
+    return nu * n * r.x[:m], -nu * n * r.x[m]
+
+
+def check_oneclass(cur):
+    """(s) one-class SVM (issue 32): kernel_fit(f, {"method": "oneclass"}) vs
+    scikit-learn's OneClassSVM(nu, gamma, tol = 1e-6) on StandardScaler'd rows
+    (kernel_ml's standardize), decision values of held-out and training rows
+    within 1e-3 relative and the inlier / outlier labels equal, on
+    breast_cancer (defaults: nu 0.5, gamma 1 / d = 'scale'), wine (nu 0.1,
+    gamma 0.05) and blobs with uniform outliers (nu 0.05, gamma 0.5);
+    nystrom with components >= n equals exact within 1e-4; nystrom (m = 20)
+    and rff (m = 30) on blobs vs SciPy's primal solve of the same objective on
+    the exported features within 1e-3."""
+    from sklearn.datasets import load_breast_cancer, load_wine
+    from sklearn.svm import OneClassSVM
+
+    rng = np.random.RandomState(SEED)
+    B = np.vstack([rng.randn(285, 2) * [1.0, 0.6] + [1, -1],
+                   rng.uniform(-5, 5, (15, 2))])
+    cases = (("breast_cancer", load_breast_cancer().data, 450, {}, 0.5, None),
+             ("wine", load_wine().data, 140, {"gamma": 0.05}, 0.1, 0.05),
+             ("blobs", B, 240, {"gamma": 0.5, "nu": 0.05}, 0.05, 0.5))
+    for name, X, ntr, extra, nu, gamma in cases:
+        X = X.astype(float)
+        order = rng.permutation(len(X))
+        Xtr, Xte = X[order[:ntr]], X[order[ntr:]]
+        Xall = np.vstack([Xte, Xtr])
+        ds = "oneclass_" + name
+        load(cur, ds, Xtr, np.zeros(len(Xtr)), Xall)
+        sc = StandardScaler().fit(Xtr)
+        opts = dict(extra, method="oneclass", tol=1e-6)
+        if name == "wine":
+            opts["nu"] = nu
+        ref = OneClassSVM(nu=nu, gamma=gamma if gamma else "scale", tol=1e-6,
+                          cache_size=200).fit(sc.transform(Xtr))
+        want = ref.decision_function(sc.transform(Xall))
+        tag = "oneclass %s (nu %g, gamma %s)" % (name, nu, gamma or "1 / d")
+
+        def fit_and_score(mname, o):
+            cur.execute("DELETE FROM kmcc_models WHERE name = %s", (mname,))
+            cur.execute("INSERT INTO kmcc_models (name, model) "
+                        "SELECT %s, kernel_fit(f, %s::jsonb) FROM kmcc_train WHERE ds = %s",
+                        (mname, json.dumps(o), ds))
+            cur.execute("SELECT kernel_predict(m.model, t.f), kernel_predict_class(m.model, t.f) "
+                        "FROM kmcc_test t, kmcc_models m WHERE m.name = %s AND t.ds = %s "
+                        "ORDER BY t.id", (mname, ds))
+            rows = cur.fetchall()
+            return np.array([r[0] for r in rows], dtype=float), [r[1] for r in rows]
+
+        @check(tag)
+        def _():
+            got, labels = fit_and_score(ds, opts)
+            compare(tag + ": kernel_predict vs OneClassSVM.decision_function", got, want, 1e-3)
+            sk = ["inlier" if p == 1 else "outlier" for p in ref.predict(sc.transform(Xall))]
+            near = np.abs(want) <= 1e-6 * np.max(np.abs(want))
+            bad = sum(1 for a, b, z in zip(labels, sk, near) if a != b and not z)
+            report(bad == 0, tag + ": kernel_predict_class vs OneClassSVM.predict",
+                   "%d of %d labels differ (%d outliers)" % (bad, len(sk), sk.count("outlier")))
+            info = model_info(cur, ds)
+            report(info["task"] == "novelty" and info["n_support"] == len(ref.support_),
+                   tag + ": n_support vs support_",
+                   "%s vs %d" % (info["n_support"], len(ref.support_)))
+            nys, _l = fit_and_score(ds + "_nys", dict(opts, approximation="nystrom",
+                                                      components=1000))
+            compare(tag + ": nystrom (components >= n) vs exact", nys, got, 1e-4)
+
+    ds = "oneclass_blobs"
+    for approx, m in (("nystrom", 20), ("rff", 30)):
+        tag = "oneclass blobs %s m = %d vs SciPy's primal on its features" % (approx, m)
+
+        @check(tag)
+        def _():
+            mname = ds + "_" + approx
+            o = {"method": "oneclass", "nu": 0.05, "gamma": 0.5, "tol": 1e-9,
+                 "approximation": approx, "components": m}
+            cur.execute("DELETE FROM kmcc_models WHERE name = %s", (mname,))
+            cur.execute("INSERT INTO kmcc_models (name, model) "
+                        "SELECT %s, kernel_fit(f, %s::jsonb) FROM kmcc_train WHERE ds = %s",
+                        (mname, json.dumps(o), ds))
+            cur.execute("SELECT f FROM kmcc_train WHERE ds = %s ORDER BY id", (ds,))
+            Xtr = np.array([r[0] for r in cur.fetchall()], dtype=float)
+            cur.execute("SELECT t.f, kernel_predict(m.model, t.f) FROM kmcc_test t, kmcc_models m "
+                        "WHERE m.name = %s AND t.ds = %s ORDER BY t.id", (mname, ds))
+            rows = cur.fetchall()
+            Xall = np.array([r[0] for r in rows], dtype=float)
+            got = np.array([r[1] for r in rows], dtype=float)
+            e, info = export_of(cur, mname), model_info(cur, mname)
+            w, b = oneclass_primal_scipy(whitened_features(e, info, Xtr), 0.05)
+            want = whitened_features(e, info, Xall) @ w + b
+            compare(tag, got, want, 1e-3)
 
 
 def main():
@@ -2018,6 +2216,8 @@ def main():
             "centres": check_centres,
             "gp": check_gp,
             "drift": check_drift}
+            "kpca": check_kpca,
+            "oneclass": check_oneclass}
     if len(sys.argv) == 2 and sys.argv[1] in only:
         try:
             only[sys.argv[1]](cur)
@@ -2058,6 +2258,8 @@ def main():
         check_centres(cur)
         check_gp(cur)
         check_drift(cur)
+        check_kpca(cur)
+        check_oneclass(cur)
     finally:
         for t in TABLES:
             cur.execute("DROP TABLE IF EXISTS %s" % t)
