@@ -655,3 +655,11 @@ COMMENT ON FUNCTION @extschema@.kernel_predict(pg_catalog.bytea, pg_catalog.floa
 
 COMMENT ON FUNCTION @extschema@.kernel_predict_class(pg_catalog.bytea, pg_catalog.float8[]) IS
 'the predicted class label of one row under a classifier; under a one-class model, inlier (decision value above 0) or outlier';
+
+CREATE FUNCTION @extschema@.kernel_train_query(query text, options jsonb DEFAULT '{}'::pg_catalog.jsonb)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_train_query'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.kernel_train_query(text, jsonb) IS
+'train one model on every usable row a query returns (features, then target or label; or features alone for kernel_fit methods), the same model as the kernel_train aggregate over those rows: an approximate model''s passes (basis, sums, Newton steps, folds, "solver": "cg" iterations) run as statements over the pass aggregate, which parallel workers and Citus shards compute where the rows are; the query runs as the caller, security-restricted, with the search_path pinned';

@@ -1084,3 +1084,11 @@ COMMENT ON AGGREGATE @extschema@._kernel_ml_pass(float8[], float8, bytea) IS
 
 COMMENT ON AGGREGATE @extschema@._kernel_ml_pass(float8[], text, bytea) IS
 'one pass of a classifier''s training over the rows of its statement, the label as text (kernel_model_train and kernel_train_query issue it): the descriptor names the pass and its point; a fixed-size bytea state that parallel workers and Citus shards combine';
+
+CREATE FUNCTION @extschema@.kernel_train_query(query text, options jsonb DEFAULT '{}'::pg_catalog.jsonb)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_train_query'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.kernel_train_query(text, jsonb) IS
+'train one model on every usable row a query returns (features, then target or label; or features alone for kernel_fit methods), the same model as the kernel_train aggregate over those rows: an approximate model''s passes (basis, sums, Newton steps, folds, "solver": "cg" iterations) run as statements over the pass aggregate, which parallel workers and Citus shards compute where the rows are; the query runs as the caller, security-restricted, with the search_path pinned';

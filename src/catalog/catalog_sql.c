@@ -34,6 +34,7 @@
 
 PG_FUNCTION_INFO_V1(kernel_model_train);
 PG_FUNCTION_INFO_V1(kernel_model_train_table);
+PG_FUNCTION_INFO_V1(kernel_train_query);
 PG_FUNCTION_INFO_V1(kernel_model_retrain);
 PG_FUNCTION_INFO_V1(kernel_model_deploy);
 PG_FUNCTION_INFO_V1(kernel_model_drop);
@@ -88,6 +89,23 @@ kernel_model_train(PG_FUNCTION_ARGS)
 						GetUserId(), NULL, catalog_search_path(), &tv);
 	return_trained(fcinfo, name, &tv);
 	return (Datum) 0;
+}
+
+/*
+ * kernel_train_query(query text, options jsonb) RETURNS bytea: one model of
+ * the query's rows, its passes run as statements (named_train.c).
+ */
+Datum
+kernel_train_query(PG_FUNCTION_ARGS)
+{
+	Catalog		cat;
+
+	static const char *const args[] = {"query", "options"};
+
+	catalog_check_not_null(fcinfo, "kernel_train_query(query, options)", args, 2);
+	catalog_open(fcinfo, &cat);
+	PG_RETURN_BYTEA_P(catalog_train_query(&cat, text_to_cstring(PG_GETARG_TEXT_PP(0)),
+										  PG_GETARG_JSONB_P(1)));
 }
 
 /*

@@ -744,3 +744,73 @@ catalog_train_named(const Catalog *cat, const char *name, const char *query,
 	out->deployed = decision.deploy;
 	out->metrics = v.metrics;
 }
+
+/*
+ * kernel_train_query(query, options): the model of every usable row the
+ * query returns, as kernel_train(features, target, options) would give over
+ * them, without collecting the rows of an approximate model: the learner's
+ * passes run as statements over the pass aggregate (the query as the
+ * caller, security-restricted, search_path pinned: catalog_query.c), so
+ * parallel workers and Citus shards compute them; an exact model gathers
+ * the rows, as kernel_train does.  Options of named models only (a split,
+ * a deploy policy, retention, refit) are refused.  The model in the
+ * caller's memory context.
+ */
+bytea *
+catalog_train_query(const Catalog *cat, const char *query, Jsonb *options)
+{
+	static const char *const named_only[] = {"refit", "keep", "deploy", "test_fraction", "when", "alpha"};
+	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext work;
+	NamedRun	run;
+	bool		features_only;
+	Oid			run_as = GetUserId();
+	char	   *search_path = catalog_search_path();
+	bytea	   *out;
+
+	if (JB_ROOT_IS_OBJECT(options))
+		for (int i = 0; i < (int) lengthof(named_only); i++)
+			if (getKeyJsonValueFromContainer(&options->root, named_only[i],
+											 (int) strlen(named_only[i]), NULL) != NULL)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("option \"%s\" applies only to named models", named_only[i]),
+						 errdetail("kernel_train_query trains one model on every usable row the query returns; it holds no rows out and stores nothing."),
+						 errhint("Remove \"%s\", or train a named model with kernel_model_train(name, query, options).",
+								 named_only[i])));
+	memset(&run, 0, sizeof(run));
+	run.optjson = options;
+	km_options_parse_for_label(run.optjson, &run.opts,
+							   catalog_query_label_kind(query, run_as, search_path,
+														&features_only));
+	check_query_target(&run, features_only);
+	run.opts.test_fraction = 0.0;
+	work = AllocSetContextCreate(caller, "kernel_ml query training", ALLOCSET_DEFAULT_SIZES);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	km_progress_begin("kernel_train_query");
+	if (use_passes(&run, cat, query, run_as, search_path))
+		run.model = passes_train_every_row(&run, work);
+	else
+	{
+		km_progress_stage("fit: reading the query's rows");
+		collect_training_rows(&run, query, run_as, search_path, work);
+		if (km_task_lookup(km_method_task(run.opts.fit.method))->target)
+		{
+			/* the kernel_train aggregate's training, on every row in the query's order */
+			MemoryContext old = MemoryContextSwitchTo(work);
+
+			km_progress_stage("fit: " INT64_FORMAT " rows", run.rs->n);
+			run.model = km_train_rowset(run.rs);
+			MemoryContextSwitchTo(old);
+		}
+		else
+			fit_all_rows(&run, work);
+	}
+	km_progress_end();
+	out = (bytea *) MemoryContextAlloc(caller, VARSIZE(run.model));
+	memcpy(out, run.model, VARSIZE(run.model));
+	SPI_finish();
+	MemoryContextDelete(work);
+	return out;
+}

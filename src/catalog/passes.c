@@ -390,3 +390,11 @@ passes_fit_and_score(NamedRun *run, MemoryContext work)
 		check_pass_rows("scoring", run->rows, "refit", fit_rows, "usable");
 	}
 }
+
+bytea *
+passes_train_every_row(NamedRun *run, MemoryContext work)
+{
+	int64		rows;
+
+	return cursor_train(run, true, work, &rows);
+}
