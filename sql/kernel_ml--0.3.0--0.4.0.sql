@@ -538,6 +538,71 @@ SUPPORT @extschema@._kernel_ml_by_name_support;
 COMMENT ON FUNCTION @extschema@.kernel_predict_std(pg_catalog.text, pg_catalog.float8[]) IS
 'kernel_predict_std with the deployed version of the named model, looked up, and read access checked, once per statement snapshot and current user';
 
+-- The pass aggregate (issue 28, DESIGN-0.4.md step 5) -----------------------
+
+CREATE FUNCTION @extschema@._kernel_ml_pass_sfunc(bytea, float8[], float8, bytea)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_pass_sfunc'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@._kernel_ml_pass_sfunc(bytea, float8[], text, bytea)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_pass_sfunc'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@._kernel_ml_pass_combine(bytea, bytea)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_pass_combine'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@._kernel_ml_pass_final(bytea)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_pass_final'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE AGGREGATE @extschema@._kernel_ml_pass(features float8[], target float8, descriptor bytea) (
+	SFUNC = @extschema@._kernel_ml_pass_sfunc,
+	STYPE = bytea,
+	FINALFUNC = @extschema@._kernel_ml_pass_final,
+	COMBINEFUNC = @extschema@._kernel_ml_pass_combine,
+	PARALLEL = SAFE
+);
+
+CREATE AGGREGATE @extschema@._kernel_ml_pass(features float8[], label text, descriptor bytea) (
+	SFUNC = @extschema@._kernel_ml_pass_sfunc,
+	STYPE = bytea,
+	FINALFUNC = @extschema@._kernel_ml_pass_final,
+	COMBINEFUNC = @extschema@._kernel_ml_pass_combine,
+	PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE @extschema@._kernel_ml_pass(float8[], float8, bytea) IS
+'one pass of a training over the rows of its statement (kernel_model_train and kernel_train_query issue it): the descriptor names the pass and its point; a fixed-size bytea state that parallel workers and Citus shards combine';
+
+COMMENT ON AGGREGATE @extschema@._kernel_ml_pass(float8[], text, bytea) IS
+'one pass of a classifier''s training over the rows of its statement, the label as text (kernel_model_train and kernel_train_query issue it): the descriptor names the pass and its point; a fixed-size bytea state that parallel workers and Citus shards combine';
+-- The kernel drift test (issue 32, item 4): the training side recorded
+-- with each version, the test, and retraining on drift ---------------------
+ALTER TABLE @extschema@.kernel_models ADD COLUMN drift_reference pg_catalog.bytea;
+
+COMMENT ON COLUMN @extschema@.kernel_models.drift_reference IS 'the training side of the drift test (kernel_model_drift), recorded when the version was trained: J <= 10 features of the model''s basis (kernel values at J of its rows or centres, or J of its random features) and the sums of those features over every usable row the query returned (count, sum, sum of products); NULL for versions trained before 0.4.0 and models without a basis';
+
+CREATE FUNCTION @extschema@.kernel_model_retrain(name pg_catalog.text, options pg_catalog.jsonb)
+RETURNS TABLE (name pg_catalog.text, version pg_catalog.int4, deployed pg_catalog.bool, metrics pg_catalog.jsonb)
+AS 'MODULE_PATHNAME', 'kernel_model_retrain'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.kernel_model_retrain(pg_catalog.text, pg_catalog.jsonb) IS
+'kernel_model_retrain(name) with options: {"when": "drifted", "alpha": 0.01} first runs the drift test (kernel_model_drift) of the rows the stored query returns now, as the model''s owner, against the version the retrain starts from, and retrains only when its p-value is below alpha (metrics->''retrain''->''drift'' holds the test); otherwise it stores nothing, returns no row and raises a NOTICE with the test; {"when": "always"} (the default) retrains as kernel_model_retrain(name); unknown keys are an error; a null argument is an error (22004)';
+
+CREATE FUNCTION @extschema@.kernel_model_drift(name pg_catalog.text, query pg_catalog.text)
+RETURNS pg_catalog.jsonb
+AS 'MODULE_PATHNAME', 'kernel_model_drift'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.kernel_model_drift(pg_catalog.text, pg_catalog.text) IS
+'a linear-time kernel two-sample test (mean embedding, chi-square null) between the rows the deployed version of the named model was trained on (its drift_reference) and the rows of query (its first column: feature arrays; rows with a null array skipped), run as the caller in a security-restricted operation with the caller''s search_path pinned: {statistic, p_value, dof, n_train, n_new, new_rows_skipped, version, features, basis, test}; read access as for kernel_predict(name, features)';
+
 -- Kernel PCA (issue 32): kernel_fit, an aggregate for methods without a
 -- target (kernel_train's state, combine and serialization), and
 -- kernel_transform by bytea and by name (src/sql/kernel_fit.c, transform.c) -----

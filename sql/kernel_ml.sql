@@ -262,8 +262,8 @@ COMMENT ON COLUMN kernel_model_names.model_id IS 'the identity of the model unde
 -- the role in kernel_model_names.owner) and write as the extension's owner;
 -- nobody else is granted INSERT, UPDATE or DELETE.  Read access to every
 -- model is the SELECT privilege on this table: GRANT SELECT ON kernel_models
--- TO role.  search_path is the last column so that a table updated from
--- 0.1.0 has the same columns in the same order.
+-- TO role.  search_path, then drift_reference (0.4.0), are the last columns
+-- so that a table updated from 0.1.0 has the same columns in the same order.
 CREATE TABLE kernel_models (
 	name text NOT NULL CHECK (name OPERATOR(pg_catalog.<>) ''),
 	version integer NOT NULL CHECK (version OPERATOR(pg_catalog.>) 0),
@@ -277,6 +277,7 @@ CREATE TABLE kernel_models (
 	n_features integer NOT NULL,
 	deployed boolean NOT NULL DEFAULT false,
 	search_path text,
+	drift_reference bytea,
 	PRIMARY KEY (name, version)
 );
 
@@ -302,6 +303,7 @@ COMMENT ON COLUMN kernel_models.n_train IS 'rows the stored model was fitted on'
 COMMENT ON COLUMN kernel_models.n_features IS 'length of the feature arrays the model takes';
 COMMENT ON COLUMN kernel_models.deployed IS 'whether this is the version kernel_predict(name, features) uses; at most one per name';
 COMMENT ON COLUMN kernel_models.search_path IS 'the schemas source_query resolved names in when this version was trained (the trainer''s search_path, "$user" expanded, temporary schema left out); kernel_model_retrain pins it, followed by pg_temp; NULL for versions from 0.1.0, which are retrained with "$user", public ("$user" being the owner)';
+COMMENT ON COLUMN kernel_models.drift_reference IS 'the training side of the drift test (kernel_model_drift), recorded when the version was trained: J <= 10 features of the model''s basis (kernel values at J of its rows or centres, or J of its random features) and the sums of those features over every usable row the query returned (count, sum, sum of products); NULL for versions trained before 0.4.0 and models without a basis';
 
 -- Rows that do not come from the catalog functions (a restore, a superuser's
 -- INSERT): owners resolved by name, and every restored version's name given
@@ -335,6 +337,22 @@ LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION kernel_model_retrain(text) IS
 'train a new version of the named model with the query, options and search_path of its deployed version (its latest when none is deployed; metrics->''retrain'' says which, and whether the rows changed since); the query runs as the model''s owner (never as the caller) in a security-restricted operation, and nothing it sets outlives it; an error, storing nothing, if the model was dropped, re-created or changed owner meanwhile; a null name is an error (22004)';
+
+CREATE FUNCTION kernel_model_retrain(name text, options jsonb)
+RETURNS TABLE (name text, version integer, deployed boolean, metrics jsonb)
+AS 'MODULE_PATHNAME', 'kernel_model_retrain'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION kernel_model_retrain(text, jsonb) IS
+'kernel_model_retrain(name) with options: {"when": "drifted", "alpha": 0.01} first runs the drift test (kernel_model_drift) of the rows the stored query returns now, as the model''s owner, against the version the retrain starts from, and retrains only when its p-value is below alpha (metrics->''retrain''->''drift'' holds the test); otherwise it stores nothing, returns no row and raises a NOTICE with the test; {"when": "always"} (the default) retrains as kernel_model_retrain(name); unknown keys are an error; a null argument is an error (22004)';
+
+CREATE FUNCTION kernel_model_drift(name text, query text)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'kernel_model_drift'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION kernel_model_drift(text, text) IS
+'a linear-time kernel two-sample test (mean embedding, chi-square null) between the rows the deployed version of the named model was trained on (its drift_reference) and the rows of query (its first column: feature arrays; rows with a null array skipped), run as the caller in a security-restricted operation with the caller''s search_path pinned: {statistic, p_value, dof, n_train, n_new, new_rows_skipped, version, features, basis, test}; read access as for kernel_predict(name, features)';
 
 CREATE FUNCTION kernel_model_deploy(name text, version integer)
 RETURNS void
@@ -1022,3 +1040,47 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION kernel_model_train(text, regclass, text, jsonb) IS
 'train a new version of a named model from the columns of a table (every column but the target, or those "features" lists; numbers, booleans, one-hot text and enums, NULLs imputed with "impute"); kernel_model_retrain reads the same columns again; score rows with kernel_predict(name, row)';
+
+-- The pass aggregate (issue 28, DESIGN-0.4.md step 5) -----------------------
+
+CREATE FUNCTION @extschema@._kernel_ml_pass_sfunc(bytea, float8[], float8, bytea)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_pass_sfunc'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@._kernel_ml_pass_sfunc(bytea, float8[], text, bytea)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_pass_sfunc'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@._kernel_ml_pass_combine(bytea, bytea)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_pass_combine'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@._kernel_ml_pass_final(bytea)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_pass_final'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE AGGREGATE @extschema@._kernel_ml_pass(features float8[], target float8, descriptor bytea) (
+	SFUNC = @extschema@._kernel_ml_pass_sfunc,
+	STYPE = bytea,
+	FINALFUNC = @extschema@._kernel_ml_pass_final,
+	COMBINEFUNC = @extschema@._kernel_ml_pass_combine,
+	PARALLEL = SAFE
+);
+
+CREATE AGGREGATE @extschema@._kernel_ml_pass(features float8[], label text, descriptor bytea) (
+	SFUNC = @extschema@._kernel_ml_pass_sfunc,
+	STYPE = bytea,
+	FINALFUNC = @extschema@._kernel_ml_pass_final,
+	COMBINEFUNC = @extschema@._kernel_ml_pass_combine,
+	PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE @extschema@._kernel_ml_pass(float8[], float8, bytea) IS
+'one pass of a training over the rows of its statement (kernel_model_train and kernel_train_query issue it): the descriptor names the pass and its point; a fixed-size bytea state that parallel workers and Citus shards combine';
+
+COMMENT ON AGGREGATE @extschema@._kernel_ml_pass(float8[], text, bytea) IS
+'one pass of a classifier''s training over the rows of its statement, the label as text (kernel_model_train and kernel_train_query issue it): the descriptor names the pass and its point; a fixed-size bytea state that parallel workers and Citus shards combine';

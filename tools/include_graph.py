@@ -69,12 +69,15 @@ CORE_LAYER = {
     # layer's km_approx_model_fill, so it sits on top of the core
     "pipeline": "train", "pipeline_approx": "train", "pipeline_types": "train",
     "pipeline_approx_job": "train", "pipeline_approx_classify": "train",
+    "pipeline_primal": "train", "pipeline_class_fill": "train",
     # the refine passes of a nystrom basis's centres, asked after its basis pass
     "pipeline_centres": "train",
     # the model format and scoring
     "model": "model", "score": "model",
     # the Gaussian-process reading of exact ridge: a decoded model's rows, factored
     "gp": "model",
+    # the drift test: a decoded model's basis cut to J features, additive sums
+    "drift": "model",
     "model_v1": "model", "model_fields": "model", "model_internal": "model",
     "model_approx": "model", "model_format": "model",
     # the sections a task's or a representation's row declares

@@ -27,6 +27,7 @@ typedef struct RetrainSource
 	bool		deployed;		/* that version was the deployed one */
 	const char *rows_digest;	/* the rows' digest of digest_version, NULL: none */
 	int32		digest_version; /* the latest version with its query and options */
+	Jsonb	   *drift;			/* "when": "drifted": the test that found drift, else NULL */
 } RetrainSource;
 
 /*

@@ -50,6 +50,7 @@
 #include "catalog_query.h"
 #include "catalog_train.h"
 #include "deploy.h"
+#include "drift_named.h"
 #include "named_common.h"
 #include "named_table.h"
 #include "passes.h"
@@ -482,6 +483,8 @@ json_retrain(KmJson *j, const RetrainSource *from, const char *digest)
 		km_json_int(j, "rows_unchanged_since", from->digest_version);
 	else
 		km_json_null(j, "rows_unchanged_since");
+	if (from->drift != NULL)
+		km_json_jsonb(j, "drift", from->drift);
 	km_json_end(j);
 }
 
@@ -663,6 +666,7 @@ catalog_train_named(const Catalog *cat, const char *name, const char *query,
 	Oid			owner;
 	NameRow		nr;
 	bool		features_only;
+	bytea	   *drift_ref;
 
 	catalog_check_name(name);
 	memset(&run, 0, sizeof(run));
@@ -696,6 +700,8 @@ catalog_train_named(const Catalog *cat, const char *name, const char *query,
 	}
 	/* a table's model keeps its columns (named_table.c) */
 	run.model = km_named_table_model(query, run.model, work);
+	/* the training side of the drift test, before the lock (drift_named.c) */
+	drift_ref = drift_capture(&run, work);
 
 	/* From here on, one training of this name at a time. */
 	km_progress_stage("deploy: storing version and deciding");
@@ -726,6 +732,7 @@ catalog_train_named(const Catalog *cat, const char *name, const char *query,
 	v.deployed = decision.deploy;
 	v.search_path = search_path;
 	catalog_store_version(cat, &v);
+	drift_store(cat, name, v.version, drift_ref);
 	if (run.keep > 0)
 		(void) catalog_prune_versions(cat, name, run.keep);
 	notice_temporary_source(name, query, run_as, search_path);

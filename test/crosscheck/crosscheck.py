@@ -119,7 +119,12 @@ Checks:
      "cv": "evidence": every candidate's score is minus that likelihood at
      its gamma and lambda (3 x 3 and 3 x 10 grids: both closed-form routes),
      and the winner is its largest.
-  r. kernel PCA (issue 32): kernel_fit(features, {"method": "pca"}) and
+  r. the drift test (issue 32, item 4): kernel_model_drift on named exact
+     (rbf on diabetes, linear on d = 3: dof 3), nystrom and rff models vs a
+     NumPy reimplementation from kernel_model_export (drift_numpy): statistic
+     and p-value within 1e-8 relative; the test's size at alpha 0.01 in
+     NumPy over 1000 seeds within [0.005, 0.02].
+  s. kernel PCA (issue 32): kernel_fit(features, {"method": "pca"}) and
      kernel_transform vs KernelPCA(kernel, n_components = k,
      eigen_solver = "dense") on StandardScaler'd rows (kernel_ml's
      standardize: population scale), iris (rbf, k = 3; 120 rows fitted, 30
@@ -133,7 +138,8 @@ Checks:
   Run only o with: crosscheck.py tables; only p: crosscheck.py centres
   Run only i and j with: crosscheck.py classify; only j: crosscheck.py approx_classify;
   only k: crosscheck.py defaults; only l and m: crosscheck.py svr;
-  only n: crosscheck.py evaluate; only q: crosscheck.py gp; only r: crosscheck.py kpca
+  only n: crosscheck.py evaluate; only q: crosscheck.py gp; only r: crosscheck.py drift;
+  only s: crosscheck.py kpca
 """
 
 import io
@@ -1898,6 +1904,108 @@ def check_gp(cur):
 
 
 
+def drift_numpy(e, Xtr, Xnew):
+    """The drift statistic of kernel_model_drift, from kernel_model_export's
+    numbers and the raw rows alone (README "Drift"): the rows standardized by
+    the model's scaler; J = min(rows of the basis, 10) features, the
+    floor(j n / J)-th of the model's rows or centres (k(x, v_j)) or of its
+    random features (cos(w_j' x + b_j)); delta = mean_train - mean_new,
+    C = cov_train / n_train + cov_new / n_new (np.cov, denominator n - 1),
+    statistic delta' C^+ delta over the eigenvalues above 1e-10 times the
+    largest, dof their count, p = scipy.stats.chi2.sf."""
+    from scipy import stats
+    mean, scale = np.array(e["mean"]), np.array(e["scale"])
+
+    def feats(X):
+        x = (X - mean) / scale
+        if e.get("approximation") == "rff":
+            W, b = np.array(e["weights"]), np.array(e["offsets"])
+            D = W.shape[1]
+            idx = [j * D // min(D, 10) for j in range(min(D, 10))]
+            return np.cos(x @ W[:, idx] + b[idx])
+        C = np.array(e["centers"])
+        n = len(C)
+        idx = [j * n // min(n, 10) for j in range(min(n, 10))]
+        params = {k: e[k] for k in ("gamma", "degree", "coef0") if k in e}
+        return reference_kernel(dict(params, kernel=e["kernel"]), x, C[idx])
+    Z1, Z2 = feats(Xtr), feats(Xnew)
+    delta = Z1.mean(0) - Z2.mean(0)
+    C = (np.atleast_2d(np.cov(Z1, rowvar=False)) / len(Z1)
+         + np.atleast_2d(np.cov(Z2, rowvar=False)) / len(Z2))
+    w, U = np.linalg.eigh(C)
+    keep = w > 1e-10 * w.max()
+    t = float(((U[:, keep].T @ delta) ** 2 / w[keep]).sum())
+    return t, float(stats.chi2.sf(t, int(keep.sum()))), int(keep.sum())
+
+
+def check_drift(cur):
+    """(r) kernel_model_drift (issue 32, item 4) vs drift_numpy on the
+    training rows and new rows: exact rbf on diabetes (300 rows against the
+    other 142), nystrom (m = 100) and rff (D = 200) on a synthetic d = 20 set
+    against rows with a 0.05 sd mean shift, exact linear on d = 3 (rank 3:
+    dof 3): statistic and p-value within 1e-8 relative, dof and row counts
+    equal; then the size of the test in NumPy: 1000 seeds of 2000 rows a side
+    from one distribution (d = 5, rbf, 10 locations from the training rows),
+    rejection rate at alpha 0.01 within [0.005, 0.02]."""
+    Xd, yd = load_diabetes(return_X_y=True)
+    rng = np.random.default_rng(SEED + 324)
+    perm = rng.permutation(len(yd))
+    Xs = rng.standard_normal((3000, 20))
+    Xn = rng.standard_normal((2500, 20)) + 0.05
+    Xl = rng.standard_normal((800, 3)) * [1.0, 2.0, 0.5]
+    Xln = rng.standard_normal((700, 3)) * [1.0, 2.0, 0.5]
+    sets = [
+        ("dr_dia", Xd[perm[:300]], yd[perm[:300]], Xd[perm[300:]], {"gamma": 0.1, "lambda": 0.1}),
+        ("dr_nys", Xs, Xs[:, 0], Xn, {"approximation": "nystrom", "components": 100, "lambda": 0.1}),
+        ("dr_rff", Xs, Xs[:, 0], Xn, {"approximation": "rff", "components": 200, "lambda": 0.1}),
+        ("dr_lin", Xl, Xl[:, 0], Xln, {"kernel": "linear", "lambda": 0.1}),
+    ]
+    cur.execute("SELECT kernel_model_drop(name) FROM kernel_model_names WHERE name LIKE 'dr\\_%%'")
+    for ds, Xtr, ytr, Xnew, opts in sets:
+        load(cur, ds, Xtr, ytr, Xnew)
+        name = "r drift of %s (%d training rows, %d new, d=%d, %s)" % (
+            ds, len(Xtr), len(Xnew), Xtr.shape[1], json.dumps(opts))
+
+        @check(name)
+        def _(ds=ds, Xtr=Xtr, Xnew=Xnew, opts=opts, name=name):
+            cur.execute("SELECT version FROM kernel_model_train(%s, %s, %s)",
+                        (ds, "SELECT f, y FROM kmcc_train WHERE ds = '%s'" % ds,
+                         json.dumps(dict(opts, test_fraction=0))))
+            cur.execute("SELECT kernel_model_export(model) FROM kernel_models "
+                        "WHERE name = %s AND deployed", (ds,))
+            e = cur.fetchone()[0]
+            e = e if isinstance(e, dict) else json.loads(e)
+            cur.execute("SELECT kernel_model_drift(%s, %s)",
+                        (ds, "SELECT f FROM kmcc_test WHERE ds = '%s'" % ds))
+            got = cur.fetchone()[0]
+            got = got if isinstance(got, dict) else json.loads(got)
+            t, p, dof = drift_numpy(e, Xtr, Xnew)
+            compare(name + ": statistic vs NumPy", [got["statistic"]], [t], 1e-8)
+            compare(name + ": p_value vs scipy.stats.chi2.sf", [got["p_value"]], [p], 1e-8)
+            report(got["dof"] == dof and got["n_train"] == len(Xtr) and got["n_new"] == len(Xnew),
+                   name + ": dof and rows", "dof %d (NumPy %d), n_train %d, n_new %d, statistic %.6g, p %.3g"
+                   % (got["dof"], dof, got["n_train"], got["n_new"], t, p))
+            cur.execute("SELECT kernel_model_drop(%s)", (ds,))
+
+    # the size of the test (the definition, in NumPy): no shift, 1000 seeds
+    from scipy import stats
+    srng = np.random.default_rng(SEED + 3240)
+    rejected = 0
+    seeds = 1000
+    for _ in range(seeds):
+        A = srng.standard_normal((2000, 5))
+        B = srng.standard_normal((2000, 5))
+        V = A[:10]
+        fa, fb = rbf(A, V, 0.2), rbf(B, V, 0.2)
+        delta = fa.mean(0) - fb.mean(0)
+        C = np.cov(fa, rowvar=False) / 2000 + np.cov(fb, rowvar=False) / 2000
+        t = float(delta @ np.linalg.solve(C, delta))
+        rejected += stats.chi2.sf(t, 10) < 0.01
+    rate = rejected / seeds
+    report(0.005 <= rate <= 0.02, "r drift test size in NumPy (1000 seeds, 2000 rows a side, alpha 0.01)",
+           "rejection rate %.4f (want within [0.005, 0.02])" % rate)
+
+
 def align_signs(got, want):
     """got with each column's sign flipped to agree with want's (their dot product)."""
     got = np.array(got, dtype=float)
@@ -1983,6 +2091,7 @@ def main():
             "tables": check_tables,
             "centres": check_centres,
             "gp": check_gp,
+            "drift": check_drift,
             "kpca": check_kpca}
     if len(sys.argv) == 2 and sys.argv[1] in only:
         try:
@@ -2023,6 +2132,7 @@ def main():
         check_tables(cur)
         check_centres(cur)
         check_gp(cur)
+        check_drift(cur)
         check_kpca(cur)
     finally:
         for t in TABLES:

@@ -91,6 +91,9 @@ int			unit_failures = 0;
 	X(test_gp_section_crafted) \
 	X(test_pca_learner) \
 	X(test_pca_section_crafted) \
+	X(test_drift_chi2) \
+	X(test_drift_statistic) \
+	X(test_drift_reference_bytes) \
 	X(test_metrics_combine) \
 	X(test_metrics_per_class) \
 	X(test_accum_layout) \
