@@ -47,7 +47,7 @@ KM_LIBS = -lisal -lopenblas -llapacke -lmvec -lm
 SHLIB_LINK = $(KM_LIBS)
 
 EXTRA_CLEAN = test/build test/bench/loo test/bench/approx test/bench/fit test/unit/run_unit test/unit/run_unit_asan \
-	test/bench/sgd_epochs test/bench/logistic_bench test/bench/svm_core test/bench/svr_core \
+	test/bench/sgd_epochs test/bench/logistic_bench test/bench/svm_core test/bench/svr_core test/bench/oneclass_core \
 	test/fuzz/fuzz_model test/fuzz/fuzz_options test/fuzz/make_seed test/fuzz/*.o test/fuzz/*.bc
 
 PG_CONFIG ?= pg_config
@@ -221,6 +221,10 @@ bench: bench-svm
 
 # The exact epsilon-SVR core against scikit-learn's SVR (test/bench/svr_core.py).
 test/bench/svr_core: $(call km_objs,bench,test/bench/svr_core.o $(KM_STANDALONE_OBJS))
+	$(KM_bench_CC) $(KM_bench_CFLAGS) -no-pie -o $@ $^ $(KM_STANDALONE_LIBS)
+
+# The exact one-class SVM core against scikit-learn's OneClassSVM (test/bench/oneclass_core.py).
+test/bench/oneclass_core: $(call km_objs,bench,test/bench/oneclass_core.o $(KM_STANDALONE_OBJS))
 	$(KM_bench_CC) $(KM_bench_CFLAGS) -no-pie -o $@ $^ $(KM_STANDALONE_LIBS)
 
 # Ridge training in the core beside bare dpotrf, with its stages timed

@@ -602,7 +602,6 @@ LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION @extschema@.kernel_model_drift(pg_catalog.text, pg_catalog.text) IS
 'a linear-time kernel two-sample test (mean embedding, chi-square null) between the rows the deployed version of the named model was trained on (its drift_reference) and the rows of query (its first column: feature arrays; rows with a null array skipped), run as the caller in a security-restricted operation with the caller''s search_path pinned: {statistic, p_value, dof, n_train, n_new, new_rows_skipped, version, features, basis, test}; read access as for kernel_predict(name, features)';
-
 -- Kernel PCA (issue 32): kernel_fit, an aggregate for methods without a
 -- target (kernel_train's state, combine and serialization), and
 -- kernel_transform by bytea and by name (src/sql/kernel_fit.c, transform.c) -----
@@ -645,3 +644,14 @@ SUPPORT @extschema@._kernel_ml_by_name_support;
 
 COMMENT ON FUNCTION @extschema@.kernel_transform(pg_catalog.text, pg_catalog.float8[]) IS
 'kernel_transform with the deployed version of the named model, looked up, and read access checked, once per statement snapshot and current user';
+
+-- One-class SVM (issue 32): "method": "oneclass" of kernel_fit, its decision
+-- value by kernel_predict, inlier or outlier by kernel_predict_class.
+COMMENT ON AGGREGATE @extschema@.kernel_fit(pg_catalog.float8[], pg_catalog.jsonb) IS
+'fit a kernel model without a target on the rows: "method": "pca" (kernel PCA, scikit-learn''s KernelPCA) with "dimensions": k (default 2), read with kernel_transform, or "method": "oneclass" (the one-class SVM, scikit-learn''s OneClassSVM) with "nu" in (0, 1] (default 0.5), read with kernel_predict (the decision value) and kernel_predict_class (inlier or outlier); the kernel options of kernel_train; exact, or approximate with "approximation": "nystrom" or "rff"; returns the model as bytea';
+
+COMMENT ON FUNCTION @extschema@.kernel_predict(pg_catalog.bytea, pg_catalog.float8[]) IS
+'score one row with a model: the prediction of a regression model, the decision value of a binary classifier (positive means the second class) or of a one-class model (positive means inlier); an error for a multi-class model';
+
+COMMENT ON FUNCTION @extschema@.kernel_predict_class(pg_catalog.bytea, pg_catalog.float8[]) IS
+'the predicted class label of one row under a classifier; under a one-class model, inlier (decision value above 0) or outlier';

@@ -129,7 +129,7 @@ CREATE AGGREGATE kernel_fit(features float8[], options jsonb) (
 );
 
 COMMENT ON AGGREGATE kernel_fit(float8[], jsonb) IS
-'fit a kernel model without a target on the rows: "method": "pca" (kernel PCA, scikit-learn''s KernelPCA) with "dimensions": k (default 2) and the kernel options of kernel_train; exact, or approximate with "approximation": "nystrom" or "rff" (one pass of additive sums); returns the model as bytea, read with kernel_transform';
+'fit a kernel model without a target on the rows: "method": "pca" (kernel PCA, scikit-learn''s KernelPCA) with "dimensions": k (default 2), read with kernel_transform, or "method": "oneclass" (the one-class SVM, scikit-learn''s OneClassSVM) with "nu" in (0, 1] (default 0.5), read with kernel_predict (the decision value) and kernel_predict_class (inlier or outlier); the kernel options of kernel_train; exact, or approximate with "approximation": "nystrom" or "rff"; returns the model as bytea';
 
 COMMENT ON AGGREGATE kernel_train(float8[], float8, jsonb) IS
 'train a kernel model on (features, target) rows with the given options: ridge, lms or svr (epsilon-SVR) regression, or svm or logistic classification of the target''s distinct values; exact, or approximate with "approximation": "nystrom" or "rff"; lambda and gamma grids selected by leave-one-out, GCV or k-fold; returns the model as bytea';
@@ -142,7 +142,7 @@ AS 'MODULE_PATHNAME', 'kernel_predict'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION kernel_predict(bytea, float8[]) IS
-'score one row with a model: the prediction of a regression model, the decision value of a binary classifier (positive means the second class); an error for a multi-class model';
+'score one row with a model: the prediction of a regression model, the decision value of a binary classifier (positive means the second class) or of a one-class model (positive means inlier); an error for a multi-class model';
 
 CREATE FUNCTION kernel_predict_std(model bytea, features float8[])
 RETURNS float8
@@ -618,7 +618,7 @@ AS 'MODULE_PATHNAME', 'kernel_predict_class'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION kernel_predict_class(bytea, float8[]) IS
-'the predicted class label of one row under a classifier';
+'the predicted class label of one row under a classifier; under a one-class model, inlier (decision value above 0) or outlier';
 
 CREATE FUNCTION kernel_predict_proba(model bytea, features float8[])
 RETURNS jsonb

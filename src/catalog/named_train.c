@@ -665,8 +665,8 @@ catalog_train_named(const Catalog *cat, const char *name, const char *query,
 	StoredVersion v;
 	Oid			owner;
 	NameRow		nr;
-	bool		features_only;
 	bytea	   *drift_ref;
+	bool		features_only;
 
 	catalog_check_name(name);
 	memset(&run, 0, sizeof(run));

@@ -122,11 +122,12 @@ typedef enum km_task
 {
 	KM_TASK_REGRESSION = 1,
 	KM_TASK_CLASSIFICATION = 2,
-	KM_TASK_TRANSFORM = 3		/* no target: kernel_fit; outputs are coordinates */
+	KM_TASK_TRANSFORM = 3,		/* no target: kernel_fit; outputs are coordinates */
+	KM_TASK_NOVELTY = 4			/* no target: kernel_fit; the output is a decision value */
 } km_task;
 
 #define KM_TASK_FIRST KM_TASK_REGRESSION
-#define KM_TASK_LAST KM_TASK_TRANSFORM
+#define KM_TASK_LAST KM_TASK_NOVELTY
 
 const char *km_task_name(km_task task);
 
@@ -298,7 +299,8 @@ typedef enum km_field_rule
 	KM_RULE_LABEL_TYPE,			/* a km_label_type (class_types.h) */
 	KM_RULE_MULTICLASS,			/* a km_multiclass (class_types.h) */
 	KM_RULE_SOLVER,				/* a km_solver other than the default */
-	KM_RULE_CENTRES				/* a km_centres (centres.h) */
+	KM_RULE_CENTRES,			/* a km_centres (centres.h) */
+	KM_RULE_FRACTION			/* a double in (0, 1] (oneclass's nu) */
 } km_field_rule;
 
 typedef struct km_field
@@ -566,6 +568,28 @@ typedef struct km_method_ops
 							 km_rows_fit *f, km_error *err);
 	void		(*store_rows) (const km_fit_params *p, const km_rows_fit *f,
 							   struct km_model *m);
+
+	/*
+	 * Its fit_rows reads the Gram matrix's columns through a cache it keeps
+	 * in its own workspace (the one-class SVM's SMO, as the exact svm's):
+	 * the road gives it no n x n space (K NULL), and rows_workspace_doubles
+	 * counts the cache.  With support_vectors (above) the road keeps only
+	 * the rows with a nonzero coefficient in the model (km_svm_compact).
+	 */
+	bool		rows_gram_cols;
+
+	/*
+	 * Its approximate form when it is no function of the sums (fit_sums
+	 * NULL; the one-class SVM's hinge needs every row): from the m
+	 * features of every row, Z (n x m row-major, gathered in one ordered
+	 * pass), with work of features_workspace_doubles(n, m) (0: overflow);
+	 * the outputs' coef are m x q, as fit_sums's.
+	 */
+	size_t		(*features_workspace_doubles) (size_t n, uint32_t m);
+	km_status	(*fit_features) (const km_fit_params *p, const double *Z,
+								 size_t n, uint32_t m, double *work,
+								 km_rows_fit *f, km_error *err,
+								 km_interrupt_fn interrupt);
 } km_method_ops;
 
 /*

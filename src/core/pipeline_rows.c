@@ -14,6 +14,7 @@
 #include "primal_pass.h"
 #include "repr.h"
 #include "solve.h"
+#include "svm.h"
 
 /* n x n + w doubles, or 0 when the count overflows */
 static size_t
@@ -33,8 +34,11 @@ km_train_plan_rows(size_t n, int d, uint32_t k, km_train_plan *plan)
 
 	(void) d;
 	(void) k;
-	plan->nwork = ops != NULL && ops->rows_workspace_doubles != NULL ?
-		gram_plus(n, ops->rows_workspace_doubles(n)) : 0;
+	if (ops != NULL && ops->rows_workspace_doubles != NULL && ops->rows_gram_cols)
+		plan->nwork = ops->rows_workspace_doubles(n);	/* its own column cache */
+	else
+		plan->nwork = ops != NULL && ops->rows_workspace_doubles != NULL ?
+			gram_plus(n, ops->rows_workspace_doubles(n)) : 0;
 }
 
 void
@@ -51,7 +55,7 @@ km_train_plan_rows_approx(size_t n, int d, uint32_t k, km_train_plan *plan)
 
 	(void) k;
 	plan->approximate = true;
-	if (ops == NULL || ops->fit_sums == NULL || feat == 0)
+	if (ops == NULL || (ops->fit_sums == NULL && ops->fit_features == NULL) || feat == 0)
 		sbytes = 0;
 	plan->basis_bytes = sbytes;
 	/* the factor, the sums, the fit's work and outputs, a block's features */
@@ -59,6 +63,15 @@ km_train_plan_rows_approx(size_t n, int d, uint32_t k, km_train_plan *plan)
 		8.0 * (3.0 * mm * mm + 8.0 * mm + (double) feat +
 			   PRIMAL_BLOCK * (mm + (double) d)) + 8.0 * (double) n;
 	plan->rows_bytes = 8.0 * (double) n;
+	if (ops != NULL && ops->fit_sums == NULL && ops->fit_features != NULL)
+	{
+		/* every row's features and the fit's work, held by any host */
+		size_t		fw = ops->features_workspace_doubles(n, m);
+
+		plan->approx_bytes += 8.0 * ((double) n * mm + (double) fw);
+		if (fw == 0)
+			plan->basis_bytes = 0;
+	}
 }
 
 /* zeroed doubles from the env */
@@ -101,6 +114,22 @@ finish_model(const km_method_ops *ops, const km_options *o, const km_rows_fit *f
 	ops->store_rows(&o->fit, f, m);
 }
 
+/*
+ * Only the rows with a nonzero coefficient in some output, in order: f's
+ * coefficients and the rows Xs moved in place.  Returns their number.
+ */
+static size_t
+keep_support(const km_train_env *env, km_rows_fit *f, size_t n, int d, double *Xs)
+{
+	uint32_t   *keep = env->alloc(env->ctx, n * sizeof(uint32_t));
+	size_t		nk = km_svm_compact(f->coef, n, f->q, keep);
+
+	for (size_t r = 0; r < nk; r++)
+		memmove(Xs + r * d, Xs + (size_t) keep[r] * d, d * sizeof(double));
+	env->release(env->ctx, keep);
+	return nk;
+}
+
 static km_status
 no_fit(const km_method_ops *ops, const char *form, km_error *err)
 {
@@ -116,6 +145,7 @@ km_train_rows(const km_rows *rows, const km_train_plan *plan,
 	const km_options *o = &plan->opts;
 	const km_method_ops *ops = km_method_get(o->fit.method);
 	size_t		n = rows->n;
+	size_t		kept = n;		/* the rows the model keeps */
 	int			d = rows->d;
 	double	   *mean,
 			   *scale,
@@ -151,17 +181,20 @@ km_train_rows(const km_rows *rows, const km_train_plan *plan,
 	}
 	fit_arrays(env, ops, &o->fit, n, &f);
 	work = env->workspace(env->ctx, KM_TRAIN_FIT, plan->nwork, n, d);
-	if (ops->fit_rows(&o->fit, Xs, n, d, norms, work, work + n * n, &f, err,
+	if (ops->fit_rows(&o->fit, Xs, n, d, norms, ops->rows_gram_cols ? NULL : work,
+					  ops->rows_gram_cols ? work : work + n * n, &f, err,
 					  env->interrupt) != KM_OK)
 		return err->status;
 	env->release_workspace(env->ctx, KM_TRAIN_FIT, work);
+	if (ops->support_vectors)
+		kept = keep_support(env, &f, n, d, Xs);
 	memset(m, 0, sizeof(*m));
 	m->kernel = o->fit.kernel;
 	m->standardize = o->standardize;
 	m->mean = mean;
 	m->scale = scale;
 	m->X = Xs;
-	m->n_train = (uint32_t) n;
+	m->n_train = (uint32_t) kept;
 	m->n_features = (uint32_t) d;
 	m->rows_seen = (uint64_t) n;
 	finish_model(ops, o, &f, rows->rows_skipped, m);
@@ -197,6 +230,59 @@ sums_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 	return KM_OK;
 }
 
+/* A gather of every row's features: rows [first, first + n) of the state. */
+static km_status
+features_add(km_pass *pass, const km_block *rows, size_t first, void *state,
+			 km_error *err)
+{
+	approx_job *job = pass->at;
+	uint32_t	m = job->b.m;
+	double	   *Zall = state;
+
+	if (first + rows->n > job->rows->n)
+		return km_fail(err, KM_ERR_INVALID, "the rows changed during the fit",
+					   "The features pass reads row %zu of the %zu rows counted before.",
+					   first + rows->n, job->rows->n);
+	return km_approx_job_features(job, rows->X, first, rows->n,
+								  Zall + first * (size_t) m, err);
+}
+
+/*
+ * The method's fit_features on every row's features, gathered by one
+ * ordered pass (the one-class SVM's: its hinge needs each row, not sums).
+ */
+static km_status
+gather_fit(approx_job *job, const km_method_ops *ops, size_t n,
+		   km_rows_fit *f, uint64_t *count, km_error *err)
+{
+	const km_train_env *env = job->env;
+	uint32_t	m = job->b.m;
+	double	   *Zall = env->alloc(env->ctx, n * (size_t) m * sizeof(double) + 1);
+	double	   *work = env->alloc(env->ctx, ops->features_workspace_doubles(n, m) *
+									sizeof(double));
+	km_pass    *pass;
+	size_t		read;
+
+	pass = km_approx_job_pass(job, "features", PRIMAL_BLOCK, sizeof(double) * n * m,
+							  features_add);
+	pass->ordered = true;
+	pass->init = NULL;
+	snprintf(pass->what, sizeof(pass->what), "features: m = %u, %zu rows", m, n);
+	if (km_pass_run(job->host, pass, Zall, &read, err) != KM_OK)
+		return err->status;
+	if (read != n)
+		return km_fail(err, KM_ERR_INVALID, "the rows changed during the fit",
+					   "The features pass read %zu rows of the %zu counted before.", read, n);
+	fit_arrays(env, ops, &job->opts.fit, m, f);
+	if (ops->fit_features(&job->opts.fit, Zall, n, m, work, f, err,
+						  env->interrupt) != KM_OK)
+		return err->status;
+	env->release(env->ctx, work);
+	env->release(env->ctx, Zall);
+	*count = n;
+	return KM_OK;
+}
+
 km_status
 km_train_rows_approx(const km_rows *rows, const km_host *host,
 					 const km_train_plan *plan, const km_train_env *env,
@@ -214,9 +300,10 @@ km_train_rows_approx(const km_rows *rows, const km_host *host,
 	double		lambda = 0.0;
 	size_t		read;
 	uint32_t	mm;
-	uint64_t	count;
+	uint64_t	count = 0;
 
-	if (ops == NULL || ops->fit_sums == NULL || ops->outputs == NULL)
+	if (ops == NULL || (ops->fit_sums == NULL && ops->fit_features == NULL) ||
+		ops->outputs == NULL)
 		return no_fit(ops, "approximate", err);
 	if (rows->n == 0 || plan->basis_bytes == 0)
 		return km_fail(err, KM_ERR_INVALID, "approximate training needs rows and their hashes",
@@ -227,6 +314,12 @@ km_train_rows_approx(const km_rows *rows, const km_host *host,
 		km_approx_job_setup(&job, &eps, err) != KM_OK)
 		return err->status;
 	mm = job.b.m;
+	if (ops->fit_sums == NULL)
+	{
+		if (gather_fit(&job, ops, rows->n, &f, &count, err) != KM_OK)
+			return err->status;
+		goto fitted;
+	}
 	S = zeros(env, (size_t) mm * mm + mm + 1);
 	pass = km_approx_job_pass(&job, "statistics", PRIMAL_BLOCK,
 							  sizeof(double) * ((size_t) mm * mm + mm + 1), sums_add);
@@ -239,6 +332,7 @@ km_train_rows_approx(const km_rows *rows, const km_host *host,
 	if (ops->fit_sums(&o->fit, S, S + (size_t) mm * mm, count, mm, work, &f,
 					  err) != KM_OK)
 		return err->status;
+fitted:
 	if (job.L != NULL)
 		km_primal_unwhiten(job.L, mm, f.q, f.coef);	/* coefficients of k(c_j, x) */
 	memset(&ar, 0, sizeof(ar));

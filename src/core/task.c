@@ -1,6 +1,6 @@
 /*
- * task.c - the task registry: regression, classification and transform
- * (task.h).
+ * task.c - the task registry: regression, classification, transform and
+ * novelty (task.h).
  * Core: no PostgreSQL header.
  */
 #include "task.h"
@@ -17,6 +17,11 @@ static const km_task_ops tasks[] = {
 	{.id = KM_TASK_TRANSFORM, .name = "transform", .classes = false,
 	.score_metric = KM_SCORE_MSE, .solvers = false, .approx_gcv = false,
 	.target = false, .embeds = true},
+	/* the one-class SVM: rows without a target, a decision value, inlier or outlier */
+	{.id = KM_TASK_NOVELTY, .name = "novelty", .classes = false,
+	.score_metric = KM_SCORE_MSE, .solvers = false, .approx_gcv = false,
+	.target = false, .embeds = false,
+	.sign_labels = {"outlier", "inlier"}},
 };
 
 #define N_TASKS ((long long) (sizeof(tasks) / sizeof(tasks[0])))

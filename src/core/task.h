@@ -3,7 +3,7 @@
  * headers).
  *
  * One km_task_ops row per task in one registry (task.c): regression,
- * classification and transform (kernel PCA), with room for novelty.  The ids are
+ * classification, transform (kernel PCA) and novelty (the one-class SVM).  The ids are
  * method.h's km_task values (stored in models as one byte; a method
  * declares the task it serves in its km_method_ops).  Code above this
  * file asks the row what it needs instead of naming a task.
@@ -69,6 +69,15 @@ typedef struct km_task_ops
 	 * target refuse such a model with a hint to kernel_transform.
 	 */
 	bool		embeds;
+
+	/*
+	 * Its one output is a decision value whose sign is the class the class
+	 * verb (kernel_predict_class) returns: sign_labels[1] above 0,
+	 * sign_labels[0] at or below (novelty: "outlier", "inlier", libsvm's
+	 * and scikit-learn's rule); NULL: the task has no such verb (the
+	 * classes of a classification model are its CLASSES section).
+	 */
+	const char *sign_labels[2];
 } km_task_ops;
 
 /* The row of id, or NULL when it names no task. */

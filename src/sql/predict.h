@@ -103,4 +103,12 @@ int			km_class_of_label(const struct km_model *m, const char *label, const char 
 void		km_classifier_prepare(const struct km_model *m, const char *fname,
 								  MemoryContext mcxt, KmProbBuffers *pb);
 
+/*
+ * The class kernel_predict_class names for a model whose task names the
+ * sign of its one output (task.h sign_labels: novelty's "inlier" above 0,
+ * "outlier" at or below), from its decision value f; NULL for any other
+ * model (a classifier's classes are its own).
+ */
+const char *km_sign_label(const struct km_model *m, double f);
+
 #endif							/* KM_PREDICT_H */

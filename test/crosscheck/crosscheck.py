@@ -124,7 +124,11 @@ Checks:
      NumPy reimplementation from kernel_model_export (drift_numpy): statistic
      and p-value within 1e-8 relative; the test's size at alpha 0.01 in
      NumPy over 1000 seeds within [0.005, 0.02].
-  s. kernel PCA (issue 32): kernel_fit(features, {"method": "pca"}) and
+  Run only o with: crosscheck.py tables; only p: crosscheck.py centres
+  Run only i and j with: crosscheck.py classify; only j: crosscheck.py approx_classify;
+  only k: crosscheck.py defaults; only l and m: crosscheck.py svr;
+  only n: crosscheck.py evaluate; only q: crosscheck.py gp; only r: crosscheck.py drift
+  r. kernel PCA (issue 32): kernel_fit(features, {"method": "pca"}) and
      kernel_transform vs KernelPCA(kernel, n_components = k,
      eigen_solver = "dense") on StandardScaler'd rows (kernel_ml's
      standardize: population scale), iris (rbf, k = 3; 120 rows fitted, 30
@@ -138,8 +142,18 @@ Checks:
   Run only o with: crosscheck.py tables; only p: crosscheck.py centres
   Run only i and j with: crosscheck.py classify; only j: crosscheck.py approx_classify;
   only k: crosscheck.py defaults; only l and m: crosscheck.py svr;
-  only n: crosscheck.py evaluate; only q: crosscheck.py gp; only r: crosscheck.py drift;
-  only s: crosscheck.py kpca
+  s. one-class SVM (issue 32): kernel_fit(features, {"method": "oneclass"}),
+     kernel_predict and kernel_predict_class vs OneClassSVM(nu, gamma,
+     tol = 1e-6) on StandardScaler'd rows: breast_cancer (defaults: nu 0.5,
+     gamma 1 / d, scikit-learn's 'scale' on standardized rows), wine (nu 0.1,
+     gamma 0.05) and 2-d blobs with 5 % uniform outliers (nu 0.05, gamma
+     0.5), held-out and training rows: decision values within 1e-3 relative,
+     labels equal, n_support; nystrom with components >= n vs exact within
+     1e-4; nystrom (m = 20) and rff (m = 30) vs SciPy's SLSQP solve of the
+     primal 1/2 ||w||^2 - rho + 1/(nu n) sum max(0, rho - w'z_i) on the
+     exported features within 1e-3.
+  only n: crosscheck.py evaluate; only q: crosscheck.py gp; only r: crosscheck.py kpca;
+  only s: crosscheck.py oneclass
 """
 
 import io
@@ -2004,8 +2018,6 @@ def check_drift(cur):
     rate = rejected / seeds
     report(0.005 <= rate <= 0.02, "r drift test size in NumPy (1000 seeds, 2000 rows a side, alpha 0.01)",
            "rejection rate %.4f (want within [0.005, 0.02])" % rate)
-
-
 def align_signs(got, want):
     """got with each column's sign flipped to agree with want's (their dot product)."""
     got = np.array(got, dtype=float)
@@ -2068,6 +2080,118 @@ def check_kpca(cur):
                     align_signs(nys, got), got, 1e-6)
 
 
+def oneclass_primal_scipy(Z, nu):
+    """The one-class objective on features Z by SciPy (SLSQP on w, rho and
+    the slacks): min 1/2 ||w||^2 - rho + 1/(nu n) sum xi, w'z_i >= rho - xi,
+    xi >= 0; returns (nu n w, -nu n rho), libsvm's scale."""
+    import scipy.optimize
+    n, m = Z.shape
+    c = 1.0 / (nu * n)
+    v0 = np.zeros(m + 1 + n)
+    v0[m + 1:] = 1.0
+    r = scipy.optimize.minimize(
+        lambda v: 0.5 * v[:m] @ v[:m] - v[m] + c * v[m + 1:].sum(), v0,
+        jac=lambda v: np.concatenate([v[:m], [-1.0], np.full(n, c)]),
+        constraints=[{"type": "ineq", "fun": lambda v: Z @ v[:m] - v[m] + v[m + 1:],
+                      "jac": lambda v: np.hstack([Z, -np.ones((n, 1)), np.eye(n)])}],
+        bounds=[(None, None)] * (m + 1) + [(0, None)] * n, method="SLSQP",
+        options={"ftol": 1e-14, "maxiter": 3000})
+    # status 8 (a line search that cannot descend) at a feasible point is the optimum to rounding
+    viol = max(0.0, float(-np.min(Z @ r.x[:m] - r.x[m] + r.x[m + 1:])), float(-np.min(r.x[m + 1:])))
+    if not (r.success or (r.status == 8 and viol <= 1e-9)):
+        raise RuntimeError("SLSQP: %s (constraint violation %g)" % (r.message, viol))
+    return nu * n * r.x[:m], -nu * n * r.x[m]
+
+
+def check_oneclass(cur):
+    """(s) one-class SVM (issue 32): kernel_fit(f, {"method": "oneclass"}) vs
+    scikit-learn's OneClassSVM(nu, gamma, tol = 1e-6) on StandardScaler'd rows
+    (kernel_ml's standardize), decision values of held-out and training rows
+    within 1e-3 relative and the inlier / outlier labels equal, on
+    breast_cancer (defaults: nu 0.5, gamma 1 / d = 'scale'), wine (nu 0.1,
+    gamma 0.05) and blobs with uniform outliers (nu 0.05, gamma 0.5);
+    nystrom with components >= n equals exact within 1e-4; nystrom (m = 20)
+    and rff (m = 30) on blobs vs SciPy's primal solve of the same objective on
+    the exported features within 1e-3."""
+    from sklearn.datasets import load_breast_cancer, load_wine
+    from sklearn.svm import OneClassSVM
+
+    rng = np.random.RandomState(SEED)
+    B = np.vstack([rng.randn(285, 2) * [1.0, 0.6] + [1, -1],
+                   rng.uniform(-5, 5, (15, 2))])
+    cases = (("breast_cancer", load_breast_cancer().data, 450, {}, 0.5, None),
+             ("wine", load_wine().data, 140, {"gamma": 0.05}, 0.1, 0.05),
+             ("blobs", B, 240, {"gamma": 0.5, "nu": 0.05}, 0.05, 0.5))
+    for name, X, ntr, extra, nu, gamma in cases:
+        X = X.astype(float)
+        order = rng.permutation(len(X))
+        Xtr, Xte = X[order[:ntr]], X[order[ntr:]]
+        Xall = np.vstack([Xte, Xtr])
+        ds = "oneclass_" + name
+        load(cur, ds, Xtr, np.zeros(len(Xtr)), Xall)
+        sc = StandardScaler().fit(Xtr)
+        opts = dict(extra, method="oneclass", tol=1e-6)
+        if name == "wine":
+            opts["nu"] = nu
+        ref = OneClassSVM(nu=nu, gamma=gamma if gamma else "scale", tol=1e-6,
+                          cache_size=200).fit(sc.transform(Xtr))
+        want = ref.decision_function(sc.transform(Xall))
+        tag = "oneclass %s (nu %g, gamma %s)" % (name, nu, gamma or "1 / d")
+
+        def fit_and_score(mname, o):
+            cur.execute("DELETE FROM kmcc_models WHERE name = %s", (mname,))
+            cur.execute("INSERT INTO kmcc_models (name, model) "
+                        "SELECT %s, kernel_fit(f, %s::jsonb) FROM kmcc_train WHERE ds = %s",
+                        (mname, json.dumps(o), ds))
+            cur.execute("SELECT kernel_predict(m.model, t.f), kernel_predict_class(m.model, t.f) "
+                        "FROM kmcc_test t, kmcc_models m WHERE m.name = %s AND t.ds = %s "
+                        "ORDER BY t.id", (mname, ds))
+            rows = cur.fetchall()
+            return np.array([r[0] for r in rows], dtype=float), [r[1] for r in rows]
+
+        @check(tag)
+        def _():
+            got, labels = fit_and_score(ds, opts)
+            compare(tag + ": kernel_predict vs OneClassSVM.decision_function", got, want, 1e-3)
+            sk = ["inlier" if p == 1 else "outlier" for p in ref.predict(sc.transform(Xall))]
+            near = np.abs(want) <= 1e-6 * np.max(np.abs(want))
+            bad = sum(1 for a, b, z in zip(labels, sk, near) if a != b and not z)
+            report(bad == 0, tag + ": kernel_predict_class vs OneClassSVM.predict",
+                   "%d of %d labels differ (%d outliers)" % (bad, len(sk), sk.count("outlier")))
+            info = model_info(cur, ds)
+            report(info["task"] == "novelty" and info["n_support"] == len(ref.support_),
+                   tag + ": n_support vs support_",
+                   "%s vs %d" % (info["n_support"], len(ref.support_)))
+            nys, _l = fit_and_score(ds + "_nys", dict(opts, approximation="nystrom",
+                                                      components=1000))
+            compare(tag + ": nystrom (components >= n) vs exact", nys, got, 1e-4)
+
+    ds = "oneclass_blobs"
+    for approx, m in (("nystrom", 20), ("rff", 30)):
+        tag = "oneclass blobs %s m = %d vs SciPy's primal on its features" % (approx, m)
+
+        @check(tag)
+        def _():
+            mname = ds + "_" + approx
+            o = {"method": "oneclass", "nu": 0.05, "gamma": 0.5, "tol": 1e-9,
+                 "approximation": approx, "components": m}
+            cur.execute("DELETE FROM kmcc_models WHERE name = %s", (mname,))
+            cur.execute("INSERT INTO kmcc_models (name, model) "
+                        "SELECT %s, kernel_fit(f, %s::jsonb) FROM kmcc_train WHERE ds = %s",
+                        (mname, json.dumps(o), ds))
+            cur.execute("SELECT f FROM kmcc_train WHERE ds = %s ORDER BY id", (ds,))
+            Xtr = np.array([r[0] for r in cur.fetchall()], dtype=float)
+            cur.execute("SELECT t.f, kernel_predict(m.model, t.f) FROM kmcc_test t, kmcc_models m "
+                        "WHERE m.name = %s AND t.ds = %s ORDER BY t.id", (mname, ds))
+            rows = cur.fetchall()
+            Xall = np.array([r[0] for r in rows], dtype=float)
+            got = np.array([r[1] for r in rows], dtype=float)
+            e, info = export_of(cur, mname), model_info(cur, mname)
+            w, b = oneclass_primal_scipy(whitened_features(e, info, Xtr), 0.05)
+            want = whitened_features(e, info, Xall) @ w + b
+            compare(tag, got, want, 1e-3)
+
+
 def main():
     t0 = time.time()
     conn = psycopg2.connect("")
@@ -2091,8 +2215,9 @@ def main():
             "tables": check_tables,
             "centres": check_centres,
             "gp": check_gp,
-            "drift": check_drift,
-            "kpca": check_kpca}
+            "drift": check_drift}
+            "kpca": check_kpca,
+            "oneclass": check_oneclass}
     if len(sys.argv) == 2 and sys.argv[1] in only:
         try:
             only[sys.argv[1]](cur)
@@ -2134,6 +2259,7 @@ def main():
         check_gp(cur)
         check_drift(cur)
         check_kpca(cur)
+        check_oneclass(cur)
     finally:
         for t in TABLES:
             cur.execute("DROP TABLE IF EXISTS %s" % t)
