@@ -124,11 +124,7 @@ Checks:
      NumPy reimplementation from kernel_model_export (drift_numpy): statistic
      and p-value within 1e-8 relative; the test's size at alpha 0.01 in
      NumPy over 1000 seeds within [0.005, 0.02].
-  Run only o with: crosscheck.py tables; only p: crosscheck.py centres
-  Run only i and j with: crosscheck.py classify; only j: crosscheck.py approx_classify;
-  only k: crosscheck.py defaults; only l and m: crosscheck.py svr;
-  only n: crosscheck.py evaluate; only q: crosscheck.py gp; only r: crosscheck.py drift
-  r. kernel PCA (issue 32): kernel_fit(features, {"method": "pca"}) and
+  s. kernel PCA (issue 32): kernel_fit(features, {"method": "pca"}) and
      kernel_transform vs KernelPCA(kernel, n_components = k,
      eigen_solver = "dense") on StandardScaler'd rows (kernel_ml's
      standardize: population scale), iris (rbf, k = 3; 120 rows fitted, 30
@@ -139,10 +135,7 @@ Checks:
      within 1e-8, explained_variance_ratio vs NumPy's eigenvalues over the
      trace of the centred Gram matrix; nystrom with components >= n equals
      the exact model's coordinates within 1e-6 (signs aligned).
-  Run only o with: crosscheck.py tables; only p: crosscheck.py centres
-  Run only i and j with: crosscheck.py classify; only j: crosscheck.py approx_classify;
-  only k: crosscheck.py defaults; only l and m: crosscheck.py svr;
-  s. one-class SVM (issue 32): kernel_fit(features, {"method": "oneclass"}),
+  t. one-class SVM (issue 32): kernel_fit(features, {"method": "oneclass"}),
      kernel_predict and kernel_predict_class vs OneClassSVM(nu, gamma,
      tol = 1e-6) on StandardScaler'd rows: breast_cancer (defaults: nu 0.5,
      gamma 1 / d, scikit-learn's 'scale' on standardized rows), wine (nu 0.1,
@@ -152,8 +145,11 @@ Checks:
      1e-4; nystrom (m = 20) and rff (m = 30) vs SciPy's SLSQP solve of the
      primal 1/2 ||w||^2 - rho + 1/(nu n) sum max(0, rho - w'z_i) on the
      exported features within 1e-3.
-  only n: crosscheck.py evaluate; only q: crosscheck.py gp; only r: crosscheck.py kpca;
-  only s: crosscheck.py oneclass
+  Run only o with: crosscheck.py tables; only p: crosscheck.py centres
+  Run only i and j with: crosscheck.py classify; only j: crosscheck.py approx_classify;
+  only k: crosscheck.py defaults; only l and m: crosscheck.py svr;
+  only n: crosscheck.py evaluate; only q: crosscheck.py gp; only r: crosscheck.py drift;
+  only s: crosscheck.py kpca; only t: crosscheck.py oneclass
 """
 
 import io
@@ -2215,7 +2211,7 @@ def main():
             "tables": check_tables,
             "centres": check_centres,
             "gp": check_gp,
-            "drift": check_drift}
+            "drift": check_drift,
             "kpca": check_kpca,
             "oneclass": check_oneclass}
     if len(sys.argv) == 2 and sys.argv[1] in only:

@@ -135,6 +135,10 @@ SELECT kernel_model_drop('kpca_named');
 
 -- errors
 SELECT kernel_predict(m, '{0, 1, 3}') FROM kpca_models;
+-- a flipped bit in the last section (the pca section: its eigenvalues), a truncated model
+SELECT kernel_transform(set_byte(m, length(m) - 10, get_byte(m, length(m) - 10) # 1), '{0, 1, 3}')
+FROM kpca_models;
+SELECT kernel_model_info(substr(m, 1, length(m) - 4)) FROM kpca_models;
 SELECT kernel_predict_class(m, '{0, 1, 3}') FROM kpca_models;
 SELECT kernel_predict_matrix(m, '{{0, 1, 3}}') FROM kpca_models;
 SELECT kernel_evaluate(m, n.f, 1.0) FROM kpca_models, kpca_new n;
