@@ -201,7 +201,8 @@ passes_no_rows(const NamedRun *run, int64 seen, int64 usable)
 				 seen == 0 ?
 				 errdetail("The query returned no rows.") :
 				 errdetail("All %lld rows have a null feature array or target.",
-						   (long long) seen)));
+						   (long long) seen),
+				 errhint("Check the query's WHERE clause and the NULLs of its columns: it must return rows with features and a target.")));
 	ereport(ERROR,
 			(errcode(ERRCODE_NO_DATA_FOUND),
 			 errmsg("no training rows left after the hold-out split"),

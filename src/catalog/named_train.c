@@ -567,7 +567,8 @@ collect_training_rows(NamedRun *run, const char *query, Oid run_as,
 				 rs->seen == 0 ?
 				 errdetail("The query returned no rows.") :
 				 errdetail("All %lld rows have a null feature array or target.",
-						   (long long) rs->seen)));
+						   (long long) rs->seen),
+				 errhint("Check the query's WHERE clause and the NULLs of its columns: it must return rows with features and a target.")));
 	run->rs = rs;
 	run->rows = rs->n;
 	run->skipped = rs->skipped;
