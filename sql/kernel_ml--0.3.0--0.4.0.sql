@@ -663,3 +663,19 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION @extschema@.kernel_train_query(text, jsonb) IS
 'train one model on every usable row a query returns (features, then target or label; or features alone for kernel_fit methods), the same model as the kernel_train aggregate over those rows: an approximate model''s passes (basis, sums, Newton steps, folds, "solver": "cg" iterations) run as statements over the pass aggregate, which parallel workers and Citus shards compute where the rows are; the query runs as the caller, security-restricted, with the search_path pinned';
+
+CREATE FUNCTION @extschema@._kernel_ml_row_side(features float8[], target float8, seed bigint, fraction float8, folds integer)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'kernel_ml_row_side'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@._kernel_ml_row_side(features float8[], label text, seed bigint, fraction float8, folds integer)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'kernel_ml_row_side'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@._kernel_ml_row_side(float8[], float8, bigint, float8, integer) IS
+'where a named training puts a row: NULL for a row with a NULL feature array or target, else 2 fold + held (held 1 when the per-row split holds it out; fold its row hash modulo folds); the counting statement of the aggregate host groups by it';
+
+COMMENT ON FUNCTION @extschema@._kernel_ml_row_side(float8[], text, bigint, float8, integer) IS
+'where a named classifier''s training puts a row (its label as text): NULL for a row with a NULL feature array or label, else 2 fold + held';

@@ -3,7 +3,13 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "catalog/pg_type.h"
+#include "common/hashfn.h"
+#include "fmgr.h"
+#include "utils/builtins.h"
+#include "utils/float.h"
 #include "utils/memutils.h"
 
 #include "host_agg.h"
@@ -130,4 +136,198 @@ agg_host(AggHost *a, CursorHost *h, const char *schema)
 	host.ctx = a;
 	host.run = agg_run;
 	return host;
+}
+
+PG_FUNCTION_INFO_V1(kernel_ml_row_side);
+
+/*
+ * _kernel_ml_row_side(features, target or label, seed, fraction, folds):
+ * where the host's rules put a row, as the counting statement groups the
+ * rows: NULL for a row with a NULL feature array or target; else 2 fold +
+ * held (held: 1 when the split holds it out; fold: its row hash modulo
+ * folds, 0 without folds).  The cursor host's rules (host_cursor.c): a
+ * text label is hashed, a number must be finite.
+ */
+Datum
+kernel_ml_row_side(PG_FUNCTION_ARGS)
+{
+	ArrayType  *arr;
+	int64		seed = PG_GETARG_INT64(2);
+	double		fraction = PG_GETARG_FLOAT8(3);
+	int32		folds = PG_GETARG_INT32(4);
+	double		key;
+	double	   *buf;
+	int			d;
+	bool		held;
+	int			fold = 0;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		PG_RETURN_NULL();
+	if (!(fraction >= 0.0 && fraction <= 1.0) || folds < 0 || folds > 1000000)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid row side rules"),
+				 errdetail("The fraction is %g and the folds %d.", fraction, folds),
+				 errhint("Give a fraction between 0 and 1 and from 0 to 1000000 folds.")));
+	if (get_fn_expr_argtype(fcinfo->flinfo, 1) == TEXTOID)
+	{
+		text	   *t = PG_GETARG_TEXT_PP(1);
+
+		key = (double) hash_bytes((const unsigned char *) VARDATA_ANY(t),
+								  (int) VARSIZE_ANY_EXHDR(t));
+	}
+	else
+	{
+		key = PG_GETARG_FLOAT8(1);
+		if (!isfinite(key))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("target values must be finite"),
+					 errdetail("A target of the query is %s.", float8out_internal(key)),
+					 errhint("Filter the rows with a non-finite target out of the query.")));
+	}
+	arr = PG_GETARG_ARRAYTYPE_P(0);
+	d = km_array_length(arr, "a row of the query");
+	buf = palloc(sizeof(double) * ((Size) d + 1));
+	km_array_copy(arr, d, buf, "a row of the query");
+	held = km_row_held_out(buf, d, key, seed, km_holdout_threshold(fraction), buf + 0);
+	if (folds > 0)
+	{
+		km_array_copy(arr, d, buf, "a row of the query");
+		fold = km_row_fold(buf, d, key, seed, folds, buf);
+	}
+	pfree(buf);
+	PG_RETURN_INT32(2 * fold + (held ? 1 : 0));
+}
+
+/* Does label l (text or value) of the counting statement's row i match one met? */
+static int
+count_label(CursorHost *h, SPITupleTable *tt, uint64 i)
+{
+	bool		isnull;
+	Datum		y = SPI_getbinval(tt->vals[i], tt->tupdesc, 1, &isnull);
+	int			l;
+
+	if (h->target == CURSOR_TEXT_LABELS)
+	{
+		char	   *s = TextDatumGetCString(y);
+
+		for (l = 0; l < h->nlab; l++)
+			if (strcmp(h->lab_text[l], s) == 0)
+				return l;
+		if (l == KM_MAX_CLASSES)
+			return -1;
+		h->lab_text[l] = MemoryContextStrdup(h->cxt, s);
+	}
+	else
+	{
+		double		v = DatumGetFloat8(y) == 0.0 ? 0.0 : DatumGetFloat8(y);
+
+		for (l = 0; l < h->nlab; l++)
+			if (h->lab_value[l] == v)
+				return l;
+		if (l == KM_MAX_CLASSES)
+			return -1;
+		h->lab_value[l] = v;
+	}
+	h->nlab++;
+	return l;
+}
+
+void
+agg_host_count(CursorHost *h, const CatalogQuery *query, const char *schema, int d,
+			   CursorTarget target, bool all_rows, int64 seed, double test_fraction,
+			   int folds, MemoryContext cxt)
+{
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	bool		labels = target != CURSOR_VALUES;
+	Oid			types[3] = {INT8OID, FLOAT8OID, INT4OID};
+	Datum		values[3] = {Int64GetDatum(seed), Float8GetDatum(test_fraction),
+	Int32GetDatum(folds)};
+	int			dmin = -1;
+	int			dmax = -1;
+
+	memset(h, 0, sizeof(*h));
+	h->query = query;
+	h->cxt = cxt;
+	h->all_rows = all_rows;
+	h->seed = seed;
+	h->basis_seed = (uint64) seed;
+	h->test_fraction = test_fraction;
+	h->folds = folds;
+	h->target = target;
+	if (labels)
+	{
+		h->lab_text = palloc0(sizeof(char *) * KM_MAX_CLASSES);
+		h->lab_value = palloc0(sizeof(double) * KM_MAX_CLASSES);
+		h->lab_count = palloc0(sizeof(uint64) * KM_MAX_CLASSES);
+	}
+	if (folds > 0)
+		h->fold_n = palloc0(sizeof(int64) * folds);
+	h->pr.cxt = cxt;
+	h->pr.thr = km_holdout_threshold(test_fraction);
+
+	/*
+	 * One aggregate statement, grouped by label and side: parallel workers
+	 * and Citus shards count where the rows are, as the passes after it
+	 */
+	catalog_query_run(query,
+					  psprintf("SELECT %s, z.side, pg_catalog.count(*), pg_catalog.min(z.d), pg_catalog.max(z.d) "
+							   "FROM (SELECT s.y, %s._kernel_ml_row_side(s.f, s.y, $1, $2, $3) AS side, "
+							   "pg_catalog.array_length(s.f, 1) AS d FROM %s) AS z GROUP BY 1, 2",
+							   labels ? "z.y" : "NULL::pg_catalog.float8", schema, query->source),
+					  3, types, values);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		sidenull;
+		bool		dnull;
+		bool		isnull;
+		int32		side = DatumGetInt32(SPI_getbinval(tup, desc, 2, &sidenull));
+		int64		n = DatumGetInt64(SPI_getbinval(tup, desc, 3, &isnull));
+		int32		lo = DatumGetInt32(SPI_getbinval(tup, desc, 4, &dnull));
+		int32		hi = DatumGetInt32(SPI_getbinval(tup, desc, 5, &isnull));
+		bool		held = !sidenull && side % 2 == 1;
+		int			l;
+
+		h->seen += n;
+		if (sidenull)
+		{
+			h->skipped += n;
+			continue;
+		}
+		h->usable += n;
+		lo = dnull ? 0 : lo;
+		hi = dnull ? 0 : hi;
+		dmin = dmin < 0 ? lo : Min(dmin, lo);
+		dmax = Max(dmax, hi);
+		if (held && !all_rows)
+			continue;
+		h->rows += n;
+		if (folds > 0 && side / 2 < folds)
+			h->fold_n[side / 2] += n;
+		if (!labels)
+			continue;
+		if ((l = count_label(h, SPI_tuptable, i)) < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("too many distinct labels"),
+					 errdetail("The training rows have more than %d distinct labels; a model may have at most %d classes.",
+							   KM_MAX_CLASSES, KM_MAX_CLASSES),
+					 errhint("A continuous target needs a regression method (\"ridge\" or \"lms\").")));
+		h->lab_count[l] += (uint64) n;
+	}
+	SPI_freetuptable(SPI_tuptable);
+	if (dmin != dmax)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("feature arrays must all have the same length"),
+				 errdetail("The usable rows have between %d and %d features.", dmin, dmax),
+				 errhint("Make the query return arrays of one length.")));
+	h->d = dmax < 0 ? (d >= 0 ? d : 0) : dmax;
+	h->pr.d = h->d;
+	h->pr.x = palloc(sizeof(double) * (h->d + 1));
+	h->pr.hbuf = palloc(sizeof(double) * (h->d + 1));
+	MemoryContextSwitchTo(old);
 }

@@ -25,6 +25,16 @@ typedef struct AggHost
 	int			scans;			/* passes run on the cursor host */
 } AggHost;
 
+/*
+ * Count the rows of query as cursor_host_count does (the same fields of h:
+ * rows per side, fold and label, d, skipped), by one aggregate statement
+ * grouped by label and side (the SQL function _kernel_ml_row_side applies
+ * the host's rules), so that parallel workers and Citus shards count them.
+ */
+extern void agg_host_count(CursorHost *h, const CatalogQuery *query, const char *schema,
+						   int d, CursorTarget target, bool all_rows, int64 seed,
+						   double test_fraction, int folds, MemoryContext cxt);
+
 /* The aggregate host over a counted cursor host (cursor_host_count, class_of set). */
 extern km_host agg_host(AggHost *a, CursorHost *h, const char *schema);
 

@@ -233,8 +233,8 @@ cursor_train(NamedRun *run, bool all_rows, MemoryContext ctx, int64 *rows)
 						"kernel_model_train", false);
 	}
 	km_progress_stage("fit: counting the %s rows", all_rows ? "usable" : "training");
-	cursor_host_count(&h, &run->query, d, target, all_rows, run->opts.seed,
-					  run->opts.test_fraction, folds, tmp);
+	agg_host_count(&h, &run->query, run->schema, d, target, all_rows, run->opts.seed,
+				   run->opts.test_fraction, folds, tmp);
 	if (h.rows == 0)
 		passes_no_rows(run, h.seen, h.usable);
 	if (folds > 0)
