@@ -97,7 +97,7 @@ use_passes(NamedRun *run, const Catalog *cat, const char *query, Oid run_as,
 	 * aggregates build the uniform basis only
 	 */
 	if (!run->classify && km_method_get(run->opts.fit.method)->primal_add == NULL &&
-		run->opts.centres != KM_CENTRES_UNIFORM)
+		run->opts.fit.solver != KM_SOLVER_CG && run->opts.centres != KM_CENTRES_UNIFORM)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("named training does not refine nystrom centres yet"),
@@ -480,10 +480,12 @@ passes_fit_and_score(NamedRun *run, MemoryContext work)
 	 * learner over the cursor host
 	 */
 	bool		sql_passes = !run->classify &&
-		km_method_get(run->opts.fit.method)->primal_add == NULL;
+		km_method_get(run->opts.fit.method)->primal_add == NULL &&
+		run->opts.fit.solver != KM_SOLVER_CG;
 
-	/* m x m sums that cannot fit: refused before the first pass */
-	km_check_components_memory((uint32) run->opts.components, "kernel_model_train");
+	/* m x m sums that cannot fit: refused before the first pass (cg: its plan, cursor_train) */
+	if (run->opts.fit.solver != KM_SOLVER_CG)
+		km_check_components_memory((uint32) run->opts.components, "kernel_model_train");
 	split_model = sql_passes ? passes_train(run, false, work, &fit_rows) :
 		cursor_train(run, false, work, &fit_rows);
 	run->d = model_features(PointerGetDatum(split_model));

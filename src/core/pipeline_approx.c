@@ -91,6 +91,12 @@ km_train_plan_approx(size_t n, int d, uint32_t k, km_train_plan *plan)
 		rest = 8.0 * ((double) fit + (double) feat + 2.0 * m * (double) m +
 					  PRIMAL_BLOCK * (double) m + KM_XS_ROWS(n) * (double) d + m);
 	}
+	else if (o->fit.solver == KM_SOLVER_CG)
+	{
+		rest = km_approx_cg_bytes(&shape, n);
+		if (!isfinite(rest))
+			sbytes = 0;
+	}
 	else
 	{
 		if (km_accum_bytes(KM_ACCUM_GRAM, m) == 0)
@@ -872,6 +878,8 @@ km_train_approx(const km_rows *rows, const km_host *host, const km_train_plan *p
 		return train_primal(&job, ops, plan, m, err);
 	if (km_approx_job_basis(&job, plan->basis_bytes, err) != KM_OK)
 		return err->status;
+	if (plan->opts.fit.solver == KM_SOLVER_CG)
+		return km_approx_job_cg(&job, m, err);
 	if (approx_sums(&job, &acc, err) != KM_OK)
 		return err->status;
 	return km_train_approx_solve(&job.b, (uint32_t) job.opts.components, acc,

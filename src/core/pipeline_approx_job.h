@@ -106,4 +106,12 @@ km_status	km_approx_job_features(approx_job *job, const double *X, size_t first,
 /* The basis, its factor and its random features released (before another gamma's). */
 void		km_approx_job_release(approx_job *job);
 
+/*
+ * "solver": "cg" (pipeline_approx_cg.c, learn/cg.h): bytes its passes hold
+ * over basis shape (its kind, d, m) for n rows (INFINITY beyond what a
+ * factor takes), and nystrom ridge's model by its passes after the basis.
+ */
+double		km_approx_cg_bytes(const km_basis *shape, size_t n);
+km_status	km_approx_job_cg(approx_job *job, struct km_model *m, km_error *err);
+
 #endif							/* KM_PIPELINE_APPROX_JOB_H */
