@@ -384,6 +384,13 @@ cursor_train(NamedRun *run, bool all_rows, MemoryContext ctx, int64 *rows)
 	}
 	if (run->classify && !res.converged)
 		km_classifier_warn_not_converged(&plan.opts.fit, &res);
+	if (plan.opts.fit.solver == KM_SOLVER_CG && !model.converged)
+		ereport(WARNING,
+				(errcode(ERRCODE_WARNING),
+				 errmsg("conjugate gradient did not converge"),
+				 errdetail("After %d iterations (\"max_iter\") the relative residual is above \"tol\" %g; the model is stored as it is.",
+						   model.iterations, plan.opts.fit.tol),
+				 errhint("Raise \"max_iter\" or \"tol\", or raise \"lambda\".")));
 	sscanf(KM_VERSION_STRING, "%hhu.%hhu.%hhu", &model.writer_version[0],
 		   &model.writer_version[1], &model.writer_version[2]);
 	MemoryContextSwitchTo(ctx);

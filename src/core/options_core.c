@@ -85,7 +85,7 @@ const km_option_def km_option_table[KM_N_OPTIONS] = {
 		"an integer from 1 to " KM_STR(KM_APPROX_MAX_COMPONENTS),
 		"1000 (nystrom: at most the number of rows)", KM_FN_TRAINING, 0},
 	[KM_OPT_SOLVER] = {"solver", KM_OPTTYPE_NAME, 0, 0, false, false,
-		"\"smo\", \"newton\" or \"sgd\"", "\"smo\" for svm, \"newton\" for logistic",
+		"\"smo\", \"newton\", \"sgd\" or \"cg\"", "\"smo\" for svm, \"newton\" for logistic, direct for ridge",
 		KM_FN_TRAINING, 0},
 	[KM_OPT_PROBABILITY] = {"probability", KM_OPTTYPE_BOOL, 0, 0, false, false,
 		"true or false", "false", KM_FN_TRAINING, 0},

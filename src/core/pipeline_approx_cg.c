@@ -4,14 +4,20 @@
  * gradient of learn/cg.h, after the basis pass (pipeline_approx.c).
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "approx.h"
+#include "basis.h"
 #include "learn/cg.h"
 #include "method.h"
 #include "model.h"
 #include "pipeline_approx_job.h"
+#include "primal_pass.h"
 #include "progress.h"
+
+/* Flops of one uninterruptible piece of features (pipeline_approx.c's). */
+#define CG_PIECE_FLOPS 1e9
 
 double
 km_approx_cg_bytes(const km_basis *shape, size_t n)
@@ -36,13 +42,72 @@ typedef struct cg_point
 	km_cg	   *cg;
 } cg_point;
 
-/* A chunk's features (K(x, c_j), not whitened: job->L stays NULL) into the first pass's sums. */
+/*
+ * This file calls nothing of pipeline_approx.c, which calls it (no import
+ * circle): its memory, passes and features are asked of the layers below.
+ */
+static void *
+cg_alloc(approx_job *job, size_t doubles)
+{
+	return job->env->alloc(job->env->ctx, doubles * sizeof(double));
+}
+
+/* The job's pass, made a CG pass over every row in chunks of PRIMAL_BLOCK. */
+static km_pass *
+cg_pass(approx_job *job, cg_point *pt, const char *what, size_t state_bytes,
+		km_pass_add_fn add)
+{
+	km_pass    *p = &job->pass;
+
+	snprintf(p->what, sizeof(p->what), "%s", what);
+	p->side = KM_SIDE_ALL;
+	p->fold = -1;
+	p->chunk = PRIMAL_BLOCK;
+	p->state_bytes = state_bytes;
+	p->ordered = false;
+	p->at = pt;
+	p->init = NULL;
+	p->add = add;
+	p->end = NULL;
+	p->combine = NULL;
+	p->interrupt = job->env->interrupt;
+	return p;
+}
+
+/*
+ * The features K(x, c_j) of a chunk into job->Z (standardized, not
+ * whitened), in pieces of at most CG_PIECE_FLOPS with an interrupt check
+ * after each.
+ */
+static km_status
+cg_features(approx_job *job, const km_block *rows, size_t first, km_error *err)
+{
+	uint32_t	d = (uint32_t) job->rows->d;
+	uint32_t	m = job->b.m;
+	size_t		piece = km_primal_piece_rows(m, d, false, rows->n, CG_PIECE_FLOPS);
+
+	if (km_basis_standardize(&job->b, rows->X, first, rows->n, job->rows->d, job->Xs,
+							 err) != KM_OK)
+		return err->status;
+	for (size_t p0 = 0; p0 < rows->n; p0 += piece)
+	{
+		size_t		r = rows->n - p0 < piece ? rows->n - p0 : piece;
+
+		if (km_approx_features(&job->b, job->Xs + p0 * d, r, job->Z + p0 * m, job->fwork,
+							   err) != KM_OK)
+			return err->status;
+		km_check_interrupts(job->env->interrupt);
+	}
+	return KM_OK;
+}
+
+/* A chunk's features into the first pass's sums. */
 static km_status
 cg_rhs_add(km_pass *pass, const km_block *rows, size_t first, void *state, km_error *err)
 {
 	approx_job *job = ((cg_point *) pass->at)->job;
 
-	if (km_approx_job_features(job, rows->X, first, rows->n, job->Z, err) != KM_OK)
+	if (cg_features(job, rows, first, err) != KM_OK)
 		return err->status;
 	km_cg_rhs_add(job->b.m, state, job->Z, rows->y, rows->n);
 	return KM_OK;
@@ -54,7 +119,7 @@ cg_hv_add(km_pass *pass, const km_block *rows, size_t first, void *state, km_err
 {
 	cg_point   *pt = pass->at;
 
-	if (km_approx_job_features(pt->job, rows->X, first, rows->n, pt->job->Z, err) != KM_OK)
+	if (cg_features(pt->job, rows, first, err) != KM_OK)
 		return err->status;
 	km_cg_hv_add(pt->cg, state, pt->job->Z, rows->n);
 	return KM_OK;
@@ -78,10 +143,10 @@ km_approx_job_cg(approx_job *job, km_model *m, km_error *err)
 	const km_options *o = &job->opts;
 	const km_train_env *env = job->env;
 	uint32_t	mm = job->b.m;
-	double	   *fwork = km_approx_job_alloc(job, km_approx_factor_doubles(mm) + 1);
-	double	   *L = km_approx_job_alloc(job, (size_t) mm * mm);
-	double	   *st = km_approx_job_alloc(job, KM_CG_RHS_DOUBLES(mm));
-	double	   *coef = km_approx_job_alloc(job, mm);
+	double	   *fwork = cg_alloc(job, km_approx_factor_doubles(mm) + 1);
+	double	   *L = cg_alloc(job, (size_t) mm * mm);
+	double	   *st = cg_alloc(job, KM_CG_RHS_DOUBLES(mm));
+	double	   *coef = cg_alloc(job, mm);
 	km_cg		cg = {.lambda = o->lambdas.v[0], .tol = o->fit.tol,
 	.max_iter = o->fit.max_iter, .interrupt = env->interrupt};
 	cg_point	pt = {job, &cg};
@@ -95,12 +160,11 @@ km_approx_job_cg(approx_job *job, km_model *m, km_error *err)
 	if (km_approx_factor(&job->b, L, &ar.eps, fwork, err, env->interrupt) != KM_OK)
 		return err->status;
 	env->release(env->ctx, fwork);
-	km_cg_buffers(&cg, mm, L, km_approx_job_alloc(job, km_cg_doubles(mm)));
-	job->Z = km_approx_job_alloc(job, (size_t) PRIMAL_BLOCK * mm);
-	job->fwork = km_approx_job_alloc(job, km_approx_features_doubles(&job->b, PRIMAL_BLOCK) + 1);
-	pass = km_approx_job_pass(job, "cg: right-hand side", PRIMAL_BLOCK,
-							  sizeof(double) * KM_CG_RHS_DOUBLES(mm), cg_rhs_add);
-	pass->at = &pt;
+	km_cg_buffers(&cg, mm, L, cg_alloc(job, km_cg_doubles(mm)));
+	job->Z = cg_alloc(job, (size_t) PRIMAL_BLOCK * mm);
+	job->fwork = cg_alloc(job, km_approx_features_doubles(&job->b, PRIMAL_BLOCK) + 1);
+	pass = cg_pass(job, &pt, "cg: right-hand side", sizeof(double) * KM_CG_RHS_DOUBLES(mm),
+				   cg_rhs_add);
 	pass->init = cg_rhs_init;
 	if (km_pass_run(job->host, pass, st, &rows, err) != KM_OK)
 		return err->status;
@@ -116,8 +180,7 @@ km_approx_job_cg(approx_job *job, km_model *m, km_error *err)
 	km_progress_stage("cg: m = %u, %.0f rows, lambda %g", mm, n, cg.lambda);
 	if (km_cg_precondition(&cg, n, err) != KM_OK)
 		return err->status;
-	pass = km_approx_job_pass(job, "cg", PRIMAL_BLOCK, 0, cg_hv_add);
-	pass->at = &pt;
+	pass = cg_pass(job, &pt, "cg", 0, cg_hv_add);
 	if (km_cg_solve(&cg, job->host, pass, st, coef, err) != KM_OK)
 		return err->status;
 	ar.lambda = cg.lambda;

@@ -159,7 +159,7 @@ test_cg_matches_direct(void)
 	CHECK(fabs(mc.train_rmse - md.train_rmse) <= 1e-6 * md.train_rmse, "train rmse %.12g vs %.12g",
 		  mc.train_rmse, md.train_rmse);
 	CHECK_CLOSE(mc.intercept, md.intercept, 1e-12);
-	CHECK(mc.method == md.method && mc.rows_seen == n && mc.components == 150,
+	CHECK(mb.iterations == mc.iterations && mc.method == md.method && mc.rows_seen == n && mc.components == 150,
 		  "method %d rows %llu", (int) mc.method, (unsigned long long) mc.rows_seen);
 	unit_arena_free(&ab);
 	unit_arena_free(&ac);
