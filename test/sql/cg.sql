@@ -51,3 +51,8 @@ SELECT kernel_model_train('cg_bad', 'SELECT f, y FROM cg_rows', '{"solver": "cg"
 SELECT kernel_model_train('cg_bad', 'SELECT f, y FROM cg_rows', '{"solver": "cg", "approximation": "nystrom", "lambda": [0.1, 1]}');
 SELECT kernel_model_train('cg_bad', 'SELECT f, y FROM cg_rows', '{"approximation": "nystrom", "tol": 1e-9}');
 SELECT kernel_model_train('cg_bad', 'SELECT f, y FROM cg_rows', '{"solver": "cgg", "approximation": "nystrom"}');
+
+-- max_iter reached: the model is stored, with a warning
+SELECT name, version, deployed
+FROM kernel_model_train('cg_short', 'SELECT f, y FROM cg_rows',
+       '{"approximation": "nystrom", "components": 120, "lambda": 0.01, "test_fraction": 0, "solver": "cg", "max_iter": 2}');
