@@ -235,6 +235,11 @@ test_cg_options(void)
 		{{"solver", "cg", "method", "svm"}, 2, "solver \"cg\" does not apply to method \"svm\""},
 		{{"tol", "1e-9", "approximation", "nystrom"}, 2, "option \"tol\" applies only to method \"lms\""},
 		{{"solver", "cg", "approximation", "nystrom", "tol", "1e-9", "max_iter", "7"}, 4, NULL},
+		/* beyond the one-pass solve's 8192 components: cg only */
+		{{"solver", "cg", "approximation", "nystrom", "components", "9000"}, 3, NULL},
+		{{"approximation", "nystrom", "components", "9000"}, 2, "invalid value for option \"components\""},
+		{{"solver", "cg", "approximation", "nystrom", "components", "40000"}, 3,
+		"invalid value for option \"components\""},
 	};
 
 	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)

@@ -47,15 +47,15 @@ km_cg_precondition(km_cg *cg, double n, km_error *err)
 {
 	size_t		m = cg->m;
 	double		scale = n / (double) m;
-	size_t		nb = (size_t) (CG_PIECE_FLOPS / (2.0 * (double) m * (double) m));
+	size_t		nb = (size_t) (CG_PIECE_FLOPS / ((double) m * (double) m));
 	size_t		bad;
 
 	if (nb < 32)
 		nb = 32;
 	/*
-	 * R's lower triangle := scale L^T L, a block of columns at a time; only
-	 * rows and columns from j0 on meet in (L^T L)[j0.., j0..j1] (L lower),
-	 * and the strict upper triangle of L is read as zero, so it is made so
+	 * R's lower triangle := scale L^T L, a block of columns J = j0..j1 at a
+	 * time: (L^T L)[j0.., J] = L[j0.., j0..]^T L[j0.., J] (L lower; the
+	 * strict upper triangle of L is read as zero, so it is made so)
 	 */
 	for (size_t j0 = 0; j0 < m; j0++)
 		for (size_t i = 0; i < j0; i++)
@@ -64,9 +64,12 @@ km_cg_precondition(km_cg *cg, double n, km_error *err)
 	{
 		size_t		w = m - j0 < nb ? m - j0 : nb;
 
-		cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, (int) (m - j0), (int) w,
-					(int) (m - j0), scale, cg->L + j0 + j0 * m, (int) m,
-					cg->L + j0 + j0 * m, (int) m, 0.0, cg->R + j0 + j0 * m, (int) m);
+		/* R[j0.., J] := L[j0.., J], then := scale L[j0.., j0..]^T R[j0.., J] (triangular) */
+		for (size_t j = j0; j < j0 + w; j++)
+			memcpy(cg->R + j0 + j * m, cg->L + j0 + j * m, sizeof(double) * (m - j0));
+		cblas_dtrmm(CblasColMajor, CblasLeft, CblasLower, CblasTrans, CblasNonUnit,
+					(int) (m - j0), (int) w, scale, cg->L + j0 + j0 * m, (int) m,
+					cg->R + j0 + j0 * m, (int) m);
 		km_check_interrupts(cg->interrupt);
 	}
 	for (size_t i = 0; i < m; i++)
