@@ -8,6 +8,7 @@
 #include <cblas.h>
 
 #include "learn/cg.h"
+#include "progress.h"
 #include "solve.h"
 
 /* Flops of one uninterruptible block of L^T L (about 0.1 s on one core). */
@@ -52,6 +53,7 @@ km_cg_precondition(km_cg *cg, double n, km_error *err)
 
 	if (nb < 32)
 		nb = 32;
+	km_progress_phase("cg: preconditioner, m = %zu", m);
 	/*
 	 * R's lower triangle := scale L^T L, a block of columns J = j0..j1 at a
 	 * time: (L^T L)[j0.., J] = L[j0.., j0..]^T L[j0.., J] (L lower; the
