@@ -13,7 +13,7 @@ CORE_OBJS = $(addprefix src/core/,core.o approx.o kernels.o kernel_maps.o eigen.
 	model.o methods.o options_core.o options_check.o options_suggest.o metrics.o accum.o \
 	logistic.o sgd.o primal.o svm.o svm_prob.o score.o basis.o classify.o progress.o \
 	crc32c.o classify_fit.o fit.o diagnostics.o model_v1.o model_fields.o model_approx.o grid.o \
-	model_format.o primal_pass.o repr.o task.o pipeline.o pipeline_approx.o pipeline_approx_cg.o pipeline_approx_classify.o centres.o pipeline_centres.o gp.o) $(KM_METHOD_OBJS) $(KM_LEARN_OBJS)
+	model_format.o primal_pass.o repr.o task.o pipeline.o pipeline_approx.o pipeline_primal.o pipeline_approx_cg.o pipeline_approx_classify.o pipeline_class_fill.o centres.o pipeline_centres.o gp.o) $(KM_METHOD_OBJS) $(KM_LEARN_OBJS)
 # the sections the task and representation tables declare (model_section.h)
 CORE_OBJS += src/core/model_sections_task.o src/core/model_sections_repr.o \
 	src/core/model_sections_encoder.o src/core/encoder.o src/core/model_sections_gp.o
@@ -23,6 +23,8 @@ GLUE_OBJS = $(addprefix src/pg/,kernel_ml.o pgutil.o json.o options.o split.o \
 	$(addprefix src/sql/,predict_matrix.o evaluate.o train_table.o predict_row.o predict_literal.o predict_std.o gp_info.o) \
 	$(addprefix src/catalog/,catalog.o catalog_owner.o catalog_table.o catalog_query.o named_common.o named_train.o passes.o deploy.o catalog_sql.o \
 	catalog_predict.o predict_citus.o passes_classify.o host_cursor.o catalog_score.o named_table.o module.o)
+# the pass aggregate and its host (issue 28, DESIGN-0.4.md step 5)
+GLUE_OBJS += src/pg/pass_desc.o src/sql/pass_agg.o src/catalog/host_agg.o
 OBJS = $(CORE_OBJS) $(GLUE_OBJS) $(KM_ASAN_OBJS)
 
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql

@@ -537,3 +537,47 @@ SUPPORT @extschema@._kernel_ml_by_name_support;
 
 COMMENT ON FUNCTION @extschema@.kernel_predict_std(pg_catalog.text, pg_catalog.float8[]) IS
 'kernel_predict_std with the deployed version of the named model, looked up, and read access checked, once per statement snapshot and current user';
+
+-- The pass aggregate (issue 28, DESIGN-0.4.md step 5) -----------------------
+
+CREATE FUNCTION @extschema@._kernel_ml_pass_sfunc(bytea, float8[], float8, bytea)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_pass_sfunc'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@._kernel_ml_pass_sfunc(bytea, float8[], text, bytea)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_pass_sfunc'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@._kernel_ml_pass_combine(bytea, bytea)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_pass_combine'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@._kernel_ml_pass_final(bytea)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_pass_final'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE AGGREGATE @extschema@._kernel_ml_pass(features float8[], target float8, descriptor bytea) (
+	SFUNC = @extschema@._kernel_ml_pass_sfunc,
+	STYPE = bytea,
+	FINALFUNC = @extschema@._kernel_ml_pass_final,
+	COMBINEFUNC = @extschema@._kernel_ml_pass_combine,
+	PARALLEL = SAFE
+);
+
+CREATE AGGREGATE @extschema@._kernel_ml_pass(features float8[], label text, descriptor bytea) (
+	SFUNC = @extschema@._kernel_ml_pass_sfunc,
+	STYPE = bytea,
+	FINALFUNC = @extschema@._kernel_ml_pass_final,
+	COMBINEFUNC = @extschema@._kernel_ml_pass_combine,
+	PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE @extschema@._kernel_ml_pass(float8[], float8, bytea) IS
+'one pass of a training over the rows of its statement (kernel_model_train and kernel_train_query issue it): the descriptor names the pass and its point; a fixed-size bytea state that parallel workers and Citus shards combine';
+
+COMMENT ON AGGREGATE @extschema@._kernel_ml_pass(float8[], text, bytea) IS
+'one pass of a classifier''s training over the rows of its statement, the label as text (kernel_model_train and kernel_train_query issue it): the descriptor names the pass and its point; a fixed-size bytea state that parallel workers and Citus shards combine';

@@ -142,15 +142,7 @@ pass_row_held(PassRows *pr, double key, int64 seed)
 int
 pass_row_fold(PassRows *pr, double key, int64 seed, int folds)
 {
-	uint64		h;
-
-	/* the hash of km_row_held_out: -0.0 is 0.0 */
-	for (int j = 0; j < pr->d; j++)
-		pr->hbuf[j] = pr->x[j] + 0.0;
-	pr->hbuf[pr->d] = key + 0.0;
-	h = hash_bytes_extended((const unsigned char *) pr->hbuf,
-							(int) (sizeof(double) * (pr->d + 1)), (uint64) seed);
-	return (int) (h % (uint64) folds);
+	return km_row_fold(pr->x, pr->d, key, seed, folds, pr->hbuf);
 }
 
 

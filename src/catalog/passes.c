@@ -25,6 +25,7 @@
 #include "named_common.h"
 #include "passes.h"
 #include "passes_classify.h"
+#include "host_agg.h"
 #include "host_cursor.h"
 #include "learn/learner.h"
 #include "classify.h"
@@ -91,19 +92,6 @@ use_passes(NamedRun *run, const Catalog *cat, const char *query, Oid run_as,
 	if (!run->classify && km_method_get(run->opts.fit.method)->primal_add != NULL &&
 		km_options_selects(&run->opts) && run->opts.cv != KM_CV_KFOLD)
 		return false;
-	/*
-	 * Refined centres are the learner's passes (src/core/pipeline_centres.c),
-	 * over the cursor host as over the memory host; ridge's two SQL
-	 * aggregates build the uniform basis only
-	 */
-	if (!run->classify && km_method_get(run->opts.fit.method)->primal_add == NULL &&
-		run->opts.fit.solver != KM_SOLVER_CG && run->opts.centres != KM_CENTRES_UNIFORM)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("named training does not refine nystrom centres yet"),
-				 errdetail("The options give \"centers\": \"%s\"; a named approximate ridge model (two SQL aggregates over the query) keeps the uniform sample of the rows.",
-						   km_centres_name(run->opts.centres)),
-				 errhint("Train in one statement, kernel_train(features, y, options), use a method trained by passes (\"svr\", \"logistic\", \"svm\"), or remove \"centers\".")));
 	run->passes = true;
 	run->schema = cat->schema;
 	return true;
@@ -130,110 +118,6 @@ pass_args(const NamedRun *run, Datum first, Oid first_type, Datum basis)
 	a.types[3] = BYTEAOID;
 	a.values[3] = basis;
 	return a;
-}
-
-/* The rows a pass reads: the training side of the split, or every usable row. */
-static char *
-pass_rows(const NamedRun *run, bool all_rows)
-{
-	if (all_rows)
-		return pstrdup("s.f IS NOT NULL AND s.y IS NOT NULL");
-	return psprintf("NOT %s._kernel_ml_holdout(s.f, s.y, $2, $3)", run->schema);
-}
-
-/*
- * The one bytea a pass returned (copied into ctx, counted there against
- * kernel_ml.max_memory first: a nystrom basis is m x d), or NULL, and the
- * number of rows it read (its second column).
- */
-static bytea *
-pass_result(MemoryContext ctx, int64 *rows)
-{
-	bool		isnull;
-	Datum		v;
-	MemoryContext old;
-	bytea	   *out;
-
-	if (SPI_processed != 1)
-		elog(ERROR, "training pass returned " UINT64_FORMAT " rows", (uint64) SPI_processed);
-	*rows = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
-	v = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	if (isnull)
-		return NULL;
-	(void) km_mem_reserve(ctx, (double) toast_raw_datum_size(v), "kernel_model_train", false);
-	old = MemoryContextSwitchTo(ctx);
-	out = DatumGetByteaPCopy(v);
-	MemoryContextSwitchTo(old);
-	SPI_freetuptable(SPI_tuptable);
-	return out;
-}
-
-/* Why pass 1 found no row: no usable row at all, or none left to train on. */
-static void
-no_training_rows(const NamedRun *run) pg_attribute_noreturn();
-
-static void
-no_training_rows(const NamedRun *run)
-{
-	PassArgs	a = pass_args(run, (Datum) 0, INT4OID, (Datum) 0);
-	bool		isnull;
-	int64		seen;
-	int64		usable;
-
-	catalog_query_run(&run->query,
-					  psprintf("SELECT pg_catalog.count(*), pg_catalog.count(*) "
-							   "FILTER (WHERE s.f IS NOT NULL AND s.y IS NOT NULL) FROM %s",
-							   run->query.source),
-					  0, a.types, a.values);
-	seen = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	usable = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
-	passes_no_rows(run, seen, usable);
-}
-
-/*
- * Passes 1 and 2: the approximate model of the training rows (or every
- * row), the two passes checked to read the same number of rows, returned in
- * *rows.
- */
-static bytea *
-passes_train(const NamedRun *run, bool all_rows, MemoryContext ctx, int64 *rows_read)
-{
-	MemoryContext tmp = AllocSetContextCreate(CurrentMemoryContext,
-											  "kernel_ml training passes",
-											  ALLOCSET_DEFAULT_SIZES);
-	MemoryContext old = MemoryContextSwitchTo(tmp);
-	char	   *rows = pass_rows(run, all_rows);
-	PassArgs	a;
-	bytea	   *basis;
-	bytea	   *model;
-	int64		basis_rows;
-	int64		stats_rows;
-
-	km_progress_stage("fit: basis pass over the %s rows", all_rows ? "usable" : "training");
-	a = pass_args(run, JsonbPGetDatum(run->optjson), JSONBOID, (Datum) 0);
-	catalog_query_run(&run->query,
-					  psprintf("SELECT %s.kernel_basis(s.f, $1), pg_catalog.count(*) FROM %s WHERE %s",
-							   run->schema, run->query.source, rows),
-					  3, a.types, a.values);
-	basis = pass_result(tmp, &basis_rows);
-	if (basis == NULL)
-		no_training_rows(run);
-
-	km_progress_stage("fit: statistics pass over the %s rows", all_rows ? "usable" : "training");
-	a = pass_args(run, JsonbPGetDatum(run->optjson), JSONBOID, PointerGetDatum(basis));
-	catalog_query_run(&run->query,
-					  psprintf("SELECT %s.kernel_train(s.f, s.y, $1, $4), pg_catalog.count(*) FROM %s WHERE %s",
-							   run->schema, run->query.source, rows),
-					  4, a.types, a.values);
-	model = pass_result(ctx, &stats_rows);
-	check_pass_rows("basis", basis_rows, "statistics", stats_rows,
-					all_rows ? "usable" : "training");
-	if (model == NULL)
-		elog(ERROR, "kernel_train returned no model over the rows kernel_basis saw");
-	*rows_read = stats_rows;
-	MemoryContextSwitchTo(old);
-	MemoryContextDelete(tmp);
-	return model;
 }
 
 /*
@@ -320,6 +204,7 @@ cursor_train(NamedRun *run, bool all_rows, MemoryContext ctx, int64 *rows)
 	CursorTarget target = !run->classify ? CURSOR_VALUES :
 		run->query.text_label ? CURSOR_TEXT_LABELS : CURSOR_FLOAT8_LABELS;
 	CursorHost	h;
+	AggHost		ah;
 	km_host		host;
 	km_train_plan plan;
 	km_train_env env;
@@ -373,7 +258,7 @@ cursor_train(NamedRun *run, bool all_rows, MemoryContext ctx, int64 *rows)
 		cursor_plan(run, h.rows, h.d, 0, &plan);
 	km_check_memory(plan.approx_bytes - plan.rows_bytes + cursor_host_bytes(h.d, h.rows),
 					"kernel_model_train", false);
-	host = cursor_host(&h);
+	host = agg_host(&ah, &h, run->schema);
 	km_train_env_palloc(&env);
 	km_blas_setup();
 	km_progress_stage("fit: passes over the %s rows", all_rows ? "usable" : "training");
@@ -479,22 +364,11 @@ passes_fit_and_score(NamedRun *run, MemoryContext work)
 {
 	int64		fit_rows;
 	bytea	   *split_model;
-	/*
-	 * ridge's sums add: two SQL aggregates (kernel_basis, then kernel_train
-	 * with the basis), which may run in parallel (the aggregate host of
-	 * DESIGN-0.4.md step 5 will ask the learner's passes so); a classifier
-	 * or a method fitted in the primal (Newton steps, a k-fold grid): the
-	 * learner over the cursor host
-	 */
-	bool		sql_passes = !run->classify &&
-		km_method_get(run->opts.fit.method)->primal_add == NULL &&
-		run->opts.fit.solver != KM_SOLVER_CG;
 
 	/* m x m sums that cannot fit: refused before the first pass (cg: its plan, cursor_train) */
 	if (run->opts.fit.solver != KM_SOLVER_CG)
 		km_check_components_memory((uint32) run->opts.components, "kernel_model_train");
-	split_model = sql_passes ? passes_train(run, false, work, &fit_rows) :
-		cursor_train(run, false, work, &fit_rows);
+	split_model = cursor_train(run, false, work, &fit_rows);
 	run->d = model_features(PointerGetDatum(split_model));
 	if (run->classify)
 	{
@@ -512,14 +386,13 @@ passes_fit_and_score(NamedRun *run, MemoryContext work)
 	}
 	run->rows = run->ntest + run->ntrain;
 	/* the metrics and n_train describe the rows the model was fitted on */
-	check_pass_rows(sql_passes ? "statistics" : "counting", fit_rows, "scoring",
+	check_pass_rows("counting", fit_rows, "scoring",
 					run->ntrain, "training");
 	run->model = split_model;
 	if (run->refit && run->ntest > 0)
 	{
 		/* every usable row, with the same options: the in-memory refit's */
-		run->model = sql_passes ? passes_train(run, true, work, &fit_rows) :
-			cursor_train(run, true, work, &fit_rows);
+		run->model = cursor_train(run, true, work, &fit_rows);
 		check_pass_rows("scoring", run->rows, "refit", fit_rows, "usable");
 	}
 }

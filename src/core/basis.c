@@ -539,6 +539,19 @@ km_basis_decode(const void *bytes, size_t len, km_basis *b, km_error *err)
 	return KM_OK;
 }
 
+void
+km_basis_reseal(void *bytes, size_t len)
+{
+	basis_trailer *t;
+
+	if (len < sizeof(basis_header) + sizeof(basis_trailer))
+		return;
+	t = (basis_trailer *) ((char *) bytes + len - sizeof(basis_trailer));
+	t->crc = km_crc32c((const char *) bytes + sizeof(int32_t),
+					   len - sizeof(int32_t) - sizeof(basis_trailer));
+	t->zero = 0;
+}
+
 uint32_t
 km_basis_components(const void *bytes)
 {

@@ -126,6 +126,13 @@ km_status	km_basis_finish(const km_basis_state *st, void *out, void *scratch,
 km_status	km_basis_decode(const void *bytes, size_t len, km_basis *b,
 							km_error *err);
 
+/*
+ * Seal a final basis again (its checksum) after its values changed in
+ * place: the refine passes move a decoded basis's centres in its bytes
+ * (pipeline_centres.c), which then travel as a pass's point.
+ */
+void		km_basis_reseal(void *bytes, size_t len);
+
 /* "components" asked for, of a basis km_basis_decode accepted. */
 uint32_t	km_basis_components(const void *bytes);
 

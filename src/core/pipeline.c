@@ -12,6 +12,7 @@
 #include "method.h"
 #include "pipeline.h"
 #include "pipeline_approx.h"
+#include "pipeline_primal.h"
 #include "pipeline_approx_classify.h"
 #include "repr.h"
 #include "select.h"

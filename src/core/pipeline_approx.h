@@ -16,9 +16,7 @@
  * rows: the shape).
  */
 void		km_train_plan_approx(size_t n, int d, uint32_t k, km_train_plan *plan);
-km_status	km_train_approx(const km_rows *rows, const km_host *host,
-							const km_train_plan *plan, const km_train_env *env,
-							km_model *m, km_error *err);
+
 
 /*
  * A ridge model from the m x m sums of its features (accum.h, rows >= 1,

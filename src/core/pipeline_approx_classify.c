@@ -2,25 +2,15 @@
  * pipeline_approx_classify.c - km_train's approximate classifiers
  * (pipeline_approx_classify.h): logistic and svm (squared hinge) over
  * nystrom or rff features, by primal Newton passes over the rows, every
- * class at once (learn/newton.h), each walk over the rows a pass asked of the
- * host (learn/pass.h).
- *
- * The rows walk as the approximate regression walks them (pipeline_approx_job.h:
- * the basis pass keyed by the glue's row hashes, a block's features in
- * interruptible pieces, nystrom's factor L).  Each Newton step of every
- * class is one pass: for each block of rows, its features (or the glue's
- * feature cache, filled on the first pass), whitened for nystrom, added into
- * the statistics of each class whose solver is not done.  Training accuracy
- * and log-loss come from the last pass when every solver stopped at the
- * point it evaluated, else from one more pass at the final coefficients.
- * k-fold selection: folds stratified by class over the rows in their order
- * (or the host's own, when it gives each row's fold: the cursor host's row
- * hash modulo the folds, nothing kept per row), one basis per gamma (over every row: only the labels are held out).
- * Moved from src/sql/approx_classify.c step for step, so that every model
- * comes out bit for bit as before.
+ * class at once (learn/newton.h), each walk over the rows a pass asked of
+ * the host (learn/pass.h), whose point travels (km_class_pass_rebuild).
+ * The rows walk as the approximate regression's (pipeline_approx_job.h).
+ * Training accuracy and log-loss come from the last Newton pass when every
+ * solver stopped at the point it evaluated, else from one more pass.
+ * k-fold: folds stratified by class over the rows in their order, or the
+ * host's own (its row hash modulo the folds); one basis per gamma.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -34,36 +24,6 @@
 #include "progress.h"
 #include "repr.h"
 #include "select.h"
-
-void
-km_train_plan_approx_classes(size_t n, int d, uint32_t k, km_train_plan *plan)
-{
-	const km_options *o = &plan->opts;
-	uint32_t	mmax = km_approx_job_components(o, n);
-	size_t		sbytes = km_basis_state_bytes(o->approximation, (uint32_t) d,
-											  (uint32_t) o->components);
-	size_t		nstate = km_primal_state_doubles(mmax);
-	km_basis	shape = {.kind = o->approximation, .d = (uint32_t) d, .m = mmax};
-
-	plan->approximate = true;
-	plan->q = km_primal_outputs(k);
-	if (km_options_selects(o))
-		plan->ncand = (o->gammas.n > 0 ? o->gammas.n : 1) *
-			(o->lambdas.n > 0 ? o->lambdas.n : 1);
-	plan->basis_bytes = nstate == 0 || mmax > KM_APPROX_MAX_COMPONENTS ? 0 : sbytes;
-	plan->approx_bytes = 8.0 * (double) n * ((double) d + 0.5) +	/* the caller's hash-ordered copy */
-		8.0 * (double) n +		/* the rows' hashes, for the basis pass */
-		(double) sbytes +
-		8.0 * (2.0 * mmax * (double) mmax + 3.0 * mmax) +	/* L, R; factor's work */
-		8.0 * plan->q * ((double) nstate + 3.0 * mmax + 1.0) +	/* states, coef, vecs */
-		8.0 * (double) km_primal_step_work_doubles(mmax) +
-		8.0 * PRIMAL_BLOCK * ((double) mmax + 2.0) + 8.0 * KM_XS_ROWS(n) * (double) d +
-		8.0 * (double) km_approx_features_doubles(&shape, PRIMAL_BLOCK) +
-		8.0 * (double) km_primal_add_scratch_doubles(mmax, PRIMAL_BLOCK) +
-		km_approx_centres_bytes(o, &shape);
-	plan->rows_bytes = 8.0 * (double) n * ((double) d + 0.5) + 8.0 * (double) n;
-	plan->cache_bytes = 8.0 * (double) n * mmax;
-}
 
 /* One approximate classifier's training: its passes and metrics. */
 typedef struct class_job
@@ -106,24 +66,7 @@ cj_alloc(class_job *cj, size_t bytes)
 }
 
 /* A line for the glue's debug log, when it takes one. */
-static void
-cj_note(class_job *cj, const char *fmt,...)
-	__attribute__((format(printf, 2, 3)));
-
-static void
-cj_note(class_job *cj, const char *fmt,...)
-{
-	const km_train_env *env = cj->job.env;
-	char		line[512];
-	va_list		ap;
-
-	if (env->note == NULL)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	env->note(env->ctx, line);
-}
+#define cj_note(cj, ...) km_env_note((cj)->job.env, __VA_ARGS__)
 
 /*
  * The features of a chunk (whitened for nystrom; first: its first row's
@@ -166,6 +109,12 @@ fail_nonfinite(km_error *err, uint32_t c, uint32_t q, size_t i0)
 #define HOLDOUT_COUNT 1
 #define HOLDOUT_BAD 2
 #define HOLDOUT_DOUBLES 3
+
+static km_status holdout_add(km_pass *pass, const km_block *rows, size_t first,
+							 void *state, km_error *err);
+static void holdout_end(km_pass *pass, void *state);
+static km_status host_folds_add(km_pass *pass, const km_block *rows, size_t first,
+								void *state, km_error *err);
 
 /* A chunk's training accuracy and log-loss at the current coefficients into tally. */
 static km_status
@@ -282,6 +231,26 @@ pass_end(km_pass *pass, void *state)
 }
 
 /*
+ * The rows' class ids are the job's classes, and a pass that reads the
+ * host's folds has them (a rebuilt pass's rows come from another's rules).
+ */
+static km_status
+class_rows_ok(const class_job *cj, const km_block *rows, bool folds, size_t first,
+			  km_error *err)
+{
+	if (folds && cj->bfold != NULL && rows->fold == NULL)
+		return km_fail(err, KM_ERR_INVALID, "the host handed rows without their folds",
+					   "The block of rows from %zu has no folds; the pass reads the host's.",
+					   first + 1);
+	for (size_t i = 0; i < rows->n; i++)
+		if (rows->cls[i] >= cj->c->k)
+			return km_fail(err, KM_ERR_INVALID, "the host handed a row of no class",
+						   "Row %zu has class %u of %u.", first + i + 1,
+						   (unsigned) rows->cls[i], (unsigned) cj->c->k);
+	return KM_OK;
+}
+
+/*
  * A chunk at the current point: its features (and its training metrics
  * with cj->metrics) into the sums of the outputs still solving; the rows
  * of fold cj->skip weigh 0.  A decision value that is not finite: with
@@ -296,7 +265,8 @@ newton_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 	const double *Z;
 	uint32_t	bad;
 
-	if (block_features(cj, cj->filling, rows, first, &Z, err) != KM_OK ||
+	if (class_rows_ok(cj, rows, cj->skip >= 0, first, err) != KM_OK ||
+		block_features(cj, cj->filling, rows, first, &Z, err) != KM_OK ||
 		(cj->metrics && block_metrics(cj, Z, rows, first, newton_tally(cj, state),
 									  err) != KM_OK))
 		return err->status;
@@ -323,7 +293,8 @@ metrics_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 	class_job  *cj = pass->at;
 	const double *Z;
 
-	if (block_features(cj, false, rows, first, &Z, err) != KM_OK ||
+	if (class_rows_ok(cj, rows, false, first, err) != KM_OK ||
+		block_features(cj, false, rows, first, &Z, err) != KM_OK ||
 		block_metrics(cj, Z, rows, first, state, err) != KM_OK)
 		return err->status;
 	return KM_OK;
@@ -339,7 +310,125 @@ class_pass(class_job *cj, const char *what, size_t state_bytes, km_pass_add_fn a
 	pass->init = pass_begin;
 	pass->end = pass_end;
 	/* the learner's own per-row arrays (cache, folds) follow the host's order */
-	pass->ordered = true;
+	pass->ordered = cj->cache != NULL || cj->fold != NULL;
+	return pass;
+}
+
+/* The job's class table, its outputs and loss. */
+static void
+class_info_put(const class_job *cj, km_point_writer *w)
+{
+	km_point_put_u32(w, cj->c->k);
+	km_point_put_u32(w, cj->q);
+	km_point_put_u32(w, cj->logistic ? 1 : 0);
+	km_point_put_doubles(w, cj->c->class_w, cj->c->k);
+}
+
+/* A Newton or metrics pass's point: the job set up, the classes, the fold left out, the Newton's point. */
+static void
+class_point_put(const km_pass *pass, km_point_writer *w)
+{
+	const class_job *cj = pass->at;
+
+	km_approx_point_put_setup(w, &cj->job);
+	class_info_put(cj, w);
+	km_point_put_u32(w, (uint32_t) (cj->skip + 1));
+	km_point_put_u32(w, cj->metrics ? 1 : 0);
+	km_point_put_newton(w, &cj->nt);
+}
+
+/* The held-out pass's point: the job set up, the classes, the fold, the fit. */
+static void
+holdout_point_put(const km_pass *pass, km_point_writer *w)
+{
+	const class_job *cj = pass->at;
+
+	km_approx_point_put_setup(w, &cj->job);
+	class_info_put(cj, w);
+	km_point_put_u32(w, cj->holdout);
+	km_point_put_doubles(w, cj->hcoef, (size_t) cj->m * cj->q);
+	km_point_put_doubles(w, cj->hintercepts, cj->q);
+}
+
+/* The folds pass's point: the shape, the classes, the folds. */
+static void
+folds_point_put(const km_pass *pass, km_point_writer *w)
+{
+	const class_job *cj = pass->at;
+
+	km_approx_point_put_job(w, &cj->job);
+	class_info_put(cj, w);
+	km_point_put_u32(w, cj->folds);
+}
+
+/* A point's bytes: its writer run once to count, once to write. */
+#define POINT_FNS(name) \
+static size_t name##_bytes(const km_pass *pass) \
+{ km_point_writer w = {NULL, 0}; name##_put(pass, &w); return w.len; } \
+static void name##_write(const km_pass *pass, unsigned char *out) \
+{ km_point_writer w = {out, 0}; name##_put(pass, &w); }
+
+POINT_FNS(class_point)
+POINT_FNS(holdout_point)
+POINT_FNS(folds_point)
+
+/* The Newton pass of every output still solving, at the current point. */
+static km_pass *
+class_newton_pass(class_job *cj)
+{
+	km_pass    *pass = class_pass(cj, "newton", km_newton_state_bytes(&cj->nt), newton_add);
+
+	pass->init = newton_begin;
+	pass->kind = KM_PASS_KIND_CLASS_NEWTON;
+	pass->point_bytes = class_point_bytes;
+	pass->point_write = class_point_write;
+	return pass;
+}
+
+/* The training accuracy and log-loss at the final point. */
+static km_pass *
+class_metrics_pass(class_job *cj)
+{
+	km_pass    *pass = class_pass(cj, "training metrics", sizeof(double) * TALLY_DOUBLES,
+								  metrics_add);
+
+	pass->init = zero_begin;
+	pass->kind = KM_PASS_KIND_CLASS_METRICS;
+	pass->point_bytes = class_point_bytes;
+	pass->point_write = class_point_write;
+	return pass;
+}
+
+/* The loss of (cj->hcoef, cj->hintercepts) on the rows of fold cj->holdout. */
+static km_pass *
+class_holdout_pass(class_job *cj)
+{
+	km_pass    *pass = class_pass(cj, "held-out loss", sizeof(double) * HOLDOUT_DOUBLES,
+								  holdout_add);
+
+	pass->init = zero_begin;
+	pass->end = holdout_end;
+	pass->side = KM_SIDE_FOLD;
+	pass->fold = (int) cj->holdout;
+	pass->kind = KM_PASS_KIND_CLASS_HOLDOUT;
+	pass->point_bytes = holdout_point_bytes;
+	pass->point_write = holdout_point_write;
+	return pass;
+}
+
+/* The host's folds counted per fold and class (the state: folds + 1 rows of k). */
+static km_pass *
+class_folds_pass(class_job *cj)
+{
+	km_pass    *pass = km_approx_job_pass(&cj->job, "folds", PRIMAL_BLOCK,
+										  sizeof(double) * ((size_t) cj->folds + 1) * cj->c->k,
+										  host_folds_add);
+
+	pass->at = cj;
+	pass->init = zero_begin;
+	pass->kind = KM_PASS_KIND_CLASS_FOLDS;
+	pass->point_bytes = folds_point_bytes;
+	pass->point_write = folds_point_write;
 	return pass;
 }
 
@@ -374,8 +463,7 @@ class_newton(class_job *cj, double lambda, int skip, double *coef,
 	cj->metrics = skip < 0;
 	cj->add_failed = false;
 	km_newton_start(&cj->nt, &pp, coef, intercepts);
-	pass = class_pass(cj, "newton", km_newton_state_bytes(&cj->nt), newton_add);
-	pass->init = newton_begin;
+	pass = class_newton_pass(cj);
 	if (km_newton_run(&cj->nt, cj->job.host, pass, &step_failed, err) != KM_OK)
 	{
 		if (step_failed || cj->add_failed)
@@ -392,8 +480,7 @@ class_newton(class_job *cj, double lambda, int skip, double *coef,
 	memcpy(tally, newton_tally(cj, cj->nt.ps.states), sizeof(tally));
 	if (!cj->nt.ps.current)
 	{
-		pass = class_pass(cj, "training metrics", sizeof(tally), metrics_add);
-		pass->init = zero_begin;
+		pass = class_metrics_pass(cj);
 		if (km_pass_run(cj->job.host, pass, tally, &rows, err) != KM_OK)
 			return err->status;
 	}
@@ -414,7 +501,8 @@ holdout_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 
 	if (h[HOLDOUT_BAD] > 0.0)
 		return KM_OK;
-	if (block_features(cj, cj->filling, rows, first, &Z, err) != KM_OK)
+	if (class_rows_ok(cj, rows, true, first, err) != KM_OK ||
+		block_features(cj, cj->filling, rows, first, &Z, err) != KM_OK)
 		return err->status;
 	km_primal_decisions(Z, rows->n, cj->m, cj->q, cj->hcoef, cj->hintercepts, cj->F);
 	if (cj->bfold != NULL)
@@ -448,17 +536,14 @@ holdout_loss(class_job *cj, uint32_t v, const double *coef,
 			 const double *intercepts, double *loss, km_error *err)
 {
 	double		h[HOLDOUT_DOUBLES];
-	km_pass    *pass = class_pass(cj, "held-out loss", sizeof(h), holdout_add);
+	km_pass    *pass;
 	size_t		rows;
 
 	*loss = NAN;
 	cj->holdout = v;
 	cj->hcoef = coef;
 	cj->hintercepts = intercepts;
-	pass->init = zero_begin;
-	pass->end = holdout_end;
-	pass->side = KM_SIDE_FOLD;
-	pass->fold = (int) v;
+	pass = class_holdout_pass(cj);
 	if (km_pass_run(cj->job.host, pass, h, &rows, err) != KM_OK)
 		return err->status;
 	if (h[HOLDOUT_BAD] == 0.0 && h[HOLDOUT_COUNT] > 0.0)
@@ -498,8 +583,11 @@ host_folds_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 {
 	class_job  *cj = pass->at;
 	uint32_t	k = cj->c->k;
-	uint64_t   *totals = cj->fold_counts + (size_t) cj->folds * k;
+	double	   *counts = state;
+	double	   *totals = counts + (size_t) cj->folds * k;
 
+	if (class_rows_ok(cj, rows, true, first, err) != KM_OK)
+		return err->status;
 	for (size_t i = 0; i < rows->n; i++)
 	{
 		uint32_t	c = rows->cls[i];
@@ -508,8 +596,8 @@ host_folds_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 		if (f < 0 || (uint32_t) f >= cj->folds)
 			return km_fail(err, KM_ERR_INVALID, "the host handed a row of no fold",
 						   "Row %zu is in fold %d of %u.", first + i + 1, f, cj->folds);
-		cj->fold_counts[(size_t) f * k + c]++;
-		totals[c]++;
+		counts[(size_t) f * k + c] += 1.0;
+		totals[c] += 1.0;
 	}
 	return KM_OK;
 }
@@ -543,8 +631,17 @@ class_folds(class_job *cj, uint32_t folds, bool **fold_ok, km_error *err)
 	ok = cj_alloc(cj, sizeof(bool) * folds);
 	if (cj->job.host->folds)
 	{
+		/* the host's folds, counted per class in the pass's state */
+		size_t		nc = ((size_t) folds + 1) * k;
+		double	   *counts = cj_alloc(cj, sizeof(double) * nc);
+
 		cj->bfold = cj_alloc(cj, sizeof(uint32_t) * PRIMAL_BLOCK);
-		pass = km_approx_job_pass(&cj->job, "folds", PRIMAL_BLOCK, 0, host_folds_add);
+		if (km_pass_run(cj->job.host, class_folds_pass(cj), counts, &rows, err) != KM_OK)
+			return err->status;
+		for (size_t i = 0; i < nc; i++)
+			cj->fold_counts[i] = (uint64_t) counts[i];
+		cj->job.env->release(cj->job.env->ctx, counts);
+		pass = NULL;
 	}
 	else
 	{
@@ -557,10 +654,13 @@ class_folds(class_job *cj, uint32_t folds, bool **fold_ok, km_error *err)
 		}
 		pass = km_approx_job_pass(&cj->job, "folds", 0, 0, folds_add);
 	}
-	pass->at = cj;
-	pass->ordered = true;
-	if (km_pass_run(cj->job.host, pass, NULL, &rows, err) != KM_OK)
-		return err->status;
+	if (pass != NULL)
+	{
+		pass->at = cj;
+		pass->ordered = true;
+		if (km_pass_run(cj->job.host, pass, NULL, &rows, err) != KM_OK)
+			return err->status;
+	}
 	for (uint32_t v = 0; v < folds; v++)
 	{
 		uint64_t	in = 0;
@@ -737,45 +837,6 @@ class_model(class_job *cj, double *coef, double *intercepts,
 	return KM_OK;
 }
 
-void
-km_train_fill_classes(km_model *m, const km_options *opts,
-					  const km_class_rows *c, int ncand, int best,
-					  km_candidate *cand)
-{
-	const km_class_fit_result *res = c->res;
-
-	m->kernel = opts->fit.kernel;
-	m->method = opts->fit.method;
-	m->task = km_method_task(opts->fit.method);
-	m->standardize = opts->standardize;
-	m->fit_intercept = opts->fit_intercept;
-	m->intercept = m->intercepts[0];
-	m->train_rmse = 0.0;		/* regression only; classifiers report accuracy */
-	km_method_get(opts->fit.method)->store_classes(&opts->fit, res, m);
-	m->approximation = (km_approx) km_repr_default()->id;
-	m->n_classes = c->k;
-	m->label_type = c->label_type == KM_LABEL_TEXT ? KM_LABEL_TEXT : KM_LABEL_FLOAT8;
-	m->multiclass = (km_multiclass) res->multiclass;
-	m->labels = c->labels;
-	m->labels_bytes = c->labels_bytes;
-	m->class_counts = c->counts;
-	m->has_probability = res->has_probability &&
-		km_method_get(opts->fit.method)->platt_probability;
-	if (!m->has_probability)
-	{
-		m->prob_A = NULL;
-		m->prob_B = NULL;
-	}
-	m->solver = res->solver;
-	m->train_accuracy = res->train_accuracy;
-	m->train_log_loss = isfinite(res->train_log_loss) ? res->train_log_loss : 0.0;
-	m->n_candidates = (uint32_t) ncand;
-	m->cv = ncand > 0 ? KM_CV_KFOLD : KM_CV_NONE;
-	m->folds = ncand > 0 ? opts->folds : 0;
-	m->best = (uint32_t) best;
-	m->candidates = cand;
-}
-
 /* The job of rows (the shape) on host with plan, and its per-chunk buffers. */
 static void
 class_init(class_job *cj, const km_rows *rows, const km_host *host,
@@ -842,5 +903,98 @@ km_train_approx_classes(const km_rows *rows, const km_host *host,
 	cj_note(&cj, "kernel_train: approximate %s, %u classes, m = %u, %d passes%s, training accuracy %.6f",
 			km_method_name(o->fit.method), cj.c->k, cj.m, cj.passes,
 			cj.cache != NULL ? " (features cached)" : "", res->train_accuracy);
+	return KM_OK;
+}
+
+/* A class job from a point (kinds 7 to 10): the job, the classes, the chunk buffers. */
+static km_status
+class_rebuild(km_point_reader *r, class_job *cj, const km_train_env *env, bool setup,
+			  km_error *err)
+{
+	km_rows    *rows = env->alloc(env->ctx, sizeof(km_rows));
+	km_class_rows *c = env->alloc(env->ctx, sizeof(km_class_rows));
+	uint32_t	k;
+	double	   *w;
+	const unsigned char *at;
+
+	memset(cj, 0, sizeof(*cj));
+	memset(c, 0, sizeof(*c));
+	if ((setup ? km_approx_point_get_setup(r, &cj->job, rows, env, err) :
+		 km_approx_point_get_job(r, &cj->job, rows, env, err)) != KM_OK)
+		return err->status;
+	k = km_point_get_u32(r);
+	cj->q = km_point_get_u32(r);
+	cj->logistic = km_point_get_u32(r) != 0;
+	at = k >= 2 && k <= KM_MAX_CLASSES ? km_point_get_doubles(r, k) : NULL;
+	w = env->alloc(env->ctx, sizeof(double) * KM_MAX_CLASSES);
+	if (at == NULL || cj->q != km_primal_outputs(k) || !km_point_copy_doubles(w, at, k))
+		return km_point_bad(err, "classifier's");
+	c->k = k;
+	c->class_w = w;
+	rows->classes = c;
+	cj->c = c;
+	cj->m = cj->job.b.m;
+	cj->skip = -1;
+	cj->bfold = km_approx_job_alloc(&cj->job, PRIMAL_BLOCK);
+	cj->w = km_approx_job_alloc(&cj->job, PRIMAL_BLOCK);
+	cj->F = km_approx_job_alloc(&cj->job, (size_t) PRIMAL_BLOCK * cj->q);
+	cj->p = km_approx_job_alloc(&cj->job, k);
+	cj->pwork = km_approx_job_alloc(&cj->job, km_classify_proba_work_doubles(k) + 1);
+	cj->nt.interrupt = env->interrupt;
+	return KM_OK;
+}
+
+km_status
+km_class_pass_rebuild(uint16_t kind, km_point_reader *r, const km_train_env *env,
+					  km_pass **out, km_error *err)
+{
+	class_job  *cj = env->alloc(env->ctx, sizeof(class_job));
+	size_t		mq;
+	double	   *v;
+	const unsigned char *coef;
+	const unsigned char *b;
+
+	*out = NULL;
+	if (kind < KM_PASS_KIND_CLASS_NEWTON || kind > KM_PASS_KIND_CLASS_FOLDS)
+		return KM_OK;
+	if (class_rebuild(r, cj, env, kind != KM_PASS_KIND_CLASS_FOLDS, err) != KM_OK)
+		return err->status;
+	mq = (size_t) cj->m * cj->q;
+	if (kind == KM_PASS_KIND_CLASS_FOLDS)
+	{
+		cj->folds = km_point_get_u32(r);
+		if (cj->folds < 2 || cj->folds > 1000000)
+			return km_point_bad(err, "folds");
+		*out = class_folds_pass(cj);
+	}
+	else if (kind == KM_PASS_KIND_CLASS_HOLDOUT)
+	{
+		cj->holdout = km_point_get_u32(r);
+		coef = km_point_get_doubles(r, mq);
+		b = km_point_get_doubles(r, cj->q);
+		v = env->alloc(env->ctx, sizeof(double) * (mq + cj->q));
+		if (coef == NULL || b == NULL || !km_point_copy_doubles(v, coef, mq) ||
+			!km_point_copy_doubles(v + mq, b, cj->q))
+			return km_point_bad(err, "held-out");
+		cj->hcoef = v;
+		cj->hintercepts = v + mq;
+		*out = class_holdout_pass(cj);
+	}
+	else
+	{
+		cj->skip = (int) km_point_get_u32(r) - 1;
+		cj->metrics = km_point_get_u32(r) != 0;
+		if (km_point_get_newton(r, &cj->nt, cj->m, PRIMAL_BLOCK, TALLY_DOUBLES,
+								env->alloc, env->ctx, err) != KM_OK)
+			return err->status;
+		if (cj->nt.ps.q != cj->q || cj->nt.ps.k != cj->c->k)
+			return km_point_bad(err, "classifier's Newton");
+		*out = kind == KM_PASS_KIND_CLASS_NEWTON ? class_newton_pass(cj) : class_metrics_pass(cj);
+	}
+	if (r->bad || r->left != 0)
+	{
+		*out = NULL;
+		return km_point_bad(err, "classifier's");
+	}
 	return KM_OK;
 }

@@ -20,6 +20,7 @@
 #ifndef KM_PIPELINE_APPROX_CLASSIFY_H
 #define KM_PIPELINE_APPROX_CLASSIFY_H
 
+#include "learn/point.h"
 #include "pipeline_types.h"
 
 /*
@@ -54,5 +55,14 @@ km_status	km_train_approx_classes(const km_rows *rows, const km_host *host,
 void		km_train_fill_classes(km_model *m, const km_options *opts,
 								  const km_class_rows *c, int ncand, int best,
 								  km_candidate *cand);
+
+/*
+ * A pass of the approximate classifiers' road (its kind, learn/pass.h)
+ * rebuilt from its point in another process (learner.h km_pass_rebuild);
+ * *out NULL when kind is not one of its kinds.
+ */
+km_status	km_class_pass_rebuild(uint16_t kind, km_point_reader *r,
+								  const km_train_env *env, km_pass **out,
+								  km_error *err);
 
 #endif							/* KM_PIPELINE_APPROX_CLASSIFY_H */

@@ -11,6 +11,7 @@
 
 #include "learn/newton.h"
 #include "learn/pass.h"
+#include "learn/point.h"
 #include "pipeline_types.h"
 
 /* Rows per chunk of a primal method's passes (0.3.0's blocks: bit for bit). */
@@ -39,12 +40,14 @@ typedef struct approx_job
 	double	   *Z;				/* block x m features */
 	double	   *fwork;			/* km_approx_features_doubles(b, block) + 1 */
 	double	   *L;				/* primal, nystrom: chol(K_mm + eps I); else NULL */
+	double		eps;			/* its eps (km_approx_job_setup's) */
 	/* k-fold selection of a primal method (the host's row folds) */
 	int			holdout;		/* the fold left out of the fit; -1: none */
 	double	   *Zc;				/* block x m: the training rows' features */
 	double	   *yc;				/* block: their targets */
 	/* what a basis holds, released before the next one (another gamma) */
 	void	   *basis_mem;
+	size_t		basis_len;		/* its bytes (km_basis_decode's len) */
 	double	   *W;
 	double	   *bv;
 } approx_job;
@@ -105,6 +108,62 @@ km_status	km_approx_job_features(approx_job *job, const double *X, size_t first,
 
 /* The basis, its factor and its random features released (before another gamma's). */
 void		km_approx_job_release(approx_job *job);
+
+/* A line for env's debug log, when it takes one (env->note). */
+void		km_env_note(const km_train_env *env, const char *fmt,...)
+			__attribute__((format(printf, 2, 3)));
+
+/* Ridge's m x m sums over the job's basis (one pass), into *out (env memory). */
+km_status	km_approx_job_sums(approx_job *job, km_accum **out, km_error *err);
+
+/*
+ * The approximate roads' passes that travel to other processes (learn/pass.h
+ * kind, learner.h km_pass_rebuild): their numbers, stored in the aggregate
+ * host's descriptors (never renumber).
+ */
+typedef enum km_approx_pass_kind
+{
+	KM_PASS_KIND_BASIS = 1,		/* the basis pass: reservoir and scaler */
+	KM_PASS_KIND_SUMS = 2,		/* ridge's m x m sums over a basis */
+	KM_PASS_KIND_PRIMAL_NEWTON = 3,	/* a regression method's Newton sums */
+	KM_PASS_KIND_PRIMAL_TALLY = 4,	/* its training error at the final point */
+	KM_PASS_KIND_HELD_OUT = 5,	/* a fold's squared errors at a fit */
+	KM_PASS_KIND_STANDARDIZE = 6,	/* every row standardized (its check) */
+	KM_PASS_KIND_CLASS_NEWTON = 7,	/* the classifiers' Newton sums, every output */
+	KM_PASS_KIND_CLASS_METRICS = 8, /* their training accuracy and log-loss */
+	KM_PASS_KIND_CLASS_HOLDOUT = 9, /* a fold's loss at a fit */
+	KM_PASS_KIND_CLASS_FOLDS = 10	/* the host's folds counted per class */
+} km_approx_pass_kind;
+
+/*
+ * The job image of km_approx_point_put_job and, after setup (the factor),
+ * its eps: read back, the job set up with the same factor (recomputed: the
+ * same eps or the point is refused).
+ */
+void		km_approx_point_put_setup(km_point_writer *w, const approx_job *job);
+km_status	km_approx_point_get_setup(km_point_reader *r, approx_job *job, km_rows *rows,
+									  const km_train_env *env, km_error *err);
+
+/*
+ * The job's shape and basis as a point (w->p NULL: counted only): the rows
+ * and features, the basis's bytes (resealed: refine passes move its
+ * centres in place).  km_approx_point_get_job reads them back into a new
+ * job (rows: its shape's memory) over env, the basis decoded as untrusted
+ * input and rff's features drawn.
+ */
+void		km_approx_point_put_job(km_point_writer *w, const approx_job *job);
+km_status	km_approx_point_get_job(km_point_reader *r, approx_job *job, km_rows *rows,
+									const km_train_env *env, km_error *err);
+
+/*
+ * The pass of kind whose point (after its kind) r holds, rebuilt over env
+ * (its job and buffers from env->alloc) as the road asks it: the same add,
+ * init, combine, state size and chunk.  KM_ERR_FORMAT for bytes that are
+ * not such a point.
+ */
+km_status	km_approx_pass_rebuild(uint16_t kind, km_point_reader *r,
+								   const km_train_env *env, km_pass **out,
+								   km_error *err);
 
 /*
  * "solver": "cg" (pipeline_approx_cg.c, learn/cg.h): bytes its passes hold

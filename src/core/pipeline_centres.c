@@ -61,6 +61,10 @@ refine_pass(approx_job *job, refine_at *at, size_t state_bytes, km_pass_add_fn a
 	p->end = NULL;
 	p->combine = NULL;
 	p->interrupt = job->env->interrupt;
+	/* its point does not travel (yet): it runs where the learner is */
+	p->kind = 0;
+	p->point_bytes = NULL;
+	p->point_write = NULL;
 	return p;
 }
 

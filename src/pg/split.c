@@ -199,6 +199,19 @@ km_row_held_out(const double *x, int d, double y, int64 seed,
 	return h < t.below;
 }
 
+int
+km_row_fold(const double *x, int d, double key, int64 seed, int folds, double *buf)
+{
+	uint64		h;
+
+	for (int j = 0; j < d; j++)
+		buf[j] = x[j] + 0.0;
+	buf[d] = key + 0.0;
+	h = hash_bytes_extended((const unsigned char *) buf,
+							(int) (sizeof(double) * (d + 1)), (uint64) seed);
+	return (int) (h % (uint64) folds);
+}
+
 typedef struct StratKey
 {
 	double		stratum;

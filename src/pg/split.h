@@ -88,4 +88,12 @@ KmHoldoutThreshold km_holdout_threshold(double fraction);
 bool		km_row_held_out(const double *x, int d, double y, int64 seed,
 							KmHoldoutThreshold t, double *buf);
 
+/*
+ * A row's fold of folds: the hash of km_row_held_out (its values and key,
+ * -0 as 0, and seed) modulo folds; buf d + 1 doubles.  The named models'
+ * k-fold (the cursor host, the pass aggregate).
+ */
+int			km_row_fold(const double *x, int d, double key, int64 seed, int folds,
+						double *buf);
+
 #endif							/* KM_SPLIT_H */

@@ -67,11 +67,19 @@ SELECT kernel_basis(f, '{"approximation": "nystrom", "centers": "kmeans"}') FROM
 WITH b AS (SELECT kernel_basis(f, '{"approximation": "nystrom", "components": 20}') AS b FROM cdata)
 SELECT kernel_train(f, y, '{"approximation": "nystrom", "components": 20, "centers": "leverage"}', b.b)
 FROM cdata, b GROUP BY b.b;
-SELECT kernel_model_train('centres_named', 'SELECT f, y FROM cdata',
-                          '{"approximation": "nystrom", "components": 20, "centers": "kmeans"}');
--- named svr and logistic train by the learner's passes over the stored
--- query (the cursor host): refined centres too, the model the one
--- statement gives over the same training rows (up to the order of the sums)
+-- named models train by the learner's passes over the stored query (the
+-- aggregate host, the cursor host for the refine passes): refined centres
+-- too, the model the one statement gives over the same training rows (up
+-- to the order of the sums: ridge's normal equations over k-means centres
+-- magnify it to about 1e-7 here, svr's whitened Newton to 1e-11)
+SELECT version FROM kernel_model_train('centres_named', 'SELECT f, y FROM cdata',
+       '{"approximation": "nystrom", "components": 20, "centers": "kmeans", "seed": 3}');
+WITH tr AS (SELECT f, y FROM cdata WHERE NOT _kernel_ml_holdout(f, y, 3, 0.2)),
+     m AS (SELECT kernel_train(f, y, '{"approximation": "nystrom", "components": 20, "centers": "kmeans", "seed": 3}') AS m FROM tr)
+SELECT kernel_model_info(kernel_model_get('centres_named'))->>'centers' AS centers,
+       max(abs(kernel_predict(m.m, c.f) - kernel_predict('centres_named', c.f))) < 1e-6 AS same_ridge
+FROM m, cdata c GROUP BY 1;
+SELECT kernel_model_drop('centres_named');
 SELECT version FROM kernel_model_train('centres_svr', 'SELECT f, y FROM cdata',
        '{"method": "svr", "approximation": "nystrom", "components": 20, "centers": "kmeans", "lambda": 0.01, "seed": 3}');
 SELECT version FROM kernel_model_train('centres_logistic', 'SELECT f, (y > 0)::int::float8 AS y FROM cdata',

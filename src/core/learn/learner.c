@@ -6,6 +6,10 @@
 #include <string.h>
 
 #include "learn/learner.h"
+#include "learn/point.h"
+#include "pipeline_approx_job.h"
+#include "pipeline_primal.h"
+#include "pipeline_approx_classify.h"
 #include "pipeline.h"
 #include "task.h"
 
@@ -159,4 +163,22 @@ km_learn(const km_rows *shape, const km_host *host, const km_train_plan *plan,
 	if (!plan->approximate)
 		return learn_exact(&rows, host, road, plan, env, m, err);
 	return road->train_approx(&rows, host, plan, env, m, err);
+}
+
+km_status
+km_pass_rebuild(uint16_t kind, const void *point, size_t len,
+				const km_train_env *env, km_pass **out, km_error *err)
+{
+	km_point_reader r = {point, len, false};
+
+	*out = NULL;
+	if (kind == KM_PASS_KIND_BASIS || kind == KM_PASS_KIND_SUMS)
+		return km_approx_pass_rebuild(kind, &r, env, out, err);
+	if (km_primal_pass_rebuild(kind, &r, env, out, err) != KM_OK ||
+		(*out == NULL && km_class_pass_rebuild(kind, &r, env, out, err) != KM_OK))
+		return err->status;
+	if (*out != NULL)
+		return KM_OK;
+	return km_fail(err, KM_ERR_FORMAT, "pass point has an unknown kind",
+				   "Pass kind %u is not one this build runs.", (unsigned) kind);
 }

@@ -41,4 +41,15 @@ km_status	km_learn(const km_rows *shape, const km_host *host,
 					 const km_train_plan *plan, const km_train_env *env,
 					 km_model *m, km_error *err);
 
+/*
+ * A pass the learner asked for, rebuilt in another process from its kind
+ * and point (learn/pass.h: what point_write wrote), as untrusted bytes:
+ * the aggregate host's parallel workers and shards add their rows into
+ * states of it, which the learner's process combines.  Memory from env
+ * (the job, its basis, a chunk's buffers).  KM_ERR_FORMAT for bytes that
+ * are not a point of that kind.
+ */
+km_status	km_pass_rebuild(uint16_t kind, const void *point, size_t len,
+							const km_train_env *env, km_pass **out, km_error *err);
+
 #endif							/* KM_LEARN_LEARNER_H */

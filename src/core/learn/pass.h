@@ -86,6 +86,17 @@ typedef struct km_pass
 	km_status	(*combine) (const struct km_pass *pass, void *into, const void *from,
 							km_error *err);
 	km_interrupt_fn interrupt;
+	/*
+	 * Its point as bytes, for a host whose rows other processes read (the
+	 * aggregate host: parallel workers, Citus shards): kind names how
+	 * learner.h's km_pass_rebuild builds the same pass from them there
+	 * (every state it starts then comes from init alone); point_bytes and
+	 * point_write give the bytes.  kind 0: the pass runs only where the
+	 * learner is (an ordered pass, a pass over the learner's own arrays).
+	 */
+	uint16_t	kind;
+	size_t		(*point_bytes) (const struct km_pass *pass);
+	void		(*point_write) (const struct km_pass *pass, unsigned char *out);
 	/* km_pass_feed's: rows fed, the chunk being filled */
 	size_t		rows_done;
 	size_t		rows_all;		/* rows the host holds, 0: unknown (progress) */

@@ -1,0 +1,31 @@
+/*
+ * host_agg.h - the aggregate host (issue 28, DESIGN-0.4.md step 5): each
+ * pass the learner asks for is one statement over the named model's
+ * stored query, SELECT _kernel_ml_pass(s.f, s.y, $1) FROM (query) s, with
+ * the pass's descriptor (src/pg/pass_desc.h) as $1; parallel workers and
+ * Citus shards run the pass where the rows are, and this backend combines
+ * their states.  The rows, split, folds and labels are the cursor host's
+ * (host_cursor.h: its counting scan comes first); a pass that cannot
+ * travel (learn/pass.h kind 0: an ordered pass, one over the learner's own
+ * arrays) runs on the cursor host, as before.
+ */
+#ifndef KM_HOST_AGG_H
+#define KM_HOST_AGG_H
+
+#include "host_cursor.h"
+#include "pass_desc.h"
+
+typedef struct AggHost
+{
+	CursorHost *cursor;
+	km_host		cursor_host;	/* the passes that do not travel */
+	const char *schema;			/* the extension's, quoted */
+	PassRules	rules;
+	int			statements;		/* passes run as a statement */
+	int			scans;			/* passes run on the cursor host */
+} AggHost;
+
+/* The aggregate host over a counted cursor host (cursor_host_count, class_of set). */
+extern km_host agg_host(AggHost *a, CursorHost *h, const char *schema);
+
+#endif							/* KM_HOST_AGG_H */

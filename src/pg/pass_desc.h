@@ -1,0 +1,172 @@
+/*
+ * pass_desc.h - the pass aggregate's descriptor and states (issue 28,
+ * DESIGN-0.4.md step 5): what the aggregate host (src/catalog/host_agg.c)
+ * hands the pass aggregate (src/sql/pass_agg.c) as its one constant
+ * argument, and the fixed-size bytea state the aggregate's transition,
+ * combine and final functions pass along.
+ *
+ * A descriptor is a bytea: a header (magic, version, byte order, the
+ * pass's kind, state size and chunk, a 64-bit key over every byte after
+ * the header), the host's row rules (features per row, what the second
+ * column is, the split's seed and fraction, the folds, the pass's side,
+ * the labels and their classes) and the learner's point of the pass
+ * (learn/pass.h point_write: its basis, its coefficients).  Any role can
+ * call the pass aggregate, so a descriptor is untrusted input: decoded
+ * once per statement and process, bounds-checked, its key recomputed,
+ * its point rebuilt by the core as untrusted bytes (learner.h
+ * km_pass_rebuild).
+ *
+ * Where the pass comes from: in the learner's own backend the host
+ * registers the live pass (pass_desc_live) before the statement runs, so
+ * the transitions it runs itself and every combine and final use the
+ * learner's pass as it is; a parallel worker (or a Citus shard) rebuilds
+ * the pass from the descriptor once, keyed by the descriptor's key.
+ *
+ * A state is a bytea of fixed size for its descriptor: a header (magic,
+ * the descriptor's key, so that a state is never taken for another pass's;
+ * the rows it read; the first error of its adds), the pass's state
+ * (state_bytes) and a buffer of up to one chunk of rows not yet added.
+ * The transition fills the buffer and adds a full chunk; combine adds the
+ * other state's buffered rows into its own state, then combines the two
+ * pass states (learn/pass.h km_pass_combine); final adds what is
+ * buffered.
+ */
+#ifndef KM_PASS_DESC_H
+#define KM_PASS_DESC_H
+
+#include "postgres.h"
+
+#include "fmgr.h"
+
+#include "learn/pass.h"
+#include "split.h"
+
+#define KM_PASS_DESC_MAGIC 0x44504d4bu	/* "KMPD" */
+#define KM_PASS_STATE_MAGIC 0x53504d4bu /* "KMPS" */
+#define KM_PASS_DESC_VERSION 1
+#define KM_PASS_BYTE_ORDER 0x01020304u
+
+/* What a row's second column is (host_cursor.h CursorTarget's values). */
+typedef enum PassTarget
+{
+	PASS_VALUES = 0,
+	PASS_FLOAT8_LABELS,
+	PASS_TEXT_LABELS
+} PassTarget;
+
+/* The host's rules of which rows a pass reads, and how. */
+typedef struct PassRules
+{
+	int			d;				/* features per row */
+	PassTarget	target;
+	bool		all_rows;		/* every usable row, else the training side */
+	int64		seed;			/* split, folds and reservoir keys */
+	double		test_fraction;
+	int			folds;			/* 0: none */
+	km_rows_side side;			/* the pass's */
+	int			fold;
+	int			nlabels;
+	/* labels: text (bytes, len) or float8 values, and each one's class */
+	const char **lab_text;
+	int		   *lab_len;
+	double	   *lab_value;
+	uint32	   *lab_class;
+} PassRules;
+
+/* A descriptor's fixed header (then the rules' labels and the point). */
+typedef struct PassDescHeader
+{
+	int32		vl_len_;
+	uint32		magic;
+	uint16		version;
+	uint16		kind;			/* learn/pass.h kind */
+	uint32		order;			/* KM_PASS_BYTE_ORDER as written */
+	uint64		key;			/* hash of every byte after the header */
+	uint64		state_bytes;
+	uint32		chunk;
+	int32		d;
+	uint32		target;
+	uint32		all_rows;
+	int64		seed;
+	double		test_fraction;
+	int32		folds;
+	int32		side;
+	int32		fold;
+	uint32		nlabels;
+	uint64		labels_len;		/* bytes of the labels after the header */
+	uint64		point_len;		/* bytes of the point after the labels */
+} PassDescHeader;
+
+/* A state's header (then the pass state, then the buffer), MAXALIGNed parts. */
+typedef struct PassStateHeader
+{
+	int32		vl_len_;
+	uint32		magic;
+	uint64		key;			/* its descriptor's */
+	uint64		state_bytes;
+	uint32		d;
+	uint32		cap;			/* rows the buffer holds */
+	uint32		nbuf;			/* rows in it */
+	uint32		reserved;
+	int64		added;			/* rows added into the pass state (the next add's first) */
+	int64		rows;			/* rows of the host's side read into it */
+	km_error	err;			/* the first failed add's (status KM_OK: none) */
+} PassStateHeader;
+
+/* One pass of a statement: its descriptor, rules and pass. */
+typedef struct PassRun
+{
+	uint64		key;
+	bytea	   *desc;			/* a copy (the live one: the host's) */
+	PassRules	rules;
+	km_pass    *pass;
+	size_t		chunk;			/* rows per add */
+	bool		live;			/* the learner's own pass (its backend) */
+	MemoryContext cxt;			/* a rebuilt one's memory */
+	KmHoldoutThreshold thr;		/* the rules' split */
+	double	   *hbuf;			/* d + 1: a row's hash buffer */
+} PassRun;
+
+/*
+ * The descriptor of pass (its point written, rules as given) in
+ * CurrentMemoryContext; the learner's live pass registered with it until
+ * pass_desc_live_end.
+ */
+extern bytea *pass_desc_build(const km_pass *pass, const PassRules *rules);
+extern void pass_desc_live_begin(bytea *desc, const PassRules *rules, km_pass *pass);
+extern void pass_desc_live_end(void);
+
+/*
+ * The pass of a descriptor in this process: the live one, the one rebuilt
+ * already, or rebuilt now (in a context under parent); an invalid
+ * descriptor or point is an error (22P03 / 22023).
+ */
+extern PassRun *pass_desc_run(bytea *desc, MemoryContext parent);
+
+/* The pass a state's key names in this process, or an error. */
+extern PassRun *pass_desc_run_of_key(uint64 key);
+
+/* Bytes of a state of run's pass, its parts' offsets. */
+extern Size pass_state_size(const PassRun *run, Size *state_off, Size *buf_off);
+
+/*
+ * A state as untrusted bytes: the header's magic, key and sizes checked
+ * against run's (22P03 otherwise).
+ */
+extern PassStateHeader *pass_state_check(bytea *s, const PassRun *run);
+
+/*
+ * One row (f: the feature array, y: the target or label datum, ynull) into
+ * the state: the host's rules (null rows skipped, the split, the fold,
+ * the label's class, the reservoir key), buffered; a full buffer added.
+ */
+extern void pass_state_row(PassRun *run, PassStateHeader *st, ArrayType *f,
+						   Datum y, bool ynull);
+
+/* The buffered rows of from added into st's pass state (from's own when st == from). */
+extern void pass_state_flush(PassRun *run, PassStateHeader *st, PassStateHeader *from);
+
+/* The pass state of st (after its header). */
+extern void *pass_state_data(PassStateHeader *st);
+
+#endif							/* KM_PASS_DESC_H */

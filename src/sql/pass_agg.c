@@ -1,0 +1,158 @@
+/*
+ * pass_agg.c - the pass aggregate (issue 28, DESIGN-0.4.md step 5):
+ * _kernel_ml_pass(features, target, descriptor), one pass the learner asks
+ * for, over the rows of the statement it runs in.  Its state is a bytea of
+ * fixed size (pass_desc.h); its combine function adds two states of
+ * disjoint rows, so parallel workers and Citus shards run the pass where
+ * the rows are and the learner's backend combines their states.  Any role
+ * may call it: the descriptor and every state are untrusted bytes.
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "utils/array.h"
+#include "utils/memutils.h"
+
+#include "pass_desc.h"
+#include "pgutil.h"
+
+PG_FUNCTION_INFO_V1(kernel_pass_sfunc);
+PG_FUNCTION_INFO_V1(kernel_pass_combine);
+PG_FUNCTION_INFO_V1(kernel_pass_final);
+
+static MemoryContext
+agg_context(FunctionCallInfo fcinfo, const char *fn)
+{
+	MemoryContext aggcxt;
+
+	if (!AggCheckCallContext(fcinfo, &aggcxt))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("%s can only be called as part of an aggregate", fn),
+				 errhint("Call the aggregate _kernel_ml_pass.")));
+	return aggcxt;
+}
+
+/* A new state of run's pass in cxt, counted, its pass state initialized. */
+static PassStateHeader *
+new_state(PassRun *run, MemoryContext cxt)
+{
+	Size		size = pass_state_size(run, NULL, NULL);
+	PassStateHeader *st;
+
+	(void) km_mem_reserve(cxt, (double) size, "kernel_ml pass", false);
+	st = MemoryContextAllocExtended(cxt, size, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	SET_VARSIZE(st, size);
+	st->magic = KM_PASS_STATE_MAGIC;
+	st->key = run->key;
+	st->state_bytes = run->pass->state_bytes;
+	st->d = (uint32) run->rules.d;
+	st->cap = (uint32) run->chunk;
+	st->err.status = KM_OK;
+	if (run->pass->init != NULL)
+		run->pass->init(run->pass, pass_state_data(st));
+	return st;
+}
+
+/* A copy of st in cxt, counted. */
+static PassStateHeader *
+copy_state(PassStateHeader *st, MemoryContext cxt)
+{
+	Size		size = VARSIZE(st);
+	PassStateHeader *c;
+
+	(void) km_mem_reserve(cxt, (double) size, "kernel_ml pass", false);
+	c = MemoryContextAllocExtended(cxt, size, MCXT_ALLOC_HUGE);
+	memcpy(c, st, size);
+	return c;
+}
+
+/* The key of a state given as untrusted bytes (its run checks the rest). */
+static uint64
+state_key(bytea *s)
+{
+	if (VARATT_IS_EXTENDED(s) || VARSIZE(s) < sizeof(PassStateHeader) ||
+		((PassStateHeader *) s)->magic != KM_PASS_STATE_MAGIC)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("invalid pass aggregate state"),
+				 errdetail("The value of %zu bytes is not a kernel_ml pass state.",
+						   (size_t) VARSIZE_ANY(s)),
+				 errhint("Pass states are written by the pass aggregate for its own statement; do not build or change one.")));
+	return ((PassStateHeader *) s)->key;
+}
+
+/* _kernel_ml_pass's transition: (state, features, target or label, descriptor) */
+Datum
+kernel_pass_sfunc(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcxt = agg_context(fcinfo, "kernel_pass_sfunc");
+	PassRun    *run;
+	PassStateHeader *st;
+	ArrayType  *f = NULL;
+
+	if (PG_ARGISNULL(3))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("pass descriptor must not be null"),
+				 errhint("Let kernel_model_train or kernel_train_query run the pass aggregate.")));
+	run = pass_desc_run(PG_GETARG_BYTEA_P(3), fcinfo->flinfo->fn_mcxt);
+	st = PG_ARGISNULL(0) ? new_state(run, aggcxt) :
+		pass_state_check(PG_GETARG_BYTEA_P(0), run);
+	if (!PG_ARGISNULL(1))
+		f = PG_GETARG_ARRAYTYPE_P(1);
+	pass_state_row(run, st, f, PG_ARGISNULL(2) ? (Datum) 0 : PG_GETARG_DATUM(2),
+				   PG_ARGISNULL(2));
+	if (f != NULL && (Pointer) f != DatumGetPointer(PG_GETARG_DATUM(1)))
+		pfree(f);
+	PG_RETURN_BYTEA_P((bytea *) st);
+}
+
+/* _kernel_ml_pass's combine: two states of disjoint rows */
+Datum
+kernel_pass_combine(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcxt = agg_context(fcinfo, "kernel_pass_combine");
+	PassRun    *run;
+	PassStateHeader *a;
+	PassStateHeader *b;
+	km_error	err;
+
+	if (PG_ARGISNULL(1))
+	{
+		if (PG_ARGISNULL(0))
+			PG_RETURN_NULL();
+		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
+	}
+	b = (PassStateHeader *) PG_GETARG_BYTEA_P(1);
+	run = pass_desc_run_of_key(state_key((bytea *) b));
+	b = pass_state_check((bytea *) b, run);
+	if (PG_ARGISNULL(0))
+		PG_RETURN_BYTEA_P((bytea *) copy_state(b, aggcxt));
+	a = pass_state_check(PG_GETARG_BYTEA_P(0), run);
+	/* b's rows not added yet go into a's pass state, then the two add */
+	pass_state_flush(run, a, b);
+	if (a->err.status == KM_OK && b->err.status != KM_OK)
+		a->err = b->err;
+	if (a->err.status == KM_OK &&
+		km_pass_combine(run->pass, pass_state_data(a), pass_state_data(b), &err) != KM_OK)
+		a->err = err;
+	a->rows += b->rows;
+	PG_RETURN_BYTEA_P((bytea *) a);
+}
+
+/* _kernel_ml_pass's final: the state with every row added */
+Datum
+kernel_pass_final(PG_FUNCTION_ARGS)
+{
+	PassRun    *run;
+	PassStateHeader *st;
+
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	st = (PassStateHeader *) PG_GETARG_BYTEA_P(0);
+	run = pass_desc_run_of_key(state_key((bytea *) st));
+	st = copy_state(pass_state_check((bytea *) st, run), CurrentMemoryContext);
+	pass_state_flush(run, st, st);
+	PG_RETURN_BYTEA_P((bytea *) st);
+}
