@@ -19,22 +19,6 @@
 /* Flops of one uninterruptible piece of features (pipeline_approx.c's). */
 #define CG_PIECE_FLOPS 1e9
 
-double
-km_approx_cg_bytes(const km_basis *shape, size_t n)
-{
-	uint32_t	m = shape->m;
-	size_t		cgd = km_cg_doubles(m);
-	size_t		fac = km_approx_factor_doubles(m);
-	size_t		feat = km_approx_features_doubles(shape, PRIMAL_BLOCK);
-
-	if (cgd == 0 || fac == 0 || feat == 0)
-		return INFINITY;
-	/* L, then the factor's work or (after it) R and the vectors; a chunk's features */
-	return 8.0 * ((double) m * m + (double) (cgd > fac ? cgd : fac) + (double) feat +
-				  PRIMAL_BLOCK * (double) m + (double) KM_CG_RHS_DOUBLES(m) +
-				  (double) KM_XS_ROWS(n) * shape->d + 2.0 * m);
-}
-
 /* What the passes of "solver": "cg" read: the job and the solver. */
 typedef struct cg_point
 {
@@ -42,36 +26,83 @@ typedef struct cg_point
 	km_cg	   *cg;
 } cg_point;
 
-/*
- * This file calls nothing of pipeline_approx.c, which calls it (no import
- * circle): its memory, passes and features are asked of the layers below.
- */
+/* Memory from the job's env, as long as the model. */
 static void *
 cg_alloc(approx_job *job, size_t doubles)
 {
 	return job->env->alloc(job->env->ctx, doubles * sizeof(double));
 }
 
-/* The job's pass, made a CG pass over every row in chunks of PRIMAL_BLOCK. */
+/* A CG pass's point: the job (shape and basis) and, for Z^T (Z v), v. */
+static void
+cg_point_put(const km_pass *pass, km_point_writer *w)
+{
+	const cg_point *pt = pass->at;
+
+	km_approx_point_put_job(w, pt->job);
+	if (pass->kind == KM_PASS_KIND_CG_HV)
+		km_point_put_doubles(w, pt->cg->v, pt->cg->m);
+}
+
+static size_t
+cg_point_bytes(const km_pass *pass)
+{
+	km_point_writer w = {NULL, 0};
+
+	cg_point_put(pass, &w);
+	return w.len;
+}
+
+static void
+cg_point_write(const km_pass *pass, unsigned char *out)
+{
+	km_point_writer w = {out, 0};
+
+	cg_point_put(pass, &w);
+}
+
+static void
+cg_zero_init(km_pass *pass, void *state)
+{
+	memset(state, 0, pass->state_bytes);
+}
+
+/*
+ * The job's pass, made a CG pass of kind over every row in chunks of
+ * PRIMAL_BLOCK, its state zeroed and added (the host may split the rows:
+ * its point travels).
+ */
 static km_pass *
-cg_pass(approx_job *job, cg_point *pt, const char *what, size_t state_bytes,
+cg_pass(approx_job *job, cg_point *pt, uint16_t kind, size_t state_bytes,
 		km_pass_add_fn add)
 {
 	km_pass    *p = &job->pass;
 
-	snprintf(p->what, sizeof(p->what), "%s", what);
+	snprintf(p->what, sizeof(p->what), "%s",
+			 kind == KM_PASS_KIND_CG_RHS ? "cg: right-hand side" : "cg");
 	p->side = KM_SIDE_ALL;
 	p->fold = -1;
 	p->chunk = PRIMAL_BLOCK;
 	p->state_bytes = state_bytes;
 	p->ordered = false;
 	p->at = pt;
-	p->init = NULL;
+	p->init = cg_zero_init;
 	p->add = add;
 	p->end = NULL;
 	p->combine = NULL;
 	p->interrupt = job->env->interrupt;
+	p->kind = kind;
+	p->point_bytes = cg_point_bytes;
+	p->point_write = cg_point_write;
 	return p;
+}
+
+/* The buffers of a chunk's features. */
+static void
+cg_buffers(approx_job *job)
+{
+	job->Z = cg_alloc(job, (size_t) PRIMAL_BLOCK * job->b.m);
+	job->fwork = cg_alloc(job, km_approx_features_doubles(&job->b, PRIMAL_BLOCK) + 1);
 }
 
 /*
@@ -125,11 +156,6 @@ cg_hv_add(km_pass *pass, const km_block *rows, size_t first, void *state, km_err
 	return KM_OK;
 }
 
-static void
-cg_rhs_init(km_pass *pass, void *state)
-{
-	memset(state, 0, pass->state_bytes);
-}
 
 /*
  * Nystrom ridge by "solver": "cg" (learn/cg.h), after the basis pass: the
@@ -161,11 +187,9 @@ km_approx_job_cg(approx_job *job, km_model *m, km_error *err)
 		return err->status;
 	env->release(env->ctx, fwork);
 	km_cg_buffers(&cg, mm, L, cg_alloc(job, km_cg_doubles(mm)));
-	job->Z = cg_alloc(job, (size_t) PRIMAL_BLOCK * mm);
-	job->fwork = cg_alloc(job, km_approx_features_doubles(&job->b, PRIMAL_BLOCK) + 1);
-	pass = cg_pass(job, &pt, "cg: right-hand side", sizeof(double) * KM_CG_RHS_DOUBLES(mm),
+	cg_buffers(job);
+	pass = cg_pass(job, &pt, KM_PASS_KIND_CG_RHS, sizeof(double) * KM_CG_RHS_DOUBLES(mm),
 				   cg_rhs_add);
-	pass->init = cg_rhs_init;
 	if (km_pass_run(job->host, pass, st, &rows, err) != KM_OK)
 		return err->status;
 	n = st[2 * (size_t) mm + 2];
@@ -180,7 +204,7 @@ km_approx_job_cg(approx_job *job, km_model *m, km_error *err)
 	km_progress_stage("cg: m = %u, %.0f rows, lambda %g", mm, n, cg.lambda);
 	if (km_cg_precondition(&cg, n, err) != KM_OK)
 		return err->status;
-	pass = cg_pass(job, &pt, "cg", 0, cg_hv_add);
+	pass = cg_pass(job, &pt, KM_PASS_KIND_CG_HV, sizeof(double) * mm, cg_hv_add);
 	if (km_cg_solve(&cg, job->host, pass, st, coef, err) != KM_OK)
 		return err->status;
 	ar.lambda = cg.lambda;
@@ -200,3 +224,46 @@ km_approx_job_cg(approx_job *job, km_model *m, km_error *err)
 	return KM_OK;
 }
 
+
+km_status
+km_cg_pass_rebuild(uint16_t kind, km_point_reader *r, const km_train_env *env,
+				   km_pass **out, km_error *err)
+{
+	approx_job *job = env->alloc(env->ctx, sizeof(approx_job));
+	km_rows    *rows = env->alloc(env->ctx, sizeof(km_rows));
+	cg_point   *pt = env->alloc(env->ctx, sizeof(cg_point));
+	km_cg	   *cg = env->alloc(env->ctx, sizeof(km_cg));
+	uint32_t	m;
+
+	*out = NULL;
+	if (km_approx_point_get_job(r, job, rows, env, err) != KM_OK)
+		return err->status;
+	m = job->b.m;
+	if (!km_repr_lookup(job->b.kind)->centres)
+		return km_fail(err, KM_ERR_FORMAT, "pass point has an invalid shape",
+					   "A conjugate gradient pass needs a nystrom basis; the point's is %s.",
+					   km_approx_name(job->b.kind));
+	memset(cg, 0, sizeof(*cg));
+	cg->m = m;
+	cg->t = cg_alloc(job, KM_BLOCK_ROWS);
+	if (kind == KM_PASS_KIND_CG_HV)
+	{
+		const unsigned char *at = km_point_get_doubles(r, m);
+
+		cg->v = cg_alloc(job, m);
+		if (at == NULL || !km_point_copy_doubles(cg->v, at, m))
+			return km_fail(err, KM_ERR_FORMAT, "pass point has an invalid shape",
+						   "The conjugate gradient's point is not %u finite values.",
+						   (unsigned) m);
+	}
+	if (r->left != 0)
+		return km_fail(err, KM_ERR_FORMAT, "pass point has an invalid shape",
+					   "Pass kind %u has %zu bytes after its point.", (unsigned) kind, r->left);
+	pt->job = job;
+	pt->cg = cg;
+	cg_buffers(job);
+	*out = kind == KM_PASS_KIND_CG_RHS ?
+		cg_pass(job, pt, kind, sizeof(double) * KM_CG_RHS_DOUBLES(m), cg_rhs_add) :
+		cg_pass(job, pt, kind, sizeof(double) * m, cg_hv_add);
+	return KM_OK;
+}

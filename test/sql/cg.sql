@@ -37,6 +37,24 @@ SELECT i->>'components' AS components, i->>'approximation' AS approximation,
        round((i->>'train_rmse')::numeric, 6) AS train_rmse
 FROM (SELECT kernel_model_info(n) AS i FROM (VALUES ('cg_direct'), ('cg_cg')) v(n)) s;
 
+-- under a parallel plan: each pass is one statement of the pass aggregate,
+-- its point rebuilt in the workers, their states added
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+SET parallel_leader_participation = off;
+SELECT name, version, deployed
+FROM kernel_model_train('cg_par', 'SELECT f, y FROM cg_rows',
+       '{"approximation": "nystrom", "components": 120, "lambda": 0.01, "test_fraction": 0, "solver": "cg"}');
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+RESET parallel_leader_participation;
+SELECT max(abs(kernel_predict('cg_par', f) / kernel_predict('cg_direct', f) - 1)) < 1e-6 AS parallel_within_1e6
+FROM cg_rows;
+
 -- an aggregate reads the rows once: refused, with a hint to the named path
 SELECT kernel_train(f, y, '{"approximation": "nystrom", "components": 50, "solver": "cg"}') FROM cg_rows;
 SELECT pg_temp.outcome($$SELECT kernel_train(f, y, '{"approximation": "nystrom", "components": 50, "solver": "cg"}') FROM cg_rows$$);
