@@ -65,7 +65,9 @@ km_options_check_task(km_options_parser *p, const km_method_ops **ops,
 			snprintf(message, sizeof(message),
 					 "solver \"%s\" does not apply to method \"%s\"",
 					 km_solver_name(fit->solver), (*ops)->name);
-			return km_opt_fail(err, NULL, message,
+			return km_opt_fail(err, fit->solver == KM_SOLVER_CG ?
+							   "Solver \"cg\" solves nystrom ridge: use \"method\": \"ridge\" with \"approximation\": \"nystrom\", or remove \"solver\"." : NULL,
+							   message,
 						"Method \"%s\" takes solver \"%s\" (its default) or \"sgd\".",
 						(*ops)->name, km_solver_name((*ops)->default_solver));
 		}

@@ -67,6 +67,7 @@ SELECT kernel_model_train('cg_bad', 'SELECT f, y FROM cg_rows', '{"solver": "cg"
 SELECT kernel_model_train('cg_bad', 'SELECT f, y FROM cg_rows', '{"solver": "cg", "approximation": "rff"}');
 SELECT kernel_model_train('cg_bad', 'SELECT f, y FROM cg_rows', '{"solver": "cg", "approximation": "nystrom", "method": "svr"}');
 SELECT kernel_model_train('cg_bad', 'SELECT f, y FROM cg_rows', '{"solver": "cg", "approximation": "nystrom", "lambda": [0.1, 1]}');
+SELECT kernel_train(f, y::text, '{"solver": "cg", "method": "logistic", "approximation": "nystrom"}') FROM cg_rows WHERE id <= 10;
 SELECT kernel_model_train('cg_bad', 'SELECT f, y FROM cg_rows', '{"approximation": "nystrom", "tol": 1e-9}');
 SELECT kernel_model_train('cg_bad', 'SELECT f, y FROM cg_rows', '{"solver": "cgg", "approximation": "nystrom"}');
 
