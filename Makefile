@@ -13,16 +13,17 @@ CORE_OBJS = $(addprefix src/core/,core.o approx.o kernels.o kernel_maps.o eigen.
 	model.o methods.o options_core.o options_check.o options_suggest.o metrics.o accum.o \
 	logistic.o sgd.o primal.o svm.o svm_prob.o score.o basis.o classify.o progress.o \
 	crc32c.o classify_fit.o fit.o diagnostics.o model_v1.o model_fields.o model_approx.o grid.o \
-	model_format.o primal_pass.o repr.o task.o pipeline.o pipeline_approx.o pipeline_primal.o pipeline_approx_cg.o pipeline_approx_classify.o pipeline_class_fill.o centres.o pipeline_centres.o gp.o) $(KM_METHOD_OBJS) $(KM_LEARN_OBJS)
+	model_format.o primal_pass.o repr.o task.o pipeline.o pipeline_approx.o pipeline_primal.o pipeline_approx_cg.o pipeline_approx_classify.o pipeline_class_fill.o centres.o pipeline_centres.o gp.o drift.o pipeline_rows.o) $(KM_METHOD_OBJS) $(KM_LEARN_OBJS)
 # the sections the task and representation tables declare (model_section.h)
 CORE_OBJS += src/core/model_sections_task.o src/core/model_sections_repr.o \
-	src/core/model_sections_encoder.o src/core/encoder.o src/core/model_sections_gp.o
+	src/core/model_sections_encoder.o src/core/encoder.o src/core/model_sections_gp.o \
+	src/core/model_sections_pca.o
 GLUE_OBJS = $(addprefix src/pg/,kernel_ml.o pgutil.o json.o options.o split.o \
 	rowset.o accum_state.o progress.o model_bytea.o train_rows.o host_memory.o table_columns.o) \
 	$(addprefix src/sql/,train.o predict.o matrix.o export.o approx.o approx_basis.o call_cache.o classify.o) \
-	$(addprefix src/sql/,predict_matrix.o evaluate.o train_table.o predict_row.o predict_literal.o predict_std.o gp_info.o) \
+	$(addprefix src/sql/,predict_matrix.o evaluate.o train_table.o predict_row.o predict_literal.o predict_std.o gp_info.o kernel_fit.o transform.o pca_info.o) \
 	$(addprefix src/catalog/,catalog.o catalog_owner.o catalog_table.o catalog_query.o named_common.o named_train.o passes.o deploy.o catalog_sql.o \
-	catalog_predict.o predict_citus.o passes_classify.o host_cursor.o catalog_score.o named_table.o module.o)
+	catalog_predict.o predict_citus.o passes_classify.o host_cursor.o catalog_score.o named_table.o module.o drift_named.o)
 # the pass aggregate and its host (issue 28, DESIGN-0.4.md step 5)
 GLUE_OBJS += src/pg/pass_desc.o src/sql/pass_agg.o src/catalog/host_agg.o
 OBJS = $(CORE_OBJS) $(GLUE_OBJS) $(KM_ASAN_OBJS)
@@ -46,7 +47,7 @@ KM_LIBS = -lisal -lopenblas -llapacke -lmvec -lm
 SHLIB_LINK = $(KM_LIBS)
 
 EXTRA_CLEAN = test/build test/bench/loo test/bench/approx test/bench/fit test/unit/run_unit test/unit/run_unit_asan \
-	test/bench/sgd_epochs test/bench/logistic_bench test/bench/svm_core test/bench/svr_core \
+	test/bench/sgd_epochs test/bench/logistic_bench test/bench/svm_core test/bench/svr_core test/bench/oneclass_core \
 	test/fuzz/fuzz_model test/fuzz/fuzz_options test/fuzz/make_seed test/fuzz/*.o test/fuzz/*.bc
 
 PG_CONFIG ?= pg_config
@@ -220,6 +221,10 @@ bench: bench-svm
 
 # The exact epsilon-SVR core against scikit-learn's SVR (test/bench/svr_core.py).
 test/bench/svr_core: $(call km_objs,bench,test/bench/svr_core.o $(KM_STANDALONE_OBJS))
+	$(KM_bench_CC) $(KM_bench_CFLAGS) -no-pie -o $@ $^ $(KM_STANDALONE_LIBS)
+
+# The exact one-class SVM core against scikit-learn's OneClassSVM (test/bench/oneclass_core.py).
+test/bench/oneclass_core: $(call km_objs,bench,test/bench/oneclass_core.o $(KM_STANDALONE_OBJS))
 	$(KM_bench_CC) $(KM_bench_CFLAGS) -no-pie -o $@ $^ $(KM_STANDALONE_LIBS)
 
 # Ridge training in the core beside bare dpotrf, with its stages timed

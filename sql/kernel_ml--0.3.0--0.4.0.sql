@@ -581,3 +581,85 @@ COMMENT ON AGGREGATE @extschema@._kernel_ml_pass(float8[], float8, bytea) IS
 
 COMMENT ON AGGREGATE @extschema@._kernel_ml_pass(float8[], text, bytea) IS
 'one pass of a classifier''s training over the rows of its statement, the label as text (kernel_model_train and kernel_train_query issue it): the descriptor names the pass and its point; a fixed-size bytea state that parallel workers and Citus shards combine';
+-- The kernel drift test (issue 32, item 4): the training side recorded
+-- with each version, the test, and retraining on drift ---------------------
+ALTER TABLE @extschema@.kernel_models ADD COLUMN drift_reference pg_catalog.bytea;
+
+COMMENT ON COLUMN @extschema@.kernel_models.drift_reference IS 'the training side of the drift test (kernel_model_drift), recorded when the version was trained: J <= 10 features of the model''s basis (kernel values at J of its rows or centres, or J of its random features) and the sums of those features over every usable row the query returned (count, sum, sum of products); NULL for versions trained before 0.4.0 and models without a basis';
+
+CREATE FUNCTION @extschema@.kernel_model_retrain(name pg_catalog.text, options pg_catalog.jsonb)
+RETURNS TABLE (name pg_catalog.text, version pg_catalog.int4, deployed pg_catalog.bool, metrics pg_catalog.jsonb)
+AS 'MODULE_PATHNAME', 'kernel_model_retrain'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.kernel_model_retrain(pg_catalog.text, pg_catalog.jsonb) IS
+'kernel_model_retrain(name) with options: {"when": "drifted", "alpha": 0.01} first runs the drift test (kernel_model_drift) of the rows the stored query returns now, as the model''s owner, against the version the retrain starts from, and retrains only when its p-value is below alpha (metrics->''retrain''->''drift'' holds the test); otherwise it stores nothing, returns no row and raises a NOTICE with the test; {"when": "always"} (the default) retrains as kernel_model_retrain(name); unknown keys are an error; a null argument is an error (22004)';
+
+CREATE FUNCTION @extschema@.kernel_model_drift(name pg_catalog.text, query pg_catalog.text)
+RETURNS pg_catalog.jsonb
+AS 'MODULE_PATHNAME', 'kernel_model_drift'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.kernel_model_drift(pg_catalog.text, pg_catalog.text) IS
+'a linear-time kernel two-sample test (mean embedding, chi-square null) between the rows the deployed version of the named model was trained on (its drift_reference) and the rows of query (its first column: feature arrays; rows with a null array skipped), run as the caller in a security-restricted operation with the caller''s search_path pinned: {statistic, p_value, dof, n_train, n_new, new_rows_skipped, version, features, basis, test}; read access as for kernel_predict(name, features)';
+-- Kernel PCA (issue 32): kernel_fit, an aggregate for methods without a
+-- target (kernel_train's state, combine and serialization), and
+-- kernel_transform by bytea and by name (src/sql/kernel_fit.c, transform.c) -----
+CREATE FUNCTION @extschema@.kernel_fit_sfunc(internal, pg_catalog.float8[], pg_catalog.jsonb)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'kernel_fit_sfunc'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.kernel_fit_final(internal)
+RETURNS pg_catalog.bytea
+AS 'MODULE_PATHNAME', 'kernel_fit_final'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE AGGREGATE @extschema@.kernel_fit(features pg_catalog.float8[], options pg_catalog.jsonb) (
+	SFUNC = @extschema@.kernel_fit_sfunc,
+	STYPE = internal,
+	FINALFUNC = @extschema@.kernel_fit_final,
+	COMBINEFUNC = @extschema@.kernel_train_combine,
+	SERIALFUNC = @extschema@.kernel_train_serialize,
+	DESERIALFUNC = @extschema@.kernel_train_deserialize,
+	PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE @extschema@.kernel_fit(pg_catalog.float8[], pg_catalog.jsonb) IS
+'fit a kernel model without a target on the rows: "method": "pca" (kernel PCA, scikit-learn''s KernelPCA) with "dimensions": k (default 2) and the kernel options of kernel_train; exact, or approximate with "approximation": "nystrom" or "rff" (one pass of additive sums); returns the model as bytea, read with kernel_transform';
+
+CREATE FUNCTION @extschema@.kernel_transform(model pg_catalog.bytea, features pg_catalog.float8[])
+RETURNS pg_catalog.float8[]
+AS 'MODULE_PATHNAME', 'kernel_transform'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.kernel_transform(pg_catalog.bytea, pg_catalog.float8[]) IS
+'the k coordinates of one row under a kernel PCA model (kernel_fit with "method": "pca"), as scikit-learn''s KernelPCA.transform: centred in feature space, each component scaled by 1 / sqrt(eigenvalue), its sign fixed so that its largest coefficient is positive';
+
+CREATE FUNCTION @extschema@.kernel_transform(name pg_catalog.text, features pg_catalog.float8[])
+RETURNS pg_catalog.float8[]
+AS 'MODULE_PATHNAME', 'kernel_transform_by_name'
+LANGUAGE C STABLE STRICT PARALLEL SAFE
+SUPPORT @extschema@._kernel_ml_by_name_support;
+
+COMMENT ON FUNCTION @extschema@.kernel_transform(pg_catalog.text, pg_catalog.float8[]) IS
+'kernel_transform with the deployed version of the named model, looked up, and read access checked, once per statement snapshot and current user';
+
+-- One-class SVM (issue 32): "method": "oneclass" of kernel_fit, its decision
+-- value by kernel_predict, inlier or outlier by kernel_predict_class.
+COMMENT ON AGGREGATE @extschema@.kernel_fit(pg_catalog.float8[], pg_catalog.jsonb) IS
+'fit a kernel model without a target on the rows: "method": "pca" (kernel PCA, scikit-learn''s KernelPCA) with "dimensions": k (default 2), read with kernel_transform, or "method": "oneclass" (the one-class SVM, scikit-learn''s OneClassSVM) with "nu" in (0, 1] (default 0.5), read with kernel_predict (the decision value) and kernel_predict_class (inlier or outlier); the kernel options of kernel_train; exact, or approximate with "approximation": "nystrom" or "rff"; returns the model as bytea';
+
+COMMENT ON FUNCTION @extschema@.kernel_predict(pg_catalog.bytea, pg_catalog.float8[]) IS
+'score one row with a model: the prediction of a regression model, the decision value of a binary classifier (positive means the second class) or of a one-class model (positive means inlier); an error for a multi-class model';
+
+COMMENT ON FUNCTION @extschema@.kernel_predict_class(pg_catalog.bytea, pg_catalog.float8[]) IS
+'the predicted class label of one row under a classifier; under a one-class model, inlier (decision value above 0) or outlier';
+
+CREATE FUNCTION @extschema@.kernel_train_query(query text, options jsonb DEFAULT '{}'::pg_catalog.jsonb)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_train_query'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.kernel_train_query(text, jsonb) IS
+'train one model on every usable row a query returns (features, then target or label; or features alone for kernel_fit methods), the same model as the kernel_train aggregate over those rows: an approximate model''s passes (basis, sums, Newton steps, folds, "solver": "cg" iterations) run as statements over the pass aggregate, which parallel workers and Citus shards compute where the rows are; the query runs as the caller, security-restricted, with the search_path pinned';

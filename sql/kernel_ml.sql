@@ -106,6 +106,31 @@ CREATE AGGREGATE kernel_train(features float8[], target float8, options jsonb) (
 
 COMMENT ON AGGREGATE kernel_train(float8[], float8) IS
 'train an RBF kernel ridge model (default options) on (features, target) rows; returns the model as bytea';
+CREATE FUNCTION kernel_fit_sfunc(internal, float8[], jsonb)
+RETURNS internal
+AS 'MODULE_PATHNAME', 'kernel_fit_sfunc'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+CREATE FUNCTION kernel_fit_final(internal)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_fit_final'
+LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+
+-- Methods without a target (kernel PCA): kernel_train's state, combine and
+-- serialization (a target of 0 per row), its own final function.
+CREATE AGGREGATE kernel_fit(features float8[], options jsonb) (
+	SFUNC = kernel_fit_sfunc,
+	STYPE = internal,
+	FINALFUNC = kernel_fit_final,
+	COMBINEFUNC = kernel_train_combine,
+	SERIALFUNC = kernel_train_serialize,
+	DESERIALFUNC = kernel_train_deserialize,
+	PARALLEL = SAFE
+);
+
+COMMENT ON AGGREGATE kernel_fit(float8[], jsonb) IS
+'fit a kernel model without a target on the rows: "method": "pca" (kernel PCA, scikit-learn''s KernelPCA) with "dimensions": k (default 2), read with kernel_transform, or "method": "oneclass" (the one-class SVM, scikit-learn''s OneClassSVM) with "nu" in (0, 1] (default 0.5), read with kernel_predict (the decision value) and kernel_predict_class (inlier or outlier); the kernel options of kernel_train; exact, or approximate with "approximation": "nystrom" or "rff"; returns the model as bytea';
+
 COMMENT ON AGGREGATE kernel_train(float8[], float8, jsonb) IS
 'train a kernel model on (features, target) rows with the given options: ridge, lms or svr (epsilon-SVR) regression, or svm or logistic classification of the target''s distinct values; exact, or approximate with "approximation": "nystrom" or "rff"; lambda and gamma grids selected by leave-one-out, GCV or k-fold; returns the model as bytea';
 
@@ -117,7 +142,7 @@ AS 'MODULE_PATHNAME', 'kernel_predict'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION kernel_predict(bytea, float8[]) IS
-'score one row with a model: the prediction of a regression model, the decision value of a binary classifier (positive means the second class); an error for a multi-class model';
+'score one row with a model: the prediction of a regression model, the decision value of a binary classifier (positive means the second class) or of a one-class model (positive means inlier); an error for a multi-class model';
 
 CREATE FUNCTION kernel_predict_std(model bytea, features float8[])
 RETURNS float8
@@ -126,6 +151,14 @@ LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION kernel_predict_std(bytea, float8[]) IS
 'the predictive standard deviation of a new observation at one row, from the Gaussian-process reading of an exact kernel ridge model: sqrt(s2 (k(x, x) - k_x''(K + lambda I)^-1 k_x + lambda)), the latent part clipped at 0; the factor of K + lambda I is built once per call site and model';
+
+CREATE FUNCTION kernel_transform(model bytea, features float8[])
+RETURNS float8[]
+AS 'MODULE_PATHNAME', 'kernel_transform'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_transform(bytea, float8[]) IS
+'the k coordinates of one row under a kernel PCA model (kernel_fit with "method": "pca"), as scikit-learn''s KernelPCA.transform: centred in feature space, each component scaled by 1 / sqrt(eigenvalue), its sign fixed so that its largest coefficient is positive';
 
 CREATE FUNCTION kernel_model_info(model bytea)
 RETURNS jsonb
@@ -229,8 +262,8 @@ COMMENT ON COLUMN kernel_model_names.model_id IS 'the identity of the model unde
 -- the role in kernel_model_names.owner) and write as the extension's owner;
 -- nobody else is granted INSERT, UPDATE or DELETE.  Read access to every
 -- model is the SELECT privilege on this table: GRANT SELECT ON kernel_models
--- TO role.  search_path is the last column so that a table updated from
--- 0.1.0 has the same columns in the same order.
+-- TO role.  search_path, then drift_reference (0.4.0), are the last columns
+-- so that a table updated from 0.1.0 has the same columns in the same order.
 CREATE TABLE kernel_models (
 	name text NOT NULL CHECK (name OPERATOR(pg_catalog.<>) ''),
 	version integer NOT NULL CHECK (version OPERATOR(pg_catalog.>) 0),
@@ -244,6 +277,7 @@ CREATE TABLE kernel_models (
 	n_features integer NOT NULL,
 	deployed boolean NOT NULL DEFAULT false,
 	search_path text,
+	drift_reference bytea,
 	PRIMARY KEY (name, version)
 );
 
@@ -269,6 +303,7 @@ COMMENT ON COLUMN kernel_models.n_train IS 'rows the stored model was fitted on'
 COMMENT ON COLUMN kernel_models.n_features IS 'length of the feature arrays the model takes';
 COMMENT ON COLUMN kernel_models.deployed IS 'whether this is the version kernel_predict(name, features) uses; at most one per name';
 COMMENT ON COLUMN kernel_models.search_path IS 'the schemas source_query resolved names in when this version was trained (the trainer''s search_path, "$user" expanded, temporary schema left out); kernel_model_retrain pins it, followed by pg_temp; NULL for versions from 0.1.0, which are retrained with "$user", public ("$user" being the owner)';
+COMMENT ON COLUMN kernel_models.drift_reference IS 'the training side of the drift test (kernel_model_drift), recorded when the version was trained: J <= 10 features of the model''s basis (kernel values at J of its rows or centres, or J of its random features) and the sums of those features over every usable row the query returned (count, sum, sum of products); NULL for versions trained before 0.4.0 and models without a basis';
 
 -- Rows that do not come from the catalog functions (a restore, a superuser's
 -- INSERT): owners resolved by name, and every restored version's name given
@@ -302,6 +337,22 @@ LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION kernel_model_retrain(text) IS
 'train a new version of the named model with the query, options and search_path of its deployed version (its latest when none is deployed; metrics->''retrain'' says which, and whether the rows changed since); the query runs as the model''s owner (never as the caller) in a security-restricted operation, and nothing it sets outlives it; an error, storing nothing, if the model was dropped, re-created or changed owner meanwhile; a null name is an error (22004)';
+
+CREATE FUNCTION kernel_model_retrain(name text, options jsonb)
+RETURNS TABLE (name text, version integer, deployed boolean, metrics jsonb)
+AS 'MODULE_PATHNAME', 'kernel_model_retrain'
+LANGUAGE C VOLATILE CALLED ON NULL INPUT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION kernel_model_retrain(text, jsonb) IS
+'kernel_model_retrain(name) with options: {"when": "drifted", "alpha": 0.01} first runs the drift test (kernel_model_drift) of the rows the stored query returns now, as the model''s owner, against the version the retrain starts from, and retrains only when its p-value is below alpha (metrics->''retrain''->''drift'' holds the test); otherwise it stores nothing, returns no row and raises a NOTICE with the test; {"when": "always"} (the default) retrains as kernel_model_retrain(name); unknown keys are an error; a null argument is an error (22004)';
+
+CREATE FUNCTION kernel_model_drift(name text, query text)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'kernel_model_drift'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION kernel_model_drift(text, text) IS
+'a linear-time kernel two-sample test (mean embedding, chi-square null) between the rows the deployed version of the named model was trained on (its drift_reference) and the rows of query (its first column: feature arrays; rows with a null array skipped), run as the caller in a security-restricted operation with the caller''s search_path pinned: {statistic, p_value, dof, n_train, n_new, new_rows_skipped, version, features, basis, test}; read access as for kernel_predict(name, features)';
 
 CREATE FUNCTION kernel_model_deploy(name text, version integer)
 RETURNS void
@@ -372,6 +423,15 @@ SUPPORT @extschema@._kernel_ml_by_name_support;
 
 COMMENT ON FUNCTION kernel_predict_std(text, float8[]) IS
 'kernel_predict_std with the deployed version of the named model, looked up, and read access checked, once per statement snapshot and current user';
+
+CREATE FUNCTION kernel_transform(name text, features float8[])
+RETURNS float8[]
+AS 'MODULE_PATHNAME', 'kernel_transform_by_name'
+LANGUAGE C STABLE STRICT PARALLEL SAFE
+SUPPORT @extschema@._kernel_ml_by_name_support;
+
+COMMENT ON FUNCTION kernel_transform(text, float8[]) IS
+'kernel_transform with the deployed version of the named model, looked up, and read access checked, once per statement snapshot and current user';
 
 -- One row per name the caller owns or may read.  A plain view, so it reads
 -- the tables with its owner's rights and filters the rows itself: by the
@@ -558,7 +618,7 @@ AS 'MODULE_PATHNAME', 'kernel_predict_class'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
 COMMENT ON FUNCTION kernel_predict_class(bytea, float8[]) IS
-'the predicted class label of one row under a classifier';
+'the predicted class label of one row under a classifier; under a one-class model, inlier (decision value above 0) or outlier';
 
 CREATE FUNCTION kernel_predict_proba(model bytea, features float8[])
 RETURNS jsonb
@@ -1024,3 +1084,11 @@ COMMENT ON AGGREGATE @extschema@._kernel_ml_pass(float8[], float8, bytea) IS
 
 COMMENT ON AGGREGATE @extschema@._kernel_ml_pass(float8[], text, bytea) IS
 'one pass of a classifier''s training over the rows of its statement, the label as text (kernel_model_train and kernel_train_query issue it): the descriptor names the pass and its point; a fixed-size bytea state that parallel workers and Citus shards combine';
+
+CREATE FUNCTION @extschema@.kernel_train_query(query text, options jsonb DEFAULT '{}'::pg_catalog.jsonb)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'kernel_train_query'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.kernel_train_query(text, jsonb) IS
+'train one model on every usable row a query returns (features, then target or label; or features alone for kernel_fit methods), the same model as the kernel_train aggregate over those rows: an approximate model''s passes (basis, sums, Newton steps, folds, "solver": "cg" iterations) run as statements over the pass aggregate, which parallel workers and Citus shards compute where the rows are; the query runs as the caller, security-restricted, with the search_path pinned';

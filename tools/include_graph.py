@@ -77,6 +77,8 @@ CORE_LAYER = {
     "model": "model", "score": "model",
     # the Gaussian-process reading of exact ridge: a decoded model's rows, factored
     "gp": "model",
+    # the drift test: a decoded model's basis cut to J features, additive sums
+    "drift": "model",
     "model_v1": "model", "model_fields": "model", "model_internal": "model",
     "model_approx": "model", "model_format": "model",
     # the sections a task's or a representation's row declares
@@ -85,7 +87,9 @@ CORE_LAYER = {
     # model_format.c walks them
     "model_section": "model", "model_sections_task": "model",
     "model_sections_repr": "model", "model_sections_encoder": "model",
-    "model_sections_gp": "model",
+    "model_sections_gp": "model", "model_sections_pca": "model",
+    # the road of a task without a target (kernel_fit): fit_rows / fit_sums
+    "pipeline_rows": "train",
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)

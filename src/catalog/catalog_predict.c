@@ -265,9 +265,18 @@ Datum
 kernel_predict_class_by_name(PG_FUNCTION_ARGS)
 {
 	NamedEntry *entry = named_entry(fcinfo);
-	const km_model *m = named_classifier(fcinfo, entry, "kernel_predict_class");
-	const double *f = km_model_cache_decision_array(entry->mc, PG_GETARG_ARRAYTYPE_P(1));
-	uint32		c = km_classify_decide(m->multiclass, m->n_classes, f);
+	const km_model *m = km_model_cache_model(entry->mc, entry->model);
+	const double *f;
+	uint32		c;
+
+	if (km_sign_label(m, 0.0) != NULL)	/* novelty: the sign of the decision value */
+	{
+		f = km_model_cache_decision_array(entry->mc, PG_GETARG_ARRAYTYPE_P(1));
+		PG_RETURN_TEXT_P(cstring_to_text(km_sign_label(m, f[0])));
+	}
+	m = named_classifier(fcinfo, entry, "kernel_predict_class");
+	f = km_model_cache_decision_array(entry->mc, PG_GETARG_ARRAYTYPE_P(1));
+	c = km_classify_decide(m->multiclass, m->n_classes, f);
 
 	PG_RETURN_TEXT_P(cstring_to_text(km_classes_label(m->labels, m->labels_bytes,
 													  m->n_classes, c)));

@@ -92,10 +92,12 @@ label_column_is_text(Oid type)
 
 /*
  * The query's result columns must convert to (float8[], float8), or the
- * second be text; returns whether it is text.
+ * second be text; returns whether it is text.  One column, the features
+ * alone, is the query of a method without a target (kernel_fit's, whose
+ * options named training checks against it): *features_only.
  */
 static bool
-check_query_columns(TupleDesc desc)
+check_query_columns(TupleDesc desc, bool *features_only)
 {
 	Oid			want[2] = {FLOAT8ARRAYOID, FLOAT8OID};
 
@@ -105,10 +107,25 @@ check_query_columns(TupleDesc desc)
 				 errmsg("training query must return rows"),
 				 errdetail("The query is a utility statement."),
 				 errhint("Give a query that yields (features float8[], target float8).")));
+	*features_only = desc->natts == 1;
+	if (desc->natts == 1)
+	{
+		Oid			got = TupleDescAttr(desc, 0)->atttypid;
+		Oid			want = FLOAT8ARRAYOID;
+
+		if (!can_coerce_type(1, &got, &want, COERCION_ASSIGNMENT))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("training query column 1 has type %s", format_type_be(got)),
+					 errdetail("The first (features) column must be of a type that converts to %s.",
+							   format_type_be(want)),
+					 errhint("Give a query that yields (features float8[]) for a method without a target, such as \"pca\".")));
+		return false;
+	}
 	if (desc->natts != 2)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("training query must return two columns"),
+				 errmsg("training query must return one or two columns"),
 				 errdetail_plural("The query returns %d column.",
 								  "The query returns %d columns.",
 								  desc->natts, desc->natts),
@@ -136,9 +153,12 @@ check_query_columns(TupleDesc desc)
 	return false;
 }
 
-/* Plan body as a single statement and check its columns; whether labels are text. */
+/*
+ * Plan body as a single statement and check its columns; whether labels
+ * are text, and whether it returns the features alone (*features_only).
+ */
 static bool
-check_query(const char *body)
+check_query(const char *body, bool *features_only)
 {
 	SPIPlanPtr	plan = SPI_prepare(body, 0, NULL);
 	List	   *sources;
@@ -152,7 +172,8 @@ check_query(const char *body)
 				(errcode(ERRCODE_SYNTAX_ERROR),
 				 errmsg("training query must be a single statement"),
 				 errdetail("The query has %d statements.", list_length(sources))));
-	text_label = check_query_columns(((CachedPlanSource *) linitial(sources))->resultDesc);
+	text_label = check_query_columns(((CachedPlanSource *) linitial(sources))->resultDesc,
+									 features_only);
 	SPI_freeplan(plan);
 	return text_label;
 }
@@ -162,14 +183,18 @@ check_query(const char *body)
  * text labels, its rows into a new RowSet.
  */
 static RowSet *
-fetch_rows(const char *body, bool text_label, MemoryContext ctx)
+fetch_rows(const char *body, bool text_label, bool features_only, MemoryContext ctx)
 {
 	SPIPlanPtr	plan;
 	Portal		portal;
 	RowSet	   *rs;
 	MemoryContext batch;
 
-	plan = SPI_prepare(psprintf("SELECT q.f::pg_catalog.float8[], q.t::pg_catalog.%s "
+	/* the features alone: a target of 0 per row, as kernel_fit's state */
+	plan = SPI_prepare(features_only ?
+					   psprintf("SELECT q.f::pg_catalog.float8[], 0::pg_catalog.float8 "
+								"FROM (\n%s\n) AS q (f)", body) :
+					   psprintf("SELECT q.f::pg_catalog.float8[], q.t::pg_catalog.%s "
 								"FROM (\n%s\n) AS q (f, t)",
 								text_label ? "text" : "float8", body), 0, NULL);
 	if (plan == NULL)
@@ -274,11 +299,12 @@ catalog_collect_rows(const char *query, Oid run_as, const char *search_path,
 	QueryRun	qr;
 	RowSet	   *rs;
 	bool		text_label;
+	bool		features_only;
 	char	   *body = query_body(query);
 
 	query_enter(run_as, pinned_path(search_path), &qr);
-	text_label = check_query(body);
-	rs = fetch_rows(body, text_label, ctx);
+	text_label = check_query(body, &features_only);
+	rs = fetch_rows(body, text_label, features_only, ctx);
 	query_leave(&qr);
 	return rs;
 }
@@ -318,7 +344,8 @@ catalog_query_temp_relation(const char *query, Oid run_as, const char *search_pa
 }
 
 KmLabelKind
-catalog_query_label_kind(const char *query, Oid run_as, const char *search_path)
+catalog_query_label_kind(const char *query, Oid run_as, const char *search_path,
+						 bool *features_only)
 {
 	QueryRun	qr;
 	bool		text_label;
@@ -326,7 +353,7 @@ catalog_query_label_kind(const char *query, Oid run_as, const char *search_path)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	query_enter(run_as, pinned_path(search_path), &qr);
-	text_label = check_query(query_body(query));
+	text_label = check_query(query_body(query), features_only);
 	query_leave(&qr);
 	SPI_finish();
 	return text_label ? KM_LABELS_CLASSES : KM_LABELS_NUMERIC;
@@ -337,13 +364,17 @@ catalog_query_open(CatalogQuery *q, const char *query, Oid run_as,
 				   const char *search_path)
 {
 	QueryRun	qr;
+	bool		features_only;
 
 	q->body = query_body(query);
 	q->run_as = run_as;
 	q->path = pinned_path(search_path);
 	query_enter(run_as, q->path, &qr);
-	q->text_label = check_query(q->body);
+	q->text_label = check_query(q->body, &features_only);
 	query_leave(&qr);
+	/* named training refuses it first (the methods without a target fit in memory) */
+	if (features_only)
+		elog(ERROR, "the passes of a training query need a target column");
 	q->source = psprintf("(SELECT q.f::pg_catalog.float8[] AS f, q.t::pg_catalog.%s AS y "
 						 "FROM (\n%s\n) AS q (f, t)) AS s",
 						 q->text_label ? "text" : "float8", q->body);

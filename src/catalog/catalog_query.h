@@ -21,7 +21,8 @@ char	   *catalog_search_path(void);
 /*
  * Check that query is one statement returning (float8[], float8) or types
  * that convert to them, or a second column of a string type (text labels:
- * rs->label_type KM_LABEL_TEXT), run it as run_as with search_path, and collect its
+ * rs->label_type KM_LABEL_TEXT), or the features alone (a target of 0 per
+ * row: kernel_fit's methods), run it as run_as with search_path, and collect its
  * rows into a RowSet in ctx.  SPI connected.
  */
 RowSet	   *catalog_collect_rows(const char *query, Oid run_as,
@@ -49,9 +50,11 @@ Oid			catalog_query_temp_relation(const char *query, Oid run_as,
  * The kind of the query's label column (options.h: class labels for a
  * string or boolean type), the query planned as run_as with search_path
  * and its columns checked: what named training parses its options for.
+ * *features_only: the query returns one column, the features (a method
+ * without a target, kernel_fit's), numeric labels then.
  */
 KmLabelKind catalog_query_label_kind(const char *query, Oid run_as,
-									 const char *search_path);
+									 const char *search_path, bool *features_only);
 
 typedef struct CatalogQuery
 {

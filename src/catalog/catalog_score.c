@@ -15,6 +15,7 @@
 #include "predict_literal.h"
 #include "predict_row.h"
 #include "predict_std.h"
+#include "transform.h"
 #include "catalog_predict.h"
 
 PG_FUNCTION_INFO_V1(kernel_evaluate_by_name_sfunc);
@@ -123,4 +124,13 @@ Datum
 kernel_predict_std_by_name(PG_FUNCTION_ARGS)
 {
 	return km_predict_std(fcinfo, catalog_predict_model);
+}
+
+/* kernel_transform(name text, features float8[]) RETURNS float8[] */
+PG_FUNCTION_INFO_V1(kernel_transform_by_name);
+
+Datum
+kernel_transform_by_name(PG_FUNCTION_ARGS)
+{
+	return km_transform(fcinfo, catalog_predict_model);
 }

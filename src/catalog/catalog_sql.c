@@ -29,10 +29,12 @@
 #include "catalog.h"
 #include "catalog_query.h"
 #include "catalog_train.h"
+#include "drift_named.h"
 #include "named_table.h"
 
 PG_FUNCTION_INFO_V1(kernel_model_train);
 PG_FUNCTION_INFO_V1(kernel_model_train_table);
+PG_FUNCTION_INFO_V1(kernel_train_query);
 PG_FUNCTION_INFO_V1(kernel_model_retrain);
 PG_FUNCTION_INFO_V1(kernel_model_deploy);
 PG_FUNCTION_INFO_V1(kernel_model_drop);
@@ -90,6 +92,23 @@ kernel_model_train(PG_FUNCTION_ARGS)
 }
 
 /*
+ * kernel_train_query(query text, options jsonb) RETURNS bytea: one model of
+ * the query's rows, its passes run as statements (named_train.c).
+ */
+Datum
+kernel_train_query(PG_FUNCTION_ARGS)
+{
+	Catalog		cat;
+
+	static const char *const args[] = {"query", "options"};
+
+	catalog_check_not_null(fcinfo, "kernel_train_query(query, options)", args, 2);
+	catalog_open(fcinfo, &cat);
+	PG_RETURN_BYTEA_P(catalog_train_query(&cat, text_to_cstring(PG_GETARG_TEXT_PP(0)),
+										  PG_GETARG_JSONB_P(1)));
+}
+
+/*
  * kernel_model_train(name text, relation regclass, target text, options
  * jsonb): the stored query of the table's columns (named_table.c), then the
  * named road as kernel_model_train(name, query, options) with the options it
@@ -127,11 +146,16 @@ kernel_model_train_table(PG_FUNCTION_ARGS)
  * the name is still that model and still belongs to that owner under the
  * name lock (see catalog_train_named); metrics->'retrain' says which
  * version it started from and whether the rows changed since.
+ * kernel_model_retrain(name, options) too: with {"when": "drifted"} it
+ * first tests the rows the stored query returns now (as the owner) against
+ * the version's drift reference (drift_named.c) and retrains only when the
+ * p-value is below "alpha" (0.01); otherwise it stores nothing, returns no
+ * row and says so in a NOTICE.
  */
 Datum
 kernel_model_retrain(PG_FUNCTION_ARGS)
 {
-	static const char *const args[] = {"name"};
+	static const char *const args[] = {"name", "options"};
 	char	   *name;
 	Catalog		cat;
 	Oid			owner;
@@ -142,9 +166,13 @@ kernel_model_retrain(PG_FUNCTION_ARGS)
 	MemoryContext caller = CurrentMemoryContext;
 	RetrainSource from;
 	TrainedVersion tv;
+	RetrainWhen when = {false, 0.01};
 
-	catalog_check_not_null(fcinfo, "kernel_model_retrain(name)", args, 1);
+	catalog_check_not_null(fcinfo, PG_NARGS() > 1 ? "kernel_model_retrain(name, options)" :
+						   "kernel_model_retrain(name)", args, PG_NARGS());
 	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	if (PG_NARGS() > 1)
+		drift_retrain_options(PG_GETARG_JSONB_P(1), &when);
 	catalog_check_writable("kernel_model_retrain()");
 	catalog_check_name(name);
 	InitMaterializedSRF(fcinfo, 0);
@@ -174,6 +202,24 @@ kernel_model_retrain(PG_FUNCTION_ARGS)
 	from.deployed = latest.deployed;
 	from.rows_digest = latest.rows_digest;
 	from.digest_version = latest.digest_version;
+	from.drift = NULL;
+	if (when.drifted)
+	{
+		/* the stored query's rows now against the version's (drift_named.c) */
+		DriftOutcome o;
+
+		drift_test_version(&cat, name, latest.version, query, owner, search_path, true, &o);
+		if (!(o.p_value < when.alpha))
+		{
+			ereport(NOTICE,
+					(errmsg("model \"%s\" has not drifted: not retrained", name),
+					 errdetail("The drift test of version %d against the %lld rows its query returns now gives p-value %g (statistic %g, %d degrees of freedom), not below alpha %g.",
+							   o.version, (long long) o.n_new, o.p_value, o.statistic, o.dof,
+							   when.alpha)));
+			return (Datum) 0;
+		}
+		from.drift = drift_outcome_json(&o, &when);
+	}
 	catalog_train_named(&cat, name, query, options, owner, &from, search_path, &tv);
 	return_trained(fcinfo, name, &tv);
 	return (Datum) 0;

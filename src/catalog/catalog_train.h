@@ -27,6 +27,7 @@ typedef struct RetrainSource
 	bool		deployed;		/* that version was the deployed one */
 	const char *rows_digest;	/* the rows' digest of digest_version, NULL: none */
 	int32		digest_version; /* the latest version with its query and options */
+	Jsonb	   *drift;			/* "when": "drifted": the test that found drift, else NULL */
 } RetrainSource;
 
 /*
@@ -38,6 +39,9 @@ typedef struct RetrainSource
  * stored only if both still are under the name lock; its metrics say
  * whether the rows are those from->digest_version was trained on.
  */
+/* kernel_train_query(query, options): the model of every usable row (named_train.c). */
+bytea	   *catalog_train_query(const Catalog *cat, const char *query, Jsonb *options);
+
 void		catalog_train_named(const Catalog *cat, const char *name,
 								const char *query, Jsonb *options, Oid run_as,
 								const RetrainSource *from, const char *search_path,

@@ -42,6 +42,7 @@
 #include "pgprogress.h"
 #include "pgutil.h"
 #include "predict.h"
+#include "kernel_fit.h"
 #include "rowset.h"
 #include "split.h"
 #include "task.h"
@@ -49,6 +50,7 @@
 #include "catalog_query.h"
 #include "catalog_train.h"
 #include "deploy.h"
+#include "drift_named.h"
 #include "named_common.h"
 #include "named_table.h"
 #include "passes.h"
@@ -481,6 +483,8 @@ json_retrain(KmJson *j, const RetrainSource *from, const char *digest)
 		km_json_int(j, "rows_unchanged_since", from->digest_version);
 	else
 		km_json_null(j, "rows_unchanged_since");
+	if (from->drift != NULL)
+		km_json_jsonb(j, "drift", from->drift);
 	km_json_end(j);
 }
 
@@ -504,7 +508,7 @@ metrics_json(const NamedRun *run, const Decision *d, const RetrainSource *from)
 	km_json_num(&j, "test_fraction", run->opts.test_fraction);
 	km_json_int(&j, "seed", run->opts.seed);
 	km_json_bool(&j, "refit", run->refit && run->ntest > 0);
-	km_json_str(&j, "task", run->classify ? "classification" : "regression");
+	km_json_str(&j, "task", km_task_name(km_method_task(run->opts.fit.method)));
 	if (run->passes)
 		km_json_str(&j, "split", "row_hash");
 	if (run->classify)
@@ -596,6 +600,54 @@ notice_temporary_source(const char *name, const char *query, Oid run_as,
 }
 
 /*
+ * A one-column query (the features) for a method without a target
+ * (kernel_fit's, task.h target false), two columns for the others.
+ */
+static void
+check_query_target(const NamedRun *run, bool features_only)
+{
+	char		names[128];
+
+	if (features_only == !km_task_lookup(km_method_task(run->opts.fit.method))->target)
+		return;
+	km_fit_method_names(names, sizeof(names));
+	if (features_only && run->opts.method_default)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("training query must return two columns"),
+				 errdetail("The query returns 1 column; only a method without a target (%s) is fitted on the features alone.",
+						   names),
+				 errhint("Give a query that yields (features float8[], target float8), or name such a method, e.g. \"method\": \"pca\".")));
+	if (features_only)
+		km_fit_check_method(&run->opts, "a one-column training query");
+	ereport(ERROR,
+			(errcode(ERRCODE_DATATYPE_MISMATCH),
+			 errmsg("method \"%s\" takes no target column", km_method_name(run->opts.fit.method)),
+			 errdetail("The training query returns two columns; method \"%s\" is fitted on the features alone.",
+					   km_method_name(run->opts.fit.method)),
+			 errhint("Give a query that yields (features float8[]).")));
+}
+
+/*
+ * The model of a method without a target on every row (no split, no
+ * score: kernel_fit's on these rows); kernel_model_info describes it.
+ */
+static void
+fit_all_rows(NamedRun *run, MemoryContext work)
+{
+	MemoryContext old = MemoryContextSwitchTo(work);
+
+	run->ntest = 0;
+	run->ntrain = run->rs->n;
+	km_metrics_init(&run->train_scores);
+	km_metrics_init(&run->test_scores);
+	km_progress_stage("fit: " INT64_FORMAT " rows", run->ntrain);
+	run->rs->opts = run->opts;
+	run->model = km_fit_rowset(run->rs, "kernel_model_train");
+	MemoryContextSwitchTo(old);
+}
+
+/*
  * Train a new version of name from query and options, store it, and deploy
  * it per the policy.  The query runs as run_as with search_path (see
  * catalog_query.c), and that search_path is stored with the version for
@@ -613,12 +665,16 @@ catalog_train_named(const Catalog *cat, const char *name, const char *query,
 	StoredVersion v;
 	Oid			owner;
 	NameRow		nr;
+	bytea	   *drift_ref;
+	bool		features_only;
 
 	catalog_check_name(name);
 	memset(&run, 0, sizeof(run));
 	run.optjson = take_named_options(options, &run.refit, &run.keep);
 	km_options_parse_for_label(run.optjson, &run.opts,
-							   catalog_query_label_kind(query, run_as, search_path));
+							   catalog_query_label_kind(query, run_as, search_path,
+														&features_only));
+	check_query_target(&run, features_only);
 
 	work = AllocSetContextCreate(caller, "kernel_ml named training",
 								 ALLOCSET_DEFAULT_SIZES);
@@ -637,10 +693,15 @@ catalog_train_named(const Catalog *cat, const char *name, const char *query,
 		km_progress_stage("split: reading the query's rows");
 		collect_training_rows(&run, query, run_as, search_path, work);
 		run.rows_digest = rows_digest(run.rs);
-		fit_and_score(&run, work);
+		if (km_task_lookup(km_method_task(run.opts.fit.method))->target)
+			fit_and_score(&run, work);
+		else
+			fit_all_rows(&run, work);
 	}
 	/* a table's model keeps its columns (named_table.c) */
 	run.model = km_named_table_model(query, run.model, work);
+	/* the training side of the drift test, before the lock (drift_named.c) */
+	drift_ref = drift_capture(&run, work);
 
 	/* From here on, one training of this name at a time. */
 	km_progress_stage("deploy: storing version and deciding");
@@ -671,6 +732,7 @@ catalog_train_named(const Catalog *cat, const char *name, const char *query,
 	v.deployed = decision.deploy;
 	v.search_path = search_path;
 	catalog_store_version(cat, &v);
+	drift_store(cat, name, v.version, drift_ref);
 	if (run.keep > 0)
 		(void) catalog_prune_versions(cat, name, run.keep);
 	notice_temporary_source(name, query, run_as, search_path);
@@ -681,4 +743,74 @@ catalog_train_named(const Catalog *cat, const char *name, const char *query,
 	out->version = v.version;
 	out->deployed = decision.deploy;
 	out->metrics = v.metrics;
+}
+
+/*
+ * kernel_train_query(query, options): the model of every usable row the
+ * query returns, as kernel_train(features, target, options) would give over
+ * them, without collecting the rows of an approximate model: the learner's
+ * passes run as statements over the pass aggregate (the query as the
+ * caller, security-restricted, search_path pinned: catalog_query.c), so
+ * parallel workers and Citus shards compute them; an exact model gathers
+ * the rows, as kernel_train does.  Options of named models only (a split,
+ * a deploy policy, retention, refit) are refused.  The model in the
+ * caller's memory context.
+ */
+bytea *
+catalog_train_query(const Catalog *cat, const char *query, Jsonb *options)
+{
+	static const char *const named_only[] = {"refit", "keep", "deploy", "test_fraction", "when", "alpha"};
+	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext work;
+	NamedRun	run;
+	bool		features_only;
+	Oid			run_as = GetUserId();
+	char	   *search_path = catalog_search_path();
+	bytea	   *out;
+
+	if (JB_ROOT_IS_OBJECT(options))
+		for (int i = 0; i < (int) lengthof(named_only); i++)
+			if (getKeyJsonValueFromContainer(&options->root, named_only[i],
+											 (int) strlen(named_only[i]), NULL) != NULL)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("option \"%s\" applies only to named models", named_only[i]),
+						 errdetail("kernel_train_query trains one model on every usable row the query returns; it holds no rows out and stores nothing."),
+						 errhint("Remove \"%s\", or train a named model with kernel_model_train(name, query, options).",
+								 named_only[i])));
+	memset(&run, 0, sizeof(run));
+	run.optjson = options;
+	km_options_parse_for_label(run.optjson, &run.opts,
+							   catalog_query_label_kind(query, run_as, search_path,
+														&features_only));
+	check_query_target(&run, features_only);
+	run.opts.test_fraction = 0.0;
+	work = AllocSetContextCreate(caller, "kernel_ml query training", ALLOCSET_DEFAULT_SIZES);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	km_progress_begin("kernel_train_query");
+	if (use_passes(&run, cat, query, run_as, search_path))
+		run.model = passes_train_every_row(&run, work);
+	else
+	{
+		km_progress_stage("fit: reading the query's rows");
+		collect_training_rows(&run, query, run_as, search_path, work);
+		if (km_task_lookup(km_method_task(run.opts.fit.method))->target)
+		{
+			/* the kernel_train aggregate's training, on every row in the query's order */
+			MemoryContext old = MemoryContextSwitchTo(work);
+
+			km_progress_stage("fit: " INT64_FORMAT " rows", run.rs->n);
+			run.model = km_train_rowset(run.rs);
+			MemoryContextSwitchTo(old);
+		}
+		else
+			fit_all_rows(&run, work);
+	}
+	km_progress_end();
+	out = (bytea *) MemoryContextAlloc(caller, VARSIZE(run.model));
+	memcpy(out, run.model, VARSIZE(run.model));
+	SPI_finish();
+	MemoryContextDelete(work);
+	return out;
 }

@@ -61,7 +61,9 @@ bool
 use_passes(NamedRun *run, const Catalog *cat, const char *query, Oid run_as,
 		   const char *search_path)
 {
-	if (!km_repr_lookup(run->opts.approximation)->approximate)
+	/* a method without a target fits in memory (kernel_fit's road), as exact models */
+	if (!km_repr_lookup(run->opts.approximation)->approximate ||
+		!km_task_lookup(km_method_task(run->opts.fit.method))->target)
 		return false;
 	catalog_query_open(&run->query, query, run_as, search_path);
 	/* a text label column: svm by default, a regression method an error */
@@ -395,4 +397,12 @@ passes_fit_and_score(NamedRun *run, MemoryContext work)
 		run->model = cursor_train(run, true, work, &fit_rows);
 		check_pass_rows("scoring", run->rows, "refit", fit_rows, "usable");
 	}
+}
+
+bytea *
+passes_train_every_row(NamedRun *run, MemoryContext work)
+{
+	int64		rows;
+
+	return cursor_train(run, true, work, &rows);
 }

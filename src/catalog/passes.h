@@ -13,6 +13,9 @@
 bool		use_passes(NamedRun *run, const Catalog *cat, const char *query, Oid run_as,
 					   const char *search_path);
 void		passes_fit_and_score(NamedRun *run, MemoryContext work);
+
+/* The model of every usable row of the opened query (kernel_train_query), in work. */
+bytea	   *passes_train_every_row(NamedRun *run, MemoryContext work);
 void		passes_score(const NamedRun *run, Datum model, bool holdout_only,
 						 km_metrics *holdout, km_metrics *train, int64 *skipped);
 

@@ -130,11 +130,13 @@ const char *km_score_metric_name(km_score_metric metric);
 typedef enum km_task
 {
 	KM_TASK_REGRESSION = 1,
-	KM_TASK_CLASSIFICATION = 2
+	KM_TASK_CLASSIFICATION = 2,
+	KM_TASK_TRANSFORM = 3,		/* no target: kernel_fit; outputs are coordinates */
+	KM_TASK_NOVELTY = 4			/* no target: kernel_fit; the output is a decision value */
 } km_task;
 
 #define KM_TASK_FIRST KM_TASK_REGRESSION
-#define KM_TASK_LAST KM_TASK_CLASSIFICATION
+#define KM_TASK_LAST KM_TASK_NOVELTY
 
 const char *km_task_name(km_task task);
 
@@ -251,6 +253,23 @@ struct km_model;
 struct km_candidate;
 struct km_primal_solver;
 
+/*
+ * What a method of a task without a target (task.h km_task_ops.target
+ * false: kernel_fit) returns: q outputs, each a kernel expansion (exact:
+ * over the n rows; from sums: over the m features) with an intercept, and
+ * a value per output and their total (kernel PCA: its eigenvalues and the
+ * trace of the centred matrix).  The arrays are the caller's.
+ */
+typedef struct km_rows_fit
+{
+	uint32_t	q;				/* outputs (ops->outputs) */
+	double	   *coef;			/* n x q (or m x q), column-major */
+	double	   *intercepts;		/* q */
+	double	   *values;			/* q */
+	double		total;
+	km_fit_result res;			/* method_result: the method's own */
+} km_rows_fit;
+
 /* Doubles of a primal fit's training tally (km_method_ops.primal_tally). */
 #define KM_PRIMAL_TALLY_DOUBLES 4
 
@@ -289,7 +308,8 @@ typedef enum km_field_rule
 	KM_RULE_LABEL_TYPE,			/* a km_label_type (class_types.h) */
 	KM_RULE_MULTICLASS,			/* a km_multiclass (class_types.h) */
 	KM_RULE_SOLVER,				/* a km_solver other than the default */
-	KM_RULE_CENTRES				/* a km_centres (centres.h) */
+	KM_RULE_CENTRES,			/* a km_centres (centres.h) */
+	KM_RULE_FRACTION			/* a double in (0, 1] (oneclass's nu) */
 } km_field_rule;
 
 typedef struct km_field
@@ -531,6 +551,54 @@ typedef struct km_method_ops
 	 * the log marginal likelihood of gp.h apply to it.
 	 */
 	bool		gp_reading;
+
+	/*
+	 * ---- tasks without a target (task.h km_task_ops.target false) ----
+	 * The rows come without a target (kernel_fit); the learner's road for
+	 * them (pipeline_rows.h) asks these.  outputs: the model's q for rows
+	 * of n (exact) or m features (from sums), >= 1.  fit_rows: the exact
+	 * fit on standardized rows X (n x d) with the n x n Gram space K and
+	 * norms (km_row_norms or NULL) and work of rows_workspace_doubles(n).
+	 * fit_sums (NULL: no approximate form): from the additive sums of the
+	 * rows' features, S = sum z z' (m x m, lower, overwritten) and
+	 * s = sum z (m) of n rows, with work of sums_workspace_doubles(m).
+	 * store_rows copies settings and results into the model's fields it
+	 * owns (its METHOD section).
+	 */
+	uint32_t	(*outputs) (const km_fit_params *p, size_t n);
+	size_t		(*rows_workspace_doubles) (size_t n);
+	km_status	(*fit_rows) (const km_fit_params *p, const double *X, size_t n,
+							 int d, const double *norms, double *K, double *work,
+							 km_rows_fit *f, km_error *err,
+							 km_interrupt_fn interrupt);
+	size_t		(*sums_workspace_doubles) (uint32_t m);
+	km_status	(*fit_sums) (const km_fit_params *p, double *S, const double *s,
+							 uint64_t n, uint32_t m, double *work,
+							 km_rows_fit *f, km_error *err);
+	void		(*store_rows) (const km_fit_params *p, const km_rows_fit *f,
+							   struct km_model *m);
+
+	/*
+	 * Its fit_rows reads the Gram matrix's columns through a cache it keeps
+	 * in its own workspace (the one-class SVM's SMO, as the exact svm's):
+	 * the road gives it no n x n space (K NULL), and rows_workspace_doubles
+	 * counts the cache.  With support_vectors (above) the road keeps only
+	 * the rows with a nonzero coefficient in the model (km_svm_compact).
+	 */
+	bool		rows_gram_cols;
+
+	/*
+	 * Its approximate form when it is no function of the sums (fit_sums
+	 * NULL; the one-class SVM's hinge needs every row): from the m
+	 * features of every row, Z (n x m row-major, gathered in one ordered
+	 * pass), with work of features_workspace_doubles(n, m) (0: overflow);
+	 * the outputs' coef are m x q, as fit_sums's.
+	 */
+	size_t		(*features_workspace_doubles) (size_t n, uint32_t m);
+	km_status	(*fit_features) (const km_fit_params *p, const double *Z,
+								 size_t n, uint32_t m, double *work,
+								 km_rows_fit *f, km_error *err,
+								 km_interrupt_fn interrupt);
 } km_method_ops;
 
 /*

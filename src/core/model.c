@@ -15,6 +15,7 @@
 
 #include "model.h"
 #include "model_internal.h"
+#include "task.h"
 
 /* A candidate is stored and held in memory as four doubles. */
 typedef char candidate_is_four_doubles[sizeof(km_candidate) == 4 * sizeof(double) ? 1 : -1];
@@ -74,6 +75,8 @@ km_model_shape_of(const km_model *m)
 	s.has_probability = m->has_probability;
 	s.encoder_bytes = m->encoder ? m->encoder_bytes : 0;
 	s.has_gp = m->has_gp;
+	/* a model whose outputs are coordinates keeps their eigenvalues */
+	s.has_pca = km_task_lookup(m->task)->embeds;
 	return s;
 }
 

@@ -76,6 +76,11 @@
  *                                 f64 (>= 0; 0 when the model gives no
  *                                 probabilities): on the training rows,
  *                                 after the fit; classifiers only
+ *    11  PCA            yes       total f64 (finite, >= 0), eigenvalues[q]
+ *                                 (finite, >= 0, descending, each <= total
+ *                                 up to rounding): the transform task's
+ *                                 (kernel PCA, model_sections_pca.c); its
+ *                                 q outputs are the components
  *    16  ENCODER        no        the columns of a model trained from a table
  *                                 (encoder.h): names, kinds, imputed values,
  *                                 categories; their widths add up to d.  Any
@@ -169,6 +174,7 @@
 #define KM_SECTION_CLASSES		8
 #define KM_SECTION_PROBABILITY	9
 #define KM_SECTION_METRICS		10
+#define KM_SECTION_PCA			11	/* kernel PCA's eigenvalues (transform task) */
 #define KM_SECTION_ENCODER		16	/* a table's columns (encoder.h) */
 #define KM_SECTION_GP			17	/* exact ridge's GP values (gp.h) */
 #define KM_SECTION_REQUIRED		0x1	/* flags: a reader must know the tag */
@@ -200,6 +206,7 @@ typedef struct km_model_shape
 	bool		has_probability;
 	uint32_t	encoder_bytes;	/* ENCODER section (encoder.h); 0: none */
 	bool		has_gp;			/* GP section (model_sections_gp.c) */
+	bool		has_pca;		/* PCA section (model_sections_pca.c) */
 } km_model_shape;
 
 /* The shape of m (q = 0 is read as 1). */

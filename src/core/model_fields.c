@@ -41,6 +41,7 @@ enum_name(km_field_rule rule, int v)
 		case KM_RULE_POSITIVE:
 		case KM_RULE_DEGREE:
 		case KM_RULE_ZERO:
+		case KM_RULE_FRACTION:
 			break;
 	}
 	return "unknown";
@@ -243,6 +244,11 @@ get_double(const uint8_t *p, const km_field *f, km_model *m,
 		ok = ok && x > 0.0;
 		rule = "finite and greater than 0";
 	}
+	else if (applies && f->rule == KM_RULE_FRACTION)
+	{
+		ok = ok && x > 0.0 && x <= 1.0;
+		rule = "greater than 0 and at most 1";
+	}
 	if (!ok)
 		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
 					   "Field %s of the %s is %g; it must be %s.", name, section, x, rule);
@@ -280,6 +286,8 @@ integer_rule_broken(const km_field *f, long long i)
 			return i < 1 || i > 100 ? "between 1 and 100" : NULL;
 		case KM_RULE_ZERO:
 			return i != 0 ? "0" : NULL;
+		case KM_RULE_FRACTION:
+			return i < 0 || i > 1 ? "0 or 1" : NULL;
 		case KM_RULE_TASK:
 			return km_task_get(i) == NULL ? "a known task" : NULL;
 		case KM_RULE_METHOD:

@@ -122,4 +122,7 @@ struct km_repr_ops;
 const km_section_ops *const *km_task_sections(const struct km_task_ops *t);
 const km_section_ops *const *km_repr_sections(const struct km_repr_ops *r);
 
+/* The transform task's PCA section (model_sections_pca.c). */
+extern const km_section_ops km_pca_section;
+
 #endif							/* KM_MODEL_SECTION_H */

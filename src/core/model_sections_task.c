@@ -1,7 +1,7 @@
 /*
  * model_sections_task.c - the sections of format 2 of each task, by the
  * name of its row (km_task_sections, model_section.h): CLASSES, PROBABILITY and METRICS, a
- * classifier's.  Core, no PostgreSQL headers; the layout of each is
+ * classifier's; PCA, the transform task's (model_sections_pca.c).  Core, no PostgreSQL headers; the layout of each is
  * documented in model.h, the descriptor in model_section.h.
  *
  * Their presence follows the shape (classes when it has classes, Platt
@@ -158,7 +158,8 @@ classes_absent(const km_section_in *in, km_model *r, km_error *err)
 		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
 					   "The model's task is %s but it has no classes section.",
 					   km_task_name(r->task));
-	if (in->s->q != 1)
+	/* a task without a target has its method's outputs (kernel PCA's components) */
+	if (in->s->q != 1 && km_task_lookup(r->task)->target)
 		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
 					   "A regression model has %u outputs; it must have 1.",
 					   (unsigned) in->s->q);
@@ -325,6 +326,8 @@ static const km_section_ops *const classification_sections[] = {
 	&classes, &probability, &metrics, NULL
 };
 
+static const km_section_ops *const transform_sections[] = {&km_pca_section, NULL};
+
 /* The sections of each task that has some, by the name of its row (task.c). */
 static const struct
 {
@@ -332,6 +335,7 @@ static const struct
 	const km_section_ops *const *sections;
 }			task_sections[] = {
 	{"classification", classification_sections},
+	{"transform", transform_sections},
 };
 
 const km_section_ops *const *

@@ -90,6 +90,13 @@ typedef struct km_model
 	bool		has_gp;
 	double		gp_amplitude;	/* s2 = y'(K + lambda I)^-1 y / n, >= 0 */
 	double		gp_logdet_half; /* sum_i log L_ii */
+	/*
+	 * A transform model (kernel PCA, PCA section): the value of each of its
+	 * n_outputs components (eigenvalues, descending) and their total over
+	 * all components (the trace of the centred matrix); NULL: none.
+	 */
+	const double *eigenvalues;
+	double		eigen_total;
 
 	/*
 	 * Fields only one method has (its own struct, at most

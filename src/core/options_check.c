@@ -309,6 +309,13 @@ km_options_check_approx(const km_options_parser *p, const km_method_ops *ops,
 		return km_opt_fail(err, "Use \"approximation\": \"nystrom\", which works for any positive semi-definite kernel, or \"kernel\": \"rbf\".",
 					message, "Random Fourier features are defined here for the rbf kernel only.");
 	}
+	/*
+	 * A task without a target (pca, oneclass): its fit_sums or fit_features
+	 * on the features, with its own tol and max_iter (oneclass: SMO's).
+	 */
+	if (!km_task_lookup(ops->task)->target &&
+		(ops->fit_sums != NULL || ops->fit_features != NULL))
+		return true;
 	if (!km_task_lookup(ops->task)->approx_gcv)
 	{
 		/*

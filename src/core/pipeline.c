@@ -14,6 +14,8 @@
 #include "pipeline_approx.h"
 #include "pipeline_primal.h"
 #include "pipeline_approx_classify.h"
+#include "pipeline_class_fill.h"
+#include "pipeline_rows.h"
 #include "repr.h"
 #include "select.h"
 #include "solve.h"
@@ -478,13 +480,24 @@ static const km_task_train classification_road = {
 
 static const km_task_train *const roads[] = {&regression_road, &classification_road};
 
+/*
+ * Every task without a target (task.h km_task_ops.target false: transform,
+ * kernel PCA; novelty) takes one road that asks its method's fit_rows and
+ * fit_sums (pipeline_rows.h): a new such task adds no road here.
+ */
+static const km_task_train rows_road = {
+	.task = "(without a target)",
+	.plan = km_train_plan_rows, .plan_approx = km_train_plan_rows_approx,
+	.train = km_train_rows, .train_approx = km_train_rows_approx,
+};
+
 const km_task_train *
 km_task_road(const km_task_ops *t)
 {
 	for (size_t i = 0; t != NULL && i < sizeof(roads) / sizeof(roads[0]); i++)
 		if (strcmp(roads[i]->task, t->name) == 0)
 			return roads[i];
-	return NULL;
+	return t != NULL && !t->target ? &rows_road : NULL;
 }
 
 km_status

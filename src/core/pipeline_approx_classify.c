@@ -20,6 +20,7 @@
 #include "method.h"
 #include "pipeline_approx_classify.h"
 #include "pipeline_approx_job.h"
+#include "pipeline_class_fill.h"
 #include "primal_pass.h"
 #include "progress.h"
 #include "repr.h"
@@ -361,7 +362,6 @@ folds_point_put(const km_pass *pass, km_point_writer *w)
 	km_point_put_u32(w, cj->folds);
 }
 
-/* A point's bytes: its writer run once to count, once to write. */
 #define POINT_FNS(name) \
 static size_t name##_bytes(const km_pass *pass) \
 { km_point_writer w = {NULL, 0}; name##_put(pass, &w); return w.len; } \

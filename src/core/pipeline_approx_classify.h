@@ -24,17 +24,6 @@
 #include "pipeline_types.h"
 
 /*
- * An approximate classifier's sizes into plan (opts resolved; k classes):
- * q, the candidates of k-fold selection, basis_bytes (0 when a size
- * overflows or the components are beyond KM_APPROX_MAX_COMPONENTS),
- * approx_bytes (what the training holds, the caller's hash-ordered copy of
- * the rows counted) and cache_bytes (the n x m features, kept when the
- * glue can spare them: km_class_rows.feature_cache).
- */
-void		km_train_plan_approx_classes(size_t n, int d, uint32_t k,
-										 km_train_plan *plan);
-
-/*
  * Train on the rows host holds (in the caller's hash order, with each
  * row's basis key; rows: the shape, rows->classes the classes' table, the
  * learner's: learn/learner.h km_learn) with plan into m; rows->classes->res gets the
@@ -45,16 +34,6 @@ km_status	km_train_approx_classes(const km_rows *rows, const km_host *host,
 									const km_train_plan *plan,
 									const km_train_env *env, km_model *m,
 									km_error *err);
-
-/*
- * The rest of a classifier's model (exact, and the approximate path's
- * too): kernel, method and settings, classes (c; c->res the fit's result),
- * probabilities, training metrics, selection.  The caller has set the sizes
- * and the arrays (prob_A and prob_B are dropped without probabilities).
- */
-void		km_train_fill_classes(km_model *m, const km_options *opts,
-								  const km_class_rows *c, int ncand, int best,
-								  km_candidate *cand);
 
 /*
  * A pass of the approximate classifiers' road (its kind, learn/pass.h)

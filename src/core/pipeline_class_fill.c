@@ -10,7 +10,7 @@
 #include "basis.h"
 #include "classify.h"
 #include "method.h"
-#include "pipeline_approx_classify.h"
+#include "pipeline_class_fill.h"
 #include "pipeline_approx_job.h"
 #include "primal_pass.h"
 #include "repr.h"

@@ -109,7 +109,7 @@ typedef struct km_train_env
 /*
  * km_train's road for one task, named by the task's name in pipeline.c's
  * table of roads (the task table's row, a layer down, points at nothing
- * above it): its sizes (opts resolved; k classes, 0 without) and its training from
+ * above it; every task without a target takes one road, pipeline_rows.h): its sizes (opts resolved; k classes, 0 without) and its training from
  * rows in memory, exact or approximate (a representation with a basis).
  * Regression centres the target; classification weighs the classes.
  */

@@ -463,6 +463,36 @@ calculate_rho(const smo *s)
 	return nr_free > 0 ? sum_free / (double) nr_free : (ub + lb) / 2;
 }
 
+/*
+ * A feasible start a0 instead of 0 (libsvm's one-class start): G = p + Q a0
+ * and G_bar = sum over a0_j == C_j of C_j Q_.j, one column of K per nonzero
+ * a0_j, as libsvm's Solver initializes them.
+ */
+static void
+start_from(smo *s, const double *alpha0)
+{
+	size_t		m = s->m;
+
+	for (size_t j = 0; j < m; j++)
+	{
+		const double *col;
+
+		s->alpha[j] = alpha0[j];
+		if (is_lower(s, j))
+			continue;
+		col = kcol(s, j);
+		for (size_t t = 0; t < m; t++)
+		{
+			double		q = s->y[t] * s->y[j] * col[s->perm[t]];
+
+			s->G[t] += s->alpha[j] * q;
+			if (is_upper(s, j))
+				s->G_bar[t] += s->C[j] * q;
+		}
+		count_work(s, m);
+	}
+}
+
 size_t
 km_smo_doubles(size_t l)
 {
@@ -475,9 +505,9 @@ km_smo_doubles(size_t l)
  * variables).
  */
 static km_status
-smo_solve(const km_smo_problem *prob, const km_svm_params *par,
-		  double *alpha, km_svm_result *res, double *work,
-		  km_error *err, km_interrupt_fn interrupt)
+smo_solve(const km_smo_problem *prob, const double *alpha0,
+		  const km_svm_params *par, double *alpha, km_svm_result *res,
+		  double *work, km_error *err, km_interrupt_fn interrupt)
 {
 	size_t		m = prob->l;
 	smo			s;
@@ -519,6 +549,8 @@ smo_solve(const km_smo_problem *prob, const km_svm_params *par,
 		s.perm[t] = r;
 		s.loc[t] = (uint32_t) t;
 	}
+	if (alpha0)
+		start_from(&s, alpha0);
 
 	max_iter = par->max_iter;
 	if (max_iter == 0)
@@ -604,6 +636,14 @@ km_smo_solve(const km_smo_problem *prob, const km_svm_params *par,
 			 double *alpha, km_svm_result *res, double *work,
 			 km_error *err, km_interrupt_fn interrupt)
 {
+	return km_smo_solve_from(prob, NULL, par, alpha, res, work, err, interrupt);
+}
+
+km_status
+km_smo_solve_from(const km_smo_problem *prob, const double *alpha0,
+				  const km_svm_params *par, double *alpha, km_svm_result *res,
+				  double *work, km_error *err, km_interrupt_fn interrupt)
+{
 	size_t		l = prob->l;
 
 	memset(res, 0, sizeof(*res));
@@ -624,8 +664,11 @@ km_smo_solve(const km_smo_problem *prob, const km_svm_params *par,
 		if (prob->p && !isfinite(prob->p[t]))
 			return km_fail(err, KM_ERR_INVALID, "smo linear term must be finite",
 						   "Variable %zu has p = %g.", t, prob->p[t]);
+		if (alpha0 && !(alpha0[t] >= 0 && alpha0[t] <= prob->C[t]))
+			return km_fail(err, KM_ERR_INVALID, "smo start must lie in its bounds",
+						   "Variable %zu starts at %g with C = %g.", t, alpha0[t], prob->C[t]);
 	}
-	return smo_solve(prob, par, alpha, res, work, err, interrupt);
+	return smo_solve(prob, alpha0, par, alpha, res, work, err, interrupt);
 }
 
 size_t
@@ -674,7 +717,7 @@ km_svm_binary(const km_svm_problem *prob, const km_svm_params *par,
 	sp.y = prob->y;
 	sp.p = NULL;
 	sp.C = prob->C;
-	st = smo_solve(&sp, par, coef, res, work, err, interrupt);
+	st = smo_solve(&sp, NULL, par, coef, res, work, err, interrupt);
 	for (size_t t = 0; t < m; t++)
 		coef[t] *= prob->y[t];
 	return st;

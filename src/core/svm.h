@@ -114,6 +114,17 @@ km_status	km_smo_solve(const km_smo_problem *prob, const km_svm_params *par,
 						 double *alpha, km_svm_result *res, double *work,
 						 km_error *err, km_interrupt_fn interrupt);
 
+/*
+ * km_smo_solve from a feasible a0 (l, problem order; 0 <= a0_t <= C_t, and
+ * y^T a0 the equality's right-hand side, which SMO keeps): libsvm's
+ * one-class start (oneclass.h).  a0 NULL: km_smo_solve.  KM_ERR_INVALID
+ * also when an a0_t lies outside [0, C_t].
+ */
+km_status	km_smo_solve_from(const km_smo_problem *prob, const double *alpha0,
+							  const km_svm_params *par, double *alpha,
+							  km_svm_result *res, double *work, km_error *err,
+							  km_interrupt_fn interrupt);
+
 /* Doubles of workspace km_svm_binary needs for m rows. */
 size_t		km_svm_binary_doubles(size_t m);
 

@@ -1,5 +1,6 @@
 /*
- * task.c - the task registry: regression and classification (task.h).
+ * task.c - the task registry: regression, classification, transform and
+ * novelty (task.h).
  * Core: no PostgreSQL header.
  */
 #include "task.h"
@@ -7,9 +8,20 @@
 /* Indexed by id - 1: km_task's values (method.h), stored in models. */
 static const km_task_ops tasks[] = {
 	{.id = KM_TASK_REGRESSION, .name = "regression", .classes = false,
-	.score_metric = KM_SCORE_MSE, .solvers = false, .approx_gcv = true},
+	.score_metric = KM_SCORE_MSE, .solvers = false, .approx_gcv = true,
+	.target = true},
 	{.id = KM_TASK_CLASSIFICATION, .name = "classification", .classes = true,
-	.score_metric = KM_SCORE_ACCURACY, .solvers = true, .approx_gcv = false},
+	.score_metric = KM_SCORE_ACCURACY, .solvers = true, .approx_gcv = false,
+	.target = true},
+	/* kernel PCA: rows without a target, the coordinates of kernel_transform */
+	{.id = KM_TASK_TRANSFORM, .name = "transform", .classes = false,
+	.score_metric = KM_SCORE_MSE, .solvers = false, .approx_gcv = false,
+	.target = false, .embeds = true},
+	/* the one-class SVM: rows without a target, a decision value, inlier or outlier */
+	{.id = KM_TASK_NOVELTY, .name = "novelty", .classes = false,
+	.score_metric = KM_SCORE_MSE, .solvers = false, .approx_gcv = false,
+	.target = false, .embeds = false,
+	.sign_labels = {"outlier", "inlier"}},
 };
 
 #define N_TASKS ((long long) (sizeof(tasks) / sizeof(tasks[0])))

@@ -2,8 +2,8 @@
  * task.h - the task table: what a model predicts (core, no PostgreSQL
  * headers).
  *
- * One km_task_ops row per task in one registry (task.c): regression and
- * classification, with room for transform and novelty.  The ids are
+ * One km_task_ops row per task in one registry (task.c): regression,
+ * classification, transform (kernel PCA) and novelty (the one-class SVM).  The ids are
  * method.h's km_task values (stored in models as one byte; a method
  * declares the task it serves in its km_method_ops).  Code above this
  * file asks the row what it needs instead of naming a task.
@@ -35,7 +35,8 @@ typedef struct km_task_ops
 	 * (km_task_sections, model_section.h: classification has CLASSES,
 	 * PROBABILITY and METRICS), its plan and trainings in pipeline.c
 	 * (km_task_road, pipeline_types.h).  A new task (transform: kernel PCA;
-	 * novelty: one-class SVM) adds its row here, its road there and, if it
+	 * novelty: one-class SVM) adds its row here, its road there (a task
+	 * without a target: the one road of pipeline_rows.h, none to add) and, if it
 	 * stores something of its own, its sections (the next free tag of
 	 * model.h's list); model_format.c and km_train are not edited.
 	 */
@@ -53,6 +54,30 @@ typedef struct km_task_ops
 	 * the rows at one lambda and gamma (approximate classifiers).
 	 */
 	bool		approx_gcv;
+
+	/*
+	 * Its rows come with a target (kernel_train, kernel_model_train's
+	 * two-column query); false: without one (kernel_fit, a one-column
+	 * query), its model's outputs are its method's (ops->outputs) and its
+	 * road (pipeline_rows.h) asks the method's fit_rows / fit_sums.
+	 */
+	bool		target;
+
+	/*
+	 * Its model's outputs are coordinates that kernel_transform returns
+	 * (transform: kernel PCA's); kernel_predict and the other scorers of a
+	 * target refuse such a model with a hint to kernel_transform.
+	 */
+	bool		embeds;
+
+	/*
+	 * Its one output is a decision value whose sign is the class the class
+	 * verb (kernel_predict_class) returns: sign_labels[1] above 0,
+	 * sign_labels[0] at or below (novelty: "outlier", "inlier", libsvm's
+	 * and scikit-learn's rule); NULL: the task has no such verb (the
+	 * classes of a classification model are its CLASSES section).
+	 */
+	const char *sign_labels[2];
 } km_task_ops;
 
 /* The row of id, or NULL when it names no task. */

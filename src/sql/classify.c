@@ -568,6 +568,7 @@ void
 km_classifier_prepare(const km_model *m, const char *fname, MemoryContext mcxt,
 					  KmProbBuffers *pb)
 {
+	km_refuse_embedding(m, fname);
 	if (!km_task_lookup(m->task)->classes || m->n_classes < 2)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
@@ -608,13 +609,33 @@ probabilities(FunctionCallInfo fcinfo, const km_model *m, const double *f)
 	return cc->pb.p;
 }
 
+const char *
+km_sign_label(const km_model *m, double f)
+{
+	const km_task_ops *t = km_task_lookup(m->task);
+
+	if (t->sign_labels[0] == NULL || m->n_outputs != 1)
+		return NULL;
+	return t->sign_labels[f > 0 ? 1 : 0];
+}
+
 /* kernel_predict_class(model bytea, features float8[]) RETURNS text */
 Datum
 kernel_predict_class(PG_FUNCTION_ARGS)
 {
-	const km_model *m = class_model(fcinfo, "kernel_predict_class");
-	const double *f = decision(fcinfo, m, PG_GETARG_ARRAYTYPE_P(1));
-	uint32		c = km_classify_decide(m->multiclass, m->n_classes, f);
+	ClassCache *cc = class_cache(fcinfo);
+	const km_model *m = km_model_cache_model(cc->mc, PG_GETARG_DATUM(0));
+	const double *f;
+	uint32		c;
+
+	if (km_sign_label(m, 0.0) != NULL)	/* novelty: the sign of the decision value */
+	{
+		f = km_model_cache_decision_array(cc->mc, PG_GETARG_ARRAYTYPE_P(1));
+		PG_RETURN_TEXT_P(cstring_to_text(km_sign_label(m, f[0])));
+	}
+	m = class_model(fcinfo, "kernel_predict_class");
+	f = decision(fcinfo, m, PG_GETARG_ARRAYTYPE_P(1));
+	c = km_classify_decide(m->multiclass, m->n_classes, f);
 
 	PG_RETURN_TEXT_P(cstring_to_text(km_classes_label(m->labels, m->labels_bytes,
 													  m->n_classes, c)));

@@ -204,6 +204,7 @@ state_bind(EvalState *st, const km_model *m, bool text_target)
 					 errdetail("The model is a %s model of method \"%s\", and the target is text.",
 							   km_task_name(m->task), km_method_name(m->method)),
 					 errhint("Cast the target to float8, or evaluate a classifier.")));
+		km_refuse_embedding(m, "kernel_evaluate");
 		if (m->n_outputs > 1)
 			elog(ERROR, "kernel_evaluate: a regression model with %u outputs", m->n_outputs);
 		state_bind_kind(st, false, false, 0, NULL, 0);

@@ -52,6 +52,7 @@
 #include "options.h"
 #include "pgutil.h"
 #include "predict.h"
+#include "pca_info.h"
 #include "repr.h"
 #include "score.h"
 #include "table_columns.h"
@@ -432,9 +433,22 @@ score_loaded(CacheEntry *e, const double *raw)
 }
 
 /* The single value kernel_predict returns: the model must have one output. */
+void
+km_refuse_embedding(const km_model *m, const char *fname)
+{
+	if (km_task_lookup(m->task)->embeds)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("%s cannot score a %s model", fname, km_task_name(m->task)),
+				 errdetail("Method \"%s\" gives %u coordinates per row, not a prediction.",
+						   km_method_name(m->method), m->n_outputs),
+				 errhint("Use kernel_transform(model, features) for the coordinates.")));
+}
+
 static double
 single_output(const km_model *m, const double *out)
 {
+	km_refuse_embedding(m, "kernel_predict");
 	if (m->n_outputs != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -763,8 +777,9 @@ kernel_model_info(PG_FUNCTION_ARGS)
 		(void) decode_with_storage(b, &full);
 		km_classifier_info(&full, &j);	/* classes, probability */
 	}
-	else
+	else if (km_task_lookup(m.task)->target)
 		km_json_num(&j, "train_rmse", m.train_rmse);
+	km_pca_describe(&j, b);		/* kernel PCA: eigenvalues, explained variance */
 	km_gp_describe(&j, b);		/* exact ridge: amplitude, log likelihood */
 	km_json_int(&j, "size_bytes", (int64) VARSIZE_ANY_EXHDR(b));
 	if (m.n_candidates > 0)

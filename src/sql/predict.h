@@ -87,6 +87,12 @@ typedef struct KmProbBuffers
 	double	   *pwork;
 } KmProbBuffers;
 
+/*
+ * Raise (42809, naming fname) when m's outputs are coordinates (a task
+ * row with embeds, task.h: kernel PCA), with a hint to kernel_transform.
+ */
+void		km_refuse_embedding(const struct km_model *m, const char *fname);
+
 /* The index of label among m's classes, or an error (classify.c). */
 int			km_class_of_label(const struct km_model *m, const char *label, const char *by);
 
@@ -96,5 +102,13 @@ int			km_class_of_label(const struct km_model *m, const char *label, const char 
  */
 void		km_classifier_prepare(const struct km_model *m, const char *fname,
 								  MemoryContext mcxt, KmProbBuffers *pb);
+
+/*
+ * The class kernel_predict_class names for a model whose task names the
+ * sign of its one output (task.h sign_labels: novelty's "inlier" above 0,
+ * "outlier" at or below), from its decision value f; NULL for any other
+ * model (a classifier's classes are its own).
+ */
+const char *km_sign_label(const struct km_model *m, double f);
 
 #endif							/* KM_PREDICT_H */

@@ -235,6 +235,7 @@ km_predict_matrix(FunctionCallInfo fcinfo, KmMatrixOutput what, const char *fnam
 	double	   *F;
 	ArrayType  *result = NULL;
 	Datum	   *labels = NULL;
+	bool		sign;
 
 	if (by_name)
 		model = by_name(fcinfo, PG_GETARG_TEXT_PP(0), &call->named, &mc);
@@ -243,6 +244,7 @@ km_predict_matrix(FunctionCallInfo fcinfo, KmMatrixOutput what, const char *fnam
 	m = km_model_cache_model(mc, model);
 	d = m->n_features;
 	q = Max(m->n_outputs, 1);
+	km_refuse_embedding(m, fname);
 	if (what == KM_MATRIX_VALUE && q != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -250,7 +252,9 @@ km_predict_matrix(FunctionCallInfo fcinfo, KmMatrixOutput what, const char *fnam
 				 errdetail("The model gives %u decision values per row (multi-class scheme \"%s\").",
 						   m->n_outputs, km_multiclass_name(m->multiclass)),
 				 errhint("Use kernel_predict_class_matrix(model, features) or kernel_predict_proba_matrix(model, features).")));
-	if (what != KM_MATRIX_VALUE)
+	/* a one-class model's classes are the signs of its decision values */
+	sign = what == KM_MATRIX_CLASS && km_sign_label(m, 0.0) != NULL;
+	if (what != KM_MATRIX_VALUE && !sign)
 	{
 		km_classifier_prepare(m, fname, fcinfo->flinfo->fn_mcxt, &call->pb);
 		k = m->n_classes;
@@ -293,7 +297,10 @@ km_predict_matrix(FunctionCallInfo fcinfo, KmMatrixOutput what, const char *fnam
 			raise_panel_failure(scorer, X, first, nr, &err);
 		if (what == KM_MATRIX_CLASS)
 		{
-			for (size_t r = 0; r < nr; r++)
+			for (size_t r = 0; r < nr && sign; r++)
+				labels[first + r] =
+					PointerGetDatum(cstring_to_text(km_sign_label(m, F[r * q])));
+			for (size_t r = 0; r < nr && !sign; r++)
 			{
 				uint32		c = km_classify_decide(m->multiclass, k, F + r * q);
 

@@ -20,6 +20,8 @@
 #                            (needs Rscript with r-cran-mlbench, r-cran-kernlab for the R sets)
 #   test/bench/matrix_scoring.py  (if present) kernel_predict_matrix vs per-row, scikit-learn
 #                            and the arithmetic limit
+#   test/bench/drift.py      (if present) kernel_model_drift at 1M rows a side; the test's
+#                            size and power (NumPy, 200 seeds of 100k rows)
 # Each prints its own table; everything printed is also saved to
 # test/bench/results-latest.txt.
 #
@@ -58,7 +60,7 @@ out=test/bench/results-latest.txt
 inner='set -u
 rc=0
 /usr/bin/python3 test/bench/core.py || rc=1
-for s in selection by_name group_scoring approx_accuracy centres approx classify approx_classify defaults_datasets matrix_scoring; do
+for s in selection by_name group_scoring approx_accuracy centres approx classify approx_classify defaults_datasets matrix_scoring drift; do
 	if [ -f "test/bench/$s.py" ]; then
 		echo
 		/usr/bin/python3 "test/bench/$s.py" || rc=1

@@ -119,10 +119,37 @@ Checks:
      "cv": "evidence": every candidate's score is minus that likelihood at
      its gamma and lambda (3 x 3 and 3 x 10 grids: both closed-form routes),
      and the winner is its largest.
+  r. the drift test (issue 32, item 4): kernel_model_drift on named exact
+     (rbf on diabetes, linear on d = 3: dof 3), nystrom and rff models vs a
+     NumPy reimplementation from kernel_model_export (drift_numpy): statistic
+     and p-value within 1e-8 relative; the test's size at alpha 0.01 in
+     NumPy over 1000 seeds within [0.005, 0.02].
+  s. kernel PCA (issue 32): kernel_fit(features, {"method": "pca"}) and
+     kernel_transform vs KernelPCA(kernel, n_components = k,
+     eigen_solver = "dense") on StandardScaler'd rows (kernel_ml's
+     standardize: population scale), iris (rbf, k = 3; 120 rows fitted, 30
+     held out) and wine (rbf and poly, k = 5; 140 + 38), and iris with the defaults (rbf, gamma
+     1 / d, k = 2): coordinates of the
+     held-out and training rows within 1e-8 relative after aligning each
+     component's sign, kernel_model_info's eigenvalues vs eigenvalues_
+     within 1e-8, explained_variance_ratio vs NumPy's eigenvalues over the
+     trace of the centred Gram matrix; nystrom with components >= n equals
+     the exact model's coordinates within 1e-6 (signs aligned).
+  t. one-class SVM (issue 32): kernel_fit(features, {"method": "oneclass"}),
+     kernel_predict and kernel_predict_class vs OneClassSVM(nu, gamma,
+     tol = 1e-6) on StandardScaler'd rows: breast_cancer (defaults: nu 0.5,
+     gamma 1 / d, scikit-learn's 'scale' on standardized rows), wine (nu 0.1,
+     gamma 0.05) and 2-d blobs with 5 % uniform outliers (nu 0.05, gamma
+     0.5), held-out and training rows: decision values within 1e-3 relative,
+     labels equal, n_support; nystrom with components >= n vs exact within
+     1e-4; nystrom (m = 20) and rff (m = 30) vs SciPy's SLSQP solve of the
+     primal 1/2 ||w||^2 - rho + 1/(nu n) sum max(0, rho - w'z_i) on the
+     exported features within 1e-3.
   Run only o with: crosscheck.py tables; only p: crosscheck.py centres
   Run only i and j with: crosscheck.py classify; only j: crosscheck.py approx_classify;
   only k: crosscheck.py defaults; only l and m: crosscheck.py svr;
-  only n: crosscheck.py evaluate; only q: crosscheck.py gp
+  only n: crosscheck.py evaluate; only q: crosscheck.py gp; only r: crosscheck.py drift;
+  only s: crosscheck.py kpca; only t: crosscheck.py oneclass
 """
 
 import io
@@ -1925,6 +1952,280 @@ def check_gp(cur):
 
 
 
+def drift_numpy(e, Xtr, Xnew):
+    """The drift statistic of kernel_model_drift, from kernel_model_export's
+    numbers and the raw rows alone (README "Drift"): the rows standardized by
+    the model's scaler; J = min(rows of the basis, 10) features, the
+    floor(j n / J)-th of the model's rows or centres (k(x, v_j)) or of its
+    random features (cos(w_j' x + b_j)); delta = mean_train - mean_new,
+    C = cov_train / n_train + cov_new / n_new (np.cov, denominator n - 1),
+    statistic delta' C^+ delta over the eigenvalues above 1e-10 times the
+    largest, dof their count, p = scipy.stats.chi2.sf."""
+    from scipy import stats
+    mean, scale = np.array(e["mean"]), np.array(e["scale"])
+
+    def feats(X):
+        x = (X - mean) / scale
+        if e.get("approximation") == "rff":
+            W, b = np.array(e["weights"]), np.array(e["offsets"])
+            D = W.shape[1]
+            idx = [j * D // min(D, 10) for j in range(min(D, 10))]
+            return np.cos(x @ W[:, idx] + b[idx])
+        C = np.array(e["centers"])
+        n = len(C)
+        idx = [j * n // min(n, 10) for j in range(min(n, 10))]
+        params = {k: e[k] for k in ("gamma", "degree", "coef0") if k in e}
+        return reference_kernel(dict(params, kernel=e["kernel"]), x, C[idx])
+    Z1, Z2 = feats(Xtr), feats(Xnew)
+    delta = Z1.mean(0) - Z2.mean(0)
+    C = (np.atleast_2d(np.cov(Z1, rowvar=False)) / len(Z1)
+         + np.atleast_2d(np.cov(Z2, rowvar=False)) / len(Z2))
+    w, U = np.linalg.eigh(C)
+    keep = w > 1e-10 * w.max()
+    t = float(((U[:, keep].T @ delta) ** 2 / w[keep]).sum())
+    return t, float(stats.chi2.sf(t, int(keep.sum()))), int(keep.sum())
+
+
+def check_drift(cur):
+    """(r) kernel_model_drift (issue 32, item 4) vs drift_numpy on the
+    training rows and new rows: exact rbf on diabetes (300 rows against the
+    other 142), nystrom (m = 100) and rff (D = 200) on a synthetic d = 20 set
+    against rows with a 0.05 sd mean shift, exact linear on d = 3 (rank 3:
+    dof 3): statistic and p-value within 1e-8 relative, dof and row counts
+    equal; then the size of the test in NumPy: 1000 seeds of 2000 rows a side
+    from one distribution (d = 5, rbf, 10 locations from the training rows),
+    rejection rate at alpha 0.01 within [0.005, 0.02]."""
+    Xd, yd = load_diabetes(return_X_y=True)
+    rng = np.random.default_rng(SEED + 324)
+    perm = rng.permutation(len(yd))
+    Xs = rng.standard_normal((3000, 20))
+    Xn = rng.standard_normal((2500, 20)) + 0.05
+    Xl = rng.standard_normal((800, 3)) * [1.0, 2.0, 0.5]
+    Xln = rng.standard_normal((700, 3)) * [1.0, 2.0, 0.5]
+    sets = [
+        ("dr_dia", Xd[perm[:300]], yd[perm[:300]], Xd[perm[300:]], {"gamma": 0.1, "lambda": 0.1}),
+        ("dr_nys", Xs, Xs[:, 0], Xn, {"approximation": "nystrom", "components": 100, "lambda": 0.1}),
+        ("dr_rff", Xs, Xs[:, 0], Xn, {"approximation": "rff", "components": 200, "lambda": 0.1}),
+        ("dr_lin", Xl, Xl[:, 0], Xln, {"kernel": "linear", "lambda": 0.1}),
+    ]
+    cur.execute("SELECT kernel_model_drop(name) FROM kernel_model_names WHERE name LIKE 'dr\\_%%'")
+    for ds, Xtr, ytr, Xnew, opts in sets:
+        load(cur, ds, Xtr, ytr, Xnew)
+        name = "r drift of %s (%d training rows, %d new, d=%d, %s)" % (
+            ds, len(Xtr), len(Xnew), Xtr.shape[1], json.dumps(opts))
+
+        @check(name)
+        def _(ds=ds, Xtr=Xtr, Xnew=Xnew, opts=opts, name=name):
+            cur.execute("SELECT version FROM kernel_model_train(%s, %s, %s)",
+                        (ds, "SELECT f, y FROM kmcc_train WHERE ds = '%s'" % ds,
+                         json.dumps(dict(opts, test_fraction=0))))
+            cur.execute("SELECT kernel_model_export(model) FROM kernel_models "
+                        "WHERE name = %s AND deployed", (ds,))
+            e = cur.fetchone()[0]
+            e = e if isinstance(e, dict) else json.loads(e)
+            cur.execute("SELECT kernel_model_drift(%s, %s)",
+                        (ds, "SELECT f FROM kmcc_test WHERE ds = '%s'" % ds))
+            got = cur.fetchone()[0]
+            got = got if isinstance(got, dict) else json.loads(got)
+            t, p, dof = drift_numpy(e, Xtr, Xnew)
+            compare(name + ": statistic vs NumPy", [got["statistic"]], [t], 1e-8)
+            compare(name + ": p_value vs scipy.stats.chi2.sf", [got["p_value"]], [p], 1e-8)
+            report(got["dof"] == dof and got["n_train"] == len(Xtr) and got["n_new"] == len(Xnew),
+                   name + ": dof and rows", "dof %d (NumPy %d), n_train %d, n_new %d, statistic %.6g, p %.3g"
+                   % (got["dof"], dof, got["n_train"], got["n_new"], t, p))
+            cur.execute("SELECT kernel_model_drop(%s)", (ds,))
+
+    # the size of the test (the definition, in NumPy): no shift, 1000 seeds
+    from scipy import stats
+    srng = np.random.default_rng(SEED + 3240)
+    rejected = 0
+    seeds = 1000
+    for _ in range(seeds):
+        A = srng.standard_normal((2000, 5))
+        B = srng.standard_normal((2000, 5))
+        V = A[:10]
+        fa, fb = rbf(A, V, 0.2), rbf(B, V, 0.2)
+        delta = fa.mean(0) - fb.mean(0)
+        C = np.cov(fa, rowvar=False) / 2000 + np.cov(fb, rowvar=False) / 2000
+        t = float(delta @ np.linalg.solve(C, delta))
+        rejected += stats.chi2.sf(t, 10) < 0.01
+    rate = rejected / seeds
+    report(0.005 <= rate <= 0.02, "r drift test size in NumPy (1000 seeds, 2000 rows a side, alpha 0.01)",
+           "rejection rate %.4f (want within [0.005, 0.02])" % rate)
+def align_signs(got, want):
+    """got with each column's sign flipped to agree with want's (their dot product)."""
+    got = np.array(got, dtype=float)
+    for j in range(got.shape[1]):
+        if float(np.dot(got[:, j], want[:, j])) < 0:
+            got[:, j] = -got[:, j]
+    return got
+
+
+def check_kpca(cur):
+    from sklearn.datasets import load_iris, load_wine
+    from sklearn.decomposition import KernelPCA
+
+    rng = np.random.RandomState(SEED)
+    # iris_default: no kernel options and no "dimensions" (rbf, gamma 1 / d, k = 2: KernelPCA's)
+    cases = (("iris_default", load_iris, 120, 2, {"kernel": "rbf"}),
+             ("iris", load_iris, 120, 3, {"kernel": "rbf", "gamma": 0.2}),
+             ("wine", load_wine, 140, 5, {"kernel": "rbf", "gamma": 1.0 / 13}),
+             ("wine_poly", load_wine, 140, 5,
+              {"kernel": "poly", "gamma": 0.05, "degree": 2, "coef0": 1.0}))
+    for name, loader, ntr, k, kopts in cases:
+        X = loader().data.astype(float)
+        order = rng.permutation(len(X))
+        Xtr, Xte = X[order[:ntr]], X[order[ntr:]]
+        ds = "kpca_" + name
+        load(cur, ds, Xtr, np.zeros(len(Xtr)), np.vstack([Xte, Xtr]))
+        sc = StandardScaler().fit(Xtr)
+        ref = KernelPCA(n_components=k, eigen_solver="dense", **kopts,
+                        ).fit(sc.transform(Xtr))
+        want = ref.transform(sc.transform(np.vstack([Xte, Xtr])))
+        Kc = pairwise_kernels(sc.transform(Xtr), metric=kopts["kernel"],
+                              **(sk_params(kopts) or {"gamma": 1.0 / X.shape[1]}))
+        H = np.eye(ntr) - 1.0 / ntr
+        trace = float(np.trace(H @ Kc @ H))
+        tag = "kpca %s (%s, k = %d)" % (name, kname(kopts), k)
+
+        def fit_and_transform(mname, opts):
+            cur.execute("DELETE FROM kmcc_models WHERE name = %s", (mname,))
+            cur.execute("INSERT INTO kmcc_models (name, model) "
+                        "SELECT %s, kernel_fit(f, %s::jsonb) FROM kmcc_train WHERE ds = %s",
+                        (mname, json.dumps(opts), ds))
+            cur.execute("SELECT kernel_transform(m.model, t.f) FROM kmcc_test t, kmcc_models m "
+                        "WHERE m.name = %s AND t.ds = %s ORDER BY t.id", (mname, ds))
+            return np.array([r[0] for r in cur.fetchall()], dtype=float)
+
+        @check(tag)
+        def _():
+            opts = dict(kopts, method="pca", dimensions=k) if len(kopts) > 1 else {"method": "pca"}
+            got = fit_and_transform(ds, opts)
+            compare(tag + ": kernel_transform vs KernelPCA.transform (signs aligned)",
+                    align_signs(got, want), want, 1e-8)
+            info = model_info(cur, ds)
+            compare(tag + ": eigenvalues vs eigenvalues_", info["eigenvalues"],
+                    ref.eigenvalues_, 1e-8)
+            compare(tag + ": explained_variance_ratio vs eigenvalues / trace(Kc)",
+                    info["explained_variance_ratio"], ref.eigenvalues_ / trace, 1e-8)
+            nys = fit_and_transform(ds + "_nys", dict(opts, approximation="nystrom",
+                                                      components=1000))
+            compare(tag + ": nystrom (components >= n) vs exact (signs aligned)",
+                    align_signs(nys, got), got, 1e-6)
+
+
+def oneclass_primal_scipy(Z, nu):
+    """The one-class objective on features Z by SciPy (SLSQP on w, rho and
+    the slacks): min 1/2 ||w||^2 - rho + 1/(nu n) sum xi, w'z_i >= rho - xi,
+    xi >= 0; returns (nu n w, -nu n rho), libsvm's scale."""
+    import scipy.optimize
+    n, m = Z.shape
+    c = 1.0 / (nu * n)
+    v0 = np.zeros(m + 1 + n)
+    v0[m + 1:] = 1.0
+    r = scipy.optimize.minimize(
+        lambda v: 0.5 * v[:m] @ v[:m] - v[m] + c * v[m + 1:].sum(), v0,
+        jac=lambda v: np.concatenate([v[:m], [-1.0], np.full(n, c)]),
+        constraints=[{"type": "ineq", "fun": lambda v: Z @ v[:m] - v[m] + v[m + 1:],
+                      "jac": lambda v: np.hstack([Z, -np.ones((n, 1)), np.eye(n)])}],
+        bounds=[(None, None)] * (m + 1) + [(0, None)] * n, method="SLSQP",
+        options={"ftol": 1e-14, "maxiter": 3000})
+    # status 8 (a line search that cannot descend) at a feasible point is the optimum to rounding
+    viol = max(0.0, float(-np.min(Z @ r.x[:m] - r.x[m] + r.x[m + 1:])), float(-np.min(r.x[m + 1:])))
+    if not (r.success or (r.status == 8 and viol <= 1e-9)):
+        raise RuntimeError("SLSQP: %s (constraint violation %g)" % (r.message, viol))
+    return nu * n * r.x[:m], -nu * n * r.x[m]
+
+
+def check_oneclass(cur):
+    """(s) one-class SVM (issue 32): kernel_fit(f, {"method": "oneclass"}) vs
+    scikit-learn's OneClassSVM(nu, gamma, tol = 1e-6) on StandardScaler'd rows
+    (kernel_ml's standardize), decision values of held-out and training rows
+    within 1e-3 relative and the inlier / outlier labels equal, on
+    breast_cancer (defaults: nu 0.5, gamma 1 / d = 'scale'), wine (nu 0.1,
+    gamma 0.05) and blobs with uniform outliers (nu 0.05, gamma 0.5);
+    nystrom with components >= n equals exact within 1e-4; nystrom (m = 20)
+    and rff (m = 30) on blobs vs SciPy's primal solve of the same objective on
+    the exported features within 1e-3."""
+    from sklearn.datasets import load_breast_cancer, load_wine
+    from sklearn.svm import OneClassSVM
+
+    rng = np.random.RandomState(SEED)
+    B = np.vstack([rng.randn(285, 2) * [1.0, 0.6] + [1, -1],
+                   rng.uniform(-5, 5, (15, 2))])
+    cases = (("breast_cancer", load_breast_cancer().data, 450, {}, 0.5, None),
+             ("wine", load_wine().data, 140, {"gamma": 0.05}, 0.1, 0.05),
+             ("blobs", B, 240, {"gamma": 0.5, "nu": 0.05}, 0.05, 0.5))
+    for name, X, ntr, extra, nu, gamma in cases:
+        X = X.astype(float)
+        order = rng.permutation(len(X))
+        Xtr, Xte = X[order[:ntr]], X[order[ntr:]]
+        Xall = np.vstack([Xte, Xtr])
+        ds = "oneclass_" + name
+        load(cur, ds, Xtr, np.zeros(len(Xtr)), Xall)
+        sc = StandardScaler().fit(Xtr)
+        opts = dict(extra, method="oneclass", tol=1e-6)
+        if name == "wine":
+            opts["nu"] = nu
+        ref = OneClassSVM(nu=nu, gamma=gamma if gamma else "scale", tol=1e-6,
+                          cache_size=200).fit(sc.transform(Xtr))
+        want = ref.decision_function(sc.transform(Xall))
+        tag = "oneclass %s (nu %g, gamma %s)" % (name, nu, gamma or "1 / d")
+
+        def fit_and_score(mname, o):
+            cur.execute("DELETE FROM kmcc_models WHERE name = %s", (mname,))
+            cur.execute("INSERT INTO kmcc_models (name, model) "
+                        "SELECT %s, kernel_fit(f, %s::jsonb) FROM kmcc_train WHERE ds = %s",
+                        (mname, json.dumps(o), ds))
+            cur.execute("SELECT kernel_predict(m.model, t.f), kernel_predict_class(m.model, t.f) "
+                        "FROM kmcc_test t, kmcc_models m WHERE m.name = %s AND t.ds = %s "
+                        "ORDER BY t.id", (mname, ds))
+            rows = cur.fetchall()
+            return np.array([r[0] for r in rows], dtype=float), [r[1] for r in rows]
+
+        @check(tag)
+        def _():
+            got, labels = fit_and_score(ds, opts)
+            compare(tag + ": kernel_predict vs OneClassSVM.decision_function", got, want, 1e-3)
+            sk = ["inlier" if p == 1 else "outlier" for p in ref.predict(sc.transform(Xall))]
+            near = np.abs(want) <= 1e-6 * np.max(np.abs(want))
+            bad = sum(1 for a, b, z in zip(labels, sk, near) if a != b and not z)
+            report(bad == 0, tag + ": kernel_predict_class vs OneClassSVM.predict",
+                   "%d of %d labels differ (%d outliers)" % (bad, len(sk), sk.count("outlier")))
+            info = model_info(cur, ds)
+            report(info["task"] == "novelty" and info["n_support"] == len(ref.support_),
+                   tag + ": n_support vs support_",
+                   "%s vs %d" % (info["n_support"], len(ref.support_)))
+            nys, _l = fit_and_score(ds + "_nys", dict(opts, approximation="nystrom",
+                                                      components=1000))
+            compare(tag + ": nystrom (components >= n) vs exact", nys, got, 1e-4)
+
+    ds = "oneclass_blobs"
+    for approx, m in (("nystrom", 20), ("rff", 30)):
+        tag = "oneclass blobs %s m = %d vs SciPy's primal on its features" % (approx, m)
+
+        @check(tag)
+        def _():
+            mname = ds + "_" + approx
+            o = {"method": "oneclass", "nu": 0.05, "gamma": 0.5, "tol": 1e-9,
+                 "approximation": approx, "components": m}
+            cur.execute("DELETE FROM kmcc_models WHERE name = %s", (mname,))
+            cur.execute("INSERT INTO kmcc_models (name, model) "
+                        "SELECT %s, kernel_fit(f, %s::jsonb) FROM kmcc_train WHERE ds = %s",
+                        (mname, json.dumps(o), ds))
+            cur.execute("SELECT f FROM kmcc_train WHERE ds = %s ORDER BY id", (ds,))
+            Xtr = np.array([r[0] for r in cur.fetchall()], dtype=float)
+            cur.execute("SELECT t.f, kernel_predict(m.model, t.f) FROM kmcc_test t, kmcc_models m "
+                        "WHERE m.name = %s AND t.ds = %s ORDER BY t.id", (mname, ds))
+            rows = cur.fetchall()
+            Xall = np.array([r[0] for r in rows], dtype=float)
+            got = np.array([r[1] for r in rows], dtype=float)
+            e, info = export_of(cur, mname), model_info(cur, mname)
+            w, b = oneclass_primal_scipy(whitened_features(e, info, Xtr), 0.05)
+            want = whitened_features(e, info, Xall) @ w + b
+            compare(tag, got, want, 1e-3)
+
+
 def main():
     t0 = time.time()
     conn = psycopg2.connect("")
@@ -1948,7 +2249,10 @@ def main():
             "tables": check_tables,
             "centres": check_centres,
             "cg": check_cg,
-            "gp": check_gp}
+            "gp": check_gp,
+            "drift": check_drift,
+            "kpca": check_kpca,
+            "oneclass": check_oneclass}
     if len(sys.argv) == 2 and sys.argv[1] in only:
         try:
             only[sys.argv[1]](cur)
@@ -1989,6 +2293,9 @@ def main():
         check_tables(cur)
         check_centres(cur)
         check_gp(cur)
+        check_drift(cur)
+        check_kpca(cur)
+        check_oneclass(cur)
     finally:
         for t in TABLES:
             cur.execute("DROP TABLE IF EXISTS %s" % t)

@@ -123,6 +123,41 @@ write_new_shapes(const char *dir, km_model m)
 	write_model(dir, "classifier_ovo", &m);
 }
 
+/*
+ * Kernel PCA (the transform task, PCA section), exact and nystrom, from the
+ * ridge m: two components over its three rows.
+ */
+static void
+write_pca(const char *dir, km_model m)
+{
+	static const double coef[3 * 2] = {0.5, -0.25, -0.25, 0.1, 0.2, -0.3};
+	static const double intercepts[2] = {-0.125, 0.0625};
+	static const double eigenvalues[2] = {2.5, 0.5};
+	uint32_t	dimensions = 2;
+
+	if (!km_method_from_name("pca", &m.method))
+		return;
+	m.task = km_method_task(m.method);
+	m.fit_intercept = false;
+	m.lambda = 0.0;
+	m.n_outputs = 2;
+	m.alpha = coef;
+	m.intercepts = intercepts;
+	m.intercept = intercepts[0];
+	m.eigenvalues = eigenvalues;
+	m.eigen_total = 3.5;
+	m.converged = true;
+	memset(&m.method_data, 0, sizeof(m.method_data));
+	memcpy(m.method_data.bytes, &dimensions, sizeof(dimensions));
+	write_model(dir, "pca_rbf", &m);
+	m.approximation = KM_APPROX_NYSTROM;
+	m.components = 4;
+	m.rank = 3;
+	m.approx_eps = 1e-12;
+	m.approx_seed = 7;
+	write_model(dir, "pca_nystrom", &m);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -202,5 +237,6 @@ main(int argc, char **argv)
 	m.method = KM_METHOD_RIDGE;
 	m.kernel.type = KM_KERNEL_RBF;
 	write_new_shapes(argv[1], m);
+	write_pca(argv[1], m);
 	return 0;
 }

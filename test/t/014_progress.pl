@@ -124,9 +124,11 @@ like($n, qr/kernel_model_train: score: 48 training and 12 held-out rows/, '... s
 like($n, qr/kernel_model_train: deploy: /, '... deploy');
 
 $n = notices($all, q{SELECT version FROM kernel_model_train('ma', 'SELECT f, y FROM reg', '{"approximation": "nystrom", "components": 10}');});
-like($n, qr/kernel_model_train: fit: basis pass over the training rows/, 'named approximate training: the basis pass');
-like($n, qr/kernel_model_train: fit: statistics pass over the training rows; solve: m = 10/,
-	'... the statistics pass and its solve');
+like($n, qr/kernel_model_train: fit: passes over the training rows; basis: \d+ rows: \d+ of \d+ rows/,
+	'named approximate training: the basis pass, how far');
+like($n, qr/kernel_model_train: fit: passes over the training rows; statistics: m = 10, \d+ rows: \d+ of \d+ rows/,
+	'... the statistics pass, how far');
+like($n, qr/kernel_model_train: fit: passes over the training rows; solve: m = 10/, '... and its solve');
 like($n, qr/kernel_model_train: score: pass over the usable rows/, '... the scoring pass');
 
 # 1b. how far each long step is (issue 30, friction 6): the blocked

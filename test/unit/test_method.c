@@ -129,6 +129,10 @@ test_method_registry(void)
 		if (ops->task == KM_TASK_REGRESSION)
 			CHECK(km_fit_workspace_doubles((km_method) id, 10) >= 10 * 10 + 10,
 				  "%s workspace", ops->name);
+		else if (!km_task_lookup(ops->task)->target)
+			CHECK(ops->outputs && ops->fit_rows && ops->rows_workspace_doubles &&
+				  ops->store_rows && (ops->fit_sums == NULL) == (ops->sums_workspace_doubles == NULL),
+				  "%s hooks of a task without a target", ops->name);
 		else
 			CHECK(ops->fit_classes && ops->multiclass && ops->prob_link &&
 				  ops->class_workspace_doubles && ops->store_classes &&
@@ -170,11 +174,11 @@ test_method_unknown_is_an_error(void)
 
 	p.kernel.type = KM_KERNEL_RBF;
 	p.kernel.gamma = 1.0;
-	p.method = (km_method) 7;
+	p.method = (km_method) (KM_METHOD_LAST + 1);
 	p.lambda = 1.0;
-	CHECK(km_fit_workspace_doubles(p.method, n) == 0, "workspace of method 7");
+	CHECK(km_fit_workspace_doubles(p.method, n) == 0, "workspace of an unknown method");
 	CHECK(km_fit(&p, X, n, d, y, alpha, work, &res, &err, NULL) == KM_ERR_INVALID,
-		  "fit with method 7 gave %d", (int) err.status);
+		  "fit with an unknown method gave %d", (int) err.status);
 
 	/* a method's hint travels with its failure: lms diverges */
 	p.method = KM_METHOD_LMS;
@@ -208,8 +212,8 @@ test_method_unknown_is_an_error(void)
 		  "%s", oerr.message);
 
 	km_options_begin(&parser, &opts);
-	opts.fit.method = (km_method) 7;
-	CHECK(!km_options_finish(&parser, &oerr), "method 7 passed the options check");
+	opts.fit.method = (km_method) (KM_METHOD_LAST + 1);
+	CHECK(!km_options_finish(&parser, &oerr), "an unknown method passed the options check");
 	free(work);
 }
 
@@ -229,7 +233,7 @@ test_method_task_table(void)
 		return;
 	CHECK(!reg->classes && reg->approx_gcv && !reg->solvers && reg->score_metric == KM_SCORE_MSE, "regression answers");
 	CHECK(cls->classes && !cls->approx_gcv && cls->solvers, "classification answers");
-	CHECK(km_task_get(0) == NULL && km_task_get(3) == NULL && km_task_get(-1) == NULL, "out of range");
+	CHECK(km_task_get(0) == NULL && km_task_get(KM_TASK_LAST + 1) == NULL && km_task_get(-1) == NULL, "out of range");
 	CHECK(km_task_default() == reg && km_task_lookup(9) == reg, "default");
 	CHECK(strcmp(km_task_name(KM_TASK_CLASSIFICATION), "classification") == 0, "name");
 	CHECK(strcmp(km_task_name((km_task) 0), "unknown") == 0, "unknown");
@@ -309,7 +313,10 @@ test_method_answers(void)
 		if (km_task_lookup(ops->task)->classes)
 			check_classifier_answers(ops);
 		else
-			CHECK(!ops->platt_probability && !ops->support_vectors && !ops->gram_cols &&
+			/* a task without a target may keep only its support vectors (oneclass) */
+			CHECK(!ops->platt_probability &&
+				  (!ops->support_vectors || !km_task_lookup(ops->task)->target) &&
+				  !ops->gram_cols &&
 				  ops->primal_loss == 0 && ops->primal_loss_name == NULL &&
 				  ops->primal_solvers == 0, "%s: classification answers on a regression method",
 				  ops->name);

@@ -92,6 +92,11 @@ int			unit_failures = 0;
 	X(test_gp_closed_form) \
 	X(test_gp_section_fit_keeps) \
 	X(test_gp_section_crafted) \
+	X(test_drift_chi2) \
+	X(test_drift_statistic) \
+	X(test_drift_reference_bytes) \
+	X(test_pca_learner) \
+	X(test_pca_section_crafted) \
 	X(test_metrics_combine) \
 	X(test_metrics_per_class) \
 	X(test_accum_layout) \
@@ -134,6 +139,10 @@ int			unit_failures = 0;
 	X(test_svr_sinc) \
 	X(test_svr_primal) \
 	X(test_svr_errors) \
+	X(test_oneclass_exact) \
+	X(test_oneclass_features) \
+	X(test_oneclass_edges) \
+	X(test_oneclass_learner) \
 	X(test_kpca_iris) \
 	X(test_kpca_synthetic) \
 	X(test_kpca_errors) \

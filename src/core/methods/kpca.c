@@ -1,5 +1,7 @@
 /*
- * kpca.c - exact kernel PCA (kpca.h).  Core: no PostgreSQL header.
+ * kpca.c - kernel PCA (kpca.h), exact and from the sums of Nystrom or RFF
+ * features, and the "pca" method that fits it (its ops at the end).  Core:
+ * no PostgreSQL header.
  */
 #include <math.h>
 #include <string.h>
@@ -8,6 +10,8 @@
 #include <lapacke.h>
 
 #include "methods/kpca.h"
+#include "model_types.h"
+#include "options_core.h"
 
 size_t
 km_kpca_workspace_doubles(size_t n)
@@ -235,3 +239,114 @@ km_kpca_sums_fit(double *S, const double *s, uint64_t n, uint32_t m, int k,
 	*total = tr;
 	return KM_OK;
 }
+
+/* ---- the "pca" method (method.h): the transform task's ---- */
+
+typedef struct pca_params
+{
+	int			dimensions;		/* components asked for */
+} pca_params;
+
+KM_STATIC_ASSERT(sizeof(pca_params) <= KM_METHOD_BLOB_SIZE, pca_params);
+
+/* Its METHOD section: the components asked for (the model has min(k, rows)). */
+typedef struct pca_fields
+{
+	uint32_t	dimensions;
+} pca_fields;
+
+KM_STATIC_ASSERT(sizeof(pca_fields) <= KM_METHOD_BLOB_SIZE, pca_fields);
+
+static const km_method_option pca_options[] = {
+	{{"dimensions", KM_OPTTYPE_INTEGER, 1, KM_APPROX_MAX_COMPONENTS, false, false,
+	  "a whole number from 1 to 8192", "2", KM_FN_TRAINING, 0},
+	 offsetof(pca_params, dimensions), 2},
+};
+
+/* KernelPCA's n_components beyond the rows (or features) keeps them all. */
+static uint32_t
+pca_outputs(const km_fit_params *p, size_t n)
+{
+	const pca_params *pp = KM_METHOD_BLOB_CONST(&p->method_params, pca_params);
+	size_t		k = pp->dimensions >= 1 ? (size_t) pp->dimensions : 2;
+
+	return (uint32_t) (k < n ? k : n);
+}
+
+static km_status
+pca_fit_rows(const km_fit_params *p, const double *X, size_t n, int d,
+			 const double *norms, double *K, double *work, km_rows_fit *f,
+			 km_error *err, km_interrupt_fn interrupt)
+{
+	return km_kpca_fit(&p->kernel, X, n, d, (int) f->q, norms, K, work, f->coef,
+					   f->intercepts, f->values, &f->total, err, interrupt);
+}
+
+static km_status
+pca_fit_sums(const km_fit_params *p, double *S, const double *s, uint64_t n,
+			 uint32_t m, double *work, km_rows_fit *f, km_error *err)
+{
+	return km_kpca_sums_fit(S, s, n, m, (int) f->q, work, f->coef, f->intercepts,
+							f->values, &f->total, err);
+}
+
+static void
+pca_store_rows(const km_fit_params *p, const km_rows_fit *f, km_model *m)
+{
+	const pca_params *pp = KM_METHOD_BLOB_CONST(&p->method_params, pca_params);
+	pca_fields *pf = KM_METHOD_BLOB(&m->method_data, pca_fields);
+
+	pf->dimensions = (uint32_t) pp->dimensions;
+	m->converged = true;
+}
+
+static size_t
+pca_no_workspace(size_t n)
+{
+	(void) n;
+	return 1;
+}
+
+static km_status
+pca_no_fit(const km_fit_params *p, const double *X, size_t n, int d,
+		   const double *y, double *alpha, double *K, const double *norms,
+		   double *work, km_fit_result *res, km_error *err,
+		   km_interrupt_fn interrupt)
+{
+	return km_fail(err, KM_ERR_INVALID, "method \"pca\" takes no target",
+				   "Kernel PCA is fitted on rows without a target.");
+}
+
+static void
+pca_no_store(const km_fit_params *p, const km_fit_result *res, km_model *m)
+{
+}
+
+static const km_field pca_model_fields[] = {
+	{"dimensions", KM_FIELD_U32, KM_METHOD_FIELD(pca_fields, dimensions), KM_RULE_POSITIVE, 0},
+};
+
+const km_method_ops km_pca_ops = {
+	.id = KM_METHOD_PCA,
+	.name = "pca",
+	.task = KM_TASK_TRANSFORM,
+	.summary = "finds the top eigenvectors of the centred kernel matrix (scikit-learn's KernelPCA)",
+	.own_options = pca_options,
+	.n_own_options = sizeof(pca_options) / sizeof(pca_options[0]),
+	.params_size = sizeof(pca_params),
+	/* no model selection: "cv" is refused (options_check.c) */
+	.routes = KM_ROUTE(KM_CV_NONE),
+	.default_route = KM_CV_NONE,
+	.workspace_doubles = pca_no_workspace,
+	.fit = pca_no_fit,
+	.store = pca_no_store,
+	.fields = pca_model_fields,
+	.n_fields = sizeof(pca_model_fields) / sizeof(pca_model_fields[0]),
+	.task_default = true,
+	.outputs = pca_outputs,
+	.rows_workspace_doubles = km_kpca_workspace_doubles,
+	.fit_rows = pca_fit_rows,
+	.sums_workspace_doubles = km_kpca_sums_workspace_doubles,
+	.fit_sums = pca_fit_sums,
+	.store_rows = pca_store_rows,
+};
