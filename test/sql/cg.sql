@@ -75,3 +75,7 @@ SELECT kernel_model_train('cg_bad', 'SELECT f, y FROM cg_rows', '{"solver": "cgg
 SELECT name, version, deployed
 FROM kernel_model_train('cg_short', 'SELECT f, y FROM cg_rows',
        '{"approximation": "nystrom", "components": 120, "lambda": 0.01, "test_fraction": 0, "solver": "cg", "max_iter": 2}');
+
+-- clean up: the catalog is shared with the other tests
+SELECT kernel_model_drop(n) FROM (VALUES ('cg_direct'), ('cg_cg'), ('cg_par'), ('cg_short')) v(n);
+SELECT count(*) AS left_over FROM kernel_models WHERE name LIKE 'cg\_%';
