@@ -13,7 +13,7 @@ CORE_OBJS = $(addprefix src/core/,core.o approx.o kernels.o kernel_maps.o eigen.
 	model.o methods.o options_core.o options_check.o options_suggest.o metrics.o accum.o \
 	logistic.o sgd.o primal.o svm.o svm_prob.o score.o basis.o classify.o progress.o \
 	crc32c.o classify_fit.o fit.o diagnostics.o model_v1.o model_fields.o model_approx.o grid.o \
-	model_format.o primal_pass.o repr.o task.o pipeline.o pipeline_approx.o pipeline_primal.o pipeline_approx_classify.o pipeline_class_fill.o centres.o pipeline_centres.o gp.o drift.o pipeline_rows.o) $(KM_METHOD_OBJS) $(KM_LEARN_OBJS)
+	model_format.o primal_pass.o repr.o task.o pipeline.o pipeline_approx.o pipeline_primal.o pipeline_approx_cg.o pipeline_approx_classify.o pipeline_class_fill.o centres.o pipeline_centres.o gp.o drift.o pipeline_rows.o) $(KM_METHOD_OBJS) $(KM_LEARN_OBJS)
 # the sections the task and representation tables declare (model_section.h)
 CORE_OBJS += src/core/model_sections_task.o src/core/model_sections_repr.o \
 	src/core/model_sections_encoder.o src/core/encoder.o src/core/model_sections_gp.o \

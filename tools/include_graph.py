@@ -70,6 +70,7 @@ CORE_LAYER = {
     "pipeline": "train", "pipeline_approx": "train", "pipeline_types": "train",
     "pipeline_approx_job": "train", "pipeline_approx_classify": "train",
     "pipeline_primal": "train", "pipeline_class_fill": "train",
+    "pipeline_approx_cg": "train",
     # the refine passes of a nystrom basis's centres, asked after its basis pass
     "pipeline_centres": "train",
     # the model format and scoring

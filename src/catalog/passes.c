@@ -271,6 +271,13 @@ cursor_train(NamedRun *run, bool all_rows, MemoryContext ctx, int64 *rows)
 	}
 	if (run->classify && !res.converged)
 		km_classifier_warn_not_converged(&plan.opts.fit, &res);
+	if (plan.opts.fit.solver == KM_SOLVER_CG && !model.converged)
+		ereport(WARNING,
+				(errcode(ERRCODE_WARNING),
+				 errmsg("conjugate gradient did not converge"),
+				 errdetail("After %d iterations (\"max_iter\") the relative residual is above \"tol\" %g; the model is stored as it is.",
+						   model.iterations, plan.opts.fit.tol),
+				 errhint("Raise \"max_iter\" or \"tol\", or raise \"lambda\".")));
 	sscanf(KM_VERSION_STRING, "%hhu.%hhu.%hhu", &model.writer_version[0],
 		   &model.writer_version[1], &model.writer_version[2]);
 	MemoryContextSwitchTo(ctx);
@@ -360,8 +367,9 @@ passes_fit_and_score(NamedRun *run, MemoryContext work)
 	int64		fit_rows;
 	bytea	   *split_model;
 
-	/* m x m sums that cannot fit: refused before the first pass */
-	km_check_components_memory((uint32) run->opts.components, "kernel_model_train");
+	/* m x m sums that cannot fit: refused before the first pass (cg: its plan, cursor_train) */
+	if (run->opts.fit.solver != KM_SOLVER_CG)
+		km_check_components_memory((uint32) run->opts.components, "kernel_model_train");
 	split_model = cursor_train(run, false, work, &fit_rows);
 	run->d = model_features(PointerGetDatum(split_model));
 	if (run->classify)

@@ -284,7 +284,7 @@ km_approx_factor_doubles(uint32_t m)
 {
 	size_t		mm = m;
 
-	if (m == 0 || m > KM_APPROX_MAX_COMPONENTS)
+	if (m == 0 || m > KM_CG_MAX_COMPONENTS)
 		return 0;
 	return mm * mm + 3 * mm;
 }
@@ -296,10 +296,10 @@ km_approx_factor(const km_basis *b, double *L, double *eps, double *work,
 	size_t		m = b->m;
 	approx_work w;
 
-	if (!has_centres(b) || m == 0 || m > KM_APPROX_MAX_COMPONENTS)
+	if (!has_centres(b) || m == 0 || m > KM_CG_MAX_COMPONENTS)
 		return km_fail(err, KM_ERR_INVALID, "basis has no centres to factor",
 					   "The basis has approximation %d and %zu components; a factor needs nystrom centres (at most %d).",
-					   (int) b->kind, m, KM_APPROX_MAX_COMPONENTS);
+					   (int) b->kind, m, KM_CG_MAX_COMPONENTS);
 	memset(&w, 0, sizeof(w));
 	w.L = L;
 	w.A = work;

@@ -86,6 +86,14 @@ km_status	km_approx_features(const km_basis *b, const double *X_std,
  */
 #define KM_APPROX_MAX_COMPONENTS 8192
 
+/*
+ * Most components of nystrom ridge by "solver": "cg" (learn/cg.h), which
+ * never forms the m x m sums: its factors of K_mm + eps I and of the
+ * preconditioner are 2 m^2 doubles (16 GB here), bounded in practice by
+ * kernel_ml.max_memory (the plan counts them).
+ */
+#define KM_CG_MAX_COMPONENTS 32768
+
 /* Most lambdas one km_approx_solve may score (select.h's KM_MAX_GRID). */
 #define KM_APPROX_MAX_LAMBDAS 64
 

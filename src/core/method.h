@@ -96,12 +96,21 @@ typedef enum km_solver
 	KM_SOLVER_SMO = 1,			/* svm: dual QP, second-order working sets */
 	KM_SOLVER_NEWTON = 2,		/* logistic: Newton (IRLS) on the dual */
 	KM_SOLVER_SGD = 3,			/* either: kernelized stochastic gradient */
-	KM_SOLVER_PRIMAL_NEWTON = 4 /* approximate models: Newton on the feature map
+	KM_SOLVER_PRIMAL_NEWTON = 4,	/* approximate models: Newton on the feature map
 								 * (logistic loss; squared hinge for svm) */
+	KM_SOLVER_CG = 5			/* nystrom ridge: preconditioned conjugate
+								 * gradient, one pass per iteration (learn/cg.h) */
 } km_solver;
 
 #define KM_SOLVER_FIRST KM_SOLVER_SMO
-#define KM_SOLVER_LAST KM_SOLVER_PRIMAL_NEWTON
+#define KM_SOLVER_LAST KM_SOLVER_CG
+
+/*
+ * "solver": "cg": its defaults of "tol" (the relative preconditioned
+ * residual at which it stops) and "max_iter" (its passes at most).
+ */
+#define KM_CG_DEFAULT_TOL 1e-7
+#define KM_CG_DEFAULT_MAX_ITER 100
 
 /* "smo", ...; "default" for KM_SOLVER_DEFAULT, "unknown" for no solver. */
 const char *km_solver_name(km_solver solver);

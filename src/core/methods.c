@@ -143,6 +143,7 @@ static const char *const solver_names[] = {
 	[KM_SOLVER_NEWTON] = "newton",
 	[KM_SOLVER_SGD] = "sgd",
 	[KM_SOLVER_PRIMAL_NEWTON] = "primal-newton",
+	[KM_SOLVER_CG] = "cg",
 };
 
 const char *
@@ -155,6 +156,7 @@ km_solver_name(km_solver solver)
 		case KM_SOLVER_NEWTON:
 		case KM_SOLVER_SGD:
 		case KM_SOLVER_PRIMAL_NEWTON:
+		case KM_SOLVER_CG:
 			return solver_names[solver];
 	}
 	return "unknown";

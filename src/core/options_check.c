@@ -65,7 +65,9 @@ km_options_check_task(km_options_parser *p, const km_method_ops **ops,
 			snprintf(message, sizeof(message),
 					 "solver \"%s\" does not apply to method \"%s\"",
 					 km_solver_name(fit->solver), (*ops)->name);
-			return km_opt_fail(err, NULL, message,
+			return km_opt_fail(err, fit->solver == KM_SOLVER_CG ?
+							   "Solver \"cg\" solves nystrom ridge: use \"method\": \"ridge\" with \"approximation\": \"nystrom\", or remove \"solver\"." : NULL,
+							   message,
 						"Method \"%s\" takes solver \"%s\" (its default) or \"sgd\".",
 						(*ops)->name, km_solver_name((*ops)->default_solver));
 		}
@@ -148,6 +150,10 @@ km_options_check_method(const km_options_parser *p, const km_method_ops *ops,
 	{
 		if (!method_specific(id) || (ops->options & KM_OPTION_BIT(id)))
 			continue;
+		/* "solver": "cg" and its tol and max_iter: check_cg's */
+		if (p->out->fit.solver == KM_SOLVER_CG && p->given[id] &&
+			(id == KM_OPT_SOLVER || id == KM_OPT_TOL || id == KM_OPT_MAX_ITER))
+			continue;
 		ignored[n_ignored++] = km_option_table[id].key;
 		if (p->given[id] && bad < 0)
 			bad = id;
@@ -226,6 +232,45 @@ km_options_check_route(const km_options *out, const km_method_ops *ops,
 }
 
 /*
+ * "solver": "cg" (learn/cg.h): nystrom ridge at one lambda, solved by
+ * preconditioned conjugate gradient, one pass over the rows per
+ * iteration; "tol" (default KM_CG_DEFAULT_TOL) and "max_iter" (default
+ * KM_CG_DEFAULT_MAX_ITER) are its stopping rule.
+ */
+static bool
+check_cg(const km_options_parser *p, const km_method_ops *ops,
+					km_option_error *err)
+{
+	km_options *out = p->out;
+	const km_repr_ops *repr = km_repr_lookup(out->approximation);
+	char		message[256];
+
+	if (!ops->approx_sums || ops->primal_add != NULL)
+	{
+		snprintf(message, sizeof(message),
+				 "solver \"cg\" does not apply to method \"%s\"", ops->name);
+		return km_opt_fail(err, "Use \"method\": \"ridge\" with \"approximation\": \"nystrom\", or remove \"solver\".",
+					message, "Solver \"cg\" solves the normal equations of nystrom kernel ridge; method \"%s\" %s.",
+					ops->name, ops->summary);
+	}
+	if (!repr->centres)
+		return km_opt_fail(err, "Add \"approximation\": \"nystrom\", or remove \"solver\".",
+					"solver \"cg\" applies only to nystrom models",
+					"Solver \"cg\" is preconditioned by the kernel matrix of the nystrom centres; the model is %s.",
+					repr->approximate ? "rff (random features)" : "exact (every row)");
+	if (out->lambdas.n > 1)
+		return km_opt_fail(err, "Give a single \"lambda\", or remove \"solver\" to select lambda by GCV in one pass.",
+					"solver \"cg\" takes a single lambda",
+					"Option \"lambda\" has %d candidates; each would need its own conjugate gradient passes.",
+					out->lambdas.n);
+	if (!p->given[KM_OPT_TOL])
+		out->fit.tol = KM_CG_DEFAULT_TOL;
+	if (!p->given[KM_OPT_MAX_ITER])
+		out->fit.max_iter = KM_CG_DEFAULT_MAX_ITER;
+	return true;
+}
+
+/*
  * Approximation checks: "components" needs an approximation, rff has a
  * random-feature map for the rbf kernel only, and only the closed-form
  * ridge solve has an approximate form (lms is an online method over the
@@ -239,6 +284,8 @@ km_options_check_approx(const km_options_parser *p, const km_method_ops *ops,
 	const km_repr_ops *repr = km_repr_lookup(out->approximation);
 	char		message[256];
 
+	if (out->fit.solver == KM_SOLVER_CG && !check_cg(p, ops, err))
+		return false;
 	if (p->given[KM_OPT_CENTERS] && !repr->centres)
 		return km_opt_fail(err, "Add \"approximation\": \"nystrom\", or remove the option.",
 					"option \"centers\" applies only to nystrom models",

@@ -81,11 +81,12 @@ const km_option_def km_option_table[KM_N_OPTIONS] = {
 	 * The solve's limit, checked here so that an impossible size is an
 	 * option error before any row is read (not after the m x m sums).
 	 */
-	[KM_OPT_COMPONENTS] = {"components", KM_OPTTYPE_INTEGER, 1, KM_APPROX_MAX_COMPONENTS, false, false,
+	/* beyond KM_APPROX_MAX_COMPONENTS with "solver": "cg" only (km_options_finish) */
+	[KM_OPT_COMPONENTS] = {"components", KM_OPTTYPE_INTEGER, 1, KM_CG_MAX_COMPONENTS, false, false,
 		"an integer from 1 to " KM_STR(KM_APPROX_MAX_COMPONENTS),
 		"1000 (nystrom: at most the number of rows)", KM_FN_TRAINING, 0},
 	[KM_OPT_SOLVER] = {"solver", KM_OPTTYPE_NAME, 0, 0, false, false,
-		"\"smo\", \"newton\" or \"sgd\"", "\"smo\" for svm, \"newton\" for logistic",
+		"\"smo\", \"newton\", \"sgd\" or \"cg\"", "\"smo\" for svm, \"newton\" for logistic, direct for ridge",
 		KM_FN_TRAINING, 0},
 	[KM_OPT_PROBABILITY] = {"probability", KM_OPTTYPE_BOOL, 0, 0, false, false,
 		"true or false", "false", KM_FN_TRAINING, 0},
@@ -852,6 +853,13 @@ km_options_finish(km_options_parser *p, km_option_error *err)
 		return km_opt_fail(err, NULL, "unknown training method",
 					"Method %d is not a method of this build of kernel_ml.",
 					(int) fit->method);
+	if (out->components > KM_APPROX_MAX_COMPONENTS && fit->solver != KM_SOLVER_CG)
+	{
+		char		got[32];
+
+		snprintf(got, sizeof(got), "%d", out->components);
+		return bad_value(err, &km_option_table[KM_OPT_COMPONENTS], got);
+	}
 	if (!km_options_check_task(p, &ops, err) || !km_options_check_kernel(p, err) ||
 		!km_options_check_method(p, ops, err) ||
 		!km_method_params_fill(ops, p->own, p->n_own, &fit->method_params, err))

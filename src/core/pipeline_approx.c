@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "basis.h"
+#include "learn/cg.h"
 #include "metrics.h"
 #include "model.h"
 #include "pipeline_approx.h"
@@ -70,6 +71,23 @@ primal_fit_doubles(uint32_t m)
 	return own == 0 || own > SIZE_MAX / 8 - PRIMAL_BLOCK ? 0 : own + PRIMAL_BLOCK;
 }
 
+/* Bytes of "solver": "cg"'s passes over basis shape for n rows (INFINITY: beyond a factor). */
+static double
+cg_bytes(const km_basis *shape, size_t n)
+{
+	uint32_t	m = shape->m;
+	size_t		cgd = km_cg_doubles(m);
+	size_t		fac = km_approx_factor_doubles(m);
+	size_t		feat = km_approx_features_doubles(shape, PRIMAL_BLOCK);
+
+	if (cgd == 0 || fac == 0 || feat == 0)
+		return INFINITY;
+	/* L, then the factor's work or (after it) R and the vectors; a chunk's features */
+	return 8.0 * ((double) m * m + (double) (cgd > fac ? cgd : fac) + (double) feat +
+				  PRIMAL_BLOCK * (double) m + (double) KM_CG_RHS_DOUBLES(m) +
+				  (double) KM_XS_ROWS(n) * shape->d + 2.0 * m);
+}
+
 void
 km_train_plan_approx(size_t n, int d, uint32_t k, km_train_plan *plan)
 {
@@ -91,6 +109,12 @@ km_train_plan_approx(size_t n, int d, uint32_t k, km_train_plan *plan)
 			sbytes = 0;
 		rest = 8.0 * ((double) fit + (double) feat + 2.0 * m * (double) m +
 					  PRIMAL_BLOCK * (double) m + KM_XS_ROWS(n) * (double) d + m);
+	}
+	else if (o->fit.solver == KM_SOLVER_CG)
+	{
+		rest = cg_bytes(&shape, n);
+		if (!isfinite(rest))
+			sbytes = 0;
 	}
 	else
 	{

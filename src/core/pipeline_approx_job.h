@@ -132,7 +132,9 @@ typedef enum km_approx_pass_kind
 	KM_PASS_KIND_CLASS_NEWTON = 7,	/* the classifiers' Newton sums, every output */
 	KM_PASS_KIND_CLASS_METRICS = 8, /* their training accuracy and log-loss */
 	KM_PASS_KIND_CLASS_HOLDOUT = 9, /* a fold's loss at a fit */
-	KM_PASS_KIND_CLASS_FOLDS = 10	/* the host's folds counted per class */
+	KM_PASS_KIND_CLASS_FOLDS = 10,	/* the host's folds counted per class */
+	KM_PASS_KIND_CG_RHS = 11,	/* "solver": "cg": Z^T y, Z^T 1, sum y, sum y^2 */
+	KM_PASS_KIND_CG_HV = 12		/* "solver": "cg": Z^T (Z v) at the point v */
 } km_approx_pass_kind;
 
 /*
@@ -164,5 +166,14 @@ km_status	km_approx_point_get_job(km_point_reader *r, approx_job *job, km_rows *
 km_status	km_approx_pass_rebuild(uint16_t kind, km_point_reader *r,
 								   const km_train_env *env, km_pass **out,
 								   km_error *err);
+
+/*
+ * "solver": "cg" (pipeline_approx_cg.c, learn/cg.h): nystrom ridge's model
+ * by its passes after the basis; and its passes (KM_PASS_KIND_CG_*)
+ * rebuilt from their points, as km_approx_pass_rebuild.
+ */
+km_status	km_approx_job_cg(approx_job *job, struct km_model *m, km_error *err);
+km_status	km_cg_pass_rebuild(uint16_t kind, km_point_reader *r,
+							   const km_train_env *env, km_pass **out, km_error *err);
 
 #endif							/* KM_PIPELINE_APPROX_JOB_H */

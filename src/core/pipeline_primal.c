@@ -658,6 +658,8 @@ km_train_approx(const km_rows *rows, const km_host *host, const km_train_plan *p
 		return train_primal(&job, ops, plan, m, err);
 	if (km_approx_job_basis(&job, plan->basis_bytes, err) != KM_OK)
 		return err->status;
+	if (plan->opts.fit.solver == KM_SOLVER_CG)
+		return km_approx_job_cg(&job, m, err);	/* pipeline_approx_cg.c */
 	if (km_approx_job_sums(&job, &acc, err) != KM_OK)
 		return err->status;
 	return km_train_approx_solve(&job.b, (uint32_t) job.opts.components, acc,

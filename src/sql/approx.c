@@ -382,10 +382,27 @@ basis_arg_life(FunctionCallInfo fcinfo, int basis_arg)
 	return BASIS_PER_ROW;
 }
 
+/*
+ * "solver": "cg" reads the rows once per iteration: an aggregate sees them
+ * once, so it is refused there (the one-statement kernel_train and the
+ * two-pass kernel_train with a basis).
+ */
+static void
+refuse_cg(const km_options *opts, const char *what)
+{
+	if (opts->fit.solver == KM_SOLVER_CG)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s does not take solver \"cg\"", what),
+				 errdetail("The conjugate gradient reads the rows once per iteration; an aggregate reads them once."),
+				 errhint("Train by name, kernel_model_train(name, query, options), or over a query, kernel_train_query(query, options); or remove \"solver\" to solve in one pass.")));
+}
+
 /* Options (parsed) that a basis cannot train: another approximation, a classifier. */
 static void
 train_call_check_options(const km_options *opts, const km_basis *b)
 {
+	refuse_cg(opts, "kernel_train");
 	if (opts->centres != KM_CENTRES_UNIFORM)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -865,6 +882,7 @@ km_approx_train_rowset(RowSet *rs)
 	MemoryContext old;
 	bytea	   *out;
 
+	refuse_cg(&rs->opts, "kernel_train");
 	km_approx_plan(&rs->opts, rs->n, rs->d, "kernel_train", &plan);
 	tmp = AllocSetContextCreate(CurrentMemoryContext, "kernel_ml approximate training",
 								ALLOCSET_DEFAULT_SIZES);

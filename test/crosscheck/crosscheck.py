@@ -818,6 +818,44 @@ def check_approx(cur):
         compare("two passes vs one statement", predict(cur, "nys2", "fried"),
                 predict(cur, "nys", "fried"), 1e-9)
 
+def check_cg(cur):
+    """solver cg (issue 31): a named nystrom ridge model trained by conjugate
+    gradient over the stored query (the cursor host) vs a NumPy solve of
+    (Z^T Z + lambda (K_mm + eps I)) a = Z^T (y - mean y) over its own centres,
+    scaler and eps (kernel_model_export, kernel_model_info)."""
+    from sklearn.datasets import make_friedman1
+
+    X, y = make_friedman1(n_samples=3500, n_features=10, noise=1.0, random_state=(SEED + 7) % 1000)
+    Xtr, ytr, Xte = X[:3000], y[:3000], X[3000:]
+    load(cur, "cg", Xtr, ytr, Xte)
+    gamma, lam = 0.05, 0.1
+    opts = {"approximation": "nystrom", "components": 400, "gamma": gamma, "lambda": lam,
+            "solver": "cg", "test_fraction": 0, "deploy": "always"}
+
+    @check("cg predictions vs NumPy normal equations")
+    def _():
+        cur.execute("SELECT kernel_model_drop(name) FROM kernel_models "
+                    "WHERE name = 'kmcc_cg' AND deployed")
+        cur.execute("SELECT kernel_model_train('kmcc_cg', "
+                    "'SELECT f, y FROM kmcc_train WHERE ds = ''cg''', %s::jsonb)",
+                    (json.dumps(opts),))
+        cur.execute("SELECT kernel_predict('kmcc_cg', f) FROM kmcc_test WHERE ds = 'cg' ORDER BY id")
+        got = np.array([r[0] for r in cur.fetchall()])
+        cur.execute("SELECT kernel_model_export('kmcc_cg'), kernel_model_info('kmcc_cg')")
+        e, info = cur.fetchone()
+        e = e if isinstance(e, dict) else json.loads(e)
+        info = info if isinstance(info, dict) else json.loads(info)
+        mean, scale = np.array(e["mean"]), np.array(e["scale"])
+        C = np.array(e["centers"], dtype=float)
+        Z = rbf((Xtr - mean) / scale, C, gamma)
+        K = rbf(C, C, gamma) + float(info["approximation_eps"]) * np.eye(len(C))
+        ybar = ytr.mean()
+        a = np.linalg.solve(Z.T @ Z + lam * K, Z.T @ (ytr - ybar))
+        want = ybar + rbf((Xte - mean) / scale, C, gamma) @ a
+        compare("cg m=%d vs NumPy (its centres and eps)" % len(C), got, want, 1e-6)
+        cur.execute("SELECT kernel_model_drop('kmcc_cg')")
+
+
 # ---------------------------------------------------------------- classification
 
 def load_labels(cur, ds, Xtr, ytr, Xte):
@@ -2210,6 +2248,7 @@ def main():
             "evaluate": check_evaluate,
             "tables": check_tables,
             "centres": check_centres,
+            "cg": check_cg,
             "gp": check_gp,
             "drift": check_drift,
             "kpca": check_kpca,
@@ -2244,6 +2283,7 @@ def main():
         check_casts(cur, *types)
         check_export(cur, *dia)
         check_approx(cur)
+        check_cg(cur)
         check_classification(cur)
         check_approx_classification(cur)
         check_default_classifiers(cur)

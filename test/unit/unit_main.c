@@ -62,6 +62,9 @@ int			unit_failures = 0;
 	X(test_pipeline_approx_blocks) \
 	X(test_pipeline_learn_gather) \
 	X(test_pipeline_pass_combine) \
+	X(test_cg_matches_direct) \
+	X(test_cg_stops_at_max_iter) \
+	X(test_cg_options) \
 	X(test_pipeline_approx_classes_kfold) \
 	X(test_select_cholesky_route_large) \
 	X(test_select_grid_loop) \

@@ -174,6 +174,8 @@ km_pass_rebuild(uint16_t kind, const void *point, size_t len,
 	*out = NULL;
 	if (kind == KM_PASS_KIND_BASIS || kind == KM_PASS_KIND_SUMS)
 		return km_approx_pass_rebuild(kind, &r, env, out, err);
+	if (kind == KM_PASS_KIND_CG_RHS || kind == KM_PASS_KIND_CG_HV)
+		return km_cg_pass_rebuild(kind, &r, env, out, err);
 	if (km_primal_pass_rebuild(kind, &r, env, out, err) != KM_OK ||
 		(*out == NULL && km_class_pass_rebuild(kind, &r, env, out, err) != KM_OK))
 		return err->status;

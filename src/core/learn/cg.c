@@ -1,0 +1,221 @@
+/*
+ * cg.c - Falkon's preconditioned conjugate gradient over passes (cg.h).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cblas.h>
+
+#include "learn/cg.h"
+#include "progress.h"
+#include "solve.h"
+
+/* Flops of one uninterruptible block of L^T L (about 0.1 s on one core). */
+#define CG_PIECE_FLOPS 1e9
+
+/* Vectors of m besides R: v, beta, res, p, q, w. */
+#define CG_VECTORS 6
+
+size_t
+km_cg_doubles(uint32_t m)
+{
+	size_t		mm = m;
+
+	if (m == 0 || mm > SIZE_MAX / 8 / mm - CG_VECTORS - KM_BLOCK_ROWS)
+		return 0;
+	return mm * mm + CG_VECTORS * mm + KM_BLOCK_ROWS;
+}
+
+void
+km_cg_buffers(km_cg *cg, uint32_t m, double *L, double *mem)
+{
+	size_t		mm = m;
+
+	cg->m = m;
+	cg->L = L;
+	cg->R = mem;
+	cg->v = cg->R + mm * mm;
+	cg->beta = cg->v + mm;
+	cg->res = cg->beta + mm;
+	cg->p = cg->res + mm;
+	cg->q = cg->p + mm;
+	cg->t = cg->q + 2 * mm;		/* w, the sixth vector, is q + m */
+}
+
+km_status
+km_cg_precondition(km_cg *cg, double n, km_error *err)
+{
+	size_t		m = cg->m;
+	double		scale = n / (double) m;
+	size_t		nb = (size_t) (CG_PIECE_FLOPS / ((double) m * (double) m));
+	size_t		bad;
+
+	if (nb < 32)
+		nb = 32;
+	km_progress_phase("cg: preconditioner, m = %zu", m);
+	/*
+	 * R's lower triangle := scale L^T L, a block of columns J = j0..j1 at a
+	 * time: (L^T L)[j0.., J] = L[j0.., j0..]^T L[j0.., J] (L lower; the
+	 * strict upper triangle of L is read as zero, so it is made so)
+	 */
+	for (size_t j0 = 0; j0 < m; j0++)
+		for (size_t i = 0; i < j0; i++)
+			cg->L[i + j0 * m] = 0.0;
+	for (size_t j0 = 0; j0 < m; j0 += nb)
+	{
+		size_t		w = m - j0 < nb ? m - j0 : nb;
+
+		/* R[j0.., J] := L[j0.., J], then := scale L[j0.., j0..]^T R[j0.., J] (triangular) */
+		for (size_t j = j0; j < j0 + w; j++)
+			memcpy(cg->R + j0 + j * m, cg->L + j0 + j * m, sizeof(double) * (m - j0));
+		cblas_dtrmm(CblasColMajor, CblasLeft, CblasLower, CblasTrans, CblasNonUnit,
+					(int) (m - j0), (int) w, scale, cg->L + j0 + j0 * m, (int) m,
+					cg->R + j0 + j0 * m, (int) m);
+		km_check_interrupts(cg->interrupt);
+	}
+	for (size_t i = 0; i < m; i++)
+		cg->R[i + i * m] += cg->lambda;
+	bad = km_cholesky(cg->R, m, m, cg->interrupt);
+	if (bad != 0)
+		return km_fail(err, KM_ERR_NOT_PD, "preconditioner of the conjugate gradient is not positive definite",
+					   "The Cholesky factor of n / m L^T L + lambda I (n = %.0f, m = %zu, lambda = %g) fails at column %zu.",
+					   n, m, cg->lambda, bad);
+	return KM_OK;
+}
+
+void
+km_cg_rhs_add(uint32_t m, double *state, const double *Z, const double *y, size_t rows)
+{
+	double	   *zy = state;
+	double	   *z1 = state + m;
+	double	   *tail = state + 2 * (size_t) m;
+
+	cblas_dgemv(CblasRowMajor, CblasTrans, (int) rows, (int) m, 1.0, Z, (int) m, y, 1,
+				1.0, zy, 1);
+	for (size_t i = 0; i < rows; i++)
+	{
+		cblas_daxpy((int) m, 1.0, Z + i * m, 1, z1, 1);
+		tail[0] += y[i];
+		tail[1] += y[i] * y[i];
+	}
+	tail[2] += (double) rows;
+}
+
+void
+km_cg_hv_add(km_cg *cg, double *state, const double *Z, size_t rows)
+{
+	int			m = (int) cg->m;
+
+	cblas_dgemv(CblasRowMajor, CblasNoTrans, (int) rows, m, 1.0, Z, m, cg->v, 1,
+				0.0, cg->t, 1);
+	cblas_dgemv(CblasRowMajor, CblasTrans, (int) rows, m, 1.0, Z, m, cg->t, 1,
+				1.0, state, 1);
+}
+
+/* out := B x = L^-T R^-T x */
+static void
+apply_b(const km_cg *cg, const double *x, double *out)
+{
+	int			m = (int) cg->m;
+
+	if (out != x)
+		memcpy(out, x, sizeof(double) * cg->m);
+	cblas_dtrsv(CblasColMajor, CblasLower, CblasTrans, CblasNonUnit, m, cg->R, m, out, 1);
+	cblas_dtrsv(CblasColMajor, CblasLower, CblasTrans, CblasNonUnit, m, cg->L, m, out, 1);
+}
+
+/* x := B^T x = R^-1 L^-1 x */
+static void
+apply_bt(const km_cg *cg, double *x)
+{
+	int			m = (int) cg->m;
+
+	cblas_dtrsv(CblasColMajor, CblasLower, CblasNoTrans, CblasNonUnit, m, cg->L, m, x, 1);
+	cblas_dtrsv(CblasColMajor, CblasLower, CblasNoTrans, CblasNonUnit, m, cg->R, m, x, 1);
+}
+
+/* out := lambda L L^T v + out */
+static void
+add_penalty(const km_cg *cg, const double *v, double *w, double *out)
+{
+	int			m = (int) cg->m;
+
+	memcpy(w, v, sizeof(double) * cg->m);
+	cblas_dtrmv(CblasColMajor, CblasLower, CblasTrans, CblasNonUnit, m, cg->L, m, w, 1);
+	cblas_dtrmv(CblasColMajor, CblasLower, CblasNoTrans, CblasNonUnit, m, cg->L, m, w, 1);
+	cblas_daxpy(m, cg->lambda, w, 1, out, 1);
+}
+
+static void
+cg_init(km_pass *pass, void *state)
+{
+	memset(state, 0, pass->state_bytes);
+}
+
+km_status
+km_cg_solve(km_cg *cg, const km_host *host, km_pass *pass, const double *r,
+			double *a, km_error *err)
+{
+	int			m = (int) cg->m;
+	double	   *w = cg->q + cg->m;
+	double		cnorm;
+	double		rs;
+	size_t		rows;
+
+	cg->iterations = 0;
+	cg->converged = false;
+	memcpy(cg->res, r, sizeof(double) * cg->m);
+	apply_bt(cg, cg->res);
+	cnorm = cblas_dnrm2(m, cg->res, 1);
+	memset(cg->beta, 0, sizeof(double) * cg->m);
+	memcpy(cg->p, cg->res, sizeof(double) * cg->m);
+	rs = cnorm * cnorm;
+	if (!isfinite(cnorm))
+		return km_fail(err, KM_ERR_DIVERGED, "conjugate gradient diverged",
+					   "The preconditioned right-hand side of the %d centres is not finite.", m);
+	pass->state_bytes = sizeof(double) * cg->m;
+	pass->init = cg_init;
+	for (;;)
+	{
+		double		pq;
+		double		alpha;
+		double		rs_new;
+
+		cg->residual = cnorm > 0.0 ? sqrt(rs) / cnorm : 0.0;
+		if (cg->residual <= cg->tol)
+		{
+			cg->converged = true;
+			break;
+		}
+		if (cg->iterations >= cg->max_iter)
+			break;
+		snprintf(pass->what, sizeof(pass->what), "cg %d: residual %.3g",
+				 cg->iterations + 1, cg->residual);
+		apply_b(cg, cg->p, cg->v);
+		if (km_pass_run(host, pass, cg->q, &rows, err) != KM_OK)
+			return err->status;
+		add_penalty(cg, cg->v, w, cg->q);
+		apply_bt(cg, cg->q);
+		pq = cblas_ddot(m, cg->p, 1, cg->q, 1);
+		if (!(pq > 0.0) || !isfinite(pq))
+			return km_fail(err, KM_ERR_DIVERGED, "conjugate gradient diverged",
+						   "Iteration %d met a direction of curvature %g (the system is positive definite in exact arithmetic); the residual was %g.",
+						   cg->iterations + 1, pq, cg->residual);
+		alpha = rs / pq;
+		cblas_daxpy(m, alpha, cg->p, 1, cg->beta, 1);
+		cblas_daxpy(m, -alpha, cg->q, 1, cg->res, 1);
+		rs_new = cblas_ddot(m, cg->res, 1, cg->res, 1);
+		cblas_dscal(m, rs_new / rs, cg->p, 1);
+		cblas_daxpy(m, 1.0, cg->res, 1, cg->p, 1);
+		rs = rs_new;
+		cg->iterations++;
+	}
+	apply_b(cg, cg->beta, a);
+	/* a^T H a = a^T r - beta^T res (H a = r - B^-T res), so RSS = syy - explained */
+	memcpy(w, a, sizeof(double) * cg->m);
+	cblas_dtrmv(CblasColMajor, CblasLower, CblasTrans, CblasNonUnit, m, cg->L, m, w, 1);
+	cg->explained = cblas_ddot(m, a, 1, r, 1) + cblas_ddot(m, cg->beta, 1, cg->res, 1) +
+		cg->lambda * cblas_ddot(m, w, 1, w, 1);
+	return KM_OK;
+}

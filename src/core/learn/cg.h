@@ -1,0 +1,88 @@
+/*
+ * cg.h - preconditioned conjugate gradient over passes, for Nystrom ridge
+ * (core, no PostgreSQL headers; issue 31, "solver": "cg").
+ *
+ * The direct road (pipeline_approx.c, approx.h km_approx_solve) sums the
+ * m x m matrix G = Z^T Z in one pass: O(m^2) per row and an m x m state.
+ * CG solves the same system
+ *     (G + lambda K) a = r,   K = K_mm + eps I = L L^T,   r = Z^T (y - ybar)
+ * (Z: n x m features K(x_i, c_j), ybar = mean(y) with an intercept, else 0)
+ * with G applied by passes: each iteration is one pass over the rows that
+ * adds the m-vector Z^T (Z v) (an O(m) state, combined by addition), and
+ * the first pass adds Z^T y, Z^T 1, sum y, sum y^2 (km_cg_rhs_add).
+ *
+ * The preconditioner is Falkon's (Rudi, Carratino, Rosasco 2017): with n
+ * rows drawn like the m centres, G is about (n / m) K^2, so
+ *     P = (n / m) K^2 + lambda K = L (n / m L^T L + lambda I) L^T = L R R^T L^T
+ * with R = chol(n / m L^T L + lambda I) (lower), and CG runs on
+ *     B^T (G + lambda K) B beta = B^T r,   B = L^-T R^-T,   a = B beta,
+ * whose matrix is near I.  Memory: L and R, 2 m^2 doubles, and a few
+ * m-vectors.
+ *
+ * Convergence: the preconditioned residual ||B^T r - B^T H B beta|| falls
+ * below tol times its start ||B^T r||, or max_iter passes ran.
+ */
+#ifndef KM_LEARN_CG_H
+#define KM_LEARN_CG_H
+
+#include "learn/pass.h"
+
+/* Defaults of "tol" and "max_iter" with "solver": "cg" (options_check.c). */
+#define KM_CG_TOL 1e-7
+#define KM_CG_MAX_ITER 100
+
+/* Doubles of the first pass's state: Z^T y (m), Z^T 1 (m), sum y, sum y^2, rows. */
+#define KM_CG_RHS_DOUBLES(m) (2 * (size_t) (m) + 3)
+
+typedef struct km_cg
+{
+	uint32_t	m;
+	double		lambda;
+	double		tol;			/* relative preconditioned residual */
+	int			max_iter;		/* passes of Z^T (Z v) at most */
+	km_interrupt_fn interrupt;
+	double	   *L;				/* m x m column-major lower (its strict upper triangle zeroed): L L^T = K_mm + eps I */
+	double	   *R;				/* m x m: chol(n / m L^T L + lambda I), lower */
+	double	   *v;				/* m: the point a pass multiplies (km_cg_hv_add) */
+	double	   *beta;			/* m: the preconditioned unknown */
+	double	   *res;			/* m: its residual */
+	double	   *p;				/* m: the search direction */
+	double	   *q;				/* m */
+	double	   *t;				/* KM_BLOCK_ROWS: Z v of a chunk */
+	/* after km_cg_solve */
+	int			iterations;		/* passes of Z^T (Z v) run */
+	double		residual;		/* relative preconditioned residual reached */
+	bool		converged;
+	double		explained;		/* a^T r + beta^T res + lambda a^T K a: RSS = syy - explained */
+} km_cg;
+
+/* Doubles km_cg_buffers points into (R, the vectors, the chunk's Z v); 0 on overflow. */
+size_t		km_cg_doubles(uint32_t m);
+void		km_cg_buffers(km_cg *cg, uint32_t m, double *L, double *mem);
+
+/*
+ * R := chol(n / m L^T L + lambda I) for n rows, in interruptible column
+ * blocks.  KM_ERR_NOT_PD when it fails (lambda <= 0 or not finite).
+ */
+km_status	km_cg_precondition(km_cg *cg, double n, km_error *err);
+
+/* The first pass: state (KM_CG_RHS_DOUBLES(m)) += the sums of rows of features Z (rows x m) and targets y. */
+void		km_cg_rhs_add(uint32_t m, double *state, const double *Z, const double *y,
+						  size_t rows);
+
+/* A CG pass: state (m) += Z^T (Z cg->v) for rows (<= KM_BLOCK_ROWS) of features Z. */
+void		km_cg_hv_add(km_cg *cg, double *state, const double *Z, size_t rows);
+
+/*
+ * Solve (G + lambda L L^T) a = r from beta = 0: each iteration runs pass
+ * on host (its add computes the chunk's features and calls km_cg_hv_add
+ * with the state it is given; state m doubles, combined by addition; the
+ * progress text "cg k: residual x" is set here) until the residual falls
+ * below cg->tol or cg->max_iter passes ran.  a: m.  An error of a pass is
+ * returned as it is; a breakdown (a direction of no curvature, not finite)
+ * is KM_ERR_DIVERGED.
+ */
+km_status	km_cg_solve(km_cg *cg, const km_host *host, km_pass *pass, const double *r,
+						double *a, km_error *err);
+
+#endif							/* KM_LEARN_CG_H */

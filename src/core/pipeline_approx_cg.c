@@ -1,0 +1,269 @@
+/*
+ * pipeline_approx_cg.c - nystrom ridge by "solver": "cg" (issue 31): the
+ * approximate regression road's passes for the preconditioned conjugate
+ * gradient of learn/cg.h, after the basis pass (pipeline_approx.c).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "approx.h"
+#include "basis.h"
+#include "learn/cg.h"
+#include "method.h"
+#include "model.h"
+#include "pipeline_approx_job.h"
+#include "primal_pass.h"
+#include "progress.h"
+
+/* Flops of one uninterruptible piece of features (pipeline_approx.c's). */
+#define CG_PIECE_FLOPS 1e9
+
+/* What the passes of "solver": "cg" read: the job and the solver. */
+typedef struct cg_point
+{
+	approx_job *job;
+	km_cg	   *cg;
+} cg_point;
+
+/* Memory from the job's env, as long as the model. */
+static void *
+cg_alloc(approx_job *job, size_t doubles)
+{
+	return job->env->alloc(job->env->ctx, doubles * sizeof(double));
+}
+
+/* A CG pass's point: the job (shape and basis) and, for Z^T (Z v), v. */
+static void
+cg_point_put(const km_pass *pass, km_point_writer *w)
+{
+	const cg_point *pt = pass->at;
+
+	km_approx_point_put_job(w, pt->job);
+	if (pass->kind == KM_PASS_KIND_CG_HV)
+		km_point_put_doubles(w, pt->cg->v, pt->cg->m);
+}
+
+static size_t
+cg_point_bytes(const km_pass *pass)
+{
+	km_point_writer w = {NULL, 0};
+
+	cg_point_put(pass, &w);
+	return w.len;
+}
+
+static void
+cg_point_write(const km_pass *pass, unsigned char *out)
+{
+	km_point_writer w = {out, 0};
+
+	cg_point_put(pass, &w);
+}
+
+static void
+cg_zero_init(km_pass *pass, void *state)
+{
+	memset(state, 0, pass->state_bytes);
+}
+
+/*
+ * The job's pass, made a CG pass of kind over every row in chunks of
+ * PRIMAL_BLOCK, its state zeroed and added (the host may split the rows:
+ * its point travels).
+ */
+static km_pass *
+cg_pass(approx_job *job, cg_point *pt, uint16_t kind, size_t state_bytes,
+		km_pass_add_fn add)
+{
+	km_pass    *p = &job->pass;
+
+	snprintf(p->what, sizeof(p->what), "%s",
+			 kind == KM_PASS_KIND_CG_RHS ? "cg: right-hand side" : "cg");
+	p->side = KM_SIDE_ALL;
+	p->fold = -1;
+	p->chunk = PRIMAL_BLOCK;
+	p->state_bytes = state_bytes;
+	p->ordered = false;
+	p->at = pt;
+	p->init = cg_zero_init;
+	p->add = add;
+	p->end = NULL;
+	p->combine = NULL;
+	p->interrupt = job->env->interrupt;
+	p->kind = kind;
+	p->point_bytes = cg_point_bytes;
+	p->point_write = cg_point_write;
+	return p;
+}
+
+/* The buffers of a chunk's features. */
+static void
+cg_buffers(approx_job *job)
+{
+	job->Z = cg_alloc(job, (size_t) PRIMAL_BLOCK * job->b.m);
+	job->fwork = cg_alloc(job, km_approx_features_doubles(&job->b, PRIMAL_BLOCK) + 1);
+}
+
+/*
+ * The features K(x, c_j) of a chunk into job->Z (standardized, not
+ * whitened), in pieces of at most CG_PIECE_FLOPS with an interrupt check
+ * after each.
+ */
+static km_status
+cg_features(approx_job *job, const km_block *rows, size_t first, km_error *err)
+{
+	uint32_t	d = (uint32_t) job->rows->d;
+	uint32_t	m = job->b.m;
+	size_t		piece = km_primal_piece_rows(m, d, false, rows->n, CG_PIECE_FLOPS);
+
+	if (km_basis_standardize(&job->b, rows->X, first, rows->n, job->rows->d, job->Xs,
+							 err) != KM_OK)
+		return err->status;
+	for (size_t p0 = 0; p0 < rows->n; p0 += piece)
+	{
+		size_t		r = rows->n - p0 < piece ? rows->n - p0 : piece;
+
+		if (km_approx_features(&job->b, job->Xs + p0 * d, r, job->Z + p0 * m, job->fwork,
+							   err) != KM_OK)
+			return err->status;
+		km_check_interrupts(job->env->interrupt);
+	}
+	return KM_OK;
+}
+
+/* A chunk's features into the first pass's sums. */
+static km_status
+cg_rhs_add(km_pass *pass, const km_block *rows, size_t first, void *state, km_error *err)
+{
+	approx_job *job = ((cg_point *) pass->at)->job;
+
+	if (cg_features(job, rows, first, err) != KM_OK)
+		return err->status;
+	km_cg_rhs_add(job->b.m, state, job->Z, rows->y, rows->n);
+	return KM_OK;
+}
+
+/* A chunk's features into Z^T (Z v), v the solver's point. */
+static km_status
+cg_hv_add(km_pass *pass, const km_block *rows, size_t first, void *state, km_error *err)
+{
+	cg_point   *pt = pass->at;
+
+	if (cg_features(pt->job, rows, first, err) != KM_OK)
+		return err->status;
+	km_cg_hv_add(pt->cg, state, pt->job->Z, rows->n);
+	return KM_OK;
+}
+
+
+/*
+ * Nystrom ridge by "solver": "cg" (learn/cg.h), after the basis pass: the
+ * factor of K_mm + eps I (the direct solve's ladder), one pass for
+ * Z^T (y - ybar), the preconditioner, then one pass per iteration; the
+ * model as the direct solve's at its one lambda.
+ */
+km_status
+km_approx_job_cg(approx_job *job, km_model *m, km_error *err)
+{
+	const km_options *o = &job->opts;
+	const km_train_env *env = job->env;
+	uint32_t	mm = job->b.m;
+	double	   *fwork = cg_alloc(job, km_approx_factor_doubles(mm) + 1);
+	double	   *L = cg_alloc(job, (size_t) mm * mm);
+	double	   *st = cg_alloc(job, KM_CG_RHS_DOUBLES(mm));
+	double	   *coef = cg_alloc(job, mm);
+	km_cg		cg = {.lambda = o->lambdas.v[0], .tol = o->fit.tol,
+	.max_iter = o->fit.max_iter, .interrupt = env->interrupt};
+	cg_point	pt = {job, &cg};
+	km_approx_result ar = {0};
+	km_pass    *pass;
+	size_t		rows;
+	double		n;
+	double		ybar;
+	double		syy;
+
+	if (km_approx_factor(&job->b, L, &ar.eps, fwork, err, env->interrupt) != KM_OK)
+		return err->status;
+	env->release(env->ctx, fwork);
+	km_cg_buffers(&cg, mm, L, cg_alloc(job, km_cg_doubles(mm)));
+	cg_buffers(job);
+	pass = cg_pass(job, &pt, KM_PASS_KIND_CG_RHS, sizeof(double) * KM_CG_RHS_DOUBLES(mm),
+				   cg_rhs_add);
+	if (km_pass_run(job->host, pass, st, &rows, err) != KM_OK)
+		return err->status;
+	n = st[2 * (size_t) mm + 2];
+	if (!(n >= 1.0))
+		return km_fail(err, KM_ERR_INVALID, "training state has no rows",
+					   "The conjugate gradient's first pass read %zu rows.", rows);
+	ybar = o->fit_intercept ? st[2 * (size_t) mm] / n : 0.0;
+	/* r = Z^T y - ybar Z^T 1; syy = sum (y - ybar)^2 */
+	for (uint32_t j = 0; j < mm; j++)
+		st[j] -= ybar * st[mm + j];
+	syy = st[2 * (size_t) mm + 1] - 2.0 * ybar * st[2 * (size_t) mm] + n * ybar * ybar;
+	km_progress_stage("cg: m = %u, %.0f rows, lambda %g", mm, n, cg.lambda);
+	if (km_cg_precondition(&cg, n, err) != KM_OK)
+		return err->status;
+	pass = cg_pass(job, &pt, KM_PASS_KIND_CG_HV, sizeof(double) * mm, cg_hv_add);
+	if (km_cg_solve(&cg, job->host, pass, st, coef, err) != KM_OK)
+		return err->status;
+	ar.lambda = cg.lambda;
+	ar.intercept = ybar;
+	ar.rank = mm;
+	ar.train_rmse = sqrt(fmax(syy - cg.explained, 0.0) / n);
+	ar.relative_residual = cg.residual;
+	ar.rows = (uint64_t) n;
+	memset(m, 0, sizeof(*m));
+	km_approx_model_fill(&job->b, (uint32_t) o->components, &ar.lambda, 1,
+						 o->fit_intercept, coef, &ar, NULL, m);
+	m->method = km_method_approx_sums()->id;
+	m->task = km_method_approx_sums()->task;
+	m->rows_skipped = job->rows->rows_skipped;
+	m->converged = cg.converged;
+	m->iterations = cg.iterations;
+	return KM_OK;
+}
+
+
+km_status
+km_cg_pass_rebuild(uint16_t kind, km_point_reader *r, const km_train_env *env,
+				   km_pass **out, km_error *err)
+{
+	approx_job *job = env->alloc(env->ctx, sizeof(approx_job));
+	km_rows    *rows = env->alloc(env->ctx, sizeof(km_rows));
+	cg_point   *pt = env->alloc(env->ctx, sizeof(cg_point));
+	km_cg	   *cg = env->alloc(env->ctx, sizeof(km_cg));
+	uint32_t	m;
+
+	*out = NULL;
+	if (km_approx_point_get_job(r, job, rows, env, err) != KM_OK)
+		return err->status;
+	m = job->b.m;
+	if (!km_repr_lookup(job->b.kind)->centres)
+		return km_fail(err, KM_ERR_FORMAT, "pass point has an invalid shape",
+					   "A conjugate gradient pass needs a nystrom basis; the point's is %s.",
+					   km_approx_name(job->b.kind));
+	memset(cg, 0, sizeof(*cg));
+	cg->m = m;
+	cg->t = cg_alloc(job, KM_BLOCK_ROWS);
+	if (kind == KM_PASS_KIND_CG_HV)
+	{
+		const unsigned char *at = km_point_get_doubles(r, m);
+
+		cg->v = cg_alloc(job, m);
+		if (at == NULL || !km_point_copy_doubles(cg->v, at, m))
+			return km_fail(err, KM_ERR_FORMAT, "pass point has an invalid shape",
+						   "The conjugate gradient's point is not %u finite values.",
+						   (unsigned) m);
+	}
+	if (r->left != 0)
+		return km_fail(err, KM_ERR_FORMAT, "pass point has an invalid shape",
+					   "Pass kind %u has %zu bytes after its point.", (unsigned) kind, r->left);
+	pt->job = job;
+	pt->cg = cg;
+	cg_buffers(job);
+	*out = kind == KM_PASS_KIND_CG_RHS ?
+		cg_pass(job, pt, kind, sizeof(double) * KM_CG_RHS_DOUBLES(m), cg_rhs_add) :
+		cg_pass(job, pt, kind, sizeof(double) * m, cg_hv_add);
+	return KM_OK;
+}

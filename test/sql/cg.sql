@@ -1,0 +1,81 @@
+-- "solver": "cg" (issue 31): nystrom ridge by preconditioned conjugate
+-- gradient, one pass over the rows per iteration; by name it predicts as
+-- the direct one-pass solve within 1e-6 relative; the aggregates refuse it;
+-- option errors
+SET extra_float_digits = 0;
+
+-- the SQLSTATE and message a statement ends with
+CREATE FUNCTION pg_temp.outcome(q text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE q;
+  RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+  RETURN SQLSTATE || ' ' || SQLERRM;
+END $$;
+
+-- 2,000 rows of 5 features, a smooth target far from 0
+CREATE TABLE cg_rows AS
+SELECT i AS id,
+       ARRAY[sin(0.37 * i), cos(0.11 * i), sin(0.013 * i * i), cos(0.7 * i + 1), ((i * 7919) % 1000) / 1000.0]::float8[] AS f,
+       3 + sin(4 * sin(0.37 * i)) + cos(0.11 * i) * sin(0.013 * i * i)
+         + 0.5 * cos(3 * cos(0.7 * i + 1) + ((i * 7919) % 1000) / 1000.0) AS y
+FROM generate_series(1, 2000) i;
+
+-- the same model by the direct solve and by cg
+SELECT name, version, deployed
+FROM kernel_model_train('cg_direct', 'SELECT f, y FROM cg_rows',
+       '{"approximation": "nystrom", "components": 120, "lambda": 0.01, "test_fraction": 0}');
+SELECT name, version, deployed
+FROM kernel_model_train('cg_cg', 'SELECT f, y FROM cg_rows',
+       '{"approximation": "nystrom", "components": 120, "lambda": 0.01, "test_fraction": 0, "solver": "cg"}');
+SELECT id, round(kernel_predict('cg_direct', f)::numeric, 5) AS direct,
+       round(kernel_predict('cg_cg', f)::numeric, 5) AS cg
+FROM cg_rows WHERE id IN (1, 2, 500, 1999, 2000) ORDER BY id;
+SELECT max(abs(kernel_predict('cg_cg', f) / kernel_predict('cg_direct', f) - 1)) < 1e-6 AS within_1e6
+FROM cg_rows;
+SELECT i->>'components' AS components, i->>'approximation' AS approximation,
+       round((i->>'train_rmse')::numeric, 6) AS train_rmse
+FROM (SELECT kernel_model_info(n) AS i FROM (VALUES ('cg_direct'), ('cg_cg')) v(n)) s;
+
+-- under a parallel plan: each pass is one statement of the pass aggregate,
+-- its point rebuilt in the workers, their states added
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+SET parallel_leader_participation = off;
+SELECT name, version, deployed
+FROM kernel_model_train('cg_par', 'SELECT f, y FROM cg_rows',
+       '{"approximation": "nystrom", "components": 120, "lambda": 0.01, "test_fraction": 0, "solver": "cg"}');
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+RESET parallel_leader_participation;
+SELECT max(abs(kernel_predict('cg_par', f) / kernel_predict('cg_direct', f) - 1)) < 1e-6 AS parallel_within_1e6
+FROM cg_rows;
+
+-- an aggregate reads the rows once: refused, with a hint to the named path
+SELECT kernel_train(f, y, '{"approximation": "nystrom", "components": 50, "solver": "cg"}') FROM cg_rows;
+SELECT pg_temp.outcome($$SELECT kernel_train(f, y, '{"approximation": "nystrom", "components": 50, "solver": "cg"}') FROM cg_rows$$);
+SELECT kernel_train(f, y, '{"approximation": "nystrom", "components": 50, "solver": "cg"}',
+                    (SELECT kernel_basis(f, '{"approximation": "nystrom", "components": 50}') FROM cg_rows))
+FROM cg_rows;
+
+-- option errors
+SELECT kernel_model_train('cg_bad', 'SELECT f, y FROM cg_rows', '{"solver": "cg"}');
+SELECT kernel_model_train('cg_bad', 'SELECT f, y FROM cg_rows', '{"solver": "cg", "approximation": "rff"}');
+SELECT kernel_model_train('cg_bad', 'SELECT f, y FROM cg_rows', '{"solver": "cg", "approximation": "nystrom", "method": "svr"}');
+SELECT kernel_model_train('cg_bad', 'SELECT f, y FROM cg_rows', '{"solver": "cg", "approximation": "nystrom", "lambda": [0.1, 1]}');
+SELECT kernel_train(f, y::text, '{"solver": "cg", "method": "logistic", "approximation": "nystrom"}') FROM cg_rows WHERE id <= 10;
+SELECT kernel_model_train('cg_bad', 'SELECT f, y FROM cg_rows', '{"approximation": "nystrom", "tol": 1e-9}');
+SELECT kernel_model_train('cg_bad', 'SELECT f, y FROM cg_rows', '{"solver": "cgg", "approximation": "nystrom"}');
+
+-- max_iter reached: the model is stored, with a warning
+SELECT name, version, deployed
+FROM kernel_model_train('cg_short', 'SELECT f, y FROM cg_rows',
+       '{"approximation": "nystrom", "components": 120, "lambda": 0.01, "test_fraction": 0, "solver": "cg", "max_iter": 2}');
+
+-- clean up: the catalog is shared with the other tests
+SELECT kernel_model_drop(n) FROM (VALUES ('cg_direct'), ('cg_cg'), ('cg_par'), ('cg_short')) v(n);
+SELECT count(*) AS left_over FROM kernel_models WHERE name LIKE 'cg\_%';
