@@ -1067,6 +1067,7 @@ CREATE AGGREGATE @extschema@._kernel_ml_pass(features float8[], target float8, d
 	SFUNC = @extschema@._kernel_ml_pass_sfunc,
 	STYPE = bytea,
 	FINALFUNC = @extschema@._kernel_ml_pass_final,
+	FINALFUNC_MODIFY = READ_WRITE,
 	COMBINEFUNC = @extschema@._kernel_ml_pass_combine,
 	PARALLEL = SAFE
 );
@@ -1075,6 +1076,7 @@ CREATE AGGREGATE @extschema@._kernel_ml_pass(features float8[], label text, desc
 	SFUNC = @extschema@._kernel_ml_pass_sfunc,
 	STYPE = bytea,
 	FINALFUNC = @extschema@._kernel_ml_pass_final,
+	FINALFUNC_MODIFY = READ_WRITE,
 	COMBINEFUNC = @extschema@._kernel_ml_pass_combine,
 	PARALLEL = SAFE
 );

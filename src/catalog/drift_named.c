@@ -35,84 +35,34 @@
 #include "pgutil.h"
 #include "catalog_query.h"
 #include "drift_named.h"
+#include "host_agg.h"
+#include "learn/drift_pass.h"
+#include "train_rows.h"
 
 PG_FUNCTION_INFO_V1(kernel_model_drift);
 
-/* Rows summed per call of km_drift_add (a batch of the cursor). */
-#define DRIFT_FETCH_BYTES (4 * 1024 * 1024)
-
-/* The state of one pass: the side summed, a buffer of raw rows. */
-typedef struct DriftPass
-{
-	km_drift   *side;
-	double	   *X;				/* fetch x d */
-	double	   *scratch;
-	long		fetch;
-	int64		seen;
-	const char *name;			/* the model, for errors */
-	bool		stored;			/* the stored query (capture, retrain) */
-} DriftPass;
-
+/*
+ * One pass over q's rows into side, SPI connected: the drift sums as a
+ * pass of the aggregate host (learn/drift_pass.h), counted and summed by
+ * two aggregate statements, so that parallel workers and Citus shards read
+ * the rows.
+ */
 static void
-sum_batch(void *arg, SPITupleTable *tuptable, uint64 n)
+sum_query(const CatalogQuery *q, const char *schema, km_drift *side)
 {
-	DriftPass  *p = (DriftPass *) arg;
-	int			d = (int) p->side->d;
-	size_t		kept = 0;
+	km_train_env env;
+	km_pass    *pass;
+	double	   *state;
+	int64		rows;
+	int64		skipped;
 
-	for (uint64 i = 0; i < n; i++)
-	{
-		bool		fnull;
-		bool		ynull;
-		Datum		f = SPI_getbinval(tuptable->vals[i], tuptable->tupdesc, 1, &fnull);
-		char		where[64];
-		ArrayType  *arr;
-		int			len;
-
-		(void) SPI_getbinval(tuptable->vals[i], tuptable->tupdesc, 2, &ynull);
-		p->seen++;
-		/* as training: a row with a null feature array or target is skipped */
-		if (fnull || ynull)
-		{
-			p->side->skipped++;
-			continue;
-		}
-		snprintf(where, sizeof(where), "row " INT64_FORMAT, p->seen);
-		arr = DatumGetArrayTypeP(f);
-		len = km_array_length(arr, where);
-		if (len != d)
-			ereport(ERROR,
-					(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-					 errmsg("feature array length does not match the model"),
-					 errdetail("Row " INT64_FORMAT " of the %s has %d features; model \"%s\" takes %d.",
-							   p->seen, p->stored ? "stored query" : "drift query",
-							   len, p->name, d),
-					 errhint("Give a query whose first column is a feature array of the model's %d values.",
-							 d)));
-		km_array_copy(arr, d, p->X + kept * d, where);
-		kept++;
-	}
-	km_drift_add(p->side, p->X, kept, p->scratch);
-}
-
-/* One pass over q's rows into side. SPI connected. */
-static void
-sum_query(const CatalogQuery *q, km_drift *side, const char *name, bool stored)
-{
-	DriftPass	p;
-
-	memset(&p, 0, sizeof(p));
-	p.side = side;
-	p.name = name;
-	p.stored = stored;
-	p.fetch = Max(1, Min(10000, DRIFT_FETCH_BYTES / (long) (sizeof(double) * side->d)));
-	p.X = palloc_extended(mul_size((Size) p.fetch, mul_size(side->d, sizeof(double))),
-						  MCXT_ALLOC_HUGE);
-	p.scratch = palloc(sizeof(double) * km_drift_scratch_doubles(side->d, side->J));
-	catalog_query_scan(q, psprintf("SELECT s.f, s.y FROM %s", q->source), 0, NULL, NULL,
-					   p.fetch, sum_batch, &p);
-	pfree(p.X);
-	pfree(p.scratch);
+	km_train_env_palloc(&env);
+	pass = km_drift_pass(side, &env);
+	state = palloc0(pass->state_bytes);
+	agg_host_run_all(q, schema, (int) side->d, pass, state, &rows, &skipped,
+					 CurrentMemoryContext);
+	km_drift_pass_take(side, state);
+	side->skipped += (uint64) skipped;
 }
 
 bytea *
@@ -150,7 +100,7 @@ drift_capture(const NamedRun *run, MemoryContext ctx)
 	}
 	else
 	{
-		sum_query(&run->query, &ref, "(being trained)", true);
+		sum_query(&run->query, run->schema, &ref);
 		check_pass_rows("counting", run->rows, "drift reference", (int64) ref.n, "usable");
 	}
 	size = km_drift_encoded_size(ref.d, ref.J);
@@ -280,7 +230,7 @@ drift_test_version(const Catalog *cat, const char *name, int32 version,
 	 */
 	wrapped = psprintf("SELECT d.f, 0::pg_catalog.float8 FROM (\n%s\n) AS d (f)", trimmed(query));
 	catalog_query_open(&q, wrapped, run_as, search_path);
-	sum_query(&q, &fresh, name, stored);
+	sum_query(&q, cat->schema, &fresh);
 	SPI_finish();
 	if (fresh.n == 0)
 		ereport(ERROR,

@@ -8,6 +8,7 @@
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
 #include "fmgr.h"
+#include "lib/stringinfo.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
 #include "utils/memutils.h"
@@ -30,7 +31,7 @@ take_result(AggHost *a, km_pass *pass, void *state, int64 *rows, km_error *err)
 	if (isnull)
 		return KM_OK;			/* no row of the side: the state as init left it */
 	st = (PassStateHeader *) PG_DETOAST_DATUM(v);
-	if (VARSIZE(st) < MAXALIGN(sizeof(PassStateHeader)) + pass->state_bytes ||
+	if (VARSIZE(st) < MAXALIGN(sizeof(PassStateHeader)) + (st->external ? 0 : pass->state_bytes) ||
 		st->magic != KM_PASS_STATE_MAGIC || st->state_bytes != pass->state_bytes)
 		elog(ERROR, "pass aggregate returned a state of another pass");
 	*rows = st->rows;
@@ -39,7 +40,9 @@ take_result(AggHost *a, km_pass *pass, void *state, int64 *rows, km_error *err)
 		*err = st->err;
 		return err->status;
 	}
-	memcpy(state, pass_state_data(st), pass->state_bytes);
+	/* an external state added into the learner's state in place */
+	if (!st->external)
+		memcpy(state, (char *) st + MAXALIGN(sizeof(PassStateHeader)), pass->state_bytes);
 	return KM_OK;
 }
 
@@ -66,7 +69,7 @@ agg_run(void *ctx, km_pass *pass, void *state, km_error *err)
 	old = MemoryContextSwitchTo(tmp);
 	desc = pass_desc_build(pass, &a->rules);
 	values[0] = PointerGetDatum(desc);
-	pass_desc_live_begin(desc, &a->rules, pass);
+	pass_desc_live_begin(desc, &a->rules, pass, state);
 	PG_TRY();
 	{
 		catalog_query_run(h->query,
@@ -268,46 +271,58 @@ agg_host_count(CursorHost *h, const CatalogQuery *query, const char *schema, int
 	h->pr.thr = km_holdout_threshold(test_fraction);
 
 	/*
-	 * One aggregate statement, grouped by label and side: parallel workers
-	 * and Citus shards count where the rows are, as the passes after it
+	 * One aggregate statement (grouped by label for a classifier: a few
+	 * groups, so the planner aggregates partially), each side and fold a
+	 * filtered count: parallel workers and Citus shards count where the
+	 * rows are, as the passes after it
 	 */
-	catalog_query_run(query,
-					  psprintf("SELECT %s, z.side, pg_catalog.count(*), pg_catalog.min(z.d), pg_catalog.max(z.d) "
-							   "FROM (SELECT s.y, %s._kernel_ml_row_side(s.f, s.y, $1, $2, $3) AS side, "
-							   "pg_catalog.array_length(s.f, 1) AS d FROM %s) AS z GROUP BY 1, 2",
-							   labels ? "z.y" : "NULL::pg_catalog.float8", schema, query->source),
-					  3, types, values);
+	{
+		StringInfoData sql;
+		const char *kept = all_rows ? "z.side IS NOT NULL" :
+			"z.side OPERATOR(pg_catalog.%) 2 OPERATOR(pg_catalog.=) 0";
+
+		initStringInfo(&sql);
+		appendStringInfo(&sql, "SELECT %s, pg_catalog.count(*), "
+						 "pg_catalog.count(*) FILTER (WHERE z.side IS NULL), "
+						 "pg_catalog.count(*) FILTER (WHERE %s), "
+						 "pg_catalog.min(z.d) FILTER (WHERE z.side IS NOT NULL), "
+						 "pg_catalog.max(z.d) FILTER (WHERE z.side IS NOT NULL)",
+						 labels ? "z.y" : "NULL::pg_catalog.float8", kept);
+		for (int f = 0; f < folds; f++)
+			appendStringInfo(&sql, ", pg_catalog.count(*) FILTER (WHERE %s AND "
+							 "z.side OPERATOR(pg_catalog./) 2 OPERATOR(pg_catalog.=) %d)", kept, f);
+		appendStringInfo(&sql, " FROM (SELECT s.y, %s._kernel_ml_row_side(s.f, s.y, $1, $2, $3) AS side, "
+						 "pg_catalog.array_length(s.f, 1) AS d FROM %s) AS z%s",
+						 schema, query->source, labels ? " GROUP BY 1" : "");
+		catalog_query_run(query, sql.data, 3, types, values);
+	}
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
 		HeapTuple	tup = SPI_tuptable->vals[i];
 		TupleDesc	desc = SPI_tuptable->tupdesc;
-		bool		sidenull;
+		bool		ynull;
 		bool		dnull;
 		bool		isnull;
-		int32		side = DatumGetInt32(SPI_getbinval(tup, desc, 2, &sidenull));
-		int64		n = DatumGetInt64(SPI_getbinval(tup, desc, 3, &isnull));
-		int32		lo = DatumGetInt32(SPI_getbinval(tup, desc, 4, &dnull));
-		int32		hi = DatumGetInt32(SPI_getbinval(tup, desc, 5, &isnull));
-		bool		held = !sidenull && side % 2 == 1;
+		int64		n = DatumGetInt64(SPI_getbinval(tup, desc, 2, &isnull));
+		int64		skipped = DatumGetInt64(SPI_getbinval(tup, desc, 3, &isnull));
+		int64		kept_n = DatumGetInt64(SPI_getbinval(tup, desc, 4, &isnull));
+		int32		lo = DatumGetInt32(SPI_getbinval(tup, desc, 5, &dnull));
+		int32		hi = DatumGetInt32(SPI_getbinval(tup, desc, 6, &isnull));
 		int			l;
 
+		(void) SPI_getbinval(tup, desc, 1, &ynull);
 		h->seen += n;
-		if (sidenull)
+		h->skipped += skipped;
+		h->usable += n - skipped;
+		if (!dnull)
 		{
-			h->skipped += n;
-			continue;
+			dmin = dmin < 0 ? lo : Min(dmin, lo);
+			dmax = Max(dmax, hi);
 		}
-		h->usable += n;
-		lo = dnull ? 0 : lo;
-		hi = dnull ? 0 : hi;
-		dmin = dmin < 0 ? lo : Min(dmin, lo);
-		dmax = Max(dmax, hi);
-		if (held && !all_rows)
-			continue;
-		h->rows += n;
-		if (folds > 0 && side / 2 < folds)
-			h->fold_n[side / 2] += n;
-		if (!labels)
+		h->rows += kept_n;
+		for (int f = 0; f < folds; f++)
+			h->fold_n[f] += DatumGetInt64(SPI_getbinval(tup, desc, 7 + f, &isnull));
+		if (!labels || kept_n == 0 || (labels && ynull))
 			continue;
 		if ((l = count_label(h, SPI_tuptable, i)) < 0)
 			ereport(ERROR,
@@ -316,7 +331,7 @@ agg_host_count(CursorHost *h, const CatalogQuery *query, const char *schema, int
 					 errdetail("The training rows have more than %d distinct labels; a model may have at most %d classes.",
 							   KM_MAX_CLASSES, KM_MAX_CLASSES),
 					 errhint("A continuous target needs a regression method (\"ridge\" or \"lms\").")));
-		h->lab_count[l] += (uint64) n;
+		h->lab_count[l] += (uint64) kept_n;
 	}
 	SPI_freetuptable(SPI_tuptable);
 	if (dmin != dmax)
@@ -330,4 +345,31 @@ agg_host_count(CursorHost *h, const CatalogQuery *query, const char *schema, int
 	h->pr.x = palloc(sizeof(double) * (h->d + 1));
 	h->pr.hbuf = palloc(sizeof(double) * (h->d + 1));
 	MemoryContextSwitchTo(old);
+}
+
+void
+agg_host_run_all(const CatalogQuery *query, const char *schema, int d, km_pass *pass,
+				 void *state, int64 *rows, int64 *skipped, MemoryContext cxt)
+{
+	CursorHost	h;
+	AggHost		a;
+	km_host		host;
+	km_error	err;
+	size_t		read;
+
+	agg_host_count(&h, query, schema, d, CURSOR_VALUES, true, 0, 0.0, 0, cxt);
+	*rows = h.rows;
+	*skipped = h.skipped;
+	if (h.rows == 0)
+		return;
+	if (h.d != d)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("feature array length does not match the model"),
+				 errdetail("The query's rows have %d features; the model takes %d.", h.d, d),
+				 errhint("Give a query whose first column is a feature array of the model's %d values.", d)));
+	host = agg_host(&a, &h, schema);
+	a.rules.target = PASS_ANY;
+	if (km_pass_run(&host, pass, state, &read, &err) != KM_OK)
+		km_raise(&err);
 }

@@ -35,6 +35,15 @@ extern void agg_host_count(CursorHost *h, const CatalogQuery *query, const char 
 						   int d, CursorTarget target, bool all_rows, int64 seed,
 						   double test_fraction, int folds, MemoryContext cxt);
 
+/*
+ * One pass over every row of query with a feature array of d values and a
+ * second column not null (the drift test's sums): counted, then the pass
+ * as one statement; *rows and *skipped (rows with a NULL) counted.
+ */
+extern void agg_host_run_all(const CatalogQuery *query, const char *schema, int d,
+							 km_pass *pass, void *state, int64 *rows, int64 *skipped,
+							 MemoryContext cxt);
+
 /* The aggregate host over a counted cursor host (cursor_host_count, class_of set). */
 extern km_host agg_host(AggHost *a, CursorHost *h, const char *schema);
 

@@ -220,10 +220,10 @@ cursor_train(NamedRun *run, bool all_rows, MemoryContext ctx, int64 *rows)
 	int			d = pass_rows_first_d(&run->query);
 
 	/*
-	 * Refused before a row is read (the length probe aside) when the
-	 * passes cannot fit: the learner's plan at its largest basis (m the
-	 * components, two classes: its state does not grow with the rows,
-	 * which the host does not hold) and the host's block
+	 * Refused before a row is read (the length probe, one row, aside) when
+	 * the passes cannot fit: the learner's plan at its largest basis (m the
+	 * components, two classes: its state does not grow with the rows, which
+	 * no host holds) and the host's block
 	 */
 	if (d > 0)
 	{

@@ -141,11 +141,12 @@ desc_decode(bytea *desc, PassRules *rules, MemoryContext cxt)
 						  (unsigned long long) h->point_len));
 	if (h->key != desc_key(desc))
 		bad_desc("The descriptor fails its key: its bytes were changed after they were written.");
-	if (h->d < 1 || h->d > (1 << 20) || h->target > PASS_TEXT_LABELS || h->all_rows > 1 ||
+	if (h->d < 1 || h->d > (1 << 20) || h->target > PASS_ANY || h->all_rows > 1 ||
 		!(h->test_fraction >= 0.0 && h->test_fraction <= 1.0) ||
 		h->folds < 0 || h->folds > MAX_FOLDS || h->side < KM_SIDE_ALL ||
 		h->side > KM_SIDE_NOT_FOLD || (h->side != KM_SIDE_ALL && (h->folds == 0 || h->fold < 0 || h->fold >= h->folds)) ||
-		h->nlabels > KM_MAX_CLASSES || (h->target == PASS_VALUES) != (h->nlabels == 0) ||
+		h->nlabels > KM_MAX_CLASSES ||
+		(h->target == PASS_FLOAT8_LABELS || h->target == PASS_TEXT_LABELS) != (h->nlabels > 0) ||
 		h->state_bytes > MaxAllocHugeSize || h->chunk > KM_BLOCK_ROWS)
 		bad_desc(psprintf("The descriptor gives %d features, target kind %u, fraction %g, %d folds (side %d, fold %d), %u labels, a state of %llu bytes and chunks of %u rows.",
 						  h->d, (unsigned) h->target, h->test_fraction, h->folds,
@@ -210,7 +211,7 @@ desc_decode(bytea *desc, PassRules *rules, MemoryContext cxt)
 }
 
 void
-pass_desc_live_begin(bytea *desc, const PassRules *rules, km_pass *pass)
+pass_desc_live_begin(bytea *desc, const PassRules *rules, km_pass *pass, void *state)
 {
 	PassRun    *run = palloc0(sizeof(PassRun));
 
@@ -222,6 +223,7 @@ pass_desc_live_begin(bytea *desc, const PassRules *rules, km_pass *pass)
 	run->live = true;
 	run->thr = km_holdout_threshold(rules->test_fraction);
 	run->hbuf = palloc(sizeof(double) * (rules->d + 1));
+	run->live_state = state;
 	live_run = run;
 }
 
@@ -352,13 +354,12 @@ buf_row_bytes(int d)
 }
 
 Size
-pass_state_size(const PassRun *run, Size *state_off, Size *buf_off)
+pass_state_size(const PassRun *run, bool external, Size *buf_off)
 {
-	Size		so = MAXALIGN(sizeof(PassStateHeader));
-	Size		bo = add_size(so, MAXALIGN(run->pass->state_bytes));
+	Size		bo = MAXALIGN(sizeof(PassStateHeader));
 
-	if (state_off)
-		*state_off = so;
+	if (!external)
+		bo = add_size(bo, MAXALIGN(run->pass->state_bytes));
 	if (buf_off)
 		*buf_off = bo;
 	return add_size(bo, mul_size(run->chunk, buf_row_bytes(run->rules.d)));
@@ -369,8 +370,10 @@ pass_state_check(bytea *s, const PassRun *run)
 {
 	PassStateHeader *st = (PassStateHeader *) s;
 
-	if (VARATT_IS_EXTENDED(s) || VARSIZE(s) != pass_state_size(run, NULL, NULL) ||
-		st->magic != KM_PASS_STATE_MAGIC || st->key != run->key ||
+	if (VARATT_IS_EXTENDED(s) || VARSIZE(s) < sizeof(PassStateHeader) ||
+		st->magic != KM_PASS_STATE_MAGIC || st->key != run->key || st->external > 1 ||
+		(st->external && !(run->live && run->live_state_taken)) ||
+		VARSIZE(s) != pass_state_size(run, st->external != 0, NULL) ||
 		st->state_bytes != run->pass->state_bytes || st->d != (uint32) run->rules.d ||
 		st->cap != run->chunk || st->nbuf > st->cap || st->rows < 0)
 		ereport(ERROR,
@@ -384,8 +387,10 @@ pass_state_check(bytea *s, const PassRun *run)
 }
 
 void *
-pass_state_data(PassStateHeader *st)
+pass_state_data(const PassRun *run, PassStateHeader *st)
 {
+	if (st->external)
+		return run->live_state;
 	return (char *) st + MAXALIGN(sizeof(PassStateHeader));
 }
 
@@ -406,7 +411,7 @@ buf_view(const PassRun *run, PassStateHeader *st)
 	BufView		v;
 	Size		cap = st->cap;
 
-	(void) pass_state_size(run, NULL, &bo);
+	(void) pass_state_size(run, st->external != 0, &bo);
 	v.X = (double *) ((char *) st + bo);
 	v.y = v.X + cap * (Size) run->rules.d;
 	v.hash = (uint64 *) (v.y + cap);
@@ -420,7 +425,8 @@ pass_state_flush(PassRun *run, PassStateHeader *st, PassStateHeader *from)
 {
 	km_pass    *pass = run->pass;
 	BufView		v = buf_view(run, from);
-	bool		labels = run->rules.target != PASS_VALUES;
+	bool		labels = run->rules.target == PASS_FLOAT8_LABELS ||
+		run->rules.target == PASS_TEXT_LABELS;
 	km_block	b = {.n = from->nbuf, .d = run->rules.d, .X = v.X,
 		.y = labels ? NULL : v.y, .cls = labels ? v.cls : NULL,
 		.hash = v.hash, .fold = run->rules.folds > 0 ? v.fold : NULL};
@@ -432,7 +438,7 @@ pass_state_flush(PassRun *run, PassStateHeader *st, PassStateHeader *from)
 		st->nbuf = 0;
 	if (st->err.status != KM_OK)
 		return;
-	if (pass->add(pass, &b, (size_t) st->added, pass_state_data(st), &err) != KM_OK)
+	if (pass->add(pass, &b, (size_t) st->added, pass_state_data(run, st), &err) != KM_OK)
 		st->err = err;
 	st->added += (int64) b.n;
 	if (run->live)
@@ -499,7 +505,9 @@ pass_state_row(PassRun *run, PassStateHeader *st, ArrayType *f, Datum y, bool yn
 	v = buf_view(run, st);
 	x = v.X + (Size) st->nbuf * d;
 	km_array_copy(f, d, x, "a row of the pass");
-	if (r->target == PASS_VALUES)
+	if (r->target == PASS_ANY)
+		key = 0.0;
+	else if (r->target == PASS_VALUES)
 	{
 		key = DatumGetFloat8(y);
 		if (!isfinite(key))

@@ -51,7 +51,8 @@ typedef enum PassTarget
 {
 	PASS_VALUES = 0,
 	PASS_FLOAT8_LABELS,
-	PASS_TEXT_LABELS
+	PASS_TEXT_LABELS,
+	PASS_ANY					/* the second column only needs to be not null (drift's sums) */
 } PassTarget;
 
 /* The host's rules of which rows a pass reads, and how. */
@@ -107,7 +108,7 @@ typedef struct PassStateHeader
 	uint32		d;
 	uint32		cap;			/* rows the buffer holds */
 	uint32		nbuf;			/* rows in it */
-	uint32		reserved;
+	uint32		external;		/* 1: its pass state is the learner's own (pass_desc_live) */
 	int64		added;			/* rows added into the pass state (the next add's first) */
 	int64		rows;			/* rows of the host's side read into it */
 	km_error	err;			/* the first failed add's (status KM_OK: none) */
@@ -125,6 +126,14 @@ typedef struct PassRun
 	MemoryContext cxt;			/* a rebuilt one's memory */
 	KmHoldoutThreshold thr;		/* the rules' split */
 	double	   *hbuf;			/* d + 1: a row's hash buffer */
+	/*
+	 * The live pass's: the learner's state (init'ed), which one aggregate
+	 * state of this backend adds into in place (external), so that a
+	 * serial pass holds no second copy of a large state and the workers'
+	 * states combine into it
+	 */
+	void	   *live_state;
+	bool		live_state_taken;
 } PassRun;
 
 /*
@@ -133,7 +142,8 @@ typedef struct PassRun
  * pass_desc_live_end.
  */
 extern bytea *pass_desc_build(const km_pass *pass, const PassRules *rules);
-extern void pass_desc_live_begin(bytea *desc, const PassRules *rules, km_pass *pass);
+extern void pass_desc_live_begin(bytea *desc, const PassRules *rules, km_pass *pass,
+								 void *state);
 extern void pass_desc_live_end(void);
 
 /*
@@ -146,8 +156,8 @@ extern PassRun *pass_desc_run(bytea *desc, MemoryContext parent);
 /* The pass a state's key names in this process, or an error. */
 extern PassRun *pass_desc_run_of_key(uint64 key);
 
-/* Bytes of a state of run's pass, its parts' offsets. */
-extern Size pass_state_size(const PassRun *run, Size *state_off, Size *buf_off);
+/* Bytes of a state of run's pass (external: without its pass state), its buffer's offset. */
+extern Size pass_state_size(const PassRun *run, bool external, Size *buf_off);
 
 /*
  * A state as untrusted bytes: the header's magic, key and sizes checked
@@ -166,7 +176,7 @@ extern void pass_state_row(PassRun *run, PassStateHeader *st, ArrayType *f,
 /* The buffered rows of from added into st's pass state (from's own when st == from). */
 extern void pass_state_flush(PassRun *run, PassStateHeader *st, PassStateHeader *from);
 
-/* The pass state of st (after its header). */
-extern void *pass_state_data(PassStateHeader *st);
+/* The pass state of st: after its header, or the learner's (external). */
+extern void *pass_state_data(const PassRun *run, PassStateHeader *st);
 
 #endif							/* KM_PASS_DESC_H */

@@ -33,15 +33,21 @@ agg_context(FunctionCallInfo fcinfo, const char *fn)
 	return aggcxt;
 }
 
-/* A new state of run's pass in cxt, counted, its pass state initialized. */
+/*
+ * A new state of run's pass in cxt, counted: in the learner's backend the
+ * first one adds into the learner's state in place (external: initialized
+ * already, no second copy); any other has its own pass state, zeroed in
+ * interruptible pieces and initialized by the pass.
+ */
 static PassStateHeader *
 new_state(PassRun *run, MemoryContext cxt)
 {
-	Size		size = pass_state_size(run, NULL, NULL);
+	bool		external = run->live && run->live_state != NULL && !run->live_state_taken;
+	Size		size = pass_state_size(run, external, NULL);
 	PassStateHeader *st;
 
 	(void) km_mem_reserve(cxt, (double) size, "kernel_ml pass", false);
-	st = MemoryContextAllocExtended(cxt, size, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	st = km_alloc0_interruptible(cxt, size);
 	SET_VARSIZE(st, size);
 	st->magic = KM_PASS_STATE_MAGIC;
 	st->key = run->key;
@@ -49,8 +55,11 @@ new_state(PassRun *run, MemoryContext cxt)
 	st->d = (uint32) run->rules.d;
 	st->cap = (uint32) run->chunk;
 	st->err.status = KM_OK;
-	if (run->pass->init != NULL)
-		run->pass->init(run->pass, pass_state_data(st));
+	st->external = external ? 1 : 0;
+	if (external)
+		run->live_state_taken = true;
+	else if (run->pass->init != NULL)
+		run->pass->init(run->pass, pass_state_data(run, st));
 	return st;
 }
 
@@ -128,14 +137,28 @@ kernel_pass_combine(PG_FUNCTION_ARGS)
 	run = pass_desc_run_of_key(state_key((bytea *) b));
 	b = pass_state_check((bytea *) b, run);
 	if (PG_ARGISNULL(0))
-		PG_RETURN_BYTEA_P((bytea *) copy_state(b, aggcxt));
-	a = pass_state_check(PG_GETARG_BYTEA_P(0), run);
+	{
+		/* the learner's backend adds the first state into its own */
+		if (!(run->live && run->live_state != NULL && !run->live_state_taken))
+			PG_RETURN_BYTEA_P((bytea *) copy_state(b, aggcxt));
+		a = new_state(run, aggcxt);
+	}
+	else
+		a = pass_state_check(PG_GETARG_BYTEA_P(0), run);
+	if (b->external && !a->external)
+	{
+		/* the one that adds into the learner's state takes the other */
+		PassStateHeader *t = a;
+
+		a = b;
+		b = t;
+	}
 	/* b's rows not added yet go into a's pass state, then the two add */
 	pass_state_flush(run, a, b);
 	if (a->err.status == KM_OK && b->err.status != KM_OK)
 		a->err = b->err;
 	if (a->err.status == KM_OK &&
-		km_pass_combine(run->pass, pass_state_data(a), pass_state_data(b), &err) != KM_OK)
+		km_pass_combine(run->pass, pass_state_data(run, a), pass_state_data(run, b), &err) != KM_OK)
 		a->err = err;
 	a->rows += b->rows;
 	PG_RETURN_BYTEA_P((bytea *) a);
@@ -152,7 +175,8 @@ kernel_pass_final(PG_FUNCTION_ARGS)
 		PG_RETURN_NULL();
 	st = (PassStateHeader *) PG_GETARG_BYTEA_P(0);
 	run = pass_desc_run_of_key(state_key((bytea *) st));
-	st = copy_state(pass_state_check((bytea *) st, run), CurrentMemoryContext);
+	/* in place (FINALFUNC_MODIFY = READ_WRITE): no copy of a large state */
+	st = pass_state_check((bytea *) st, run);
 	pass_state_flush(run, st, st);
 	PG_RETURN_BYTEA_P((bytea *) st);
 }

@@ -97,7 +97,9 @@ $sql},
 sub gathers_rows
 {
 	my ($log) = @_;
-	return $log =~ /issuing SELECT (?:(?!worker_partial_agg|\bsum\(|\bcount\().)*\bFROM\s+public\.data_\d+/i;
+	# a statement that returns the shard's rows (not a partial aggregate,
+	# not the one-row length probe of a named training)
+	return $log =~ /issuing SELECT (?:(?!worker_partial_agg|\bsum\(|\bcount\().)*\bFROM\s+public\.data_\d+(?![^\n]*LIMIT '1')/i;
 }
 my $opts_n = q{'{"approximation": "nystrom", "components": 60, "seed": 3, "lambda": 0.01}'::jsonb};
 my $opts_r = q{'{"approximation": "rff", "components": 60, "seed": 3, "lambda": 0.01}'::jsonb};

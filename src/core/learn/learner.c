@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "learn/drift_pass.h"
 #include "learn/learner.h"
 #include "learn/point.h"
 #include "pipeline_approx_job.h"
@@ -172,6 +173,8 @@ km_pass_rebuild(uint16_t kind, const void *point, size_t len,
 	km_point_reader r = {point, len, false};
 
 	*out = NULL;
+	if (kind == KM_PASS_KIND_DRIFT)
+		return km_drift_pass_rebuild(&r, env, out, err);
 	if (kind == KM_PASS_KIND_BASIS || kind == KM_PASS_KIND_SUMS)
 		return km_approx_pass_rebuild(kind, &r, env, out, err);
 	if (kind == KM_PASS_KIND_CG_RHS || kind == KM_PASS_KIND_CG_HV)
