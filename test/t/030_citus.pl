@@ -143,6 +143,46 @@ cmp_ok($out, '<', 1e-6, 'named nystrom ridge on a distributed table predicts as 
 ok(!gathers_rows($err), 'named nystrom ridge: no pass ships rows to the coordinator')
 	or diag(join("\n", grep { /SELECT/ } split /\n/, $err));
 
+# Every pass of the learner pushed down (issues 28, 33): a named rff svr, a
+# named nystrom logistic with a k-fold grid and kernel_train_query run each
+# pass as the pass aggregate on the shards (worker_partial_agg of
+# _kernel_ml_pass), the host's counting statement too; no statement returns
+# a shard's rows but a named classifier's scoring scan (the catalog's own,
+# listed below); the models equal those of the local copy.
+($out, $err) = distributed(q{
+SELECT version FROM kernel_model_train('dist_svr', 'SELECT f, y FROM data',
+  '{"method": "svr", "approximation": "rff", "components": 40, "seed": 3, "lambda": 0.001, "deploy": "always"}');
+SELECT version FROM kernel_model_train('local_svr', 'SELECT f, y FROM local_data',
+  '{"method": "svr", "approximation": "rff", "components": 40, "seed": 3, "lambda": 0.001, "deploy": "always"}');
+SELECT max(abs(kernel_predict('dist_svr', f) - kernel_predict('local_svr', f))) < 1e-9 FROM probe;});
+like($out, qr/^1\n1\nt$/, 'named rff svr on a distributed table equals the local copy within 1e-9');
+like($err, qr/worker_partial_agg\('public\._kernel_ml_pass\(double precision\[\],double precision,bytea\)'/,
+	'named rff svr: its passes run as the pass aggregate on the shards');
+ok(!gathers_rows($err), 'named rff svr: no statement returns a shard\'s rows')
+	or diag(join("\n", grep { /issuing SELECT/ && !/worker_partial_agg/ } split /\n/, $err));
+
+($out, $err) = distributed(q{
+SELECT version FROM kernel_model_train('dist_lg', 'SELECT f, CASE WHEN y > 0 THEN ''a'' ELSE ''b'' END FROM data',
+  '{"method": "logistic", "approximation": "nystrom", "components": 30, "seed": 3, "lambda": [0.001, 0.01], "cv": 3, "deploy": "always"}');
+SELECT version FROM kernel_model_train('local_lg', 'SELECT f, CASE WHEN y > 0 THEN ''a'' ELSE ''b'' END FROM local_data',
+  '{"method": "logistic", "approximation": "nystrom", "components": 30, "seed": 3, "lambda": [0.001, 0.01], "cv": 3, "deploy": "always"}');
+SELECT max(abs((kernel_predict_proba('dist_lg', f)->>'a')::float8 - (kernel_predict_proba('local_lg', f)->>'a')::float8)) < 1e-9 FROM probe;});
+like($out, qr/^1\n1\nt$/, 'named nystrom logistic (k-fold grid) on a distributed table equals the local copy within 1e-9');
+my @passes = grep { /issuing SELECT pg_catalog\.worker_partial_agg\('public\._kernel_ml_pass/ } split /\n/, $err;
+cmp_ok(scalar @passes, '>=', 4 * 20, 'named nystrom logistic: basis, folds, Newton steps and held-out losses on the 4 shards');
+my @gathers = grep { gathers_rows($_) } split /\n/, $err;
+ok(!grep({ !/^.*issuing SELECT f, CASE WHEN .* FROM public\.data_\d+ data WHERE true\s*$/ } @gathers),
+	'named nystrom logistic: the only statements returning rows are its scoring scan (one per shard)')
+	or diag(join("\n", @gathers));
+
+($out, $err) = distributed(q{
+SELECT max(abs(kernel_predict(kernel_train_query('SELECT f, y FROM data', '{"approximation": "nystrom", "components": 60, "seed": 3, "lambda": 0.01}'), f)
+             - kernel_predict((SELECT kernel_train(f, y, '{"approximation": "nystrom", "components": 60, "seed": 3, "lambda": 0.01}') FROM local_data), f)))
+       < 1e-6 FROM probe;});
+is($out, 't', 'kernel_train_query over a distributed table equals kernel_train over the local copy');
+ok(!gathers_rows($err), 'kernel_train_query: no statement returns a shard\'s rows')
+	or diag(join("\n", grep { /issuing SELECT/ && !/worker_partial_agg/ } split /\n/, $err));
+
 # Scoring a distributed table by a named model's bytes.
 is($coord->safe_psql('postgres', q{
 SELECT count(*) = 4000 AND bool_and(p IS NOT NULL)
