@@ -289,7 +289,17 @@ pass_desc_run(bytea *desc, MemoryContext parent)
 		return live_run;
 	if (run_is(rebuilt_run, desc))
 		return rebuilt_run;
-	cxt = AllocSetContextCreate(parent, "kernel_ml pass", ALLOCSET_DEFAULT_SIZES);
+
+	/*
+	 * One rebuilt pass per process, for the transaction: Citus calls the
+	 * transition through a new FmgrInfo for every row (its fn_mcxt may not
+	 * outlive the row), so the pass lives in TopTransactionContext and the
+	 * one of an earlier statement goes when another replaces it
+	 */
+	if (rebuilt_run != NULL)
+		MemoryContextDelete(rebuilt_run->cxt);
+	(void) parent;
+	cxt = AllocSetContextCreate(TopTransactionContext, "kernel_ml pass", ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(cxt);
 	run = palloc0(sizeof(PassRun));
 	desc_decode(desc, &run->rules, cxt);
