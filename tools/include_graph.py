@@ -243,13 +243,14 @@ def main():
     for a, b in backup:
         print(f"back-up import: {a} ({layer_name(a)}) -> {b} ({layer_name(b)}): "
               + "; ".join(sorted(edges[(a, b)])))
-    # A host (src/pg/host_*: the memory host; later the cursor and aggregate
-    # hosts) runs the learner's passes and knows no task, method or
-    # representation: from the core it imports the base layer, the pass
+    # A host (host_*: the memory, cursor and aggregate hosts, and the pass
+    # aggregate's descriptor and functions, pass_desc and pass_agg) runs the
+    # learner's passes and knows no task, method or representation: from the core it imports the base layer, the pass
     # and the learner's entry only (issue 28).
     host_ok = {"src/core/learn/pass", "src/core/learn/learner"}
     hosts = sorted((a, b) for (a, b) in edges
-                   if split_mod(a)[1].startswith("host_") and split_mod(a)[0] != "core"
+                   if (split_mod(a)[1].startswith("host_") or split_mod(a)[1] in ("pass_desc", "pass_agg"))
+                   and split_mod(a)[0] != "core"
                    and split_mod(b)[0] == "core" and b not in host_ok
                    and layer(b) != (0, CORE_ORDER.index("base")))
     for a, b in hosts:
