@@ -41,7 +41,7 @@ take_result(AggHost *a, km_pass *pass, void *state, int64 *rows, km_error *err)
 		return err->status;
 	}
 	/* an external state added into the learner's state in place */
-	if (!st->external)
+	if (!st->external && pass->state_bytes > 0)
 		memcpy(state, (char *) st + MAXALIGN(sizeof(PassStateHeader)), pass->state_bytes);
 	return KM_OK;
 }

@@ -688,7 +688,19 @@ catalog_train_named(const Catalog *cat, const char *name, const char *query,
 
 	km_progress_begin("kernel_model_train");
 	if (use_passes(&run, cat, query, run_as, search_path))
-		passes_fit_and_score(&run, work);
+	{
+		if (km_task_lookup(km_method_task(run.opts.fit.method))->target)
+			passes_fit_and_score(&run, work);
+		else
+		{
+			/* a method without a target: every row, no split, no score (fit_all_rows's) */
+			run.model = passes_train_every_row(&run, work);
+			run.ntrain = run.rows;
+			run.ntest = 0;
+			km_metrics_init(&run.train_scores);
+			km_metrics_init(&run.test_scores);
+		}
+	}
 	else
 	{
 		km_progress_stage("split: reading the query's rows");

@@ -61,9 +61,7 @@ bool
 use_passes(NamedRun *run, const Catalog *cat, const char *query, Oid run_as,
 		   const char *search_path)
 {
-	/* a method without a target fits in memory (kernel_fit's road), as exact models */
-	if (!km_repr_lookup(run->opts.approximation)->approximate ||
-		!km_task_lookup(km_method_task(run->opts.fit.method))->target)
+	if (!km_repr_lookup(run->opts.approximation)->approximate)
 		return false;
 	catalog_query_open(&run->query, query, run_as, search_path);
 	/* a text label column: svm by default, a regression method an error */
@@ -403,6 +401,9 @@ bytea *
 passes_train_every_row(NamedRun *run, MemoryContext work)
 {
 	int64		rows;
+	bytea	   *model = cursor_train(run, true, work, &rows);
 
-	return cursor_train(run, true, work, &rows);
+	run->rows = rows;
+	run->d = model_features(PointerGetDatum(model));
+	return model;
 }

@@ -134,7 +134,8 @@ typedef enum km_approx_pass_kind
 	KM_PASS_KIND_CLASS_HOLDOUT = 9, /* a fold's loss at a fit */
 	KM_PASS_KIND_CLASS_FOLDS = 10,	/* the host's folds counted per class */
 	KM_PASS_KIND_CG_RHS = 11,	/* "solver": "cg": Z^T y, Z^T 1, sum y, sum y^2 */
-	KM_PASS_KIND_CG_HV = 12		/* "solver": "cg": Z^T (Z v) at the point v */
+	KM_PASS_KIND_CG_HV = 12,	/* "solver": "cg": Z^T (Z v) at the point v */
+	KM_PASS_KIND_ROWS_SUMS = 14 /* a task without a target: z z', z of every row (13: drift) */
 } km_approx_pass_kind;
 
 /*

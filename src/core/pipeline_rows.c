@@ -230,6 +230,65 @@ sums_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 	return KM_OK;
 }
 
+/* The sums pass's point: the job set up (its basis, nystrom's factor). */
+static void
+sums_point_put(const km_pass *pass, km_point_writer *w)
+{
+	km_approx_point_put_setup(w, pass->at);
+}
+
+static size_t
+sums_point_bytes(const km_pass *pass)
+{
+	km_point_writer w = {NULL, 0};
+
+	sums_point_put(pass, &w);
+	return w.len;
+}
+
+static void
+sums_point_write(const km_pass *pass, unsigned char *out)
+{
+	km_point_writer w = {out, 0};
+
+	sums_point_put(pass, &w);
+}
+
+/* The sums of every row's features (z z', z, the count), the state zeroed. */
+static km_pass *
+sums_pass(approx_job *job)
+{
+	uint32_t	mm = job->b.m;
+	km_pass    *pass = km_approx_job_pass(job, "statistics", PRIMAL_BLOCK,
+										  sizeof(double) * ((size_t) mm * mm + mm + 1), sums_add);
+
+	snprintf(pass->what, sizeof(pass->what), "statistics: m = %u, %zu rows", mm, job->rows->n);
+	pass->kind = KM_PASS_KIND_ROWS_SUMS;
+	pass->point_bytes = sums_point_bytes;
+	pass->point_write = sums_point_write;
+	return pass;
+}
+
+km_status
+km_rows_pass_rebuild(uint16_t kind, km_point_reader *r, const km_train_env *env,
+					 km_pass **out, km_error *err)
+{
+	approx_job *job;
+	km_rows    *rows;
+
+	*out = NULL;
+	if (kind != KM_PASS_KIND_ROWS_SUMS)
+		return KM_OK;
+	job = env->alloc(env->ctx, sizeof(approx_job));
+	rows = env->alloc(env->ctx, sizeof(km_rows));
+	if (km_approx_point_get_setup(r, job, rows, env, err) != KM_OK)
+		return err->status;
+	if (r->bad || r->left != 0)
+		return km_point_bad(err, "statistics");
+	*out = sums_pass(job);
+	return KM_OK;
+}
+
 /* A gather of every row's features: rows [first, first + n) of the state. */
 static km_status
 features_add(km_pass *pass, const km_block *rows, size_t first, void *state,
@@ -321,9 +380,7 @@ km_train_rows_approx(const km_rows *rows, const km_host *host,
 		goto fitted;
 	}
 	S = zeros(env, (size_t) mm * mm + mm + 1);
-	pass = km_approx_job_pass(&job, "statistics", PRIMAL_BLOCK,
-							  sizeof(double) * ((size_t) mm * mm + mm + 1), sums_add);
-	snprintf(pass->what, sizeof(pass->what), "statistics: m = %u, %zu rows", mm, rows->n);
+	pass = sums_pass(&job);
 	if (km_pass_run(host, pass, S, &read, err) != KM_OK)
 		return err->status;
 	count = (uint64_t) S[(size_t) mm * mm + mm];

@@ -10,6 +10,7 @@
 #ifndef KM_PIPELINE_ROWS_H
 #define KM_PIPELINE_ROWS_H
 
+#include "learn/point.h"
 #include "pipeline_types.h"
 
 /* Its sizes (opts resolved; k is 0): exact, approximate. */
@@ -25,5 +26,13 @@ km_status	km_train_rows_approx(const km_rows *rows, const km_host *host,
 								 const km_train_plan *plan,
 								 const km_train_env *env, km_model *m,
 								 km_error *err);
+
+/*
+ * The rows road's travelling pass (learn/pass.h kind): its sums of every
+ * row's features, rebuilt from its point in another process (learner.h
+ * km_pass_rebuild); *out NULL for another kind.
+ */
+km_status	km_rows_pass_rebuild(uint16_t kind, km_point_reader *r,
+								 const km_train_env *env, km_pass **out, km_error *err);
 
 #endif							/* KM_PIPELINE_ROWS_H */

@@ -11,6 +11,7 @@
 #include "pipeline_approx_job.h"
 #include "pipeline_primal.h"
 #include "pipeline_approx_classify.h"
+#include "pipeline_rows.h"
 #include "pipeline.h"
 #include "task.h"
 
@@ -180,7 +181,8 @@ km_pass_rebuild(uint16_t kind, const void *point, size_t len,
 	if (kind == KM_PASS_KIND_CG_RHS || kind == KM_PASS_KIND_CG_HV)
 		return km_cg_pass_rebuild(kind, &r, env, out, err);
 	if (km_primal_pass_rebuild(kind, &r, env, out, err) != KM_OK ||
-		(*out == NULL && km_class_pass_rebuild(kind, &r, env, out, err) != KM_OK))
+		(*out == NULL && km_class_pass_rebuild(kind, &r, env, out, err) != KM_OK) ||
+		(*out == NULL && km_rows_pass_rebuild(kind, &r, env, out, err) != KM_OK))
 		return err->status;
 	if (*out != NULL)
 		return KM_OK;
