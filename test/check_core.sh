@@ -7,7 +7,9 @@
 # for headers that libpq-dev puts in the system path).  One more check:
 # no method, task or representation constant outside its registry (issue
 # 23; see registry_check below), and the architecture map (docs/ARCHITECTURE.md) names
-# every file under src/ (map_check).  Ends with "N passed, N failed".
+# every file under src/ (map_check), the layers (tools/include_graph.py),
+# one training loop (tools/check_loops.py) and the field rule
+# (tools/check_fields.py).  Ends with "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -115,6 +117,25 @@ if graph_check; then
 else
 	failed=$((failed + 1))
 fi
+
+# One loop and the field rule (issue 28): tools/check_loops.py (only the
+# learner asks for passes, only the hosts run and feed them, the Newton step
+# only in src/core/learn/, no new loop over SPI results in the glue) and
+# tools/check_fields.py (task and representation fields read only by their
+# own modules, today's other readers a ratchet).  Each prints ok / not ok
+# lines, counted here.
+for tool in tools/check_loops.py tools/check_fields.py; do
+	out=$(python3 "$tool" 2>&1)
+	rc=$?
+	echo "$out"
+	passed=$((passed + $(grep -c '^ok - ' <<<"$out")))
+	nf=$(grep -c '^not ok - ' <<<"$out")
+	if [ "$rc" -ne 0 ] && [ "$nf" -eq 0 ]; then
+		echo "not ok - $tool failed (status $rc)"
+		nf=1
+	fi
+	failed=$((failed + nf))
+done
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

@@ -1,0 +1,325 @@
+#!/usr/bin/env python3
+"""check_fields.py [--verify] [--tighten] [ROOT]: the field rule (issue 28).
+
+A task's fields (task.h km_task_ops: classes, score_metric, solvers,
+approx_gcv, target, embeds, sign_labels) and a representation's flags
+(repr.h km_repr_ops: approximate, kernels, centres, drawn, keeps_rows) are
+read only by their own modules: src/core/task.[ch] and src/core/tasks/, and
+src/core/repr.[ch] and src/core/repr/.  Their identity (id, name) and a
+representation's steps (features, features_doubles) are what every caller
+asks and are not counted.
+
+Today's other readers are listed in READERS below, each with its number of
+reads: a ratchet.  A file not listed that reads a field, or a listed file
+that reads more than its number, fails; a file that reads fewer is told to
+lower its number (--tighten rewrites READERS to today's counts, never up).
+
+A read is FIELD after "->" whose left side is a km_task_ops / km_repr_ops
+pointer: a call of a function declared to return one (km_task_lookup,
+km_repr_get, ...), a name declared as one in the same file, or a struct
+member declared as one (km_train_plan's task).  Comments and strings are
+blanked first.  --verify checks that reading against the compiler: it
+copies src/ with the fields renamed, compiles every .c file (syntax only,
+PostgreSQL's server headers from pg_config) and compares the compiler's
+"no member named" errors with the sites found here (about 10 s).
+
+Prints "ok - ..." / "not ok - ..." lines and the counts; exit status 1 when
+one fails.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+TABLES = {
+    "task": {
+        "type": "km_task_ops", "header": "src/core/task.h",
+        "fields": ["classes", "score_metric", "solvers", "approx_gcv", "target", "embeds",
+                   "sign_labels"],
+        "own": re.compile(r"src/core/(task\.[ch]|tasks/.*)"),
+    },
+    "repr": {
+        "type": "km_repr_ops", "header": "src/core/repr.h",
+        "fields": ["approximate", "kernels", "centres", "drawn", "keeps_rows"],
+        "own": re.compile(r"src/core/(repr\.[ch]|repr/.*)"),
+    },
+}
+
+# The readers outside the owners today: file -> (task reads, repr reads).
+# Lower a number when a read moves to its owner; never raise one: give the
+# owner the step its caller performs instead (DESIGN-0.4.md, "Not to do").
+# BEGIN READERS (tools/check_fields.py --tighten rewrites this block)
+READERS = {
+    "src/catalog/named_common.c": (1, 0),
+    "src/catalog/named_train.c": (4, 0),
+    "src/catalog/passes.c": (2, 1),
+    "src/core/approx.c": (0, 2),
+    "src/core/basis.c": (0, 10),
+    "src/core/classify_fit.c": (3, 0),
+    "src/core/gp.c": (0, 1),
+    "src/core/learn/learner.c": (1, 0),
+    "src/core/model.c": (1, 3),
+    "src/core/model_approx.c": (0, 2),
+    "src/core/model_format.c": (0, 2),
+    "src/core/model_sections_gp.c": (0, 2),
+    "src/core/model_sections_pca.c": (1, 0),
+    "src/core/model_sections_repr.c": (0, 3),
+    "src/core/model_sections_task.c": (1, 0),
+    "src/core/options_check.c": (5, 6),
+    "src/core/options_core.c": (1, 3),
+    "src/core/pipeline.c": (3, 3),
+    "src/core/pipeline_approx.c": (0, 5),
+    "src/core/pipeline_approx_cg.c": (0, 1),
+    "src/core/pipeline_approx_classify.c": (0, 1),
+    "src/core/pipeline_centres.c": (0, 2),
+    "src/core/score.c": (0, 1),
+    "src/pg/rowset.c": (1, 4),
+    "src/pg/train_rows.c": (1, 2),
+    "src/sql/approx.c": (1, 1),
+    "src/sql/approx_basis.c": (0, 1),
+    "src/sql/classify.c": (3, 0),
+    "src/sql/evaluate.c": (1, 0),
+    "src/sql/export.c": (0, 1),
+    "src/sql/kernel_fit.c": (2, 1),
+    "src/sql/predict.c": (5, 4),
+    "src/sql/train.c": (2, 1),
+    "src/sql/transform.c": (1, 0),
+}
+# END READERS
+
+
+def blank(text):
+    """Comments and string / char literals replaced by spaces (newlines kept)."""
+    out = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            out.append(re.sub(r"[^\n]", " ", text[i:j]))
+            i = j
+        elif text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            out.append(" " * (j - i))
+            i = j
+        elif c in "\"'":
+            j = i + 1
+            while j < n and text[j] != c and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            j = min(j + 1, n)
+            out.append(c + re.sub(r"[^\n]", " ", text[i + 1:j - 1]) + c if j - i >= 2 else text[i:j])
+            i = j
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def sources(root):
+    files = []
+    for d, _, names in os.walk(os.path.join(root, "src")):
+        for f in names:
+            if f.endswith((".c", ".h")):
+                files.append(os.path.relpath(os.path.join(d, f), root))
+    return sorted(files)
+
+
+def ident_before(t, p):
+    """The identifier ending just before p (spaces skipped), and where it starts."""
+    q = p
+    while q > 0 and t[q - 1] in " \t\n":
+        q -= 1
+    s = q
+    while s > 0 and (t[s - 1].isalnum() or t[s - 1] == "_"):
+        s -= 1
+    return t[s:q], s, q
+
+
+def open_paren(t, close):
+    """Index of the "(" matching the ")" at close, or -1."""
+    depth = 0
+    for i in range(close, -1, -1):
+        if t[i] == ")":
+            depth += 1
+        elif t[i] == "(":
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
+
+
+def scan(root):
+    """[(file, line, col, table, field)] of every read, and the texts."""
+    texts = {}
+    for f in sources(root):
+        with open(os.path.join(root, f), encoding="utf-8", errors="replace") as fh:
+            texts[f] = blank(fh.read())
+    funcs, members, local = {}, {}, {}
+    for name, tb in TABLES.items():
+        ty = tb["type"]
+        decl = re.compile(r"\b(?:struct\s+)?" + ty + r"\s*\*\s*(?:const\s+)?(\w+)\s*([(;,)=\[]?)")
+        for f, t in texts.items():
+            for m in decl.finditer(t):
+                ident, nxt = m.group(1), m.group(2)
+                if nxt == "(":
+                    funcs[ident] = name        # a function returning the pointer
+                elif f.endswith(".h") and nxt == ";":
+                    members[ident] = name      # a struct member (km_train_plan's task)
+                else:
+                    local.setdefault(f, {})[ident] = name
+            # a function whose return type ends the line before its name
+            for m in re.finditer(r"\b" + ty + r"\s*\*\s*\n(\w+)\s*\(", t):
+                funcs[m.group(1)] = name
+    field_of = {fl: name for name, tb in TABLES.items() for fl in tb["fields"]}
+    arrow = re.compile(r"->\s*(" + "|".join(field_of) + r")\b")
+    reads = []
+    for f, t in texts.items():
+        starts = [0] + [i + 1 for i, c in enumerate(t) if c == "\n"]
+        for m in arrow.finditer(t):
+            fl = m.group(1)
+            want = field_of[fl]
+            p = m.start()
+            q = p
+            while q > 0 and t[q - 1] in " \t\n":
+                q -= 1
+            kind = None
+            if q > 0 and t[q - 1] == ")":
+                o = open_paren(t, q - 1)
+                fn, _, _ = ident_before(t, o) if o >= 0 else ("", 0, 0)
+                kind = funcs.get(fn)
+            else:
+                ident, s, _ = ident_before(t, p)
+                if ident:
+                    b = s
+                    while b > 0 and t[b - 1] in " \t\n":
+                        b -= 1
+                    via_member = t[max(0, b - 2):b] == "->" or (b > 0 and t[b - 1] == ".")
+                    kind = members.get(ident) if via_member else local.get(f, {}).get(ident)
+            if kind == want:
+                line = next(i for i in range(len(starts) - 1, -1, -1) if starts[i] <= p)
+                reads.append((f, line + 1, p - starts[line], want, fl))
+    return reads, texts
+
+
+def compiler_reads(root):
+    """The same reads as gcc sees them: fields renamed, "no member named" errors."""
+    inc = subprocess.run(["pg_config", "--includedir-server"], capture_output=True,
+                         text=True, check=True).stdout.strip()
+    tmp = tempfile.mkdtemp(prefix="check_fields.")
+    try:
+        shutil.copytree(os.path.join(root, "src"), os.path.join(tmp, "src"))
+        for name, tb in TABLES.items():
+            path = os.path.join(tmp, tb["header"])
+            s = open(path).read()
+            a = s.index("typedef struct " + tb["type"])
+            b = s.index("} " + tb["type"] + ";")
+            body = blank(s[a:b])
+            for fl in tb["fields"]:
+                body = re.sub(r"(?<![\w.>])" + fl + r"\b(?=\s*(?:\[[^\]]*\])?\s*;)", "zz_" + fl, body)
+            open(path, "w").write(s[:a] + body + s[b:])
+        out = []
+        rx = re.compile(r"^(src/[^:]+):(\d+):(\d+): error: .*?\b(km_task_ops|km_repr_ops)\b.*?"
+                        r"has no member named .(\w+).")
+        types = {tb["type"]: name for name, tb in TABLES.items()}
+        dirs = ["-Isrc/core", "-Isrc/pg", "-Isrc/sql", "-Isrc/catalog", "-I" + inc]
+        for f in sources(tmp):
+            if not f.endswith(".c"):
+                continue
+            r = subprocess.run(["gcc", "-std=gnu99", "-fsyntax-only", "-fmax-errors=0",
+                                "-DKM_VERSION_STRING=\"x\""] + dirs + [f],
+                               cwd=tmp, capture_output=True, text=True)
+            for line in r.stderr.splitlines():
+                m = rx.match(line)
+                if m:
+                    out.append((m.group(1), int(m.group(2)), types[m.group(4)], m.group(5)))
+        return sorted(set(out))
+    finally:
+        shutil.rmtree(tmp)
+
+
+def tighten(path, counts):
+    s = open(path).read()
+    a = s.index("READERS = {", s.index("# BEGIN READERS"))
+    b = s.index("}\n# END READERS")
+    rows = []
+    for f, (nt, nr) in sorted(READERS.items()):
+        ht, hr = counts.get(f, (0, 0))
+        nt, nr = min(nt, ht), min(nr, hr)
+        if nt or nr:
+            rows.append(f'    "{f}": ({nt}, {nr}),\n')
+    open(path, "w").write(s[:a] + "READERS = {\n" + "".join(rows) + s[b:])
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    root = args[0] if args else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    reads, _ = scan(root)
+    failed = 0
+    counts = {}
+    per_field = {}
+    own_reads = {name: 0 for name in TABLES}
+    for f, ln, col, table, fl in reads:
+        if TABLES[table]["own"].fullmatch(f):
+            own_reads[table] += 1
+            continue
+        c = counts.setdefault(f, [0, 0])
+        c[0 if table == "task" else 1] += 1
+        per_field[(table, fl)] = per_field.get((table, fl), 0) + 1
+
+    if "--verify" in sys.argv:
+        # the owners' registries initialise their rows (.classes = ...): not compared
+        def other(f, t):
+            return f.endswith(".c") and not TABLES[t]["own"].fullmatch(f)
+        mine = sorted(set((f, ln, t, fl) for f, ln, _, t, fl in reads if other(f, t)))
+        cc = [r for r in compiler_reads(root) if other(r[0], r[2])]
+        missed = sorted(set(cc) - set(mine))
+        extra = sorted(set(mine) - set(cc))
+        if missed or extra:
+            failed += 1
+            print(f"not ok - the reading agrees with the compiler ({len(cc)} sites by gcc, {len(mine)} here):")
+            for r in missed:
+                print("  missed here: %s:%d %s.%s" % r)
+            for r in extra:
+                print("  not a read for gcc: %s:%d %s.%s" % r)
+        else:
+            print(f"ok - the reading agrees with the compiler ({len(cc)} file:line:field sites)")
+
+    if "--tighten" in sys.argv:
+        tighten(os.path.abspath(__file__), counts)
+        print("# READERS lowered to today's counts")
+        return 0
+
+    for name, idx in (("task", 0), ("repr", 1)):
+        tb = TABLES[name]
+        bad, lower = [], []
+        for f in sorted(set(counts) | set(READERS)):
+            have = counts.get(f, [0, 0])[idx]
+            allow = READERS.get(f, (0, 0))[idx]
+            if have > allow:
+                sites = ["    %s:%d: ->%s" % (g, ln, fl) for g, ln, _, t, fl in reads if g == f and t == name]
+                bad.append(f"  {f}: {have} reads, {allow} allowed\n" + "\n".join(sites))
+            elif have < allow:
+                lower.append(f"{f} {allow} -> {have}")
+        total = sum(c[idx] for c in counts.values())
+        files = sum(1 for c in counts.values() if c[idx])
+        fields = ", ".join(f"{fl} {per_field.get((name, fl), 0)}" for fl in tb["fields"])
+        if bad:
+            failed += 1
+            print(f"not ok - {name} fields ({tb['type']}) read outside their module: {total} reads in {files} "
+                  f"files ({fields}), beyond READERS of tools/check_fields.py (give the owner the step instead):")
+            print("\n".join(bad))
+        else:
+            print(f"ok - {name} fields ({tb['type']}) read outside their module: {total} reads in {files} files, "
+                  f"none beyond the ratchet ({fields})")
+        if lower:
+            print(f"# {name}: fewer reads than allowed, run python3 tools/check_fields.py --tighten: "
+                  + "; ".join(lower))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
