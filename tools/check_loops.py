@@ -38,13 +38,7 @@ HOSTS = HOSTS_FEED + r"|src/catalog/host_agg\.c|src/sql/pass_agg\.c|src/pg/pass_
 
 # (rule, call pattern, allowed files regex, {file: reason} for one-off exceptions)
 CALL_RULES = [
-    ("asks", "km_pass_run", r"km_pass_run\s*\(", LEARN + "|" + ROADS, {
-        # the one exception: a host asked for a pass by a verb, not the learner
-        "src/catalog/host_agg.c":
-            "agg_host_run_all: kernel_model_drift's one sums pass (learn/drift_pass.c), "
-            "asked by drift_named.c, which has no learner; to move: a learner call "
-            "(learn/drift_pass.c) taking the host agg_host opens",
-    }),
+    ("asks", "km_pass_run", r"km_pass_run\s*\(", LEARN + "|" + ROADS, {}),
     ("feeds", "km_pass_feed", r"km_pass_feed\s*\(", LEARN + "|" + HOSTS_FEED, {}),
     ("runs", "a host's run", r"(?:->|\.)\s*run\s*\(", r"src/core/learn/pass\.c|" + HOSTS, {}),
     ("steps", "a pass's add / init / combine",

@@ -51,17 +51,17 @@ static void
 sum_query(const CatalogQuery *q, const char *schema, km_drift *side)
 {
 	km_train_env env;
-	km_pass    *pass;
-	double	   *state;
+	CursorHost	h;
+	AggHost		a;
+	km_host		host;
+	km_error	err;
 	int64		rows;
 	int64		skipped;
 
 	km_train_env_palloc(&env);
-	pass = km_drift_pass(side, &env);
-	state = palloc0(pass->state_bytes);
-	agg_host_run_all(q, schema, (int) side->d, pass, state, &rows, &skipped,
-					 CurrentMemoryContext);
-	km_drift_pass_take(side, state);
+	host = agg_host_all(&a, &h, q, schema, (int) side->d, &rows, &skipped, CurrentMemoryContext);
+	if (rows > 0 && km_drift_sum(&host, side, &env, &err) != KM_OK)
+		km_raise(&err);
 	side->skipped += (uint64) skipped;
 }
 

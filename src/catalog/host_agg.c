@@ -347,29 +347,22 @@ agg_host_count(CursorHost *h, const CatalogQuery *query, const char *schema, int
 	MemoryContextSwitchTo(old);
 }
 
-void
-agg_host_run_all(const CatalogQuery *query, const char *schema, int d, km_pass *pass,
-				 void *state, int64 *rows, int64 *skipped, MemoryContext cxt)
+km_host
+agg_host_all(AggHost *a, CursorHost *h, const CatalogQuery *query, const char *schema,
+			 int d, int64 *rows, int64 *skipped, MemoryContext cxt)
 {
-	CursorHost	h;
-	AggHost		a;
 	km_host		host;
-	km_error	err;
-	size_t		read;
 
-	agg_host_count(&h, query, schema, d, CURSOR_VALUES, true, 0, 0.0, 0, cxt);
-	*rows = h.rows;
-	*skipped = h.skipped;
-	if (h.rows == 0)
-		return;
-	if (h.d != d)
+	agg_host_count(h, query, schema, d, CURSOR_VALUES, true, 0, 0.0, 0, cxt);
+	*rows = h->rows;
+	*skipped = h->skipped;
+	if (h->rows > 0 && h->d != d)
 		ereport(ERROR,
 				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
 				 errmsg("feature array length does not match the model"),
-				 errdetail("The query's rows have %d features; the model takes %d.", h.d, d),
+				 errdetail("The query's rows have %d features; the model takes %d.", h->d, d),
 				 errhint("Give a query whose first column is a feature array of the model's %d values.", d)));
-	host = agg_host(&a, &h, schema);
-	a.rules.target = PASS_ANY;
-	if (km_pass_run(&host, pass, state, &read, &err) != KM_OK)
-		km_raise(&err);
+	host = agg_host(a, h, schema);
+	a->rules.target = PASS_ANY;
+	return host;
 }

@@ -36,13 +36,14 @@ extern void agg_host_count(CursorHost *h, const CatalogQuery *query, const char 
 						   double test_fraction, int folds, MemoryContext cxt);
 
 /*
- * One pass over every row of query with a feature array of d values and a
- * second column not null (the drift test's sums): counted, then the pass
- * as one statement; *rows and *skipped (rows with a NULL) counted.
+ * The aggregate host over every row of query with a feature array of d
+ * values and a second column not null (the drift test's sums, asked by
+ * the core: learn/drift_pass.h km_drift_sum): counted by one statement
+ * first, *rows and *skipped (rows with a NULL) set.
  */
-extern void agg_host_run_all(const CatalogQuery *query, const char *schema, int d,
-							 km_pass *pass, void *state, int64 *rows, int64 *skipped,
-							 MemoryContext cxt);
+extern km_host agg_host_all(AggHost *a, CursorHost *h, const CatalogQuery *query,
+							const char *schema, int d, int64 *rows, int64 *skipped,
+							MemoryContext cxt);
 
 /* The aggregate host over a counted cursor host (cursor_host_count, class_of set). */
 extern km_host agg_host(AggHost *a, CursorHost *h, const char *schema);

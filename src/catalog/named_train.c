@@ -689,7 +689,8 @@ catalog_train_named(const Catalog *cat, const char *name, const char *query,
 	km_progress_begin("kernel_model_train");
 	if (use_passes(&run, cat, query, run_as, search_path))
 	{
-		if (km_task_lookup(km_method_task(run.opts.fit.method))->target)
+		/* the query's shape is the method's (check_query_target) */
+		if (!features_only)
 			passes_fit_and_score(&run, work);
 		else
 		{
@@ -706,7 +707,7 @@ catalog_train_named(const Catalog *cat, const char *name, const char *query,
 		km_progress_stage("split: reading the query's rows");
 		collect_training_rows(&run, query, run_as, search_path, work);
 		run.rows_digest = rows_digest(run.rs);
-		if (km_task_lookup(km_method_task(run.opts.fit.method))->target)
+		if (!features_only)
 			fit_and_score(&run, work);
 		else
 			fit_all_rows(&run, work);
@@ -808,7 +809,7 @@ catalog_train_query(const Catalog *cat, const char *query, Jsonb *options)
 	{
 		km_progress_stage("fit: reading the query's rows");
 		collect_training_rows(&run, query, run_as, search_path, work);
-		if (km_task_lookup(km_method_task(run.opts.fit.method))->target)
+		if (!features_only)
 		{
 			/* the kernel_train aggregate's training, on every row in the query's order */
 			MemoryContext old = MemoryContextSwitchTo(work);

@@ -146,3 +146,17 @@ km_drift_pass_rebuild(km_point_reader *r, const km_train_env *env, km_pass **out
 	*out = drift_pass_of(at, env);
 	return KM_OK;
 }
+
+km_status
+km_drift_sum(const km_host *host, km_drift *r, const km_train_env *env, km_error *err)
+{
+	km_pass    *pass = km_drift_pass(r, env);
+	double	   *state = env->alloc(env->ctx, pass->state_bytes);
+	size_t		rows;
+
+	if (km_pass_run(host, pass, state, &rows, err) != KM_OK)
+		return err->status;
+	km_drift_pass_take(r, state);
+	env->release(env->ctx, state);
+	return KM_OK;
+}

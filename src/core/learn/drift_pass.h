@@ -28,6 +28,13 @@ size_t		km_drift_pass_doubles(uint32_t J);
 km_pass    *km_drift_pass(const km_drift *r, const km_train_env *env);
 void		km_drift_pass_take(km_drift *r, const double *state);
 
+/*
+ * r's sums += the drift features of every row host holds (one pass over
+ * env's memory); a failure sets err.
+ */
+km_status	km_drift_sum(const km_host *host, km_drift *r, const km_train_env *env,
+						 km_error *err);
+
 /* The pass from its point (km_pass_rebuild's), as untrusted bytes. */
 km_status	km_drift_pass_rebuild(km_point_reader *r, const km_train_env *env,
 								  km_pass **out, km_error *err);
