@@ -25,7 +25,15 @@ km_gp_applies(const km_model *m, const char **why)
 			*why = "method";
 		return false;
 	}
-	if (km_repr_lookup(m->approximation)->approximate || m->X == NULL)
+	if (km_repr_lookup(m->approximation)->approximate)
+	{
+		if (m->gp_factor != NULL)
+			return true;
+		if (why)
+			*why = "approximation";
+		return false;
+	}
+	if (m->X == NULL)
 	{
 		if (why)
 			*why = "approximation";
@@ -40,18 +48,24 @@ km_gp_doubles(const km_model *m)
 	size_t		n = m->n_train;
 	size_t		d = m->n_features;
 
-	if (n > 0 && n > (SIZE_MAX / sizeof(double) - 2 * n - d) / n)
+	/* rff keeps no rows: its vectors only */
+	if (km_repr_lookup(m->approximation)->approximate && m->X == NULL)
+		return n > (SIZE_MAX / sizeof(double) - d) / 3 ? 0 : 3 * n + d;
+	if (n > 0 && n > (SIZE_MAX / sizeof(double) - 3 * n - d) / n)
 		return 0;
-	return n * n + 2 * n + d;
+	return n * n + 3 * n + d;
 }
 
 bool
 km_gp_stored(km_gp *g, const km_model *m)
 {
-	if (!m->has_gp)
+	if (!m->has_gp && m->gp_factor == NULL)
 		return false;
 	g->m = m;
 	g->n = m->n_train;
+	g->approx = m->gp_factor != NULL;
+	g->rows = g->approx ? (size_t) m->rows_seen : g->n;
+	g->R = m->gp_factor;
 	g->d = (int) m->n_features;
 	g->shift = m->lambda + m->jitter;
 	g->s2 = m->gp_amplitude;
@@ -69,15 +83,19 @@ km_gp_prepare(km_gp *g, const km_model *m, double *mem, km_error *err,
 	double		quad;
 	size_t		minor;
 
+	if (km_repr_lookup(m->approximation)->approximate)
+		return km_gp_approx_prepare(g, m, mem, err, interrupt);
 	memset(g, 0, sizeof(*g));
 	g->m = m;
 	g->n = n;
+	g->rows = n;
 	g->d = d;
 	g->shift = m->lambda + m->jitter;
 	g->L = mem;
 	norms = mem + n * n;
 	g->kx = norms + n;
-	g->x = g->kx + n;
+	g->v = g->kx + n;
+	g->x = g->v + n;
 
 	km_row_norms(&m->kernel, m->X, n, d, norms);
 	if (!km_gram_lower(&m->kernel, m->X, n, d, norms, g->L, n, interrupt))
@@ -123,8 +141,11 @@ km_gp_std(km_gp *g, const double *x, double *std, km_error *err)
 	double		kxx;
 	double		q;
 	double		latent;
-	int			bad = km_standardize_row(x, d, m->mean, m->scale, g->x);
+	int			bad;
 
+	if (g->approx)
+		return km_gp_approx_std(g, x, std, err);
+	bad = km_standardize_row(x, d, m->mean, m->scale, g->x);
 	if (bad >= 0)
 		return km_fail(err, KM_ERR_OVERFLOW,
 					   "standardized feature is out of range for type double precision",
@@ -161,7 +182,7 @@ km_gp_std(km_gp *g, const double *x, double *std, km_error *err)
 bool
 km_gp_log_marginal_likelihood(const km_gp *g, double *lml)
 {
-	double		v = -km_neg_log_evidence(g->s2 * (double) g->n, g->logdet_half, g->n);
+	double		v = -km_neg_log_evidence(g->s2 * (double) g->rows, g->logdet_half, g->rows);
 
 	if (!isfinite(v))
 		return false;
