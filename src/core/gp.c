@@ -50,10 +50,10 @@ km_gp_doubles(const km_model *m)
 
 	/* rff keeps no rows: its vectors only */
 	if (km_repr_lookup(m->approximation)->approximate && m->X == NULL)
-		return n > (SIZE_MAX / sizeof(double) - d) / 3 ? 0 : 3 * n + d;
-	if (n > 0 && n > (SIZE_MAX / sizeof(double) - 3 * n - d) / n)
+		return n > (SIZE_MAX / sizeof(double) - d) / 2 ? 0 : 2 * n + d;
+	if (n > 0 && n > (SIZE_MAX / sizeof(double) - 2 * n - d) / n)
 		return 0;
-	return n * n + 3 * n + d;
+	return n * n + 2 * n + d;
 }
 
 bool
@@ -94,8 +94,7 @@ km_gp_prepare(km_gp *g, const km_model *m, double *mem, km_error *err,
 	g->L = mem;
 	norms = mem + n * n;
 	g->kx = norms + n;
-	g->v = g->kx + n;
-	g->x = g->v + n;
+	g->x = g->kx + n;
 
 	km_row_norms(&m->kernel, m->X, n, d, norms);
 	if (!km_gram_lower(&m->kernel, m->X, n, d, norms, g->L, n, interrupt))

@@ -82,7 +82,10 @@ typedef struct km_gp
  */
 bool		km_gp_applies(const km_model *m, const char **why);
 
-/* Doubles km_gp_prepare needs for m (n^2 + 3n + d); 0 on overflow. */
+/*
+ * Doubles km_gp_prepare needs for m (n^2 + 2n + d; rff 2n + d); 0 on
+ * overflow.
+ */
 size_t		km_gp_doubles(const km_model *m);
 
 /*
