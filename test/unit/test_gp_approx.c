@@ -21,6 +21,7 @@
 void		test_gp_approx_nystrom(void);
 void		test_gp_approx_rff(void);
 void		test_gp_approx_crafted(void);
+void		test_gp_approx_clip(void);
 
 typedef struct gpa_fit
 {
@@ -346,6 +347,63 @@ test_gp_approx_crafted(void)
 	}
 	free(copy);
 	free(buf);
+	release(f);
+	free(f);
+}
+
+/*
+ * The clipping rule (gp.h): the prior part k(x, x) - k_m'K^-1 k_m is
+ * clipped at 0, the rest kept.  A kernel that is not positive
+ * semi-definite (sigmoid: K_mm has negative eigenvalues, factored with a
+ * large eps) takes that part below 0 at some centres; the std there is
+ * sqrt(s2 (lambda + lambda ||R^-1 L^-1 k_m||^2)), never below the noise's.
+ */
+void
+test_gp_approx_clip(void)
+{
+	gpa_fit    *f = malloc(sizeof(gpa_fit));
+	km_model	m;
+	km_gp		g;
+	km_error	err;
+	double	   *mem;
+	int			clipped = 0;
+	int			rows = 0;
+
+	fit(f, KM_APPROX_NYSTROM);
+	m = f->m;
+	m.kernel.type = KM_KERNEL_SIGMOID;
+	m.kernel.gamma = 1.0;
+	m.kernel.coef0 = 0.0;
+	m.approx_eps = 1.0;
+	mem = malloc(sizeof(double) * km_gp_doubles(&m));
+	CHECK(km_gp_prepare(&g, &m, mem, &err, NULL) == KM_OK, "prepare: %s", err.detail);
+	for (int i = 0; i < GPA_N; i++, rows++)
+	{
+		const double *x = gpa_x + i * GPA_D;
+		double		std;
+		double		kxx;
+		double		raw;
+		double		t = 0.0;
+
+		CHECK(km_gp_std(&g, x, &std, &err) == KM_OK, "std %d", i);
+		(void) km_kernel_eval_finite(&m.kernel, x, x, GPA_D, &kxx);
+		raw = kxx;
+		for (int j = 0; j < GPA_M; j++)
+		{
+			raw -= g.kx[j] * g.kx[j];
+			t += g.v[j] * g.v[j];
+		}
+		CHECK(isfinite(std) && std >= sqrt(g.s2 * g.shift) * (1.0 - 1e-15), "row %d below the noise", i);
+		if (raw < 0.0)
+		{
+			clipped++;
+			CHECK_CLOSE(std * std, g.s2 * (g.shift + g.shift * t), 1e-13);
+		}
+		else
+			CHECK_CLOSE(std * std, g.s2 * (raw + g.shift + g.shift * t), 1e-13);
+	}
+	CHECK(clipped > 0 && clipped < rows, "%d of %d rows clipped", clipped, rows);
+	free(mem);
 	release(f);
 	free(f);
 }

@@ -95,6 +95,7 @@ int			unit_failures = 0;
 	X(test_gp_approx_nystrom) \
 	X(test_gp_approx_rff) \
 	X(test_gp_approx_crafted) \
+	X(test_gp_approx_clip) \
 	X(test_drift_chi2) \
 	X(test_drift_statistic) \
 	X(test_drift_reference_bytes) \
