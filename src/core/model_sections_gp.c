@@ -8,6 +8,8 @@
  * whenever a model is read: two finite doubles, the amplitude >= 0, in a
  * model with a GP reading (a method whose ops say so, exact, one output).
  */
+#include <math.h>
+
 #include "approx.h"
 #include "model.h"
 #include "model_section.h"
@@ -144,10 +146,13 @@ read_gp_approx(const km_section_in *in, km_model *r, km_error *err)
 	for (size_t j = 0, at = 0; j < m; j++)
 		for (size_t i = j; i < m; i++, at++)
 		{
-			double		v;
+			double		v = load_f64(p);
 
-			if ((st = read_array(&p, 1, "the gp_approx factor", false, &v, err)) != KM_OK)
-				return st;
+			p += sizeof(double);
+			if (!isfinite(v))
+				return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
+							   "Element (%zu, %zu) of the gp_approx factor is not finite.",
+							   i + 1, j + 1);
 			if (i == j && !(v > 0.0))
 				return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
 							   "Diagonal element %zu of the gp_approx factor is %g; it must be greater than 0.",
