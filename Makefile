@@ -18,8 +18,6 @@ CORE_OBJS = $(addprefix src/core/,core.o approx.o kernels.o kernel_maps.o eigen.
 CORE_OBJS += src/core/model_sections_task.o src/core/model_sections_repr.o \
 	src/core/model_sections_encoder.o src/core/encoder.o src/core/model_sections_gp.o \
 	src/core/model_sections_pca.o
-# approximate ridge's Gaussian-process reading (issue 32 item 1)
-CORE_OBJS += src/core/gp_approx.o
 GLUE_OBJS = $(addprefix src/pg/,kernel_ml.o pgutil.o json.o options.o split.o \
 	rowset.o accum_state.o progress.o model_bytea.o train_rows.o host_memory.o table_columns.o) \
 	$(addprefix src/sql/,train.o predict.o matrix.o export.o approx.o approx_basis.o call_cache.o classify.o) \

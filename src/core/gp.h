@@ -26,7 +26,7 @@
  * WhiteKernel(s2 lambda)) is
  *     -n/2 (1 + log(2 pi) + log s2) - sum_i log L_ii.
  *
- * Approximate ridge (gp_approx.c).  Nystrom solves (G + lambda K) a = r
+ * Approximate ridge (gp.c).  Nystrom solves (G + lambda K) a = r
  * with G = sum z z', z = k_m(x) the kernel values at the m centres,
  * K = K_mm + eps I, r = sum z (y - ybar): the posterior mean of the DTC
  * (deterministic training conditional) sparse GP with prior covariance
@@ -68,7 +68,7 @@ typedef struct km_gp
 								 * (nystrom: of K_mm + eps I; rff: none) */
 	double	   *x;				/* d: the row being scored, standardized */
 	double	   *kx;				/* n: its kernel row, then L^-1 k_x */
-	/* approximate models (gp_approx.c) */
+	/* approximate models (gp.c) */
 	size_t		rows;			/* rows of the likelihood: n, or rows_seen */
 	bool		approx;
 	const double *R;			/* packed chol(A + lambda I): m->gp_factor */
@@ -118,7 +118,7 @@ km_status	km_gp_std(km_gp *g, const double *x, double *std, km_error *err);
  */
 bool		km_gp_log_marginal_likelihood(const km_gp *g, double *lml);
 
-/* gp_approx.c: approximate ridge */
+/* gp.c: approximate ridge */
 
 /*
  * At the end of the sums road's solve (km_approx_solve's result res, its

@@ -1,6 +1,6 @@
 /*
  * test_gp_approx.c - the Gaussian-process reading of approximate ridge
- * (gp.h, gp_approx.c) against NumPy (fixtures/gp_approx_fixtures.h, from
+ * (gp.h, gp.c) against NumPy (fixtures/gp_approx_fixtures.h, from
  * gen_gp_approx_fixtures.py): nystrom's DTC and rff's Bayesian linear
  * regression, the amplitude, the log marginal likelihood and the
  * predictive standard deviation after km_approx_solve; the GP_APPROX
