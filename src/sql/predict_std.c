@@ -66,7 +66,7 @@ refuse_model(const km_model *m, const char *why)
 				 errhint("Retrain it with the default solver (without \"solver\": \"cg\").")));
 	ereport(ERROR,
 			(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-			 errmsg("kernel_predict_std needs an exact kernel ridge model"),
+			 errmsg("kernel_predict_std needs a kernel ridge model"),
 			 errdetail("The model's method is %s: only kernel ridge, (K + lambda I) alpha = y, is the posterior mean of a Gaussian process.",
 					   km_method_name(m->method)),
 			 errhint("Train the model with \"method\": \"ridge\" to get predictive standard deviations.")));
