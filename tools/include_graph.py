@@ -75,7 +75,8 @@ CORE_LAYER = {
     "pipeline_centres": "train",
     # the model format and scoring
     "model": "model", "score": "model",
-    # the Gaussian-process reading of exact ridge: a decoded model's rows, factored
+    # the Gaussian-process reading of ridge: a decoded model's rows, factored
+    # (exact), or the factor its sums' solve kept (approximate)
     "gp": "model",
     # the drift test: a decoded model's basis cut to J features, additive sums
     "drift": "model",

@@ -75,6 +75,7 @@ km_model_shape_of(const km_model *m)
 	s.has_probability = m->has_probability;
 	s.encoder_bytes = m->encoder ? m->encoder_bytes : 0;
 	s.has_gp = m->has_gp;
+	s.has_gp_approx = m->gp_factor != NULL;
 	/* a model whose outputs are coordinates keeps their eigenvalues */
 	s.has_pca = km_task_lookup(m->task)->embeds;
 	return s;

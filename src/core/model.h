@@ -81,6 +81,17 @@
  *                                 up to rounding): the transform task's
  *                                 (kernel PCA, model_sections_pca.c); its
  *                                 q outputs are the components
+ *    12  GP_APPROX      no        amplitude f64 (finite, >= 0), half_log_det
+ *                                 f64 (finite), R[n (n + 1) / 2] (packed
+ *                                 lower by columns, diagonal > 0, finite):
+ *                                 the GP reading of an approximate ridge
+ *                                 model (gp.h: nystrom's DTC, rff's
+ *                                 Bayesian linear regression), kept by the
+ *                                 sums road's solve; nystrom and rff
+ *                                 single-output models of a method with a
+ *                                 GP reading only (model_sections_gp.c).
+ *                                 Optional: without it (older models, the
+ *                                 "cg" solver) no variance is read
  *    16  ENCODER        no        the columns of a model trained from a table
  *                                 (encoder.h): names, kinds, imputed values,
  *                                 categories; their widths add up to d.  Any
@@ -175,6 +186,7 @@
 #define KM_SECTION_PROBABILITY	9
 #define KM_SECTION_METRICS		10
 #define KM_SECTION_PCA			11	/* kernel PCA's eigenvalues (transform task) */
+#define KM_SECTION_GP_APPROX	12	/* approximate ridge's GP factor (gp.h) */
 #define KM_SECTION_ENCODER		16	/* a table's columns (encoder.h) */
 #define KM_SECTION_GP			17	/* exact ridge's GP values (gp.h) */
 #define KM_SECTION_REQUIRED		0x1	/* flags: a reader must know the tag */
@@ -206,6 +218,7 @@ typedef struct km_model_shape
 	bool		has_probability;
 	uint32_t	encoder_bytes;	/* ENCODER section (encoder.h); 0: none */
 	bool		has_gp;			/* GP section (model_sections_gp.c) */
+	bool		has_gp_approx;	/* GP_APPROX section (model_sections_gp.c) */
 	bool		has_pca;		/* PCA section (model_sections_pca.c) */
 } km_model_shape;
 

@@ -125,4 +125,7 @@ const km_section_ops *const *km_repr_sections(const struct km_repr_ops *r);
 /* The transform task's PCA section (model_sections_pca.c). */
 extern const km_section_ops km_pca_section;
 
+/* Approximate ridge's GP factor (model_sections_gp.c): nystrom's and rff's. */
+extern const km_section_ops km_gp_approx_section;
+
 #endif							/* KM_MODEL_SECTION_H */

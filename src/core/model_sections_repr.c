@@ -213,8 +213,8 @@ static const km_section_ops rff = {
 	.storage = rff_storage, .attach = rff_attach,
 };
 
-static const km_section_ops *const nystrom_sections[] = {&approximation, NULL};
-static const km_section_ops *const rff_sections[] = {&approximation, &rff, NULL};
+static const km_section_ops *const nystrom_sections[] = {&approximation, &km_gp_approx_section, NULL};
+static const km_section_ops *const rff_sections[] = {&approximation, &rff, &km_gp_approx_section, NULL};
 
 /* The sections of each representation that has some, by the name of its row (repr.c). */
 static const struct

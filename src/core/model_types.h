@@ -91,6 +91,16 @@ typedef struct km_model
 	double		gp_amplitude;	/* s2 = y'(K + lambda I)^-1 y / n, >= 0 */
 	double		gp_logdet_half; /* sum_i log L_ii */
 	/*
+	 * The same reading of an approximate ridge model (nystrom: DTC; rff:
+	 * Bayesian linear regression on z(x); gp.h), kept at training (the
+	 * GP_APPROX section) with gp_amplitude and gp_logdet_half (then
+	 * 1/2 log det(Q + lambda I) over the rows_seen rows): the lower
+	 * Cholesky factor R of A + lambda I, packed by columns (m (m + 1) / 2
+	 * doubles, m = n_train), A = L^-1 G L^-T with G = sum z z' and
+	 * L = chol(K_mm + approx_eps I) (rff: L = I).  NULL: not stored.
+	 */
+	const double *gp_factor;
+	/*
 	 * A transform model (kernel PCA, PCA section): the value of each of its
 	 * n_outputs components (eigenvalues, descending) and their total over
 	 * all components (the trace of the centred matrix); NULL: none.

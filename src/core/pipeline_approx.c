@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "basis.h"
+#include "gp.h"
 #include "learn/cg.h"
 #include "metrics.h"
 #include "model.h"
@@ -448,6 +449,9 @@ km_train_approx_solve(const km_basis *b, uint32_t components, const km_accum *ac
 	double	   *coef;
 	km_approx_result res;
 	km_candidate *cand = NULL;
+	bool		gp_ok;
+	double		gp_s2 = 0.0;
+	double		gp_logdet = 0.0;
 
 	km_progress_phase("solve: m = %u, %lld rows", dim, (long long) acc->rows);
 	work = env->alloc(env->ctx, km_approx_solve_doubles(dim) * sizeof(double));
@@ -455,13 +459,32 @@ km_train_approx_solve(const km_basis *b, uint32_t components, const km_accum *ac
 	if (km_approx_solve(b, acc, lambdas, n_lambdas, fit_intercept, coef, &res,
 						work, err, env->interrupt) != KM_OK)
 		return err->status;
-	env->release(env->ctx, work);
+	/*
+	 * The Gaussian-process reading (gp.h): its factor is packed at the
+	 * start of the solve's work, kept for the model; none when A + lambda I
+	 * does not factor (kernel_predict_std then refuses the model).
+	 */
+	{
+		km_error	gp_err;
+
+		gp_ok = km_method_approx_sums()->gp_reading &&
+			km_gp_approx_fit(b, acc, &res, coef, work, &gp_s2, &gp_logdet,
+							 &gp_err, env->interrupt) == KM_OK;
+	}
+	if (!gp_ok)
+		env->release(env->ctx, work);
 	if (n_lambdas > 1)
 		cand = env->alloc(env->ctx, sizeof(km_candidate) * n_lambdas);
 	memset(m, 0, sizeof(*m));
 	/* one place builds an approximate model: the core's fill */
 	km_approx_model_fill(b, components, lambdas, n_lambdas, fit_intercept, coef,
 						 &res, cand, m);
+	if (gp_ok)
+	{
+		m->gp_factor = work;
+		m->gp_amplitude = gp_s2;
+		m->gp_logdet_half = gp_logdet;
+	}
 	m->method = km_method_approx_sums()->id;
 	m->task = km_method_approx_sums()->task;
 	m->rows_skipped = rows_skipped;

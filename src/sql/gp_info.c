@@ -1,6 +1,8 @@
 /*
- * gp_info.c - kernel_model_info's Gaussian-process keys of an exact kernel
- * ridge model: "amplitude" and "log_marginal_likelihood" (src/core/gp.h).
+ * gp_info.c - kernel_model_info's Gaussian-process keys of a kernel ridge
+ * model: "amplitude" and "log_marginal_likelihood" (src/core/gp.h), of an
+ * exact model, or of a nystrom / rff one that keeps its GP_APPROX section
+ * (the DTC likelihood; rff's that of Bayesian linear regression on z).
  */
 #include "postgres.h"
 
@@ -40,13 +42,21 @@ km_gp_describe(KmJson *j, bytea *b)
 	if (km_model_peek((const uint8 *) VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b),
 					  &shape, &err) != KM_OK)
 		km_raise(&err);
-	/* kept by the fit (its GP section): read, without the arrays */
-	if (shape.has_gp)
+	/* kept by the fit (its GP or GP_APPROX section): read, without the arrays */
+	if (shape.has_gp || shape.has_gp_approx)
 	{
 		if (km_model_decode((const uint8 *) VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b),
 							&m, NULL, &err) != KM_OK)
 			km_raise(&err);
-		if (km_gp_stored(&gp, &m))
+		if (shape.has_gp_approx)
+		{
+			/* the factor is not decoded here: s2, the determinant, the rows */
+			memset(&gp, 0, sizeof(gp));
+			gp.s2 = m.gp_amplitude;
+			gp.logdet_half = m.gp_logdet_half;
+			gp.rows = (size_t) m.rows_seen;
+		}
+		if (shape.has_gp_approx || km_gp_stored(&gp, &m))
 		{
 			km_json_num(j, "amplitude", gp.s2);
 			if (km_gp_log_marginal_likelihood(&gp, &lml))

@@ -1,7 +1,9 @@
 /*
  * predict_std.c - kernel_predict_std(model, features): the predictive
- * standard deviation of the Gaussian-process reading of an exact kernel
- * ridge model (src/core/gp.h).
+ * standard deviation of the Gaussian-process reading of a kernel ridge
+ * model (src/core/gp.h): exact, or nystrom / rff with the factor their fit
+ * kept (an approximate model rebuilds only chol(K_mm + eps I) of its
+ * centres here, m^2 doubles; rff nothing).
  *
  * The model keeps its training rows and alpha but no factor of K + lambda
  * I: storing one would add n^2 / 2 doubles to every model (400 MB at 10,000
@@ -47,7 +49,7 @@ static uint32
 model_crc(const km_model *m)
 {
 	uint32		a = km_crc32c(m->alpha, sizeof(double) * m->n_train);
-	uint32		x = km_crc32c(m->X, sizeof(double) * m->n_train * m->n_features);
+	uint32		x = m->X ? km_crc32c(m->X, sizeof(double) * m->n_train * m->n_features) : 0;
 
 	return a ^ (x * 0x9e3779b1u);
 }
@@ -58,13 +60,13 @@ refuse_model(const km_model *m, const char *why)
 	if (strcmp(why, "approximation") == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("kernel_predict_std needs an exact kernel ridge model"),
-				 errdetail("The model is approximate (\"approximation\": \"%s\"); only the exact expansion has a factor of K + lambda I to read the variance from.",
+				 errmsg("kernel_predict_std needs a kernel ridge model with a Gaussian-process factor"),
+				 errdetail("The model is approximate (\"approximation\": \"%s\") and keeps no Gaussian-process factor: it was trained with \"solver\": \"cg\", which never forms the m x m statistics the factor comes from, or by an earlier build.",
 						   km_approx_name(m->approximation)),
-				 errhint("Train the model without \"approximation\" (\"method\": \"ridge\").")));
+				 errhint("Retrain it with the default solver (without \"solver\": \"cg\").")));
 	ereport(ERROR,
 			(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-			 errmsg("kernel_predict_std needs an exact kernel ridge model"),
+			 errmsg("kernel_predict_std needs a kernel ridge model"),
 			 errdetail("The model's method is %s: only kernel ridge, (K + lambda I) alpha = y, is the posterior mean of a Gaussian process.",
 					   km_method_name(m->method)),
 			 errhint("Train the model with \"method\": \"ridge\" to get predictive standard deviations.")));
@@ -141,6 +143,7 @@ km_predict_std(FunctionCallInfo fcinfo, KmNamedModel by_name)
 	km_array_copy(features, d, call->row, "the row");	/* rejects NaN, infinity */
 	km_blas_setup_scoring();
 	call->gp.m = m;
+	call->gp.R = m->gp_factor;
 	if (km_gp_std(&call->gp, call->row, &std, &err) != KM_OK)
 		km_raise(&err);
 	PG_RETURN_FLOAT8(std);

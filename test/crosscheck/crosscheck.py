@@ -118,7 +118,10 @@ Checks:
      rows) and a synthetic set (250 rows, d = 4): within 1e-8 relative;
      "cv": "evidence": every candidate's score is minus that likelihood at
      its gamma and lambda (3 x 3 and 3 x 10 grids: both closed-form routes),
-     and the winner is its largest.
+     and the winner is its largest.  Approximate ridge (360 rows, d = 5):
+     nystrom (m = 60) vs NumPy's DTC sparse GP and rff (D = 120) vs NumPy's
+     Bayesian linear regression on the exported features: std, amplitude and
+     likelihood within 1e-8 (check_gp_approx).
   r. the drift test (issue 32, item 4): kernel_model_drift on named exact
      (rbf on diabetes, linear on d = 3: dof 3), nystrom and rff models vs a
      NumPy reimplementation from kernel_model_export (drift_numpy): statistic
@@ -1949,6 +1952,65 @@ def check_gp(cur):
                         [float(c["score"]) for c in sel["candidates"]], want_s, 1e-8)
                 report(sel["cv"] == "evidence" and sel["best"] == int(np.argmin(want_s)),
                        tag + ": winner", "best %d, sklearn's %d" % (sel["best"], int(np.argmin(want_s))))
+    check_gp_approx(cur)
+
+
+def check_gp_approx(cur):
+    """(q) The GP reading of approximate ridge vs NumPy on the features of
+    kernel_model_export (its scaler, centres or random weights and offsets):
+    nystrom's DTC sparse GP (prior s2 k, noise s2 lambda, Q = K_nm K_mm^-1
+    K_mn, predictive variance s2 (k(x,x) - q(x) + lambda) + k_m' Sigma k_m,
+    Sigma = s2 lambda (K_mn K_nm + lambda K_mm)^-1) and rff's Bayesian linear
+    regression on z(x) (Q = Z Z'): kernel_predict_std, the amplitude
+    s2 = yc'(Q + lambda I)^-1 yc / n and the log marginal likelihood of
+    N(0, s2 (Q + lambda I)), within 1e-8 relative."""
+    rng = np.random.default_rng(SEED + 33)
+    X = rng.standard_normal((400, 5))
+    y = np.sin(X[:, 0]) + 0.5 * X[:, 1] * X[:, 2] + 0.1 * rng.standard_normal(400) + 2.0
+    Xtr, ytr, Xq = X[:360], y[:360], X[360:]
+    load(cur, "gpa", Xtr, ytr, Xq)
+    yc = ytr - ytr.mean()
+    n = len(yc)
+    for kind, m, gamma, lam in (("nystrom", 60, 0.2, 0.05), ("rff", 120, 0.2, 0.05)):
+        name = "q GP reading of %s ridge (n=%d, d=5, m=%d, gamma %g, lambda %g)" % (kind, n, m, gamma, lam)
+
+        @check(name)
+        def _(kind=kind, m=m, gamma=gamma, lam=lam, name=name):
+            train(cur, "gpa", "gpa", {"approximation": kind, "components": m,
+                                      "gamma": gamma, "lambda": lam})
+            cur.execute("SELECT kernel_model_export(model) FROM kmcc_models WHERE name = 'gpa'")
+            e = cur.fetchone()[0]
+            e = json.loads(e) if isinstance(e, str) else e
+            mean, scale = np.array(e["mean"]), np.array(e["scale"])
+            Xs, Xqs = (Xtr - mean) / scale, (Xq - mean) / scale
+            if kind == "nystrom":
+                C = np.array(e["centers"])
+                Kmm, Knm, ks = rbf(C, C, gamma), rbf(Xs, C, gamma), rbf(Xqs, C, gamma)
+                Q = Knm @ np.linalg.solve(Kmm, Knm.T)
+                s2 = float(yc @ np.linalg.solve(Q + lam * np.eye(n), yc)) / n
+                Sig = s2 * lam * np.linalg.inv(Knm.T @ Knm + lam * Kmm)
+                q = np.einsum("ij,ij->i", ks, np.linalg.solve(Kmm, ks.T).T)
+                var = s2 * (1.0 - q + lam) + np.einsum("ij,jk,ik->i", ks, Sig, ks)
+            else:
+                W, b = np.array(e["weights"]), np.array(e["offsets"])
+                D = len(b)
+                Z = np.sqrt(2.0 / D) * np.cos(Xs @ W + b)
+                Zq = np.sqrt(2.0 / D) * np.cos(Xqs @ W + b)
+                Q = Z @ Z.T
+                s2 = float(yc @ np.linalg.solve(Q + lam * np.eye(n), yc)) / n
+                Sw = s2 * lam * np.linalg.inv(Z.T @ Z + lam * np.eye(D))
+                var = s2 * lam + np.einsum("ij,jk,ik->i", Zq, Sw, Zq)
+            C = s2 * (Q + lam * np.eye(n))
+            lml = float(-0.5 * yc @ np.linalg.solve(C, yc) - 0.5 * np.linalg.slogdet(C)[1]
+                        - 0.5 * n * np.log(2 * np.pi))
+            cur.execute("SELECT kernel_predict_std(m.model, t.f) FROM kmcc_test t, kmcc_models m "
+                        "WHERE m.name = 'gpa' AND t.ds = 'gpa' ORDER BY t.id")
+            got = np.array([r[0] for r in cur.fetchall()], dtype=float)
+            compare(name + ": kernel_predict_std vs NumPy", got, np.sqrt(var), 1e-8)
+            info = model_info(cur, "gpa")
+            compare(name + ": amplitude vs NumPy s2", [float(info["amplitude"])], [s2], 1e-8)
+            compare(name + ": log_marginal_likelihood vs NumPy", [float(info["log_marginal_likelihood"])],
+                    [lml], 1e-8)
 
 
 

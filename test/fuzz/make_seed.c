@@ -82,6 +82,7 @@ write_new_shapes(const char *dir, km_model m)
 	static const double pb[3] = {0.1, 0.0, -0.2};
 	static const uint64_t counts[3] = {4, 5, 6};
 	static const char labels[] = "ant\0bee\0cat";
+	static const double R[3 * 4 / 2] = {1.5, -0.25, 0.5, 1.0, 0.125, 2.0};
 
 	m.approximation = KM_APPROX_NYSTROM;
 	m.components = 4;
@@ -89,6 +90,12 @@ write_new_shapes(const char *dir, km_model m)
 	m.approx_eps = 1e-10;
 	m.approx_seed = 42;
 	write_model(dir, "ridge_nystrom", &m);
+	/* with the factor of the GP reading (GP_APPROX section, model.h) */
+	m.gp_factor = R;
+	m.gp_amplitude = 0.4;
+	m.gp_logdet_half = -1.25;
+	write_model(dir, "ridge_nystrom_gp", &m);
+	m.gp_factor = NULL;
 
 	m.approximation = KM_APPROX_RFF;
 	m.components = 3;
@@ -98,6 +105,9 @@ write_new_shapes(const char *dir, km_model m)
 	m.rff_W = W;
 	m.rff_b = b;
 	write_model(dir, "ridge_rff", &m);
+	m.gp_factor = R;
+	write_model(dir, "ridge_rff_gp", &m);
+	m.gp_factor = NULL;
 
 	if (!classification_method(&m.method))
 		return;

@@ -92,6 +92,10 @@ int			unit_failures = 0;
 	X(test_gp_closed_form) \
 	X(test_gp_section_fit_keeps) \
 	X(test_gp_section_crafted) \
+	X(test_gp_approx_nystrom) \
+	X(test_gp_approx_rff) \
+	X(test_gp_approx_crafted) \
+	X(test_gp_approx_clip) \
 	X(test_drift_chi2) \
 	X(test_drift_statistic) \
 	X(test_drift_reference_bytes) \
