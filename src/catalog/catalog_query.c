@@ -372,12 +372,14 @@ catalog_query_open(CatalogQuery *q, const char *query, Oid run_as,
 	query_enter(run_as, q->path, &qr);
 	q->text_label = check_query(q->body, &features_only);
 	query_leave(&qr);
-	/* named training refuses it first (the methods without a target fit in memory) */
+	/* the features alone (a method without a target): a target of 0 for every row */
 	if (features_only)
-		elog(ERROR, "the passes of a training query need a target column");
-	q->source = psprintf("(SELECT q.f::pg_catalog.float8[] AS f, q.t::pg_catalog.%s AS y "
-						 "FROM (\n%s\n) AS q (f, t)) AS s",
-						 q->text_label ? "text" : "float8", q->body);
+		q->source = psprintf("(SELECT q.f::pg_catalog.float8[] AS f, 0::pg_catalog.float8 AS y "
+							 "FROM (\n%s\n) AS q (f)) AS s", q->body);
+	else
+		q->source = psprintf("(SELECT q.f::pg_catalog.float8[] AS f, q.t::pg_catalog.%s AS y "
+							 "FROM (\n%s\n) AS q (f, t)) AS s",
+							 q->text_label ? "text" : "float8", q->body);
 }
 
 /*

@@ -50,8 +50,8 @@ km_gp_doubles(const km_model *m)
 	size_t		n = m->n_train;
 	size_t		d = m->n_features;
 
-	/* rff keeps no rows: its vectors only */
-	if (km_repr_lookup(m->approximation)->approximate && m->X == NULL)
+	/* rff keeps no rows: its vectors only (an exact model keeps its rows) */
+	if (m->X == NULL)
 		return n > (SIZE_MAX / sizeof(double) - d) / 2 ? 0 : 2 * n + d;
 	if (n > 0 && n > (SIZE_MAX / sizeof(double) - 2 * n - d) / n)
 		return 0;
@@ -85,7 +85,8 @@ km_gp_prepare(km_gp *g, const km_model *m, double *mem, km_error *err,
 	double		quad;
 	size_t		minor;
 
-	if (km_repr_lookup(m->approximation)->approximate)
+	/* an approximate model's reading is its factor's (km_gp_applies asked) */
+	if (m->gp_factor != NULL || m->X == NULL)
 		return km_gp_approx_prepare(g, m, mem, err, interrupt);
 	memset(g, 0, sizeof(*g));
 	g->m = m;

@@ -54,14 +54,13 @@ read_gp(const km_section_in *in, km_model *r, km_error *err)
 {
 	const km_section *sec = &in->found[KM_SECTION_GP];
 	const km_method_ops *ops = km_method_get(r->method);
+	bool		approximate = km_repr_lookup(in->s->approximation)->approximate;
 	km_status	st;
 
-	if (ops == NULL || !ops->gp_reading || in->s->q != 1 ||
-		km_repr_lookup(in->s->approximation)->approximate)
+	if (ops == NULL || !ops->gp_reading || in->s->q != 1 || approximate)
 		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
 					   "The model is a %s%s model but it has a gp section, which only exact models of a method with a Gaussian-process reading have.",
-					   km_repr_lookup(in->s->approximation)->approximate ?
-					   "approximate " : "",
+					   approximate ? "approximate " : "",
 					   ops ? ops->name : "unknown");
 	if ((st = get_fields(sec->payload, sec->length, gp_fields, N_GP_FIELDS, r,
 						 "gp section", err)) != KM_OK)
@@ -131,13 +130,13 @@ read_gp_approx(const km_section_in *in, km_model *r, km_error *err)
 	size_t		fixed = fields_size(gp_fields, N_GP_FIELDS);
 	const uint8_t *p = sec->payload + fixed;
 	size_t		m = in->s->n_train;
+	bool		approximate = km_repr_lookup(in->s->approximation)->approximate;
 	km_status	st;
 
-	if (ops == NULL || !ops->gp_reading || in->s->q != 1 ||
-		!km_repr_lookup(in->s->approximation)->approximate)
+	if (ops == NULL || !ops->gp_reading || in->s->q != 1 || !approximate)
 		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
 					   "The model is a%s %s model but it has a gp_approx section, which only approximate models of a method with a Gaussian-process reading have.",
-					   km_repr_lookup(in->s->approximation)->approximate ?
+					   approximate ?
 					   "n approximate" : "n exact",
 					   ops ? ops->name : "unknown");
 	if ((st = get_fields(sec->payload, fixed, gp_fields, N_GP_FIELDS, r,

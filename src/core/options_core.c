@@ -95,6 +95,8 @@ const km_option_def km_option_table[KM_N_OPTIONS] = {
 		KM_FN_TRAINING, 0},
 	[KM_OPT_CENTERS] = {"centers", KM_OPTTYPE_NAME, 0, 0, false, false,
 		"\"uniform\", \"kmeans\" or \"leverage\"", "\"uniform\"", KM_FN_TRAINING, 0},
+	[KM_OPT_UNCERTAINTY] = {"uncertainty", KM_OPTTYPE_BOOL, 0, 0, false, false,
+		"true or false", "false", KM_FN_TRAINING, 0},
 };
 
 /* The one name table of km_deploy. */
@@ -387,6 +389,7 @@ static const plain_field plain_fields[KM_N_OPTIONS] = {
 	[KM_OPT_TEST_FRACTION] = {PLAIN_DOUBLE, offsetof(km_options, test_fraction)},
 	[KM_OPT_COMPONENTS] = {PLAIN_INT, offsetof(km_options, components)},
 	[KM_OPT_PROBABILITY] = {PLAIN_BOOL, offsetof(km_options, fit.probability)},
+	[KM_OPT_UNCERTAINTY] = {PLAIN_BOOL, offsetof(km_options, uncertainty)},
 };
 
 static void
@@ -661,6 +664,7 @@ store_option(km_options *out, km_option_id id, const km_value *v,
 		case KM_OPT_CLASS_WEIGHT:
 			return store_class_weight(out, v, err);
 		case KM_OPT_PROBABILITY:
+		case KM_OPT_UNCERTAINTY:
 		case KM_OPT_DEGREE:
 		case KM_OPT_COEF0:
 		case KM_OPT_LEARNING_RATE:

@@ -56,6 +56,7 @@ typedef struct km_options
 	km_approx	approximation;
 	int			components;		/* nystrom centres / rff features asked for */
 	km_centres	centres;		/* nystrom: how its centres are chosen (centres.h) */
+	bool		uncertainty;	/* approximate ridge: keep the GP reading's factor (gp.h) */
 	/*
 	 * classification: class_weight as a bounded table (classify.h; at most
 	 * KM_MAX_CLASS_WEIGHTS labels of up to KM_CLASS_LABEL_MAX - 1 bytes),
@@ -121,6 +122,7 @@ typedef enum km_option_id
 	KM_OPT_PROBABILITY,
 	KM_OPT_CLASS_WEIGHT,
 	KM_OPT_CENTERS,
+	KM_OPT_UNCERTAINTY,
 	KM_N_OPTIONS
 } km_option_id;
 

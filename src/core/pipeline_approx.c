@@ -440,7 +440,7 @@ km_approx_job_sums(approx_job *job, km_accum **out, km_error *err)
 
 km_status
 km_train_approx_solve(const km_basis *b, uint32_t components, const km_accum *acc,
-					  const double *lambdas, int n_lambdas, bool fit_intercept,
+					  const double *lambdas, int n_lambdas, bool fit_intercept, bool keep_gp,
 					  uint64_t rows_skipped, const km_train_env *env,
 					  km_model *m, km_error *err)
 {
@@ -467,7 +467,7 @@ km_train_approx_solve(const km_basis *b, uint32_t components, const km_accum *ac
 	{
 		km_error	gp_err;
 
-		gp_ok = km_method_approx_sums()->gp_reading &&
+		gp_ok = keep_gp && km_method_approx_sums()->gp_reading &&
 			km_gp_approx_fit(b, acc, &res, coef, work, &gp_s2, &gp_logdet,
 							 &gp_err, env->interrupt) == KM_OK;
 	}

@@ -61,9 +61,9 @@ refuse_model(const km_model *m, const char *why)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("kernel_predict_std needs a kernel ridge model with a Gaussian-process factor"),
-				 errdetail("The model is approximate (\"approximation\": \"%s\") and keeps no Gaussian-process factor: it was trained with \"solver\": \"cg\", which never forms the m x m statistics the factor comes from, or by an earlier build.",
+				 errdetail("The model is approximate (\"approximation\": \"%s\") and keeps no Gaussian-process factor: an approximate model keeps one (m(m+1)/2 numbers) only when trained with \"uncertainty\": true and the default solver (\"solver\": \"cg\" never forms the m x m statistics it comes from).",
 						   km_approx_name(m->approximation)),
-				 errhint("Retrain it with the default solver (without \"solver\": \"cg\").")));
+				 errhint("Retrain it with \"uncertainty\": true in its options (and without \"solver\": \"cg\").")));
 	ereport(ERROR,
 			(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 			 errmsg("kernel_predict_std needs a kernel ridge model"),

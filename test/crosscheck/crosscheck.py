@@ -1976,7 +1976,7 @@ def check_gp_approx(cur):
 
         @check(name)
         def _(kind=kind, m=m, gamma=gamma, lam=lam, name=name):
-            train(cur, "gpa", "gpa", {"approximation": kind, "components": m,
+            train(cur, "gpa", "gpa", {"approximation": kind, "uncertainty": True, "components": m,
                                       "gamma": gamma, "lambda": lam})
             cur.execute("SELECT kernel_model_export(model) FROM kmcc_models WHERE name = 'gpa'")
             e = cur.fetchone()[0]

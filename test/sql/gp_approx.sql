@@ -16,10 +16,10 @@ FROM generate_series(-5, 5) a;
 
 CREATE TABLE gpa_models AS
 SELECT kernel_train(f, y, '{"lambda": 0.1, "gamma": 0.5}') AS exact,
-       kernel_train(f, y, '{"lambda": 0.1, "gamma": 0.5, "approximation": "nystrom", "components": 80}') AS n80,
-       kernel_train(f, y, '{"lambda": 0.1, "gamma": 0.5, "approximation": "nystrom", "components": 100}') AS n100,
-       kernel_train(f, y, '{"lambda": 0.1, "gamma": 0.5, "approximation": "nystrom", "components": 20}') AS n20,
-       kernel_train(f, y, '{"lambda": 0.1, "gamma": 0.5, "approximation": "rff", "components": 40}') AS r40
+       kernel_train(f, y, '{"lambda": 0.1, "gamma": 0.5, "approximation": "nystrom", "uncertainty": true, "components": 80}') AS n80,
+       kernel_train(f, y, '{"lambda": 0.1, "gamma": 0.5, "approximation": "nystrom", "uncertainty": true, "components": 100}') AS n100,
+       kernel_train(f, y, '{"lambda": 0.1, "gamma": 0.5, "approximation": "nystrom", "uncertainty": true, "components": 20}') AS n20,
+       kernel_train(f, y, '{"lambda": 0.1, "gamma": 0.5, "approximation": "rff", "uncertainty": true, "components": 40}') AS r40
 FROM gpa_rows;
 
 -- nystrom with components >= n (every row a centre) is the exact GP: the
@@ -78,7 +78,7 @@ FROM gpa_models g, gpa_rows q,
 
 -- by name: the same numbers as the bytea
 SELECT name, version FROM kernel_model_train('gpa_named', 'SELECT f, y FROM gpa_rows',
-       '{"lambda": 0.1, "gamma": 0.5, "approximation": "nystrom", "components": 20, "test_fraction": 0}');
+       '{"lambda": 0.1, "gamma": 0.5, "approximation": "nystrom", "uncertainty": true, "components": 20, "test_fraction": 0}');
 SELECT bool_and(kernel_predict_std('gpa_named', q.f) = kernel_predict_std(m.model, q.f)) AS same_std,
        (kernel_model_info(m.model)->>'amplitude')::float8 > 0 AS has_amplitude
 FROM kernel_models m, gpa_query q WHERE m.name = 'gpa_named'
@@ -88,7 +88,7 @@ GROUP BY m.model;
 -- kernel_model_info has no amplitude
 CREATE TABLE gpa_cg AS
 SELECT kernel_train_query('SELECT f, y FROM gpa_rows',
-       '{"lambda": 0.1, "gamma": 0.5, "approximation": "nystrom", "components": 20, "solver": "cg"}') AS m;
+       '{"lambda": 0.1, "gamma": 0.5, "approximation": "nystrom", "uncertainty": true, "components": 20, "solver": "cg"}') AS m;
 SELECT kernel_predict_std(m, ARRAY[0, 0, 0]::float8[]) FROM gpa_cg;
 SELECT kernel_model_info(m) ? 'amplitude' AS cg_has_amplitude FROM gpa_cg;
 
@@ -150,3 +150,8 @@ FROM gpa_models;
 
 SELECT kernel_model_drop('gpa_named');
 DROP TABLE gpa_rows, gpa_query, gpa_models, gpa_cg;
+
+-- without "uncertainty": true an approximate model keeps no factor (its
+-- size stays the coefficients'): kernel_predict_std says how to get one
+SELECT kernel_predict_std(kernel_train(ARRAY[i::float8, (i % 5)::float8], sin(i), '{"approximation": "nystrom", "components": 10}'), ARRAY[1, 2]::float8[])
+FROM generate_series(1, 50) i GROUP BY ();
