@@ -27,6 +27,7 @@
 #include <json-c/json.h>
 
 #include "options_core.h"
+#include "task.h"
 
 /* What a JSON value converts to; *texts collects strings to free. */
 typedef struct conversion
@@ -146,7 +147,10 @@ check_accepted(km_options *o)
 	check(f->kernel.type >= KM_KERNEL_FIRST && f->kernel.type <= KM_KERNEL_LAST);
 	check(f->kernel.degree >= 1 && f->kernel.degree <= 100);
 	check(isfinite(f->kernel.coef0));
-	check(f->method == KM_METHOD_RIDGE || f->method == KM_METHOD_LMS);
+	/* a regression method of the kernels, or one fitted without a target (kernel_fit's) */
+	check(f->method == KM_METHOD_RIDGE || f->method == KM_METHOD_LMS ||
+		  (km_method_get(f->method) != NULL &&
+		   !km_task_lookup(km_method_task(f->method))->target));
 	check(isfinite(f->lambda) && f->lambda >= 0);
 	check(isfinite(f->learning_rate) && f->learning_rate >= 0);
 	check(f->max_iter >= 1);
