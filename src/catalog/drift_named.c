@@ -218,11 +218,20 @@ drift_test_version(const Catalog *cat, const char *name, int32 version,
 	km_error	err;
 	CatalogQuery q;
 	char	   *wrapped;
+	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext spi;
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
+
+	/*
+	 * Both sides are read after SPI_finish(), which frees the SPI
+	 * procedure context: their arrays live in the caller's
+	 */
+	spi = MemoryContextSwitchTo(caller);
 	load_reference(cat, name, version, &ref);
 	km_drift_copy_basis(&ref, &fresh, palloc(sizeof(double) * km_drift_doubles(ref.d, ref.J)));
+	MemoryContextSwitchTo(spi);
 	/*
 	 * Only the first column is read: the model's own training query (its
 	 * second column a target or a label) and a query of feature arrays
