@@ -218,20 +218,10 @@ drift_test_version(const Catalog *cat, const char *name, int32 version,
 	km_error	err;
 	CatalogQuery q;
 	char	   *wrapped;
-	MemoryContext caller = CurrentMemoryContext;
-	MemoryContext spi;
-
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-
-	/*
-	 * Both sides are read after SPI_finish(), which frees the SPI
-	 * procedure context: their arrays live in the caller's
-	 */
-	spi = MemoryContextSwitchTo(caller);
 	load_reference(cat, name, version, &ref);
 	km_drift_copy_basis(&ref, &fresh, palloc(sizeof(double) * km_drift_doubles(ref.d, ref.J)));
-	MemoryContextSwitchTo(spi);
 	/*
 	 * Only the first column is read: the model's own training query (its
 	 * second column a target or a label) and a query of feature arrays
@@ -240,7 +230,6 @@ drift_test_version(const Catalog *cat, const char *name, int32 version,
 	wrapped = psprintf("SELECT d.f, 0::pg_catalog.float8 FROM (\n%s\n) AS d (f)", trimmed(query));
 	catalog_query_open(&q, wrapped, run_as, search_path);
 	sum_query(&q, cat->schema, &fresh);
-	SPI_finish();
 	if (fresh.n == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_NO_DATA_FOUND),
@@ -269,6 +258,8 @@ drift_test_version(const Catalog *cat, const char *name, int32 version,
 	out->n_train = (int64) res.n_train;
 	out->n_new = (int64) res.n_new;
 	out->new_skipped = (int64) fresh.skipped;
+	/* the two sides are read above, before SPI_finish() frees what they hold */
+	SPI_finish();
 }
 
 Jsonb *
