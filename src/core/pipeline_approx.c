@@ -611,6 +611,8 @@ km_approx_point_get_job(km_point_reader *r, approx_job *job, km_rows *rows,
 	km_point_get(r, basis, (size_t) len);
 	memset(&opts, 0, sizeof(opts));
 	km_approx_job_init(job, rows, NULL, env, &opts);
+	/* the pass aggregate's chunks: up to KM_BLOCK_ROWS rows, whatever n the point gives */
+	job->Xs = km_approx_job_alloc(job, (size_t) KM_BLOCK_ROWS * d);
 	job->basis_mem = basis;
 	job->basis_len = (size_t) len;
 	if (km_basis_decode(basis, (size_t) len, &job->b, err) != KM_OK)
@@ -703,6 +705,7 @@ rebuild_basis(km_point_reader *r, approx_job *job, km_rows *rows,
 	rows->n = (size_t) n;
 	rows->d = (int) d;
 	km_approx_job_init(job, rows, NULL, env, &o);
+	job->Xs = km_approx_job_alloc(job, (size_t) KM_BLOCK_ROWS * d);
 	*out = basis_pass(job, sbytes);
 	return KM_OK;
 }

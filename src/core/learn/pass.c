@@ -141,6 +141,10 @@ km_status
 km_pass_rows_check(const km_pass *pass, const km_block *rows, int d, bool y,
 				   uint32_t k, bool hash, size_t first, km_error *err)
 {
+	if (pass->chunk > 0 && rows->n > pass->chunk)
+		return km_fail(err, KM_ERR_INVALID, "the host handed more rows than a chunk",
+					   "The block of rows from %zu has %zu rows; pass \"%s\" adds %zu at once.",
+					   first + 1, rows->n, pass->what, pass->chunk);
 	if (rows->d != d || rows->X == NULL || (y && rows->y == NULL) ||
 		(k > 0 && rows->cls == NULL) || (hash && rows->hash == NULL))
 		return km_fail(err, KM_ERR_INVALID, "the host handed rows of another shape",

@@ -150,9 +150,9 @@ km_status	km_pass_combine(const km_pass *pass, void *into, const void *from,
 							km_error *err);
 
 /*
- * Does a block fit a pass's add: rows of d features and the arrays the
- * add reads (y: targets; k > 0: class ids, each below k; hash: the row
- * hashes)?  The pass aggregate hands a rebuilt pass blocks whose shape its
+ * Does a block fit a pass's add: at most a chunk of rows (the pass's
+ * buffers hold that many), of d features, and the arrays the add reads (y:
+ * targets; k > 0: class ids, each below k; hash: the row hashes)?  The pass aggregate hands a rebuilt pass blocks whose shape its
  * descriptor's rules give and whose values a state may carry, untrusted
  * both (src/pg/pass_desc.c): KM_ERR_INVALID, naming the block's first row.
  */
