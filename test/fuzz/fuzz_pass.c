@@ -14,8 +14,9 @@
  * init'ed, small blocks of rows added (the pass's d and others, values or
  * class ids in and out of range, folds or none, the side and fold the
  * rules give, some non-finite features as a crafted state's buffer may
- * hold), a combine of two states, and a state of arbitrary bytes (a
- * crafted initial state) added into and combined.  Those may fail; none
+ * hold; blocks of a few rows, or now and then of a whole chunk and of
+ * one row more), a combine of two states, and a state of arbitrary bytes
+ * (a crafted initial state) added into and combined.  Those may fail; none
  * may crash, read or write out of bounds, or reach undefined behaviour.
  * The block parameters come from a hash of the input.
  */
@@ -114,14 +115,14 @@ unit(uint64_t *s)
 	return (double) (next(s) >> 11) / 4503599627370496.0 - 1.0;
 }
 
-/* The rows of one block, in arena memory. */
+/* The rows of one block (up to a whole chunk), in arena memory. */
 typedef struct rows_mem
 {
-	double		X[MAX_ROWS * MAX_D];
-	double		y[MAX_ROWS];
-	uint32_t	cls[MAX_ROWS];
-	uint64_t	hash[MAX_ROWS];
-	int			fold[MAX_ROWS];
+	double		X[KM_BLOCK_ROWS * MAX_D];
+	double		y[KM_BLOCK_ROWS];
+	uint32_t	cls[KM_BLOCK_ROWS];
+	uint64_t	hash[KM_BLOCK_ROWS];
+	int			fold[KM_BLOCK_ROWS];
 } rows_mem;
 
 /* A block of n rows of d features as a host's rules would hand it (flags from s). */
@@ -207,6 +208,9 @@ run_pass(km_pass *pass, uint64_t seed)
 	rows_mem   *r = fuzz_alloc(&arena, sizeof(rows_mem));
 	km_error	err;
 	size_t		maxn = pass->chunk > 0 && pass->chunk < MAX_ROWS ? pass->chunk : MAX_ROWS;
+	/* now and then blocks of a whole chunk, as the aggregate adds them, and one more row */
+	bool		whole = (f & 0x1e0000) == 0;
+	size_t		chunk = pass->chunk > 0 ? pass->chunk : KM_BLOCK_ROWS;
 
 	if (pass->ordered || pass->add == NULL)
 		return;					/* refused by the pass aggregate (pass_desc.c) */
@@ -227,6 +231,9 @@ run_pass(km_pass *pass, uint64_t seed)
 		for (int blk = 0; blk < 3; blk++)
 		{
 			size_t		n = 1 + (size_t) (next(&s) % maxn);
+
+			if (whole)
+				n = blk == 1 && chunk < KM_BLOCK_ROWS ? chunk + 1 : chunk;
 			int			which = blk % 3;
 			km_block	b = make_block(r, n, d, labels, k, folds, nfolds, &s);
 
