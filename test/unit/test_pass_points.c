@@ -141,29 +141,33 @@ free_seeds(seed *s, int n)
 		free(s[i].bytes);
 }
 
-/* A pass's adds over rows of D features (values, or class ids below 3), a combine. */
+/*
+ * A pass's adds over rows of D features (values, or class ids below 3), a
+ * combine; whole: blocks of a whole chunk, as the pass aggregate adds them.
+ */
 static void
-exercise(km_pass *pass)
+exercise(km_pass *pass, bool whole)
 {
-	double		X[ROWS * D];
-	double		y[ROWS];
-	uint32_t	cls[ROWS];
-	uint64_t	hash[ROWS];
-	int			fold[ROWS];
+	static double X[KM_BLOCK_ROWS * D];
+	static double y[KM_BLOCK_ROWS];
+	static uint32_t cls[KM_BLOCK_ROWS];
+	static uint64_t hash[KM_BLOCK_ROWS];
+	static int	fold[KM_BLOCK_ROWS];
+	size_t		n = whole ? (pass->chunk > 0 ? pass->chunk : KM_BLOCK_ROWS) : ROWS;
 	void	   *a;
 	void	   *b;
 	km_error	err;
 
 	if (pass->ordered)
 		return;
-	for (int i = 0; i < ROWS; i++)
+	for (size_t i = 0; i < n; i++)
 	{
 		for (int j = 0; j < D; j++)
-			X[i * D + j] = 0.25 * (i - 2) + 0.5 * j;
-		y[i] = i - 1.5;
+			X[i * D + j] = 0.25 * ((double) (i % 7) - 2.0) + 0.5 * j + 0.01 * (double) i;
+		y[i] = (double) (i % 5) - 1.5;
 		cls[i] = (uint32_t) (i % 3);
 		hash[i] = UINT64_C(0x9E3779B97F4A7C15) * (uint64_t) (i + 1);
-		fold[i] = i % 3;
+		fold[i] = (int) (i % 3);
 	}
 	a = cap_alloc(&arena, pass->state_bytes);
 	b = cap_alloc(&arena, pass->state_bytes);
@@ -174,7 +178,7 @@ exercise(km_pass *pass)
 	}
 	for (int labels = 0; labels < 2; labels++)
 	{
-		km_block	blk = {.n = ROWS, .d = D, .X = X, .y = labels ? NULL : y,
+		km_block	blk = {.n = n, .d = D, .X = X, .y = labels ? NULL : y,
 			.cls = labels ? cls : NULL, .hash = hash, .fold = fold};
 
 		(void) pass->add(pass, &blk, 0, labels ? b : a, &err);
@@ -187,7 +191,7 @@ exercise(km_pass *pass)
  * cap stopped it.  A pass that rebuilds is exercised.
  */
 static km_status
-rebuild(uint16_t kind, const unsigned char *bytes, size_t len, bool *refused,
+rebuild(uint16_t kind, const unsigned char *bytes, size_t len, bool whole, bool *refused,
 		km_error *err)
 {
 	km_train_env env = {&arena, cap_alloc, cap_release, cap_workspace,
@@ -201,7 +205,7 @@ rebuild(uint16_t kind, const unsigned char *bytes, size_t len, bool *refused,
 	{
 		st = km_pass_rebuild(kind, copy, len, &env, &pass, err);
 		if (st == KM_OK)
-			exercise(pass);
+			exercise(pass, whole);
 	}
 	else
 		*refused = true;
@@ -216,7 +220,11 @@ seed_kind(const seed *s)
 	return (uint16_t) (s->bytes[0] | (s->bytes[1] << 8));
 }
 
-/* Every seed rebuilds as it is, and every kind 1 to 13 has one. */
+/*
+ * Every seed rebuilds as it is and adds blocks of a whole chunk (a point
+ * of fewer rows once overflowed its job's buffer); every kind 1 to 13 has
+ * a seed.
+ */
 void
 test_pass_points_rebuild(void)
 {
@@ -231,7 +239,7 @@ test_pass_points_rebuild(void)
 	{
 		uint16_t	kind = seed_kind(&s[i]);
 
-		CHECK(rebuild(kind, s[i].bytes + 2, s[i].len - 2, &refused, &err) == KM_OK && !refused,
+		CHECK(rebuild(kind, s[i].bytes + 2, s[i].len - 2, true, &refused, &err) == KM_OK && !refused,
 			  "%s: %s: %s", s[i].name, err.message, err.detail);
 		if (kind < 14)
 			kinds[kind] = true;
@@ -260,14 +268,14 @@ test_pass_points_truncated(void)
 
 		for (size_t t = 0; t < len; t++)
 		{
-			km_status	st = rebuild(kind, s[i].bytes + 2, t, &refused, &err);
+			km_status	st = rebuild(kind, s[i].bytes + 2, t, false, &refused, &err);
 
 			CHECK(!refused && st == KM_ERR_FORMAT, "%s cut at %zu of %zu: status %d%s",
 				  s[i].name, t, len, (int) st, refused ? " (memory cap)" : "");
 		}
 		memcpy(longer, s[i].bytes + 2, len);
 		longer[len] = 0;
-		CHECK(rebuild(kind, longer, len + 1, &refused, &err) == KM_ERR_FORMAT,
+		CHECK(rebuild(kind, longer, len + 1, false, &refused, &err) == KM_ERR_FORMAT,
 			  "%s with a byte more: status %d", s[i].name, (int) err.status);
 		free(longer);
 	}
@@ -306,7 +314,7 @@ test_pass_points_bitflips(void)
 
 				memcpy(p, s[i].bytes + 2, len);
 				p[at] ^= (unsigned char) (bit == 8 ? 0xff : 1 << bit);
-				st = rebuild(kind, p, len, &refused, &err);
+				st = rebuild(kind, p, len, false, &refused, &err);
 				tried++;
 				if (st == KM_OK && !refused)
 					rebuilt++;
@@ -316,7 +324,7 @@ test_pass_points_bitflips(void)
 			}
 		for (uint16_t other = 0; other <= 14; other++)
 		{
-			km_status	st = rebuild(other, s[i].bytes + 2, len, &refused, &err);
+			km_status	st = rebuild(other, s[i].bytes + 2, len, false, &refused, &err);
 
 			CHECK(refused || other == kind || st == KM_OK || st == KM_ERR_FORMAT,
 				  "%s as kind %u: status %d", s[i].name, (unsigned) other, (int) st);
