@@ -16,12 +16,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "approx.h"
 #include "learn/learner.h"
 #include "unit.h"
 
 void		test_pass_points_rebuild(void);
 void		test_pass_points_truncated(void);
 void		test_pass_points_bitflips(void);
+void		test_pass_points_tiny_trace(void);
 
 #define SEEDS_DIR "test/fuzz/pass_seeds"
 #define CAP_BYTES ((size_t) 256 << 20)
@@ -335,4 +337,32 @@ test_pass_points_bitflips(void)
 	CHECK(tried > 0 && rebuilt > 0 && rebuilt < tried, "%zu of %zu rebuilt", rebuilt, tried);
 	free_seeds(s, n);
 	free(s);
+}
+
+/*
+ * Nystrom centres whose kernel matrix has a trace so small that the
+ * jitter eps (1e-12 trace / m) underflows to 0: the factor is refused
+ * (KM_ERR_NOT_PD) instead of multiplying eps = 0 by 10 for ever, without
+ * an interrupt check while each Cholesky fails (fuzz_pass found it hung on
+ * a point with such centres; the pass aggregate's backend could not be
+ * cancelled).
+ */
+void
+test_pass_points_tiny_trace(void)
+{
+	static const double centres[2] = {1e-160, -3e-160};
+	double		L[4];
+	double		work[4 + 6];
+	double		eps = -1.0;
+	km_basis	b;
+	km_error	err;
+
+	memset(&b, 0, sizeof(b));
+	b.kind = KM_APPROX_NYSTROM;
+	b.kernel.type = KM_KERNEL_LINEAR;
+	b.d = 1;
+	b.m = 2;
+	b.centres = centres;
+	CHECK(km_approx_factor(&b, L, &eps, work, &err, NULL) == KM_ERR_NOT_PD,
+		  "status %d, eps %g", (int) err.status, eps);
 }
