@@ -200,12 +200,13 @@ fuzz-options: test/fuzz/fuzz_options
 		-dict=test/fuzz/options.dict -print_final_stats=1 test/fuzz/corpus_options
 
 # The pass points the aggregate host's descriptors carry (learner.h
-# km_pass_rebuild), their adds over small blocks and their combines.
+# km_pass_rebuild), their adds over small blocks and their combines; an
+# input that runs over a minute is a finding (a hang).
 fuzz-pass: test/fuzz/make_pass_seeds test/fuzz/fuzz_pass
 	mkdir -p test/fuzz/corpus_pass
 	test/fuzz/make_pass_seeds test/fuzz/corpus_pass > /dev/null
 	cp test/fuzz/pass_seeds/* test/fuzz/corpus_pass/
-	test/fuzz/fuzz_pass -max_total_time=$(FUZZ_SECONDS) -runs=$(FUZZ_RUNS) -max_len=65536 \
+	test/fuzz/fuzz_pass -max_total_time=$(FUZZ_SECONDS) -runs=$(FUZZ_RUNS) -max_len=65536 -timeout=60 \
 		-rss_limit_mb=4096 -print_final_stats=1 test/fuzz/corpus_pass
 
 # Approximate models: features, accumulation and the solve timed piece by
