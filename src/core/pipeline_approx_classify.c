@@ -243,7 +243,6 @@ class_rows_ok(const class_job *cj, const km_block *rows, bool folds, size_t firs
 		return km_fail(err, KM_ERR_INVALID, "the host handed rows without their folds",
 					   "The block of rows from %zu has no folds; the pass reads the host's.",
 					   first + 1);
-	/* rows of the job's d with class ids below k (the pass aggregate's: untrusted) */
 	return km_pass_rows_check(&cj->job.pass, rows, cj->job.rows->d, false, cj->c->k, false,
 							  first, err);
 }
@@ -979,10 +978,9 @@ km_class_pass_rebuild(uint16_t kind, km_point_reader *r, const km_train_env *env
 	}
 	else
 	{
-		uint32_t	skip = km_point_get_u32(r);
+		uint32_t	skip = km_point_get_u32(r);	/* the fold left out + 1 (0: none) */
 
-		/* the fold left out, + 1 (0: none); folds are at most 1000000, as kind 10's */
-		if (skip > 1000000)
+		if (skip > 1000000)		/* folds are at most 1000000, as kind 10's */
 			return km_point_bad(err, "classifier's Newton");
 		cj->skip = (int) skip - 1;
 		cj->metrics = km_point_get_u32(r) != 0;
