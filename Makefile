@@ -48,7 +48,8 @@ SHLIB_LINK = $(KM_LIBS)
 
 EXTRA_CLEAN = test/build test/bench/loo test/bench/approx test/bench/fit test/unit/run_unit test/unit/run_unit_asan \
 	test/bench/sgd_epochs test/bench/logistic_bench test/bench/svm_core test/bench/svr_core test/bench/oneclass_core \
-	test/fuzz/fuzz_model test/fuzz/fuzz_options test/fuzz/make_seed test/fuzz/*.o test/fuzz/*.bc
+	test/fuzz/fuzz_model test/fuzz/fuzz_options test/fuzz/fuzz_pass test/fuzz/make_seed \
+	test/fuzz/make_pass_seeds test/fuzz/*.o test/fuzz/*.bc
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -170,8 +171,8 @@ FUZZ_SECONDS ?= 60
 FUZZ_RUNS ?= -1
 FUZZ_OBJS = $(call km_objs,fuzz,$(KM_STANDALONE_OBJS))
 FUZZ_LINK = $(KM_fuzz_CC) $(KM_fuzz_CFLAGS) -fsanitize=fuzzer
-.PHONY: fuzz fuzz-model fuzz-options
-fuzz: fuzz-model fuzz-options
+.PHONY: fuzz fuzz-model fuzz-options fuzz-pass
+fuzz: fuzz-model fuzz-options fuzz-pass
 
 test/fuzz/make_seed: $(call km_objs,unit,test/fuzz/make_seed.o $(KM_STANDALONE_OBJS))
 	$(KM_unit_CC) $(KM_unit_CFLAGS) -o $@ $^ $(KM_STANDALONE_LIBS)
@@ -179,6 +180,12 @@ test/fuzz/fuzz_model: $(call km_objs,fuzz,test/fuzz/fuzz_model.o) $(FUZZ_OBJS)
 	$(FUZZ_LINK) -o $@ $^ $(KM_STANDALONE_LIBS)
 test/fuzz/fuzz_options: $(call km_objs,fuzz,test/fuzz/fuzz_options.o) $(FUZZ_OBJS)
 	$(FUZZ_LINK) -o $@ $^ -ljson-c $(KM_STANDALONE_LIBS)
+test/fuzz/fuzz_pass: $(call km_objs,fuzz,test/fuzz/fuzz_pass.o) $(FUZZ_OBJS)
+	$(FUZZ_LINK) -o $@ $^ $(KM_STANDALONE_LIBS)
+# Real pass points of every kind (test/fuzz/pass_seeds holds a copy: its
+# output when the points' format changes).
+test/fuzz/make_pass_seeds: $(call km_objs,unit,test/fuzz/make_pass_seeds.o $(KM_STANDALONE_OBJS))
+	$(KM_unit_CC) $(KM_unit_CFLAGS) -o $@ $^ $(KM_STANDALONE_LIBS)
 
 fuzz-model: test/fuzz/make_seed test/fuzz/fuzz_model
 	mkdir -p test/fuzz/corpus
@@ -191,6 +198,16 @@ fuzz-options: test/fuzz/fuzz_options
 	cp test/fuzz/options_seeds/*.json test/fuzz/corpus_options/
 	test/fuzz/fuzz_options -max_total_time=$(FUZZ_SECONDS) -runs=$(FUZZ_RUNS) -max_len=4096 -len_control=0 \
 		-dict=test/fuzz/options.dict -print_final_stats=1 test/fuzz/corpus_options
+
+# The pass points the aggregate host's descriptors carry (learner.h
+# km_pass_rebuild), their adds over small blocks and their combines; an
+# input that runs over a minute is a finding (a hang).
+fuzz-pass: test/fuzz/make_pass_seeds test/fuzz/fuzz_pass
+	mkdir -p test/fuzz/corpus_pass
+	test/fuzz/make_pass_seeds test/fuzz/corpus_pass > /dev/null
+	cp test/fuzz/pass_seeds/* test/fuzz/corpus_pass/
+	test/fuzz/fuzz_pass -max_total_time=$(FUZZ_SECONDS) -runs=$(FUZZ_RUNS) -max_len=65536 -timeout=60 \
+		-rss_limit_mb=4096 -print_final_stats=1 test/fuzz/corpus_pass
 
 # Approximate models: features, accumulation and the solve timed piece by
 # piece (test/bench/approx.c).

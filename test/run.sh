@@ -71,26 +71,32 @@ make -s -j2 unittest-asan KM_EXTRA_CFLAGS="$extra" 2>&1 | tee "$log/asan.out"
 asan_rc=${PIPESTATUS[0]}
 stage_time "core unit tests (plain, ASan)"
 
-# Two libFuzzer targets side by side (one core each), built first, so the
-# two makes find nothing left to build.  Each replays its corpus (kept
+# Three libFuzzer targets on two cores (the model decoder on one, the
+# options validator then the pass points on the other), built first, so
+# the makes find nothing left to build.  Each replays its corpus (kept
 # between runs in test/fuzz/corpus*: what earlier runs found) and then runs
-# a fixed number of inputs, KM_FUZZ_MODEL_RUNS and KM_FUZZ_OPTIONS_RUNS
-# (about 8 s of one core each on a quiet machine; the corpus replay is
-# counted), so a loaded machine takes longer instead of fuzzing less;
-# KM_FUZZ_SECONDS bounds each in time all the same.
+# a fixed number of inputs, KM_FUZZ_MODEL_RUNS, KM_FUZZ_OPTIONS_RUNS and
+# KM_FUZZ_PASS_RUNS (about 8, 8 and 30 s of one core on a quiet machine; the
+# corpus replay is counted), so a loaded machine takes longer instead of
+# fuzzing less; KM_FUZZ_SECONDS bounds each in time all the same.
 fuzz_model_runs=${KM_FUZZ_MODEL_RUNS:-300000}
 fuzz_options_runs=${KM_FUZZ_OPTIONS_RUNS:-150000}
-echo "=== fuzzing the model decoder and the options validator (libFuzzer, $fuzz_model_runs and $fuzz_options_runs runs, side by side)"
-make -s test/fuzz/make_seed test/fuzz/fuzz_model test/fuzz/fuzz_options > "$log/fuzz_build.out" 2>&1
+fuzz_pass_runs=${KM_FUZZ_PASS_RUNS:-100000}
+echo "=== fuzzing the model decoder, the options validator and the pass points (libFuzzer, $fuzz_model_runs, $fuzz_options_runs and $fuzz_pass_runs runs, on two cores)"
+make -s test/fuzz/make_seed test/fuzz/fuzz_model test/fuzz/fuzz_options \
+	test/fuzz/make_pass_seeds test/fuzz/fuzz_pass > "$log/fuzz_build.out" 2>&1
 # every object of this configuration is built: later runs start from here
 mkdir -p test/build && echo "$config" > "$stamp"
 make -s fuzz-model FUZZ_RUNS="$fuzz_model_runs" FUZZ_SECONDS="${KM_FUZZ_SECONDS:-300}" > "$log/fuzz.out" 2>&1 &
 fuzz_pid=$!
 make -s fuzz-options FUZZ_RUNS="$fuzz_options_runs" FUZZ_SECONDS="${KM_FUZZ_SECONDS:-300}" > "$log/fuzz_options.out" 2>&1
 fuzz_options_rc=$?
+make -s fuzz-pass FUZZ_RUNS="$fuzz_pass_runs" FUZZ_SECONDS="${KM_FUZZ_SECONDS:-300}" > "$log/fuzz_pass.out" 2>&1
+fuzz_pass_rc=$?
 wait "$fuzz_pid"
 fuzz_rc=$?
-grep -h -E '^(Done|stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY)' "$log/fuzz.out" "$log/fuzz_options.out"
+grep -h -E '^(Done|stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY)' "$log/fuzz.out" "$log/fuzz_options.out" \
+	"$log/fuzz_pass.out"
 stage_time "fuzzing"
 
 # One throwaway cluster for the server-side suites.
@@ -181,6 +187,7 @@ set -- $(pf "$log/asan.out")
 if [ $# -eq 2 ] && [ "$asan_rc" -eq 0 ]; then count "unit tests, ASan and UBSan" "$1" "$2"; else count "unit tests, ASan and UBSan" "${1:-0}" "$(( ${2:-0} + 1 ))"; fi
 if [ "$fuzz_rc" -eq 0 ]; then count "model decoder fuzzing" 1 0; else count "model decoder fuzzing" 0 1; fi
 if [ "$fuzz_options_rc" -eq 0 ]; then count "options fuzzing" 1 0; else count "options fuzzing" 0 1; fi
+if [ "$fuzz_pass_rc" -eq 0 ]; then count "pass point fuzzing" 1 0; else count "pass point fuzzing" 0 1; fi
 if [ "$asan_server_rc" -eq 0 ]; then count "server suites, ASan and UBSan" 1 0; else count "server suites, ASan and UBSan" 0 1; fi
 
 r=$(sed -n 's/.*All \([0-9]\+\) tests passed.*/\1 0/p; s/.* \([0-9]\+\) of \([0-9]\+\) tests failed.*/\2 \1/p' "$log/regress.out" 2>/dev/null | tail -1)

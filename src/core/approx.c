@@ -247,6 +247,11 @@ factor_centres(const km_basis *b, approx_work *w, double eps_from, double *eps,
 	vnorm = cblas_dnrm2((int) m, w->v, 1);
 
 	*eps = KM_APPROX_EPS_REL * trace / m;
+	/* a trace so small that eps underflows to 0 would never climb the ladder */
+	if (!(*eps > 0.0))
+		return km_fail(err, KM_ERR_NOT_PD, "kernel matrix of the centres is not positive definite",
+					   "The %s kernel matrix of the %zu centres has trace %g, too small to scale a jitter by.",
+					   km_kernel_name(b->kernel.type), m, trace);
 	while (*eps < eps_from * 0.9999)
 		*eps *= 10.0;
 	for (; *eps <= KM_APPROX_EPS_MAX_REL * trace / m * 1.0001; *eps *= 10.0)

@@ -257,7 +257,16 @@ basis_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 {
 	approx_job *job = pass->at;
 	uint32_t	d = (uint32_t) rows->d;
+	const km_basis_state *st = state;
 
+	/* the block and the state as the pass aggregate hands them: untrusted */
+	if (km_pass_rows_check(pass, rows, job->rows->d, false, 0, true, first, err) != KM_OK ||
+		km_basis_state_check_header(st, pass->state_bytes, err) != KM_OK)
+		return err->status;
+	if (st->d != d || st->rows > INT64_MAX - (int64_t) rows->n)
+		return km_fail(err, KM_ERR_INVALID, "basis state does not match its pass",
+					   "The state has %u features and %lld rows; pass \"%s\" adds %zu rows of %u.",
+					   (unsigned) st->d, (long long) st->rows, pass->what, rows->n, (unsigned) d);
 	for (size_t i = 0; i < rows->n; i++)
 	{
 		for (uint32_t j = 0; j < d; j++)
@@ -270,6 +279,16 @@ basis_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 static km_status
 basis_combine(const km_pass *pass, void *into, const void *from, km_error *err)
 {
+	const km_basis_state *a = into;
+	const km_basis_state *b = from;
+
+	if (km_basis_state_validate(a, pass->state_bytes, err) != KM_OK ||
+		km_basis_state_validate(b, pass->state_bytes, err) != KM_OK)
+		return err->status;
+	if (a->rows > INT64_MAX - b->rows)
+		return km_fail(err, KM_ERR_INVALID, "basis states do not match",
+					   "The states count %lld and %lld rows.", (long long) a->rows,
+					   (long long) b->rows);
 	return km_basis_state_combine(into, from, err);
 }
 
@@ -338,6 +357,26 @@ km_approx_job_basis(approx_job *job, size_t sbytes, km_error *err)
 	return KM_OK;
 }
 
+/*
+ * Is state (untrusted: the pass aggregate's) one of the pass's sums, with
+ * room for rows more rows?  O(1): its header against the pass's m.
+ */
+static km_status
+sums_state_check(const km_pass *pass, const km_accum *acc, size_t rows, km_error *err)
+{
+	uint32_t	m = ((const approx_job *) pass->at)->b.m;
+
+	if (acc->magic != KM_ACCUM_MAGIC || acc->version != KM_ACCUM_VERSION ||
+		acc->kind != KM_ACCUM_GRAM || acc->dim != m ||
+		acc->ndoubles != km_accum_payload_doubles(KM_ACCUM_GRAM, m) ||
+		acc->rows < 0 || (uint64_t) acc->rows > (uint64_t) (INT64_MAX - (int64_t) rows))
+		return km_fail(err, KM_ERR_INVALID, "sums state does not match its pass",
+					   "The state has kind %u, dimension %u and %lld rows; pass \"%s\" has dimension %u.",
+					   (unsigned) acc->kind, (unsigned) acc->dim, (long long) acc->rows,
+					   pass->what, (unsigned) m);
+	return KM_OK;
+}
+
 /* A chunk of ridge's sums: z(x) z(x)^T, z y, ... */
 static km_status
 sums_add(km_pass *pass, const km_block *rows, size_t first, void *state,
@@ -345,7 +384,9 @@ sums_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 {
 	approx_job *job = pass->at;
 
-	if (km_basis_standardize(&job->b, rows->X, first, rows->n, job->rows->d, job->Xs, err) != KM_OK ||
+	if (km_pass_rows_check(pass, rows, job->rows->d, true, 0, false, first, err) != KM_OK ||
+		sums_state_check(pass, state, rows->n, err) != KM_OK ||
+		km_basis_standardize(&job->b, rows->X, first, rows->n, job->rows->d, job->Xs, err) != KM_OK ||
 		km_approx_features(&job->b, job->Xs, rows->n, job->Z, job->fwork, err) != KM_OK)
 		return err->status;
 	/* the m x m scratch rides behind the chunk's features */
@@ -356,6 +397,13 @@ sums_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 static km_status
 sums_combine(const km_pass *pass, void *into, const void *from, km_error *err)
 {
+	const km_accum *b = from;
+
+	if (km_accum_validate(into, pass->state_bytes, err) != KM_OK ||
+		km_accum_validate(b, pass->state_bytes, err) != KM_OK ||
+		sums_state_check(pass, into, 0, err) != KM_OK ||
+		sums_state_check(pass, into, (size_t) b->rows, err) != KM_OK)
+		return err->status;
 	return km_accum_combine(into, from, err);
 }
 
@@ -586,6 +634,8 @@ km_approx_point_get_job(km_point_reader *r, approx_job *job, km_rows *rows,
 	km_point_get(r, basis, (size_t) len);
 	memset(&opts, 0, sizeof(opts));
 	km_approx_job_init(job, rows, NULL, env, &opts);
+	/* the pass aggregate's chunks: up to KM_BLOCK_ROWS rows, whatever n the point gives */
+	job->Xs = km_approx_job_alloc(job, (size_t) KM_BLOCK_ROWS * d);
 	job->basis_mem = basis;
 	job->basis_len = (size_t) len;
 	if (km_basis_decode(basis, (size_t) len, &job->b, err) != KM_OK)
@@ -678,6 +728,7 @@ rebuild_basis(km_point_reader *r, approx_job *job, km_rows *rows,
 	rows->n = (size_t) n;
 	rows->d = (int) d;
 	km_approx_job_init(job, rows, NULL, env, &o);
+	job->Xs = km_approx_job_alloc(job, (size_t) KM_BLOCK_ROWS * d);
 	*out = basis_pass(job, sbytes);
 	return KM_OK;
 }

@@ -138,7 +138,8 @@ cg_rhs_add(km_pass *pass, const km_block *rows, size_t first, void *state, km_er
 {
 	approx_job *job = ((cg_point *) pass->at)->job;
 
-	if (cg_features(job, rows, first, err) != KM_OK)
+	if (km_pass_rows_check(pass, rows, job->rows->d, true, 0, false, first, err) != KM_OK ||
+		cg_features(job, rows, first, err) != KM_OK)
 		return err->status;
 	km_cg_rhs_add(job->b.m, state, job->Z, rows->y, rows->n);
 	return KM_OK;
@@ -150,7 +151,8 @@ cg_hv_add(km_pass *pass, const km_block *rows, size_t first, void *state, km_err
 {
 	cg_point   *pt = pass->at;
 
-	if (cg_features(pt->job, rows, first, err) != KM_OK)
+	if (km_pass_rows_check(pass, rows, pt->job->rows->d, false, 0, false, first, err) != KM_OK ||
+		cg_features(pt->job, rows, first, err) != KM_OK)
 		return err->status;
 	km_cg_hv_add(pt->cg, state, pt->job->Z, rows->n);
 	return KM_OK;

@@ -243,12 +243,8 @@ class_rows_ok(const class_job *cj, const km_block *rows, bool folds, size_t firs
 		return km_fail(err, KM_ERR_INVALID, "the host handed rows without their folds",
 					   "The block of rows from %zu has no folds; the pass reads the host's.",
 					   first + 1);
-	for (size_t i = 0; i < rows->n; i++)
-		if (rows->cls[i] >= cj->c->k)
-			return km_fail(err, KM_ERR_INVALID, "the host handed a row of no class",
-						   "Row %zu has class %u of %u.", first + i + 1,
-						   (unsigned) rows->cls[i], (unsigned) cj->c->k);
-	return KM_OK;
+	return km_pass_rows_check(&cj->job.pass, rows, cj->job.rows->d, false, cj->c->k, false,
+							  first, err);
 }
 
 /*
@@ -982,7 +978,11 @@ km_class_pass_rebuild(uint16_t kind, km_point_reader *r, const km_train_env *env
 	}
 	else
 	{
-		cj->skip = (int) km_point_get_u32(r) - 1;
+		uint32_t	skip = km_point_get_u32(r);	/* the fold left out + 1 (0: none) */
+
+		if (skip > 1000000)		/* folds are at most 1000000, as kind 10's */
+			return km_point_bad(err, "classifier's Newton");
+		cj->skip = (int) skip - 1;
 		cj->metrics = km_point_get_u32(r) != 0;
 		if (km_point_get_newton(r, &cj->nt, cj->m, PRIMAL_BLOCK, TALLY_DOUBLES,
 								env->alloc, env->ctx, err) != KM_OK)

@@ -35,7 +35,8 @@ fit_block(approx_job *job, const km_pass *pass, const km_block *rows, size_t fir
 	uint32_t	m = job->b.m;
 	size_t		nt = 0;
 
-	if (km_approx_job_features(job, rows->X, first, rows->n, job->Z, err) != KM_OK)
+	if (km_pass_rows_check(pass, rows, job->rows->d, true, 0, false, first, err) != KM_OK ||
+		km_approx_job_features(job, rows->X, first, rows->n, job->Z, err) != KM_OK)
 		return err->status;
 	*Z = job->Z;
 	*y = rows->y;
@@ -310,7 +311,8 @@ held_out_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 	approx_job *job = hp->job;
 	uint32_t	m = job->b.m;
 
-	if (km_approx_job_features(job, rows->X, first, rows->n, job->Z, err) != KM_OK)
+	if (km_pass_rows_check(pass, rows, job->rows->d, true, 0, false, first, err) != KM_OK ||
+		km_approx_job_features(job, rows->X, first, rows->n, job->Z, err) != KM_OK)
 		return err->status;
 	for (size_t i = 0; i < rows->n; i++)
 		if (km_pass_keeps(pass, rows, i))
@@ -474,6 +476,8 @@ standardize_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 {
 	approx_job *job = pass->at;
 
+	if (km_pass_rows_check(pass, rows, job->rows->d, false, 0, false, first, err) != KM_OK)
+		return err->status;
 	return km_basis_standardize(&job->b, rows->X, first, rows->n, job->rows->d, job->Xs, err);
 }
 

@@ -223,7 +223,8 @@ sums_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 	uint32_t	m = job->b.m;
 	double	   *S = state;
 
-	if (km_approx_job_features(job, rows->X, first, rows->n, job->Z, err) != KM_OK)
+	if (km_pass_rows_check(pass, rows, job->rows->d, false, 0, false, first, err) != KM_OK ||
+		km_approx_job_features(job, rows->X, first, rows->n, job->Z, err) != KM_OK)
 		return err->status;
 	sums_of(job->Z, rows->n, m, S, S + (size_t) m * m);
 	S[(size_t) m * m + m] += (double) rows->n;

@@ -8,7 +8,12 @@ options objects (every key with valid, boundary and invalid values, unknown
 keys, wrong types, non-objects), crafted models (models from kernel_train
 mutated by bit flips, truncation, extension and field edits, most with both
 CRC-32C checksums fixed up so the mutation reaches the field checks) and
-small sets of rows for the aggregates.
+small sets of rows for the aggregates, and the pass aggregate
+_kernel_ml_pass(features, target or label, descriptor) that any role can
+call: descriptors built around real pass points (test/fuzz/pass_seeds, the
+libFuzzer target's seeds) with their key recomputed, their rules, header
+fields and points mutated, truncated headers and random bytes, and crafted
+pass states handed to its combine and final functions.
 
 Each statement runs in its own transaction under a short statement_timeout.
 A statement fails when:
@@ -28,6 +33,7 @@ findings (the shortest reproducer of each is printed).
 """
 import argparse
 import math
+import os
 import random
 import re
 import struct
@@ -117,6 +123,134 @@ INT_EDGES = [0, 1, 2, 3, 7, 8, 9, 255, 256, 65535, 2**31 - 1, 2**31,
 DOUBLE_EDGES = [0.0, -0.0, 1.0, -1.0, 1e308, -1e308, 1e-308, 5e-324,
                 math.inf, -math.inf, math.nan, 1e200, 1e-200]
 
+# ---------------------------------------------------------------- pass descriptors
+# PostgreSQL's hash_bytes_extended (src/common/hashfn.c), which keys a pass
+# descriptor (src/pg/pass_desc.c): Bob Jenkins' lookup3, little-endian words.
+_M32 = 0xFFFFFFFF
+
+
+def _rot(x, k):
+    return ((x << k) | (x >> (32 - k))) & _M32
+
+
+def _mix(a, b, c):
+    a = (a - c) & _M32; a ^= _rot(c, 4); c = (c + b) & _M32
+    b = (b - a) & _M32; b ^= _rot(a, 6); a = (a + c) & _M32
+    c = (c - b) & _M32; c ^= _rot(b, 8); b = (b + a) & _M32
+    a = (a - c) & _M32; a ^= _rot(c, 16); c = (c + b) & _M32
+    b = (b - a) & _M32; b ^= _rot(a, 19); a = (a + c) & _M32
+    c = (c - b) & _M32; c ^= _rot(b, 4); b = (b + a) & _M32
+    return a, b, c
+
+
+def _final(a, b, c):
+    c ^= b; c = (c - _rot(b, 14)) & _M32
+    a ^= c; a = (a - _rot(c, 11)) & _M32
+    b ^= a; b = (b - _rot(a, 25)) & _M32
+    c ^= b; c = (c - _rot(b, 16)) & _M32
+    a ^= c; a = (a - _rot(c, 4)) & _M32
+    b ^= a; b = (b - _rot(a, 14)) & _M32
+    c ^= b; c = (c - _rot(b, 24)) & _M32
+    return a, b, c
+
+
+def hash_bytes_extended(k, seed):
+    n = len(k)
+    a = b = c = (0x9e3779b9 + n + 3923095) & _M32
+    if seed:
+        a = (a + (seed >> 32)) & _M32
+        b = (b + (seed & _M32)) & _M32
+        a, b, c = _mix(a, b, c)
+    i = 0
+    while n - i >= 12:
+        a = (a + int.from_bytes(k[i:i + 4], 'little')) & _M32
+        b = (b + int.from_bytes(k[i + 4:i + 8], 'little')) & _M32
+        c = (c + int.from_bytes(k[i + 8:i + 12], 'little')) & _M32
+        a, b, c = _mix(a, b, c)
+        i += 12
+    rest = k[i:]
+    if len(rest) >= 9:
+        c = (c + (int.from_bytes(rest[8:], 'little') << 8)) & _M32
+    if len(rest) >= 5:
+        b = (b + int.from_bytes(rest[4:8], 'little')) & _M32
+    if rest:
+        a = (a + int.from_bytes(rest[0:4], 'little')) & _M32
+    a, b, c = _final(a, b, c)
+    return (b << 32) | c
+
+
+# src/pg/pass_desc.h: PassDescHeader after its length word (92 bytes).
+PASS_MAGIC = 0x44504d4b     # "KMPD"
+PASS_KEY_SEED = 0x6b65726e656c6d6c
+PASS_HEADER = '<IHHIQQIiIIqdiiiIQQ'
+PASS_FIELDS = {4: '<H', 6: '<H', 8: '<I', 12: '<Q', 20: '<Q', 28: '<I', 32: '<i',
+               36: '<I', 40: '<I', 44: '<q', 52: '<d', 60: '<i', 64: '<i', 68: '<i',
+               72: '<I', 76: '<Q', 84: '<Q'}
+# PassStateHeader after its length word: magic, key, state_bytes, d, cap,
+# nbuf, external, added, rows, then km_error's status.
+STATE_FIELDS = {0: '<I', 4: '<Q', 12: '<Q', 20: '<I', 24: '<I', 28: '<I', 32: '<I',
+                36: '<q', 44: '<q', 52: '<i'}
+PASS_SEEDS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'pass_seeds')
+PASS_LABEL_KINDS = (7, 8, 9, 10)
+
+
+def pass_rules(target, folds=3, side=0, fold=0, all_rows=1, seed=1, frac=0.0, d=3):
+    return dict(target=target, folds=folds, side=side, fold=fold, all_rows=all_rows,
+                seed=seed, frac=frac, d=d)
+
+
+def pass_labels(target):
+    if target == 1:
+        return [(0, 0.0), (1, 1.0), (2, 2.0)]
+    if target == 2:
+        return [(0, b'a'), (1, b'b'), (2, b'c')]
+    return []
+
+
+def pass_descriptor(kind, point, state_bytes, chunk, rules, labels=None, key=True):
+    """The bytes of a descriptor (bytea content), its key computed unless key is False."""
+    if labels is None:
+        labels = pass_labels(rules['target'])
+    lab = b''
+    for c, v in labels:
+        if isinstance(v, bytes):
+            lab += struct.pack('<II', c, len(v)) + v
+        else:
+            lab += struct.pack('<IId', c, 0, v)
+    body = lab + point
+    k = hash_bytes_extended(body, PASS_KEY_SEED) if key else 0
+    head = struct.pack(PASS_HEADER, PASS_MAGIC, 1, kind, 0x01020304, k, state_bytes,
+                       chunk, rules['d'], rules['target'], rules['all_rows'], rules['seed'],
+                       rules['frac'], rules['folds'], rules['side'], rules['fold'],
+                       len(labels), len(lab), len(point))
+    return head + body
+
+
+def rekey(desc):
+    """desc with its key recomputed over the bytes after its header."""
+    desc = bytearray(desc)
+    if len(desc) >= 92:
+        struct.pack_into('<Q', desc, 12, hash_bytes_extended(bytes(desc[92:]), PASS_KEY_SEED))
+    return bytes(desc)
+
+
+def read_pass_seeds():
+    """(kind, point) of every seed, sorted by name; none when the directory is missing."""
+    out = []
+    if not os.path.isdir(PASS_SEEDS):
+        return out
+    for name in sorted(os.listdir(PASS_SEEDS)):
+        with open(os.path.join(PASS_SEEDS, name), 'rb') as f:
+            b = f.read()
+        if len(b) >= 2:
+            out.append((struct.unpack_from('<H', b)[0], b[2:]))
+    return out
+
+
+def bytea(b):
+    return "'\\x%s'::bytea" % bytes(b).hex()
+
+
 # ---------------------------------------------------------------- values
 FLOAT_EDGES = ['0', '-0', '1', '-1', '1e308', '-1e308', '1e-308', '-1e-308',
                '5e-324', '2.2250738585072014e-308', '1.7976931348623157e308',
@@ -142,9 +276,10 @@ class Stmt:
 
 
 class Gen:
-    def __init__(self, rnd, models):
+    def __init__(self, rnd, models, points=()):
         self.r = rnd
         self.models = models    # list of valid model bytes
+        self.points = points    # real pass points: dicts (Fuzzer.setup_passes)
         self.finite = True
 
     # -- numbers and arrays
@@ -351,8 +486,10 @@ class Gen:
         self.note = None
         kind = r.choice(['parallel', 'eval', 'eval', 'matrix', 'check', 'train', 'train', 'train',
                          'train2', 'predict', 'predict', 'info', 'info',
-                         'named_train', 'named_other', 'predict_name'])
+                         'named_train', 'named_other', 'predict_name', 'pass', 'pass'])
         corrupt = False
+        if kind == 'pass':
+            return self.pass_statement()
         if kind == 'parallel':  # combine, serialize and deserialize run
             fn = 'kernel_train'
             sql = ('SELECT kernel_train(f, t, %s) FROM km_fuzz_rows WHERE g < %d'
@@ -407,6 +544,149 @@ class Gen:
                 sql = 'SELECT kernel_model_get(%s)' % name
         return Stmt(fn, sql, self.finite, corrupt, note=self.note)
 
+    # -- the pass aggregate
+    def pass_rows(self, target, d):
+        """VALUES of a few rows for the pass aggregate: the target as float8 or text."""
+        r = self.r
+        out = []
+        for i in range(r.choice([0, 1, 2, 3, 5, 9])):
+            dd = d if r.random() < 0.9 else r.choice([1, 2, 4])
+            f = self.array_literal([repr(round(r.gauss(0, 2), 3)) for _ in range(dd)])
+            if r.random() < 0.05:
+                f = 'NULL::float8[]'
+            if target == 2:
+                t = quote(r.choice(['a', 'b', 'c', 'c', 'zz', '']))
+            elif target == 1:
+                t = r.choice(['0', '1', '2', '2', '-0', '7'])
+            else:
+                t = repr(round(r.gauss(0, 5), 3))
+            if r.random() < 0.05:
+                t = 'NULL'
+            out.append('(%s, %s)' % (f, t))
+        ttype = 'text' if target == 2 else 'float8'
+        if not out:
+            return '(SELECT NULL::float8[] AS f, NULL::%s AS t WHERE false) v' % ttype
+        return '(SELECT f, t::%s AS t FROM (VALUES %s) v0(f, t)) v' % (ttype, ', '.join(out))
+
+    def mutated_descriptor(self, pt):
+        """A descriptor around pt's point: rules, header fields or point mutated."""
+        r = self.r
+        rules = dict(pt['rules'])
+        what = 'pass kind %d (%s)' % (pt['kind'], pt['name'])
+        point = bytearray(pt['point'])
+        p = r.random()
+        if p < 0.2:
+            pass
+        elif p < 0.45:      # rules a host could write: side, fold, split, folds
+            rules['side'] = r.choice([0, 1, 2])
+            rules['folds'] = r.choice([0, 2, 3, 5])
+            rules['fold'] = r.choice([0, 1, 2, 4])
+            rules['all_rows'] = r.choice([0, 1])
+            rules['frac'] = r.choice([0.0, 0.2, 0.5, 1.0])
+            rules['d'] = r.choice([3, 3, 1, 2, 4, 1 << 20])
+            rules['target'] = r.choice([0, 1, 2, 3])
+            what += ', rules %r' % rules
+        elif p < 0.7 and point:   # the point's bytes
+            for _ in range(r.randint(1, 3)):
+                i = r.randrange(len(point))
+                if r.random() < 0.5:
+                    point[i] ^= 1 << r.randrange(8)
+                else:
+                    point[i] = r.choice([0, 1, 0x7f, 0x80, 0xff])
+                what += ', point byte %d changed' % i
+        elif p < 0.8:
+            cut = r.randrange(len(point) + 1)
+            point = point[:cut]
+            what += ', point cut to %d bytes' % cut
+        desc = bytearray(pass_descriptor(pt['kind'], bytes(point), pt['state_bytes'],
+                                         pt['chunk'], rules))
+        if p >= 0.8:        # a header field set to an edge value, the key recomputed
+            off = r.choice(list(PASS_FIELDS))
+            fmt = PASS_FIELDS[off]
+            if fmt == '<d':
+                val = r.choice(DOUBLE_EDGES)
+            else:
+                bits = struct.calcsize(fmt) * 8
+                val = r.choice(INT_EDGES) & ((1 << bits) - 1)
+                if fmt[1].islower() and val >= 1 << (bits - 1):
+                    val -= 1 << bits
+            struct.pack_into(fmt, desc, off, val)
+            what += ', header field at %d set to %r' % (off, val)
+            if r.random() < 0.9:
+                desc = bytearray(rekey(desc))
+        self.note = what
+        return bytes(desc), rules
+
+    def crafted_state(self, pt):
+        """pt's real state with header fields or bytes changed."""
+        r = self.r
+        st = bytearray(pt['state'])
+        what = []
+        for _ in range(r.randint(1, 4)):
+            if r.random() < 0.5:
+                off = r.choice(list(STATE_FIELDS))
+                fmt = STATE_FIELDS[off]
+                bits = struct.calcsize(fmt) * 8
+                val = r.choice(INT_EDGES + [0, 1, 2, 3]) & ((1 << bits) - 1)
+                if fmt[1].islower() and val >= 1 << (bits - 1):
+                    val -= 1 << bits
+                if off + struct.calcsize(fmt) <= len(st):
+                    struct.pack_into(fmt, st, off, val)
+                    what.append('state field at %d set to %r' % (off, val))
+            elif len(st) > 636:
+                i = r.randrange(636, len(st))
+                st[i] = r.randrange(256)
+                what.append('state byte %d set' % i)
+        return bytes(st), ', '.join(what)
+
+    def pass_statement(self):
+        r = self.r
+        if not self.points or r.random() < 0.15:
+            # random bytes, or a header cut short after the magic
+            p = r.random()
+            if p < 0.4:
+                desc = bytes(r.randrange(256) for _ in range(r.choice([0, 1, 4, 40, 91, 92, 200])))
+            else:
+                desc = struct.pack('<I', PASS_MAGIC) + bytes(
+                    r.randrange(256) for _ in range(r.randrange(120)))
+                if r.random() < 0.5:
+                    desc = rekey(desc)
+            target = r.choice([0, 2])
+            sql = 'SELECT length(_kernel_ml_pass(f, t, %s)) FROM %s' % (
+                bytea(desc), self.pass_rows(target, 3))
+            return Stmt('_kernel_ml_pass', sql, True, note='%d random bytes' % len(desc))
+        pt = r.choice(self.points)
+        kind = r.choice(['rows', 'rows', 'rows', 'parallel', 'combine', 'final'])
+        if kind in ('combine', 'final'):
+            # crafted states of the statement's own pass (the same descriptor: its key)
+            st, what = self.crafted_state(pt)
+            self.note = 'pass kind %d (%s), %s' % (pt['kind'], pt['name'], what)
+            inner = '(SELECT _kernel_ml_pass(f, t, %s) AS s FROM %s)' % (
+                bytea(pt['desc']), self.pass_rows(pt['rules']['target'], 3))
+            # the statement's pass state first (its pass rebuilt in this process), then the crafted one
+            src = '(SELECT s FROM %s q0 UNION ALL SELECT %s) q' % (inner, bytea(st))
+            if kind == 'combine':
+                sql = 'SELECT length(km_fuzz_pass_combine(s)) FROM ' + src
+            else:
+                sql = 'SELECT length(_kernel_ml_pass_final(s)) FROM ' + src
+            return Stmt('_kernel_ml_pass(state)', sql, True, note=self.note)
+        desc, rules = self.mutated_descriptor(pt)
+        if kind == 'parallel':
+            if rules['target'] in (1, 2):
+                # the label as its class's value or text, as the host writes it
+                t = 'floor(abs(t))::int % 3' if rules['target'] == 1 else \
+                    "(ARRAY['a','b','c'])[1 + floor(abs(t))::int % 3]"
+                t = ('(%s)::float8' if rules['target'] == 1 else '%s') % t
+                src = '(SELECT f, %s AS t, g FROM km_fuzz_rows) v' % t
+            else:
+                src = 'km_fuzz_rows'
+            sql = 'SELECT length(_kernel_ml_pass(f, t, %s)) FROM %s WHERE g < %d' % (
+                bytea(desc), src, r.choice([1, 10, 40]))
+            return Stmt('_kernel_ml_pass', sql, True, setup=PARALLEL, note=self.note)
+        sql = 'SELECT length(_kernel_ml_pass(f, t, %s)) FROM %s' % (
+            bytea(desc), self.pass_rows(rules['target'], rules['d'] if rules['d'] < 16 else 3))
+        return Stmt('_kernel_ml_pass', sql, True, note=self.note)
+
     def model_name(self):
         return self.r.choice(["'fuzz_a'", "'fuzz_a'", "'fuzz_b'", "'none'", "''",
                               'NULL', "'%s'" % ('x' * 100)])
@@ -448,6 +728,7 @@ class Fuzzer:
         self.passed = 0
         self.conn = None
         self.outcomes = {}      # (fn, 'ok' or SQLSTATE) -> count
+        self.points = []        # real pass points (setup_passes)
 
     def connect(self, wait=30.0):
         deadline = time.time() + wait
@@ -485,8 +766,43 @@ class Fuzzer:
         cur.execute('ANALYZE km_fuzz_rows')
         cur.execute("SELECT * FROM kernel_model_train('fuzz_a', "
                     "'SELECT ARRAY[i::float8] AS f, i * 2.0 AS t FROM generate_series(1, 20) i')")
+        cur.execute('DROP AGGREGATE IF EXISTS km_fuzz_pass_combine(bytea)')
+        cur.execute('CREATE AGGREGATE km_fuzz_pass_combine(bytea) '
+                    '(SFUNC = _kernel_ml_pass_combine, STYPE = bytea)')
+        self.points = self.setup_passes(cur)
         self.conn.autocommit = False
         return models
+
+    def setup_passes(self, cur):
+        """The seeds' points with the state size and chunk their passes have
+        here (read from the error a descriptor without them raises), a
+        descriptor of fixed rules and a real state of it."""
+        points = []
+        for i, (kind, point) in enumerate(read_pass_seeds()):
+            target = 2 if kind in PASS_LABEL_KINDS else 0
+            rules = pass_rules(target)
+            rows = ("(SELECT ARRAY[0.5, -1, 2]::float8[] AS f, %s AS t "
+                    "UNION ALL SELECT ARRAY[1, 0.25, -0.5]::float8[], %s) v" %
+                    (("'a'::text", "'c'::text") if target == 2 else ('1.5::float8', '-2::float8')))
+            try:
+                cur.execute('SELECT _kernel_ml_pass(f, t, %s) FROM %s' % (
+                    bytea(pass_descriptor(kind, point, 0, 0, rules)), rows))
+                continue        # a pass of no state: nothing to learn
+            except psycopg2.Error as e:
+                m = re.search(r'has a state of (\d+) bytes and chunks of (\d+) rows',
+                              e.diag.message_detail or '')
+                if not m:
+                    continue
+                sb, chunk = int(m.group(1)), int(m.group(2))
+            desc = pass_descriptor(kind, point, sb, chunk, rules)
+            try:
+                cur.execute('SELECT _kernel_ml_pass(f, t, %s) FROM %s' % (bytea(desc), rows))
+                state = bytes(cur.fetchone()[0])
+            except psycopg2.Error:
+                continue
+            points.append(dict(kind=kind, point=point, state_bytes=sb, chunk=chunk,
+                               rules=rules, desc=desc, state=state, name='seed %d' % i))
+        return points
 
     def tally(self, stmt, outcome):
         k = (stmt.fn, outcome)
@@ -581,7 +897,7 @@ class Fuzzer:
     def run(self):
         rnd = random.Random(self.args.seed)
         models = self.setup()
-        gen = Gen(rnd, models)
+        gen = Gen(rnd, models, self.points)
         t_end = time.time() + self.args.seconds
         n = 0
         while n < self.args.statements and time.time() < t_end:
@@ -597,6 +913,7 @@ class Fuzzer:
                 "SELECT kernel_model_drop(name) FROM "
                 "(SELECT DISTINCT name FROM kernel_models WHERE name LIKE 'fuzz%') s")
             self.conn.cursor().execute('DROP TABLE IF EXISTS km_fuzz_rows')
+            self.conn.cursor().execute('DROP AGGREGATE IF EXISTS km_fuzz_pass_combine(bytea)')
         except psycopg2.Error:
             pass
         return n
@@ -623,7 +940,8 @@ def main():
     f = Fuzzer(args)
     t0 = time.time()
     n = f.run()
-    print('%d statements in %.0f s (seed %d)' % (n, time.time() - t0, args.seed))
+    print('%d statements in %.0f s (seed %d), %d pass points' % (
+        n, time.time() - t0, args.seed, len(f.points)))
     fns = sorted({fn for fn, _ in f.outcomes})
     for fn in fns:
         print('  %-22s %s' % (fn, ', '.join(

@@ -132,6 +132,10 @@ int			unit_failures = 0;
 	X(test_primal_pass_split_combine) \
 	X(test_primal_pass_first_step) \
 	X(test_primal_pass_block_metrics) \
+	X(test_pass_points_rebuild) \
+	X(test_pass_points_truncated) \
+	X(test_pass_points_bitflips) \
+	X(test_pass_points_tiny_trace) \
 	X(test_accum_gram_pieces) \
 	X(test_svm_breast_cancer) \
 	X(test_svm_wine_ovo) \

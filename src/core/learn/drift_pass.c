@@ -30,10 +30,8 @@ drift_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 	double	   *s = state;
 	km_drift	view = at->basis;
 
-	if ((uint32_t) rows->d != view.d)
-		return km_fail(err, KM_ERR_INVALID, "feature array length does not match the model",
-					   "The rows from %zu have %d features; the drift basis takes %u.",
-					   first + 1, rows->d, (unsigned) view.d);
+	if (km_pass_rows_check(pass, rows, (int) view.d, false, 0, false, first, err) != KM_OK)
+		return err->status;
 	view.n = 0;
 	view.sum = s + 1;
 	view.cross = s + 1 + view.J;

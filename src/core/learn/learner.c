@@ -172,20 +172,28 @@ km_pass_rebuild(uint16_t kind, const void *point, size_t len,
 				const km_train_env *env, km_pass **out, km_error *err)
 {
 	km_point_reader r = {point, len, false};
+	km_status	st;
 
 	*out = NULL;
 	if (kind == KM_PASS_KIND_DRIFT)
-		return km_drift_pass_rebuild(&r, env, out, err);
-	if (kind == KM_PASS_KIND_BASIS || kind == KM_PASS_KIND_SUMS)
-		return km_approx_pass_rebuild(kind, &r, env, out, err);
-	if (kind == KM_PASS_KIND_CG_RHS || kind == KM_PASS_KIND_CG_HV)
-		return km_cg_pass_rebuild(kind, &r, env, out, err);
-	if (km_primal_pass_rebuild(kind, &r, env, out, err) != KM_OK ||
-		(*out == NULL && km_class_pass_rebuild(kind, &r, env, out, err) != KM_OK) ||
-		(*out == NULL && km_rows_pass_rebuild(kind, &r, env, out, err) != KM_OK))
-		return err->status;
-	if (*out != NULL)
+		st = km_drift_pass_rebuild(&r, env, out, err);
+	else if (kind == KM_PASS_KIND_BASIS || kind == KM_PASS_KIND_SUMS)
+		st = km_approx_pass_rebuild(kind, &r, env, out, err);
+	else if (kind == KM_PASS_KIND_CG_RHS || kind == KM_PASS_KIND_CG_HV)
+		st = km_cg_pass_rebuild(kind, &r, env, out, err);
+	else if (km_primal_pass_rebuild(kind, &r, env, out, err) != KM_OK ||
+			 (*out == NULL && km_class_pass_rebuild(kind, &r, env, out, err) != KM_OK) ||
+			 (*out == NULL && km_rows_pass_rebuild(kind, &r, env, out, err) != KM_OK))
+		st = err->status;
+	else if (*out != NULL)
+		st = KM_OK;
+	else
+		st = km_fail(err, KM_ERR_FORMAT, "pass point has an unknown kind",
+					 "Pass kind %u is not one this build runs.", (unsigned) kind);
+	if (st == KM_OK)
 		return KM_OK;
-	return km_fail(err, KM_ERR_FORMAT, "pass point has an unknown kind",
-				   "Pass kind %u is not one this build runs.", (unsigned) kind);
+	/* a basis's or drift reference's version or checksum too: bytes that are not a point */
+	*out = NULL;
+	err->status = KM_ERR_FORMAT;
+	return KM_ERR_FORMAT;
 }

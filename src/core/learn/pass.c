@@ -138,6 +138,30 @@ km_pass_run(const km_host *host, km_pass *pass, void *state, size_t *rows,
 }
 
 km_status
+km_pass_rows_check(const km_pass *pass, const km_block *rows, int d, bool y,
+				   uint32_t k, bool hash, size_t first, km_error *err)
+{
+	if (pass->chunk > 0 && rows->n > pass->chunk)
+		return km_fail(err, KM_ERR_INVALID, "the host handed more rows than a chunk",
+					   "The block of rows from %zu has %zu rows; pass \"%s\" adds %zu at once.",
+					   first + 1, rows->n, pass->what, pass->chunk);
+	if (rows->d != d || rows->X == NULL || (y && rows->y == NULL) ||
+		(k > 0 && rows->cls == NULL) || (hash && rows->hash == NULL))
+		return km_fail(err, KM_ERR_INVALID, "the host handed rows of another shape",
+					   "The block of rows from %zu has %d features%s%s%s; pass \"%s\" reads %d%s%s%s.",
+					   first + 1, rows->d, rows->y ? ", targets" : "",
+					   rows->cls ? ", class ids" : "", rows->hash ? ", hashes" : "",
+					   pass->what, d, y ? ", targets" : "", k > 0 ? ", class ids" : "",
+					   hash ? ", hashes" : "");
+	for (size_t i = 0; k > 0 && i < rows->n; i++)
+		if (rows->cls[i] >= k)
+			return km_fail(err, KM_ERR_INVALID, "the host handed a row of no class",
+						   "Row %zu has class %u of %u.", first + i + 1,
+						   (unsigned) rows->cls[i], (unsigned) k);
+	return KM_OK;
+}
+
+km_status
 km_pass_combine(const km_pass *pass, void *into, const void *from, km_error *err)
 {
 	double	   *a = into;

@@ -149,6 +149,17 @@ km_status	km_pass_run(const km_host *host, km_pass *pass, void *state,
 km_status	km_pass_combine(const km_pass *pass, void *into, const void *from,
 							km_error *err);
 
+/*
+ * Does a block fit a pass's add: at most a chunk of rows (the pass's
+ * buffers hold that many), of d features, and the arrays the add reads (y:
+ * targets; k > 0: class ids, each below k; hash: the row hashes)?  The pass aggregate hands a rebuilt pass blocks whose shape its
+ * descriptor's rules give and whose values a state may carry, untrusted
+ * both (src/pg/pass_desc.c): KM_ERR_INVALID, naming the block's first row.
+ */
+km_status	km_pass_rows_check(const km_pass *pass, const km_block *rows, int d,
+							   bool y, uint32_t k, bool hash, size_t first,
+							   km_error *err);
+
 /* Does the pass keep row i of a block (its side)? */
 static inline bool
 km_pass_keeps(const km_pass *pass, const km_block *rows, size_t i)
