@@ -65,21 +65,28 @@ on() { local n=$1; shift; psql -X -q -h "$dir" -p "${ports[$n]}" -U postgres -d 
 on 0 -c "SELECT citus_set_coordinator_host('127.0.0.1', ${ports[0]})" >/dev/null
 on 0 -c "SELECT citus_add_node('127.0.0.1', ${ports[1]})" -c "SELECT citus_add_node('127.0.0.1', ${ports[2]})" >/dev/null
 
-# CPU seconds of one statement in a worker backend: file holds the statement
+# CPU seconds of one statement in a worker backend: file holds the
+# statement; a short descriptor's intermediate result ($2, full bytes in
+# $3) is made first in the same transaction, as the broadcast does
 cpu_of() {
-	local file=$1
+	local file=$1 name=${2:-} full=${3:-}
 	{
+		if [ -n "$name" ]; then
+			echo "BEGIN;"
+			echo "SELECT pg_catalog.create_intermediate_result('$name', 'SELECT E''\\$(cat "$full")''::pg_catalog.bytea') \\gset"
+		fi
 		echo "SELECT split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)::bigint AS t0 \\gset"
 		echo '\o /dev/null'
 		cat "$file"
 		echo ';'
 		echo '\o'
 		echo "SELECT (split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)::bigint - :t0) / 1e9;"
+		[ -z "$name" ] || echo "COMMIT;"
 	} | on 1 -At
 }
 min() { awk "BEGIN{print ($1 < $2) ? $1 : $2}"; }
 
-printf '%-8s %6s %8s %9s %11s %11s %11s %7s\n' kind m rows "desc kB" "plain us" "citus us" "train4 us" ratio
+printf '%-8s %6s %8s %9s %9s %11s %11s %11s %7s\n' kind m rows "desc kB" "arg B" "plain us" "citus us" "train4 us" ratio
 for m in "${ms[@]}"; do
 	var=KM_BENCH_ROWS_$m
 	case $m in 200) def=200000 ;; 1000) def=40000 ;; *) def=8000 ;; esac
@@ -107,14 +114,26 @@ SQL
 		else
 			opts="{\"method\": \"svr\", \"approximation\": \"rff\", \"components\": $m, \"seed\": 3, \"lambda\": 0.001}"
 		fi
-		on 0 -c "SET citus.log_remote_commands = on" -c "SET citus.coordinator_aggregation_strategy = 'disabled'" \
-			-c "SET client_min_messages = notice" \
-			-c "SELECT version FROM kernel_model_train('${kind}_$m', 'SELECT f, y FROM $t', '$opts')" \
-			>/dev/null 2>"$dir/log"
+		# in one transaction: the training, then the descriptors it sent to
+		# the workers as intermediate results (also kept on this node until
+		# the transaction ends), for the replay
+		on 0 -At >"$dir/out" 2>"$dir/log" <<SQL
+BEGIN;
+SET citus.log_remote_commands = on;
+SET citus.coordinator_aggregation_strategy = 'disabled';
+SET client_min_messages = notice;
+SELECT version FROM kernel_model_train('${kind}_$m', 'SELECT f, y FROM $t', '$opts');
+SET client_min_messages = warning;
+SELECT pg_catalog.format('SELECT %L, pg_catalog.encode(r.d, ''hex'') FROM pg_catalog.read_intermediate_result(%L, ''binary'') r(d bytea)', x.n, x.n)
+FROM pg_ls_dir('base/pgsql_job_cache') j,
+     LATERAL (SELECT pg_catalog.replace(f, '.data', '') n FROM pg_ls_dir('base/pgsql_job_cache/' || j) f) x
+WHERE x.n ~ '^kernel_ml_pass_' \\gexec
+COMMIT;
+SQL
 		# the shard statements of worker 1's shard: nystrom's largest (the
 		# statistics pass), svr's last (a Newton pass)
 		perl -e '
-			my ($kind, $shard, $out) = @ARGV;
+			my ($kind, $shard, $out, $outf) = @ARGV;
 			local $/; my $log = <STDIN>;
 			my @s = grep { /worker_partial_agg\(.public\._kernel_ml_pass/ && /public\.\Q$shard\E\b/ }
 				map { s/^NOTICE:  issuing //r } split /\n(?=NOTICE:)/, $log;
@@ -125,10 +144,21 @@ SQL
 			die "no pass statement of kind $want on $shard\n" unless @s;
 			my $pick = $s[-1];
 			open my $f, ">", $out or die; print $f $pick; close $f;
-			my ($hex) = $pick =~ /\x27(\\x[0-9a-f]+)\x27::bytea/ or die "no descriptor literal\n";
-			open $f, ">", "$out.desc" or die; print $f $hex; close $f;
-		' "$kind" "$shard" "$dir/stmt" <"$dir/log"
-		desc_kb=$(awk '{print (length($0) - 3) / 2 / 1024}' "$dir/stmt.desc")
+			my ($hex) = $pick =~ /\x27\\x([0-9a-f]+)\x27::bytea/ or die "no descriptor literal\n";
+			my $name = "";
+			if (substr($hex, 0, 8) eq "4b4d5052")
+			{
+				# a short descriptor (pass_desc.h PassDescRef): its name, and
+				# the full bytes of the same key from the logged broadcast
+				$name = pack("H*", substr($hex, 56, 128)) =~ s/\0.*//sr;
+				open my $o, "<", $outf or die;
+				my ($full) = <$o> =~ /^\Q$name\E\|([0-9a-f]+)$/m or die "no broadcast of $name\n";
+				$hex = $full;
+			}
+			open $f, ">", "$out.desc" or die; print $f "\\x$hex"; close $f;
+			open $f, ">", "$out.name" or die; print $f $name; close $f;
+		' "$kind" "$shard" "$dir/stmt" "$dir/out" <"$dir/log"
+		desc_kb=$(awk '{print (length($0) - 2) / 2 / 1024}' "$dir/stmt.desc")
 		echo "SELECT public._kernel_ml_pass(f, y, '$(cat "$dir/stmt.desc")'::bytea) FROM public.$shard" >"$dir/plain"
 		if [ $kind = nystrom ]; then
 			# the basis of the same options over the shard, kept in a table
@@ -138,10 +168,11 @@ SQL
 		p=1e99 c=1e99 k=1e99
 		for _ in $(seq "$reps"); do
 			p=$(min "$(cpu_of "$dir/plain")" "$p")
-			c=$(min "$(cpu_of "$dir/stmt")" "$c")
+			c=$(min "$(cpu_of "$dir/stmt" "$(cat "$dir/stmt.name")" "$dir/stmt.desc")" "$c")
 			[ $kind = nystrom ] && k=$(min "$(cpu_of "$dir/train4")" "$k")
 		done
-		printf '%-8s %6d %8d %9.1f %11.2f %11.2f %11s %7.2f\n' "$kind" "$m" "$srows" "$desc_kb" \
+		printf '%-8s %6d %8d %9.1f %9d %11.2f %11.2f %11s %7.2f\n' "$kind" "$m" "$srows" "$desc_kb" \
+			"$(perl -ne 'print((length($1) - 1) / 2) if /\x27\\(x[0-9a-f]+)\x27::bytea/' "$dir/stmt")" \
 			"$(awk "BEGIN{print $p * 1e6 / $srows}")" "$(awk "BEGIN{print $c * 1e6 / $srows}")" \
 			"$([ $kind = nystrom ] && awk "BEGIN{printf \"%.2f\", $k * 1e6 / $srows}" || echo -)" \
 			"$(awk "BEGIN{print $c / $p}")"
