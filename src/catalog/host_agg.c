@@ -135,7 +135,13 @@ agg_broadcast(AggHost *a, bytea *desc)
 	Size		len = VARSIZE(desc) - VARHDRSZ;
 	Oid			types[2] = {TEXTOID, TEXTOID};
 	Datum		values[2];
+	Oid			save_userid;
+	int			save_sec;
+	int			rc;
 
+	/* the statement's text and its text datum: twice the descriptor in hex */
+	(void) km_mem_reserve(CurrentMemoryContext, 4.0 * (double) len + 256.0,
+						  "kernel_model_train", false);
 	snprintf(name, sizeof(name), "kernel_ml_pass_%016llx_%d",
 			 (unsigned long long) ((PassDescHeader *) desc)->key, ++a->broadcasts);
 	initStringInfo(&q);
@@ -147,9 +153,18 @@ agg_broadcast(AggHost *a, bytea *desc)
 	values[0] = CStringGetTextDatum(name);
 	values[1] = CStringGetTextDatum(q.data);
 	pfree(q.data);
-	if (SPI_execute_with_args("SELECT pg_catalog.broadcast_intermediate_result($1, $2), "
-							  "pg_catalog.create_intermediate_result($1, $2)",
-							  2, types, values, NULL, false, 1) != SPI_OK_SELECT)
+	/*
+	 * As the role the pass statement runs as: Citus keeps a transaction's
+	 * intermediate results per role, and the shards read them as that role
+	 * (the model's owner in kernel_model_retrain)
+	 */
+	GetUserIdAndSecContext(&save_userid, &save_sec);
+	SetUserIdAndSecContext(a->cursor->query->run_as, save_sec | SECURITY_RESTRICTED_OPERATION);
+	rc = SPI_execute_with_args("SELECT pg_catalog.broadcast_intermediate_result($1, $2), "
+							   "pg_catalog.create_intermediate_result($1, $2)",
+							   2, types, values, NULL, false, 1);
+	SetUserIdAndSecContext(save_userid, save_sec);
+	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "could not send the pass descriptor to the worker nodes");
 	SPI_freetuptable(SPI_tuptable);
 	pfree(DatumGetPointer(values[1]));

@@ -173,6 +173,26 @@ $coord->psql('postgres', "SELECT _kernel_ml_pass(f, y, '" . short_desc('kernel_m
 like($e, qr/ERROR:  pass descriptor "kernel_ml_pass_nothing" was not found\nDETAIL:  Its intermediate result does not hold one descriptor\./,
 	'a short descriptor naming no intermediate result is refused on the shards');
 
+# kernel_model_retrain by a superuser runs the stored query as the model's
+# owner: the descriptor is sent as that role (Citus keeps intermediate
+# results per role), so the owner's shard statements find it.
+$coord->safe_psql('postgres', q{CREATE ROLE trainer LOGIN; GRANT SELECT ON data, probe TO trainer;});
+($o, $e) = ('', '');
+$coord->psql('postgres', q{SET ROLE trainer;
+SELECT version FROM kernel_model_train('owned_n', 'SELECT f, y FROM data',
+  '{"approximation": "nystrom", "components": 60, "seed": 3, "lambda": 0.01, "deploy": "always"}');
+RESET ROLE;
+SET citus.log_remote_commands = on;
+SET client_min_messages = notice;
+SELECT version FROM kernel_model_retrain('owned_n');
+SELECT max(abs(kernel_predict('owned_n', f) - kernel_predict('local_n', f)))
+       / max(abs(kernel_predict('local_n', f))) < 1e-6 FROM probe;},
+	stdout => \$o, stderr => \$e);
+is($o, "1\n2\nt", 'a nystrom model trained by its owner and retrained by a superuser on the distributed table predicts as the local copy')
+	or diag($e =~ /(ERROR:.*)/s);
+like($e, qr/issuing COPY "?kernel_ml_pass_[0-9a-f]{16}_\d+"? FROM STDIN[^\n]*\nDETAIL:  on server trainer@/,
+	'the retrain sends the descriptor as the model\'s owner');
+
 # Every pass of the learner pushed down (issues 28, 33): a named rff svr, a
 # named nystrom logistic with a k-fold grid and kernel_train_query run each
 # pass as the pass aggregate on the shards (worker_partial_agg of
