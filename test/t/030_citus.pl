@@ -12,6 +12,10 @@
 #   same aggregates over a local copy of the table;
 # - named approximate ridge trains on a distributed table with every pass
 #   pushed down and predicts as the same training on the local copy;
+# - a pass's descriptor over 1 kB reaches the workers once per statement as
+#   an intermediate result, the shard statements carry a short descriptor
+#   (under 1 kB), also in a superuser's retrain of another role's model; a
+#   short descriptor is checked as untrusted input;
 # - a named model scores a distributed table through its bytes
 #   ((SELECT kernel_model_get(name)));
 # - scoring by name (kernel_predict, kernel_predict_class, kernel_predict_proba)
