@@ -6,12 +6,17 @@
 #include <math.h>
 
 #include "catalog/pg_type.h"
+#include "commands/extension.h"
 #include "common/hashfn.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
+#include "utils/guc.h"
 #include "utils/memutils.h"
+#include "utils/plancache.h"
 
 #include "host_agg.h"
 #include "named_common.h"
@@ -46,6 +51,126 @@ take_result(AggHost *a, km_pass *pass, void *state, int64 *rows, km_error *err)
 	return KM_OK;
 }
 
+/*
+ * The relations sql depends on (views expanded), analyzed as the stored
+ * query runs (catalog_query.c's role and search_path, not planned).
+ */
+static List *
+query_relations(const CatalogQuery *q, const char *sql)
+{
+	Oid			save_userid;
+	int			save_sec;
+	int			level;
+	Oid			types[1] = {BYTEAOID};
+	SPIPlanPtr	plan;
+	List	   *rels = NIL;
+	ListCell   *lc;
+
+	GetUserIdAndSecContext(&save_userid, &save_sec);
+	SetUserIdAndSecContext(q->run_as, save_sec | SECURITY_RESTRICTED_OPERATION);
+	level = NewGUCNestLevel();
+	(void) set_config_option("search_path", q->path, PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	plan = SPI_prepare(sql, 1, types);
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+	foreach(lc, SPI_plan_get_plan_sources(plan))
+		rels = list_concat(rels, ((CachedPlanSource *) lfirst(lc))->relationOids);
+	rels = list_copy(rels);
+	SPI_freeplan(plan);
+	AtEOXact_GUC(false, level);
+	SetUserIdAndSecContext(save_userid, save_sec);
+	return rels;
+}
+
+/*
+ * Does the pass statement sql read a Citus table (the citus extension
+ * created, a relation it depends on in pg_dist_partition)?  Asked once per
+ * host: every pass reads the same query.
+ */
+static bool
+agg_citus(AggHost *a, const char *sql)
+{
+	List	   *rels;
+	Datum	   *oids;
+	int			n = 0;
+	ListCell   *lc;
+	Oid			types[1] = {OIDARRAYOID};
+	Datum		values[1];
+	bool		isnull;
+
+	if (a->citus >= 0)
+		return a->citus > 0;
+	a->citus = 0;
+	if (!OidIsValid(get_extension_oid("citus", true)))
+		return false;
+	rels = query_relations(a->cursor->query, sql);
+	if (rels == NIL)
+		return false;
+	oids = palloc(sizeof(Datum) * list_length(rels));
+	foreach(lc, rels)
+		oids[n++] = ObjectIdGetDatum(lfirst_oid(lc));
+	values[0] = PointerGetDatum(construct_array(oids, n, OIDOID, sizeof(Oid), true, TYPALIGN_INT));
+	if (SPI_execute_with_args("SELECT pg_catalog.count(*) OPERATOR(pg_catalog.>) 0 "
+							  "FROM pg_catalog.pg_dist_partition p "
+							  "WHERE p.logicalrelid::pg_catalog.oid OPERATOR(pg_catalog.=) ANY ($1)",
+							  1, types, values, NULL, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not read pg_dist_partition");
+	a->citus = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) ? 1 : 0;
+	SPI_freetuptable(SPI_tuptable);
+	return a->citus > 0;
+}
+
+/*
+ * desc sent to every node once, as a Citus intermediate result of this
+ * transaction (broadcast_intermediate_result to the workers,
+ * create_intermediate_result on this node, for a shard it reaches through
+ * a connection), and its short descriptor, which the shards read it by.
+ */
+static bytea *
+agg_broadcast(AggHost *a, bytea *desc)
+{
+	char		name[KM_PASS_REF_NAME];
+	StringInfoData q;
+	Size		len = VARSIZE(desc) - VARHDRSZ;
+	Oid			types[2] = {TEXTOID, TEXTOID};
+	Datum		values[2];
+	Oid			save_userid;
+	int			save_sec;
+	int			rc;
+
+	/* the statement's text and its text datum: twice the descriptor in hex */
+	(void) km_mem_reserve(CurrentMemoryContext, 4.0 * (double) len + 256.0,
+						  "kernel_model_train", false);
+	snprintf(name, sizeof(name), "kernel_ml_pass_%016llx_%d",
+			 (unsigned long long) ((PassDescHeader *) desc)->key, ++a->broadcasts);
+	initStringInfo(&q);
+	enlargeStringInfo(&q, (int) (2 * len + 64));
+	appendStringInfoString(&q, "SELECT E'\\\\x");
+	q.len += (int) hex_encode(VARDATA(desc), len, q.data + q.len);
+	q.data[q.len] = '\0';
+	appendStringInfoString(&q, "'::pg_catalog.bytea");
+	values[0] = CStringGetTextDatum(name);
+	values[1] = CStringGetTextDatum(q.data);
+	pfree(q.data);
+	/*
+	 * As the role the pass statement runs as: Citus keeps a transaction's
+	 * intermediate results per role, and the shards read them as that role
+	 * (the model's owner in kernel_model_retrain)
+	 */
+	GetUserIdAndSecContext(&save_userid, &save_sec);
+	SetUserIdAndSecContext(a->cursor->query->run_as, save_sec | SECURITY_RESTRICTED_OPERATION);
+	rc = SPI_execute_with_args("SELECT pg_catalog.broadcast_intermediate_result($1, $2), "
+							   "pg_catalog.create_intermediate_result($1, $2)",
+							   2, types, values, NULL, false, 1);
+	SetUserIdAndSecContext(save_userid, save_sec);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "could not send the pass descriptor to the worker nodes");
+	SPI_freetuptable(SPI_tuptable);
+	pfree(DatumGetPointer(values[1]));
+	return pass_desc_ref(desc, name);
+}
+
 static km_status
 agg_run(void *ctx, km_pass *pass, void *state, km_error *err)
 {
@@ -54,6 +179,7 @@ agg_run(void *ctx, km_pass *pass, void *state, km_error *err)
 	MemoryContext tmp;
 	MemoryContext old;
 	bytea	   *desc;
+	char	   *sql;
 	Oid			types[1] = {BYTEAOID};
 	Datum		values[1];
 	int64		rows = 0;
@@ -68,14 +194,22 @@ agg_run(void *ctx, km_pass *pass, void *state, km_error *err)
 								ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(tmp);
 	desc = pass_desc_build(pass, &a->rules);
-	values[0] = PointerGetDatum(desc);
+	sql = psprintf("SELECT %s._kernel_ml_pass(s.f, s.y, $1) FROM %s",
+				   a->schema, h->query->source);
+	/*
+	 * Under Citus a large descriptor goes to the workers once, the shards
+	 * get its short form (not a copy of the point per row); this backend
+	 * runs the live pass either way
+	 */
+	if (VARSIZE(desc) > KM_PASS_REF_MIN_BYTES && (Size) VARSIZE(desc) < MaxAllocSize / 2 - 64 &&
+		agg_citus(a, sql))
+		values[0] = PointerGetDatum(agg_broadcast(a, desc));
+	else
+		values[0] = PointerGetDatum(desc);
 	pass_desc_live_begin(desc, &a->rules, pass, state);
 	PG_TRY();
 	{
-		catalog_query_run(h->query,
-						  psprintf("SELECT %s._kernel_ml_pass(s.f, s.y, $1) FROM %s",
-								   a->schema, h->query->source),
-						  1, types, values);
+		catalog_query_run(h->query, sql, 1, types, values);
 	}
 	PG_FINALLY();
 	{
@@ -106,6 +240,7 @@ agg_host(AggHost *a, CursorHost *h, const char *schema)
 	MemoryContext old = MemoryContextSwitchTo(h->cxt);
 
 	memset(a, 0, sizeof(*a));
+	a->citus = -1;
 	a->cursor = h;
 	a->cursor_host = cursor_host(h);
 	a->schema = schema;

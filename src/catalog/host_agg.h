@@ -7,7 +7,10 @@
  * their states.  The rows, split, folds and labels are the cursor host's
  * (host_cursor.h: its counting scan comes first); a pass that cannot
  * travel (learn/pass.h kind 0: an ordered pass, one over the learner's own
- * arrays) runs on the cursor host, as before.
+ * arrays) runs on the cursor host, as before.  Under Citus a large
+ * descriptor is not the statement's argument (Citus would copy it into a
+ * record for every row): it is broadcast to the workers once, and $1 is
+ * its short form.
  */
 #ifndef KM_HOST_AGG_H
 #define KM_HOST_AGG_H
@@ -23,6 +26,14 @@ typedef struct AggHost
 	PassRules	rules;
 	int			statements;		/* passes run as a statement */
 	int			scans;			/* passes run on the cursor host */
+	/*
+	 * The statement reads a Citus table (-1: not asked yet): a descriptor
+	 * longer than KM_PASS_REF_MIN_BYTES then goes to the worker nodes once
+	 * per statement as an intermediate result, the aggregate gets its
+	 * short form (pass_desc.h PassDescRef)
+	 */
+	int			citus;
+	int			broadcasts;		/* descriptors sent so */
 } AggHost;
 
 /*

@@ -6,7 +6,9 @@
 
 #include <math.h>
 
+#include "catalog/pg_type.h"
 #include "common/hashfn.h"
+#include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -233,11 +235,120 @@ pass_desc_live_end(void)
 	live_run = NULL;
 }
 
-/* Is run the pass of desc (the same bytes)? */
+bytea *
+pass_desc_ref(const bytea *desc, const char *name)
+{
+	const PassDescHeader *h = (const PassDescHeader *) desc;
+	PassDescRef *r = palloc0(sizeof(PassDescRef));
+
+	Assert(strlen(name) < KM_PASS_REF_NAME);
+	SET_VARSIZE(r, sizeof(PassDescRef));
+	r->magic = KM_PASS_REF_MAGIC;
+	r->version = KM_PASS_DESC_VERSION;
+	r->kind = h->kind;
+	r->order = KM_PASS_BYTE_ORDER;
+	r->key = h->key;
+	r->full_len = VARSIZE(desc);
+	strlcpy(r->name, name, KM_PASS_REF_NAME);
+	return (bytea *) r;
+}
+
+/* Is desc a short descriptor (its size and magic; the rest checked by ref_check)? */
+static bool
+is_ref(bytea *desc)
+{
+	return !VARATT_IS_EXTENDED(desc) && VARSIZE(desc) == sizeof(PassDescRef) &&
+		((PassDescRef *) desc)->magic == KM_PASS_REF_MAGIC;
+}
+
+/* A short descriptor as untrusted bytes: version, order, length, name. */
+static const PassDescRef *
+ref_check(bytea *desc)
+{
+	const PassDescRef *r = (const PassDescRef *) desc;
+	size_t		n = strnlen(r->name, KM_PASS_REF_NAME);
+
+	if (r->version != KM_PASS_DESC_VERSION || r->order != KM_PASS_BYTE_ORDER)
+		bad_desc(psprintf("The short descriptor has version %u in byte order %08x; this build reads version %d in %08x.",
+						  (unsigned) r->version, (unsigned) r->order,
+						  KM_PASS_DESC_VERSION, KM_PASS_BYTE_ORDER));
+	if (r->full_len < sizeof(PassDescHeader) || r->full_len > MaxAllocSize)
+		bad_desc(psprintf("The short descriptor names a descriptor of %llu bytes.",
+						  (unsigned long long) r->full_len));
+	if (n == 0 || n == KM_PASS_REF_NAME || strspn(r->name, "abcdefghijklmnopqrstuvwxyz0123456789_") != n)
+		bad_desc("The short descriptor's intermediate result name is empty, unterminated or not of [a-z0-9_].");
+	return r;
+}
+
+/* errcontext of reading a short descriptor's full bytes */
+static void
+ref_context(void *arg)
+{
+	errcontext("reading the pass descriptor of intermediate result \"%s\"",
+			   ((const PassDescRef *) arg)->name);
+}
+
+/*
+ * The full descriptor of a short one, read once from its intermediate
+ * result (Citus's read_intermediate_result, binary) into cxt, checked: a
+ * descriptor of its length whose key, recomputed, is the short one's.
+ */
+static bytea *
+read_ref(const PassDescRef *ref, MemoryContext cxt)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1];
+	ErrorContextCallback ecb;
+	bytea	   *full = NULL;
+	bool		isnull = true;
+	Datum		v = (Datum) 0;
+	int			rc;
+
+	values[0] = CStringGetTextDatum(ref->name);
+	(void) km_mem_reserve(cxt, (double) ref->full_len, "kernel_ml pass", false);
+	ecb.callback = ref_context;
+	ecb.arg = (void *) ref;
+	ecb.previous = error_context_stack;
+	error_context_stack = &ecb;
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	rc = SPI_execute_with_args("SELECT r.d FROM pg_catalog.read_intermediate_result($1, "
+							   "'binary'::pg_catalog.citus_copy_format) AS r(d pg_catalog.bytea)",
+							   1, types, values, NULL, true, 2);
+	if (rc == SPI_OK_SELECT && SPI_processed == 1)
+		v = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (!isnull)
+	{
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+
+		full = (bytea *) PG_DETOAST_DATUM_COPY(v);
+		MemoryContextSwitchTo(old);
+	}
+	SPI_finish();
+	if (full == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("pass descriptor \"%s\" was not found", ref->name),
+				 errdetail("Its intermediate result does not hold one descriptor."),
+				 errhint("Let kernel_model_train or kernel_train_query run the pass aggregate.")));
+	if (VARSIZE(full) != ref->full_len || VARSIZE(full) < sizeof(PassDescHeader) ||
+		((PassDescHeader *) full)->key != ref->key || ((PassDescHeader *) full)->kind != ref->kind)
+		bad_desc(psprintf("Intermediate result \"%s\" holds %zu bytes; its short descriptor names a descriptor of %llu bytes with another key or kind.",
+						  ref->name, (size_t) VARSIZE(full), (unsigned long long) ref->full_len));
+	error_context_stack = ecb.previous;
+	return full;
+}
+
+/* Is run the pass of desc (the same bytes, or a short descriptor of them)? */
 static bool
 run_is(const PassRun *run, bytea *desc)
 {
-	if (run == NULL || VARATT_IS_EXTENDED(desc) || VARSIZE(desc) < sizeof(PassDescHeader))
+	if (run == NULL || VARATT_IS_EXTENDED(desc))
+		return false;
+	if (is_ref(desc))
+		return ((PassDescRef *) desc)->key == run->key &&
+			((PassDescRef *) desc)->full_len == VARSIZE(run->desc);
+	if (VARSIZE(desc) < sizeof(PassDescHeader))
 		return false;
 	if (run->desc == desc)
 		return true;
@@ -284,11 +395,14 @@ pass_desc_run(bytea *desc, MemoryContext parent)
 	km_train_env *env;
 	km_error	err;
 	km_pass    *pass;
+	const PassDescRef *ref = NULL;
 
 	if (run_is(live_run, desc))
 		return live_run;
 	if (run_is(rebuilt_run, desc))
 		return rebuilt_run;
+	if (is_ref(desc))
+		ref = ref_check(desc);
 
 	/*
 	 * One rebuilt pass per process, for the transaction: Citus calls the
@@ -302,10 +416,15 @@ pass_desc_run(bytea *desc, MemoryContext parent)
 	cxt = AllocSetContextCreate(TopTransactionContext, "kernel_ml pass", ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(cxt);
 	run = palloc0(sizeof(PassRun));
-	desc_decode(desc, &run->rules, cxt);
-	h = (PassDescHeader *) desc;
-	run->desc = palloc(VARSIZE(desc));
-	memcpy(run->desc, desc, VARSIZE(desc));
+	if (ref != NULL)
+		run->desc = read_ref(ref, cxt);
+	else
+	{
+		run->desc = palloc(VARSIZE(desc));
+		memcpy(run->desc, desc, VARSIZE(desc));
+	}
+	desc_decode(run->desc, &run->rules, cxt);
+	h = (PassDescHeader *) run->desc;
 	run->key = h->key;
 	run->cxt = cxt;
 	/* the rebuilt job keeps its env: it lives in cxt too */

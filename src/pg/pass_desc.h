@@ -98,6 +98,34 @@ typedef struct PassDescHeader
 	uint64		point_len;		/* bytes of the point after the labels */
 } PassDescHeader;
 
+/*
+ * A short descriptor (issue 33 point 3): where a descriptor would be copied
+ * into every row (Citus packs a pushed-down aggregate's arguments into a
+ * record per row), the host sends the full one to the worker nodes once
+ * per statement as a Citus intermediate result and passes the aggregate
+ * only this: the full descriptor's key and length and the result's name.
+ * A process meeting it reads the full descriptor once
+ * (read_intermediate_result, binary), checks its length and key (the key
+ * recomputed over its bytes) and keeps the pass as for a full one.  As
+ * untrusted as a full one: the name is bounded and of [a-z0-9_] only.
+ */
+#define KM_PASS_REF_MAGIC 0x52504d4bu	/* "KMPR" */
+#define KM_PASS_REF_NAME 64
+/* a descriptor longer than this goes by intermediate result under Citus */
+#define KM_PASS_REF_MIN_BYTES 1024
+
+typedef struct PassDescRef
+{
+	int32		vl_len_;
+	uint32		magic;
+	uint16		version;
+	uint16		kind;
+	uint32		order;
+	uint64		key;			/* the full descriptor's */
+	uint64		full_len;		/* its bytes, VARSIZE */
+	char		name[KM_PASS_REF_NAME]; /* the intermediate result's, NUL-terminated */
+} PassDescRef;
+
 /* A state's header (then the pass state, then the buffer), MAXALIGNed parts. */
 typedef struct PassStateHeader
 {
@@ -147,9 +175,17 @@ extern void pass_desc_live_begin(bytea *desc, const PassRules *rules, km_pass *p
 extern void pass_desc_live_end(void);
 
 /*
- * The pass of a descriptor in this process: the live one, the one rebuilt
- * already, or rebuilt now (in a context under parent); an invalid
- * descriptor or point is an error (22P03 / 22023).
+ * The short descriptor of desc whose full bytes are the intermediate
+ * result name (of at most KM_PASS_REF_NAME - 1 characters of [a-z0-9_]),
+ * in CurrentMemoryContext.
+ */
+extern bytea *pass_desc_ref(const bytea *desc, const char *name);
+
+/*
+ * The pass of a descriptor (full or short) in this process: the live one,
+ * the one rebuilt already, or rebuilt now (in a context under parent; a
+ * short descriptor's full bytes read once from its intermediate result);
+ * an invalid descriptor or point is an error (22P03 / 22023).
  */
 extern PassRun *pass_desc_run(bytea *desc, MemoryContext parent);
 

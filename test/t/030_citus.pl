@@ -12,6 +12,10 @@
 #   same aggregates over a local copy of the table;
 # - named approximate ridge trains on a distributed table with every pass
 #   pushed down and predicts as the same training on the local copy;
+# - a pass's descriptor over 1 kB reaches the workers once per statement as
+#   an intermediate result, the shard statements carry a short descriptor
+#   (under 1 kB), also in a superuser's retrain of another role's model; a
+#   short descriptor is checked as untrusted input;
 # - a named model scores a distributed table through its bytes
 #   ((SELECT kernel_model_get(name)));
 # - scoring by name (kernel_predict, kernel_predict_class, kernel_predict_proba)
@@ -143,6 +147,56 @@ cmp_ok($out, '<', 1e-6, 'named nystrom ridge on a distributed table predicts as 
 ok(!gathers_rows($err), 'named nystrom ridge: no pass ships rows to the coordinator')
 	or diag(join("\n", grep { /SELECT/ } split /\n/, $err));
 
+# The pass's point is not a per-row argument (issue 33 point 3): a
+# descriptor over 1 kB (nystrom's statistics pass carries the basis) goes to
+# the workers once per statement as an intermediate result, and the shard
+# statements carry only its short form (Citus copies the aggregate's
+# arguments into a record for every row).
+my @pass_stmts = grep { /issuing SELECT pg_catalog\.worker_partial_agg\('public\._kernel_ml_pass/ } split /\n/, $err;
+cmp_ok(scalar @pass_stmts, '>=', 8, 'named nystrom ridge: its passes run as the pass aggregate on the 4 shards');
+my @long = grep { length($_) >= 1024 } @pass_stmts;
+is(scalar @long, 0, 'named nystrom ridge: no shard statement carries the full descriptor (each under 1 kB)')
+	or diag(substr($long[0], 0, 300) . '... (' . length($long[0]) . ' characters)');
+like($err, qr/issuing COPY "?kernel_ml_pass_[0-9a-f]{16}_\d+"? FROM STDIN/,
+	'named nystrom ridge: the statistics pass\'s descriptor is sent to the workers once, as an intermediate result');
+
+# A short descriptor is untrusted input, as a full one: its name is checked,
+# and one that names no intermediate result of the transaction is refused.
+sub short_desc
+{
+	my ($name, $key) = @_;
+	return '\x' . unpack('H*', pack('L< S< S< L< Q< Q< a64', 0x52504d4b, 1, 2, 0x01020304, $key, 2000, $name));
+}
+my ($o, $e) = ('', '');
+$coord->psql('postgres', "SELECT _kernel_ml_pass(f, y, '" . short_desc('../x', 1) . "'::bytea) FROM local_data",
+	stdout => \$o, stderr => \$e);
+like($e, qr/ERROR:  invalid pass descriptor\nDETAIL:  The short descriptor's intermediate result name is empty, unterminated or not of \[a-z0-9_\]/,
+	'a short descriptor with a name not of [a-z0-9_] is refused');
+$coord->psql('postgres', "SELECT _kernel_ml_pass(f, y, '" . short_desc('kernel_ml_pass_nothing', 7) . "'::bytea) FROM data",
+	stdout => \$o, stderr => \$e);
+like($e, qr/ERROR:  pass descriptor "kernel_ml_pass_nothing" was not found\nDETAIL:  Its intermediate result does not hold one descriptor\./,
+	'a short descriptor naming no intermediate result is refused on the shards');
+
+# kernel_model_retrain by a superuser runs the stored query as the model's
+# owner: the descriptor is sent as that role (Citus keeps intermediate
+# results per role), so the owner's shard statements find it.
+$coord->safe_psql('postgres', q{CREATE ROLE trainer LOGIN; GRANT SELECT ON data, probe TO trainer;});
+($o, $e) = ('', '');
+$coord->psql('postgres', q{SET ROLE trainer;
+SELECT version FROM kernel_model_train('owned_n', 'SELECT f, y FROM data',
+  '{"approximation": "nystrom", "components": 60, "seed": 3, "lambda": 0.01, "deploy": "always"}');
+RESET ROLE;
+SET citus.log_remote_commands = on;
+SET client_min_messages = notice;
+SELECT version FROM kernel_model_retrain('owned_n');
+SELECT max(abs(kernel_predict('owned_n', f) - kernel_predict('local_n', f)))
+       / max(abs(kernel_predict('local_n', f))) < 1e-6 FROM probe;},
+	stdout => \$o, stderr => \$e);
+is($o, "1\n2\nt", 'a nystrom model trained by its owner and retrained by a superuser on the distributed table predicts as the local copy')
+	or diag($e =~ /(ERROR:.*)/s);
+like($e, qr/issuing COPY "?kernel_ml_pass_[0-9a-f]{16}_\d+"? FROM STDIN[^\n]*\nDETAIL:  on server trainer@/,
+	'the retrain sends the descriptor as the model\'s owner');
+
 # Every pass of the learner pushed down (issues 28, 33): a named rff svr, a
 # named nystrom logistic with a k-fold grid and kernel_train_query run each
 # pass as the pass aggregate on the shards (worker_partial_agg of
@@ -269,7 +323,7 @@ $dv->quit;
 
 # Privileges: a role that may not read the model is refused as on one node.
 $coord->safe_psql('postgres', q{CREATE ROLE reader LOGIN; GRANT SELECT ON data, local_scores TO reader;});
-my ($o, $e) = ('', '');
+($o, $e) = ('', '');
 $coord->psql('postgres', q{SET ROLE reader; SELECT count(kernel_predict('dist_n', f)) FROM data},
 	stdout => \$o, stderr => \$e);
 like($e, qr/ERROR:  permission denied for model "dist_n"/,
