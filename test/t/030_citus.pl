@@ -229,6 +229,28 @@ ok(!grep({ !/^.*issuing SELECT f, CASE WHEN .* FROM public\.data_\d+ data WHERE 
 	'named nystrom logistic: the only statements returning rows are its scoring scan (one per shard)')
 	or diag(join("\n", @gathers));
 
+# named rff ridge and an svm with a grid: the same on the shards as locally
+($out, $err) = distributed(q{
+SELECT version FROM kernel_model_train('dist_rr', 'SELECT f, y FROM data',
+  '{"approximation": "rff", "components": 60, "seed": 3, "lambda": 0.01, "deploy": "always"}');
+SELECT version FROM kernel_model_train('local_rr', 'SELECT f, y FROM local_data',
+  '{"approximation": "rff", "components": 60, "seed": 3, "lambda": 0.01, "deploy": "always"}');
+SELECT max(abs(kernel_predict('dist_rr', f) - kernel_predict('local_rr', f)))
+       <= 1e-10 * max(abs(kernel_predict('local_rr', f))) FROM probe;});
+like($out, qr/^1\n1\nt$/, 'named rff ridge on a distributed table equals the local copy within 1e-10 of the scale');
+ok(!gathers_rows($err), 'named rff ridge: no statement returns a shard\'s rows')
+	or diag(join("\n", grep { /issuing SELECT/ && !/worker_partial_agg/ } split /\n/, $err));
+($out, $err) = distributed(q{
+SELECT version FROM kernel_model_train('dist_svm', 'SELECT f, CASE WHEN y > 0 THEN ''a'' ELSE ''b'' END FROM data',
+  '{"method": "svm", "approximation": "rff", "components": 40, "seed": 3, "lambda": [0.001, 0.01], "cv": 3, "deploy": "always"}');
+SELECT version FROM kernel_model_train('local_svm', 'SELECT f, CASE WHEN y > 0 THEN ''a'' ELSE ''b'' END FROM local_data',
+  '{"method": "svm", "approximation": "rff", "components": 40, "seed": 3, "lambda": [0.001, 0.01], "cv": 3, "deploy": "always"}');
+SELECT count(*) FILTER (WHERE kernel_predict_class('dist_svm', f) IS DISTINCT FROM kernel_predict_class('local_svm', f)) FROM probe;});
+like($out, qr/^1\n1\n0$/, 'named rff svm (k-fold grid) on a distributed table classifies the probe rows as the local copy');
+@gathers = grep { gathers_rows($_) } split /\n/, $err;
+ok(!grep({ !/^.*issuing SELECT f, CASE WHEN .* FROM public\.data_\d+ data WHERE true\s*$/ } @gathers),
+	'named rff svm: the only statements returning rows are its scoring scan');
+
 ($out, $err) = distributed(q{
 SELECT max(abs(kernel_predict(kernel_train_query('SELECT f, y FROM data', '{"approximation": "nystrom", "components": 60, "seed": 3, "lambda": 0.01}'), f)
              - kernel_predict((SELECT kernel_train(f, y, '{"approximation": "nystrom", "components": 60, "seed": 3, "lambda": 0.01}') FROM local_data), f)))
