@@ -22,6 +22,10 @@
 #                            and the arithmetic limit
 #   test/bench/drift.py      (if present) kernel_model_drift at 1M rows a side; the test's
 #                            size and power (NumPy, 200 seeds of 100k rows)
+#   test/bench/kpca_bench.py (if present) kernel_fit "pca" (nystrom m = 1000 and exact) vs
+#                            scikit-learn's Nystroem + PCA and KernelPCA: time, peak memory
+#   test/bench/gp_std_bench.py  (if present) kernel_predict_std rows/s vs the dtrsv/dtrsm
+#                            limit and GaussianProcessRegressor.predict(return_std=True)
 # Each prints its own table; everything printed is also saved to
 # test/bench/results-latest.txt.
 #
@@ -60,7 +64,7 @@ out=test/bench/results-latest.txt
 inner='set -u
 rc=0
 /usr/bin/python3 test/bench/core.py || rc=1
-for s in selection by_name group_scoring approx_accuracy centres approx classify approx_classify defaults_datasets matrix_scoring drift; do
+for s in selection by_name group_scoring approx_accuracy centres approx classify approx_classify defaults_datasets matrix_scoring drift kpca_bench gp_std_bench; do
 	if [ -f "test/bench/$s.py" ]; then
 		echo
 		/usr/bin/python3 "test/bench/$s.py" || rc=1
