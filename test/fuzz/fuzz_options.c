@@ -123,11 +123,16 @@ jsonb_key_order(const void *a, const void *b)
 }
 
 static void
-check(bool ok)
+check_at(bool ok, int line)
 {
 	if (!ok)
+	{
+		fprintf(stderr, "fuzz_options.c:%d: check failed\n", line);
 		abort();
+	}
 }
+
+#define check(ok) check_at((ok), __LINE__)
 
 static void
 check_grid(const km_grid *g, bool strict)
@@ -153,7 +158,8 @@ check_accepted(km_options *o)
 		   !km_task_lookup(km_method_task(f->method))->target));
 	check(isfinite(f->lambda) && f->lambda >= 0);
 	check(isfinite(f->learning_rate) && f->learning_rate >= 0);
-	check(f->max_iter >= 1);
+	/* one-class's 0: libsvm's own limit */
+	check(f->max_iter >= 1 || (f->max_iter == 0 && !km_task_lookup(km_method_task(f->method))->target));
 	check(isfinite(f->tol) && f->tol >= 0);
 	check_grid(&o->gammas, true);
 	check_grid(&o->lambdas, false);
@@ -183,11 +189,13 @@ check_accepted(km_options *o)
 	for (int d = 1; d <= 100000; d *= 100)
 	{
 		km_options	r = *o;
+		/* a method without a target (kernel_fit's) takes no lambda */
+		bool		target = km_task_lookup(km_method_task(f->method))->target;
 
 		km_options_resolve(&r, d);
-		check(r.gammas.n >= 1 && r.lambdas.n >= 1);
+		check(r.gammas.n >= 1 && (!target || r.lambdas.n >= 1));
 		check(isfinite(r.fit.kernel.gamma) && r.fit.kernel.gamma > 0);
-		check(r.fit.lambda == r.lambdas.v[0] || r.lambdas.n > 1);
+		check(!target || r.fit.lambda == r.lambdas.v[0] || r.lambdas.n > 1);
 	}
 }
 
