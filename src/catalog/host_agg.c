@@ -42,7 +42,13 @@ take_result(AggHost *a, km_pass *pass, void *state, int64 *rows, km_error *err)
 	*rows = st->rows;
 	if (st->err.status != KM_OK)
 	{
+		/* its texts as written by km_fail, terminated whatever the bytes after them */
 		*err = st->err;
+		err->message[sizeof(err->message) - 1] = '\0';
+		err->detail[sizeof(err->detail) - 1] = '\0';
+		err->hint[sizeof(err->hint) - 1] = '\0';
+		if (err->status < KM_ERR_INVALID || err->status > KM_ERR_INACCURATE)
+			err->status = KM_ERR_INVALID;
 		return err->status;
 	}
 	/* an external state added into the learner's state in place */

@@ -624,6 +624,9 @@ pass_state_row(PassRun *run, PassStateHeader *st, ArrayType *f, Datum y, bool yn
 
 	if (f == NULL || ynull || st->err.status != KM_OK)
 		return;
+	/* a full buffer (a state handed in whole) is added before a row goes in */
+	if (st->nbuf >= st->cap)
+		pass_state_flush(run, st, st);
 	len = km_array_length(f, "a row of the pass");
 	if (len != d)
 		ereport(ERROR,
