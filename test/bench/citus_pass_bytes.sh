@@ -9,7 +9,7 @@
 # replayed there as SELECT octet_length(w::text) FROM (<statement>) q(w): the
 # partial state as Citus ships it (worker_partial_agg returns the state's text
 # output, a cstring: '\x' and two hex digits a byte).  Bytes per pass = that
-# x S.  Combine: the largest pass's shipped text, S copies in a coordinator
+# x S.  Combine: the largest (and the last) pass's shipped text, S copies in a coordinator
 # table, folded by Citus's own coord_combine_agg (hex parse, combine, final).
 # Wall: the whole kernel_model_train on the distributed table, and on a local
 # copy of the same rows with 2 parallel workers.
@@ -170,26 +170,34 @@ SQL
 				passes=$((passes + 1)); all=$((all + $1))
 				if [ "$1" -gt "$big" ]; then big=$1 bigi=$p; fi
 			done
-			# the largest pass's shipped state, S copies on the coordinator,
-			# folded by coord_combine_agg; best of 3
-			on 0 -c "DROP TABLE IF EXISTS states; CREATE TABLE states (w text)" \
-				-c "COPY states FROM '$bigi.state'" \
-				-c "INSERT INTO states SELECT w FROM states, generate_series(2, $s)"
-			comb=1e99
-			for _ in 1 2 3; do
-				# in one transaction: the pass rebuilt in this process from its
-				# descriptor (one row through the aggregate), then the fold
-				c=$(on 0 -At <<SQL
+			# the shipped state of the largest pass and of the last one, S
+			# copies in a coordinator table, folded by coord_combine_agg;
+			# best of 3
+			last=$(ls "$dir"/p.[0-9][0-9][0-9][0-9] | tail -1)
+			combine() {
+				on 0 -c "DROP TABLE IF EXISTS states; CREATE TABLE states (w text)" \
+					-c "COPY states FROM '$1.state'" \
+					-c "INSERT INTO states SELECT w FROM states, generate_series(2, $s)" 2>/dev/null
+				local best=1e99 c
+				for _ in 1 2 3; do
+					# in one transaction: the pass rebuilt in this process from
+					# its descriptor (one row through the aggregate), then the fold
+					c=$(on 0 -At <<SQL
 BEGIN;
-SELECT octet_length(public._kernel_ml_pass(f, y, '$(cat "$bigi.desc")'::bytea)) FROM (SELECT f, y FROM loc LIMIT 1) s \\gset
+SELECT octet_length(public._kernel_ml_pass(f, y, '$(cat "$1.desc")'::bytea)) FROM (SELECT f, y FROM loc LIMIT 1) s \\gset
 SELECT extract(epoch from clock_timestamp()) AS w0 \\gset
 SELECT octet_length(coord_combine_agg('public._kernel_ml_pass(float8[],float8,bytea)'::regprocedure::oid, w::cstring, NULL::bytea)) FROM states \\gset
 SELECT round((extract(epoch from clock_timestamp()) - :w0)::numeric * 1000, 1);
 COMMIT;
 SQL
 )
-				comb=$(awk "BEGIN{print ($c < $comb) ? $c : $comb}")
-			done
+					best=$(awk "BEGIN{print ($c < $best) ? $c : $best}")
+				done
+				echo "$best"
+			}
+			comb=$(combine "$bigi")
+			lastcomb=$(combine "$last")
+			[ -z "${KM_BENCH_SHOW:-}" ] || echo "last pass: $(cut -d' ' -f1 "$last.res") B/shard shipped, combine of $s: $lastcomb ms, coordinator $(cat "$last.coord") ms, shard $(cut -d' ' -f2 "$last.res") ms" >&2
 			bigsh=$(cut -d' ' -f2 "$bigi.res")
 			printf '%-6s %-6s %6s %8d %6d %7s %12d %12d %10.1f %10s %10s %9s %9s\n' "$m" "$solver" "$s" "$rows" "$passes" \
 				"$(basename "$bigi" | sed 's/p\.0*//;s/^$/0/')" "$big" "$((big * s))" "$(awk "BEGIN{print $all * $s / 1e6}")" \
