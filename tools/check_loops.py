@@ -30,6 +30,9 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from csource import blank, sources  # noqa: E402
+
 # -- allow-lists ------------------------------------------------------------
 LEARN = r"src/core/learn/[^/]+\.c"
 ROADS = r"src/core/pipeline[a-z_]*\.c"   # km_train's roads: the learner's compositions today
@@ -74,35 +77,6 @@ ROW_SITE = re.compile(r"SPI_cursor_fetch\s*\(|\bcatalog_query_scan\s*\(|\bpass_r
                       r"|\b(?:for\s*\([^;{]*;|while\s*\()[^;{]*\bSPI_processed\b")
 
 
-def blank(text):
-    """Comments and string / char literals replaced by spaces (newlines kept)."""
-    out = []
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            j = n if j < 0 else j + 2
-            out.append(re.sub(r"[^\n]", " ", text[i:j]))
-            i = j
-        elif text.startswith("//", i):
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-            out.append(" " * (j - i))
-            i = j
-        elif c in "\"'":
-            j = i + 1
-            while j < n and text[j] != c and text[j] != "\n":
-                j += 2 if text[j] == "\\" else 1
-            j = min(j + 1, n)
-            out.append(c + re.sub(r"[^\n]", " ", text[i + 1:j - 1]) + c if j - i >= 2 else text[i:j])
-            i = j
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
-
-
 DECL_PREFIX = re.compile(r"\s*(?:(?:extern|static|const|struct|unsigned|signed)\s+)*"
                          r"[A-Za-z_]\w*[\s\*]+$")
 
@@ -116,15 +90,6 @@ def is_call(line, col):
     if m and prefix.split()[-1].rstrip("*") not in ("return", "else", "do", "case"):
         return False
     return True
-
-
-def sources(root):
-    files = []
-    for d, _, names in os.walk(os.path.join(root, "src")):
-        for f in names:
-            if f.endswith((".c", ".h")):
-                files.append(os.path.relpath(os.path.join(d, f), root))
-    return sorted(files)
 
 
 def main():

@@ -402,6 +402,39 @@ catalog_query_run(const CatalogQuery *q, const char *sql, int nargs,
 	return rc;
 }
 
+List *
+catalog_query_relations(const CatalogQuery *q, const char *sql, int nargs, Oid *argtypes)
+{
+	QueryRun	qr;
+	SPIPlanPtr	plan;
+	List	   *rels = NIL;
+	ListCell   *lc;
+
+	query_enter(q->run_as, q->path, &qr);
+	plan = SPI_prepare(sql, nargs, argtypes);
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+	foreach(lc, SPI_plan_get_plan_sources(plan))
+		rels = list_concat(rels, ((CachedPlanSource *) lfirst(lc))->relationOids);
+	rels = list_copy(rels);
+	SPI_freeplan(plan);
+	query_leave(&qr);
+	return rels;
+}
+
+int
+catalog_query_call(const CatalogQuery *q, const char *sql, int nargs,
+				   Oid *argtypes, Datum *values)
+{
+	QueryRun	qr;
+	int			rc;
+
+	query_enter(q->run_as, q->path, &qr);
+	rc = SPI_execute_with_args(sql, nargs, argtypes, values, NULL, false, 1);
+	query_leave(&qr);
+	return rc;
+}
+
 void
 catalog_query_scan(const CatalogQuery *q, const char *sql, int nargs,
 				   Oid *argtypes, Datum *values, long fetch,

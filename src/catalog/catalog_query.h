@@ -83,6 +83,21 @@ int			catalog_query_run(const CatalogQuery *q, const char *sql, int nargs,
  * whole scan).  Its memory is one batch, whatever the rows: the caller
  * sizes fetch by the bytes of a row.  Not parallel.
  */
+/*
+ * The relations sql depends on (views expanded), analyzed (not planned)
+ * as the query runs: its role, security-restricted, its search_path.
+ */
+List	   *catalog_query_relations(const CatalogQuery *q, const char *sql, int nargs,
+									Oid *argtypes);
+
+/*
+ * One statement that may change state outside the tables (Citus's
+ * intermediate results), run as the query runs (its role,
+ * security-restricted, its search_path): the SPI result code.
+ */
+int			catalog_query_call(const CatalogQuery *q, const char *sql, int nargs,
+							   Oid *argtypes, Datum *values);
+
 typedef void (*CatalogBatchFn) (void *arg, SPITupleTable *tuptable, uint64 n);
 
 void		catalog_query_scan(const CatalogQuery *q, const char *sql, int nargs,

@@ -14,9 +14,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
-#include "utils/guc.h"
 #include "utils/memutils.h"
-#include "utils/plancache.h"
 
 #include "host_agg.h"
 #include "named_common.h"
@@ -58,38 +56,6 @@ take_result(AggHost *a, km_pass *pass, void *state, int64 *rows, km_error *err)
 }
 
 /*
- * The relations sql depends on (views expanded), analyzed as the stored
- * query runs (catalog_query.c's role and search_path, not planned).
- */
-static List *
-query_relations(const CatalogQuery *q, const char *sql)
-{
-	Oid			save_userid;
-	int			save_sec;
-	int			level;
-	Oid			types[1] = {BYTEAOID};
-	SPIPlanPtr	plan;
-	List	   *rels = NIL;
-	ListCell   *lc;
-
-	GetUserIdAndSecContext(&save_userid, &save_sec);
-	SetUserIdAndSecContext(q->run_as, save_sec | SECURITY_RESTRICTED_OPERATION);
-	level = NewGUCNestLevel();
-	(void) set_config_option("search_path", q->path, PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
-	plan = SPI_prepare(sql, 1, types);
-	if (plan == NULL)
-		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
-	foreach(lc, SPI_plan_get_plan_sources(plan))
-		rels = list_concat(rels, ((CachedPlanSource *) lfirst(lc))->relationOids);
-	rels = list_copy(rels);
-	SPI_freeplan(plan);
-	AtEOXact_GUC(false, level);
-	SetUserIdAndSecContext(save_userid, save_sec);
-	return rels;
-}
-
-/*
  * Does the pass statement sql read a Citus table (the citus extension
  * created, a relation it depends on in pg_dist_partition)?  Asked once per
  * host: every pass reads the same query.
@@ -110,7 +76,7 @@ agg_citus(AggHost *a, const char *sql)
 	a->citus = 0;
 	if (!OidIsValid(get_extension_oid("citus", true)))
 		return false;
-	rels = query_relations(a->cursor->query, sql);
+	rels = catalog_query_relations(a->cursor->query, sql, 1, (Oid[]) {BYTEAOID});
 	if (rels == NIL)
 		return false;
 	oids = palloc(sizeof(Datum) * list_length(rels));
@@ -141,8 +107,6 @@ agg_broadcast(AggHost *a, bytea *desc)
 	Size		len = VARSIZE(desc) - VARHDRSZ;
 	Oid			types[2] = {TEXTOID, TEXTOID};
 	Datum		values[2];
-	Oid			save_userid;
-	int			save_sec;
 	int			rc;
 
 	/* the statement's text and its text datum: twice the descriptor in hex */
@@ -164,12 +128,10 @@ agg_broadcast(AggHost *a, bytea *desc)
 	 * intermediate results per role, and the shards read them as that role
 	 * (the model's owner in kernel_model_retrain)
 	 */
-	GetUserIdAndSecContext(&save_userid, &save_sec);
-	SetUserIdAndSecContext(a->cursor->query->run_as, save_sec | SECURITY_RESTRICTED_OPERATION);
-	rc = SPI_execute_with_args("SELECT pg_catalog.broadcast_intermediate_result($1, $2), "
-							   "pg_catalog.create_intermediate_result($1, $2)",
-							   2, types, values, NULL, false, 1);
-	SetUserIdAndSecContext(save_userid, save_sec);
+	rc = catalog_query_call(a->cursor->query,
+							"SELECT pg_catalog.broadcast_intermediate_result($1, $2), "
+							"pg_catalog.create_intermediate_result($1, $2)",
+							2, types, values);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "could not send the pass descriptor to the worker nodes");
 	SPI_freetuptable(SPI_tuptable);

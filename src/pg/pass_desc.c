@@ -385,7 +385,7 @@ rebuilt_release(void *ctx, void *p)
 }
 
 PassRun *
-pass_desc_run(bytea *desc, MemoryContext parent)
+pass_desc_run(bytea *desc)
 {
 	MemoryContext cxt;
 	MemoryContext old;
@@ -412,7 +412,6 @@ pass_desc_run(bytea *desc, MemoryContext parent)
 	 */
 	if (rebuilt_run != NULL)
 		MemoryContextDelete(rebuilt_run->cxt);
-	(void) parent;
 	cxt = AllocSetContextCreate(TopTransactionContext, "kernel_ml pass", ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(cxt);
 	run = palloc0(sizeof(PassRun));

@@ -183,11 +183,11 @@ extern bytea *pass_desc_ref(const bytea *desc, const char *name);
 
 /*
  * The pass of a descriptor (full or short) in this process: the live one,
- * the one rebuilt already, or rebuilt now (in a context under parent; a
+ * the one rebuilt already, or rebuilt now (in TopTransactionContext; a
  * short descriptor's full bytes read once from its intermediate result);
  * an invalid descriptor or point is an error (22P03 / 22023).
  */
-extern PassRun *pass_desc_run(bytea *desc, MemoryContext parent);
+extern PassRun *pass_desc_run(bytea *desc);
 
 /* The pass a state's key names in this process, or an error. */
 extern PassRun *pass_desc_run_of_key(uint64 key);

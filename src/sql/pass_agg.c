@@ -105,7 +105,7 @@ kernel_pass_sfunc(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("pass descriptor must not be null"),
 				 errhint("Let kernel_model_train or kernel_train_query run the pass aggregate.")));
-	run = pass_desc_run(PG_GETARG_BYTEA_P(3), fcinfo->flinfo->fn_mcxt);
+	run = pass_desc_run(PG_GETARG_BYTEA_P(3));
 	st = PG_ARGISNULL(0) ? new_state(run, aggcxt) :
 		pass_state_check(PG_GETARG_BYTEA_P(0), run);
 	if (!PG_ARGISNULL(1))
