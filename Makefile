@@ -4,20 +4,14 @@ EXTVERSION = $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(EXTENSION).
 
 MODULE_big = kernel_ml
 # The numerical core (src/core) includes no PostgreSQL header; the glue does.
-# Training methods: every file in src/core/methods/ (each defines the ops
-# of one line of src/core/methods.def).
-KM_METHOD_OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/core/methods/*.c)))
-# The learner and the passes it asks of a host (issue 28): every file in src/core/learn/.
-KM_LEARN_OBJS = $(patsubst %.c,%.o,$(sort $(wildcard src/core/learn/*.c)))
-CORE_OBJS = $(addprefix src/core/,core.o approx.o kernels.o kernel_maps.o eigen.o solve.o select.o \
-	model.o methods.o options_core.o options_check.o options_suggest.o metrics.o accum.o \
-	logistic.o sgd.o primal.o svm.o svm_prob.o score.o basis.o classify.o progress.o \
-	crc32c.o classify_fit.o fit.o diagnostics.o model_v1.o model_fields.o model_approx.o grid.o \
-	model_format.o primal_pass.o repr.o task.o pipeline.o pipeline_approx.o pipeline_primal.o pipeline_approx_cg.o pipeline_approx_classify.o pipeline_class_fill.o centres.o pipeline_centres.o gp.o drift.o pipeline_rows.o) $(KM_METHOD_OBJS) $(KM_LEARN_OBJS)
-# the sections the task and representation tables declare (model_section.h)
-CORE_OBJS += src/core/model_sections_task.o src/core/model_sections_repr.o \
-	src/core/model_sections_encoder.o src/core/encoder.o src/core/model_sections_gp.o \
-	src/core/model_sections_pca.o
+# Its files sit in one folder per layer, from the bottom: base (errors,
+# metrics, linear algebra, grids), kernels, repr (exact / nystrom / rff),
+# tasks, methods (one file per method beside the registry and the solvers
+# they share), fit, model (the bytea format, scoring), learn (the learner,
+# its passes and the roads it composes).  tools/include_graph.py holds each
+# folder to the ones below it.  Every .c file of a layer folder is core.
+KM_CORE_LAYERS = base kernels repr tasks methods fit model learn
+CORE_OBJS = $(patsubst %.c,%.o,$(sort $(foreach l,$(KM_CORE_LAYERS),$(wildcard src/core/$(l)/*.c))))
 GLUE_OBJS = $(addprefix src/pg/,kernel_ml.o pgutil.o json.o options.o split.o \
 	rowset.o accum_state.o progress.o model_bytea.o train_rows.o host_memory.o table_columns.o) \
 	$(addprefix src/sql/,train.o predict.o matrix.o export.o approx.o approx_basis.o call_cache.o classify.o) \
@@ -40,7 +34,10 @@ KM_VERSION_DEFS = -DKM_VERSION_STRING=\"$(EXTVERSION)\"
 # PostgreSQL services (errors, arrays, memory, options, JSON, aggregate
 # states); src/sql: the SQL-callable functions; src/catalog: named models.
 KM_SRC_DIRS = src/core src/pg src/sql src/catalog
-PG_CPPFLAGS = $(addprefix -I,$(KM_SRC_DIRS)) $(KM_VERSION_DEFS)
+# a core file includes another layer's header by its name (kernels.h), or by
+# its folder (learn/pass.h)
+KM_CORE_INC = -Isrc/core $(addprefix -Isrc/core/,$(KM_CORE_LAYERS))
+PG_CPPFLAGS = $(KM_CORE_INC) $(addprefix -I,$(filter-out src/core,$(KM_SRC_DIRS))) $(KM_VERSION_DEFS)
 PG_CFLAGS = $(KM_EXTRA_CFLAGS)
 # Libraries of the extension and of every stand-alone program.
 KM_LIBS = -lisal -lopenblas -llapacke -lmvec -lm
@@ -56,7 +53,7 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # PGXS tracks no header dependencies here: rebuild on any header change.
-$(OBJS): $(wildcard src/*/*.h src/core/*/*.h) src/core/methods.def
+$(OBJS): $(wildcard src/*/*.h src/core/*/*.h) src/core/methods/methods.def
 
 sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql $(EXTENSION).control
 	cp $< $@
@@ -64,7 +61,7 @@ sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql $(EXTENSION).control
 # The element-wise kernel loops alone are built for glibc's vector math
 # (libmvec): exp and tanh vectorise only under -ffast-math.
 MAPS_CFLAGS = -O3 -ffast-math
-src/core/kernel_maps.o: CFLAGS += $(MAPS_CFLAGS)
+src/core/kernels/kernel_maps.o: CFLAGS += $(MAPS_CFLAGS)
 
 # The core includes no PostgreSQL header, so it keeps -Wsign-compare even
 # when the glue cannot (PostgreSQL's array macros trip it).
@@ -73,7 +70,7 @@ $(CORE_OBJS): CFLAGS += -Wsign-compare
 # The stand-alone programs: core unit tests (plain and under ASan and
 # UBSan), the libFuzzer targets and the C benchmarks link the core and
 # nothing from PostgreSQL (no libpgport, no server include path); the core
-# links its CRC-32C from ISA-L itself (src/core/crc32c.c).  Their objects go
+# links its CRC-32C from ISA-L itself (src/core/base/crc32c.c).  Their objects go
 # to test/build/<flavour>/, one flavour per set of compiler flags, built by
 # the one pattern rule below.
 KM_STANDALONE_OBJS = $(CORE_OBJS)
@@ -94,17 +91,17 @@ KM_FLAVOURS = unit asan fuzz bench
 
 # $(KM_BUILD)/<flavour>/<dir>/<name>.o from <dir>/<name>.c
 define KM_OBJECT_RULE
-$(KM_BUILD)/$(1)/%.o: %.c $(wildcard src/core/*.h) src/core/methods.def $(wildcard test/*/*.h)
+$(KM_BUILD)/$(1)/%.o: %.c $(wildcard src/core/*/*.h) src/core/methods/methods.def $(wildcard test/*/*.h)
 	@mkdir -p $$(@D)
-	$$(KM_$(1)_CC) $$(KM_$(1)_CFLAGS) $$(KM_OBJ_CFLAGS) -Isrc/core -c $$< -o $$@
+	$$(KM_$(1)_CC) $$(KM_$(1)_CFLAGS) $$(KM_OBJ_CFLAGS) $(KM_CORE_INC) -c $$< -o $$@
 endef
 $(foreach f,$(KM_FLAVOURS),$(eval $(call KM_OBJECT_RULE,$(f))))
-$(KM_BUILD)/%/src/core/kernel_maps.o: KM_OBJ_CFLAGS = $(MAPS_CFLAGS)
+$(KM_BUILD)/%/src/core/kernels/kernel_maps.o: KM_OBJ_CFLAGS = $(MAPS_CFLAGS)
 # Built by clang 14, kernel_maps.c's target_clones functions come out
 # undefined at link time (km_accumulate_l1, km_exp_dot, ...): the fuzzers
 # link it built by gcc, uninstrumented, as before.
-$(KM_BUILD)/fuzz/src/core/kernel_maps.o: KM_fuzz_CC = $(CC)
-$(KM_BUILD)/fuzz/src/core/kernel_maps.o: KM_fuzz_CFLAGS = -O2 -g
+$(KM_BUILD)/fuzz/src/core/kernels/kernel_maps.o: KM_fuzz_CC = $(CC)
+$(KM_BUILD)/fuzz/src/core/kernels/kernel_maps.o: KM_fuzz_CFLAGS = -O2 -g
 km_objs = $(addprefix $(KM_BUILD)/$(1)/,$(2))
 
 # Core unit tests.  Ends with "N passed, N failed".
@@ -122,7 +119,7 @@ unittest-asan: test/unit/run_unit_asan
 	test/unit/run_unit_asan
 
 # Fails if a core file includes a PostgreSQL header: each is compiled
-# (syntax only) with -Isrc/core and the system include path alone, and searched
+# (syntax only) with the core's include path and the system include path alone, and searched
 # for PostgreSQL's includes (test/check_core.sh); and if a method, task or
 # representation constant appears under src/ outside its registry.  Ends
 # with "N passed, N failed".
@@ -220,7 +217,7 @@ test/bench/loo: $(call km_objs,bench,test/bench/loo.o $(KM_STANDALONE_OBJS))
 	$(KM_bench_CC) $(KM_bench_CFLAGS) -no-pie -o $@ $^ $(KM_STANDALONE_LIBS)
 
 # Kernelized SGD's distance to the optimum by epochs: the table in
-# src/core/sgd.h (test/bench/sgd_epochs.c).
+# src/core/methods/sgd.h (test/bench/sgd_epochs.c).
 test/bench/sgd_epochs: $(call km_objs,bench,test/bench/sgd_epochs.o $(KM_STANDALONE_OBJS))
 	$(KM_bench_CC) $(KM_bench_CFLAGS) -no-pie -o $@ $^ $(KM_STANDALONE_LIBS)
 # Time and interrupt gaps of exact logistic Newton, SGD and a primal pass

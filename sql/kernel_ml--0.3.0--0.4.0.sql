@@ -520,7 +520,7 @@ COMMENT ON AGGREGATE @extschema@.kernel_evaluate(bytea, record) IS
 COMMENT ON AGGREGATE @extschema@.kernel_evaluate(text, record) IS
 'kernel_evaluate(model, row) with the deployed version of the named model, looked up, and read access checked, once per statement snapshot and current user';
 -- The Gaussian-process reading of exact kernel ridge (issue 32): the
--- predictive standard deviation, by bytea and by name (src/core/gp.c) -----
+-- predictive standard deviation, by bytea and by name (src/core/model/gp.c) -----
 CREATE FUNCTION @extschema@.kernel_predict_std(model pg_catalog.bytea, features pg_catalog.float8[])
 RETURNS pg_catalog.float8
 AS 'MODULE_PATHNAME', 'kernel_predict_std'

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # check_core.sh FILE.c...: the core includes no PostgreSQL header (make
 # check-core, with the core sources of the Makefile's CORE_OBJS).  Each file
-# passes if it compiles, syntax only, as C99 with -Isrc/core and the system
+# passes if it compiles, syntax only, as C99 with the core's include path (src/core and its layer folders) and the system
 # include path alone (no server include directory), and names none of
 # PostgreSQL's headers in an #include (which the first check could miss
 # for headers that libpq-dev puts in the system path).  One more check:
@@ -14,17 +14,19 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 pg='(postgres|postgres_fe|c|fmgr|funcapi|miscadmin|pgstat|pg_config[a-z_]*|postgres_ext|libpq-fe)\.h|(access|catalog|commands|common|executor|lib|libpq|mb|nodes|optimizer|parser|port|postmaster|replication|storage|tcop|utils|jit|partitioning|rewrite|statistics|tsearch|postgresql|server)/'
+# the core's include path: src/core and each layer folder (the Makefile's KM_CORE_INC)
+core_inc="-Isrc/core $(for d in src/core/*/; do printf -- '-I%s ' "${d%/}"; done)"
 passed=0
 failed=0
 for f in "$@"; do
 	ok=1
-	if ! out=$(${CC:-gcc} -std=c99 -D_DEFAULT_SOURCE -fsyntax-only -Wall -Isrc/core "$f" 2>&1); then
+	if ! out=$(${CC:-gcc} -std=c99 -D_DEFAULT_SOURCE -fsyntax-only -Wall $core_inc "$f" 2>&1); then
 		echo "not ok - $f does not compile without PostgreSQL's headers:"
 		echo "$out" | head -5
 		ok=0
 	fi
 	# the file and the src/ headers it includes, directly or not
-	hdrs=$(${CC:-gcc} -std=c99 -D_DEFAULT_SOURCE -MM -MG -Isrc/core "$f" 2>/dev/null | tr -d '\\' | tr ' ' '\n' | grep -E '^src/.*\.h$' | sort -u)
+	hdrs=$(${CC:-gcc} -std=c99 -D_DEFAULT_SOURCE -MM -MG $core_inc "$f" 2>/dev/null | tr -d '\\' | tr ' ' '\n' | grep -E '^src/.*\.h$' | sort -u)
 	if bad=$(grep -HnE "^[[:space:]]*#[[:space:]]*include[[:space:]]*[<\"]($pg)" "$f" $hdrs); then
 		echo "not ok - $f includes a PostgreSQL header:"
 		echo "$bad"
@@ -47,10 +49,10 @@ done
 # table or the representation table.
 registry_check() {
 	local names allowed own bad
-	names=$({ sed -nE 's/^KM_METHOD\([0-9]+, *([A-Z0-9_]+),.*/KM_METHOD_\1/p' src/core/methods.def
-		sed -n '/^typedef enum km_task$/,/^} km_task;/p' src/core/method.h |
+	names=$({ sed -nE 's/^KM_METHOD\([0-9]+, *([A-Z0-9_]+),.*/KM_METHOD_\1/p' src/core/methods/methods.def
+		sed -n '/^typedef enum km_task$/,/^} km_task;/p' src/core/tasks/task.h |
 			sed -nE 's/^[[:space:]]*(KM_TASK_[A-Z0-9_]+).*/\1/p'
-		sed -n '/^typedef enum km_approx$/,/^} km_approx;/p' src/core/approx.h |
+		sed -n '/^typedef enum km_approx$/,/^} km_approx;/p' src/core/repr/approx.h |
 			sed -nE 's/^[[:space:]]*(KM_APPROX_[A-Z0-9_]+).*/\1/p'; } | sort -u)
 	if [ "$(echo "$names" | grep -c '^KM_METHOD_')" -lt 1 ] ||
 		[ "$(echo "$names" | grep -c '^KM_TASK_')" -lt 2 ] ||
@@ -59,7 +61,7 @@ registry_check() {
 		echo "$names"
 		return 1
 	fi
-	allowed='^src/core/(methods\.def|method\.h|approx\.h|task\.c|repr\.c|methods\.c|model_v1\.c):'
+	allowed='^src/core/(methods/methods\.def|methods/method\.h|repr/approx\.h|tasks/task\.[ch]|repr/repr\.c|methods/methods\.c|model/model_v1\.c):'
 	own='^src/core/methods/[^/:]+\.c:[0-9]+:[[:space:]]*\.(id = KM_METHOD_|task = KM_TASK_)[A-Z0-9_]+,[[:space:]]*$'
 	bad=$(find src -type f \( -name '*.c' -o -name '*.h' -o -name '*.def' \) | LC_ALL=C sort |
 		xargs grep -nHE "\\b($(echo "$names" | paste -sd'|'))\\b" | grep -vE "$allowed" | grep -vE "$own")

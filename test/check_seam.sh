@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # check_seam.sh [METHOD...] (default: every method): a method is one file in src/core/methods/ (and
-# its header) plus one line of src/core/methods.def, and nothing else in
+# its header) plus one line of src/core/methods/methods.def, and nothing else in
 # src/ depends on it (issue 23: "a new method is one file and one registry
 # line").  For each METHOD (by the NAME of its methods.def line, e.g. SVR),
 # a copy of the tree without its file, its header and its registry line
@@ -13,14 +13,14 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 # no METHOD: every method of methods.def
-[ $# -gt 0 ] || set -- $(sed -nE 's/^KM_METHOD\([0-9]+, *([A-Z_0-9]+),.*/\1/p' src/core/methods.def)
+[ $# -gt 0 ] || set -- $(sed -nE 's/^KM_METHOD\([0-9]+, *([A-Z_0-9]+),.*/\1/p' src/core/methods/methods.def)
 werror="-Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare -Werror"
 passed=0
 failed=0
 tmp=$(mktemp -d /tmp/kernel_ml_seam.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 for name in "$@"; do
-	line=$(grep -E "^KM_METHOD\([0-9]+, *$name," src/core/methods.def)
+	line=$(grep -E "^KM_METHOD\([0-9]+, *$name," src/core/methods/methods.def)
 	ops=$(echo "$line" | sed -E 's/^KM_METHOD\([0-9]+, *[A-Z_]+, *([a-z_0-9]+)\).*/\1/')
 	file=$(grep -lE "^const km_method_ops $ops\b" src/core/methods/*.c)
 	if [ -z "$line" ] || [ -z "$file" ]; then
@@ -34,10 +34,10 @@ for name in "$@"; do
 	tar --exclude=./.git --exclude=./test/build --exclude='*.o' --exclude='*.so' --exclude='*.bc' \
 		--exclude=./results -cf - . | tar -C "$copy" -xf -
 	rm -f "$copy/$file" "$copy/$header"
-	grep -vF "$line" src/core/methods.def > "$copy/src/core/methods.def"
+	grep -vF "$line" src/core/methods/methods.def > "$copy/src/core/methods/methods.def"
 	# the ids of the methods after it close the gap (methods.c checks the order)
 	awk 'BEGIN { n = 0 } /^KM_METHOD\(/ { n++; sub(/\([0-9]+,/, "(" n ",") } { print }' \
-		"$copy/src/core/methods.def" > "$copy/methods.def.new" && mv "$copy/methods.def.new" "$copy/src/core/methods.def"
+		"$copy/src/core/methods/methods.def" > "$copy/methods.def.new" && mv "$copy/methods.def.new" "$copy/src/core/methods/methods.def"
 	if ! out=$(make -s -C "$copy" -j2 KM_EXTRA_CFLAGS="$werror" 2>&1); then
 		echo "not ok - without $file and its methods.def line the extension does not build:"
 		echo "$out" | grep -E 'error|undefined' | head -8

@@ -4,8 +4,8 @@
 A task's fields (task.h km_task_ops: classes, score_metric, solvers,
 approx_gcv, target, embeds, sign_labels) and a representation's flags
 (repr.h km_repr_ops: approximate, kernels, centres, drawn, keeps_rows) are
-read only by their own modules: src/core/task.[ch] and src/core/tasks/, and
-src/core/repr.[ch] and src/core/repr/.  Their identity (id, name) and a
+read only by their own modules: src/core/tasks/, and
+src/core/repr/.  Their identity (id, name) and a
 representation's steps (features, features_doubles) are what every caller
 asks and are not counted.
 
@@ -38,13 +38,13 @@ import tempfile
 
 TABLES = {
     "task": {
-        "type": "km_task_ops", "header": "src/core/task.h",
+        "type": "km_task_ops", "header": "src/core/tasks/task.h",
         "fields": ["classes", "score_metric", "solvers", "approx_gcv", "target", "embeds",
                    "sign_labels"],
         "own": re.compile(r"src/core/(task\.[ch]|tasks/.*)"),
     },
     "repr": {
-        "type": "km_repr_ops", "header": "src/core/repr.h",
+        "type": "km_repr_ops", "header": "src/core/repr/repr.h",
         "fields": ["approximate", "kernels", "centres", "drawn", "keeps_rows"],
         "own": re.compile(r"src/core/(repr\.[ch]|repr/.*)"),
     },
@@ -58,26 +58,24 @@ READERS = {
     "src/catalog/named_common.c": (1, 0),
     "src/catalog/named_train.c": (2, 0),
     "src/catalog/passes.c": (1, 1),
-    "src/core/approx.c": (0, 2),
-    "src/core/basis.c": (0, 10),
-    "src/core/classify_fit.c": (3, 0),
-    "src/core/gp.c": (0, 1),
+    "src/core/fit/classify_fit.c": (3, 0),
     "src/core/learn/learner.c": (1, 0),
-    "src/core/model.c": (1, 3),
-    "src/core/model_approx.c": (0, 2),
-    "src/core/model_format.c": (0, 2),
-    "src/core/model_sections_gp.c": (0, 2),
-    "src/core/model_sections_pca.c": (1, 0),
-    "src/core/model_sections_repr.c": (0, 3),
-    "src/core/model_sections_task.c": (1, 0),
-    "src/core/options_check.c": (5, 6),
-    "src/core/options_core.c": (1, 3),
-    "src/core/pipeline.c": (3, 3),
-    "src/core/pipeline_approx.c": (0, 5),
-    "src/core/pipeline_approx_cg.c": (0, 1),
-    "src/core/pipeline_approx_classify.c": (0, 1),
-    "src/core/pipeline_centres.c": (0, 2),
-    "src/core/score.c": (0, 1),
+    "src/core/learn/pipeline.c": (3, 3),
+    "src/core/learn/pipeline_approx.c": (0, 5),
+    "src/core/learn/pipeline_approx_cg.c": (0, 1),
+    "src/core/learn/pipeline_approx_classify.c": (0, 1),
+    "src/core/learn/pipeline_centres.c": (0, 2),
+    "src/core/methods/options_check.c": (5, 6),
+    "src/core/methods/options_core.c": (1, 3),
+    "src/core/model/gp.c": (0, 1),
+    "src/core/model/model.c": (1, 3),
+    "src/core/model/model_approx.c": (0, 2),
+    "src/core/model/model_format.c": (0, 2),
+    "src/core/model/model_sections_gp.c": (0, 2),
+    "src/core/model/model_sections_pca.c": (1, 0),
+    "src/core/model/model_sections_repr.c": (0, 3),
+    "src/core/model/model_sections_task.c": (1, 0),
+    "src/core/model/score.c": (0, 1),
     "src/pg/rowset.c": (1, 4),
     "src/pg/train_rows.c": (1, 2),
     "src/sql/approx.c": (1, 1),
@@ -190,7 +188,7 @@ def compiler_reads(root):
         rx = re.compile(r"^(src/[^:]+):(\d+):(\d+): error: .*?\b(km_task_ops|km_repr_ops)\b.*?"
                         r"has no member named .(\w+).")
         types = {tb["type"]: name for name, tb in TABLES.items()}
-        dirs = ["-Isrc/core", "-Isrc/pg", "-Isrc/sql", "-Isrc/catalog", "-I" + inc]
+        dirs = ["-Isrc/core"] + ["-Isrc/core/" + l for l in sorted(os.listdir(os.path.join(tmp, "src/core"))) if os.path.isdir(os.path.join(tmp, "src/core", l))] + ["-Isrc/pg", "-Isrc/sql", "-Isrc/catalog", "-I" + inc]
         for f in sources(tmp):
             if not f.endswith(".c"):
                 continue

@@ -6,7 +6,7 @@ Newton step and no loop over rows anywhere else.  Checked on the text of
 src/ with comments and string literals blanked (a regex pass, no compiler):
 
   asks    km_pass_run( is called only by the learner: src/core/learn/*.c and
-          the core roads that compose a training today (src/core/pipeline*.c).
+          the core roads that compose a training today (src/core/learn/pipeline*.c).
   feeds   km_pass_feed( is called only by the hosts that feed blocks
           (src/pg/host_memory.c, src/catalog/host_cursor.c) and the learner.
   runs    a host's ->run( / .run( only in src/core/learn/pass.c (km_pass_run)
@@ -35,7 +35,7 @@ from csource import blank, sources  # noqa: E402
 
 # -- allow-lists ------------------------------------------------------------
 LEARN = r"src/core/learn/[^/]+\.c"
-ROADS = r"src/core/pipeline[a-z_]*\.c"   # km_train's roads: the learner's compositions today
+ROADS = r"src/core/learn/pipeline[a-z_]*\.c"   # km_train's roads: the learner's compositions today
 HOSTS_FEED = r"src/pg/host_memory\.c|src/catalog/host_cursor\.c"
 HOSTS = HOSTS_FEED + r"|src/catalog/host_agg\.c|src/sql/pass_agg\.c|src/pg/pass_desc\.c"
 
@@ -51,7 +51,7 @@ CALL_RULES = [
     ("newton", "km_primal_pass_step", r"km_primal_pass_step\s*\(", r"src/core/learn/newton\.c", {}),
     ("newton", "a method's primal_step op", r"->\s*primal_step\s*\(", r"src/core/learn/newton\.c", {}),
     ("newton", "km_primal_step", r"km_primal_step\s*\(",
-     r"src/core/learn/newton\.c|src/core/primal\.c", {
+     r"src/core/learn/newton\.c|src/core/methods/primal\.c", {
          "src/core/methods/svr.c":
              "its primal_step op is the shared step with the epsilon-insensitive loss "
              "(the op's definition, one call, no loop)",

@@ -12,87 +12,36 @@ function declared in a core header but defined in the glue (a link-time hook).
 Prints the strongly connected components with more than one module (import
 circles), the imports of a host (src/pg/host_*) beyond the core's base layer,
 the pass and the learner's entry, and the imports that run back up a layer: src/core < src/pg <
-src/sql < src/catalog, and inside src/core the order of DESIGN-0.3.md:
-base/linalg < kernels < repr < methods < tasks < learn < model < train.  A core
-module missing from CORE_LAYER below is reported, so that a new file gets a
-layer on purpose.  Ends with "N circles (M modules), K back-up imports, H host
+src/sql < src/catalog, and inside src/core the order of its layer folders
+(CORE_ORDER below).  A core file outside a layer folder is reported.  Ends with "N circles (M modules), K back-up imports, H host
 imports".
 """
 import os
 import re
 import sys
 
-MODULE_OF_FILE = {f"src/core/options_{part}": "src/core/options_core"
+MODULE_OF_FILE = {f"src/core/methods/options_{part}": "src/core/methods/options_core"
                   for part in ("check", "suggest", "internal")}
-MODULE_OF_FILE["src/core/svm_prob"] = "src/core/svm"     # the SVM's probabilities
+MODULE_OF_FILE["src/core/methods/svm_prob"] = "src/core/methods/svm"     # the SVM's probabilities
 DIRS = ["core", "pg", "sql", "catalog"]          # -I order, and layer order
-CORE_ORDER = ["base", "kernels", "repr", "methods", "tasks", "learn", "model", "train"]
-CORE_LAYER = {
-    # base and linear algebra
-    "core": "base", "crc32c": "base", "metrics": "base", "progress": "base",
-    "solve": "base", "eigen": "base", "accum": "base", "grid": "base",
-    # a table's columns as features (imputation, one-hot): rows in, rows out
-    "encoder": "base",
-    # what a classifier's classes are (label types, multi-class schemes, the
-    # class_weight table): plain types, no code, shared by the methods, the
-    # options and the model record; classify.c's code stays a task
-    "class_types": "base",
-    # kernels
-    "kernels": "kernels", "kernel_maps": "kernels", "kernel_types": "kernels",
-    # representations: Gram diagnostics, Nystrom / RFF, the basis pass
-    "diagnostics": "repr", "approx": "repr", "basis": "repr",
-    # how a nystrom basis chooses its centres (k-means, leverage): the math
-    "centres": "repr",
-    # the representation table (exact, nystrom, rff) and their feature maps
-    "repr": "repr",
-    # methods, their options and the registry
-    "method": "methods", "methods": "methods", "options_core": "methods",
-    "ridge": "methods", "lms": "methods", "svm": "methods",
-    "svm_method": "methods", "logistic": "methods",
-    "logistic_method": "methods", "sgd": "methods", "primal": "methods",
-    "primal_pass": "methods",
-    # the km_model record: a method's store op fills it and its METHOD
-    # field table points into it by offset; the format that encodes it is
-    # the model layer (model.h)
-    "model_types": "methods",
-    # the task table (regression, classification): plain rows that a
-    # method's ops name and the options check, beside the methods so that
-    # options_core and methods.c ask it without a back-up import; the
-    # tasks' code (classify.c) stays a layer up
-    "task": "methods",
-    # tasks
-    "classify": "tasks",
-    # learning: fit, selection, classifier training
-    "fit": "learn", "select": "learn", "classify_fit": "learn",
-    # km_train, the one road from rows to a model (pipeline.h): it fits
-    # (learn) and fills the model record, an approximate one by the model
-    # layer's km_approx_model_fill, so it sits on top of the core
-    "pipeline": "train", "pipeline_approx": "train", "pipeline_types": "train",
-    "pipeline_approx_job": "train", "pipeline_approx_classify": "train",
-    "pipeline_primal": "train", "pipeline_class_fill": "train",
-    "pipeline_approx_cg": "train",
-    # the refine passes of a nystrom basis's centres, asked after its basis pass
-    "pipeline_centres": "train",
-    # the model format and scoring
-    "model": "model", "score": "model",
-    # the Gaussian-process reading of ridge: a decoded model's rows, factored
-    # (exact), or the factor its sums' solve kept (approximate)
-    "gp": "model",
-    # the drift test: a decoded model's basis cut to J features, additive sums
-    "drift": "model",
-    "model_v1": "model", "model_fields": "model", "model_internal": "model",
-    "model_approx": "model", "model_format": "model",
-    # the sections a task's or a representation's row declares
-    # (km_section_ops, model_section.h): the model layer's codec, which the
-    # rows of task.c and repr.c only point at (data, never called there);
-    # model_format.c walks them
-    "model_section": "model", "model_sections_task": "model",
-    "model_sections_repr": "model", "model_sections_encoder": "model",
-    "model_sections_gp": "model", "model_sections_pca": "model",
-    # the road of a task without a target (kernel_fit): fit_rows / fit_sums
-    "pipeline_rows": "train",
-}
-
+# The core's layers are its folders, from the bottom (the Makefile's
+# KM_CORE_LAYERS): a file's layer is the folder it sits in, so a new file
+# gets a layer by where it is put, and no table says otherwise.
+#   base     errors, finiteness, CRC, metrics, progress, linear algebra, grids,
+#            the column encoder, the class types (data only)
+#   kernels  the kernel table, Gram panels, the element-wise maps
+#   repr     the representations (exact, nystrom, rff): the table, basis,
+#            features, centres, Gram diagnostics
+#   tasks    the task table (regression, classification, transform,
+#            novelty) and the classifier's labels, weights and decisions
+#   methods  the method interface, registry and options, one file per
+#            method, and the solvers they share (SMO, Newton, SGD, primal)
+#   fit      the exact fits and their selection (LOO, GCV, k-fold)
+#   model    the bytea format and its sections, scoring, the GP reading,
+#            the drift test
+#   learn    the learner, its passes, the Newton and CG over passes, and the
+#            roads it composes (pipeline*)
+CORE_ORDER = ["base", "kernels", "repr", "tasks", "methods", "fit", "model", "learn"]
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 # PostgreSQL style: the return type on its own line, the name at column 0
 DEFN = re.compile(r'^([A-Za-z_]\w*)\s*\([^;]*$', re.M)
@@ -113,18 +62,8 @@ def split_mod(mod):
     return parts[0], parts[-1], (parts[1] if len(parts) > 2 else None)
 
 
-# A core subfolder whose files sit in another layer than its name: the
-# learner (src/core/learn/, issue 28) composes the task roads of pipeline*,
-# so it sits with them on top until the tasks and representations move
-# below it (DESIGN-0.4.md steps 3 and 4).
-SUB_LAYER = {"learn": "train"}
-
-
 def core_layer(stem, sub):
-    # a core subfolder is a layer of its own name (src/core/methods/: methods)
-    if sub in SUB_LAYER:
-        return SUB_LAYER[sub]
-    return sub if sub in CORE_ORDER else CORE_LAYER.get(stem)
+    return sub if sub in CORE_ORDER else None
 
 
 def layer(mod):
@@ -132,7 +71,7 @@ def layer(mod):
     if d != "core":
         return (DIRS.index(d), 0)
     if core_layer(stem, sub) is None:
-        sys.exit(f"include_graph.py: {mod} has no layer in CORE_LAYER")
+        sys.exit(f"include_graph.py: {mod} is not in a layer folder of src/core ({', '.join(CORE_ORDER)})")
     return (0, CORE_ORDER.index(core_layer(stem, sub)))
 
 

@@ -72,7 +72,7 @@ use_passes(NamedRun *run, const Catalog *cat, const char *query, Oid run_as,
 	/*
 	 * Approximate classifiers by passes (the learner over the cursor
 	 * host), model selection (k-fold) too, over folds of the row hash; the
-	 * fallback in memory (src/core/pipeline_approx_classify.c, as
+	 * fallback in memory (src/core/learn/pipeline_approx_classify.c, as
 	 * kernel_train) stays only for the probabilities an approximate svm
 	 * cannot give (refused there, as before) and another cross-validation
 	 * than k-fold (none today for an approximate classifier).

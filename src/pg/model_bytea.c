@@ -1,6 +1,6 @@
 /*
  * model_bytea.c - a core km_model as a bytea and back to the reader: the
- * glue between the model format (src/core/model.c) and PostgreSQL's
+ * glue between the model format (src/core/model/model.c) and PostgreSQL's
  * varlena and memory contexts.
  */
 #include "postgres.h"

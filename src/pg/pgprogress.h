@@ -1,6 +1,6 @@
 /*
  * pgprogress.h - kernel_ml.progress: the glue that turns the core's progress
- * reports (src/core/progress.h) into NOTICEs.
+ * reports (src/core/base/progress.h) into NOTICEs.
  *
  * The core's levels (and the glue's own, through the same functions)
  * become at most one NOTICE per kernel_ml.progress_interval, the first one

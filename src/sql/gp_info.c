@@ -1,6 +1,6 @@
 /*
  * gp_info.c - kernel_model_info's Gaussian-process keys of a kernel ridge
- * model: "amplitude" and "log_marginal_likelihood" (src/core/gp.h), of an
+ * model: "amplitude" and "log_marginal_likelihood" (src/core/model/gp.h), of an
  * exact model, or of a nystrom / rff one that keeps its GP_APPROX section
  * (the DTC likelihood; rff's that of Bayesian linear regression on z).
  */

@@ -1,7 +1,7 @@
 /*
  * predict_std.c - kernel_predict_std(model, features): the predictive
  * standard deviation of the Gaussian-process reading of a kernel ridge
- * model (src/core/gp.h): exact, or nystrom / rff with the factor their fit
+ * model (src/core/model/gp.h): exact, or nystrom / rff with the factor their fit
  * kept (an approximate model rebuilds only chol(K_mm + eps I) of its
  * centres here, m^2 doubles; rff nothing).
  *

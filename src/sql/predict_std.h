@@ -1,6 +1,6 @@
 /*
  * predict_std.h - kernel_predict_std: the Gaussian-process reading of an
- * exact kernel ridge model (src/core/gp.h), by bytea here and by name in
+ * exact kernel ridge model (src/core/model/gp.h), by bytea here and by name in
  * src/catalog/catalog_score.c.
  */
 #ifndef KM_PREDICT_STD_H

@@ -1,5 +1,5 @@
 /*
- * Approximate models (src/core/approx.c): where the time goes.
+ * Approximate models (src/core/repr/approx.c): where the time goes.
  *   features   km_approx_features per block of rows (nystrom: DGEMM + the
  *              rbf map; rff: DGEMM + the cos map), reported per 1M rows;
  *              rff also with the scalar libm cos loop the map replaced,

@@ -16,7 +16,7 @@
  *   potrf   LAPACKE_dpotrf_work('L') of K + LAMBDA I
  *   potri   LAPACKE_dpotri_work('L') of that factor     (inverse from the factor)
  *   trtri   LAPACKE_dtrtri_work('L', 'N') of that factor (L^-1 only)
- *   km_n    kernel_check's route since 0.2.0 (src/core/eigen.c): km_tridiagonalize,
+ *   km_n    kernel_check's route since 0.2.0 (src/core/base/eigen.c): km_tridiagonalize,
  *           then the extreme eigenvalues by bisection (dstebz)
  *   steps   the pieces one by one: km_tridiagonalize, dsterf and dstedc of
  *           the tridiagonal (one LAPACK call each: timed to show why the
@@ -46,8 +46,8 @@
 #include "bench.h"
 
 /* the core's eigensolver, built in: the bench needs no build system */
-#include "../../src/core/core.c"
-#include "../../src/core/eigen.c"
+#include "../../src/core/base/core.c"
+#include "../../src/core/base/eigen.c"
 
 static void
 fail(const char *what, lapack_int info)

@@ -1,6 +1,6 @@
 /*
  * logistic_bench.c - time and interrupt gaps of the classification core
- * (src/core/logistic.h, sgd.h, primal.h) on a noisy synthetic binary task:
+ * (src/core/methods/logistic.h, sgd.h, primal.h) on a noisy synthetic binary task:
  * exact Newton at n rows, one SGD epoch, and one primal statistics pass of
  * rows x m features.
  *   make test/bench/logistic_bench && test/bench/logistic_bench [n] [rows] [m]

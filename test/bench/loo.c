@@ -4,8 +4,8 @@
  *   old  0.1.0's route: one LAPACKE_dsyevd('V') of K, then c and the
  *        diagonal of every (K + lambda I)^-1 by two GEMMs (uninterruptible
  *        for the whole dsyevd);
- *   new  km_select (src/core/select.c): km_tridiagonalize + km_back_transform
- *        (src/core/eigen.c) and O(n) tridiagonal solves per lambda, interrupt
+ *   new  km_select (src/core/fit/select.c): km_tridiagonalize + km_back_transform
+ *        (src/core/base/eigen.c) and O(n) tridiagonal solves per lambda, interrupt
  *        checks throughout.
  * Prints each time, the ratio new / old, the largest relative difference of
  * the 20 scores, and the longest time between two interrupt checks of the

@@ -21,7 +21,7 @@ ROWS rows per call:
              times d x N_TRAIN, one thread, the faster of 2,048 rows and
              the scorer's own panel of rows) and
              the vectorised exp's (libmvec, the loop v[i] = exp(-g v[i])
-             compiled here with -O3 -ffast-math as src/core/kernel_maps.c
+             compiled here with -O3 -ffast-math as src/core/kernels/kernel_maps.c
              is, AVX2 when the CPU has it; its object must call libmvec).
              A row costs 2 N_TRAIN d + 2 N_TRAIN flops (the kernel block and
              the outputs) at dgemm's rate plus N_TRAIN exp at exp's rate:
@@ -119,7 +119,7 @@ EXP_SOURCE = r"""
 #include <stdlib.h>
 #include <time.h>
 
-/* the map of src/core/kernel_maps.c: one libmvec call per vector of rows */
+/* the map of src/core/kernels/kernel_maps.c: one libmvec call per vector of rows */
 __attribute__((noinline)) static void
 map_exp(double *restrict o, const double *restrict v, size_t n, double g)
 {

@@ -41,7 +41,7 @@ Measured:
   4. GCV and 5-fold over the same grid, for the record.
   5. Crossover between the Cholesky-per-lambda route and the eigen route for
      L = 1, 2, 5, 10, 20, 40 lambdas.  The extension picks the route by L
-     (KM_EIGEN_MIN_LAMBDAS in src/core/select.h) and has no option to force it,
+     (KM_EIGEN_MIN_LAMBDAS in src/core/fit/select.h) and has no option to force it,
      so each L is timed in the route the extension takes, and the other
      route is estimated two ways: from the extension's own times (a + b L
      fitted to the Cholesky-route times at L < threshold; the eigen route's
@@ -156,10 +156,10 @@ def km_threshold():
         with open(os.path.join(ROOT, "src", "core", "select.h")) as f:
             m = re.search(r"#define\s+KM_EIGEN_MIN_LAMBDAS\s+(\d+)", f.read())
         if m:
-            return int(m.group(1)), "src/core/select.h"
+            return int(m.group(1)), "src/core/fit/select.h"
     except OSError:
         pass
-    return 10, "assumed (src/core/select.h not found)"
+    return 10, "assumed (src/core/fit/select.h not found)"
 
 
 def lam_json(grid):

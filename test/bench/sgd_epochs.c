@@ -1,5 +1,5 @@
 /*
- * sgd_epochs.c - how far kernelized SGD (src/core/sgd.h) is above the
+ * sgd_epochs.c - how far kernelized SGD (src/core/methods/sgd.h) is above the
  * optimum after a number of epochs, for seeds 1..5, on the unit tests'
  * breast cancer problem (test/unit/fixtures/logistic_data.h): the table in
  * sgd.h.  make test/bench/sgd_epochs && test/bench/sgd_epochs

@@ -1,5 +1,5 @@
 /*
- * The exact SVM core (src/core/svm.c) on one data set, for
+ * The exact SVM core (src/core/methods/svm.c) on one data set, for
  * test/bench/svm_core.py, which runs scikit-learn's SVC on the same data in
  * the same run.  Reads n_train + n_test rows of d doubles then their labels
  * (+1 / -1, as doubles) from a binary file, builds the full rbf Gram matrix

@@ -1,5 +1,5 @@
 /*
- * libFuzzer target for the model decoder (src/core/model.c): any byte string
+ * libFuzzer target for the model decoder (src/core/model/model.c): any byte string
  * must decode to a valid model or to an error, without reading outside the
  * buffer (built with AddressSanitizer and UBSan by "make fuzz").
  *

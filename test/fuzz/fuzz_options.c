@@ -1,5 +1,5 @@
 /*
- * libFuzzer target for the options validator (src/core/options_core.c): any
+ * libFuzzer target for the options validator (src/core/methods/options_core.c): any
  * byte string that starts with '{' is parsed as JSON by json-c (Debian
  * libjson-c-dev; nothing from PostgreSQL is linked), and the members of the
  * top-level object are handed to the validator as the glue

@@ -63,7 +63,7 @@ def crc32c(data):
     return c ^ 0xFFFFFFFF
 
 
-# Layouts in src/core/model.h: format 1 (0.1.0) has a 144-byte header with its
+# Layouts in src/core/model/model.h: format 1 (0.1.0) has a 144-byte header with its
 # CRC at 140 and one payload CRC at the end; format 2 an 80-byte header with
 # its CRC at 76, then sections of tag u16, flags u16, length u64, payload
 # and a CRC-32C of tag through payload.
@@ -104,7 +104,7 @@ def fix_checksums(buf):
     return bytes(buf)
 
 
-# Header fields of format 2: offset -> struct format (src/core/model.h).
+# Header fields of format 2: offset -> struct format (src/core/model/model.h).
 FIELDS_V2 = {
     4: '<H', 6: '<H', 8: '<Q', 16: '<B', 17: '<B', 18: '<B', 19: '<B',
     20: '<B', 21: '<B', 22: '<B', 23: '<B', 24: '<i', 28: '<I', 32: '<d',

@@ -1,7 +1,7 @@
 -- kernel_predict_std and kernel_model_info's amplitude and
 -- log_marginal_likelihood of approximate kernel ridge (issue 32): nystrom's
 -- DTC sparse GP and rff's Bayesian linear regression on z(x)
--- (src/core/gp.h).  The reference numbers below come from NumPy on the
+-- (src/core/model/gp.h).  The reference numbers below come from NumPy on the
 -- features kernel_model_export gives (test/crosscheck/gen_gp_approx_sql.py
 -- prints them); nystrom with components >= n equals the exact model.
 SET extra_float_digits = 0;

@@ -41,7 +41,7 @@ $node->safe_psql('postgres', q{
 my $hex = $node->safe_psql('postgres',
 	q{SELECT encode(kernel_train(f, y, '{"lambda": 0.1}'), 'hex') FROM data});
 my $a = pack('H*', $hex);
-# format 2 (src/core/model.h): an 80-byte header (n_features at 28), then the
+# format 2 (src/core/model/model.h): an 80-byte header (n_features at 28), then the
 # SCALER section (12 bytes of tag, flags, length; 2d doubles; a CRC), then
 # the EXPANSION section (n, reserved, alpha[n], X[n * d]) whose CRC covers
 # its tag .. payload

@@ -3,7 +3,7 @@
 
 Run from the repository root:  /usr/bin/python3 test/unit/gen_gp_approx_fixtures.py
 Independent numbers from NumPy (dense linear algebra, no kernel_ml code):
-the Gaussian-process reading of approximate kernel ridge (src/core/gp.h) on
+the Gaussian-process reading of approximate kernel ridge (src/core/model/gp.h) on
 40 rows of 2 normal features (seed 11), y = sin(2 x1) + x2 / 2 + noise,
 centred (fit_intercept), lambda = 0.05, rbf gamma = 0.7:
   nystrom: the first 9 rows as centres; the DTC (Quinonero-Candela and

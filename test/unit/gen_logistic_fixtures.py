@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """
 Fixtures for test_logistic.c: optima of the classification objectives of
-src/core/logistic.h, sgd.h and primal.h found by direct SciPy minimisation
+src/core/methods/logistic.h, sgd.h and primal.h found by direct SciPy minimisation
 (independent of the C code), written to test/unit/fixtures/logistic_data.h.
 
     /usr/bin/python3 test/unit/gen_logistic_fixtures.py

@@ -1,5 +1,5 @@
 /*
- * CRC-32C as the core links it (src/core/crc32c.c, ISA-L):
+ * CRC-32C as the core links it (src/core/base/crc32c.c, ISA-L):
  * the standard check value and RFC 3720's iSCSI vectors, so that a wrong
  * init/final-XOR convention or polynomial fails here, and the checksums of
  * a model written by the extension (PostgreSQL's CRC-32C) verify.

@@ -1,5 +1,5 @@
 /*
- * test_eigen.c - the interruptible eigensolver pieces (src/core/eigen.c) and
+ * test_eigen.c - the interruptible eigensolver pieces (src/core/base/eigen.c) and
  * their users against LAPACKE_dsyevd.
  */
 #include <float.h>

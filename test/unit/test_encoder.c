@@ -1,5 +1,5 @@
 /*
- * The row encoder of table models (src/core/encoder.c): its payload round
+ * The row encoder of table models (src/core/base/encoder.c): its payload round
  * trip, encoding (imputation, one-hot, unseen categories), the imputation
  * statistics against values worked out by hand (NumPy's median,
  * scikit-learn's most-frequent tie rule), and a crafted payload: every

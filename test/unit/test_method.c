@@ -1,5 +1,5 @@
 /*
- * test_method.c - the method registry (src/core/methods.c): every method is
+ * test_method.c - the method registry (src/core/methods/methods.c): every method is
  * reachable by id and name, fills every hook, and an unknown method is an
  * error everywhere instead of ridge (0.1.0 trained ridge for it).
  */

@@ -1,5 +1,5 @@
 /*
- * test_model2.c - model format 2 (src/core/model.c): exact round trips for each
+ * test_model2.c - model format 2 (src/core/model/model.c): exact round trips for each
  * method with and without selection; a clean error for every truncation,
  * every flipped bit, forged fields behind valid checksums; unknown
  * sections: required ones are KM_ERR_VERSION, optional ones skipped.

@@ -1,6 +1,6 @@
 /*
  * test_model3.c - the sections of model format 2 added for approximate,
- * multi-output and classification models (src/core/model.c): exact round
+ * multi-output and classification models (src/core/model/model.c): exact round
  * trips of nystrom, rff, multi-output and classifier models; a clean
  * error for every truncation and every flipped bit of each; rejection of
  * shapes that do not fit together (q against k and the multi-class

@@ -1,6 +1,6 @@
 /*
  * test_pca_section.c - kernel PCA through the learner (the road of a task
- * without a target, src/core/pipeline_rows.c) and its PCA section
+ * without a target, src/core/learn/pipeline_rows.c) and its PCA section
  * (model_sections_pca.c): the exact model is km_kpca_fit's, bit for bit,
  * and scores km_kpca_transform's coordinates; nystrom with every row a
  * centre gives the exact coordinates within 1e-6 (each component's sign

@@ -1,5 +1,5 @@
 /*
- * test_progress.c - the progress module (src/core/progress.c) with a fake
+ * test_progress.c - the progress module (src/core/base/progress.c) with a fake
  * clock and hooks that keep every line: no line twice in a row, steps that
  * say how far, and the estimate of the time left.
  */

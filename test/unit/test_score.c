@@ -1,5 +1,5 @@
 /*
- * test_score.c - the core scorer (src/core/score.c) against the
+ * test_score.c - the core scorer (src/core/model/score.c) against the
  * definition: direct sums of km_kernel_eval over the expansion rows (exact
  * and nystrom models, every kernel, one and three outputs) and of
  * sqrt(2/D) cos(w_i . x + b_i) (rff); the block form (GEMM + map) against

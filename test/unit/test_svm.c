@@ -1,6 +1,6 @@
 /*
  * test_svm.c - SMO, Platt scaling, one-vs-one and pairwise coupling
- * (src/core/svm.c) against scikit-learn's SVC (libsvm), SciPy and NumPy:
+ * (src/core/methods/svm.c) against scikit-learn's SVC (libsvm), SciPy and NumPy:
  * the numbers are in fixtures/svm_fixtures.h, written by
  * test/unit/gen_svm_fixtures.py.
  */

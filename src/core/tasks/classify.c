@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "classify.h"
-#include "svm.h"
+#include "class_prob.h"
 
 uint32_t
 km_ovo_pair_index(uint32_t i, uint32_t j, uint32_t k)

@@ -37,7 +37,7 @@
  *   PLATT + OVO             pairwise Platt probabilities coupled by Wu, Lin
  *                           and Weng's method 2 (libsvm's
  *                           multiclass_probability)
- *   (both by svm.c's km_svm_proba: one implementation of the coupling)
+ *   (both by class_prob.c's km_svm_proba: one implementation of the coupling)
  *   PLATT + OVR             Platt sigmoids normalized to sum 1
  *   NONE                    no probabilities (an svm trained without
  *                           "probability": true): the caller raises an error
@@ -52,7 +52,8 @@
 #define KM_CLASSIFY_H
 
 #include "class_types.h"
-#include "method.h"
+#include "core.h"
+#include "task.h"
 
 /* Libsvm's clipping of pairwise probabilities. */
 #define KM_PLATT_MIN_PROB 1e-7

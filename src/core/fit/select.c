@@ -2,7 +2,7 @@
  * select.c - model selection for kernel ridge and LMS.
  *
  * Closed form (ridge): for each gamma, one orthogonal reduction
- * K = H T H^T to a tridiagonal T (src/core/eigen.c, the first half of an
+ * K = H T H^T to a tridiagonal T (src/core/base/eigen.c, the first half of an
  * eigendecomposition, interruptible) gives every lambda at O(n^2) cost:
  *   c = (K + lambda I)^-1 y = H (T + lambda I)^-1 H^T y
  *   [(K + lambda I)^-1]_ii = h_i^T (T + lambda I)^-1 h_i, h_i row i of H

@@ -38,7 +38,7 @@
  *       .primal_loss and .primal_loss_name).
  *       src/core/methods/svr.c is a complete example (a regression method
  *       with an option of its own, a bias, and fields of its own).
- *  2. One line at the end of src/core/methods.def: KM_METHOD(5, FOO,
+ *  2. One line at the end of src/core/methods/methods.def: KM_METHOD(5, FOO,
  *     km_foo_ops), with the next id (stored in models: never renumber).
  *  3. Its tests: test/sql/foo.sql and test/expected/foo.out (new files), and
  *     the "Valid keys are ..." lines of test/expected (kernels.out,
@@ -53,17 +53,20 @@
  * zero where they do not apply).  A regression method with an
  * approximate (Nystrom / RFF) form in the primal fills its pieces
  * .primal_add .. .primal_result: the learner drives them by its one Newton
- * (src/core/learn/newton.h, src/core/pipeline_approx.c, with k-fold selection over a
+ * (src/core/learn/newton.h, src/core/learn/pipeline_approx.c, with k-fold selection over a
  * lambda and gamma grid), over every host (the named models' too: the
  * cursor host, src/catalog/host_cursor.c).  test/check_seam.sh builds the tree
  * without each method's file and registry line.  Still outside the seam:
- * the classifiers' approximate form (src/core/primal_pass.c, the two losses
+ * the classifiers' approximate form (src/core/methods/primal_pass.c, the two losses
  * of primal.h) and the method names in options_core.c's hints.
  */
 #ifndef KM_METHOD_H
 #define KM_METHOD_H
 
 #include "kernels.h"
+#include "class_types.h"
+#include "metrics.h"
+#include "task.h"
 
 /* Stored in models as one byte: never renumber (methods.def). */
 typedef enum km_method
@@ -116,29 +119,7 @@ typedef enum km_solver
 const char *km_solver_name(km_solver solver);
 bool		km_solver_from_name(const char *name, km_solver *solver);
 
-/* What k-fold cross-validation scores a candidate by (lower is better after km_score_loss). */
-typedef enum km_score_metric
-{
-	KM_SCORE_MSE = 0,			/* regression (the zero value: regression ops leave it unset) */
-	KM_SCORE_ACCURACY = 2,		/* svm: higher is better */
-	KM_SCORE_LOG_LOSS = 3		/* logistic */
-} km_score_metric;
 
-const char *km_score_metric_name(km_score_metric metric);
-
-/* What a method predicts.  Stored in format 2 models as one byte. */
-typedef enum km_task
-{
-	KM_TASK_REGRESSION = 1,
-	KM_TASK_CLASSIFICATION = 2,
-	KM_TASK_TRANSFORM = 3,		/* no target: kernel_fit; outputs are coordinates */
-	KM_TASK_NOVELTY = 4			/* no target: kernel_fit; the output is a decision value */
-} km_task;
-
-#define KM_TASK_FIRST KM_TASK_REGRESSION
-#define KM_TASK_LAST KM_TASK_NOVELTY
-
-const char *km_task_name(km_task task);
 
 /*
  * Room for what a method owns, inside structs that are copied as bytes
@@ -200,17 +181,6 @@ km_svm_C(double lambda, size_t n)
 	return 1.0 / ((double) n * lambda);
 }
 
-/*
- * How a classifier turns decision values into probabilities (classify.h
- * lists the rules): none (an svm without "probability"), the logistic
- * link (sigmoid / softmax), or Platt's sigmoids (with coupling for OVO).
- */
-typedef enum km_prob_link
-{
-	KM_PROB_NONE = 0,
-	KM_PROB_LOGISTIC,
-	KM_PROB_PLATT
-} km_prob_link;
 
 /* What a classifier's fit returns besides its coefficients. */
 typedef struct km_class_fit_result

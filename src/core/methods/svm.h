@@ -42,6 +42,7 @@
 #define KM_SVM_H
 
 #include "core.h"
+#include "class_prob.h"
 #include "kernels.h"
 
 typedef struct km_svm_params
@@ -149,8 +150,6 @@ km_status	km_svm_binary(const km_svm_problem *prob, const km_svm_params *par,
 km_status	km_platt_fit(const double *dec, const double *y, size_t m,
 						 double *A, double *B, km_error *err);
 
-/* 1 / (1 + exp(A f + B)) without overflow. */
-double		km_platt_prob(double f, double A, double B);
 
 /*
  * Out-of-fold decision values: for each fold id v < n_folds, fits the binary
@@ -241,19 +240,5 @@ size_t		km_svm_compact(double *alpha, size_t n, uint32_t q, uint32_t *keep);
  */
 uint32_t	km_svm_vote(uint32_t k, const double *dec, uint32_t *votes);
 
-/*
- * Class probabilities p (k, summing to 1 within 1e-12) from the q decision
- * values and the Platt A, B of each output: k == 2, p[1] = P(class 1); k >= 3,
- * pairwise probabilities r_st = km_platt_prob(dec_st) clipped to
- * [1e-7, 1 - 1e-7] and coupled by Wu, Lin & Weng's method 2 (libsvm's
- * multiclass_probability, the same stopping rule), then divided by their sum.
- * work: km_svm_proba_doubles(k).
- */
-size_t		km_svm_proba_doubles(uint32_t k);
-void		km_svm_proba(uint32_t k, const double *dec, const double *A,
-						 const double *B, double *p, double *work);
-
-/* Coupling alone: r k x k row-major (r[s k + t] = P(s | s or t)), p k. */
-void		km_svm_couple(uint32_t k, const double *r, double *p, double *work);
 
 #endif							/* KM_SVM_H */

@@ -122,4 +122,14 @@ km_class_scores km_class_metrics_class(const km_class_metrics *m, uint32_t c);
 size_t		km_auc_work_bytes(size_t n);
 double		km_auc(const double *scores, const bool *positive, size_t n, void *work);
 
+/* What k-fold cross-validation scores a candidate by (lower is better after km_score_loss). */
+typedef enum km_score_metric
+{
+	KM_SCORE_MSE = 0,			/* regression (the zero value: regression ops leave it unset) */
+	KM_SCORE_ACCURACY = 2,		/* svm: higher is better */
+	KM_SCORE_LOG_LOSS = 3		/* logistic */
+} km_score_metric;
+
+const char *km_score_metric_name(km_score_metric metric);
+
 #endif							/* KM_METRICS_H */

@@ -17,7 +17,7 @@
  * it on.  Measured on 2 cores with OpenBLAS: dsyevd costs about 10 times
  * dpotrf + dtrtri at n = 2,000 and n = 5,000 (test/bench/selection.sh).
  * The closed form now reduces K to tridiagonal form instead of calling
- * dsyevd (src/core/eigen.c); it costs about the same (test/bench/loo.c).
+ * dsyevd (src/core/base/eigen.c); it costs about the same (test/bench/loo.c).
  */
 #define KM_EIGEN_MIN_LAMBDAS 10
 

@@ -11,7 +11,21 @@
 #ifndef KM_TASK_H
 #define KM_TASK_H
 
-#include "method.h"
+#include "metrics.h"
+
+/* What a method predicts.  Stored in format 2 models as one byte. */
+typedef enum km_task
+{
+	KM_TASK_REGRESSION = 1,
+	KM_TASK_CLASSIFICATION = 2,
+	KM_TASK_TRANSFORM = 3,		/* no target: kernel_fit; outputs are coordinates */
+	KM_TASK_NOVELTY = 4			/* no target: kernel_fit; the output is a decision value */
+} km_task;
+
+#define KM_TASK_FIRST KM_TASK_REGRESSION
+#define KM_TASK_LAST KM_TASK_NOVELTY
+
+const char *km_task_name(km_task task);
 
 typedef struct km_task_ops
 {

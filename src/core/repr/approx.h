@@ -144,7 +144,7 @@ typedef struct km_approx_result
  * G = sum z z^T, r = sum z (y - ybar) (ybar = mean(y) with fit_intercept,
  * else 0), K = K_mm + eps I (nystrom; the centres' Gram matrix) or I (rff):
  *   L = chol(K), A = L^-1 G L^-T = Q T Q^T (tridiagonal T, reduced in
- *   interruptible pieces, src/core/eigen.c), w = Q^T L^-1 r, and per lambda
+ *   interruptible pieces, src/core/base/eigen.c), w = Q^T L^-1 r, and per lambda
  *   p = (T + lambda I)^-1 w (O(m)), coef = L^-T Q p,
  *   RSS = sum (y - ybar)^2 - w^T p - lambda ||p||^2, tr H = sum s / (s + lambda)
  *   over the eigenvalues s of T (dsterf), GCV = rows RSS / (rows - tr H)^2

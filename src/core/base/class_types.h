@@ -66,4 +66,16 @@ typedef struct km_class_weights
 	double		weight[KM_MAX_CLASS_WEIGHTS];
 } km_class_weights;
 
+/*
+ * How a classifier turns decision values into probabilities (classify.h
+ * lists the rules): none (an svm without "probability"), the logistic
+ * link (sigmoid / softmax), or Platt's sigmoids (with coupling for OVO).
+ */
+typedef enum km_prob_link
+{
+	KM_PROB_NONE = 0,
+	KM_PROB_LOGISTIC,
+	KM_PROB_PLATT
+} km_prob_link;
+
 #endif							/* KM_CLASS_TYPES_H */

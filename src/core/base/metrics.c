@@ -235,3 +235,18 @@ km_neg_log_evidence(double quad, double logdet_half, size_t n)
 		return HUGE_VAL;
 	return 0.5 * dn * (1.0 + log_2pi + log(quad / dn)) + logdet_half;
 }
+
+const char *
+km_score_metric_name(km_score_metric metric)
+{
+	switch (metric)
+	{
+		case KM_SCORE_MSE:
+			return "mse";
+		case KM_SCORE_ACCURACY:
+			return "accuracy";
+		case KM_SCORE_LOG_LOSS:
+			return "log_loss";
+	}
+	return "unknown";
+}

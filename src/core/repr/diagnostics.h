@@ -24,7 +24,7 @@ size_t		km_spectrum_workspace_doubles(size_t n);
 /*
  * Build the Gram matrix of X (n x d rows) with BLAS, compare every entry
  * with the kernel evaluated the other way round, and find its eigenvalues
- * (tridiagonalised in interruptible pieces, src/core/eigen.c: the extremes by
+ * (tridiagonalised in interruptible pieces, src/core/base/eigen.c: the extremes by
  * bisection and the rank by Sturm count).
  */
 km_status	km_gram_spectrum(const km_kernel *k, const double *X, size_t n,

@@ -174,21 +174,6 @@ km_solver_from_name(const char *name, km_solver *solver)
 	return false;
 }
 
-const char *
-km_score_metric_name(km_score_metric metric)
-{
-	switch (metric)
-	{
-		case KM_SCORE_MSE:
-			return "mse";
-		case KM_SCORE_ACCURACY:
-			return "accuracy";
-		case KM_SCORE_LOG_LOSS:
-			return "log_loss";
-	}
-	return "unknown";
-}
-
 km_solver
 km_method_solver(const km_method_ops *ops, km_solver solver)
 {
