@@ -79,7 +79,7 @@ fit(gpa_fit *f, km_approx kind)
 	free(scratch);
 
 	f->work = malloc(km_approx_solve_doubles(m) * sizeof(double));
-	CHECK(km_approx_solve(&f->b, f->acc, &lambda, 1, true, f->coef, &f->res,
+	CHECK(km_approx_solve(&f->b, f->acc, &lambda, 1, true, false, f->coef, &f->res,
 						  f->work, &err, NULL) == KM_OK, "solve: %s", err.detail);
 	CHECK(km_gp_approx_fit(&f->b, f->acc, &f->res, f->coef, f->work, &s2, &ld,
 						   &err, NULL) == KM_OK, "gp fit: %s", err.detail);
