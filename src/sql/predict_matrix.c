@@ -105,6 +105,7 @@ matrix_rows(ArrayType *arr, uint32 d, const char *fname)
 				 errhint("Pass one inner array per row, as ARRAY[[1, 2], [3, 4]] (or a 2-D list from a client); score a single row with %s.",
 						 strncmp(fname, "kernel_predict_class", 20) == 0 ? "kernel_predict_class(model, features)" :
 						 strncmp(fname, "kernel_predict_proba", 20) == 0 ? "kernel_predict_proba(model, features)" :
+						 strncmp(fname, "kernel_predict_std", 18) == 0 ? "kernel_predict_std(model, features)" :
 						 "kernel_predict(model, features)")));
 	rows = ARR_DIMS(arr)[0];
 	cols = ARR_DIMS(arr)[1];
