@@ -121,7 +121,8 @@ Checks:
      and the winner is its largest.  Approximate ridge (360 rows, d = 5):
      nystrom (m = 60) vs NumPy's DTC sparse GP and rff (D = 120) vs NumPy's
      Bayesian linear regression on the exported features: std, amplitude and
-     likelihood within 1e-8 (check_gp_approx); their "cv": "evidence" over 5
+     likelihood within 1e-8 (check_gp_approx); kernel_predict_std_matrix
+     the same within 1e-8, exact and approximate; their "cv": "evidence" over 5
      lambdas: every candidate's score is minus NumPy's likelihood (1e-8) and
      the winner is the brute force over refits with "uncertainty": true.
   r. the drift test (issue 32, item 4): kernel_model_drift on named exact
@@ -1927,6 +1928,10 @@ def check_gp(cur):
                         "WHERE m.name = 'gp' AND t.ds = %s ORDER BY t.id", (ds,))
             got = np.array([r[0] for r in cur.fetchall()], dtype=float)
             compare(name + ": kernel_predict_std vs predict(return_std=True)", got, want, 1e-8)
+            cur.execute("SELECT kernel_predict_std_matrix(m.model, (SELECT array_agg(t.f ORDER BY t.id) "
+                        "FROM kmcc_test t WHERE t.ds = %s)) FROM kmcc_models m WHERE m.name = 'gp'", (ds,))
+            compare(name + ": kernel_predict_std_matrix vs predict(return_std=True)",
+                    np.array(cur.fetchone()[0], dtype=float), want, 1e-8)
             info = model_info(cur, "gp")
             compare(name + ": amplitude vs NumPy s2", [float(info["amplitude"])], [s2], 1e-8)
             compare(name + ": log_marginal_likelihood vs log_marginal_likelihood_value_",
@@ -2009,6 +2014,10 @@ def check_gp_approx(cur):
                         "WHERE m.name = 'gpa' AND t.ds = 'gpa' ORDER BY t.id")
             got = np.array([r[0] for r in cur.fetchall()], dtype=float)
             compare(name + ": kernel_predict_std vs NumPy", got, np.sqrt(var), 1e-8)
+            cur.execute("SELECT kernel_predict_std_matrix(m.model, (SELECT array_agg(t.f ORDER BY t.id) "
+                        "FROM kmcc_test t WHERE t.ds = 'gpa')) FROM kmcc_models m WHERE m.name = 'gpa'")
+            compare(name + ": kernel_predict_std_matrix vs NumPy",
+                    np.array(cur.fetchone()[0], dtype=float), np.sqrt(var), 1e-8)
             info = model_info(cur, "gpa")
             compare(name + ": amplitude vs NumPy s2", [float(info["amplitude"])], [s2], 1e-8)
             compare(name + ": log_marginal_likelihood vs NumPy", [float(info["log_marginal_likelihood"])],
