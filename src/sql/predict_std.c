@@ -13,7 +13,9 @@
  * kernel_ml.max_memory (refused beyond it), interruptible; later rows of
  * the same model cost one triangular solve (n^2) each.  The factor is kept
  * for the model last seen: a model changes it only when its decoded
- * arrays' checksum changes.
+ * arrays' checksum changes.  kernel_predict_std_matrix (predict_matrix.c)
+ * shares the factor and the cache (km_predict_std_block_gp) and scores a
+ * panel of rows by one triangular solve (gp.h, km_gp_std_block).
  */
 #include "postgres.h"
 

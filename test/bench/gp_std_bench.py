@@ -35,7 +35,9 @@ ridge, standardized rows, intercept).
    1e-12 relative.  Its arithmetic limit: per row the kernel block by DGEMM
    (2 m d flops, plus m exp) and the dtrsm (m^2) and the norm (2 m), at
    the DGEMM rate measured here (m x m x m, 1 and 2 threads):
-   rate / (m^2 + 2 m d + 2 m).
+   rate / (m^2 + 2 m d + 2 m).  kernel_predict_matrix (the mean) over the
+   same blocks of 2,000 rows times the same kernel block (GEMM, exp,
+   array_agg) without the solve: what the solve leaves to the rest.
 
 KM_BENCH_QUICK=1: N = 20,000, one run.  KM_BENCH_RUNS (default 3): medians.
 Run against any cluster with kernel_ml installed (libpq environment), or
@@ -120,7 +122,7 @@ def dgemm_rate(threads, reps=3):
     return 2.0 * M * M * M / statistics.median(ts)
 
 
-def ours_matrix(model, block):
+def ours_matrix(model, block, fn="kernel_predict_std_matrix"):
     """Seconds for kernel_predict_std_matrix over the N scoring rows in
     blocks of block rows, in a fresh backend; and the rows scored."""
     c2 = psycopg2.connect("")
@@ -130,9 +132,9 @@ def ours_matrix(model, block):
     cur.execute("SET jit = off")
     cur.execute("SET max_parallel_workers_per_gather = 0")
     t = time.time()
-    cur.execute("SELECT sum(cardinality(kernel_predict_std_matrix(%%s::bytea, a))) FROM "
+    cur.execute("SELECT sum(cardinality(%s(%%s::bytea, a))) FROM "
                 "(SELECT array_agg(f ORDER BY i) AS a FROM kmb_gp WHERE i > %d GROUP BY (i - %d) / %d) s"
-                % (M, M + 1, block), (psycopg2.Binary(model),))
+                % (fn, M, M + 1, block), (psycopg2.Binary(model),))
     rows = cur.fetchone()[0]
     el = time.time() - t
     c2.close()
@@ -190,6 +192,7 @@ def main():
     t_std, t_mean, t_sk = [], [], []
     blocks = [1000, 2000, 5000, 10000]
     t_mat = {b: [] for b in blocks}
+    t_pm = []
     for _ in range(RUNS):
         t_std.append(ours(model, "kernel_predict_std"))
         t_mean.append(ours(model, "kernel_predict"))
@@ -197,6 +200,7 @@ def main():
             el, rows = ours_matrix(model, b)
             assert rows == N, (rows, N)
             t_mat[b].append(el)
+        t_pm.append(ours_matrix(model, 2000, "kernel_predict_matrix")[0])
         with threadpool_limits(2):
             t = time.time()
             _, std_sk = gp.predict(Xqs, return_std=True)
@@ -244,6 +248,8 @@ def main():
         tb = statistics.median(t_mat[b])
         best = max(best, N / tb)
         print("  %-62s %10.0f %9.2f" % ("kernel_predict_std_matrix, blocks of %d rows" % b, N / tb, tb))
+    tpm = statistics.median(t_pm)
+    print("  %-62s %10.0f %9.2f" % ("kernel_predict_matrix (the mean: same block, no solve), 2000", N / tpm, tpm))
     print("  %-62s %10.0f" % ("arithmetic limit at the DGEMM rate, 1 core", g1 / fpb))
     print("  %-62s %10.0f" % ("arithmetic limit at the DGEMM rate, 2 cores", g2 / fpb))
     for b in blocks:
