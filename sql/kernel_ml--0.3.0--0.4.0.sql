@@ -681,3 +681,22 @@ COMMENT ON FUNCTION @extschema@._kernel_ml_row_side(float8[], float8, bigint, fl
 
 COMMENT ON FUNCTION @extschema@._kernel_ml_row_side(float8[], text, bigint, float8, integer) IS
 'where a named classifier''s training puts a row (its label as text): NULL for a row with a NULL feature array or label, else 2 fold + held';
+
+-- kernel_predict_std_matrix (issue 32): kernel_predict_std of the rows of a
+-- 2-D array, a panel at a time
+CREATE FUNCTION @extschema@.kernel_predict_std_matrix(model pg_catalog.bytea, features pg_catalog.float8[])
+RETURNS pg_catalog.float8[]
+AS 'MODULE_PATHNAME', 'kernel_predict_std_matrix'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.kernel_predict_std_matrix(pg_catalog.bytea, pg_catalog.float8[]) IS
+'kernel_predict_std of every row of a 2-D array (one inner array per row), in row order: a panel of rows at a time, its kernel block by one GEMM and one triangular solve';
+
+CREATE FUNCTION @extschema@.kernel_predict_std_matrix(name pg_catalog.text, features pg_catalog.float8[])
+RETURNS pg_catalog.float8[]
+AS 'MODULE_PATHNAME', 'kernel_predict_std_matrix_by_name'
+LANGUAGE C STABLE STRICT PARALLEL SAFE
+SUPPORT @extschema@._kernel_ml_by_name_support;
+
+COMMENT ON FUNCTION @extschema@.kernel_predict_std_matrix(pg_catalog.text, pg_catalog.float8[]) IS
+'kernel_predict_std_matrix with the deployed version of the named model, looked up, and read access checked, once per statement snapshot and current user';

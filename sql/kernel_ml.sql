@@ -710,6 +710,14 @@ LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION kernel_predict_proba_matrix(bytea, float8[]) IS
 'the class probabilities of every row of a 2-D array (one inner array per row), as a rows x classes 2-D array, classes in the model''s sorted label order';
 
+CREATE FUNCTION kernel_predict_std_matrix(model bytea, features float8[])
+RETURNS float8[]
+AS 'MODULE_PATHNAME', 'kernel_predict_std_matrix'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION kernel_predict_std_matrix(bytea, float8[]) IS
+'kernel_predict_std of every row of a 2-D array (one inner array per row), in row order: a panel of rows at a time, its kernel block by one GEMM and one triangular solve';
+
 CREATE FUNCTION kernel_predict_matrix(name text, features float8[])
 RETURNS float8[]
 AS 'MODULE_PATHNAME', 'kernel_predict_matrix_by_name'
@@ -718,6 +726,15 @@ SUPPORT @extschema@._kernel_ml_by_name_support;
 
 COMMENT ON FUNCTION kernel_predict_matrix(text, float8[]) IS
 'kernel_predict_matrix with the deployed version of the named model, looked up, and read access checked, once per statement snapshot and current user';
+
+CREATE FUNCTION kernel_predict_std_matrix(name text, features float8[])
+RETURNS float8[]
+AS 'MODULE_PATHNAME', 'kernel_predict_std_matrix_by_name'
+LANGUAGE C STABLE STRICT PARALLEL SAFE
+SUPPORT @extschema@._kernel_ml_by_name_support;
+
+COMMENT ON FUNCTION kernel_predict_std_matrix(text, float8[]) IS
+'kernel_predict_std_matrix with the deployed version of the named model, looked up, and read access checked, once per statement snapshot and current user';
 
 CREATE FUNCTION kernel_predict_class_matrix(name text, features float8[])
 RETURNS text[]

@@ -126,6 +126,15 @@ kernel_predict_std_by_name(PG_FUNCTION_ARGS)
 	return km_predict_std(fcinfo, catalog_predict_model);
 }
 
+/* kernel_predict_std_matrix(name text, features float8[]) RETURNS float8[] */
+PG_FUNCTION_INFO_V1(kernel_predict_std_matrix_by_name);
+
+Datum
+kernel_predict_std_matrix_by_name(PG_FUNCTION_ARGS)
+{
+	return km_predict_std_matrix(fcinfo, catalog_predict_model);
+}
+
 /* kernel_transform(name text, features float8[]) RETURNS float8[] */
 PG_FUNCTION_INFO_V1(kernel_transform_by_name);
 

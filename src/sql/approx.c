@@ -278,7 +278,7 @@ approx_model(km_basis *b, uint32 components, km_accum *acc,
 	km_train_env_palloc(&env);
 	km_blas_setup();
 	if (km_train_approx_solve(b, components, acc, t->lambdas, t->n_lambdas,
-							  t->fit_intercept != 0, false, (uint64) t->skipped, &env,
+							  t->fit_intercept != 0, false, false, (uint64) t->skipped, &env,
 							  &model, &err) != KM_OK)
 		km_raise(&err);
 	sscanf(KM_VERSION_STRING, "%hhu.%hhu.%hhu", &model.writer_version[0],

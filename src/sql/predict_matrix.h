@@ -27,4 +27,11 @@ typedef enum KmMatrixOutput
 Datum		km_predict_matrix(FunctionCallInfo fcinfo, KmMatrixOutput what,
 							  const char *fname, KmNamedModel by_name);
 
+/*
+ * kernel_predict_std_matrix(model | name, features): the predictive
+ * standard deviation of every row (kernel_predict_std's), by model
+ * (by_name NULL) or by name.
+ */
+Datum		km_predict_std_matrix(FunctionCallInfo fcinfo, KmNamedModel by_name);
+
 #endif							/* KM_PREDICT_MATRIX_H */

@@ -13,7 +13,9 @@
  * kernel_ml.max_memory (refused beyond it), interruptible; later rows of
  * the same model cost one triangular solve (n^2) each.  The factor is kept
  * for the model last seen: a model changes it only when its decoded
- * arrays' checksum changes.
+ * arrays' checksum changes.  kernel_predict_std_matrix (predict_matrix.c)
+ * shares the factor and the cache (km_predict_std_block_gp) and scores a
+ * panel of rows by one triangular solve (gp.h, km_gp_std_block).
  */
 #include "postgres.h"
 
@@ -84,6 +86,7 @@ prepare_factor(StdCall *call, const km_model *m)
 	if (!km_gp_applies(m, &why))
 		refuse_model(m, why);
 	call->ready = false;
+	call->gp.block_ready = false;
 	MemoryContextReset(call->cxt);
 	doubles = km_gp_doubles(m);
 	if (doubles == 0 && m->n_train > 0)
@@ -101,17 +104,17 @@ prepare_factor(StdCall *call, const km_model *m)
 	call->ready = true;
 }
 
-Datum
-km_predict_std(FunctionCallInfo fcinfo, KmNamedModel by_name)
+/*
+ * The call site's model (argument 0, by bytea or by_name) with its factor
+ * built (once per model), for the row and matrix forms.
+ */
+static StdCall *
+std_call(FunctionCallInfo fcinfo, KmNamedModel by_name)
 {
 	StdCall    *call = fcinfo->flinfo->fn_extra;
 	ModelCache *mc;
 	Datum		model;
 	const km_model *m;
-	ArrayType  *features = PG_GETARG_ARRAYTYPE_P(1);
-	double		std;
-	km_error	err;
-	int			d;
 
 	if (call == NULL)
 	{
@@ -133,6 +136,20 @@ km_predict_std(FunctionCallInfo fcinfo, KmNamedModel by_name)
 	m = km_model_cache_model(mc, model);
 	if (!call->ready || call->key != m || call->key_crc != model_crc(m))
 		prepare_factor(call, m);
+	call->gp.m = m;
+	call->gp.R = m->gp_factor;
+	return call;
+}
+
+Datum
+km_predict_std(FunctionCallInfo fcinfo, KmNamedModel by_name)
+{
+	StdCall    *call = std_call(fcinfo, by_name);
+	const km_model *m = call->gp.m;
+	ArrayType  *features = PG_GETARG_ARRAYTYPE_P(1);
+	double		std;
+	km_error	err;
+	int			d;
 
 	d = km_array_length(features, "the row");
 	if ((uint32) d != m->n_features)
@@ -142,8 +159,6 @@ km_predict_std(FunctionCallInfo fcinfo, KmNamedModel by_name)
 				 errdetail("The model expects %u features, got %d.", m->n_features, d)));
 	km_array_copy(features, d, call->row, "the row");	/* rejects NaN, infinity */
 	km_blas_setup_scoring();
-	call->gp.m = m;
-	call->gp.R = m->gp_factor;
 	if (km_gp_std(&call->gp, call->row, &std, &err) != KM_OK)
 		km_raise(&err);
 	PG_RETURN_FLOAT8(std);
@@ -154,4 +169,32 @@ Datum
 kernel_predict_std(PG_FUNCTION_ARGS)
 {
 	return km_predict_std(fcinfo, NULL);
+}
+
+/*
+ * Many rows (kernel_predict_std_matrix, predict_matrix.c): the call site's
+ * factor as km_predict_std builds it, and once per model the block's extras
+ * (km_gp_block_prepare: the rows' norms and transpose, an approximate
+ * model's R unpacked, (d + 1) n (+ m^2) doubles) in the same context,
+ * counted against kernel_ml.max_memory.
+ */
+km_gp *
+km_predict_std_block_gp(FunctionCallInfo fcinfo, KmNamedModel by_name,
+						const char *fname)
+{
+	StdCall    *call = std_call(fcinfo, by_name);
+	size_t		doubles;
+
+	if (!call->gp.block_ready)
+	{
+		doubles = km_gp_block_prepare_doubles(&call->gp);
+		if (doubles == 0)
+			km_check_memory(HUGE_VAL, "kernel_predict_std_matrix's copy of the model's rows", false);
+		(void) km_mem_reserve(call->cxt, 8.0 * (double) doubles,
+							  "kernel_predict_std_matrix's copy of the model's rows", false);
+		km_gp_block_prepare(&call->gp,
+							MemoryContextAllocExtended(call->cxt, sizeof(double) * doubles,
+													   MCXT_ALLOC_HUGE));
+	}
+	return &call->gp;
 }

@@ -18,4 +18,13 @@
  */
 Datum		km_predict_std(FunctionCallInfo fcinfo, KmNamedModel by_name);
 
+/*
+ * The Gaussian-process reading of the model in argument 0 (as
+ * km_predict_std finds it), factored and ready for km_gp_std_block, kept
+ * by the call site across calls; fname names the function in errors.
+ */
+struct km_gp;
+struct km_gp *km_predict_std_block_gp(FunctionCallInfo fcinfo,
+									  KmNamedModel by_name, const char *fname);
+
 #endif							/* KM_PREDICT_STD_H */

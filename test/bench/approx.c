@@ -146,7 +146,7 @@ bench_solve(uint32_t m, int d, const double *X, const double *y, size_t rows)
 
 	gap_start();
 	t0 = now();
-	if (km_approx_solve(&b, acc, lambdas, L, true, coef, &res, work, &err,
+	if (km_approx_solve(&b, acc, lambdas, L, true, false, coef, &res, work, &err,
 						gap_check) != KM_OK)
 		printf("  solve m = %u: %s: %s\n", m, err.message, err.detail);
 	t_total = now() - t0;

@@ -121,7 +121,10 @@ Checks:
      and the winner is its largest.  Approximate ridge (360 rows, d = 5):
      nystrom (m = 60) vs NumPy's DTC sparse GP and rff (D = 120) vs NumPy's
      Bayesian linear regression on the exported features: std, amplitude and
-     likelihood within 1e-8 (check_gp_approx).
+     likelihood within 1e-8 (check_gp_approx); kernel_predict_std_matrix
+     the same within 1e-8, exact and approximate; their "cv": "evidence" over 5
+     lambdas: every candidate's score is minus NumPy's likelihood (1e-8) and
+     the winner is the brute force over refits with "uncertainty": true.
   r. the drift test (issue 32, item 4): kernel_model_drift on named exact
      (rbf on diabetes, linear on d = 3: dof 3), nystrom and rff models vs a
      NumPy reimplementation from kernel_model_export (drift_numpy): statistic
@@ -1925,6 +1928,10 @@ def check_gp(cur):
                         "WHERE m.name = 'gp' AND t.ds = %s ORDER BY t.id", (ds,))
             got = np.array([r[0] for r in cur.fetchall()], dtype=float)
             compare(name + ": kernel_predict_std vs predict(return_std=True)", got, want, 1e-8)
+            cur.execute("SELECT kernel_predict_std_matrix(m.model, (SELECT array_agg(t.f ORDER BY t.id) "
+                        "FROM kmcc_test t WHERE t.ds = %s)) FROM kmcc_models m WHERE m.name = 'gp'", (ds,))
+            compare(name + ": kernel_predict_std_matrix vs predict(return_std=True)",
+                    np.array(cur.fetchone()[0], dtype=float), want, 1e-8)
             info = model_info(cur, "gp")
             compare(name + ": amplitude vs NumPy s2", [float(info["amplitude"])], [s2], 1e-8)
             compare(name + ": log_marginal_likelihood vs log_marginal_likelihood_value_",
@@ -2007,10 +2014,45 @@ def check_gp_approx(cur):
                         "WHERE m.name = 'gpa' AND t.ds = 'gpa' ORDER BY t.id")
             got = np.array([r[0] for r in cur.fetchall()], dtype=float)
             compare(name + ": kernel_predict_std vs NumPy", got, np.sqrt(var), 1e-8)
+            cur.execute("SELECT kernel_predict_std_matrix(m.model, (SELECT array_agg(t.f ORDER BY t.id) "
+                        "FROM kmcc_test t WHERE t.ds = 'gpa')) FROM kmcc_models m WHERE m.name = 'gpa'")
+            compare(name + ": kernel_predict_std_matrix vs NumPy",
+                    np.array(cur.fetchone()[0], dtype=float), np.sqrt(var), 1e-8)
             info = model_info(cur, "gpa")
             compare(name + ": amplitude vs NumPy s2", [float(info["amplitude"])], [s2], 1e-8)
             compare(name + ": log_marginal_likelihood vs NumPy", [float(info["log_marginal_likelihood"])],
                     [lml], 1e-8)
+
+            # "cv": "evidence" over a lambda grid (the same basis: it depends
+            # on the rows and gamma only): every candidate's score is minus
+            # NumPy's log marginal likelihood at its lambda, and the winner
+            # is the brute force over refits at each lambda with
+            # "uncertainty": true (kernel_model_info's log_marginal_likelihood)
+            lams = [1e-3, 1e-2, 0.05, 0.2, 1.0]
+
+            def lml_at(lm):
+                Cl = Q + lm * np.eye(n)
+                s2l = float(yc @ np.linalg.solve(Cl, yc)) / n
+                return float(-0.5 * n - 0.5 * (np.linalg.slogdet(Cl)[1] + n * np.log(s2l))
+                             - 0.5 * n * np.log(2 * np.pi))
+            train(cur, "gpa_ev", "gpa", {"approximation": kind, "components": m, "gamma": gamma,
+                                         "lambda": lams, "cv": "evidence"})
+            sel = model_info(cur, "gpa_ev")["selection"]
+            want_s = [-lml_at(lm) for lm in lams]
+            compare(name + ": cv evidence candidate scores vs NumPy -log marginal likelihood",
+                    [float(c["score"]) for c in sel["candidates"]], want_s, 1e-8)
+            refits = []
+            for lm in lams:
+                train(cur, "gpa_one", "gpa", {"approximation": kind, "uncertainty": True,
+                                              "components": m, "gamma": gamma, "lambda": lm})
+                refits.append(float(model_info(cur, "gpa_one")["log_marginal_likelihood"]))
+            compare(name + ": cv evidence candidate scores vs refits' log_marginal_likelihood",
+                    [float(c["score"]) for c in sel["candidates"]], [-v for v in refits], 1e-8)
+            report(sel["cv"] == "evidence" and sel["score"] == "neg_log_marginal_likelihood"
+                   and sel["best"] == int(np.argmax(refits)) == int(np.argmin(want_s)),
+                   name + ": cv evidence winner = brute force over refits",
+                   "best %d, refits' %d, NumPy's %d" % (sel["best"], int(np.argmax(refits)),
+                                                        int(np.argmin(want_s))))
 
 
 

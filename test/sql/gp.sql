@@ -167,6 +167,57 @@ SELECT i->>'cv' AS cv, i->>'score' AS score, (i->>'best')::int AS best,
 FROM gp_ev, LATERAL (SELECT kernel_model_info(m)->'selection' AS i) s;
 SELECT kernel_model_info(kernel_train(ARRAY[i::float8], sin(i), '{"cv": "evidence", "method": "svr", "lambda": [0.1, 1]}'))
 FROM generate_series(1, 20) i;
-SELECT kernel_model_info(kernel_train(ARRAY[i::float8], sin(i), '{"cv": "evidence", "approximation": "nystrom", "components": 5, "lambda": [0.1, 1]}'))
-FROM generate_series(1, 20) i;
 DROP TABLE gp_ev;
+
+-- "cv": "evidence" for nystrom and rff ridge: the lambda of the highest log
+-- marginal likelihood of the GP reading (DTC / Bayesian linear regression),
+-- from the m x m sums of the one pass (the scores equal NumPy's:
+-- crosscheck.py gp).  The pick equals the brute force over refits with
+-- "uncertainty": true, and is the same in memory, by name (the query
+-- host; "refit": true so that its model sees every row, as the refits) and
+-- through kernel_train_query (the pass aggregate).
+CREATE TABLE gp_ev_rows AS
+SELECT ARRAY[sin(i), cos(0.7 * i), (i % 7) / 7.0]::float8[] AS f,
+       sin(i) + 0.5 * cos(0.7 * i) + ((i * 7919) % 100) / 500.0 AS y
+FROM generate_series(1, 200) i;
+CREATE TABLE gp_ev_opts AS
+SELECT a AS approx, jsonb_build_object('approximation', a, 'components', 30, 'gamma', 0.5,
+                                       'lambda', '[0.0003, 0.003, 0.03, 0.3, 3]'::jsonb) AS o
+FROM unnest(ARRAY['nystrom', 'rff']) a;
+CREATE TABLE gp_ev_fits AS
+SELECT approx, 'memory' AS host,
+       (SELECT kernel_train(f, y, o || '{"cv": "evidence"}') FROM gp_ev_rows) AS m
+FROM gp_ev_opts
+UNION ALL
+SELECT approx, 'query',
+       kernel_train_query('SELECT f, y FROM gp_ev_rows', o || '{"cv": "evidence"}')
+FROM gp_ev_opts;
+SELECT count(*) FROM gp_ev_opts,
+  LATERAL kernel_model_train('gp_ev_' || approx, 'SELECT f, y FROM gp_ev_rows', o || '{"cv": "evidence", "refit": true}');
+INSERT INTO gp_ev_fits
+SELECT approx, 'name', (SELECT model FROM kernel_models k WHERE k.name = 'gp_ev_' || approx)
+FROM gp_ev_opts;
+-- the refits, one per lambda, with their likelihood
+CREATE TABLE gp_ev_brute AS
+SELECT approx, (l.ord - 1)::int AS idx,
+       (kernel_model_info((SELECT kernel_train(f, y, o - 'lambda' || jsonb_build_object('lambda', l.v, 'uncertainty', true))
+                           FROM gp_ev_rows))->>'log_marginal_likelihood')::float8 AS lml
+FROM gp_ev_opts, LATERAL jsonb_array_elements(o->'lambda') WITH ORDINALITY l(v, ord);
+SELECT f.approx, f.host, i->>'cv' AS cv, i->>'score' AS score, (i->>'best')::int AS best,
+       (i->>'best')::int = (SELECT idx FROM gp_ev_brute b WHERE b.approx = f.approx ORDER BY lml DESC LIMIT 1) AS best_is_brute_force,
+       (SELECT max(abs(((i->'candidates'->b.idx)->>'score')::float8 + b.lml) / abs(b.lml))
+        FROM gp_ev_brute b WHERE b.approx = f.approx) < 1e-9 AS scores_are_refits_lml
+FROM gp_ev_fits f, LATERAL (SELECT kernel_model_info(m)->'selection' AS i) s
+ORDER BY 1, 2;
+-- the winner's own likelihood (with "uncertainty": true) is minus its score
+SELECT approx, abs(((i->'candidates'->(i->>'best')::int)->>'score')::float8
+                   + (kernel_model_info(m)->>'log_marginal_likelihood')::float8) < 1e-9 AS best_is_lml
+FROM gp_ev_opts, LATERAL (SELECT kernel_train(f, y, o || '{"cv": "evidence", "uncertainty": true}') AS m FROM gp_ev_rows) t,
+     LATERAL (SELECT kernel_model_info(m)->'selection' AS i) s
+ORDER BY 1;
+SELECT kernel_model_info(kernel_train(ARRAY[i::float8], sin(i), '{"cv": "loo", "approximation": "nystrom", "components": 5, "lambda": [0.1, 1]}'))
+FROM generate_series(1, 20) i;
+SELECT kernel_model_info(kernel_train(ARRAY[i::float8], sin(i), '{"cv": "evidence", "approximation": "nystrom", "components": 5, "gamma": [0.1, 1], "lambda": [0.1, 1]}'))
+FROM generate_series(1, 20) i;
+SELECT kernel_model_drop('gp_ev_' || approx) FROM gp_ev_opts;
+DROP TABLE gp_ev_rows, gp_ev_opts, gp_ev_fits, gp_ev_brute;

@@ -88,7 +88,7 @@ solve(const km_basis *b, const km_accum *acc, const double *lambdas, int nl,
 	  bool intercept, double *coef, km_approx_result *res, km_error *err)
 {
 	double	   *work = malloc(km_approx_solve_doubles(b->m) * sizeof(double));
-	km_status	st = km_approx_solve(b, acc, lambdas, nl, intercept, coef, res,
+	km_status	st = km_approx_solve(b, acc, lambdas, nl, intercept, false, coef, res,
 									 work, err, NULL);
 
 	free(work);

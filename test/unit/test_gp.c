@@ -98,6 +98,31 @@ test_gp_closed_form(void)
 		CHECK_CLOSE(std, sqrt(s2 * (x * x + lambda - q)), 1e-13);
 	}
 
+	/* the block form (one kernel block, one dtrsm): the same, 9 rows at once */
+	{
+		double		xs[9];
+		double		bstd[9];
+		double		bmem[3 * 1 + 3 + 1];
+		double		work[9 * (1 + 3 + 2)];
+
+		CHECK(km_gp_block_prepare_doubles(&g) <= sizeof(bmem) / sizeof(double), "block doubles");
+		CHECK(km_gp_block_doubles(&g, 9) == sizeof(work) / sizeof(double), "block work");
+		km_gp_block_prepare(&g, bmem);
+		for (int r = 0; r < 9; r++)
+			xs[r] = -3.0 + 0.75 * r;
+		CHECK(km_gp_std_block(&g, xs, 9, bstd, work, &err) == KM_OK, "block");
+		for (int r = 0; r < 9; r++)
+		{
+			double		k[3] = {X[0] * xs[r], X[1] * xs[r], X[2] * xs[r]};
+			double		q = 0.0;
+
+			for (int i = 0; i < 3; i++)
+				for (int j = 0; j < 3; j++)
+					q += k[i] * Ai[i + 3 * j] * k[j];
+			CHECK_CLOSE(bstd[r], sqrt(s2 * (xs[r] * xs[r] + lambda - q)), 1e-13);
+		}
+	}
+
 	/* a constant target (alpha 0): s2 = 0, the likelihood unbounded */
 	CHECK(!isfinite(km_neg_log_evidence(0.0, 1.0, 3)), "quad 0: not finite");
 	m.alpha = (const double[3]) {0.0, 0.0, 0.0};

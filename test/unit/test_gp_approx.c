@@ -79,7 +79,7 @@ fit(gpa_fit *f, km_approx kind)
 	free(scratch);
 
 	f->work = malloc(km_approx_solve_doubles(m) * sizeof(double));
-	CHECK(km_approx_solve(&f->b, f->acc, &lambda, 1, true, f->coef, &f->res,
+	CHECK(km_approx_solve(&f->b, f->acc, &lambda, 1, true, false, f->coef, &f->res,
 						  f->work, &err, NULL) == KM_OK, "solve: %s", err.detail);
 	CHECK(km_gp_approx_fit(&f->b, f->acc, &f->res, f->coef, f->work, &s2, &ld,
 						   &err, NULL) == KM_OK, "gp fit: %s", err.detail);
@@ -97,6 +97,30 @@ release(gpa_fit *f)
 {
 	free(f->acc);
 	free(f->work);
+}
+
+/*
+ * The block form (km_gp_std_block) of rows rows of X against the row
+ * form's values want, within tol relative.
+ */
+static void
+check_block(km_gp *g, const double *X, int rows, const double *want,
+			double tol, const char *what)
+{
+	double	   *pmem = malloc(sizeof(double) * km_gp_block_prepare_doubles(g));
+	double	   *work = malloc(sizeof(double) * km_gp_block_doubles(g, (size_t) rows));
+	double	   *std = malloc(sizeof(double) * rows);
+	km_error	err;
+
+	km_gp_block_prepare(g, pmem);
+	CHECK(km_gp_std_block(g, X, (size_t) rows, std, work, &err) == KM_OK,
+		  "%s: block: %s", what, err.detail);
+	for (int i = 0; i < rows; i++)
+		CHECK(fabs(std[i] - want[i]) <= tol * fabs(want[i]),
+			  "%s: block row %d: %.17g, row form %.17g", what, i, std[i], want[i]);
+	free(pmem);
+	free(work);
+	free(std);
 }
 
 /* s2, the likelihood and the std at the new rows against NumPy's. */
@@ -140,6 +164,15 @@ check_against(const km_model *m, double want_s2, double want_lml,
 				f += m->alpha[j] * z[j];
 		}
 		CHECK_CLOSE(f, want_mean[i], 1e-10);
+	}
+	/* the block form: NumPy's values too, and the row form's within 1e-12 */
+	{
+		double		rowf[GPA_NEW];
+
+		for (int i = 0; i < GPA_NEW; i++)
+			CHECK(km_gp_std(&g, gpa_new + i * GPA_D, &rowf[i], &err) == KM_OK, "%s: std", what);
+		check_block(&g, gpa_new, GPA_NEW, want_std, 1e-10, what);
+		check_block(&g, gpa_new, GPA_NEW, rowf, 1e-12, what);
 	}
 	free(mem);
 }
@@ -403,6 +436,15 @@ test_gp_approx_clip(void)
 			CHECK_CLOSE(std * std, g.s2 * (raw + g.shift + g.shift * t), 1e-13);
 	}
 	CHECK(clipped > 0 && clipped < rows, "%d of %d rows clipped", clipped, rows);
+	/* the block form clips the same rows the same way */
+	{
+		double	   *rowf = malloc(sizeof(double) * GPA_N);
+
+		for (int i = 0; i < GPA_N; i++)
+			CHECK(km_gp_std(&g, gpa_x + i * GPA_D, &rowf[i], &err) == KM_OK, "std %d", i);
+		check_block(&g, gpa_x, GPA_N, rowf, 1e-12, "sigmoid nystrom");
+		free(rowf);
+	}
 	free(mem);
 	release(f);
 	free(f);

@@ -489,7 +489,7 @@ km_approx_job_sums(approx_job *job, km_accum **out, km_error *err)
 km_status
 km_train_approx_solve(const km_basis *b, uint32_t components, const km_accum *acc,
 					  const double *lambdas, int n_lambdas, bool fit_intercept, bool keep_gp,
-					  uint64_t rows_skipped, const km_train_env *env,
+					  bool evidence, uint64_t rows_skipped, const km_train_env *env,
 					  km_model *m, km_error *err)
 {
 	uint32_t	dim = b->m;
@@ -504,7 +504,7 @@ km_train_approx_solve(const km_basis *b, uint32_t components, const km_accum *ac
 	km_progress_phase("solve: m = %u, %lld rows", dim, (long long) acc->rows);
 	work = env->alloc(env->ctx, km_approx_solve_doubles(dim) * sizeof(double));
 	coef = env->alloc(env->ctx, sizeof(double) * dim);
-	if (km_approx_solve(b, acc, lambdas, n_lambdas, fit_intercept, coef, &res,
+	if (km_approx_solve(b, acc, lambdas, n_lambdas, fit_intercept, evidence, coef, &res,
 						work, err, env->interrupt) != KM_OK)
 		return err->status;
 	/*
@@ -527,6 +527,8 @@ km_train_approx_solve(const km_basis *b, uint32_t components, const km_accum *ac
 	/* one place builds an approximate model: the core's fill */
 	km_approx_model_fill(b, components, lambdas, n_lambdas, fit_intercept, coef,
 						 &res, cand, m);
+	if (evidence && m->n_candidates > 0)
+		m->cv = KM_CV_EVIDENCE;
 	if (gp_ok)
 	{
 		m->gp_factor = work;

@@ -26,12 +26,14 @@ void		km_train_plan_approx(size_t n, int d, uint32_t k, km_train_plan *plan);
  * one place both forms solve: the rows in memory (km_train) and the
  * kernel_train(features, y, basis) aggregate's final function.  keep_gp:
  * keep the factor of the Gaussian-process reading (gp.h; the
- * "uncertainty" option), m(m+1)/2 doubles in the model.
+ * "uncertainty" option), m(m+1)/2 doubles in the model.  evidence: the
+ * lambdas are scored by minus the log marginal likelihood ("cv":
+ * "evidence"), not GCV.
  */
 km_status	km_train_approx_solve(const km_basis *b, uint32_t components,
 								  const km_accum *acc, const double *lambdas,
 								  int n_lambdas, bool fit_intercept, bool keep_gp,
-								  uint64_t rows_skipped, const km_train_env *env,
+								  bool evidence, uint64_t rows_skipped, const km_train_env *env,
 								  km_model *m, km_error *err);
 
 #endif							/* KM_PIPELINE_APPROX_H */

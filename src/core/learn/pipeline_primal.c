@@ -668,7 +668,8 @@ km_train_approx(const km_rows *rows, const km_host *host, const km_train_plan *p
 		return err->status;
 	return km_train_approx_solve(&job.b, (uint32_t) job.opts.components, acc,
 								 job.opts.lambdas.v, job.opts.lambdas.n,
-								 job.opts.fit_intercept, job.opts.uncertainty, rows->rows_skipped, env,
+								 job.opts.fit_intercept, job.opts.uncertainty,
+								 job.opts.cv == KM_CV_EVIDENCE, rows->rows_skipped, env,
 								 m, err);
 }
 

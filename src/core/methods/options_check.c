@@ -371,10 +371,10 @@ km_options_check_approx(const km_options_parser *p, const km_method_ops *ops,
 					message, "Approximate models are solved by kernel ridge, or by svr, svm and logistic in the primal; method \"%s\" %s.",
 					ops->name, ops->summary);
 	}
-	if (out->cv != KM_CV_NONE && out->cv != KM_CV_GCV)
-		return km_opt_fail(err, "Use \"cv\": \"gcv\", or give a lambda grid without \"cv\".",
-					"approximate models select lambda by gcv only",
-					"Option \"cv\" is \"%s\"; an approximate model scores its lambda grid by GCV from the m x m statistics, without another pass over the rows.",
+	if (out->cv != KM_CV_NONE && out->cv != KM_CV_GCV && out->cv != KM_CV_EVIDENCE)
+		return km_opt_fail(err, "Use \"cv\": \"gcv\" or \"evidence\", or give a lambda grid without \"cv\".",
+					"approximate models select lambda by gcv or evidence only",
+					"Option \"cv\" is \"%s\"; an approximate model scores its lambda grid by GCV or by the log marginal likelihood from the m x m statistics, without another pass over the rows.",
 					km_cv_name(out->cv));
 	if (out->gammas.n > 1)
 		return km_opt_fail(err, "Give a single \"gamma\", or train one model per gamma.",

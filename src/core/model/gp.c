@@ -181,6 +181,147 @@ km_gp_std(km_gp *g, const double *x, double *std, km_error *err)
 	return KM_OK;
 }
 
+size_t
+km_gp_block_prepare_doubles(const km_gp *g)
+{
+	size_t		n = g->n;
+	size_t		d = (size_t) g->d;
+
+	if (n > 0 && (d + 1 > SIZE_MAX / sizeof(double) / n ||
+				  (g->approx && n > SIZE_MAX / sizeof(double) / n - d - 1)))
+		return 0;
+	return n * (d + 1) + (g->approx ? n * n : 0) + 1;
+}
+
+void
+km_gp_block_prepare(km_gp *g, double *mem)
+{
+	const km_model *m = g->m;
+	size_t		n = g->n;
+
+	g->norms = mem;
+	g->Xt = mem + n;
+	g->Rfull = g->approx ? g->Xt + n * (size_t) g->d : NULL;
+	if (m->X != NULL)
+	{
+		km_row_norms(&m->kernel, m->X, n, g->d, g->norms);
+		km_transpose(m->X, n, g->d, g->Xt);
+	}
+	if (g->approx)
+	{
+		/* R, packed lower by columns, unpacked (its upper part zero) */
+		size_t		at = 0;
+
+		memset(g->Rfull, 0, n * n * sizeof(double));
+		for (size_t j = 0; j < n; j++)
+			for (size_t i = j; i < n; i++)
+				g->Rfull[i + j * n] = g->R[at++];
+	}
+	g->block_ready = true;
+}
+
+size_t
+km_gp_block_doubles(const km_gp *g, size_t rows)
+{
+	size_t		per = (size_t) g->d + g->n + 2;
+
+	if (rows > 0 && per > SIZE_MAX / sizeof(double) / rows)
+		return 0;
+	return rows * per;
+}
+
+km_status
+km_gp_std_block(km_gp *g, const double *X, size_t rows, double *std,
+				double *work, km_error *err)
+{
+	const km_model *m = g->m;
+	size_t		n = g->n;
+	int			d = g->d;
+	double	   *Xs = work;
+	double	   *V = Xs + rows * (size_t) d;	/* n x rows, column-major */
+	double	   *xnorms = V + rows * n;
+	double	   *prior = xnorms + rows;
+	bool		norms = km_kernel_uses_norms(m->kernel.type);
+
+	for (size_t r = 0; r < rows; r++)
+	{
+		int			bad = km_standardize_row(X + r * d, d, m->mean, m->scale,
+											 Xs + r * d);
+
+		if (bad >= 0)
+			return km_fail(err, KM_ERR_OVERFLOW,
+						   "standardized feature is out of range for type double precision",
+						   "Feature %d of row %zu of the block, %.17g, standardized with the training mean %.17g and scale %.17g, overflowed.",
+						   bad + 1, r + 1, X[r * d + bad], m->mean[bad], m->scale[bad]);
+	}
+	if (m->X == NULL)
+	{
+		/* rff: the features, no prior part */
+		km_rff_map(m->rff_W, m->rff_b, (uint32_t) d, (uint32_t) n, Xs, rows, V);
+		for (size_t r = 0; r < rows; r++)
+			prior[r] = 0.0;
+	}
+	else
+	{
+		/* V = K_xm' (row-major rows x n is column-major n x rows) */
+		if (norms)
+			km_row_norms(&m->kernel, Xs, rows, d, xnorms);
+		if (!km_gram_cross(&m->kernel, Xs, rows, norms ? xnorms : NULL, m->X,
+						   g->Xt, n, d, norms ? g->norms : NULL, V))
+		{
+			size_t		r = km_first_nonfinite_row(V, rows, n);
+
+			return km_fail(err, KM_ERR_OVERFLOW,
+						   "kernel value is out of range for type double precision",
+						   "The %s kernel of row %zu of the block with a %s overflowed.",
+						   km_kernel_name(m->kernel.type), r + 1,
+						   g->approx ? "centre" : "training row");
+		}
+		/* V := L^-1 V; prior = k(x, x) - ||V_r||^2, clipped as km_gp_std */
+		cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans,
+					CblasNonUnit, (int) n, (int) rows, 1.0, g->L, (int) n,
+					V, (int) n);
+		for (size_t r = 0; r < rows; r++)
+		{
+			double		kxx;
+			double		p;
+
+			if (!km_kernel_eval_finite(&m->kernel, Xs + r * d, Xs + r * d, d, &kxx))
+				return km_fail(err, KM_ERR_OVERFLOW,
+							   "kernel value is out of range for type double precision",
+							   "The %s kernel of row %zu of the block with itself overflowed.",
+							   km_kernel_name(m->kernel.type), r + 1);
+			p = kxx - cblas_ddot((int) n, V + r * n, 1, V + r * n, 1);
+			prior[r] = p > 0.0 ? p : 0.0;
+		}
+	}
+	if (!g->approx)
+	{
+		for (size_t r = 0; r < rows; r++)
+			std[r] = sqrt(g->s2 * (prior[r] + g->shift));
+	}
+	else
+	{
+		/* V := R^-1 V: the variance s2 (prior + lambda + lambda ||V_r||^2) */
+		cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans,
+					CblasNonUnit, (int) n, (int) rows, 1.0, g->Rfull, (int) n,
+					V, (int) n);
+		for (size_t r = 0; r < rows; r++)
+		{
+			double		t = cblas_ddot((int) n, V + r * n, 1, V + r * n, 1);
+
+			std[r] = sqrt(g->s2 * (prior[r] + g->shift + g->shift * t));
+		}
+	}
+	for (size_t r = 0; r < rows; r++)
+		if (!isfinite(std[r]))
+			return km_fail(err, KM_ERR_OVERFLOW,
+						   "predictive standard deviation is out of range for type double precision",
+						   "The variance of row %zu of the block overflowed with s2 = %g.",
+						   r + 1, g->s2);
+	return KM_OK;
+}
+
 bool
 km_gp_log_marginal_likelihood(const km_gp *g, double *lml)
 {

@@ -73,6 +73,11 @@ typedef struct km_gp
 	bool		approx;
 	const double *R;			/* packed chol(A + lambda I): m->gp_factor */
 	double	   *v;				/* n: R^-1 L^-1 k_m */
+	/* many rows at a time (km_gp_block_prepare) */
+	double	   *norms;			/* n kernel norms of the rows / centres */
+	double	   *Xt;				/* d x n: the rows / centres transposed */
+	double	   *Rfull;			/* n x n: R unpacked (approximate) */
+	bool		block_ready;
 } km_gp;
 
 /*
@@ -117,6 +122,28 @@ km_status	km_gp_std(km_gp *g, const double *x, double *std, km_error *err);
  * finite: s2 = 0 (a constant target) makes it unbounded.
  */
 bool		km_gp_log_marginal_likelihood(const km_gp *g, double *lml);
+
+/*
+ * Many rows at a time: the same standard deviations as km_gp_std (the
+ * same clipping rule; within rounding: the kernel block comes from one
+ * DGEMM and the element-wise map of km_gram_cross, the solves from one
+ * triangular solve for the block), for kernel_predict_std_matrix.  After
+ * km_gp_prepare, km_gp_block_prepare keeps in mem
+ * (km_gp_block_prepare_doubles(g) doubles) the kernel norms and the
+ * transposed rows of the model (or centres), and an approximate model's R
+ * unpacked for dtrsm.  km_gp_std_block then scores rows raw rows X (row
+ * major, d each) into std with work of km_gp_block_doubles(g, rows)
+ * doubles: the kernel block K_xm (one DGEMM), L^-1 K_xm (one dtrsm; rff:
+ * the features), the column norms, and for an approximate model
+ * R^-1 L^-1 K_xm (a second dtrsm) and its column norms.  The flops per row:
+ * 2 n d + n^2 (+ n^2 approximate).  No interrupt check: callers pass
+ * blocks of bounded work.  0 doubles on overflow.
+ */
+size_t		km_gp_block_prepare_doubles(const km_gp *g);
+void		km_gp_block_prepare(km_gp *g, double *mem);
+size_t		km_gp_block_doubles(const km_gp *g, size_t rows);
+km_status	km_gp_std_block(km_gp *g, const double *X, size_t rows,
+							double *std, double *work, km_error *err);
 
 /* gp.c: approximate ridge */
 

@@ -16,6 +16,7 @@
 #include "eigen.h"
 #include "grid.h"
 #include "kernel_maps.h"
+#include "metrics.h"
 #include "solve.h"
 
 const char *
@@ -417,6 +418,42 @@ score_lambda(const approx_work *w, size_t m, double lambda, double yssc,
 }
 
 /*
+ * "cv": "evidence": minus the log marginal likelihood of the GP reading
+ * at lambda (gp.h: the DTC sparse GP for nystrom, Bayesian linear
+ * regression on the features for rff), from what score_lambda leaves:
+ * y'(Q + lambda I)^-1 y = (sum (y - ybar)^2 - w'p) / lambda (Woodbury) and
+ * 1/2 log det(Q + lambda I) = 1/2 (n - m) log lambda + 1/2 sum log d_i,
+ * d the pivots of T + lambda I = L D L' (dpttrf: det T + lambda I = prod
+ * d_i; T is A's similar tridiagonal form), the values km_gp_approx_fit
+ * keeps for the winner.  NaN when T + lambda I is not positive definite or
+ * the likelihood is not finite (a constant target).
+ */
+static double
+evidence_lambda(const approx_work *w, size_t m, double lambda, double yssc,
+				double n, bool *indefinite)
+{
+	double		rss;
+	double		trace;
+	double		ld = 0.0;
+	double		quad;
+	double		v;
+
+	(void) score_lambda(w, m, lambda, yssc, n, &rss, &trace, indefinite);
+	for (size_t i = 0; i < m; i++)
+	{
+		if (!(w->pd[i] > 0.0))
+			return NAN;
+		ld += log(w->pd[i]);
+	}
+	if (!km_all_finite(w->p, m))
+		return NAN;
+	quad = fmax(yssc - cblas_ddot((int) m, w->w, 1, w->p, 1), 0.0) / lambda;
+	v = km_neg_log_evidence(quad, 0.5 * (n - (double) m) * log(lambda) + 0.5 * ld,
+							(size_t) n);
+	return isfinite(v) ? v : NAN;
+}
+
+/*
  * The residual of the normal equations solved, relative to ||r||:
  * (G + lambda (K_mm + eps I)) coef - r, K_mm rebuilt into w->A (nystrom).
  */
@@ -481,6 +518,7 @@ typedef struct gcv_route
 	km_approx_result *res;		/* eps and rank from the setup */
 	bool		factor_failed;	/* the setup's factor failed (no rung left) */
 	bool		indefinite;		/* some T + lambda I was not positive definite */
+	bool		evidence;		/* score by minus the log marginal likelihood */
 	km_interrupt_fn interrupt;
 } gcv_route;
 
@@ -549,7 +587,10 @@ gcv_setup(void *arg, int g, double gamma, km_error *err)
 	return KM_OK;
 }
 
-/* The column: GCV for every lambda, O(m) each (NaN: T + lambda I indefinite). */
+/*
+ * The column: GCV (or the evidence) for every lambda, O(m) each (NaN: T +
+ * lambda I indefinite).
+ */
 static km_status
 gcv_column(void *arg, int g, km_candidate *column, km_error *err)
 {
@@ -559,8 +600,11 @@ gcv_column(void *arg, int g, km_candidate *column, km_error *err)
 
 	for (int l = 0; l < r->n_lambdas; l++)
 	{
-		column[l].score = score_lambda(r->w, r->b->m, column[l].lambda, r->yssc,
-									   r->n, &rss, &trace, &r->indefinite);
+		column[l].score = r->evidence ?
+			evidence_lambda(r->w, r->b->m, column[l].lambda, r->yssc, r->n,
+							&r->indefinite) :
+			score_lambda(r->w, r->b->m, column[l].lambda, r->yssc,
+						 r->n, &rss, &trace, &r->indefinite);
 		column[l].score_std = 0.0;
 		if (l % 8 == 7)
 			km_check_interrupts(r->interrupt);
@@ -677,7 +721,7 @@ next_eps(double eps, const approx_work *w, const double *lambdas,
 km_status
 km_approx_solve(const km_basis *b, const km_accum *stats,
 				const double *lambdas, int n_lambdas, bool fit_intercept,
-				double *coef, km_approx_result *res, double *work,
+				bool evidence, double *coef, km_approx_result *res, double *work,
 				km_error *err, km_interrupt_fn interrupt)
 {
 	size_t		m;
@@ -730,7 +774,8 @@ km_approx_solve(const km_basis *b, const km_accum *stats,
 					   n, ybar);
 	res->intercept = ybar;
 	r = (gcv_route) {.b = b, .stats = stats, .w = &w, .yssc = yssc, .n = n,
-	.lambdas = lambdas, .n_lambdas = n_lambdas, .res = res, .interrupt = interrupt};
+	.lambdas = lambdas, .n_lambdas = n_lambdas, .res = res, .evidence = evidence,
+	.interrupt = interrupt};
 
 	if (!has_centres(b))
 	{

@@ -127,7 +127,9 @@ typedef struct km_approx_result
 	double		lambda;			/* the lambda chosen */
 	int			best;			/* its index in the grid */
 	double		intercept;		/* mean(y) with fit_intercept, else 0 */
-	double		gcv[KM_APPROX_MAX_LAMBDAS];	/* GCV per lambda; NaN: unsolvable */
+	double		gcv[KM_APPROX_MAX_LAMBDAS];	/* GCV (evidence: minus the log
+												 * marginal likelihood) per
+												 * lambda; NaN: unsolvable */
 	double		eps;			/* nystrom: chol(K_mm + eps I); rff: 0 */
 	uint32_t	rank;			/* eigenvalues of the whitened G above
 								 * m * DBL_EPSILON * the largest */
@@ -154,7 +156,9 @@ typedef struct km_approx_result
  * route of the one grid loop (grid.h, km_grid_search: the setup the
  * factor, whitening and reduction, the column every lambda's GCV), once
  * per rung of the eps ladder; the lowest GCV wins (km_best_candidate: ties
- * to the larger lambda); coef (m) solves
+ * to the larger lambda), or with evidence the lowest minus log marginal
+ * likelihood of the GP reading (gp.h), from the same O(m) per lambda: the
+ * scores go to res->gcv either way; coef (m) solves
  * (G + lambda K) coef = r for it.  lambdas: n_lambdas (1 ..
  * KM_APPROX_MAX_LAMBDAS) values > 0.  m at most KM_APPROX_MAX_COMPONENTS.
  * work has km_approx_solve_doubles(m) doubles (0 beyond that m).  Errors: KM_ERR_INVALID (arguments), KM_ERR_OVERFLOW (a value
@@ -174,7 +178,7 @@ size_t		km_approx_solve_doubles(uint32_t m);
 double		km_approx_work_bytes(uint32_t m);
 km_status	km_approx_solve(const km_basis *b, const km_accum *stats,
 							const double *lambdas, int n_lambdas,
-							bool fit_intercept, double *coef,
+							bool fit_intercept, bool evidence, double *coef,
 							km_approx_result *res, double *work,
 							km_error *err, km_interrupt_fn interrupt);
 
