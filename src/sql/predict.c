@@ -436,13 +436,22 @@ score_loaded(CacheEntry *e, const double *raw)
 void
 km_refuse_embedding(const km_model *m, const char *fname)
 {
-	if (km_task_lookup(m->task)->embeds)
+	km_model_check_verb(m, KM_VERB_PREDICT, fname);
+}
+
+/* The model's task answers verb, or refuses it in its own words (task.c). */
+void
+km_model_check_verb(const km_model *m, km_verb verb, const char *fname)
+{
+	km_error	err;
+
+	if (km_task_check_verb(km_task_lookup(m->task), verb, m->n_classes, m->n_outputs,
+						   fname, km_method_name(m->method), &err) != KM_OK)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("%s cannot score a %s model", fname, km_task_name(m->task)),
-				 errdetail("Method \"%s\" gives %u coordinates per row, not a prediction.",
-						   km_method_name(m->method), m->n_outputs),
-				 errhint("Use kernel_transform(model, features) for the coordinates.")));
+				 errmsg("%s", err.message),
+				 errdetail("%s", err.detail),
+				 errhint("%s", err.hint)));
 }
 
 static double
