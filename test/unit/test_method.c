@@ -231,8 +231,8 @@ test_method_task_table(void)
 	CHECK(cls != NULL && cls->id == KM_TASK_CLASSIFICATION && strcmp(cls->name, "classification") == 0, "classification");
 	if (reg == NULL || cls == NULL)
 		return;
-	CHECK(!reg->classes && reg->approx_gcv && reg->score_metric == KM_SCORE_MSE, "regression answers");
-	CHECK(cls->classes && !cls->approx_gcv, "classification answers");
+	CHECK(!reg->classes && reg->target && reg->score_metric == KM_SCORE_MSE, "regression answers");
+	CHECK(cls->classes && cls->target && cls->score_metric == KM_SCORE_ACCURACY, "classification answers");
 	{
 		const km_task_ops *tr = km_task_get(KM_TASK_TRANSFORM);
 		const km_task_ops *nov = km_task_get(KM_TASK_NOVELTY);
@@ -263,6 +263,16 @@ test_method_task_table(void)
 			  "regression refuses the class verb: %s", err.detail);
 		CHECK(km_task_check_verb(reg, KM_VERB_TRANSFORM, 0, 1, "kernel_transform", "ridge", &err) == KM_ERR_INVALID &&
 			  strcmp(err.message, "kernel_transform needs a kernel PCA model") == 0, "transform verb");
+		CHECK(km_task_check_training(reg, true, "ridge", "kernel_train", NULL, &err) == KM_OK &&
+			  km_task_check_training(tr, false, "pca", "kernel_fit", "\"pca\"", &err) == KM_OK, "training calls");
+		CHECK(km_task_check_training(nov, true, "oneclass", "kernel_train", NULL, &err) == KM_ERR_INVALID &&
+			  strcmp(err.message, "method \"oneclass\" takes no target") == 0 &&
+			  strcmp(err.detail, "Method \"oneclass\" is fitted on rows without a target (task novelty).") == 0,
+			  "kernel_train refused by novelty: %s", err.detail);
+		CHECK(km_task_check_training(cls, false, "svm", "kernel_fit", "\"pca\"", &err) == KM_ERR_INVALID &&
+			  strcmp(err.detail, "Method \"svm\" predicts a target; kernel_fit fits only the methods without one (\"pca\").") == 0 &&
+			  strcmp(err.hint, "Train it with kernel_train(features, target, options).") == 0,
+			  "kernel_fit refused by classification: %s", err.detail);
 		CHECK(km_task_sign_label(nov, 1, 0.5) != NULL && strcmp(km_task_sign_label(nov, 1, 0.5), "inlier") == 0 &&
 			  strcmp(km_task_sign_label(nov, 1, 0.0), "outlier") == 0 &&
 			  km_task_sign_label(nov, 2, 0.5) == NULL && km_task_sign_label(cls, 1, 0.5) == NULL, "sign labels");
@@ -341,7 +351,8 @@ test_method_answers(void)
 		if (ops->approx_sums)
 		{
 			n_sums++;
-			CHECK(km_task_lookup(ops->task)->approx_gcv && ops->primal_add == NULL &&
+			CHECK(!km_task_lookup(ops->task)->classes && km_task_lookup(ops->task)->target &&
+				  ops->primal_add == NULL && ops->primal_loss == 0 &&
 				  km_method_approx_sums() == ops, "%s solves from the sums", ops->name);
 		}
 		if (km_task_lookup(ops->task)->classes)

@@ -299,13 +299,13 @@ km_options_check_approx(const km_options_parser *p, const km_method_ops *ops,
 					message, "Random Fourier features are defined here for the rbf kernel only.");
 	}
 	/*
-	 * A task without a target (pca, oneclass): its fit_sums or fit_features
-	 * on the features, with its own tol and max_iter (oneclass: SMO's).
+	 * A method fitted on the features alone (pca, oneclass: the road of a
+	 * task without a target, pipeline_rows.h): its fit_sums or fit_features,
+	 * with its own tol and max_iter (oneclass: SMO's).
 	 */
-	if (!km_task_lookup(ops->task)->target &&
-		(ops->fit_sums != NULL || ops->fit_features != NULL))
+	if (ops->fit_sums != NULL || ops->fit_features != NULL)
 		return true;
-	if (!km_task_lookup(ops->task)->approx_gcv)
+	if (ops->primal_loss != 0)	/* a classifier's approximate form (method.h) */
 	{
 		/*
 		 * Approximate classifiers: primal Newton on the feature map

@@ -11,6 +11,6 @@
 const km_task_ops km_task_classification = {
 	.id = KM_TASK_CLASSIFICATION,
 	.name = "classification", .classes = true,
-	.score_metric = KM_SCORE_ACCURACY, .approx_gcv = false, .target = true,
+	.score_metric = KM_SCORE_ACCURACY, .target = true,
 	.verbs = KM_VERB_PREDICT | KM_VERB_CLASS,
 };

@@ -10,7 +10,7 @@
 const km_task_ops km_task_novelty = {
 	.id = KM_TASK_NOVELTY,
 	.name = "novelty", .classes = false,
-	.score_metric = KM_SCORE_MSE, .approx_gcv = false, .target = false,
+	.score_metric = KM_SCORE_MSE, .target = false,
 	.sign_labels = {"outlier", "inlier"},
 	.verbs = KM_VERB_PREDICT,
 };

@@ -8,6 +8,6 @@
 const km_task_ops km_task_regression = {
 	.id = KM_TASK_REGRESSION,
 	.name = "regression", .classes = false,
-	.score_metric = KM_SCORE_MSE, .approx_gcv = true, .target = true,
+	.score_metric = KM_SCORE_MSE, .target = true,
 	.verbs = KM_VERB_PREDICT,
 };

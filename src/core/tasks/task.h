@@ -72,12 +72,6 @@ typedef struct km_task_ops
 
 	/* What k-fold selection scores by when the method names no metric of its own. */
 	km_score_metric score_metric;
-	/*
-	 * An approximate fit selects its lambda by GCV from the m x m sums (a
-	 * squared loss, one solve per grid); false: primal Newton passes over
-	 * the rows at one lambda and gamma (approximate classifiers).
-	 */
-	bool		approx_gcv;
 
 	/*
 	 * Its rows come with a target (kernel_train, kernel_model_train's
@@ -144,6 +138,16 @@ km_status	km_task_check_outputs(const km_task_ops *t, uint32_t q, km_error *err)
 km_status	km_task_check_verb(const km_task_ops *t, km_verb verb, uint32_t n_classes,
 							   uint32_t n_outputs, const char *fname,
 							   const char *method, km_error *err);
+
+/*
+ * The training call a model of task t takes: kernel_train's rows with a
+ * target (with_target) or kernel_fit's features alone (what: the caller,
+ * others: the methods fitted without a target, both for the message).
+ * KM_OK, or KM_ERR_INVALID with the task's words.
+ */
+km_status	km_task_check_training(const km_task_ops *t, bool with_target,
+								   const char *method, const char *what,
+								   const char *others, km_error *err);
 
 /*
  * The class a task's class verb gives the decision value f of a model with

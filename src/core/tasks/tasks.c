@@ -120,6 +120,25 @@ km_task_check_verb(const km_task_ops *t, km_verb verb, uint32_t n_classes,
 				   (int) verb);
 }
 
+km_status
+km_task_check_training(const km_task_ops *t, bool with_target, const char *method,
+					   const char *what, const char *others, km_error *err)
+{
+	if (with_target == t->target)
+		return KM_OK;
+	if (with_target)
+	{
+		km_fail(err, KM_ERR_INVALID, "", "Method \"%s\" is fitted on rows without a target (task %s).",
+				method, t->name);
+		snprintf(err->message, sizeof(err->message), "method \"%s\" takes no target", method);
+		return refuse(err, "Use kernel_fit(features, options).");
+	}
+	km_fail(err, KM_ERR_INVALID, "", "Method \"%s\" predicts a target; %s fits only the methods without one (%s).",
+			method, what, others);
+	snprintf(err->message, sizeof(err->message), "method \"%s\" needs a target", method);
+	return refuse(err, "Train it with kernel_train(features, target, options).");
+}
+
 const char *
 km_task_sign_label(const km_task_ops *t, uint32_t n_outputs, double f)
 {

@@ -9,6 +9,6 @@
 const km_task_ops km_task_transform = {
 	.id = KM_TASK_TRANSFORM,
 	.name = "transform", .classes = false,
-	.score_metric = KM_SCORE_MSE, .approx_gcv = false, .target = false,
+	.score_metric = KM_SCORE_MSE, .target = false,
 	.verbs = KM_VERB_TRANSFORM,
 };
