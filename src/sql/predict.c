@@ -717,7 +717,7 @@ km_classifier_info(const km_model *m, KmJson *j)
 	const km_method_ops *ops = km_method_get(m->method);
 	const char *hint = NULL;
 
-	if (!km_task_lookup(m->task)->classes || m->n_classes < 2)
+	if (m->n_classes < 2)		/* no CLASSES section */
 		return;
 	km_json_begin_object(j, "classes");
 	for (uint32 c = 0; c < m->n_classes; c++)
@@ -778,9 +778,9 @@ kernel_model_info(PG_FUNCTION_ARGS)
 	km_model_describe_header(&m, &out);
 	km_model_describe_fields(&m, ops->fields, ops->n_fields, &out);
 	describe_sizes(&j, &m, ops);
-	if (km_task_lookup(m.task)->classes)
+	if (m.n_classes > 0)
 	{
-		/* the labels and counts are arrays: decode again, with storage */
+		/* its CLASSES section: the labels and counts are arrays, decode again, with storage */
 		km_model	full;
 
 		(void) decode_with_storage(b, &full);
