@@ -43,10 +43,10 @@ done
 # The enum constants of methods (methods.def's KM_METHOD_<NAME>), tasks
 # (method.h's km_task) and representations (approx.h's km_approx) appear
 # under src/ only in their registries and the enums' owners (methods.def,
-# method.h, methods.c, task.c, approx.h, repr.c), in the legacy format-1
-# reader (model_v1.c), and in each method file's own ".id = KM_METHOD_X,"
-# and ".task = KM_TASK_X," lines.  Elsewhere, ask the method's ops, the task
-# table or the representation table.
+# method.h, methods.c, task.h, tasks.c, approx.h, repr.c), in the legacy
+# format-1 reader (model_v1.c), in each method file's own ".id = KM_METHOD_X,"
+# and ".task = KM_TASK_X," lines and each task file's ".id = KM_TASK_X,".
+# Elsewhere, ask the method's ops, the task table or the representation table.
 registry_check() {
 	local names allowed own bad
 	names=$({ sed -nE 's/^KM_METHOD\([0-9]+, *([A-Z0-9_]+),.*/KM_METHOD_\1/p' src/core/methods/methods.def
@@ -61,8 +61,8 @@ registry_check() {
 		echo "$names"
 		return 1
 	fi
-	allowed='^src/core/(methods/methods\.def|methods/method\.h|repr/approx\.h|tasks/task\.[ch]|repr/repr\.c|methods/methods\.c|model/model_v1\.c):'
-	own='^src/core/methods/[^/:]+\.c:[0-9]+:[[:space:]]*\.(id = KM_METHOD_|task = KM_TASK_)[A-Z0-9_]+,[[:space:]]*$'
+	allowed='^src/core/(methods/methods\.def|methods/method\.h|repr/approx\.h|tasks/task\.h|tasks/tasks\.c|repr/repr\.c|methods/methods\.c|model/model_v1\.c):'
+	own='^src/core/(methods/[^/:]+\.c:[0-9]+:[[:space:]]*\.(id = KM_METHOD_|task = KM_TASK_)|tasks/[^/:]+\.c:[0-9]+:[[:space:]]*\.id = KM_TASK_)[A-Z0-9_]+,[[:space:]]*$'
 	bad=$(find src -type f \( -name '*.c' -o -name '*.h' -o -name '*.def' \) | LC_ALL=C sort |
 		xargs grep -nHE "\\b($(echo "$names" | paste -sd'|'))\\b" | grep -vE "$allowed" | grep -vE "$own")
 	if [ -n "$bad" ]; then

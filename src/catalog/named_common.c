@@ -18,7 +18,6 @@
 #include "pgutil.h"
 #include "predict.h"
 #include "named_common.h"
-#include "task.h"
 
 /* The shape of a stored model (its header, checked). */
 km_model_shape
@@ -92,7 +91,7 @@ class_scorer_begin(ClassScorer *sc, Datum model, ClassScores *out)
 	sc->mc = km_model_cache_create(sc->tmp);
 	m = km_model_cache_model(sc->mc, model);
 	MemoryContextSwitchTo(old);
-	if (!km_task_lookup(m->task)->classes || m->n_classes < 2)
+	if (m->n_classes < 2)		/* no CLASSES section: not a classifier's model */
 		return;
 	sc->m = m;
 	out->classifier = true;

@@ -36,7 +36,6 @@
 #include "pgutil.h"
 #include "repr.h"
 #include "rowset.h"
-#include "task.h"
 #include "train_paths.h"
 #include "train_rows.h"
 #include "model.h"
@@ -417,7 +416,7 @@ train_call_check_options(const km_options *opts, const km_basis *b)
 				 errdetail("The options give approximation \"%s\"; the basis is \"%s\".",
 						   km_approx_name(opts->approximation), km_approx_name(b->kind)),
 				 errhint("Pass the same options to kernel_basis and kernel_train.")));
-	if (km_task_lookup(km_method_task(opts->fit.method))->classes)
+	if (km_method_get(opts->fit.method)->primal_loss != 0)	/* a classifier's primal Newton */
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("kernel_train with a basis trains kernel ridge regression only"),

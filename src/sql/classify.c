@@ -569,13 +569,7 @@ km_classifier_prepare(const km_model *m, const char *fname, MemoryContext mcxt,
 					  KmProbBuffers *pb)
 {
 	km_refuse_embedding(m, fname);
-	if (!km_task_lookup(m->task)->classes || m->n_classes < 2)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("%s needs a classifier", fname),
-				 errdetail("The model is a %s model of method \"%s\".",
-						   km_task_name(m->task), km_method_name(m->method)),
-				 errhint("Use kernel_predict for a regression model.")));
+	km_model_check_verb(m, KM_VERB_CLASS, fname);
 	if (m->n_classes > pb->k)
 	{
 		pb->p = MemoryContextAlloc(mcxt, sizeof(double) * m->n_classes);
@@ -612,11 +606,7 @@ probabilities(FunctionCallInfo fcinfo, const km_model *m, const double *f)
 const char *
 km_sign_label(const km_model *m, double f)
 {
-	const km_task_ops *t = km_task_lookup(m->task);
-
-	if (t->sign_labels[0] == NULL || m->n_outputs != 1)
-		return NULL;
-	return t->sign_labels[f > 0 ? 1 : 0];
+	return km_task_sign_label(km_task_lookup(m->task), m->n_outputs, f);
 }
 
 /* kernel_predict_class(model bytea, features float8[]) RETURNS text */

@@ -189,7 +189,8 @@ state_bind_kind(EvalState *st, bool classify, bool proba, uint32 k,
 static void
 state_bind(EvalState *st, const km_model *m, bool text_target)
 {
-	bool		classify = km_task_lookup(m->task)->classes && m->n_classes >= 2;
+	/* the classes of its CLASSES section, which only its task's models have (model_format.c) */
+	bool		classify = m->n_classes >= 2;
 	const km_method_ops *ops = km_method_get(m->method);
 	const char *hint = NULL;
 	bool		proba;

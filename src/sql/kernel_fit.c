@@ -68,11 +68,9 @@ km_fit_method_names(char *buf, size_t size)
 void
 km_fit_check_method(const km_options *opts, const char *what)
 {
-	const km_method_ops *ops = km_method_get(opts->fit.method);
 	char		names[128];
+	km_error	err;
 
-	if (!opts->method_default && ops != NULL && !km_task_lookup(ops->task)->target)
-		return;
 	km_fit_method_names(names, sizeof(names));
 	if (opts->method_default)
 		ereport(ERROR,
@@ -81,12 +79,9 @@ km_fit_check_method(const km_options *opts, const char *what)
 				 errdetail("The options name no \"method\"; the methods fitted on rows without a target are %s.",
 						   names),
 				 errhint("Add \"method\": \"pca\" to the options, e.g. '{\"method\": \"pca\", \"dimensions\": 2}'.")));
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("method \"%s\" needs a target", km_method_name(opts->fit.method)),
-			 errdetail("Method \"%s\" predicts a target; %s fits only the methods without one (%s).",
-					   km_method_name(opts->fit.method), what, names),
-			 errhint("Train it with kernel_train(features, target, options).")));
+	if (km_task_check_training(km_task_lookup(km_method_task(opts->fit.method)), false,
+							   km_method_name(opts->fit.method), what, names, &err) != KM_OK)
+		km_raise(&err);
 }
 
 /* Exact: the Gram matrix and the rows' copies; the model's size. */

@@ -436,13 +436,22 @@ score_loaded(CacheEntry *e, const double *raw)
 void
 km_refuse_embedding(const km_model *m, const char *fname)
 {
-	if (km_task_lookup(m->task)->embeds)
+	km_model_check_verb(m, KM_VERB_PREDICT, fname);
+}
+
+/* The model's task answers verb, or refuses it in its own words (task.c). */
+void
+km_model_check_verb(const km_model *m, km_verb verb, const char *fname)
+{
+	km_error	err;
+
+	if (km_task_check_verb(km_task_lookup(m->task), verb, m->n_classes, m->n_outputs,
+						   fname, km_method_name(m->method), &err) != KM_OK)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("%s cannot score a %s model", fname, km_task_name(m->task)),
-				 errdetail("Method \"%s\" gives %u coordinates per row, not a prediction.",
-						   km_method_name(m->method), m->n_outputs),
-				 errhint("Use kernel_transform(model, features) for the coordinates.")));
+				 errmsg("%s", err.message),
+				 errdetail("%s", err.detail),
+				 errhint("%s", err.hint)));
 }
 
 static double
@@ -708,7 +717,7 @@ km_classifier_info(const km_model *m, KmJson *j)
 	const km_method_ops *ops = km_method_get(m->method);
 	const char *hint = NULL;
 
-	if (!km_task_lookup(m->task)->classes || m->n_classes < 2)
+	if (m->n_classes < 2)		/* no CLASSES section */
 		return;
 	km_json_begin_object(j, "classes");
 	for (uint32 c = 0; c < m->n_classes; c++)
@@ -769,9 +778,9 @@ kernel_model_info(PG_FUNCTION_ARGS)
 	km_model_describe_header(&m, &out);
 	km_model_describe_fields(&m, ops->fields, ops->n_fields, &out);
 	describe_sizes(&j, &m, ops);
-	if (km_task_lookup(m.task)->classes)
+	if (m.n_classes > 0)
 	{
-		/* the labels and counts are arrays: decode again, with storage */
+		/* its CLASSES section: the labels and counts are arrays, decode again, with storage */
 		km_model	full;
 
 		(void) decode_with_storage(b, &full);

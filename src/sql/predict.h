@@ -9,6 +9,8 @@
 #include "fmgr.h"
 #include "utils/array.h"
 
+#include "task.h"
+
 /*
  * Decoded models and their scratch space, kept for one query (or as long as
  * the function call site lives): a few of them, the least recently used
@@ -89,9 +91,16 @@ typedef struct KmProbBuffers
 
 /*
  * Raise (42809, naming fname) when m's outputs are coordinates (a task
- * row with embeds, task.h: kernel PCA), with a hint to kernel_transform.
+ * without kernel_predict's verb, task.h: kernel PCA), with a hint to
+ * kernel_transform.
  */
 void		km_refuse_embedding(const struct km_model *m, const char *fname);
+
+/*
+ * Raise (42809, naming fname) unless m's task answers verb (task.h
+ * km_task_check_verb: its message, detail and hint).
+ */
+void		km_model_check_verb(const struct km_model *m, km_verb verb, const char *fname);
 
 /* The index of label among m's classes, or an error (classify.c). */
 int			km_class_of_label(const struct km_model *m, const char *label, const char *by);

@@ -384,15 +384,13 @@ train_exact(RowSet *rs)
 static bytea *
 train_model_reported(RowSet *rs)
 {
-	if (!km_task_lookup(km_method_task(rs->opts.fit.method))->target)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("method \"%s\" takes no target", km_method_name(rs->opts.fit.method)),
-				 errdetail("Method \"%s\" is fitted on rows without a target (task %s).",
-						   km_method_name(rs->opts.fit.method),
-						   km_task_name(km_method_task(rs->opts.fit.method))),
-				 errhint("Use kernel_fit(features, options).")));
-	if (km_task_lookup(km_method_task(rs->opts.fit.method))->classes)
+	const km_task_ops *task = km_task_lookup(km_method_task(rs->opts.fit.method));
+	km_error	err;
+
+	if (km_task_check_training(task, true, km_method_name(rs->opts.fit.method),
+							   "kernel_train", NULL, &err) != KM_OK)
+		km_raise(&err);
+	if (task->classes)
 		return km_train_classifier(rs);	/* classify.c, approximate ones too */
 	notice_binary_target(rs);
 	if (km_repr_lookup(rs->opts.approximation)->approximate)

@@ -13,6 +13,7 @@
 
 #include "model.h"
 #include "pgutil.h"
+#include "predict.h"
 #include "task.h"
 #include "transform.h"
 
@@ -24,17 +25,6 @@ typedef struct TransformCall
 	ModelCache *mc;				/* by bytea */
 	void	   *named;			/* by name: catalog_predict_model's cache */
 } TransformCall;
-
-static void
-refuse_model(const km_model *m)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-			 errmsg("kernel_transform needs a kernel PCA model"),
-			 errdetail("The model's task is %s (method \"%s\"): its outputs are predictions, not coordinates.",
-					   km_task_name(m->task), km_method_name(m->method)),
-			 errhint("Score it with kernel_predict(model, features); fit embeddings with kernel_fit(features, '{\"method\": \"pca\"}').")));
-}
 
 Datum
 km_transform(FunctionCallInfo fcinfo, KmNamedModel by_name)
@@ -63,8 +53,7 @@ km_transform(FunctionCallInfo fcinfo, KmNamedModel by_name)
 		mc = call->mc;
 	}
 	m = km_model_cache_model(mc, model);
-	if (!km_task_lookup(m->task)->embeds)
-		refuse_model(m);
+	km_model_check_verb(m, KM_VERB_TRANSFORM, "kernel_transform");
 	q = m->n_outputs > 0 ? m->n_outputs : 1;
 	/* checks the row's length and values; the model km_model_cache_model returned */
 	out = km_model_cache_decision_array(mc, features);

@@ -169,6 +169,10 @@ SELECT kernel_train(f, y, '{"method": "lms", "approximation": "rff"}') FROM svr_
 SELECT kernel_train(f, y, '{"method": "svr", "approximation": "rff"}',
                     (SELECT kernel_basis(f, '{"method": "svr", "approximation": "rff"}') FROM svr_rows))
 FROM svr_rows;
+-- and a classifier (float8 labels), whose primal Newton passes over the rows many times
+SELECT kernel_train(f, y, '{"method": "logistic", "approximation": "rff"}',
+                    (SELECT kernel_basis(f, '{"method": "logistic", "approximation": "rff"}') FROM svr_rows))
+FROM svr_rows;
 SELECT kernel_train(f, y::text, '{"method": "svr"}') FROM svr_rows;
 -- exact svr's dual always fits b: "fit_intercept": false is refused (22023),
 -- in one statement and by name, not ignored

@@ -218,7 +218,7 @@ test_method_unknown_is_an_error(void)
 }
 
 /*
- * The task table (task.c): one row per km_task value, stored in models;
+ * The task table (tasks.c, a file per task): one row per km_task value, stored in models;
  * every method's task has a row, and its answers match the method's kind.
  */
 void
@@ -231,8 +231,52 @@ test_method_task_table(void)
 	CHECK(cls != NULL && cls->id == KM_TASK_CLASSIFICATION && strcmp(cls->name, "classification") == 0, "classification");
 	if (reg == NULL || cls == NULL)
 		return;
-	CHECK(!reg->classes && reg->approx_gcv && !reg->solvers && reg->score_metric == KM_SCORE_MSE, "regression answers");
-	CHECK(cls->classes && !cls->approx_gcv && cls->solvers, "classification answers");
+	CHECK(!reg->classes && reg->target && reg->score_metric == KM_SCORE_MSE, "regression answers");
+	CHECK(cls->classes && cls->target && cls->score_metric == KM_SCORE_ACCURACY, "classification answers");
+	{
+		const km_task_ops *tr = km_task_get(KM_TASK_TRANSFORM);
+		const km_task_ops *nov = km_task_get(KM_TASK_NOVELTY);
+		km_error	err;
+
+		CHECK(km_task_for_labels() == cls, "text labels: classification");
+		CHECK(km_task_check_rows(cls, true, &err) == KM_OK &&
+			  km_task_check_rows(reg, false, &err) == KM_OK, "rows fit");
+		CHECK(km_task_check_rows(reg, true, &err) == KM_ERR_INVALID &&
+			  strcmp(err.detail, "The rows have their classes; the plan's task is regression.") == 0,
+			  "rows with classes refused by regression: %s", err.detail);
+		CHECK(km_task_check_rows(NULL, false, &err) == KM_ERR_INVALID, "no task");
+		CHECK(km_task_check_outputs(reg, 1, &err) == KM_OK &&
+			  km_task_check_outputs(tr, 3, &err) == KM_OK &&
+			  km_task_check_outputs(reg, 2, &err) == KM_ERR_FORMAT, "outputs");
+		CHECK(km_task_check_verb(cls, KM_VERB_CLASS, 3, 3, "f", "svm", &err) == KM_OK &&
+			  km_task_check_verb(cls, KM_VERB_CLASS, 1, 1, "f", "svm", &err) == KM_ERR_INVALID &&
+			  km_task_check_verb(reg, KM_VERB_PREDICT, 0, 1, "f", "ridge", &err) == KM_OK &&
+			  km_task_check_verb(nov, KM_VERB_PREDICT, 0, 1, "f", "oneclass", &err) == KM_OK &&
+			  km_task_check_verb(tr, KM_VERB_TRANSFORM, 0, 2, "f", "pca", &err) == KM_OK, "verbs served");
+		CHECK(km_task_check_verb(tr, KM_VERB_PREDICT, 0, 2, "kernel_predict", "pca", &err) == KM_ERR_INVALID &&
+			  strcmp(err.message, "kernel_predict cannot score a transform model") == 0 &&
+			  strcmp(err.hint, "Use kernel_transform(model, features) for the coordinates.") == 0,
+			  "transform refuses kernel_predict: %s", err.message);
+		CHECK(km_task_check_verb(reg, KM_VERB_CLASS, 0, 1, "kernel_predict_class", "ridge", &err) == KM_ERR_INVALID &&
+			  strcmp(err.message, "kernel_predict_class needs a classifier") == 0 &&
+			  strcmp(err.detail, "The model is a regression model of method \"ridge\".") == 0,
+			  "regression refuses the class verb: %s", err.detail);
+		CHECK(km_task_check_verb(reg, KM_VERB_TRANSFORM, 0, 1, "kernel_transform", "ridge", &err) == KM_ERR_INVALID &&
+			  strcmp(err.message, "kernel_transform needs a kernel PCA model") == 0, "transform verb");
+		CHECK(km_task_check_training(reg, true, "ridge", "kernel_train", NULL, &err) == KM_OK &&
+			  km_task_check_training(tr, false, "pca", "kernel_fit", "\"pca\"", &err) == KM_OK, "training calls");
+		CHECK(km_task_check_training(nov, true, "oneclass", "kernel_train", NULL, &err) == KM_ERR_INVALID &&
+			  strcmp(err.message, "method \"oneclass\" takes no target") == 0 &&
+			  strcmp(err.detail, "Method \"oneclass\" is fitted on rows without a target (task novelty).") == 0,
+			  "kernel_train refused by novelty: %s", err.detail);
+		CHECK(km_task_check_training(cls, false, "svm", "kernel_fit", "\"pca\"", &err) == KM_ERR_INVALID &&
+			  strcmp(err.detail, "Method \"svm\" predicts a target; kernel_fit fits only the methods without one (\"pca\").") == 0 &&
+			  strcmp(err.hint, "Train it with kernel_train(features, target, options).") == 0,
+			  "kernel_fit refused by classification: %s", err.detail);
+		CHECK(km_task_sign_label(nov, 1, 0.5) != NULL && strcmp(km_task_sign_label(nov, 1, 0.5), "inlier") == 0 &&
+			  strcmp(km_task_sign_label(nov, 1, 0.0), "outlier") == 0 &&
+			  km_task_sign_label(nov, 2, 0.5) == NULL && km_task_sign_label(cls, 1, 0.5) == NULL, "sign labels");
+	}
 	CHECK(km_task_get(0) == NULL && km_task_get(KM_TASK_LAST + 1) == NULL && km_task_get(-1) == NULL, "out of range");
 	CHECK(km_task_default() == reg && km_task_lookup(9) == reg, "default");
 	CHECK(strcmp(km_task_name(KM_TASK_CLASSIFICATION), "classification") == 0, "name");
@@ -307,7 +351,8 @@ test_method_answers(void)
 		if (ops->approx_sums)
 		{
 			n_sums++;
-			CHECK(km_task_lookup(ops->task)->approx_gcv && ops->primal_add == NULL &&
+			CHECK(!km_task_lookup(ops->task)->classes && km_task_lookup(ops->task)->target &&
+				  ops->primal_add == NULL && ops->primal_loss == 0 &&
 				  km_method_approx_sums() == ops, "%s solves from the sums", ops->name);
 		}
 		if (km_task_lookup(ops->task)->classes)

@@ -16,7 +16,14 @@
 #include "method.h"
 #include "progress.h"
 #include "select.h"
-#include "task.h"
+
+/* The method fits classes: its classification ops (method.h), NULL for the others. */
+static bool
+fits_classes(const km_method_ops *ops)
+{
+	return ops != NULL && ops->fit_classes != NULL && ops->multiclass != NULL &&
+		ops->class_workspace_doubles != NULL;
+}
 
 /*
  * The Gram space: the full n x n matrix, or a column cache of
@@ -40,7 +47,7 @@ km_fit_classes_doubles(const km_fit_params *p, size_t n, uint32_t k)
 	uint32_t	q;
 	size_t		own;
 
-	if (ops == NULL || !km_task_lookup(ops->task)->classes || n == 0 ||
+	if (!fits_classes(ops) || n == 0 ||
 		n > ((size_t) 1 << 28) || k < 2 || k > KM_MAX_CLASSES)
 		return 0;
 	q = km_multiclass_outputs(ops->multiclass(k), k);
@@ -143,7 +150,7 @@ km_fit_classes(const km_fit_params *p, const double *X, size_t n, int d,
 	km_status	st;
 
 	memset(res, 0, sizeof(*res));
-	if (ops == NULL || !km_task_lookup(ops->task)->classes)
+	if (!fits_classes(ops))
 		return km_fail(err, KM_ERR_INVALID, "not a classification method",
 					   "Method %s does not classify.", km_method_name(p->method));
 	res->multiclass = ops->multiclass(k);
@@ -190,7 +197,7 @@ km_classify_select_doubles(const km_fit_params *base, size_t n, uint32_t k)
 	size_t		own;
 	uint32_t	q;
 
-	if (ops == NULL || !km_task_lookup(ops->task)->classes || n == 0 ||
+	if (!fits_classes(ops) || n == 0 ||
 		n > ((size_t) 1 << 27) || k < 2 || k > KM_MAX_CLASSES)
 		return 0;
 	p.probability = false;

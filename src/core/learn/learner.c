@@ -145,11 +145,9 @@ km_learn(const km_rows *shape, const km_host *host, const km_train_plan *plan,
 	km_rows		rows = {0};
 	km_class_rows classes;
 
-	if (road == NULL || (shape->classes != NULL) != plan->task->classes)
-		return km_fail(err, KM_ERR_INVALID, "the rows do not fit the plan's task",
-					   "The rows have %s classes; the plan's task is %s.",
-					   shape->classes != NULL ? "their" : "no",
-					   plan->task != NULL ? plan->task->name : "none");
+	if (km_task_check_rows(road != NULL ? plan->task : NULL, shape->classes != NULL,
+						   err) != KM_OK)
+		return err->status;
 	/* the shape without a row array: every row comes from the host */
 	rows.n = shape->n;
 	rows.d = shape->d;

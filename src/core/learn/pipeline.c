@@ -506,11 +506,9 @@ km_train(const km_rows *rows, const km_train_plan *plan,
 {
 	const km_task_train *road = km_task_road(plan->task);
 
-	if (road == NULL || (rows->classes != NULL) != plan->task->classes)
-		return km_fail(err, KM_ERR_INVALID, "the rows do not fit the plan's task",
-					   "The rows have %s classes; the plan's task is %s.",
-					   rows->classes != NULL ? "their" : "no",
-					   plan->task != NULL ? plan->task->name : "none");
+	if (km_task_check_rows(road != NULL ? plan->task : NULL, rows->classes != NULL,
+						   err) != KM_OK)
+		return err->status;
 	if (plan->approximate)
 		return km_fail(err, KM_ERR_INVALID, "approximate training runs over a host",
 					   "The plan's representation has a basis: train it with km_learn (learn/learner.h).");

@@ -14,17 +14,6 @@
 #include "primal.h"
 #include "task.h"
 
-/* The task a text label column asks for: the first whose targets are classes. */
-static km_task
-label_task(void)
-{
-	long long	t = KM_TASK_FIRST;
-
-	while (t < KM_TASK_LAST && !km_task_get(t)->classes)
-		t++;
-	return (km_task) t;
-}
-
 /*
  * The method's task against the label column: a text label defaults to
  * the classification task's default method (svm) and refuses a
@@ -41,10 +30,10 @@ km_options_check_task(km_options_parser *p, const km_method_ops **ops,
 	out->method_default = !p->given[KM_OPT_METHOD];
 	if (out->text_label && !p->given[KM_OPT_METHOD])
 	{
-		fit->method = km_method_default(label_task())->id;
+		fit->method = km_method_default(km_task_for_labels()->id)->id;
 		*ops = km_method_get(fit->method);
 	}
-	if (out->text_label && !km_task_lookup((*ops)->task)->classes)
+	if (out->text_label && (*ops)->task != km_task_for_labels()->id)
 	{
 		snprintf(message, sizeof(message),
 				 "method \"%s\" cannot learn text labels", (*ops)->name);
@@ -57,7 +46,7 @@ km_options_check_task(km_options_parser *p, const km_method_ops **ops,
 		fit->tol = (*ops)->default_tol;
 	if (!p->given[KM_OPT_MAX_ITER] && (*ops)->solver_max_iter)
 		fit->max_iter = 0;		/* the solver's own limit (libsvm's max(10^7, 100 n)) */
-	if (km_task_lookup((*ops)->task)->solvers)
+	if ((*ops)->solvers != 0)	/* a method with solvers of its own: one of them */
 	{
 		if (fit->solver != KM_SOLVER_DEFAULT &&
 			!((*ops)->solvers & (1u << fit->solver)))
@@ -310,13 +299,13 @@ km_options_check_approx(const km_options_parser *p, const km_method_ops *ops,
 					message, "Random Fourier features are defined here for the rbf kernel only.");
 	}
 	/*
-	 * A task without a target (pca, oneclass): its fit_sums or fit_features
-	 * on the features, with its own tol and max_iter (oneclass: SMO's).
+	 * A method fitted on the features alone (pca, oneclass: the road of a
+	 * task without a target, pipeline_rows.h): its fit_sums or fit_features,
+	 * with its own tol and max_iter (oneclass: SMO's).
 	 */
-	if (!km_task_lookup(ops->task)->target &&
-		(ops->fit_sums != NULL || ops->fit_features != NULL))
+	if (ops->fit_sums != NULL || ops->fit_features != NULL)
 		return true;
-	if (!km_task_lookup(ops->task)->approx_gcv)
+	if (ops->primal_loss != 0)	/* a classifier's approximate form (method.h) */
 	{
 		/*
 		 * Approximate classifiers: primal Newton on the feature map

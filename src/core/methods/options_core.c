@@ -892,10 +892,9 @@ km_options_finish(km_options_parser *p, km_option_error *err)
 		return false;
 	if (!km_options_check_bias(p, ops, err))
 		return false;
-	/* an approximate grid: GCV from the sums, or a primal method's k-fold (below) */
+	/* an approximate grid: GCV from the sums (ridge's solve), or a primal method's k-fold (below) */
 	if (out->cv == KM_CV_NONE && km_repr_lookup(out->approximation)->approximate &&
-		km_task_lookup(ops->task)->approx_gcv && ops->primal_add == NULL &&
-		out->lambdas.n > 1)
+		ops->approx_sums && out->lambdas.n > 1)
 		out->cv = KM_CV_GCV;
 	if (out->cv == KM_CV_NONE && (out->gammas.n > 1 || out->lambdas.n > 1))
 	{

@@ -76,8 +76,8 @@ km_model_shape_of(const km_model *m)
 	s.encoder_bytes = m->encoder ? m->encoder_bytes : 0;
 	s.has_gp = m->has_gp;
 	s.has_gp_approx = m->gp_factor != NULL;
-	/* a model whose outputs are coordinates keeps their eigenvalues */
-	s.has_pca = km_task_lookup(m->task)->embeds;
+	/* a model whose outputs are coordinates (kernel_transform's) keeps their eigenvalues */
+	s.has_pca = (km_task_lookup(m->task)->verbs & KM_VERB_TRANSFORM) != 0;
 	return s;
 }
 

@@ -84,7 +84,7 @@ static km_status
 absent_pca(const km_section_in *in, km_model *r, km_error *err)
 {
 	(void) in;
-	if (km_task_lookup(r->task)->embeds)
+	if (km_task_lookup(r->task)->verbs & KM_VERB_TRANSFORM)
 		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
 					   "The model's task is %s but it has no pca section.",
 					   km_task_name(r->task));

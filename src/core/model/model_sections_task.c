@@ -158,12 +158,8 @@ classes_absent(const km_section_in *in, km_model *r, km_error *err)
 		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
 					   "The model's task is %s but it has no classes section.",
 					   km_task_name(r->task));
-	/* a task without a target has its method's outputs (kernel PCA's components) */
-	if (in->s->q != 1 && km_task_lookup(r->task)->target)
-		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
-					   "A regression model has %u outputs; it must have 1.",
-					   (unsigned) in->s->q);
-	return KM_OK;
+	/* the outputs the task gives: one, or its method's (kernel PCA's components) */
+	return km_task_check_outputs(km_task_lookup(r->task), in->s->q, err);
 }
 
 static void

@@ -2,8 +2,10 @@
  * task.h - the task table: what a model predicts (core, no PostgreSQL
  * headers).
  *
- * One km_task_ops row per task in one registry (task.c): regression,
- * classification, transform (kernel PCA) and novelty (the one-class SVM).  The ids are
+ * One km_task_ops row per task, one file each (regression.c,
+ * classification.c, transform.c: kernel PCA, novelty.c: the one-class SVM),
+ * listed once in the registry (task.c) with the steps every task answers
+ * from its row (the rows a task takes, its outputs, its verbs).  The ids are
  * method.h's km_task values (stored in models as one byte; a method
  * declares the task it serves in its km_method_ops).  Code above this
  * file asks the row what it needs instead of naming a task.
@@ -11,6 +13,7 @@
 #ifndef KM_TASK_H
 #define KM_TASK_H
 
+#include "core.h"
 #include "metrics.h"
 
 /* What a method predicts.  Stored in format 2 models as one byte. */
@@ -26,6 +29,18 @@ typedef enum km_task
 #define KM_TASK_LAST KM_TASK_NOVELTY
 
 const char *km_task_name(km_task task);
+
+/*
+ * The scoring verbs a task's model answers (scikit-learn's mixins: a
+ * regressor predicts, a classifier predicts a class and its probabilities,
+ * a transformer transforms).  km_task_check_verb refuses the others.
+ */
+typedef enum km_verb
+{
+	KM_VERB_PREDICT = 1,		/* kernel_predict: one value per row */
+	KM_VERB_CLASS = 2,			/* kernel_predict_class / _proba: a class of its CLASSES */
+	KM_VERB_TRANSFORM = 4		/* kernel_transform: the coordinates */
+} km_verb;
 
 typedef struct km_task_ops
 {
@@ -57,17 +72,6 @@ typedef struct km_task_ops
 
 	/* What k-fold selection scores by when the method names no metric of its own. */
 	km_score_metric score_metric;
-	/*
-	 * Its methods choose among solvers (the "solver" option, checked
-	 * against km_method_ops.solvers).
-	 */
-	bool		solvers;
-	/*
-	 * An approximate fit selects its lambda by GCV from the m x m sums (a
-	 * squared loss, one solve per grid); false: primal Newton passes over
-	 * the rows at one lambda and gamma (approximate classifiers).
-	 */
-	bool		approx_gcv;
 
 	/*
 	 * Its rows come with a target (kernel_train, kernel_model_train's
@@ -78,13 +82,6 @@ typedef struct km_task_ops
 	bool		target;
 
 	/*
-	 * Its model's outputs are coordinates that kernel_transform returns
-	 * (transform: kernel PCA's); kernel_predict and the other scorers of a
-	 * target refuse such a model with a hint to kernel_transform.
-	 */
-	bool		embeds;
-
-	/*
 	 * Its one output is a decision value whose sign is the class the class
 	 * verb (kernel_predict_class) returns: sign_labels[1] above 0,
 	 * sign_labels[0] at or below (novelty: "outlier", "inlier", libsvm's
@@ -92,6 +89,14 @@ typedef struct km_task_ops
 	 * classes of a classification model are its CLASSES section).
 	 */
 	const char *sign_labels[2];
+
+	/*
+	 * The km_verb values its models answer (km_task_check_verb): a
+	 * transform model's outputs are coordinates that kernel_transform
+	 * returns; kernel_predict and the other scorers of a target refuse it
+	 * with a hint to kernel_transform.
+	 */
+	unsigned	verbs;
 } km_task_ops;
 
 /* The row of id, or NULL when it names no task. */
@@ -102,5 +107,53 @@ const km_task_ops *km_task_lookup(long long id);
 
 /* The task of a method that names none: regression. */
 const km_task_ops *km_task_default(void);
+
+/* The rows of each task, one file each (regression.c, classification.c, transform.c, novelty.c). */
+extern const km_task_ops km_task_regression;
+extern const km_task_ops km_task_classification;
+extern const km_task_ops km_task_transform;
+extern const km_task_ops km_task_novelty;
+
+/* The task a text label column asks for: the first whose targets are classes. */
+const km_task_ops *km_task_for_labels(void);
+
+/*
+ * Rows fit the task t: with classes (has_classes) for a task whose targets
+ * are classes, without for the others.  KM_OK, or KM_ERR_INVALID naming both.
+ */
+km_status	km_task_check_rows(const km_task_ops *t, bool has_classes, km_error *err);
+
+/*
+ * A model of task t has q outputs: one for a task with a numeric target
+ * (a classifier's are checked with its CLASSES section), its method's for
+ * a task without a target.  KM_OK, or KM_ERR_FORMAT.
+ */
+km_status	km_task_check_outputs(const km_task_ops *t, uint32_t q, km_error *err);
+
+/*
+ * Whether a model of task t (n_classes classes, method "method") answers
+ * verb, called by fname: KM_OK, or KM_ERR_INVALID with the task's own
+ * message, detail and hint (the glue raises it as a wrong object type).
+ */
+km_status	km_task_check_verb(const km_task_ops *t, km_verb verb, uint32_t n_classes,
+							   uint32_t n_outputs, const char *fname,
+							   const char *method, km_error *err);
+
+/*
+ * The training call a model of task t takes: kernel_train's rows with a
+ * target (with_target) or kernel_fit's features alone (what: the caller,
+ * others: the methods fitted without a target, both for the message).
+ * KM_OK, or KM_ERR_INVALID with the task's words.
+ */
+km_status	km_task_check_training(const km_task_ops *t, bool with_target,
+								   const char *method, const char *what,
+								   const char *others, km_error *err);
+
+/*
+ * The class a task's class verb gives the decision value f of a model with
+ * n_outputs outputs (novelty: "inlier" above 0, "outlier" at or below), or
+ * NULL when its classes are a CLASSES section or it has none.
+ */
+const char *km_task_sign_label(const km_task_ops *t, uint32_t n_outputs, double f);
 
 #endif							/* KM_TASK_H */
