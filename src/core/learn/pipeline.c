@@ -93,6 +93,7 @@ km_train_plan_make(const km_options *o, size_t n, int d, uint32_t k,
 {
 	const km_task_train *road;
 	bool		grid = default_ridge_grid(o, n);
+	km_basis_step steps[KM_BASIS_MAX_STEPS];
 
 	memset(plan, 0, sizeof(*plan));
 	plan->opts = *o;
@@ -111,10 +112,12 @@ km_train_plan_make(const km_options *o, size_t n, int d, uint32_t k,
 	km_options_resolve_rows(&plan->opts, n);	/* a lambda_per_row method's 1 / n */
 	plan->task = km_task_lookup(km_method_task(plan->opts.fit.method));
 	road = km_task_road(plan->task);
-	if (km_repr_lookup(plan->opts.approximation)->approximate)
-		road->plan_approx(n, d, k, plan);
-	else
+	/* the representation's basis list: the exact expansion's is one gather */
+	if (km_repr_basis_steps(km_repr_lookup(plan->opts.approximation), plan->opts.centres,
+							steps) == 1 && steps[0] == KM_BASIS_GATHER)
 		road->plan(n, d, k, plan);
+	else
+		road->plan_approx(n, d, k, plan);
 }
 
 size_t

@@ -46,9 +46,8 @@ KM_STATIC_ASSERT(KM_BLOCK_ROWS % PRIMAL_BLOCK == 0 && KM_BLOCK_ROWS % SUMS_BLOCK
 uint32_t
 km_approx_job_components(const km_options *o, size_t n)
 {
-	if (km_repr_lookup(o->approximation)->centres && (size_t) o->components > n)
-		return (uint32_t) n;
-	return (uint32_t) o->components;
+	return km_repr_basis_components(km_repr_lookup(o->approximation),
+									 (uint32_t) o->components, n);
 }
 
 void *
@@ -318,9 +317,22 @@ basis_pass(approx_job *job, size_t sbytes)
 	return pass;
 }
 
-/* The basis of the rows (pass 1), with rff's random features drawn. */
-km_status
-km_approx_job_basis(approx_job *job, size_t sbytes, km_error *err)
+/* The draw step: the basis's random features from its seed (no pass). */
+static void
+job_draw(approx_job *job)
+{
+	km_basis   *b = &job->b;
+
+	job->W = km_approx_job_alloc(job, (size_t) b->d * b->m);
+	job->bv = km_approx_job_alloc(job, b->m);
+	km_rff_draw(b->kernel.gamma, b->seed, b->d, b->m, job->W, job->bv);
+	b->W = job->W;
+	b->b = job->bv;
+}
+
+/* The sample step: the basis pass over the rows, finished and decoded into job->b. */
+static km_status
+job_sample(approx_job *job, size_t sbytes, km_error *err)
 {
 	const km_train_env *env = job->env;
 	km_basis_state *st;
@@ -328,7 +340,6 @@ km_approx_job_basis(approx_job *job, size_t sbytes, km_error *err)
 	void	   *scratch;
 	size_t		blen;
 	size_t		rows;
-	km_basis   *b = &job->b;
 	km_pass    *pass = basis_pass(job, sbytes);
 
 	st = env->alloc(env->ctx, sbytes);
@@ -343,16 +354,45 @@ km_approx_job_basis(approx_job *job, size_t sbytes, km_error *err)
 		return err->status;
 	env->release(env->ctx, scratch);
 	env->release(env->ctx, st);
-	if (km_basis_decode(basis, blen, b, err) != KM_OK ||
-		km_approx_job_centres(job, err) != KM_OK)
-		return err->status;
-	if (km_repr_lookup(b->kind)->drawn)
+	return km_basis_decode(basis, blen, &job->b, err);
+}
+
+/*
+ * The basis of the rows: the steps of the representation's list in order
+ * (repr.h km_repr_basis_steps: the sample pass, the refine passes its
+ * "centers" asks, the draw).
+ */
+km_status
+km_approx_job_basis(approx_job *job, size_t sbytes, km_error *err)
+{
+	km_basis_step steps[KM_BASIS_MAX_STEPS];
+	int			n = km_repr_basis_steps(km_repr_lookup(job->opts.approximation),
+										job->opts.centres, steps);
+
+	for (int i = 0; i < n; i++)
 	{
-		job->W = km_approx_job_alloc(job, (size_t) b->d * b->m);
-		job->bv = km_approx_job_alloc(job, b->m);
-		km_rff_draw(b->kernel.gamma, b->seed, b->d, b->m, job->W, job->bv);
-		b->W = job->W;
-		b->b = job->bv;
+		km_status	st = KM_OK;
+
+		switch (steps[i])
+		{
+			case KM_BASIS_SAMPLE:
+				st = job_sample(job, sbytes, err);
+				break;
+			case KM_BASIS_DRAW:
+				job_draw(job);
+				break;
+			case KM_BASIS_KMEANS:
+			case KM_BASIS_LEVERAGE:
+				st = km_approx_job_refine(job, steps[i], err);
+				break;
+			case KM_BASIS_GATHER:
+				st = km_fail(err, KM_ERR_INVALID, "the basis has no such step",
+							 "Step %d of representation %d is a gather.",
+							 i + 1, (int) job->opts.approximation);
+				break;
+		}
+		if (st != KM_OK)
+			return st;
 	}
 	return KM_OK;
 }
@@ -622,6 +662,8 @@ km_approx_point_get_job(km_point_reader *r, approx_job *job, km_rows *rows,
 	uint64_t	len = km_point_get_u64(r);
 	km_options	opts;
 	void	   *basis;
+	km_basis_step steps[KM_BASIS_MAX_STEPS];
+	int			nsteps;
 
 	if (r->bad || n == 0 || d == 0 || len == 0 || len > r->left || len % 8 != 0)
 		return km_fail(err, KM_ERR_FORMAT, "pass point has an invalid shape",
@@ -649,14 +691,11 @@ km_approx_point_get_job(km_point_reader *r, approx_job *job, km_rows *rows,
 	job->opts.standardize = job->b.standardize;
 	job->opts.components = (int) km_basis_components(basis);
 	job->opts.seed = (int64_t) job->b.seed;
-	if (km_repr_lookup(job->b.kind)->drawn)
-	{
-		job->W = km_approx_job_alloc(job, (size_t) job->b.d * job->b.m);
-		job->bv = km_approx_job_alloc(job, job->b.m);
-		km_rff_draw(job->b.kernel.gamma, job->b.seed, job->b.d, job->b.m, job->W, job->bv);
-		job->b.W = job->W;
-		job->b.b = job->bv;
-	}
+	/* the bytes hold the sampled and refined basis: only a draw is done again */
+	nsteps = km_repr_basis_steps(km_repr_lookup(job->b.kind), job->b.centres_kind, steps);
+	for (int i = 0; i < nsteps; i++)
+		if (steps[i] == KM_BASIS_DRAW)
+			job_draw(job);
 	return KM_OK;
 }
 

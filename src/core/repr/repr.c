@@ -9,6 +9,7 @@
 
 #include <cblas.h>
 
+#include "centres.h"
 #include "kernel_maps.h"
 #include "repr.h"
 
@@ -127,18 +128,47 @@ nystrom_features_doubles(uint32_t d32, uint32_t m32, size_t rows)
 	return rows + m + m * d;
 }
 
+static int
+exact_steps(int centres, km_basis_step *steps)
+{
+	steps[0] = KM_BASIS_GATHER;
+	return 1;
+}
+
+static int
+nystrom_steps(int centres, km_basis_step *steps)
+{
+	int			n = 0;
+
+	steps[n++] = KM_BASIS_SAMPLE;
+	if (centres == KM_CENTRES_KMEANS)
+		steps[n++] = KM_BASIS_KMEANS;
+	else if (centres == KM_CENTRES_LEVERAGE)
+		steps[n++] = KM_BASIS_LEVERAGE;
+	return n;
+}
+
+static int
+rff_steps(int centres, km_basis_step *steps)
+{
+	steps[0] = KM_BASIS_SAMPLE;
+	steps[1] = KM_BASIS_DRAW;
+	return 2;
+}
+
 #define ALL_KERNELS UINT32_C(0xFFFFFFFF)
 
 /* Indexed by id: km_approx's values (approx.h), stored in models. */
 static const km_repr_ops reprs[] = {
 	{.id = 0, .name = "exact", .approximate = false, .kernels = ALL_KERNELS,
-	 .keeps_rows = true},
+	 .keeps_rows = true, .basis_steps = exact_steps},
 	{.id = 1, .name = "nystrom", .approximate = true, .kernels = ALL_KERNELS,
 		.centres = true, .keeps_rows = true,
-	.features = nystrom_features, .features_doubles = nystrom_features_doubles},
+		.features = nystrom_features, .features_doubles = nystrom_features_doubles,
+	.basis_steps = nystrom_steps},
 	{.id = 2, .name = "rff", .approximate = true,
 		.kernels = UINT32_C(1) << KM_KERNEL_RBF, .drawn = true,
-	.features = rff_features, .features_doubles = one_double},
+	.features = rff_features, .features_doubles = one_double, .basis_steps = rff_steps},
 };
 
 #define N_REPRS ((int) (sizeof(reprs) / sizeof(reprs[0])))
@@ -170,6 +200,18 @@ const km_repr_ops *
 km_repr_default(void)
 {
 	return &reprs[0];
+}
+
+int
+km_repr_basis_steps(const km_repr_ops *r, int centres, km_basis_step steps[KM_BASIS_MAX_STEPS])
+{
+	return r->basis_steps(centres, steps);
+}
+
+uint32_t
+km_repr_basis_components(const km_repr_ops *r, uint32_t asked, size_t n)
+{
+	return r->centres && (size_t) asked > n ? (uint32_t) n : asked;
 }
 
 bool
