@@ -384,6 +384,8 @@ train_exact(RowSet *rs)
 static bytea *
 train_model_reported(RowSet *rs)
 {
+	km_train_plan plan;
+
 	if (!km_task_lookup(km_method_task(rs->opts.fit.method))->target)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -395,7 +397,9 @@ train_model_reported(RowSet *rs)
 	if (km_task_lookup(km_method_task(rs->opts.fit.method))->classes)
 		return km_train_classifier(rs);	/* classify.c, approximate ones too */
 	notice_binary_target(rs);
-	if (km_repr_lookup(rs->opts.approximation)->approximate)
+	/* the plan's road follows its representation's basis list (learn/pipeline.c) */
+	km_train_plan_make(&rs->opts, (size_t) rs->n, rs->d, 0, &plan);
+	if (plan.approximate)
 	{
 		canonical_row_order(rs);
 		return km_approx_train_rowset(rs);	/* approx.c: km_train too */

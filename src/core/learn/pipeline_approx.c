@@ -317,17 +317,12 @@ basis_pass(approx_job *job, size_t sbytes)
 	return pass;
 }
 
-/* The draw step: the basis's random features from its seed (no pass). */
+/* The draw steps of the basis's list (approx.h km_basis_draw_into: no pass). */
 static void
 job_draw(approx_job *job)
 {
-	km_basis   *b = &job->b;
-
-	job->W = km_approx_job_alloc(job, (size_t) b->d * b->m);
-	job->bv = km_approx_job_alloc(job, b->m);
-	km_rff_draw(b->kernel.gamma, b->seed, b->d, b->m, job->W, job->bv);
-	b->W = job->W;
-	b->b = job->bv;
+	job->W = km_approx_job_alloc(job, km_basis_draw_doubles(&job->b));
+	km_basis_draw_into(&job->b, job->W);
 }
 
 /* The sample step: the basis pass over the rows, finished and decoded into job->b. */
@@ -662,8 +657,6 @@ km_approx_point_get_job(km_point_reader *r, approx_job *job, km_rows *rows,
 	uint64_t	len = km_point_get_u64(r);
 	km_options	opts;
 	void	   *basis;
-	km_basis_step steps[KM_BASIS_MAX_STEPS];
-	int			nsteps;
 
 	if (r->bad || n == 0 || d == 0 || len == 0 || len > r->left || len % 8 != 0)
 		return km_fail(err, KM_ERR_FORMAT, "pass point has an invalid shape",
@@ -691,11 +684,8 @@ km_approx_point_get_job(km_point_reader *r, approx_job *job, km_rows *rows,
 	job->opts.standardize = job->b.standardize;
 	job->opts.components = (int) km_basis_components(basis);
 	job->opts.seed = (int64_t) job->b.seed;
-	/* the bytes hold the sampled and refined basis: only a draw is done again */
-	nsteps = km_repr_basis_steps(km_repr_lookup(job->b.kind), job->b.centres_kind, steps);
-	for (int i = 0; i < nsteps; i++)
-		if (steps[i] == KM_BASIS_DRAW)
-			job_draw(job);
+	/* the bytes hold the sampled and refined basis: only its draw is done again */
+	job_draw(job);
 	return KM_OK;
 }
 
@@ -737,6 +727,7 @@ rebuild_basis(km_point_reader *r, approx_job *job, km_rows *rows,
 	uint32_t	d = km_point_get_u32(r);
 	size_t		sbytes;
 	const km_repr_ops *repr;
+	km_basis_step steps[KM_BASIS_MAX_STEPS];
 
 	memset(&o, 0, sizeof(o));
 	o.approximation = (km_approx) km_point_get_u32(r);
@@ -749,7 +740,8 @@ rebuild_basis(km_point_reader *r, approx_job *job, km_rows *rows,
 	o.seed = (int64_t) km_point_get_u64(r);
 	repr = km_repr_get(o.approximation);
 	if (r->bad || r->left != 0 || n == 0 || d == 0 || d > (1u << 20) ||
-		repr == NULL || !repr->approximate ||
+		repr == NULL || km_repr_basis_steps(repr, KM_CENTRES_UNIFORM, steps) < 1 ||
+		steps[0] != KM_BASIS_SAMPLE ||
 		o.fit.kernel.type < KM_KERNEL_FIRST || o.fit.kernel.type > KM_KERNEL_LAST ||
 		!km_repr_serves(repr, o.fit.kernel.type) ||
 		!isfinite(o.fit.kernel.gamma) || !isfinite(o.fit.kernel.coef0) ||
