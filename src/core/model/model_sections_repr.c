@@ -87,6 +87,24 @@ approx_check_shape(const km_section *found, const km_model_shape *s,
  * features (rff) have rank D and eps 0; the representation serves the
  * kernel.
  */
+/*
+ * Whether centres chosen by c are what rep's basis list makes: "uniform"
+ * is the sample's; the others are a refine step of the list for c.
+ */
+static bool
+list_makes_centres(const km_repr_ops *rep, km_centres c)
+{
+	km_basis_step steps[KM_BASIS_MAX_STEPS];
+	int			n = km_repr_basis_steps(rep, c, steps);
+
+	if (c == KM_CENTRES_UNIFORM)
+		return true;
+	for (int i = 0; i < n; i++)
+		if (steps[i] == KM_BASIS_KMEANS || steps[i] == KM_BASIS_LEVERAGE)
+			return true;
+	return false;
+}
+
 static km_status
 approx_read(const km_section_in *in, km_model *r, km_error *err)
 {
@@ -99,7 +117,7 @@ approx_read(const km_section_in *in, km_model *r, km_error *err)
 						 err)) != KM_OK)
 		return st;
 	rep = km_repr_lookup(r->approximation);
-	if (!rep->centres && r->centers != KM_CENTRES_UNIFORM)
+	if (!list_makes_centres(rep, r->centers))
 		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
 					   "The %s approximation has centres \"%s\"; it keeps no centres.",
 					   km_approx_name(r->approximation), km_centres_name(r->centers));

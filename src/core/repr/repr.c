@@ -214,6 +214,12 @@ km_repr_basis_components(const km_repr_ops *r, uint32_t asked, size_t n)
 	return r->centres && (size_t) asked > n ? (uint32_t) n : asked;
 }
 
+uint64_t
+km_repr_kept_doubles(const km_repr_ops *r, uint64_t n_train, uint64_t d)
+{
+	return r->keeps_rows ? n_train * d : 0;
+}
+
 bool
 km_repr_serves(const km_repr_ops *r, int kernel_type)
 {

@@ -135,6 +135,13 @@ int			km_repr_basis_steps(const km_repr_ops *r, int centres,
  */
 uint32_t	km_repr_basis_components(const km_repr_ops *r, uint32_t asked, size_t n);
 
+/*
+ * Doubles of the rows a model's expansion under r keeps for n_train rows
+ * of d features (the model's X: the training rows, or nystrom's centres):
+ * n_train * d, or 0 for a representation that keeps none (rff).
+ */
+uint64_t	km_repr_kept_doubles(const km_repr_ops *r, uint64_t n_train, uint64_t d);
+
 /* Whether r serves kernel type t. */
 bool		km_repr_serves(const km_repr_ops *r, int kernel_type);
 
