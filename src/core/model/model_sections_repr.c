@@ -110,6 +110,8 @@ approx_read(const km_section_in *in, km_model *r, km_error *err)
 {
 	const km_section *apx = &in->found[approximation.tag];
 	const km_repr_ops *rep;
+	km_basis	shape = {0};
+	km_basis_kept kept;
 	km_status	st;
 
 	if ((st = get_fields(apx->payload, apx->length, approx_fields,
@@ -121,8 +123,11 @@ approx_read(const km_section_in *in, km_model *r, km_error *err)
 		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
 					   "The %s approximation has centres \"%s\"; it keeps no centres.",
 					   km_approx_name(r->approximation), km_centres_name(r->centers));
-	if (r->rank > r->n_train ||
-		(rep->drawn && (r->rank != r->n_train || r->approx_eps != 0.0)))
+	/* the rank and eps its representation keeps of a basis of n_train (approx.h) */
+	shape.kind = r->approximation;
+	shape.m = r->n_train;
+	km_basis_kept_of(&shape, r->rank, r->approx_eps, &kept);
+	if (r->rank > r->n_train || kept.rank != r->rank || kept.eps != r->approx_eps)
 		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
 					   "The %s approximation has rank %u and eps %g for %u components.",
 					   km_approx_name(r->approximation), (unsigned) r->rank,
@@ -134,12 +139,12 @@ approx_read(const km_section_in *in, km_model *r, km_error *err)
 	return KM_OK;
 }
 
-/* "centers" only for a representation that keeps centres (nystrom) */
+/* "centers" only for a representation whose basis list it chooses a step of (nystrom) */
 static void
 approx_describe(const km_model *m, const km_describer *out)
 {
 	km_model_describe_fields(m, approx_fields, 1, out);
-	if (km_repr_lookup(m->approximation)->centres)
+	if (list_makes_centres(km_repr_lookup(m->approximation), KM_CENTRES_KMEANS))
 		km_model_describe_fields(m, approx_fields + 1, 1, out);
 	km_model_describe_fields(m, approx_fields + 2, N_APPROX_FIELDS - 2, out);
 }

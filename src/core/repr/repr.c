@@ -197,6 +197,25 @@ km_repr_by_name(const char *name)
 }
 
 const km_repr_ops *
+km_repr_by_option(const char *name)
+{
+	const km_repr_ops *r = km_repr_by_name(name);
+
+	return r != NULL && r->approximate ? r : NULL;
+}
+
+int
+km_repr_option_names(const char **names, int max)
+{
+	int			n = 0;
+
+	for (int i = 0; i < N_REPRS && n < max; i++)
+		if (reprs[i].approximate)
+			names[n++] = reprs[i].name;
+	return n;
+}
+
+const km_repr_ops *
 km_repr_default(void)
 {
 	return &reprs[0];

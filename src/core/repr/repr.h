@@ -122,6 +122,14 @@ const km_repr_ops *km_repr_lookup(long long id);
 /* The row spelled name, or NULL. */
 const km_repr_ops *km_repr_by_name(const char *name);
 
+/*
+ * The "approximation" option's value: the row spelled name when it has a
+ * basis (the exact expansion is the option's absence), else NULL; and the
+ * spellings it takes, at most max of them into names (returns how many).
+ */
+const km_repr_ops *km_repr_by_option(const char *name);
+int			km_repr_option_names(const char **names, int max);
+
 /* What a model is without the "approximation" option: the exact expansion. */
 const km_repr_ops *km_repr_default(void);
 
