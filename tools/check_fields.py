@@ -64,7 +64,7 @@ READERS = {
     "src/core/learn/pipeline_approx.c": (0, 1),
     "src/core/learn/pipeline_approx_cg.c": (0, 1),
     "src/core/learn/pipeline_approx_classify.c": (0, 1),
-    "src/core/methods/options_check.c": (5, 6),
+    "src/core/methods/options_check.c": (5, 4),
     "src/core/methods/options_core.c": (1, 1),
     "src/core/model/gp.c": (0, 1),
     "src/core/model/model.c": (1, 0),

@@ -160,13 +160,13 @@ rff_steps(int centres, km_basis_step *steps)
 
 /* Indexed by id: km_approx's values (approx.h), stored in models. */
 static const km_repr_ops reprs[] = {
-	{.id = 0, .name = "exact", .approximate = false, .kernels = ALL_KERNELS,
+	{.id = 0, .name = "exact", .described = "exact (every row)", .approximate = false, .kernels = ALL_KERNELS,
 	 .keeps_rows = true, .basis_steps = exact_steps},
-	{.id = 1, .name = "nystrom", .approximate = true, .kernels = ALL_KERNELS,
+	{.id = 1, .name = "nystrom", .described = "nystrom (centres)", .approximate = true, .kernels = ALL_KERNELS,
 		.centres = true, .keeps_rows = true,
 		.features = nystrom_features, .features_doubles = nystrom_features_doubles,
 	.basis_steps = nystrom_steps},
-	{.id = 2, .name = "rff", .approximate = true,
+	{.id = 2, .name = "rff", .described = "rff (random features)", .approximate = true,
 		.kernels = UINT32_C(1) << KM_KERNEL_RBF, .drawn = true,
 	.features = rff_features, .features_doubles = one_double, .basis_steps = rff_steps},
 };

@@ -59,6 +59,7 @@ typedef struct km_repr_ops
 {
 	int			id;				/* its km_approx value (approx.h) */
 	const char *name;			/* the "approximation" option's spelling */
+	const char *described;		/* what a model of it is, in an error's words */
 
 	/*
 	 * An m-component feature map built by a basis pass: the value of the
