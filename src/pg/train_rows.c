@@ -71,20 +71,17 @@ km_default_gamma(km_options *opts, const double *Xs, size_t n, int d,
 	opts->fit.kernel.gamma = gamma;
 }
 
-/* rff: the random features of b drawn from its seed (b->W, b->b set). */
+/*
+ * The draw steps of b's list (rff: its random features drawn from its
+ * seed, b->W and b->b set), in CurrentMemoryContext.
+ */
 void
 km_basis_draw(km_basis *b)
 {
-	double	   *W;
-	double	   *bv;
+	double	   *work = palloc_extended(mul_size(sizeof(double), km_basis_draw_doubles(b)),
+									   MCXT_ALLOC_HUGE);
 
-	if (!km_repr_lookup(b->kind)->drawn)
-		return;
-	W = palloc_extended(mul_size(sizeof(double), mul_size(b->d, b->m)), MCXT_ALLOC_HUGE);
-	bv = palloc(sizeof(double) * b->m);
-	km_rff_draw(b->kernel.gamma, b->seed, b->d, b->m, W, bv);
-	b->W = W;
-	b->b = bv;
+	km_basis_draw_into(b, work);
 }
 
 void

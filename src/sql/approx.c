@@ -295,9 +295,7 @@ typedef struct TrainCall
 	Size		basis_len;
 	char		toast_ptr[32];	/* the basis's TOAST pointer, when it came as one */
 	Size		toast_len;
-	km_basis	b;
-	double	   *W;				/* rff */
-	double	   *bv;
+	km_basis	b;				/* its draw's W and b: km_basis_draw */
 	double	   *x;				/* d */
 	FlushBufs	f;				/* a block's features and scratch */
 	MemoryContext cxt;			/* the entry's own; what it keeps is counted (pgutil.h) */
@@ -472,14 +470,7 @@ train_call_build(Jsonb *opts, const bytea *raw, struct varlena *datum)
 	tc->opts = o;
 	approx_lambdas(&tc->opts, &tc->tail);
 	train_call_memory(tc);
-	if (km_repr_lookup(tc->b.kind)->drawn)
-	{
-		tc->W = palloc_extended(mul_size(sizeof(double), mul_size(tc->b.d, tc->b.m)), MCXT_ALLOC_HUGE);
-		tc->bv = palloc(sizeof(double) * tc->b.m);
-		km_rff_draw(tc->b.kernel.gamma, tc->b.seed, tc->b.d, tc->b.m, tc->W, tc->bv);
-		tc->b.W = tc->W;
-		tc->b.b = tc->bv;
-	}
+	km_basis_draw(&tc->b);
 	tc->x = palloc(sizeof(double) * tc->b.d);
 	tc->f = flush_bufs_alloc(&tc->b);
 	MemoryContextSwitchTo(old);

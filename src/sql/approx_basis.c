@@ -56,23 +56,34 @@ basis_call_build(Jsonb *opts)
 	MemoryContext cxt = km_call_entry_context();
 	MemoryContext old = MemoryContextSwitchTo(cxt);
 	BasisCall  *bc = palloc0(sizeof(BasisCall));
+	km_basis_step steps[KM_BASIS_MAX_STEPS];
+	int			nsteps;
 
 	bc->cxt = cxt;
 	km_options_parse(opts, &bc->opts);
-	if (!km_repr_lookup(bc->opts.approximation)->approximate)
+
+	/*
+	 * kernel_basis is the sample step of the representation's basis list,
+	 * one aggregate pass; kernel_train(..., basis) takes the steps without
+	 * a pass (rff's draw).  A list without a sample has no basis.
+	 */
+	nsteps = km_repr_basis_steps(km_repr_lookup(bc->opts.approximation),
+								 bc->opts.centres, steps);
+	if (steps[0] != KM_BASIS_SAMPLE)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("kernel_basis needs an approximation"),
 				 errdetail("The options give no \"approximation\"; only approximate models have a basis."),
 				 errhint("Add \"approximation\": \"nystrom\" or \"rff\".")));
 	/* refine passes read every row again: not one aggregate pass */
-	if (bc->opts.centres != KM_CENTRES_UNIFORM)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("kernel_basis keeps uniform centres only"),
-				 errdetail("The options give \"centers\": \"%s\", which refines the centres by more passes over the rows; kernel_basis is one aggregate pass.",
-						   km_centres_name(bc->opts.centres)),
-				 errhint("Train in one statement, kernel_train(features, y, options) with \"centers\" in the options, or remove \"centers\".")));
+	for (int i = 1; i < nsteps; i++)
+		if (steps[i] != KM_BASIS_DRAW)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("kernel_basis keeps uniform centres only"),
+					 errdetail("The options give \"centers\": \"%s\", which refines the centres by more passes over the rows; kernel_basis is one aggregate pass.",
+							   km_centres_name(bc->opts.centres)),
+					 errhint("Train in one statement, kernel_train(features, y, options) with \"centers\" in the options, or remove \"centers\".")));
 	bc->optjson = km_jsonb_copy(opts);
 	MemoryContextSwitchTo(old);
 	return bc;

@@ -23,7 +23,6 @@
 #include "json.h"
 #include "model.h"
 #include "pgutil.h"
-#include "repr.h"
 
 PG_FUNCTION_INFO_V1(kernel_model_export);
 
@@ -112,7 +111,8 @@ put_expansion(KmJson *j, const km_model *m)
 		put_array(j, "coef", m->alpha, n, 1);
 	else
 		put_matrix(j, "coef", m->alpha, q, n);	/* column-major n x q: q rows of n */
-	if (km_repr_lookup(m->approximation)->drawn)
+	/* what the decoded model keeps: drawn features (rff's section), or rows */
+	if (m->rff_W != NULL)
 	{
 		put_matrix(j, "weights", m->rff_W, d, n);
 		put_array(j, "offsets", m->rff_b, n, 1);

@@ -117,13 +117,12 @@ km_fit_rowset(RowSet *rs, const char *what)
 	km_progress_begin(what);
 	km_check_memory(24.0 * (double) rs->n, what, false);
 	km_hash_order_rows(rs->X, rs->y, rs->n, rs->d, rs->opts.seed);
-	if (km_repr_lookup(rs->opts.approximation)->approximate)
+	/* the plan's road follows its representation's basis list (learn/pipeline.c) */
+	km_train_plan_make(&rs->opts, (size_t) rs->n, rs->d, 0, &plan);
+	if (plan.approximate)
 		km_approx_plan(&rs->opts, rs->n, rs->d, what, &plan);
 	else
-	{
-		km_train_plan_make(&rs->opts, (size_t) rs->n, rs->d, 0, &plan);
 		check_exact(&plan, rs->n, rs->d, what);
-	}
 	tmp = AllocSetContextCreate(CurrentMemoryContext, "kernel_ml fit",
 								ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(tmp);

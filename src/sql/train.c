@@ -385,6 +385,7 @@ static bytea *
 train_model_reported(RowSet *rs)
 {
 	const km_task_ops *task = km_task_lookup(km_method_task(rs->opts.fit.method));
+	km_train_plan plan;
 	km_error	err;
 
 	if (km_task_check_training(task, true, km_method_name(rs->opts.fit.method),
@@ -393,7 +394,9 @@ train_model_reported(RowSet *rs)
 	if (task->classes)
 		return km_train_classifier(rs);	/* classify.c, approximate ones too */
 	notice_binary_target(rs);
-	if (km_repr_lookup(rs->opts.approximation)->approximate)
+	/* the plan's road follows its representation's basis list (learn/pipeline.c) */
+	km_train_plan_make(&rs->opts, (size_t) rs->n, rs->d, 0, &plan);
+	if (plan.approximate)
 	{
 		canonical_row_order(rs);
 		return km_approx_train_rowset(rs);	/* approx.c: km_train too */

@@ -13,6 +13,7 @@
 #include "pipeline_approx_classify.h"
 #include "pipeline_rows.h"
 #include "pipeline.h"
+#include "repr.h"
 #include "task.h"
 
 /* The rows a gather pass took: the host's own arrays, or copies appended. */
@@ -144,6 +145,7 @@ km_learn(const km_rows *shape, const km_host *host, const km_train_plan *plan,
 	const km_task_train *road = km_task_road(plan->task);
 	km_rows		rows = {0};
 	km_class_rows classes;
+	km_basis_step steps[KM_BASIS_MAX_STEPS];
 
 	if (km_task_check_rows(road != NULL ? plan->task : NULL, shape->classes != NULL,
 						   err) != KM_OK)
@@ -160,7 +162,9 @@ km_learn(const km_rows *shape, const km_host *host, const km_train_plan *plan,
 		classes.cls = NULL;
 		rows.classes = &classes;
 	}
-	if (!plan->approximate)
+	/* the representation's basis list: the exact expansion's is one gather */
+	if (km_repr_basis_steps(km_repr_lookup(plan->opts.approximation), plan->opts.centres,
+							steps) == 1 && steps[0] == KM_BASIS_GATHER)
 		return learn_exact(&rows, host, road, plan, env, m, err);
 	return road->train_approx(&rows, host, plan, env, m, err);
 }

@@ -83,8 +83,7 @@ default_ridge_grid(const km_options *o, size_t n)
 {
 	return o->gammas.n == 0 && o->lambdas.n == 0 && o->cv == KM_CV_NONE &&
 		(km_method_get(o->fit.method)->routes & KM_ROUTE(KM_CV_LOO)) &&
-		o->fit.kernel.type == KM_KERNEL_RBF &&
-		!km_repr_lookup(o->approximation)->approximate && n >= 2;
+		o->fit.kernel.type == KM_KERNEL_RBF && n >= 2;
 }
 
 void
@@ -92,7 +91,12 @@ km_train_plan_make(const km_options *o, size_t n, int d, uint32_t k,
 				   km_train_plan *plan)
 {
 	const km_task_train *road;
-	bool		grid = default_ridge_grid(o, n);
+	km_basis_step steps[KM_BASIS_MAX_STEPS];
+	/* the representation's basis list: the exact expansion's is one gather */
+	bool		gathers = km_repr_basis_steps(km_repr_lookup(o->approximation), o->centres,
+											  steps) == 1 && steps[0] == KM_BASIS_GATHER;
+	/* the default grid is the exact expansion's (LOO, its closed form) */
+	bool		grid = gathers && default_ridge_grid(o, n);
 
 	memset(plan, 0, sizeof(*plan));
 	plan->opts = *o;
@@ -111,10 +115,10 @@ km_train_plan_make(const km_options *o, size_t n, int d, uint32_t k,
 	km_options_resolve_rows(&plan->opts, n);	/* a lambda_per_row method's 1 / n */
 	plan->task = km_task_lookup(km_method_task(plan->opts.fit.method));
 	road = km_task_road(plan->task);
-	if (km_repr_lookup(plan->opts.approximation)->approximate)
-		road->plan_approx(n, d, k, plan);
-	else
+	if (gathers)
 		road->plan(n, d, k, plan);
+	else
+		road->plan_approx(n, d, k, plan);
 }
 
 size_t
@@ -198,9 +202,9 @@ default_gamma(const km_rows *rows, train_job *job, const km_train_env *env)
 	double	   *work;
 	double		gamma;
 
+	/* an exact road's (the plan's basis list gathers: km_learn, km_train) */
 	if (!(o->gamma_default && o->fit.kernel.type == KM_KERNEL_RBF &&
-		  !km_task_lookup(km_method_task(o->fit.method))->classes &&
-		  !km_repr_lookup(o->approximation)->approximate && job->n >= 2))
+		  !km_task_lookup(km_method_task(o->fit.method))->classes && job->n >= 2))
 		return;
 	work = env->alloc(env->ctx, km_gamma_sigest_doubles(job->n, job->d) * sizeof(double));
 	gamma = km_gamma_sigest(job->Xs, job->n, job->d, rows->gamma_order, work);

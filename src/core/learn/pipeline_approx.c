@@ -46,9 +46,8 @@ KM_STATIC_ASSERT(KM_BLOCK_ROWS % PRIMAL_BLOCK == 0 && KM_BLOCK_ROWS % SUMS_BLOCK
 uint32_t
 km_approx_job_components(const km_options *o, size_t n)
 {
-	if (km_repr_lookup(o->approximation)->centres && (size_t) o->components > n)
-		return (uint32_t) n;
-	return (uint32_t) o->components;
+	return km_repr_basis_components(km_repr_lookup(o->approximation),
+									 (uint32_t) o->components, n);
 }
 
 void *
@@ -318,9 +317,17 @@ basis_pass(approx_job *job, size_t sbytes)
 	return pass;
 }
 
-/* The basis of the rows (pass 1), with rff's random features drawn. */
-km_status
-km_approx_job_basis(approx_job *job, size_t sbytes, km_error *err)
+/* The draw steps of the basis's list (approx.h km_basis_draw_into: no pass). */
+static void
+job_draw(approx_job *job)
+{
+	job->W = km_approx_job_alloc(job, km_basis_draw_doubles(&job->b));
+	km_basis_draw_into(&job->b, job->W);
+}
+
+/* The sample step: the basis pass over the rows, finished and decoded into job->b. */
+static km_status
+job_sample(approx_job *job, size_t sbytes, km_error *err)
 {
 	const km_train_env *env = job->env;
 	km_basis_state *st;
@@ -328,7 +335,6 @@ km_approx_job_basis(approx_job *job, size_t sbytes, km_error *err)
 	void	   *scratch;
 	size_t		blen;
 	size_t		rows;
-	km_basis   *b = &job->b;
 	km_pass    *pass = basis_pass(job, sbytes);
 
 	st = env->alloc(env->ctx, sbytes);
@@ -343,16 +349,45 @@ km_approx_job_basis(approx_job *job, size_t sbytes, km_error *err)
 		return err->status;
 	env->release(env->ctx, scratch);
 	env->release(env->ctx, st);
-	if (km_basis_decode(basis, blen, b, err) != KM_OK ||
-		km_approx_job_centres(job, err) != KM_OK)
-		return err->status;
-	if (km_repr_lookup(b->kind)->drawn)
+	return km_basis_decode(basis, blen, &job->b, err);
+}
+
+/*
+ * The basis of the rows: the steps of the representation's list in order
+ * (repr.h km_repr_basis_steps: the sample pass, the refine passes its
+ * "centers" asks, the draw).
+ */
+km_status
+km_approx_job_basis(approx_job *job, size_t sbytes, km_error *err)
+{
+	km_basis_step steps[KM_BASIS_MAX_STEPS];
+	int			n = km_repr_basis_steps(km_repr_lookup(job->opts.approximation),
+										job->opts.centres, steps);
+
+	for (int i = 0; i < n; i++)
 	{
-		job->W = km_approx_job_alloc(job, (size_t) b->d * b->m);
-		job->bv = km_approx_job_alloc(job, b->m);
-		km_rff_draw(b->kernel.gamma, b->seed, b->d, b->m, job->W, job->bv);
-		b->W = job->W;
-		b->b = job->bv;
+		km_status	st = KM_OK;
+
+		switch (steps[i])
+		{
+			case KM_BASIS_SAMPLE:
+				st = job_sample(job, sbytes, err);
+				break;
+			case KM_BASIS_DRAW:
+				job_draw(job);
+				break;
+			case KM_BASIS_KMEANS:
+			case KM_BASIS_LEVERAGE:
+				st = km_approx_job_refine(job, steps[i], err);
+				break;
+			case KM_BASIS_GATHER:
+				st = km_fail(err, KM_ERR_INVALID, "the basis has no such step",
+							 "Step %d of representation %d is a gather.",
+							 i + 1, (int) job->opts.approximation);
+				break;
+		}
+		if (st != KM_OK)
+			return st;
 	}
 	return KM_OK;
 }
@@ -651,14 +686,8 @@ km_approx_point_get_job(km_point_reader *r, approx_job *job, km_rows *rows,
 	job->opts.standardize = job->b.standardize;
 	job->opts.components = (int) km_basis_components(basis);
 	job->opts.seed = (int64_t) job->b.seed;
-	if (km_repr_lookup(job->b.kind)->drawn)
-	{
-		job->W = km_approx_job_alloc(job, (size_t) job->b.d * job->b.m);
-		job->bv = km_approx_job_alloc(job, job->b.m);
-		km_rff_draw(job->b.kernel.gamma, job->b.seed, job->b.d, job->b.m, job->W, job->bv);
-		job->b.W = job->W;
-		job->b.b = job->bv;
-	}
+	/* the bytes hold the sampled and refined basis: only its draw is done again */
+	job_draw(job);
 	return KM_OK;
 }
 
@@ -700,6 +729,7 @@ rebuild_basis(km_point_reader *r, approx_job *job, km_rows *rows,
 	uint32_t	d = km_point_get_u32(r);
 	size_t		sbytes;
 	const km_repr_ops *repr;
+	km_basis_step steps[KM_BASIS_MAX_STEPS];
 
 	memset(&o, 0, sizeof(o));
 	o.approximation = (km_approx) km_point_get_u32(r);
@@ -712,7 +742,8 @@ rebuild_basis(km_point_reader *r, approx_job *job, km_rows *rows,
 	o.seed = (int64_t) km_point_get_u64(r);
 	repr = km_repr_get(o.approximation);
 	if (r->bad || r->left != 0 || n == 0 || d == 0 || d > (1u << 20) ||
-		repr == NULL || !repr->approximate ||
+		repr == NULL || km_repr_basis_steps(repr, KM_CENTRES_UNIFORM, steps) < 1 ||
+		steps[0] != KM_BASIS_SAMPLE ||
 		o.fit.kernel.type < KM_KERNEL_FIRST || o.fit.kernel.type > KM_KERNEL_LAST ||
 		!km_repr_serves(repr, o.fit.kernel.type) ||
 		!isfinite(o.fit.kernel.gamma) || !isfinite(o.fit.kernel.coef0) ||

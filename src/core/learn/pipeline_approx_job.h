@@ -74,20 +74,21 @@ km_pass    *km_approx_job_pass(approx_job *job, const char *what, size_t chunk,
 							   size_t state_bytes, km_pass_add_fn add);
 
 /*
- * The basis of the rows (a pass over them, keyed by their hashes) for
- * job->opts (its gamma), with rff's random features drawn; sbytes: the
- * basis state's (plan->basis_bytes).
+ * The basis of the rows for job->opts (its gamma): the steps of its
+ * representation's list (repr.h km_repr_basis_steps) in order: the sample
+ * pass over the rows keyed by their hashes (sbytes: the basis state's,
+ * plan->basis_bytes), the refine passes, rff's draw.
  */
 km_status	km_approx_job_basis(approx_job *job, size_t sbytes, km_error *err);
 
 /*
- * The refine passes of job->opts.centres over the basis's centres (in
- * place: Lloyd's k-means iterations or a leverage sample, centres.h);
- * nothing for "uniform" or a basis without centres.
+ * A refine step of the basis's list (KM_BASIS_KMEANS or KM_BASIS_LEVERAGE)
+ * over its centres, in place: Lloyd's k-means iterations or a leverage
+ * sample (centres.h), pipeline_centres.c.
  */
-km_status	km_approx_job_centres(approx_job *job, km_error *err);
+km_status	km_approx_job_refine(approx_job *job, km_basis_step step, km_error *err);
 
-/* Bytes the refine passes of o->centres hold at most over basis shape (its kind, d, m). */
+/* Bytes the refine steps of o's basis list hold at most over basis shape (its kind, d, m). */
 double		km_approx_centres_bytes(const km_options *o, const km_basis *shape);
 
 /*

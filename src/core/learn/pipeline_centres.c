@@ -1,7 +1,7 @@
 /*
- * pipeline_centres.c - the refine passes of a nystrom basis (centres.h):
- * Lloyd's k-means iterations or a leverage sample, asked of the host
- * after the uniform basis pass (pipeline_approx_job.h).
+ * pipeline_centres.c - the refine steps of a basis's list (repr.h
+ * km_basis_step, centres.h): Lloyd's k-means iterations or a leverage
+ * sample, asked of the host after the sample pass (pipeline_approx_job.h).
  */
 #include <math.h>
 #include <stdio.h>
@@ -215,42 +215,48 @@ km_approx_centres_bytes(const km_options *o, const km_basis *shape)
 {
 	uint32_t	m = shape->m;
 	uint32_t	d = shape->d;
+	km_basis_step steps[KM_BASIS_MAX_STEPS];
+	int			n = km_repr_basis_steps(km_repr_lookup(o->approximation), o->centres, steps);
+	double		most = 0.0;
 
-	if (!km_repr_lookup(o->approximation)->centres)
-		return 0.0;
-	switch (o->centres)
+	for (int i = 0; i < n; i++)
 	{
-		case KM_CENTRES_UNIFORM:
-			break;
-		case KM_CENTRES_KMEANS:
-			return 8.0 * (double) km_kmeans_state_doubles(m, d);
-		case KM_CENTRES_LEVERAGE:
+		double		bytes = 0.0;
+
+		if (steps[i] == KM_BASIS_KMEANS)
+			bytes = 8.0 * (double) km_kmeans_state_doubles(m, d);
+		else if (steps[i] == KM_BASIS_LEVERAGE)
 			/* K_SS's factor and its features' work, a chunk's k_i, work and scores, the sample */
-			return 8.0 * ((double) m * m + (double) km_approx_features_doubles(shape, m) +
-						  PRIMAL_BLOCK * (m + 1.0) +
-						  (double) km_approx_features_doubles(shape, PRIMAL_BLOCK) + m) +
+			bytes = 8.0 * ((double) m * m + (double) km_approx_features_doubles(shape, m) +
+						   PRIMAL_BLOCK * (m + 1.0) +
+						   (double) km_approx_features_doubles(shape, PRIMAL_BLOCK) + m) +
 				(double) km_leverage_sample_bytes(m, d);
+		if (bytes > most)
+			most = bytes;
 	}
-	return 0.0;
+	return most;
 }
 
 km_status
-km_approx_job_centres(approx_job *job, km_error *err)
+km_approx_job_refine(approx_job *job, km_basis_step step, km_error *err)
 {
 	km_basis   *b = &job->b;
 	refine_at	at;
-	km_status	st = KM_OK;
+	km_status	st;
 
-	if (job->opts.centres == KM_CENTRES_UNIFORM || !km_repr_lookup(b->kind)->centres)
-		return KM_OK;
 	memset(&at, 0, sizeof(at));
 	at.job = job;
 	/* the basis's bytes are the job's own: refine them in place */
 	at.C = (double *) b->centres;
-	if (job->opts.centres == KM_CENTRES_KMEANS)
+	if (step == KM_BASIS_KMEANS)
+	{
 		st = refine_kmeans(job, &at, err);
-	else if (job->opts.centres == KM_CENTRES_LEVERAGE)
+		b->centres_kind = KM_CENTRES_KMEANS;
+	}
+	else
+	{
 		st = refine_leverage(job, &at, err);
-	b->centres_kind = job->opts.centres;
+		b->centres_kind = KM_CENTRES_LEVERAGE;
+	}
 	return st;
 }

@@ -246,7 +246,7 @@ check_cg(const km_options_parser *p, const km_method_ops *ops,
 		return km_opt_fail(err, "Add \"approximation\": \"nystrom\", or remove \"solver\".",
 					"solver \"cg\" applies only to nystrom models",
 					"Solver \"cg\" is preconditioned by the kernel matrix of the nystrom centres; the model is %s.",
-					repr->approximate ? "rff (random features)" : "exact (every row)");
+					repr->described);
 	if (out->lambdas.n > 1)
 		return km_opt_fail(err, "Give a single \"lambda\", or remove \"solver\" to select lambda by GCV in one pass.",
 					"solver \"cg\" takes a single lambda",
@@ -280,7 +280,7 @@ km_options_check_approx(const km_options_parser *p, const km_method_ops *ops,
 					"option \"centers\" applies only to nystrom models",
 					"Option \"centers\" is \"%s\" but the model is %s; only nystrom keeps centres.",
 					km_centres_name(out->centres),
-					repr->approximate ? "rff (random features)" : "exact (every row)");
+					repr->described);
 	if (!repr->approximate)
 	{
 		if (p->given[KM_OPT_COMPONENTS])

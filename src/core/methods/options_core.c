@@ -633,17 +633,13 @@ store_option(km_options *out, km_option_id id, const km_value *v,
 		case KM_OPT_APPROXIMATION:
 			{
 				/* the approximate representations: exact is the option's absence */
-				const km_repr_ops *r = km_repr_by_name(v->string);
+				const km_repr_ops *r = km_repr_by_option(v->string);
 
-				if (r == NULL || !r->approximate)
+				if (r == NULL)
 				{
 					const char *names[8];
-					int			n = 0;
+					int			n = km_repr_option_names(names, 8);
 
-					/* the registry's ids run from 0 (exact) without a gap */
-					for (long long i = 0; km_repr_get(i) != NULL && n < 8; i++)
-						if (km_repr_get(i)->approximate)
-							names[n++] = km_repr_get(i)->name;
 					return bad_name(err, def, v, names, n);
 				}
 				out->approximation = (km_approx) r->id;

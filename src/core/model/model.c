@@ -39,7 +39,7 @@ layout_of(const km_model_shape *s, layout *l)
 	PLACE(scale, d);
 	PLACE(alpha, n * q);
 	PLACE(intercepts, q);
-	PLACE(X, r->keeps_rows ? n * d : 0);
+	PLACE(X, km_repr_kept_doubles(r, n, d));
 	PLACE(candidates, 4 * (uint64_t) s->c);
 #undef PLACE
 	l->total = (size_t) at;
@@ -200,9 +200,10 @@ read_expansion(const uint8_t **pp, const km_model_shape *s, const km_model *r,
 	if ((st = read_array(pp, (size_t) s->n_train * s->q, "alpha", false,
 						 storage_at(storage, l->alpha), err)) != KM_OK)
 		return st;
-	if (km_repr_lookup(s->approximation)->keeps_rows &&
-		(st = read_array(pp, (size_t) s->n_train * s->d, "X", false,
-						 storage_at(storage, l->X), err)) != KM_OK)
+	/* the rows the representation keeps: none for rff */
+	if ((st = read_array(pp, (size_t) km_repr_kept_doubles(km_repr_lookup(s->approximation),
+														  s->n_train, s->d),
+						 "X", false, storage_at(storage, l->X), err)) != KM_OK)
 		return st;
 	if (s->q == 1)
 	{
@@ -242,6 +243,8 @@ attach_storage(km_model *r, double *storage, const km_model_shape *s,
 	r->scale = storage + l->scale;
 	r->alpha = storage + l->alpha;
 	r->intercepts = storage + l->intercepts;
-	r->X = km_repr_lookup(s->approximation)->keeps_rows ? storage + l->X : NULL;
+	/* n_train and d are at least 1 (the shape's check): none kept is rff's */
+	r->X = km_repr_kept_doubles(km_repr_lookup(s->approximation), s->n_train, s->d) > 0 ?
+		storage + l->X : NULL;
 	r->candidates = (const km_candidate *) (storage + l->candidates);
 }

@@ -13,8 +13,9 @@ km_approx_model_fill(const km_basis *b, uint32_t components_asked,
 					 const double *coef, const km_approx_result *res,
 					 km_candidate *cand, km_model *m)
 {
-	const km_repr_ops *r = km_repr_lookup(b->kind);
-	bool		rff = r->drawn;
+	km_basis_kept kept;
+
+	km_basis_kept_of(b, res->rank, res->eps, &kept);
 
 	m->kernel = b->kernel;
 	m->n_features = b->d;
@@ -25,9 +26,8 @@ km_approx_model_fill(const km_basis *b, uint32_t components_asked,
 
 	m->approximation = b->kind;
 	m->components = components_asked != 0 ? components_asked : b->m;
-	/* rank 0 (every feature 0 on every row) is stored as 1: a model has a rank */
-	m->rank = rff ? b->m : (res->rank > 0 ? res->rank : 1);
-	m->approx_eps = rff ? 0.0 : res->eps;
+	m->rank = kept.rank;
+	m->approx_eps = kept.eps;
 	m->approx_seed = b->seed;
 	m->centers = b->centres_kind;
 	m->n_train = b->m;
@@ -35,9 +35,9 @@ km_approx_model_fill(const km_basis *b, uint32_t components_asked,
 	m->alpha = coef;
 	m->intercept = res->intercept;
 	m->intercepts = NULL;
-	m->X = r->keeps_rows ? b->centres : NULL;
-	m->rff_W = rff ? b->W : NULL;
-	m->rff_b = rff ? b->b : NULL;
+	m->X = kept.X;
+	m->rff_W = kept.W;
+	m->rff_b = kept.b;
 
 	m->lambda = res->lambda;
 	m->jitter = 0.0;

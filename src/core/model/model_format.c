@@ -110,8 +110,8 @@ static uint64_t
 expansion_bytes(const km_model_shape *s)
 {
 	uint64_t	nq = (uint64_t) s->n_train * s->q;
-	uint64_t	nd = km_repr_lookup(s->approximation)->keeps_rows ?
-		(uint64_t) s->n_train * s->d : 0;
+	uint64_t	nd = km_repr_kept_doubles(km_repr_lookup(s->approximation),
+										  s->n_train, s->d);
 	const uint64_t big = KM_MODEL_MAX_SIZE / sizeof(double);
 
 	if (s->q == 0 || nq > big || nd > big)
@@ -167,8 +167,9 @@ write_expansion(uint8_t *p, const km_model *m, const km_model_shape *s)
 	/* one output is stored as 0, as 0.2.0 wrote it: one encoding per model */
 	store_u32(p + 4, s->q > 1 ? s->q : 0);
 	p = store_doubles(p + 8, m->alpha, (size_t) s->n_train * s->q);
-	if (km_repr_lookup(s->approximation)->keeps_rows)
-		p = store_doubles(p, m->X, (size_t) s->n_train * s->d);
+	/* the rows the representation keeps: none for rff */
+	p = store_doubles(p, m->X, (size_t) km_repr_kept_doubles(km_repr_lookup(s->approximation),
+															  s->n_train, s->d));
 	if (s->q > 1)
 		p = store_doubles(p, m->intercepts, s->q);
 	return p;

@@ -87,11 +87,31 @@ approx_check_shape(const km_section *found, const km_model_shape *s,
  * features (rff) have rank D and eps 0; the representation serves the
  * kernel.
  */
+/*
+ * Whether centres chosen by c are what rep's basis list makes: "uniform"
+ * is the sample's; the others are a refine step of the list for c.
+ */
+static bool
+list_makes_centres(const km_repr_ops *rep, km_centres c)
+{
+	km_basis_step steps[KM_BASIS_MAX_STEPS];
+	int			n = km_repr_basis_steps(rep, c, steps);
+
+	if (c == KM_CENTRES_UNIFORM)
+		return true;
+	for (int i = 0; i < n; i++)
+		if (steps[i] == KM_BASIS_KMEANS || steps[i] == KM_BASIS_LEVERAGE)
+			return true;
+	return false;
+}
+
 static km_status
 approx_read(const km_section_in *in, km_model *r, km_error *err)
 {
 	const km_section *apx = &in->found[approximation.tag];
 	const km_repr_ops *rep;
+	km_basis	shape = {0};
+	km_basis_kept kept;
 	km_status	st;
 
 	if ((st = get_fields(apx->payload, apx->length, approx_fields,
@@ -99,12 +119,15 @@ approx_read(const km_section_in *in, km_model *r, km_error *err)
 						 err)) != KM_OK)
 		return st;
 	rep = km_repr_lookup(r->approximation);
-	if (!rep->centres && r->centers != KM_CENTRES_UNIFORM)
+	if (!list_makes_centres(rep, r->centers))
 		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
 					   "The %s approximation has centres \"%s\"; it keeps no centres.",
 					   km_approx_name(r->approximation), km_centres_name(r->centers));
-	if (r->rank > r->n_train ||
-		(rep->drawn && (r->rank != r->n_train || r->approx_eps != 0.0)))
+	/* the rank and eps its representation keeps of a basis of n_train (approx.h) */
+	shape.kind = r->approximation;
+	shape.m = r->n_train;
+	km_basis_kept_of(&shape, r->rank, r->approx_eps, &kept);
+	if (r->rank > r->n_train || kept.rank != r->rank || kept.eps != r->approx_eps)
 		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
 					   "The %s approximation has rank %u and eps %g for %u components.",
 					   km_approx_name(r->approximation), (unsigned) r->rank,
@@ -116,12 +139,12 @@ approx_read(const km_section_in *in, km_model *r, km_error *err)
 	return KM_OK;
 }
 
-/* "centers" only for a representation that keeps centres (nystrom) */
+/* "centers" only for a representation whose basis list it chooses a step of (nystrom) */
 static void
 approx_describe(const km_model *m, const km_describer *out)
 {
 	km_model_describe_fields(m, approx_fields, 1, out);
-	if (km_repr_lookup(m->approximation)->centres)
+	if (list_makes_centres(km_repr_lookup(m->approximation), KM_CENTRES_KMEANS))
 		km_model_describe_fields(m, approx_fields + 1, 1, out);
 	km_model_describe_fields(m, approx_fields + 2, N_APPROX_FIELDS - 2, out);
 }

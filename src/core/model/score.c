@@ -13,12 +13,13 @@
 
 /*
  * Whether m scores through drawn features (its W and b: rff) rather than
- * the kernel expansion over the rows it keeps (exact, nystrom).
+ * the kernel expansion over the rows it keeps (exact, nystrom): what the
+ * decoded model holds (its representation's RFF section sets W).
  */
 static bool
 is_rff(const km_model *m)
 {
-	return km_repr_lookup(m->approximation)->drawn;
+	return m->rff_W != NULL;
 }
 
 static uint32_t

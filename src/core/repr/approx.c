@@ -850,3 +850,55 @@ km_basis_standardize(const km_basis *b, const double *X, size_t first, size_t r,
 	}
 	return KM_OK;
 }
+
+/* the steps of b's list (km_repr_basis_steps) and how many */
+static int
+basis_steps(const km_basis *b, km_basis_step *steps)
+{
+	return km_repr_basis_steps(km_repr_lookup(b->kind), b->centres_kind, steps);
+}
+
+size_t
+km_basis_draw_doubles(const km_basis *b)
+{
+	km_basis_step steps[KM_BASIS_MAX_STEPS];
+	int			n = basis_steps(b, steps);
+	size_t		doubles = 1;
+
+	for (int i = 0; i < n; i++)
+		if (steps[i] == KM_BASIS_DRAW)
+			doubles += (size_t) b->d * b->m + b->m;
+	return doubles;
+}
+
+void
+km_basis_draw_into(km_basis *b, double *work)
+{
+	km_basis_step steps[KM_BASIS_MAX_STEPS];
+	int			n = basis_steps(b, steps);
+
+	for (int i = 0; i < n; i++)
+		if (steps[i] == KM_BASIS_DRAW)
+		{
+			double	   *W = work;
+			double	   *bv = work + (size_t) b->d * b->m;
+
+			km_rff_draw(b->kernel.gamma, b->seed, b->d, b->m, W, bv);
+			b->W = W;
+			b->b = bv;
+		}
+}
+
+void
+km_basis_kept_of(const km_basis *b, uint32_t solve_rank, double solve_eps,
+				 km_basis_kept *out)
+{
+	const km_repr_ops *r = km_repr_lookup(b->kind);
+
+	out->X = r->keeps_rows ? b->centres : NULL;
+	out->W = r->drawn ? b->W : NULL;
+	out->b = r->drawn ? b->b : NULL;
+	/* rank 0 (every feature 0 on every row) is kept as 1: a model has a rank */
+	out->rank = r->drawn ? b->m : (solve_rank > 0 ? solve_rank : 1);
+	out->eps = r->drawn ? 0.0 : solve_eps;
+}

@@ -195,6 +195,34 @@ km_status	km_approx_factor(const km_basis *b, double *L, double *eps,
 							 km_interrupt_fn interrupt);
 
 /*
+ * What a model keeps of basis b (its representation's export): the rows of
+ * its expansion (nystrom's centres; NULL when it keeps none), its drawn
+ * features W and b (rff; else NULL), and its rank and eps: the solve's
+ * (rank at least 1), or a drawn basis's m and 0.
+ */
+typedef struct km_basis_kept
+{
+	const double *X;
+	const double *W;
+	const double *b;
+	uint32_t	rank;
+	double		eps;
+} km_basis_kept;
+
+void		km_basis_kept_of(const km_basis *b, uint32_t solve_rank, double solve_eps,
+							 km_basis_kept *out);
+
+/*
+ * The steps of b's list (repr.h km_repr_basis_steps) that run no pass over
+ * rows, done again on a decoded basis (its bytes keep no drawn features):
+ * rff's draw.  km_basis_draw_doubles: the doubles they need (at least 1);
+ * km_basis_draw_into: W (d x m) and b (m) drawn from the basis's seed into
+ * work, b->W and b->b pointing there; nothing for a basis without a draw.
+ */
+size_t		km_basis_draw_doubles(const km_basis *b);
+void		km_basis_draw_into(km_basis *b, double *work);
+
+/*
  * Rows X (r of them, of d raw features, the first numbered first) standardized
  * by b's scaler into Xs; a row that overflows is an error naming it.
  */

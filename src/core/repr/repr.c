@@ -9,6 +9,7 @@
 
 #include <cblas.h>
 
+#include "centres.h"
 #include "kernel_maps.h"
 #include "repr.h"
 
@@ -127,18 +128,47 @@ nystrom_features_doubles(uint32_t d32, uint32_t m32, size_t rows)
 	return rows + m + m * d;
 }
 
+static int
+exact_steps(int centres, km_basis_step *steps)
+{
+	steps[0] = KM_BASIS_GATHER;
+	return 1;
+}
+
+static int
+nystrom_steps(int centres, km_basis_step *steps)
+{
+	int			n = 0;
+
+	steps[n++] = KM_BASIS_SAMPLE;
+	if (centres == KM_CENTRES_KMEANS)
+		steps[n++] = KM_BASIS_KMEANS;
+	else if (centres == KM_CENTRES_LEVERAGE)
+		steps[n++] = KM_BASIS_LEVERAGE;
+	return n;
+}
+
+static int
+rff_steps(int centres, km_basis_step *steps)
+{
+	steps[0] = KM_BASIS_SAMPLE;
+	steps[1] = KM_BASIS_DRAW;
+	return 2;
+}
+
 #define ALL_KERNELS UINT32_C(0xFFFFFFFF)
 
 /* Indexed by id: km_approx's values (approx.h), stored in models. */
 static const km_repr_ops reprs[] = {
-	{.id = 0, .name = "exact", .approximate = false, .kernels = ALL_KERNELS,
-	 .keeps_rows = true},
-	{.id = 1, .name = "nystrom", .approximate = true, .kernels = ALL_KERNELS,
+	{.id = 0, .name = "exact", .described = "exact (every row)", .approximate = false, .kernels = ALL_KERNELS,
+	 .keeps_rows = true, .basis_steps = exact_steps},
+	{.id = 1, .name = "nystrom", .described = "nystrom (centres)", .approximate = true, .kernels = ALL_KERNELS,
 		.centres = true, .keeps_rows = true,
-	.features = nystrom_features, .features_doubles = nystrom_features_doubles},
-	{.id = 2, .name = "rff", .approximate = true,
+		.features = nystrom_features, .features_doubles = nystrom_features_doubles,
+	.basis_steps = nystrom_steps},
+	{.id = 2, .name = "rff", .described = "rff (random features)", .approximate = true,
 		.kernels = UINT32_C(1) << KM_KERNEL_RBF, .drawn = true,
-	.features = rff_features, .features_doubles = one_double},
+	.features = rff_features, .features_doubles = one_double, .basis_steps = rff_steps},
 };
 
 #define N_REPRS ((int) (sizeof(reprs) / sizeof(reprs[0])))
@@ -167,9 +197,46 @@ km_repr_by_name(const char *name)
 }
 
 const km_repr_ops *
+km_repr_by_option(const char *name)
+{
+	const km_repr_ops *r = km_repr_by_name(name);
+
+	return r != NULL && r->approximate ? r : NULL;
+}
+
+int
+km_repr_option_names(const char **names, int max)
+{
+	int			n = 0;
+
+	for (int i = 0; i < N_REPRS && n < max; i++)
+		if (reprs[i].approximate)
+			names[n++] = reprs[i].name;
+	return n;
+}
+
+const km_repr_ops *
 km_repr_default(void)
 {
 	return &reprs[0];
+}
+
+int
+km_repr_basis_steps(const km_repr_ops *r, int centres, km_basis_step steps[KM_BASIS_MAX_STEPS])
+{
+	return r->basis_steps(centres, steps);
+}
+
+uint32_t
+km_repr_basis_components(const km_repr_ops *r, uint32_t asked, size_t n)
+{
+	return r->centres && (size_t) asked > n ? (uint32_t) n : asked;
+}
+
+uint64_t
+km_repr_kept_doubles(const km_repr_ops *r, uint64_t n_train, uint64_t d)
+{
+	return r->keeps_rows ? n_train * d : 0;
 }
 
 bool

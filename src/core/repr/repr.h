@@ -24,6 +24,26 @@
 #include "core.h"
 #include "kernels.h"
 
+/*
+ * The steps that make a representation's basis, in the order its list
+ * gives them (km_repr_basis_steps); the learner walks the list
+ * (learn/learner.c, learn/pipeline_approx.c, learn/pipeline_centres.c) and
+ * runs each step's pass, or its work when it has none.  Not stored.
+ */
+typedef enum km_basis_step
+{
+	KM_BASIS_GATHER = 0,		/* one pass: every row as it is (the exact expansion) */
+	KM_BASIS_SAMPLE,			/* one pass: the scaler's sums and the reservoir of the
+								 * smallest hashes (basis.h) */
+	KM_BASIS_DRAW,				/* no pass: the random features drawn from the seed */
+	KM_BASIS_KMEANS,			/* refine: Lloyd's iterations over the centres, a pass
+								 * each (centres.h) */
+	KM_BASIS_LEVERAGE			/* refine: a leverage sample of the centres, one pass */
+} km_basis_step;
+
+/* Steps of a basis at most. */
+#define KM_BASIS_MAX_STEPS 3
+
 /* The part of a basis that maps a standardized row to its m features. */
 typedef struct km_feature_map
 {
@@ -39,6 +59,7 @@ typedef struct km_repr_ops
 {
 	int			id;				/* its km_approx value (approx.h) */
 	const char *name;			/* the "approximation" option's spelling */
+	const char *described;		/* what a model of it is, in an error's words */
 
 	/*
 	 * An m-component feature map built by a basis pass: the value of the
@@ -83,6 +104,14 @@ typedef struct km_repr_ops
 	bool		(*features) (const km_feature_map *f, const double *X, size_t rows,
 							 double *Z, double *work);
 	size_t		(*features_doubles) (uint32_t d, uint32_t m, size_t rows);
+
+	/*
+	 * Its basis as a list of steps into steps (KM_BASIS_MAX_STEPS): the
+	 * exact expansion gathers the rows; rff samples (the scaler) and draws;
+	 * nystrom samples, then the refine passes "centers" (centres, a
+	 * km_centres of centres.h) asks.  Returns how many.
+	 */
+	int			(*basis_steps) (int centres, km_basis_step *steps);
 } km_repr_ops;
 
 /* The row of id, or NULL when it names no representation. */
@@ -94,8 +123,33 @@ const km_repr_ops *km_repr_lookup(long long id);
 /* The row spelled name, or NULL. */
 const km_repr_ops *km_repr_by_name(const char *name);
 
+/*
+ * The "approximation" option's value: the row spelled name when it has a
+ * basis (the exact expansion is the option's absence), else NULL; and the
+ * spellings it takes, at most max of them into names (returns how many).
+ */
+const km_repr_ops *km_repr_by_option(const char *name);
+int			km_repr_option_names(const char **names, int max);
+
 /* What a model is without the "approximation" option: the exact expansion. */
 const km_repr_ops *km_repr_default(void);
+
+/* r's basis as its list of steps (basis_steps above); returns how many. */
+int			km_repr_basis_steps(const km_repr_ops *r, int centres,
+								km_basis_step steps[KM_BASIS_MAX_STEPS]);
+
+/*
+ * Components a basis of r holds over n rows when "components" asks for
+ * asked: a basis that keeps rows as centres keeps at most n of them.
+ */
+uint32_t	km_repr_basis_components(const km_repr_ops *r, uint32_t asked, size_t n);
+
+/*
+ * Doubles of the rows a model's expansion under r keeps for n_train rows
+ * of d features (the model's X: the training rows, or nystrom's centres):
+ * n_train * d, or 0 for a representation that keeps none (rff).
+ */
+uint64_t	km_repr_kept_doubles(const km_repr_ops *r, uint64_t n_train, uint64_t d);
 
 /* Whether r serves kernel type t. */
 bool		km_repr_serves(const km_repr_ops *r, int kernel_type);
