@@ -59,10 +59,10 @@ km_options_check_task(km_options_parser *p, const km_method_ops **ops,
 		fit->max_iter = 0;		/* the solver's own limit (libsvm's max(10^7, 100 n)) */
 	if (km_task_lookup((*ops)->task)->solvers)
 	{
-		/* "solver": "cg" of an approximate classifier: check_cg's */
+		/* "solver": "cg" of a classifier fitted in the primal: check_cg's */
 		if (fit->solver != KM_SOLVER_DEFAULT &&
 			!((*ops)->solvers & (1u << fit->solver)) &&
-			!(fit->solver == KM_SOLVER_CG && km_repr_lookup(out->approximation)->approximate))
+			!(fit->solver == KM_SOLVER_CG && (*ops)->primal_loss != 0))
 		{
 			snprintf(message, sizeof(message),
 					 "solver \"%s\" does not apply to method \"%s\"",
@@ -247,11 +247,12 @@ check_cg(const km_options_parser *p, const km_method_ops *ops,
 {
 	km_options *out = p->out;
 	const km_repr_ops *repr = km_repr_lookup(out->approximation);
+	bool		approximate = repr->approximate;
 	char		message[256];
 
 	if (ops->primal_add != NULL || ops->primal_loss != 0)
 	{
-		if (!repr->approximate)
+		if (!approximate)
 			return km_opt_fail(err, "Add \"approximation\": \"nystrom\" or \"rff\", or remove \"solver\".",
 						"solver \"cg\" applies only to approximate models",
 						"Solver \"cg\" solves the Newton steps of method \"%s\" over the nystrom or rff features; the model is exact (every row).",
@@ -270,7 +271,7 @@ check_cg(const km_options_parser *p, const km_method_ops *ops,
 		return km_opt_fail(err, "Add \"approximation\": \"nystrom\", or remove \"solver\".",
 					"solver \"cg\" applies only to nystrom models",
 					"Solver \"cg\" is preconditioned by the kernel matrix of the nystrom centres; the model is %s.",
-					repr->approximate ? "rff (random features)" : "exact (every row)");
+					approximate ? "rff (random features)" : "exact (every row)");
 	if (out->lambdas.n > 1)
 		return km_opt_fail(err, "Give a single \"lambda\", or remove \"solver\" to select lambda by GCV in one pass.",
 					"solver \"cg\" takes a single lambda",

@@ -801,7 +801,7 @@ class_model(class_job *cj, double *coef, double *intercepts,
 		snprintf(err->hint, sizeof(err->hint), "%s", "Raise lambda, or use fewer components.");
 		return err->status;
 	}
-	res->solver = KM_SOLVER_PRIMAL_NEWTON;
+	res->solver = opts->fit.solver == KM_SOLVER_CG ? KM_SOLVER_CG : KM_SOLVER_PRIMAL_NEWTON;
 	res->multiclass = cj->q == 1 ? KM_MULTICLASS_BINARY : KM_MULTICLASS_OVR;
 	res->n_outputs = cj->q;
 	res->has_probability = cj->logistic;

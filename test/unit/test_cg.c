@@ -239,7 +239,7 @@ test_cg_options(void)
 		{{"solver", "cg", "method", "svr"}, 2, "solver \"cg\" applies only to approximate models"},
 		{{"solver", "cg", "method", "lms", "approximation", "nystrom"}, 3,
 		"solver \"cg\" does not apply to method \"lms\""},
-		{{"solver", "cg", "method", "svm"}, 2, "solver \"cg\" does not apply to method \"svm\""},
+		{{"solver", "cg", "method", "svm"}, 2, "solver \"cg\" applies only to approximate models"},
 		{{"tol", "1e-9", "approximation", "nystrom"}, 2, "option \"tol\" applies only to method \"lms\""},
 		{{"solver", "cg", "approximation", "nystrom", "tol", "1e-9", "max_iter", "7"}, 4, NULL},
 		/* beyond the one-pass solve's 8192 components: cg only */
