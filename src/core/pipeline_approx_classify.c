@@ -69,11 +69,7 @@ cj_alloc(class_job *cj, size_t bytes)
 /* A line for the glue's debug log, when it takes one. */
 #define cj_note(cj, ...) km_env_note((cj)->job.env, __VA_ARGS__)
 
-/*
- * The features of a chunk (whitened for nystrom; first: its first row's
- * number): from the cache when it is filled, else computed (into the cache
- * when there is one).
- */
+/* A chunk's features (first: its first row): from the cache when filled, else computed (into it). */
 static km_status
 block_features(class_job *cj, bool fill, const km_block *rows, size_t first,
 			   const double **Z, km_error *err)
@@ -86,10 +82,7 @@ block_features(class_job *cj, bool fill, const km_block *rows, size_t first,
 	return km_approx_job_features(&cj->job, rows->X, first, rows->n, dst, err);
 }
 
-/*
- * The training metrics' tally, a pass's state (after the Newton sums in a
- * Newton pass's): rows classified right, the log-loss's sum.
- */
+/* The training metrics' tally, a pass's state (after a Newton pass's sums): right, log-loss sum. */
 #define TALLY_CORRECT 0
 #define TALLY_LOGLOSS 1
 #define TALLY_DOUBLES 2
@@ -184,6 +177,9 @@ pass_begin(km_pass *pass, void *state)
 	class_job  *cj = pass->at;
 
 	cj->filling = !cj->filled;
+	/* Newton-CG's own passes read the features unwhitened (learn/newton.h) */
+	cj->job.unwhitened = cj->nt.ps.cg && (pass->kind == KM_PASS_KIND_CLASS_NEWTON ||
+										  pass->kind == KM_PASS_KIND_CLASS_HV);
 }
 
 /* The training metrics' tally of the Newton pass: after the outputs' sums. */
@@ -258,7 +254,7 @@ newton_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 
 	if (class_rows_ok(cj, rows, cj->skip >= 0, first, err) != KM_OK ||
 		block_features(cj, cj->filling, rows, first, &Z, err) != KM_OK ||
-		(cj->metrics && !hv && block_metrics(cj, Z, rows, first, newton_tally(cj, state),
+		(cj->metrics && !cj->nt.ps.cg && block_metrics(cj, Z, rows, first, newton_tally(cj, state),
 											 err) != KM_OK))
 		return err->status;
 	for (size_t i = 0; i < rows->n; i++)
@@ -466,6 +462,9 @@ class_newton(class_job *cj, double lambda, int skip, double *coef,
 	cj->add_failed = false;
 	km_newton_start(&cj->nt, &pp, coef, intercepts);
 	cj->nt.hv_pass = cj->nt.ps.cg ? class_hv_pass(cj) : NULL;
+	cj->nt.Lw = cj->nt.ps.cg ? cj->job.L : NULL;	/* nystrom: the passes' features unwhitened */
+	if (cj->nt.Lw != NULL && cj->nt.Rf == NULL)
+		cj->nt.Rf = cj_alloc(cj, sizeof(double) * cj->m * cj->m);
 	pass = class_newton_pass(cj);
 	if (km_newton_run(&cj->nt, cj->job.host, pass, &step_failed, err) != KM_OK)
 	{
@@ -481,7 +480,7 @@ class_newton(class_job *cj, double lambda, int skip, double *coef,
 		return KM_OK;
 	/* the last Newton pass's tally, when it evaluated the final point */
 	memcpy(tally, newton_tally(cj, cj->nt.ps.states), sizeof(tally));
-	if (!cj->nt.ps.current)
+	if (!cj->nt.ps.current || cj->nt.ps.cg)
 	{
 		pass = class_metrics_pass(cj);
 		if (km_pass_run(cj->job.host, pass, tally, &rows, err) != KM_OK)
@@ -843,7 +842,7 @@ class_init(class_job *cj, const km_rows *rows, const km_host *host,
 	cj->basis_bytes = plan->basis_bytes;
 	cj->q = plan->q;
 	cj->logistic = km_method_get(plan->opts.fit.method)->primal_loss == KM_PRIMAL_LOGISTIC;
-	cj->cache = rows->classes->feature_cache;
+	cj->cache = plan->opts.fit.solver == KM_SOLVER_CG ? NULL : rows->classes->feature_cache;
 	cj->w = km_approx_job_alloc(&cj->job, PRIMAL_BLOCK);
 	cj->F = km_approx_job_alloc(&cj->job, (size_t) PRIMAL_BLOCK * cj->q);
 	cj->p = km_approx_job_alloc(&cj->job, k);
@@ -985,6 +984,7 @@ km_class_pass_rebuild(uint16_t kind, km_point_reader *r, const km_train_env *env
 		if (km_point_get_newton(r, &cj->nt, cj->m, PRIMAL_BLOCK, TALLY_DOUBLES,
 								env->alloc, env->ctx, err) != KM_OK)
 			return err->status;
+		cj->nt.Lw = cj->nt.ps.cg ? cj->job.L : NULL;
 		if (cj->nt.ps.q != cj->q || cj->nt.ps.k != cj->c->k ||
 			cj->nt.hv != (kind == KM_PASS_KIND_CLASS_HV))
 			return km_point_bad(err, "classifier's Newton");

@@ -40,6 +40,7 @@ typedef struct approx_job
 	double	   *Z;				/* block x m features */
 	double	   *fwork;			/* km_approx_features_doubles(b, block) + 1 */
 	double	   *L;				/* primal, nystrom: chol(K_mm + eps I); else NULL */
+	bool		unwhitened;		/* km_approx_job_features leaves them unwhitened (Newton-CG's passes) */
 	double		eps;			/* its eps (km_approx_job_setup's) */
 	/* k-fold selection of a primal method (the host's row folds) */
 	int			holdout;		/* the fold left out of the fit; -1: none */

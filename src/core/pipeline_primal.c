@@ -74,6 +74,7 @@ newton_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 	size_t		nt;
 	uint32_t	bad;
 
+	pt->job->unwhitened = pt->nt->ps.cg;	/* Newton-CG whitens its m-vectors (newton.h) */
 	if (fit_block(pt->job, pass, rows, first, &Z, &y, &nt, err) != KM_OK)
 		return err->status;
 	if (nt > 0 && !(pass->kind == KM_PASS_KIND_PRIMAL_HV ?
@@ -108,6 +109,7 @@ tally_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 	const double *y;
 	size_t		nt;
 
+	pt->job->unwhitened = false;
 	if (fit_block(pt->job, pass, rows, first, &Z, &y, &nt, err) != KM_OK)
 		return err->status;
 	if (nt > 0)
@@ -238,7 +240,12 @@ primal_fit_by_pieces(approx_job *job, const km_method_ops *ops, const double *R,
 	nt.ps.fit = p;
 	km_newton_start(&nt, &pp, coef, b);
 	if (cg)
+	{
 		nt.hv_pass = hv_pass(job, &pt);
+		nt.Lw = job->L;			/* nystrom: the passes' features unwhitened */
+		if (nt.Lw != NULL)
+			nt.Rf = km_approx_job_alloc(job, (size_t) m * m);
+	}
 	pass = newton_pass(job, &pt);
 	if (km_newton_run(&nt, job->host, pass, &step_failed, err) != KM_OK)
 	{
@@ -333,6 +340,7 @@ held_out_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 	approx_job *job = hp->job;
 	uint32_t	m = job->b.m;
 
+	job->unwhitened = false;
 	if (km_pass_rows_check(pass, rows, job->rows->d, true, 0, false, first, err) != KM_OK ||
 		km_approx_job_features(job, rows->X, first, rows->n, job->Z, err) != KM_OK)
 		return err->status;
@@ -733,6 +741,7 @@ rebuild_primal(uint16_t kind, km_point_reader *r, approx_job *job, km_rows *rows
 		nt->ps.q != 1 || r->left != 0)
 		return km_point_bad(err, "regression method's");
 	nt->interrupt = env->interrupt;
+	nt->Lw = nt->ps.cg ? job->L : NULL;
 	nt->ps.ops = pt->ops;
 	nt->ps.fit = &job->opts.fit;
 	pt->job = job;

@@ -119,12 +119,20 @@ km_cg_hv_add(km_cg *cg, double *state, const double *Z, size_t rows)
 				1.0, state, 1);
 }
 
-/* Jacobi's B: x := x / sqrt(diag) (a diagonal not above 0 scales by 1) */
+/*
+ * Without L: x := B x (trans) or B^T x: R^-T or R^-1 on the first rm,
+ * Jacobi's 1 / sqrt(diag) past them (a diagonal not above 0 scales by 1).
+ */
 static void
-apply_jacobi(const km_cg *cg, double *x)
+apply_jacobi(const km_cg *cg, double *x, bool trans)
 {
+	uint32_t	rm = cg->R != NULL ? cg->rm : 0;
+
+	if (rm > 0)
+		cblas_dtrsv(CblasColMajor, CblasLower, trans ? CblasTrans : CblasNoTrans,
+					CblasNonUnit, (int) rm, cg->R, (int) rm, x, 1);
 	if (cg->diag != NULL)
-		for (uint32_t j = 0; j < cg->m; j++)
+		for (uint32_t j = rm; j < cg->m; j++)
 			if (cg->diag[j] > 0.0)
 				x[j] /= sqrt(cg->diag[j]);
 }
@@ -139,7 +147,7 @@ apply_b(const km_cg *cg, const double *x, double *out)
 		memcpy(out, x, sizeof(double) * cg->m);
 	if (cg->L == NULL)
 	{
-		apply_jacobi(cg, out);
+		apply_jacobi(cg, out, true);
 		return;
 	}
 	cblas_dtrsv(CblasColMajor, CblasLower, CblasTrans, CblasNonUnit, m, cg->R, m, out, 1);
@@ -154,7 +162,7 @@ apply_bt(const km_cg *cg, double *x)
 
 	if (cg->L == NULL)
 	{
-		apply_jacobi(cg, x);
+		apply_jacobi(cg, x, false);
 		return;
 	}
 	cblas_dtrsv(CblasColMajor, CblasLower, CblasNoTrans, CblasNonUnit, m, cg->L, m, x, 1);

@@ -27,7 +27,8 @@
  * Hessian's product with v from the rows (their loss's second derivative
  * at the Newton point), cg->apply adds the penalty, and without L the
  * preconditioner is Jacobi's, B = diag^-1/2 (the Hessian's diagonal from
- * the gradient pass), or none.
+ * the gradient pass), or none; or, for whitened nystrom features, Falkon's
+ * R R^T = s L^T L + lambda I on the first rm unknowns (B = R^-T there).
  */
 #ifndef KM_LEARN_CG_H
 #define KM_LEARN_CG_H
@@ -50,7 +51,8 @@ typedef struct km_cg
 	km_interrupt_fn interrupt;
 	double	   *L;				/* m x m column-major lower (its strict upper triangle zeroed): L L^T = K_mm + eps I; NULL: no Falkon */
 	double	   *R;				/* m x m: chol(n / m L^T L + lambda I), lower */
-	const double *diag;			/* without L: m, the operator's diagonal (Jacobi), or NULL (none) */
+	uint32_t	rm;				/* without L: R's order (R NULL: 0); B = R^-T on the first rm */
+	const double *diag;			/* without L: m, the operator's diagonal (Jacobi past rm), or NULL (none) */
 	/*
 	 * Without L: q := H v from the pass's state q (m doubles) at v (the
 	 * penalty and scale a pass cannot add); with L: ridge's lambda L L^T v

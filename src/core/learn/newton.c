@@ -177,7 +177,7 @@ km_primal_pass_totals(const km_primal_pass *ps, double *objective,
 static size_t
 cg_doubles(uint32_t m)
 {
-	return km_cg_vector_doubles(m + 1) + 2 * ((size_t) m + 1);
+	return km_cg_vector_doubles(m + 1) + 2 * ((size_t) m + 1) + 2 * (size_t) m;
 }
 
 size_t
@@ -228,6 +228,8 @@ km_newton_buffers(km_newton *nt, uint32_t m, uint32_t q, size_t block,
 		p += (size_t) m + 1;
 		nt->dir = p;
 		p += (size_t) m + 1;
+		nt->raw = p;
+		p += 2 * (size_t) m;
 		ps->direction = newton_cg_direction;
 		ps->direction_arg = nt;
 	}
@@ -262,6 +264,21 @@ km_newton_init_state(const km_newton *nt, double *states)
 {
 	size_t		nstate = km_primal_pass_state_doubles(&nt->ps);
 
+	if (nt->ps.cg && nt->Lw != NULL)
+	{
+		/* the pass's point unwhitened, once: L^-T coef, L^-T v */
+		int			m = (int) nt->ps.m;
+
+		memcpy(nt->raw, nt->ps.coef, sizeof(double) * m);
+		cblas_dtrsv(CblasColMajor, CblasLower, CblasTrans, CblasNonUnit, m, nt->Lw, m,
+					nt->raw, 1);
+		if (nt->hv)
+		{
+			memcpy(nt->raw + m, nt->v, sizeof(double) * m);
+			cblas_dtrsv(CblasColMajor, CblasLower, CblasTrans, CblasNonUnit, m, nt->Lw, m,
+						nt->raw + m, 1);
+		}
+	}
 	if (nt->hv)
 	{
 		memset(states, 0, sizeof(double) * km_newton_unknowns(nt));
@@ -296,7 +313,7 @@ cg_derivs(km_newton *nt, const double *Z, size_t rows, const double *y,
 	one[0] = 1.0;
 	one[1] = 0.0;
 	cblas_dgemv(CblasRowMajor, CblasNoTrans, (int) rows, (int) ps->m, 1.0, Z, (int) ps->m,
-				ps->coef, 1, 0.0, f, 1);
+				nt->Lw != NULL ? nt->raw : ps->coef, 1, 0.0, f, 1);
 	for (size_t i = 0; i < rows; i++)
 	{
 		double		fi = f[i] + ps->intercepts[0];
@@ -343,10 +360,11 @@ cg_add(km_newton *nt, double *state, const double *Z, size_t rows, const double 
 				1.0, state + KM_PRIMAL_GZ, 1);
 	cblas_dgemv(CblasRowMajor, CblasTrans, (int) rows, (int) m, 1.0, Z, (int) m, h, 1,
 				1.0, state + KM_PRIMAL_HZB(m), 1);
-	for (size_t i = 0; i < rows; i++)
-		if (h[i] != 0.0)
-			for (uint32_t j = 0; j < m; j++)
-				diag[j] += h[i] * Z[i * m + j] * Z[i * m + j];
+	if (nt->Lw == NULL)			/* unwhitened features: Falkon's preconditioner instead */
+		for (size_t i = 0; i < rows; i++)
+			if (h[i] != 0.0)
+				for (uint32_t j = 0; j < m; j++)
+					diag[j] += h[i] * Z[i * m + j] * Z[i * m + j];
 	return true;
 }
 
@@ -369,7 +387,7 @@ km_newton_hv_add(km_newton *nt, double *state, const double *Z, size_t rows,
 	for (size_t i = 0; i < rows; i++)
 		u[i] = vb;
 	cblas_dgemv(CblasRowMajor, CblasNoTrans, (int) rows, (int) m, 1.0, Z, (int) m,
-				nt->v, 1, 1.0, u, 1);
+				nt->Lw != NULL ? nt->raw + m : nt->v, 1, 1.0, u, 1);
 	for (size_t i = 0; i < rows; i++)
 	{
 		u[i] *= h[i];
@@ -387,7 +405,10 @@ cg_apply(void *arg, const double *v, double *q)
 {
 	km_newton  *nt = arg;
 	uint32_t	N = km_newton_unknowns(nt);
+	int			m = (int) nt->ps.m;
 
+	if (nt->Lw != NULL)			/* K^T (D u) whitened */
+		cblas_dtrsv(CblasColMajor, CblasLower, CblasNoTrans, CblasNonUnit, m, nt->Lw, m, q, 1);
 	for (uint32_t j = 0; j < N; j++)
 		q[j] = q[j] / nt->W + (j < nt->ps.m ? nt->ps.params.lambda * v[j] : 0.0);
 }
@@ -415,11 +436,25 @@ newton_cg_direction(void *arg, const km_primal_solver *s, const double *state,
 		nt->diag[j] = state[CG_DIAG(m) + j] / nt->W + ps->params.lambda;
 	if (N > m)
 		nt->diag[m] = state[KM_PRIMAL_HBB] / nt->W;
-	nt->cg.m = N;
 	nt->cg.lambda = ps->params.lambda;
+	nt->cg.interrupt = nt->interrupt;
+	nt->cg.rm = 0;
+	nt->cg.R = NULL;
+	if (nt->Lw != NULL && !nt->no_precondition)
+	{
+		/* Falkon's in whitened coordinates: km_cg_precondition's s = n / m with n = sum w L'' / W */
+		nt->cg.m = m;
+		nt->cg.L = (double *) (uintptr_t) nt->Lw;
+		nt->cg.R = nt->Rf;
+		st = km_cg_precondition(&nt->cg, fmax(state[KM_PRIMAL_HBB] / nt->W, 0.0), err);
+		nt->cg.L = NULL;
+		if (st != KM_OK)
+			return st;
+		nt->cg.rm = m;
+	}
+	nt->cg.m = N;
 	nt->cg.tol = fmin(CG_FORCING_MAX, sqrt(s->grad_norm / s->grad_norm0));
 	nt->cg.max_iter = KM_CG_MAX_ITER;
-	nt->cg.interrupt = nt->interrupt;
 	nt->cg.diag = nt->no_precondition ? NULL : nt->diag;
 	nt->cg.apply = cg_apply;
 	nt->cg.apply_arg = nt;
@@ -476,6 +511,16 @@ km_newton_run(km_newton *nt, const km_host *host, km_pass *pass,
 		if (km_pass_run(host, pass, nt->ps.states, &rows, err) != KM_OK)
 			return err->status;
 		nt->passes++;
+		if (nt->ps.cg && nt->Lw != NULL)
+		{
+			/* K^T g and K^T h whitened: L^-1 */
+			int			m = (int) nt->ps.m;
+
+			cblas_dtrsv(CblasColMajor, CblasLower, CblasNoTrans, CblasNonUnit, m, nt->Lw, m,
+						nt->ps.states + KM_PRIMAL_GZ, 1);
+			cblas_dtrsv(CblasColMajor, CblasLower, CblasNoTrans, CblasNonUnit, m, nt->Lw, m,
+						nt->ps.states + KM_PRIMAL_HZB(m), 1);
+		}
 		if (km_primal_pass_step(&nt->ps, err, nt->interrupt) != KM_OK)
 		{
 			*step_failed = true;

@@ -18,7 +18,15 @@
  * conjugate gradient, each iteration one more pass (a Hessian-vector pass:
  * Z^T (D (Z v + v_b)) and sum D (Z v + v_b), D = w L'' at the Newton point;
  * N = m + 1 doubles with an intercept, else m), preconditioned by the
- * Hessian's diagonal (Jacobi).  The line search, the outer stopping rule
+ * Hessian's diagonal (Jacobi).  Over nystrom features (nt->Lw: the factor
+ * L of K_mm + eps I that whitens them, z = L^-1 k) the passes read the
+ * unwhitened k and the m-vectors are whitened instead, once per pass (the
+ * point L^-T coef, L^-T v at the pass's init; the sums K^T g, K^T (D u)
+ * whitened by L^-1 after it), so that a pass costs O(n m), not the n m^2
+ * of whitening every row; its preconditioner is then Falkon's in whitened
+ * coordinates, R R^T = (sum w L'' / (W m)) L^T L + lambda I (the Hessian
+ * when the rows are drawn like the centres and L'' were constant; the
+ * intercept's own diagonal entry).  The line search, the outer stopping rule
  * (gradient norm at most tol times its first value) and max_iter are the
  * direct Newton's (primal.h); the inner CG stops when its preconditioned
  * residual is at most eta = min(0.1, sqrt(|g| / |g0|)) of its start (a
@@ -137,6 +145,9 @@ typedef struct km_newton
 	double	   *v;				/* N: the point of a Hessian-vector pass (cg.v) */
 	double	   *diag;			/* N */
 	double	   *dir;			/* N: the step the CG returns */
+	const double *Lw;			/* nystrom: m x m lower L, the passes' features unwhitened; else NULL */
+	double	   *raw;			/* 2m: L^-T coef and L^-T v, the pass's (its init's) */
+	double	   *Rf;				/* with Lw: m x m, Falkon's R (the caller's memory) */
 	double		W;				/* the gradient pass's sum of weights */
 	km_pass    *hv_pass;		/* the caller's: its add calls km_newton_hv_add */
 	const km_host *host;		/* km_newton_run's */
