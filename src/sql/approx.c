@@ -381,11 +381,11 @@ basis_arg_life(FunctionCallInfo fcinfo, int basis_arg)
 
 /*
  * "solver": "cg" reads the rows once per iteration: an aggregate sees them
- * once, so it is refused there (the one-statement kernel_train and the
- * two-pass kernel_train with a basis).
+ * once, so it is refused there (the one-statement kernel_train, of a
+ * classifier too, and the two-pass kernel_train with a basis).
  */
-static void
-refuse_cg(const km_options *opts, const char *what)
+void
+km_approx_refuse_cg(const km_options *opts, const char *what)
 {
 	if (opts->fit.solver == KM_SOLVER_CG)
 		ereport(ERROR,
@@ -399,7 +399,7 @@ refuse_cg(const km_options *opts, const char *what)
 static void
 train_call_check_options(const km_options *opts, const km_basis *b)
 {
-	refuse_cg(opts, "kernel_train");
+	km_approx_refuse_cg(opts, "kernel_train");
 	if (opts->centres != KM_CENTRES_UNIFORM)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -872,7 +872,7 @@ km_approx_train_rowset(RowSet *rs)
 	MemoryContext old;
 	bytea	   *out;
 
-	refuse_cg(&rs->opts, "kernel_train");
+	km_approx_refuse_cg(&rs->opts, "kernel_train");
 	km_approx_plan(&rs->opts, rs->n, rs->d, "kernel_train", &plan);
 	tmp = AllocSetContextCreate(CurrentMemoryContext, "kernel_ml approximate training",
 								ALLOCSET_DEFAULT_SIZES);

@@ -481,6 +481,7 @@ approx_classifier(RowSet *rs, ClassGlue *g)
 	km_model	m;
 	km_error	err;
 
+	km_approx_refuse_cg(&g->plan.opts, "kernel_train");
 	km_check_approx_classifier(&g->plan.opts);
 	check_class_folds(&g->plan.opts, (size_t) rs->n);
 	class_w = class_weights(g);

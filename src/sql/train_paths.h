@@ -16,6 +16,9 @@
  */
 bytea	   *km_approx_train_rowset(RowSet *rs);
 
+/* "solver": "cg" refused by an aggregate (what: its name), with a hint to the named paths. */
+void		km_approx_refuse_cg(const km_options *opts, const char *what);
+
 /*
  * The plan of an approximate regression over n rows of d features, its
  * sizes and lambdas checked (caller names the refusals), before a row is

@@ -7,7 +7,9 @@
  * most PER_KIND per kind and case): nystrom and rff ridge (kinds 1, 2),
  * ridge by "solver": "cg" (11, 12), svr with k-fold (3 to 6), a 3-class
  * logistic with k-fold, its folds the learner's and the host's (7, 9,
- * 10; kind 8's points are kind 7's, the same fields) and the drift sums of a model (13).
+ * 10; kind 8's points are kind 7's, the same fields), the drift sums of a
+ * model (13), and Newton-CG ("solver": "cg") of svr (3, 15, 4) and of a
+ * binary logistic (7, 16, 8).
  * Rows have D features, so that the fuzzer's blocks of D features reach
  * the adds.
  */
@@ -29,6 +31,7 @@
 static const char *out_dir;
 static const char *case_name;
 static int	written[MAX_KIND];
+static int	case_written[MAX_KIND];	/* this case's */
 
 /* memory of one training, freed together */
 typedef struct arena
@@ -97,8 +100,9 @@ record(const km_pass *pass)
 	FILE	   *f;
 
 	if (pass->kind == 0 || pass->kind >= MAX_KIND || pass->point_bytes == NULL ||
-		written[pass->kind] >= PER_KIND)
+		case_written[pass->kind] >= PER_KIND)
 		return;
+	case_written[pass->kind]++;
 	len = pass->point_bytes(pass);
 	buf = malloc(len + 2);
 	buf[0] = (unsigned char) (pass->kind & 0xff);
@@ -114,8 +118,9 @@ record(const km_pass *pass)
 	}
 	fclose(f);
 	written[pass->kind]++;
-	if (pass->kind == 7 && written[8] < PER_KIND)
+	if (pass->kind == 7 && case_written[8] < PER_KIND)
 	{
+		case_written[8]++;
 		/* the metrics pass's point is the Newton pass's (class_point_put) */
 		buf[0] = 8;
 		snprintf(path, sizeof(path), "%s/kind08_%s_%d", out_dir, case_name, written[8]++);
@@ -196,6 +201,7 @@ learn(const char *name, const km_options *o, const km_rows *rows, uint32_t k,
 	.run = array_run};
 
 	case_name = name;
+	memset(case_written, 0, sizeof(case_written));
 	memset(m, 0, sizeof(*m));
 	km_train_plan_make(o, rows->n, rows->d, k, &plan);
 	if (km_learn(rows, &host, &plan, &env, m, &err) != KM_OK)
@@ -229,6 +235,12 @@ main(int argc, char **argv)
 	"components", "5", "gamma", "0.5", "cv", "3"};
 	const char *const log_kv[] = {"method", "logistic", "approximation", "rff",
 	"components", "5", "gamma", "0.5", "cv", "3"};
+	const char *const svr_cg_kv[] = {"method", "svr", "approximation", "nystrom",
+	"components", "5", "gamma", "0.5", "lambda", "0.01", "solver", "cg"};
+	const char *const log_cg_kv[] = {"method", "logistic", "approximation", "rff",
+	"components", "5", "gamma", "0.5", "lambda", "0.01", "solver", "cg"};
+	uint32_t   *cls2 = malloc(sizeof(uint32_t) * n);
+	uint64_t	counts2[2] = {0, 0};
 	km_options	o;
 	km_model	m;
 	arena		a = {0};
@@ -320,6 +332,27 @@ main(int argc, char **argv)
 		fold[i] = (int) ((i / 3) % 3);
 	rows.fold = fold;
 	learn("logistic_folds", &o, &rows, 3, &a, &m);
+	arena_free(&a);
+
+	/* Newton-CG: svr (kinds 3, 15, 4), a binary logistic (7, 16, 8) */
+	rows.classes = NULL;
+	rows.fold = NULL;
+	o = options(svr_cg_kv, 6);
+	learn("svr_cg", &o, &rows, 0, &a, &m);
+	arena_free(&a);
+	for (size_t i = 0; i < n; i++)
+	{
+		cls2[i] = cls[i] == 0 ? 0 : 1;
+		counts2[cls2[i]]++;
+	}
+	c.k = 2;
+	c.cls = cls2;
+	c.labels = "a\0b";
+	c.labels_bytes = 4;
+	c.counts = counts2;
+	rows.classes = &c;
+	o = options(log_cg_kv, 6);
+	learn("logistic_cg", &o, &rows, 2, &a, &m);
 	arena_free(&a);
 
 	for (int k = 1; k < MAX_KIND; k++)

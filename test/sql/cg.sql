@@ -1,7 +1,9 @@
 -- "solver": "cg" (issue 31): nystrom ridge by preconditioned conjugate
 -- gradient, one pass over the rows per iteration; by name it predicts as
 -- the direct one-pass solve within 1e-6 relative; the aggregates refuse it;
--- option errors
+-- option errors.  Newton-CG of the approximate logistic, svm and svr (their
+-- Newton steps solved by the same CG): as the direct Newton within 1e-6
+-- relative, by name, under a parallel plan and by kernel_train_query
 SET extra_float_digits = 0;
 
 -- the SQLSTATE and message a statement ends with
@@ -65,7 +67,8 @@ FROM cg_rows;
 -- option errors
 SELECT kernel_model_train('cg_bad', 'SELECT f, y FROM cg_rows', '{"solver": "cg"}');
 SELECT kernel_model_train('cg_bad', 'SELECT f, y FROM cg_rows', '{"solver": "cg", "approximation": "rff"}');
-SELECT kernel_model_train('cg_bad', 'SELECT f, y FROM cg_rows', '{"solver": "cg", "approximation": "nystrom", "method": "svr"}');
+SELECT kernel_model_train('cg_bad', 'SELECT f, y FROM cg_rows', '{"solver": "cg", "method": "svr"}');
+SELECT kernel_model_train('cg_bad', 'SELECT f, y FROM cg_rows', '{"solver": "cg", "method": "lms", "approximation": "nystrom"}');
 SELECT kernel_model_train('cg_bad', 'SELECT f, y FROM cg_rows', '{"solver": "cg", "approximation": "nystrom", "lambda": [0.1, 1]}');
 SELECT kernel_train(f, y::text, '{"solver": "cg", "method": "logistic", "approximation": "nystrom"}') FROM cg_rows WHERE id <= 10;
 SELECT kernel_model_train('cg_bad', 'SELECT f, y FROM cg_rows', '{"approximation": "nystrom", "tol": 1e-9}');
@@ -76,6 +79,50 @@ SELECT name, version, deployed
 FROM kernel_model_train('cg_short', 'SELECT f, y FROM cg_rows',
        '{"approximation": "nystrom", "components": 120, "lambda": 0.01, "test_fraction": 0, "solver": "cg", "max_iter": 2}');
 
+-- Newton-CG: two classes (y above its median) by logistic over nystrom and
+-- svm over rff, svr over nystrom; direct and cg at tol 1e-10
+CREATE TABLE cg_lbl AS SELECT id, f, y, (y > 3.1)::text AS lbl FROM cg_rows;
+SELECT m, name FROM (VALUES
+  ('logistic', 'nystrom', 'lbl'), ('svm', 'rff', 'lbl'), ('svr', 'nystrom', 'y')) c(m, a, t),
+  (VALUES ('_d', '{}'::jsonb), ('_n', '{"solver": "cg"}')) v(s, o),
+  LATERAL (SELECT name FROM kernel_model_train('cg_' || m || s, format('SELECT f, %s FROM cg_lbl', t),
+    pg_catalog.jsonb_build_object('method', m, 'approximation', a, 'components', 80,
+      'lambda', 0.001, 'tol', 1e-10, 'test_fraction', 0) || o)) k
+ORDER BY 1, 2;
+SELECT m, max(abs(kernel_predict('cg_' || m || '_n', f) - kernel_predict('cg_' || m || '_d', f))
+              / greatest(abs(kernel_predict('cg_' || m || '_d', f)), 1)) < 1e-6 AS within_1e6
+FROM cg_lbl, (VALUES ('logistic'), ('svm'), ('svr')) c(m) GROUP BY m ORDER BY m;
+SELECT m, i->>'solver' AS solver, i->>'converged' AS converged,
+       round((coalesce(i->>'train_accuracy', i->>'train_rmse'))::numeric, 6) AS train
+FROM (VALUES ('logistic'), ('svm'), ('svr')) c(m),
+     LATERAL (SELECT kernel_model_info('cg_' || m || '_n') AS i) s ORDER BY m;
+-- under a parallel plan (kinds 7 and 16 rebuilt in the workers) and by kernel_train_query
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+SET parallel_leader_participation = off;
+SELECT name FROM kernel_model_train('cg_logistic_p', 'SELECT f, lbl FROM cg_lbl',
+       '{"method": "logistic", "approximation": "nystrom", "components": 80, "lambda": 0.001, "tol": 1e-10, "test_fraction": 0, "solver": "cg"}');
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+RESET parallel_leader_participation;
+SELECT max(abs(kernel_predict('cg_logistic_p', f) - kernel_predict('cg_logistic_d', f))
+           / greatest(abs(kernel_predict('cg_logistic_d', f)), 1)) < 1e-6 AS parallel_within_1e6
+FROM cg_lbl;
+SELECT max(abs(kernel_predict(q.model, f) - kernel_predict('cg_svr_d', f))
+           / greatest(abs(kernel_predict('cg_svr_d', f)), 1)) < 1e-6 AS query_within_1e6
+FROM cg_lbl, (SELECT kernel_train_query('SELECT f, y FROM cg_lbl',
+  '{"method": "svr", "approximation": "nystrom", "components": 80, "lambda": 0.001, "tol": 1e-10, "solver": "cg"}') AS model) q;
+-- the aggregate refuses it; more than two classes are the direct Newton's
+SELECT kernel_train(f, lbl, '{"method": "logistic", "approximation": "nystrom", "components": 20, "solver": "cg"}') FROM cg_lbl;
+SELECT kernel_model_train('cg_bad', 'SELECT f, (id % 3)::text FROM cg_lbl',
+       '{"method": "logistic", "approximation": "nystrom", "components": 20, "solver": "cg"}');
+
 -- clean up: the catalog is shared with the other tests
-SELECT kernel_model_drop(n) FROM (VALUES ('cg_direct'), ('cg_cg'), ('cg_par'), ('cg_short')) v(n);
+SELECT kernel_model_drop(n) FROM (VALUES ('cg_direct'), ('cg_cg'), ('cg_par'), ('cg_short'),
+  ('cg_logistic_d'), ('cg_logistic_n'), ('cg_svm_d'), ('cg_svm_n'), ('cg_svr_d'), ('cg_svr_n'),
+  ('cg_logistic_p')) v(n);
 SELECT count(*) AS left_over FROM kernel_models WHERE name LIKE 'cg\_%';

@@ -3,7 +3,9 @@
  * pipeline_approx_cg.c; issue 31): the conjugate gradient over the
  * learner's passes predicts as the direct one-pass solve (LAPACK's
  * Cholesky and tridiagonal reduction of the m x m sums) within 1e-6
- * relative, whatever blocks the host hands; its options and stopping rule.
+ * relative, whatever blocks the host hands; its options and stopping rule;
+ * and Newton-CG, the primal Newton's steps solved by the same CG
+ * (learn/newton.h), as the direct Newton within 1e-6 relative.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -20,6 +22,7 @@
 void		test_cg_matches_direct(void);
 void		test_cg_stops_at_max_iter(void);
 void		test_cg_options(void);
+void		test_newton_cg_matches_direct(void);
 
 /* Options from "key", value pairs (numbers as numbers, else text); NULL err: must parse. */
 static bool
@@ -230,9 +233,13 @@ test_cg_options(void)
 		{{"solver", "cg", "approximation", "nystrom"}, 2, NULL},
 		{{"solver", "cg"}, 1, "solver \"cg\" applies only to nystrom models"},
 		{{"solver", "cg", "approximation", "rff"}, 2, "solver \"cg\" applies only to nystrom models"},
-		{{"solver", "cg", "approximation", "nystrom", "method", "svr"}, 3,
-		"solver \"cg\" does not apply to method \"svr\""},
-		{{"solver", "cg", "method", "svm"}, 2, "solver \"cg\" does not apply to method \"svm\""},
+		/* Newton-CG of the methods fitted in the primal (learn/newton.h) */
+		{{"solver", "cg", "approximation", "nystrom", "method", "svr"}, 3, NULL},
+		{{"solver", "cg", "approximation", "rff", "method", "logistic"}, 3, NULL},
+		{{"solver", "cg", "method", "svr"}, 2, "solver \"cg\" applies only to approximate models"},
+		{{"solver", "cg", "method", "lms", "approximation", "nystrom"}, 3,
+		"solver \"cg\" does not apply to method \"lms\""},
+		{{"solver", "cg", "method", "svm"}, 2, "solver \"cg\" applies only to approximate models"},
 		{{"tol", "1e-9", "approximation", "nystrom"}, 2, "option \"tol\" applies only to method \"lms\""},
 		{{"solver", "cg", "approximation", "nystrom", "tol", "1e-9", "max_iter", "7"}, 4, NULL},
 		/* beyond the one-pass solve's 8192 components: cg only */
@@ -265,4 +272,147 @@ test_cg_options(void)
 		CHECK(cg_options(kv, 4, &o, &oerr) && o.fit.tol == 1e-9 && o.fit.max_iter == 7,
 			  "tol %g max_iter %d", o.fit.tol, o.fit.max_iter);
 	}
+}
+
+/* A two- or three-class problem over cg_data's features: classes of its smooth target. */
+static void
+newton_cg_classes(size_t n, const double *y, uint32_t k, uint32_t *cls, uint64_t *counts)
+{
+	memset(counts, 0, sizeof(uint64_t) * k);
+	for (size_t i = 0; i < n; i++)
+	{
+		cls[i] = k == 2 ? (y[i] > 3.1 ? 1 : 0) : (y[i] < 2.6 ? 0 : y[i] < 3.4 ? 1 : 2);
+		counts[cls[i]]++;
+	}
+}
+
+/* Train o on rows (k classes, or regression) by host blocks of block rows; decisions of P. */
+static km_status
+newton_cg_train(const km_options *o, const km_rows *rows, uint32_t k, size_t block,
+				unit_arena *a, const double *P, size_t np, double *pred, km_model *m,
+				km_error *err)
+{
+	km_train_env env = unit_arena_env(a);
+	km_train_plan plan;
+	km_scorer	s;
+
+	memset(m, 0, sizeof(*m));
+	km_train_plan_make(o, rows->n, rows->d, k, &plan);
+	if (unit_learn_blocks(rows, &plan, &env, m, err, block) != KM_OK)
+		return err->status;
+	km_scorer_prepare(&s, m, unit_arena_alloc(a, km_scorer_doubles(m) * sizeof(double)));
+	for (size_t i = 0; i < np; i++)
+		CHECK(km_scorer_decision(&s, P + i * rows->d, pred + i, err) == KM_OK, "%s", err->message);
+	return KM_OK;
+}
+
+/*
+ * Newton-CG ("solver": "cg", learn/newton.h) of logistic over nystrom, svm
+ * (squared hinge) over rff and svr over nystrom, 2,000 rows, m = 60: the
+ * same model as the direct Newton's Cholesky steps, its decisions on 300
+ * fresh points within 1e-6 relative (floor 1) at tol 1e-10; over blocks of
+ * 100 rows bit for bit the memory host's; three classes refused with a hint.
+ */
+void
+test_newton_cg_matches_direct(void)
+{
+	size_t		n = 2000,
+				np = 300;
+	int			d = 5;
+	double	   *X;
+	double	   *y;
+	double	   *P = unit_rand_vec(np * (size_t) d, 91);
+	uint64_t   *h = cg_hashes(n);
+	uint32_t   *cls = malloc(n * sizeof(uint32_t));
+	uint64_t	counts[3];
+	double		class_w[3] = {1, 1, 1};
+	km_class_fit_result res;
+	km_class_rows c = {0};
+	km_rows		rows = {NULL, n, d, NULL, NULL, NULL, NULL, 0, NULL};
+	static const char *const cases[3][12] = {
+		{"method", "logistic", "approximation", "nystrom", "components", "60",
+		"lambda", "0.001", "tol", "1e-10", "solver", "cg"},
+		{"method", "svm", "approximation", "rff", "components", "60",
+		"lambda", "0.001", "tol", "1e-10", "solver", "cg"},
+		{"method", "svr", "approximation", "nystrom", "components", "60",
+		"lambda", "0.001", "tol", "1e-10", "solver", "cg"},
+	};
+	double	   *pd = malloc(np * sizeof(double));
+	double	   *pc = malloc(np * sizeof(double));
+	double	   *pb = malloc(np * sizeof(double));
+
+	cg_data(n, d, &X, &y, 5);
+	rows.X = X;
+	rows.hash = h;
+	newton_cg_classes(n, y, 2, cls, counts);
+	c.X = X;
+	c.k = 2;
+	c.cls = cls;
+	c.labels = "a\0b\0c";
+	c.labels_bytes = 4;
+	c.counts = counts;
+	c.label_type = KM_LABEL_TEXT;
+	c.class_w = class_w;
+	c.platt_folds = 5;
+	c.res = &res;
+	for (int t = 0; t < 3; t++)
+	{
+		km_options	direct;
+		km_options	cg;
+		km_option_error oerr;
+		km_model	md;
+		km_model	mc;
+		km_model	mb;
+		km_error	err;
+		uint32_t	k = t < 2 ? 2 : 0;
+		unit_arena	a = {{0}, 0};
+		double		worst = 0.0;
+
+		rows.classes = k > 0 ? &c : NULL;
+		rows.y = k > 0 ? NULL : y;
+		CHECK(cg_options(cases[t], 5, &direct, &oerr) && cg_options(cases[t], 6, &cg, &oerr),
+			  "case %d: %s", t, oerr.message);
+		CHECK(newton_cg_train(&direct, &rows, k, 0, &a, P, np, pd, &md, &err) == KM_OK &&
+			  newton_cg_train(&cg, &rows, k, 0, &a, P, np, pc, &mc, &err) == KM_OK &&
+			  newton_cg_train(&cg, &rows, k, 100, &a, P, np, pb, &mb, &err) == KM_OK,
+			  "case %d: %s: %s", t, err.message, err.detail);
+		for (size_t i = 0; i < np; i++)
+		{
+			double		rel = fabs(pc[i] - pd[i]) / fmax(fabs(pd[i]), 1.0);
+
+			worst = fmax(worst, rel);
+		}
+		CHECK(worst < 1e-6, "case %d: cg and direct differ by %g relative", t, worst);
+		CHECK(memcmp(pb, pc, np * sizeof(double)) == 0,
+			  "case %d: blocks of 100 rows changed the model", t);
+		unit_arena_free(&a);
+	}
+	/* three classes: one-vs-rest's outputs are the direct Newton's */
+	{
+		km_options	o;
+		km_option_error oerr;
+		km_model	m;
+		km_error	err;
+		unit_arena	a = {{0}, 0};
+
+		newton_cg_classes(n, y, 3, cls, counts);
+		c.k = 3;
+		c.labels_bytes = 6;
+		rows.classes = &c;
+		rows.y = NULL;
+		CHECK(cg_options(cases[0], 6, &o, &oerr), "%s", oerr.message);
+		CHECK(newton_cg_train(&o, &rows, 3, 0, &a, P, 0, pd, &m, &err) == KM_ERR_INVALID &&
+			  strcmp(err.message, "solver \"cg\" trains one output") == 0 &&
+			  strstr(err.hint, "Remove \"solver\"") != NULL,
+			  "three classes: %s", err.message);
+		unit_arena_free(&a);
+	}
+	free(pb);
+	free(pc);
+	free(pd);
+	free(cls);
+	free(h);
+	free(y);
+	free(X);
+	free(P);
 }

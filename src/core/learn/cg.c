@@ -27,6 +27,12 @@ km_cg_doubles(uint32_t m)
 	return mm * mm + CG_VECTORS * mm + KM_BLOCK_ROWS;
 }
 
+size_t
+km_cg_vector_doubles(uint32_t m)
+{
+	return m == 0 ? 0 : CG_VECTORS * (size_t) m + KM_BLOCK_ROWS;
+}
+
 void
 km_cg_buffers(km_cg *cg, uint32_t m, double *L, double *mem)
 {
@@ -34,8 +40,8 @@ km_cg_buffers(km_cg *cg, uint32_t m, double *L, double *mem)
 
 	cg->m = m;
 	cg->L = L;
-	cg->R = mem;
-	cg->v = cg->R + mm * mm;
+	cg->R = L != NULL ? mem : NULL;
+	cg->v = L != NULL ? cg->R + mm * mm : mem;
 	cg->beta = cg->v + mm;
 	cg->res = cg->beta + mm;
 	cg->p = cg->res + mm;
@@ -113,6 +119,24 @@ km_cg_hv_add(km_cg *cg, double *state, const double *Z, size_t rows)
 				1.0, state, 1);
 }
 
+/*
+ * Without L: x := B x (trans) or B^T x: R^-T or R^-1 on the first rm,
+ * Jacobi's 1 / sqrt(diag) past them (a diagonal not above 0 scales by 1).
+ */
+static void
+apply_jacobi(const km_cg *cg, double *x, bool trans)
+{
+	uint32_t	rm = cg->R != NULL ? cg->rm : 0;
+
+	if (rm > 0)
+		cblas_dtrsv(CblasColMajor, CblasLower, trans ? CblasTrans : CblasNoTrans,
+					CblasNonUnit, (int) rm, cg->R, (int) rm, x, 1);
+	if (cg->diag != NULL)
+		for (uint32_t j = rm; j < cg->m; j++)
+			if (cg->diag[j] > 0.0)
+				x[j] /= sqrt(cg->diag[j]);
+}
+
 /* out := B x = L^-T R^-T x */
 static void
 apply_b(const km_cg *cg, const double *x, double *out)
@@ -121,6 +145,11 @@ apply_b(const km_cg *cg, const double *x, double *out)
 
 	if (out != x)
 		memcpy(out, x, sizeof(double) * cg->m);
+	if (cg->L == NULL)
+	{
+		apply_jacobi(cg, out, true);
+		return;
+	}
 	cblas_dtrsv(CblasColMajor, CblasLower, CblasTrans, CblasNonUnit, m, cg->R, m, out, 1);
 	cblas_dtrsv(CblasColMajor, CblasLower, CblasTrans, CblasNonUnit, m, cg->L, m, out, 1);
 }
@@ -131,6 +160,11 @@ apply_bt(const km_cg *cg, double *x)
 {
 	int			m = (int) cg->m;
 
+	if (cg->L == NULL)
+	{
+		apply_jacobi(cg, x, false);
+		return;
+	}
 	cblas_dtrsv(CblasColMajor, CblasLower, CblasNoTrans, CblasNonUnit, m, cg->L, m, x, 1);
 	cblas_dtrsv(CblasColMajor, CblasLower, CblasNoTrans, CblasNonUnit, m, cg->R, m, x, 1);
 }
@@ -175,7 +209,8 @@ km_cg_solve(km_cg *cg, const km_host *host, km_pass *pass, const double *r,
 		return km_fail(err, KM_ERR_DIVERGED, "conjugate gradient diverged",
 					   "The preconditioned right-hand side of the %d centres is not finite.", m);
 	pass->state_bytes = sizeof(double) * cg->m;
-	pass->init = cg_init;
+	if (pass->init == NULL)
+		pass->init = cg_init;
 	for (;;)
 	{
 		double		pq;
@@ -190,12 +225,15 @@ km_cg_solve(km_cg *cg, const km_host *host, km_pass *pass, const double *r,
 		}
 		if (cg->iterations >= cg->max_iter)
 			break;
-		snprintf(pass->what, sizeof(pass->what), "cg %d: residual %.3g",
-				 cg->iterations + 1, cg->residual);
+		snprintf(pass->what, sizeof(pass->what), "%scg %d: residual %.3g",
+				 cg->label, cg->iterations + 1, cg->residual);
 		apply_b(cg, cg->p, cg->v);
 		if (km_pass_run(host, pass, cg->q, &rows, err) != KM_OK)
 			return err->status;
-		add_penalty(cg, cg->v, w, cg->q);
+		if (cg->L != NULL)
+			add_penalty(cg, cg->v, w, cg->q);
+		else
+			cg->apply(cg->apply_arg, cg->v, cg->q);
 		apply_bt(cg, cg->q);
 		pq = cblas_ddot(m, cg->p, 1, cg->q, 1);
 		if (!(pq > 0.0) || !isfinite(pq))
@@ -212,6 +250,9 @@ km_cg_solve(km_cg *cg, const km_host *host, km_pass *pass, const double *r,
 		cg->iterations++;
 	}
 	apply_b(cg, cg->beta, a);
+	cg->explained = 0.0;
+	if (cg->L == NULL)
+		return KM_OK;
 	/* a^T H a = a^T r - beta^T res (H a = r - B^-T res), so RSS = syy - explained */
 	memcpy(w, a, sizeof(double) * cg->m);
 	cblas_dtrmv(CblasColMajor, CblasLower, CblasTrans, CblasNonUnit, m, cg->L, m, w, 1);

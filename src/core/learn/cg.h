@@ -21,6 +21,14 @@
  *
  * Convergence: the preconditioned residual ||B^T r - B^T H B beta|| falls
  * below tol times its start ||B^T r||, or max_iter passes ran.
+ *
+ * The same CG solves a primal Newton step (learn/newton.h, "solver": "cg"
+ * of the approximate classifiers and svr): there the pass adds the
+ * Hessian's product with v from the rows (their loss's second derivative
+ * at the Newton point), cg->apply adds the penalty, and without L the
+ * preconditioner is Jacobi's, B = diag^-1/2 (the Hessian's diagonal from
+ * the gradient pass), or none; or, for whitened nystrom features, Falkon's
+ * R R^T = s L^T L + lambda I on the first rm unknowns (B = R^-T there).
  */
 #ifndef KM_LEARN_CG_H
 #define KM_LEARN_CG_H
@@ -41,8 +49,18 @@ typedef struct km_cg
 	double		tol;			/* relative preconditioned residual */
 	int			max_iter;		/* passes of Z^T (Z v) at most */
 	km_interrupt_fn interrupt;
-	double	   *L;				/* m x m column-major lower (its strict upper triangle zeroed): L L^T = K_mm + eps I */
+	double	   *L;				/* m x m column-major lower (its strict upper triangle zeroed): L L^T = K_mm + eps I; NULL: no Falkon */
 	double	   *R;				/* m x m: chol(n / m L^T L + lambda I), lower */
+	uint32_t	rm;				/* without L: R's order (R NULL: 0); B = R^-T on the first rm */
+	const double *diag;			/* without L: m, the operator's diagonal (Jacobi past rm), or NULL (none) */
+	/*
+	 * Without L: q := H v from the pass's state q (m doubles) at v (the
+	 * penalty and scale a pass cannot add); with L: ridge's lambda L L^T v
+	 * is added.
+	 */
+	void		(*apply) (void *arg, const double *v, double *q);
+	void	   *apply_arg;
+	char		label[32];		/* progress text before "cg k: ...", or "" */
 	double	   *v;				/* m: the point a pass multiplies (km_cg_hv_add) */
 	double	   *beta;			/* m: the preconditioned unknown */
 	double	   *res;			/* m: its residual */
@@ -56,8 +74,12 @@ typedef struct km_cg
 	double		explained;		/* a^T r + beta^T res + lambda a^T K a: RSS = syy - explained */
 } km_cg;
 
-/* Doubles km_cg_buffers points into (R, the vectors, the chunk's Z v); 0 on overflow. */
+/*
+ * Doubles km_cg_buffers points into (R, the vectors, the chunk's Z v); 0 on
+ * overflow.  Without Falkon's preconditioner (L NULL) no R: km_cg_vector_doubles.
+ */
 size_t		km_cg_doubles(uint32_t m);
+size_t		km_cg_vector_doubles(uint32_t m);
 void		km_cg_buffers(km_cg *cg, uint32_t m, double *L, double *mem);
 
 /*
@@ -74,11 +96,13 @@ void		km_cg_rhs_add(uint32_t m, double *state, const double *Z, const double *y,
 void		km_cg_hv_add(km_cg *cg, double *state, const double *Z, size_t rows);
 
 /*
- * Solve (G + lambda L L^T) a = r from beta = 0: each iteration runs pass
+ * Solve (G + lambda L L^T) a = r from beta = 0 (without L: H a = r, H v
+ * from a pass and cg->apply): each iteration runs pass
  * on host (its add computes the chunk's features and calls km_cg_hv_add
  * with the state it is given; state m doubles, combined by addition; the
- * progress text "cg k: residual x" is set here) until the residual falls
- * below cg->tol or cg->max_iter passes ran.  a: m.  An error of a pass is
+ * progress text "<label>cg k: residual x" is set here) until the residual falls
+ * below cg->tol or cg->max_iter passes ran.  a: m (may be r without L).
+ * The pass's init, when it has none, zeroes its state.  An error of a pass is
  * returned as it is; a breakdown (a direction of no curvature, not finite)
  * is KM_ERR_DIVERGED.
  */

@@ -9,12 +9,38 @@
  * (km_pass_run) and moves the point by primal.h's Newton step.  The losses:
  * primal.h's logistic and squared hinge over class ids and row weights, or
  * a regression method's own (its ops' primal_add and primal_step over real
- * targets: svr's L2-loss epsilon-insensitive tube).  Room for a PCG inner
- * solver: it would replace the step, not the passes.
+ * targets: svr's L2-loss epsilon-insensitive tube).
+ *
+ * Newton-CG ("solver": "cg", one output): the Newton pass then adds O(m)
+ * sums only, the gradient and the Hessian's diagonal (no m x m Hessian:
+ * the state's packed triangle is replaced by the m diagonal entries
+ * sum w L'' z_j^2), and the step's system is solved by learn/cg.h's
+ * conjugate gradient, each iteration one more pass (a Hessian-vector pass:
+ * Z^T (D (Z v + v_b)) and sum D (Z v + v_b), D = w L'' at the Newton point;
+ * N = m + 1 doubles with an intercept, else m), preconditioned by the
+ * Hessian's diagonal (Jacobi).  Over nystrom features (nt->Lw: the factor
+ * L of K_mm + eps I that whitens them, z = L^-1 k) the passes read the
+ * unwhitened k and the m-vectors are whitened instead, once per pass (the
+ * point L^-T coef, L^-T v at the pass's init; the sums K^T g, K^T (D u)
+ * whitened by L^-1 after it), so that a pass costs O(n m), not the n m^2
+ * of whitening every row; its preconditioner is then Falkon's in whitened
+ * coordinates, R R^T = (sum w L'' / (W m)) L^T L + lambda I (the Hessian
+ * when the rows are drawn like the centres and L'' were constant; the
+ * intercept's own diagonal entry).  The line search, the outer stopping rule
+ * (gradient norm at most tol times its first value) and max_iter are the
+ * direct Newton's (primal.h); the inner CG stops when its preconditioned
+ * residual is at most eta = min(0.1, sqrt(|g| / |g0|)) of its start (a
+ * forcing term: loose far from the optimum, tight near it, so the outer
+ * steps converge superlinearly) or after KM_CG_MAX_ITER passes (the
+ * truncated direction is still one of descent).  The loss's derivatives
+ * at a row are read from the loss's own add over that row with one
+ * feature 1 at coef 0 and b = its decision value, so any loss (primal.h's
+ * or a method's primal_add) serves.
  */
 #ifndef KM_LEARN_NEWTON_H
 #define KM_LEARN_NEWTON_H
 
+#include "learn/cg.h"
 #include "learn/pass.h"
 #include "method.h"
 #include "primal.h"
@@ -30,8 +56,9 @@ typedef struct km_primal_pass
 	uint32_t	m;				/* features */
 	uint32_t	k;				/* classes, >= 2 */
 	uint32_t	q;				/* outputs: 1 when k = 2, else k */
+	bool		cg;				/* Newton-CG: O(m) sums (km_primal_pass_state_doubles) */
 	size_t		block;			/* most rows of one km_primal_pass_add */
-	const double *R;			/* m x m penalty, column-major (upper read) */
+	const double *R;			/* m x m penalty, column-major (upper read); NULL: I */
 	double	   *states;			/* q x km_primal_state_doubles(m): the sums */
 	double	   *vecs;			/* q x 2m: the solvers' vectors */
 	double	   *swork;			/* km_primal_step_work_doubles(m) */
@@ -52,6 +79,9 @@ typedef struct km_primal_pass
 	 */
 	const struct km_method_ops *ops;
 	const km_fit_params *fit;
+	/* Newton-CG: each solver's direction (primal.h km_primal_solver) */
+	km_primal_direction_fn direction;
+	void	   *direction_arg;
 	/* optional: called after each output's step (e.g. to log it) */
 	void		(*on_step) (void *arg, uint32_t c, const km_primal_solver *s);
 	void	   *on_step_arg;
@@ -60,9 +90,12 @@ typedef struct km_primal_pass
 /*
  * Doubles of the double buffers of a pass (states, vecs, swork, scratch,
  * before) of q outputs over blocks of block rows; 0 on overflow.  yc
- * (block uint32_t) and solvers (q) besides.
+ * (block uint32_t) and solvers (q) besides.  cg: Newton-CG's (O(m)).
  */
-size_t		km_primal_pass_doubles(uint32_t m, uint32_t q, size_t block);
+size_t		km_primal_pass_doubles(uint32_t m, uint32_t q, size_t block, bool cg);
+
+/* Doubles of one output's sums: primal.h's, or Newton-CG's 5 + 3m. */
+size_t		km_primal_pass_state_doubles(const km_primal_pass *ps);
 
 /* coef and intercepts := 0, every solver fresh, params kept. */
 void		km_primal_pass_start(km_primal_pass *ps, const km_primal_params *p,
@@ -105,7 +138,24 @@ typedef struct km_newton
 	km_interrupt_fn interrupt;
 	size_t		extra;			/* doubles of the pass's tallies after the sums */
 	int			passes;			/* Newton passes run */
+	/* Newton-CG (ps.cg): the inner solver and its Hessian-vector passes */
+	km_cg		cg;
+	bool		hv;				/* the passes asked now are Hessian-vector passes at v */
+	bool		no_precondition;	/* CG without Jacobi's preconditioner (measurements) */
+	double	   *v;				/* N: the point of a Hessian-vector pass (cg.v) */
+	double	   *diag;			/* N */
+	double	   *dir;			/* N: the step the CG returns */
+	const double *Lw;			/* nystrom: m x m lower L, the passes' features unwhitened; else NULL */
+	double	   *raw;			/* 2m: L^-T coef and L^-T v, the pass's (its init's) */
+	double	   *Rf;				/* with Lw: m x m, Falkon's R (the caller's memory) */
+	double		W;				/* the gradient pass's sum of weights */
+	km_pass    *hv_pass;		/* the caller's: its add calls km_newton_hv_add */
+	const km_host *host;		/* km_newton_run's */
+	int			cg_iterations;	/* Hessian-vector passes run */
 } km_newton;
+
+/* Unknowns of a Newton-CG step: m, and the intercept. */
+uint32_t	km_newton_unknowns(const km_newton *nt);
 
 /*
  * Bytes of the buffers of q outputs of m features over chunks of block
@@ -114,11 +164,14 @@ typedef struct km_newton
  * doubles of the pass's own tallies after the outputs' sums (the pass's
  * state is both: km_newton_state_bytes).
  */
-size_t		km_newton_bytes(uint32_t m, uint32_t q, size_t block, size_t extra);
+size_t		km_newton_bytes(uint32_t m, uint32_t q, size_t block, size_t extra, bool cg);
 void		km_newton_buffers(km_newton *nt, uint32_t m, uint32_t q, size_t block,
-							  size_t extra, const double *R, void *mem);
+							  size_t extra, bool cg, const double *R, void *mem);
 
-/* Bytes of a Newton pass's state: the q outputs' sums and the extra doubles. */
+/*
+ * Bytes of a Newton pass's state: the q outputs' sums and the extra
+ * doubles; of a Hessian-vector pass (nt->hv): N doubles.
+ */
 size_t		km_newton_state_bytes(const km_newton *nt);
 
 /* coef (m x q) and intercepts (q) := 0, every solver fresh. */
@@ -140,9 +193,19 @@ bool		km_newton_add(km_newton *nt, double *states, const double *Z,
 						  const double *w, uint32_t *bad);
 
 /*
+ * A Hessian-vector pass's add (Newton-CG, nt->hv): state (N) += Z^T (D u),
+ * and sum D u with an intercept, u = Z v + v_b, D = w L'' at the current
+ * point.  false when a decision value is not finite.
+ */
+bool		km_newton_hv_add(km_newton *nt, double *state, const double *Z,
+							 size_t rows, const double *y, const uint32_t *cls,
+							 const double *w);
+
+/*
  * The Newton passes: while an output solves, zero its sums, run pass on
  * host into nt->ps.states (pass->add calls km_newton_add with the state it
- * is given) and step.  An error of the pass is returned as it is; *step_failed tells a
+ * is given) and step; Newton-CG's steps run nt->hv_pass on host (nt->hv
+ * set: its add calls km_newton_hv_add), progress "newton k, cg j: residual r".  An error of the pass is returned as it is; *step_failed tells a
  * step's failure (the candidate's, in model selection) from the pass's.
  */
 km_status	km_newton_run(km_newton *nt, const km_host *host, km_pass *pass,

@@ -587,7 +587,8 @@ km_approx_job_features(approx_job *job, const double *X, size_t first,
 {
 	uint32_t	d = (uint32_t) job->rows->d;
 	uint32_t	m = job->b.m;
-	size_t		piece = km_primal_piece_rows(m, d, job->L != NULL, rows, PIECE_FLOPS);
+	const double *L = job->unwhitened ? NULL : job->L;	/* Newton-CG whitens m-vectors */
+	size_t		piece = km_primal_piece_rows(m, d, L != NULL, rows, PIECE_FLOPS);
 
 	if (km_basis_standardize(&job->b, X, first, rows, job->rows->d, job->Xs, err) != KM_OK)
 		return err->status;
@@ -595,7 +596,7 @@ km_approx_job_features(approx_job *job, const double *X, size_t first,
 	{
 		size_t		r = rows - p0 < piece ? rows - p0 : piece;
 
-		if (km_primal_block_features(&job->b, job->L, job->Xs + p0 * d, r,
+		if (km_primal_block_features(&job->b, L, job->Xs + p0 * d, r,
 									 Z + p0 * m, job->fwork, err) != KM_OK)
 			return err->status;
 		km_check_interrupts(job->env->interrupt);

@@ -69,11 +69,7 @@ cj_alloc(class_job *cj, size_t bytes)
 /* A line for the glue's debug log, when it takes one. */
 #define cj_note(cj, ...) km_env_note((cj)->job.env, __VA_ARGS__)
 
-/*
- * The features of a chunk (whitened for nystrom; first: its first row's
- * number): from the cache when it is filled, else computed (into the cache
- * when there is one).
- */
+/* A chunk's features (first: its first row): from the cache when filled, else computed (into it). */
 static km_status
 block_features(class_job *cj, bool fill, const km_block *rows, size_t first,
 			   const double **Z, km_error *err)
@@ -86,21 +82,7 @@ block_features(class_job *cj, bool fill, const km_block *rows, size_t first,
 	return km_approx_job_features(&cj->job, rows->X, first, rows->n, dst, err);
 }
 
-static km_status
-fail_nonfinite(km_error *err, uint32_t c, uint32_t q, size_t i0)
-{
-	km_fail(err, KM_ERR_DIVERGED, "decision value is out of range for type double precision",
-			"A decision value of output %u of %u in the block of rows from %zu is not finite during the Newton passes.",
-			c + 1, q, i0 + 1);
-	snprintf(err->hint, sizeof(err->hint), "%s",
-			 "Raise lambda, or standardize the features (\"standardize\": true).");
-	return err->status;
-}
-
-/*
- * The training metrics' tally, a pass's state (after the Newton sums in a
- * Newton pass's): rows classified right, the log-loss's sum.
- */
+/* The training metrics' tally, a pass's state (after a Newton pass's sums): right, log-loss sum. */
 #define TALLY_CORRECT 0
 #define TALLY_LOGLOSS 1
 #define TALLY_DOUBLES 2
@@ -131,7 +113,7 @@ block_metrics(class_job *cj, const double *Z, const km_block *rows, size_t first
 								&tally[TALLY_LOGLOSS], &bad, err) != KM_OK)
 	{
 		if (bad != SIZE_MAX)
-			return fail_nonfinite(err, 0, ps->q, first);
+			return km_class_fail_nonfinite(err, 0, ps->q, first);
 		return err->status;
 	}
 	return KM_OK;
@@ -141,13 +123,18 @@ block_metrics(class_job *cj, const double *Z, const km_block *rows, size_t first
 static void
 class_buffers(class_job *cj, uint32_t m)
 {
+	bool		cg = cj->job.opts.fit.solver == KM_SOLVER_CG;	/* Newton-CG: R = I is NULL */
+
 	cj->m = m;
-	cj->R = cj_alloc(cj, sizeof(double) * m * m);
-	km_zero_pieces(cj->R, sizeof(double) * m * m, cj->job.env->interrupt);
-	for (uint32_t j = 0; j < m; j++)
-		cj->R[j + (size_t) j * m] = 1.0;
-	km_newton_buffers(&cj->nt, m, cj->q, PRIMAL_BLOCK, TALLY_DOUBLES, cj->R,
-					  cj_alloc(cj, km_newton_bytes(m, cj->q, PRIMAL_BLOCK, TALLY_DOUBLES)));
+	if (!cg)
+	{
+		cj->R = cj_alloc(cj, sizeof(double) * m * m);
+		km_zero_pieces(cj->R, sizeof(double) * m * m, cj->job.env->interrupt);
+		for (uint32_t j = 0; j < m; j++)
+			cj->R[j + (size_t) j * m] = 1.0;
+	}
+	km_newton_buffers(&cj->nt, m, cj->q, PRIMAL_BLOCK, TALLY_DOUBLES, cg, cj->R,
+					  cj_alloc(cj, km_newton_bytes(m, cj->q, PRIMAL_BLOCK, TALLY_DOUBLES, cg)));
 	cj->nt.ps.k = cj->c->k;
 }
 
@@ -190,26 +177,28 @@ pass_begin(km_pass *pass, void *state)
 	class_job  *cj = pass->at;
 
 	cj->filling = !cj->filled;
+	/* Newton-CG's own passes read the features unwhitened (learn/newton.h) */
+	cj->job.unwhitened = cj->nt.ps.cg && (pass->kind == KM_PASS_KIND_CLASS_NEWTON ||
+										  pass->kind == KM_PASS_KIND_CLASS_HV);
 }
 
 /* The training metrics' tally of the Newton pass: after the outputs' sums. */
 static double *
 newton_tally(class_job *cj, void *state)
 {
-	return (double *) state + km_primal_state_doubles(cj->m) * cj->q;
+	return (double *) state + km_primal_pass_state_doubles(&cj->nt.ps) * cj->q;
 }
 
-/* A Newton pass's state: the active outputs' sums and the tally zeroed. */
+/* A Newton pass's state: the active outputs' sums and the tally zeroed (Newton-CG's Hv: N sums). */
 static void
 newton_begin(km_pass *pass, void *state)
 {
 	class_job  *cj = pass->at;
-	double	   *tally = newton_tally(cj, state);
 
 	pass_begin(pass, state);
 	km_newton_init_state(&cj->nt, state);
-	tally[TALLY_CORRECT] = 0.0;
-	tally[TALLY_LOGLOSS] = 0.0;
+	if (!cj->nt.hv)
+		memset(newton_tally(cj, state), 0, sizeof(double) * TALLY_DOUBLES);
 }
 
 /* A pass whose state is all doubles, zeroed. */
@@ -260,21 +249,23 @@ newton_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 	class_job  *cj = pass->at;
 	const km_class_rows *c = cj->c;
 	const double *Z;
-	uint32_t	bad;
+	uint32_t	bad = 0;
+	bool		hv = pass->kind == KM_PASS_KIND_CLASS_HV;
 
 	if (class_rows_ok(cj, rows, cj->skip >= 0, first, err) != KM_OK ||
 		block_features(cj, cj->filling, rows, first, &Z, err) != KM_OK ||
-		(cj->metrics && block_metrics(cj, Z, rows, first, newton_tally(cj, state),
-									  err) != KM_OK))
+		(cj->metrics && !cj->nt.ps.cg && block_metrics(cj, Z, rows, first, newton_tally(cj, state),
+											 err) != KM_OK))
 		return err->status;
 	for (size_t i = 0; i < rows->n; i++)
 		cj->w[i] = cj->skip >= 0 &&
 			(cj->bfold != NULL ? (uint32_t) rows->fold[i] : cj->fold[first + i]) ==
 			(uint32_t) cj->skip ? 0.0 : c->class_w[rows->cls[i]];
-	if (!km_newton_add(&cj->nt, state, Z, rows->n, NULL, rows->cls, cj->w, &bad))
+	if (!(hv ? km_newton_hv_add(&cj->nt, state, Z, rows->n, NULL, rows->cls, cj->w) :
+		  km_newton_add(&cj->nt, state, Z, rows->n, NULL, rows->cls, cj->w, &bad)))
 	{
 		if (cj->metrics)
-			return fail_nonfinite(err, bad, cj->q, first);
+			return km_class_fail_nonfinite(err, bad, cj->q, first);
 		cj->add_failed = true;
 		return km_fail(err, KM_ERR_DIVERGED, "decision value is not finite",
 					   "Output %u of %u in the block of rows from %zu.", bad + 1, cj->q, first + 1);
@@ -381,6 +372,17 @@ class_newton_pass(class_job *cj)
 	return pass;
 }
 
+/* Newton-CG's Hessian-vector pass: a copy of the Newton pass, of its own kind. */
+static km_pass *
+class_hv_pass(class_job *cj)
+{
+	km_pass    *pass = cj_alloc(cj, sizeof(km_pass));
+
+	*pass = *class_newton_pass(cj);
+	pass->kind = KM_PASS_KIND_CLASS_HV;
+	return pass;			/* its state's size: km_cg_solve's */
+}
+
 /* The training accuracy and log-loss at the final point. */
 static km_pass *
 class_metrics_pass(class_job *cj)
@@ -459,6 +461,10 @@ class_newton(class_job *cj, double lambda, int skip, double *coef,
 	cj->metrics = skip < 0;
 	cj->add_failed = false;
 	km_newton_start(&cj->nt, &pp, coef, intercepts);
+	cj->nt.hv_pass = cj->nt.ps.cg ? class_hv_pass(cj) : NULL;
+	cj->nt.Lw = cj->nt.ps.cg ? cj->job.L : NULL;	/* nystrom: the passes' features unwhitened */
+	if (cj->nt.Lw != NULL && cj->nt.Rf == NULL)
+		cj->nt.Rf = cj_alloc(cj, sizeof(double) * cj->m * cj->m);
 	pass = class_newton_pass(cj);
 	if (km_newton_run(&cj->nt, cj->job.host, pass, &step_failed, err) != KM_OK)
 	{
@@ -474,7 +480,7 @@ class_newton(class_job *cj, double lambda, int skip, double *coef,
 		return KM_OK;
 	/* the last Newton pass's tally, when it evaluated the final point */
 	memcpy(tally, newton_tally(cj, cj->nt.ps.states), sizeof(tally));
-	if (!cj->nt.ps.current)
+	if (!cj->nt.ps.current || cj->nt.ps.cg)
 	{
 		pass = class_metrics_pass(cj);
 		if (km_pass_run(cj->job.host, pass, tally, &rows, err) != KM_OK)
@@ -742,16 +748,6 @@ grid_score(void *arg, int index, km_candidate *cand, km_error *err)
 						   cand, err);
 }
 
-static km_status
-grid_none(void *arg, int count, km_error *err)
-{
-	km_fail(err, KM_ERR_INACCURATE, "no candidate could be scored",
-			"Every one of the %d candidates failed to fit on some fold, or a fold's training rows missed a class.",
-			count);
-	snprintf(err->hint, sizeof(err->hint), "%s", "Use fewer folds, or raise lambda.");
-	return err->status;
-}
-
 /*
  * k-fold over the gamma and lambda grids by the core's grid loop (candidate
  * g * n_lambdas + l; the winner km_best_candidate's: lowest mean loss, ties
@@ -765,7 +761,7 @@ class_select(class_job *cj, double *coef, double *intercepts,
 	const km_options *opts = &cj->job.opts;
 	class_grid	cg = {cj, NULL, (uint32_t) opts->folds, coef, intercepts};
 	km_grid_route route = {.arg = &cg, .gamma = grid_gamma, .score = grid_score,
-	.none = grid_none};
+	.none = km_class_grid_none};
 	int			ng = opts->gammas.n > 0 ? opts->gammas.n : 1;
 	int			nl = opts->lambdas.n > 0 ? opts->lambdas.n : 1;
 	double		gamma0 = opts->fit.kernel.gamma;	/* the basis's gamma moves */
@@ -804,7 +800,7 @@ class_model(class_job *cj, double *coef, double *intercepts,
 		snprintf(err->hint, sizeof(err->hint), "%s", "Raise lambda, or use fewer components.");
 		return err->status;
 	}
-	res->solver = KM_SOLVER_PRIMAL_NEWTON;
+	res->solver = opts->fit.solver == KM_SOLVER_CG ? KM_SOLVER_CG : KM_SOLVER_PRIMAL_NEWTON;
 	res->multiclass = cj->q == 1 ? KM_MULTICLASS_BINARY : KM_MULTICLASS_OVR;
 	res->n_outputs = cj->q;
 	res->has_probability = cj->logistic;
@@ -846,7 +842,7 @@ class_init(class_job *cj, const km_rows *rows, const km_host *host,
 	cj->basis_bytes = plan->basis_bytes;
 	cj->q = plan->q;
 	cj->logistic = km_method_get(plan->opts.fit.method)->primal_loss == KM_PRIMAL_LOGISTIC;
-	cj->cache = rows->classes->feature_cache;
+	cj->cache = plan->opts.fit.solver == KM_SOLVER_CG ? NULL : rows->classes->feature_cache;
 	cj->w = km_approx_job_alloc(&cj->job, PRIMAL_BLOCK);
 	cj->F = km_approx_job_alloc(&cj->job, (size_t) PRIMAL_BLOCK * cj->q);
 	cj->p = km_approx_job_alloc(&cj->job, k);
@@ -902,7 +898,7 @@ km_train_approx_classes(const km_rows *rows, const km_host *host,
 	return KM_OK;
 }
 
-/* A class job from a point (kinds 7 to 10): the job, the classes, the chunk buffers. */
+/* A class job from a point (kinds 7 to 10, 16): the job, the classes, the chunk buffers. */
 static km_status
 class_rebuild(km_point_reader *r, class_job *cj, const km_train_env *env, bool setup,
 			  km_error *err)
@@ -951,7 +947,8 @@ km_class_pass_rebuild(uint16_t kind, km_point_reader *r, const km_train_env *env
 	const unsigned char *b;
 
 	*out = NULL;
-	if (kind < KM_PASS_KIND_CLASS_NEWTON || kind > KM_PASS_KIND_CLASS_FOLDS)
+	if ((kind < KM_PASS_KIND_CLASS_NEWTON || kind > KM_PASS_KIND_CLASS_FOLDS) &&
+		kind != KM_PASS_KIND_CLASS_HV)
 		return KM_OK;
 	if (class_rebuild(r, cj, env, kind != KM_PASS_KIND_CLASS_FOLDS, err) != KM_OK)
 		return err->status;
@@ -987,9 +984,12 @@ km_class_pass_rebuild(uint16_t kind, km_point_reader *r, const km_train_env *env
 		if (km_point_get_newton(r, &cj->nt, cj->m, PRIMAL_BLOCK, TALLY_DOUBLES,
 								env->alloc, env->ctx, err) != KM_OK)
 			return err->status;
-		if (cj->nt.ps.q != cj->q || cj->nt.ps.k != cj->c->k)
+		cj->nt.Lw = cj->nt.ps.cg ? cj->job.L : NULL;
+		if (cj->nt.ps.q != cj->q || cj->nt.ps.k != cj->c->k ||
+			cj->nt.hv != (kind == KM_PASS_KIND_CLASS_HV))
 			return km_point_bad(err, "classifier's Newton");
-		*out = kind == KM_PASS_KIND_CLASS_NEWTON ? class_newton_pass(cj) : class_metrics_pass(cj);
+		*out = kind == KM_PASS_KIND_CLASS_NEWTON ? class_newton_pass(cj) :
+			kind == KM_PASS_KIND_CLASS_HV ? class_hv_pass(cj) : class_metrics_pass(cj);
 	}
 	if (r->bad || r->left != 0)
 	{

@@ -40,6 +40,7 @@ typedef struct approx_job
 	double	   *Z;				/* block x m features */
 	double	   *fwork;			/* km_approx_features_doubles(b, block) + 1 */
 	double	   *L;				/* primal, nystrom: chol(K_mm + eps I); else NULL */
+	bool		unwhitened;		/* km_approx_job_features leaves them unwhitened (Newton-CG's passes) */
 	double		eps;			/* its eps (km_approx_job_setup's) */
 	/* k-fold selection of a primal method (the host's row folds) */
 	int			holdout;		/* the fold left out of the fit; -1: none */
@@ -136,7 +137,9 @@ typedef enum km_approx_pass_kind
 	KM_PASS_KIND_CLASS_FOLDS = 10,	/* the host's folds counted per class */
 	KM_PASS_KIND_CG_RHS = 11,	/* "solver": "cg": Z^T y, Z^T 1, sum y, sum y^2 */
 	KM_PASS_KIND_CG_HV = 12,	/* "solver": "cg": Z^T (Z v) at the point v */
-	KM_PASS_KIND_ROWS_SUMS = 14 /* a task without a target: z z', z of every row (13: drift) */
+	KM_PASS_KIND_ROWS_SUMS = 14,	/* a task without a target: z z', z of every row (13: drift) */
+	KM_PASS_KIND_PRIMAL_HV = 15,	/* Newton-CG: a regression method's Hessian times v */
+	KM_PASS_KIND_CLASS_HV = 16	/* Newton-CG: a binary classifier's Hessian times v */
 } km_approx_pass_kind;
 
 /*

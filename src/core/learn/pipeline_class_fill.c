@@ -5,6 +5,7 @@
  * model (the exact classifiers fill them too).
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "basis.h"
@@ -84,3 +85,23 @@ km_train_fill_classes(km_model *m, const km_options *opts,
 	m->candidates = cand;
 }
 
+km_status
+km_class_fail_nonfinite(km_error *err, uint32_t c, uint32_t q, size_t i0)
+{
+	km_fail(err, KM_ERR_DIVERGED, "decision value is out of range for type double precision",
+			"A decision value of output %u of %u in the block of rows from %zu is not finite during the Newton passes.",
+			c + 1, q, i0 + 1);
+	snprintf(err->hint, sizeof(err->hint), "%s",
+			 "Raise lambda, or standardize the features (\"standardize\": true).");
+	return err->status;
+}
+
+km_status
+km_class_grid_none(void *arg, int count, km_error *err)
+{
+	km_fail(err, KM_ERR_INACCURATE, "no candidate could be scored",
+			"Every one of the %d candidates failed to fit on some fold, or a fold's training rows missed a class.",
+			count);
+	snprintf(err->hint, sizeof(err->hint), "%s", "Use fewer folds, or raise lambda.");
+	return err->status;
+}

@@ -28,4 +28,12 @@ void		km_train_fill_classes(km_model *m, const km_options *opts,
 								  const km_class_rows *c, int ncand, int best,
 								  km_candidate *cand);
 
+/*
+ * The approximate classifiers' errors (pipeline_approx_classify.c): a
+ * decision value of output c of q not finite in the block from row i0;
+ * no candidate of count scored (its grid route's none).
+ */
+km_status	km_class_fail_nonfinite(km_error *err, uint32_t c, uint32_t q, size_t i0);
+km_status	km_class_grid_none(void *arg, int count, km_error *err);
+
 #endif							/* KM_PIPELINE_CLASS_FILL_H */

@@ -74,9 +74,12 @@ newton_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 	size_t		nt;
 	uint32_t	bad;
 
+	pt->job->unwhitened = pt->nt->ps.cg;	/* Newton-CG whitens its m-vectors (newton.h) */
 	if (fit_block(pt->job, pass, rows, first, &Z, &y, &nt, err) != KM_OK)
 		return err->status;
-	if (nt > 0 && !km_newton_add(pt->nt, state, Z, nt, y, NULL, NULL, &bad))
+	if (nt > 0 && !(pass->kind == KM_PASS_KIND_PRIMAL_HV ?
+					km_newton_hv_add(pt->nt, state, Z, nt, y, NULL, NULL) :
+					km_newton_add(pt->nt, state, Z, nt, y, NULL, NULL, &bad)))
 	{
 		km_fail(err, KM_ERR_DIVERGED,
 				"decision value is out of range for type double precision",
@@ -106,6 +109,7 @@ tally_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 	const double *y;
 	size_t		nt;
 
+	pt->job->unwhitened = false;
 	if (fit_block(pt->job, pass, rows, first, &Z, &y, &nt, err) != KM_OK)
 		return err->status;
 	if (nt > 0)
@@ -177,6 +181,19 @@ newton_pass(approx_job *job, primal_point *pt)
 	return pass;
 }
 
+/* Newton-CG's Hessian-vector pass at pt (a copy of its Newton pass, of its own kind). */
+static km_pass *
+hv_pass(approx_job *job, primal_point *pt)
+{
+	km_pass    *pass = job->env->alloc(job->env->ctx, sizeof(km_pass));
+
+	*pass = *newton_pass(job, pt);
+	snprintf(pass->what, sizeof(pass->what), "newton-cg");
+	pass->kind = KM_PASS_KIND_PRIMAL_HV;
+	pass->state_bytes = sizeof(double) * km_newton_unknowns(pt->nt);
+	return pass;
+}
+
 /* The training tally at pt's final point (its side's rows counted last). */
 static km_pass *
 tally_pass(approx_job *job, primal_point *pt)
@@ -215,11 +232,20 @@ primal_fit_by_pieces(approx_job *job, const km_method_ops *ops, const double *R,
 	bool		step_failed;
 	size_t		rows;
 
-	km_newton_buffers(&nt, m, 1, PRIMAL_BLOCK, 0, R,
-					  job->env->alloc(job->env->ctx, km_newton_bytes(m, 1, PRIMAL_BLOCK, 0)));
+	bool		cg = p->solver == KM_SOLVER_CG;
+
+	km_newton_buffers(&nt, m, 1, PRIMAL_BLOCK, 0, cg, cg ? NULL : R,
+					  job->env->alloc(job->env->ctx, km_newton_bytes(m, 1, PRIMAL_BLOCK, 0, cg)));
 	nt.ps.ops = ops;
 	nt.ps.fit = p;
 	km_newton_start(&nt, &pp, coef, b);
+	if (cg)
+	{
+		nt.hv_pass = hv_pass(job, &pt);
+		nt.Lw = job->L;			/* nystrom: the passes' features unwhitened */
+		if (nt.Lw != NULL)
+			nt.Rf = km_approx_job_alloc(job, (size_t) m * m);
+	}
 	pass = newton_pass(job, &pt);
 	if (km_newton_run(&nt, job->host, pass, &step_failed, err) != KM_OK)
 	{
@@ -245,9 +271,12 @@ primal_fit(approx_job *job, const km_method_ops *ops, double *coef, double *b,
 		   km_fit_result *res, km_error *err)
 {
 	uint32_t	m = job->b.m;
-	double	   *eye = km_approx_job_alloc(job, (size_t) m * m);
+	double	   *eye;
 
 	km_progress_stage("%s: newton passes, m = %u, %zu rows", ops->name, m, job->rows->n);
+	if (job->opts.fit.solver == KM_SOLVER_CG)
+		return primal_fit_by_pieces(job, ops, NULL, coef, b, res, err);	/* Newton-CG: I */
+	eye = km_approx_job_alloc(job, (size_t) m * m);
 	memset(eye, 0, sizeof(double) * m * m);
 	for (uint32_t j = 0; j < m; j++)
 		eye[j + (size_t) j * m] = 1.0;
@@ -311,6 +340,7 @@ held_out_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 	approx_job *job = hp->job;
 	uint32_t	m = job->b.m;
 
+	job->unwhitened = false;
 	if (km_pass_rows_check(pass, rows, job->rows->d, true, 0, false, first, err) != KM_OK ||
 		km_approx_job_features(job, rows->X, first, rows->n, job->Z, err) != KM_OK)
 		return err->status;
@@ -465,7 +495,8 @@ typedef struct primal_route
 	const km_method_ops *ops;
 	const km_train_plan *plan;
 	double	   *fold_mse;		/* folds */
-	double	   *R;				/* m x m penalty I, once the first basis is built */
+	double	   *R;				/* m x m penalty I, once the first basis is built (Newton-CG: NULL) */
+	bool		ready;			/* the rows standardized, R and the buffers made */
 	km_status	setup;			/* the gamma's factor: KM_OK, or a candidate failure */
 } primal_route;
 
@@ -533,7 +564,7 @@ primal_route_gamma(void *arg, int g, double gamma, km_error *err)
 	km_approx_job_release(job);
 	if (km_approx_job_basis(job, r->plan->basis_bytes, err) != KM_OK)
 		return err->status;
-	if (r->R == NULL)
+	if (!r->ready)
 	{
 		uint32_t	m = job->b.m;
 
@@ -543,12 +574,16 @@ primal_route_gamma(void *arg, int g, double gamma, km_error *err)
 		if (km_pass_run(job->host, standardize_pass(job), NULL, &rows, err) != KM_OK)
 			return err->status;
 
-		r->R = km_approx_job_alloc(job, (size_t) m * m);
-		memset(r->R, 0, sizeof(double) * m * m);
-		for (uint32_t j = 0; j < m; j++)
-			r->R[j + (size_t) j * m] = 1.0;
+		if (job->opts.fit.solver != KM_SOLVER_CG)	/* Newton-CG: NULL, I */
+		{
+			r->R = km_approx_job_alloc(job, (size_t) m * m);
+			memset(r->R, 0, sizeof(double) * m * m);
+			for (uint32_t j = 0; j < m; j++)
+				r->R[j + (size_t) j * m] = 1.0;
+		}
 		job->Zc = km_approx_job_alloc(job, (size_t) PRIMAL_BLOCK * m + m);
 		job->yc = km_approx_job_alloc(job, PRIMAL_BLOCK);
+		r->ready = true;
 	}
 	r->setup = km_approx_job_setup(job, &eps, err);
 	if (r->setup != KM_OK && !candidate_failure(r->setup))
@@ -688,7 +723,7 @@ rebuild_job(km_point_reader *r, approx_job *job, km_rows *rows, const km_train_e
 
 /* A Newton or tally pass's point: the job, its fit, the Newton's point. */
 static km_status
-rebuild_primal(km_point_reader *r, approx_job *job, km_rows *rows,
+rebuild_primal(uint16_t kind, km_point_reader *r, approx_job *job, km_rows *rows,
 			   const km_train_env *env, primal_point **out, km_error *err)
 {
 	primal_point *pt = env->alloc(env->ctx, sizeof(primal_point));
@@ -700,11 +735,14 @@ rebuild_primal(km_point_reader *r, approx_job *job, km_rows *rows,
 		km_point_get_newton(r, nt, job->b.m, PRIMAL_BLOCK, 0, env->alloc, env->ctx,
 							err) != KM_OK)
 		return err->status;
+	if (nt->hv != (kind == KM_PASS_KIND_PRIMAL_HV))
+		return km_point_bad(err, "regression method's");
 	pt->ops = km_method_get(job->opts.fit.method);
 	if (pt->ops->primal_add == NULL || pt->ops->primal_tally == NULL ||
 		nt->ps.q != 1 || r->left != 0)
 		return km_point_bad(err, "regression method's");
 	nt->interrupt = env->interrupt;
+	nt->Lw = nt->ps.cg ? job->L : NULL;
 	nt->ps.ops = pt->ops;
 	nt->ps.fit = &job->opts.fit;
 	pt->job = job;
@@ -729,9 +767,11 @@ km_primal_pass_rebuild(uint16_t kind, km_point_reader *r, const km_train_env *en
 	{
 		case KM_PASS_KIND_PRIMAL_NEWTON:
 		case KM_PASS_KIND_PRIMAL_TALLY:
-			if (rebuild_primal(r, job, rows, env, &pt, err) != KM_OK)
+		case KM_PASS_KIND_PRIMAL_HV:
+			if (rebuild_primal(kind, r, job, rows, env, &pt, err) != KM_OK)
 				return err->status;
-			*out = kind == KM_PASS_KIND_PRIMAL_NEWTON ? newton_pass(job, pt) : tally_pass(job, pt);
+			*out = kind == KM_PASS_KIND_PRIMAL_NEWTON ? newton_pass(job, pt) :
+				kind == KM_PASS_KIND_PRIMAL_HV ? hv_pass(job, pt) : tally_pass(job, pt);
 			return KM_OK;
 		case KM_PASS_KIND_HELD_OUT:
 			if (rebuild_job(r, job, rows, env, true, err) != KM_OK)

@@ -118,6 +118,10 @@ km_point_put_newton(km_point_writer *w, const km_newton *nt)
 	km_point_put_doubles(w, ps->intercepts, ps->q);
 	for (uint32_t c = 0; c < ps->q; c++)
 		km_point_put_u32(w, ps->solvers[c].done ? 1 : 0);
+	/* Newton-CG: its flag, and a Hessian-vector pass's v */
+	km_point_put_u32(w, (ps->cg ? 1 : 0) | (nt->hv ? 2 : 0));
+	if (nt->hv)
+		km_point_put_doubles(w, nt->v, km_newton_unknowns(nt));
 }
 
 km_status
@@ -131,7 +135,9 @@ km_point_get_newton(km_point_reader *r, km_newton *nt, uint32_t want_m, size_t b
 	km_primal_params pp;
 	const unsigned char *coef;
 	const unsigned char *b;
+	const unsigned char *v;
 	size_t		bytes;
+	uint32_t	flags;
 	km_primal_pass *ps = &nt->ps;
 
 	pp.loss = (km_primal_loss) km_point_get_u32(r);
@@ -144,10 +150,15 @@ km_point_get_newton(km_point_reader *r, km_newton *nt, uint32_t want_m, size_t b
 		return km_point_bad(err, "Newton");
 	coef = km_point_get_doubles(r, (size_t) m * q);
 	b = km_point_get_doubles(r, q);
-	bytes = km_newton_bytes(m, q, block, extra);
-	if (coef == NULL || b == NULL || bytes == 0)
+	/* the flags come after the solvers' q words */
+	flags = 4;
+	if (!r->bad && r->left >= 4 * (size_t) q + 4)
+		memcpy(&flags, r->p + 4 * (size_t) q, sizeof(flags));
+	bytes = km_newton_bytes(m, q, block, extra, (flags & 1) != 0);
+	if (coef == NULL || b == NULL || bytes == 0 || flags > 3 || flags == 2 ||
+		((flags & 1) && q != 1))
 		return km_point_bad(err, "Newton");
-	km_newton_buffers(nt, m, q, block, extra, NULL, alloc(ctx, bytes));
+	km_newton_buffers(nt, m, q, block, extra, (flags & 1) != 0, NULL, alloc(ctx, bytes));
 	ps->k = k;
 	ps->params = pp;
 	ps->coef = alloc(ctx, sizeof(double) * (size_t) m * q);
@@ -159,6 +170,14 @@ km_point_get_newton(km_point_reader *r, km_newton *nt, uint32_t want_m, size_t b
 	{
 		km_primal_solver_init(&ps->solvers[c], m);
 		ps->solvers[c].done = km_point_get_u32(r) != 0;
+	}
+	(void) km_point_get_u32(r);	/* the flags, read above */
+	nt->hv = (flags & 2) != 0;
+	if (nt->hv)
+	{
+		v = km_point_get_doubles(r, km_newton_unknowns(nt));
+		if (v == NULL || !km_point_copy_doubles(nt->v, v, km_newton_unknowns(nt)))
+			return km_point_bad(err, "Newton");
 	}
 	return r->bad ? km_point_bad(err, "Newton") : KM_OK;
 }

@@ -48,8 +48,10 @@ km_options_check_task(km_options_parser *p, const km_method_ops **ops,
 		fit->max_iter = 0;		/* the solver's own limit (libsvm's max(10^7, 100 n)) */
 	if ((*ops)->solvers != 0)	/* a method with solvers of its own: one of them */
 	{
+		/* "solver": "cg" of a classifier fitted in the primal: check_cg's */
 		if (fit->solver != KM_SOLVER_DEFAULT &&
-			!((*ops)->solvers & (1u << fit->solver)))
+			!((*ops)->solvers & (1u << fit->solver)) &&
+			!(fit->solver == KM_SOLVER_CG && (*ops)->primal_loss != 0))
 		{
 			snprintf(message, sizeof(message),
 					 "solver \"%s\" does not apply to method \"%s\"",
@@ -224,7 +226,9 @@ km_options_check_route(const km_options *out, const km_method_ops *ops,
  * "solver": "cg" (learn/cg.h): nystrom ridge at one lambda, solved by
  * preconditioned conjugate gradient, one pass over the rows per
  * iteration; "tol" (default KM_CG_DEFAULT_TOL) and "max_iter" (default
- * KM_CG_DEFAULT_MAX_ITER) are its stopping rule.
+ * KM_CG_DEFAULT_MAX_ITER) are its stopping rule.  A method fitted in the
+ * primal (svm, logistic, svr) over nystrom or rff features: Newton-CG
+ * (learn/newton.h), "tol" and "max_iter" the Newton's as without it.
  */
 static bool
 check_cg(const km_options_parser *p, const km_method_ops *ops,
@@ -234,7 +238,17 @@ check_cg(const km_options_parser *p, const km_method_ops *ops,
 	const km_repr_ops *repr = km_repr_lookup(out->approximation);
 	char		message[256];
 
-	if (!ops->approx_sums || ops->primal_add != NULL)
+	if (ops->primal_add != NULL || ops->primal_loss != 0)
+	{
+		/* Newton-CG runs over the representation's features */
+		if (repr->features == NULL)
+			return km_opt_fail(err, "Add \"approximation\": \"nystrom\" or \"rff\", or remove \"solver\".",
+						"solver \"cg\" applies only to approximate models",
+						"Solver \"cg\" solves the Newton steps of method \"%s\" over the nystrom or rff features; the model is exact (every row).",
+						ops->name);
+		return true;
+	}
+	if (!ops->approx_sums)
 	{
 		snprintf(message, sizeof(message),
 				 "solver \"cg\" does not apply to method \"%s\"", ops->name);
@@ -311,7 +325,7 @@ km_options_check_approx(const km_options_parser *p, const km_method_ops *ops,
 		 * Approximate classifiers: primal Newton on the feature map
 		 * (primal.h), one pass over the rows per step, at one lambda.
 		 */
-		if (out->fit.solver != KM_SOLVER_DEFAULT &&
+		if (out->fit.solver != KM_SOLVER_DEFAULT && out->fit.solver != KM_SOLVER_CG &&
 			!(ops->primal_solvers & (1u << out->fit.solver)))
 		{
 			snprintf(message, sizeof(message),

@@ -161,7 +161,7 @@ km_primal_step(km_primal_solver *s, const km_primal_params *p,
 	double	   *coef_prev = vecs;
 	double	   *dir = vecs + m;
 	double	   *H = work;		/* N x N */
-	double	   *rhs = work + N * N;	/* N */
+	double	   *rhs = s->direction != NULL ? work : work + N * N;	/* N */
 	double		tol = p->tol > 0.0 ? p->tol : KM_PRIMAL_TOL;
 	int			max_iter = p->max_iter > 0 ? p->max_iter : KM_PRIMAL_MAX_ITER;
 	double		W = state[KM_PRIMAL_WSUM];
@@ -186,8 +186,11 @@ km_primal_step(km_primal_solver *s, const km_primal_params *p,
 	s->passes++;
 
 	/* rhs[0..m) := R coef; J at this point */
-	cblas_dsymv(CblasColMajor, CblasUpper, (int) m, 1.0, R, (int) m, coef, 1,
-				0.0, rhs, 1);
+	if (R != NULL)
+		cblas_dsymv(CblasColMajor, CblasUpper, (int) m, 1.0, R, (int) m, coef, 1,
+					0.0, rhs, 1);
+	else
+		memcpy(rhs, coef, m * sizeof(double));
 	J = state[KM_PRIMAL_LOSS] / W + 0.5 * lambda * cblas_ddot((int) m, coef, 1, rhs, 1);
 	if (!isfinite(J))
 		return km_fail(err, KM_ERR_DIVERGED, "primal newton diverged",
@@ -241,11 +244,13 @@ km_primal_step(km_primal_solver *s, const km_primal_params *p,
 	}
 
 	/* the Newton system, lower triangle, with one jittered retry */
-	for (int attempt = 0; attempt < 2; attempt++)
+	bad = 0;
+	for (int attempt = 0; attempt < 2 && s->direction == NULL; attempt++)
 	{
 		for (size_t j = 0; j < m; j++)
 			for (size_t i = 0; i <= j; i++)
-				H[j + i * N] = hzz[i + j * (j + 1) / 2] / W + lambda * R[i + j * m];
+				H[j + i * N] = hzz[i + j * (j + 1) / 2] / W +
+					(R != NULL ? lambda * R[i + j * m] : i == j ? lambda : 0.0);
 		if (p->fit_intercept)
 		{
 			for (size_t j = 0; j < m; j++)
@@ -280,8 +285,16 @@ km_primal_step(km_primal_solver *s, const km_primal_params *p,
 		/* slope = grad . dir = -rhs_before . dir: keep the gradient in dir's place */
 		memcpy(dir, rhs, m * sizeof(double));
 		gcopy_dot = p->fit_intercept ? rhs[m] : 0.0;
-		LAPACKE_dpotrs(LAPACK_COL_MAJOR, 'L', (lapack_int) N, 1, H, (lapack_int) N,
-					   rhs, (lapack_int) N);
+		if (s->direction != NULL)
+		{
+			km_status	st = s->direction(s->direction_arg, s, state, rhs, err);
+
+			if (st != KM_OK)
+				return st;
+		}
+		else
+			LAPACKE_dpotrs(LAPACK_COL_MAJOR, 'L', (lapack_int) N, 1, H, (lapack_int) N,
+						   rhs, (lapack_int) N);
 		for (uint32_t j = 0; j < m; j++)
 			slope -= dir[j] * rhs[j];
 		if (p->fit_intercept)

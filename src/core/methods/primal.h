@@ -88,6 +88,18 @@ typedef struct km_primal_params
 	int			max_iter;		/* Newton steps; <= 0: KM_PRIMAL_MAX_ITER */
 } km_primal_params;
 
+struct km_primal_solver;
+
+/*
+ * A step's direction by another solver (Newton-CG, learn/newton.h): rhs
+ * (N = m + 1 with an intercept, else m: minus the gradient) := the
+ * solution of the Newton system H d = rhs, from the sums of state at the
+ * accepted point.
+ */
+typedef km_status (*km_primal_direction_fn) (void *arg, const struct km_primal_solver *s,
+											 const double *state, double *rhs,
+											 km_error *err);
+
 typedef struct km_primal_solver
 {
 	uint32_t	m;
@@ -103,6 +115,9 @@ typedef struct km_primal_solver
 	double		t;				/* step length of the trial */
 	double		b_prev;
 	double		db;
+	/* NULL: the Newton system by Cholesky of the summed Hessian */
+	km_primal_direction_fn direction;
+	void	   *direction_arg;
 } km_primal_solver;
 
 /* Doubles of the statistics: 5 + 2m + m(m+1)/2 (0 for m = 0 or too big). */
@@ -134,7 +149,8 @@ size_t		km_primal_step_work_doubles(uint32_t m);
 /*
  * Read the statistics at (coef, b), set (coef, b) to the next point (see
  * above), s->done when no further pass is needed.  R: m x m column-major,
- * symmetric (upper triangle read).  KM_ERR_INVALID for an empty state or
+ * symmetric (upper triangle read), or NULL for I.  With s->direction the
+ * step's system is its (state's Hessian triangle unread; work: m + 1).  KM_ERR_INVALID for an empty state or
  * bad parameters, KM_ERR_NOT_PD if the Newton system stays singular,
  * KM_ERR_DIVERGED on non-finite values.
  */
