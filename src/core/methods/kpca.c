@@ -17,14 +17,15 @@
 /*
  * From KM_KPCA_PARTIAL_ROWS rows on, up to KM_KPCA_PARTIAL_MAX_K components
  * come from the block Lanczos solver (eigen.h, km_eigen_top) instead of
- * dsyevr: its passes cost O(n^2 k) each against dsyevr's O(n^3), and it
- * was faster from about 2,000 rows on (test/bench/kpca_bench.py); below,
- * the components are dsyevr's as before, bit for bit.  It stops when every
+ * dsyevr: its passes cost O(n^2 k) each against dsyevr's O(n^3).  On the
+ * benchmark's data it took about as long as dsyevr at 1,000 rows and less
+ * from 1,500 on (a quarter at 2,000, a twentieth at 3,000); below, the
+ * components are dsyevr's as before, bit for bit.  It stops when every
  * Ritz pair has ||Kc v - theta v|| <= KM_KPCA_PARTIAL_TOL theta_1, and
- * falls back to dsyevr when that takes more than KM_KPCA_PARTIAL_PASSES
- * products with Kc.
+ * falls back to dsyevr after n / b products with Kc (about what dsyevr
+ * costs), at most KM_KPCA_PARTIAL_PASSES.
  */
-#define KM_KPCA_PARTIAL_ROWS 3000
+#define KM_KPCA_PARTIAL_ROWS 1500
 #define KM_KPCA_PARTIAL_MAX_K 32
 #define KM_KPCA_PARTIAL_TOL 1e-11
 #define KM_KPCA_PARTIAL_PASSES 200
@@ -34,6 +35,14 @@ partial_applies(size_t n, int k)
 {
 	return n >= KM_KPCA_PARTIAL_ROWS && k >= 1 && k <= KM_KPCA_PARTIAL_MAX_K &&
 		n >= 2 * km_eigen_top_basis(k);
+}
+
+static int
+partial_passes(size_t n, int k)
+{
+	size_t		p = n / (size_t) km_eigen_top_block(k);
+
+	return p < 30 ? 30 : p > KM_KPCA_PARTIAL_PASSES ? KM_KPCA_PARTIAL_PASSES : (int) p;
 }
 
 size_t
@@ -175,7 +184,7 @@ km_kpca_fit(const km_kernel *kern, const double *X, size_t n, int d, int k,
 	km_check_interrupts(interrupt);
 	/* the top k eigenpairs, descending, into eigenvalues and coef */
 	if (partial_applies(n, k) &&
-		km_eigen_top(K, n, k, KM_KPCA_PARTIAL_TOL, KM_KPCA_PARTIAL_PASSES,
+		km_eigen_top(K, n, k, KM_KPCA_PARTIAL_TOL, partial_passes(n, k),
 					 eigenvalues, coef, work + 3 * n, &passes, interrupt))
 		clip_and_flip(n, k, eigenvalues, coef);
 	else if (top_components(K, n, k, (lapack_int *) (void *) (work + n),
