@@ -80,6 +80,7 @@ del ii
 eig = []
 with threadpool_limits(2):
     t = time.time()
+    c = time.process_time()
     if what == "nystrom":
         pipe = make_pipeline(StandardScaler(), Nystroem(gamma=gamma, n_components=m, random_state=0),
                              PCA(k, random_state=0))
@@ -91,11 +92,12 @@ with threadpool_limits(2):
         kp = pipe[-1]
         eig = kp.eigenvalues_.tolist()
     el = time.time() - t
+    cpu = time.process_time() - c
 coords = []
 if what != "nystrom":
     # the first 50 training rows' coordinates (fit_transform's)
     coords = (kp.eigenvectors_[:50] * np.sqrt(np.maximum(kp.eigenvalues_, 0))).tolist()
-print(json.dumps([el, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, eig, coords]))
+print(json.dumps([el, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, eig, coords, cpu]))
 '''
 
 
@@ -104,6 +106,19 @@ def make_table(cur, n):
     cur.execute("CREATE TABLE kmb_kpca AS SELECT i, ARRAY[%s]::float8[] AS f FROM generate_series(1, %d) i"
                 % (", ".join("sin(0.37 * i * %d + %d)" % (j + 1, j) for j in range(D)), n))
     cur.execute("VACUUM (FREEZE, ANALYZE) kmb_kpca")
+
+
+def backend_cpu(cur):
+    """CPU seconds (user + system, all its BLAS threads) of the backend of
+    cur so far: a fresh backend's are its fit's (NaN if /proc is not readable)."""
+    cur.execute("SELECT pg_backend_pid()")
+    pid = cur.fetchone()[0]
+    try:
+        with open("/proc/%d/stat" % pid) as fh:
+            f = fh.read().rsplit(")", 1)[1].split()
+        return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+    except OSError:
+        return float("nan")
 
 
 def ours(opts, n, coords=False):
@@ -138,8 +153,9 @@ def ours(opts, n, coords=False):
         info, z = cur.fetchone()
         el = time.time() - t
         mem = backend_hwm(cur)
+        cpu = backend_cpu(cur)
         c2.close()
-        return el, mem, info if isinstance(info, dict) else json.loads(info), z
+        return el, mem, info if isinstance(info, dict) else json.loads(info), z, cpu
 
 
 def ours_named(opts, n):
@@ -197,6 +213,10 @@ def exact(k):
             if w == "dense" and r > 0:
                 continue  # one run: half an hour
             runs_s[w].append(sklearn_run(N_EXACT, w, k))
+        print("  k = %d, run %d (wall s / CPU s): kernel_ml %.1f / %.1f; %s; load average %s" % (
+            k, r + 1, runs_o[-1][0], runs_o[-1][4], "; ".join(
+                "%s %.1f / %.1f" % (w, runs_s[w][-1][0], runs_s[w][-1][4]) for w in solvers if runs_s[w]),
+            open("/proc/loadavg").read().split()[0]), flush=True)
     to, mo = med([r[0] for r in runs_o]), med([r[1] for r in runs_o])
     ref = {w: (med([r[0] for r in runs_s[w]]), med([r[1] for r in runs_s[w]])) for w in solvers}
     print("\nexact, %d rows, k = %d: kernel_fit vs StandardScaler + KernelPCA(%d) (\"auto\" is \"%s\" here)"
@@ -209,6 +229,10 @@ def exact(k):
         row("KernelPCA eigen_solver=\"%s\"" % w, ref[w][0], ref[w][1], ref["arpack"][0], ref["arpack"][1])
     print("  runs: kernel_ml %s s; %s" % (", ".join("%.1f" % r[0] for r in runs_o), "; ".join(
         "%s %s s" % (w, ", ".join("%.1f" % r[0] for r in runs_s[w])) for w in solvers)))
+    co = med([r[4] for r in runs_o])
+    print("  CPU seconds (medians; a measure less shaken by other load): kernel_ml %.1f; %s" % (co, "; ".join(
+        "%s %.1f (ratio %.3f)" % (w, med([r[4] for r in runs_s[w]]), co / med([r[4] for r in runs_s[w]]))
+        for w in solvers)))
     ev_o = [float(v) for v in runs_o[0][2]["eigenvalues"]]
     ev_a = runs_s["arpack"][0][2]
     err = max(abs(a - b) / abs(b) for a, b in zip(ev_o, ev_a))
@@ -240,7 +264,7 @@ def main():
     cur = conn.cursor()
     cur.execute("SET client_min_messages = warning")
     print("== kernel PCA (issue 32, test/bench/kpca_bench.py%s): d = %d, gamma 1/d, k = %d, medians of %d run(s), "
-          "load average %s" % (", quick" if QUICK else "", D, K, RUNS, open("/proc/loadavg").read().split()[0]))
+          "load average %s" % (", quick" if QUICK else "", D, K, RUNS, open("/proc/loadavg").read().split()[0]), flush=True)
     make_table(cur, max(N if "nystrom" in PARTS else 0, N_EXACT))
     ok = True
 
