@@ -248,12 +248,16 @@ km_tridiag_count_below(const double *d, const double *e, size_t n, double x)
 #endif
 /* The start block's seed ("kmtop", any fixed value) */
 #define KM_TOP_SEED UINT64_C(0x6b6d746f70)
+/* Beyond this k the sizes could overflow (and dsyevr is the better tool). */
+#define KM_TOP_MAX_K (1 << 20)
 /* A column that keeps less than this share of its norm is rebuilt from the seed. */
 #define KM_TOP_DEPENDENT 1e-10
 
 int
 km_eigen_top_block(int k)
 {
+	if (k < 1 || k > KM_TOP_MAX_K)
+		return 0;
 	return k + (k > KM_TOP_EXTRA ? k : KM_TOP_EXTRA);
 }
 
@@ -273,10 +277,14 @@ top_keep(int k)
 size_t
 km_eigen_top_doubles(size_t n, int k)
 {
-	size_t		mm = km_eigen_top_basis(k);
-	size_t		cols = 2 * mm + top_keep(k);
+	size_t		mm,
+				cols;
 
-	if (k < 1 || n > (SIZE_MAX / sizeof(double) - 80 * mm * mm) / cols)
+	if (k < 1 || k > KM_TOP_MAX_K)
+		return 0;
+	mm = km_eigen_top_basis(k);
+	cols = 2 * mm + top_keep(k);
+	if (n > (SIZE_MAX / sizeof(double) - 80 * mm * mm) / cols)
 		return 0;
 	/* Q, W, the restart's n x keep; H, its eigenvectors, theta, dsyev's work, a block's Q'P */
 	return n * cols + 2 * mm * mm + mm + 66 * mm + mm * mm;
@@ -399,7 +407,7 @@ km_eigen_top(const double *A, size_t n, int k, double tol, int max_passes,
 	size_t		nb = b;			/* the block at Q + m n waiting for its product */
 
 	*passes = 0;
-	if (k < 1 || n < 2 * mm)
+	if (k < 1 || k > KM_TOP_MAX_K || n < 2 * mm)
 		return false;
 	for (size_t i = 0; i < n * b; i++)
 		Q[i] = top_random(&rng);
