@@ -59,11 +59,10 @@ size_t		km_tridiag_count_below(const double *d, const double *e, size_t n,
  * km_eigen_top_block(k) is b, km_eigen_top_doubles(n, k) the work it needs
  * (0 on overflow; k from 1 to 2^20).  km_eigen_top returns true when every
  * one of the top k Ritz pairs has a residual <= tol |theta_1| within
- * max_passes products,
- * with theta (k, descending) and V (n x k, column-major, orthonormal);
- * false otherwise (then theta and V are garbage; A is untouched: the caller
- * falls back to dsyevr).  *passes: the products done.  Needs n >= 2
- * km_eigen_top_basis(k).
+ * max_passes products, with theta (k, descending) and V (n x k,
+ * column-major, orthonormal); false otherwise (then theta and V are
+ * garbage; A is untouched: the caller falls back to dsyevr).  *passes: the
+ * products done.  Needs n >= 2 km_eigen_top_basis(k).
  */
 int			km_eigen_top_block(int k);
 size_t		km_eigen_top_basis(int k);
