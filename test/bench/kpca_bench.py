@@ -33,6 +33,7 @@ KM_KPCA_EXACT_ROWS (default 20,000, the issue's: a 3.2 GB Gram matrix, under
 the default kernel_ml.max_memory of 4 GB; if a fit is refused for memory
 the bench raises the setting to 6 GB and says so), KM_BENCH_RUNS (default
 3; medians).  KM_KPCA_PARTS: "nystrom,exact" (default) or either one.
+KM_KPCA_KS: the exact part's component counts (default "2,16").
 KM_KPCA_DENSE=1 also runs KernelPCA(eigen_solver="dense") on the exact
 rows (O(n^3): about half an hour a run at 20,000 rows on 2 loaded cores).
 KM_BENCH_QUICK=1: 50,000 and 4,000 rows, one run.
@@ -57,7 +58,7 @@ N = int(os.environ.get("KM_KPCA_ROWS", "50000" if QUICK else "200000"))
 N_EXACT = int(os.environ.get("KM_KPCA_EXACT_ROWS", "4000" if QUICK else "20000"))
 PARTS = os.environ.get("KM_KPCA_PARTS", "nystrom,exact").split(",")
 DENSE = os.environ.get("KM_KPCA_DENSE") == "1"
-KS = (2, 16)
+KS = tuple(int(k) for k in os.environ.get("KM_KPCA_KS", "2,16").split(","))
 NCOORD = 50
 D = 20
 M = 1000
