@@ -60,6 +60,7 @@ PARTS = os.environ.get("KM_KPCA_PARTS", "nystrom,exact").split(",")
 DENSE = os.environ.get("KM_KPCA_DENSE") == "1"
 KS = tuple(int(k) for k in os.environ.get("KM_KPCA_KS", "2,16").split(","))
 NCOORD = 50
+TABLE = os.environ.get("KM_KPCA_TABLE", "kmb_kpca")
 D = 20
 M = 1000
 K = 16
@@ -103,10 +104,10 @@ print(json.dumps([el, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
 
 
 def make_table(cur, n):
-    cur.execute("DROP TABLE IF EXISTS kmb_kpca")
-    cur.execute("CREATE TABLE kmb_kpca AS SELECT i, ARRAY[%s]::float8[] AS f FROM generate_series(1, %d) i"
-                % (", ".join("sin(0.37 * i * %d + %d)" % (j + 1, j) for j in range(D)), n))
-    cur.execute("VACUUM (FREEZE, ANALYZE) kmb_kpca")
+    cur.execute("DROP TABLE IF EXISTS %s" % TABLE)
+    cur.execute("CREATE TABLE %s AS SELECT i, ARRAY[%s]::float8[] AS f FROM generate_series(1, %d) i"
+                % (TABLE, ", ".join("sin(0.37 * i * %d + %d)" % (j + 1, j) for j in range(D)), n))
+    cur.execute("VACUUM (FREEZE, ANALYZE) %s" % TABLE)
 
 
 def backend_cpu(cur):
@@ -140,11 +141,11 @@ def ours(opts, n, coords=False):
         t = time.time()
         try:
             if coords:
-                cur.execute("WITH m AS (SELECT kernel_fit(f, %s::jsonb) AS m FROM kmb_kpca WHERE i <= %s) "
-                            "SELECT kernel_model_info(m.m), (SELECT array_agg(kernel_transform(m.m, k.f) ORDER BY k.i) "
-                            "FROM kmb_kpca k WHERE k.i <= %s) FROM m", (json.dumps(opts), n, NCOORD))
+                cur.execute(("WITH m AS (SELECT kernel_fit(f, %%s::jsonb) AS m FROM %s WHERE i <= %%s) "
+                             "SELECT kernel_model_info(m.m), (SELECT array_agg(kernel_transform(m.m, k.f) ORDER BY k.i) "
+                             "FROM %s k WHERE k.i <= %%s) FROM m" % (TABLE, TABLE)), (json.dumps(opts), n, NCOORD))
             else:
-                cur.execute("SELECT kernel_model_info(kernel_fit(f, %s::jsonb)), NULL FROM kmb_kpca WHERE i <= %s",
+                cur.execute("SELECT kernel_model_info(kernel_fit(f, %%s::jsonb)), NULL FROM %s WHERE i <= %%s" % TABLE,
                             (json.dumps(opts), n))
         except psycopg2.Error as e:
             c2.close()
@@ -173,7 +174,7 @@ def ours_named(opts, n):
     t = time.time()
     try:
         cur.execute("SELECT version FROM kernel_model_train('kmb_kpca', %s, %s::jsonb)",
-                    ("SELECT f FROM kmb_kpca WHERE i <= %d" % n, json.dumps(opts)))
+                    ("SELECT f FROM %s WHERE i <= %d" % (TABLE, n), json.dumps(opts)))
         cur.fetchone()
     except psycopg2.Error as e:
         # (0.4.0) the named form of a method without a target reads the
@@ -301,7 +302,7 @@ def main():
     if "exact" in PARTS:
         for k in KS:
             ok = exact(k) and ok
-    cur.execute("DROP TABLE kmb_kpca")
+    cur.execute("DROP TABLE %s" % TABLE)
     conn.close()
     return 0 if ok else 1
 
