@@ -135,7 +135,8 @@ Checks:
      eigen_solver = "dense") on StandardScaler'd rows (kernel_ml's
      standardize: population scale), iris (rbf, k = 3; 120 rows fitted, 30
      held out) and wine (rbf and poly, k = 5; 140 + 38), and iris with the defaults (rbf, gamma
-     1 / d, k = 2): coordinates of the
+     1 / d, k = 2), and digits (rbf, k = 2 and 16; 1,600 + 197: from 1,500
+     rows the block Lanczos solver, not dsyevr): coordinates of the
      held-out and training rows within 1e-8 relative after aligning each
      component's sign, kernel_model_info's eigenvalues vs eigenvalues_
      within 1e-8, explained_variance_ratio vs NumPy's eigenvalues over the
@@ -2166,7 +2167,7 @@ def align_signs(got, want):
 
 
 def check_kpca(cur):
-    from sklearn.datasets import load_iris, load_wine
+    from sklearn.datasets import load_digits, load_iris, load_wine
     from sklearn.decomposition import KernelPCA
 
     rng = np.random.RandomState(SEED)
@@ -2175,7 +2176,10 @@ def check_kpca(cur):
              ("iris", load_iris, 120, 3, {"kernel": "rbf", "gamma": 0.2}),
              ("wine", load_wine, 140, 5, {"kernel": "rbf", "gamma": 1.0 / 13}),
              ("wine_poly", load_wine, 140, 5,
-              {"kernel": "poly", "gamma": 0.05, "degree": 2, "coef0": 1.0}))
+              {"kernel": "poly", "gamma": 0.05, "degree": 2, "coef0": 1.0}),
+             # from 1,500 rows, k <= 32: the block Lanczos solver, not dsyevr (kpca.c)
+             ("digits", load_digits, 1600, 2, {"kernel": "rbf", "gamma": 1.0 / 64}),
+             ("digits16", load_digits, 1600, 16, {"kernel": "rbf", "gamma": 1.0 / 64}))
     for name, loader, ntr, k, kopts in cases:
         X = loader().data.astype(float)
         order = rng.permutation(len(X))
@@ -2213,7 +2217,7 @@ def check_kpca(cur):
             compare(tag + ": explained_variance_ratio vs eigenvalues / trace(Kc)",
                     info["explained_variance_ratio"], ref.eigenvalues_ / trace, 1e-8)
             nys = fit_and_transform(ds + "_nys", dict(opts, approximation="nystrom",
-                                                      components=1000))
+                                                      components=max(1000, ntr)))
             compare(tag + ": nystrom (components >= n) vs exact (signs aligned)",
                     align_signs(nys, got), got, 1e-6)
 

@@ -82,6 +82,10 @@ int			unit_failures = 0;
 	X(test_eigen_tridiagonal_matches_dsyevd) \
 	X(test_eigen_spectrum_matches_dsyevd) \
 	X(test_eigen_closed_form_matches_dsyevd) \
+	X(test_eigen_top_random_psd) \
+	X(test_eigen_top_clustered) \
+	X(test_eigen_top_kernel) \
+	X(test_eigen_top_edges) \
 	X(test_crc_check_values) \
 	X(test_encoder_round_trip) \
 	X(test_encoder_statistics) \

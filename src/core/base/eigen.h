@@ -45,4 +45,30 @@ double		km_tridiag_eigenvalue(const double *d, const double *e, size_t n,
 size_t		km_tridiag_count_below(const double *d, const double *e, size_t n,
 								   double x);
 
+/*
+ * The top k eigenpairs of a symmetric matrix without tridiagonalising it:
+ * block Lanczos with thick restarts, in the form that expands the basis Q
+ * by the residuals of the leading Ritz pairs (as block Davidson without a
+ * preconditioner; the same span as block Lanczos's next block).  One pass
+ * multiplies the n x n matrix (lower triangle, read only) by a block of b
+ * vectors in column panels, DSYMM/DGEMM with an interrupt check after each;
+ * Rayleigh-Ritz on W = A Q gives the Ritz pairs and their residuals
+ * ||A y - theta y|| without another product.  The start block comes from a
+ * fixed seed: the result depends only on A (and the BLAS).
+ *
+ * km_eigen_top_block(k) is b, km_eigen_top_doubles(n, k) the work it needs
+ * (0 on overflow; k from 1 to 2^20).  km_eigen_top returns true when every
+ * one of the top k Ritz pairs has a residual <= tol |theta_1| within
+ * max_passes products, with theta (k, descending) and V (n x k,
+ * column-major, orthonormal); false otherwise (then theta and V are
+ * garbage; A is untouched: the caller falls back to dsyevr).  *passes: the
+ * products done.  Needs n >= 2 km_eigen_top_basis(k).
+ */
+int			km_eigen_top_block(int k);
+size_t		km_eigen_top_basis(int k);
+size_t		km_eigen_top_doubles(size_t n, int k);
+bool		km_eigen_top(const double *A, size_t n, int k, double tol,
+						 int max_passes, double *theta, double *V, double *work,
+						 int *passes, km_interrupt_fn interrupt);
+
 #endif							/* KM_EIGEN_H */

@@ -4,7 +4,9 @@
  *
  * The n x n Gram matrix K of the (standardized) rows is centred in feature
  * space, Kc = K - 1K/n - K1/n + 1K1/n^2 (KernelCenterer), and its top k
- * eigenpairs (lambda_j, v_j) are found by LAPACK's dsyevr (eigenvalues
+ * eigenpairs (lambda_j, v_j) are found by LAPACK's dsyevr, or from 1,500
+ * rows and for k <= 32 by block Lanczos (eigen.h: km_eigen_top, residuals
+ * below 1e-11 lambda_1; dsyevr if it does not get there) (eigenvalues
  * descending; eigenvalues below 1e-12 times the largest, or negative from
  * rounding, are 0, as _check_psd_eigenvalues does).  Each eigenvector's sign
  * is fixed as svd_flip does it in KernelPCA: its largest coefficient in
