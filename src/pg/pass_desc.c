@@ -86,7 +86,7 @@ pass_desc_build(const km_pass *pass, const PassRules *rules)
 	h->chunk = (uint32) pass->chunk;
 	h->d = rules->d;
 	h->target = (uint32) rules->target;
-	h->all_rows = rules->all_rows ? 1 : 0;
+	h->all_rows = rules->all_rows ? (rules->sides ? 3 : 1) : 0;
 	h->seed = rules->seed;
 	h->test_fraction = rules->test_fraction;
 	h->folds = rules->folds;
@@ -144,7 +144,8 @@ desc_decode(bytea *desc, PassRules *rules, MemoryContext cxt)
 						  (unsigned long long) h->point_len));
 	if (h->key != desc_key(desc))
 		bad_desc("The descriptor fails its key: its bytes were changed after they were written.");
-	if (h->d < 1 || h->d > (1 << 20) || h->target > PASS_ANY || h->all_rows > 1 ||
+	if (h->d < 1 || h->d > (1 << 20) || h->target > PASS_ANY ||
+		(h->all_rows != 0 && h->all_rows != 1 && h->all_rows != 3) ||
 		!(h->test_fraction >= 0.0 && h->test_fraction <= 1.0) ||
 		h->folds < 0 || h->folds > MAX_FOLDS || h->side < KM_SIDE_ALL ||
 		h->side > KM_SIDE_NOT_FOLD || (h->side != KM_SIDE_ALL && (h->folds == 0 || h->fold < 0 || h->fold >= h->folds)) ||
@@ -159,6 +160,7 @@ desc_decode(bytea *desc, PassRules *rules, MemoryContext cxt)
 	rules->d = h->d;
 	rules->target = (PassTarget) h->target;
 	rules->all_rows = h->all_rows != 0;
+	rules->sides = h->all_rows == 3;
 	rules->seed = h->seed;
 	rules->test_fraction = h->test_fraction;
 	rules->folds = h->folds;
@@ -183,8 +185,9 @@ desc_decode(bytea *desc, PassRules *rules, MemoryContext cxt)
 		memcpy(&c, p, sizeof(c));
 		memcpy(&n, p + sizeof(c), sizeof(n));
 		p += 2 * sizeof(uint32);
-		if (c >= h->nlabels)
-			bad_desc(psprintf("Label %u has class %u of %u.", l + 1, c, h->nlabels));
+		/* a scoring pass's label the model lacks: class k (each pass checks its ids) */
+		if (c > KM_MAX_CLASSES)
+			bad_desc(psprintf("Label %u has class %u of at most %d.", l + 1, c, KM_MAX_CLASSES));
 		rules->lab_class[l] = c;
 		if (rules->target == PASS_TEXT_LABELS)
 		{
@@ -474,12 +477,12 @@ pass_desc_run_of_key(uint64 key)
 			 errhint("Let kernel_model_train or kernel_train_query run the pass aggregate.")));
 }
 
-/* Bytes of one buffered row of d features: x, y, hash, class, fold. */
+/* Bytes of one buffered row of d features: x, y, hash, class, fold, held. */
 static Size
 buf_row_bytes(int d)
 {
 	return sizeof(double) * (Size) d + sizeof(double) + sizeof(uint64) +
-		sizeof(uint32) + sizeof(int32);
+		sizeof(uint32) + sizeof(int32) + sizeof(uint8);
 }
 
 /* Where a state's buffer starts: after its header and its pass state. */
@@ -537,6 +540,7 @@ typedef struct BufView
 	uint64	   *hash;
 	uint32	   *cls;
 	int32	   *fold;
+	uint8	   *held;
 } BufView;
 
 static BufView
@@ -550,6 +554,7 @@ buf_view(PassStateHeader *st)
 	v.hash = (uint64 *) (v.y + cap);
 	v.cls = (uint32 *) (v.hash + cap);
 	v.fold = (int32 *) (v.cls + cap);
+	v.held = (uint8 *) (v.fold + cap);
 	return v;
 }
 
@@ -599,6 +604,7 @@ state_copy_into(PassStateHeader *to, PassStateHeader *from)
 	memcpy(a.hash, b.hash, sizeof(uint64) * n);
 	memcpy(a.cls, b.cls, sizeof(uint32) * n);
 	memcpy(a.fold, b.fold, sizeof(int32) * n);
+	memcpy(a.held, b.held, n);
 }
 
 static void
@@ -709,7 +715,8 @@ pass_state_flush(PassRun *run, PassStateHeader *st, PassStateHeader *from)
 		run->rules.target == PASS_TEXT_LABELS;
 	km_block	b = {.n = from->nbuf, .d = run->rules.d, .X = v.X,
 		.y = labels ? NULL : v.y, .cls = labels ? v.cls : NULL,
-		.hash = v.hash, .fold = run->rules.folds > 0 ? v.fold : NULL};
+		.hash = v.hash, .fold = run->rules.folds > 0 ? v.fold : NULL,
+	.held = run->rules.sides ? v.held : NULL};
 	km_error	err;
 
 	if (from->nbuf == 0)
@@ -772,6 +779,7 @@ pass_state_row(PassRun *run, PassStateHeader *st, ArrayType *f, Datum y, bool yn
 	double		key;
 	int			cls = 0;
 	int			len;
+	bool		held;
 
 	if (f == NULL || ynull || st->err.status != KM_OK)
 		return;
@@ -807,8 +815,10 @@ pass_state_row(PassRun *run, PassStateHeader *st, ArrayType *f, Datum y, bool yn
 				 errdetail("A training row of the %s pass has a label the counting pass did not read.",
 						   pnstrdup(run->pass->what, strcspn(run->pass->what, ":"))),
 				 errhint("Make the query repeatable: no random(), nextval() or other volatile filter; for a sample, use TABLESAMPLE ... REPEATABLE (seed).")));
-	if (km_row_held_out(x, d, key, r->seed, run->thr, hbuf) && !r->all_rows)
+	held = km_row_held_out(x, d, key, r->seed, run->thr, hbuf);
+	if (held && !r->all_rows)
 		return;
+	v.held[st->nbuf] = held ? 1 : 0;
 	v.fold[st->nbuf] = r->folds > 0 ? km_row_fold(x, d, key, r->seed, r->folds, hbuf) : 0;
 	for (int j = 0; j < d; j++)
 		hbuf[j] = x[j] + 0.0;	/* -0 hashes as 0 (km_row_hashes) */

@@ -65,6 +65,7 @@ typedef struct PassRules
 	int			d;				/* features per row */
 	PassTarget	target;
 	bool		all_rows;		/* every usable row, else the training side */
+	bool		sides;			/* all_rows, each with its side (km_block.held) */
 	int64		seed;			/* split, folds and reservoir keys */
 	double		test_fraction;
 	int			folds;			/* 0: none */
@@ -91,7 +92,7 @@ typedef struct PassDescHeader
 	uint32		chunk;
 	int32		d;
 	uint32		target;
-	uint32		all_rows;
+	uint32		all_rows;		/* 1: all_rows; 3: and sides */
 	int64		seed;
 	double		test_fraction;
 	int32		folds;
