@@ -429,25 +429,46 @@ pending_cmp(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
-/* The bins of one interval counted: pairs across bins, ties, and the bins left to split. */
-static void
-side_take(auc_side *a, const km_train_env *env, const double *bins, uint32_t b,
-		  pending_iv *next, size_t *nnext)
+/* Is v a count a state may hold: finite, whole, from 0 to 2^53? */
+static bool
+is_count(double v)
+{
+	return v >= 0.0 && v <= 9007199254740992.0 && v == floor(v);
+}
+
+/*
+ * The bins of interval v counted: pairs across bins, ties, and the bins
+ * left to split.  false when a bin is not one of v's (its counts not
+ * counts, its keys outside its own range): states come from other
+ * processes.
+ */
+static bool
+side_take(auc_side *a, const score_iv *v, const double *bins, pending_iv *next,
+		  size_t *nnext)
 {
 	double		below = 0.0;
+	uint64_t	w = v->b <= 1 ? 0 : (v->hi - v->lo) / v->b + 1;
 
-	for (uint32_t t = 0; t < b; t++)
+	for (uint32_t t = 0; t < v->b; t++)
 	{
 		const double *bin = bins + 4 * (size_t) t;
 		uint64_t	lo;
 		uint64_t	hi;
+		uint64_t	own_lo = v->b <= 1 ? v->lo : v->lo + (uint64_t) t * w;
+		uint64_t	own_hi = v->b <= 1 || w - 1 >= v->hi - own_lo ? v->hi : own_lo + w - 1;
 
+		if (!is_count(bin[0]) || !is_count(bin[1]))
+			return false;
 		a->u2 += 2 * (uint64_t) bin[0] * (uint64_t) below;
 		below += bin[1];
-		if (bin[0] == 0.0 || bin[1] == 0.0)
+		if (bin[0] + bin[1] == 0.0)
 			continue;
 		memcpy(&lo, &bin[2], sizeof(lo));
 		memcpy(&hi, &bin[3], sizeof(hi));
+		if (lo > hi || lo < own_lo || hi > own_hi)
+			return false;
+		if (bin[0] == 0.0 || bin[1] == 0.0)
+			continue;
 		if (lo == hi)
 			a->u2 += (uint64_t) bin[0] * (uint64_t) bin[1];
 		else
@@ -458,6 +479,7 @@ side_take(auc_side *a, const km_train_env *env, const double *bins, uint32_t b,
 			(*nnext)++;
 		}
 	}
+	return true;
 }
 
 /* The AUC from the exact count, in km_auc's arithmetic. */
@@ -473,12 +495,18 @@ side_auc(const auc_side *a)
 	return (rank_sum - a->npos * (a->npos + 1.0) / 2.0) / (a->npos * (n - a->npos));
 }
 
-/* The sums of a side's state into its scores. */
-static void
+/* The sums of a side's state into its scores; false when they are not counts. */
+static bool
 side_metrics(const double *s, km_class_side_scores *out)
 {
 	km_class_metrics *cm = &out->cm;
 	uint32_t	k = cm->k;
+
+	for (size_t i = 0; i < SIDE_HEAD + (size_t) k * k; i++)
+		if (i != 3 && !is_count(s[i]))
+			return false;
+	if (!(s[3] >= 0.0 && s[3] < HUGE_VAL))
+		return false;
 
 	cm->n = (size_t) s[0];
 	cm->correct = (size_t) s[1];
@@ -487,6 +515,14 @@ side_metrics(const double *s, km_class_side_scores *out)
 	out->unknown = (uint64_t) s[4];
 	for (size_t i = 0; i < (size_t) k * k; i++)
 		cm->confusion[i] = (uint64_t) s[SIDE_HEAD + i];
+	return true;
+}
+
+static km_status
+bad_state(km_error *err)
+{
+	return km_fail(err, KM_ERR_INVALID, "a scoring pass returned a state that is not one",
+				   "Its counts are not whole numbers, or a bin's scores lie outside the bin.");
 }
 
 km_status
@@ -569,8 +605,8 @@ km_class_score(const km_host *host, const uint8_t *model, size_t len,
 
 			if (out[s] == NULL)
 				continue;
-			if (first)
-				side_metrics(state + s * side_doubles(at->k), out[s]);
+			if (first && !side_metrics(state + s * side_doubles(at->k), out[s]))
+				return bad_state(err);
 			if (at->niv[s] == 0)
 				continue;
 			if (first)
@@ -580,7 +616,8 @@ km_class_score(const km_host *host, const uint8_t *model, size_t len,
 			}
 			next = env->alloc(env->ctx, sizeof(pending_iv) * (at->nbins + 1));
 			for (size_t j = 0; j < at->niv[s]; j++)
-				side_take(a, env, bins + 4 * at->iv[s][j].first, at->iv[s][j].b, next, &nnext);
+				if (!side_take(a, &at->iv[s][j], bins + 4 * at->iv[s][j].first, next, &nnext))
+					return bad_state(err);
 			/* the intervals not taken this pass stay first in line, the new ones after */
 			{
 				size_t		done = at->niv[s];
