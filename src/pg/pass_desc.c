@@ -570,12 +570,26 @@ typedef struct PassStateX
 {
 	ExpandedObjectHeader hdr;
 	PassStateHeader *st;		/* cap: a full chunk */
+	PassRun    *run;			/* its pass, in this process */
 } PassStateX;
 
+/*
+ * The flat form's size.  A state is flattened when it leaves its process
+ * (a parallel worker's tuple, Citus's worker_partial_agg text), after its
+ * last row: the rows still buffered are added into its pass state first,
+ * as the combine would add them (a partial chunk of the same rows), so
+ * that no row travels, whatever the size of the pass state.
+ */
 static Size
 psx_flat_size(ExpandedObjectHeader *eohptr)
 {
-	PassStateHeader *st = ((PassStateX *) eohptr)->st;
+	PassStateX *x = (PassStateX *) eohptr;
+	PassStateHeader *st = x->st;
+
+	/* its pass still this process's (live_run, rebuilt_run: this file's) */
+	if (st->nbuf > 0 && x->run != NULL && (x->run == live_run || x->run == rebuilt_run) &&
+		x->run->key == st->key)
+		pass_state_flush(x->run, st, st);
 
 	return add_size(buf_offset(st->external != 0, st->state_bytes),
 					mul_size(st->nbuf, buf_row_bytes((int) st->d)));
@@ -656,6 +670,7 @@ pass_state_new(PassRun *run, MemoryContext aggcxt, bool external, Datum *out)
 	st->err.status = KM_OK;
 	st->external = external ? 1 : 0;
 	x->st = st;
+	x->run = run;
 	if (out != NULL)
 		*out = EOHPGetRWDatum(&x->hdr);
 	return st;
