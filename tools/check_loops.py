@@ -69,7 +69,6 @@ ROW_LOOPS = {
                                        "scorers' fetch loop) and fetch_rows, the in-memory collect of a named "
                                        "exact model's rows (a gather into a RowSet for the memory host)"),
     "src/catalog/passes.c": (1, "scoring: the score statement's rows, one per side (held out, train)"),
-    "src/catalog/passes_classify.c": (1, "scoring: a classifier's held-out and train scores over the query's rows"),
     "src/catalog/named_table.c": (2, "kernel_table_rows: a table's rows encoded as a set-returning function, no training"),
 }
 GLUE = re.compile(r"src/(catalog|sql|pg)/[^/]+\.[ch]$")

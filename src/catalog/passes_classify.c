@@ -1,107 +1,115 @@
 /*
- * passes_classify.c - the scoring pass of a named approximate classifier
- * (its training is the learner's over the cursor host, passes.c): one
- * scan of the stored query (host_cursor.h: as run_as, security-restricted,
- * search_path pinned, batches bounded), each row split as
- * _kernel_ml_holdout splits it (split.h's km_row_held_out over the
+ * passes_classify.c - the scoring of a named approximate classifier (its
+ * training is the learner's over the aggregate host, passes.c): the rows
+ * counted (their labels, the rows with a null) in one aggregate
+ * statement, then the scoring passes (learn/score_pass.h: the confusion
+ * counts, the log-loss and the exact AUC of each side of the split) as
+ * statements over the pass aggregate (host_agg.h), so that parallel
+ * workers and Citus shards score where the rows are.  Each row is split
+ * as _kernel_ml_holdout splits it (split.h's km_row_held_out over the
  * features and the label: a float8 label's value, a text label's
- * hash_bytes) and scored on its side (named_common.h's ClassScorer).
+ * hash_bytes).
  */
 #include "postgres.h"
 
 #include "access/detoast.h"
-#include "common/hashfn.h"
-#include "utils/builtins.h"
 #include "utils/float.h"
+#include "utils/memutils.h"
 
-#include "pgprogress.h"
-#include "named_common.h"
+#include "classify.h"
+#include "host_agg.h"
 #include "host_cursor.h"
+#include "learn/score_pass.h"
+#include "pgprogress.h"
+#include "pgutil.h"
+#include "named_common.h"
 #include "passes_classify.h"
+#include "train_rows.h"
 
-/* One scoring pass: the rows, and the scorer of each side. */
-typedef struct ScorePass
-{
-	const NamedRun *run;
-	PassRows	rows;
-	ClassScorer *train_sc;		/* NULL: held-out rows only */
-	ClassScorer *test_sc;
-} ScorePass;
-
-/* A row's label as text (float8 labels as the model stores them). */
-static const char *
-label_text(const ScorePass *sp, Datum y)
-{
-	if (sp->run->query.text_label)
-		return TextDatumGetCString(y);
-	return float8out_internal(DatumGetFloat8(y) == 0.0 ? 0.0 : DatumGetFloat8(y));
-}
-
-/* The value a row's label is hashed by for the split (host_cursor.c's). */
-static double
-label_key(const ScorePass *sp, Datum y)
-{
-	if (sp->run->query.text_label)
-	{
-		text	   *t = DatumGetTextPP(y);
-
-		return (double) hash_bytes((const unsigned char *) VARDATA_ANY(t),
-								   (int) VARSIZE_ANY_EXHDR(t));
-	}
-	return DatumGetFloat8(y);
-}
-
-/* One batch of the query's rows (f float8[], y), split, into the scorers. */
+/* A side's scores from the passes into out (begun by class_scorer_begin). */
 static void
-score_batch(void *arg, SPITupleTable *tt, uint64 n)
+side_out(const km_class_side_scores *s, ClassScores *out)
 {
-	ScorePass  *sp = arg;
-
-	for (uint64 i = 0; i < n; i++)
-	{
-		Datum		y;
-		ClassScorer *sc;
-
-		if (!pass_row_read(&sp->rows, tt, i, false, &y))
-			continue;
-		if (!sp->run->query.text_label)
-			pass_row_check_target(&sp->rows, DatumGetFloat8(y));
-		sc = pass_row_held(&sp->rows, label_key(sp, y), sp->run->opts.seed) ?
-			sp->test_sc : sp->train_sc;
-		if (sc != NULL)
-			class_scorer_add(sc, label_text(sp, y), sp->rows.x, sp->rows.d);
-	}
+	out->cm = s->cm;
+	out->unknown = (int64) s->unknown;
+	if (out->k == 2)
+		out->auc = s->auc;
 }
 
 void
 passes_class_score(const NamedRun *run, Datum model, bool holdout_only,
 				   ClassScores *holdout, ClassScores *train, int64 *skipped)
 {
-	ScorePass	sp;
-	ClassScorer test_sc;
-	ClassScorer train_sc;
+	MemoryContext tmp;
+	MemoryContext old;
+	ClassScorer sc;
+	CursorHost	h;
+	AggHost		ah;
+	km_host		host;
+	km_train_env env;
+	km_class_side_scores held_s;
+	km_class_side_scores train_s;
+	uint32	   *class_of;
+	bytea	   *mb;
+	int			passes;
+	km_error	err;
 
 	/* in line before the scan: no TOAST read while the query's role is in effect */
-	model = PointerGetDatum(pg_detoast_datum_copy((struct varlena *) DatumGetPointer(model)));
-	memset(&sp, 0, sizeof(sp));
-	sp.run = run;
-	sp.rows.cxt = CurrentMemoryContext;
-	sp.rows.thr = km_holdout_threshold(run->opts.test_fraction);
-	sp.rows.d = -1;
-	sp.rows.width = model_features(model);	/* sizes the cursor's batch */
-	km_progress_stage("score: pass over the %s rows", holdout_only ? "held-out" : "usable");
-	class_scorer_begin(&test_sc, model, holdout);
-	sp.test_sc = &test_sc;
+	mb = (bytea *) pg_detoast_datum_copy((struct varlena *) DatumGetPointer(model));
+	model = PointerGetDatum(mb);
+	/* the model's labels, classes and probabilities (the scorer itself is the pass's) */
+	class_scorer_begin(&sc, model, holdout);
+	class_scorer_end(&sc, holdout);
 	if (!holdout_only)
 	{
-		class_scorer_begin(&train_sc, model, train);
-		sp.train_sc = &train_sc;
+		class_scorer_begin(&sc, model, train);
+		class_scorer_end(&sc, train);
+		*skipped = 0;
 	}
-	pass_rows_scan(&run->query, &sp.rows, score_batch, &sp);
-	class_scorer_end(&test_sc, holdout);
+	if (!holdout->classifier)
+		return;					/* a regression model: its rows are not scored */
+	tmp = AllocSetContextCreate(CurrentMemoryContext, "kernel_ml scoring passes",
+								ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(tmp);
+	km_progress_stage("score: counting the usable rows");
+	agg_host_count(&h, &run->query, run->schema, model_features(model),
+				   run->query.text_label ? CURSOR_TEXT_LABELS : CURSOR_FLOAT8_LABELS,
+				   true, run->opts.seed, run->opts.test_fraction, 0, tmp);
 	if (!holdout_only)
+		*skipped = h.skipped;
+	/* each label met: the model's class, or k for one it does not know */
+	class_of = palloc(sizeof(uint32) * Max(1, h.nlab));
+	for (int l = 0; l < h.nlab; l++)
 	{
-		class_scorer_end(&train_sc, train);
-		*skipped = sp.rows.skipped;
+		const char *label = run->query.text_label ? h.lab_text[l] :
+			float8out_internal(h.lab_value[l]);
+		int			c = km_classes_find(holdout->labels, holdout->labels_bytes,
+										holdout->k, label);
+
+		class_of[l] = c < 0 ? holdout->k : (uint32) c;
 	}
+	h.class_of = class_of;
+	if (h.rows == 0)
+	{
+		MemoryContextSwitchTo(old);
+		MemoryContextDelete(tmp);
+		return;
+	}
+	host = agg_host(&ah, &h, run->schema);
+	ah.rules.sides = true;
+	km_train_env_palloc(&env);
+	km_blas_setup_scoring();
+	held_s.cm = holdout->cm;
+	if (!holdout_only)
+		train_s.cm = train->cm;
+	km_progress_stage("score: passes over the %s rows", holdout_only ? "held-out" : "usable");
+	if (km_class_score(&host, (const uint8_t *) VARDATA_ANY(mb), VARSIZE_ANY_EXHDR(mb),
+					   &held_s, holdout_only ? NULL : &train_s, &env, &passes, &err) != KM_OK)
+		km_raise(&err);
+	side_out(&held_s, holdout);
+	if (!holdout_only)
+		side_out(&train_s, train);
+	elog(DEBUG1, "kernel_ml scoring: %d passes", passes);
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(tmp);
 }

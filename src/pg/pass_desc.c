@@ -12,6 +12,7 @@
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/expandeddatum.h"
 #include "utils/float.h"
 #include "utils/memutils.h"
 
@@ -85,7 +86,7 @@ pass_desc_build(const km_pass *pass, const PassRules *rules)
 	h->chunk = (uint32) pass->chunk;
 	h->d = rules->d;
 	h->target = (uint32) rules->target;
-	h->all_rows = rules->all_rows ? 1 : 0;
+	h->all_rows = rules->all_rows ? (rules->sides ? 3 : 1) : 0;
 	h->seed = rules->seed;
 	h->test_fraction = rules->test_fraction;
 	h->folds = rules->folds;
@@ -143,7 +144,8 @@ desc_decode(bytea *desc, PassRules *rules, MemoryContext cxt)
 						  (unsigned long long) h->point_len));
 	if (h->key != desc_key(desc))
 		bad_desc("The descriptor fails its key: its bytes were changed after they were written.");
-	if (h->d < 1 || h->d > (1 << 20) || h->target > PASS_ANY || h->all_rows > 1 ||
+	if (h->d < 1 || h->d > (1 << 20) || h->target > PASS_ANY ||
+		(h->all_rows != 0 && h->all_rows != 1 && h->all_rows != 3) ||
 		!(h->test_fraction >= 0.0 && h->test_fraction <= 1.0) ||
 		h->folds < 0 || h->folds > MAX_FOLDS || h->side < KM_SIDE_ALL ||
 		h->side > KM_SIDE_NOT_FOLD || (h->side != KM_SIDE_ALL && (h->folds == 0 || h->fold < 0 || h->fold >= h->folds)) ||
@@ -158,6 +160,7 @@ desc_decode(bytea *desc, PassRules *rules, MemoryContext cxt)
 	rules->d = h->d;
 	rules->target = (PassTarget) h->target;
 	rules->all_rows = h->all_rows != 0;
+	rules->sides = h->all_rows == 3;
 	rules->seed = h->seed;
 	rules->test_fraction = h->test_fraction;
 	rules->folds = h->folds;
@@ -182,8 +185,9 @@ desc_decode(bytea *desc, PassRules *rules, MemoryContext cxt)
 		memcpy(&c, p, sizeof(c));
 		memcpy(&n, p + sizeof(c), sizeof(n));
 		p += 2 * sizeof(uint32);
-		if (c >= h->nlabels)
-			bad_desc(psprintf("Label %u has class %u of %u.", l + 1, c, h->nlabels));
+		/* a scoring pass's label the model lacks: class k (each pass checks its ids) */
+		if (c > KM_MAX_CLASSES)
+			bad_desc(psprintf("Label %u has class %u of at most %d.", l + 1, c, KM_MAX_CLASSES));
 		rules->lab_class[l] = c;
 		if (rules->target == PASS_TEXT_LABELS)
 		{
@@ -473,24 +477,30 @@ pass_desc_run_of_key(uint64 key)
 			 errhint("Let kernel_model_train or kernel_train_query run the pass aggregate.")));
 }
 
-/* Bytes of one buffered row of d features: x, y, hash, class, fold. */
+/* Bytes of one buffered row of d features: x, y, hash, class, fold, held. */
 static Size
 buf_row_bytes(int d)
 {
 	return sizeof(double) * (Size) d + sizeof(double) + sizeof(uint64) +
-		sizeof(uint32) + sizeof(int32);
+		sizeof(uint32) + sizeof(int32) + sizeof(uint8);
 }
 
-Size
-pass_state_size(const PassRun *run, bool external, Size *buf_off)
+/* Where a state's buffer starts: after its header and its pass state. */
+static Size
+buf_offset(bool external, uint64 state_bytes)
 {
 	Size		bo = MAXALIGN(sizeof(PassStateHeader));
 
 	if (!external)
-		bo = add_size(bo, MAXALIGN(run->pass->state_bytes));
-	if (buf_off)
-		*buf_off = bo;
-	return add_size(bo, mul_size(run->chunk, buf_row_bytes(run->rules.d)));
+		bo = add_size(bo, MAXALIGN((Size) state_bytes));
+	return bo;
+}
+
+Size
+pass_state_size(const PassRun *run, bool external, Size cap)
+{
+	return add_size(buf_offset(external, run->pass->state_bytes),
+					mul_size(cap, buf_row_bytes(run->rules.d)));
 }
 
 PassStateHeader *
@@ -501,9 +511,9 @@ pass_state_check(bytea *s, const PassRun *run)
 	if (VARATT_IS_EXTENDED(s) || VARSIZE(s) < sizeof(PassStateHeader) ||
 		st->magic != KM_PASS_STATE_MAGIC || st->key != run->key || st->external > 1 ||
 		(st->external && !(run->live && run->live_state_taken)) ||
-		VARSIZE(s) != pass_state_size(run, st->external != 0, NULL) ||
 		st->state_bytes != run->pass->state_bytes || st->d != (uint32) run->rules.d ||
-		st->cap != run->chunk || st->nbuf > st->cap || st->rows < 0)
+		st->cap > run->chunk || st->nbuf > st->cap || st->rows < 0 ||
+		VARSIZE(s) != pass_state_size(run, st->external != 0, st->cap))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
 				 errmsg("invalid pass aggregate state"),
@@ -522,7 +532,7 @@ pass_state_data(const PassRun *run, PassStateHeader *st)
 	return (char *) st + MAXALIGN(sizeof(PassStateHeader));
 }
 
-/* The buffer's arrays of a state. */
+/* The buffer's arrays of a state (cap rows each, laid out by its header). */
 typedef struct BufView
 {
 	double	   *X;
@@ -530,34 +540,198 @@ typedef struct BufView
 	uint64	   *hash;
 	uint32	   *cls;
 	int32	   *fold;
+	uint8	   *held;
 } BufView;
 
 static BufView
-buf_view(const PassRun *run, PassStateHeader *st)
+buf_view(PassStateHeader *st)
 {
-	Size		bo;
 	BufView		v;
 	Size		cap = st->cap;
 
-	(void) pass_state_size(run, st->external != 0, &bo);
-	v.X = (double *) ((char *) st + bo);
-	v.y = v.X + cap * (Size) run->rules.d;
+	v.X = (double *) ((char *) st + buf_offset(st->external != 0, st->state_bytes));
+	v.y = v.X + cap * (Size) st->d;
 	v.hash = (uint64 *) (v.y + cap);
 	v.cls = (uint32 *) (v.hash + cap);
 	v.fold = (int32 *) (v.cls + cap);
+	v.held = (uint8 *) (v.fold + cap);
 	return v;
+}
+
+/*
+ * The state in memory is an expanded object (utils/expandeddatum.h): its
+ * allocation holds a full chunk of rows, while its flat form, what a
+ * parallel worker's tuple or Citus's worker_partial_agg ships, holds the
+ * rows buffered only (cap = nbuf in the flat header).  nodeAgg and Citus
+ * keep a read-write expanded state of the aggregate context's child in
+ * place, so the transition fills the buffer without a copy per row.
+ */
+typedef struct PassStateX
+{
+	ExpandedObjectHeader hdr;
+	PassStateHeader *st;		/* cap: a full chunk */
+	PassRun    *run;			/* its pass, in this process */
+} PassStateX;
+
+/*
+ * The flat form's size.  A state is flattened when it leaves its process
+ * (a parallel worker's tuple, Citus's worker_partial_agg text), after its
+ * last row: the rows still buffered are added into its pass state first,
+ * as the combine would add them (a partial chunk of the same rows), so
+ * that no row travels, whatever the size of the pass state.
+ */
+static Size
+psx_flat_size(ExpandedObjectHeader *eohptr)
+{
+	PassStateX *x = (PassStateX *) eohptr;
+	PassStateHeader *st = x->st;
+
+	/* its pass still this process's (live_run, rebuilt_run: this file's) */
+	if (st->nbuf > 0 && x->run != NULL && (x->run == live_run || x->run == rebuilt_run) &&
+		x->run->key == st->key)
+		pass_state_flush(x->run, st, st);
+
+	return add_size(buf_offset(st->external != 0, st->state_bytes),
+					mul_size(st->nbuf, buf_row_bytes((int) st->d)));
+}
+
+/* from's header, pass state and nbuf buffered rows into to (laid out for to->cap rows). */
+static void
+state_copy_into(PassStateHeader *to, PassStateHeader *from)
+{
+	BufView		a;
+	BufView		b;
+	Size		n = from->nbuf;
+	uint32		cap = to->cap;
+	int32		size = VARSIZE(to);
+
+	memcpy(to, from, sizeof(PassStateHeader));
+	to->cap = cap;
+	SET_VARSIZE(to, size);
+	if (!from->external && from->state_bytes > 0)
+		memcpy((char *) to + MAXALIGN(sizeof(PassStateHeader)),
+			   (char *) from + MAXALIGN(sizeof(PassStateHeader)), from->state_bytes);
+	a = buf_view(to);
+	b = buf_view(from);
+	memcpy(a.X, b.X, sizeof(double) * n * to->d);
+	memcpy(a.y, b.y, sizeof(double) * n);
+	memcpy(a.hash, b.hash, sizeof(uint64) * n);
+	memcpy(a.cls, b.cls, sizeof(uint32) * n);
+	memcpy(a.fold, b.fold, sizeof(int32) * n);
+	memcpy(a.held, b.held, n);
+}
+
+static void
+psx_flatten(ExpandedObjectHeader *eohptr, void *result, Size allocated_size)
+{
+	PassStateHeader *st = ((PassStateX *) eohptr)->st;
+	PassStateHeader *to = result;
+
+	Assert(allocated_size == psx_flat_size(eohptr));
+	memset(to, 0, MAXALIGN(sizeof(PassStateHeader)));
+	SET_VARSIZE(to, allocated_size);
+	to->cap = st->nbuf;
+	state_copy_into(to, st);
+}
+
+static const ExpandedObjectMethods pass_state_methods = {psx_flat_size, psx_flatten};
+
+/* The expanded state of a datum, or NULL when it is not one. */
+static PassStateX *
+state_expanded(Datum d)
+{
+	ExpandedObjectHeader *eoh;
+
+	if (!VARATT_IS_EXTERNAL_EXPANDED(DatumGetPointer(d)))
+		return NULL;
+	eoh = DatumGetEOHP(d);
+	return eoh->eoh_methods == &pass_state_methods ? (PassStateX *) eoh : NULL;
+}
+
+PassStateHeader *
+pass_state_new(PassRun *run, MemoryContext aggcxt, bool external, Datum *out)
+{
+	Size		size = pass_state_size(run, external, run->chunk);
+	MemoryContext objcxt;
+	PassStateX *x;
+	PassStateHeader *st;
+
+	(void) km_mem_reserve(aggcxt, (double) size, "kernel_ml pass", false);
+	objcxt = AllocSetContextCreate(aggcxt, "kernel_ml pass state", ALLOCSET_SMALL_SIZES);
+	x = MemoryContextAlloc(objcxt, sizeof(PassStateX));
+	EOH_init_header(&x->hdr, &pass_state_methods, objcxt);
+	st = km_alloc0_interruptible(objcxt, size);
+	SET_VARSIZE(st, size);
+	st->magic = KM_PASS_STATE_MAGIC;
+	st->key = run->key;
+	st->state_bytes = run->pass->state_bytes;
+	st->d = (uint32) run->rules.d;
+	st->cap = (uint32) run->chunk;
+	st->err.status = KM_OK;
+	st->external = external ? 1 : 0;
+	x->st = st;
+	x->run = run;
+	if (out != NULL)
+		*out = EOHPGetRWDatum(&x->hdr);
+	return st;
+}
+
+uint64
+pass_state_key(Datum d)
+{
+	PassStateX *x = state_expanded(d);
+	bytea	   *s;
+
+	if (x != NULL)
+		return x->st->key;
+	s = (bytea *) PG_DETOAST_DATUM(d);
+	if (VARSIZE(s) < sizeof(PassStateHeader) ||
+		((PassStateHeader *) s)->magic != KM_PASS_STATE_MAGIC)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("invalid pass aggregate state"),
+				 errdetail("The value of %zu bytes is not a kernel_ml pass state.",
+						   (size_t) VARSIZE(s)),
+				 errhint("Pass states are written by the pass aggregate for its own statement; do not build or change one.")));
+	return ((PassStateHeader *) s)->key;
+}
+
+PassStateHeader *
+pass_state_arg(Datum d, PassRun *run, MemoryContext cxt, bool writable, Datum *out)
+{
+	PassStateX *x = state_expanded(d);
+	PassStateHeader *st;
+	PassStateHeader *w;
+
+	if (x != NULL && x->st->key == run->key && x->st->cap == run->chunk &&
+		x->st->state_bytes == run->pass->state_bytes && x->st->d == (uint32) run->rules.d &&
+		(!writable || VARATT_IS_EXTERNAL_EXPANDED_RW(DatumGetPointer(d))))
+	{
+		/* ours, in place (a read-only one is read only) */
+		if (out != NULL)
+			*out = d;
+		return x->st;
+	}
+	st = pass_state_check((bytea *) PG_DETOAST_DATUM(d), run);
+	if (!writable)
+		return st;
+	/* a flat state (shipped, or copied): into a new one of a full chunk */
+	w = pass_state_new(run, cxt, st->external != 0, out);
+	state_copy_into(w, st);
+	return w;
 }
 
 void
 pass_state_flush(PassRun *run, PassStateHeader *st, PassStateHeader *from)
 {
 	km_pass    *pass = run->pass;
-	BufView		v = buf_view(run, from);
+	BufView		v = buf_view(from);
 	bool		labels = run->rules.target == PASS_FLOAT8_LABELS ||
 		run->rules.target == PASS_TEXT_LABELS;
 	km_block	b = {.n = from->nbuf, .d = run->rules.d, .X = v.X,
 		.y = labels ? NULL : v.y, .cls = labels ? v.cls : NULL,
-		.hash = v.hash, .fold = run->rules.folds > 0 ? v.fold : NULL};
+		.hash = v.hash, .fold = run->rules.folds > 0 ? v.fold : NULL,
+	.held = run->rules.sides ? v.held : NULL};
 	km_error	err;
 
 	if (from->nbuf == 0)
@@ -620,6 +794,7 @@ pass_state_row(PassRun *run, PassStateHeader *st, ArrayType *f, Datum y, bool yn
 	double		key;
 	int			cls = 0;
 	int			len;
+	bool		held;
 
 	if (f == NULL || ynull || st->err.status != KM_OK)
 		return;
@@ -633,7 +808,7 @@ pass_state_row(PassRun *run, PassStateHeader *st, ArrayType *f, Datum y, bool yn
 				 errmsg("feature arrays must all have the same length"),
 				 errdetail("A row has %d features; the pass reads rows of %d.", len, d),
 				 errhint("Make the query return arrays of one length.")));
-	v = buf_view(run, st);
+	v = buf_view(st);
 	x = v.X + (Size) st->nbuf * d;
 	km_array_copy(f, d, x, "a row of the pass");
 	if (r->target == PASS_ANY)
@@ -655,8 +830,10 @@ pass_state_row(PassRun *run, PassStateHeader *st, ArrayType *f, Datum y, bool yn
 				 errdetail("A training row of the %s pass has a label the counting pass did not read.",
 						   pnstrdup(run->pass->what, strcspn(run->pass->what, ":"))),
 				 errhint("Make the query repeatable: no random(), nextval() or other volatile filter; for a sample, use TABLESAMPLE ... REPEATABLE (seed).")));
-	if (km_row_held_out(x, d, key, r->seed, run->thr, hbuf) && !r->all_rows)
+	held = km_row_held_out(x, d, key, r->seed, run->thr, hbuf);
+	if (held && !r->all_rows)
 		return;
+	v.held[st->nbuf] = held ? 1 : 0;
 	v.fold[st->nbuf] = r->folds > 0 ? km_row_fold(x, d, key, r->seed, r->folds, hbuf) : 0;
 	for (int j = 0; j < d; j++)
 		hbuf[j] = x[j] + 0.0;	/* -0 hashes as 0 (km_row_hashes) */

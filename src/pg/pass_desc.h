@@ -22,10 +22,14 @@
  * learner's pass as it is; a parallel worker (or a Citus shard) rebuilds
  * the pass from the descriptor once, keyed by the descriptor's key.
  *
- * A state is a bytea of fixed size for its descriptor: a header (magic,
+ * A state is a bytea: a header (magic,
  * the descriptor's key, so that a state is never taken for another pass's;
  * the rows it read; the first error of its adds), the pass's state
- * (state_bytes) and a buffer of up to one chunk of rows not yet added.
+ * (state_bytes) and a buffer of up to one chunk of rows not yet added.  In
+ * memory it is an expanded object whose buffer holds a full chunk; its
+ * flat form, what travels (a parallel worker's tuple, Citus's
+ * worker_partial_agg text), holds only the rows buffered (issue 33: an
+ * empty buffer ships nothing).
  * The transition fills the buffer and adds a full chunk; combine adds the
  * other state's buffered rows into its own state, then combines the two
  * pass states (learn/pass.h km_pass_combine); final adds what is
@@ -61,6 +65,7 @@ typedef struct PassRules
 	int			d;				/* features per row */
 	PassTarget	target;
 	bool		all_rows;		/* every usable row, else the training side */
+	bool		sides;			/* all_rows, each with its side (km_block.held) */
 	int64		seed;			/* split, folds and reservoir keys */
 	double		test_fraction;
 	int			folds;			/* 0: none */
@@ -87,7 +92,7 @@ typedef struct PassDescHeader
 	uint32		chunk;
 	int32		d;
 	uint32		target;
-	uint32		all_rows;
+	uint32		all_rows;		/* 1: all_rows; 3: and sides */
 	int64		seed;
 	double		test_fraction;
 	int32		folds;
@@ -134,7 +139,7 @@ typedef struct PassStateHeader
 	uint64		key;			/* its descriptor's */
 	uint64		state_bytes;
 	uint32		d;
-	uint32		cap;			/* rows the buffer holds */
+	uint32		cap;			/* rows the buffer has room for: a chunk in memory, nbuf flat */
 	uint32		nbuf;			/* rows in it */
 	uint32		external;		/* 1: its pass state is the learner's own (pass_desc_live) */
 	int64		added;			/* rows added into the pass state (the next add's first) */
@@ -192,14 +197,34 @@ extern PassRun *pass_desc_run(bytea *desc);
 /* The pass a state's key names in this process, or an error. */
 extern PassRun *pass_desc_run_of_key(uint64 key);
 
-/* Bytes of a state of run's pass (external: without its pass state), its buffer's offset. */
-extern Size pass_state_size(const PassRun *run, bool external, Size *buf_off);
+/* Bytes of a flat state of run's pass (external: without its pass state) buffering cap rows. */
+extern Size pass_state_size(const PassRun *run, bool external, Size cap);
 
 /*
- * A state as untrusted bytes: the header's magic, key and sizes checked
- * against run's (22P03 otherwise).
+ * A flat state as untrusted bytes: the header's magic, key and sizes
+ * checked against run's, its bytes those of its header's cap rows, at
+ * most a chunk (22P03 otherwise).
  */
 extern PassStateHeader *pass_state_check(bytea *s, const PassRun *run);
+
+/*
+ * A new state of run's pass in cxt (an expanded object in a child context
+ * of cxt, its buffer a full chunk), counted, zeroed (not init'ed); *out
+ * its read-write datum when out is not NULL.
+ */
+extern PassStateHeader *pass_state_new(PassRun *run, MemoryContext cxt, bool external,
+									   Datum *out);
+
+/* The key of a state datum (expanded or flat; 22P03 when it is not a state). */
+extern uint64 pass_state_key(Datum d);
+
+/*
+ * The state of datum d for run: an expanded one of ours in place (its
+ * datum in *out), or a flat one checked (pass_state_check), read in place
+ * or, when writable, copied into a new expanded state in cxt (*out).
+ */
+extern PassStateHeader *pass_state_arg(Datum d, PassRun *run, MemoryContext cxt,
+									   bool writable, Datum *out);
 
 /*
  * One row (f: the feature array, y: the target or label datum, ynull) into

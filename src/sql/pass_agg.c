@@ -34,61 +34,23 @@ agg_context(FunctionCallInfo fcinfo, const char *fn)
 }
 
 /*
- * A new state of run's pass in cxt, counted: in the learner's backend the
- * first one adds into the learner's state in place (external: initialized
- * already, no second copy); any other has its own pass state, zeroed in
+ * A new state of run's pass in cxt, counted (pass_desc.h: an expanded
+ * object of a full chunk's buffer): in the learner's backend the first one
+ * adds into the learner's state in place (external: initialized already,
+ * no second copy); any other has its own pass state, zeroed in
  * interruptible pieces and initialized by the pass.
  */
 static PassStateHeader *
-new_state(PassRun *run, MemoryContext cxt)
+new_state(PassRun *run, MemoryContext cxt, Datum *out)
 {
 	bool		external = run->live && run->live_state != NULL && !run->live_state_taken;
-	Size		size = pass_state_size(run, external, NULL);
-	PassStateHeader *st;
+	PassStateHeader *st = pass_state_new(run, cxt, external, out);
 
-	(void) km_mem_reserve(cxt, (double) size, "kernel_ml pass", false);
-	st = km_alloc0_interruptible(cxt, size);
-	SET_VARSIZE(st, size);
-	st->magic = KM_PASS_STATE_MAGIC;
-	st->key = run->key;
-	st->state_bytes = run->pass->state_bytes;
-	st->d = (uint32) run->rules.d;
-	st->cap = (uint32) run->chunk;
-	st->err.status = KM_OK;
-	st->external = external ? 1 : 0;
 	if (external)
 		run->live_state_taken = true;
 	else if (run->pass->init != NULL)
 		run->pass->init(run->pass, pass_state_data(run, st));
 	return st;
-}
-
-/* A copy of st in cxt, counted. */
-static PassStateHeader *
-copy_state(PassStateHeader *st, MemoryContext cxt)
-{
-	Size		size = VARSIZE(st);
-	PassStateHeader *c;
-
-	(void) km_mem_reserve(cxt, (double) size, "kernel_ml pass", false);
-	c = MemoryContextAllocExtended(cxt, size, MCXT_ALLOC_HUGE);
-	memcpy(c, st, size);
-	return c;
-}
-
-/* The key of a state given as untrusted bytes (its run checks the rest). */
-static uint64
-state_key(bytea *s)
-{
-	if (VARATT_IS_EXTENDED(s) || VARSIZE(s) < sizeof(PassStateHeader) ||
-		((PassStateHeader *) s)->magic != KM_PASS_STATE_MAGIC)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
-				 errmsg("invalid pass aggregate state"),
-				 errdetail("The value of %zu bytes is not a kernel_ml pass state.",
-						   (size_t) VARSIZE_ANY(s)),
-				 errhint("Pass states are written by the pass aggregate for its own statement; do not build or change one.")));
-	return ((PassStateHeader *) s)->key;
 }
 
 /* _kernel_ml_pass's transition: (state, features, target or label, descriptor) */
@@ -99,6 +61,7 @@ kernel_pass_sfunc(PG_FUNCTION_ARGS)
 	PassRun    *run;
 	PassStateHeader *st;
 	ArrayType  *f = NULL;
+	Datum		out;
 
 	if (PG_ARGISNULL(3))
 		ereport(ERROR,
@@ -106,15 +69,15 @@ kernel_pass_sfunc(PG_FUNCTION_ARGS)
 				 errmsg("pass descriptor must not be null"),
 				 errhint("Let kernel_model_train or kernel_train_query run the pass aggregate.")));
 	run = pass_desc_run(PG_GETARG_BYTEA_P(3));
-	st = PG_ARGISNULL(0) ? new_state(run, aggcxt) :
-		pass_state_check(PG_GETARG_BYTEA_P(0), run);
+	st = PG_ARGISNULL(0) ? new_state(run, aggcxt, &out) :
+		pass_state_arg(PG_GETARG_DATUM(0), run, aggcxt, true, &out);
 	if (!PG_ARGISNULL(1))
 		f = PG_GETARG_ARRAYTYPE_P(1);
 	pass_state_row(run, st, f, PG_ARGISNULL(2) ? (Datum) 0 : PG_GETARG_DATUM(2),
 				   PG_ARGISNULL(2));
 	if (f != NULL && (Pointer) f != DatumGetPointer(PG_GETARG_DATUM(1)))
 		pfree(f);
-	PG_RETURN_BYTEA_P((bytea *) st);
+	PG_RETURN_DATUM(out);
 }
 
 /* _kernel_ml_pass's combine: two states of disjoint rows */
@@ -126,6 +89,7 @@ kernel_pass_combine(PG_FUNCTION_ARGS)
 	PassStateHeader *a;
 	PassStateHeader *b;
 	km_error	err;
+	Datum		out;
 
 	if (PG_ARGISNULL(1))
 	{
@@ -133,25 +97,28 @@ kernel_pass_combine(PG_FUNCTION_ARGS)
 			PG_RETURN_NULL();
 		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
 	}
-	b = (PassStateHeader *) PG_GETARG_BYTEA_P(1);
-	run = pass_desc_run_of_key(state_key((bytea *) b));
-	b = pass_state_check((bytea *) b, run);
+	run = pass_desc_run_of_key(pass_state_key(PG_GETARG_DATUM(1)));
+	b = pass_state_arg(PG_GETARG_DATUM(1), run, aggcxt, false, NULL);
 	if (PG_ARGISNULL(0))
 	{
 		/* the learner's backend adds the first state into its own */
 		if (!(run->live && run->live_state != NULL && !run->live_state_taken))
-			PG_RETURN_BYTEA_P((bytea *) copy_state(b, aggcxt));
-		a = new_state(run, aggcxt);
+		{
+			(void) pass_state_arg(PG_GETARG_DATUM(1), run, aggcxt, true, &out);
+			PG_RETURN_DATUM(out);
+		}
+		a = new_state(run, aggcxt, &out);
 	}
 	else
-		a = pass_state_check(PG_GETARG_BYTEA_P(0), run);
+		a = pass_state_arg(PG_GETARG_DATUM(0), run, aggcxt, true, &out);
 	if (b->external && !a->external)
 	{
 		/* the one that adds into the learner's state takes the other */
-		PassStateHeader *t = a;
+		PassStateHeader *t;
 
-		a = b;
-		b = t;
+		t = pass_state_arg(PG_GETARG_DATUM(1), run, aggcxt, true, &out);
+		b = a;
+		a = t;
 	}
 	/* b's rows not added yet go into a's pass state, then the two add */
 	pass_state_flush(run, a, b);
@@ -161,7 +128,7 @@ kernel_pass_combine(PG_FUNCTION_ARGS)
 		km_pass_combine(run->pass, pass_state_data(run, a), pass_state_data(run, b), &err) != KM_OK)
 		a->err = err;
 	a->rows += b->rows;
-	PG_RETURN_BYTEA_P((bytea *) a);
+	PG_RETURN_DATUM(out);
 }
 
 /* _kernel_ml_pass's final: the state with every row added */
@@ -170,13 +137,21 @@ kernel_pass_final(PG_FUNCTION_ARGS)
 {
 	PassRun    *run;
 	PassStateHeader *st;
+	PassStateHeader *flat;
+	Size		size;
 
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
-	st = (PassStateHeader *) PG_GETARG_BYTEA_P(0);
-	run = pass_desc_run_of_key(state_key((bytea *) st));
-	/* in place (FINALFUNC_MODIFY = READ_WRITE): no copy of a large state */
-	st = pass_state_check((bytea *) st, run);
+	run = pass_desc_run_of_key(pass_state_key(PG_GETARG_DATUM(0)));
+	/* flushed in place (FINALFUNC_MODIFY = READ_WRITE) */
+	st = pass_state_arg(PG_GETARG_DATUM(0), run, CurrentMemoryContext, true, NULL);
 	pass_state_flush(run, st, st);
-	PG_RETURN_BYTEA_P((bytea *) st);
+	/* flat, the buffer empty: the header and the pass state */
+	size = pass_state_size(run, st->external != 0, 0);
+	(void) km_mem_reserve(CurrentMemoryContext, (double) size, "kernel_ml pass", false);
+	flat = MemoryContextAllocExtended(CurrentMemoryContext, size, MCXT_ALLOC_HUGE);
+	memcpy(flat, st, Min(size, (Size) VARSIZE(st)));
+	SET_VARSIZE(flat, size);
+	flat->cap = 0;
+	PG_RETURN_BYTEA_P((bytea *) flat);
 }

@@ -25,7 +25,9 @@ if [ "$(id -u)" = 0 ]; then
 	script=$(mktemp /tmp/km_citus_bytes.XXXXXX.sh)
 	cp "$0" "$script" && chmod a+rx "$script"
 	trap 'rm -f "$script"' EXIT
-	runuser -u postgres -- env PATH="$PATH" $(env | grep -o '^KM_BENCH_[A-Z0-9_]*=[^ ]*') bash "$script" "$@"
+	# the KM_BENCH_ settings as they are (KM_BENCH_SHARDS="4 32" has a space)
+	mapfile -t settings < <(env | grep '^KM_BENCH_[A-Z0-9_]*=')
+	runuser -u postgres -- env PATH="$PATH" "${settings[@]}" bash "$script" "$@"
 	exit $?
 fi
 ms=("$@")

@@ -127,6 +127,7 @@ typedef struct rows_mem
 	uint32_t	cls[KM_BLOCK_ROWS];
 	uint64_t	hash[KM_BLOCK_ROWS];
 	int			fold[KM_BLOCK_ROWS];
+	uint8_t		held[KM_BLOCK_ROWS];
 } rows_mem;
 
 /* A block of n rows of d features as a host's rules would hand it (flags from s). */
@@ -158,6 +159,7 @@ make_block(rows_mem *r, size_t n, int d, bool labels, uint32_t k, bool folds, in
 		r->fold[i] = (int) (next(s) % (uint64_t) nfolds);
 		if ((flags & 0x60) == 0 && (next(s) & 3) == 0)
 			r->fold[i] = (next(s) & 1) ? -1 : INT32_MAX;
+		r->held[i] = (uint8_t) (next(s) % ((flags & 0x100) ? 256 : 2));
 	}
 	memset(&b, 0, sizeof(b));
 	b.n = n;
@@ -167,6 +169,7 @@ make_block(rows_mem *r, size_t n, int d, bool labels, uint32_t k, bool folds, in
 	b.cls = labels ? r->cls : NULL;
 	b.hash = r->hash;
 	b.fold = folds ? r->fold : NULL;
+	b.held = (flags & 0x80) ? NULL : r->held;
 	return b;
 }
 

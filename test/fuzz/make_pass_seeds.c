@@ -8,8 +8,8 @@
  * ridge by "solver": "cg" (11, 12), svr with k-fold (3 to 6), a 3-class
  * logistic with k-fold, its folds the learner's and the host's (7, 9,
  * 10; kind 8's points are kind 7's, the same fields), the drift sums of a
- * model (13), and Newton-CG ("solver": "cg") of svr (3, 15, 4) and of a
- * binary logistic (7, 16, 8).
+ * model (13), Newton-CG ("solver": "cg") of svr (3, 15, 4) and of a
+ * binary logistic (7, 16, 8), and a binary classifier's scoring passes (17).
  * Rows have D features, so that the fuzzer's blocks of D features reach
  * the adds.
  */
@@ -21,6 +21,8 @@
 #include "drift.h"
 #include "learn/drift_pass.h"
 #include "learn/learner.h"
+#include "learn/score_pass.h"
+#include "model.h"
 #include "options_core.h"
 #include "pipeline.h"
 
@@ -151,6 +153,31 @@ array_run(void *ctx, km_pass *pass, void *state, km_error *err)
 			.hash = r->hash ? r->hash + i0 : NULL,
 		.fold = r->fold ? r->fold + i0 : NULL};
 
+		if (km_pass_feed(pass, &b, state, err) != KM_OK)
+			return err->status;
+	}
+	return KM_OK;
+}
+
+/* the scoring passes' host: the rows with their class ids and sides (every fifth held out) */
+static const km_rows *score_rows;
+
+static km_status
+score_run(void *ctx, km_pass *pass, void *state, km_error *err)
+{
+	(void) ctx;
+	const km_rows *r = score_rows;
+	static uint8_t held[KM_BLOCK_ROWS];
+
+	record(pass);
+	for (size_t i0 = 0; i0 < r->n; i0 += KM_BLOCK_ROWS)
+	{
+		km_block	b = {.n = r->n - i0 < KM_BLOCK_ROWS ? r->n - i0 : KM_BLOCK_ROWS,
+			.d = r->d, .X = r->X + i0 * (size_t) r->d, .cls = r->classes->cls + i0,
+		.held = held};
+
+		for (size_t i = 0; i < b.n; i++)
+			held[i] = (i0 + i) % 5 == 0;
 		if (km_pass_feed(pass, &b, state, err) != KM_OK)
 			return err->status;
 	}
@@ -354,6 +381,51 @@ main(int argc, char **argv)
 	o = options(log_cg_kv, 6);
 	learn("logistic_cg", &o, &rows, 2, &a, &m);
 	arena_free(&a);
+	/* a binary classifier's scoring passes (kind 17): the sums, then the AUC's bins */
+	{
+		uint32_t   *cls2 = malloc(sizeof(uint32_t) * n);
+		uint64_t	counts2[2] = {0, 0};
+		km_train_env env = arena_env(&a);
+		km_host		host = {.ctx = NULL, .rows = n, .run = score_run};
+		km_model_shape shape;
+		uint8_t    *bytes;
+		uint64_t	conf[2][4];
+		km_class_side_scores out[2];
+		int			passes;
+		km_error	err;
+
+		for (size_t i = 0; i < n; i++)
+		{
+			cls2[i] = cls[i] > 0;
+			counts2[cls2[i]]++;
+			if (i % 4 == 0)
+				for (int j = 0; j < D; j++)
+					X[i * D + j] = round(X[i * D + j] * 2.0) / 2.0;	/* ties */
+		}
+		c.k = 2;
+		c.cls = cls2;
+		c.labels = "a\0b";
+		c.labels_bytes = 4;
+		c.counts = counts2;
+		rows.fold = NULL;
+		o = options(log_kv, 4);
+		learn("logistic_binary", &o, &rows, 2, &a, &m);
+		shape = km_model_shape_of(&m);
+		bytes = arena_alloc(&a, km_model_size(&shape));
+		km_model_encode(&m, bytes);
+		score_rows = &rows;
+		case_name = "score";
+		for (int s2 = 0; s2 < 2; s2++)
+			km_class_metrics_init(&out[s2].cm, 2, conf[s2]);
+		if (km_class_score(&host, bytes, km_model_size(&shape), &out[1], &out[0], &env,
+						   &passes, &err) != KM_OK)
+		{
+			fprintf(stderr, "score: %s: %s\n", err.message, err.detail);
+			return 1;
+		}
+		arena_free(&a);
+		free(cls2);
+	}
 
 	for (int k = 1; k < MAX_KIND; k++)
 		if (written[k] > 0)

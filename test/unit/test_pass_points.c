@@ -155,6 +155,7 @@ exercise(km_pass *pass, bool whole)
 	static uint32_t cls[KM_BLOCK_ROWS];
 	static uint64_t hash[KM_BLOCK_ROWS];
 	static int	fold[KM_BLOCK_ROWS];
+	static uint8_t held[KM_BLOCK_ROWS];
 	size_t		n = whole ? (pass->chunk > 0 ? pass->chunk : KM_BLOCK_ROWS) : ROWS;
 	void	   *a;
 	void	   *b;
@@ -170,6 +171,7 @@ exercise(km_pass *pass, bool whole)
 		cls[i] = (uint32_t) (i % 3);
 		hash[i] = UINT64_C(0x9E3779B97F4A7C15) * (uint64_t) (i + 1);
 		fold[i] = (int) (i % 3);
+		held[i] = (uint8_t) (i % 4 == 1);
 	}
 	a = cap_alloc(&arena, pass->state_bytes);
 	b = cap_alloc(&arena, pass->state_bytes);
@@ -181,7 +183,7 @@ exercise(km_pass *pass, bool whole)
 	for (int labels = 0; labels < 2; labels++)
 	{
 		km_block	blk = {.n = n, .d = D, .X = X, .y = labels ? NULL : y,
-			.cls = labels ? cls : NULL, .hash = hash, .fold = fold};
+			.cls = labels ? cls : NULL, .hash = hash, .fold = fold, .held = held};
 
 		(void) pass->add(pass, &blk, 0, labels ? b : a, &err);
 	}

@@ -20,13 +20,14 @@ buffer(km_pass *pass, int d, km_error *err)
 		return km_fail(err, KM_ERR_INVALID, "a pass cannot regroup the host's rows",
 					   "Pass \"%s\" adds %zu rows at once; the learner regroups up to %d rows, with memory from its env (%s).",
 					   pass->what, pass->chunk, KM_BLOCK_ROWS, pass->alloc ? "given" : "none");
-	/* X, y, then the hashes, class ids and folds, a double each at most */
-	buf = pass->alloc(pass->alloc_ctx, sizeof(double) * rows * ((size_t) d + 4));
+	/* X, y, then the hashes, class ids, folds and held flags, a double each at most */
+	buf = pass->alloc(pass->alloc_ctx, sizeof(double) * rows * ((size_t) d + 5));
 	pass->buf_X = buf;
 	pass->buf_y = buf + rows * (size_t) d;
 	pass->buf_hash = (uint64_t *) (void *) (pass->buf_y + rows);
 	pass->buf_cls = (uint32_t *) (void *) (pass->buf_y + 2 * rows);
 	pass->buf_fold = (int *) (void *) (pass->buf_y + 3 * rows);
+	pass->buf_held = (uint8_t *) (void *) (pass->buf_y + 4 * rows);
 	return KM_OK;
 }
 
@@ -42,6 +43,7 @@ slice(const km_block *b, size_t i, size_t r)
 	s.cls = b->cls ? b->cls + i : NULL;
 	s.hash = b->hash ? b->hash + i : NULL;
 	s.fold = b->fold ? b->fold + i : NULL;
+	s.held = b->held ? b->held + i : NULL;
 	return s;
 }
 
@@ -54,7 +56,8 @@ flush(km_pass *pass, void *state, km_error *err)
 		.y = like->y ? pass->buf_y : NULL,
 		.cls = like->cls ? pass->buf_cls : NULL,
 		.hash = like->hash ? pass->buf_hash : NULL,
-	.fold = like->fold ? pass->buf_fold : NULL};
+		.fold = like->fold ? pass->buf_fold : NULL,
+	.held = like->held ? pass->buf_held : NULL};
 	size_t		first = pass->rows_done - pass->buffered;
 
 	pass->buffered = 0;
@@ -102,6 +105,8 @@ km_pass_feed(km_pass *pass, const km_block *rows, void *state, km_error *err)
 			memcpy(pass->buf_hash + pass->buffered, rows->hash + i, sizeof(uint64_t) * r);
 		if (rows->fold)
 			memcpy(pass->buf_fold + pass->buffered, rows->fold + i, sizeof(int) * r);
+		if (rows->held)
+			memcpy(pass->buf_held + pass->buffered, rows->held + i, r);
 		pass->buffered += r;
 		pass->rows_done += r;
 		i += r;

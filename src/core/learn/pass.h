@@ -49,6 +49,8 @@ typedef struct km_block
 	const uint32_t *cls;		/* n class ids, or NULL (regression) */
 	const uint64_t *hash;		/* n row hashes (the basis's reservoir keys) */
 	const int  *fold;			/* n folds of k-fold selection, or NULL */
+	const uint8_t *held;		/* n: 1 for a row the hold-out split holds out, or NULL
+								 * (a host that hands one side only) */
 } km_block;
 
 /* Which rows a pass reads. */
@@ -114,6 +116,7 @@ typedef struct km_pass
 	uint32_t   *buf_cls;
 	uint64_t   *buf_hash;
 	int		   *buf_fold;
+	uint8_t    *buf_held;
 } km_pass;
 
 /*
