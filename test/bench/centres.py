@@ -2,7 +2,7 @@
 """
 Nystrom centres (issue 31): held-out accuracy of "centers": "uniform",
 "kmeans" and "leverage" against exact kernel ridge and scikit-learn's
-uniform Nystroem, at m = 250, 500, 1000, on two data sets:
+uniform Nystroem, at m = 250, 500, 1000, 2000, on two data sets:
 
   Friedman #1 (make_friedman1, d = 10, noise 1), rbf gamma 0.05, lambda 0.1
       (approx_accuracy.py's pair);
@@ -12,16 +12,20 @@ uniform Nystroem, at m = 250, 500, 1000, on two data sets:
       (crosscheck.py's p, larger), rbf gamma 0.5, lambda 0.1.
 
 Both 12,000 rows, 9,000 for training and 3,000 held out (KM_BENCH_QUICK=1:
-4,000, 3,000 and 1,000, one seed), standardized.  Each approximate cell is
-the mean over KM_BENCH_SEEDS seeds (default 3; kernel_ml's "seed", which
-draws the uniform sample every choice starts from, scikit-learn's
-random_state), printed as the held-out RMSE and its excess over exact.
+4,000, 3,000 and 1,000, one seed, m up to 1,000), standardized.  Each
+approximate cell is the mean over KM_BENCH_SEEDS seeds (default 20;
+kernel_ml's "seed", which draws the uniform sample every choice starts
+from, scikit-learn's random_state), printed as the held-out RMSE and its
+excess over exact; a second table gives each cell's standard error over
+the seeds (sd / sqrt(seeds)).  The cells go to test/bench/centres.json and,
+with matplotlib, a plot of the excess against m to docs/centres.svg.
 Targets: the better of kmeans / leverage at most half of uniform's excess
 on the mixture; neither worse than uniform by more than 0.5 % on Friedman #1.
 No timing here (the refine passes cost: kmeans at most 10 passes of n m d
 flops, leverage one pass of n m^2 / 2).
 """
 
+import json
 import os
 import statistics
 import sys
@@ -39,8 +43,10 @@ from kmbench import copy_table
 
 QUICK = os.environ.get("KM_BENCH_QUICK") == "1"
 N_TRAIN, N_TEST = (3000, 1000) if QUICK else (9000, 3000)
-SEEDS = list(range(1 if QUICK else int(os.environ.get("KM_BENCH_SEEDS", "3"))))
-MS = [250, 500, 1000]
+SEEDS = list(range(1 if QUICK else int(os.environ.get("KM_BENCH_SEEDS", "20"))))
+MS = [250, 500, 1000] if QUICK else [250, 500, 1000, 2000]
+HERE = os.path.dirname(os.path.abspath(__file__))
+RESULTS = {}
 CENTRES = ("uniform", "kmeans", "leverage")
 
 
@@ -73,7 +79,6 @@ def sk_rmse(gamma, lam, m, seed, Xtr, ytr, Xte, yte):
 
 
 def run(cur, name, X, y, gamma, lam):
-    import json
     Xtr, ytr, Xte, yte = X[:N_TRAIN], y[:N_TRAIN], X[N_TRAIN:], y[N_TRAIN:]
     copy_table(cur, "kmb_cen_train", Xtr, ytr)
     copy_table(cur, "kmb_cen_test", Xte, yte)
@@ -83,19 +88,60 @@ def run(cur, name, X, y, gamma, lam):
           % (name, N_TRAIN, N_TEST, gamma, lam, exact, len(SEEDS)))
     print("  %6s %20s %20s %20s %20s" % ("m", "uniform", "kmeans", "leverage", "scikit-learn"))
     verdicts = []
+    errs = []
+    RESULTS[name] = dict(exact=exact, seeds=len(SEEDS), n_train=N_TRAIN, n_test=N_TEST, cells=[])
     for m in MS:
         cells = {}
+        se = {}
         for c in CENTRES:
-            cells[c] = statistics.mean(
-                km_rmse(cur, json.dumps({"gamma": gamma, "lambda": lam, "approximation": "nystrom",
-                                         "components": m, "centers": c, "seed": s}))
-                for s in SEEDS)
-        cells["sk"] = statistics.mean(sk_rmse(gamma, lam, m, s, Xtr, ytr, Xte, yte) for s in SEEDS)
+            v = [km_rmse(cur, json.dumps({"gamma": gamma, "lambda": lam, "approximation": "nystrom",
+                                          "components": m, "centers": c, "seed": s}))
+                 for s in SEEDS]
+            cells[c] = statistics.mean(v)
+            se[c] = statistics.stdev(v) / len(v) ** 0.5 if len(v) > 1 else 0.0
+        v = [sk_rmse(gamma, lam, m, s, Xtr, ytr, Xte, yte) for s in SEEDS]
+        cells["sk"] = statistics.mean(v)
+        se["sk"] = statistics.stdev(v) / len(v) ** 0.5 if len(v) > 1 else 0.0
         print("  %6d %s" % (m, " ".join("%10.5f (%+5.1f%%)" % (cells[c], 100 * (cells[c] / exact - 1))
-                                         for c in CENTRES + ("sk",))))
+                                         for c in CENTRES + ("sk",))), flush=True)
         ex = {c: cells[c] / exact - 1.0 for c in CENTRES}
         verdicts.append((m, ex, cells))
+        errs.append((m, se))
+        RESULTS[name]["cells"].append(dict(m=m, rmse=cells, se=se))
+    print("  standard error of each mean over the seeds:")
+    for m, se in errs:
+        print("  %6d %s" % (m, " ".join("%20.5f" % se[c] for c in CENTRES + ("sk",))))
     return verdicts
+
+
+def plot(path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        matplotlib.rcParams["svg.fonttype"] = "none"   # text as text: a small file
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    fig, axes = plt.subplots(1, len(RESULTS), figsize=(11, 4))
+    for ax, (name, r) in zip(axes, RESULTS.items()):
+        ms = [c["m"] for c in r["cells"]]
+        for c, label, mark in (("uniform", "uniform", "o-"), ("kmeans", "kmeans", "s-"),
+                               ("leverage", "leverage", "d-"),
+                               ("sk", "scikit-learn Nystroem", "^--")):
+            ax.plot(ms, [100 * (x["rmse"][c] / r["exact"] - 1) for x in r["cells"]], mark,
+                    label=label)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xticks(ms)
+        ax.set_xticklabels([str(m) for m in ms])
+        ax.set_xlabel("m (centres)")
+        ax.set_ylabel("held-out RMSE over exact, %")
+        ax.set_title("%s, mean of %d seeds" % (name, r["seeds"]), fontsize=9)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+    return True
 
 
 def main():
@@ -122,6 +168,11 @@ def main():
               % (m, worst, "PASS" if worst <= 1.005 else "FAIL"))
     cur.execute("DROP TABLE kmb_cen_train, kmb_cen_test")
     conn.close()
+    if not QUICK:
+        with open(os.path.join(HERE, "centres.json"), "w") as fh:
+            json.dump(RESULTS, fh, indent=1)
+        if plot(os.path.join(HERE, "..", "..", "docs", "centres.svg")):
+            print("plot: docs/centres.svg")
     return 0
 
 
