@@ -17,7 +17,8 @@ approximate cell is the mean over KM_BENCH_SEEDS seeds (default 20;
 kernel_ml's "seed", which draws the uniform sample every choice starts
 from, scikit-learn's random_state), printed as the held-out RMSE and its
 excess over exact; a second table gives each cell's standard error over
-the seeds (sd / sqrt(seeds)).  The cells go to test/bench/centres.json and,
+the seeds (sd / sqrt(seeds)).  m = 2,000 takes KM_BENCH_SEEDS_LARGE seeds
+(default 5): a fit there costs about 16 times one at m = 500.  The cells go to test/bench/centres.json and,
 with matplotlib, a plot of the excess against m to docs/centres.svg.
 Targets: the better of kmeans / leverage at most half of uniform's excess
 on the mixture; neither worse than uniform by more than 0.5 % on Friedman #1.
@@ -45,9 +46,15 @@ QUICK = os.environ.get("KM_BENCH_QUICK") == "1"
 N_TRAIN, N_TEST = (3000, 1000) if QUICK else (9000, 3000)
 SEEDS = list(range(1 if QUICK else int(os.environ.get("KM_BENCH_SEEDS", "20"))))
 MS = [250, 500, 1000] if QUICK else [250, 500, 1000, 2000]
+# m = 2000 costs about 16 times m = 500 a fit: fewer seeds there (KM_BENCH_SEEDS_LARGE, default 5)
+SEEDS_LARGE = list(range(min(len(SEEDS), int(os.environ.get("KM_BENCH_SEEDS_LARGE", "5")))))
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = {}
 CENTRES = ("uniform", "kmeans", "leverage")
+
+
+def seeds_for(m):
+    return SEEDS_LARGE if m >= 2000 else SEEDS
 
 
 def clustered_mixture(n, d=6, k=12, seed=20240611):
@@ -96,21 +103,23 @@ def run(cur, name, X, y, gamma, lam):
         for c in CENTRES:
             v = [km_rmse(cur, json.dumps({"gamma": gamma, "lambda": lam, "approximation": "nystrom",
                                           "components": m, "centers": c, "seed": s}))
-                 for s in SEEDS]
+                 for s in seeds_for(m)]
             cells[c] = statistics.mean(v)
             se[c] = statistics.stdev(v) / len(v) ** 0.5 if len(v) > 1 else 0.0
-        v = [sk_rmse(gamma, lam, m, s, Xtr, ytr, Xte, yte) for s in SEEDS]
+        v = [sk_rmse(gamma, lam, m, s, Xtr, ytr, Xte, yte) for s in seeds_for(m)]
         cells["sk"] = statistics.mean(v)
         se["sk"] = statistics.stdev(v) / len(v) ** 0.5 if len(v) > 1 else 0.0
-        print("  %6d %s" % (m, " ".join("%10.5f (%+5.1f%%)" % (cells[c], 100 * (cells[c] / exact - 1))
-                                         for c in CENTRES + ("sk",))), flush=True)
+        print("  %6d %s%s" % (m, " ".join("%10.5f (%+5.1f%%)" % (cells[c], 100 * (cells[c] / exact - 1))
+                                         for c in CENTRES + ("sk",)),
+                                "  (%d seeds)" % len(seeds_for(m)) if len(seeds_for(m)) != len(SEEDS)
+                                else ""), flush=True)
         ex = {c: cells[c] / exact - 1.0 for c in CENTRES}
         verdicts.append((m, ex, cells))
         errs.append((m, se))
-        RESULTS[name]["cells"].append(dict(m=m, rmse=cells, se=se))
+        RESULTS[name]["cells"].append(dict(m=m, rmse=cells, se=se, seeds=len(seeds_for(m))))
     print("  standard error of each mean over the seeds:")
     for m, se in errs:
-        print("  %6d %s" % (m, " ".join("%20.5f" % se[c] for c in CENTRES + ("sk",))))
+        print("  %6d %s%s" % (m, " ".join("%20.5f" % se[c] for c in CENTRES + ("sk",))))
     return verdicts
 
 
