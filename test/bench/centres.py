@@ -125,7 +125,7 @@ def run(cur, name, X, y, gamma, lam):
         RESULTS[name]["cells"].append(dict(m=m, rmse=cells, se=se, seeds=len(seeds_for(m))))
     print("  standard error of each mean over the seeds:")
     for m, se in errs:
-        print("  %6d %s%s" % (m, " ".join("%20.5f" % se[c] for c in CENTRES + ("sk",))))
+        print("  %6d %s" % (m, " ".join("%20.5f" % se[c] for c in CENTRES + ("sk",))))
     return verdicts
 
 
