@@ -227,18 +227,20 @@ def main():
         print("note: PyTorch is importable; Falkon's own code could run too")
     except ImportError:
         print("note: PyTorch / falkon not importable: Falkon's algorithm runs in NumPy here")
-    conn = psycopg2.connect("")
-    conn.autocommit = True
-    cur = conn.cursor()
-    cur.execute("SET client_min_messages = warning")
-    cur.execute("CREATE EXTENSION IF NOT EXISTS kernel_ml")
-    for s in ("max_parallel_workers_per_gather = 2", "parallel_setup_cost = 0",
-              "kernel_ml.progress = on", "kernel_ml.progress_interval = 0"):
-        cur.execute("SET " + s)
-    t0 = time.perf_counter()
-    big_rows.load(cur, "kmb_s1m_train", big_rows.chunks(N, 31))
-    big_rows.load(cur, "kmb_s1m_test", big_rows.chunks(NTEST, 3131))
-    print("loaded %d + %d rows in %.0f s" % (N, NTEST, time.perf_counter() - t0))
+    db = bool(ONEPASS or CG)		# the peers alone need no cluster
+    if db:
+        conn = psycopg2.connect("")
+        conn.autocommit = True
+        cur = conn.cursor()
+        cur.execute("SET client_min_messages = warning")
+        cur.execute("CREATE EXTENSION IF NOT EXISTS kernel_ml")
+        for s in ("max_parallel_workers_per_gather = 2", "parallel_setup_cost = 0",
+                  "kernel_ml.progress = on", "kernel_ml.progress_interval = 0"):
+            cur.execute("SET " + s)
+        t0 = time.perf_counter()
+        big_rows.load(cur, "kmb_s1m_train", big_rows.chunks(N, 31))
+        big_rows.load(cur, "kmb_s1m_test", big_rows.chunks(NTEST, 3131))
+        print("loaded %d + %d rows in %.0f s" % (N, NTEST, time.perf_counter() - t0))
     Xtr, ytr = big_rows.rows(N, 31)
     Xte, yte = big_rows.rows(NTEST, 3131)
     res = []
@@ -272,10 +274,11 @@ def main():
         emit(sk_run(Xtr, ytr, Xte, yte, m))
     for m in FALKON:
         emit(falkon_run(Xtr, ytr, Xte, yte, m))
-    for name in NAMES:
-        cur.execute("SELECT kernel_model_drop(%s)", (name,))
-    cur.execute("DROP TABLE kmb_s1m_train, kmb_s1m_test")
-    conn.close()
+    if db:
+        for name in NAMES:
+            cur.execute("SELECT kernel_model_drop(%s)", (name,))
+        cur.execute("DROP TABLE kmb_s1m_train, kmb_s1m_test")
+        conn.close()
     if plot(res, PLOT):
         print("plot: docs/scale_1m.svg")
     # dominance: at each other system's point, the best kernel_ml point no slower has lower error
