@@ -232,7 +232,8 @@ def main():
         conn = psycopg2.connect("")
         conn.autocommit = True
         cur = conn.cursor()
-        cur.execute("SET client_min_messages = warning")
+        # notice: CG's progress NOTICEs carry its iterations
+        cur.execute("SET client_min_messages = notice")
         cur.execute("CREATE EXTENSION IF NOT EXISTS kernel_ml")
         for s in ("max_parallel_workers_per_gather = 2", "parallel_setup_cost = 0",
                   "kernel_ml.progress = on", "kernel_ml.progress_interval = 0"):
