@@ -2,7 +2,7 @@
 """
 Nystrom centres (issue 31): held-out accuracy of "centers": "uniform",
 "kmeans" and "leverage" against exact kernel ridge and scikit-learn's
-uniform Nystroem, at m = 250, 500, 1000, on two data sets:
+uniform Nystroem, at m = 250, 500, 1000, 2000, on two data sets:
 
   Friedman #1 (make_friedman1, d = 10, noise 1), rbf gamma 0.05, lambda 0.1
       (approx_accuracy.py's pair);
@@ -12,16 +12,21 @@ uniform Nystroem, at m = 250, 500, 1000, on two data sets:
       (crosscheck.py's p, larger), rbf gamma 0.5, lambda 0.1.
 
 Both 12,000 rows, 9,000 for training and 3,000 held out (KM_BENCH_QUICK=1:
-4,000, 3,000 and 1,000, one seed), standardized.  Each approximate cell is
-the mean over KM_BENCH_SEEDS seeds (default 3; kernel_ml's "seed", which
-draws the uniform sample every choice starts from, scikit-learn's
-random_state), printed as the held-out RMSE and its excess over exact.
+4,000, 3,000 and 1,000, one seed, m up to 1,000), standardized.  Each
+approximate cell is the mean over KM_BENCH_SEEDS seeds (default 20;
+kernel_ml's "seed", which draws the uniform sample every choice starts
+from, scikit-learn's random_state), printed as the held-out RMSE and its
+excess over exact; a second table gives each cell's standard error over
+the seeds (sd / sqrt(seeds)).  m = 2,000 takes KM_BENCH_SEEDS_LARGE seeds
+(default 5): a fit there costs about 16 times one at m = 500.  The cells go to test/bench/centres.json and,
+with matplotlib, a plot of the excess against m to docs/centres.svg.
 Targets: the better of kmeans / leverage at most half of uniform's excess
 on the mixture; neither worse than uniform by more than 0.5 % on Friedman #1.
 No timing here (the refine passes cost: kmeans at most 10 passes of n m d
 flops, leverage one pass of n m^2 / 2).
 """
 
+import json
 import os
 import statistics
 import sys
@@ -39,9 +44,23 @@ from kmbench import copy_table
 
 QUICK = os.environ.get("KM_BENCH_QUICK") == "1"
 N_TRAIN, N_TEST = (3000, 1000) if QUICK else (9000, 3000)
-SEEDS = list(range(1 if QUICK else int(os.environ.get("KM_BENCH_SEEDS", "3"))))
-MS = [250, 500, 1000]
+SEEDS = list(range(1 if QUICK else int(os.environ.get("KM_BENCH_SEEDS", "20"))))
+MS = [250, 500, 1000] if QUICK else [250, 500, 1000, 2000]
+# m = 2000 costs about 16 times m = 500 a fit: fewer seeds there (KM_BENCH_SEEDS_LARGE, default 5)
+SEEDS_LARGE = list(range(min(len(SEEDS), int(os.environ.get("KM_BENCH_SEEDS_LARGE", "5")))))
+HERE = os.path.dirname(os.path.abspath(__file__))
+# KM_CENTRES_SETS: which sets (default "mixture,friedman"); KM_CENTRES_TAG: a suffix of the
+# tables and of centres<tag>.json, so that two runs (one set each) can share a cluster;
+# `centres.py --plot a.json b.json` draws docs/centres.svg from saved cells.
+SETS = os.environ.get("KM_CENTRES_SETS", "mixture,friedman").split(",")
+TAG = os.environ.get("KM_CENTRES_TAG", "")
+TRAIN, TEST = "kmb_cen_train" + TAG, "kmb_cen_test" + TAG
+RESULTS = {}
 CENTRES = ("uniform", "kmeans", "leverage")
+
+
+def seeds_for(m):
+    return SEEDS_LARGE if m >= 2000 else SEEDS
 
 
 def clustered_mixture(n, d=6, k=12, seed=20240611):
@@ -57,9 +76,9 @@ def clustered_mixture(n, d=6, k=12, seed=20240611):
 
 
 def km_rmse(cur, opts):
-    cur.execute("SELECT kernel_train(f, y, %s::jsonb) FROM kmb_cen_train", (opts,))
+    cur.execute("SELECT kernel_train(f, y, %%s::jsonb) FROM %s" % TRAIN, (opts,))
     model = cur.fetchone()[0]
-    cur.execute("SELECT sqrt(avg((kernel_predict(%s::bytea, f) - y) ^ 2)) FROM kmb_cen_test",
+    cur.execute("SELECT sqrt(avg((kernel_predict(%%s::bytea, f) - y) ^ 2)) FROM %s" % TEST,
                 (psycopg2.Binary(model),))
     return float(cur.fetchone()[0])
 
@@ -73,29 +92,71 @@ def sk_rmse(gamma, lam, m, seed, Xtr, ytr, Xte, yte):
 
 
 def run(cur, name, X, y, gamma, lam):
-    import json
     Xtr, ytr, Xte, yte = X[:N_TRAIN], y[:N_TRAIN], X[N_TRAIN:], y[N_TRAIN:]
-    copy_table(cur, "kmb_cen_train", Xtr, ytr)
-    copy_table(cur, "kmb_cen_test", Xte, yte)
+    copy_table(cur, TRAIN, Xtr, ytr)
+    copy_table(cur, TEST, Xte, yte)
     exact = km_rmse(cur, json.dumps({"gamma": gamma, "lambda": lam}))
     print("%s: %d training rows, %d held out, rbf gamma %g, lambda %g; exact kernel ridge "
           "held-out RMSE %.5f; cells: mean RMSE over %d seed(s) (excess over exact)"
           % (name, N_TRAIN, N_TEST, gamma, lam, exact, len(SEEDS)))
     print("  %6s %20s %20s %20s %20s" % ("m", "uniform", "kmeans", "leverage", "scikit-learn"))
     verdicts = []
+    errs = []
+    RESULTS[name] = dict(exact=exact, seeds=len(SEEDS), n_train=N_TRAIN, n_test=N_TEST, cells=[])
     for m in MS:
         cells = {}
+        se = {}
         for c in CENTRES:
-            cells[c] = statistics.mean(
-                km_rmse(cur, json.dumps({"gamma": gamma, "lambda": lam, "approximation": "nystrom",
-                                         "components": m, "centers": c, "seed": s}))
-                for s in SEEDS)
-        cells["sk"] = statistics.mean(sk_rmse(gamma, lam, m, s, Xtr, ytr, Xte, yte) for s in SEEDS)
-        print("  %6d %s" % (m, " ".join("%10.5f (%+5.1f%%)" % (cells[c], 100 * (cells[c] / exact - 1))
-                                         for c in CENTRES + ("sk",))))
+            v = [km_rmse(cur, json.dumps({"gamma": gamma, "lambda": lam, "approximation": "nystrom",
+                                          "components": m, "centers": c, "seed": s}))
+                 for s in seeds_for(m)]
+            cells[c] = statistics.mean(v)
+            se[c] = statistics.stdev(v) / len(v) ** 0.5 if len(v) > 1 else 0.0
+        v = [sk_rmse(gamma, lam, m, s, Xtr, ytr, Xte, yte) for s in seeds_for(m)]
+        cells["sk"] = statistics.mean(v)
+        se["sk"] = statistics.stdev(v) / len(v) ** 0.5 if len(v) > 1 else 0.0
+        print("  %6d %s%s" % (m, " ".join("%10.5f (%+5.1f%%)" % (cells[c], 100 * (cells[c] / exact - 1))
+                                         for c in CENTRES + ("sk",)),
+                                "  (%d seeds)" % len(seeds_for(m)) if len(seeds_for(m)) != len(SEEDS)
+                                else ""), flush=True)
         ex = {c: cells[c] / exact - 1.0 for c in CENTRES}
         verdicts.append((m, ex, cells))
+        errs.append((m, se))
+        RESULTS[name]["cells"].append(dict(m=m, rmse=cells, se=se, seeds=len(seeds_for(m))))
+    print("  standard error of each mean over the seeds:")
+    for m, se in errs:
+        print("  %6d %s" % (m, " ".join("%20.5f" % se[c] for c in CENTRES + ("sk",))))
     return verdicts
+
+
+def plot(path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        matplotlib.rcParams["svg.fonttype"] = "none"   # text as text: a small file
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    fig, axes = plt.subplots(1, len(RESULTS), figsize=(11, 4))
+    for ax, (name, r) in zip(axes, RESULTS.items()):
+        ms = [c["m"] for c in r["cells"]]
+        for c, label, mark in (("uniform", "uniform", "o-"), ("kmeans", "kmeans", "s-"),
+                               ("leverage", "leverage", "d-"),
+                               ("sk", "scikit-learn Nystroem", "^--")):
+            ax.plot(ms, [100 * (x["rmse"][c] / r["exact"] - 1) for x in r["cells"]], mark,
+                    label=label)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xticks(ms)
+        ax.set_xticklabels([str(m) for m in ms])
+        ax.set_xlabel("m (centres)")
+        ax.set_ylabel("held-out RMSE over exact, %")
+        ax.set_title("%s, mean of %d seeds" % (name, r["seeds"]), fontsize=9)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+    return True
 
 
 def main():
@@ -107,10 +168,13 @@ def main():
     cur.execute("SET kernel_ml.max_memory = '8GB'")
     n = N_TRAIN + N_TEST
     print("nystrom centres (issue 31): uniform, kmeans, leverage vs exact and scikit-learn's Nystroem")
-    Xm, ym = clustered_mixture(n)
-    mix = run(cur, "clustered mixture (12 clusters, d = 6)", Xm, ym, 0.5, 0.1)
-    Xf, yf = make_friedman1(n_samples=n, n_features=10, noise=1.0, random_state=0)
-    fried = run(cur, "Friedman #1 (d = 10)", Xf, yf, 0.05, 0.1)
+    mix = fried = []
+    if "mixture" in SETS:
+        Xm, ym = clustered_mixture(n)
+        mix = run(cur, "clustered mixture (12 clusters, d = 6)", Xm, ym, 0.5, 0.1)
+    if "friedman" in SETS:
+        Xf, yf = make_friedman1(n_samples=n, n_features=10, noise=1.0, random_state=0)
+        fried = run(cur, "Friedman #1 (d = 10)", Xf, yf, 0.05, 0.1)
     for m, ex, _ in mix:
         best = min(ex["kmeans"], ex["leverage"])
         print("  mixture m = %d: better of kmeans / leverage excess %.2f %% vs uniform %.2f %% "
@@ -120,10 +184,20 @@ def main():
         worst = max(cells["kmeans"], cells["leverage"]) / cells["uniform"]
         print("  Friedman #1 m = %d: worst of kmeans / leverage vs uniform %.4f (target <= 1.005): %s"
               % (m, worst, "PASS" if worst <= 1.005 else "FAIL"))
-    cur.execute("DROP TABLE kmb_cen_train, kmb_cen_test")
+    cur.execute("DROP TABLE %s, %s" % (TRAIN, TEST))
     conn.close()
+    if not QUICK:
+        with open(os.path.join(HERE, "centres%s.json" % TAG), "w") as fh:
+            json.dump(RESULTS, fh, indent=1)
+        if plot(os.path.join(HERE, "..", "..", "docs", "centres.svg")):
+            print("plot: docs/centres.svg")
     return 0
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--plot"]:
+        for path in sys.argv[2:]:
+            with open(path) as fh:
+                RESULTS.update(json.load(fh))
+        sys.exit(0 if plot(os.path.join(HERE, "..", "..", "docs", "centres.svg")) else 1)
     sys.exit(main())

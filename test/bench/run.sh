@@ -11,6 +11,9 @@
 #   test/bench/approx_accuracy.py  Nystrom/RFF accuracy vs exact and scikit-learn (Friedman #1)
 #   test/bench/centres.py    nystrom "centers" uniform / kmeans / leverage vs exact and
 #                            scikit-learn (Friedman #1, a clustered mixture)
+#   test/bench/scale_1m.py   held-out RMSE against time at 1M rows, d = 20: one-pass and cg
+#                            nystrom, scikit-learn Nystroem + Ridge, Falkon in NumPy
+#   test/bench/cg_10m.py     10M rows, d = 20: cg m = 4,000 with 2 workers vs one-pass m = 1,000
 #   test/bench/approx.py     (if present) Nystrom/RFF: two passes, parallel workers, scoring
 #   test/bench/classify.py   (if present) exact SVM vs SVC; class/probability scoring
 #   test/bench/approx_classify.py  (if present) approximate logistic / L2-SVM at 1M rows vs
@@ -64,7 +67,7 @@ out=test/bench/results-latest.txt
 inner='set -u
 rc=0
 /usr/bin/python3 test/bench/core.py || rc=1
-for s in selection by_name group_scoring approx_accuracy centres approx classify approx_classify defaults_datasets matrix_scoring drift kpca_bench gp_std_bench; do
+for s in selection by_name group_scoring approx_accuracy centres scale_1m cg_10m approx classify approx_classify defaults_datasets matrix_scoring drift kpca_bench gp_std_bench; do
 	if [ -f "test/bench/$s.py" ]; then
 		echo
 		/usr/bin/python3 "test/bench/$s.py" || rc=1
