@@ -790,7 +790,10 @@ class_model(class_job *cj, double *coef, double *intercepts,
 {
 	const km_basis *b = &cj->job.b;
 	const km_options *opts = &cj->job.opts;
+	km_basis_kept kept;
 
+	/* the rows of the expansion the representation keeps (nystrom's centres) */
+	km_basis_kept_of(b, b->m, cj->eps, &kept);
 	if (cj->job.L != NULL)
 		km_primal_unwhiten(cj->job.L, cj->m, cj->q, coef);
 	if (!km_all_finite(coef, (size_t) cj->m * cj->q))
@@ -813,7 +816,7 @@ class_model(class_job *cj, double *coef, double *intercepts,
 	m->mean = b->mean;
 	m->scale = b->scale;
 	m->alpha = coef;
-	m->X = km_repr_lookup(b->kind)->keeps_rows ? b->centres : NULL;
+	m->X = kept.X;
 	m->intercepts = intercepts;
 	km_train_fill_classes(m, opts, cj->c, ncand, best, cand);
 	m->kernel = b->kernel;

@@ -1,6 +1,6 @@
 /*
  * model_sections_repr.c - the sections of format 2 of each
- * representation, by the name of its row (km_repr_sections): APPROXIMATION
+ * representation, from the steps of its row (km_repr_sections): APPROXIMATION
  * (nystrom and rff) and RFF (rff).  Core, no PostgreSQL headers; the
  * layout of each is documented in model.h, the descriptor in
  * model_section.h.
@@ -239,21 +239,25 @@ static const km_section_ops rff = {
 static const km_section_ops *const nystrom_sections[] = {&approximation, &km_gp_approx_section, NULL};
 static const km_section_ops *const rff_sections[] = {&approximation, &rff, &km_gp_approx_section, NULL};
 
-/* The sections of each representation that has some, by the name of its row (repr.c). */
-static const struct
-{
-	const char *repr;
-	const km_section_ops *const *sections;
-}			repr_sections[] = {
-	{"nystrom", nystrom_sections},
-	{"rff", rff_sections},
-};
-
+/*
+ * The sections of a representation, from what its model keeps: a
+ * representation with a feature map (a basis: repr.h features) keeps its
+ * basis's description (APPROXIMATION) and its GP reading's factor
+ * (GP_APPROX); one whose basis has a draw step (repr.h KM_BASIS_DRAW) keeps
+ * what it drew (RFF, between them).  No table joins the rows by name: a new
+ * representation is served by the steps it lists.
+ */
 const km_section_ops *const *
 km_repr_sections(const km_repr_ops *r)
 {
-	for (size_t i = 0; r != NULL && i < sizeof(repr_sections) / sizeof(repr_sections[0]); i++)
-		if (strcmp(repr_sections[i].repr, r->name) == 0)
-			return repr_sections[i].sections;
-	return NULL;
+	km_basis_step steps[KM_BASIS_MAX_STEPS];
+	int			n;
+
+	if (r == NULL || r->features == NULL)
+		return NULL;
+	n = km_repr_basis_steps(r, 0, steps);
+	for (int i = 0; i < n; i++)
+		if (steps[i] == KM_BASIS_DRAW)
+			return rff_sections;
+	return nystrom_sections;
 }
