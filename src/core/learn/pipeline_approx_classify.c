@@ -779,10 +779,7 @@ class_select(class_job *cj, double *coef, double *intercepts,
 	return class_basis(cj, cand[*best].gamma, err);
 }
 
-/*
- * The model: alpha = L^-T w over the centres (rff: w), the basis, the
- * classes (km_train_fill_classes), the approximation's fields.
- */
+/* The model: alpha = L^-T w (rff: w), the basis and what it keeps, the classes. */
 static km_status
 class_model(class_job *cj, double *coef, double *intercepts,
 			km_class_fit_result *res, int ncand, int best, km_candidate *cand,
@@ -792,7 +789,6 @@ class_model(class_job *cj, double *coef, double *intercepts,
 	const km_options *opts = &cj->job.opts;
 	km_basis_kept kept;
 
-	/* the rows of the expansion the representation keeps (nystrom's centres) */
 	km_basis_kept_of(b, b->m, cj->eps, &kept);
 	if (cj->job.L != NULL)
 		km_primal_unwhiten(cj->job.L, cj->m, cj->q, coef);
