@@ -55,6 +55,8 @@ typedef struct km_section_in
 {
 	const km_section *found;	/* KM_SECTION_TAGS entries, by tag */
 	const struct km_model_shape *s;
+	/* the sections of the model's representation (km_repr_sections), or NULL */
+	const struct km_section_ops *const *repr_sections;
 	double	   *storage;		/* NULL: validate only */
 	const layout *l;			/* the common sections' arrays in storage */
 	double	   *mine;			/* this section's part (storage hook), or NULL */
