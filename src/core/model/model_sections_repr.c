@@ -139,6 +139,23 @@ approx_read(const km_section_in *in, km_model *r, km_error *err)
 	return KM_OK;
 }
 
+/*
+ * What an approximate model keeps, in kernel_model_info's words: the rows
+ * of its expansion (nystrom's centres: n_centers, as many as its n_train;
+ * rff keeps none), and for a classifier the loss its primal Newton
+ * minimized.
+ */
+static void
+describe_kept(const km_model *m, const km_describer *out)
+{
+	const km_method_ops *ops = km_method_get(m->method);
+
+	if (km_repr_kept_doubles(km_repr_lookup(m->approximation), m->n_train, 1) > 0)
+		out->integer(out->ctx, "n_centers", m->n_train);
+	if (m->n_classes >= 2 && ops != NULL && ops->primal_loss_name != NULL)
+		out->string(out->ctx, "loss", ops->primal_loss_name);
+}
+
 /* "centers" only for a representation whose basis list it chooses a step of (nystrom) */
 static void
 approx_describe(const km_model *m, const km_describer *out)
@@ -147,6 +164,7 @@ approx_describe(const km_model *m, const km_describer *out)
 	if (list_makes_centres(km_repr_lookup(m->approximation), KM_CENTRES_KMEANS))
 		km_model_describe_fields(m, approx_fields + 1, 1, out);
 	km_model_describe_fields(m, approx_fields + 2, N_APPROX_FIELDS - 2, out);
+	describe_kept(m, out);
 }
 
 static const km_section_ops approximation = {
