@@ -58,7 +58,7 @@ READERS = {
     "src/catalog/passes.c": (1, 1),
     "src/core/learn/pipeline.c": (2, 0),
     "src/core/learn/pipeline_approx_cg.c": (0, 1),
-    "src/core/methods/options_check.c": (0, 4),
+    "src/core/methods/options_check.c": (0, 3),
     "src/core/methods/options_core.c": (0, 1),
     "src/core/model/model.c": (1, 0),
     "src/core/model/model_sections_pca.c": (1, 0),
