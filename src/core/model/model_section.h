@@ -8,10 +8,10 @@
  * classification CLASSES, PROBABILITY, METRICS) or a representation's
  * (nystrom APPROXIMATION, rff APPROXIMATION and RFF): lists of descriptors
  * defined beside their codec in model_sections_task.c and
- * model_sections_repr.c, a task's named by its row's name, a representation's
- * chosen from its row's steps (km_task_sections, km_repr_sections below).  model_format.c walks
- * "common + every task's + every representation's" in tag order and never
- * names one of them.
+ * model_sections_repr.c, a task's named by its row's name, a
+ * representation's chosen from its row's steps (km_task_sections,
+ * km_repr_sections below).  model_format.c walks "common + every task's +
+ * every representation's" in tag order and never names one of them.
  *
  * Decoding runs in phases, each over the known sections in tag order:
  *   shape        what the sizes need, from the framing alone (no error);
