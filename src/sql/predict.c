@@ -213,9 +213,7 @@ km_classifier_info(const km_model *m, KmJson *j)
 	km_json_bool(j, "probability", m->has_probability ||
 				 (ops && ops->prob_link(m->has_probability, m->multiclass,
 										&hint) != KM_PROB_NONE));
-	/* approximate classifiers: the loss primal Newton minimized */
-	if (ops && km_repr_lookup(m->approximation)->approximate)
-		km_json_str(j, "loss", ops->primal_loss_name);
+	/* approximate classifiers' loss: their APPROXIMATION section's description */
 }
 
 /*
@@ -231,9 +229,8 @@ describe_sizes(KmJson *j, const km_model *m, const km_method_ops *ops)
 	const km_repr_ops *repr = km_repr_lookup(m->approximation);
 
 	km_json_int(j, "n_train", (int64) m->rows_seen);
-	if (repr->approximate && !repr->drawn)
-		km_json_int(j, "n_centers", m->n_train);
-	else if (!repr->approximate && km_task_lookup(m->task)->classes)
+	/* n_centers: the APPROXIMATION section's description (model_sections_repr.c) */
+	if (!repr->approximate && km_task_lookup(m->task)->classes)
 		km_json_int(j, "n_support", m->n_train);
 	if (ops->lambda_per_row && m->lambda > 0.0 && m->rows_seen > 0)
 		km_json_num(j, "C", 1.0 / ((double) m->rows_seen * m->lambda));

@@ -604,6 +604,21 @@ km_approx_job_features(approx_job *job, const double *X, size_t first,
 	return KM_OK;
 }
 
+/* The job's allocator and release, as the representation's set-up asks them. */
+static void *
+job_alloc(void *ctx, size_t doubles)
+{
+	return km_approx_job_alloc((approx_job *) ctx, doubles);
+}
+
+static void
+job_release(void *ctx, void *p)
+{
+	approx_job *job = ctx;
+
+	job->env->release(job->env->ctx, p);
+}
+
 /*
  * What the Newton passes over a basis need: nystrom's factor L of
  * K_mm + eps I (the features are whitened by it; *eps recorded) and the
@@ -614,17 +629,10 @@ km_approx_job_setup(approx_job *job, double *eps, km_error *err)
 {
 	km_basis   *b = &job->b;
 
-	*eps = 0.0;
-	if (km_repr_lookup(b->kind)->centres)
-	{
-		double	   *fwork = km_approx_job_alloc(job, km_approx_factor_doubles(b->m) + 1);
-		double	   *L = km_approx_job_alloc(job, (size_t) b->m * b->m);
-
-		if (km_approx_factor(b, L, eps, fwork, err, job->env->interrupt) != KM_OK)
-			return err->status;
-		job->env->release(job->env->ctx, fwork);
-		job->L = L;
-	}
+	/* the representation's set-up: nystrom whitens by its factor */
+	if (km_basis_whitening(b, &job->L, eps, job_alloc, job_release, job, err,
+						   job->env->interrupt) != KM_OK)
+		return err->status;
 	job->eps = *eps;
 	if (job->Z == NULL)
 	{

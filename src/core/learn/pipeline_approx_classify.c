@@ -779,10 +779,7 @@ class_select(class_job *cj, double *coef, double *intercepts,
 	return class_basis(cj, cand[*best].gamma, err);
 }
 
-/*
- * The model: alpha = L^-T w over the centres (rff: w), the basis, the
- * classes (km_train_fill_classes), the approximation's fields.
- */
+/* The model: alpha = L^-T w (rff: w), the basis and what it keeps, the classes. */
 static km_status
 class_model(class_job *cj, double *coef, double *intercepts,
 			km_class_fit_result *res, int ncand, int best, km_candidate *cand,
@@ -790,7 +787,9 @@ class_model(class_job *cj, double *coef, double *intercepts,
 {
 	const km_basis *b = &cj->job.b;
 	const km_options *opts = &cj->job.opts;
+	km_basis_kept kept;
 
+	km_basis_kept_of(b, b->m, cj->eps, &kept);
 	if (cj->job.L != NULL)
 		km_primal_unwhiten(cj->job.L, cj->m, cj->q, coef);
 	if (!km_all_finite(coef, (size_t) cj->m * cj->q))
@@ -813,7 +812,7 @@ class_model(class_job *cj, double *coef, double *intercepts,
 	m->mean = b->mean;
 	m->scale = b->scale;
 	m->alpha = coef;
-	m->X = km_repr_lookup(b->kind)->keeps_rows ? b->centres : NULL;
+	m->X = kept.X;
 	m->intercepts = intercepts;
 	km_train_fill_classes(m, opts, cj->c, ncand, best, cand);
 	m->kernel = b->kernel;

@@ -274,6 +274,24 @@ check_cg(const km_options_parser *p, const km_method_ops *ops,
 }
 
 /*
+ * Whether option "centers" means something to r: some value of it changes
+ * the list of steps r's basis takes (nystrom's refine passes).
+ */
+static bool
+centres_choose_steps(const km_repr_ops *r)
+{
+	km_basis_step base[KM_BASIS_MAX_STEPS];
+	km_basis_step steps[KM_BASIS_MAX_STEPS];
+	int			n = km_repr_basis_steps(r, KM_CENTRES_FIRST, base);
+
+	for (int c = KM_CENTRES_FIRST + 1; c <= KM_CENTRES_LAST; c++)
+		if (km_repr_basis_steps(r, c, steps) != n ||
+			memcmp(steps, base, sizeof(base[0]) * n) != 0)
+			return true;
+	return false;
+}
+
+/*
  * Approximation checks: "components" needs an approximation, rff has a
  * random-feature map for the rbf kernel only, and only the closed-form
  * ridge solve has an approximate form (lms is an online method over the
@@ -289,7 +307,7 @@ km_options_check_approx(const km_options_parser *p, const km_method_ops *ops,
 
 	if (out->fit.solver == KM_SOLVER_CG && !check_cg(p, ops, err))
 		return false;
-	if (p->given[KM_OPT_CENTERS] && !repr->centres)
+	if (p->given[KM_OPT_CENTERS] && !centres_choose_steps(repr))
 		return km_opt_fail(err, "Add \"approximation\": \"nystrom\", or remove the option.",
 					"option \"centers\" applies only to nystrom models",
 					"Option \"centers\" is \"%s\" but the model is %s; only nystrom keeps centres.",

@@ -13,6 +13,7 @@
 #include "gp.h"
 #include "kernels.h"
 #include "metrics.h"
+#include "model_section.h"
 #include "repr.h"
 #include "solve.h"
 
@@ -27,7 +28,9 @@ km_gp_applies(const km_model *m, const char **why)
 			*why = "method";
 		return false;
 	}
-	if (km_repr_lookup(m->approximation)->approximate)
+	/* a basis keeps its GP reading as its solve's factor (its GP_APPROX section) */
+	if (km_section_list_has(km_repr_sections(km_repr_lookup(m->approximation)),
+							&km_gp_approx_section))
 	{
 		if (m->gp_factor != NULL)
 			return true;

@@ -829,6 +829,7 @@ decode_v2(const uint8_t *buf, size_t len, km_model *m, double *storage,
 	r.n_outputs = s.q;
 	in.found = found;
 	in.s = &s;
+	in.repr_sections = km_repr_sections(km_repr_lookup(s.approximation));
 	in.storage = storage;
 	in.l = &l;
 	in.mine = NULL;

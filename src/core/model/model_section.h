@@ -8,10 +8,10 @@
  * classification CLASSES, PROBABILITY, METRICS) or a representation's
  * (nystrom APPROXIMATION, rff APPROXIMATION and RFF): lists of descriptors
  * defined beside their codec in model_sections_task.c and
- * model_sections_repr.c, each named by its row's name (km_task_sections,
- * km_repr_sections below).  model_format.c walks
- * "common + every task's + every representation's" in tag order and never
- * names one of them.
+ * model_sections_repr.c, a task's named by its row's name, a
+ * representation's chosen from its row's steps (km_task_sections,
+ * km_repr_sections below).  model_format.c walks "common + every task's +
+ * every representation's" in tag order and never names one of them.
  *
  * Decoding runs in phases, each over the known sections in tag order:
  *   shape        what the sizes need, from the framing alone (no error);
@@ -55,6 +55,8 @@ typedef struct km_section_in
 {
 	const km_section *found;	/* KM_SECTION_TAGS entries, by tag */
 	const struct km_model_shape *s;
+	/* the sections of the model's representation (km_repr_sections), or NULL */
+	const struct km_section_ops *const *repr_sections;
 	double	   *storage;		/* NULL: validate only */
 	const layout *l;			/* the common sections' arrays in storage */
 	double	   *mine;			/* this section's part (storage hook), or NULL */
@@ -113,9 +115,10 @@ km_section_list_has(const km_section_ops *const *list, const km_section_ops *k)
 /*
  * The sections a model of task t / representation r has besides the
  * common ones, NULL-terminated, or NULL for none.  Each list lives with its
- * codec (model_sections_task.c, model_sections_repr.c) in a table that
- * names the row it extends by the row's name, so that the task and
- * representation tables, a layer down, point at nothing above them.
+ * codec (model_sections_task.c, model_sections_repr.c): a task's in a table
+ * that names the row it extends by the row's name, a representation's
+ * chosen from the steps its row lists; so that the task and representation
+ * tables, a layer down, point at nothing above them.
  */
 struct km_task_ops;
 struct km_repr_ops;

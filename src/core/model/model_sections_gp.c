@@ -54,7 +54,7 @@ read_gp(const km_section_in *in, km_model *r, km_error *err)
 {
 	const km_section *sec = &in->found[KM_SECTION_GP];
 	const km_method_ops *ops = km_method_get(r->method);
-	bool		approximate = km_repr_lookup(in->s->approximation)->approximate;
+	bool		approximate = km_section_list_has(in->repr_sections, &km_gp_approx_section);
 	km_status	st;
 
 	if (ops == NULL || !ops->gp_reading || in->s->q != 1 || approximate)
@@ -130,7 +130,7 @@ read_gp_approx(const km_section_in *in, km_model *r, km_error *err)
 	size_t		fixed = fields_size(gp_fields, N_GP_FIELDS);
 	const uint8_t *p = sec->payload + fixed;
 	size_t		m = in->s->n_train;
-	bool		approximate = km_repr_lookup(in->s->approximation)->approximate;
+	bool		approximate = km_section_list_has(in->repr_sections, &km_gp_approx_section);
 	km_status	st;
 
 	if (ops == NULL || !ops->gp_reading || in->s->q != 1 || !approximate)

@@ -1,6 +1,6 @@
 /*
  * model_sections_repr.c - the sections of format 2 of each
- * representation, by the name of its row (km_repr_sections): APPROXIMATION
+ * representation, from the steps of its row (km_repr_sections): APPROXIMATION
  * (nystrom and rff) and RFF (rff).  Core, no PostgreSQL headers; the
  * layout of each is documented in model.h, the descriptor in
  * model_section.h.
@@ -139,6 +139,23 @@ approx_read(const km_section_in *in, km_model *r, km_error *err)
 	return KM_OK;
 }
 
+/*
+ * What an approximate model keeps, in kernel_model_info's words: the rows
+ * of its expansion (nystrom's centres: n_centers, as many as its n_train;
+ * rff keeps none), and for a classifier the loss its primal Newton
+ * minimized.
+ */
+static void
+describe_kept(const km_model *m, const km_describer *out)
+{
+	const km_method_ops *ops = km_method_get(m->method);
+
+	if (km_repr_kept_doubles(km_repr_lookup(m->approximation), m->n_train, 1) > 0)
+		out->integer(out->ctx, "n_centers", m->n_train);
+	if (m->n_classes >= 2 && ops != NULL && ops->primal_loss_name != NULL)
+		out->string(out->ctx, "loss", ops->primal_loss_name);
+}
+
 /* "centers" only for a representation whose basis list it chooses a step of (nystrom) */
 static void
 approx_describe(const km_model *m, const km_describer *out)
@@ -147,6 +164,7 @@ approx_describe(const km_model *m, const km_describer *out)
 	if (list_makes_centres(km_repr_lookup(m->approximation), KM_CENTRES_KMEANS))
 		km_model_describe_fields(m, approx_fields + 1, 1, out);
 	km_model_describe_fields(m, approx_fields + 2, N_APPROX_FIELDS - 2, out);
+	describe_kept(m, out);
 }
 
 static const km_section_ops approximation = {
@@ -239,21 +257,25 @@ static const km_section_ops rff = {
 static const km_section_ops *const nystrom_sections[] = {&approximation, &km_gp_approx_section, NULL};
 static const km_section_ops *const rff_sections[] = {&approximation, &rff, &km_gp_approx_section, NULL};
 
-/* The sections of each representation that has some, by the name of its row (repr.c). */
-static const struct
-{
-	const char *repr;
-	const km_section_ops *const *sections;
-}			repr_sections[] = {
-	{"nystrom", nystrom_sections},
-	{"rff", rff_sections},
-};
-
+/*
+ * The sections of a representation, from what its model keeps: a
+ * representation with a feature map (a basis: repr.h features) keeps its
+ * basis's description (APPROXIMATION) and its GP reading's factor
+ * (GP_APPROX); one whose basis has a draw step (repr.h KM_BASIS_DRAW) keeps
+ * what it drew (RFF, between them).  No table joins the rows by name: a new
+ * representation is served by the steps it lists.
+ */
 const km_section_ops *const *
 km_repr_sections(const km_repr_ops *r)
 {
-	for (size_t i = 0; r != NULL && i < sizeof(repr_sections) / sizeof(repr_sections[0]); i++)
-		if (strcmp(repr_sections[i].repr, r->name) == 0)
-			return repr_sections[i].sections;
-	return NULL;
+	km_basis_step steps[KM_BASIS_MAX_STEPS];
+	int			n;
+
+	if (r == NULL || r->features == NULL)
+		return NULL;
+	n = km_repr_basis_steps(r, 0, steps);
+	for (int i = 0; i < n; i++)
+		if (steps[i] == KM_BASIS_DRAW)
+			return rff_sections;
+	return nystrom_sections;
 }

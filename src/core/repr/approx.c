@@ -315,6 +315,27 @@ km_approx_factor(const km_basis *b, double *L, double *eps, double *work,
 	return factor_centres(b, &w, 0.0, eps, err, interrupt);
 }
 
+km_status
+km_basis_whitening(const km_basis *b, double **L, double *eps,
+				   void *(*alloc) (void *ctx, size_t doubles),
+				   void (*release) (void *ctx, void *p), void *ctx,
+				   km_error *err, km_interrupt_fn interrupt)
+{
+	double	   *fwork;
+	double	   *f;
+
+	*eps = 0.0;
+	if (!has_centres(b))
+		return KM_OK;
+	fwork = alloc(ctx, km_approx_factor_doubles(b->m) + 1);
+	f = alloc(ctx, (size_t) b->m * b->m);
+	if (km_approx_factor(b, f, eps, fwork, err, interrupt) != KM_OK)
+		return err->status;
+	release(ctx, fwork);
+	*L = f;
+	return KM_OK;
+}
+
 /* A := G, full, from the packed upper triangle of the state. */
 static void
 unpack_gram(const double *zz, size_t m, double *A, km_interrupt_fn interrupt)

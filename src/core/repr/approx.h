@@ -195,6 +195,18 @@ km_status	km_approx_factor(const km_basis *b, double *L, double *eps,
 							 km_interrupt_fn interrupt);
 
 /*
+ * The set-up of b's features before the approximate classifiers' passes:
+ * a basis of centres (nystrom) whitens them by L = chol(K_mm + eps I)
+ * (km_approx_factor: *L set, *eps recorded), a drawn one (rff) uses them
+ * as they are (*L left NULL, *eps 0).  alloc(ctx, doubles) gives L and the
+ * factor's work; release(ctx, p) frees the work once L is known.
+ */
+km_status	km_basis_whitening(const km_basis *b, double **L, double *eps,
+							   void *(*alloc) (void *ctx, size_t doubles),
+							   void (*release) (void *ctx, void *p), void *ctx,
+							   km_error *err, km_interrupt_fn interrupt);
+
+/*
  * What a model keeps of basis b (its representation's export): the rows of
  * its expansion (nystrom's centres; NULL when it keeps none), its drawn
  * features W and b (rff; else NULL), and its rank and eps: the solve's

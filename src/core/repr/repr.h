@@ -86,13 +86,12 @@ typedef struct km_repr_ops
 	bool		keeps_rows;
 
 	/*
-	 * Its model sections live with their codec, a layer up, in a table that
-	 * names the representation by its name (model_sections_repr.c,
-	 * km_repr_sections in model_section.h: nystrom has APPROXIMATION, rff
-	 * APPROXIMATION and RFF), so that this row points at nothing above it.
-	 * A new representation that stores something of its own adds its list
-	 * there (the next free tag of model.h's list); model_format.c is not
-	 * edited.
+	 * Its model sections live with their codec, a layer up, chosen from
+	 * what this row does (model_sections_repr.c, km_repr_sections in
+	 * model_section.h: a feature map keeps APPROXIMATION, a draw step RFF),
+	 * so that this row points at nothing above it.  A new representation
+	 * that stores something of its own adds its list there (the next free
+	 * tag of model.h's list); model_format.c is not edited.
 	 */
 
 	/*
