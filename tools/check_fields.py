@@ -56,7 +56,6 @@ TABLES = {
 READERS = {
     "src/catalog/named_train.c": (2, 0),
     "src/catalog/passes.c": (1, 1),
-    "src/core/learn/pipeline.c": (2, 0),
     "src/core/learn/pipeline_approx.c": (0, 1),
     "src/core/learn/pipeline_approx_cg.c": (0, 1),
     "src/core/learn/pipeline_approx_classify.c": (0, 1),
@@ -67,7 +66,7 @@ READERS = {
     "src/core/model/model_sections_gp.c": (0, 2),
     "src/core/model/model_sections_pca.c": (1, 0),
     "src/pg/rowset.c": (1, 4),
-    "src/pg/train_rows.c": (1, 1),
+    "src/pg/train_rows.c": (0, 1),
     "src/sql/kernel_fit.c": (1, 0),
     "src/sql/predict.c": (2, 4),
     "src/sql/train.c": (1, 0),

@@ -8,8 +8,8 @@
  * classification CLASSES, PROBABILITY, METRICS) or a representation's
  * (nystrom APPROXIMATION, rff APPROXIMATION and RFF): lists of descriptors
  * defined beside their codec in model_sections_task.c and
- * model_sections_repr.c, each named by its row's name (km_task_sections,
- * km_repr_sections below).  model_format.c walks
+ * model_sections_repr.c, a task's found by its row's id (km_task_sections),
+ * a representation's named by its row's name (km_repr_sections below).  model_format.c walks
  * "common + every task's + every representation's" in tag order and never
  * names one of them.
  *
@@ -114,7 +114,8 @@ km_section_list_has(const km_section_ops *const *list, const km_section_ops *k)
  * The sections a model of task t / representation r has besides the
  * common ones, NULL-terminated, or NULL for none.  Each list lives with its
  * codec (model_sections_task.c, model_sections_repr.c) in a table that
- * names the row it extends by the row's name, so that the task and
+ * finds the row it extends (a task's by its id, a representation's by its
+ * name), so that the task and
  * representation tables, a layer down, point at nothing above them.
  */
 struct km_task_ops;
