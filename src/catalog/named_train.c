@@ -608,8 +608,12 @@ static void
 check_query_target(const NamedRun *run, bool features_only)
 {
 	char		names[128];
+	km_error	err;
 
-	if (features_only == !km_task_lookup(km_method_task(run->opts.fit.method))->target)
+	/* the training call the method's task takes (task.h), before the message of its own */
+	if (km_task_check_training(km_task_lookup(km_method_task(run->opts.fit.method)),
+							   !features_only, km_method_name(run->opts.fit.method),
+							   "kernel_model_train", "", &err) == KM_OK)
 		return;
 	km_fit_method_names(names, sizeof(names));
 	if (features_only && run->opts.method_default)
