@@ -559,6 +559,7 @@ collect_training_rows(NamedRun *run, const char *query, Oid run_as,
 					  const char *search_path, MemoryContext work)
 {
 	RowSet	   *rs = catalog_collect_rows(query, run_as, search_path, work);
+	km_error	err;
 
 	if (rs->n == 0)
 		ereport(ERROR,
@@ -576,7 +577,9 @@ collect_training_rows(NamedRun *run, const char *query, Oid run_as,
 	/* the label column's kind decides (options.h): text labels svm by default */
 	km_options_parse_for_label(run->optjson, &run->opts, rs->label_type == KM_LABEL_TEXT ?
 							   KM_LABELS_CLASSES : KM_LABELS_NUMERIC);
-	run->classify = km_task_lookup(km_method_task(run->opts.fit.method))->classes;
+	/* rows with classes: the task's rows step (task.h) */
+	run->classify = km_task_check_rows(km_task_lookup(km_method_task(run->opts.fit.method)),
+									   true, &err) == KM_OK;
 	rs->opts = run->opts;
 }
 
@@ -608,8 +611,12 @@ static void
 check_query_target(const NamedRun *run, bool features_only)
 {
 	char		names[128];
+	km_error	err;
 
-	if (features_only == !km_task_lookup(km_method_task(run->opts.fit.method))->target)
+	/* the training call the method's task takes (task.h), before the message of its own */
+	if (km_task_check_training(km_task_lookup(km_method_task(run->opts.fit.method)),
+							   !features_only, km_method_name(run->opts.fit.method),
+							   "kernel_model_train", "", &err) == KM_OK)
 		return;
 	km_fit_method_names(names, sizeof(names));
 	if (features_only && run->opts.method_default)

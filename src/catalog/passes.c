@@ -61,13 +61,17 @@ bool
 use_passes(NamedRun *run, const Catalog *cat, const char *query, Oid run_as,
 		   const char *search_path)
 {
+	km_error	err;
+
 	if (!km_repr_lookup(run->opts.approximation)->approximate)
 		return false;
 	catalog_query_open(&run->query, query, run_as, search_path);
 	/* a text label column: svm by default, a regression method an error */
 	if (run->query.text_label)
 		km_options_parse_labels(run->optjson, &run->opts, true);
-	run->classify = km_task_lookup(km_method_task(run->opts.fit.method))->classes;
+	/* rows with classes: the task's rows step (task.h) */
+	run->classify = km_task_check_rows(km_task_lookup(km_method_task(run->opts.fit.method)),
+									   true, &err) == KM_OK;
 
 	/*
 	 * Approximate classifiers by passes (the learner over the cursor

@@ -37,9 +37,12 @@ double
 km_exact_train_memory(const km_options *opts, double n, double d, uint32 k)
 {
 	const km_fit_params *p = &opts->fit;
+	km_error	err;
 
 	k = Max(k, 2);
-	if (km_task_lookup(km_method_task(p->method))->classes && n >= 1.0 &&
+	/* rows with classes (the task's rows step, task.h) train as classes */
+	if (km_task_check_rows(km_task_lookup(km_method_task(p->method)), true, &err) == KM_OK &&
+		n >= 1.0 &&
 		n <= (double) ((size_t) 1 << 27))
 	{
 		/* what km_fit_classes (and selection first) allocate: classify.c checks the same */

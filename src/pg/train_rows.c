@@ -35,9 +35,9 @@ km_notice_skipped(int64 skipped, int64 used)
 static bool
 default_gamma_applies(const km_options *opts, size_t n)
 {
-	return opts->gamma_default && opts->fit.kernel.type == KM_KERNEL_RBF &&
-		!km_task_lookup(km_method_task(opts->fit.method))->classes &&
-		!km_repr_lookup(opts->approximation)->approximate && n >= 2;
+	return km_task_gamma_sigest(km_task_lookup(km_method_task(opts->fit.method)),
+								opts->gamma_default, opts->fit.kernel.type, n) &&
+		!km_repr_lookup(opts->approximation)->approximate;
 }
 
 int64 *

@@ -56,7 +56,12 @@ km_fit_method_names(char *buf, size_t size)
 	{
 		const km_method_ops *ops = km_method_get((km_method) id);
 
-		if (ops == NULL || km_task_lookup(ops->task)->target)
+		km_error	err;
+
+		/* the methods whose task's training is kernel_fit's, on the features alone */
+		if (ops == NULL ||
+			km_task_check_training(km_task_lookup(ops->task), false, ops->name,
+								   "kernel_fit", "", &err) != KM_OK)
 			continue;
 		used += snprintf(buf + used, used < size ? size - used : 0, "%s\"%s\"",
 						 used > 0 ? " or " : "", ops->name);

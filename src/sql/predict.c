@@ -227,11 +227,13 @@ static void
 describe_sizes(KmJson *j, const km_model *m, const km_method_ops *ops)
 {
 	const km_repr_ops *repr = km_repr_lookup(m->approximation);
+	km_error	err;
 
 	km_json_int(j, "n_train", (int64) m->rows_seen);
 	/* n_centers: the APPROXIMATION section's description (model_sections_repr.c) */
-	if (!repr->approximate && km_task_lookup(m->task)->classes)
-		km_json_int(j, "n_support", m->n_train);
+	if (!repr->approximate &&
+		km_task_check_rows(km_task_lookup(m->task), true, &err) == KM_OK)
+		km_json_int(j, "n_support", m->n_train);	/* an exact classifier's rows kept */
 	if (ops->lambda_per_row && m->lambda > 0.0 && m->rows_seen > 0)
 		km_json_num(j, "C", 1.0 / ((double) m->rows_seen * m->lambda));
 }
@@ -268,8 +270,9 @@ kernel_model_info(PG_FUNCTION_ARGS)
 		(void) decode_with_storage(b, &full);
 		km_classifier_info(&full, &j);	/* classes, probability */
 	}
-	else if (km_task_lookup(m.task)->target)
-		km_json_num(&j, "train_rmse", m.train_rmse);
+	else if (km_task_check_training(km_task_lookup(m.task), true, ops->name,
+									"kernel_train", "", &err) == KM_OK)
+		km_json_num(&j, "train_rmse", m.train_rmse);	/* trained with a target */
 	km_pca_describe(&j, b);		/* kernel PCA: eigenvalues, explained variance */
 	km_gp_describe(&j, b);		/* exact ridge: amplitude, log likelihood */
 	km_json_int(&j, "size_bytes", (int64) VARSIZE_ANY_EXHDR(b));

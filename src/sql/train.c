@@ -391,7 +391,8 @@ train_model_reported(RowSet *rs)
 	if (km_task_check_training(task, true, km_method_name(rs->opts.fit.method),
 							   "kernel_train", NULL, &err) != KM_OK)
 		km_raise(&err);
-	if (task->classes)
+	/* rows with classes (the task's rows step, task.h) train as classes */
+	if (km_task_check_rows(task, true, &err) == KM_OK)
 		return km_train_classifier(rs);	/* classify.c, approximate ones too */
 	notice_binary_target(rs);
 	/* the plan's road follows its representation's basis list (learn/pipeline.c) */

@@ -245,6 +245,12 @@ test_method_task_table(void)
 			  strcmp(err.detail, "The rows have their classes; the plan's task is regression.") == 0,
 			  "rows with classes refused by regression: %s", err.detail);
 		CHECK(km_task_check_rows(NULL, false, &err) == KM_ERR_INVALID, "no task");
+		/* the default gamma rule: sigest for a numeric target's rbf, 1 / d for classifiers */
+		CHECK(km_task_gamma_sigest(reg, true, KM_KERNEL_RBF, 2) &&
+			  !km_task_gamma_sigest(cls, true, KM_KERNEL_RBF, 100) &&
+			  !km_task_gamma_sigest(reg, false, KM_KERNEL_RBF, 100) &&
+			  !km_task_gamma_sigest(reg, true, KM_KERNEL_LAPLACIAN, 100) &&
+			  !km_task_gamma_sigest(reg, true, KM_KERNEL_RBF, 1), "default gamma rule");
 		CHECK(km_task_check_outputs(reg, 1, &err) == KM_OK &&
 			  km_task_check_outputs(tr, 3, &err) == KM_OK &&
 			  km_task_check_outputs(reg, 2, &err) == KM_ERR_FORMAT, "outputs");

@@ -190,10 +190,8 @@ standardize_rows(const km_rows *rows, train_job *job, const km_train_env *env)
 
 /*
  * The default gamma of an exact rbf regression (gamma not given): kernlab's
- * sigest over the standardized rows, in rows->gamma_order.  Classifiers
- * keep 1 / d, scikit-learn's SVC() default, which held against both SVC()
- * and kernlab's ksvm() on 15 real data sets where sigest did not
- * (test/bench/defaults_datasets.py).
+ * sigest over the standardized rows, in rows->gamma_order, when the task's
+ * rule says so (task.h km_task_gamma_sigest: classifiers keep 1 / d).
  */
 static void
 default_gamma(const km_rows *rows, train_job *job, const km_train_env *env)
@@ -203,8 +201,8 @@ default_gamma(const km_rows *rows, train_job *job, const km_train_env *env)
 	double		gamma;
 
 	/* an exact road's (the plan's basis list gathers: km_learn, km_train) */
-	if (!(o->gamma_default && o->fit.kernel.type == KM_KERNEL_RBF &&
-		  !km_task_lookup(km_method_task(o->fit.method))->classes && job->n >= 2))
+	if (!km_task_gamma_sigest(km_task_lookup(km_method_task(o->fit.method)),
+							  o->gamma_default, o->fit.kernel.type, job->n))
 		return;
 	work = env->alloc(env->ctx, km_gamma_sigest_doubles(job->n, job->d) * sizeof(double));
 	gamma = km_gamma_sigest(job->Xs, job->n, job->d, rows->gamma_order, work);
@@ -467,41 +465,49 @@ train_regression(const km_rows *rows, const km_train_plan *plan,
 }
 
 /*
- * The roads, one per task, each naming the task's row (task.c) it serves:
- * a new task adds its road here, and its row points at nothing above it.
+ * The roads, one per task with a target: a new task adds its road here and
+ * names it under its row in roads below; its row points at nothing above it.
  */
 static const km_task_train regression_road = {
-	.task = "regression",
 	.plan = plan_regression, .plan_approx = km_train_plan_approx,
 	.train = train_regression, .train_approx = km_train_approx,
 };
 
 static const km_task_train classification_road = {
-	.task = "classification",
 	.plan = plan_classes, .plan_approx = km_train_plan_approx_classes,
 	.train = train_classes, .train_approx = km_train_approx_classes,
 };
 
-static const km_task_train *const roads[] = {&regression_road, &classification_road};
-
 /*
  * Every task without a target (task.h km_task_ops.target false: transform,
  * kernel PCA; novelty) takes one road that asks its method's fit_rows and
- * fit_sums (pipeline_rows.h): a new such task adds no road here.
+ * fit_sums (pipeline_rows.h): a new such task names this road under its
+ * row in roads below.
  */
 static const km_task_train rows_road = {
-	.task = "(without a target)",
 	.plan = km_train_plan_rows, .plan_approx = km_train_plan_rows_approx,
 	.train = km_train_rows, .train_approx = km_train_rows_approx,
+};
+
+/* Each task's road, found by the id of the task's row (task.h), never by a name. */
+static const struct
+{
+	const km_task_ops *task;
+	const km_task_train *road;
+}			roads[] = {
+	{&km_task_regression, &regression_road},
+	{&km_task_classification, &classification_road},
+	{&km_task_transform, &rows_road},
+	{&km_task_novelty, &rows_road},
 };
 
 const km_task_train *
 km_task_road(const km_task_ops *t)
 {
 	for (size_t i = 0; t != NULL && i < sizeof(roads) / sizeof(roads[0]); i++)
-		if (strcmp(roads[i]->task, t->name) == 0)
-			return roads[i];
-	return t != NULL && !t->target ? &rows_road : NULL;
+		if (roads[i].task->id == t->id)
+			return roads[i].road;
+	return NULL;
 }
 
 km_status

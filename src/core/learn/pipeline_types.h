@@ -107,15 +107,14 @@ typedef struct km_train_env
 } km_train_env;
 
 /*
- * km_train's road for one task, named by the task's name in pipeline.c's
- * table of roads (the task table's row, a layer down, points at nothing
- * above it; every task without a target takes one road, pipeline_rows.h): its sizes (opts resolved; k classes, 0 without) and its training from
+ * km_train's road for one task, under the task's id in pipeline.c's table
+ * of roads (the task table's row, a layer down, points at nothing above it;
+ * every task without a target takes one road, pipeline_rows.h): its sizes (opts resolved; k classes, 0 without) and its training from
  * rows in memory, exact or approximate (a representation with a basis).
  * Regression centres the target; classification weighs the classes.
  */
 typedef struct km_task_train
 {
-	const char *task;			/* the name of the task's row (task.h) */
 	void		(*plan) (size_t n, int d, uint32_t k, km_train_plan *plan);
 	void		(*plan_approx) (size_t n, int d, uint32_t k, km_train_plan *plan);
 	km_status	(*train) (const km_rows *rows, const km_train_plan *plan,

@@ -67,6 +67,7 @@ km_model_shape_of(const km_model *m)
 {
 	km_model_shape s = km_model_shape_simple(m->method, m->n_train,
 											 m->n_features, m->n_candidates);
+	km_error	err;
 
 	s.approximation = m->approximation;
 	s.q = m->n_outputs ? m->n_outputs : 1;
@@ -76,8 +77,9 @@ km_model_shape_of(const km_model *m)
 	s.encoder_bytes = m->encoder ? m->encoder_bytes : 0;
 	s.has_gp = m->has_gp;
 	s.has_gp_approx = m->gp_factor != NULL;
-	/* a model whose outputs are coordinates (kernel_transform's) keeps their eigenvalues */
-	s.has_pca = (km_task_lookup(m->task)->verbs & KM_VERB_TRANSFORM) != 0;
+	/* a model that answers kernel_transform (its outputs are coordinates) keeps their eigenvalues */
+	s.has_pca = km_task_check_verb(km_task_lookup(m->task), KM_VERB_TRANSFORM, m->n_classes,
+								   s.q, "kernel_transform", "", &err) == KM_OK;
 	return s;
 }
 

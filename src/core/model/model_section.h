@@ -8,7 +8,7 @@
  * classification CLASSES, PROBABILITY, METRICS) or a representation's
  * (nystrom APPROXIMATION, rff APPROXIMATION and RFF): lists of descriptors
  * defined beside their codec in model_sections_task.c and
- * model_sections_repr.c, a task's named by its row's name, a
+ * model_sections_repr.c, a task's found by its row's id, a
  * representation's chosen from its row's steps (km_task_sections,
  * km_repr_sections below).  model_format.c walks "common + every task's +
  * every representation's" in tag order and never names one of them.
@@ -116,7 +116,7 @@ km_section_list_has(const km_section_ops *const *list, const km_section_ops *k)
  * The sections a model of task t / representation r has besides the
  * common ones, NULL-terminated, or NULL for none.  Each list lives with its
  * codec (model_sections_task.c, model_sections_repr.c): a task's in a table
- * that names the row it extends by the row's name, a representation's
+ * that finds the row it extends by the row's id, a representation's
  * chosen from the steps its row lists; so that the task and representation
  * tables, a layer down, point at nothing above them.
  */

@@ -79,12 +79,15 @@ read_pca(const km_section_in *in, km_model *r, km_error *err)
 	return KM_OK;
 }
 
-/* A model whose outputs are coordinates (transform) without it cannot be read. */
+/* A model that answers kernel_transform (coordinates) without it cannot be read. */
 static km_status
 absent_pca(const km_section_in *in, km_model *r, km_error *err)
 {
+	km_error	verb;
+
 	(void) in;
-	if (km_task_lookup(r->task)->verbs & KM_VERB_TRANSFORM)
+	if (km_task_check_verb(km_task_lookup(r->task), KM_VERB_TRANSFORM, r->n_classes,
+						   r->n_outputs, "kernel_transform", "", &verb) == KM_OK)
 		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
 					   "The model's task is %s but it has no pca section.",
 					   km_task_name(r->task));

@@ -1,6 +1,6 @@
 /*
  * model_sections_task.c - the sections of format 2 of each task, by the
- * name of its row (km_task_sections, model_section.h): CLASSES, PROBABILITY and METRICS, a
+ * id of its row (km_task_sections, model_section.h): CLASSES, PROBABILITY and METRICS, a
  * classifier's; PCA, the transform task's (model_sections_pca.c).  Core, no PostgreSQL headers; the layout of each is
  * documented in model.h, the descriptor in model_section.h.
  *
@@ -324,21 +324,24 @@ static const km_section_ops *const classification_sections[] = {
 
 static const km_section_ops *const transform_sections[] = {&km_pca_section, NULL};
 
-/* The sections of each task that has some, by the name of its row (task.c). */
+/*
+ * The sections of each task that has some, found by the id of the task's
+ * row (task.h), never by a name; a task not listed has none of its own.
+ */
 static const struct
 {
-	const char *task;
+	const km_task_ops *task;
 	const km_section_ops *const *sections;
 }			task_sections[] = {
-	{"classification", classification_sections},
-	{"transform", transform_sections},
+	{&km_task_classification, classification_sections},
+	{&km_task_transform, transform_sections},
 };
 
 const km_section_ops *const *
 km_task_sections(const km_task_ops *t)
 {
 	for (size_t i = 0; t != NULL && i < sizeof(task_sections) / sizeof(task_sections[0]); i++)
-		if (strcmp(task_sections[i].task, t->name) == 0)
+		if (task_sections[i].task->id == t->id)
 			return task_sections[i].sections;
 	return NULL;
 }

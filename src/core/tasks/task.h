@@ -14,6 +14,7 @@
 #define KM_TASK_H
 
 #include "core.h"
+#include "kernel_types.h"
 #include "metrics.h"
 
 /* What a method predicts.  Stored in format 2 models as one byte. */
@@ -58,14 +59,14 @@ typedef struct km_task_ops
 
 	/*
 	 * Its model sections and its road through km_train live with their code,
-	 * a layer up, in tables of their own that name the task they extend by
-	 * its name, so that this row points at nothing above it: the sections a
+	 * a layer up, in tables of their own that find the task they extend by
+	 * its row's id, so that this row points at nothing above it: the sections a
 	 * model of the task has besides the common ones in model_sections_task.c
 	 * (km_task_sections, model_section.h: classification has CLASSES,
 	 * PROBABILITY and METRICS), its plan and trainings in pipeline.c
 	 * (km_task_road, pipeline_types.h).  A new task (transform: kernel PCA;
-	 * novelty: one-class SVM) adds its row here, its road there (a task
-	 * without a target: the one road of pipeline_rows.h, none to add) and, if it
+	 * novelty: one-class SVM) adds its row here, its road there under its row
+	 * (a task without a target: the one road of pipeline_rows.h) and, if it
 	 * stores something of its own, its sections (the next free tag of
 	 * model.h's list); model_format.c and km_train are not edited.
 	 */
@@ -155,5 +156,18 @@ km_status	km_task_check_training(const km_task_ops *t, bool with_target,
  * NULL when its classes are a CLASSES section or it has none.
  */
 const char *km_task_sign_label(const km_task_ops *t, uint32_t n_outputs, double f);
+
+/*
+ * The default gamma rule of a model of task t (gamma_default: no gamma
+ * given) over n rows of a kernel of type kernel: true when its gamma is
+ * kernlab's sigest over the standardized rows (a task with a numeric
+ * target, an rbf kernel, two rows or more); false when it keeps the
+ * options' 1 / d, scikit-learn's SVC() default for classifiers (it held
+ * against both SVC() and kernlab's ksvm() on 15 real data sets where sigest
+ * did not: test/bench/defaults_datasets.py).  Both the exact road
+ * (pipeline.c) and the glue's row order for sigest (train_rows.c) ask it.
+ */
+bool		km_task_gamma_sigest(const km_task_ops *t, bool gamma_default,
+								 km_kernel_type kernel, size_t n);
 
 #endif							/* KM_TASK_H */

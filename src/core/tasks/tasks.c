@@ -146,3 +146,10 @@ km_task_sign_label(const km_task_ops *t, uint32_t n_outputs, double f)
 		return NULL;
 	return t->sign_labels[f > 0 ? 1 : 0];
 }
+
+bool
+km_task_gamma_sigest(const km_task_ops *t, bool gamma_default,
+					 km_kernel_type kernel, size_t n)
+{
+	return gamma_default && kernel == KM_KERNEL_RBF && !t->classes && n >= 2;
+}
