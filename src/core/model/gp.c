@@ -137,15 +137,45 @@ km_gp_prepare(km_gp *g, const km_model *m, double *mem, km_error *err,
 	return KM_OK;
 }
 
-km_status
-km_gp_std(km_gp *g, const double *x, double *std, km_error *err)
+/*
+ * k(x, x) - ||L^-1 k_x||^2 for the standardized row g->x: k_x its kernel
+ * values with the model's n rows (training rows or centres, named by
+ * rows_are in an error), into g->kx, solved in place by the factor g->L.
+ * Unclipped: the callers apply gp.h's rule.
+ */
+static km_status
+row_reduction(km_gp *g, const char *rows_are, double *out, km_error *err)
 {
 	const km_model *m = g->m;
 	size_t		n = g->n;
 	int			d = g->d;
 	double		kxx;
-	double		q;
+
+	for (size_t i = 0; i < n; i++)
+		if (!km_kernel_eval_finite(&m->kernel, g->x, m->X + i * (size_t) d, d,
+								   &g->kx[i]))
+			return km_fail(err, KM_ERR_OVERFLOW,
+						   "kernel value is out of range for type double precision",
+						   "The %s kernel of the row with %s %zu overflowed.",
+						   km_kernel_name(m->kernel.type), rows_are, i + 1);
+	if (!km_kernel_eval_finite(&m->kernel, g->x, g->x, d, &kxx))
+		return km_fail(err, KM_ERR_OVERFLOW,
+					   "kernel value is out of range for type double precision",
+					   "The %s kernel of the row with itself overflowed.",
+					   km_kernel_name(m->kernel.type));
+	cblas_dtrsv(CblasColMajor, CblasLower, CblasNoTrans, CblasNonUnit,
+				(int) n, g->L, (int) n, g->kx, 1);
+	*out = kxx - cblas_ddot((int) n, g->kx, 1, g->kx, 1);
+	return KM_OK;
+}
+
+km_status
+km_gp_std(km_gp *g, const double *x, double *std, km_error *err)
+{
+	const km_model *m = g->m;
+	int			d = g->d;
 	double		latent;
+	km_status	st;
 	int			bad;
 
 	if (g->approx)
@@ -156,22 +186,9 @@ km_gp_std(km_gp *g, const double *x, double *std, km_error *err)
 					   "standardized feature is out of range for type double precision",
 					   "Feature %d of the row, %.17g, standardized with the training mean %.17g and scale %.17g, overflowed.",
 					   bad + 1, x[bad], m->mean[bad], m->scale[bad]);
-	for (size_t i = 0; i < n; i++)
-		if (!km_kernel_eval_finite(&m->kernel, g->x, m->X + i * (size_t) d, d,
-								   &g->kx[i]))
-			return km_fail(err, KM_ERR_OVERFLOW,
-						   "kernel value is out of range for type double precision",
-						   "The %s kernel of the row with training row %zu overflowed.",
-						   km_kernel_name(m->kernel.type), i + 1);
-	if (!km_kernel_eval_finite(&m->kernel, g->x, g->x, d, &kxx))
-		return km_fail(err, KM_ERR_OVERFLOW,
-					   "kernel value is out of range for type double precision",
-					   "The %s kernel of the row with itself overflowed.",
-					   km_kernel_name(m->kernel.type));
-	cblas_dtrsv(CblasColMajor, CblasLower, CblasNoTrans, CblasNonUnit,
-				(int) n, g->L, (int) n, g->kx, 1);
-	q = cblas_ddot((int) n, g->kx, 1, g->kx, 1);
-	latent = kxx - q;
+	st = row_reduction(g, "training row", &latent, err);
+	if (st != KM_OK)
+		return st;
 	/* the clipping rule of gp.h (also when q overflowed to infinity) */
 	if (!(latent > 0.0))
 		latent = 0.0;
@@ -503,24 +520,11 @@ km_gp_approx_std(km_gp *g, const double *x, double *std, km_error *err)
 					   bad + 1, x[bad], m->mean[bad], m->scale[bad]);
 	if (g->L != NULL)
 	{
-		/* nystrom: k_m, k(x, x); prior = k(x, x) - ||L^-1 k_m||^2 */
-		double		kxx;
+		/* nystrom: prior = k(x, x) - ||L^-1 k_m||^2 over the centres */
+		km_status	st = row_reduction(g, "centre", &prior, err);
 
-		for (size_t i = 0; i < n; i++)
-			if (!km_kernel_eval_finite(&m->kernel, g->x, m->X + i * (size_t) d, d,
-									   &g->kx[i]))
-				return km_fail(err, KM_ERR_OVERFLOW,
-							   "kernel value is out of range for type double precision",
-							   "The %s kernel of the row with centre %zu overflowed.",
-							   km_kernel_name(m->kernel.type), i + 1);
-		if (!km_kernel_eval_finite(&m->kernel, g->x, g->x, d, &kxx))
-			return km_fail(err, KM_ERR_OVERFLOW,
-						   "kernel value is out of range for type double precision",
-						   "The %s kernel of the row with itself overflowed.",
-						   km_kernel_name(m->kernel.type));
-		cblas_dtrsv(CblasColMajor, CblasLower, CblasNoTrans, CblasNonUnit,
-					(int) n, g->L, (int) n, g->kx, 1);
-		prior = kxx - cblas_ddot((int) n, g->kx, 1, g->kx, 1);
+		if (st != KM_OK)
+			return st;
 		/* the clipping rule of gp.h (also when the norm overflowed) */
 		if (!(prior > 0.0))
 			prior = 0.0;
