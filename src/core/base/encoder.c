@@ -6,53 +6,15 @@
  * A payload arrives inside a model anyone can craft: km_encoder_check
  * proves every length against the bytes present before reading them.
  */
-#include <endian.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "encoder.h"
+#include "le_bytes.h"
 
 #define ENC_HEAD 16				/* version, columns, d, impute, unknown, 0 */
 #define ENC_MAX ((uint64_t) 0x3FFFFFFF)
-
-static uint32_t
-get_u32(const uint8_t *p)
-{
-	uint32_t	v;
-
-	memcpy(&v, p, 4);
-	return le32toh(v);
-}
-
-static void
-put_u32(uint8_t *p, uint32_t v)
-{
-	v = htole32(v);
-	memcpy(p, &v, 4);
-}
-
-static double
-get_f64(const uint8_t *p)
-{
-	uint64_t	u;
-	double		v;
-
-	memcpy(&u, p, 8);
-	u = le64toh(u);
-	memcpy(&v, &u, 8);
-	return v;
-}
-
-static void
-put_f64(uint8_t *p, double v)
-{
-	uint64_t	u;
-
-	memcpy(&u, &v, 8);
-	u = htole64(u);
-	memcpy(p, &u, 8);
-}
 
 const char *
 km_impute_name(km_impute i)
@@ -177,7 +139,7 @@ put_string(uint8_t *p, const char *s)
 {
 	size_t		n = strlen(s);
 
-	put_u32(p, (uint32_t) n);
+	km_le_put_u32(p, (uint32_t) n);
 	memcpy(p + 4, s, n + 1);
 	return p + 4 + n + 1;
 }
@@ -185,9 +147,9 @@ put_string(uint8_t *p, const char *s)
 void
 km_encoder_write(const km_encoder *e, uint8_t *p)
 {
-	put_u32(p, e->target != NULL ? 2 : 1);
-	put_u32(p + 4, e->n_columns);
-	put_u32(p + 8, e->d);
+	km_le_put_u32(p, e->target != NULL ? 2 : 1);
+	km_le_put_u32(p + 4, e->n_columns);
+	km_le_put_u32(p + 8, e->d);
 	p[12] = (uint8_t) e->impute;
 	p[13] = (uint8_t) e->unknown;
 	p[14] = p[15] = 0;
@@ -204,15 +166,15 @@ km_encoder_write(const km_encoder *e, uint8_t *p)
 		p += 4;
 		if (c->kind == KM_COLUMN_CATEGORY)
 		{
-			put_u32(p, c->n_categories);
-			put_u32(p + 4, c->has_impute ? c->impute_category : KM_ENCODER_NO_CATEGORY);
+			km_le_put_u32(p, c->n_categories);
+			km_le_put_u32(p + 4, c->has_impute ? c->impute_category : KM_ENCODER_NO_CATEGORY);
 			p += 8;
 			for (uint32_t k = 0; k < c->n_categories; k++)
 				p = put_string(p, c->categories[k]);
 		}
 		else
 		{
-			put_f64(p, c->has_impute ? c->impute : 0.0);
+			km_le_put_f64(p, c->has_impute ? c->impute : 0.0);
 			p += 8;
 		}
 	}
@@ -247,7 +209,7 @@ take_string(const uint8_t *p, size_t len, size_t *at, const char **s, size_t *n)
 
 	if (len - *at < 4)
 		return false;
-	k = get_u32(p + *at);
+	k = km_le_get_u32(p + *at);
 	if ((uint64_t) k + 1 > len - *at - 4)
 		return false;
 	*s = (const char *) p + *at + 4;
@@ -270,7 +232,7 @@ skip_column(const uint8_t *p, size_t len, size_t at)
 	at += 4;
 	if (p[at - 4] == KM_COLUMN_CATEGORY)
 	{
-		uint32_t	k = get_u32(p + at);
+		uint32_t	k = km_le_get_u32(p + at);
 
 		at += 8;
 		for (uint32_t q = 0; q < k; q++)
@@ -296,14 +258,14 @@ km_encoder_check(const uint8_t *p, size_t len, uint32_t d,
 		return km_fail(err, KM_ERR_FORMAT, "invalid kernel_ml model",
 					   "The encoder section has %zu bytes, fewer than its %d-byte head.",
 					   len, ENC_HEAD);
-	version = get_u32(p);
+	version = km_le_get_u32(p);
 	if (version == 0 || version > KM_ENCODER_VERSION)
 		return km_fail(err, KM_ERR_VERSION, "kernel_ml model needs a newer library",
 					   "The model's encoder has version %u; this build reads versions 1 to %d.",
 					   (unsigned) version, KM_ENCODER_VERSION);
-	ncol = get_u32(p + 4);
+	ncol = km_le_get_u32(p + 4);
 	if (ncol == 0 || p[12] > KM_IMPUTE_MOST_FREQUENT || p[13] > KM_UNKNOWN_ERROR ||
-		p[14] != 0 || p[15] != 0 || (d != 0 && get_u32(p + 8) != d))
+		p[14] != 0 || p[15] != 0 || (d != 0 && km_le_get_u32(p + 8) != d))
 		return bad(err, "its head is not valid for this model", 0);
 	for (uint32_t i = 0; i < ncol; i++)
 	{
@@ -324,7 +286,7 @@ km_encoder_check(const uint8_t *p, size_t len, uint32_t d,
 		at += 4;
 		if (kind != KM_COLUMN_CATEGORY)
 		{
-			double		v = get_f64(p + at);
+			double		v = km_le_get_f64(p + at);
 
 			if (!isfinite(v) || (!has && v != 0.0))
 				return bad(err, "an imputed value is not finite", i + 1);
@@ -333,8 +295,8 @@ km_encoder_check(const uint8_t *p, size_t len, uint32_t d,
 		}
 		else
 		{
-			uint32_t	k = get_u32(p + at);
-			uint32_t	imp = get_u32(p + at + 4);
+			uint32_t	k = km_le_get_u32(p + at);
+			uint32_t	imp = km_le_get_u32(p + at + 4);
 			const char *prev = NULL;
 			size_t		prev_len = 0;
 
@@ -374,7 +336,7 @@ km_encoder_check(const uint8_t *p, size_t len, uint32_t d,
 	}
 	if (at != len)
 		return bad(err, "bytes follow its last column", ncol);
-	if (width != get_u32(p + 8))
+	if (width != km_le_get_u32(p + 8))
 		return bad(err, "the columns' widths do not add up to the features", ncol);
 	/* distinct names: every column proven above, so the walk cannot fail */
 	for (size_t i = 0, a = ENC_HEAD; i < ncol; i++, a = skip_column(p, len, a))
@@ -397,8 +359,8 @@ km_encoder_read(const uint8_t *p, size_t len, km_encoder *e,
 	size_t		at = ENC_HEAD;
 	uint32_t	offset = 0;
 
-	e->n_columns = get_u32(p + 4);
-	e->d = get_u32(p + 8);
+	e->n_columns = km_le_get_u32(p + 4);
+	e->d = km_le_get_u32(p + 8);
 	e->impute = (km_impute) p[12];
 	e->unknown = (km_unknown) p[13];
 	e->columns = columns;
@@ -422,8 +384,8 @@ km_encoder_read(const uint8_t *p, size_t len, km_encoder *e,
 		c->categories = NULL;
 		if (c->kind == KM_COLUMN_CATEGORY)
 		{
-			c->n_categories = get_u32(p + at);
-			c->impute_category = get_u32(p + at + 4);
+			c->n_categories = km_le_get_u32(p + at);
+			c->impute_category = km_le_get_u32(p + at + 4);
 			at += 8;
 			c->categories = categories;
 			for (uint32_t k = 0; k < c->n_categories; k++)
@@ -433,12 +395,12 @@ km_encoder_read(const uint8_t *p, size_t len, km_encoder *e,
 		}
 		else
 		{
-			c->impute = get_f64(p + at);
+			c->impute = km_le_get_f64(p + at);
 			at += 8;
 			offset++;
 		}
 	}
-	if (get_u32(p) >= 2)
+	if (km_le_get_u32(p) >= 2)
 	{
 		size_t		n;
 

@@ -5,12 +5,12 @@
  */
 #include "drift.h"
 
-#include <endian.h>
 #include <math.h>
 #include <string.h>
 
 #include "crc32c.h"
 #include "kernels.h"
+#include "le_bytes.h"
 
 size_t
 km_drift_doubles(uint32_t d, uint32_t J)
@@ -138,58 +138,6 @@ km_drift_add(km_drift *r, const double *X, size_t n, double *scratch)
 	r->n += n;
 }
 
-/* Little-endian fields. */
-static void
-put_u64(uint8_t *p, uint64_t v)
-{
-	v = htole64(v);
-	memcpy(p, &v, 8);
-}
-
-static uint64_t
-get_u64(const uint8_t *p)
-{
-	uint64_t	v;
-
-	memcpy(&v, p, 8);
-	return le64toh(v);
-}
-
-static void
-put_u32(uint8_t *p, uint32_t v)
-{
-	v = htole32(v);
-	memcpy(p, &v, 4);
-}
-
-static uint32_t
-get_u32(const uint8_t *p)
-{
-	uint32_t	v;
-
-	memcpy(&v, p, 4);
-	return le32toh(v);
-}
-
-static void
-put_f64(uint8_t *p, double x)
-{
-	uint64_t	v;
-
-	memcpy(&v, &x, 8);
-	put_u64(p, v);
-}
-
-static double
-get_f64(const uint8_t *p)
-{
-	uint64_t	v = get_u64(p);
-	double		x;
-
-	memcpy(&x, &v, 8);
-	return x;
-}
-
 size_t
 km_drift_encoded_size(uint32_t d, uint32_t J)
 {
@@ -208,17 +156,17 @@ km_drift_encode(const km_drift *r, uint8_t *buf)
 	buf[5] = 0;
 	buf[6] = (uint8_t) r->kind;
 	buf[7] = (uint8_t) r->kernel.type;
-	put_u32(buf + 8, r->J);
-	put_u32(buf + 12, r->d);
-	put_u32(buf + 16, (uint32_t) r->kernel.degree);
-	put_f64(buf + 24, r->kernel.gamma);
-	put_f64(buf + 32, r->kernel.coef0);
-	put_u64(buf + 40, r->n);
-	put_u64(buf + 48, r->skipped);
+	km_le_put_u32(buf + 8, r->J);
+	km_le_put_u32(buf + 12, r->d);
+	km_le_put_u32(buf + 16, (uint32_t) r->kernel.degree);
+	km_le_put_f64(buf + 24, r->kernel.gamma);
+	km_le_put_f64(buf + 32, r->kernel.coef0);
+	km_le_put_u64(buf + 40, r->n);
+	km_le_put_u64(buf + 48, r->skipped);
 	/* the arrays are contiguous from mean on (point_storage) */
 	for (size_t i = 0; i < count; i++)
-		put_f64(buf + KM_DRIFT_HEADER_SIZE + 8 * i, r->mean[i]);
-	put_u32(buf + size - 4, km_crc32c(buf, size - 4));
+		km_le_put_f64(buf + KM_DRIFT_HEADER_SIZE + 8 * i, r->mean[i]);
+	km_le_put_u32(buf + size - 4, km_crc32c(buf, size - 4));
 }
 
 km_status
@@ -234,14 +182,14 @@ km_drift_peek(const uint8_t *buf, size_t len, uint32_t *d, uint32_t *J, km_error
 	if (buf[4] != 1 || buf[5] != 0)
 		return km_fail(err, KM_ERR_VERSION, "drift reference has an unknown format",
 					   "Its format version is %u.", (unsigned) buf[4] | (unsigned) buf[5] << 8);
-	*J = get_u32(buf + 8);
-	*d = get_u32(buf + 12);
+	*J = km_le_get_u32(buf + 8);
+	*d = km_le_get_u32(buf + 12);
 	if (*J < 1 || *J > KM_DRIFT_MAX_J || *d < 1 || *d > (1u << 24) ||
 		km_drift_encoded_size(*d, *J) != len)
 		return km_fail(err, KM_ERR_FORMAT, "drift reference is malformed",
 					   "It has %zu bytes, not those of %u features of %u values.",
 					   len, *J, *d);
-	if (km_crc32c(buf, len - 4) != get_u32(buf + len - 4))
+	if (km_crc32c(buf, len - 4) != km_le_get_u32(buf + len - 4))
 		return km_fail(err, KM_ERR_CHECKSUM, "drift reference is corrupted",
 					   "Its checksum does not match its %zu bytes.", len);
 	return KM_OK;
@@ -263,20 +211,20 @@ km_drift_decode(const uint8_t *buf, size_t len, km_drift *r, double *storage,
 	r->kernel.type = (km_kernel_type) buf[7];
 	r->J = J;
 	r->d = d;
-	r->kernel.degree = (int) get_u32(buf + 16);
-	r->kernel.gamma = get_f64(buf + 24);
-	r->kernel.coef0 = get_f64(buf + 32);
-	r->n = get_u64(buf + 40);
-	r->skipped = get_u64(buf + 48);
+	r->kernel.degree = (int) km_le_get_u32(buf + 16);
+	r->kernel.gamma = km_le_get_f64(buf + 24);
+	r->kernel.coef0 = km_le_get_f64(buf + 32);
+	r->n = km_le_get_u64(buf + 40);
+	r->skipped = km_le_get_u64(buf + 48);
 	if ((r->kind != KM_DRIFT_LOCATIONS && r->kind != KM_DRIFT_FOURIER) ||
 		r->kernel.type < KM_KERNEL_FIRST || r->kernel.type > KM_KERNEL_LAST ||
-		get_u32(buf + 20) != 0 || !isfinite(r->kernel.gamma) || !isfinite(r->kernel.coef0))
+		km_le_get_u32(buf + 20) != 0 || !isfinite(r->kernel.gamma) || !isfinite(r->kernel.coef0))
 		return km_fail(err, KM_ERR_FORMAT, "drift reference is malformed",
 					   "Its kind, kernel or reserved field is out of range.");
 	point_storage(r, storage);
 	count = km_drift_doubles(d, J);
 	for (size_t i = 0; i < count; i++)
-		storage[i] = get_f64(buf + KM_DRIFT_HEADER_SIZE + 8 * i);
+		storage[i] = km_le_get_f64(buf + KM_DRIFT_HEADER_SIZE + 8 * i);
 	if (!km_all_finite(storage, count))
 		return km_fail(err, KM_ERR_FORMAT, "drift reference is malformed",
 					   "It holds a value that is not finite.");
