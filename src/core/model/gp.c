@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "gp.h"
+#include "approx.h"
 #include "kernels.h"
 #include "metrics.h"
 #include "model_section.h"
@@ -355,9 +356,6 @@ km_gp_log_marginal_likelihood(const km_gp *g, double *lml)
 
 /* Approximate ridge (gp.h) */
 
-/* Columns of an m-row right-hand side per dtrsm piece (interrupt checks). */
-#define GP_PIECE_COLUMNS 256
-
 /* L := chol(K_mm + eps I) of the centres (lower, upper part zeroed). */
 static km_status
 centres_factor(const km_kernel *k, const double *C, size_t m, int d,
@@ -425,24 +423,7 @@ km_gp_approx_fit(const km_basis *b, const km_accum *stats,
 	/* A := L^-1 G L^-T, in pieces */
 	if (nystrom)
 	{
-		for (size_t c0 = 0; c0 < m; c0 += GP_PIECE_COLUMNS)
-		{
-			size_t		cb = m - c0 < GP_PIECE_COLUMNS ? m - c0 : GP_PIECE_COLUMNS;
-
-			cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans,
-						CblasNonUnit, (int) m, (int) cb, 1.0, L, (int) m,
-						A + c0 * m, (int) m);
-			km_check_interrupts(interrupt);
-		}
-		for (size_t r0 = 0; r0 < m; r0 += GP_PIECE_COLUMNS)
-		{
-			size_t		rb = m - r0 < GP_PIECE_COLUMNS ? m - r0 : GP_PIECE_COLUMNS;
-
-			cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans,
-						CblasNonUnit, (int) rb, (int) m, 1.0, L, (int) m,
-						A + r0, (int) m);
-			km_check_interrupts(interrupt);
-		}
+		km_approx_whiten(L, A, m, interrupt);
 		/* symmetric in exact arithmetic: its lower triangle is factored */
 	}
 	for (size_t i = 0; i < m; i++)

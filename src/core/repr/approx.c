@@ -354,9 +354,9 @@ unpack_gram(const double *zz, size_t m, double *A, km_interrupt_fn interrupt)
 	}
 }
 
-/* A := L^-1 A L^-T in pieces of bounded work. */
-static void
-whiten(const double *L, double *A, size_t m, km_interrupt_fn interrupt)
+/* A := L^-1 A L^-T in pieces of bounded work (approx.h). */
+void
+km_approx_whiten(const double *L, double *A, size_t m, km_interrupt_fn interrupt)
 {
 	size_t		cols = piece_columns(m);
 
@@ -576,7 +576,7 @@ gcv_setup(void *arg, int g, double gamma, km_error *err)
 	memcpy(w->w, w->r, m * sizeof(double));
 	if (has_centres(b))
 	{
-		whiten(w->L, w->A, m, r->interrupt);
+		km_approx_whiten(w->L, w->A, m, r->interrupt);
 		cblas_dtrsv(CblasColMajor, CblasLower, CblasNoTrans, CblasNonUnit,
 					(int) m, w->L, (int) m, w->w, 1);
 	}

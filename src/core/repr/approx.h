@@ -241,4 +241,12 @@ void		km_basis_draw_into(km_basis *b, double *work);
 km_status	km_basis_standardize(const km_basis *b, const double *X, size_t first, size_t r,
 								 int d, double *Xs, km_error *err);
 
+/*
+ * A := L^-1 A L^-T for the m x m lower Cholesky factor L (column-major), by
+ * triangular solves in pieces of bounded work, interrupt checked between
+ * them: the whitened statistics of a nystrom basis (also the GP reading's).
+ */
+void		km_approx_whiten(const double *L, double *A, size_t m,
+							 km_interrupt_fn interrupt);
+
 #endif							/* KM_APPROX_H */
