@@ -152,14 +152,17 @@ check_accepted(km_options *o)
 	check(f->kernel.type >= KM_KERNEL_FIRST && f->kernel.type <= KM_KERNEL_LAST);
 	check(f->kernel.degree >= 1 && f->kernel.degree <= 100);
 	check(isfinite(f->kernel.coef0));
-	/* a regression method of the kernels, or one fitted without a target (kernel_fit's) */
-	check(f->method == KM_METHOD_RIDGE || f->method == KM_METHOD_LMS ||
-		  (km_method_get(f->method) != NULL &&
-		   !km_task_lookup(km_method_task(f->method))->target));
+	/*
+	 * A registered method of any task: a float8 target takes a classifier
+	 * too (its values are the classes), and whether the call's task fits
+	 * (kernel_fit's methods have no target) is the training call's check
+	 * (km_task_check_training), not the options'.
+	 */
+	check(km_method_get(f->method) != NULL);
 	check(isfinite(f->lambda) && f->lambda >= 0);
 	check(isfinite(f->learning_rate) && f->learning_rate >= 0);
-	/* one-class's 0: libsvm's own limit */
-	check(f->max_iter >= 1 || (f->max_iter == 0 && !km_task_lookup(km_method_task(f->method))->target));
+	/* 0 only for a method whose solver has its own limit (libsvm's), unless given */
+	check(f->max_iter >= 1 || (f->max_iter == 0 && km_method_get(f->method)->solver_max_iter));
 	check(isfinite(f->tol) && f->tol >= 0);
 	check_grid(&o->gammas, true);
 	check_grid(&o->lambdas, false);
@@ -171,6 +174,7 @@ check_accepted(km_options *o)
 			break;
 		case KM_CV_LOO:
 		case KM_CV_GCV:
+		case KM_CV_EVIDENCE:
 			check(f->method == KM_METHOD_RIDGE);
 			break;
 		case KM_CV_KFOLD:

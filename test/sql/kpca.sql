@@ -128,6 +128,10 @@ SELECT version, deployed FROM kernel_model_train('kpca_named', 'SELECT f FROM kp
 SELECT array_length(kernel_transform('kpca_named', '{0, 1, 3}'), 1) AS k_deployed;
 SELECT kernel_model_train('kpca_named', 'SELECT f, id FROM kpca_rows', '{"method": "pca"}');
 SELECT kernel_model_train('kpca_named', 'SELECT f FROM kpca_rows', '{"method": "ridge"}');
+-- a grid where the method has no score to pick by: refused, not its first candidate
+SELECT kernel_fit(f, '{"method": "pca", "gamma": "auto"}') FROM kpca_rows;
+SELECT kernel_fit(f, '{"method": "oneclass", "gamma": [0.5, 1]}') FROM kpca_rows;
+SELECT kernel_model_train('kpca_named', 'SELECT f FROM kpca_rows', '{"method": "pca", "gamma": [0.5, 1]}');
 SELECT kernel_model_train('kpca_named', 'SELECT f FROM kpca_rows', '{}');
 SELECT kernel_model_train('kpca_named', 'SELECT id FROM kpca_rows', '{"method": "pca"}');
 SELECT kernel_predict('kpca_named', '{0, 1, 3}');

@@ -899,6 +899,25 @@ km_options_finish(km_options_parser *p, km_option_error *err)
 		if (out->cv == KM_CV_KFOLD)
 			out->folds = ops->default_folds;
 	}
+	/*
+	 * A grid the method has no score to choose from (kernel_fit's pca and
+	 * oneclass): refused, never its first candidate taken in silence.
+	 */
+	if (out->cv == KM_CV_NONE && (out->gammas.n > 1 || out->lambdas.n > 1))
+	{
+		bool		gammas = out->gammas.n > 1;
+		char		message[256];
+
+		snprintf(message, sizeof(message), "method \"%s\" takes a single %s",
+				 ops->name, gammas ? "gamma" : "lambda");
+		return km_opt_fail(err, gammas ?
+						   "Give \"gamma\" one number (or leave it out for 1 / the number of features)." :
+						   "Give \"lambda\" one number.",
+						   message,
+						   "Option \"%s\" has %d candidates, and method \"%s\" has no score to choose one by.",
+						   gammas ? "gamma" : "lambda",
+						   gammas ? out->gammas.n : out->lambdas.n, ops->name);
+	}
 	return true;
 }
 
