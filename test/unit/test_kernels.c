@@ -46,6 +46,7 @@ void		test_kernels_definitions(void);
 void		test_kernels_gram_matches_eval(void);
 void		test_kernels_polysum_feature_map(void);
 void		test_kernels_psd(void);
+void		test_kernels_parameter_rule(void);
 
 void
 test_kernels_definitions(void)
@@ -235,4 +236,36 @@ test_kernels_psd(void)
 	}
 	free(X);
 	free(P);
+}
+
+/*
+ * The one rule every reader of stored bytes applies to a kernel (a crafted
+ * pass point with a polysum degree of 2^24 once took a minute a block).
+ */
+void
+test_kernels_parameter_rule(void)
+{
+	km_kernel	ok = {KM_KERNEL_POLYSUM, KM_MAX_DEGREE, 0.5, 1.0};
+	km_kernel	k;
+
+	CHECK(km_kernel_invalid(&ok) == NULL, "polysum of degree %d", KM_MAX_DEGREE);
+	k = ok;
+	k.degree = KM_MAX_DEGREE + 1;
+	CHECK(km_kernel_invalid(&k) && strcmp(km_kernel_invalid(&k), "degree") == 0, "degree 101");
+	k.degree = 1 << 24;
+	CHECK(km_kernel_invalid(&k) && strcmp(km_kernel_invalid(&k), "degree") == 0, "degree 2^24");
+	k.degree = 0;
+	CHECK(km_kernel_invalid(&k) && strcmp(km_kernel_invalid(&k), "degree") == 0, "degree 0");
+	k = ok;
+	k.coef0 = INFINITY;
+	CHECK(km_kernel_invalid(&k) && strcmp(km_kernel_invalid(&k), "coef0") == 0, "coef0 inf");
+	k = (km_kernel) {KM_KERNEL_RBF, 0, 0.0, 0.0};
+	CHECK(km_kernel_invalid(&k) && strcmp(km_kernel_invalid(&k), "gamma") == 0, "rbf gamma 0");
+	k.gamma = NAN;
+	CHECK(km_kernel_invalid(&k) && strcmp(km_kernel_invalid(&k), "gamma") == 0, "rbf gamma nan");
+	/* a kernel without a degree or gamma ignores them (finite) */
+	k = (km_kernel) {KM_KERNEL_LINEAR, 1 << 24, 0.0, 0.0};
+	CHECK(km_kernel_invalid(&k) == NULL, "linear ignores degree and gamma");
+	k.type = (km_kernel_type) (KM_KERNEL_LAST + 1);
+	CHECK(km_kernel_invalid(&k) && strcmp(km_kernel_invalid(&k), "kernel") == 0, "unknown type");
 }

@@ -16,6 +16,7 @@ int			unit_failures = 0;
 	X(test_kernels_gram_matches_eval) \
 	X(test_kernels_polysum_feature_map) \
 	X(test_kernels_psd) \
+	X(test_kernels_parameter_rule) \
 	X(test_method_registry) \
 	X(test_model2_roundtrip) \
 	X(test_model2_truncation) \

@@ -75,6 +75,23 @@ km_kernel_params(km_kernel_type type)
 	return 0;
 }
 
+const char *
+km_kernel_invalid(const km_kernel *k)
+{
+	unsigned	params;
+
+	if (k->type < KM_KERNEL_FIRST || k->type > KM_KERNEL_LAST)
+		return "kernel";
+	params = km_kernel_params(k->type);
+	if ((params & KM_PARAM_DEGREE) && (k->degree < 1 || k->degree > KM_MAX_DEGREE))
+		return "degree";
+	if (!isfinite(k->gamma) || ((params & KM_PARAM_GAMMA) && !(k->gamma > 0.0)))
+		return "gamma";
+	if (!isfinite(k->coef0))
+		return "coef0";
+	return NULL;
+}
+
 bool
 km_kernel_uses_norms(km_kernel_type type)
 {

@@ -28,6 +28,17 @@ bool		km_kernel_from_name(const char *name, km_kernel_type *type);
 /* Bit mask of KM_PARAM_* that the kernel uses. */
 unsigned	km_kernel_params(km_kernel_type type);
 
+/*
+ * The one rule of a kernel's parameters, for every reader of stored bytes
+ * (model, basis, pass point, drift reference) and the options: a known
+ * type, a degree from 1 to KM_MAX_DEGREE where the kernel uses one (the
+ * polynomial maps cost O(degree) per entry), a finite gamma > 0 where it
+ * uses one, a finite coef0 (and gamma) always.  NULL when k holds, else
+ * the name of the first field that does not.
+ */
+#define KM_MAX_DEGREE 100
+const char *km_kernel_invalid(const km_kernel *k);
+
 /* K(x, z) for two d-vectors, straight from the definition. */
 double		km_kernel_eval(const km_kernel *k, const double *x, const double *z,
 						   int d);

@@ -753,9 +753,8 @@ rebuild_basis(km_point_reader *r, approx_job *job, km_rows *rows,
 	if (r->bad || r->left != 0 || n == 0 || d == 0 || d > (1u << 20) ||
 		repr == NULL || km_repr_basis_steps(repr, KM_CENTRES_UNIFORM, steps) < 1 ||
 		steps[0] != KM_BASIS_SAMPLE ||
-		o.fit.kernel.type < KM_KERNEL_FIRST || o.fit.kernel.type > KM_KERNEL_LAST ||
+		km_kernel_invalid(&o.fit.kernel) != NULL ||
 		!km_repr_serves(repr, o.fit.kernel.type) ||
-		!isfinite(o.fit.kernel.gamma) || !isfinite(o.fit.kernel.coef0) ||
 		o.components < 1 || o.components > KM_APPROX_MAX_COMPONENTS)
 		return km_fail(err, KM_ERR_FORMAT, "pass point has invalid fields",
 					   "The basis pass's point gives %llu rows of %u features, representation %u, kernel %u and %d components.",

@@ -89,9 +89,7 @@ km_point_get_fit(km_point_reader *r, km_fit_params *p, km_error *err)
 	km_point_get(r, p->method_params.bytes, KM_METHOD_BLOB_SIZE);
 	p->gram_cols = NULL;
 	ops = km_method_get(p->method);
-	if (r->bad || ops == NULL || flags > 3u ||
-		p->kernel.type < KM_KERNEL_FIRST || p->kernel.type > KM_KERNEL_LAST ||
-		!isfinite(p->kernel.gamma) || !isfinite(p->kernel.coef0) ||
+	if (r->bad || ops == NULL || flags > 3u || km_kernel_invalid(&p->kernel) != NULL ||
 		!(p->lambda >= 0.0) || !isfinite(p->lambda) || !isfinite(p->learning_rate) ||
 		!isfinite(p->tol) || p->max_iter < 0 || (unsigned) p->solver > 64u)
 		return km_point_bad(err, "method's");

@@ -217,8 +217,7 @@ km_drift_decode(const uint8_t *buf, size_t len, km_drift *r, double *storage,
 	r->n = km_le_get_u64(buf + 40);
 	r->skipped = km_le_get_u64(buf + 48);
 	if ((r->kind != KM_DRIFT_LOCATIONS && r->kind != KM_DRIFT_FOURIER) ||
-		r->kernel.type < KM_KERNEL_FIRST || r->kernel.type > KM_KERNEL_LAST ||
-		km_le_get_u32(buf + 20) != 0 || !isfinite(r->kernel.gamma) || !isfinite(r->kernel.coef0))
+		km_kernel_invalid(&r->kernel) != NULL || km_le_get_u32(buf + 20) != 0)
 		return km_fail(err, KM_ERR_FORMAT, "drift reference is malformed",
 					   "Its kind, kernel or reserved field is out of range.");
 	point_storage(r, storage);

@@ -478,6 +478,7 @@ km_basis_decode(const void *bytes, size_t len, km_basis *b, km_error *err)
 	const basis_header *h = bytes;
 	const basis_trailer *t;
 	const km_repr_ops *r;
+	km_kernel	kernel;
 	size_t		want;
 	size_t		nd;
 
@@ -506,15 +507,20 @@ km_basis_decode(const void *bytes, size_t len, km_basis *b, km_error *err)
 		return km_fail(err, KM_ERR_CHECKSUM, "basis fails its checksum",
 					   "The basis bytes were changed after kernel_basis wrote them.");
 	nd = (len - sizeof(basis_header) - sizeof(basis_trailer)) / sizeof(double);
-	if (h->kernel_type < KM_KERNEL_FIRST || h->kernel_type > KM_KERNEL_LAST ||
+	kernel.type = (km_kernel_type) h->kernel_type;
+	kernel.degree = h->degree;
+	kernel.gamma = h->gamma;
+	kernel.coef0 = h->coef0;
+	if (km_kernel_invalid(&kernel) != NULL ||
 		h->standardize > 1 || h->reserved != 0 || h->components == 0 ||
 		(r->centres && (h->m > h->components || h->m > h->rows)) ||
 		(r->drawn && h->m != h->components) ||
-		!km_repr_serves(r, h->kernel_type) ||
-		!isfinite(h->gamma) || !isfinite(h->coef0) || !all_finite(h->data, nd))
+		!km_repr_serves(r, h->kernel_type) || !all_finite(h->data, nd))
 		return km_fail(err, KM_ERR_FORMAT, "basis has invalid fields",
-					   "The basis has kernel %u, %u of %u components over %llu rows, or a value that is not finite.",
-					   (unsigned) h->kernel_type, (unsigned) h->m,
+					   "The basis has kernel %u (its %s), %u of %u components over %llu rows, or a value that is not finite.",
+					   (unsigned) h->kernel_type,
+					   km_kernel_invalid(&kernel) ? km_kernel_invalid(&kernel) : "parameters in range",
+					   (unsigned) h->m,
 					   (unsigned) h->components, (unsigned long long) h->rows);
 	for (uint32_t j = 0; j < h->d; j++)
 		if (!(h->data[h->d + j] > 0.0))
