@@ -202,7 +202,7 @@ fuzz-options: test/fuzz/fuzz_options
 fuzz-pass: test/fuzz/make_pass_seeds test/fuzz/fuzz_pass
 	mkdir -p test/fuzz/corpus_pass
 	test/fuzz/make_pass_seeds test/fuzz/corpus_pass > /dev/null
-	cp test/fuzz/pass_seeds/* test/fuzz/corpus_pass/
+	cp test/fuzz/pass_seeds/* test/fuzz/pass_findings/* test/fuzz/corpus_pass/
 	test/fuzz/fuzz_pass -max_total_time=$(FUZZ_SECONDS) -runs=$(FUZZ_RUNS) -max_len=65536 -timeout=60 \
 		-rss_limit_mb=4096 -print_final_stats=1 test/fuzz/corpus_pass
 

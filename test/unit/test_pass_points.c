@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "approx.h"
+#include "basis.h"
 #include "learn/learner.h"
 #include "unit.h"
 
@@ -24,10 +25,14 @@ void		test_pass_points_rebuild(void);
 void		test_pass_points_truncated(void);
 void		test_pass_points_bitflips(void);
 void		test_pass_points_tiny_trace(void);
+void		test_pass_points_findings(void);
 
 #define SEEDS_DIR "test/fuzz/pass_seeds"
+/* inputs the fuzzer once found (each must now be refused) */
+#define FINDINGS_DIR "test/fuzz/pass_findings"
 #define CAP_BYTES ((size_t) 256 << 20)
-#define MAX_SEEDS 64
+/* more than the directories hold: a test that read only some would pass by readdir's order */
+#define MAX_SEEDS 512
 #define ROWS 5
 #define D 3
 
@@ -97,11 +102,11 @@ seed_cmp(const void *a, const void *b)
 	return strcmp(((const seed *) a)->name, ((const seed *) b)->name);
 }
 
-/* The seeds (sorted by name); 0 when the directory cannot be read. */
+/* The files of dirname (sorted by name); 0 when the directory cannot be read. */
 static int
-read_seeds(seed *out)
+read_dir(const char *dirname, seed *out)
 {
-	DIR		   *dir = opendir(SEEDS_DIR);
+	DIR		   *dir = opendir(dirname);
 	struct dirent *e;
 	int			n = 0;
 
@@ -115,7 +120,7 @@ read_seeds(seed *out)
 
 		if (e->d_name[0] == '.')
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", SEEDS_DIR, e->d_name);
+		snprintf(path, sizeof(path), "%s/%s", dirname, e->d_name);
 		f = fopen(path, "rb");
 		if (f == NULL)
 			continue;
@@ -134,6 +139,12 @@ read_seeds(seed *out)
 	closedir(dir);
 	qsort(out, n, sizeof(seed), seed_cmp);
 	return n;
+}
+
+static int
+read_seeds(seed *out)
+{
+	return read_dir(SEEDS_DIR, out);
 }
 
 static void
@@ -239,6 +250,7 @@ test_pass_points_rebuild(void)
 	bool		refused;
 
 	CHECK(n > 0, "no seeds in %s (run from the source tree)", SEEDS_DIR);
+	CHECK(n < MAX_SEEDS, "%s holds %d seeds or more: raise MAX_SEEDS", SEEDS_DIR, MAX_SEEDS);
 	for (int i = 0; i < n; i++)
 	{
 		uint16_t	kind = seed_kind(&s[i]);
@@ -367,4 +379,51 @@ test_pass_points_tiny_trace(void)
 	b.centres = centres;
 	CHECK(km_approx_factor(&b, L, &eps, work, &err, NULL) == KM_ERR_NOT_PD,
 		  "status %d, eps %g", (int) err.status, eps);
+}
+
+/*
+ * Each finding of the pass fuzzer, resealed as fuzz_pass.c reseals an
+ * input (the basis of kinds 2 to 12 resealed in place), is refused as a
+ * format error, at once: kind02_polysum_degree_2e24 is a basis pass whose
+ * polysum kernel had a degree of 2^24 (every kernel map entry then cost
+ * 2^24 steps: a minute a block), before km_kernel_invalid.
+ */
+void
+test_pass_points_findings(void)
+{
+	seed	   *s = calloc(MAX_SEEDS, sizeof(seed));
+	int			n = read_dir(FINDINGS_DIR, s);
+	km_error	err;
+	bool		refused;
+
+	CHECK(n > 0, "no findings in %s (run from the source tree)", FINDINGS_DIR);
+	for (int i = 0; i < n; i++)
+	{
+		uint16_t	kind = seed_kind(&s[i]);
+		unsigned char *point = s[i].bytes + 2;
+		size_t		len = s[i].len - 2;
+		km_status	st;
+
+		if (kind >= 2 && kind <= 12 && len >= 20)
+		{
+			uint64_t	blen = 0;
+
+			for (int b = 0; b < 8; b++)
+				blen |= (uint64_t) point[12 + b] << (8 * b);
+			if (blen <= len - 20 && blen % 8 == 0)
+			{
+				double	   *basis = malloc(blen ? (size_t) blen : 1);
+
+				memcpy(basis, point + 20, (size_t) blen);
+				km_basis_reseal(basis, (size_t) blen);
+				memcpy(point + 20, basis, (size_t) blen);
+				free(basis);
+			}
+		}
+		st = rebuild(kind, point, len, false, &refused, &err);
+		CHECK(st == KM_ERR_FORMAT && !refused, "%s: status %d (%s)", s[i].name, (int) st,
+			  st == KM_OK ? "rebuilt" : err.message);
+	}
+	free_seeds(s, n);
+	free(s);
 }
