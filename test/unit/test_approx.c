@@ -717,7 +717,7 @@ test_approx_nystrom_ill_conditioned_centres(void)
 }
 
 /*
- * The representation table (repr.c): one row per km_approx value, stored
+ * The representation table (reprs.c): one row per km_approx value, stored
  * in models, with the answers the core asks of it.
  */
 void
