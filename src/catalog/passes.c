@@ -63,7 +63,9 @@ use_passes(NamedRun *run, const Catalog *cat, const char *query, Oid run_as,
 {
 	km_error	err;
 
-	if (!km_repr_lookup(run->opts.approximation)->approximate)
+	/* a basis that gathers every row is fitted where the rows are held */
+	if (km_repr_basis_takes(km_repr_lookup(run->opts.approximation), run->opts.centres,
+							KM_BASIS_GATHER))
 		return false;
 	catalog_query_open(&run->query, query, run_as, search_path);
 	/* a text label column: svm by default, a regression method an error */

@@ -120,7 +120,9 @@ grow_grant(RowSet *rs, double extra)
 static bool
 exact_over_limit(const RowSet *rs, int64 need)
 {
-	return rs->has_target && !km_repr_lookup(rs->opts.approximation)->approximate &&
+	return rs->has_target &&
+		km_repr_memory_plan(km_repr_lookup(rs->opts.approximation), (double) need,
+							(uint32) rs->opts.components).rows_squared > 0.0 &&
 		!km_memory_fits(km_exact_train_memory(&rs->opts, (double) need,
 											  (double) rs->d, rs->n_dict));
 }
@@ -144,6 +146,7 @@ rowset_reserve(RowSet *rs, int64 more, const char *what)
 	int64		need = rs->n + more;
 	int64		cap;
 	double		held = rs->grant != NULL ? buffer_bytes(rs, rs->capacity) : 0.0;
+	km_repr_memory plan;
 
 	if (need <= rs->capacity)
 		return;
@@ -153,14 +156,16 @@ rowset_reserve(RowSet *rs, int64 more, const char *what)
 	 * arrive, with the buffers this backend holds (these included)
 	 * counted.  Approximate models keep only the rows.
 	 */
+	plan = km_repr_memory_plan(km_repr_lookup(rs->opts.approximation), (double) need,
+							   (uint32) rs->opts.components);
 	/* an approximate model's m x m work, refused before the rows are read */
-	if (km_repr_lookup(rs->opts.approximation)->approximate && rs->capacity == 0)
-		km_check_components_memory((uint32) rs->opts.components, what);
-	if (!km_repr_lookup(rs->opts.approximation)->approximate && rs->has_target)
+	if (plan.components > 0 && rs->capacity == 0)
+		km_check_components_memory(plan.components, what);
+	if (plan.rows_squared > 0.0 && rs->has_target)
 		km_check_exact_memory(km_exact_train_memory(&rs->opts, (double) need,
 													(double) rs->d, rs->n_dict),
 							  what, true);
-	else if (!km_repr_lookup(rs->opts.approximation)->approximate)
+	else if (plan.rows_squared > 0.0)
 		km_check_memory(km_train_memory((double) need, (double) rs->d), what, true);
 
 	/*

@@ -37,7 +37,8 @@ default_gamma_applies(const km_options *opts, size_t n)
 {
 	return km_task_gamma_sigest(km_task_lookup(km_method_task(opts->fit.method)),
 								opts->gamma_default, opts->fit.kernel.type, n) &&
-		!km_repr_lookup(opts->approximation)->approximate;
+		km_repr_basis_takes(km_repr_lookup(opts->approximation), opts->centres,
+							KM_BASIS_GATHER);
 }
 
 int64 *

@@ -20,6 +20,7 @@
 #include "utils/memutils.h"
 #include "compat.h"
 
+#include "centres.h"
 #include "classify.h"
 #include "gp_info.h"
 #include "json.h"
@@ -231,7 +232,7 @@ describe_sizes(KmJson *j, const km_model *m, const km_method_ops *ops)
 
 	km_json_int(j, "n_train", (int64) m->rows_seen);
 	/* n_centers: the APPROXIMATION section's description (model_sections_repr.c) */
-	if (!repr->approximate &&
+	if (km_repr_basis_takes(repr, KM_CENTRES_FIRST, KM_BASIS_GATHER) &&
 		km_task_check_rows(km_task_lookup(m->task), true, &err) == KM_OK)
 		km_json_int(j, "n_support", m->n_train);	/* an exact classifier's rows kept */
 	if (ops->lambda_per_row && m->lambda > 0.0 && m->rows_seen > 0)

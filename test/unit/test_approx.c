@@ -24,6 +24,7 @@ void		test_approx_errors(void);
 void		test_approx_model_fill_roundtrip(void);
 void		test_approx_nystrom_ill_conditioned_centres(void);
 void		test_approx_repr_table(void);
+void		test_approx_repr_steps(void);
 void		test_approx_gcv_winner_is_best_candidate(void);
 
 static km_accum *
@@ -717,7 +718,7 @@ test_approx_nystrom_ill_conditioned_centres(void)
 }
 
 /*
- * The representation table (repr.c): one row per km_approx value, stored
+ * The representation table (reprs.c): one row per km_approx value, stored
  * in models, with the answers the core asks of it.
  */
 void
@@ -783,6 +784,61 @@ test_approx_repr_table(void)
 	/* nystrom's work: rows + m + m d */
 	b.kind = KM_APPROX_NYSTROM;
 	CHECK(km_approx_features_doubles(&b, 4) == 4 + 1 + 2, "nystrom work");
+}
+
+/*
+ * The steps a representation performs for its callers (repr.h), which read
+ * none of its fields: the memory plan (n x n of the gathered rows, or the
+ * m x m work before them), the basis step list, the rows a model keeps,
+ * and the options that concern it, refused with their own text.
+ */
+void
+test_approx_repr_steps(void)
+{
+	const km_repr_ops *exact = km_repr_get(KM_APPROX_EXACT);
+	const km_repr_ops *nys = km_repr_get(KM_APPROX_NYSTROM);
+	const km_repr_ops *rff = km_repr_get(KM_APPROX_RFF);
+	km_repr_memory plan;
+	km_error	err;
+
+	CHECK(exact == &km_repr_exact && nys == &km_repr_nystrom && rff == &km_repr_rff, "rows by id");
+	plan = km_repr_memory_plan(exact, 1000.0, 50);
+	CHECK(plan.rows_squared == 1e6 && plan.components == 0, "exact plan");
+	plan = km_repr_memory_plan(nys, 1000.0, 50);
+	CHECK(plan.rows_squared == 0.0 && plan.components == 50, "nystrom plan");
+	plan = km_repr_memory_plan(rff, 1000.0, 64);
+	CHECK(plan.rows_squared == 0.0 && plan.components == 64, "rff plan");
+
+	CHECK(km_repr_basis_takes(exact, KM_CENTRES_UNIFORM, KM_BASIS_GATHER), "exact gathers");
+	CHECK(!km_repr_basis_takes(nys, KM_CENTRES_KMEANS, KM_BASIS_GATHER) &&
+		  km_repr_basis_takes(nys, KM_CENTRES_KMEANS, KM_BASIS_KMEANS) &&
+		  !km_repr_basis_takes(nys, KM_CENTRES_UNIFORM, KM_BASIS_KMEANS), "nystrom's refine step");
+	CHECK(km_repr_basis_takes(rff, KM_CENTRES_UNIFORM, KM_BASIS_DRAW) &&
+		  !km_repr_basis_takes(rff, KM_CENTRES_UNIFORM, KM_BASIS_GATHER), "rff draws");
+
+	CHECK(km_repr_kept_doubles(exact, 10, 3) == 30 && km_repr_kept_doubles(nys, 10, 3) == 30 &&
+		  km_repr_kept_doubles(rff, 10, 3) == 0, "kept doubles");
+
+	CHECK(km_repr_check_components(exact, false, 100, &err), "no components on exact");
+	CHECK(km_repr_check_components(rff, true, 100, &err), "components on rff");
+	CHECK(!km_repr_check_components(exact, true, 100, &err) && err.status == KM_ERR_INVALID &&
+		  strcmp(err.message, "option \"components\" applies only to approximate models") == 0 &&
+		  strstr(err.detail, "is 100") != NULL && err.hint[0] != '\0', "components on exact");
+	CHECK(km_repr_check_cg(nys, &err), "cg on nystrom");
+	CHECK(!km_repr_check_cg(rff, &err) && strstr(err.detail, "the model is rff (random features).") != NULL,
+		  "cg on rff");
+	CHECK(km_repr_check_exact_bias(nys, "svr", &err), "no bias on nystrom");
+	CHECK(!km_repr_check_exact_bias(exact, "svr", &err) &&
+		  strcmp(err.message, "option \"fit_intercept\" false does not apply to exact method \"svr\"") == 0,
+		  "no bias on exact");
+	CHECK(km_repr_check_cg_point(KM_APPROX_NYSTROM, &err) == KM_OK, "cg point of nystrom");
+	CHECK(km_repr_check_cg_point(KM_APPROX_RFF, &err) == KM_ERR_FORMAT &&
+		  strstr(err.detail, "the point's is rff.") != NULL, "cg point of rff");
+	CHECK(km_repr_check_cg_point(9, &err) == KM_ERR_FORMAT &&
+		  strstr(err.detail, "the point's is unknown.") != NULL, "cg point of no representation");
+	CHECK(km_repr_scores_sums(nys, true, 3) && km_repr_scores_sums(rff, true, 2), "gcv over sums");
+	CHECK(!km_repr_scores_sums(exact, true, 3) && !km_repr_scores_sums(nys, false, 3) &&
+		  !km_repr_scores_sums(nys, true, 1), "no gcv over sums");
 }
 
 /*

@@ -179,6 +179,7 @@ int			unit_failures = 0;
 	X(test_approx_model_fill_roundtrip) \
 	X(test_approx_nystrom_ill_conditioned_centres) \
 	X(test_approx_repr_table) \
+	X(test_approx_repr_steps) \
 	X(test_approx_rff_draw_interruptible) \
 	X(test_approx_gcv_winner_is_best_candidate) \
 	X(test_defaults_stratified_folds) \

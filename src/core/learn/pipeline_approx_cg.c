@@ -241,10 +241,8 @@ km_cg_pass_rebuild(uint16_t kind, km_point_reader *r, const km_train_env *env,
 	if (km_approx_point_get_job(r, job, rows, env, err) != KM_OK)
 		return err->status;
 	m = job->b.m;
-	if (!km_repr_lookup(job->b.kind)->centres)
-		return km_fail(err, KM_ERR_FORMAT, "pass point has an invalid shape",
-					   "A conjugate gradient pass needs a nystrom basis; the point's is %s.",
-					   km_approx_name(job->b.kind));
+	if (km_repr_check_cg_point(job->b.kind, err) != KM_OK)
+		return err->status;
 	memset(cg, 0, sizeof(*cg));
 	cg->m = m;
 	cg->t = cg_alloc(job, KM_BLOCK_ROWS);

@@ -222,6 +222,13 @@ km_options_check_route(const km_options *out, const km_method_ops *ops,
 				ops->name);
 }
 
+/* The representation's refusal of an option (repr.h), as the options' error. */
+static bool
+repr_fail(km_option_error *err, const km_error *e)
+{
+	return km_opt_fail(err, e->hint, e->message, "%s", e->detail);
+}
+
 /*
  * "solver": "cg" (learn/cg.h): nystrom ridge at one lambda, solved by
  * preconditioned conjugate gradient, one pass over the rows per
@@ -237,6 +244,7 @@ check_cg(const km_options_parser *p, const km_method_ops *ops,
 	km_options *out = p->out;
 	const km_repr_ops *repr = km_repr_lookup(out->approximation);
 	char		message[256];
+	km_error	rerr;
 
 	if (ops->primal_add != NULL || ops->primal_loss != 0)
 	{
@@ -256,11 +264,8 @@ check_cg(const km_options_parser *p, const km_method_ops *ops,
 					message, "Solver \"cg\" solves the normal equations of nystrom kernel ridge; method \"%s\" %s.",
 					ops->name, ops->summary);
 	}
-	if (!repr->centres)
-		return km_opt_fail(err, "Add \"approximation\": \"nystrom\", or remove \"solver\".",
-					"solver \"cg\" applies only to nystrom models",
-					"Solver \"cg\" is preconditioned by the kernel matrix of the nystrom centres; the model is %s.",
-					repr->described);
+	if (!km_repr_check_cg(repr, &rerr))
+		return repr_fail(err, &rerr);
 	if (out->lambdas.n > 1)
 		return km_opt_fail(err, "Give a single \"lambda\", or remove \"solver\" to select lambda by GCV in one pass.",
 					"solver \"cg\" takes a single lambda",
@@ -304,6 +309,7 @@ km_options_check_approx(const km_options_parser *p, const km_method_ops *ops,
 	km_options *out = p->out;
 	const km_repr_ops *repr = km_repr_lookup(out->approximation);
 	char		message[256];
+	km_error	rerr;
 
 	if (out->fit.solver == KM_SOLVER_CG && !check_cg(p, ops, err))
 		return false;
@@ -313,15 +319,11 @@ km_options_check_approx(const km_options_parser *p, const km_method_ops *ops,
 					"Option \"centers\" is \"%s\" but the model is %s; only nystrom keeps centres.",
 					km_centres_name(out->centres),
 					repr->described);
-	if (!repr->approximate)
-	{
-		if (p->given[KM_OPT_COMPONENTS])
-			return km_opt_fail(err, "Add \"approximation\": \"nystrom\" or \"rff\", or remove the option.",
-						"option \"components\" applies only to approximate models",
-						"Option \"components\" is %d but no \"approximation\" is given; exact models use every row.",
-						out->components);
+	if (!km_repr_check_components(repr, p->given[KM_OPT_COMPONENTS], out->components, &rerr))
+		return repr_fail(err, &rerr);
+	/* the checks below concern a fit over the representation's features */
+	if (repr->features == NULL)
 		return true;
-	}
 	if (!km_repr_serves(repr, out->fit.kernel.type))
 	{
 		snprintf(message, sizeof(message),
@@ -414,15 +416,10 @@ km_options_check_bias(const km_options_parser *p, const km_method_ops *ops,
 				 km_option_error *err)
 {
 	const km_options *out = p->out;
-	char		message[256];
+	km_error	rerr;
 
 	if (out->fit_intercept || !ops->exact_bias ||
-		km_repr_lookup(out->approximation)->approximate)
+		km_repr_check_exact_bias(km_repr_lookup(out->approximation), ops->name, &rerr))
 		return true;
-	snprintf(message, sizeof(message),
-			 "option \"fit_intercept\" false does not apply to exact method \"%s\"",
-			 ops->name);
-	return km_opt_fail(err, "Remove \"fit_intercept\", or add \"approximation\": \"nystrom\" or \"rff\", whose primal fit honours it (b = 0).",
-				message, "Exact method \"%s\" solves libsvm's dual, whose equality constraint always fits the bias b; option \"fit_intercept\" is false.",
-				ops->name);
+	return repr_fail(err, &rerr);
 }

@@ -889,8 +889,8 @@ km_options_finish(km_options_parser *p, km_option_error *err)
 	if (!km_options_check_bias(p, ops, err))
 		return false;
 	/* an approximate grid: GCV from the sums (ridge's solve), or a primal method's k-fold (below) */
-	if (out->cv == KM_CV_NONE && km_repr_lookup(out->approximation)->approximate &&
-		ops->approx_sums && out->lambdas.n > 1)
+	if (out->cv == KM_CV_NONE &&
+		km_repr_scores_sums(km_repr_lookup(out->approximation), ops->approx_sums, out->lambdas.n))
 		out->cv = KM_CV_GCV;
 	if (out->cv == KM_CV_NONE && (out->gammas.n > 1 || out->lambdas.n > 1))
 	{

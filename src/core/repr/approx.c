@@ -60,7 +60,7 @@ has_centres(const km_basis *b)
 	return km_repr_lookup(b->kind)->centres;
 }
 
-/* Features: the representation's feature map (repr.c). */
+/* Features: the representation's feature map (nystrom.c, rff.c). */
 size_t
 km_approx_features_doubles(const km_basis *b, size_t rows)
 {

@@ -2,7 +2,9 @@
  * repr.h - the representation table: how a model represents f(x)
  * (core, no PostgreSQL headers).
  *
- * One km_repr_ops row per representation, in one registry (repr.c):
+ * One km_repr_ops row per representation, one file each (exact.c,
+ * nystrom.c, rff.c), listed by one registry (reprs.c, as tasks.c lists
+ * the tasks of task.h):
  *   exact:   the kernel expansion over every training row;
  *   nystrom: m centres (rows of the table) kept by a basis pass,
  *            z(x) = (K(c_1, x), ..., K(c_m, x)), penalty lambda K_mm;
@@ -54,6 +56,24 @@ typedef struct km_feature_map
 	const double *W;			/* d x m row-major, or NULL */
 	const double *b;			/* m, or NULL */
 } km_feature_map;
+
+/*
+ * The memory a training under r plans for n rows, before they are read
+ * (the memory host, rowset.c, refuses from it:
+ * km_repr_memory_plan): a basis that gathers
+ * every row is fitted on their n x n kernel matrix, which grows as the
+ * rows arrive (the method sizes it, rows_squared > 0 then); a feature
+ * map's fit holds its m x m sums and solve, whatever the rows, known
+ * before the first row (components > 0 then).
+ */
+typedef struct km_repr_memory
+{
+	double		rows_squared;	/* n * n, or 0 */
+	uint32_t	components;		/* m of the m x m work, or 0 */
+} km_repr_memory;
+
+/* The kernels field of a representation that serves them all. */
+#define KM_REPR_ALL_KERNELS UINT32_C(0xFFFFFFFF)
 
 typedef struct km_repr_ops
 {
@@ -111,7 +131,21 @@ typedef struct km_repr_ops
 	 * km_centres of centres.h) asks.  Returns how many.
 	 */
 	int			(*basis_steps) (int centres, km_basis_step *steps);
+
+	/*
+	 * Doubles of the rows its model keeps for n_train rows of d features
+	 * (km_repr_kept_doubles below).
+	 */
+	uint64_t	(*kept_doubles) (uint64_t n_train, uint64_t d);
+
+	/* Its memory plan for n rows (km_repr_memory above). */
+	km_repr_memory (*memory) (double n, uint32_t components);
 } km_repr_ops;
+
+/* The rows, one file each (exact.c, nystrom.c, rff.c); reprs.c lists them by id. */
+extern const km_repr_ops km_repr_exact;
+extern const km_repr_ops km_repr_nystrom;
+extern const km_repr_ops km_repr_rff;
 
 /* The row of id, or NULL when it names no representation. */
 const km_repr_ops *km_repr_get(long long id);
@@ -149,6 +183,46 @@ uint32_t	km_repr_basis_components(const km_repr_ops *r, uint32_t asked, size_t n
  * n_train * d, or 0 for a representation that keeps none (rff).
  */
 uint64_t	km_repr_kept_doubles(const km_repr_ops *r, uint64_t n_train, uint64_t d);
+
+/* r's memory plan for n rows and "components" asked (its memory step above). */
+km_repr_memory km_repr_memory_plan(const km_repr_ops *r, double n, uint32_t components);
+
+/*
+ * Whether r's basis with "centers" centres takes step s (its list,
+ * basis_steps above): e.g. KM_BASIS_GATHER, every row held in one place
+ * as it is.
+ */
+bool		km_repr_basis_takes(const km_repr_ops *r, int centres, km_basis_step s);
+
+/*
+ * The options that concern a representation, from plain values (the
+ * options' checks call these in their order, options_check.c): false
+ * with err filled (message, detail and hint) when r does not take them.
+ *   components: option "components" given (as components) applies only
+ *     to a basis of components;
+ *   cg: solver "cg" over a method's sums is preconditioned by the kernel
+ *     matrix of the centres, and needs them;
+ *   exact_bias: "fit_intercept" false for method, whose exact fit always
+ *     fits its bias, applies only to r's fit over features (b = 0).
+ */
+bool		km_repr_check_components(const km_repr_ops *r, bool given, int components,
+									 km_error *err);
+bool		km_repr_check_cg(const km_repr_ops *r, km_error *err);
+bool		km_repr_check_exact_bias(const km_repr_ops *r, const char *method, km_error *err);
+
+/*
+ * The same need of centres for a conjugate gradient pass rebuilt from its
+ * point, whose basis is of representation id (learn/pipeline_approx_cg.c):
+ * an invalid point otherwise.
+ */
+km_status	km_repr_check_cg_point(long long id, km_error *err);
+
+/*
+ * Whether a grid of n_lambdas lambdas of a fit by sums (sums: the method
+ * solves from its m x m sums, ridge) is scored from r's sums after their
+ * one pass (GCV), the route of such a grid without option "cv".
+ */
+bool		km_repr_scores_sums(const km_repr_ops *r, bool sums, int n_lambdas);
 
 /* Whether r serves kernel type t. */
 bool		km_repr_serves(const km_repr_ops *r, int kernel_type);
