@@ -161,33 +161,6 @@ build_classes(const RowSet *rs, ClassTable *ct)
 }
 
 /*
- * Put the rows (and their classes) in the order of a hash of their
- * features, class and the seed: the fit then does not depend on the order
- * rows arrived in, and row i's Platt fold is its rank modulo the folds.
- */
-static void
-hash_order(RowSet *rs, ClassTable *ct, double **X)
-{
-	int64		n = rs->n;
-	int			d = rs->d;
-	double	   *yc = palloc_extended(mul_size(n, sizeof(double)), MCXT_ALLOC_HUGE);
-	int64	   *order = palloc_extended(mul_size(n, sizeof(int64)), MCXT_ALLOC_HUGE);
-	double	   *nx = palloc_extended(mul_size(n, mul_size(d, sizeof(double))), MCXT_ALLOC_HUGE);
-	uint32	   *ncls = palloc_extended(mul_size(n, sizeof(uint32)), MCXT_ALLOC_HUGE);
-
-	for (int64 i = 0; i < n; i++)
-		yc[i] = (double) ct->cls[i];
-	km_rank_rows(rs->X, yc, n, d, rs->opts.seed, order);
-	for (int64 i = 0; i < n; i++)
-	{
-		memcpy(nx + i * d, rs->X + order[i] * d, sizeof(double) * d);
-		ncls[i] = ct->cls[order[i]];
-	}
-	ct->cls = ncls;
-	*X = nx;
-}
-
-/*
  * k-fold selection of a classifier, exact or approximate: no more folds
  * than rows (train_rows.h, the rule of every k-fold route).  The rows are
  * dealt round-robin by class then row-hash order (km_stratified_folds), so
@@ -279,60 +252,9 @@ typedef struct ClassGlue
 	km_class_rows c;
 	km_class_fit_result res;
 	km_rows		rows;
+	KmMemoryTimes times;		/* the memory host's env: when the fit's workspace came */
 	instr_time	t[6];
 } ClassGlue;
-
-/* km_train_env: memory in CurrentMemoryContext (km_train_classifier's) */
-static void *
-class_alloc(void *ctx, size_t bytes)
-{
-	return palloc_extended(bytes, MCXT_ALLOC_HUGE);
-}
-
-static void
-class_release(void *ctx, void *p)
-{
-	pfree(p);
-}
-
-/*
- * Selection: mapped up front.  The fit: columns computed on demand touch
- * their own pages (no prefault), one DGEMV each: on one thread, as in
- * scoring (two were 2x slower there).
- */
-static double *
-class_workspace(void *ctx, km_train_buffer kind, size_t doubles, size_t n, int d)
-{
-	ClassGlue  *g = (ClassGlue *) ctx;
-	Size		bytes = mul_size(doubles, sizeof(double));
-	double	   *work;
-
-	if (kind == KM_TRAIN_SELECT)
-		return km_alloc_prefaulted(bytes);
-	INSTR_TIME_SET_CURRENT(g->t[1]);
-	if (km_fit_classes_gram_on_demand(&g->plan.opts.fit))
-	{
-		km_blas_setup_scoring();
-		work = km_alloc_reserved(bytes);
-	}
-	else
-	{
-		km_blas_setup();
-		work = km_alloc_prefaulted(bytes);
-	}
-	INSTR_TIME_SET_CURRENT(g->t[2]);
-	return work;
-}
-
-static void
-class_release_workspace(void *ctx, km_train_buffer kind, double *p)
-{
-	ClassGlue  *g = (ClassGlue *) ctx;
-
-	if (kind == KM_TRAIN_FIT_CLASSES)
-		INSTR_TIME_SET_CURRENT(g->t[3]);
-	km_free_prefaulted(p);
-}
 
 /* Memory: the fit's workspace, the rows twice, the model. */
 static void
@@ -400,17 +322,21 @@ encode_model(km_model *m)
 static bytea *
 fit_classifier(ClassGlue *g)
 {
-	km_train_env env = {g, class_alloc, class_release, class_workspace,
-	class_release_workspace, km_interrupt};
+	km_train_env env;
 	km_model	m;
 	km_error	err;
 	bytea	   *result;
 	instr_time *t = g->t;
 
+	g->times.fit = &g->plan.opts.fit;
+	km_memory_env(&env, &g->times);
 	if (km_memory_train(&g->rows, &g->plan, &env, &m, &err) != KM_OK)
 		km_raise(&err);
 	if (!g->res.converged)
 		km_classifier_warn_not_converged(&g->plan.opts.fit, &g->res);
+	t[1] = g->times.asked;
+	t[2] = g->times.got;
+	t[3] = g->times.released;
 	INSTR_TIME_SET_CURRENT(t[4]);
 	result = encode_model(&m);
 	INSTR_TIME_SET_CURRENT(t[5]);
@@ -485,9 +411,9 @@ approx_classifier(RowSet *rs, ClassGlue *g)
 	km_check_approx_classifier(&g->plan.opts);
 	check_class_folds(&g->plan.opts, (size_t) rs->n);
 	class_w = class_weights(g);
-	/* the hash-ordered copy: rows, classes, and hash_order's order and keys */
+	/* the hash-ordered copy: rows, classes, and the memory host's order and keys */
 	km_check_memory(8.0 * (double) rs->n * ((double) rs->d + 3.0), "kernel_train", false);
-	hash_order(rs, &g->ct, &X);
+	km_memory_order_classes(rs->X, g->ct.cls, rs->n, rs->d, rs->opts.seed, &X, &g->ct.cls);
 	grant = approx_memory(g, rs->d);
 	classifier_rows(rs, g, X, class_w);
 	g->rows.hash = km_row_hashes(X, rs->n, rs->d, (uint64) g->plan.opts.seed);
@@ -515,7 +441,7 @@ train_classifier(RowSet *rs)
 	km_train_plan_make(&rs->opts, (size_t) rs->n, rs->d, g.ct.k, &g.plan);
 	if (g.plan.approximate)
 		return approx_classifier(rs, &g);
-	hash_order(rs, &g.ct, &X);
+	km_memory_order_classes(rs->X, g.ct.cls, rs->n, rs->d, rs->opts.seed, &X, &g.ct.cls);
 	check_classifier(rs, &g);
 	class_w = class_weights(&g);
 	if (km_options_selects(&g.plan.opts))

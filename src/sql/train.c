@@ -86,68 +86,6 @@ kernel_train_bool_sfunc(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(rs);
 }
 
-/*
- * Map the pages of km_fit's workspace that it will write, up front (see
- * km_alloc_prefaulted): each column of the matrix from km_fit_first_row
- * down, and the vectors after it.  Pages wholly in the upper triangle stay
- * unmapped, about half the matrix: half the memory and half the page
- * faults (n = 10,000: 0.4 GB of 0.8 GB).  Neighbouring columns whose parts
- * share or abut pages are populated in one call.
- */
-static void
-populate_fit_workspace(double *work, size_t n, int d, size_t nwork)
-{
-	const Size	page = km_page_size();
-	KmRange    *runs = palloc_extended(mul_size(n + 1, sizeof(KmRange)),
-									   MCXT_ALLOC_HUGE);
-	int			count = 0;
-
-	for (size_t j = 0; j <= n; j++)
-	{
-		/* j == n: the vectors after the matrix */
-		char	   *s = (char *) (j < n ? work + j * n + km_fit_first_row(j, n, d)
-								  : work + n * n);
-		char	   *e = (char *) (j < n ? work + (j + 1) * n : work + nwork);
-
-		s = (char *) TYPEALIGN_DOWN(page, s);
-		e = (char *) TYPEALIGN(page, e);
-		if (count > 0 && s <= runs[count - 1].end)
-			runs[count - 1].end = Max(runs[count - 1].end, e);
-		else
-		{
-			runs[count].start = s;
-			runs[count].end = e;
-			count++;
-		}
-	}
-	km_populate_ranges(runs, count);
-	pfree(runs);
-}
-
-/*
- * Put the rows in hash order (see the top of this file), for every
- * regression, exact or approximate, with or without model selection:
- * rounding, an online method's path (lms) and the rows an exact model keeps
- * then do not depend on the order the rows came in.  In place: the state
- * keeps the same rows, so a later call of the final function (a window
- * aggregate) or of the transition function still sees a valid state.
- * Classifiers order their rows themselves, labels with them (classify.c).
- */
-static void
-canonical_row_order(RowSet *rs)
-{
-	instr_time	t0;
-	instr_time	t1;
-
-	km_check_memory(24.0 * (double) rs->n, "kernel_train", false);
-	INSTR_TIME_SET_CURRENT(t0);
-	km_hash_order_rows(rs->X, rs->y, rs->n, rs->d, rs->opts.seed);
-	INSTR_TIME_SET_CURRENT(t1);
-	INSTR_TIME_SUBTRACT(t1, t0);
-	elog(DEBUG1, "kernel_train: " INT64_FORMAT " rows of %d features in row-hash order in %.3f s",
-		 rs->n, rs->d, INSTR_TIME_GET_DOUBLE(t1));
-}
-
 /* Distinct whole values of a numeric target read as class labels, at most. */
 #define KM_LABEL_LIKE_VALUES 20
 
@@ -214,8 +152,7 @@ typedef struct TrainGlue
 	km_train_plan plan;
 	size_t		size;			/* bytes of the encoded model */
 	km_rows		rows;
-	instr_time	t_alloc;		/* asked for km_fit's workspace */
-	instr_time	t_fit;			/* got it */
+	KmMemoryTimes t;			/* the memory host's env: when km_fit's workspace came */
 } TrainGlue;
 
 /*
@@ -267,41 +204,6 @@ check_centred_target(const RowSet *rs, const km_options *opts)
 				 errhint("Scale the target down, or set \"fit_intercept\": false.")));
 }
 
-/* km_train_env: memory in CurrentMemoryContext (the training's) */
-static void *
-glue_alloc(void *ctx, size_t bytes)
-{
-	return palloc_extended(bytes, MCXT_ALLOC_HUGE);
-}
-
-static void
-glue_release(void *ctx, void *p)
-{
-	pfree(p);
-}
-
-/* Selection: mapped up front; the fit: the pages it will write (above). */
-static double *
-glue_workspace(void *ctx, km_train_buffer kind, size_t doubles, size_t n, int d)
-{
-	TrainGlue  *g = (TrainGlue *) ctx;
-	double	   *work;
-
-	if (kind == KM_TRAIN_SELECT)
-		return km_alloc_prefaulted(mul_size(doubles, sizeof(double)));
-	INSTR_TIME_SET_CURRENT(g->t_alloc);
-	work = km_alloc_reserved(mul_size(doubles, sizeof(double)));
-	populate_fit_workspace(work, n, d, doubles);
-	INSTR_TIME_SET_CURRENT(g->t_fit);
-	return work;
-}
-
-static void
-glue_release_workspace(void *ctx, km_train_buffer kind, double *p)
-{
-	km_free_prefaulted(p);
-}
-
 /* The rows of rs as km_train takes them: k-fold's folds, gamma's order. */
 static void
 train_rows(const RowSet *rs, TrainGlue *g)
@@ -336,8 +238,7 @@ static bytea *
 train_exact(RowSet *rs)
 {
 	TrainGlue	g;
-	km_train_env env = {&g, glue_alloc, glue_release, glue_workspace,
-	glue_release_workspace, km_interrupt};
+	km_train_env env;
 	MemoryContext tmp;
 	MemoryContext old;
 	km_model	m;
@@ -351,7 +252,9 @@ train_exact(RowSet *rs)
 	memset(&g, 0, sizeof(g));
 	plan_training(rs, &g);
 	check_centred_target(rs, &g.plan.opts);
-	canonical_row_order(rs);
+	km_memory_order_rows(rs->X, rs->y, rs->n, rs->d, rs->opts.seed, "kernel_train");
+	g.t.fit = &g.plan.opts.fit;
+	km_memory_env(&env, &g.t);
 	/* Everything but the result goes in a context deleted at the end. */
 	tmp = AllocSetContextCreate(CurrentMemoryContext, "kernel_ml training",
 								ALLOCSET_DEFAULT_SIZES);
@@ -376,7 +279,7 @@ train_exact(RowSet *rs)
 	MemoryContextDelete(tmp);
 	km_model_check_bytea(result, g.size);
 	INSTR_TIME_SET_CURRENT(t_end);
-	log_training_time(g.rows.n, g.rows.d, t_start, g.t_alloc, g.t_fit, t_end);
+	log_training_time(g.rows.n, g.rows.d, t_start, g.t.asked, g.t.got, t_end);
 	return result;
 }
 
@@ -399,7 +302,7 @@ train_model_reported(RowSet *rs)
 	km_train_plan_make(&rs->opts, (size_t) rs->n, rs->d, 0, &plan);
 	if (plan.approximate)
 	{
-		canonical_row_order(rs);
+		km_memory_order_rows(rs->X, rs->y, rs->n, rs->d, rs->opts.seed, "kernel_train");
 		return km_approx_train_rowset(rs);	/* approx.c: km_train too */
 	}
 	return train_exact(rs);
