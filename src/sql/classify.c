@@ -73,72 +73,51 @@ typedef struct ClassTable
 	uint32	   *cls;			/* n */
 } ClassTable;
 
+/* Text labels: the task's table from the RowSet's dictionary (classify.h). */
 static void
 classes_from_text(const RowSet *rs, ClassTable *ct)
 {
 	uint32		m = rs->n_dict;
 	const char **labels = palloc(sizeof(char *) * Max(1, m));
-	uint32	   *order = palloc(sizeof(uint32) * Max(1, m));
-	uint32	   *class_of = palloc(sizeof(uint32) * Max(1, m));
-	void	   *work = palloc(Max(1, km_classes_sort_work_bytes(m)));
-	StringInfoData buf;
 
 	for (uint32 id = 0; id < m; id++)
 		labels[id] = rs->dict + rs->dict_off[id];
-	km_classes_sort_text(labels, m, order, class_of, work);
-	initStringInfo(&buf);
-	for (uint32 c = 0; c < m; c++)
-		appendBinaryStringInfo(&buf, labels[order[c]], strlen(labels[order[c]]) + 1);
 	ct->k = m;
-	ct->labels = buf.data;
-	ct->labels_bytes = (uint32) buf.len;
+	ct->labels = palloc(Max(1, rs->dict_bytes));
 	ct->cls = palloc_extended(mul_size(Max(1, rs->n), sizeof(uint32)), MCXT_ALLOC_HUGE);
-	for (int64 i = 0; i < rs->n; i++)
-		ct->cls[i] = class_of[rs->label_id[i]];
+	km_classes_from_text(labels, m, rs->label_id, (size_t) rs->n, ct->labels,
+						 &ct->labels_bytes, ct->cls,
+						 palloc(km_classes_text_work_bytes(m)));
+	Assert(ct->labels_bytes <= rs->dict_bytes);
 }
 
-/* float8 targets as labels: the distinct values in numeric order (-0 is 0). */
+/* float8 targets as labels (classify.h), stored as float8out's text. */
 static void
 classes_from_float8(const RowSet *rs, ClassTable *ct)
 {
 	double	   *v = palloc_extended(mul_size(Max(1, rs->n), sizeof(double)), MCXT_ALLOC_HUGE);
-	int64		m = 0;
+	uint32		m;
 	StringInfoData buf;
 
-	for (int64 i = 0; i < rs->n; i++)
-		v[i] = rs->y[i] == 0.0 ? 0.0 : rs->y[i];
-	qsort(v, rs->n, sizeof(double), km_cmp_double);
-	for (int64 i = 0; i < rs->n; i++)
-	{
-		if (m > 0 && v[m - 1] == v[i])
-			continue;
-		if (m >= KM_MAX_CLASSES)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("too many distinct labels"),
-					 errdetail("The float8 target has more than %d distinct values; a model may have at most %d classes.",
-							   KM_MAX_CLASSES, KM_MAX_CLASSES),
-					 errhint("A continuous target needs a regression method (\"ridge\" or \"lms\").")));
-		v[m++] = v[i];
-	}
+	ct->cls = palloc_extended(mul_size(Max(1, rs->n), sizeof(uint32)), MCXT_ALLOC_HUGE);
+	m = km_classes_from_float8(rs->y, (size_t) rs->n, v, ct->cls);
+	if (m > KM_MAX_CLASSES)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("too many distinct labels"),
+				 errdetail("The float8 target has more than %d distinct values; a model may have at most %d classes.",
+						   KM_MAX_CLASSES, KM_MAX_CLASSES),
+				 errhint("A continuous target needs a regression method (\"ridge\" or \"lms\").")));
 	initStringInfo(&buf);
-	for (int64 c = 0; c < m; c++)
+	for (uint32 c = 0; c < m; c++)
 	{
 		char	   *s = float8out_internal(v[c]);
 
 		appendBinaryStringInfo(&buf, s, strlen(s) + 1);
 	}
-	ct->k = (uint32) m;
+	ct->k = m;
 	ct->labels = buf.data;
 	ct->labels_bytes = (uint32) buf.len;
-	ct->cls = palloc_extended(mul_size(Max(1, rs->n), sizeof(uint32)), MCXT_ALLOC_HUGE);
-	for (int64 i = 0; i < rs->n; i++)
-	{
-		double		y = rs->y[i] == 0.0 ? 0.0 : rs->y[i];
-		double	   *hit = bsearch(&y, v, m, sizeof(double), km_cmp_double);
-
-		ct->cls[i] = (uint32) (hit - v);
-	}
 }
 
 static void
@@ -149,8 +128,7 @@ build_classes(const RowSet *rs, ClassTable *ct)
 	else
 		classes_from_float8(rs, ct);
 	ct->counts = palloc0(sizeof(uint64) * Max(1, ct->k));
-	for (int64 i = 0; i < rs->n; i++)
-		ct->counts[ct->cls[i]]++;
+	km_classes_count(ct->cls, (size_t) rs->n, ct->k, (uint64_t *) ct->counts);
 	if (ct->k < 2)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),

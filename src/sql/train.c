@@ -86,52 +86,26 @@ kernel_train_bool_sfunc(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(rs);
 }
 
-/* Distinct whole values of a numeric target read as class labels, at most. */
-#define KM_LABEL_LIKE_VALUES 20
-
 /*
- * A numeric target of 2 to 20 distinct whole numbers (a 0/1 column, or an
- * int class code such as Glass's types 1..7, each value twice on average)
- * trained without "method" is
- * most likely a class label: kernel_train still regresses it (the options
- * decide the task, never the data), but says how to classify instead, and
- * how to say that a regression is meant.
+ * A numeric target the regression task finds label-like (2 to 20 distinct
+ * whole numbers: a 0/1 column, or an int class code such as Glass's types
+ * 1..7, tasks/regression.c) trained without "method" is most likely a
+ * class label: kernel_train still regresses it (the options decide the
+ * task, never the data), but says how to classify instead, and how to say
+ * that a regression is meant.
  */
 static void
 notice_binary_target(const RowSet *rs)
 {
-	double		v[KM_LABEL_LIKE_VALUES];
-	int			k = 0;
 	double		lo;
 	double		hi;
+	uint32		k;
 
-	if (!rs->opts.method_default || rs->n < 2 || rs->label_type == KM_LABEL_TEXT)
+	if (!rs->opts.method_default || rs->label_type == KM_LABEL_TEXT)
 		return;
-	/* whole numbers of an int column (int4's range), e.g. 0/1 or 1/2 */
-	for (int64 i = 0; i < rs->n; i++)
-	{
-		double		y = rs->y[i];
-		int			j;
-
-		if (y != floor(y) || fabs(y) > INT32_MAX)
-			return;
-		for (j = 0; j < k && v[j] != y; j++)
-			;
-		if (j < k)
-			continue;
-		if (k == KM_LABEL_LIKE_VALUES)
-			return;				/* too many values for class labels */
-		v[k++] = y;
-	}
-	/* two values always; more only when they repeat (codes, not a few measurements) */
-	if (k < 2 || (k > 2 && rs->n < 2 * (int64) k))
+	k = km_regression_label_like(rs->y, (size_t) rs->n, &lo, &hi);
+	if (k == 0)
 		return;
-	lo = hi = v[0];
-	for (int j = 1; j < k; j++)
-	{
-		lo = Min(lo, v[j]);
-		hi = Max(hi, v[j]);
-	}
 	if (k == 2)
 		ereport(NOTICE,
 				(errmsg("the target has two distinct values, %s and %s: training a regression",
@@ -141,7 +115,7 @@ notice_binary_target(const RowSet *rs)
 	else
 		ereport(NOTICE,
 				(errmsg("the target has %d distinct whole values, from %s to %s: training a regression",
-						k, float8out_internal(lo), float8out_internal(hi)),
+						(int) k, float8out_internal(lo), float8out_internal(hi)),
 				 errdetail("Without \"method\", a numeric target is regressed (method \"ridge\"); kernel_predict then returns a number between the values, not a class."),
 				 errhint("To classify, add \"method\": \"svm\" (or \"logistic\") to the options, or pass the label as text, e.g. kernel_train(features, label::text); to regress, add \"method\": \"ridge\", which also ends this notice.")));
 }
