@@ -379,22 +379,6 @@ basis_arg_life(FunctionCallInfo fcinfo, int basis_arg)
 	return BASIS_PER_ROW;
 }
 
-/*
- * "solver": "cg" reads the rows once per iteration: an aggregate sees them
- * once, so it is refused there (the one-statement kernel_train, of a
- * classifier too, and the two-pass kernel_train with a basis).
- */
-void
-km_approx_refuse_cg(const km_options *opts, const char *what)
-{
-	if (opts->fit.solver == KM_SOLVER_CG)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s does not take solver \"cg\"", what),
-				 errdetail("The conjugate gradient reads the rows once per iteration; an aggregate reads them once."),
-				 errhint("Train by name, kernel_model_train(name, query, options), or over a query, kernel_train_query(query, options); or remove \"solver\" to solve in one pass.")));
-}
-
 /* Options (parsed) that a basis cannot train: another approximation, a classifier. */
 static void
 train_call_check_options(const km_options *opts, const km_basis *b)
