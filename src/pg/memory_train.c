@@ -597,14 +597,102 @@ train_classifier(RowSet *rs)
 	return fit_classifier(&g);
 }
 
+/* An approximate ridge's lambdas: at most KM_APPROX_MAX_LAMBDAS, each > 0. */
+void
+km_approx_check_lambdas(const km_options *opts)
+{
+	if (opts->lambdas.n > KM_APPROX_MAX_LAMBDAS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("too many lambdas for an approximate model"),
+				 errdetail("Option \"lambda\" has %d candidates; at most %d may be given.",
+						   opts->lambdas.n, KM_APPROX_MAX_LAMBDAS)));
+	for (int i = 0; i < opts->lambdas.n; i++)
+		if (!(opts->lambdas.v[i] > 0.0))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("approximate models need lambda > 0"),
+					 errdetail("Option \"lambda\" has the value %g.", opts->lambdas.v[i]),
+					 errhint("The m x m system is regularised by lambda K_mm: give a lambda > 0.")));
+}
+
+/*
+ * The one-statement form, kernel_train(f, y, '{"approximation": ...}'),
+ * for every regression method (ridge's sums, a primal method's Newton
+ * passes): sizes and options checked before anything is allocated (the
+ * plan), the rows' hashes for the basis pass, then the learner over the
+ * memory host (host_memory.h), on rows in the memory host's order.
+ * km_approx_plan: the named path's too (src/catalog/passes.c, over the
+ * cursor host) and kernel_fit's.
+ */
+void
+km_approx_plan(const km_options *opts, int64 n, int d, const char *caller,
+			   km_train_plan *plan)
+{
+	km_train_plan_make(opts, (size_t) n, d, 0, plan);
+	if (plan->basis_bytes == 0 || plan->basis_bytes > MaxAllocSize)
+		rowset_too_large(&plan->opts, (uint32) d);
+	km_check_memory(plan->approx_bytes, caller, false);
+	if (km_method_get(plan->opts.fit.method)->primal_add == NULL)
+		km_approx_check_lambdas(&plan->opts);	/* ridge's grid: what the solve takes */
+}
+
+static bytea *
+train_approx(RowSet *rs)
+{
+	km_train_plan plan;
+	km_train_env env;
+	km_rows		rows = {0};
+	km_model	model;
+	km_error	err;
+	MemoryContext tmp;
+	MemoryContext old;
+	bytea	   *out;
+
+	km_approx_refuse_cg(&rs->opts, "kernel_train");
+	km_approx_plan(&rs->opts, rs->n, rs->d, "kernel_train", &plan);
+	tmp = AllocSetContextCreate(CurrentMemoryContext, "kernel_ml approximate training",
+								ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(tmp);
+	rows.n = (size_t) rs->n;
+	rows.d = rs->d;
+	rows.X = rs->X;
+	rows.y = rs->y;
+	rows.rows_skipped = (uint64) rs->skipped;
+	rows.hash = km_row_hashes(rs->X, rs->n, rs->d, (uint64) plan.opts.seed);
+	rows.fold = km_row_folds(rs, &plan.opts);	/* a primal method's k-fold */
+	km_train_env_palloc(&env);
+	km_blas_setup();
+	if (km_memory_train(&rows, &plan, &env, &model, &err) != KM_OK)
+		km_raise(&err);
+	sscanf(KM_VERSION_STRING, "%hhu.%hhu.%hhu", &model.writer_version[0],
+		   &model.writer_version[1], &model.writer_version[2]);
+	MemoryContextSwitchTo(old);
+	out = km_model_to_bytea(&model);
+	MemoryContextDelete(tmp);
+	return out;
+}
+
 bytea *
 km_memory_train_rowset(RowSet *rs)
 {
 	const km_task_ops *task = km_task_lookup(km_method_task(rs->opts.fit.method));
+	km_train_plan plan;
 	km_error	err;
 
+	if (km_task_check_training(task, true, km_method_name(rs->opts.fit.method),
+							   "kernel_train", NULL, &err) != KM_OK)
+		km_raise(&err);
 	/* rows with classes (the task's rows step, task.h) train as classes */
 	if (km_task_check_rows(task, true, &err) == KM_OK)
 		return train_classifier_in_context(rs);	/* approximate ones too */
+	km_memory_notice_target(rs);
+	/* the plan's road follows its representation's basis list (learn/pipeline.c) */
+	km_train_plan_make(&rs->opts, (size_t) rs->n, rs->d, 0, &plan);
+	if (plan.approximate)
+	{
+		km_memory_order_rows(rs->X, rs->y, rs->n, rs->d, rs->opts.seed, "kernel_train");
+		return train_approx(rs);
+	}
 	return train_exact(rs);
 }

@@ -17,9 +17,9 @@
 #define KM_PLATT_FOLDS 5
 
 /*
- * Train on rs's rows (exact regression, or the classes of its labels, text
- * or float8, exact or approximate), its order canonical first.  The
- * caller checked that the method trains (km_task_check_training).
+ * Train on rs's rows (a regression, or the classes of its labels, text or
+ * float8; exact or approximate), its order canonical first, once the
+ * method is found to train (km_task_check_training, "kernel_train").
  */
 bytea	   *km_memory_train_rowset(RowSet *rs);
 
@@ -29,6 +29,17 @@ bytea	   *km_memory_train_rowset(RowSet *rs);
  * to classify instead, or to say that a regression is meant.
  */
 void		km_memory_notice_target(const RowSet *rs);
+
+/*
+ * The plan of an approximate regression over n rows of d features, its
+ * sizes and lambdas checked (caller names the refusals), before a row is
+ * read: the one-statement form's, the named path's and kernel_fit's.
+ */
+void		km_approx_plan(const km_options *opts, int64 n, int d, const char *caller,
+						   km_train_plan *plan);
+
+/* An approximate ridge's lambdas: at most KM_APPROX_MAX_LAMBDAS, each > 0. */
+void		km_approx_check_lambdas(const km_options *opts);
 
 /* "solver": "cg" refused by an aggregate (what: its name), with a hint to the named paths. */
 void		km_approx_refuse_cg(const km_options *opts, const char *what);

@@ -4,11 +4,9 @@
  * Its transition functions collect the rows in a RowSet (rowset.c);
  * kernel_train can be split by parallel query (and Citus): its state
  * serializes to bytea and two states combine by appending rows.  The
- * final function checks that the method trains and hands the rows to the
- * memory host's one entry (memory_train.h km_memory_train_rowset: the
- * rows' canonical order, the task's row steps, the learner, the model);
- * an approximate regression still takes approx.c's road, on rows in the
- * memory host's order.
+ * final function hands the rows to the memory host's one entry
+ * (memory_train.h km_memory_train_rowset: the method checked, the rows'
+ * canonical order, the task's row steps, the learner, the model).
  */
 #include "postgres.h"
 
@@ -70,32 +68,7 @@ kernel_train_bool_sfunc(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(rs);
 }
 
-/* Fit on the collected rows and encode the model into a new bytea. */
-static bytea *
-train_model_reported(RowSet *rs)
-{
-	const km_task_ops *task = km_task_lookup(km_method_task(rs->opts.fit.method));
-	km_train_plan plan;
-	km_error	err;
-
-	if (km_task_check_training(task, true, km_method_name(rs->opts.fit.method),
-							   "kernel_train", NULL, &err) != KM_OK)
-		km_raise(&err);
-	/* rows with classes (the task's rows step, task.h): the memory host's entry */
-	if (km_task_check_rows(task, true, &err) == KM_OK)
-		return km_memory_train_rowset(rs);
-	km_memory_notice_target(rs);
-	/* the plan's road follows its representation's basis list (learn/pipeline.c) */
-	km_train_plan_make(&rs->opts, (size_t) rs->n, rs->d, 0, &plan);
-	if (plan.approximate)
-	{
-		km_memory_order_rows(rs->X, rs->y, rs->n, rs->d, rs->opts.seed, "kernel_train");
-		return km_approx_train_rowset(rs);	/* approx.c: km_train too */
-	}
-	return km_memory_train_rowset(rs);
-}
-
-/* train_model_reported as a kernel_ml.progress training */
+/* The memory host's entry (memory_train.h) as a kernel_ml.progress training */
 static bytea *
 train_model(RowSet *rs)
 {
@@ -103,7 +76,7 @@ train_model(RowSet *rs)
 
 	/* an error ends it at the end of the (sub)transaction (pgprogress.h) */
 	km_progress_begin("kernel_train");
-	result = train_model_reported(rs);
+	result = km_memory_train_rowset(rs);
 	km_progress_end();
 	return result;
 }
