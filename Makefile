@@ -13,7 +13,7 @@ MODULE_big = kernel_ml
 KM_CORE_LAYERS = base kernels repr tasks methods fit model learn
 CORE_OBJS = $(patsubst %.c,%.o,$(sort $(foreach l,$(KM_CORE_LAYERS),$(wildcard src/core/$(l)/*.c))))
 GLUE_OBJS = $(addprefix src/pg/,kernel_ml.o pgutil.o json.o options.o split.o \
-	rowset.o accum_state.o progress.o model_bytea.o train_rows.o host_memory.o table_columns.o call_cache.o model_cache.o) \
+	rowset.o accum_state.o progress.o model_bytea.o train_rows.o host_memory.o memory_train.o table_columns.o call_cache.o model_cache.o) \
 	$(addprefix src/sql/,train.o predict.o matrix.o export.o approx.o approx_basis.o classify.o) \
 	$(addprefix src/sql/,predict_matrix.o evaluate.o train_table.o predict_row.o predict_literal.o predict_std.o gp_info.o kernel_fit.o transform.o pca_info.o) \
 	$(addprefix src/catalog/,catalog.o catalog_owner.o catalog_table.o catalog_query.o named_common.o named_train.o passes.o deploy.o catalog_sql.o \

@@ -10,8 +10,12 @@
 #include "postgres.h"
 
 #include "miscadmin.h"
+#include "portability/instr_time.h"
+#include "utils/memutils.h"
 
 #include "host_memory.h"
+#include "pgutil.h"
+#include "split.h"
 
 /* The rows' arrays (km_rows's: the aggregate's). */
 typedef struct MemoryHost
@@ -61,4 +65,40 @@ km_memory_train(const km_rows *rows, const km_train_plan *plan,
 		return km_fail(err, KM_ERR_INVALID, "approximate training needs rows and their hashes",
 					   "The training has %zu rows without hashes.", rows->n);
 	return km_learn(rows, &host, plan, env, m, err);
+}
+
+void
+km_memory_order_rows(double *X, double *y, int64 n, int d, int64 seed, const char *what)
+{
+	instr_time	t0;
+	instr_time	t1;
+
+	km_check_memory(24.0 * (double) n, what, false);
+	INSTR_TIME_SET_CURRENT(t0);
+	km_hash_order_rows(X, y, n, d, seed);
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	elog(DEBUG1, "%s: " INT64_FORMAT " rows of %d features in row-hash order in %.3f s",
+		 what, n, d, INSTR_TIME_GET_DOUBLE(t1));
+}
+
+void
+km_memory_order_classes(const double *X, const uint32 *cls, int64 n, int d,
+						int64 seed, double **Xout, uint32 **clsout)
+{
+	double	   *yc = palloc_extended(mul_size(n, sizeof(double)), MCXT_ALLOC_HUGE);
+	int64	   *order = palloc_extended(mul_size(n, sizeof(int64)), MCXT_ALLOC_HUGE);
+	double	   *nx = palloc_extended(mul_size(n, mul_size(d, sizeof(double))), MCXT_ALLOC_HUGE);
+	uint32	   *ncls = palloc_extended(mul_size(n, sizeof(uint32)), MCXT_ALLOC_HUGE);
+
+	for (int64 i = 0; i < n; i++)
+		yc[i] = (double) cls[i];
+	km_rank_rows(X, yc, n, d, seed, order);
+	for (int64 i = 0; i < n; i++)
+	{
+		memcpy(nx + i * d, X + order[i] * d, sizeof(double) * d);
+		ncls[i] = cls[order[i]];
+	}
+	*clsout = ncls;
+	*Xout = nx;
 }

@@ -20,4 +20,25 @@
 km_status	km_memory_train(const km_rows *rows, const km_train_plan *plan,
 							const km_train_env *env, km_model *m, km_error *err);
 
+/*
+ * How the memory host presents rows: in the order of a hash of each row's
+ * values and the seed (split.c km_rank_rows), whatever order they came in
+ * (a parallel plan, ORDER BY ... DESC, a named model's query), so that
+ * rounding, an online method's path and the rows an exact model keeps are
+ * the same bit for bit.  The same for every task:
+ *   km_memory_order_rows    n rows of X and y (targets, or NULL) in place
+ *                           (the aggregate's state keeps the same rows:
+ *                           a later final or transition call sees a valid
+ *                           state); 24 bytes a row counted against
+ *                           kernel_ml.max_memory first (what: the caller).
+ *   km_memory_order_classes a copy of the rows (*X, n x d) and of their
+ *                           class ids (*cls) in the order of a hash of the
+ *                           features and the class; the caller's stay as
+ *                           they were.
+ */
+void		km_memory_order_rows(double *X, double *y, int64 n, int d, int64 seed,
+								 const char *what);
+void		km_memory_order_classes(const double *X, const uint32 *cls, int64 n, int d,
+									int64 seed, double **Xout, uint32 **clsout);
+
 #endif							/* KM_HOST_MEMORY_H */

@@ -10,6 +10,8 @@
 
 #include "postgres.h"
 
+#include "portability/instr_time.h"
+
 #include "approx.h"
 #include "options.h"
 #include "pipeline.h"
@@ -70,6 +72,27 @@ int		   *km_row_folds(const RowSet *rs, const km_options *opts);
 
 /* A km_train_env whose memory is palloc'd in CurrentMemoryContext. */
 void		km_train_env_palloc(km_train_env *env);
+
+/*
+ * The km_train_env of the memory host (host_memory.h), one set for every
+ * exact training over it (regression and classification): memory in CurrentMemoryContext,
+ * and the workspaces by kind: selection's mapped up front; km_fit's, the
+ * pages it will write (the columns from km_fit_first_row down, about half
+ * the matrix); km_fit_classes', its columns on demand (one DGEMV each, on
+ * one thread) or mapped up front (km_fit_classes_gram_on_demand).  times:
+ * when the fit's workspace was asked for, got and released (DEBUG1 logs);
+ * fit: the resolved fit parameters (read when the classes' workspace is
+ * asked for).
+ */
+typedef struct KmMemoryTimes
+{
+	const km_fit_params *fit;
+	instr_time	asked;
+	instr_time	got;
+	instr_time	released;
+} KmMemoryTimes;
+
+void		km_memory_env(km_train_env *env, KmMemoryTimes *times);
 
 /*
  * Z (r x m, row-major) := the features of r standardized rows Xs (r x d)

@@ -229,27 +229,14 @@ approx_flush(ApproxParts *p, const km_basis *b, FlushBufs *f)
 		km_progress_step("kernel_train statistics: " INT64_FORMAT " rows", p->acc->rows);
 }
 
-/* The lambdas to score: the options' grid, resolved. */
+/* The lambdas to score: the options' grid, checked (memory_train.h), resolved. */
 static void
 approx_lambdas(const km_options *opts, ApproxTail *t)
 {
-	if (opts->lambdas.n > KM_APPROX_MAX_LAMBDAS)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("too many lambdas for an approximate model"),
-				 errdetail("Option \"lambda\" has %d candidates; at most %d may be given.",
-						   opts->lambdas.n, KM_APPROX_MAX_LAMBDAS)));
+	km_approx_check_lambdas(opts);
 	t->n_lambdas = opts->lambdas.n;
 	for (int i = 0; i < opts->lambdas.n; i++)
-	{
-		if (!(opts->lambdas.v[i] > 0.0))
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("approximate models need lambda > 0"),
-					 errdetail("Option \"lambda\" has the value %g.", opts->lambdas.v[i]),
-					 errhint("The m x m system is regularised by lambda K_mm: give a lambda > 0.")));
 		t->lambdas[i] = opts->lambdas.v[i];
-	}
 	t->fit_intercept = opts->fit_intercept ? 1 : 0;
 }
 
@@ -377,22 +364,6 @@ basis_arg_life(FunctionCallInfo fcinfo, int basis_arg)
 	if (IsA(te->expr, Param) && ((Param *) te->expr)->paramkind == PARAM_EXEC)
 		return BASIS_PER_SCAN;
 	return BASIS_PER_ROW;
-}
-
-/*
- * "solver": "cg" reads the rows once per iteration: an aggregate sees them
- * once, so it is refused there (the one-statement kernel_train, of a
- * classifier too, and the two-pass kernel_train with a basis).
- */
-void
-km_approx_refuse_cg(const km_options *opts, const char *what)
-{
-	if (opts->fit.solver == KM_SOLVER_CG)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s does not take solver \"cg\"", what),
-				 errdetail("The conjugate gradient reads the rows once per iteration; an aggregate reads them once."),
-				 errhint("Train by name, kernel_model_train(name, query, options), or over a query, kernel_train_query(query, options); or remove \"solver\" to solve in one pass.")));
 }
 
 /* Options (parsed) that a basis cannot train: another approximation, a classifier. */
@@ -836,62 +807,4 @@ kernel_train_basis_final(PG_FUNCTION_ARGS)
 	if (result == NULL)
 		PG_RETURN_NULL();
 	PG_RETURN_BYTEA_P(result);
-}
-
-/*
- * The one-statement form, kernel_train(f, y, '{"approximation": ...}'),
- * for every regression method (ridge's sums, a primal method's Newton
- * passes): sizes and options checked before anything is allocated (the
- * plan), the rows' hashes for the basis pass, then the learner over the
- * memory host (host_memory.h).  km_approx_plan: the named path's too
- * (src/catalog/passes.c, over the cursor host).
- */
-void
-km_approx_plan(const km_options *opts, int64 n, int d, const char *caller,
-			   km_train_plan *plan)
-{
-	ApproxTail	t = {0};
-
-	km_train_plan_make(opts, (size_t) n, d, 0, plan);
-	if (plan->basis_bytes == 0 || plan->basis_bytes > MaxAllocSize)
-		rowset_too_large(&plan->opts, (uint32) d);
-	km_check_memory(plan->approx_bytes, caller, false);
-	if (km_method_get(plan->opts.fit.method)->primal_add == NULL)
-		approx_lambdas(&plan->opts, &t);	/* ridge's grid: what the solve takes */
-}
-
-bytea *
-km_approx_train_rowset(RowSet *rs)
-{
-	km_train_plan plan;
-	km_train_env env;
-	km_rows		rows = {0};
-	km_model	model;
-	km_error	err;
-	MemoryContext tmp;
-	MemoryContext old;
-	bytea	   *out;
-
-	km_approx_refuse_cg(&rs->opts, "kernel_train");
-	km_approx_plan(&rs->opts, rs->n, rs->d, "kernel_train", &plan);
-	tmp = AllocSetContextCreate(CurrentMemoryContext, "kernel_ml approximate training",
-								ALLOCSET_DEFAULT_SIZES);
-	old = MemoryContextSwitchTo(tmp);
-	rows.n = (size_t) rs->n;
-	rows.d = rs->d;
-	rows.X = rs->X;
-	rows.y = rs->y;
-	rows.rows_skipped = (uint64) rs->skipped;
-	rows.hash = km_row_hashes(rs->X, rs->n, rs->d, (uint64) plan.opts.seed);
-	rows.fold = km_row_folds(rs, &plan.opts);	/* a primal method's k-fold */
-	km_train_env_palloc(&env);
-	km_blas_setup();
-	if (km_memory_train(&rows, &plan, &env, &model, &err) != KM_OK)
-		km_raise(&err);
-	sscanf(KM_VERSION_STRING, "%hhu.%hhu.%hhu", &model.writer_version[0],
-		   &model.writer_version[1], &model.writer_version[2]);
-	MemoryContextSwitchTo(old);
-	out = km_model_to_bytea(&model);
-	MemoryContextDelete(tmp);
-	return out;
 }

@@ -1,44 +1,26 @@
 /*
  * train.c - the kernel_train aggregate.
  *
- * Rows are collected in a RowSet (rowset.c); the final function standardizes
- * them, runs model selection if asked, fits and encodes the model.
+ * Its transition functions collect the rows in a RowSet (rowset.c);
  * kernel_train can be split by parallel query (and Citus): its state
- * serializes to bytea and two states combine by appending rows.
- *
- * The result must not depend on the order rows arrive in (a parallel plan,
- * ORDER BY ... DESC, a named model's query).  The rows are put in the order
- * of a hash of each row's values and the seed (split.c) before anything is
- * computed, so that even rounding is the same: the selection table and the
- * model come out bit for bit the same.  k-fold's folds are the ranks in
- * that order modulo the folds.
+ * serializes to bytea and two states combine by appending rows.  The
+ * final function hands the rows to the memory host's one entry
+ * (memory_train.h km_memory_train_rowset: the method checked, the rows'
+ * canonical order, the task's row steps, the learner, the model).
  */
 #include "postgres.h"
 
-#include <math.h>
-
-#include "catalog/pg_type.h"
 #include "fmgr.h"
-#include "lib/stringinfo.h"
-#include "portability/instr_time.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
-#include "utils/float.h"
-#include "utils/jsonb.h"
-#include "utils/memutils.h"
 
 #include "host_memory.h"
-#include "model.h"
-#include "model_bytea.h"
+#include "memory_train.h"
 #include "options.h"
 #include "pipeline.h"
-#include "select.h"
 #include "pgprogress.h"
 #include "pgutil.h"
-#include "repr.h"
 #include "rowset.h"
-#include "solve.h"
-#include "split.h"
 #include "task.h"
 #include "train.h"
 #include "train_paths.h"
@@ -86,326 +68,7 @@ kernel_train_bool_sfunc(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(rs);
 }
 
-/*
- * Map the pages of km_fit's workspace that it will write, up front (see
- * km_alloc_prefaulted): each column of the matrix from km_fit_first_row
- * down, and the vectors after it.  Pages wholly in the upper triangle stay
- * unmapped, about half the matrix: half the memory and half the page
- * faults (n = 10,000: 0.4 GB of 0.8 GB).  Neighbouring columns whose parts
- * share or abut pages are populated in one call.
- */
-static void
-populate_fit_workspace(double *work, size_t n, int d, size_t nwork)
-{
-	const Size	page = km_page_size();
-	KmRange    *runs = palloc_extended(mul_size(n + 1, sizeof(KmRange)),
-									   MCXT_ALLOC_HUGE);
-	int			count = 0;
-
-	for (size_t j = 0; j <= n; j++)
-	{
-		/* j == n: the vectors after the matrix */
-		char	   *s = (char *) (j < n ? work + j * n + km_fit_first_row(j, n, d)
-								  : work + n * n);
-		char	   *e = (char *) (j < n ? work + (j + 1) * n : work + nwork);
-
-		s = (char *) TYPEALIGN_DOWN(page, s);
-		e = (char *) TYPEALIGN(page, e);
-		if (count > 0 && s <= runs[count - 1].end)
-			runs[count - 1].end = Max(runs[count - 1].end, e);
-		else
-		{
-			runs[count].start = s;
-			runs[count].end = e;
-			count++;
-		}
-	}
-	km_populate_ranges(runs, count);
-	pfree(runs);
-}
-
-/*
- * Put the rows in hash order (see the top of this file), for every
- * regression, exact or approximate, with or without model selection:
- * rounding, an online method's path (lms) and the rows an exact model keeps
- * then do not depend on the order the rows came in.  In place: the state
- * keeps the same rows, so a later call of the final function (a window
- * aggregate) or of the transition function still sees a valid state.
- * Classifiers order their rows themselves, labels with them (classify.c).
- */
-static void
-canonical_row_order(RowSet *rs)
-{
-	instr_time	t0;
-	instr_time	t1;
-
-	km_check_memory(24.0 * (double) rs->n, "kernel_train", false);
-	INSTR_TIME_SET_CURRENT(t0);
-	km_hash_order_rows(rs->X, rs->y, rs->n, rs->d, rs->opts.seed);
-	INSTR_TIME_SET_CURRENT(t1);
-	INSTR_TIME_SUBTRACT(t1, t0);
-	elog(DEBUG1, "kernel_train: " INT64_FORMAT " rows of %d features in row-hash order in %.3f s",
-		 rs->n, rs->d, INSTR_TIME_GET_DOUBLE(t1));
-}
-
-/* Distinct whole values of a numeric target read as class labels, at most. */
-#define KM_LABEL_LIKE_VALUES 20
-
-/*
- * A numeric target of 2 to 20 distinct whole numbers (a 0/1 column, or an
- * int class code such as Glass's types 1..7, each value twice on average)
- * trained without "method" is
- * most likely a class label: kernel_train still regresses it (the options
- * decide the task, never the data), but says how to classify instead, and
- * how to say that a regression is meant.
- */
-static void
-notice_binary_target(const RowSet *rs)
-{
-	double		v[KM_LABEL_LIKE_VALUES];
-	int			k = 0;
-	double		lo;
-	double		hi;
-
-	if (!rs->opts.method_default || rs->n < 2 || rs->label_type == KM_LABEL_TEXT)
-		return;
-	/* whole numbers of an int column (int4's range), e.g. 0/1 or 1/2 */
-	for (int64 i = 0; i < rs->n; i++)
-	{
-		double		y = rs->y[i];
-		int			j;
-
-		if (y != floor(y) || fabs(y) > INT32_MAX)
-			return;
-		for (j = 0; j < k && v[j] != y; j++)
-			;
-		if (j < k)
-			continue;
-		if (k == KM_LABEL_LIKE_VALUES)
-			return;				/* too many values for class labels */
-		v[k++] = y;
-	}
-	/* two values always; more only when they repeat (codes, not a few measurements) */
-	if (k < 2 || (k > 2 && rs->n < 2 * (int64) k))
-		return;
-	lo = hi = v[0];
-	for (int j = 1; j < k; j++)
-	{
-		lo = Min(lo, v[j]);
-		hi = Max(hi, v[j]);
-	}
-	if (k == 2)
-		ereport(NOTICE,
-				(errmsg("the target has two distinct values, %s and %s: training a regression",
-						float8out_internal(lo), float8out_internal(hi)),
-				 errdetail("Without \"method\", a numeric target is regressed (method \"ridge\"); kernel_predict then returns a number, not a class."),
-				 errhint("To classify, add \"method\": \"svm\" (or \"logistic\") to the options, or pass the label as text, e.g. kernel_train(features, label::text).")));
-	else
-		ereport(NOTICE,
-				(errmsg("the target has %d distinct whole values, from %s to %s: training a regression",
-						k, float8out_internal(lo), float8out_internal(hi)),
-				 errdetail("Without \"method\", a numeric target is regressed (method \"ridge\"); kernel_predict then returns a number between the values, not a class."),
-				 errhint("To classify, add \"method\": \"svm\" (or \"logistic\") to the options, or pass the label as text, e.g. kernel_train(features, label::text); to regress, add \"method\": \"ridge\", which also ends this notice.")));
-}
-
-/* One training run in the glue: what km_train is given, and when. */
-typedef struct TrainGlue
-{
-	km_train_plan plan;
-	size_t		size;			/* bytes of the encoded model */
-	km_rows		rows;
-	instr_time	t_alloc;		/* asked for km_fit's workspace */
-	instr_time	t_fit;			/* got it */
-} TrainGlue;
-
-/*
- * Resolve the options (core), and check memory and the model's size
- * before anything is allocated.
- */
-static void
-plan_training(const RowSet *rs, TrainGlue *g)
-{
-	size_t		n = (size_t) rs->n;
-	int			d = rs->d;
-	km_model_shape shape;
-
-	km_train_plan_make(&rs->opts, n, d, 0, &g->plan);
-	km_check_exact_memory(km_train_memory((double) n, (double) d), "kernel_train", false);
-	if (g->plan.ncand > 0)
-		km_check_exact_memory(8.0 * g->plan.nsel +
-						km_train_memory((double) n, (double) d) - 8.0 * n * n,
-						"kernel_train model selection", false);
-	shape = km_model_shape_simple(g->plan.opts.fit.method, (uint32_t) n,
-								  (uint32_t) d, (uint32_t) g->plan.ncand);
-	g->size = km_model_size(&shape);
-	if (n > UINT32_MAX || g->size == 0 || g->plan.nwork == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("training set is too large for a kernel_ml model"),
-				 errdetail("A model of %zu rows of %d features would exceed 1 GB.", n, d)));
-	if (g->plan.ncand > 0 && g->plan.nsel == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("training set is too large for model selection"),
-				 errdetail("%zu rows of %d features.", n, d)));
-}
-
-/* The target centred by km_train: raise here, with float8out's digits. */
-static void
-check_centred_target(const RowSet *rs, const km_options *opts)
-{
-	double		ymean;
-	size_t		bad = km_train_centre(rs->y, (size_t) rs->n, opts->fit_intercept, &ymean);
-
-	if (bad < (size_t) rs->n)
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("centred target is out of range for type double precision"),
-				 errdetail("The target of row %zu, %s, minus the mean target %s overflowed.",
-						   bad + 1, float8out_internal(rs->y[bad]),
-						   float8out_internal(ymean)),
-				 errhint("Scale the target down, or set \"fit_intercept\": false.")));
-}
-
-/* km_train_env: memory in CurrentMemoryContext (the training's) */
-static void *
-glue_alloc(void *ctx, size_t bytes)
-{
-	return palloc_extended(bytes, MCXT_ALLOC_HUGE);
-}
-
-static void
-glue_release(void *ctx, void *p)
-{
-	pfree(p);
-}
-
-/* Selection: mapped up front; the fit: the pages it will write (above). */
-static double *
-glue_workspace(void *ctx, km_train_buffer kind, size_t doubles, size_t n, int d)
-{
-	TrainGlue  *g = (TrainGlue *) ctx;
-	double	   *work;
-
-	if (kind == KM_TRAIN_SELECT)
-		return km_alloc_prefaulted(mul_size(doubles, sizeof(double)));
-	INSTR_TIME_SET_CURRENT(g->t_alloc);
-	work = km_alloc_reserved(mul_size(doubles, sizeof(double)));
-	populate_fit_workspace(work, n, d, doubles);
-	INSTR_TIME_SET_CURRENT(g->t_fit);
-	return work;
-}
-
-static void
-glue_release_workspace(void *ctx, km_train_buffer kind, double *p)
-{
-	km_free_prefaulted(p);
-}
-
-/* The rows of rs as km_train takes them: k-fold's folds, gamma's order. */
-static void
-train_rows(const RowSet *rs, TrainGlue *g)
-{
-	km_rows    *r = &g->rows;
-
-	r->n = (size_t) rs->n;
-	r->d = rs->d;
-	r->X = rs->X;
-	r->y = rs->y;
-	r->rows_skipped = (uint64_t) rs->skipped;
-	r->fold = km_row_folds(rs, &g->plan.opts);
-	r->gamma_order = km_default_gamma_pairs(&g->plan.opts, rs->X, r->n, r->d);
-}
-
-/* Where the time went: SET client_min_messages = debug1. */
-static void
-log_training_time(size_t n, int d, instr_time t_start, instr_time t_alloc,
-				  instr_time t_fit, instr_time t_end)
-{
-	INSTR_TIME_SUBTRACT(t_end, t_fit);
-	INSTR_TIME_SUBTRACT(t_fit, t_alloc);
-	INSTR_TIME_SUBTRACT(t_alloc, t_start);
-	elog(DEBUG1, "kernel_train: %zu rows, %d features: prepare and select %.3f s, "
-		 "allocate %.3f s, fit, encode and free %.3f s",
-		 n, d, INSTR_TIME_GET_DOUBLE(t_alloc), INSTR_TIME_GET_DOUBLE(t_fit),
-		 INSTR_TIME_GET_DOUBLE(t_end));
-}
-
-/* Exact regression: plan, check, the learner over the memory host (core), encode. */
-static bytea *
-train_exact(RowSet *rs)
-{
-	TrainGlue	g;
-	km_train_env env = {&g, glue_alloc, glue_release, glue_workspace,
-	glue_release_workspace, km_interrupt};
-	MemoryContext tmp;
-	MemoryContext old;
-	km_model	m;
-	km_model_shape shape;
-	km_error	err;
-	bytea	   *result;
-	instr_time	t_start;
-	instr_time	t_end;
-
-	INSTR_TIME_SET_CURRENT(t_start);
-	memset(&g, 0, sizeof(g));
-	plan_training(rs, &g);
-	check_centred_target(rs, &g.plan.opts);
-	canonical_row_order(rs);
-	/* Everything but the result goes in a context deleted at the end. */
-	tmp = AllocSetContextCreate(CurrentMemoryContext, "kernel_ml training",
-								ALLOCSET_DEFAULT_SIZES);
-	old = MemoryContextSwitchTo(tmp);
-	train_rows(rs, &g);
-	km_blas_setup();
-	if (km_memory_train(&g.rows, &g.plan, &env, &m, &err) != KM_OK)
-		km_raise(&err);
-	sscanf(KM_VERSION_STRING, "%hhu.%hhu.%hhu", &m.writer_version[0],
-		   &m.writer_version[1], &m.writer_version[2]);
-	MemoryContextSwitchTo(old);
-	/* the fit decides whether the model has a GP section (model.h) */
-	shape = km_model_shape_of(&m);
-	g.size = km_model_size(&shape);
-	if (g.size == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("training set is too large for a kernel_ml model"),
-				 errdetail("A model of %u rows of %u features would exceed 1 GB.",
-						   m.n_train, m.n_features)));
-	result = km_model_encode_bytea(&m, g.size);
-	MemoryContextDelete(tmp);
-	km_model_check_bytea(result, g.size);
-	INSTR_TIME_SET_CURRENT(t_end);
-	log_training_time(g.rows.n, g.rows.d, t_start, g.t_alloc, g.t_fit, t_end);
-	return result;
-}
-
-/* Fit on the collected rows and encode the model into a new bytea. */
-static bytea *
-train_model_reported(RowSet *rs)
-{
-	const km_task_ops *task = km_task_lookup(km_method_task(rs->opts.fit.method));
-	km_train_plan plan;
-	km_error	err;
-
-	if (km_task_check_training(task, true, km_method_name(rs->opts.fit.method),
-							   "kernel_train", NULL, &err) != KM_OK)
-		km_raise(&err);
-	/* rows with classes (the task's rows step, task.h) train as classes */
-	if (km_task_check_rows(task, true, &err) == KM_OK)
-		return km_train_classifier(rs);	/* classify.c, approximate ones too */
-	notice_binary_target(rs);
-	/* the plan's road follows its representation's basis list (learn/pipeline.c) */
-	km_train_plan_make(&rs->opts, (size_t) rs->n, rs->d, 0, &plan);
-	if (plan.approximate)
-	{
-		canonical_row_order(rs);
-		return km_approx_train_rowset(rs);	/* approx.c: km_train too */
-	}
-	return train_exact(rs);
-}
-
-/* train_model_reported as a kernel_ml.progress training */
+/* The memory host's entry (memory_train.h) as a kernel_ml.progress training */
 static bytea *
 train_model(RowSet *rs)
 {
@@ -413,7 +76,7 @@ train_model(RowSet *rs)
 
 	/* an error ends it at the end of the (sub)transaction (pgprogress.h) */
 	km_progress_begin("kernel_train");
-	result = train_model_reported(rs);
+	result = km_memory_train_rowset(rs);
 	km_progress_end();
 	return result;
 }

@@ -40,6 +40,81 @@ test_classify_class_order(void)
 	CHECK(km_classes_label(packed, 3, 5, 2) == NULL, "short table");
 }
 
+/*
+ * The classification task's class table from the rows' labels: text from
+ * a dictionary (class order by bytes, cls by row, labels packed in class
+ * order); float8 by value with -0 as 0, one class past the limit refused.
+ */
+void
+test_classify_class_table(void)
+{
+	const char *dict[3] = {"yes", "no", "B"};
+	const uint32_t id[6] = {0, 1, 0, 2, 1, 0};
+	const double y[6] = {2.5, -0.0, 7.0, 0.0, 2.5, -3.0};
+	char		labels[16];
+	uint32_t	labels_bytes = 0;
+	uint32_t	cls[6];
+	uint64_t	counts[4];
+	double		v[KM_MAX_CLASSES + 2];
+	double	   *many = malloc(sizeof(double) * (KM_MAX_CLASSES + 1));
+	uint32_t   *many_cls = malloc(sizeof(uint32_t) * (KM_MAX_CLASSES + 1));
+	char	   *work = malloc(km_classes_text_work_bytes(3));
+
+	km_classes_from_text(dict, 3, id, 6, labels, &labels_bytes, cls, work);
+	CHECK(labels_bytes == 9 && memcmp(labels, "B\0no\0yes\0", 9) == 0, "packed labels");
+	CHECK(cls[0] == 2 && cls[1] == 1 && cls[2] == 2 && cls[3] == 0 && cls[4] == 1 &&
+		  cls[5] == 2, "text classes %u %u %u %u %u %u", cls[0], cls[1], cls[2],
+		  cls[3], cls[4], cls[5]);
+	km_classes_count(cls, 6, 3, counts);
+	CHECK(counts[0] == 1 && counts[1] == 2 && counts[2] == 3, "text counts");
+
+	CHECK(km_classes_from_float8(y, 6, v, cls) == 4, "four values (-0 is 0)");
+	CHECK(v[0] == -3.0 && v[1] == 0.0 && !signbit(v[1]) && v[2] == 2.5 && v[3] == 7.0,
+		  "numeric order");
+	CHECK(cls[0] == 2 && cls[1] == 1 && cls[2] == 3 && cls[3] == 1 && cls[4] == 2 &&
+		  cls[5] == 0, "float8 classes");
+	km_classes_count(cls, 6, 4, counts);
+	CHECK(counts[0] == 1 && counts[1] == 2 && counts[2] == 2 && counts[3] == 1, "float8 counts");
+
+	for (int i = 0; i <= KM_MAX_CLASSES; i++)
+		many[i] = (double) i;
+	CHECK(km_classes_from_float8(many, KM_MAX_CLASSES, v, many_cls) == KM_MAX_CLASSES,
+		  "as many classes as a model may have");
+	CHECK(km_classes_from_float8(many, KM_MAX_CLASSES + 1, v, many_cls) == KM_MAX_CLASSES + 1,
+		  "one more is refused");
+	free(many);
+	free(many_cls);
+	free(work);
+}
+
+/* A regression target that looks like class labels (task.h). */
+void
+test_regression_label_like(void)
+{
+	const double two[4] = {0.0, 1.0, 1.0, 0.0};
+	const double codes[6] = {3.0, 1.0, 2.0, 3.0, 1.0, 2.0};
+	const double few[5] = {3.0, 1.0, 2.0, 4.0, 1.0};
+	const double frac[3] = {0.0, 1.0, 0.5};
+	const double big[2] = {0.0, 3e9};
+	double		lo = 0.0;
+	double		hi = 0.0;
+	double		many[42];
+
+	CHECK(km_regression_label_like(two, 4, &lo, &hi) == 2 && lo == 0.0 && hi == 1.0, "0/1");
+	CHECK(km_regression_label_like(codes, 6, &lo, &hi) == 3 && lo == 1.0 && hi == 3.0, "codes");
+	CHECK(km_regression_label_like(few, 5, &lo, &hi) == 0, "4 values in 5 rows: measurements");
+	CHECK(km_regression_label_like(frac, 3, &lo, &hi) == 0, "a fraction");
+	CHECK(km_regression_label_like(big, 2, &lo, &hi) == 0, "beyond int4");
+	CHECK(km_regression_label_like(two, 1, &lo, &hi) == 0, "one row");
+	for (int i = 0; i < 42; i++)
+		many[i] = (double) (i % 21);
+	CHECK(km_regression_label_like(many, 42, &lo, &hi) == 0, "21 values");
+	for (int i = 0; i < 40; i++)
+		many[i] = (double) (i % 20);
+	CHECK(km_regression_label_like(many, 40, &lo, &hi) == 20 && lo == 0.0 && hi == 19.0,
+		  "20 values");
+}
+
 /* "balanced" is n / (k n_c) as scikit-learn's compute_class_weight. */
 void
 test_classify_class_weights(void)

@@ -113,6 +113,8 @@ int			unit_failures = 0;
 	X(test_accum_gram_sums) \
 	X(test_accum_validate) \
 	X(test_classify_class_order) \
+	X(test_classify_class_table) \
+	X(test_regression_label_like) \
 	X(test_classify_class_weights) \
 	X(test_classify_decide) \
 	X(test_classify_proba) \

@@ -82,6 +82,30 @@ void		km_classes_sort_float8(const double *values, uint32_t m,
 								   uint32_t *order, uint32_t *class_of, void *work);
 
 /*
+ * The classification task's class table (classification.c), from the
+ * labels of n rows, in class order as above:
+ *   km_classes_from_text    m distinct text labels dict[0..m-1] and row
+ *                           i's dictionary id id[i]: k = m classes, their
+ *                           labels back to back (NUL-terminated) into
+ *                           labels (the dictionary's bytes; *labels_bytes
+ *                           set), cls[i] (n).  work:
+ *                           km_classes_text_work_bytes(m).
+ *   km_classes_from_float8  float8 labels y (n): their distinct values in
+ *                           numeric order (-0 is 0) into v (n doubles: the
+ *                           first k on return) and cls[i] (n); returns k,
+ *                           or KM_MAX_CLASSES + 1 when there are more
+ *                           distinct values than a model may have classes
+ *                           (cls then unset).
+ *   km_classes_count        counts[c] (k) of the rows of class c.
+ */
+size_t		km_classes_text_work_bytes(uint32_t m);
+void		km_classes_from_text(const char *const *dict, uint32_t m,
+								 const uint32_t *id, size_t n, char *labels,
+								 uint32_t *labels_bytes, uint32_t *cls, void *work);
+uint32_t	km_classes_from_float8(const double *y, size_t n, double *v, uint32_t *cls);
+void		km_classes_count(const uint32_t *cls, size_t n, uint32_t k, uint64_t *counts);
+
+/*
  * The class index of label among k labels stored back to back
  * (NUL-terminated, labels_bytes in all), or -1 when it is not a class.
  */

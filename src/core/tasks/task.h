@@ -170,4 +170,15 @@ const char *km_task_sign_label(const km_task_ops *t, uint32_t n_outputs, double 
 bool		km_task_gamma_sigest(const km_task_ops *t, bool gamma_default,
 								 km_kernel_type kernel, size_t n);
 
+/*
+ * The regression task's look at its target (regression.c): when the n
+ * targets y are 2 to KM_LABEL_LIKE_VALUES distinct whole numbers in int4's
+ * range (two always; more only when each repeats twice on average: class
+ * codes, not a few measurements), the number of them, their least and
+ * greatest in *lo and *hi: most likely class labels, which the glue says
+ * when no "method" was given.  0 otherwise.
+ */
+#define KM_LABEL_LIKE_VALUES 20
+uint32_t	km_regression_label_like(const double *y, size_t n, double *lo, double *hi);
+
 #endif							/* KM_TASK_H */
