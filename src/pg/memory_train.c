@@ -637,10 +637,9 @@ km_approx_plan(const km_options *opts, int64 n, int d, const char *caller,
 		km_approx_check_lambdas(&plan->opts);	/* ridge's grid: what the solve takes */
 }
 
-static bytea *
-train_approx(RowSet *rs)
+bytea *
+km_memory_fit(RowSet *rs, const km_train_plan *plan)
 {
-	km_train_plan plan;
 	km_train_env env;
 	km_rows		rows = {0};
 	km_model	model;
@@ -649,9 +648,7 @@ train_approx(RowSet *rs)
 	MemoryContext old;
 	bytea	   *out;
 
-	km_approx_refuse_cg(&rs->opts, "kernel_train");
-	km_approx_plan(&rs->opts, rs->n, rs->d, "kernel_train", &plan);
-	tmp = AllocSetContextCreate(CurrentMemoryContext, "kernel_ml approximate training",
+	tmp = AllocSetContextCreate(CurrentMemoryContext, "kernel_ml training in memory",
 								ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(tmp);
 	rows.n = (size_t) rs->n;
@@ -659,11 +656,12 @@ train_approx(RowSet *rs)
 	rows.X = rs->X;
 	rows.y = rs->y;
 	rows.rows_skipped = (uint64) rs->skipped;
-	rows.hash = km_row_hashes(rs->X, rs->n, rs->d, (uint64) plan.opts.seed);
-	rows.fold = km_row_folds(rs, &plan.opts);	/* a primal method's k-fold */
+	if (plan->approximate)		/* the basis samples rows by their hashes */
+		rows.hash = km_row_hashes(rs->X, rs->n, rs->d, (uint64) plan->opts.seed);
+	rows.fold = km_row_folds(rs, &plan->opts);	/* a primal method's k-fold */
 	km_train_env_palloc(&env);
 	km_blas_setup();
-	if (km_memory_train(&rows, &plan, &env, &model, &err) != KM_OK)
+	if (km_memory_train(&rows, plan, &env, &model, &err) != KM_OK)
 		km_raise(&err);
 	sscanf(KM_VERSION_STRING, "%hhu.%hhu.%hhu", &model.writer_version[0],
 		   &model.writer_version[1], &model.writer_version[2]);
@@ -671,6 +669,16 @@ train_approx(RowSet *rs)
 	out = km_model_to_bytea(&model);
 	MemoryContextDelete(tmp);
 	return out;
+}
+
+static bytea *
+train_approx(RowSet *rs)
+{
+	km_train_plan plan;
+
+	km_approx_refuse_cg(&rs->opts, "kernel_train");
+	km_approx_plan(&rs->opts, rs->n, rs->d, "kernel_train", &plan);
+	return km_memory_fit(rs, &plan);
 }
 
 bytea *

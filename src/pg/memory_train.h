@@ -24,6 +24,14 @@
 bytea	   *km_memory_train_rowset(RowSet *rs);
 
 /*
+ * The rows of rs (in the memory host's order already) through the learner
+ * over the memory host under plan, checked and sized by the caller; the
+ * model as a bytea.  Its work lives in a memory context of its own,
+ * deleted before the return.
+ */
+bytea	   *km_memory_fit(RowSet *rs, const km_train_plan *plan);
+
+/*
  * A numeric target the regression task finds label-like
  * (km_regression_label_like) trained without "method": a NOTICE saying how
  * to classify instead, or to say that a regression is meant.

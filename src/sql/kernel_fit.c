@@ -11,8 +11,6 @@
  */
 #include "postgres.h"
 
-#include <stdio.h>
-
 #include "fmgr.h"
 #include "utils/array.h"
 #include "utils/memutils.h"
@@ -20,14 +18,11 @@
 #include "kernel_fit.h"
 #include "host_memory.h"
 #include "model.h"
-#include "model_bytea.h"
 #include "pgprogress.h"
 #include "pgutil.h"
 #include "repr.h"
-#include "split.h"
 #include "task.h"
 #include "train_paths.h"
-#include "train_rows.h"
 
 PG_FUNCTION_INFO_V1(kernel_fit_sfunc);
 PG_FUNCTION_INFO_V1(kernel_fit_final);
@@ -110,43 +105,18 @@ bytea *
 km_fit_rowset(RowSet *rs, const char *what)
 {
 	km_train_plan plan;
-	km_train_env env;
-	km_rows		rows = {0};
-	km_model	m;
-	km_error	err;
-	MemoryContext tmp;
-	MemoryContext old;
 	bytea	   *out;
 
 	km_fit_check_method(&rs->opts, what);
 	km_progress_begin(what);
-	km_check_memory(24.0 * (double) rs->n, what, false);
-	km_hash_order_rows(rs->X, rs->y, rs->n, rs->d, rs->opts.seed);
+	km_memory_order_rows(rs->X, rs->y, rs->n, rs->d, rs->opts.seed, what);
 	/* the plan's road follows its representation's basis list (learn/pipeline.c) */
 	km_train_plan_make(&rs->opts, (size_t) rs->n, rs->d, 0, &plan);
 	if (plan.approximate)
 		km_approx_plan(&rs->opts, rs->n, rs->d, what, &plan);
 	else
 		check_exact(&plan, rs->n, rs->d, what);
-	tmp = AllocSetContextCreate(CurrentMemoryContext, "kernel_ml fit",
-								ALLOCSET_DEFAULT_SIZES);
-	old = MemoryContextSwitchTo(tmp);
-	rows.n = (size_t) rs->n;
-	rows.d = rs->d;
-	rows.X = rs->X;
-	rows.y = rs->y;
-	rows.rows_skipped = (uint64) rs->skipped;
-	if (plan.approximate)
-		rows.hash = km_row_hashes(rs->X, rs->n, rs->d, (uint64) plan.opts.seed);
-	km_train_env_palloc(&env);
-	km_blas_setup();
-	if (km_memory_train(&rows, &plan, &env, &m, &err) != KM_OK)
-		km_raise(&err);
-	sscanf(KM_VERSION_STRING, "%hhu.%hhu.%hhu", &m.writer_version[0],
-		   &m.writer_version[1], &m.writer_version[2]);
-	MemoryContextSwitchTo(old);
-	out = km_model_to_bytea(&m);
-	MemoryContextDelete(tmp);
+	out = km_memory_fit(rs, &plan);
 	km_progress_end();
 	return out;
 }
