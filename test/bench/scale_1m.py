@@ -241,8 +241,8 @@ def plot(res, path):
     ax.set_yscale("log")
     ax.set_xlabel("training time, s (2 cores)")
     ax.set_ylabel("held-out RMSE")
-    ax.set_title("%s rows, d = 20: held-out RMSE against time (labels: m; lines: medians over "
-                 "seeds, dots: each seed)" % format(N, ","), fontsize=9)
+    ax.set_title("%s rows, d = 20 (labels: m; lines: medians over seeds, dots: each seed)"
+                 % format(N, ","), fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
