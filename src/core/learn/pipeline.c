@@ -165,18 +165,18 @@ typedef struct train_job
 	km_fit_result res;
 } train_job;
 
-/* Xs, mean, scale: the rows standardized, or copied as they are. */
+/* mean, scale, and job->Xs = Xs: X standardized into Xs (in place when Xs is X), or copied. */
 static void
-standardize_rows(const km_rows *rows, train_job *job, const km_train_env *env)
+standardize_rows(const double *X, double *Xs, train_job *job, const km_train_env *env)
 {
 	size_t		n = job->n;
 	int			d = job->d;
 
 	job->mean = env->alloc(env->ctx, sizeof(double) * d);
 	job->scale = env->alloc(env->ctx, sizeof(double) * d);
-	job->Xs = env->alloc(env->ctx, n * d * sizeof(double));
+	job->Xs = Xs;
 	if (job->opts.standardize)
-		km_standardize(rows->X, n, d, job->mean, job->scale, job->Xs);
+		km_standardize(X, n, d, job->mean, job->scale, Xs);
 	else
 	{
 		for (int j = 0; j < d; j++)
@@ -184,7 +184,8 @@ standardize_rows(const km_rows *rows, train_job *job, const km_train_env *env)
 			job->mean[j] = 0.0;
 			job->scale[j] = 1.0;
 		}
-		memcpy(job->Xs, rows->X, n * d * sizeof(double));
+		if (Xs != X)
+			memcpy(Xs, X, n * d * sizeof(double));
 	}
 }
 
@@ -418,17 +419,7 @@ train_classes(const km_rows *rows, const km_train_plan *plan,
 	job.d = rows->d;
 	job.opts = plan->opts;
 	job.ncand = plan->ncand;
-	job.Xs = rows->classes->X;
-	job.mean = env->alloc(env->ctx, sizeof(double) * job.d);
-	job.scale = env->alloc(env->ctx, sizeof(double) * job.d);
-	if (job.opts.standardize)
-		km_standardize(job.Xs, job.n, job.d, job.mean, job.scale, job.Xs);
-	else
-		for (int j = 0; j < job.d; j++)
-		{
-			job.mean[j] = 0.0;
-			job.scale[j] = 1.0;
-		}
+	standardize_rows(rows->classes->X, rows->classes->X, &job, env);	/* in place */
 	default_gamma(rows, &job, env);
 	fold = env->alloc(env->ctx, job.n * sizeof(uint32_t));
 	if (job.ncand > 0 && select_classes(rows->classes, plan, &job, fold, env, err) != KM_OK)
@@ -449,7 +440,7 @@ train_regression(const km_rows *rows, const km_train_plan *plan,
 	job.d = rows->d;
 	job.opts = plan->opts;
 	job.ncand = plan->ncand;
-	standardize_rows(rows, &job, env);
+	standardize_rows(rows->X, env->alloc(env->ctx, job.n * job.d * sizeof(double)), &job, env);
 	default_gamma(rows, &job, env);
 	if (centre_target(rows, &job, env, err) != KM_OK)
 		return err->status;
