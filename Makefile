@@ -16,7 +16,7 @@ GLUE_OBJS = $(addprefix src/pg/,kernel_ml.o pgutil.o json.o options.o split.o \
 	rowset.o accum_state.o progress.o model_bytea.o train_rows.o host_memory.o memory_train.o table_columns.o call_cache.o model_cache.o) \
 	$(addprefix src/sql/,train.o predict.o matrix.o export.o approx.o approx_basis.o classify.o) \
 	$(addprefix src/sql/,predict_matrix.o evaluate.o train_table.o predict_row.o predict_literal.o predict_std.o gp_info.o kernel_fit.o transform.o pca_info.o) \
-	$(addprefix src/catalog/,catalog.o catalog_owner.o catalog_table.o catalog_query.o named_common.o named_train.o passes.o deploy.o catalog_sql.o \
+	$(addprefix src/catalog/,catalog.o catalog_owner.o catalog_table.o catalog_query.o named_common.o named_train.o named_tasks.o named_regression.o named_classification.o passes.o deploy.o catalog_sql.o \
 	catalog_predict.o predict_citus.o passes_classify.o host_cursor.o catalog_score.o named_table.o module.o drift_named.o)
 # the pass aggregate and its host (issue 28, DESIGN-0.4.md step 5)
 GLUE_OBJS += src/pg/pass_desc.o src/sql/pass_agg.o src/catalog/host_agg.o

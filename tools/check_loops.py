@@ -68,7 +68,8 @@ ROW_LOOPS = {
     "src/catalog/catalog_query.c": (3, "the statement runner: catalog_query_scan (the cursor host's and the "
                                        "scorers' fetch loop) and fetch_rows, the in-memory collect of a named "
                                        "exact model's rows (a gather into a RowSet for the memory host)"),
-    "src/catalog/passes.c": (1, "scoring: the score statement's rows, one per side (held out, train)"),
+    "src/catalog/named_regression.c": (1, "the regression task's scoring: the score statement's rows, one per "
+                                          "side (held out, train, skipped)"),
     "src/catalog/named_table.c": (2, "kernel_table_rows: a table's rows encoded as a set-returning function, no training"),
 }
 GLUE = re.compile(r"src/(catalog|sql|pg)/[^/]+\.[ch]$")

@@ -3,9 +3,10 @@
  * src/catalog), below all of them: the run and its scores (types), the
  * scores of a model on rows kept in memory or a row at a time, a stored
  * model's shape, and the errors of passes that read different rows
- * (named_common.c).  The run is named_train.c's, the SQL passes passes.c's
- * and passes_classify.c's, the deploy policy deploy.c's (issue 23: no
- * import circle between them).
+ * (named_common.c).  What a named training does that depends on its task
+ * is the run's task row (named_task.h).  The run
+ * is named_train.c's, the SQL passes passes.c's and passes_classify.c's,
+ * the deploy policy deploy.c's (issue 23: no import circle between them).
  */
 #ifndef KM_NAMED_COMMON_H
 #define KM_NAMED_COMMON_H
@@ -20,6 +21,8 @@
 #include "rowset.h"
 #include "catalog.h"
 #include "catalog_query.h"
+
+struct NamedTask;
 
 /*
  * Classification scores of a model on some rows: the counts of
@@ -45,7 +48,7 @@ typedef struct NamedRun
 	bool		refit;			/* refitted on every row after scoring */
 	int32		keep;			/* retention: versions kept, 0 all */
 	char	   *rows_digest;	/* of the rows (in memory only), NULL if none */
-	bool		classify;		/* a classification method */
+	const struct NamedTask *task;	/* its task's steps (named_task.h) */
 	Jsonb	   *optjson;		/* the options without "refit" */
 	bool		passes;			/* approximate regression: SQL passes, no rs */
 	CatalogQuery query;			/* passes: the stored query */
@@ -54,14 +57,14 @@ typedef struct NamedRun
 	int64		skipped;		/* rows with a NULL feature array or target */
 	int			d;				/* features */
 	RowSet	   *rs;				/* in memory: the rows */
-	const char **row_label;		/* classify: each row's label as text */
+	const char **row_label;		/* classification: each row's label as text */
 	int64	   *order;			/* held-out rows first, then training rows */
 	int64		ntest;
 	int64		ntrain;
 	bytea	   *model;			/* the model to store */
 	km_metrics	train_scores;	/* of the model fitted on the training rows */
 	km_metrics	test_scores;	/* of the same, on the held-out rows */
-	ClassScores train_class;	/* classify: the same as classification scores */
+	ClassScores train_class;	/* classification: the same as classification scores */
 	ClassScores test_class;
 } NamedRun;
 
@@ -72,8 +75,8 @@ typedef struct Decision
 	const char *reason;
 	Deployed	prev;			/* the deployed version before this one */
 	km_metrics	prev_scores;	/* its scores on the held-out rows, if compared */
-	ClassScores prev_class;		/* classify: the same */
-	const char *criterion;		/* classify: "log_loss" or "accuracy", if compared */
+	ClassScores prev_class;		/* classification: the same */
+	const char *criterion;		/* classification: "log_loss" or "accuracy", if compared */
 } Decision;
 
 /*

@@ -52,77 +52,9 @@
 #include "deploy.h"
 #include "drift_named.h"
 #include "named_common.h"
+#include "named_task.h"
 #include "named_table.h"
 #include "passes.h"
-
-/*
- * Deterministic split: rank the rows by a hash of their values (features
- * and target) seeded with seed (split.c, as k-fold does), and hold out the
- * first floor(fraction * n).  A row's side depends on its values, not on
- * the order the query returned it in, so an unordered query splits the
- * same way every time, and rows that stay in the table mostly stay on
- * their side as rows are added.  Returns the held-out count; order[] lists
- * held-out rows first, each part in the original row order.
- */
-static int64
-split_rows(const RowSet *rs, int64 seed, double fraction, int64 *order)
-{
-	int64	   *ranked = palloc_extended(mul_size(rs->n, sizeof(int64)), MCXT_ALLOC_HUGE);
-	int64		ntest;
-
-	km_rank_rows(rs->X, rs->y, rs->n, rs->d, seed, ranked);
-	ntest = km_holdout_by_rank(ranked, rs->n, fraction, order);
-	pfree(ranked);
-	return ntest;
-}
-
-/*
- * The stratified split of a classifier's rows: ranked by a hash of the
- * features and the label (text: a hash of its bytes, which does not
- * depend on the other labels; float8: its value), then within each class
- * the first floor(fraction * n_c) ranks held out (split.c).
- */
-static int64
-split_rows_stratified(const RowSet *rs, int64 seed, double fraction,
-					  int64 *order)
-{
-	int64	   *ranked = palloc_extended(mul_size(rs->n, sizeof(int64)), MCXT_ALLOC_HUGE);
-	double	   *key = palloc_extended(mul_size(Max(1, rs->n), sizeof(double)), MCXT_ALLOC_HUGE);
-	double	   *stratum = palloc_extended(mul_size(Max(1, rs->n), sizeof(double)), MCXT_ALLOC_HUGE);
-	int64		ntest;
-
-	for (int64 i = 0; i < rs->n; i++)
-	{
-		if (rs->label_type == KM_LABEL_TEXT)
-		{
-			const char *l = rs->dict + rs->dict_off[rs->label_id[i]];
-
-			key[i] = (double) hash_bytes((const unsigned char *) l, (int) strlen(l));
-			stratum[i] = (double) rs->label_id[i];
-		}
-		else
-			key[i] = stratum[i] = rs->y[i] == 0.0 ? 0.0 : rs->y[i];
-	}
-	km_rank_rows(rs->X, key, rs->n, rs->d, seed, ranked);
-	ntest = km_holdout_stratified(ranked, stratum, rs->n, fraction, order);
-	pfree(ranked);
-	pfree(key);
-	pfree(stratum);
-	return ntest;
-}
-
-/* Each row's label as text (float8 labels as the model stores them). */
-static const char **
-row_labels(const RowSet *rs)
-{
-	const char **out = palloc_extended(mul_size(Max(1, rs->n), sizeof(char *)), MCXT_ALLOC_HUGE);
-
-	for (int64 i = 0; i < rs->n; i++)
-		out[i] = rs->label_type == KM_LABEL_TEXT ?
-			rs->dict + rs->dict_off[rs->label_id[i]] :
-			float8out_internal(rs->y[i] == 0.0 ? 0.0 : rs->y[i]);
-	return out;
-}
 
 /*
  * Train on the given rows, in this order, with opts: the training code of
@@ -191,58 +123,6 @@ train_rows(const RowSet *rs, const int64 *rows, int64 count,
 	if (sub.label_id != NULL)
 		pfree(sub.label_id);
 	return model;
-}
-
-/* Classification scores as a json object, or null when there were no rows. */
-static void
-json_class_scores(KmJson *j, const char *key, const ClassScores *s)
-{
-	if (!s->classifier || s->cm.n == 0)
-	{
-		km_json_null(j, key);
-		return;
-	}
-	km_json_begin_object(j, key);
-	km_json_num(j, "accuracy", km_class_metrics_accuracy(&s->cm));
-	km_json_num(j, "balanced_accuracy", km_class_metrics_balanced_accuracy(&s->cm));
-	if (s->proba)
-		km_json_num(j, "log_loss", km_class_metrics_log_loss(&s->cm));
-	else
-		km_json_null(j, "log_loss");
-	if (s->k == 2)
-		km_json_num(j, "auc", s->auc);
-	km_json_begin_object(j, "confusion");
-	km_json_begin_array(j, "labels");
-	for (uint32 c = 0; c < s->k; c++)
-		km_json_str(j, NULL, km_classes_label(s->labels, s->labels_bytes, s->k, c));
-	km_json_end(j);
-	km_json_begin_array(j, "matrix");
-	for (uint32 t = 0; t < s->k; t++)
-	{
-		km_json_begin_array(j, NULL);
-		for (uint32 c = 0; c < s->k; c++)
-			km_json_int(j, NULL, (int64) s->cm.confusion[(Size) t * s->k + c]);
-		km_json_end(j);
-	}
-	km_json_end(j);
-	km_json_end(j);
-	km_json_end(j);
-}
-
-/* Scores as a json object, or null when there were no rows. */
-static void
-json_scores(KmJson *j, const char *key, const km_metrics *s)
-{
-	if (s->n == 0)
-	{
-		km_json_null(j, key);
-		return;
-	}
-	km_json_begin_object(j, key);
-	km_json_num(j, "rmse", km_metrics_rmse(s));
-	km_json_num(j, "mae", km_metrics_mae(s));
-	km_json_num(j, "r2", km_metrics_r2(s));
-	km_json_end(j);
 }
 
 /*
@@ -344,11 +224,7 @@ fit_and_score(NamedRun *run, MemoryContext work)
 
 	run->order = MemoryContextAllocExtended(work, mul_size(rs->n, sizeof(int64)),
 											MCXT_ALLOC_HUGE);
-	if (run->classify)
-		run->ntest = split_rows_stratified(rs, run->opts.seed, run->opts.test_fraction,
-										   run->order);
-	else
-		run->ntest = split_rows(rs, run->opts.seed, run->opts.test_fraction, run->order);
+	run->ntest = run->task->split(rs, run->opts.seed, run->opts.test_fraction, run->order);
 	run->ntrain = rs->n - run->ntest;
 
 	km_progress_stage("fit: " INT64_FORMAT " training rows", run->ntrain);
@@ -357,24 +233,7 @@ fit_and_score(NamedRun *run, MemoryContext work)
 	km_metrics_init(&run->test_scores);
 	km_progress_stage("score: " INT64_FORMAT " training and " INT64_FORMAT " held-out rows",
 					  run->ntrain, run->ntest);
-	if (run->classify)
-	{
-		MemoryContext old = MemoryContextSwitchTo(work);
-
-		run->row_label = row_labels(rs);
-		score_class_rows(PointerGetDatum(split_model), run, run->order + run->ntest,
-						 run->ntrain, &run->train_class);
-		score_class_rows(PointerGetDatum(split_model), run, run->order, run->ntest,
-						 &run->test_class);
-		MemoryContextSwitchTo(old);
-	}
-	else
-	{
-		score_rows(PointerGetDatum(split_model), rs, run->order + run->ntest, run->ntrain,
-				   &run->train_scores);
-		score_rows(PointerGetDatum(split_model), rs, run->order, run->ntest,
-				   &run->test_scores);
-	}
+	run->task->score_rows(run, PointerGetDatum(split_model), work);
 	run->model = split_model;
 	if (run->refit && run->ntest > 0)
 	{
@@ -511,17 +370,7 @@ metrics_json(const NamedRun *run, const Decision *d, const RetrainSource *from)
 	km_json_str(&j, "task", km_task_name(km_method_task(run->opts.fit.method)));
 	if (run->passes)
 		km_json_str(&j, "split", "row_hash");
-	if (run->classify)
-	{
-		km_json_bool(&j, "stratified", !run->passes);
-		json_class_scores(&j, "train", &run->train_class);
-		json_class_scores(&j, "holdout", &run->test_class);
-	}
-	else
-	{
-		json_scores(&j, "train", &run->train_scores);
-		json_scores(&j, "holdout", &run->test_scores);
-	}
+	run->task->json_scores(&j, run);
 	km_json_begin_object(&j, "deploy");
 	km_json_str(&j, "policy", km_deploy_name(run->opts.deploy));
 	km_json_bool(&j, "deployed", d->deploy);
@@ -530,25 +379,7 @@ metrics_json(const NamedRun *run, const Decision *d, const RetrainSource *from)
 		km_json_int(&j, "previous_version", d->prev.version);
 	else
 		km_json_null(&j, "previous_version");
-	if (!run->classify)
-	{
-		km_json_num(&j, "previous_holdout_rmse", km_metrics_rmse(&d->prev_scores));
-		km_json_num(&j, "new_holdout_rmse", km_metrics_rmse(&run->test_scores));
-	}
-	else if (d->criterion != NULL)
-	{
-		bool		ll = strcmp(d->criterion, "log_loss") == 0;
-
-		km_json_str(&j, "criterion", d->criterion);
-		km_json_num(&j, "previous_holdout",
-					ll ? km_class_metrics_log_loss(&d->prev_class.cm) :
-					km_class_metrics_accuracy(&d->prev_class.cm));
-		km_json_num(&j, "new_holdout",
-					ll ? km_class_metrics_log_loss(&run->test_class.cm) :
-					km_class_metrics_accuracy(&run->test_class.cm));
-	}
-	else
-		km_json_null(&j, "criterion");
+	run->task->json_compare(&j, run, d);
 	km_json_end(&j);
 	return km_json_finish(&j);
 }
@@ -559,7 +390,6 @@ collect_training_rows(NamedRun *run, const char *query, Oid run_as,
 					  const char *search_path, MemoryContext work)
 {
 	RowSet	   *rs = catalog_collect_rows(query, run_as, search_path, work);
-	km_error	err;
 
 	if (rs->n == 0)
 		ereport(ERROR,
@@ -577,9 +407,8 @@ collect_training_rows(NamedRun *run, const char *query, Oid run_as,
 	/* the label column's kind decides (options.h): text labels svm by default */
 	km_options_parse_for_label(run->optjson, &run->opts, rs->label_type == KM_LABEL_TEXT ?
 							   KM_LABELS_CLASSES : KM_LABELS_NUMERIC);
-	/* rows with classes: the task's rows step (task.h) */
-	run->classify = km_task_check_rows(km_task_lookup(km_method_task(run->opts.fit.method)),
-									   true, &err) == KM_OK;
+	/* the task's steps (named_tasks.c) */
+	run->task = named_task_of(&run->opts);
 	rs->opts = run->opts;
 }
 

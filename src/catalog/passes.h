@@ -16,7 +16,5 @@ void		passes_fit_and_score(NamedRun *run, MemoryContext work);
 
 /* The model of every usable row of the opened query (kernel_train_query), in work. */
 bytea	   *passes_train_every_row(NamedRun *run, MemoryContext work);
-void		passes_score(const NamedRun *run, Datum model, bool holdout_only,
-						 km_metrics *holdout, km_metrics *train, int64 *skipped);
 
 #endif							/* KM_PASSES_H */
