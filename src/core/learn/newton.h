@@ -82,6 +82,14 @@ typedef struct km_primal_pass
 	/* Newton-CG: each solver's direction (primal.h km_primal_solver) */
 	km_primal_direction_fn direction;
 	void	   *direction_arg;
+	/*
+	 * Newton-CG of q > 1 outputs: the solvers defer their directions
+	 * (primal.h defer); after every output's step, lockstep solves the
+	 * pending ones' systems at once, from rhs (q x N, output c at c N:
+	 * minus its gradient) into rhs (its direction), and their steps end.
+	 */
+	km_status	(*lockstep) (void *arg, km_error *err);
+	double	   *rhs;
 	/* optional: called after each output's step (e.g. to log it) */
 	void		(*on_step) (void *arg, uint32_t c, const km_primal_solver *s);
 	void	   *on_step_arg;
@@ -138,17 +146,22 @@ typedef struct km_newton
 	km_interrupt_fn interrupt;
 	size_t		extra;			/* doubles of the pass's tallies after the sums */
 	int			passes;			/* Newton passes run */
-	/* Newton-CG (ps.cg): the inner solver and its Hessian-vector passes */
-	km_cg		cg;
-	bool		hv;				/* the passes asked now are Hessian-vector passes at v */
+	/*
+	 * Newton-CG (ps.cg): the inner solvers and their Hessian-vector passes,
+	 * one per output (q); output c's vectors at c N (c 2m for raw)
+	 */
+	km_cg	   *cgs;			/* q: output c's CG, its point cgs[c].v (N) */
+	bool		hv;				/* the passes asked now are Hessian-vector passes */
+	bool	   *on;				/* q: the outputs a Hessian-vector pass multiplies (q > 1) */
+	uint32_t	cur;			/* the output whose CG applies its operator */
 	bool		no_precondition;	/* CG without Jacobi's preconditioner (measurements) */
-	double	   *v;				/* N: the point of a Hessian-vector pass (cg.v) */
-	double	   *diag;			/* N */
-	double	   *dir;			/* N: the step the CG returns */
+	double	   *diag;			/* q x N */
+	double	   *dir;			/* q x N: the steps the CGs return (q = 1) */
+	double	   *hvout;			/* q x N: a Hessian-vector pass's sums (q > 1) */
 	const double *Lw;			/* nystrom: m x m lower L, the passes' features unwhitened; else NULL */
-	double	   *raw;			/* 2m: L^-T coef and L^-T v, the pass's (its init's) */
+	double	   *raw;			/* q x 2m: L^-T coef and L^-T v, the pass's (its init's) */
 	double	   *Rf;				/* with Lw: m x m, Falkon's R (the caller's memory) */
-	double		W;				/* the gradient pass's sum of weights */
+	double	   *W;				/* q: the gradient pass's sums of weights */
 	km_pass    *hv_pass;		/* the caller's: its add calls km_newton_hv_add */
 	const km_host *host;		/* km_newton_run's */
 	int			cg_iterations;	/* Hessian-vector passes run */
