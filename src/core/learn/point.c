@@ -188,7 +188,7 @@ km_point_get_newton(km_point_reader *r, km_newton *nt, uint32_t want_m, size_t b
 		{
 			uint32_t	on = km_point_get_u32(r);
 
-			if (on > 1 || ps->solvers[c].done)
+			if (on > 1 || (on != 0 && ps->solvers[c].done))
 				return km_point_bad(err, "Newton");
 			nt->on[c] = on != 0;
 		}
