@@ -11,8 +11,8 @@
  * a regression method's own (its ops' primal_add and primal_step over real
  * targets: svr's L2-loss epsilon-insensitive tube).
  *
- * Newton-CG ("solver": "cg", one output): the Newton pass then adds O(m)
- * sums only, the gradient and the Hessian's diagonal (no m x m Hessian:
+ * Newton-CG ("solver": "cg"): the Newton pass then adds O(m) sums per
+ * output only, the gradient and the Hessian's diagonal (no m x m Hessian:
  * the state's packed triangle is replaced by the m diagonal entries
  * sum w L'' z_j^2), and the step's system is solved by learn/cg.h's
  * conjugate gradient, each iteration one more pass (a Hessian-vector pass:
@@ -36,6 +36,20 @@
  * at a row are read from the loss's own add over that row with one
  * feature 1 at coef 0 and b = its decision value, so any loss (primal.h's
  * or a method's primal_add) serves.
+ *
+ * One-vs-rest (q > 1 outputs, Newton-CG): every output's Newton step is
+ * deferred where it would solve (primal.h defer), and the waiting outputs'
+ * CGs run in lockstep (km_cg_begin / want / advance / end): each iteration
+ * is ONE Hessian-vector pass whose state is q x N doubles, output c's
+ * products at c N (each at its own Newton point and D, with its own v),
+ * still additive and fixed-size; an output whose CG stopped (its own
+ * forcing term or KM_CG_MAX_ITER) or whose Newton is done is not multiplied
+ * (no flops; its N sums stay 0), and the pass's point carries which outputs
+ * it multiplies and their v (learn/point.h).  Over nystrom features the
+ * outputs share one Falkon factor R per Newton round, at the mean of their
+ * Hessian scales sum w L'' / W (one m x m factor, not q; each output's own
+ * intercept entry and forcing term).  With q = 1 the step asks its
+ * direction at once (newton_cg_direction), as before.
  */
 #ifndef KM_LEARN_NEWTON_H
 #define KM_LEARN_NEWTON_H
