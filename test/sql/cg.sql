@@ -116,13 +116,84 @@ SELECT max(abs(kernel_predict(q.model, f) - kernel_predict('cg_svr_d', f))
            / greatest(abs(kernel_predict('cg_svr_d', f)), 1)) < 1e-6 AS query_within_1e6
 FROM cg_lbl, (SELECT kernel_train_query('SELECT f, y FROM cg_lbl',
   '{"method": "svr", "approximation": "nystrom", "components": 80, "lambda": 0.001, "tol": 1e-10, "solver": "cg"}') AS model) q;
--- the aggregate refuses it; more than two classes are the direct Newton's
+-- the aggregate refuses it
 SELECT kernel_train(f, lbl, '{"method": "logistic", "approximation": "nystrom", "components": 20, "solver": "cg"}') FROM cg_lbl;
-SELECT kernel_model_train('cg_bad', 'SELECT f, (id % 3)::text FROM cg_lbl',
-       '{"method": "logistic", "approximation": "nystrom", "components": 20, "solver": "cg"}');
+
+-- Newton-CG of one-vs-rest: three and four classes (tertiles and quartiles
+-- of y) by logistic and svm over nystrom, the outputs' CGs in lockstep (one
+-- Hessian-vector pass per iteration for every class still iterating): the
+-- direct Newton's labels on every row, its probabilities within 1e-6
+-- relative; by name over the cursor, under a parallel plan (kind 16's point
+-- carries the classes it multiplies) and by kernel_train_query
+CREATE TABLE cg_k AS SELECT id, f, (ntile(3) OVER (ORDER BY y, id))::text AS k3,
+  chr(96 + ntile(4) OVER (ORDER BY y, id)::int) AS k4 FROM cg_rows;
+SELECT m, t, s, name FROM (VALUES ('logistic'), ('svm')) c(m), (VALUES ('k3'), ('k4')) k(t),
+  (VALUES ('_d', '{}'::jsonb), ('_n', '{"solver": "cg"}')) v(s, o),
+  LATERAL (SELECT name FROM kernel_model_train('cg_' || m || '_' || t || s, format('SELECT f, %s FROM cg_k', t),
+    pg_catalog.jsonb_build_object('method', m, 'approximation', 'nystrom', 'components', 80,
+      'lambda', 0.001, 'tol', 1e-8, 'test_fraction', 0) || o)) x
+ORDER BY 1, 2, 3;
+SELECT m, t, i->>'solver' AS solver, i->>'converged' AS converged,
+       round((i->>'train_accuracy')::numeric, 4) AS train_accuracy
+FROM (VALUES ('logistic'), ('svm')) c(m), (VALUES ('k3'), ('k4')) k(t),
+     LATERAL (SELECT kernel_model_info('cg_' || m || '_' || t || '_n') AS i) s ORDER BY m, t;
+SELECT m, t, count(*) FILTER (WHERE kernel_predict_class('cg_' || m || '_' || t || '_n', f)
+                                    IS DISTINCT FROM kernel_predict_class('cg_' || m || '_' || t || '_d', f)) AS labels_differ
+FROM cg_k, (VALUES ('logistic'), ('svm')) c(m), (VALUES ('k3'), ('k4')) k(t) GROUP BY m, t ORDER BY m, t;
+SELECT t, count(*) AS probabilities,
+       max(abs((pn.value::text)::float8 / (pd.value::text)::float8 - 1)) < 1e-6 AS within_1e6
+FROM cg_k, (VALUES ('k3'), ('k4')) k(t),
+  LATERAL jsonb_each(kernel_predict_proba('cg_logistic_' || t || '_d', f)) pd,
+  LATERAL jsonb_each(kernel_predict_proba('cg_logistic_' || t || '_n', f)) pn
+WHERE pd.key = pn.key GROUP BY t ORDER BY t;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+SET parallel_leader_participation = off;
+SELECT m, t, name FROM (VALUES ('logistic', 'k4'), ('svm', 'k3')) c(m, t),
+  LATERAL (SELECT name FROM kernel_model_train('cg_' || m || '_' || t || '_p', format('SELECT f, %s FROM cg_k', t),
+    pg_catalog.jsonb_build_object('method', m, 'approximation', 'nystrom', 'components', 80,
+      'lambda', 0.001, 'tol', 1e-8, 'test_fraction', 0, 'solver', 'cg'))) x ORDER BY 1;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+RESET parallel_leader_participation;
+SELECT count(*) FILTER (WHERE kernel_predict_class('cg_svm_k3_p', f)
+                              IS DISTINCT FROM kernel_predict_class('cg_svm_k3_d', f)) AS parallel_svm_labels_differ
+FROM cg_k;
+SELECT count(*) AS probabilities,
+       max(abs((pn.value::text)::float8 / (pd.value::text)::float8 - 1)) < 1e-6 AS parallel_within_1e6
+FROM cg_k, LATERAL jsonb_each(kernel_predict_proba('cg_logistic_k4_d', f)) pd,
+  LATERAL jsonb_each(kernel_predict_proba('cg_logistic_k4_p', f)) pn
+WHERE pd.key = pn.key;
+CREATE TEMP TABLE cg_q AS SELECT kernel_train_query('SELECT f, k4 FROM cg_k',
+  '{"method": "logistic", "approximation": "nystrom", "components": 80, "lambda": 0.001, "tol": 1e-8, "solver": "cg"}') AS model;
+SELECT count(*) AS probabilities,
+       max(abs((pn.value::text)::float8 / (pd.value::text)::float8 - 1)) < 1e-6 AS query_within_1e6,
+       count(*) FILTER (WHERE kernel_predict_class(q.model, f)
+                              IS DISTINCT FROM kernel_predict_class('cg_logistic_k4_d', f)) AS labels_differ
+FROM cg_k, cg_q q, LATERAL jsonb_each(kernel_predict_proba('cg_logistic_k4_d', f)) pd,
+  LATERAL jsonb_each(kernel_predict_proba(q.model, f)) pn
+WHERE pd.key = pn.key;
+
+-- Newton-CG's memory plan counts its O(q m) sums, L and Falkon's R, not the
+-- direct Newton's m x m Hessians: 1,000 components of four classes train
+-- under 24MB (the plan before counted 42 MB); 12MB is refused with the hint
+SET kernel_ml.max_memory = '24MB';
+SELECT name FROM kernel_model_train('cg_mem', 'SELECT f, k4 FROM cg_k',
+       '{"method": "logistic", "approximation": "nystrom", "components": 1000, "lambda": 0.001, "test_fraction": 0, "solver": "cg"}');
+SET kernel_ml.max_memory = '12MB';
+SELECT name FROM kernel_model_train('cg_mem', 'SELECT f, k4 FROM cg_k',
+       '{"method": "logistic", "approximation": "nystrom", "components": 1000, "lambda": 0.001, "test_fraction": 0, "solver": "cg"}');
+RESET kernel_ml.max_memory;
+SELECT (kernel_model_info('cg_mem')->>'outputs')::int AS outputs, kernel_model_info('cg_mem')->>'converged' AS converged;
 
 -- clean up: the catalog is shared with the other tests
 SELECT kernel_model_drop(n) FROM (VALUES ('cg_direct'), ('cg_cg'), ('cg_par'), ('cg_short'),
   ('cg_logistic_d'), ('cg_logistic_n'), ('cg_svm_d'), ('cg_svm_n'), ('cg_svr_d'), ('cg_svr_n'),
-  ('cg_logistic_p')) v(n);
+  ('cg_logistic_p'), ('cg_logistic_k3_d'), ('cg_logistic_k3_n'), ('cg_logistic_k4_d'),
+  ('cg_logistic_k4_n'), ('cg_svm_k3_d'), ('cg_svm_k3_n'), ('cg_svm_k4_d'), ('cg_svm_k4_n'),
+  ('cg_logistic_k4_p'), ('cg_svm_k3_p'), ('cg_mem')) v(n);
 SELECT count(*) AS left_over FROM kernel_models WHERE name LIKE 'cg\_%';

@@ -274,19 +274,21 @@ test_cg_options(void)
 	}
 }
 
-/* A two- or three-class problem over cg_data's features: classes of its smooth target. */
+/* A two-, three- or four-class problem over cg_data's features: classes of its smooth target. */
 static void
 newton_cg_classes(size_t n, const double *y, uint32_t k, uint32_t *cls, uint64_t *counts)
 {
 	memset(counts, 0, sizeof(uint64_t) * k);
 	for (size_t i = 0; i < n; i++)
 	{
-		cls[i] = k == 2 ? (y[i] > 3.1 ? 1 : 0) : (y[i] < 2.6 ? 0 : y[i] < 3.4 ? 1 : 2);
+		cls[i] = k == 2 ? (y[i] > 3.1 ? 1 : 0) :
+			k == 3 ? (y[i] < 2.6 ? 0 : y[i] < 3.4 ? 1 : 2) :
+			(y[i] < 2.4 ? 0 : y[i] < 3.0 ? 1 : y[i] < 3.6 ? 2 : 3);
 		counts[cls[i]]++;
 	}
 }
 
-/* Train o on rows (k classes, or regression) by host blocks of block rows; decisions of P. */
+/* Train o on rows (k classes, or regression) by host blocks of block rows; decisions of P (np x q). */
 static km_status
 newton_cg_train(const km_options *o, const km_rows *rows, uint32_t k, size_t block,
 				unit_arena *a, const double *P, size_t np, double *pred, km_model *m,
@@ -302,7 +304,8 @@ newton_cg_train(const km_options *o, const km_rows *rows, uint32_t k, size_t blo
 		return err->status;
 	km_scorer_prepare(&s, m, unit_arena_alloc(a, km_scorer_doubles(m) * sizeof(double)));
 	for (size_t i = 0; i < np; i++)
-		CHECK(km_scorer_decision(&s, P + i * rows->d, pred + i, err) == KM_OK, "%s", err->message);
+		CHECK(km_scorer_decision(&s, P + i * rows->d, pred + i * (m->n_outputs ? m->n_outputs : 1), err) == KM_OK, "%s",
+			  err->message);
 	return KM_OK;
 }
 
@@ -311,7 +314,10 @@ newton_cg_train(const km_options *o, const km_rows *rows, uint32_t k, size_t blo
  * (squared hinge) over rff and svr over nystrom, 2,000 rows, m = 60: the
  * same model as the direct Newton's Cholesky steps, its decisions on 300
  * fresh points within 1e-6 relative (floor 1) at tol 1e-10; over blocks of
- * 100 rows bit for bit the memory host's; three classes refused with a hint.
+ * 100 rows bit for bit the memory host's.  One-vs-rest of three and four
+ * classes by logistic and svm over nystrom (the outputs' CGs in lockstep):
+ * the q decisions of the 300 points as the direct Newton's within 1e-6
+ * relative (floor 1) at tol 1e-8, blocks of 100 rows bit for bit.
  */
 void
 test_newton_cg_matches_direct(void)
@@ -324,8 +330,8 @@ test_newton_cg_matches_direct(void)
 	double	   *P = unit_rand_vec(np * (size_t) d, 91);
 	uint64_t   *h = cg_hashes(n);
 	uint32_t   *cls = malloc(n * sizeof(uint32_t));
-	uint64_t	counts[3];
-	double		class_w[3] = {1, 1, 1};
+	uint64_t	counts[4];
+	double		class_w[4] = {1, 1, 1, 1};
 	km_class_fit_result res;
 	km_class_rows c = {0};
 	km_rows		rows = {NULL, n, d, NULL, NULL, NULL, NULL, 0, NULL};
@@ -337,9 +343,9 @@ test_newton_cg_matches_direct(void)
 		{"method", "svr", "approximation", "nystrom", "components", "60",
 		"lambda", "0.001", "tol", "1e-10", "solver", "cg"},
 	};
-	double	   *pd = malloc(np * sizeof(double));
-	double	   *pc = malloc(np * sizeof(double));
-	double	   *pb = malloc(np * sizeof(double));
+	double	   *pd = malloc(4 * np * sizeof(double));
+	double	   *pc = malloc(4 * np * sizeof(double));
+	double	   *pb = malloc(4 * np * sizeof(double));
 
 	cg_data(n, d, &X, &y, 5);
 	rows.X = X;
@@ -387,24 +393,49 @@ test_newton_cg_matches_direct(void)
 			  "case %d: blocks of 100 rows changed the model", t);
 		unit_arena_free(&a);
 	}
-	/* three classes: one-vs-rest's outputs are the direct Newton's */
+	/* three and four classes: one-vs-rest's outputs are the direct Newton's */
+	for (int t = 0; t < 4; t++)
 	{
-		km_options	o;
+		static const char *const multi[2][12] = {
+			{"method", "logistic", "approximation", "nystrom", "components", "60",
+			"lambda", "0.001", "tol", "1e-8", "solver", "cg"},
+			{"method", "svm", "approximation", "nystrom", "components", "60",
+			"lambda", "0.001", "tol", "1e-8", "solver", "cg"},
+		};
+		uint32_t	k = t < 2 ? 3 : 4;
+		km_options	direct;
+		km_options	cg;
 		km_option_error oerr;
-		km_model	m;
+		km_model	md;
+		km_model	mc;
+		km_model	mb;
 		km_error	err;
 		unit_arena	a = {{0}, 0};
+		double		worst = 0.0;
 
-		newton_cg_classes(n, y, 3, cls, counts);
-		c.k = 3;
-		c.labels_bytes = 6;
+		newton_cg_classes(n, y, k, cls, counts);
+		for (uint32_t j = 0; j < k; j++)
+			CHECK(counts[j] > n / 10, "%u classes: class %u has %llu rows", k, j,
+				  (unsigned long long) counts[j]);
+		c.k = k;
+		c.labels = "a\0b\0c\0d";
+		c.labels_bytes = 2 * k;
 		rows.classes = &c;
 		rows.y = NULL;
-		CHECK(cg_options(cases[0], 6, &o, &oerr), "%s", oerr.message);
-		CHECK(newton_cg_train(&o, &rows, 3, 0, &a, P, 0, pd, &m, &err) == KM_ERR_INVALID &&
-			  strcmp(err.message, "solver \"cg\" trains one output") == 0 &&
-			  strstr(err.hint, "Remove \"solver\"") != NULL,
-			  "three classes: %s", err.message);
+		CHECK(cg_options(multi[t % 2], 5, &direct, &oerr) && cg_options(multi[t % 2], 6, &cg, &oerr),
+			  "%u classes: %s", k, oerr.message);
+		CHECK(newton_cg_train(&direct, &rows, k, 0, &a, P, np, pd, &md, &err) == KM_OK &&
+			  newton_cg_train(&cg, &rows, k, 0, &a, P, np, pc, &mc, &err) == KM_OK &&
+			  newton_cg_train(&cg, &rows, k, 100, &a, P, np, pb, &mb, &err) == KM_OK,
+			  "%u classes (%s): %s: %s", k, multi[t % 2][1], err.message, err.detail);
+		CHECK(mc.n_outputs == k && md.n_outputs == k && mc.converged, "%u classes (%s): q %u, converged %d",
+			  k, multi[t % 2][1], mc.n_outputs, (int) mc.converged);
+		for (size_t i = 0; i < np * k; i++)
+			worst = fmax(worst, fabs(pc[i] - pd[i]) / fmax(fabs(pd[i]), 1.0));
+		CHECK(worst < 1e-6, "%u classes (%s): cg and direct differ by %g relative", k,
+			  multi[t % 2][1], worst);
+		CHECK(memcmp(pb, pc, np * k * sizeof(double)) == 0,
+			  "%u classes (%s): blocks of 100 rows changed the model", k, multi[t % 2][1]);
 		unit_arena_free(&a);
 	}
 	free(pb);

@@ -188,75 +188,108 @@ cg_init(km_pass *pass, void *state)
 }
 
 km_status
-km_cg_solve(km_cg *cg, const km_host *host, km_pass *pass, const double *r,
-			double *a, km_error *err)
+km_cg_begin(km_cg *cg, const double *r, km_error *err)
 {
 	int			m = (int) cg->m;
-	double	   *w = cg->q + cg->m;
-	double		cnorm;
-	double		rs;
-	size_t		rows;
 
 	cg->iterations = 0;
 	cg->converged = false;
+	cg->stopped = false;
 	memcpy(cg->res, r, sizeof(double) * cg->m);
 	apply_bt(cg, cg->res);
-	cnorm = cblas_dnrm2(m, cg->res, 1);
+	cg->cnorm = cblas_dnrm2(m, cg->res, 1);
 	memset(cg->beta, 0, sizeof(double) * cg->m);
 	memcpy(cg->p, cg->res, sizeof(double) * cg->m);
-	rs = cnorm * cnorm;
-	if (!isfinite(cnorm))
+	cg->rs = cg->cnorm * cg->cnorm;
+	if (!isfinite(cg->cnorm))
 		return km_fail(err, KM_ERR_DIVERGED, "conjugate gradient diverged",
 					   "The preconditioned right-hand side of the %d centres is not finite.", m);
-	pass->state_bytes = sizeof(double) * cg->m;
-	if (pass->init == NULL)
-		pass->init = cg_init;
-	for (;;)
-	{
-		double		pq;
-		double		alpha;
-		double		rs_new;
+	return KM_OK;
+}
 
-		cg->residual = cnorm > 0.0 ? sqrt(rs) / cnorm : 0.0;
-		if (cg->residual <= cg->tol)
-		{
-			cg->converged = true;
-			break;
-		}
-		if (cg->iterations >= cg->max_iter)
-			break;
-		snprintf(pass->what, sizeof(pass->what), "%scg %d: residual %.3g",
-				 cg->label, cg->iterations + 1, cg->residual);
-		apply_b(cg, cg->p, cg->v);
-		if (km_pass_run(host, pass, cg->q, &rows, err) != KM_OK)
-			return err->status;
-		if (cg->L != NULL)
-			add_penalty(cg, cg->v, w, cg->q);
-		else
-			cg->apply(cg->apply_arg, cg->v, cg->q);
-		apply_bt(cg, cg->q);
-		pq = cblas_ddot(m, cg->p, 1, cg->q, 1);
-		if (!(pq > 0.0) || !isfinite(pq))
-			return km_fail(err, KM_ERR_DIVERGED, "conjugate gradient diverged",
-						   "Iteration %d met a direction of curvature %g (the system is positive definite in exact arithmetic); the residual was %g.",
-						   cg->iterations + 1, pq, cg->residual);
-		alpha = rs / pq;
-		cblas_daxpy(m, alpha, cg->p, 1, cg->beta, 1);
-		cblas_daxpy(m, -alpha, cg->q, 1, cg->res, 1);
-		rs_new = cblas_ddot(m, cg->res, 1, cg->res, 1);
-		cblas_dscal(m, rs_new / rs, cg->p, 1);
-		cblas_daxpy(m, 1.0, cg->res, 1, cg->p, 1);
-		rs = rs_new;
-		cg->iterations++;
+bool
+km_cg_want(km_cg *cg)
+{
+	if (cg->stopped)
+		return false;
+	cg->residual = cg->cnorm > 0.0 ? sqrt(cg->rs) / cg->cnorm : 0.0;
+	if (cg->residual <= cg->tol)
+		cg->converged = true;
+	if (cg->converged || cg->iterations >= cg->max_iter)
+	{
+		cg->stopped = true;
+		return false;
 	}
+	apply_b(cg, cg->p, cg->v);
+	return true;
+}
+
+km_status
+km_cg_advance(km_cg *cg, km_error *err)
+{
+	int			m = (int) cg->m;
+	double	   *w = cg->q + cg->m;
+	double		pq;
+	double		alpha;
+	double		rs_new;
+
+	if (cg->L != NULL)
+		add_penalty(cg, cg->v, w, cg->q);
+	else
+		cg->apply(cg->apply_arg, cg->v, cg->q);
+	apply_bt(cg, cg->q);
+	pq = cblas_ddot(m, cg->p, 1, cg->q, 1);
+	if (!(pq > 0.0) || !isfinite(pq))
+		return km_fail(err, KM_ERR_DIVERGED, "conjugate gradient diverged",
+					   "Iteration %d met a direction of curvature %g (the system is positive definite in exact arithmetic); the residual was %g.",
+					   cg->iterations + 1, pq, cg->residual);
+	alpha = cg->rs / pq;
+	cblas_daxpy(m, alpha, cg->p, 1, cg->beta, 1);
+	cblas_daxpy(m, -alpha, cg->q, 1, cg->res, 1);
+	rs_new = cblas_ddot(m, cg->res, 1, cg->res, 1);
+	cblas_dscal(m, rs_new / cg->rs, cg->p, 1);
+	cblas_daxpy(m, 1.0, cg->res, 1, cg->p, 1);
+	cg->rs = rs_new;
+	cg->iterations++;
+	return KM_OK;
+}
+
+void
+km_cg_end(km_cg *cg, const double *r, double *a)
+{
+	int			m = (int) cg->m;
+	double	   *w = cg->q + cg->m;
+
 	apply_b(cg, cg->beta, a);
 	cg->explained = 0.0;
 	if (cg->L == NULL)
-		return KM_OK;
+		return;
 	/* a^T H a = a^T r - beta^T res (H a = r - B^-T res), so RSS = syy - explained */
 	memcpy(w, a, sizeof(double) * cg->m);
 	cblas_dtrmv(CblasColMajor, CblasLower, CblasTrans, CblasNonUnit, m, cg->L, m, w, 1);
 	cg->explained = cblas_ddot(m, a, 1, r, 1) + cblas_ddot(m, cg->beta, 1, cg->res, 1) +
 		cg->lambda * cblas_ddot(m, w, 1, w, 1);
+}
+
+km_status
+km_cg_solve(km_cg *cg, const km_host *host, km_pass *pass, const double *r,
+			double *a, km_error *err)
+{
+	size_t		rows;
+
+	if (km_cg_begin(cg, r, err) != KM_OK)
+		return err->status;
+	pass->state_bytes = sizeof(double) * cg->m;
+	if (pass->init == NULL)
+		pass->init = cg_init;
+	while (km_cg_want(cg))
+	{
+		snprintf(pass->what, sizeof(pass->what), "%scg %d: residual %.3g",
+				 cg->label, cg->iterations + 1, cg->residual);
+		if (km_pass_run(host, pass, cg->q, &rows, err) != KM_OK ||
+			km_cg_advance(cg, err) != KM_OK)
+			return err->status;
+	}
+	km_cg_end(cg, r, a);
 	return KM_OK;
 }

@@ -67,6 +67,10 @@ typedef struct km_cg
 	double	   *p;				/* m: the search direction */
 	double	   *q;				/* m */
 	double	   *t;				/* KM_BLOCK_ROWS: Z v of a chunk */
+	/* the recurrence (km_cg_begin .. km_cg_end) */
+	double		rs;				/* squared preconditioned residual */
+	double		cnorm;			/* its norm at the start */
+	bool		stopped;		/* converged or at max_iter: no more passes */
 	/* after km_cg_solve */
 	int			iterations;		/* passes of Z^T (Z v) run */
 	double		residual;		/* relative preconditioned residual reached */
@@ -108,5 +112,18 @@ void		km_cg_hv_add(km_cg *cg, double *state, const double *Z, size_t rows);
  */
 km_status	km_cg_solve(km_cg *cg, const km_host *host, km_pass *pass, const double *r,
 						double *a, km_error *err);
+
+/*
+ * km_cg_solve's steps, for a caller that runs one pass for several CGs in
+ * lockstep (Newton-CG of q outputs, learn/newton.h): km_cg_begin from r;
+ * while km_cg_want (false once converged or at max_iter; true: cg->v is the
+ * point to multiply), the pass's product with cg->v into cg->q and
+ * km_cg_advance; then km_cg_end's a (may be r without L).  km_cg_solve is
+ * exactly these with one pass per iteration.
+ */
+km_status	km_cg_begin(km_cg *cg, const double *r, km_error *err);
+bool		km_cg_want(km_cg *cg);
+km_status	km_cg_advance(km_cg *cg, km_error *err);
+void		km_cg_end(km_cg *cg, const double *r, double *a);
 
 #endif							/* KM_LEARN_CG_H */

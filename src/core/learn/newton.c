@@ -64,6 +64,7 @@ km_primal_pass_start(km_primal_pass *ps, const km_primal_params *p,
 		km_primal_solver_init(&ps->solvers[c], ps->m);
 		ps->solvers[c].direction = ps->direction;
 		ps->solvers[c].direction_arg = ps->direction_arg;
+		ps->solvers[c].defer = ps->direction != NULL && ps->lockstep != NULL;
 	}
 }
 
@@ -124,6 +125,8 @@ km_primal_pass_step(km_primal_pass *ps, km_error *err, km_interrupt_fn interrupt
 {
 	uint32_t	m = ps->m;
 	size_t		nstate = km_primal_pass_state_doubles(ps);
+	size_t		N = (size_t) m + (ps->params.fit_intercept ? 1 : 0);
+	bool		pending = false;
 
 	ps->current = true;
 	for (uint32_t c = 0; c < ps->q; c++)
@@ -148,11 +151,38 @@ km_primal_pass_step(km_primal_pass *ps, km_error *err, km_interrupt_fn interrupt
 								interrupt);
 		if (st != KM_OK)
 			return st;
+		if (s->pending)
+		{
+			/* its direction with the others' (the step's work: minus the gradient) */
+			memcpy(ps->rhs + c * N, ps->swork, sizeof(double) * N);
+			pending = true;
+			ps->current = false;
+			continue;
+		}
 		if (ps->on_step != NULL)
 			ps->on_step(ps->on_step_arg, c, s);
 		if (!s->done || ps->before[m] != ps->intercepts[c] ||
 			memcmp(ps->before, coef, sizeof(double) * m) != 0)
 			ps->current = false;
+	}
+	if (!pending)
+		return KM_OK;
+	if (ps->lockstep(ps->direction_arg, err) != KM_OK)
+		return err->status;
+	for (uint32_t c = 0; c < ps->q; c++)
+	{
+		km_primal_solver *s = &ps->solvers[c];
+		km_status	st;
+
+		if (!s->pending)
+			continue;
+		st = km_primal_step_finish(s, &ps->params, ps->coef + (size_t) c * m,
+								   &ps->intercepts[c], ps->vecs + (size_t) c * 2 * m,
+								   ps->rhs + c * N, err, interrupt);
+		if (st != KM_OK)
+			return st;
+		if (ps->on_step != NULL)
+			ps->on_step(ps->on_step_arg, c, s);
 	}
 	return KM_OK;
 }
@@ -173,11 +203,19 @@ km_primal_pass_totals(const km_primal_pass *ps, double *objective,
 	}
 }
 
-/* Doubles of Newton-CG's own vectors: the CG's, the diagonal, the direction. */
-static size_t
+/* The CGs' structs, in doubles. */
+#define CG_STRUCT_DOUBLES ((sizeof(km_cg) + sizeof(double) - 1) / sizeof(double))
+
+/*
+ * Doubles of Newton-CG's own vectors, per output: the CG's, the diagonal,
+ * the direction, raw, the sum of weights, a Hessian-vector pass's sums, the
+ * CG's struct.
+ */
+static double
 cg_doubles(uint32_t m)
 {
-	return km_cg_vector_doubles(m + 1) + 2 * ((size_t) m + 1) + 2 * (size_t) m;
+	return (double) km_cg_vector_doubles(m + 1) + 3.0 * ((double) m + 1) + 2.0 * m + 1.0 +
+		(double) CG_STRUCT_DOUBLES;
 }
 
 size_t
@@ -185,13 +223,15 @@ km_newton_bytes(uint32_t m, uint32_t q, size_t block, size_t extra, bool cg)
 {
 	size_t		doubles = km_primal_pass_doubles(m, q, block, cg);
 	double		total = 8.0 * ((double) doubles + extra) + 4.0 * (double) block +
-		(double) sizeof(km_primal_solver) * q + 16.0 + (cg ? 8.0 * cg_doubles(m) : 0.0);
+		(double) sizeof(km_primal_solver) * q + 16.0 +
+		(cg ? 8.0 * q * cg_doubles(m) + (double) q : 0.0);
 
 	return doubles == 0 || total >= (double) (SIZE_MAX / 2) ? 0 : (size_t) total;
 }
 
 static km_status newton_cg_direction(void *arg, const km_primal_solver *s,
 									 const double *state, double *rhs, km_error *err);
+static km_status newton_cg_lockstep(void *arg, km_error *err);
 
 void
 km_newton_buffers(km_newton *nt, uint32_t m, uint32_t q, size_t block,
@@ -217,24 +257,50 @@ km_newton_buffers(km_newton *nt, uint32_t m, uint32_t q, size_t block,
 	ps->before = p;
 	p += (size_t) m + 1;
 	nt->hv = false;
+	nt->cur = 0;
 	ps->direction = NULL;
 	ps->direction_arg = NULL;
+	ps->lockstep = NULL;
+	ps->rhs = NULL;
+	nt->cgs = NULL;
+	nt->on = NULL;
 	if (cg)
 	{
-		km_cg_buffers(&nt->cg, m + 1, NULL, p);
-		p += km_cg_vector_doubles(m + 1);
-		nt->v = nt->cg.v;
+		size_t		N = (size_t) m + 1;
+
+		nt->cgs = (km_cg *) (void *) p;
+		p += CG_STRUCT_DOUBLES * q;
+		for (uint32_t c = 0; c < q; c++)
+		{
+			memset(&nt->cgs[c], 0, sizeof(km_cg));
+			km_cg_buffers(&nt->cgs[c], m + 1, NULL, p);
+			p += km_cg_vector_doubles(m + 1);
+		}
 		nt->diag = p;
-		p += (size_t) m + 1;
+		p += N * q;
 		nt->dir = p;
-		p += (size_t) m + 1;
+		p += N * q;
+		nt->hvout = p;
+		p += N * q;
 		nt->raw = p;
-		p += 2 * (size_t) m;
+		p += 2 * (size_t) m * q;
+		nt->W = p;
+		p += q;
 		ps->direction = newton_cg_direction;
 		ps->direction_arg = nt;
+		if (q > 1)
+		{
+			ps->lockstep = newton_cg_lockstep;
+			ps->rhs = nt->dir;
+		}
 	}
 	ps->solvers = (km_primal_solver *) (void *) p;
 	ps->yc = (uint32_t *) (void *) (ps->solvers + q);
+	if (cg)
+	{
+		nt->on = (bool *) (void *) (ps->yc + block);
+		memset(nt->on, 0, sizeof(bool) * q);
+	}
 }
 
 uint32_t
@@ -247,7 +313,7 @@ size_t
 km_newton_state_bytes(const km_newton *nt)
 {
 	if (nt->hv)
-		return sizeof(double) * km_newton_unknowns(nt);
+		return sizeof(double) * km_newton_unknowns(nt) * nt->ps.q;
 	return sizeof(double) * (km_primal_pass_state_doubles(&nt->ps) * nt->ps.q + nt->extra);
 }
 
@@ -259,29 +325,46 @@ km_newton_start(km_newton *nt, const km_primal_params *p, double *coef,
 	km_primal_pass_start(&nt->ps, p, coef, intercepts);
 }
 
+/* Output c's part in the pass asked now: still solving, or (a Hessian-vector pass of q > 1) multiplied. */
+static bool
+output_on(const km_newton *nt, uint32_t c)
+{
+	if (nt->hv && nt->ps.q > 1)
+		return nt->on[c];
+	return !nt->ps.solvers[c].done;
+}
+
 void
 km_newton_init_state(const km_newton *nt, double *states)
 {
 	size_t		nstate = km_primal_pass_state_doubles(&nt->ps);
+	uint32_t	N = km_newton_unknowns(nt);
 
 	if (nt->ps.cg && nt->Lw != NULL)
 	{
-		/* the pass's point unwhitened, once: L^-T coef, L^-T v */
+		/* each output's point unwhitened, once: L^-T coef, L^-T v */
 		int			m = (int) nt->ps.m;
 
-		memcpy(nt->raw, nt->ps.coef, sizeof(double) * m);
-		cblas_dtrsv(CblasColMajor, CblasLower, CblasTrans, CblasNonUnit, m, nt->Lw, m,
-					nt->raw, 1);
-		if (nt->hv)
+		for (uint32_t c = 0; c < nt->ps.q; c++)
 		{
-			memcpy(nt->raw + m, nt->v, sizeof(double) * m);
+			double	   *raw = nt->raw + (size_t) c * 2 * m;
+
+			if (nt->ps.q > 1 && !output_on(nt, c))
+				continue;
+			memcpy(raw, nt->ps.coef + (size_t) c * m, sizeof(double) * m);
 			cblas_dtrsv(CblasColMajor, CblasLower, CblasTrans, CblasNonUnit, m, nt->Lw, m,
-						nt->raw + m, 1);
+						raw, 1);
+			if (nt->hv)
+			{
+				memcpy(raw + m, nt->cgs[c].v, sizeof(double) * m);
+				cblas_dtrsv(CblasColMajor, CblasLower, CblasTrans, CblasNonUnit, m, nt->Lw, m,
+							raw + m, 1);
+			}
 		}
 	}
 	if (nt->hv)
 	{
-		memset(states, 0, sizeof(double) * km_newton_unknowns(nt));
+		memset(states, 0, sizeof(double) * N * nt->ps.q);
 		return;
 	}
 	/* each class's sums zeroed between interrupt checks (268 MB at m 8192) */
@@ -294,14 +377,15 @@ km_newton_init_state(const km_newton *nt, double *states)
 }
 
 /*
- * The loss's derivatives at a chunk's rows (Newton-CG, one output): f :=
+ * The loss's derivatives of output c at a chunk's rows (Newton-CG): f :=
  * the decision values, g := w L', h := w L'', each from the loss's own add
  * over the row alone with one feature 1 at coef 0 and b = f_i (the add's
  * sum w L' and sum w L'' are then the row's); sums (5, or NULL) += the
- * rows' first five sums.  false when a decision value is not finite.
+ * rows' first five sums.  One-vs-rest (q > 1): the rows of class c are
+ * its 1s.  false when a decision value is not finite.
  */
 static bool
-cg_derivs(km_newton *nt, const double *Z, size_t rows, const double *y,
+cg_derivs(km_newton *nt, uint32_t c, const double *Z, size_t rows, const double *y,
 		  const uint32_t *cls, const double *w, double *f, double *g, double *h,
 		  double *sums)
 {
@@ -309,14 +393,16 @@ cg_derivs(km_newton *nt, const double *Z, size_t rows, const double *y,
 	double	   *one = ps->scratch + 4 * ps->block;	/* [0] 1, [1] 0, then a row's sums and scratch */
 	double	   *st = one + 2;
 	double	   *sc = st + 8;
+	double		b = ps->intercepts[c];
 
 	one[0] = 1.0;
 	one[1] = 0.0;
 	cblas_dgemv(CblasRowMajor, CblasNoTrans, (int) rows, (int) ps->m, 1.0, Z, (int) ps->m,
-				nt->Lw != NULL ? nt->raw : ps->coef, 1, 0.0, f, 1);
+				nt->Lw != NULL ? nt->raw + (size_t) c * 2 * ps->m : ps->coef + (size_t) c * ps->m,
+				1, 0.0, f, 1);
 	for (size_t i = 0; i < rows; i++)
 	{
-		double		fi = f[i] + ps->intercepts[0];
+		double		fi = f[i] + b;
 		bool		ok;
 
 		memset(st, 0, sizeof(double) * 8);
@@ -324,7 +410,7 @@ cg_derivs(km_newton *nt, const double *Z, size_t rows, const double *y,
 			ok = ps->ops->primal_add(ps->fit, st, 1, one, 1, &y[i], one + 1, fi, sc, NULL);
 		else
 		{
-			uint32_t	yc = cls[i];
+			uint32_t	yc = ps->q == 1 ? cls[i] : (cls[i] == c ? 1 : 0);
 
 			ok = km_primal_add(st, 1, ps->params.loss, one, 1, &yc, w != NULL ? &w[i] : NULL,
 							   one + 1, fi, sc, NULL);
@@ -340,31 +426,46 @@ cg_derivs(km_newton *nt, const double *Z, size_t rows, const double *y,
 	return true;
 }
 
-/* Newton-CG's gradient pass: the first five sums, the gradient, h's column, the diagonal. */
+/*
+ * Newton-CG's gradient pass, every output still solving: the first five
+ * sums, the gradient, h's column, the diagonal.  false (*bad the output)
+ * when a decision value is not finite.
+ */
 static bool
-cg_add(km_newton *nt, double *state, const double *Z, size_t rows, const double *y,
-	   const uint32_t *cls, const double *w)
+cg_add(km_newton *nt, double *states, const double *Z, size_t rows, const double *y,
+	   const uint32_t *cls, const double *w, uint32_t *bad)
 {
 	km_primal_pass *ps = &nt->ps;
 	uint32_t	m = ps->m;
+	size_t		nstate = km_primal_pass_state_doubles(ps);
 	double	   *f = ps->scratch;
 	double	   *g = f + ps->block;
 	double	   *h = g + ps->block;
-	double	   *diag = state + CG_DIAG(m);
 
-	if (ps->solvers[0].done || rows == 0)
+	if (rows == 0)
 		return true;
-	if (!cg_derivs(nt, Z, rows, y, cls, w, f, g, h, state))
-		return false;
-	cblas_dgemv(CblasRowMajor, CblasTrans, (int) rows, (int) m, 1.0, Z, (int) m, g, 1,
-				1.0, state + KM_PRIMAL_GZ, 1);
-	cblas_dgemv(CblasRowMajor, CblasTrans, (int) rows, (int) m, 1.0, Z, (int) m, h, 1,
-				1.0, state + KM_PRIMAL_HZB(m), 1);
-	if (nt->Lw == NULL)			/* unwhitened features: Falkon's preconditioner instead */
-		for (size_t i = 0; i < rows; i++)
-			if (h[i] != 0.0)
-				for (uint32_t j = 0; j < m; j++)
-					diag[j] += h[i] * Z[i * m + j] * Z[i * m + j];
+	for (uint32_t c = 0; c < ps->q; c++)
+	{
+		double	   *state = states + c * nstate;
+		double	   *diag = state + CG_DIAG(m);
+
+		if (ps->solvers[c].done)
+			continue;
+		if (!cg_derivs(nt, c, Z, rows, y, cls, w, f, g, h, state))
+		{
+			*bad = c;
+			return false;
+		}
+		cblas_dgemv(CblasRowMajor, CblasTrans, (int) rows, (int) m, 1.0, Z, (int) m, g, 1,
+					1.0, state + KM_PRIMAL_GZ, 1);
+		cblas_dgemv(CblasRowMajor, CblasTrans, (int) rows, (int) m, 1.0, Z, (int) m, h, 1,
+					1.0, state + KM_PRIMAL_HZB(m), 1);
+		if (nt->Lw == NULL)		/* unwhitened features: Falkon's preconditioner instead */
+			for (size_t i = 0; i < rows; i++)
+				if (h[i] != 0.0)
+					for (uint32_t j = 0; j < m; j++)
+						diag[j] += h[i] * Z[i * m + j] * Z[i * m + j];
+	}
 	return true;
 }
 
@@ -374,49 +475,121 @@ km_newton_hv_add(km_newton *nt, double *state, const double *Z, size_t rows,
 {
 	km_primal_pass *ps = &nt->ps;
 	uint32_t	m = ps->m;
+	uint32_t	N = km_newton_unknowns(nt);
 	double	   *f = ps->scratch;
 	double	   *g = f + ps->block;
 	double	   *h = g + ps->block;
 	double	   *u = h + ps->block;
-	double		vb = ps->params.fit_intercept ? nt->v[m] : 0.0;
 
-	if (ps->solvers[0].done || rows == 0)
+	if (rows == 0)
 		return true;
-	if (!cg_derivs(nt, Z, rows, y, cls, w, f, g, h, NULL))
-		return false;
-	for (size_t i = 0; i < rows; i++)
-		u[i] = vb;
-	cblas_dgemv(CblasRowMajor, CblasNoTrans, (int) rows, (int) m, 1.0, Z, (int) m,
-				nt->Lw != NULL ? nt->raw + m : nt->v, 1, 1.0, u, 1);
-	for (size_t i = 0; i < rows; i++)
+	/* each output multiplied: its own D at its own point, its own v, its N sums */
+	for (uint32_t c = 0; c < ps->q; c++)
 	{
-		u[i] *= h[i];
-		if (ps->params.fit_intercept)
-			state[m] += u[i];
+		double	   *out = state + (size_t) c * N;
+		const double *v = nt->cgs[c].v;
+		double		vb = ps->params.fit_intercept ? v[m] : 0.0;
+
+		if (!output_on(nt, c))
+			continue;
+		if (!cg_derivs(nt, c, Z, rows, y, cls, w, f, g, h, NULL))
+			return false;
+		for (size_t i = 0; i < rows; i++)
+			u[i] = vb;
+		cblas_dgemv(CblasRowMajor, CblasNoTrans, (int) rows, (int) m, 1.0, Z, (int) m,
+					nt->Lw != NULL ? nt->raw + (size_t) c * 2 * m + m : v, 1, 1.0, u, 1);
+		for (size_t i = 0; i < rows; i++)
+		{
+			u[i] *= h[i];
+			if (ps->params.fit_intercept)
+				out[m] += u[i];
+		}
+		cblas_dgemv(CblasRowMajor, CblasTrans, (int) rows, (int) m, 1.0, Z, (int) m, u, 1,
+					1.0, out, 1);
 	}
-	cblas_dgemv(CblasRowMajor, CblasTrans, (int) rows, (int) m, 1.0, Z, (int) m, u, 1,
-				1.0, state, 1);
 	return true;
 }
 
-/* The CG's operator past a pass: q := q / W + lambda v (the coefficients' penalty, R = I). */
+/*
+ * The CG's operator past a pass, output nt->cur's: q := q / W + lambda v
+ * (the coefficients' penalty, R = I).
+ */
 static void
 cg_apply(void *arg, const double *v, double *q)
 {
 	km_newton  *nt = arg;
 	uint32_t	N = km_newton_unknowns(nt);
 	int			m = (int) nt->ps.m;
+	double		W = nt->W[nt->cur];
 
 	if (nt->Lw != NULL)			/* K^T (D u) whitened */
 		cblas_dtrsv(CblasColMajor, CblasLower, CblasNoTrans, CblasNonUnit, m, nt->Lw, m, q, 1);
 	for (uint32_t j = 0; j < N; j++)
-		q[j] = q[j] / nt->W + (j < nt->ps.m ? nt->ps.params.lambda * v[j] : 0.0);
+		q[j] = q[j] / W + (j < nt->ps.m ? nt->ps.params.lambda * v[j] : 0.0);
 }
 
 /*
- * A Newton-CG step's direction (primal.h km_primal_direction_fn): rhs :=
- * the CG's solution of (H / W + lambda I) d = rhs, Jacobi-preconditioned
- * by the Hessian's diagonal from the gradient pass, to the forcing term.
+ * Output c's CG set up from its gradient pass's sums (state) and its
+ * solver s: the diagonal (Jacobi past R's rm), the operator, the forcing
+ * term.  R: Falkon's factor in whitened coordinates, shared, or NULL.
+ */
+static void
+cg_setup(km_newton *nt, uint32_t c, const km_primal_solver *s, const double *state)
+{
+	km_primal_pass *ps = &nt->ps;
+	uint32_t	m = ps->m;
+	uint32_t	N = km_newton_unknowns(nt);
+	km_cg	   *cg = &nt->cgs[c];
+	double	   *diag = nt->diag + (size_t) c * N;
+	double		W = state[KM_PRIMAL_WSUM];
+
+	nt->W[c] = W;
+	for (uint32_t j = 0; j < m; j++)
+		diag[j] = state[CG_DIAG(m) + j] / W + ps->params.lambda;
+	if (N > m)
+		diag[m] = state[KM_PRIMAL_HBB] / W;
+	cg->lambda = ps->params.lambda;
+	cg->interrupt = nt->interrupt;
+	cg->rm = 0;
+	cg->R = NULL;
+	cg->L = NULL;
+	cg->m = N;
+	cg->tol = fmin(CG_FORCING_MAX, sqrt(s->grad_norm / s->grad_norm0));
+	cg->max_iter = KM_CG_MAX_ITER;
+	cg->diag = nt->no_precondition ? NULL : diag;
+	cg->apply = cg_apply;
+	cg->apply_arg = nt;
+}
+
+/*
+ * Falkon's R R^T = s L^T L + lambda I into nt->Rf (cg's order m for the
+ * while), s = hbb: the Hessian's scale sum w L'' / W; then cg's B = R^-T
+ * on the first m unknowns.
+ */
+static km_status
+cg_falkon(km_newton *nt, km_cg *cg, double hbb, km_error *err)
+{
+	uint32_t	m = nt->ps.m;
+	uint32_t	N = cg->m;
+	km_status	st;
+
+	cg->m = m;
+	cg->L = (double *) (uintptr_t) nt->Lw;
+	cg->R = nt->Rf;
+	st = km_cg_precondition(cg, fmax(hbb, 0.0), err);
+	cg->L = NULL;
+	cg->m = N;
+	if (st != KM_OK)
+		return st;
+	cg->rm = m;
+	return KM_OK;
+}
+
+/*
+ * A Newton-CG step's direction (primal.h km_primal_direction_fn, one
+ * output): rhs := the CG's solution of (H / W + lambda I) d = rhs,
+ * Jacobi-preconditioned by the Hessian's diagonal from the gradient pass
+ * (Falkon's over nystrom features), to the forcing term.
  */
 static km_status
 newton_cg_direction(void *arg, const km_primal_solver *s, const double *state,
@@ -426,47 +599,127 @@ newton_cg_direction(void *arg, const km_primal_solver *s, const double *state,
 	km_primal_pass *ps = &nt->ps;
 	uint32_t	m = ps->m;
 	uint32_t	N = km_newton_unknowns(nt);
+	km_cg	   *cg = &nt->cgs[0];
 	km_status	st;
 
 	if (ps->R != NULL)
 		return km_fail(err, KM_ERR_INVALID, "newton-cg takes the identity penalty",
 					   "The Newton-CG step adds lambda I; the fit gave an m x m penalty (m = %u).", m);
-	nt->W = state[KM_PRIMAL_WSUM];
-	for (uint32_t j = 0; j < m; j++)
-		nt->diag[j] = state[CG_DIAG(m) + j] / nt->W + ps->params.lambda;
-	if (N > m)
-		nt->diag[m] = state[KM_PRIMAL_HBB] / nt->W;
-	nt->cg.lambda = ps->params.lambda;
-	nt->cg.interrupt = nt->interrupt;
-	nt->cg.rm = 0;
-	nt->cg.R = NULL;
-	if (nt->Lw != NULL && !nt->no_precondition)
-	{
-		/* Falkon's in whitened coordinates: km_cg_precondition's s = n / m with n = sum w L'' / W */
-		nt->cg.m = m;
-		nt->cg.L = (double *) (uintptr_t) nt->Lw;
-		nt->cg.R = nt->Rf;
-		st = km_cg_precondition(&nt->cg, fmax(state[KM_PRIMAL_HBB] / nt->W, 0.0), err);
-		nt->cg.L = NULL;
-		if (st != KM_OK)
-			return st;
-		nt->cg.rm = m;
-	}
-	nt->cg.m = N;
-	nt->cg.tol = fmin(CG_FORCING_MAX, sqrt(s->grad_norm / s->grad_norm0));
-	nt->cg.max_iter = KM_CG_MAX_ITER;
-	nt->cg.diag = nt->no_precondition ? NULL : nt->diag;
-	nt->cg.apply = cg_apply;
-	nt->cg.apply_arg = nt;
-	snprintf(nt->cg.label, sizeof(nt->cg.label), "newton %d, ", s->iterations + 1);
+	nt->cur = 0;
+	cg_setup(nt, 0, s, state);
+	if (nt->Lw != NULL && !nt->no_precondition &&
+		cg_falkon(nt, cg, state[KM_PRIMAL_HBB] / nt->W[0], err) != KM_OK)
+		return err->status;
+	snprintf(cg->label, sizeof(cg->label), "newton %d, ", s->iterations + 1);
 	nt->hv = true;
 	nt->hv_pass->state_bytes = km_newton_state_bytes(nt);
-	st = km_cg_solve(&nt->cg, nt->host, nt->hv_pass, rhs, nt->dir, err);
+	st = km_cg_solve(cg, nt->host, nt->hv_pass, rhs, nt->dir, err);
 	nt->hv = false;
-	nt->cg_iterations += nt->cg.iterations;
+	nt->cg_iterations += cg->iterations;
 	if (st != KM_OK)
 		return st;
 	memcpy(rhs, nt->dir, sizeof(double) * N);
+	return KM_OK;
+}
+
+/*
+ * The directions of every output whose step waits (q > 1, ps->rhs): their
+ * CGs in lockstep, each iteration one Hessian-vector pass that multiplies
+ * the outputs still iterating (each stops on its own forcing term or
+ * KM_CG_MAX_ITER), preconditioned as newton_cg_direction's with one
+ * Falkon factor for all, at the mean of their Hessian scales.
+ */
+static km_status
+newton_cg_lockstep(void *arg, km_error *err)
+{
+	km_newton  *nt = arg;
+	km_primal_pass *ps = &nt->ps;
+	uint32_t	q = ps->q;
+	uint32_t	N = km_newton_unknowns(nt);
+	size_t		nstate = km_primal_pass_state_doubles(ps);
+	double		hbb = 0.0;
+	uint32_t	waiting = 0;
+	int			newton = 0;
+	size_t		rows;
+
+	if (ps->R != NULL)
+		return km_fail(err, KM_ERR_INVALID, "newton-cg takes the identity penalty",
+					   "The Newton-CG step adds lambda I; the fit gave an m x m penalty (m = %u).",
+					   ps->m);
+	for (uint32_t c = 0; c < q; c++)
+	{
+		const km_primal_solver *s = &ps->solvers[c];
+
+		nt->on[c] = false;
+		if (!s->pending)
+			continue;
+		cg_setup(nt, c, s, ps->states + c * nstate);
+		hbb += ps->states[c * nstate + KM_PRIMAL_HBB] / nt->W[c];
+		waiting++;
+		if (s->iterations + 1 > newton)
+			newton = s->iterations + 1;
+	}
+	if (nt->Lw != NULL && !nt->no_precondition)
+	{
+		km_cg	   *first = NULL;
+
+		for (uint32_t c = 0; c < q && first == NULL; c++)
+			if (ps->solvers[c].pending)
+				first = &nt->cgs[c];
+		if (cg_falkon(nt, first, hbb / waiting, err) != KM_OK)
+			return err->status;
+		for (uint32_t c = 0; c < q; c++)
+			if (ps->solvers[c].pending)
+			{
+				nt->cgs[c].R = nt->Rf;
+				nt->cgs[c].rm = ps->m;
+			}
+	}
+	for (uint32_t c = 0; c < q; c++)
+		if (ps->solvers[c].pending &&
+			km_cg_begin(&nt->cgs[c], ps->rhs + (size_t) c * N, err) != KM_OK)
+			return err->status;
+	for (int it = 1;; it++)
+	{
+		uint32_t	on = 0;
+		double		worst = 0.0;
+
+		for (uint32_t c = 0; c < q; c++)
+		{
+			nt->on[c] = ps->solvers[c].pending && km_cg_want(&nt->cgs[c]);
+			if (nt->on[c])
+			{
+				on++;
+				worst = fmax(worst, nt->cgs[c].residual);
+			}
+		}
+		if (on == 0)
+			break;
+		snprintf(nt->hv_pass->what, sizeof(nt->hv_pass->what),
+				 "newton %d, cg %d: residual %.3g, %u of %u classes", newton, it, worst, on,
+				 waiting);
+		nt->hv = true;
+		nt->hv_pass->state_bytes = km_newton_state_bytes(nt);
+		if (km_pass_run(nt->host, nt->hv_pass, nt->hvout, &rows, err) != KM_OK)
+		{
+			nt->hv = false;
+			return err->status;
+		}
+		nt->hv = false;
+		nt->cg_iterations++;
+		for (uint32_t c = 0; c < q; c++)
+		{
+			if (!nt->on[c])
+				continue;
+			memcpy(nt->cgs[c].q, nt->hvout + (size_t) c * N, sizeof(double) * N);
+			nt->cur = c;
+			if (km_cg_advance(&nt->cgs[c], err) != KM_OK)
+				return err->status;
+		}
+	}
+	for (uint32_t c = 0; c < q; c++)
+		if (ps->solvers[c].pending)
+			km_cg_end(&nt->cgs[c], ps->rhs + (size_t) c * N, ps->rhs + (size_t) c * N);
 	return KM_OK;
 }
 
@@ -478,7 +731,7 @@ km_newton_add(km_newton *nt, double *states, const double *Z, size_t rows,
 
 	*bad = 0;
 	if (ps->cg)
-		return cg_add(nt, states, Z, rows, y, cls, w);
+		return cg_add(nt, states, Z, rows, y, cls, w, bad);
 	if (ps->ops != NULL)
 		return ps->solvers[0].done ||
 			ps->ops->primal_add(ps->fit, states, ps->m, Z, rows, y, ps->coef,
@@ -496,15 +749,10 @@ km_newton_run(km_newton *nt, const km_host *host, km_pass *pass,
 	nt->host = host;
 	nt->hv = false;
 	nt->cg_iterations = 0;
-	if (nt->ps.cg && (nt->ps.q != 1 || nt->hv_pass == NULL))
-	{
-		km_fail(err, KM_ERR_INVALID, "solver \"cg\" trains one output",
-				"Newton-CG solves regression and two classes; this fit has %u outputs (one-vs-rest).",
-				nt->ps.q);
-		snprintf(err->hint, sizeof(err->hint), "%s",
-				 "Remove \"solver\" to train every class's output by the direct Newton.");
-		return err->status;
-	}
+	if (nt->ps.cg && nt->hv_pass == NULL)
+		return km_fail(err, KM_ERR_INVALID, "newton-cg has no Hessian-vector pass",
+					   "The caller of the Newton passes gave no pass for the products of %u outputs.",
+					   nt->ps.q);
 	while (km_primal_pass_begin(&nt->ps))
 	{
 		snprintf(pass->what, sizeof(pass->what), "newton pass %d", nt->passes + 1);
@@ -513,13 +761,21 @@ km_newton_run(km_newton *nt, const km_host *host, km_pass *pass,
 		nt->passes++;
 		if (nt->ps.cg && nt->Lw != NULL)
 		{
-			/* K^T g and K^T h whitened: L^-1 */
+			/* each output's K^T g and K^T h whitened: L^-1 */
 			int			m = (int) nt->ps.m;
+			size_t		nstate = km_primal_pass_state_doubles(&nt->ps);
 
-			cblas_dtrsv(CblasColMajor, CblasLower, CblasNoTrans, CblasNonUnit, m, nt->Lw, m,
-						nt->ps.states + KM_PRIMAL_GZ, 1);
-			cblas_dtrsv(CblasColMajor, CblasLower, CblasNoTrans, CblasNonUnit, m, nt->Lw, m,
-						nt->ps.states + KM_PRIMAL_HZB(m), 1);
+			for (uint32_t c = 0; c < nt->ps.q; c++)
+			{
+				double	   *state = nt->ps.states + c * nstate;
+
+				if (nt->ps.solvers[c].done)
+					continue;
+				cblas_dtrsv(CblasColMajor, CblasLower, CblasNoTrans, CblasNonUnit, m, nt->Lw, m,
+							state + KM_PRIMAL_GZ, 1);
+				cblas_dtrsv(CblasColMajor, CblasLower, CblasNoTrans, CblasNonUnit, m, nt->Lw, m,
+							state + KM_PRIMAL_HZB(m), 1);
+			}
 		}
 		if (km_primal_pass_step(&nt->ps, err, nt->interrupt) != KM_OK)
 		{

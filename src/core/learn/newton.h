@@ -11,8 +11,8 @@
  * a regression method's own (its ops' primal_add and primal_step over real
  * targets: svr's L2-loss epsilon-insensitive tube).
  *
- * Newton-CG ("solver": "cg", one output): the Newton pass then adds O(m)
- * sums only, the gradient and the Hessian's diagonal (no m x m Hessian:
+ * Newton-CG ("solver": "cg"): the Newton pass then adds O(m) sums per
+ * output only, the gradient and the Hessian's diagonal (no m x m Hessian:
  * the state's packed triangle is replaced by the m diagonal entries
  * sum w L'' z_j^2), and the step's system is solved by learn/cg.h's
  * conjugate gradient, each iteration one more pass (a Hessian-vector pass:
@@ -36,6 +36,20 @@
  * at a row are read from the loss's own add over that row with one
  * feature 1 at coef 0 and b = its decision value, so any loss (primal.h's
  * or a method's primal_add) serves.
+ *
+ * One-vs-rest (q > 1 outputs, Newton-CG): every output's Newton step is
+ * deferred where it would solve (primal.h defer), and the waiting outputs'
+ * CGs run in lockstep (km_cg_begin / want / advance / end): each iteration
+ * is ONE Hessian-vector pass whose state is q x N doubles, output c's
+ * products at c N (each at its own Newton point and D, with its own v),
+ * still additive and fixed-size; an output whose CG stopped (its own
+ * forcing term or KM_CG_MAX_ITER) or whose Newton is done is not multiplied
+ * (no flops; its N sums stay 0), and the pass's point carries which outputs
+ * it multiplies and their v (learn/point.h).  Over nystrom features the
+ * outputs share one Falkon factor R per Newton round, at the mean of their
+ * Hessian scales sum w L'' / W (one m x m factor, not q; each output's own
+ * intercept entry and forcing term).  With q = 1 the step asks its
+ * direction at once (newton_cg_direction), as before.
  */
 #ifndef KM_LEARN_NEWTON_H
 #define KM_LEARN_NEWTON_H
@@ -82,6 +96,14 @@ typedef struct km_primal_pass
 	/* Newton-CG: each solver's direction (primal.h km_primal_solver) */
 	km_primal_direction_fn direction;
 	void	   *direction_arg;
+	/*
+	 * Newton-CG of q > 1 outputs: the solvers defer their directions
+	 * (primal.h defer); after every output's step, lockstep solves the
+	 * pending ones' systems at once, from rhs (q x N, output c at c N:
+	 * minus its gradient) into rhs (its direction), and their steps end.
+	 */
+	km_status	(*lockstep) (void *arg, km_error *err);
+	double	   *rhs;
 	/* optional: called after each output's step (e.g. to log it) */
 	void		(*on_step) (void *arg, uint32_t c, const km_primal_solver *s);
 	void	   *on_step_arg;
@@ -138,17 +160,22 @@ typedef struct km_newton
 	km_interrupt_fn interrupt;
 	size_t		extra;			/* doubles of the pass's tallies after the sums */
 	int			passes;			/* Newton passes run */
-	/* Newton-CG (ps.cg): the inner solver and its Hessian-vector passes */
-	km_cg		cg;
-	bool		hv;				/* the passes asked now are Hessian-vector passes at v */
+	/*
+	 * Newton-CG (ps.cg): the inner solvers and their Hessian-vector passes,
+	 * one per output (q); output c's vectors at c N (c 2m for raw)
+	 */
+	km_cg	   *cgs;			/* q: output c's CG, its point cgs[c].v (N) */
+	bool		hv;				/* the passes asked now are Hessian-vector passes */
+	bool	   *on;				/* q: the outputs a Hessian-vector pass multiplies (q > 1) */
+	uint32_t	cur;			/* the output whose CG applies its operator */
 	bool		no_precondition;	/* CG without Jacobi's preconditioner (measurements) */
-	double	   *v;				/* N: the point of a Hessian-vector pass (cg.v) */
-	double	   *diag;			/* N */
-	double	   *dir;			/* N: the step the CG returns */
+	double	   *diag;			/* q x N */
+	double	   *dir;			/* q x N: the steps the CGs return (q = 1) */
+	double	   *hvout;			/* q x N: a Hessian-vector pass's sums (q > 1) */
 	const double *Lw;			/* nystrom: m x m lower L, the passes' features unwhitened; else NULL */
-	double	   *raw;			/* 2m: L^-T coef and L^-T v, the pass's (its init's) */
+	double	   *raw;			/* q x 2m: L^-T coef and L^-T v, the pass's (its init's) */
 	double	   *Rf;				/* with Lw: m x m, Falkon's R (the caller's memory) */
-	double		W;				/* the gradient pass's sum of weights */
+	double	   *W;				/* q: the gradient pass's sums of weights */
 	km_pass    *hv_pass;		/* the caller's: its add calls km_newton_hv_add */
 	const km_host *host;		/* km_newton_run's */
 	int			cg_iterations;	/* Hessian-vector passes run */

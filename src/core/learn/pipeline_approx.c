@@ -22,6 +22,7 @@
 #include "basis.h"
 #include "gp.h"
 #include "learn/cg.h"
+#include "learn/newton.h"
 #include "metrics.h"
 #include "model.h"
 #include "pipeline_approx.h"
@@ -71,6 +72,19 @@ primal_fit_doubles(uint32_t m)
 	return own == 0 || own > SIZE_MAX / 8 - PRIMAL_BLOCK ? 0 : own + PRIMAL_BLOCK;
 }
 
+/*
+ * Doubles of a primal fit by Newton-CG (learn/newton.h, one output): its
+ * O(m) buffers and a chunk's decision values; no m x m Hessian, step work
+ * nor identity penalty (Falkon's R is one of the plan's 2 m^2 below).
+ */
+static size_t
+newton_cg_fit_doubles(uint32_t m)
+{
+	size_t		bytes = km_newton_bytes(m, 1, PRIMAL_BLOCK, 0, true);
+
+	return bytes == 0 ? 0 : bytes / sizeof(double) + 1 + PRIMAL_BLOCK;
+}
+
 /* Bytes of "solver": "cg"'s passes over basis shape for n rows (INFINITY: beyond a factor). */
 static double
 cg_bytes(const km_basis *shape, size_t n)
@@ -102,7 +116,8 @@ km_train_plan_approx(size_t n, int d, uint32_t k, km_train_plan *plan)
 	plan->approximate = true;
 	if (ops != NULL && ops->primal_add != NULL)
 	{
-		size_t		fit = primal_fit_doubles(m);
+		size_t		fit = o->fit.solver == KM_SOLVER_CG ? newton_cg_fit_doubles(m) :
+			primal_fit_doubles(m);
 		size_t		feat = km_approx_features_doubles(&shape, PRIMAL_BLOCK);
 
 		if (fit == 0 || feat == 0)

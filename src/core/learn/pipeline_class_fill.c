@@ -10,11 +10,15 @@
 
 #include "basis.h"
 #include "classify.h"
+#include "learn/newton.h"
 #include "method.h"
 #include "pipeline_class_fill.h"
 #include "pipeline_approx_job.h"
 #include "primal_pass.h"
 #include "repr.h"
+
+/* The Newton pass's tally after the sums (pipeline_approx_classify.c's TALLY_DOUBLES). */
+#define CLASS_TALLY_DOUBLES 2
 
 void
 km_train_plan_approx_classes(size_t n, int d, uint32_t k, km_train_plan *plan)
@@ -32,6 +36,30 @@ km_train_plan_approx_classes(size_t n, int d, uint32_t k, km_train_plan *plan)
 		plan->ncand = (o->gammas.n > 0 ? o->gammas.n : 1) *
 			(o->lambdas.n > 0 ? o->lambdas.n : 1);
 	plan->basis_bytes = nstate == 0 || mmax > KM_APPROX_MAX_COMPONENTS ? 0 : sbytes;
+	if (o->fit.solver == KM_SOLVER_CG)
+	{
+		/*
+		 * Newton-CG (learn/newton.h): no m x m Hessian nor identity penalty,
+		 * O(q m) sums and vectors; the m x m factor L and Falkon's R (or,
+		 * while L is made, the factor's work)
+		 */
+		size_t		newton = km_newton_bytes(mmax, plan->q, PRIMAL_BLOCK, CLASS_TALLY_DOUBLES,
+											 true);
+
+		if (newton == 0)
+			plan->basis_bytes = 0;
+		plan->approx_bytes = 8.0 * (double) n * ((double) d + 0.5) +	/* the caller's copy */
+			8.0 * (double) n +	/* the rows' hashes, for the basis pass */
+			(double) sbytes +
+			8.0 * (2.0 * mmax * (double) mmax + 3.0 * mmax) +	/* L, R; factor's work */
+			(double) newton + 8.0 * plan->q * ((double) mmax + 1.0) +	/* Newton-CG, coef */
+			8.0 * PRIMAL_BLOCK * ((double) mmax + 2.0) + 8.0 * KM_XS_ROWS(n) * (double) d +
+			8.0 * (double) km_approx_features_doubles(&shape, PRIMAL_BLOCK) +
+			km_approx_centres_bytes(o, &shape);
+		plan->rows_bytes = 8.0 * (double) n * ((double) d + 0.5) + 8.0 * (double) n;
+		plan->cache_bytes = 8.0 * (double) n * mmax;
+		return;
+	}
 	plan->approx_bytes = 8.0 * (double) n * ((double) d + 0.5) +	/* the caller's hash-ordered copy */
 		8.0 * (double) n +		/* the rows' hashes, for the basis pass */
 		(double) sbytes +

@@ -116,10 +116,23 @@ km_point_put_newton(km_point_writer *w, const km_newton *nt)
 	km_point_put_doubles(w, ps->intercepts, ps->q);
 	for (uint32_t c = 0; c < ps->q; c++)
 		km_point_put_u32(w, ps->solvers[c].done ? 1 : 0);
-	/* Newton-CG: its flag, and a Hessian-vector pass's v */
+	/*
+	 * Newton-CG: its flag, and a Hessian-vector pass's v (q > 1: which
+	 * outputs it multiplies, and their v)
+	 */
 	km_point_put_u32(w, (ps->cg ? 1 : 0) | (nt->hv ? 2 : 0));
-	if (nt->hv)
-		km_point_put_doubles(w, nt->v, km_newton_unknowns(nt));
+	if (!nt->hv)
+		return;
+	if (ps->q == 1)
+	{
+		km_point_put_doubles(w, nt->cgs[0].v, km_newton_unknowns(nt));
+		return;
+	}
+	for (uint32_t c = 0; c < ps->q; c++)
+		km_point_put_u32(w, nt->on[c] ? 1 : 0);
+	for (uint32_t c = 0; c < ps->q; c++)
+		if (nt->on[c])
+			km_point_put_doubles(w, nt->cgs[c].v, km_newton_unknowns(nt));
 }
 
 km_status
@@ -153,8 +166,7 @@ km_point_get_newton(km_point_reader *r, km_newton *nt, uint32_t want_m, size_t b
 	if (!r->bad && r->left >= 4 * (size_t) q + 4)
 		memcpy(&flags, r->p + 4 * (size_t) q, sizeof(flags));
 	bytes = km_newton_bytes(m, q, block, extra, (flags & 1) != 0);
-	if (coef == NULL || b == NULL || bytes == 0 || flags > 3 || flags == 2 ||
-		((flags & 1) && q != 1))
+	if (coef == NULL || b == NULL || bytes == 0 || flags > 3 || flags == 2)
 		return km_point_bad(err, "Newton");
 	km_newton_buffers(nt, m, q, block, extra, (flags & 1) != 0, NULL, alloc(ctx, bytes));
 	ps->k = k;
@@ -171,10 +183,21 @@ km_point_get_newton(km_point_reader *r, km_newton *nt, uint32_t want_m, size_t b
 	}
 	(void) km_point_get_u32(r);	/* the flags, read above */
 	nt->hv = (flags & 2) != 0;
-	if (nt->hv)
+	if (nt->hv && q > 1)
+		for (uint32_t c = 0; c < q; c++)
+		{
+			uint32_t	on = km_point_get_u32(r);
+
+			if (on > 1 || (on != 0 && ps->solvers[c].done))
+				return km_point_bad(err, "Newton");
+			nt->on[c] = on != 0;
+		}
+	for (uint32_t c = 0; nt->hv && c < q; c++)
 	{
+		if (q > 1 && !nt->on[c])
+			continue;
 		v = km_point_get_doubles(r, km_newton_unknowns(nt));
-		if (v == NULL || !km_point_copy_doubles(nt->v, v, km_newton_unknowns(nt)))
+		if (v == NULL || !km_point_copy_doubles(nt->cgs[c].v, v, km_newton_unknowns(nt)))
 			return km_point_bad(err, "Newton");
 	}
 	return r->bad ? km_point_bad(err, "Newton") : KM_OK;

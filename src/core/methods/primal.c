@@ -278,27 +278,45 @@ km_primal_step(km_primal_solver *s, const km_primal_params *p,
 					   N, N, bad);
 	for (size_t j = 0; j < N; j++)
 		rhs[j] = -rhs[j];
+	/* slope = grad . dir = -rhs_before . dir: keep the gradient in dir's place */
+	memcpy(dir, rhs, m * sizeof(double));
+	s->gb = p->fit_intercept ? rhs[m] : 0.0;
+	if (s->direction != NULL)
+	{
+		km_status	st;
+
+		if (s->defer)
+		{
+			s->pending = true;
+			return KM_OK;
+		}
+		st = s->direction(s->direction_arg, s, state, rhs, err);
+		if (st != KM_OK)
+			return st;
+	}
+	else
+		LAPACKE_dpotrs(LAPACK_COL_MAJOR, 'L', (lapack_int) N, 1, H, (lapack_int) N,
+					   rhs, (lapack_int) N);
+	return km_primal_step_finish(s, p, coef, b, vecs, rhs, err, interrupt);
+}
+
+km_status
+km_primal_step_finish(km_primal_solver *s, const km_primal_params *p,
+					  double *coef, double *b, double *vecs, const double *rhs,
+					  km_error *err, km_interrupt_fn interrupt)
+{
+	uint32_t	m = s->m;
+	double	   *coef_prev = vecs;
+	double	   *dir = vecs + m;
+
+	s->pending = false;
 	{
 		double		slope = 0.0;
-		double		gcopy_dot;
 
-		/* slope = grad . dir = -rhs_before . dir: keep the gradient in dir's place */
-		memcpy(dir, rhs, m * sizeof(double));
-		gcopy_dot = p->fit_intercept ? rhs[m] : 0.0;
-		if (s->direction != NULL)
-		{
-			km_status	st = s->direction(s->direction_arg, s, state, rhs, err);
-
-			if (st != KM_OK)
-				return st;
-		}
-		else
-			LAPACKE_dpotrs(LAPACK_COL_MAJOR, 'L', (lapack_int) N, 1, H, (lapack_int) N,
-						   rhs, (lapack_int) N);
 		for (uint32_t j = 0; j < m; j++)
 			slope -= dir[j] * rhs[j];
 		if (p->fit_intercept)
-			slope -= gcopy_dot * rhs[m];
+			slope -= s->gb * rhs[m];
 		s->slope = slope;
 	}
 	memcpy(dir, rhs, m * sizeof(double));

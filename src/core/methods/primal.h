@@ -118,6 +118,15 @@ typedef struct km_primal_solver
 	/* NULL: the Newton system by Cholesky of the summed Hessian */
 	km_primal_direction_fn direction;
 	void	   *direction_arg;
+	/*
+	 * With direction: the caller solves several outputs' systems at once
+	 * (Newton-CG in lockstep, learn/newton.h): km_primal_step stops where
+	 * it would ask direction, pending set, work's first N doubles minus the
+	 * gradient; km_primal_step_finish takes the direction.
+	 */
+	bool		defer;
+	bool		pending;
+	double		gb;				/* pending: the gradient's intercept entry */
 } km_primal_solver;
 
 /* Doubles of the statistics: 5 + 2m + m(m+1)/2 (0 for m = 0 or too big). */
@@ -158,5 +167,14 @@ km_status	km_primal_step(km_primal_solver *s, const km_primal_params *p,
 						   const double *state, const double *R, double *coef,
 						   double *b, double *vecs, double *work,
 						   km_error *err, km_interrupt_fn interrupt);
+
+/*
+ * A deferred step's end (s->pending, s->defer): the point moves along d
+ * (N doubles: the solution of H d = minus the gradient) as km_primal_step
+ * would have moved it with direction's answer d.
+ */
+km_status	km_primal_step_finish(km_primal_solver *s, const km_primal_params *p,
+								  double *coef, double *b, double *vecs, const double *d,
+								  km_error *err, km_interrupt_fn interrupt);
 
 #endif							/* KM_PRIMAL_H */
