@@ -69,12 +69,25 @@ typedef struct ApproxCarry
 	uint32		fit_intercept;	/* 0 or 1 */
 	uint32		pad;
 	uint64		final_doubles;	/* the final's working memory as 0.3.0 counted it */
+	uint64		state_grant;	/* bytes a state counts (approx_state_bytes) */
 	double		lambdas[KM_APPROX_MAX_LAMBDAS];
 } ApproxCarry;
 
-/* Runs rebuilt here from carried bytes (their contexts under TopMemoryContext). */
+/*
+ * Runs rebuilt here from carried bytes, for the transaction (their
+ * contexts under TopTransactionContext, as pass_desc.c's rebuilt pass).
+ */
 static PassRun *carried[CARRIED_RUNS];
 static int	carried_next = 0;
+
+/* A carried run's context is going: forget it. */
+static void
+forget_carried(void *arg)
+{
+	for (int i = 0; i < CARRIED_RUNS; i++)
+		if (carried[i] == arg)
+			carried[i] = NULL;
+}
 
 static void
 bad_state(const char *detail)
@@ -282,7 +295,10 @@ flush_bufs_doubles(const km_basis *b)
 /*
  * The memory of a call's entry checked, and reserved in its context
  * (tc->cxt): a state, the pass's buffers and the solve, as 0.3.0 counted
- * them (the pass's own allocations are not counted again).
+ * them, so that a call's limits are what they were (the pass's own
+ * allocations are not counted again; not counted: the pass's and the
+ * carry's copies of the basis and the pass's KM_BLOCK_ROWS x d chunk of
+ * standardized rows, which 0.3.0 did not have).
  */
 static void
 train_call_memory(TrainCall *tc)
@@ -366,6 +382,7 @@ train_call_build(Jsonb *opts, const bytea *raw, struct varlena *datum)
 	approx_lambdas(&tc->opts, &tc->tail);
 	tc->tail.magic = APPROX_CARRY_MAGIC;
 	tc->tail.final_doubles = (uint64) flush_bufs_doubles(&tc->b);
+	tc->tail.state_grant = (uint64) approx_state_bytes(tc->b.m, tc->b.d, tc->basis_len);
 	train_call_memory(tc);
 	tc->x = palloc(sizeof(double) * tc->b.d);
 	tc->run = train_run(tc);
@@ -611,6 +628,7 @@ state_run(Datum d)
 	ApproxCarry t;
 	PassDescHeader dh;
 	MemoryContext cxt;
+	MemoryContextCallback *cb;
 	PassRun    *run;
 
 	for (int slot = 0; slot < CALL_SLOTS; slot++)
@@ -628,18 +646,24 @@ state_run(Datum d)
 		bad_state("The state carries no kernel_train pass.");
 	memcpy(&t, carry, sizeof(t));
 	memcpy(&dh, carry + sizeof(t), sizeof(dh));
-	if (t.magic != APPROX_CARRY_MAGIC || t.n_lambdas < 1 ||
+	if (t.magic != APPROX_CARRY_MAGIC || t.n_lambdas < 1 || t.state_grant > MaxAllocSize ||
 		t.n_lambdas > KM_APPROX_MAX_LAMBDAS || t.fit_intercept > 1 ||
 		dh.kind != KM_LEARN_SUMS_KIND)
 		bad_state("The state's settings or pass have invalid fields.");
 	for (int i = 0; i < t.n_lambdas; i++)
 		if (!isfinite(t.lambdas[i]) || !(t.lambdas[i] > 0.0))
 			bad_state("A lambda of the state is not a finite number > 0.");
-	/* built under the current context (an error frees it), then kept */
+	/* built under the current context (an error frees it), then kept for the transaction */
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "kernel_train carried pass",
 								ALLOCSET_DEFAULT_SIZES);
 	run = pass_run_from_carry(carry, len, sizeof(ApproxCarry), cxt);
-	MemoryContextSetParent(cxt, TopMemoryContext);
+	run->what = "kernel_train";
+	run->state_grant = (double) t.state_grant;
+	cb = MemoryContextAlloc(cxt, sizeof(MemoryContextCallback));
+	cb->func = forget_carried;
+	cb->arg = run;
+	MemoryContextRegisterResetCallback(cxt, cb);
+	MemoryContextSetParent(cxt, TopTransactionContext);
 	if (carried[carried_next] != NULL)
 		MemoryContextDelete(carried[carried_next]->cxt);
 	carried[carried_next] = run;
