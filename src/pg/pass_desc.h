@@ -292,11 +292,12 @@ extern void pass_state_row(PassRun *run, PassStateHeader *st, ArrayType *f,
 /*
  * A row its caller checked itself (its own errors): where its d features
  * go in st's buffer (a full buffer added first), then, once written, the
- * row taken with target y (pass_state_commit: a full buffer added).  For a
- * run of PASS_VALUES over every row, no folds: no split, hash or fold.
+ * row taken with target y and hash (pass_state_commit: a full buffer
+ * added).  For a run of PASS_VALUES or PASS_ANY over every row, no folds:
+ * no split or fold.
  */
 extern double *pass_state_slot(PassRun *run, PassStateHeader *st);
-extern void pass_state_commit(PassRun *run, PassStateHeader *st, double y);
+extern void pass_state_commit(PassRun *run, PassStateHeader *st, double y, uint64 hash);
 
 /*
  * A new state of run in cxt for a transition's first row: in the

@@ -431,14 +431,14 @@ pass_state_slot(PassRun *run, PassStateHeader *st)
 }
 
 void
-pass_state_commit(PassRun *run, PassStateHeader *st, double y)
+pass_state_commit(PassRun *run, PassStateHeader *st, double y, uint64 hash)
 {
 	BufView		v = buf_view(st);
 
-	Assert(run->rules.target == PASS_VALUES && run->rules.all_rows &&
-		   !run->rules.sides && run->rules.folds == 0);
+	Assert((run->rules.target == PASS_VALUES || run->rules.target == PASS_ANY) &&
+		   run->rules.all_rows && !run->rules.sides && run->rules.folds == 0);
 	v.y[st->nbuf] = y;
-	v.hash[st->nbuf] = 0;
+	v.hash[st->nbuf] = hash;
 	v.cls[st->nbuf] = 0;
 	v.fold[st->nbuf] = 0;
 	v.held[st->nbuf] = 0;

@@ -460,7 +460,10 @@ approx_state_match(Datum d, const TrainCall *tc, bool full)
 	if (st->key == run->key && st->carry_len == run->carry_len && !full)
 		return;
 	carry = pass_state_carry(d, &len);
-	if (carry != NULL && len == run->carry_len && memcmp(carry, run->carry, len) == 0)
+	if (carry == NULL || len < sizeof(ApproxCarry) ||
+		((const ApproxCarry *) carry)->magic != APPROX_CARRY_MAGIC)
+		bad_state("The state carries no kernel_train pass.");
+	if (len == run->carry_len && memcmp(carry, run->carry, len) == 0)
 		return;
 	/* the same descriptor (basis) behind other settings: the options differ */
 	if (carry != NULL && len == run->carry_len &&
@@ -472,8 +475,7 @@ approx_state_match(Datum d, const TrainCall *tc, bool full)
 				 errdetail("Row " INT64_FORMAT " of kernel_train has options that differ from the rows before it.",
 						   st->rows + st->skipped + 1),
 				 errhint("Pass the options as a constant or a query parameter.")));
-	if (carry == NULL)
-		bad_state("The state carries no kernel_train pass.");
+
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("the basis must be the same for every row of a kernel_train call"),
@@ -581,7 +583,7 @@ approx_put_row(FunctionCallInfo fcinfo, TrainCall *tc, PassStateHeader *st)
 						   bad + 1, what)));
 	if (st->nbuf + 1 == st->cap)
 		blas_setup();
-	pass_state_commit(tc->run, st, target);
+	pass_state_commit(tc->run, st, target, 0);
 	if (st->err.status != KM_OK)
 		km_raise(&st->err);
 	if (before / PROGRESS_ROWS != st->added / PROGRESS_ROWS)

@@ -30,23 +30,28 @@ CREATE FUNCTION patch(b bytea, off int, v bytea) RETURNS bytea LANGUAGE sql IMMU
 CREATE AGGREGATE basis_state(float8[], jsonb) (SFUNC = kernel_basis_sfunc, STYPE = bytea);
 CREATE AGGREGATE train_state(float8[], float8, jsonb, bytea) (SFUNC = kernel_train_basis_sfunc, STYPE = bytea);
 
--- km_basis_state (basis.h), offsets in the bytea without its length word:
+-- kernel_basis states (issue 28: the pass aggregate's, pass_desc.h): a
+-- header (magic 0, key 4, ..., d 20, ...), then the learner's basis pass
+-- state, km_basis_state (basis.h), whose offsets as a bytea without its
+-- length word (0.3.0's state) start at 656 (where its magic is):
 -- magic 0, version 4, kind 6, d 8, components 12, capacity 16,
--- n_centres 20, max_slot 24, ..., rows 68, data 76
+-- n_centres 20, max_slot 24, ..., rows 68, data 76; no buffered row once
+-- flat, then what the state carries (its pass's descriptor)
 CREATE TABLE crafted (name text PRIMARY KEY, state bytea);
 INSERT INTO crafted
 SELECT 'basis_ok', basis_state(f, '{"approximation": "nystrom", "components": 3, "seed": 1, "gamma": 0.5}')
 FROM sdata WHERE id <= 3;
-SELECT length(state) AS bytes, get_byte(state, 8) AS d, get_byte(state, 20) AS centres
+SELECT position('\x53424d4b'::bytea IN state) - 1 AS at, get_byte(state, 656 + 8) AS d,
+       get_byte(state, 656 + 20) AS centres
 FROM crafted WHERE name = 'basis_ok';
 -- a header that claims 200000 features over no data
-INSERT INTO crafted SELECT 'basis_d', patch(state, 8, le32(200000)) FROM crafted WHERE name = 'basis_ok';
+INSERT INTO crafted SELECT 'basis_d', patch(state, 656 + 8, le32(200000)) FROM crafted WHERE name = 'basis_ok';
 -- capacity (and components) 10^6 in a 3-row state
-INSERT INTO crafted SELECT 'basis_cap', patch(patch(state, 12, le32(1000000)), 16, le32(1000000))
+INSERT INTO crafted SELECT 'basis_cap', patch(patch(state, 656 + 12, le32(1000000)), 656 + 16, le32(1000000))
 FROM crafted WHERE name = 'basis_ok';
 -- more centres than the capacity; a max_slot beyond them
-INSERT INTO crafted SELECT 'basis_n', patch(state, 20, le32(4)) FROM crafted WHERE name = 'basis_ok';
-INSERT INTO crafted SELECT 'basis_slot', patch(state, 24, le32(7)) FROM crafted WHERE name = 'basis_ok';
+INSERT INTO crafted SELECT 'basis_n', patch(state, 656 + 20, le32(4)) FROM crafted WHERE name = 'basis_ok';
+INSERT INTO crafted SELECT 'basis_slot', patch(state, 656 + 24, le32(7)) FROM crafted WHERE name = 'basis_ok';
 -- a kernel_train state or a few bytes where a basis state belongs
 INSERT INTO crafted VALUES ('short', '\x5342'), ('empty', '');
 

@@ -38,6 +38,7 @@
 
 /* The memory host's blocks hold whole chunks of every pass: no row is copied. */
 KM_STATIC_ASSERT(KM_LEARN_SUMS_KIND == KM_PASS_KIND_SUMS, sums_kind_exported);
+KM_STATIC_ASSERT(KM_LEARN_BASIS_KIND == KM_PASS_KIND_BASIS, basis_kind_exported);
 KM_STATIC_ASSERT(KM_BLOCK_ROWS % PRIMAL_BLOCK == 0 && KM_BLOCK_ROWS % SUMS_BLOCK == 0,
 				 host_blocks_hold_chunks);
 
@@ -864,4 +865,28 @@ km_learn_sums_model(const km_pass *sums, const void *state, const km_sums_fit *f
 	return sums_solve(&job->b, (uint32_t) job->opts.components, state,
 					  fit->lambdas, fit->n_lambdas, fit->fit_intercept,
 					  fit->keep_gp, fit->evidence, fit->rows_skipped, env, m, err);
+}
+
+km_status
+km_learn_basis_pass(const km_options *o, int d, const km_train_env *env, km_pass **out,
+					km_error *err)
+{
+	approx_job *job = env->alloc(env->ctx, sizeof(approx_job));
+	km_rows    *rows = env->alloc(env->ctx, sizeof(km_rows));
+	size_t		sbytes = km_basis_state_bytes(o->approximation, (uint32_t) d,
+											  (uint32_t) o->components);
+
+	*out = NULL;
+	if (sbytes == 0)
+		return km_fail(err, KM_ERR_INVALID, "basis state is too large",
+					   "A basis state of %d features and %d components does not fit.",
+					   d, o->components);
+	memset(rows, 0, sizeof(*rows));
+	rows->n = 1;
+	rows->d = d;
+	km_approx_job_init(job, rows, NULL, env, o);
+	/* the pass aggregate's chunks: up to KM_BLOCK_ROWS rows (rebuild_basis's) */
+	job->Xs = km_approx_job_alloc(job, (size_t) KM_BLOCK_ROWS * d);
+	*out = basis_pass(job, sbytes);
+	return KM_OK;
 }

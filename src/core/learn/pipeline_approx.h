@@ -30,8 +30,20 @@ void		km_train_plan_approx(size_t n, int d, uint32_t k, km_train_plan *plan);
 km_status	km_learn_sums_pass(const void *basis, size_t len, const km_train_env *env,
 							   km_pass **out, km_error *err);
 
-/* The kind of that pass (learn/pass.h kind), as its descriptors store it. */
+/*
+ * The learner's basis pass (the sample step: every row into a reservoir
+ * by its hash, the scaler's sums) for options o resolved for rows of d
+ * features: the pass km_train's approximate roads ask first, here for the
+ * kernel_basis(features, options) aggregate, whose states are its states
+ * (basis.h km_basis_state; the rows' hashes the host's).  Memory from env.
+ */
+km_status	km_learn_basis_pass(const km_options *o, int d, const km_train_env *env,
+								km_pass **out, km_error *err);
+
+/* The kind of the sums pass (learn/pass.h kind), as its descriptors store it. */
 #define KM_LEARN_SUMS_KIND 2
+/* The kind of the basis pass. */
+#define KM_LEARN_BASIS_KIND 1
 
 /* What the solve from ridge's sums takes besides them. */
 typedef struct km_sums_fit
