@@ -312,7 +312,9 @@ kernel_basis_sfunc(PG_FUNCTION_ARGS)
 
 		if (given != h->state)
 			basis_state_match(PG_GETARG_DATUM(0), bc);
-		run = basis_run(bc, (int) pass_state_header(PG_GETARG_DATUM(0))->d);
+		/* the call site's own state: made with the run of its entry */
+		run = given == h->state && bc->run != NULL ? bc->run :
+			basis_run(bc, (int) pass_state_header(PG_GETARG_DATUM(0))->d);
 		st = pass_state_arg(PG_GETARG_DATUM(0), run, aggctx, true, &out);
 		if (given != h->state)
 		{
