@@ -19,7 +19,7 @@ GLUE_OBJS = $(addprefix src/pg/,kernel_ml.o pgutil.o json.o options.o split.o \
 	$(addprefix src/catalog/,catalog.o catalog_owner.o catalog_table.o catalog_query.o named_common.o named_train.o named_tasks.o named_regression.o named_classification.o passes.o deploy.o catalog_sql.o \
 	catalog_predict.o predict_citus.o passes_classify.o host_cursor.o catalog_score.o named_table.o module.o drift_named.o)
 # the pass aggregate and its host (issue 28, DESIGN-0.4.md step 5)
-GLUE_OBJS += src/pg/pass_desc.o src/sql/pass_agg.o src/catalog/host_agg.o
+GLUE_OBJS += src/pg/pass_desc.o src/pg/pass_state.o src/sql/pass_agg.o src/catalog/host_agg.o
 OBJS = $(CORE_OBJS) $(GLUE_OBJS) $(KM_ASAN_OBJS)
 
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql

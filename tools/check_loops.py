@@ -15,6 +15,9 @@ src/ with comments and string literals blanked (a regex pass, no compiler):
           src/core/learn/ and the aggregate host's transition and combine
           (src/pg/pass_desc.c, src/sql/pass_agg.c): no loop calls them past
           km_pass_feed.
+  sums    a pass's features and sums (km_approx_features(, km_primal_block_features(,
+          km_accum_gram_add() only in src/core/learn/: no file outside the learner
+          maps rows to features or adds them into sums.
   newton  the Newton: km_newton_run( only in src/core/learn/ and the core roads;
           the step (km_primal_pass_step(, ->primal_step(, km_primal_step()
           only in src/core/learn/newton.c (and where a step is defined).
@@ -37,7 +40,7 @@ from csource import blank, sources  # noqa: E402
 LEARN = r"src/core/learn/[^/]+\.c"
 ROADS = r"src/core/learn/pipeline[a-z_]*\.c"   # km_train's roads: the learner's compositions today
 HOSTS_FEED = r"src/pg/host_memory\.c|src/catalog/host_cursor\.c"
-HOSTS = HOSTS_FEED + r"|src/catalog/host_agg\.c|src/sql/pass_agg\.c|src/pg/pass_desc\.c"
+HOSTS = HOSTS_FEED + r"|src/catalog/host_agg\.c|src/sql/pass_agg\.c|src/pg/pass_desc\.c|src/pg/pass_state\.c"
 
 # (rule, call pattern, allowed files regex, {file: reason} for one-off exceptions)
 CALL_RULES = [
@@ -46,7 +49,17 @@ CALL_RULES = [
     ("runs", "a host's run", r"(?:->|\.)\s*run\s*\(", r"src/core/learn/pass\.c|" + HOSTS, {}),
     ("steps", "a pass's add / init / combine",
      r"\w*pass\w*\s*->\s*(?:add|init|combine)\s*\(",
-     LEARN + r"|src/pg/pass_desc\.c|src/sql/pass_agg\.c", {}),
+     LEARN + r"|src/pg/pass_desc\.c|src/pg/pass_state\.c|src/sql/pass_agg\.c", {}),
+    # a pass's features and sums are computed only by the learner's passes (learn/): no
+    # glue, host or other core file maps rows to features or adds them into sums
+    # (issue 28: the two-pass kernel_train's aggregate was the last, src/sql/approx.c)
+    ("sums", "a pass's features and sums (km_approx_features, km_primal_block_features, km_accum_gram_add)",
+     r"\b(?:km_approx_features|km_primal_block_features|km_accum_gram_add)\s*\(",
+     LEARN, {
+         "src/core/methods/primal_pass.c":
+             "km_primal_block_features' own definition: a representation's features then the whitening, "
+             "called by the learner's passes only",
+     }),
     ("newton", "km_newton_run", r"km_newton_run\s*\(", LEARN + "|" + ROADS, {}),
     ("newton", "km_primal_pass_step", r"km_primal_pass_step\s*\(", r"src/core/learn/newton\.c", {}),
     ("newton", "a method's primal_step op", r"->\s*primal_step\s*\(", r"src/core/learn/newton\.c", {}),

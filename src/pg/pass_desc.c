@@ -30,6 +30,8 @@
 /* The learner's pass of the statement this backend runs, and one rebuilt pass. */
 static PassRun *live_run = NULL;
 static PassRun *rebuilt_run = NULL;
+/* The runs their owners made (pass_run_make), while their contexts live. */
+static List *owned_runs = NIL;
 
 static void
 bad_desc(const char *detail) pg_attribute_noreturn();
@@ -375,17 +377,70 @@ forget_rebuilt(void *arg)
 		rebuilt_run = NULL;
 }
 
-/* km_train_env of a rebuilt pass: memory in its context, counted */
+/* What a pass's env allocates in: its context, and the label it is counted under (NULL: not). */
+typedef struct PassEnvCtx
+{
+	MemoryContext cxt;
+	const char *what;
+} PassEnvCtx;
+
+/* km_train_env of a rebuilt or owned pass: memory in its context, counted */
 static void *
 rebuilt_alloc(void *ctx, size_t bytes)
 {
-	(void) km_mem_reserve((MemoryContext) ctx, (double) bytes, "kernel_ml pass", false);
-	return MemoryContextAllocExtended((MemoryContext) ctx, Max(bytes, 1), MCXT_ALLOC_HUGE);
+	PassEnvCtx *e = ctx;
+
+	if (e->what != NULL)
+		(void) km_mem_reserve(e->cxt, (double) bytes, e->what, false);
+	return MemoryContextAllocExtended(e->cxt, Max(bytes, 1), MCXT_ALLOC_HUGE);
 }
 
 static void
 rebuilt_release(void *ctx, void *p)
 {
+}
+
+km_train_env *
+pass_env_make(MemoryContext cxt, const char *what)
+{
+	km_train_env *env = MemoryContextAllocZero(cxt, sizeof(km_train_env));
+	PassEnvCtx *e = MemoryContextAlloc(cxt, sizeof(PassEnvCtx));
+
+	e->cxt = cxt;
+	e->what = what;
+	env->ctx = e;
+	env->alloc = rebuilt_alloc;
+	env->release = rebuilt_release;
+	env->interrupt = km_interrupt;
+	return env;
+}
+
+/*
+ * The pass of run->desc (a copy in cxt, its rules decoded as untrusted
+ * bytes into run->rules), rebuilt in cxt by the core from its point.
+ */
+static km_pass *
+rebuild_pass(PassRun *run, MemoryContext cxt)
+{
+	PassDescHeader *h;
+	km_error	err;
+	km_pass    *pass;
+
+	desc_decode(run->desc, &run->rules, cxt);
+	h = (PassDescHeader *) run->desc;
+	if (km_pass_rebuild(h->kind, (const char *) run->desc + sizeof(PassDescHeader) + h->labels_len,
+						h->point_len, pass_env_make(cxt, "kernel_ml pass"), &pass, &err) != KM_OK)
+	{
+		err.status = KM_ERR_FORMAT;
+		km_raise(&err);
+	}
+	if (pass->state_bytes != h->state_bytes || pass->chunk != h->chunk || pass->ordered)
+		bad_desc(psprintf("Its pass \"%s\" has a state of %zu bytes and chunks of %zu rows; the descriptor gives %llu and %u.",
+						  pass->what, pass->state_bytes, pass->chunk,
+						  (unsigned long long) h->state_bytes, (unsigned) h->chunk));
+	pass->side = run->rules.side;
+	pass->fold = run->rules.fold;
+	return pass;
 }
 
 PassRun *
@@ -394,11 +449,7 @@ pass_desc_run(bytea *desc)
 	MemoryContext cxt;
 	MemoryContext old;
 	MemoryContextCallback *cb;
-	PassDescHeader *h;
 	PassRun    *run;
-	km_train_env *env;
-	km_error	err;
-	km_pass    *pass;
 	const PassDescRef *ref = NULL;
 
 	if (run_is(live_run, desc))
@@ -426,30 +477,11 @@ pass_desc_run(bytea *desc)
 		run->desc = palloc(VARSIZE(desc));
 		memcpy(run->desc, desc, VARSIZE(desc));
 	}
-	desc_decode(run->desc, &run->rules, cxt);
-	h = (PassDescHeader *) run->desc;
-	run->key = h->key;
-	run->cxt = cxt;
 	/* the rebuilt job keeps its env: it lives in cxt too */
-	env = palloc0(sizeof(km_train_env));
-	env->ctx = cxt;
-	env->alloc = rebuilt_alloc;
-	env->release = rebuilt_release;
-	env->interrupt = km_interrupt;
-	if (km_pass_rebuild(h->kind, (const char *) run->desc + sizeof(PassDescHeader) + h->labels_len,
-						h->point_len, env, &pass, &err) != KM_OK)
-	{
-		err.status = KM_ERR_FORMAT;
-		km_raise(&err);
-	}
-	if (pass->state_bytes != h->state_bytes || pass->chunk != h->chunk || pass->ordered)
-		bad_desc(psprintf("Its pass \"%s\" has a state of %zu bytes and chunks of %zu rows; the descriptor gives %llu and %u.",
-						  pass->what, pass->state_bytes, pass->chunk,
-						  (unsigned long long) h->state_bytes, (unsigned) h->chunk));
-	pass->side = run->rules.side;
-	pass->fold = run->rules.fold;
-	run->pass = pass;
-	run->chunk = pass->chunk > 0 ? pass->chunk : KM_BLOCK_ROWS;
+	run->pass = rebuild_pass(run, cxt);
+	run->key = ((PassDescHeader *) run->desc)->key;
+	run->cxt = cxt;
+	run->chunk = run->pass->chunk > 0 ? run->pass->chunk : KM_BLOCK_ROWS;
 	run->thr = km_holdout_threshold(run->rules.test_fraction);
 	run->hbuf = palloc(sizeof(double) * (run->rules.d + 1));
 	cb = palloc(sizeof(MemoryContextCallback));
@@ -459,6 +491,77 @@ pass_desc_run(bytea *desc)
 	MemoryContextSwitchTo(old);
 	/* the one before goes with its statement's context; this one is kept */
 	rebuilt_run = run;
+	return run;
+}
+
+/* An owned run's context is going: forget it. */
+static void
+forget_owned(void *arg)
+{
+	owned_runs = list_delete_ptr(owned_runs, arg);
+}
+
+bool
+pass_run_known(const PassRun *run)
+{
+	return run != NULL && (run == live_run || run == rebuilt_run ||
+						   list_member_ptr(owned_runs, run));
+}
+
+PassRun *
+pass_run_make(km_pass *pass, const PassRules *rules, const void *carry, Size carry_len,
+			  Size desc_off, MemoryContext cxt)
+{
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	PassRun    *run = palloc0(sizeof(PassRun));
+	MemoryContextCallback *cb;
+	char	   *copy = palloc(carry_len);
+
+	Assert(desc_off + sizeof(PassDescHeader) <= carry_len && desc_off % MAXIMUM_ALIGNOF == 0);
+	memcpy(copy, carry, carry_len);
+	run->carry = copy;
+	run->carry_len = carry_len;
+	run->desc = (bytea *) (copy + desc_off);
+	run->rules = *rules;
+	run->pass = pass;
+	run->chunk = pass->chunk > 0 ? pass->chunk : KM_BLOCK_ROWS;
+	run->cxt = cxt;
+	run->thr = km_holdout_threshold(rules->test_fraction);
+	run->hbuf = palloc(sizeof(double) * (rules->d + 1));
+	run->key = hash_bytes_extended((const unsigned char *) copy, (int) carry_len, KEY_SEED);
+	cb = palloc(sizeof(MemoryContextCallback));
+	cb->func = forget_owned;
+	cb->arg = run;
+	MemoryContextRegisterResetCallback(cxt, cb);
+	MemoryContextSwitchTo(TopMemoryContext);
+	owned_runs = lappend(owned_runs, run);
+	MemoryContextSwitchTo(old);
+	return run;
+}
+
+PassRun *
+pass_run_from_carry(const char *carry, Size carry_len, Size desc_off, MemoryContext cxt)
+{
+	Size		len = desc_off < carry_len ? carry_len - desc_off : 0;
+	PassRun		tmp;
+	PassRun    *run;
+	bytea	   *desc;
+	uint32		vl;
+
+	if (len < sizeof(PassDescHeader) || len > MaxAllocSize || desc_off % MAXIMUM_ALIGNOF != 0)
+		bad_desc("The state carries a descriptor shorter than its header.");
+	memcpy(&vl, carry + desc_off, sizeof(vl));
+	if (VARATT_IS_EXTENDED((bytea *) &vl) || VARSIZE(&vl) != len)
+		bad_desc(psprintf("The state carries %zu bytes of descriptor; its length word gives another length.",
+						  (size_t) len));
+	(void) km_mem_reserve(cxt, 2.0 * (double) carry_len, "kernel_ml pass", false);
+	desc = MemoryContextAlloc(cxt, len);
+	memcpy(desc, carry + desc_off, len);
+	memset(&tmp, 0, sizeof(tmp));
+	tmp.desc = desc;
+	tmp.pass = rebuild_pass(&tmp, cxt);
+	run = pass_run_make(tmp.pass, &tmp.rules, carry, carry_len, desc_off, cxt);
+	pfree(desc);
 	return run;
 }
 
@@ -475,374 +578,4 @@ pass_desc_run_of_key(uint64 key)
 			 errdetail("A state of the pass with key %016llx reached a combine or final function of a process that neither runs that pass nor read its descriptor.",
 					   (unsigned long long) key),
 			 errhint("Let kernel_model_train or kernel_train_query run the pass aggregate.")));
-}
-
-/* Bytes of one buffered row of d features: x, y, hash, class, fold, held. */
-static Size
-buf_row_bytes(int d)
-{
-	return sizeof(double) * (Size) d + sizeof(double) + sizeof(uint64) +
-		sizeof(uint32) + sizeof(int32) + sizeof(uint8);
-}
-
-/* Where a state's buffer starts: after its header and its pass state. */
-static Size
-buf_offset(bool external, uint64 state_bytes)
-{
-	Size		bo = MAXALIGN(sizeof(PassStateHeader));
-
-	if (!external)
-		bo = add_size(bo, MAXALIGN((Size) state_bytes));
-	return bo;
-}
-
-Size
-pass_state_size(const PassRun *run, bool external, Size cap)
-{
-	return add_size(buf_offset(external, run->pass->state_bytes),
-					mul_size(cap, buf_row_bytes(run->rules.d)));
-}
-
-PassStateHeader *
-pass_state_check(bytea *s, const PassRun *run)
-{
-	PassStateHeader *st = (PassStateHeader *) s;
-
-	if (VARATT_IS_EXTENDED(s) || VARSIZE(s) < sizeof(PassStateHeader) ||
-		st->magic != KM_PASS_STATE_MAGIC || st->key != run->key || st->external > 1 ||
-		(st->external && !(run->live && run->live_state_taken)) ||
-		st->state_bytes != run->pass->state_bytes || st->d != (uint32) run->rules.d ||
-		st->cap > run->chunk || st->nbuf > st->cap || st->rows < 0 ||
-		VARSIZE(s) != pass_state_size(run, st->external != 0, st->cap))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
-				 errmsg("invalid pass aggregate state"),
-				 errdetail("The state of %zu bytes is not one of pass \"%s\" (key %016llx).",
-						   (size_t) VARSIZE_ANY(s), run->pass->what,
-						   (unsigned long long) run->key),
-				 errhint("Pass states are written by the pass aggregate for its own statement; do not build or change one.")));
-	return st;
-}
-
-void *
-pass_state_data(const PassRun *run, PassStateHeader *st)
-{
-	if (st->external)
-		return run->live_state;
-	return (char *) st + MAXALIGN(sizeof(PassStateHeader));
-}
-
-/* The buffer's arrays of a state (cap rows each, laid out by its header). */
-typedef struct BufView
-{
-	double	   *X;
-	double	   *y;
-	uint64	   *hash;
-	uint32	   *cls;
-	int32	   *fold;
-	uint8	   *held;
-} BufView;
-
-static BufView
-buf_view(PassStateHeader *st)
-{
-	BufView		v;
-	Size		cap = st->cap;
-
-	v.X = (double *) ((char *) st + buf_offset(st->external != 0, st->state_bytes));
-	v.y = v.X + cap * (Size) st->d;
-	v.hash = (uint64 *) (v.y + cap);
-	v.cls = (uint32 *) (v.hash + cap);
-	v.fold = (int32 *) (v.cls + cap);
-	v.held = (uint8 *) (v.fold + cap);
-	return v;
-}
-
-/*
- * The state in memory is an expanded object (utils/expandeddatum.h): its
- * allocation holds a full chunk of rows, while its flat form, what a
- * parallel worker's tuple or Citus's worker_partial_agg ships, holds the
- * rows buffered only (cap = nbuf in the flat header).  nodeAgg and Citus
- * keep a read-write expanded state of the aggregate context's child in
- * place, so the transition fills the buffer without a copy per row.
- */
-typedef struct PassStateX
-{
-	ExpandedObjectHeader hdr;
-	PassStateHeader *st;		/* cap: a full chunk */
-	PassRun    *run;			/* its pass, in this process */
-} PassStateX;
-
-/*
- * The flat form's size.  A state is flattened when it leaves its process
- * (a parallel worker's tuple, Citus's worker_partial_agg text), after its
- * last row: the rows still buffered are added into its pass state first,
- * as the combine would add them (a partial chunk of the same rows), so
- * that no row travels, whatever the size of the pass state.
- */
-static Size
-psx_flat_size(ExpandedObjectHeader *eohptr)
-{
-	PassStateX *x = (PassStateX *) eohptr;
-	PassStateHeader *st = x->st;
-
-	/* its pass still this process's (live_run, rebuilt_run: this file's) */
-	if (st->nbuf > 0 && x->run != NULL && (x->run == live_run || x->run == rebuilt_run) &&
-		x->run->key == st->key)
-		pass_state_flush(x->run, st, st);
-
-	return add_size(buf_offset(st->external != 0, st->state_bytes),
-					mul_size(st->nbuf, buf_row_bytes((int) st->d)));
-}
-
-/* from's header, pass state and nbuf buffered rows into to (laid out for to->cap rows). */
-static void
-state_copy_into(PassStateHeader *to, PassStateHeader *from)
-{
-	BufView		a;
-	BufView		b;
-	Size		n = from->nbuf;
-	uint32		cap = to->cap;
-	int32		size = VARSIZE(to);
-
-	memcpy(to, from, sizeof(PassStateHeader));
-	to->cap = cap;
-	SET_VARSIZE(to, size);
-	if (!from->external && from->state_bytes > 0)
-		memcpy((char *) to + MAXALIGN(sizeof(PassStateHeader)),
-			   (char *) from + MAXALIGN(sizeof(PassStateHeader)), from->state_bytes);
-	a = buf_view(to);
-	b = buf_view(from);
-	memcpy(a.X, b.X, sizeof(double) * n * to->d);
-	memcpy(a.y, b.y, sizeof(double) * n);
-	memcpy(a.hash, b.hash, sizeof(uint64) * n);
-	memcpy(a.cls, b.cls, sizeof(uint32) * n);
-	memcpy(a.fold, b.fold, sizeof(int32) * n);
-	memcpy(a.held, b.held, n);
-}
-
-static void
-psx_flatten(ExpandedObjectHeader *eohptr, void *result, Size allocated_size)
-{
-	PassStateHeader *st = ((PassStateX *) eohptr)->st;
-	PassStateHeader *to = result;
-
-	Assert(allocated_size == psx_flat_size(eohptr));
-	memset(to, 0, MAXALIGN(sizeof(PassStateHeader)));
-	SET_VARSIZE(to, allocated_size);
-	to->cap = st->nbuf;
-	state_copy_into(to, st);
-}
-
-static const ExpandedObjectMethods pass_state_methods = {psx_flat_size, psx_flatten};
-
-/* The expanded state of a datum, or NULL when it is not one. */
-static PassStateX *
-state_expanded(Datum d)
-{
-	ExpandedObjectHeader *eoh;
-
-	if (!VARATT_IS_EXTERNAL_EXPANDED(DatumGetPointer(d)))
-		return NULL;
-	eoh = DatumGetEOHP(d);
-	return eoh->eoh_methods == &pass_state_methods ? (PassStateX *) eoh : NULL;
-}
-
-PassStateHeader *
-pass_state_new(PassRun *run, MemoryContext aggcxt, bool external, Datum *out)
-{
-	Size		size = pass_state_size(run, external, run->chunk);
-	MemoryContext objcxt;
-	PassStateX *x;
-	PassStateHeader *st;
-
-	(void) km_mem_reserve(aggcxt, (double) size, "kernel_ml pass", false);
-	objcxt = AllocSetContextCreate(aggcxt, "kernel_ml pass state", ALLOCSET_SMALL_SIZES);
-	x = MemoryContextAlloc(objcxt, sizeof(PassStateX));
-	EOH_init_header(&x->hdr, &pass_state_methods, objcxt);
-	st = km_alloc0_interruptible(objcxt, size);
-	SET_VARSIZE(st, size);
-	st->magic = KM_PASS_STATE_MAGIC;
-	st->key = run->key;
-	st->state_bytes = run->pass->state_bytes;
-	st->d = (uint32) run->rules.d;
-	st->cap = (uint32) run->chunk;
-	st->err.status = KM_OK;
-	st->external = external ? 1 : 0;
-	x->st = st;
-	x->run = run;
-	if (out != NULL)
-		*out = EOHPGetRWDatum(&x->hdr);
-	return st;
-}
-
-uint64
-pass_state_key(Datum d)
-{
-	PassStateX *x = state_expanded(d);
-	bytea	   *s;
-
-	if (x != NULL)
-		return x->st->key;
-	s = (bytea *) PG_DETOAST_DATUM(d);
-	if (VARSIZE(s) < sizeof(PassStateHeader) ||
-		((PassStateHeader *) s)->magic != KM_PASS_STATE_MAGIC)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
-				 errmsg("invalid pass aggregate state"),
-				 errdetail("The value of %zu bytes is not a kernel_ml pass state.",
-						   (size_t) VARSIZE(s)),
-				 errhint("Pass states are written by the pass aggregate for its own statement; do not build or change one.")));
-	return ((PassStateHeader *) s)->key;
-}
-
-PassStateHeader *
-pass_state_arg(Datum d, PassRun *run, MemoryContext cxt, bool writable, Datum *out)
-{
-	PassStateX *x = state_expanded(d);
-	PassStateHeader *st;
-	PassStateHeader *w;
-
-	if (x != NULL && x->st->key == run->key && x->st->cap == run->chunk &&
-		x->st->state_bytes == run->pass->state_bytes && x->st->d == (uint32) run->rules.d &&
-		(!writable || VARATT_IS_EXTERNAL_EXPANDED_RW(DatumGetPointer(d))))
-	{
-		/* ours, in place (a read-only one is read only) */
-		if (out != NULL)
-			*out = d;
-		return x->st;
-	}
-	st = pass_state_check((bytea *) PG_DETOAST_DATUM(d), run);
-	if (!writable)
-		return st;
-	/* a flat state (shipped, or copied): into a new one of a full chunk */
-	w = pass_state_new(run, cxt, st->external != 0, out);
-	state_copy_into(w, st);
-	return w;
-}
-
-void
-pass_state_flush(PassRun *run, PassStateHeader *st, PassStateHeader *from)
-{
-	km_pass    *pass = run->pass;
-	BufView		v = buf_view(from);
-	bool		labels = run->rules.target == PASS_FLOAT8_LABELS ||
-		run->rules.target == PASS_TEXT_LABELS;
-	km_block	b = {.n = from->nbuf, .d = run->rules.d, .X = v.X,
-		.y = labels ? NULL : v.y, .cls = labels ? v.cls : NULL,
-		.hash = v.hash, .fold = run->rules.folds > 0 ? v.fold : NULL,
-	.held = run->rules.sides ? v.held : NULL};
-	km_error	err;
-
-	if (from->nbuf == 0)
-		return;
-	if (from == st)
-		st->nbuf = 0;
-	if (st->err.status != KM_OK)
-		return;
-	if (pass->add(pass, &b, (size_t) st->added, pass_state_data(run, st), &err) != KM_OK)
-		st->err = err;
-	st->added += (int64) b.n;
-	if (run->live)
-	{
-		pass->rows_done += b.n;
-		if (pass->rows_all > 0)
-			km_progress_step("%zu of %zu rows", pass->rows_done, pass->rows_all);
-	}
-	CHECK_FOR_INTERRUPTS();
-}
-
-/* The class of a label (the descriptor's), or -1. */
-static int
-label_class(const PassRun *run, Datum y, double *key)
-{
-	const PassRules *r = &run->rules;
-
-	if (r->target == PASS_TEXT_LABELS)
-	{
-		text	   *t = DatumGetTextPP(y);
-		const char *s = VARDATA_ANY(t);
-		int			len = (int) VARSIZE_ANY_EXHDR(t);
-
-		*key = (double) hash_bytes((const unsigned char *) s, len);
-		for (int l = 0; l < r->nlabels; l++)
-			if (r->lab_len[l] == len && memcmp(r->lab_text[l], s, len) == 0)
-				return (int) r->lab_class[l];
-	}
-	else
-	{
-		double		v = DatumGetFloat8(y);
-
-		*key = v;
-		if (v == 0.0)
-			v = 0.0;
-		for (int l = 0; l < r->nlabels; l++)
-			if (r->lab_value[l] == v)
-				return (int) r->lab_class[l];
-	}
-	return -1;
-}
-
-void
-pass_state_row(PassRun *run, PassStateHeader *st, ArrayType *f, Datum y, bool ynull)
-{
-	const PassRules *r = &run->rules;
-	int			d = r->d;
-	BufView		v;
-	double	   *x;
-	double	   *hbuf = run->hbuf;
-	double		key;
-	int			cls = 0;
-	int			len;
-	bool		held;
-
-	if (f == NULL || ynull || st->err.status != KM_OK)
-		return;
-	/* a full buffer (a state handed in whole) is added before a row goes in */
-	if (st->nbuf >= st->cap)
-		pass_state_flush(run, st, st);
-	len = km_array_length(f, "a row of the pass");
-	if (len != d)
-		ereport(ERROR,
-				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("feature arrays must all have the same length"),
-				 errdetail("A row has %d features; the pass reads rows of %d.", len, d),
-				 errhint("Make the query return arrays of one length.")));
-	v = buf_view(st);
-	x = v.X + (Size) st->nbuf * d;
-	km_array_copy(f, d, x, "a row of the pass");
-	if (r->target == PASS_ANY)
-		key = 0.0;
-	else if (r->target == PASS_VALUES)
-	{
-		key = DatumGetFloat8(y);
-		if (!isfinite(key))
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_EXCEPTION),
-					 errmsg("target values must be finite"),
-					 errdetail("A target of the pass is %s.", float8out_internal(key)),
-					 errhint("Filter the rows with a non-finite target out of the query.")));
-	}
-	else if ((cls = label_class(run, y, &key)) < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("training query returned different rows on different passes"),
-				 errdetail("A training row of the %s pass has a label the counting pass did not read.",
-						   pnstrdup(run->pass->what, strcspn(run->pass->what, ":"))),
-				 errhint("Make the query repeatable: no random(), nextval() or other volatile filter; for a sample, use TABLESAMPLE ... REPEATABLE (seed).")));
-	held = km_row_held_out(x, d, key, r->seed, run->thr, hbuf);
-	if (held && !r->all_rows)
-		return;
-	v.held[st->nbuf] = held ? 1 : 0;
-	v.fold[st->nbuf] = r->folds > 0 ? km_row_fold(x, d, key, r->seed, r->folds, hbuf) : 0;
-	for (int j = 0; j < d; j++)
-		hbuf[j] = x[j] + 0.0;	/* -0 hashes as 0 (km_row_hashes) */
-	v.hash[st->nbuf] = hash_bytes_extended((const unsigned char *) hbuf,
-										   (int) (sizeof(double) * d), (uint64) r->seed);
-	v.y[st->nbuf] = r->target == PASS_VALUES ? key : 0.0;
-	v.cls[st->nbuf] = (uint32) cls;
-	st->nbuf++;
-	st->rows++;
-	if (st->nbuf == st->cap)
-		pass_state_flush(run, st, st);
 }

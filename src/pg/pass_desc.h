@@ -144,6 +144,8 @@ typedef struct PassStateHeader
 	uint32		external;		/* 1: its pass state is the learner's own (pass_desc_live) */
 	int64		added;			/* rows added into the pass state (the next add's first) */
 	int64		rows;			/* rows of the host's side read into it */
+	int64		skipped;		/* rows with a NULL feature array or target */
+	uint64		carry_len;		/* bytes its run carries (PassRun.carry), behind the rows when flat */
 	km_error	err;			/* the first failed add's (status KM_OK: none) */
 } PassStateHeader;
 
@@ -167,6 +169,17 @@ typedef struct PassRun
 	 */
 	void	   *live_state;
 	bool		live_state_taken;
+	/*
+	 * A run its owner made (pass_run_make): bytes every flat state of it
+	 * carries behind its rows, so that a process that runs no transition
+	 * (a parallel leader that only combines, a Citus coordinator) can
+	 * rebuild the run from a state alone (pass_run_from_carry); they hold
+	 * its descriptor, and the run is keyed by all of them.  NULL: none.
+	 */
+	const char *carry;
+	Size		carry_len;
+	const char *what;			/* label of its memory errors; NULL: "kernel_ml pass" */
+	double		state_grant;	/* bytes a new state counts; 0: its size and carry */
 } PassRun;
 
 /*
@@ -194,6 +207,41 @@ extern bytea *pass_desc_ref(const bytea *desc, const char *name);
  */
 extern PassRun *pass_desc_run(bytea *desc);
 
+/*
+ * A run of pass, which its owner built, in cxt and for as long as cxt
+ * lives: carry (copied, uncounted: its owner counts it) holds at desc_off
+ * (MAXALIGNed) the pass's descriptor (pass_desc_build's, with rules); every
+ * state carries it, and the run is keyed by a hash of all of it.  Neither
+ * live nor the rebuilt one: found by its owner, not by
+ * pass_desc_run_of_key.
+ */
+extern PassRun *pass_run_make(km_pass *pass, const PassRules *rules, const void *carry,
+							  Size carry_len, Size desc_off, MemoryContext cxt);
+
+/*
+ * The run of a state's carried bytes (pass_state_carry) whose descriptor
+ * starts at desc_off, as untrusted input: the descriptor checked as
+ * pass_desc_run checks one and its pass rebuilt, in cxt (a new run).
+ */
+extern PassRun *pass_run_from_carry(const char *carry, Size carry_len, Size desc_off,
+									MemoryContext cxt);
+
+/*
+ * The bytes a state datum carries (expanded or flat, bounds-checked as
+ * untrusted: 22P03), NULL with *len 0 when none.
+ */
+extern const char *pass_state_carry(Datum d, Size *len);
+
+/*
+ * The memory of a rebuilt or owned pass: from cxt, counted against
+ * kernel_ml.max_memory under what (NULL: not counted, its owner counts it).
+ */
+struct km_train_env;
+extern struct km_train_env *pass_env_make(MemoryContext cxt, const char *what);
+
+/* Is run one of this process's passes still (live, rebuilt or owned; its memory not freed)? */
+extern bool pass_run_known(const PassRun *run);
+
 /* The pass a state's key names in this process, or an error. */
 extern PassRun *pass_desc_run_of_key(uint64 key);
 
@@ -219,6 +267,13 @@ extern PassStateHeader *pass_state_new(PassRun *run, MemoryContext cxt, bool ext
 extern uint64 pass_state_key(Datum d);
 
 /*
+ * The header of a state datum (expanded, or flat and detoasted), its size
+ * and magic checked only (22P03): the rest is untrusted until
+ * pass_state_arg checks it against a run.
+ */
+extern PassStateHeader *pass_state_header(Datum d);
+
+/*
  * The state of datum d for run: an expanded one of ours in place (its
  * datum in *out), or a flat one checked (pass_state_check), read in place
  * or, when writable, copied into a new expanded state in cxt (*out).
@@ -233,6 +288,29 @@ extern PassStateHeader *pass_state_arg(Datum d, PassRun *run, MemoryContext cxt,
  */
 extern void pass_state_row(PassRun *run, PassStateHeader *st, ArrayType *f,
 						   Datum y, bool ynull);
+
+/*
+ * A row its caller checked itself (its own errors): where its d features
+ * go in st's buffer (a full buffer added first), then, once written, the
+ * row taken with target y and hash (pass_state_commit: a full buffer
+ * added).  For a run of PASS_VALUES or PASS_ANY over every row, no folds:
+ * no split or fold.
+ */
+extern double *pass_state_slot(PassRun *run, PassStateHeader *st);
+extern void pass_state_commit(PassRun *run, PassStateHeader *st, double y, uint64 hash);
+
+/*
+ * A new state of run in cxt for a transition's first row: in the
+ * learner's backend the first one adds into the learner's state in place
+ * (external), any other has its own pass state, initialized by the pass.
+ */
+extern PassStateHeader *pass_state_start(PassRun *run, MemoryContext cxt, Datum *out);
+
+/*
+ * The combine function of run's states: argument 1's rows into argument
+ * 0's (either may be NULL), in aggcxt; the result datum.
+ */
+extern Datum pass_states_combine(PassRun *run, FunctionCallInfo fcinfo, MemoryContext aggcxt);
 
 /* The buffered rows of from added into st's pass state (from's own when st == from). */
 extern void pass_state_flush(PassRun *run, PassStateHeader *st, PassStateHeader *from);

@@ -19,9 +19,6 @@
 #include "task.h"
 #include "train_rows.h"
 
-/* Flops of one uninterruptible BLAS piece (about 0.1 s on one core). */
-#define ROWS_PIECE_FLOPS 1e9
-
 void
 km_notice_skipped(int64 skipped, int64 used)
 {
@@ -201,30 +198,6 @@ km_train_env_palloc(km_train_env *env)
 	env->workspace = env_workspace;
 	env->release_workspace = env_release_workspace;
 	env->interrupt = km_interrupt;
-}
-
-void
-km_rows_features(const km_basis *b, const double *L, const double *Xs, int64 r,
-				 double *Z, double *fwork, int64 first_row)
-{
-	uint32		d = b->d;
-	uint32		m = b->m;
-	int64		piece;
-	km_error	err;
-
-	piece = (int64) km_primal_piece_rows(m, d, L != NULL, (size_t) r, ROWS_PIECE_FLOPS);
-	for (int64 p0 = 0; p0 < r; p0 += piece)
-	{
-		int64		pr = Min(piece, r - p0);
-
-		if (km_primal_block_features(b, L, Xs + (size_t) p0 * d, (size_t) pr,
-									 Z + (size_t) p0 * m, fwork, &err) != KM_OK)
-		{
-			elog(DEBUG1, "features of the block from row " INT64_FORMAT, first_row + p0 + 1);
-			km_raise(&err);
-		}
-		CHECK_FOR_INTERRUPTS();
-	}
 }
 
 /*

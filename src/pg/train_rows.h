@@ -94,17 +94,4 @@ typedef struct KmMemoryTimes
 
 void		km_memory_env(km_train_env *env, KmMemoryTimes *times);
 
-/*
- * Z (r x m, row-major) := the features of r standardized rows Xs (r x d)
- * under b, whitened by L (nystrom: z = L^-1 k(C, x); NULL for rff):
- * primal_pass.h's km_primal_block_features in pieces of at most about
- * 1e9 flops (a row costs about 2 m d, and m^2 more when whitened; at
- * m = 8192 a whole block would be seconds of BLAS that cannot be
- * interrupted), with an interrupt check after each.  fwork:
- * km_approx_features_doubles(b, r).  Raises on a feature that is not
- * finite (first_row: the block's first row, for a DEBUG1 line).
- */
-void		km_rows_features(const km_basis *b, const double *L, const double *Xs,
-							 int64 r, double *Z, double *fwork, int64 first_row);
-
 #endif							/* KM_TRAIN_ROWS_H */

@@ -1,20 +1,25 @@
 /*
  * approx.c - approximate kernel models in SQL (issue 12): the training
- * pass over a basis (approx_basis.c makes it), and the one-statement form.
- *
- * The training pass:
+ * pass over a basis (approx_basis.c makes it).
  *
  *   kernel_train(features float8[], target float8, options jsonb, basis bytea) RETURNS bytea
  *
- * Its state is the KM_ACCUM_GRAM state of the features z(x) (accum.h:
- * sum z z^T, sum z y, sum z, sum y, sum y^2, rows), followed in the same
- * bytea by a tail: a block of buffered standardized rows and targets
- * (so that each update of the sums is one GEMM + map for the features of
- * APPROX_BLOCK rows, km_approx_features, and one dsyrk + dgemv), the
- * settings the final function needs, and a copy of the basis (a final
- * function sees no argument but the state; the combine and final
- * functions compute the features of a buffer from it).  The size depends
- * on m, d and the basis only.
+ * A road of the pass machinery (issue 28): the pass is the learner's own
+ * sums pass over the given basis (learn/learner.h km_learn_sums_pass:
+ * ridge's m x m sums of the features z(x), 256 rows a chunk, the pass
+ * nystrom and rff ridge ask after their basis pass), its states the pass
+ * aggregate's (pass_desc.h, pass_state.c: an expanded object whose flat
+ * form ships no buffered row), its combine the pass aggregate's, and the
+ * final asks the learner for the model from the combined sums
+ * (km_learn_sums_model).  What this file keeps is the glue: the call
+ * site's cache of (options, basis) and the run built from them, issue 29's
+ * checks that every row has that basis and those options, and each row's
+ * errors.
+ *
+ * A state carries its run (PassRun.carry): the solve's settings (the
+ * lambdas, the intercept) and the sums pass's descriptor, so that a
+ * process that runs no transition (a parallel leader that only combines,
+ * a Citus coordinator) rebuilds the pass from a state, as untrusted bytes.
  */
 #include "postgres.h"
 
@@ -32,73 +37,56 @@
 #include "call_cache.h"
 #include "host_memory.h"
 #include "options.h"
+#include "pass_desc.h"
 #include "pgprogress.h"
 #include "pgutil.h"
+#include "pipeline_approx.h"
 #include "repr.h"
 #include "rowset.h"
 #include "train_paths.h"
 #include "train_rows.h"
 #include "model.h"
 #include "model_bytea.h"
-#include "pipeline_approx.h"
 #include "solve.h"
 
 PG_FUNCTION_INFO_V1(kernel_train_basis_sfunc);
 PG_FUNCTION_INFO_V1(kernel_train_basis_combine);
 PG_FUNCTION_INFO_V1(kernel_train_basis_final);
 
-#define APPROX_BLOCK 256
-#define APPROX_TAIL_MAGIC 0x4B4D4132u	/* "KMA2": rows, not features, buffered */
+#define APPROX_CARRY_MAGIC 0x4B4D4133u	/* "KMA3": the settings, then the descriptor */
 #define PROGRESS_ROWS 1000000
+/* Runs rebuilt from the states of other processes, kept at once. */
+#define CARRIED_RUNS 2
 
-typedef struct ApproxTail
+/*
+ * What a run carries in front of its descriptor: the solve's settings (a
+ * final function sees no argument but the state).
+ */
+typedef struct ApproxCarry
 {
-	uint32		magic;			/* APPROX_TAIL_MAGIC */
-	uint32		block;			/* APPROX_BLOCK */
-	uint32		pending;		/* rows buffered, not yet in the sums */
-	uint32		basis_bytes;	/* the basis copied behind the buffers */
-	uint32		d;				/* features of a buffered row */
-	uint32		pad;
-	int64		skipped;		/* rows with a NULL feature array or target */
+	uint32		magic;			/* APPROX_CARRY_MAGIC */
 	int32		n_lambdas;
 	uint32		fit_intercept;	/* 0 or 1 */
+	uint32		pad;
+	uint64		final_doubles;	/* the final's working memory as 0.3.0 counted it */
+	uint64		state_grant;	/* bytes a state counts (approx_state_bytes) */
 	double		lambdas[KM_APPROX_MAX_LAMBDAS];
-} ApproxTail;
+} ApproxCarry;
 
-/* Pointers into a state. */
-typedef struct ApproxParts
+/*
+ * Runs rebuilt here from carried bytes, for the transaction (their
+ * contexts under TopTransactionContext, as pass_desc.c's rebuilt pass).
+ */
+static PassRun *carried[CARRIED_RUNS];
+static int	carried_next = 0;
+
+/* A carried run's context is going: forget it. */
+static void
+forget_carried(void *arg)
 {
-	km_accum   *acc;
-	ApproxTail *t;
-	double	   *X;				/* block x d standardized rows, row-major */
-	double	   *y;				/* block */
-	char	   *basis;			/* basis_bytes */
-} ApproxParts;
-
-static Size
-approx_state_bytes(uint32 m, uint32 d, uint32 basis_bytes)
-{
-	Size		accb = km_accum_bytes(KM_ACCUM_GRAM, m);
-
-	if (accb == 0)
-		return 0;
-	return add_size(add_size(accb, MAXALIGN(sizeof(ApproxTail))),
-					add_size(mul_size(sizeof(double), mul_size(APPROX_BLOCK, (Size) d + 1)),
-							 MAXALIGN(basis_bytes)));
-}
-
-static ApproxParts
-approx_parts(km_accum *acc)
-{
-	ApproxParts p;
-	char	   *tail = (char *) acc + km_accum_bytes(KM_ACCUM_GRAM, acc->dim);
-
-	p.acc = acc;
-	p.t = (ApproxTail *) tail;
-	p.X = (double *) (tail + MAXALIGN(sizeof(ApproxTail)));
-	p.y = p.X + (Size) APPROX_BLOCK * p.t->d;
-	p.basis = (char *) (p.y + APPROX_BLOCK);
-	return p;
+	for (int i = 0; i < CARRIED_RUNS; i++)
+		if (carried[i] == arg)
+			carried[i] = NULL;
 }
 
 static void
@@ -110,136 +98,6 @@ bad_state(const char *detail)
 			 errdetail("%s", detail)));
 }
 
-/*
- * A state from elsewhere (a parallel worker, a shard, a caller's bytea),
- * checked as untrusted input: the sums, the tail, the basis.  Its basis
- * decoded into b.
- */
-static ApproxParts
-approx_check(km_accum *acc, Size len, km_basis *b)
-{
-	km_error	err;
-	Size		accb;
-	ApproxParts p;
-
-	if (len < sizeof(km_accum) + MAXALIGN(sizeof(ApproxTail)))
-		bad_state("The state is shorter than its header.");
-	accb = km_accum_bytes((km_accum_kind) acc->kind, acc->dim);
-	if (acc->kind != KM_ACCUM_GRAM || accb == 0 ||
-		len < accb + MAXALIGN(sizeof(ApproxTail)))
-		bad_state("The state's sums have an unknown kind or a wrong length.");
-	if (km_accum_validate(acc, accb, &err) != KM_OK)
-		km_raise(&err);
-	p.t = (ApproxTail *) ((char *) acc + accb);
-	if (p.t->magic != APPROX_TAIL_MAGIC || p.t->block != APPROX_BLOCK ||
-		p.t->d < 1 || p.t->d > (uint32) MaxAllocSize / sizeof(double) ||
-		p.t->pending > APPROX_BLOCK || p.t->skipped < 0 ||
-		p.t->n_lambdas < 1 || p.t->n_lambdas > KM_APPROX_MAX_LAMBDAS ||
-		p.t->fit_intercept > 1 ||
-		approx_state_bytes(acc->dim, p.t->d, p.t->basis_bytes) != len)
-		bad_state("The state's buffer has invalid fields.");
-	p = approx_parts(acc);
-	for (int i = 0; i < p.t->n_lambdas; i++)
-		if (!isfinite(p.t->lambdas[i]) || !(p.t->lambdas[i] > 0.0))
-			bad_state("A lambda of the state is not a finite number > 0.");
-	if (!km_all_finite(p.X, (Size) p.t->pending * p.t->d) ||
-		!km_all_finite(p.y, p.t->pending))
-		bad_state("A buffered row of the state is not finite.");
-	if (km_basis_decode(p.basis, p.t->basis_bytes, b, &err) != KM_OK)
-		km_raise(&err);
-	if (b->m != acc->dim || b->d != p.t->d)
-		bad_state("The state's basis and sums have different dimensions.");
-	return p;
-}
-
-/* Buffers of a flush: features (block x m), their work, m x m scratch. */
-typedef struct FlushBufs
-{
-	double	   *Z;
-	double	   *work;
-	double	   *scratch;
-} FlushBufs;
-
-static Size
-flush_bufs_doubles(const km_basis *b)
-{
-	return add_size(add_size(mul_size(APPROX_BLOCK, b->m),
-							 km_approx_features_doubles(b, APPROX_BLOCK) + 1),
-					mul_size(b->m, b->m));
-}
-
-/* The buffers in the current memory context. */
-static FlushBufs
-flush_bufs_make(const km_basis *b)
-{
-	FlushBufs	f;
-
-	f.Z = palloc_extended(mul_size(sizeof(double), mul_size(APPROX_BLOCK, b->m)), MCXT_ALLOC_HUGE);
-	f.work = palloc_extended(mul_size(sizeof(double), km_approx_features_doubles(b, APPROX_BLOCK) + 1),
-							 MCXT_ALLOC_HUGE);
-	f.scratch = palloc_extended(mul_size(sizeof(double), mul_size(b->m, b->m)), MCXT_ALLOC_HUGE);
-	return f;
-}
-
-/* flush_bufs_make, checked against max_memory first. */
-static FlushBufs
-flush_bufs_alloc(const km_basis *b)
-{
-	km_check_memory(8.0 * (double) flush_bufs_doubles(b), "kernel_train", false);
-	return flush_bufs_make(b);
-}
-
-static void
-flush_bufs_free(FlushBufs *f)
-{
-	pfree(f->Z);
-	pfree(f->work);
-	pfree(f->scratch);
-}
-
-/*
- * rows buffered standardized rows X with targets y into the sums of acc:
- * their features in one km_approx_features call, then one dsyrk + dgemv.
- */
-static void
-add_rows(km_accum *acc, const km_basis *b, const double *X, const double *y,
-		 uint32 rows, FlushBufs *f)
-{
-	km_error	err;
-
-	if (rows == 0)
-		return;
-	if (km_approx_features(b, X, rows, f->Z, f->work, &err) != KM_OK)
-		km_raise(&err);
-	km_accum_gram_add(acc, f->Z, y, rows, f->scratch, km_interrupt);
-}
-
-/* Buffered rows into the sums. */
-static void
-approx_flush(ApproxParts *p, const km_basis *b, FlushBufs *f)
-{
-	int64		before = p->acc->rows;
-
-	if (p->t->pending == 0)
-		return;
-	add_rows(p->acc, b, p->X, p->y, p->t->pending, f);
-	p->t->pending = 0;
-	CHECK_FOR_INTERRUPTS();
-	if (before / PROGRESS_ROWS != p->acc->rows / PROGRESS_ROWS)
-		km_progress_step("kernel_train statistics: " INT64_FORMAT " rows", p->acc->rows);
-}
-
-/* The lambdas to score: the options' grid, checked (memory_train.h), resolved. */
-static void
-approx_lambdas(const km_options *opts, ApproxTail *t)
-{
-	km_approx_check_lambdas(opts);
-	t->n_lambdas = opts->lambdas.n;
-	for (int i = 0; i < opts->lambdas.n; i++)
-		t->lambdas[i] = opts->lambdas.v[i];
-	t->fit_intercept = opts->fit_intercept ? 1 : 0;
-}
-
 /* Bytes of the solve besides the state: scratch m x m and km_approx_solve's work. */
 static double
 approx_solve_memory(uint32 m)
@@ -247,46 +105,32 @@ approx_solve_memory(uint32 m)
 	return 8.0 * ((double) m * m + (double) km_approx_solve_doubles(m) + 2.0 * m);
 }
 
-/*
- * The model from the sums (the core's solve and fill, km_train's too),
- * encoded into a new bytea; NULL when no row was added.
- */
-static bytea *
-approx_model(km_basis *b, uint32 components, km_accum *acc,
-			 const ApproxTail *t)
-{
-	km_train_env env;
-	km_error	err;
-	km_model	model;
-
-	if (acc->rows == 0)
-		return NULL;
-	km_train_env_palloc(&env);
-	km_blas_setup();
-	if (km_train_approx_solve(b, components, acc, t->lambdas, t->n_lambdas,
-							  t->fit_intercept != 0, false, false, (uint64) t->skipped, &env,
-							  &model, &err) != KM_OK)
-		km_raise(&err);
-	sscanf(KM_VERSION_STRING, "%hhu.%hhu.%hhu", &model.writer_version[0],
-		   &model.writer_version[1], &model.writer_version[2]);
-	return km_model_to_bytea(&model);
-}
-
 /* What the training pass keeps between rows: a call cache entry. */
 typedef struct TrainCall
 {
 	Jsonb	   *optjson;
 	km_options	opts;
-	ApproxTail	tail;			/* the lambdas and intercept a state must have */
+	ApproxCarry tail;			/* the lambdas and intercept a state must have */
 	char	   *basis;			/* an aligned copy, validated */
 	Size		basis_len;
 	char		toast_ptr[32];	/* the basis's TOAST pointer, when it came as one */
 	Size		toast_len;
-	km_basis	b;				/* its draw's W and b: km_basis_draw */
-	double	   *x;				/* d */
-	FlushBufs	f;				/* a block's features and scratch */
+	km_basis	b;				/* decoded (its scaler: each row's check) */
+	double	   *x;				/* d: a row standardized, checked */
+	PassRun    *run;			/* the learner's sums pass over the basis, carrying tail */
 	MemoryContext cxt;			/* the entry's own; what it keeps is counted (pgutil.h) */
 } TrainCall;
+
+/* The lambdas to score: the options' grid, checked (memory_train.h), resolved. */
+static void
+approx_lambdas(const km_options *opts, ApproxCarry *t)
+{
+	km_approx_check_lambdas(opts);
+	t->n_lambdas = opts->lambdas.n;
+	for (int i = 0; i < opts->lambdas.n; i++)
+		t->lambdas[i] = opts->lambdas.v[i];
+	t->fit_intercept = opts->fit_intercept ? 1 : 0;
+}
 
 /*
  * Whether the basis at raw is the entry's: every byte (issue 29: a basis
@@ -401,18 +245,114 @@ train_call_check_options(const km_options *opts, const km_basis *b)
 				 errhint("Train it in one statement, kernel_train(features, y, options) with \"approximation\" in the options, or by name with kernel_model_train.")));
 }
 
-/* The memory of a call's entry checked, and reserved in its context (tc->cxt). */
+/*
+ * The basis argument of this row was compared in full with the entry's
+ * (or found by its Datum): a constant's or parameter's Datum is kept, so
+ * that the next rows compare the pointer only (basis_arg_life).
+ */
+static void
+basis_arg_seen(FunctionCallInfo fcinfo, int basis_arg)
+{
+	CallHolder *h = fcinfo->flinfo->fn_extra;
+	BasisArgLife life = basis_arg_life(fcinfo, basis_arg);
+
+	h->basis = life == BASIS_PER_ROW ? NULL : DatumGetPointer(PG_GETARG_DATUM(basis_arg));
+	h->basis_scan = life == BASIS_PER_SCAN;
+}
+
+/* Rows of 0.3.0's state buffer, the chunk of the sums pass. */
+#define APPROX_BLOCK 256
+/* 0.3.0's state tail: its header fields and the lambdas. */
+#define APPROX_TAIL_BYTES MAXALIGN(40 + 8 * KM_APPROX_MAX_LAMBDAS)
+
+/*
+ * Bytes a state counts against kernel_ml.max_memory: 0.3.0's (the m x m
+ * sums, a tail, a chunk of rows, the basis), within a few kB of a pass
+ * state's (its sums, a chunk of rows with their hash, class and fold
+ * columns, the run it carries), so that the limits of a call are as before.
+ */
+static Size
+approx_state_bytes(uint32 m, uint32 d, Size basis_bytes)
+{
+	Size		accb = km_accum_bytes(KM_ACCUM_GRAM, m);
+
+	if (accb == 0)
+		return 0;
+	return add_size(add_size(accb, APPROX_TAIL_BYTES),
+					add_size(mul_size(sizeof(double), mul_size(APPROX_BLOCK, (Size) d + 1)),
+							 MAXALIGN(basis_bytes)));
+}
+
+/* Doubles of the sums pass's buffers: a chunk's features, their work, m x m scratch. */
+static Size
+flush_bufs_doubles(const km_basis *b)
+{
+	return add_size(add_size(mul_size(APPROX_BLOCK, b->m),
+							 km_approx_features_doubles(b, APPROX_BLOCK) + 1),
+					mul_size(b->m, b->m));
+}
+
+/*
+ * The memory of a call's entry checked, and reserved in its context
+ * (tc->cxt): a state, the pass's buffers and the solve, as 0.3.0 counted
+ * them, so that a call's limits are what they were (the pass's own
+ * allocations are not counted again; not counted: the pass's and the
+ * carry's copies of the basis and the pass's KM_BLOCK_ROWS x d chunk of
+ * standardized rows, which 0.3.0 did not have).
+ */
 static void
 train_call_memory(TrainCall *tc)
 {
 	km_check_components_memory(tc->b.m, "kernel_train");
-	km_check_memory((double) approx_state_bytes(tc->b.m, tc->b.d, (uint32) tc->basis_len) +
+	km_check_memory((double) approx_state_bytes(tc->b.m, tc->b.d, tc->basis_len) +
 					8.0 * (double) flush_bufs_doubles(&tc->b) +
 					approx_solve_memory(tc->b.m), "kernel_train", false);
 	/* counted against kernel_ml.max_memory until the entry is evicted */
 	(void) km_mem_reserve(tc->cxt, (double) tc->basis_len +
 						  8.0 * ((double) flush_bufs_doubles(&tc->b) + (double) (tc->b.d + 1) * tc->b.m),
 						  "kernel_train", false);
+}
+
+/*
+ * The learner's sums pass over the entry's basis and its run, in the
+ * entry's context: the pass's descriptor (pass_desc_build, as the
+ * aggregate host writes one; built in a context of its own, gone once
+ * copied) behind the settings is what its states carry.
+ */
+static PassRun *
+train_run(TrainCall *tc)
+{
+	km_train_env *env = pass_env_make(tc->cxt, NULL);
+	MemoryContext tmp;
+	MemoryContext old;
+	km_pass    *pass;
+	km_error	err;
+	PassRules	rules;
+	bytea	   *desc;
+	char	   *carry;
+	Size		len;
+	PassRun    *run;
+
+	if (km_learn_sums_pass(tc->basis, tc->basis_len, env, &pass, &err) != KM_OK)
+		km_raise(&err);
+	memset(&rules, 0, sizeof(rules));
+	rules.d = (int) tc->b.d;
+	rules.target = PASS_VALUES;
+	rules.all_rows = true;
+	rules.side = KM_SIDE_ALL;
+	tmp = AllocSetContextCreate(tc->cxt, "kernel_train descriptor", ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(tmp);
+	desc = pass_desc_build(pass, &rules);
+	len = sizeof(ApproxCarry) + VARSIZE(desc);
+	carry = palloc(len);
+	memcpy(carry, &tc->tail, sizeof(ApproxCarry));
+	memcpy(carry + sizeof(ApproxCarry), desc, VARSIZE(desc));
+	MemoryContextSwitchTo(old);
+	run = pass_run_make(pass, &rules, carry, len, sizeof(ApproxCarry), tc->cxt);
+	MemoryContextDelete(tmp);
+	run->what = "kernel_train";
+	run->state_grant = (double) approx_state_bytes(tc->b.m, tc->b.d, tc->basis_len);
+	return run;
 }
 
 static TrainCall *
@@ -440,20 +380,22 @@ train_call_build(Jsonb *opts, const bytea *raw, struct varlena *datum)
 	km_options_resolve(&o, (int) tc->b.d);
 	tc->opts = o;
 	approx_lambdas(&tc->opts, &tc->tail);
+	tc->tail.magic = APPROX_CARRY_MAGIC;
+	tc->tail.final_doubles = (uint64) flush_bufs_doubles(&tc->b);
+	tc->tail.state_grant = (uint64) approx_state_bytes(tc->b.m, tc->b.d, tc->basis_len);
 	train_call_memory(tc);
-	km_basis_draw(&tc->b);
 	tc->x = palloc(sizeof(double) * tc->b.d);
-	tc->f = flush_bufs_alloc(&tc->b);
+	tc->run = train_run(tc);
 	MemoryContextSwitchTo(old);
 	return tc;
 }
 
 /*
  * The call's options and decoded basis, from the entry of the previous
- * row, another entry, or parsed anew.
+ * row, another entry, or parsed anew.  has_state: the row has a state.
  */
 static TrainCall *
-train_call(FunctionCallInfo fcinfo, Jsonb *opts, int basis_arg, const km_accum *acc)
+train_call(FunctionCallInfo fcinfo, Jsonb *opts, int basis_arg, bool has_state)
 {
 	CallHolder *h = km_call_holder(fcinfo);
 	TrainCall  *tc = km_call_bound(h, CALL_TRAIN);
@@ -468,7 +410,7 @@ train_call(FunctionCallInfo fcinfo, Jsonb *opts, int basis_arg, const km_accum *
 	 */
 	if (tc != NULL && h->basis != NULL &&
 		h->basis == DatumGetPointer(PG_GETARG_DATUM(basis_arg)) &&
-		(!h->basis_scan || (acc != NULL && h->own_states)) &&
+		(!h->basis_scan || (has_state && h->own_states)) &&
 		km_jsonb_same(tc->optjson, opts))
 		return tc;
 	if (tc != NULL && train_call_matches(tc, fcinfo, opts, basis_arg, &raw))
@@ -486,119 +428,137 @@ train_call(FunctionCallInfo fcinfo, Jsonb *opts, int basis_arg, const km_accum *
 	return km_call_bind(h, km_call_insert(CALL_TRAIN, tc->cxt, tc));
 }
 
-static km_accum *
-approx_state_create(MemoryContext aggctx, TrainCall *tc)
+/* The sums' dimension a state's header gives (untrusted: for a message only). */
+static uint32
+state_components(const PassStateHeader *st)
 {
-	Size		bytes = approx_state_bytes(tc->b.m, tc->b.d, (uint32) tc->basis_len);
-	km_accum   *acc;
-	ApproxParts p;
+	const km_accum *acc = (const km_accum *) ((const char *) st + MAXALIGN(sizeof(PassStateHeader)));
 
-	if (bytes == 0 || bytes > MaxAllocSize)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("kernel_train state is too large"),
-				 errdetail("A state of %u components would exceed 1 GB.", tc->b.m),
-				 errhint("Use fewer components.")));
-	km_mem_reserve(aggctx, (double) bytes, "kernel_train", false);
-	acc = km_alloc0_interruptible(aggctx, bytes);	/* m^2 / 2 sums: 268 MB at 8192 */
-	SET_VARSIZE(acc, bytes);
-	km_accum_init(acc, KM_ACCUM_GRAM, tc->b.m);
-	((ApproxTail *) ((char *) acc + km_accum_bytes(KM_ACCUM_GRAM, acc->dim)))->d = tc->b.d;
-	p = approx_parts(acc);
-	*p.t = tc->tail;
-	p.t->magic = APPROX_TAIL_MAGIC;
-	p.t->block = APPROX_BLOCK;
-	p.t->basis_bytes = (uint32) tc->basis_len;
-	p.t->d = tc->b.d;
-	memcpy(p.basis, tc->basis, tc->basis_len);
-	return acc;
+	if (st->external || st->state_bytes < sizeof(km_accum) ||
+		VARSIZE(st) < MAXALIGN(sizeof(PassStateHeader)) + sizeof(km_accum))
+		return 0;
+	return acc->dim;
 }
 
 /*
  * A state other than the one the call site used last (another group, an
  * INITCOND, a state reached through a fresh FmgrInfo, the state of a call
- * whose basis changed), checked in O(1) against the layout the
- * transition relies on (22P03), then against the call's basis and
- * options (22023): every byte of its basis, unless the call site made it
- * with this entry (!full).  The values of the sums are checked whole by
- * the combine and final functions.
+ * whose basis changed), checked against the call's run: its key (a hash
+ * of the basis's descriptor and the settings) and, unless the call site
+ * made it or checked it with this entry (!full), every byte it carries
+ * (issue 29).  Another basis or other options: 22023; its layout is
+ * checked by pass_state_arg (22P03).
  */
 static void
-approx_state_match(km_accum *acc, Size len, const TrainCall *tc, bool full)
+approx_state_match(Datum d, const TrainCall *tc, bool full)
 {
-	Size		accb;
-	ApproxParts p;
+	PassStateHeader *st = pass_state_header(d);
+	const PassRun *run = tc->run;
+	const char *carry;
+	Size		len;
 
-	if (len < sizeof(km_accum) + MAXALIGN(sizeof(ApproxTail)) ||
-		acc->magic != KM_ACCUM_MAGIC || acc->version != KM_ACCUM_VERSION ||
-		acc->kind != KM_ACCUM_GRAM)
-		bad_state("The state's header is not that of a kernel_train state.");
-	accb = km_accum_bytes(KM_ACCUM_GRAM, acc->dim);
-	if (accb == 0 || acc->ndoubles != km_accum_payload_doubles(KM_ACCUM_GRAM, acc->dim) ||
-		acc->rows < 0 || len < accb + MAXALIGN(sizeof(ApproxTail)))
-		bad_state("The state's sums have a wrong dimension or length.");
-	p.t = (ApproxTail *) ((char *) acc + accb);
-	if (p.t->magic != APPROX_TAIL_MAGIC || p.t->block != APPROX_BLOCK ||
-		p.t->d < 1 || p.t->d > (uint32) MaxAllocSize / sizeof(double) ||
-		p.t->pending >= APPROX_BLOCK || p.t->skipped < 0 ||
-		approx_state_bytes(acc->dim, p.t->d, p.t->basis_bytes) != len)
-		bad_state("The state's buffer has invalid fields.");
-	p = approx_parts(acc);
-	if (acc->dim != tc->b.m || p.t->d != tc->b.d || p.t->basis_bytes != tc->basis_len ||
-		(full && memcmp(p.basis + VARHDRSZ, tc->basis + VARHDRSZ, tc->basis_len - VARHDRSZ) != 0))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("the basis must be the same for every row of a kernel_train call"),
-				 errdetail("Row " INT64_FORMAT " has a basis of %u features and %u components that differs from the basis of the rows before it (%u features, %u components).",
-						   acc->rows + p.t->pending + p.t->skipped + 1, tc->b.d, tc->b.m,
-						   p.t->d, acc->dim),
-				 errhint("Pass one basis, as a constant, a scalar subquery or a query parameter.")));
-	if (p.t->n_lambdas != tc->tail.n_lambdas || p.t->fit_intercept != tc->tail.fit_intercept ||
-		p.t->n_lambdas < 1 || p.t->n_lambdas > KM_APPROX_MAX_LAMBDAS ||
-		memcmp(p.t->lambdas, tc->tail.lambdas, sizeof(double) * p.t->n_lambdas) != 0)
+	if (st->key == run->key && st->carry_len == run->carry_len && !full)
+		return;
+	carry = pass_state_carry(d, &len);
+	if (carry == NULL || len < sizeof(ApproxCarry) ||
+		((const ApproxCarry *) carry)->magic != APPROX_CARRY_MAGIC)
+		bad_state("The state carries no kernel_train pass.");
+	if (len == run->carry_len && memcmp(carry, run->carry, len) == 0)
+		return;
+	/* the same descriptor (basis) behind other settings: the options differ */
+	if (carry != NULL && len == run->carry_len &&
+		memcmp(carry + sizeof(ApproxCarry), run->carry + sizeof(ApproxCarry),
+			   len - sizeof(ApproxCarry)) == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("options must be the same for every row of an aggregate call"),
 				 errdetail("Row " INT64_FORMAT " of kernel_train has options that differ from the rows before it.",
-						   acc->rows + p.t->pending + p.t->skipped + 1),
+						   st->rows + st->skipped + 1),
 				 errhint("Pass the options as a constant or a query parameter.")));
-}
 
-/* The state argument, aligned for doubles. */
-static km_accum *
-approx_state_arg(FunctionCallInfo fcinfo, int argno, MemoryContext aggctx)
-{
-	bytea	   *raw;
-	km_accum   *acc;
-
-	if (PG_ARGISNULL(argno))
-		return NULL;
-	raw = PG_GETARG_BYTEA_P(argno);
-	acc = (km_accum *) raw;
-	if (((uintptr_t) acc) % MAXIMUM_ALIGNOF != 0)
-	{
-		acc = MemoryContextAlloc(aggctx, VARSIZE(raw));
-		memcpy(acc, raw, VARSIZE(raw));
-	}
-	return acc;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("the basis must be the same for every row of a kernel_train call"),
+			 errdetail("Row " INT64_FORMAT " has a basis of %u features and %u components that differs from the basis of the rows before it (%u features, %u components).",
+					   st->rows + st->skipped + 1, tc->b.d, tc->b.m,
+					   st->d, state_components(st)),
+			 errhint("Pass one basis, as a constant, a scalar subquery or a query parameter.")));
 }
 
 /*
- * The row of arguments 1 (features) and 2 (target), checked and
- * standardized by the basis's scaler, into the state's buffer.
+ * The aggregate state of this call site: argument 0, or a new one for its
+ * first row (*out: its datum).  Another state than the last one is
+ * checked against the call's basis and options (approx_state_match)
+ * unless this call site made it, or checked it, with this very entry
+ * (km_call_state_entry).
+ */
+static PassStateHeader *
+basis_call_state(FunctionCallInfo fcinfo, MemoryContext aggctx, TrainCall *tc, Datum *out)
+{
+	CallHolder *h = fcinfo->flinfo->fn_extra;
+	PassStateHeader *st;
+	Size		bytes;
+
+	if (PG_ARGISNULL(0))
+	{
+		bytes = add_size(pass_state_size(tc->run, false, tc->run->chunk),
+						 MAXALIGN(tc->run->carry_len));
+		if (bytes > MaxAllocSize || approx_state_bytes(tc->b.m, tc->b.d, tc->basis_len) == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("kernel_train state is too large"),
+					 errdetail("A state of %u components would exceed 1 GB.", tc->b.m),
+					 errhint("Use fewer components.")));
+		st = pass_state_start(tc->run, aggctx, out);
+		h->own_states = true;
+	}
+	else
+	{
+		Pointer		given = DatumGetPointer(PG_GETARG_DATUM(0));
+
+		if (given != h->state)
+			approx_state_match(PG_GETARG_DATUM(0), tc, km_call_state_entry(h, given) != h->id);
+		st = pass_state_arg(PG_GETARG_DATUM(0), tc->run, aggctx, true, out);
+		if (DatumGetPointer(*out) == given && given == h->state)
+			return st;
+	}
+	h->state = DatumGetPointer(*out);
+	km_call_state_seen(fcinfo, h->state);
+	return st;
+}
+
+/* BLAS threads of a chunk's add: one each in a parallel plan's processes. */
+static void
+blas_setup(void)
+{
+	/*
+	 * In a parallel plan the leader and each worker are one of several
+	 * processes sharing the cores: one BLAS thread each (two threads in
+	 * the leader beside two workers oversubscribe a 2-core machine).
+	 */
+	if (IsInParallelMode())
+		km_blas_setup_scoring();
+	else
+		km_blas_setup();
+}
+
+/*
+ * The row of arguments 1 (features) and 2 (target), checked (its
+ * standardization by the basis's scaler too), into the state's buffer;
+ * a full buffer is added by the learner's sums pass.
  */
 static void
-approx_buffer_row(FunctionCallInfo fcinfo, TrainCall *tc, ApproxParts *p)
+approx_put_row(FunctionCallInfo fcinfo, TrainCall *tc, PassStateHeader *st)
 {
-	km_accum   *acc = p->acc;
 	ArrayType  *arr;
 	double		target;
+	double	   *x;
 	int			d;
 	int			bad;
+	int64		before = st->added;
 	char		what[64];
 
-	snprintf(what, sizeof(what), "row " INT64_FORMAT,
-			 acc->rows + p->t->pending + p->t->skipped + 1);
+	snprintf(what, sizeof(what), "row " INT64_FORMAT, st->rows + st->skipped + 1);
 	arr = PG_GETARG_ARRAYTYPE_P(1);
 	d = km_array_length(arr, what);
 	if ((uint32) d != tc->b.d)
@@ -612,76 +572,22 @@ approx_buffer_row(FunctionCallInfo fcinfo, TrainCall *tc, ApproxParts *p)
 				(errcode(ERRCODE_DATA_EXCEPTION),
 				 errmsg("target values must be finite"),
 				 errdetail("The target of %s is not finite.", what)));
-	km_array_copy(arr, d, tc->x, what);
-	bad = km_standardize_row(tc->x, d, tc->b.mean, tc->b.scale,
-							 p->X + (Size) p->t->pending * d);
+	x = pass_state_slot(tc->run, st);
+	km_array_copy(arr, d, x, what);
+	bad = km_standardize_row(x, d, tc->b.mean, tc->b.scale, tc->x);
 	if (bad >= 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 				 errmsg("standardized feature is out of range for type double precision"),
 				 errdetail("Feature %d of %s overflowed when standardized by the basis's scaler.",
 						   bad + 1, what)));
-	p->y[p->t->pending++] = target;
-}
-
-/*
- * The aggregate state of this call site: acc, or a new one for its first
- * row.  Another state than the last one (another group, an INITCOND, a
- * state reached through a fresh FmgrInfo) is checked against the call's
- * basis and options (approx_state_match, every byte of the basis) unless
- * this call site made it, or checked it, with this very entry
- * (km_call_state_entry).
- */
-static km_accum *
-basis_call_state(FunctionCallInfo fcinfo, MemoryContext aggctx, km_accum *acc,
-				 TrainCall *tc)
-{
-	CallHolder *h = fcinfo->flinfo->fn_extra;
-
-	if (acc == NULL)
-	{
-		h->state = acc = approx_state_create(aggctx, tc);
-		h->own_states = true;
-		km_call_state_seen(fcinfo, acc);
-	}
-	else if (acc != h->state)
-	{
-		approx_state_match(acc, VARSIZE(acc), tc, km_call_state_entry(h, acc) != h->id);
-		h->state = acc;
-		km_call_state_seen(fcinfo, acc);
-	}
-	return acc;
-}
-
-/*
- * The basis argument of this row was compared in full with the entry's
- * (or found by its Datum): a constant's or parameter's Datum is kept, so
- * that the next rows compare the pointer only (basis_arg_life).
- */
-static void
-basis_arg_seen(FunctionCallInfo fcinfo, int basis_arg)
-{
-	CallHolder *h = fcinfo->flinfo->fn_extra;
-	BasisArgLife life = basis_arg_life(fcinfo, basis_arg);
-
-	h->basis = life == BASIS_PER_ROW ? NULL : DatumGetPointer(PG_GETARG_DATUM(basis_arg));
-	h->basis_scan = life == BASIS_PER_SCAN;
-}
-
-/* A full block of buffered rows into the sums. */
-static void
-basis_flush_block(ApproxParts *p, TrainCall *tc)
-{
-	/*
-	 * In a parallel plan the leader and each worker are one of several
-	 * processes sharing the cores: one BLAS thread each (two threads in
-	 * the leader beside two workers oversubscribe a 2-core machine).
-	 */
-	if (IsInParallelMode())
-		km_blas_setup_scoring();
-	else
-		km_blas_setup();
-	approx_flush(p, &tc->b, &tc->f);
+	if (st->nbuf + 1 == st->cap)
+		blas_setup();
+	pass_state_commit(tc->run, st, target, 0);
+	if (st->err.status != KM_OK)
+		km_raise(&st->err);
+	if (before / PROGRESS_ROWS != st->added / PROGRESS_ROWS)
+		km_progress_step("kernel_train statistics: " INT64_FORMAT " rows", st->added);
 }
 
 /* kernel_train_basis_sfunc(state, features, target, options, basis) */
@@ -689,9 +595,9 @@ Datum
 kernel_train_basis_sfunc(PG_FUNCTION_ARGS)
 {
 	MemoryContext aggctx = agg_context(fcinfo, "kernel_train_basis_sfunc");
-	km_accum   *acc = approx_state_arg(fcinfo, 0, aggctx);
 	TrainCall  *tc;
-	ApproxParts p;
+	PassStateHeader *st;
+	Datum		out;
 
 	if (PG_ARGISNULL(4))
 		ereport(ERROR,
@@ -699,111 +605,153 @@ kernel_train_basis_sfunc(PG_FUNCTION_ARGS)
 				 errmsg("kernel_train needs a basis"),
 				 errdetail("The basis argument is NULL."),
 				 errhint("Pass (SELECT kernel_basis(features, options) FROM ...) as the fourth argument.")));
-	tc = train_call(fcinfo, PG_ARGISNULL(3) ? NULL : PG_GETARG_JSONB_P(3), 4, acc);
-	acc = basis_call_state(fcinfo, aggctx, acc, tc);
+	tc = train_call(fcinfo, PG_ARGISNULL(3) ? NULL : PG_GETARG_JSONB_P(3), 4, !PG_ARGISNULL(0));
+	st = basis_call_state(fcinfo, aggctx, tc, &out);
 	basis_arg_seen(fcinfo, 4);
-	p = approx_parts(acc);
 	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		st->skipped++;
+	else
+		approx_put_row(fcinfo, tc, st);
+	PG_RETURN_DATUM(out);
+}
+
+/*
+ * The run of a state that reaches a combine or final function: this
+ * process's (a call site's entry, or one rebuilt before) by the state's
+ * key, else rebuilt from what the state carries, as untrusted bytes (the
+ * settings checked here, the descriptor by pass_run_from_carry).
+ */
+static PassRun *
+state_run(Datum d)
+{
+	PassStateHeader *st = pass_state_header(d);
+	const char *carry;
+	Size		len;
+	ApproxCarry t;
+	PassDescHeader dh;
+	MemoryContext cxt;
+	MemoryContextCallback *cb;
+	PassRun    *run;
+
+	for (int slot = 0; slot < CALL_SLOTS; slot++)
 	{
-		p.t->skipped++;
-		PG_RETURN_BYTEA_P((bytea *) acc);
+		TrainCall  *tc = km_call_slot(slot, CALL_TRAIN);
+
+		if (tc != NULL && tc->run->key == st->key)
+			return tc->run;
 	}
-	approx_buffer_row(fcinfo, tc, &p);
-	if (p.t->pending == APPROX_BLOCK)
-		basis_flush_block(&p, tc);
-	PG_RETURN_BYTEA_P((bytea *) acc);
-}
-
-/* Two parts of one kernel_train call: the same basis and options, or an error. */
-static void
-check_states_match(const km_accum *a, const km_accum *b, const ApproxParts *pa,
-				   const ApproxParts *pb)
-{
-	if (VARSIZE(a) != VARSIZE(b) || pa->t->basis_bytes != pb->t->basis_bytes ||
-		memcmp(pa->basis, pb->basis, pa->t->basis_bytes) != 0 ||
-		pa->t->n_lambdas != pb->t->n_lambdas || pa->t->fit_intercept != pb->t->fit_intercept ||
-		memcmp(pa->t->lambdas, pb->t->lambdas, sizeof(double) * pa->t->n_lambdas) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("kernel_train states do not match"),
-				 errdetail("Two parts of one kernel_train call have different bases or options."),
-				 errhint("Pass one basis and one options value to every row.")));
-}
-
-/* b's buffered rows (pb, over its basis bb) into a's sums; a's own buffer stays buffered. */
-static void
-add_pending_rows(km_accum *a, km_basis *bb, const ApproxParts *pb)
-{
-	FlushBufs	f = flush_bufs_alloc(bb);
-
-	km_basis_draw(bb);
-	km_blas_setup();
-	add_rows(a, bb, pb->X, pb->y, pb->t->pending, &f);
-	flush_bufs_free(&f);
+	for (int i = 0; i < CARRIED_RUNS; i++)
+		if (carried[i] != NULL && carried[i]->key == st->key)
+			return carried[i];
+	carry = pass_state_carry(d, &len);
+	if (carry == NULL || len < sizeof(ApproxCarry) + sizeof(PassDescHeader))
+		bad_state("The state carries no kernel_train pass.");
+	memcpy(&t, carry, sizeof(t));
+	memcpy(&dh, carry + sizeof(t), sizeof(dh));
+	if (t.magic != APPROX_CARRY_MAGIC || t.n_lambdas < 1 || t.state_grant > MaxAllocSize ||
+		t.n_lambdas > KM_APPROX_MAX_LAMBDAS || t.fit_intercept > 1 ||
+		dh.kind != KM_LEARN_SUMS_KIND)
+		bad_state("The state's settings or pass have invalid fields.");
+	for (int i = 0; i < t.n_lambdas; i++)
+		if (!isfinite(t.lambdas[i]) || !(t.lambdas[i] > 0.0))
+			bad_state("A lambda of the state is not a finite number > 0.");
+	/* built under the current context (an error frees it), then kept for the transaction */
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "kernel_train carried pass",
+								ALLOCSET_DEFAULT_SIZES);
+	run = pass_run_from_carry(carry, len, sizeof(ApproxCarry), cxt);
+	run->what = "kernel_train";
+	run->state_grant = (double) t.state_grant;
+	cb = MemoryContextAlloc(cxt, sizeof(MemoryContextCallback));
+	cb->func = forget_carried;
+	cb->arg = run;
+	MemoryContextRegisterResetCallback(cxt, cb);
+	MemoryContextSetParent(cxt, TopTransactionContext);
+	if (carried[carried_next] != NULL)
+		MemoryContextDelete(carried[carried_next]->cxt);
+	carried[carried_next] = run;
+	carried_next = (carried_next + 1) % CARRIED_RUNS;
+	return run;
 }
 
 Datum
 kernel_train_basis_combine(PG_FUNCTION_ARGS)
 {
 	MemoryContext aggctx = agg_context(fcinfo, "kernel_train_basis_combine");
-	km_accum   *a = approx_state_arg(fcinfo, 0, aggctx);
-	km_accum   *b = approx_state_arg(fcinfo, 1, aggctx);
-	km_basis	ba;
-	km_basis	bb;
-	ApproxParts pa;
-	ApproxParts pb;
-	km_error	err;
+	PassRun    *run;
 
-	if (b == NULL)
+	if (PG_ARGISNULL(1))
 	{
-		if (a == NULL)
+		if (PG_ARGISNULL(0))
 			PG_RETURN_NULL();
-		PG_RETURN_BYTEA_P((bytea *) a);
+		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
 	}
-	pb = approx_check(b, VARSIZE(b), &bb);
-	if (a == NULL)
-	{
-		km_mem_reserve(aggctx, (double) VARSIZE(b), "kernel_train", false);
-		a = MemoryContextAlloc(aggctx, VARSIZE(b));
-		memcpy(a, b, VARSIZE(b));
-		PG_RETURN_BYTEA_P((bytea *) a);
-	}
-	pa = approx_check(a, VARSIZE(a), &ba);
-	check_states_match(a, b, &pa, &pb);
-	if (km_accum_combine(a, b, &err) != KM_OK)
-		km_raise(&err);
-	pa.t->skipped += pb.t->skipped;
-	if (pb.t->pending > 0)
-		add_pending_rows(a, &bb, &pb);
-	PG_RETURN_BYTEA_P((bytea *) a);
+	run = state_run(PG_GETARG_DATUM(1));
+	if (!PG_ARGISNULL(0) && pass_state_header(PG_GETARG_DATUM(0))->key != run->key)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("kernel_train states do not match"),
+				 errdetail("Two parts of one kernel_train call have different bases or options."),
+				 errhint("Pass one basis and one options value to every row.")));
+	blas_setup();
+	return pass_states_combine(run, fcinfo, aggctx);
 }
 
 Datum
 kernel_train_basis_final(PG_FUNCTION_ARGS)
 {
-	MemoryContext aggctx = agg_context(fcinfo, "kernel_train_basis_final");
-	km_accum   *acc = approx_state_arg(fcinfo, 0, aggctx);
-	km_basis	b;
-	ApproxParts p;
-	bytea	   *result;
+	PassRun    *run;
+	PassStateHeader *st;
+	ApproxCarry t;
+	km_sums_fit fit;
+	km_train_env env;
+	km_error	err;
+	km_model	model;
+	const km_accum *acc;
+	bytea	   *result = NULL;
 
-	if (acc == NULL)
+	(void) agg_context(fcinfo, "kernel_train_basis_final");
+	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
-	p = approx_check(acc, VARSIZE(acc), &b);
+	run = state_run(PG_GETARG_DATUM(0));
+	/*
+	 * Flushed in place (FINALFUNC_MODIFY = READ_WRITE; nodeAgg hands a final
+	 * function its expanded state read-only all the same), not copied
+	 */
+	st = pass_state_arg(PG_GETARG_DATUM(0), run, CurrentMemoryContext, false, NULL);
+	acc = pass_state_data(run, st);
+	/* the sums of a state from elsewhere, whole, as 0.3.0 checked them */
+	if (st->err.status == KM_OK && km_accum_validate(acc, run->pass->state_bytes, &err) != KM_OK)
+		km_raise(&err);
+	/*
+	 * 0.3.0's check of the final's working memory where rows were still
+	 * buffered (a chunk's features and an m x m scratch; the solve's work
+	 * is of that size), so that a call's limits are what they were
+	 */
+	memcpy(&t, run->carry, sizeof(t));
+	if (st->nbuf > 0)
+		km_check_memory(8.0 * (double) t.final_doubles, "kernel_train", false);
 	km_progress_begin("kernel_train");
-	km_basis_draw(&b);
-	if (p.t->pending > 0)
+	km_blas_setup();
+	pass_state_flush(run, st, st);
+	if (st->err.status != KM_OK)
+		km_raise(&st->err);
+	if (acc->rows > 0)
 	{
-		/* FINALFUNC_MODIFY = READ_WRITE: the buffer goes into the sums */
-		FlushBufs	f = flush_bufs_alloc(&b);
-
-		km_blas_setup();
-		approx_flush(&p, &b, &f);
-		flush_bufs_free(&f);
+		memset(&fit, 0, sizeof(fit));
+		fit.lambdas = t.lambdas;
+		fit.n_lambdas = t.n_lambdas;
+		fit.fit_intercept = t.fit_intercept != 0;
+		fit.rows_skipped = (uint64) st->skipped;
+		km_train_env_palloc(&env);
+		/* the learner's finish after its sums pass, over the combined sums */
+		if (km_learn_sums_model(run->pass, acc, &fit, &env, &model, &err) != KM_OK)
+			km_raise(&err);
+		sscanf(KM_VERSION_STRING, "%hhu.%hhu.%hhu", &model.writer_version[0],
+			   &model.writer_version[1], &model.writer_version[2]);
+		result = km_model_to_bytea(&model);
 	}
-	result = approx_model(&b, km_basis_components(p.basis), acc, p.t);
 	km_progress_end();
-	km_notice_skipped(p.t->skipped, acc->rows);
+	km_notice_skipped(st->skipped, acc->rows);
 	if (result == NULL)
 		PG_RETURN_NULL();
 	PG_RETURN_BYTEA_P(result);

@@ -4,14 +4,16 @@
  *
  *   kernel_basis(features float8[], options jsonb) RETURNS bytea
  *
- * An aggregate whose state is a fixed-size bytea (basis.h: the scaler's
- * moments and, for nystrom, the m rows of smallest (hash, row) key),
- * updated in place in the aggregate context and combined by parallel
- * workers (and Citus shards) without a serial function: the bytea is its
- * own serialized form.  The hash of a row is hash_bytes_extended over its
- * float8 bytes (-0.0 read as 0.0) seeded with "seed", so the centres do not
- * depend on the order of the rows or on the plan.  The training pass that
- * takes its basis is approx.c's.
+ * A road of the pass machinery (issue 28): the pass is the learner's own
+ * basis pass (pipeline_approx.h km_learn_basis_pass: the scaler's moments
+ * and, for nystrom, the m rows of smallest (hash, row) key, basis.h) for
+ * the options resolved for the rows' d, its states the pass aggregate's
+ * (pass_desc.h: an expanded object whose flat form ships no buffered row,
+ * carrying its pass so that a process that runs no transition rebuilds
+ * it), its combine the pass aggregate's.  The hash of a row is
+ * hash_bytes_extended over its float8 bytes (-0.0 read as 0.0) seeded with
+ * "seed", so the centres do not depend on the order of the rows or on the
+ * plan.  The training pass that takes its basis is approx.c's.
  */
 #include "postgres.h"
 
@@ -26,7 +28,9 @@
 #include "call_cache.h"
 #include "json.h"
 #include "options.h"
+#include "pass_desc.h"
 #include "pgutil.h"
+#include "pipeline_approx.h"
 #include "repr.h"
 #include "rowset.h"
 
@@ -36,7 +40,8 @@ PG_FUNCTION_INFO_V1(kernel_basis_final);
 
 /*
  * What the basis pass keeps between rows: the options, as jsonb and
- * parsed, resolved for the d of the last state checked, and a row buffer.
+ * parsed, resolved for the d of the last run built, and that run: the
+ * learner's basis pass for them (pipeline_approx.h km_learn_basis_pass).
  */
 typedef struct BasisCall
 {
@@ -44,10 +49,26 @@ typedef struct BasisCall
 	km_options	opts;
 	int			resolved_d;		/* 0: not resolved yet */
 	km_options	resolved;
-	int			d;				/* length of row */
-	double	   *row;
+	PassRun    *run;			/* the basis pass for resolved_d, or NULL */
+	MemoryContext run_cxt;		/* its memory (a child of cxt) */
 	MemoryContext cxt;
 } BasisCall;
+
+#define BASIS_CARRY_MAGIC 0x4B4D4233u	/* "KMB3": the grant, then the descriptor */
+/* Runs rebuilt from the states of other processes, kept at once. */
+#define CARRIED_RUNS 2
+
+/* What a basis run carries in front of its descriptor. */
+typedef struct BasisCarry
+{
+	uint32		magic;			/* BASIS_CARRY_MAGIC */
+	uint32		pad;
+	uint64		state_grant;	/* bytes a state counts: its km_basis_state's */
+} BasisCarry;
+
+/* Runs rebuilt here from carried bytes, for the transaction. */
+static PassRun *carried[CARRIED_RUNS];
+static int	carried_next = 0;
 
 
 static BasisCall *
@@ -110,17 +131,6 @@ basis_call(FunctionCallInfo fcinfo, Jsonb *opts)
 	return km_call_bind(h, km_call_insert(CALL_BASIS, bc->cxt, bc));
 }
 
-/* The state's header (O(1)) or the whole state, as untrusted input: 22P03. */
-static void
-basis_state_check(const km_basis_state *st, Size len, bool whole)
-{
-	km_error	err;
-
-	if ((whole ? km_basis_state_validate(st, len, &err) :
-		 km_basis_state_check_header(st, len, &err)) != KM_OK)
-		km_raise(&err);
-}
-
 /* The options resolved for d features: the kernel the basis is drawn for. */
 static const km_options *
 basis_call_resolved(BasisCall *bc, int d)
@@ -130,17 +140,38 @@ basis_call_resolved(BasisCall *bc, int d)
 		bc->resolved = bc->opts;
 		km_options_resolve(&bc->resolved, d);
 		bc->resolved_d = d;
+		if (bc->run_cxt != NULL)
+			MemoryContextDelete(bc->run_cxt);
+		bc->run_cxt = NULL;
+		bc->run = NULL;
 	}
 	return &bc->resolved;
 }
 
-static km_basis_state *
-basis_state_create(MemoryContext aggctx, BasisCall *bc, int d)
+/*
+ * The learner's basis pass for the options resolved for d features and
+ * its run (made once per d, in the entry's memory): its descriptor
+ * (pass_desc_build, as the aggregate host writes one) behind the grant
+ * is what its states carry.
+ */
+static PassRun *
+basis_run(BasisCall *bc, int d)
 {
 	const km_options *opts = basis_call_resolved(bc, d);
 	Size		bytes;
-	km_basis_state *st;
+	MemoryContext cxt;
+	MemoryContext tmp;
+	MemoryContext old;
+	km_pass    *pass;
+	km_error	err;
+	PassRules	rules;
+	bytea	   *desc;
+	BasisCarry	head;
+	char	   *carry;
+	Size		len;
 
+	if (bc->run != NULL)
+		return bc->run;
 	bytes = km_basis_state_bytes(opts->approximation, (uint32) d,
 								 (uint32) opts->components);
 	if (bytes == 0 || bytes > MaxAllocSize)
@@ -150,188 +181,284 @@ basis_state_create(MemoryContext aggctx, BasisCall *bc, int d)
 				 errdetail("A basis of %d components of %d features would exceed 1 GB.",
 						   opts->components, d),
 				 errhint("Use fewer components.")));
-	km_mem_reserve(aggctx, (double) bytes, "kernel_basis", false);
-	st = km_alloc0_interruptible(aggctx, bytes);
-	SET_VARSIZE(st, bytes);
-	km_basis_state_init_zeroed(st, opts->approximation, &opts->fit.kernel, opts->standardize,
-							   (uint32) d, (uint32) opts->components, (uint64) opts->seed);
-	return st;
+	/* under the current context until complete (an error frees it) */
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "kernel_basis pass", ALLOCSET_SMALL_SIZES);
+	if (km_learn_basis_pass(opts, d, pass_env_make(cxt, NULL), &pass, &err) != KM_OK)
+		km_raise(&err);
+	memset(&rules, 0, sizeof(rules));
+	rules.d = d;
+	rules.target = PASS_ANY;
+	rules.all_rows = true;
+	rules.seed = opts->seed;
+	rules.side = KM_SIDE_ALL;
+	tmp = AllocSetContextCreate(cxt, "kernel_basis descriptor", ALLOCSET_SMALL_SIZES);
+	old = MemoryContextSwitchTo(tmp);
+	desc = pass_desc_build(pass, &rules);
+	memset(&head, 0, sizeof(head));
+	head.magic = BASIS_CARRY_MAGIC;
+	head.state_grant = (uint64) bytes;
+	len = sizeof(BasisCarry) + VARSIZE(desc);
+	carry = palloc(len);
+	memcpy(carry, &head, sizeof(head));
+	memcpy(carry + sizeof(head), desc, VARSIZE(desc));
+	MemoryContextSwitchTo(old);
+	bc->run = pass_run_make(pass, &rules, carry, len, sizeof(BasisCarry), cxt);
+	MemoryContextDelete(tmp);
+	bc->run->what = "kernel_basis";
+	bc->run->state_grant = (double) bytes;
+	MemoryContextSetParent(cxt, bc->cxt);
+	bc->run_cxt = cxt;
+	return bc->run;
 }
 
-/* The settings of a state made with other options: an error. */
-static void
-check_same_settings(const km_basis_state *st, BasisCall *bc)
-{
-	const km_options *opts = basis_call_resolved(bc, (int) st->d);
+static PassRun *basis_state_run(Datum d);
 
-	if (st->kind != (uint8) opts->approximation ||
-		st->components != (uint32) opts->components ||
-		st->seed != (uint64) opts->seed ||
-		st->kernel_type != (uint32) opts->fit.kernel.type ||
-		st->gamma != opts->fit.kernel.gamma ||
-		st->degree != opts->fit.kernel.degree ||
-		st->coef0 != opts->fit.kernel.coef0 ||
-		st->standardize != (opts->standardize ? 1 : 0))
+/* The km_basis_state of a pass state: its header (O(1)) or whole, as untrusted input: 22P03. */
+static km_basis_state *
+basis_state_of(PassRun *run, PassStateHeader *st, bool whole)
+{
+	km_basis_state *bs = pass_state_data(run, st);
+	km_error	err;
+
+	if ((whole ? km_basis_state_validate(bs, run->pass->state_bytes, &err) :
+		 km_basis_state_check_header(bs, run->pass->state_bytes, &err)) != KM_OK)
+		km_raise(&err);
+	return bs;
+}
+
+/*
+ * A state this call site did not make (an INITCOND, a state reached
+ * through a fresh FmgrInfo), against the call's options: made with other
+ * options, 22023; not a state of this pass, 22P03 (pass_state_arg).
+ */
+static void
+basis_state_match(Datum d, BasisCall *bc)
+{
+	PassStateHeader *st = pass_state_header(d);
+	PassRun    *run;
+	const char *carry;
+	Size		len;
+
+	if (st->d < 1 || st->d > (1 << 20))
+		return;					/* pass_state_arg refuses it */
+	run = basis_run(bc, (int) st->d);
+	if (st->key == run->key)
+		return;
+	carry = pass_state_carry(d, &len);
+	if (carry != NULL && len >= sizeof(BasisCarry) &&
+		((const BasisCarry *) carry)->magic == BASIS_CARRY_MAGIC)
+	{
+		/* its own pass's layout and header first, as 0.3.0 checked them (22P03) */
+		PassRun    *own = basis_state_run(d);
+
+		(void) basis_state_of(own, pass_state_arg(d, own, CurrentMemoryContext, false, NULL),
+							  false);
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("options must be the same for every row of an aggregate call"),
 				 errdetail("Row " INT64_FORMAT " of kernel_basis has options that differ from the rows before it.",
 						   st->rows + 1),
 				 errhint("Pass the options as a constant or a query parameter.")));
-}
-
-/* The state argument, aligned for doubles (copied into aggctx if not). */
-static km_basis_state *
-basis_state_arg(FunctionCallInfo fcinfo, int argno, MemoryContext aggctx)
-{
-	bytea	   *b;
-	km_basis_state *st;
-
-	if (PG_ARGISNULL(argno))
-		return NULL;
-	b = PG_GETARG_BYTEA_P(argno);
-	st = (km_basis_state *) b;
-	if (((uintptr_t) st) % MAXIMUM_ALIGNOF != 0)
-	{
-		st = MemoryContextAlloc(aggctx, VARSIZE(b));
-		memcpy(st, b, VARSIZE(b));
 	}
-	return st;
-}
-
-/*
- * The row's d features (arr) into bc->row, -0.0 read as 0.0 so that equal
- * rows hash equal; an error unless d is the state's length.
- */
-static void
-basis_call_row(BasisCall *bc, const km_basis_state *st, ArrayType *arr, int d,
-			   const char *what)
-{
-	if ((uint32) d != st->d)
-		ereport(ERROR,
-				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("feature arrays must all have the same length"),
-				 errdetail("Row " INT64_FORMAT " has %d features; the first row had %u.",
-						   st->rows + 1, d, st->d)));
-	if (bc->d != d)
-	{
-		if (bc->row)
-			pfree(bc->row);
-		bc->row = MemoryContextAlloc(bc->cxt, sizeof(double) * d);
-		bc->d = d;
-	}
-	km_array_copy(arr, d, bc->row, what);
-	for (int j = 0; j < d; j++)
-		bc->row[j] += 0.0;		/* -0.0 is 0.0: equal rows hash equal */
 }
 
 /*
  * kernel_basis_sfunc(state bytea, features float8[], options jsonb)
  *
- * A state this call site did not create (an INITCOND, a state reached
- * through a fresh FmgrInfo) is checked once, when first seen: its header,
- * which is all that adding a row relies on, and its settings against the
- * options.  Its values are checked whole by the combine and final
- * functions.
+ * The row into the state of the learner's basis pass (pass_desc.h): its
+ * features copied into the state's buffer, -0.0 read as 0.0 so that equal
+ * rows hash equal, its hash (hash_bytes_extended over its float8 bytes,
+ * seeded with "seed"); a full chunk is added by the pass.  A state this
+ * call site did not make is checked once, when first seen: its key
+ * against the options, its pass state's header (all that adding a row
+ * relies on); its values are checked whole by the final function.
  */
 Datum
 kernel_basis_sfunc(PG_FUNCTION_ARGS)
 {
 	MemoryContext aggctx = agg_context(fcinfo, "kernel_basis_sfunc");
-	km_basis_state *st = basis_state_arg(fcinfo, 0, aggctx);
 	Jsonb	   *opts = PG_ARGISNULL(2) ? NULL : PG_GETARG_JSONB_P(2);
 	BasisCall  *bc;
 	CallHolder *h;
+	PassRun    *run;
+	PassStateHeader *st;
 	ArrayType  *arr;
+	double	   *x;
+	Datum		out;
 	int			d;
 	char		what[64];
 
 	if (PG_ARGISNULL(1))
 	{
-		if (st == NULL)
+		if (PG_ARGISNULL(0))
 			PG_RETURN_NULL();
-		basis_state_check(st, VARSIZE(st), false);
-		PG_RETURN_BYTEA_P((bytea *) st);
+		(void) pass_state_header(PG_GETARG_DATUM(0));
+		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
 	}
 	bc = basis_call(fcinfo, opts);
 	h = fcinfo->flinfo->fn_extra;
-	if (st != NULL && st != h->state)
-	{
-		basis_state_check(st, VARSIZE(st), false);
-		check_same_settings(st, bc);
-		h->state = st;
-	}
 	arr = PG_GETARG_ARRAYTYPE_P(1);
-	snprintf(what, sizeof(what), "row " INT64_FORMAT, st ? st->rows + 1 : (int64) 1);
-	d = km_array_length(arr, what);
-	if (st == NULL)
-		h->state = st = basis_state_create(aggctx, bc, d);
-	basis_call_row(bc, st, arr, d, what);
-	km_basis_state_add(st, bc->row,
-					   hash_bytes_extended((const unsigned char *) bc->row,
-										   (int) (sizeof(double) * d), st->seed));
-	if ((st->rows & 0x3FF) == 0)
-		CHECK_FOR_INTERRUPTS();
-	PG_RETURN_BYTEA_P((bytea *) st);
+	if (PG_ARGISNULL(0))
+	{
+		snprintf(what, sizeof(what), "row 1");
+		d = km_array_length(arr, what);
+		run = basis_run(bc, d);
+		st = pass_state_start(run, aggctx, &out);
+		h->state = DatumGetPointer(out);
+	}
+	else
+	{
+		Pointer		given = DatumGetPointer(PG_GETARG_DATUM(0));
+
+		if (given != h->state)
+			basis_state_match(PG_GETARG_DATUM(0), bc);
+		/* the call site's own state: made with the run of its entry */
+		run = given == h->state && bc->run != NULL ? bc->run :
+			basis_run(bc, (int) pass_state_header(PG_GETARG_DATUM(0))->d);
+		st = pass_state_arg(PG_GETARG_DATUM(0), run, aggctx, true, &out);
+		if (given != h->state)
+		{
+			(void) basis_state_of(run, st, false);
+			h->state = DatumGetPointer(out);
+		}
+		snprintf(what, sizeof(what), "row " INT64_FORMAT, st->rows + 1);
+		d = km_array_length(arr, what);
+		if ((uint32) d != st->d)
+			ereport(ERROR,
+					(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+					 errmsg("feature arrays must all have the same length"),
+					 errdetail("Row " INT64_FORMAT " has %d features; the first row had %u.",
+							   st->rows + 1, d, st->d)));
+	}
+	x = pass_state_slot(run, st);
+	km_array_copy(arr, d, x, what);
+	for (int j = 0; j < d; j++)
+		x[j] += 0.0;			/* -0.0 is 0.0: equal rows hash equal */
+	pass_state_commit(run, st, 0.0,
+					  hash_bytes_extended((const unsigned char *) x,
+										  (int) (sizeof(double) * d), (uint64) run->rules.seed));
+	if (st->err.status != KM_OK)
+		km_raise(&st->err);
+	PG_RETURN_DATUM(out);
+}
+
+/* A carried run's context is going: forget it. */
+static void
+forget_carried(void *arg)
+{
+	for (int i = 0; i < CARRIED_RUNS; i++)
+		if (carried[i] == arg)
+			carried[i] = NULL;
+}
+
+/*
+ * The run of a state that reaches a combine or final function: this
+ * process's (a call site's entry, or one rebuilt before) by the state's
+ * key, else rebuilt from what the state carries, as untrusted bytes.
+ */
+static PassRun *
+basis_state_run(Datum d)
+{
+	PassStateHeader *st = pass_state_header(d);
+	const char *carry;
+	Size		len;
+	BasisCarry	head;
+	PassDescHeader dh;
+	MemoryContext cxt;
+	MemoryContextCallback *cb;
+	PassRun    *run;
+
+	for (int slot = 0; slot < CALL_SLOTS; slot++)
+	{
+		BasisCall  *bc = km_call_slot(slot, CALL_BASIS);
+
+		if (bc != NULL && bc->run != NULL && bc->run->key == st->key)
+			return bc->run;
+	}
+	for (int i = 0; i < CARRIED_RUNS; i++)
+		if (carried[i] != NULL && carried[i]->key == st->key)
+			return carried[i];
+	carry = pass_state_carry(d, &len);
+	if (carry == NULL || len < sizeof(BasisCarry) + sizeof(PassDescHeader))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("basis state is not a valid kernel_basis state"),
+				 errdetail("The state carries no kernel_basis pass.")));
+	memcpy(&head, carry, sizeof(head));
+	memcpy(&dh, carry + sizeof(head), sizeof(dh));
+	if (head.magic != BASIS_CARRY_MAGIC || head.state_grant > MaxAllocSize ||
+		dh.kind != KM_LEARN_BASIS_KIND)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("basis state is not a valid kernel_basis state"),
+				 errdetail("The state's settings or pass have invalid fields.")));
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "kernel_basis carried pass",
+								ALLOCSET_SMALL_SIZES);
+	run = pass_run_from_carry(carry, len, sizeof(BasisCarry), cxt);
+	run->what = "kernel_basis";
+	run->state_grant = (double) head.state_grant;
+	cb = MemoryContextAlloc(cxt, sizeof(MemoryContextCallback));
+	cb->func = forget_carried;
+	cb->arg = run;
+	MemoryContextRegisterResetCallback(cxt, cb);
+	MemoryContextSetParent(cxt, TopTransactionContext);
+	if (carried[carried_next] != NULL)
+		MemoryContextDelete(carried[carried_next]->cxt);
+	carried[carried_next] = run;
+	carried_next = (carried_next + 1) % CARRIED_RUNS;
+	return run;
 }
 
 Datum
 kernel_basis_combine(PG_FUNCTION_ARGS)
 {
 	MemoryContext aggctx = agg_context(fcinfo, "kernel_basis_combine");
-	km_basis_state *a = basis_state_arg(fcinfo, 0, aggctx);
-	km_basis_state *b = basis_state_arg(fcinfo, 1, aggctx);
-	km_error	err;
 
-	if (a != NULL)
-		basis_state_check(a, VARSIZE(a), true);
-	if (b == NULL)
+	if (PG_ARGISNULL(1))
 	{
-		if (a == NULL)
+		if (PG_ARGISNULL(0))
 			PG_RETURN_NULL();
-		PG_RETURN_BYTEA_P((bytea *) a);
+		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
 	}
-	basis_state_check(b, VARSIZE(b), true);
-	if (a == NULL)
-	{
-		/* the result is the transition value: it must live in aggctx */
-		km_mem_reserve(aggctx, (double) VARSIZE(b), "kernel_basis", false);
-		a = MemoryContextAlloc(aggctx, VARSIZE(b));
-		memcpy(a, b, VARSIZE(b));
-		PG_RETURN_BYTEA_P((bytea *) a);
-	}
-	if (km_basis_state_combine(a, b, &err) != KM_OK)
-		km_raise(&err);
-	PG_RETURN_BYTEA_P((bytea *) a);
+	return pass_states_combine(basis_state_run(PG_GETARG_DATUM(1)), fcinfo, aggctx);
 }
 
 Datum
 kernel_basis_final(PG_FUNCTION_ARGS)
 {
-	MemoryContext aggctx = agg_context(fcinfo, "kernel_basis_final");
-	km_basis_state *st = basis_state_arg(fcinfo, 0, aggctx);
+	PassRun    *run;
+	PassStateHeader *st;
+	km_basis_state *bs;
 	Size		bytes;
 	bytea	   *out;
 	void	   *scratch;
 	km_basis	check;
 	km_error	err;
 
-	if (st == NULL)
+	(void) agg_context(fcinfo, "kernel_basis_final");
+	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
-	basis_state_check(st, VARSIZE(st), true);
-	if (st->rows == 0)
+	run = basis_state_run(PG_GETARG_DATUM(0));
+	/* flushed in place (FINALFUNC_MODIFY = READ_WRITE), not copied */
+	st = pass_state_arg(PG_GETARG_DATUM(0), run, CurrentMemoryContext, false, NULL);
+	(void) basis_state_of(run, st, false);
+	pass_state_flush(run, st, st);
+	if (st->err.status != KM_OK)
+		km_raise(&st->err);
+	bs = basis_state_of(run, st, true);
+	if (bs->rows == 0)
 		PG_RETURN_NULL();
-	bytes = km_basis_final_bytes(st);
+	bytes = km_basis_final_bytes(bs);
 	if (bytes == 0 || bytes > MaxAllocSize)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("kernel_basis result is too large"),
 				 errdetail("A basis of %u components of %u features would exceed 1 GB.",
-						   st->components, st->d),
+						   bs->components, bs->d),
 				 errhint("Use fewer components.")));
 	out = palloc(bytes);
-	scratch = palloc(km_basis_finish_scratch_bytes(st) + 1);
-	if (km_basis_finish(st, out, scratch, &err) != KM_OK)
+	scratch = palloc(km_basis_finish_scratch_bytes(bs) + 1);
+	if (km_basis_finish(bs, out, scratch, &err) != KM_OK)
 		km_raise(&err);
 	SET_VARSIZE(out, bytes);
 	pfree(scratch);

@@ -33,26 +33,6 @@ agg_context(FunctionCallInfo fcinfo, const char *fn)
 	return aggcxt;
 }
 
-/*
- * A new state of run's pass in cxt, counted (pass_desc.h: an expanded
- * object of a full chunk's buffer): in the learner's backend the first one
- * adds into the learner's state in place (external: initialized already,
- * no second copy); any other has its own pass state, zeroed in
- * interruptible pieces and initialized by the pass.
- */
-static PassStateHeader *
-new_state(PassRun *run, MemoryContext cxt, Datum *out)
-{
-	bool		external = run->live && run->live_state != NULL && !run->live_state_taken;
-	PassStateHeader *st = pass_state_new(run, cxt, external, out);
-
-	if (external)
-		run->live_state_taken = true;
-	else if (run->pass->init != NULL)
-		run->pass->init(run->pass, pass_state_data(run, st));
-	return st;
-}
-
 /* _kernel_ml_pass's transition: (state, features, target or label, descriptor) */
 Datum
 kernel_pass_sfunc(PG_FUNCTION_ARGS)
@@ -69,7 +49,7 @@ kernel_pass_sfunc(PG_FUNCTION_ARGS)
 				 errmsg("pass descriptor must not be null"),
 				 errhint("Let kernel_model_train or kernel_train_query run the pass aggregate.")));
 	run = pass_desc_run(PG_GETARG_BYTEA_P(3));
-	st = PG_ARGISNULL(0) ? new_state(run, aggcxt, &out) :
+	st = PG_ARGISNULL(0) ? pass_state_start(run, aggcxt, &out) :
 		pass_state_arg(PG_GETARG_DATUM(0), run, aggcxt, true, &out);
 	if (!PG_ARGISNULL(1))
 		f = PG_GETARG_ARRAYTYPE_P(1);
@@ -85,11 +65,6 @@ Datum
 kernel_pass_combine(PG_FUNCTION_ARGS)
 {
 	MemoryContext aggcxt = agg_context(fcinfo, "kernel_pass_combine");
-	PassRun    *run;
-	PassStateHeader *a;
-	PassStateHeader *b;
-	km_error	err;
-	Datum		out;
 
 	if (PG_ARGISNULL(1))
 	{
@@ -97,38 +72,8 @@ kernel_pass_combine(PG_FUNCTION_ARGS)
 			PG_RETURN_NULL();
 		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
 	}
-	run = pass_desc_run_of_key(pass_state_key(PG_GETARG_DATUM(1)));
-	b = pass_state_arg(PG_GETARG_DATUM(1), run, aggcxt, false, NULL);
-	if (PG_ARGISNULL(0))
-	{
-		/* the learner's backend adds the first state into its own */
-		if (!(run->live && run->live_state != NULL && !run->live_state_taken))
-		{
-			(void) pass_state_arg(PG_GETARG_DATUM(1), run, aggcxt, true, &out);
-			PG_RETURN_DATUM(out);
-		}
-		a = new_state(run, aggcxt, &out);
-	}
-	else
-		a = pass_state_arg(PG_GETARG_DATUM(0), run, aggcxt, true, &out);
-	if (b->external && !a->external)
-	{
-		/* the one that adds into the learner's state takes the other */
-		PassStateHeader *t;
-
-		t = pass_state_arg(PG_GETARG_DATUM(1), run, aggcxt, true, &out);
-		b = a;
-		a = t;
-	}
-	/* b's rows not added yet go into a's pass state, then the two add */
-	pass_state_flush(run, a, b);
-	if (a->err.status == KM_OK && b->err.status != KM_OK)
-		a->err = b->err;
-	if (a->err.status == KM_OK &&
-		km_pass_combine(run->pass, pass_state_data(run, a), pass_state_data(run, b), &err) != KM_OK)
-		a->err = err;
-	a->rows += b->rows;
-	PG_RETURN_DATUM(out);
+	return pass_states_combine(pass_desc_run_of_key(pass_state_key(PG_GETARG_DATUM(1))),
+							   fcinfo, aggcxt);
 }
 
 /* _kernel_ml_pass's final: the state with every row added */
@@ -153,5 +98,6 @@ kernel_pass_final(PG_FUNCTION_ARGS)
 	memcpy(flat, st, Min(size, (Size) VARSIZE(st)));
 	SET_VARSIZE(flat, size);
 	flat->cap = 0;
+	flat->carry_len = 0;		/* this pass's runs carry nothing */
 	PG_RETURN_BYTEA_P((bytea *) flat);
 }

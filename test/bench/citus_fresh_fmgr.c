@@ -15,6 +15,8 @@
 
 #include "fmgr.h"
 #include "utils/datum.h"
+#include "utils/expandeddatum.h"
+#include "utils/memutils.h"
 
 PG_MODULE_MAGIC;
 
@@ -62,17 +64,29 @@ fresh_fmgr_sfunc(PG_FUNCTION_ARGS)
 		inner->args[i - 1] = fcinfo->args[i];
 	result = FunctionCallInvoke(inner);
 
+	/*
+	 * Citus 13's HandleTransition (nodeAgg's rule): a read-write expanded
+	 * state whose context is a child of the aggregate context is kept in
+	 * place; any other value is copied (flattened) into it
+	 */
 	if (DatumGetPointer(result) != DatumGetPointer(box->value))
 	{
 		if (!inner->isnull)
 		{
 			MemoryContext old = MemoryContextSwitchTo(aggctx);
 
-			result = datumCopy(result, false, -1);
+			if (!(DatumIsReadWriteExpandedObject(result, false, -1) &&
+				  MemoryContextGetParent(DatumGetEOHP(result)->eoh_context) == aggctx))
+				result = datumCopy(result, false, -1);
 			MemoryContextSwitchTo(old);
 		}
 		if (!box->isnull)
-			pfree(DatumGetPointer(box->value));
+		{
+			if (DatumIsReadWriteExpandedObject(box->value, false, -1))
+				DeleteExpandedObject(box->value);
+			else
+				pfree(DatumGetPointer(box->value));
+		}
 	}
 	box->value = result;
 	box->isnull = inner->isnull;

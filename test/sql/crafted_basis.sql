@@ -140,13 +140,14 @@ SELECT p.m = m.m AS parameter_same FROM prepared1 p, models m WHERE m.k = 1;
 -- the two bases give two models
 SELECT (SELECT m FROM models WHERE k = 0) <> (SELECT m FROM models WHERE k = 1) AS models_differ;
 
--- Point 10: a basis state of rff (kind 2) whose kernel (offset 28) is
--- linear (1): every support function refuses it as input, 22P03
+-- Point 10: a basis state of rff (kind 2) whose kernel (offset 28 of the
+-- km_basis_state, whose offsets start at 656 in the pass state) is linear (1):
+-- every support function refuses it as input, 22P03
 CREATE AGGREGATE basis_state(float8[], jsonb) (SFUNC = kernel_basis_sfunc, STYPE = bytea);
 CREATE TABLE states AS
-SELECT patch(basis_state(f, '{"approximation": "rff", "components": 4, "seed": 1, "gamma": 0.5}'), 28, le32(1)) AS s
+SELECT patch(basis_state(f, '{"approximation": "rff", "components": 4, "seed": 1, "gamma": 0.5}'), 656 + 28, le32(1)) AS s
 FROM cb WHERE id <= 3;
-SELECT get_byte(s, 6) AS kind, get_byte(s, 28) AS kernel FROM states;
+SELECT get_byte(s, 656 + 6) AS kind, get_byte(s, 656 + 28) AS kernel FROM states;
 CREATE FUNCTION crafted_sfunc(s bytea, x int) RETURNS bytea LANGUAGE sql STABLE AS $$
   SELECT s FROM crafted_basis.states $$;
 CREATE AGGREGATE basis_final_of(int) (SFUNC = crafted_sfunc, STYPE = bytea, FINALFUNC = kernel_basis_final);

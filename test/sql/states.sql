@@ -30,23 +30,28 @@ CREATE FUNCTION patch(b bytea, off int, v bytea) RETURNS bytea LANGUAGE sql IMMU
 CREATE AGGREGATE basis_state(float8[], jsonb) (SFUNC = kernel_basis_sfunc, STYPE = bytea);
 CREATE AGGREGATE train_state(float8[], float8, jsonb, bytea) (SFUNC = kernel_train_basis_sfunc, STYPE = bytea);
 
--- km_basis_state (basis.h), offsets in the bytea without its length word:
+-- kernel_basis states (issue 28: the pass aggregate's, pass_desc.h): a
+-- header (magic 0, key 4, ..., d 20, ...), then the learner's basis pass
+-- state, km_basis_state (basis.h), whose offsets as a bytea without its
+-- length word (0.3.0's state) start at 656 (where its magic is):
 -- magic 0, version 4, kind 6, d 8, components 12, capacity 16,
--- n_centres 20, max_slot 24, ..., rows 68, data 76
+-- n_centres 20, max_slot 24, ..., rows 68, data 76; no buffered row once
+-- flat, then what the state carries (its pass's descriptor)
 CREATE TABLE crafted (name text PRIMARY KEY, state bytea);
 INSERT INTO crafted
 SELECT 'basis_ok', basis_state(f, '{"approximation": "nystrom", "components": 3, "seed": 1, "gamma": 0.5}')
 FROM sdata WHERE id <= 3;
-SELECT length(state) AS bytes, get_byte(state, 8) AS d, get_byte(state, 20) AS centres
+SELECT position('\x53424d4b'::bytea IN state) - 1 AS at, get_byte(state, 656 + 8) AS d,
+       get_byte(state, 656 + 20) AS centres
 FROM crafted WHERE name = 'basis_ok';
 -- a header that claims 200000 features over no data
-INSERT INTO crafted SELECT 'basis_d', patch(state, 8, le32(200000)) FROM crafted WHERE name = 'basis_ok';
+INSERT INTO crafted SELECT 'basis_d', patch(state, 656 + 8, le32(200000)) FROM crafted WHERE name = 'basis_ok';
 -- capacity (and components) 10^6 in a 3-row state
-INSERT INTO crafted SELECT 'basis_cap', patch(patch(state, 12, le32(1000000)), 16, le32(1000000))
+INSERT INTO crafted SELECT 'basis_cap', patch(patch(state, 656 + 12, le32(1000000)), 656 + 16, le32(1000000))
 FROM crafted WHERE name = 'basis_ok';
 -- more centres than the capacity; a max_slot beyond them
-INSERT INTO crafted SELECT 'basis_n', patch(state, 20, le32(4)) FROM crafted WHERE name = 'basis_ok';
-INSERT INTO crafted SELECT 'basis_slot', patch(state, 24, le32(7)) FROM crafted WHERE name = 'basis_ok';
+INSERT INTO crafted SELECT 'basis_n', patch(state, 656 + 20, le32(4)) FROM crafted WHERE name = 'basis_ok';
+INSERT INTO crafted SELECT 'basis_slot', patch(state, 656 + 24, le32(7)) FROM crafted WHERE name = 'basis_ok';
 -- a kernel_train state or a few bytes where a basis state belongs
 INSERT INTO crafted VALUES ('short', '\x5342'), ('empty', '');
 
@@ -96,34 +101,43 @@ SELECT (kernel_basis_info(basis_ok_agg(f, '{"approximation": "nystrom", "compone
 FROM sdata WHERE id > 3;
 SELECT basis_ok_agg(f, '{"approximation": "nystrom", "components": 4, "seed": 1, "gamma": 0.5}') FROM sdata;
 
--- kernel_train states: the km_accum header (magic 0, version 4, kind 6,
--- dim 8, rows 12, ndoubles 20), the sums, then the tail (magic, block,
--- pending, basis_bytes, d, ...), the buffered rows and the basis
+-- kernel_train states (issue 28: the pass aggregate's, pass_desc.h), offsets
+-- in the bytea without its length word: magic 0, key 4, state_bytes 12,
+-- d 20, cap 24, nbuf 28, external 32, added 36, rows 44, skipped 52,
+-- carry_len 60, ...; then the learner's sums, the rows still buffered
+-- (none once flat: they are added first) and what the state carries (the
+-- settings and the sums pass's descriptor, the basis inside) at the end
 CREATE TABLE sbasis AS
 SELECT kernel_basis(f, '{"approximation": "nystrom", "components": 4, "seed": 1}') AS b FROM sdata;
 INSERT INTO crafted
 SELECT 'train_ok', train_state(f, y, '{"approximation": "nystrom", "components": 4, "seed": 1}', b)
 FROM sdata, sbasis WHERE id <= 3;
-SELECT length(state) AS bytes, get_byte(state, 8) AS m FROM crafted WHERE name = 'train_ok';
--- a header that claims dimension 100000 over a state of dimension 4
-INSERT INTO crafted SELECT 'train_dim', patch(patch(state, 8, le32(100000)), 20, le64(100000::bigint * 100001 / 2 + 200002))
+SELECT get_byte(state, 0) AS magic_byte, get_byte(state, 20) AS d, get_byte(state, 28) AS buffered,
+       get_byte(state, 44) AS rows FROM crafted WHERE name = 'train_ok';
+-- sums that claim dimension 100000 (their bytes) over a state of dimension 4
+INSERT INTO crafted SELECT 'train_dim', patch(state, 12, le64(100000::bigint * 100001 / 2 * 8))
 FROM crafted WHERE name = 'train_ok';
--- the tail: 10^6 buffered rows in a buffer of 256; 200000 features
--- (at 28 + 8 * 20: after the header and the 10 + 4 + 4 + 2 sums of m = 4)
-INSERT INTO crafted SELECT 'train_pending', patch(state, 188 + 8, le32(1000000)) FROM crafted WHERE name = 'train_ok';
-INSERT INTO crafted SELECT 'train_full', patch(state, 188 + 8, le32(256)) FROM crafted WHERE name = 'train_ok';
-INSERT INTO crafted SELECT 'train_d', patch(state, 188 + 16, le32(200000)) FROM crafted WHERE name = 'train_ok';
-SELECT get_byte(state, 188) AS tail_magic_byte, get_byte(state, 188 + 4) AS block_low,
-       get_byte(state, 188 + 8) AS pending FROM crafted WHERE name = 'train_ok';
+-- 10^6 buffered rows, a row in a buffer of none, 200000 features
+INSERT INTO crafted SELECT 'train_pending', patch(state, 28, le32(1000000)) FROM crafted WHERE name = 'train_ok';
+INSERT INTO crafted SELECT 'train_full', patch(state, 28, le32(1)) FROM crafted WHERE name = 'train_ok';
+INSERT INTO crafted SELECT 'train_d', patch(state, 20, le32(200000)) FROM crafted WHERE name = 'train_ok';
+-- another key (another pass's state), another byte of what it carries
+INSERT INTO crafted SELECT 'train_key', patch(state, 4, le32(12345)) FROM crafted WHERE name = 'train_ok';
+INSERT INTO crafted SELECT 'train_carry', patch(state, length(state) - ((get_byte(state, 60) + 256 * get_byte(state, 61) + 7) / 8 * 8), le32(0))
+FROM crafted WHERE name = 'train_ok';
 
 SELECT kernel_model_info(train_final_of('train_ok'))->'n_centers' AS n_centers;
 SELECT train_final_of('train_dim');
 SELECT train_final_of('train_pending');
 SELECT train_final_of('train_d');
+SELECT train_final_of('train_key');
+SELECT train_final_of('train_carry');
 SELECT train_final_of('basis_ok');
 SELECT train_final_of('short');
 SELECT train_combine_of(state) FROM crafted WHERE name = 'train_dim';
 SELECT train_combine_of(state) FROM crafted WHERE name = 'train_pending';
+SELECT train_combine_of(state) FROM crafted WHERE name = 'train_key';
+SELECT train_combine_of(state) FROM crafted WHERE name = 'train_carry';
 SELECT train_combine_of(state) FROM crafted WHERE name = 'basis_ok';
 
 CREATE FUNCTION crafted_train_agg(agg text, name text) RETURNS void LANGUAGE plpgsql AS $$
@@ -242,6 +256,20 @@ SELECT kernel_train(f, y, '{"approximation": "rff", "components": 4, "seed": 1}'
          = (SELECT m FROM models WHERE name = 'n64') AS same_n64
 FROM sdata;
 RESET enable_sort;
+
+-- a process that ran no transition of a state (a parallel leader that only
+-- combines, a Citus coordinator): the pass is rebuilt from what the state
+-- carries, the same model; a crafted carry is refused there too
+CREATE TABLE carried AS SELECT md5(train_final_of('train_ok')) AS here;
+\c -
+SET search_path = states, public;
+SET max_parallel_workers_per_gather = 0;
+\set VERBOSITY sqlstate
+SELECT md5(train_final_of('train_ok')) = (SELECT here FROM carried) AS same_model;
+SELECT md5(train_combine_of(state)) = (SELECT here FROM carried) AS same_combined
+FROM crafted WHERE name = 'train_ok';
+SELECT train_final_of('train_carry');
+SELECT train_final_of('train_key');
 RESET search_path;
 SET client_min_messages = warning;
 DROP SCHEMA states CASCADE;

@@ -7,8 +7,8 @@
  * features drawn from the seed), then the rows' features a chunk at a
  * time, standardized by the basis's scaler,
  * into what the method trains from: ridge's m x m sums (accum.h), solved in
- * closed form with GCV over the lambdas (km_train_approx_solve, which the
- * kernel_train(features, y, basis) aggregate's final function calls too),
+ * closed form with GCV over the lambdas (km_learn_sums_model, which the
+ * kernel_train(features, y, options, basis) aggregate asks too),
  * or a method's primal Newton passes (its primal_add .. primal_result
  * pieces, driven by the one Newton, learn/newton.h; nystrom's features
  * whitened by L^-1, so that the penalty is I), then the model.  The chunks
@@ -34,10 +34,12 @@
 #include "select.h"
 #include "solve.h"
 
-/* Rows per block of ridge's sums (the aggregate's buffer, src/sql/approx.c). */
+/* Rows per chunk of ridge's sums (0.3.0's: the two-pass aggregate's states too). */
 #define SUMS_BLOCK 256
 
 /* The memory host's blocks hold whole chunks of every pass: no row is copied. */
+KM_STATIC_ASSERT(KM_LEARN_SUMS_KIND == KM_PASS_KIND_SUMS, sums_kind_exported);
+KM_STATIC_ASSERT(KM_LEARN_BASIS_KIND == KM_PASS_KIND_BASIS, basis_kind_exported);
 KM_STATIC_ASSERT(KM_BLOCK_ROWS % PRIMAL_BLOCK == 0 && KM_BLOCK_ROWS % SUMS_BLOCK == 0,
 				 host_blocks_hold_chunks);
 
@@ -536,11 +538,22 @@ km_approx_job_sums(approx_job *job, km_accum **out, km_error *err)
 	return KM_OK;
 }
 
-km_status
-km_train_approx_solve(const km_basis *b, uint32_t components, const km_accum *acc,
-					  const double *lambdas, int n_lambdas, bool fit_intercept, bool keep_gp,
-					  bool evidence, uint64_t rows_skipped, const km_train_env *env,
-					  km_model *m, km_error *err)
+/*
+ * A ridge model from the m x m sums of its features (accum.h, rows >= 1,
+ * validated): km_approx_solve with GCV over the lambdas (1 ..
+ * KM_APPROX_MAX_LAMBDAS, each > 0: the glue checks them), then the model
+ * (model.h km_approx_model_fill; components: the number asked for).
+ * keep_gp: keep the factor of the Gaussian-process reading (gp.h; the
+ * "uncertainty" option), m(m+1)/2 doubles in the model.  evidence: the
+ * lambdas are scored by minus the log marginal likelihood ("cv":
+ * "evidence"), not GCV.  The learner reaches it by km_learn_sums_model
+ * only, after its own sums pass or the two-pass form's.
+ */
+static km_status
+sums_solve(const km_basis *b, uint32_t components, const km_accum *acc,
+		   const double *lambdas, int n_lambdas, bool fit_intercept, bool keep_gp,
+		   bool evidence, uint64_t rows_skipped, const km_train_env *env,
+		   km_model *m, km_error *err)
 {
 	uint32_t	dim = b->m;
 	double	   *work;
@@ -674,6 +687,10 @@ km_approx_job_release(approx_job *job)
 }
 
 
+static km_status job_on_basis(approx_job *job, km_rows *rows, size_t n, uint32_t d,
+							  void *basis, size_t len, const km_train_env *env,
+							  km_error *err);
+
 km_status
 km_approx_point_get_job(km_point_reader *r, approx_job *job, km_rows *rows,
 						const km_train_env *env, km_error *err)
@@ -681,18 +698,32 @@ km_approx_point_get_job(km_point_reader *r, approx_job *job, km_rows *rows,
 	uint64_t	n = km_point_get_u64(r);
 	uint32_t	d = km_point_get_u32(r);
 	uint64_t	len = km_point_get_u64(r);
-	km_options	opts;
 	void	   *basis;
 
 	if (r->bad || n == 0 || d == 0 || len == 0 || len > r->left || len % 8 != 0)
 		return km_fail(err, KM_ERR_FORMAT, "pass point has an invalid shape",
 					   "The point gives %llu rows of %u features and a basis of %llu bytes.",
 					   (unsigned long long) n, (unsigned) d, (unsigned long long) len);
-	memset(rows, 0, sizeof(*rows));
-	rows->n = (size_t) n;
-	rows->d = (int) d;
 	basis = env->alloc(env->ctx, (size_t) len);
 	km_point_get(r, basis, (size_t) len);
+	return job_on_basis(job, rows, (size_t) n, d, basis, (size_t) len, env, err);
+}
+
+/*
+ * A job over basis (len bytes in env memory, kept) for rows of d features,
+ * n of them (the point's count): as a pass aggregate's rebuilt job, its
+ * chunk buffer for up to KM_BLOCK_ROWS rows, the basis decoded as
+ * untrusted bytes and its draw done.
+ */
+static km_status
+job_on_basis(approx_job *job, km_rows *rows, size_t n, uint32_t d, void *basis,
+			 size_t len, const km_train_env *env, km_error *err)
+{
+	km_options	opts;
+
+	memset(rows, 0, sizeof(*rows));
+	rows->n = n;
+	rows->d = (int) d;
 	memset(&opts, 0, sizeof(opts));
 	km_approx_job_init(job, rows, NULL, env, &opts);
 	/* the pass aggregate's chunks: up to KM_BLOCK_ROWS rows, whatever n the point gives */
@@ -813,4 +844,64 @@ km_approx_pass_rebuild(uint16_t kind, km_point_reader *r, const km_train_env *en
 	return km_fail(err, KM_ERR_FORMAT, "pass point has an unknown kind",
 				   "Pass kind %u%s.", (unsigned) kind,
 				   r->left != 0 ? " has bytes after its point" : " is not one this build runs");
+}
+
+km_status
+km_learn_sums_pass(const void *basis, size_t len, const km_train_env *env, km_pass **out,
+				   km_error *err)
+{
+	approx_job *job = env->alloc(env->ctx, sizeof(approx_job));
+	km_rows    *rows = env->alloc(env->ctx, sizeof(km_rows));
+	void	   *copy = env->alloc(env->ctx, len + 1);
+	km_basis	b;
+
+	*out = NULL;
+	memcpy(copy, basis, len);
+	if (km_basis_decode(copy, len, &b, err) != KM_OK ||
+		job_on_basis(job, rows, 1, b.d, copy, len, env, err) != KM_OK)
+		return err->status;
+	sums_buffers(job);
+	*out = sums_pass(job);
+	return KM_OK;
+}
+
+km_status
+km_learn_sums_model(const km_pass *sums, const void *state, const km_sums_fit *fit,
+					const km_train_env *env, km_model *m, km_error *err)
+{
+	const approx_job *job = sums->at;
+
+	if (sums->kind != KM_PASS_KIND_SUMS || sums->add != sums_add)
+		return km_fail(err, KM_ERR_INVALID, "not a sums pass",
+					   "Pass \"%s\" of kind %u has no ridge sums.", sums->what,
+					   (unsigned) sums->kind);
+	if (sums_state_check(sums, state, 0, err) != KM_OK)
+		return err->status;
+	return sums_solve(&job->b, (uint32_t) job->opts.components, state,
+					  fit->lambdas, fit->n_lambdas, fit->fit_intercept,
+					  fit->keep_gp, fit->evidence, fit->rows_skipped, env, m, err);
+}
+
+km_status
+km_learn_basis_pass(const km_options *o, int d, const km_train_env *env, km_pass **out,
+					km_error *err)
+{
+	approx_job *job = env->alloc(env->ctx, sizeof(approx_job));
+	km_rows    *rows = env->alloc(env->ctx, sizeof(km_rows));
+	size_t		sbytes = km_basis_state_bytes(o->approximation, (uint32_t) d,
+											  (uint32_t) o->components);
+
+	*out = NULL;
+	if (sbytes == 0)
+		return km_fail(err, KM_ERR_INVALID, "basis state is too large",
+					   "A basis state of %d features and %d components does not fit.",
+					   d, o->components);
+	memset(rows, 0, sizeof(*rows));
+	rows->n = 1;
+	rows->d = d;
+	km_approx_job_init(job, rows, NULL, env, o);
+	/* the pass aggregate's chunks: up to KM_BLOCK_ROWS rows (rebuild_basis's) */
+	job->Xs = km_approx_job_alloc(job, (size_t) KM_BLOCK_ROWS * d);
+	*out = basis_pass(job, sbytes);
+	return KM_OK;
 }

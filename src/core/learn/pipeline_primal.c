@@ -687,6 +687,7 @@ km_train_approx(const km_rows *rows, const km_host *host, const km_train_plan *p
 	const km_method_ops *ops = km_method_get(plan->opts.fit.method);
 	approx_job	job;
 	km_accum   *acc = NULL;
+	km_sums_fit fit;
 
 	if (rows->n == 0 || plan->basis_bytes == 0 || ops == NULL)
 		return km_fail(err, KM_ERR_INVALID, "approximate training needs rows and their hashes",
@@ -701,11 +702,14 @@ km_train_approx(const km_rows *rows, const km_host *host, const km_train_plan *p
 		return km_approx_job_cg(&job, m, err);	/* pipeline_approx_cg.c */
 	if (km_approx_job_sums(&job, &acc, err) != KM_OK)
 		return err->status;
-	return km_train_approx_solve(&job.b, (uint32_t) job.opts.components, acc,
-								 job.opts.lambdas.v, job.opts.lambdas.n,
-								 job.opts.fit_intercept, job.opts.uncertainty,
-								 job.opts.cv == KM_CV_EVIDENCE, rows->rows_skipped, env,
-								 m, err);
+	fit.lambdas = job.opts.lambdas.v;
+	fit.n_lambdas = job.opts.lambdas.n;
+	fit.fit_intercept = job.opts.fit_intercept;
+	fit.keep_gp = job.opts.uncertainty;
+	fit.evidence = job.opts.cv == KM_CV_EVIDENCE;
+	fit.rows_skipped = rows->rows_skipped;
+	/* the sums pass the job asked last (job.pass) and its state */
+	return km_learn_sums_model(&job.pass, acc, &fit, env, m, err);
 }
 
 /* The primal road's rebuilt job: its buffers for k-fold's side too. */
