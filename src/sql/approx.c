@@ -295,20 +295,22 @@ flush_bufs_doubles(const km_basis *b)
 /*
  * The memory of a call's entry checked, and reserved in its context
  * (tc->cxt): a state, the pass's buffers and the solve, as 0.3.0 counted
- * them, so that a call's limits are what they were (the pass's own
- * allocations are not counted again; not counted: the pass's and the
- * carry's copies of the basis and the pass's KM_BLOCK_ROWS x d chunk of
- * standardized rows, which 0.3.0 did not have).
+ * them, and what the pass adds to 0.3.0's: its own and its carry's copies
+ * of the basis and its KM_BLOCK_ROWS x d chunk of standardized rows (the
+ * pass's other allocations are these buffers, not counted twice).
  */
 static void
 train_call_memory(TrainCall *tc)
 {
+	double		pass_extra = 2.0 * (double) tc->basis_len +
+		8.0 * (double) KM_BLOCK_ROWS * tc->b.d;
+
 	km_check_components_memory(tc->b.m, "kernel_train");
 	km_check_memory((double) approx_state_bytes(tc->b.m, tc->b.d, tc->basis_len) +
 					8.0 * (double) flush_bufs_doubles(&tc->b) +
-					approx_solve_memory(tc->b.m), "kernel_train", false);
+					approx_solve_memory(tc->b.m) + pass_extra, "kernel_train", false);
 	/* counted against kernel_ml.max_memory until the entry is evicted */
-	(void) km_mem_reserve(tc->cxt, (double) tc->basis_len +
+	(void) km_mem_reserve(tc->cxt, (double) tc->basis_len + pass_extra +
 						  8.0 * ((double) flush_bufs_doubles(&tc->b) + (double) (tc->b.d + 1) * tc->b.m),
 						  "kernel_train", false);
 }
