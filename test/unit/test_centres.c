@@ -94,13 +94,15 @@ test_centres_leverage_grid(void)
 	double		part[2 * KM_LEVERAGE_GRID] = {0};
 	double		lambda_s;
 	uint32_t	uniform;
+	double	   *W = malloc(sizeof(double) * FXC_M * KM_LEVERAGE_GRID);
+	double	   *Q = malloc(sizeof(double) * FXC_N * KM_LEVERAGE_GRID);
 
 	project(P, kii, s);
-	km_leverage_grid_add(P, kii, FXC_N, s, FXC_M, FXC_LAMBDA, FXC_N, all);
+	km_leverage_grid_weights(s, FXC_M, FXC_LAMBDA, FXC_N, W);
+	km_leverage_grid_add(P, kii, FXC_N, W, FXC_M, FXC_LAMBDA, Q, all);
 	/* two states added up, as the pass's combine */
-	km_leverage_grid_add(P, kii, 120, s, FXC_M, FXC_LAMBDA, FXC_N, part);
-	km_leverage_grid_add(P + 120 * FXC_M, kii + 120, FXC_N - 120, s, FXC_M, FXC_LAMBDA, FXC_N,
-						 part);
+	km_leverage_grid_add(P, kii, 120, W, FXC_M, FXC_LAMBDA, Q, part);
+	km_leverage_grid_add(P + 120 * FXC_M, kii + 120, FXC_N - 120, W, FXC_M, FXC_LAMBDA, Q, part);
 	for (int g = 0; g < 2 * KM_LEVERAGE_GRID; g++)
 	{
 		/* relative: the sums reach N k(x, x)^2 / lambda^2 */
@@ -135,6 +137,8 @@ test_centres_leverage_grid(void)
 	}
 	free(P);
 	free(kii);
+	free(W);
+	free(Q);
 }
 
 static uint64_t

@@ -23,6 +23,8 @@ typedef struct refine_at
 	double	   *P;				/* leverage: PRIMAL_BLOCK x m, (U' k_i)^2 */
 	double	   *fwork;
 	double	   *kii;			/* leverage: PRIMAL_BLOCK */
+	double	   *W;				/* leverage: m x the grid, 1 / (s_j + mu_g) */
+	double	   *Q;				/* leverage: PRIMAL_BLOCK x the grid */
 	double		lambda;			/* leverage: the grid's first (the model's smallest) */
 	double		lambda_s;		/* leverage: the sampling's */
 } refine_at;
@@ -143,8 +145,7 @@ leverage_grid_add(km_pass *pass, const km_block *rows, size_t first, void *state
 	km_check_interrupts(pass->interrupt);
 	if (leverage_project(at, rows, first, err) != KM_OK)
 		return err->status;
-	km_leverage_grid_add(at->P, at->kii, rows->n, at->s, job->b.m, at->lambda,
-						 job->rows->n, state);
+	km_leverage_grid_add(at->P, at->kii, rows->n, at->W, job->b.m, at->lambda, at->Q, state);
 	return KM_OK;
 }
 
@@ -251,15 +252,20 @@ refine_leverage(approx_job *job, refine_at *at, km_error *err)
 	at->P = alloc_doubles(job, (size_t) PRIMAL_BLOCK * m);
 	at->fwork = alloc_doubles(job, km_approx_features_doubles(b, PRIMAL_BLOCK) + 1);
 	at->kii = alloc_doubles(job, PRIMAL_BLOCK);
+	at->W = alloc_doubles(job, (size_t) m * KM_LEVERAGE_GRID);
+	at->Q = alloc_doubles(job, (size_t) PRIMAL_BLOCK * KM_LEVERAGE_GRID);
+	km_leverage_grid_weights(at->s, m, at->lambda, n, at->W);
 
 	pass = refine_pass(job, at, sizeof(sums), leverage_grid_add,
-					   flops + 4.0 * KM_LEVERAGE_GRID * (double) m);
+					   flops + 2.0 * KM_LEVERAGE_GRID * (double) m);
 	snprintf(pass->what, sizeof(pass->what), "leverage scale: m = %u, %zu rows", m, n);
 	pass->combine = leverage_grid_combine;
 	memset(sums, 0, sizeof(sums));
 	if (km_pass_run(job->host, pass, sums, &rows, err) != KM_OK)
 		return err->status;
 	km_leverage_choose(sums, n, m, at->lambda, &at->lambda_s, &uniform);
+	env->release(env->ctx, at->W);
+	env->release(env->ctx, at->Q);
 
 	sbytes = km_leverage_sample_bytes(m, uniform, b->d);
 	st = env->alloc(env->ctx, sbytes);
@@ -311,7 +317,8 @@ km_approx_centres_bytes(const km_options *o, const km_basis *shape)
 						   fmax((double) km_leverage_eigen_doubles(m) +
 								(double) km_leverage_eigen_ints(m) / 2.0,
 								(double) km_approx_features_doubles(shape, m))) +
-				8.0 * (PRIMAL_BLOCK * (2.0 * m + 1.0) +
+				8.0 * (PRIMAL_BLOCK * (2.0 * m + 1.0 + KM_LEVERAGE_GRID) +
+					   (double) m * KM_LEVERAGE_GRID +
 					   (double) km_approx_features_doubles(shape, PRIMAL_BLOCK)) +
 				(double) km_leverage_sample_bytes(m, m, d);
 		if (bytes > most)

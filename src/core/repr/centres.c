@@ -212,17 +212,31 @@ km_leverage_grid_lambda(double lambda, int g)
 }
 
 void
-km_leverage_grid_add(const double *P, const double *kii, size_t rows, const double *s,
-					 uint32_t m, double lambda, size_t n, double *sums)
+km_leverage_grid_weights(const double *s, uint32_t m, double lambda, size_t n, double *W)
 {
+	for (uint32_t j = 0; j < m; j++)
+		for (int g = 0; g < KM_LEVERAGE_GRID; g++)
+			W[(size_t) j * KM_LEVERAGE_GRID + g] =
+				1.0 / (s[j] + km_leverage_grid_lambda(lambda, g) * (double) m / (double) n);
+}
+
+void
+km_leverage_grid_add(const double *P, const double *kii, size_t rows, const double *W,
+					 uint32_t m, double lambda, double *Q, double *sums)
+{
+	if (rows == 0)
+		return;
+	/* Q (rows x grid) := k_i' (K_SS + mu_g I)^-1 k_i, one GEMM */
+	cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int) rows, KM_LEVERAGE_GRID,
+				(int) m, 1.0, P, (int) m, W, KM_LEVERAGE_GRID, 0.0, Q, KM_LEVERAGE_GRID);
 	for (int g = 0; g < KM_LEVERAGE_GRID; g++)
 	{
 		double		lg = km_leverage_grid_lambda(lambda, g);
-		double		mu = lg * (double) m / (double) n;
 
 		for (size_t i = 0; i < rows; i++)
 		{
-			double		l = km_leverage_score(P + i * m, s, m, kii[i], lg, mu);
+			double		r = (kii[i] - Q[i * KM_LEVERAGE_GRID + g]) / lg;
+			double		l = isfinite(r) && r > KM_LEVERAGE_MIN_SCORE ? r : KM_LEVERAGE_MIN_SCORE;
 
 			sums[g] += l;
 			sums[KM_LEVERAGE_GRID + g] += l * l;

@@ -132,13 +132,18 @@ double		km_leverage_score(const double *p, const double *s, uint32_t m,
 /* lambda 2^(g / 2) */
 double		km_leverage_grid_lambda(double lambda, int g);
 
+/* W (m x KM_LEVERAGE_GRID) := 1 / (s_j + mu_g), mu_g = lambda_g m / n */
+void		km_leverage_grid_weights(const double *s, uint32_t m, double lambda, size_t n,
+									 double *W);
+
 /*
  * sums[g] += l_i(lambda_g), sums[KM_LEVERAGE_GRID + g] += l_i(lambda_g)^2
- * over the rows (mu_g = lambda_g m / n): the first pass's state, 2
+ * over the rows of P (km_leverage_project), W from km_leverage_grid_weights,
+ * Q (rows x KM_LEVERAGE_GRID) work: the first pass's state, 2
  * KM_LEVERAGE_GRID doubles, zeroed when empty.
  */
 void		km_leverage_grid_add(const double *P, const double *kii, size_t rows,
-								 const double *s, uint32_t m, double lambda, size_t n,
+								 const double *W, uint32_t m, double lambda, double *Q,
 								 double *sums);
 
 /* lam_s and the uniform share floor(m ess) from the first pass's sums (above). */
