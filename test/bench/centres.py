@@ -17,7 +17,10 @@ approximate cell is the mean over KM_BENCH_SEEDS seeds (default 20;
 kernel_ml's "seed", which draws the uniform sample every choice starts
 from, scikit-learn's random_state), printed as the held-out RMSE and its
 excess over exact; a second table gives each cell's standard error over
-the seeds (sd / sqrt(seeds)).  m = 2,000 takes KM_BENCH_SEEDS_LARGE seeds
+the seeds (sd / sqrt(seeds)), and a third kmeans' and leverage's RMSE
+over uniform's of the same seed (every choice starts from that seed's
+uniform sample), the mean of the per-seed ratios and its standard error:
+the seeds' spread largely cancels there.  m = 2,000 takes KM_BENCH_SEEDS_LARGE seeds
 (default 5): a fit there costs about 16 times one at m = 500.  The cells go to test/bench/centres.json and,
 with matplotlib, a plot of the excess against m to docs/centres.svg.
 Targets: the better of kmeans / leverage at most half of uniform's excess
@@ -102,14 +105,17 @@ def run(cur, name, X, y, gamma, lam):
     print("  %6s %20s %20s %20s %20s" % ("m", "uniform", "kmeans", "leverage", "scikit-learn"))
     verdicts = []
     errs = []
+    paired = []
     RESULTS[name] = dict(exact=exact, seeds=len(SEEDS), n_train=N_TRAIN, n_test=N_TEST, cells=[])
     for m in MS:
         cells = {}
         se = {}
+        runs = {}
         for c in CENTRES:
             v = [km_rmse(cur, json.dumps({"gamma": gamma, "lambda": lam, "approximation": "nystrom",
                                           "components": m, "centers": c, "seed": s}))
                  for s in seeds_for(m)]
+            runs[c] = v
             cells[c] = statistics.mean(v)
             se[c] = statistics.stdev(v) / len(v) ** 0.5 if len(v) > 1 else 0.0
         v = [sk_rmse(gamma, lam, m, s, Xtr, ytr, Xte, yte) for s in seeds_for(m)]
@@ -122,10 +128,23 @@ def run(cur, name, X, y, gamma, lam):
         ex = {c: cells[c] / exact - 1.0 for c in CENTRES}
         verdicts.append((m, ex, cells))
         errs.append((m, se))
-        RESULTS[name]["cells"].append(dict(m=m, rmse=cells, se=se, seeds=len(seeds_for(m))))
+        # the same seed's uniform sample starts every choice: per-seed ratios to uniform
+        pr = {}
+        for c in ("kmeans", "leverage"):
+            r = [a / b - 1.0 for a, b in zip(runs[c], runs["uniform"])]
+            pr[c] = (statistics.mean(r), statistics.stdev(r) / len(r) ** 0.5 if len(r) > 1 else 0.0)
+        paired.append((m, pr))
+        RESULTS[name]["cells"].append(dict(m=m, rmse=cells, se=se, seeds=len(seeds_for(m)),
+                                           vs_uniform=pr, runs=runs))
     print("  standard error of each mean over the seeds:")
     for m, se in errs:
         print("  %6d %s" % (m, " ".join("%20.5f" % se[c] for c in CENTRES + ("sk",))))
+    print("  per seed against uniform (the same seed's sample): mean of RMSE / uniform's - 1 "
+          "and its standard error:")
+    for m, pr in paired:
+        print("  %6d   kmeans %+6.2f %% (%.2f %%)   leverage %+6.2f %% (%.2f %%)"
+              % (m, 100 * pr["kmeans"][0], 100 * pr["kmeans"][1], 100 * pr["leverage"][0],
+                 100 * pr["leverage"][1]))
     return verdicts
 
 

@@ -104,8 +104,10 @@ Checks:
      0.5, lambda 0.1), "centers": "kmeans" vs NumPy's Lloyd iterations
      (centres.h's rules) from the uniform model's centres (the same seed):
      within 1e-10; "leverage" centres are distinct training rows, the first
-     half the uniform model's, the rest with NumPy ridge leverage scores
-     (from the uniform sketch) above the rows' average;
+     k the uniform model's and the rest with NumPy ridge leverage scores
+     (from the uniform sketch) above the rows' average, k and the scores'
+     lambda from the rule computed in NumPy (centres.h: lambda_s the first
+     lambda 2^(g/2) whose scores sum to at most m, k = floor(m ess));
      held-out RMSE over exact for uniform, kmeans and leverage reported; the
      better of kmeans / leverage at most half uniform's excess; on Friedman #1
      (gamma 0.05, lambda 1e-3) neither worse than uniform by 0.5 %.  (The
@@ -1809,7 +1811,21 @@ def leverage_scores(Xs, S, gamma, lam):
     n, m = len(Xs), len(S)
     K = rbf(S, S, gamma) + lam * m / n * np.eye(m)
     Kx = rbf(Xs, S, gamma)
-    return (1.0 - np.einsum("ij,ji->i", Kx, np.linalg.solve(K, Kx.T))) / lam
+    return np.maximum((1.0 - np.einsum("ij,ji->i", Kx, np.linalg.solve(K, Kx.T))) / lam, 1e-300)
+
+
+def leverage_rule(Xs, S, gamma, lam, grid=40):
+    """centres.h's sample rule: lambda_s, the first lam 2^(g/2) (g < grid)
+    whose scores sum to at most m, its scores, and the uniform share
+    floor(m ess), ess = (sum l)^2 / (n sum l^2) at lambda_s."""
+    n, m = len(Xs), len(S)
+    for g in range(grid):
+        lam_s = lam * 2.0 ** (g / 2.0)
+        lev = leverage_scores(Xs, S, gamma, lam_s)
+        if lev.sum() <= m:
+            break
+    k = int(np.floor(m * lev.sum() ** 2 / (n * (lev * lev).sum())))
+    return lam_s, lev, k
 
 
 def check_centres(cur):
@@ -1857,14 +1873,18 @@ def check_centres(cur):
         rows = np.argmin(d2, axis=1)
         is_row = bool(np.all(d2[np.arange(len(C)), rows] < 1e-20)) and len(set(rows)) == len(C)
         U = np.array(u["centers"])
-        half = abs_err(C[:m // 2], U[:m // 2])
-        lev = leverage_scores(Xs, U, gamma["mix"], lam)
-        ratio = float(lev[rows[m // 2:]].mean() / lev.mean())
-        report(is_row and half <= 1e-12 and ratio > 1.0,
-               "p leverage m=%d: centres are distinct training rows, the first half the uniform "
-               "sample's, the rest sampled by their NumPy leverage scores" % m,
-               "rows %s, first half vs uniform %.3g (tol 1e-12), mean score of the rest / of "
-               "every row %.3f (> 1)" % (is_row, half, ratio))
+        lam_s, lev, k = leverage_rule(Xs, U, gamma["mix"], lam)
+        first = abs_err(C[:k], U[:k]) if k > 0 else 0.0
+        # the (m - k)-th row is not the uniform sample's (k + 1)-th: the share is exactly k
+        nextu = k >= m or abs_err(C[k:k + 1], U[k:k + 1]) > 0.0
+        ratio = float(lev[rows[k:]].mean() / lev.mean()) if k < m else 2.0
+        report(is_row and first <= 1e-12 and nextu and ratio > 1.0,
+               "p leverage m=%d: centres are distinct training rows, the first k the uniform "
+               "sample's, the rest sampled by their NumPy leverage scores at lambda_s (k, "
+               "lambda_s from NumPy)" % m,
+               "rows %s, k = %d, lambda_s = %g, first k vs uniform %.3g (tol 1e-12), row k + 1 "
+               "not uniform's %s, mean score of the rest / of every row %.3f (> 1)"
+               % (is_row, k, lam_s, first, nextu, ratio))
 
     @check("centres accuracy")
     def _():

@@ -25,25 +25,51 @@ cross(const double *X, size_t rows, const double *S, uint32_t m, double *Z)
 			Z[i * m + j] = km_kernel_eval(&rbf, X + i * FXC_D, S + (size_t) j * FXC_D, FXC_D);
 }
 
-/* Scores of every fixture row from the sketch (its first FXC_M rows). */
-static double *
-scores(void)
+/*
+ * Every fixture row's k_i against the sketch (its first FXC_M rows), squared
+ * in the sketch's eigenbasis (P, FXC_N x FXC_M), k(x, x) (kii) and the
+ * eigenvalues (s); in two blocks, as a pass hands them.
+ */
+static void
+project(double *P, double *kii, double *s)
 {
-	double	   *L = malloc(sizeof(double) * FXC_M * FXC_M);
+	double	   *K = malloc(sizeof(double) * FXC_M * FXC_M);
+	double	   *U = malloc(sizeof(double) * FXC_M * FXC_M);
 	double	   *Z = malloc(sizeof(double) * FXC_N * FXC_M);
-	double	   *out = malloc(sizeof(double) * FXC_N);
+	double	   *work = malloc(sizeof(double) * km_leverage_eigen_doubles(FXC_M));
+	int		   *iwork = malloc(sizeof(int) * km_leverage_eigen_ints(FXC_M));
 	km_error	err;
 
 	memset(&err, 0, sizeof(err));
-	cross(fxc_X, FXC_M, fxc_X, FXC_M, L);
-	CHECK(km_leverage_factor(L, FXC_M, FXC_LAMBDA * FXC_M / FXC_N, &err) == KM_OK, "factor");
+	cross(fxc_X, FXC_M, fxc_X, FXC_M, K);
+	CHECK(km_leverage_eigen(K, FXC_M, FXC_LAMBDA * FXC_M / FXC_N, s, U, work, iwork, NULL,
+							&err) == KM_OK, "eigen");
 	cross(fxc_X, FXC_N, fxc_X, FXC_M, Z);
-	/* two blocks, as a pass hands them */
-	km_leverage_scores(&rbf, fxc_X, 100, FXC_D, L, FXC_M, FXC_LAMBDA, Z, out);
-	km_leverage_scores(&rbf, fxc_X + 100 * FXC_D, FXC_N - 100, FXC_D, L, FXC_M, FXC_LAMBDA,
-					   Z + 100 * FXC_M, out + 100);
-	free(L);
+	km_leverage_project(&rbf, fxc_X, 100, FXC_D, U, FXC_M, Z, P, kii);
+	km_leverage_project(&rbf, fxc_X + 100 * FXC_D, FXC_N - 100, FXC_D, U, FXC_M,
+						Z + 100 * FXC_M, P + 100 * FXC_M, kii + 100);
+	free(K);
+	free(U);
 	free(Z);
+	free(work);
+	free(iwork);
+}
+
+/* Scores of every fixture row at FXC_LAMBDA from the sketch. */
+static double *
+scores(void)
+{
+	double	   *P = malloc(sizeof(double) * FXC_N * FXC_M);
+	double	   *kii = malloc(sizeof(double) * FXC_N);
+	double		s[FXC_M];
+	double	   *out = malloc(sizeof(double) * FXC_N);
+
+	project(P, kii, s);
+	for (int i = 0; i < FXC_N; i++)
+		out[i] = km_leverage_score(P + (size_t) i * FXC_M, s, FXC_M, kii[i], FXC_LAMBDA,
+								   FXC_LAMBDA * FXC_M / FXC_N);
+	free(P);
+	free(kii);
 	return out;
 }
 
@@ -55,6 +81,64 @@ test_centres_leverage_scores(void)
 	for (int i = 0; i < FXC_N; i++)
 		CHECK_CLOSE(l[i], fxc_lev[i], 1e-8);
 	free(l);
+}
+
+/* The first pass's sums over the grid and the rule's choice, against NumPy. */
+void
+test_centres_leverage_grid(void)
+{
+	double	   *P = malloc(sizeof(double) * FXC_N * FXC_M);
+	double	   *kii = malloc(sizeof(double) * FXC_N);
+	double		s[FXC_M];
+	double		all[2 * KM_LEVERAGE_GRID] = {0};
+	double		part[2 * KM_LEVERAGE_GRID] = {0};
+	double		lambda_s;
+	uint32_t	uniform;
+	double	   *W = malloc(sizeof(double) * FXC_M * KM_LEVERAGE_GRID);
+	double	   *Q = malloc(sizeof(double) * FXC_N * KM_LEVERAGE_GRID);
+
+	project(P, kii, s);
+	km_leverage_grid_weights(s, FXC_M, FXC_LAMBDA, FXC_N, W);
+	km_leverage_grid_add(P, kii, FXC_N, W, FXC_M, FXC_LAMBDA, Q, all);
+	/* two states added up, as the pass's combine */
+	km_leverage_grid_add(P, kii, 120, W, FXC_M, FXC_LAMBDA, Q, part);
+	km_leverage_grid_add(P + 120 * FXC_M, kii + 120, FXC_N - 120, W, FXC_M, FXC_LAMBDA, Q, part);
+	for (int g = 0; g < 2 * KM_LEVERAGE_GRID; g++)
+	{
+		/* relative: the sums reach N k(x, x)^2 / lambda^2 */
+		CHECK(fabs(all[g] - fxc_sums[g]) <= 1e-8 * fabs(fxc_sums[g]), "sum %d: %.17g vs %.17g",
+			  g, all[g], fxc_sums[g]);
+		CHECK(fabs(part[g] - all[g]) <= 1e-12 * fabs(all[g]), "split sum %d", g);
+	}
+	km_leverage_choose(all, FXC_N, FXC_M, FXC_LAMBDA, &lambda_s, &uniform);
+	CHECK(lambda_s == km_leverage_grid_lambda(FXC_LAMBDA, FXC_GRID_G) && uniform == FXC_UNIFORM,
+		  "lambda_s %g (grid %d: %g), uniform %u (NumPy %d)", lambda_s, FXC_GRID_G,
+		  km_leverage_grid_lambda(FXC_LAMBDA, FXC_GRID_G), (unsigned) uniform, FXC_UNIFORM);
+	CHECK(FXC_GRID_G > 0 && FXC_UNIFORM > 0 && FXC_UNIFORM < FXC_M,
+		  "the fixture moves lambda and shares the sample");
+	/* flat scores: all uniform; one row carrying them: none */
+	{
+		double		flat[2 * KM_LEVERAGE_GRID];
+		double		peak[2 * KM_LEVERAGE_GRID];
+
+		for (int g = 0; g < KM_LEVERAGE_GRID; g++)
+		{
+			flat[g] = 100 * 0.3;	/* d_eff 30 <= m at lambda */
+			flat[KM_LEVERAGE_GRID + g] = 100 * 0.09;
+			peak[g] = 50.0;
+			peak[KM_LEVERAGE_GRID + g] = 2500.0;
+		}
+		km_leverage_choose(flat, 100, 40, 0.1, &lambda_s, &uniform);
+		CHECK(uniform == 40 && lambda_s == 0.1,
+			  "flat: %u uniform at %g", (unsigned) uniform, lambda_s);
+		km_leverage_choose(peak, 100, 40, 0.1, &lambda_s, &uniform);
+		CHECK(uniform == 0 && lambda_s == km_leverage_grid_lambda(0.1, KM_LEVERAGE_GRID - 1),
+			  "peak: %u uniform at %g", (unsigned) uniform, lambda_s);
+	}
+	free(P);
+	free(kii);
+	free(W);
+	free(Q);
 }
 
 static uint64_t
@@ -111,9 +195,10 @@ test_centres_leverage_sample(void)
 		CHECK(u > 0.0 && u < 1.0, "u = %g", u);
 	}
 	CHECK(km_leverage_uniform(0) > 0.0 && km_leverage_uniform(UINT64_MAX) < 1.0, "ends");
-	/* the defensive sample: half the smallest hashes, the rest by leverage; any split */
+	/* the defensive sample: 10 of the smallest hashes, the rest by leverage; any split */
 	{
-		size_t		sb = km_leverage_sample_bytes(m, FXC_D);
+		uint32_t	k = 10;
+		size_t		sb = km_leverage_sample_bytes(m, k, FXC_D);
 		void	   *s1 = malloc(sb);
 		void	   *s2 = malloc(sb);
 		void	   *s3 = malloc(sb);
@@ -121,9 +206,9 @@ test_centres_leverage_sample(void)
 					n2;
 		int			lowest = 0;
 
-		km_leverage_sample_init(s1, m, FXC_D);
-		km_leverage_sample_init(s2, m, FXC_D);
-		km_leverage_sample_init(s3, m, FXC_D);
+		km_leverage_sample_init(s1, m, k, FXC_D);
+		km_leverage_sample_init(s2, m, k, FXC_D);
+		km_leverage_sample_init(s3, m, k, FXC_D);
 		for (int i = 0; i < FXC_N; i++)
 		{
 			km_leverage_sample_offer(s1, fxc_X + i * FXC_D, l[i], row_hash(i));

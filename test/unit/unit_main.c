@@ -132,6 +132,7 @@ int			unit_failures = 0;
 	X(test_primal_newton) \
 	X(test_primal_fixtures) \
 	X(test_centres_leverage_scores) \
+	X(test_centres_leverage_grid) \
 	X(test_centres_leverage_sample) \
 	X(test_centres_kmeans) \
 	X(test_centres_names) \

@@ -17,11 +17,16 @@ typedef struct refine_at
 {
 	approx_job *job;
 	double	   *C;				/* m x d: the centres being refined */
-	double	   *L;				/* leverage: chol(K_SS + mu I) */
-	double	   *Z;				/* leverage: PRIMAL_BLOCK x m */
+	double	   *U;				/* leverage: K_SS's eigenvectors (m x m) */
+	double	   *s;				/* leverage: K_SS's eigenvalues (m) */
+	double	   *Z;				/* leverage: PRIMAL_BLOCK x m, k_i */
+	double	   *P;				/* leverage: PRIMAL_BLOCK x m, (U' k_i)^2 */
 	double	   *fwork;
-	double	   *score;			/* leverage: PRIMAL_BLOCK */
-	double		lambda;
+	double	   *kii;			/* leverage: PRIMAL_BLOCK */
+	double	   *W;				/* leverage: m x the grid, 1 / (s_j + mu_g) */
+	double	   *Q;				/* leverage: PRIMAL_BLOCK x the grid */
+	double		lambda;			/* leverage: the grid's first (the model's smallest) */
+	double		lambda_s;		/* leverage: the sampling's */
 } refine_at;
 
 /* doubles of memory from the job's env */
@@ -114,6 +119,48 @@ refine_kmeans(approx_job *job, refine_at *at, km_error *err)
 	return KM_OK;
 }
 
+/* A chunk's k_i against the sketch, squared in the sketch's eigenbasis. */
+static km_status
+leverage_project(refine_at *at, const km_block *rows, size_t first, km_error *err)
+{
+	approx_job *job = at->job;
+	km_basis   *b = &job->b;
+
+	if (km_basis_standardize(b, rows->X, first, rows->n, job->rows->d, job->Xs, err) != KM_OK ||
+		km_approx_features(b, job->Xs, rows->n, at->Z, at->fwork, err) != KM_OK)
+		return err->status;
+	km_leverage_project(&b->kernel, job->Xs, rows->n, b->d, at->U, b->m, at->Z, at->P,
+						at->kii);
+	return KM_OK;
+}
+
+/* The first pass: the sums of the scores and of their squares over the grid. */
+static km_status
+leverage_grid_add(km_pass *pass, const km_block *rows, size_t first, void *state,
+				  km_error *err)
+{
+	refine_at  *at = pass->at;
+	approx_job *job = at->job;
+
+	km_check_interrupts(pass->interrupt);
+	if (leverage_project(at, rows, first, err) != KM_OK)
+		return err->status;
+	km_leverage_grid_add(at->P, at->kii, rows->n, at->W, job->b.m, at->lambda, at->Q, state);
+	return KM_OK;
+}
+
+static km_status
+leverage_grid_combine(const km_pass *pass, void *into, const void *from, km_error *err)
+{
+	double	   *a = into;
+	const double *b = from;
+
+	for (int i = 0; i < 2 * KM_LEVERAGE_GRID; i++)
+		a[i] += b[i];
+	return KM_OK;
+}
+
+/* The second pass: the sample by the scores at lambda_s. */
 static km_status
 leverage_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 			 km_error *err)
@@ -121,15 +168,16 @@ leverage_add(km_pass *pass, const km_block *rows, size_t first, void *state,
 	refine_at  *at = pass->at;
 	approx_job *job = at->job;
 	km_basis   *b = &job->b;
+	double		mu = at->lambda_s * (double) b->m / (double) job->rows->n;
 
 	km_check_interrupts(pass->interrupt);
-	if (km_basis_standardize(&job->b, rows->X, first, rows->n, job->rows->d, job->Xs, err) != KM_OK ||
-		km_approx_features(b, job->Xs, rows->n, at->Z, at->fwork, err) != KM_OK)
+	if (leverage_project(at, rows, first, err) != KM_OK)
 		return err->status;
-	km_leverage_scores(&b->kernel, job->Xs, rows->n, b->d, at->L, b->m, at->lambda,
-					   at->Z, at->score);
 	for (size_t i = 0; i < rows->n; i++)
-		km_leverage_sample_offer(state, job->Xs + i * b->d, at->score[i], rows->hash[i]);
+		km_leverage_sample_offer(state, job->Xs + i * b->d,
+								 km_leverage_score(at->P + i * b->m, at->s, b->m, at->kii[i],
+												   at->lambda_s, mu),
+								 rows->hash[i]);
 	return KM_OK;
 }
 
@@ -160,7 +208,10 @@ leverage_lambda(const km_options *o, size_t n)
 	return best > 0.0 ? best : 1e-6;
 }
 
-/* A leverage sample of m rows (half uniform) from the uniform sketch's scores, one pass. */
+/*
+ * A leverage sample of m rows from the uniform sketch's scores (centres.h):
+ * one pass for the grid's sums, one for the sample.
+ */
 static km_status
 refine_leverage(approx_job *job, refine_at *at, km_error *err)
 {
@@ -168,31 +219,60 @@ refine_leverage(approx_job *job, refine_at *at, km_error *err)
 	km_basis   *b = &job->b;
 	uint32_t	m = b->m;
 	size_t		n = job->rows->n;
-	size_t		sbytes = km_leverage_sample_bytes(m, b->d);
+	double		sums[2 * KM_LEVERAGE_GRID];
+	size_t		sbytes;
 	void	   *st;
 	km_pass    *pass;
 	size_t		rows;
 	uint32_t   *order;
 	uint32_t	kept;
-	double	   *kwork;
+	uint32_t	uniform;
+	double	   *K;
+	double	   *ework;
+	int		   *iwork;
+	double		flops = 2.0 * (double) m * m + 2.0 * (double) m * b->d;
 
 	at->lambda = leverage_lambda(&job->opts, n);
-	at->L = alloc_doubles(job, (size_t) m * m);
-	kwork = alloc_doubles(job, km_approx_features_doubles(b, m) + 1);
-	if (km_approx_features(b, b->centres, m, at->L, kwork, err) != KM_OK)
+	K = alloc_doubles(job, (size_t) m * m);
+	ework = alloc_doubles(job, km_approx_features_doubles(b, m) + 1);
+	if (km_approx_features(b, b->centres, m, K, ework, err) != KM_OK)
 		return err->status;
-	env->release(env->ctx, kwork);
-	if (km_leverage_factor(at->L, m, at->lambda * (double) m / (double) n, err) != KM_OK)
+	env->release(env->ctx, ework);
+	at->U = alloc_doubles(job, (size_t) m * m);
+	at->s = alloc_doubles(job, m);
+	ework = alloc_doubles(job, km_leverage_eigen_doubles(m));
+	iwork = env->alloc(env->ctx, sizeof(int) * km_leverage_eigen_ints(m));
+	if (km_leverage_eigen(K, m, at->lambda * (double) m / (double) n, at->s, at->U,
+						  ework, iwork, env->interrupt, err) != KM_OK)
 		return err->status;
+	env->release(env->ctx, iwork);
+	env->release(env->ctx, ework);
+	env->release(env->ctx, K);
 	at->Z = alloc_doubles(job, (size_t) PRIMAL_BLOCK * m);
+	at->P = alloc_doubles(job, (size_t) PRIMAL_BLOCK * m);
 	at->fwork = alloc_doubles(job, km_approx_features_doubles(b, PRIMAL_BLOCK) + 1);
-	at->score = alloc_doubles(job, PRIMAL_BLOCK);
-	st = env->alloc(env->ctx, sbytes);
-	km_leverage_sample_init(st, m, b->d);
+	at->kii = alloc_doubles(job, PRIMAL_BLOCK);
+	at->W = alloc_doubles(job, (size_t) m * KM_LEVERAGE_GRID);
+	at->Q = alloc_doubles(job, (size_t) PRIMAL_BLOCK * KM_LEVERAGE_GRID);
+	km_leverage_grid_weights(at->s, m, at->lambda, n, at->W);
 
-	pass = refine_pass(job, at, sbytes, leverage_add,
-					   (double) m * m + 2.0 * (double) m * b->d);
-	snprintf(pass->what, sizeof(pass->what), "leverage: m = %u, %zu rows", m, n);
+	pass = refine_pass(job, at, sizeof(sums), leverage_grid_add,
+					   flops + 2.0 * KM_LEVERAGE_GRID * (double) m);
+	snprintf(pass->what, sizeof(pass->what), "leverage scale: m = %u, %zu rows", m, n);
+	pass->combine = leverage_grid_combine;
+	memset(sums, 0, sizeof(sums));
+	if (km_pass_run(job->host, pass, sums, &rows, err) != KM_OK)
+		return err->status;
+	km_leverage_choose(sums, n, m, at->lambda, &at->lambda_s, &uniform);
+	env->release(env->ctx, at->W);
+	env->release(env->ctx, at->Q);
+
+	sbytes = km_leverage_sample_bytes(m, uniform, b->d);
+	st = env->alloc(env->ctx, sbytes);
+	km_leverage_sample_init(st, m, uniform, b->d);
+	pass = refine_pass(job, at, sbytes, leverage_add, flops + 2.0 * (double) m);
+	snprintf(pass->what, sizeof(pass->what), "leverage sample: m = %u (%u uniform), %zu rows",
+			 m, (unsigned) uniform, n);
 	pass->combine = leverage_combine;
 	if (km_pass_run(job->host, pass, st, &rows, err) != KM_OK)
 		return err->status;
@@ -203,10 +283,12 @@ refine_leverage(approx_job *job, refine_at *at, km_error *err)
 					   "The sample kept %u of %u rows.", (unsigned) kept, (unsigned) m);
 	env->release(env->ctx, order);
 	env->release(env->ctx, st);
-	env->release(env->ctx, at->L);
+	env->release(env->ctx, at->U);
+	env->release(env->ctx, at->s);
 	env->release(env->ctx, at->Z);
+	env->release(env->ctx, at->P);
 	env->release(env->ctx, at->fwork);
-	env->release(env->ctx, at->score);
+	env->release(env->ctx, at->kii);
 	return KM_OK;
 }
 
@@ -226,11 +308,19 @@ km_approx_centres_bytes(const km_options *o, const km_basis *shape)
 		if (steps[i] == KM_BASIS_KMEANS)
 			bytes = 8.0 * (double) km_kmeans_state_doubles(m, d);
 		else if (steps[i] == KM_BASIS_LEVERAGE)
-			/* K_SS's factor and its features' work, a chunk's k_i, work and scores, the sample */
-			bytes = 8.0 * ((double) m * m + (double) km_approx_features_doubles(shape, m) +
-						   PRIMAL_BLOCK * (m + 1.0) +
-						   (double) km_approx_features_doubles(shape, PRIMAL_BLOCK) + m) +
-				(double) km_leverage_sample_bytes(m, d);
+			/*
+			 * K_SS and its eigenvectors, the eigensolver's work (or the
+			 * features' of K_SS), then a chunk's k_i, their squares, work
+			 * and k(x, x), the sample (its uniform share at most m)
+			 */
+			bytes = 8.0 * (2.0 * (double) m * m + m +
+						   fmax((double) km_leverage_eigen_doubles(m) +
+								(double) km_leverage_eigen_ints(m) / 2.0,
+								(double) km_approx_features_doubles(shape, m))) +
+				8.0 * (PRIMAL_BLOCK * (2.0 * m + 1.0 + KM_LEVERAGE_GRID) +
+					   (double) m * KM_LEVERAGE_GRID +
+					   (double) km_approx_features_doubles(shape, PRIMAL_BLOCK)) +
+				(double) km_leverage_sample_bytes(m, m, d);
 		if (bytes > most)
 			most = bytes;
 	}

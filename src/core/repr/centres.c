@@ -9,6 +9,7 @@
 #include <lapacke.h>
 
 #include "centres.h"
+#include "eigen.h"
 
 static const char *const centres_names[] = {
 	[KM_CENTRES_UNIFORM] = "uniform",
@@ -124,15 +125,44 @@ km_leverage_uniform(uint64_t hash)
 	return ((double) (z >> 11) + 0.5) / 9007199254740992.0;
 }
 
-km_status
-km_leverage_factor(double *K, uint32_t m, double mu, km_error *err)
+size_t
+km_leverage_eigen_doubles(uint32_t m)
 {
+	size_t		mm = (size_t) m * m;
+	size_t		a = (size_t) m * KM_TRD_MAX_NB;
+	size_t		b = km_back_transform_doubles(m);
+	size_t		c = 1 + 4 * (size_t) m + mm;	/* dstedc, compz 'I' */
+
+	if (m != 0 && mm / m != m)
+		return 0;
+	return 2 * (size_t) m + (a > b ? (a > c ? a : c) : (b > c ? b : c));
+}
+
+size_t
+km_leverage_eigen_ints(uint32_t m)
+{
+	return 3 + 5 * (size_t) m;
+}
+
+km_status
+km_leverage_eigen(double *K, uint32_t m, double mu, double *s, double *U,
+				  double *work, int *iwork, km_interrupt_fn interrupt, km_error *err)
+{
+	double	   *e = work;
+	double	   *tau = e + m;
+	double	   *w = tau + m;
+	size_t		wd = km_leverage_eigen_doubles(m) - 2 * (size_t) m;
 	lapack_int	info;
 
-	for (uint32_t i = 0; i < m; i++)
-		K[(size_t) i * m + i] += mu;
-	info = LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', (lapack_int) m, K, (lapack_int) m);
-	if (info != 0)
+	/* K = Q T Q' (interruptible), T = V diag(s) V', U = Q V (interruptible) */
+	km_tridiagonalize(K, m, 0, s, e, tau, w, interrupt);
+	info = LAPACKE_dstedc_work(LAPACK_COL_MAJOR, 'I', (lapack_int) m, s, e, U, (lapack_int) m,
+							   w, (lapack_int) wd, iwork, (lapack_int) km_leverage_eigen_ints(m));
+	km_check_interrupts(interrupt);
+	if (info == 0)
+		km_back_transform(K, m, tau, U, w, interrupt);
+	/* s ascending: the smallest decides whether K_SS + mu I is positive definite */
+	if (info != 0 || !(s[0] + mu > 0.0) || !isfinite(s[m - 1]))
 	{
 		km_fail(err, KM_ERR_DIVERGED, "leverage scores cannot be computed",
 				"The kernel matrix of the %u rows of the uniform sketch plus %g I is not positive definite.",
@@ -145,26 +175,94 @@ km_leverage_factor(double *K, uint32_t m, double mu, km_error *err)
 }
 
 void
-km_leverage_scores(const km_kernel *k, const double *X, size_t rows, uint32_t d,
-				   const double *L, uint32_t m, double lambda, double *Z,
-				   double *out)
+km_leverage_project(const km_kernel *k, const double *X, size_t rows, uint32_t d,
+					const double *U, uint32_t m, const double *Kx, double *P,
+					double *kii)
+{
+	size_t		all = rows * m;
+
+	if (rows == 0)
+		return;
+	/* P := (Kx U) squared, U column-major (its columns the eigenvectors) */
+	cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int) rows, (int) m, (int) m,
+				1.0, Kx, (int) m, U, (int) m, 0.0, P, (int) m);
+	for (size_t i = 0; i < all; i++)
+		P[i] *= P[i];
+	for (size_t i = 0; i < rows; i++)
+		kii[i] = km_kernel_eval(k, X + i * d, X + i * d, (int) d);
+}
+
+double
+km_leverage_score(const double *p, const double *s, uint32_t m, double kii,
+				  double lambda, double mu)
+{
+	double		q = 0.0;
+	double		r;
+
+	for (uint32_t j = 0; j < m; j++)
+		q += p[j] / (s[j] + mu);
+	r = (kii - q) / lambda;
+	return isfinite(r) && r > KM_LEVERAGE_MIN_SCORE ? r : KM_LEVERAGE_MIN_SCORE;
+}
+
+double
+km_leverage_grid_lambda(double lambda, int g)
+{
+	return lambda * pow(2.0, 0.5 * g);
+}
+
+void
+km_leverage_grid_weights(const double *s, uint32_t m, double lambda, size_t n, double *W)
+{
+	for (uint32_t j = 0; j < m; j++)
+		for (int g = 0; g < KM_LEVERAGE_GRID; g++)
+			W[(size_t) j * KM_LEVERAGE_GRID + g] =
+				1.0 / (s[j] + km_leverage_grid_lambda(lambda, g) * (double) m / (double) n);
+}
+
+void
+km_leverage_grid_add(const double *P, const double *kii, size_t rows, const double *W,
+					 uint32_t m, double lambda, double *Q, double *sums)
 {
 	if (rows == 0)
 		return;
-	/* row i of Z := L^-1 k_i */
-	cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit,
-				(int) rows, (int) m, 1.0, L, (int) m, Z, (int) m);
-	for (size_t i = 0; i < rows; i++)
+	/* Q (rows x grid) := k_i' (K_SS + mu_g I)^-1 k_i, one GEMM */
+	cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int) rows, KM_LEVERAGE_GRID,
+				(int) m, 1.0, P, (int) m, W, KM_LEVERAGE_GRID, 0.0, Q, KM_LEVERAGE_GRID);
+	for (int g = 0; g < KM_LEVERAGE_GRID; g++)
 	{
-		const double *v = Z + i * m;
-		double		q = 0.0;
-		double		r;
+		double		lg = km_leverage_grid_lambda(lambda, g);
 
-		for (uint32_t j = 0; j < m; j++)
-			q += v[j] * v[j];
-		r = (km_kernel_eval(k, X + i * d, X + i * d, (int) d) - q) / lambda;
-		out[i] = isfinite(r) && r > KM_LEVERAGE_MIN_SCORE ? r : KM_LEVERAGE_MIN_SCORE;
+		for (size_t i = 0; i < rows; i++)
+		{
+			double		r = (kii[i] - Q[i * KM_LEVERAGE_GRID + g]) / lg;
+			double		l = isfinite(r) && r > KM_LEVERAGE_MIN_SCORE ? r : KM_LEVERAGE_MIN_SCORE;
+
+			sums[g] += l;
+			sums[KM_LEVERAGE_GRID + g] += l * l;
+		}
 	}
+}
+
+void
+km_leverage_choose(const double *sums, size_t n, uint32_t m, double lambda,
+				   double *lambda_s, uint32_t *uniform)
+{
+	int			g = 0;
+	double		ess;
+
+	while (g < KM_LEVERAGE_GRID - 1 && sums[g] > (double) m)
+		g++;
+	*lambda_s = km_leverage_grid_lambda(lambda, g);
+	ess = sums[KM_LEVERAGE_GRID + g] > 0.0 && n > 0 ?
+		sums[g] * sums[g] / ((double) n * sums[KM_LEVERAGE_GRID + g]) : 1.0;
+	if (!(ess >= 0.0))
+		ess = 0.0;
+	if (ess > 1.0)
+		ess = 1.0;
+	*uniform = (uint32_t) floor((double) m * ess);
+	if (*uniform > m)
+		*uniform = m;
 }
 
 static double *
@@ -303,7 +401,7 @@ km_leverage_state_rows(const km_leverage_state *st, double *C, uint32_t *order)
 }
 
 /* ------------------------------------------------------------------ */
-/* the defensive sample: half uniform, half leverage                  */
+/* the defensive sample: a uniform share, the rest by leverage        */
 /* ------------------------------------------------------------------ */
 
 /* the uniform half's state, then the leverage one's */
@@ -323,18 +421,18 @@ sample_leverage(const void *sample)
 }
 
 size_t
-km_leverage_sample_bytes(uint32_t m, uint32_t d)
+km_leverage_sample_bytes(uint32_t m, uint32_t uniform, uint32_t d)
 {
-	size_t		a = km_leverage_state_bytes(m / 2, d);
+	size_t		a = km_leverage_state_bytes(uniform, d);
 	size_t		b = km_leverage_state_bytes(m, d);
 
 	return a == 0 || b == 0 || a > SIZE_MAX - b ? 0 : a + b;
 }
 
 void
-km_leverage_sample_init(void *sample, uint32_t m, uint32_t d)
+km_leverage_sample_init(void *sample, uint32_t m, uint32_t uniform, uint32_t d)
 {
-	km_leverage_state_init(sample_uniform(sample), m / 2, d);
+	km_leverage_state_init(sample_uniform(sample), uniform, d);
 	km_leverage_state_init(sample_leverage(sample), m, d);
 }
 

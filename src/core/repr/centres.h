@@ -17,21 +17,33 @@
  *             iterations; stop after the iteration whose inertia fell by
  *             at most KM_KMEANS_TOL of itself from the previous one's.
  *   leverage: approximate ridge leverage scores from the uniform sketch S
- *             (Alaoui and Mahoney 2015; Rudi et al. 2018), one pass:
- *               l_i = (k(x_i, x_i) - k_i' (K_SS + mu I)^-1 k_i) / lambda,
- *               mu = lambda m / n,
- *             k_i = (k(x_i, s_1), ..., k(x_i, s_m)); then a defensive
- *             sample: the floor(m / 2) rows of the smallest hashes (the
- *             first half of the uniform sample) and, for the rest, the
- *             distinct rows of the smallest keys -log(u_i) / l_i among the
- *             others, u_i in (0, 1) from the row's hash (exponential
- *             clocks, Efraimidis and Spirakis's weighted sampling without
- *             replacement).  Half uniform because leverage sampling alone,
- *             with fewer centres than the effective dimension, crowds the
- *             centres on outlying rows (test/bench/centres.py: worse than
- *             uniform on a clustered mixture at m = 250; the mixture
- *             better than either).  The same rows in any order or plan:
- *             two states combine by keeping the smallest keys of both.
+ *             (Alaoui and Mahoney 2015; Rudi et al. 2018, BLESS):
+ *               l_i(lam) = (k(x_i, x_i) - k_i' (K_SS + mu I)^-1 k_i) / lam,
+ *               mu = lam m / n,
+ *             k_i = (k(x_i, s_1), ..., k(x_i, s_m)), from K_SS = U diag(s) U'
+ *             (so that every lam costs O(m) a row).  Two passes.  The
+ *             first adds up, for lam on the grid lambda 2^(g/2), g = 0 ..
+ *             KM_LEVERAGE_GRID - 1 (lambda: the model's smallest), the sum
+ *             of the scores (the effective dimension d_eff(lam), which a
+ *             sketch overestimates) and of their squares.  The scores are
+ *             taken at lam_s, the first lam of the grid with d_eff(lam) <=
+ *             m: the finest scale m centres can resolve (BLESS samples at
+ *             a lam whose d_eff the sample covers; at a smaller lam the
+ *             sketch's scores favour rows no m centres reach, and the
+ *             sample crowds on them), so lam_s = lambda when m >= d_eff.
+ *             The second pass samples: the floor(m ess) rows of the
+ *             smallest hashes (the first of the uniform sample), ess =
+ *             (sum l)^2 / (n sum l^2) at lam_s, the efficiency of uniform
+ *             draws for the leverage distribution (Kish's effective sample
+ *             size: 1 when the scores are flat, where leverage sampling
+ *             only adds variance, small when a few rows carry the scores),
+ *             and for the rest the distinct rows of the smallest keys
+ *             -log(u_i) / l_i(lam_s) among the others, u_i in (0, 1) from
+ *             the row's hash (exponential clocks, Efraimidis and
+ *             Spirakis's weighted sampling without replacement).  The same
+ *             rows in any order or plan: two states combine by keeping the
+ *             smallest keys of both (test/bench/centres.py measures the
+ *             rule against 0.3's half-and-half sample at lam = lambda).
  */
 #ifndef KM_CENTRES_H
 #define KM_CENTRES_H
@@ -87,20 +99,56 @@ bool		km_kmeans_converged(double prev, double now);
 /* u in (0, 1) of a row's hash (remixed: the uniform sample's order is not reused). */
 double		km_leverage_uniform(uint64_t hash);
 
-/*
- * L := the lower Cholesky factor of K_SS + mu I from K_SS (m x m,
- * row-major, overwritten); KM_ERR_DIVERGED when it is not positive definite.
- */
-km_status	km_leverage_factor(double *K, uint32_t m, double mu, km_error *err);
+/* The grid of the first pass (lambda 2^(g/2): up to 2^19.5 lambda). */
+#define KM_LEVERAGE_GRID 40
+
+/* Work of km_leverage_eigen: doubles (0 on overflow) and ints. */
+size_t		km_leverage_eigen_doubles(uint32_t m);
+size_t		km_leverage_eigen_ints(uint32_t m);
 
 /*
- * Scores of rows X (rows x d, standardized): Z (rows x m) holds k_i of
- * each row against the sketch and is overwritten; L from
- * km_leverage_factor; out[rows].
+ * s (m, ascending) and U (m x m, column-major, its columns orthonormal):
+ * K_SS = U diag(s) U', from K (m x m, symmetric, overwritten; reduced
+ * with interrupts checked between pieces, eigen.h); KM_ERR_DIVERGED when
+ * K_SS + mu I is not positive definite.
  */
-void		km_leverage_scores(const km_kernel *k, const double *X, size_t rows,
-							   uint32_t d, const double *L, uint32_t m,
-							   double lambda, double *Z, double *out);
+km_status	km_leverage_eigen(double *K, uint32_t m, double mu, double *s, double *U,
+							  double *work, int *iwork, km_interrupt_fn interrupt,
+							  km_error *err);
+
+/*
+ * P (rows x m) := (U' k_i)^2 element-wise for rows X (rows x d,
+ * standardized) whose k_i against the sketch are the rows of Kx;
+ * kii[rows] := k(x_i, x_i).
+ */
+void		km_leverage_project(const km_kernel *k, const double *X, size_t rows,
+								uint32_t d, const double *U, uint32_t m,
+								const double *Kx, double *P, double *kii);
+
+/* l(lambda) of a row from its P row p, at least KM_LEVERAGE_MIN_SCORE. */
+double		km_leverage_score(const double *p, const double *s, uint32_t m,
+							  double kii, double lambda, double mu);
+
+/* lambda 2^(g / 2) */
+double		km_leverage_grid_lambda(double lambda, int g);
+
+/* W (m x KM_LEVERAGE_GRID) := 1 / (s_j + mu_g), mu_g = lambda_g m / n */
+void		km_leverage_grid_weights(const double *s, uint32_t m, double lambda, size_t n,
+									 double *W);
+
+/*
+ * sums[g] += l_i(lambda_g), sums[KM_LEVERAGE_GRID + g] += l_i(lambda_g)^2
+ * over the rows of P (km_leverage_project), W from km_leverage_grid_weights,
+ * Q (rows x KM_LEVERAGE_GRID) work: the first pass's state, 2
+ * KM_LEVERAGE_GRID doubles, zeroed when empty.
+ */
+void		km_leverage_grid_add(const double *P, const double *kii, size_t rows,
+								 const double *W, uint32_t m, double lambda, double *Q,
+								 double *sums);
+
+/* lam_s and the uniform share floor(m ess) from the first pass's sums (above). */
+void		km_leverage_choose(const double *sums, size_t n, uint32_t m, double lambda,
+							   double *lambda_s, uint32_t *uniform);
 
 /* The sample: m keys, m hashes, m rows of d; fixed size, combinable. */
 typedef struct km_leverage_state
@@ -136,16 +184,16 @@ void		km_leverage_state_rows(const km_leverage_state *st, double *C,
 
 /*
  * The defensive sample of m rows (above): two states back to back, the
- * floor(m / 2) smallest hashes and the m smallest leverage keys.
+ * uniform (<= m) smallest hashes and the m smallest leverage keys.
  */
-size_t		km_leverage_sample_bytes(uint32_t m, uint32_t d);
-void		km_leverage_sample_init(void *sample, uint32_t m, uint32_t d);
+size_t		km_leverage_sample_bytes(uint32_t m, uint32_t uniform, uint32_t d);
+void		km_leverage_sample_init(void *sample, uint32_t m, uint32_t uniform, uint32_t d);
 void		km_leverage_sample_offer(void *sample, const double *x, double score,
 									 uint64_t hash);
 km_status	km_leverage_sample_combine(void *into, const void *from, km_error *err);
 
 /*
- * C (m x d) := the sample: its uniform half in hash order, then the
+ * C (m x d) := the sample: its uniform share in hash order, then the
  * leverage rows not in it in key order; order (m uint32) is scratch.
  * Returns the rows written (m unless fewer distinct rows were offered).
  */
