@@ -632,7 +632,11 @@ km_approx_plan(const km_options *opts, int64 n, int d, const char *caller,
 	km_train_plan_make(opts, (size_t) n, d, 0, plan);
 	if (plan->basis_bytes == 0 || plan->basis_bytes > MaxAllocSize)
 		rowset_too_large(&plan->opts, (uint32) d);
-	km_check_memory(plan->approx_bytes, caller, false);
+	/* cg: the m x m factors, unless the rows' copy is the most of it */
+	km_check_memory_fewer(plan->approx_bytes, caller, false,
+						  plan->opts.fit.solver != KM_SOLVER_CG ? NULL :
+						  2.0 * plan->rows_bytes < plan->approx_bytes ? KM_FEWER_CG_COMPONENTS :
+						  "fewer rows or fewer \"components\"");
 	if (km_method_get(plan->opts.fit.method)->primal_add == NULL)
 		km_approx_check_lambdas(&plan->opts);	/* ridge's grid: what the solve takes */
 }

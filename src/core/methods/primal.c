@@ -16,6 +16,16 @@
 
 #define KM_ARMIJO_C 1e-4
 #define KM_MIN_STEP 1e-12
+/*
+ * The no-progress stop: an accepted step that lowered J by no more than
+ * KM_FLAT_ULPS roundings of J and left the gradient norm above
+ * KM_STALL_RATIO of its value before.  A Newton step near the optimum cuts
+ * the gradient by far more (Newton-CG's forcing term is at most 0.1); one
+ * that does neither has met the floor of the summed gradient (about 1e-9
+ * of its start for Newton-CG's whitened sums), and the next would repeat it.
+ */
+#define KM_FLAT_ULPS 8.0
+#define KM_STALL_RATIO 0.5
 
 /* Flops of one uninterruptible BLAS piece (about 0.1 s on one core). */
 
@@ -167,7 +177,9 @@ km_primal_step(km_primal_solver *s, const km_primal_params *p,
 	double		W = state[KM_PRIMAL_WSUM];
 	double		lambda = p->lambda;
 	double		J,
-				norm2 = 0.0;
+				norm2 = 0.0,
+				prev_objective,
+				prev_norm;
 	const double *hzz = state + KM_PRIMAL_HZZ(m);
 	size_t		bad;
 
@@ -216,6 +228,8 @@ km_primal_step(km_primal_solver *s, const km_primal_params *p,
 	}
 
 	/* accepted: the gradient */
+	prev_objective = s->objective;
+	prev_norm = s->grad_norm;
 	s->objective = J;
 	for (uint32_t j = 0; j < m; j++)
 	{
@@ -234,6 +248,15 @@ km_primal_step(km_primal_solver *s, const km_primal_params *p,
 	if (s->grad_norm <= tol * s->grad_norm0)
 	{
 		s->converged = true;
+		s->done = true;
+		return KM_OK;
+	}
+	if (s->iterations > 0 &&
+		J >= prev_objective - KM_FLAT_ULPS * DBL_EPSILON * fabs(prev_objective) &&
+		s->grad_norm > KM_STALL_RATIO * prev_norm)
+	{
+		/* the last step moved neither J beyond rounding nor the gradient: the floor */
+		s->stalled = true;
 		s->done = true;
 		return KM_OK;
 	}
