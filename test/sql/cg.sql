@@ -203,13 +203,13 @@ SELECT (kernel_model_info('cg_mem')->>'outputs')::int AS outputs, kernel_model_i
 
 -- Newton-CG at tol 1e-10: its gradient, summed over raw features and
 -- whitened after the pass, has a floor near 1e-9 of its start; a class at
--- the floor stops at the first step that lowers neither the objective beyond
--- rounding nor the gradient norm by half (before: the same point again to
--- max_iter, 50 Newton steps of up to 16 passes).  Not converged (tol is not
--- reached: the warning), 6 steps, the direct Newton's model within 1e-6
--- (and two classes at lambda 1e-4, rows in the order of y: 8 steps; the floor
--- depends on the order of the sums, so the rows of cg_lbl in its own order
--- converge in 7)
+-- the floor stops after three steps in a row that lower neither the
+-- objective beyond rounding nor the gradient norm by half (before: the same
+-- point again to max_iter, 50 Newton steps of up to 16 passes).  Not
+-- converged (tol is not reached: the warning), 8 steps, the direct Newton's
+-- model within 1e-6.  Two classes at lambda 1e-4 (rows in the order of y)
+-- show why three: two flat steps (8, 9), then the full step is accepted and
+-- the gradient falls to 1e-14 of its start: converged at 10, as before
 SELECT m, s, name FROM (VALUES ('logistic', 'SELECT f, k4 FROM cg_k', 'logistic', 0.001),
     ('svm', 'SELECT f, k3 FROM cg_k', 'svm', 0.001),
     ('binary', 'SELECT f, lbl FROM cg_lbl ORDER BY y, id', 'logistic', 0.0001)) c(m, q, meth, l),
