@@ -188,6 +188,9 @@ SELECT name FROM kernel_model_train('cg_mem', 'SELECT f, k4 FROM cg_k',
 SET kernel_ml.max_memory = '12MB';
 SELECT name FROM kernel_model_train('cg_mem', 'SELECT f, k4 FROM cg_k',
        '{"method": "logistic", "approximation": "nystrom", "components": 1000, "lambda": 0.001, "test_fraction": 0, "solver": "cg"}');
+-- nystrom ridge by cg: the same hint
+SELECT name FROM kernel_model_train('cg_mem', 'SELECT f, y FROM cg_rows',
+       '{"approximation": "nystrom", "components": 1000, "lambda": 0.001, "test_fraction": 0, "solver": "cg"}');
 -- the number the hint names trains
 SET kernel_ml.max_memory = '20MB';
 SELECT name FROM kernel_model_train('cg_mem', 'SELECT f, k4 FROM cg_k',
