@@ -105,6 +105,9 @@ cursor_train(NamedRun *run, bool all_rows, MemoryContext ctx, int64 *rows)
 	bytea	   *out;
 	int			d = pass_rows_first_d(&run->query);
 
+	/* the rows stay in the table: cg's size is its m x m factors, the others' their rows' */
+	const char *fewer = run->opts.fit.solver == KM_SOLVER_CG ? KM_FEWER_CG_COMPONENTS : NULL;
+
 	/*
 	 * Refused before a row is read (the length probe, one row, aside) when
 	 * the passes cannot fit: the learner's plan at its largest basis (m the
@@ -114,9 +117,9 @@ cursor_train(NamedRun *run, bool all_rows, MemoryContext ctx, int64 *rows)
 	if (d > 0)
 	{
 		run->task->plan(run, Max(run->opts.components, 1), d, 2, &plan);
-		km_check_memory(plan.approx_bytes - plan.rows_bytes +
-						cursor_host_bytes(d, Max(run->opts.components, 1)),
-						"kernel_model_train", false);
+		km_check_memory_fewer(plan.approx_bytes - plan.rows_bytes +
+							  cursor_host_bytes(d, Max(run->opts.components, 1)),
+							  "kernel_model_train", false, fewer);
 	}
 	km_progress_stage("fit: counting the %s rows", all_rows ? "usable" : "training");
 	agg_host_count(&h, &run->query, run->schema, d, target, all_rows, run->opts.seed,
@@ -129,8 +132,8 @@ cursor_train(NamedRun *run, bool all_rows, MemoryContext ctx, int64 *rows)
 	shape.d = h.d;
 	shape.rows_skipped = (uint64) h.skipped;
 	run->task->shape(run, &h, &shape, &plan);
-	km_check_memory(plan.approx_bytes - plan.rows_bytes + cursor_host_bytes(h.d, h.rows),
-					"kernel_model_train", false);
+	km_check_memory_fewer(plan.approx_bytes - plan.rows_bytes + cursor_host_bytes(h.d, h.rows),
+						  "kernel_model_train", false, fewer);
 	host = agg_host(&ah, &h, run->schema);
 	km_train_env_palloc(&env);
 	km_blas_setup();
@@ -141,7 +144,8 @@ cursor_train(NamedRun *run, bool all_rows, MemoryContext ctx, int64 *rows)
 		km_raise(&err);
 	}
 	run->task->learnt(run, &shape, &plan);
-	if (plan.opts.fit.solver == KM_SOLVER_CG && !model.converged)
+	/* a classifier's own warning (its task's learnt) names the solver and its stop */
+	if (plan.opts.fit.solver == KM_SOLVER_CG && !model.converged && shape.classes == NULL)
 		ereport(WARNING,
 				(errcode(ERRCODE_WARNING),
 				 errmsg("conjugate gradient did not converge"),

@@ -617,6 +617,20 @@ km_approx_check_lambdas(const km_options *opts)
 }
 
 /*
+ * What a memory refusal of plan hints to use fewer of (km_check_memory_fewer):
+ * rows (NULL), but for "solver": "cg" the m x m factors' "components",
+ * unless the rows' copy in memory is the most of it.
+ */
+static const char *
+memory_fewer(const km_train_plan *plan)
+{
+	if (plan->opts.fit.solver != KM_SOLVER_CG)
+		return NULL;
+	return 2.0 * plan->rows_bytes < plan->approx_bytes ? KM_FEWER_CG_COMPONENTS :
+		"fewer rows or fewer \"components\"";
+}
+
+/*
  * The one-statement form, kernel_train(f, y, '{"approximation": ...}'),
  * for every regression method (ridge's sums, a primal method's Newton
  * passes): sizes and options checked before anything is allocated (the
@@ -632,7 +646,7 @@ km_approx_plan(const km_options *opts, int64 n, int d, const char *caller,
 	km_train_plan_make(opts, (size_t) n, d, 0, plan);
 	if (plan->basis_bytes == 0 || plan->basis_bytes > MaxAllocSize)
 		rowset_too_large(&plan->opts, (uint32) d);
-	km_check_memory(plan->approx_bytes, caller, false);
+	km_check_memory_fewer(plan->approx_bytes, caller, false, memory_fewer(plan));
 	if (km_method_get(plan->opts.fit.method)->primal_add == NULL)
 		km_approx_check_lambdas(&plan->opts);	/* ridge's grid: what the solve takes */
 }

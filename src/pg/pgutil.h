@@ -76,9 +76,13 @@ typedef struct KmMemGrant KmMemGrant;
  */
 void		km_check_memory(double bytes, const char *what, bool at_least);
 
-/* The same, the hint naming fewer (say "fewer components") instead of fewer rows. */
+/* The same, the hint naming fewer (say "fewer components") instead of fewer rows (NULL: rows). */
 void		km_check_memory_fewer(double bytes, const char *what, bool at_least,
 								  const char *fewer);
+
+/* fewer for a size driven by "components": "solver": "cg"'s m x m factors. */
+#define KM_FEWER_CG_COMPONENTS \
+	"fewer \"components\" (a \"solver\": \"cg\" training holds m x m factors, not its rows)"
 
 /* Whether bytes more would fit under the ceiling now (no error). */
 bool		km_memory_fits(double bytes);

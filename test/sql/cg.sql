@@ -181,19 +181,67 @@ WHERE pd.key = pn.key;
 -- Newton-CG's memory plan counts its O(q m) sums, L and Falkon's R, not the
 -- direct Newton's m x m Hessians: 1,000 components of four classes train
 -- under 24MB (the plan before counted 42 MB); 12MB is refused with the hint
+-- (lower "components" or raise kernel_ml.max_memory: the rows are not held)
 SET kernel_ml.max_memory = '24MB';
 SELECT name FROM kernel_model_train('cg_mem', 'SELECT f, k4 FROM cg_k',
        '{"method": "logistic", "approximation": "nystrom", "components": 1000, "lambda": 0.001, "test_fraction": 0, "solver": "cg"}');
 SET kernel_ml.max_memory = '12MB';
 SELECT name FROM kernel_model_train('cg_mem', 'SELECT f, k4 FROM cg_k',
        '{"method": "logistic", "approximation": "nystrom", "components": 1000, "lambda": 0.001, "test_fraction": 0, "solver": "cg"}');
+-- nystrom ridge by cg: the same hint
+SELECT name FROM kernel_model_train('cg_mem', 'SELECT f, y FROM cg_rows',
+       '{"approximation": "nystrom", "components": 1000, "lambda": 0.001, "test_fraction": 0, "solver": "cg"}');
+-- the number the hint names trains
+SET kernel_ml.max_memory = '20MB';
+SELECT name FROM kernel_model_train('cg_mem', 'SELECT f, k4 FROM cg_k',
+       '{"method": "logistic", "approximation": "nystrom", "components": 1000, "lambda": 0.001, "test_fraction": 0, "solver": "cg"}');
+-- past the one-pass cap of 8,192 components a Newton-CG classifier is
+-- bounded by kernel_ml.max_memory, as its options are (refused before a row
+-- is read, with what it needs)
+SET kernel_ml.max_memory = '64MB';
+SELECT name FROM kernel_model_train('cg_mem', 'SELECT f, k4 FROM cg_k',
+       '{"method": "logistic", "approximation": "nystrom", "components": 9000, "lambda": 0.001, "test_fraction": 0, "solver": "cg"}');
 RESET kernel_ml.max_memory;
 SELECT (kernel_model_info('cg_mem')->>'outputs')::int AS outputs, kernel_model_info('cg_mem')->>'converged' AS converged;
+
+-- Newton-CG at tol 1e-10: its gradient, summed over raw features and
+-- whitened after the pass, has a floor near 1e-9 of its start; a class at
+-- the floor stops after three steps in a row that lower neither the
+-- objective beyond rounding nor the gradient norm by half (before: the same
+-- point again to max_iter, 50 Newton steps of up to 16 passes).  Not
+-- converged (tol is not reached: the warning), 8 steps, the direct Newton's
+-- model within 1e-6.  Two classes at lambda 1e-4 (rows in the order of y)
+-- show why three: two flat steps (8, 9), then the full step is accepted and
+-- the gradient falls to 1e-14 of its start: converged at 10, as before
+SELECT m, s, name FROM (VALUES ('logistic', 'SELECT f, k4 FROM cg_k', 'logistic', 0.001),
+    ('svm', 'SELECT f, k3 FROM cg_k', 'svm', 0.001),
+    ('binary', 'SELECT f, lbl FROM cg_lbl ORDER BY y, id', 'logistic', 0.0001)) c(m, q, meth, l),
+  (VALUES ('_d', '{}'::jsonb), ('_n', '{"solver": "cg"}')) v(s, o),
+  LATERAL (SELECT name FROM kernel_model_train('cg_floor_' || m || s, q,
+    pg_catalog.jsonb_build_object('method', meth, 'approximation', 'nystrom', 'components', 80,
+      'lambda', l, 'tol', 1e-10, 'test_fraction', 0) || o)) x
+ORDER BY 1, 2;
+SELECT m, s, i->>'solver' AS solver, (i->>'iterations')::int AS iterations, i->>'converged' AS converged
+FROM (VALUES ('logistic'), ('svm'), ('binary')) c(m), (VALUES ('_d'), ('_n')) v(s),
+     LATERAL (SELECT kernel_model_info('cg_floor_' || m || s) AS i) x ORDER BY 1, 2;
+SELECT max(abs(kernel_predict('cg_floor_binary_n', f) - kernel_predict('cg_floor_binary_d', f))) < 1e-6
+       AS binary_within_1e6
+FROM cg_lbl;
+SELECT count(*) FILTER (WHERE kernel_predict_class('cg_floor_svm_n', f)
+                              IS DISTINCT FROM kernel_predict_class('cg_floor_svm_d', f)) AS svm_labels_differ
+FROM cg_k;
+SELECT count(*) AS probabilities,
+       max(abs((pn.value::text)::float8 / (pd.value::text)::float8 - 1)) < 1e-6 AS within_1e6
+FROM cg_k, LATERAL jsonb_each(kernel_predict_proba('cg_floor_logistic_d', f)) pd,
+  LATERAL jsonb_each(kernel_predict_proba('cg_floor_logistic_n', f)) pn
+WHERE pd.key = pn.key;
 
 -- clean up: the catalog is shared with the other tests
 SELECT kernel_model_drop(n) FROM (VALUES ('cg_direct'), ('cg_cg'), ('cg_par'), ('cg_short'),
   ('cg_logistic_d'), ('cg_logistic_n'), ('cg_svm_d'), ('cg_svm_n'), ('cg_svr_d'), ('cg_svr_n'),
   ('cg_logistic_p'), ('cg_logistic_k3_d'), ('cg_logistic_k3_n'), ('cg_logistic_k4_d'),
   ('cg_logistic_k4_n'), ('cg_svm_k3_d'), ('cg_svm_k3_n'), ('cg_svm_k4_d'), ('cg_svm_k4_n'),
-  ('cg_logistic_k4_p'), ('cg_svm_k3_p'), ('cg_mem')) v(n);
+  ('cg_logistic_k4_p'), ('cg_svm_k3_p'), ('cg_mem'), ('cg_floor_logistic_d'),
+  ('cg_floor_logistic_n'), ('cg_floor_svm_d'), ('cg_floor_svm_n'), ('cg_floor_binary_d'),
+  ('cg_floor_binary_n')) v(n);
 SELECT count(*) AS left_over FROM kernel_models WHERE name LIKE 'cg\_%';

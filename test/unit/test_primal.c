@@ -17,9 +17,9 @@
 
 /* Run the solver to the end, adding the rows in blocks of `block`. */
 static km_status
-run_primal(const km_primal_params *p, const double *R, const double *wts,
-		   size_t block, double *coef, double *b, km_primal_solver *s,
-		   km_error *err)
+run_primal_dir(const km_primal_params *p, const double *R, const double *wts,
+			   size_t block, double *coef, double *b, km_primal_solver *s,
+			   km_primal_direction_fn dir, km_error *err)
 {
 	uint32_t	m = FXP_M;
 	size_t		n = FXP_N;
@@ -33,6 +33,7 @@ run_primal(const km_primal_params *p, const double *R, const double *wts,
 	memset(coef, 0, m * sizeof(double));
 	*b = 0.0;
 	km_primal_solver_init(s, m);
+	s->direction = dir;
 	while (!s->done && s->passes < 500)
 	{
 		km_primal_state_init(state, m);
@@ -57,6 +58,24 @@ out:
 	free(work);
 	free(vecs);
 	return st;
+}
+
+static km_status
+run_primal(const km_primal_params *p, const double *R, const double *wts,
+		   size_t block, double *coef, double *b, km_primal_solver *s,
+		   km_error *err)
+{
+	return run_primal_dir(p, R, wts, block, coef, b, s, NULL, err);
+}
+
+/* A direction too short to move anything: 1e-30 times minus the gradient. */
+static km_status
+tiny_direction(void *arg, const km_primal_solver *s, const double *state, double *rhs,
+			   km_error *err)
+{
+	for (uint32_t j = 0; j < s->m + 1; j++)
+		rhs[j] *= 1e-30;
+	return KM_OK;
 }
 
 void
@@ -123,4 +142,34 @@ test_primal_errors(void)
 	CHECK(run_primal(&p, R, NULL, 64, coef, &b, &s, &err) == KM_OK && !s.converged &&
 		  s.iterations == 1, "max_iter 1: %d steps, converged %d", s.iterations, s.converged);
 	free(R);
+}
+
+/*
+ * The floor stop: steps that move neither J beyond rounding nor the
+ * gradient (here a direction of 1e-30 times minus the gradient, as
+ * Newton-CG's at the floor of its whitened sums) end the solve after three
+ * in a row, stalled and not converged, at the last accepted point (before:
+ * the same point to max_iter).
+ */
+void		test_primal_stall(void);
+void
+test_primal_stall(void)
+{
+	uint32_t	m = FXP_M;
+	double		coef[FXP_M];
+	double		b;
+	km_primal_solver s;
+	km_error	err;
+	km_primal_params p = {KM_PRIMAL_LOGISTIC, FXP_LAMBDA, true, 1e-10, 50};
+	double		worst = 0.0;
+
+	CHECK(run_primal_dir(&p, NULL, NULL, 64, coef, &b, &s, tiny_direction, &err) == KM_OK,
+		  "stalled solve failed: %s", err.message);
+	CHECK(s.done && s.stalled && !s.converged && s.iterations == 3 && s.passes == 4,
+		  "stall: done %d stalled %d converged %d after %d steps, %d passes (want 3, 4)",
+		  s.done, s.stalled, s.converged, s.iterations, s.passes);
+	for (uint32_t j = 0; j < m; j++)
+		worst = fmax(worst, fabs(coef[j]));
+	CHECK(worst < 1e-20 && fabs(b) < 1e-20, "the point moved: %g, b %g", worst, b);
+	/* a solve that progresses is not stopped by it: the fixtures converge (test_primal_fixtures) */
 }

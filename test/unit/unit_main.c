@@ -137,6 +137,7 @@ int			unit_failures = 0;
 	X(test_centres_kmeans) \
 	X(test_centres_names) \
 	X(test_primal_errors) \
+	X(test_primal_stall) \
 	X(test_primal_add_pieces) \
 	X(test_primal_pass_split_combine) \
 	X(test_primal_pass_first_step) \

@@ -801,7 +801,7 @@ rebuild_basis(km_point_reader *r, approx_job *job, km_rows *rows,
 		steps[0] != KM_BASIS_SAMPLE ||
 		km_kernel_invalid(&o.fit.kernel) != NULL ||
 		!km_repr_serves(repr, o.fit.kernel.type) ||
-		o.components < 1 || o.components > KM_APPROX_MAX_COMPONENTS)
+		o.components < 1 || o.components > KM_CG_MAX_COMPONENTS)
 		return km_fail(err, KM_ERR_FORMAT, "pass point has invalid fields",
 					   "The basis pass's point gives %llu rows of %u features, representation %u, kernel %u and %d components.",
 					   (unsigned long long) n, (unsigned) d, (unsigned) o.approximation,

@@ -35,7 +35,8 @@ km_train_plan_approx_classes(size_t n, int d, uint32_t k, km_train_plan *plan)
 	if (km_options_selects(o))
 		plan->ncand = (o->gammas.n > 0 ? o->gammas.n : 1) *
 			(o->lambdas.n > 0 ? o->lambdas.n : 1);
-	plan->basis_bytes = nstate == 0 || mmax > KM_APPROX_MAX_COMPONENTS ? 0 : sbytes;
+	plan->basis_bytes = nstate == 0 || mmax > (uint32_t) km_components_max(o->fit.solver) ?
+		0 : sbytes;
 	if (o->fit.solver == KM_SOLVER_CG)
 	{
 		/*

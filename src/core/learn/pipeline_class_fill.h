@@ -10,7 +10,8 @@
 /*
  * An approximate classifier's sizes into plan (opts resolved; k classes):
  * q, the candidates of k-fold selection, basis_bytes (0 when a size
- * overflows or the components are beyond KM_APPROX_MAX_COMPONENTS),
+ * overflows or the components are beyond km_components_max, the cap of
+ * the options' check too),
  * approx_bytes (what the training holds, the caller's hash-ordered copy of
  * the rows counted) and cache_bytes (the n x m features, kept when the
  * glue can spare them: km_class_rows.feature_cache).

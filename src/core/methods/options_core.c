@@ -81,9 +81,10 @@ const km_option_def km_option_table[KM_N_OPTIONS] = {
 	 * The solve's limit, checked here so that an impossible size is an
 	 * option error before any row is read (not after the m x m sums).
 	 */
-	/* beyond KM_APPROX_MAX_COMPONENTS with "solver": "cg" only (km_options_finish) */
+	/* beyond KM_APPROX_MAX_COMPONENTS with "solver": "cg" only (km_options_finish, km_components_max) */
 	[KM_OPT_COMPONENTS] = {"components", KM_OPTTYPE_INTEGER, 1, KM_CG_MAX_COMPONENTS, false, false,
-		"an integer from 1 to " KM_STR(KM_APPROX_MAX_COMPONENTS),
+		"an integer from 1 to " KM_STR(KM_APPROX_MAX_COMPONENTS) " (to " KM_STR(KM_CG_MAX_COMPONENTS)
+		" with \"solver\": \"cg\")",
 		"1000 (nystrom: at most the number of rows)", KM_FN_TRAINING, 0},
 	[KM_OPT_SOLVER] = {"solver", KM_OPTTYPE_NAME, 0, 0, false, false,
 		"\"smo\", \"newton\", \"sgd\" or \"cg\"", "\"smo\" for svm, \"newton\" for logistic, direct for ridge",
@@ -105,6 +106,12 @@ static const char *const deploy_names[] = {
 	[KM_DEPLOY_ALWAYS] = "always",
 	[KM_DEPLOY_NEVER] = "never",
 };
+
+int
+km_components_max(km_solver solver)
+{
+	return solver == KM_SOLVER_CG ? KM_CG_MAX_COMPONENTS : KM_APPROX_MAX_COMPONENTS;
+}
 
 const char *
 km_deploy_name(km_deploy deploy)
@@ -853,7 +860,7 @@ km_options_finish(km_options_parser *p, km_option_error *err)
 		return km_opt_fail(err, NULL, "unknown training method",
 					"Method %d is not a method of this build of kernel_ml.",
 					(int) fit->method);
-	if (out->components > KM_APPROX_MAX_COMPONENTS && fit->solver != KM_SOLVER_CG)
+	if (out->components > km_components_max(fit->solver))
 	{
 		char		got[32];
 

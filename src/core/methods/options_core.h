@@ -36,6 +36,14 @@ typedef enum km_deploy
 const char *km_deploy_name(km_deploy deploy);
 
 /*
+ * Most "components" a training by solver takes: KM_CG_MAX_COMPONENTS with
+ * "solver": "cg" (no m x m sums; its factors are counted against
+ * kernel_ml.max_memory by the plan), else KM_APPROX_MAX_COMPONENTS.  The
+ * one rule of the options' check and of the plans.
+ */
+int			km_components_max(km_solver solver);
+
+/*
  * Parsed options.  A plain struct without pointers, so that aggregate
  * states can copy and serialize it as it is.
  */

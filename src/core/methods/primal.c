@@ -16,6 +16,22 @@
 
 #define KM_ARMIJO_C 1e-4
 #define KM_MIN_STEP 1e-12
+/*
+ * The no-progress stop: KM_STALL_STEPS accepted steps in a row, each of
+ * which lowered J by no more than KM_FLAT_ULPS roundings of J and left the
+ * gradient norm above KM_STALL_RATIO of its value before.  A Newton step
+ * near the optimum cuts the gradient by far more (Newton-CG's forcing term
+ * is at most 0.1); steps that do neither have met the floor of the summed
+ * gradient (about 1e-9 of its start for Newton-CG's whitened sums), where
+ * the next ones would repeat the point to max_iter.  Three, not one: J's
+ * rounding in the line search may reject a good step (t halved to 1e-5)
+ * twice and accept it at t = 1 the third time, the gradient then at 1e-14
+ * of its start (the cg test's two classes at lambda 1e-4: flat steps 8 and
+ * 9, converged at 10).
+ */
+#define KM_FLAT_ULPS 8.0
+#define KM_STALL_RATIO 0.5
+#define KM_STALL_STEPS 3
 
 /* Flops of one uninterruptible BLAS piece (about 0.1 s on one core). */
 
@@ -167,7 +183,9 @@ km_primal_step(km_primal_solver *s, const km_primal_params *p,
 	double		W = state[KM_PRIMAL_WSUM];
 	double		lambda = p->lambda;
 	double		J,
-				norm2 = 0.0;
+				norm2 = 0.0,
+				prev_objective,
+				prev_norm;
 	const double *hzz = state + KM_PRIMAL_HZZ(m);
 	size_t		bad;
 
@@ -216,6 +234,8 @@ km_primal_step(km_primal_solver *s, const km_primal_params *p,
 	}
 
 	/* accepted: the gradient */
+	prev_objective = s->objective;
+	prev_norm = s->grad_norm;
 	s->objective = J;
 	for (uint32_t j = 0; j < m; j++)
 	{
@@ -234,6 +254,19 @@ km_primal_step(km_primal_solver *s, const km_primal_params *p,
 	if (s->grad_norm <= tol * s->grad_norm0)
 	{
 		s->converged = true;
+		s->done = true;
+		return KM_OK;
+	}
+	if (s->iterations > 0 &&
+		J >= prev_objective - KM_FLAT_ULPS * DBL_EPSILON * fabs(prev_objective) &&
+		s->grad_norm > KM_STALL_RATIO * prev_norm)
+		s->flat_steps++;
+	else
+		s->flat_steps = 0;
+	if (s->flat_steps >= KM_STALL_STEPS)
+	{
+		/* the last steps moved neither J beyond rounding nor the gradient: the floor */
+		s->stalled = true;
 		s->done = true;
 		return KM_OK;
 	}

@@ -44,8 +44,10 @@
  * t = 1, and the following step accepts it on Armijo (c = 1e-4) or halves t
  * (so a rejected trial costs one more pass; Newton needs few).  Stops when
  * the gradient norm is at most tol (<= 0: KM_PRIMAL_TOL) times its value at
- * the first point, or after max_iter Newton steps; s->done then, with
- * (coef, b) the last accepted point.
+ * the first point (converged), after max_iter Newton steps, or when three
+ * accepted steps in a row lowered J by no more than rounding and did not
+ * halve the gradient norm (stalled: the gradient's floor; not converged);
+ * s->done then, with (coef, b) the last accepted point.
  *
  * Loop for the glue:
  *   km_primal_solver_init(&s, m); coef = 0, b = 0;
@@ -107,6 +109,8 @@ typedef struct km_primal_solver
 	int			passes;			/* statistics read */
 	bool		started;		/* a point was accepted */
 	bool		converged;
+	bool		stalled;		/* stopped at the rounding floor (km_primal_step) */
+	int			flat_steps;		/* accepted steps in a row without progress */
 	bool		done;			/* stop passing over the rows */
 	double		objective;		/* J at the last accepted point */
 	double		grad_norm;		/* at the last accepted point */
