@@ -565,6 +565,58 @@ pass_run_from_carry(const char *carry, Size carry_len, Size desc_off, MemoryCont
 	return run;
 }
 
+/*
+ * Runs rebuilt from carried bytes, for the transaction (their contexts
+ * under TopTransactionContext, as the rebuilt pass's): the two-pass
+ * aggregates' combine and final functions in a process that ran none of
+ * their transitions.
+ */
+#define CARRIED_RUNS 4
+static PassRun *carried[CARRIED_RUNS];
+static int	carried_next = 0;
+
+/* A carried run's context is going: forget it. */
+static void
+forget_carried(void *arg)
+{
+	for (int i = 0; i < CARRIED_RUNS; i++)
+		if (carried[i] == arg)
+			carried[i] = NULL;
+}
+
+PassRun *
+pass_run_carried(uint64 key)
+{
+	for (int i = 0; i < CARRIED_RUNS; i++)
+		if (carried[i] != NULL && carried[i]->key == key)
+			return carried[i];
+	return NULL;
+}
+
+PassRun *
+pass_run_keep_carried(const char *carry, Size carry_len, Size desc_off, const char *what,
+					  double state_grant)
+{
+	/* built under the current context (an error frees it), then kept for the transaction */
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "kernel_ml carried pass",
+											  ALLOCSET_SMALL_SIZES);
+	MemoryContextCallback *cb;
+	PassRun    *run = pass_run_from_carry(carry, carry_len, desc_off, cxt);
+
+	run->what = what;
+	run->state_grant = state_grant;
+	cb = MemoryContextAlloc(cxt, sizeof(MemoryContextCallback));
+	cb->func = forget_carried;
+	cb->arg = run;
+	MemoryContextRegisterResetCallback(cxt, cb);
+	MemoryContextSetParent(cxt, TopTransactionContext);
+	if (carried[carried_next] != NULL)
+		MemoryContextDelete(carried[carried_next]->cxt);
+	carried[carried_next] = run;
+	carried_next = (carried_next + 1) % CARRIED_RUNS;
+	return run;
+}
+
 PassRun *
 pass_desc_run_of_key(uint64 key)
 {

@@ -227,6 +227,17 @@ extern PassRun *pass_run_from_carry(const char *carry, Size carry_len, Size desc
 									MemoryContext cxt);
 
 /*
+ * Runs rebuilt in this process from the carried bytes of states that came
+ * from elsewhere (a parallel leader's or a Citus coordinator's combine and
+ * final), kept for the transaction, a few at once: the one of key, or
+ * NULL; and a new one from carry (pass_run_from_carry; what names its
+ * caller, state_grant the bytes each of its states counts), kept.
+ */
+extern PassRun *pass_run_carried(uint64 key);
+extern PassRun *pass_run_keep_carried(const char *carry, Size carry_len, Size desc_off,
+									  const char *what, double state_grant);
+
+/*
  * The bytes a state datum carries (expanded or flat, bounds-checked as
  * untrusted: 22P03), NULL with *len 0 when none.
  */

@@ -55,8 +55,6 @@ PG_FUNCTION_INFO_V1(kernel_train_basis_final);
 
 #define APPROX_CARRY_MAGIC 0x4B4D4133u	/* "KMA3": the settings, then the descriptor */
 #define PROGRESS_ROWS 1000000
-/* Runs rebuilt from the states of other processes, kept at once. */
-#define CARRIED_RUNS 2
 
 /*
  * What a run carries in front of its descriptor: the solve's settings (a
@@ -72,22 +70,6 @@ typedef struct ApproxCarry
 	uint64		state_grant;	/* bytes a state counts (approx_state_bytes) */
 	double		lambdas[KM_APPROX_MAX_LAMBDAS];
 } ApproxCarry;
-
-/*
- * Runs rebuilt here from carried bytes, for the transaction (their
- * contexts under TopTransactionContext, as pass_desc.c's rebuilt pass).
- */
-static PassRun *carried[CARRIED_RUNS];
-static int	carried_next = 0;
-
-/* A carried run's context is going: forget it. */
-static void
-forget_carried(void *arg)
-{
-	for (int i = 0; i < CARRIED_RUNS; i++)
-		if (carried[i] == arg)
-			carried[i] = NULL;
-}
 
 static void
 bad_state(const char *detail)
@@ -631,8 +613,6 @@ state_run(Datum d)
 	Size		len;
 	ApproxCarry t;
 	PassDescHeader dh;
-	MemoryContext cxt;
-	MemoryContextCallback *cb;
 	PassRun    *run;
 
 	for (int slot = 0; slot < CALL_SLOTS; slot++)
@@ -642,9 +622,8 @@ state_run(Datum d)
 		if (tc != NULL && tc->run->key == st->key)
 			return tc->run;
 	}
-	for (int i = 0; i < CARRIED_RUNS; i++)
-		if (carried[i] != NULL && carried[i]->key == st->key)
-			return carried[i];
+	if ((run = pass_run_carried(st->key)) != NULL)
+		return run;
 	carry = pass_state_carry(d, &len);
 	if (carry == NULL || len < sizeof(ApproxCarry) + sizeof(PassDescHeader))
 		bad_state("The state carries no kernel_train pass.");
@@ -657,22 +636,8 @@ state_run(Datum d)
 	for (int i = 0; i < t.n_lambdas; i++)
 		if (!isfinite(t.lambdas[i]) || !(t.lambdas[i] > 0.0))
 			bad_state("A lambda of the state is not a finite number > 0.");
-	/* built under the current context (an error frees it), then kept for the transaction */
-	cxt = AllocSetContextCreate(CurrentMemoryContext, "kernel_train carried pass",
-								ALLOCSET_DEFAULT_SIZES);
-	run = pass_run_from_carry(carry, len, sizeof(ApproxCarry), cxt);
-	run->what = "kernel_train";
-	run->state_grant = (double) t.state_grant;
-	cb = MemoryContextAlloc(cxt, sizeof(MemoryContextCallback));
-	cb->func = forget_carried;
-	cb->arg = run;
-	MemoryContextRegisterResetCallback(cxt, cb);
-	MemoryContextSetParent(cxt, TopTransactionContext);
-	if (carried[carried_next] != NULL)
-		MemoryContextDelete(carried[carried_next]->cxt);
-	carried[carried_next] = run;
-	carried_next = (carried_next + 1) % CARRIED_RUNS;
-	return run;
+	return pass_run_keep_carried(carry, len, sizeof(ApproxCarry), "kernel_train",
+								 (double) t.state_grant);
 }
 
 Datum

@@ -55,8 +55,6 @@ typedef struct BasisCall
 } BasisCall;
 
 #define BASIS_CARRY_MAGIC 0x4B4D4233u	/* "KMB3": the grant, then the descriptor */
-/* Runs rebuilt from the states of other processes, kept at once. */
-#define CARRIED_RUNS 2
 
 /* What a basis run carries in front of its descriptor. */
 typedef struct BasisCarry
@@ -66,9 +64,6 @@ typedef struct BasisCarry
 	uint64		state_grant;	/* bytes a state counts: its km_basis_state's */
 } BasisCarry;
 
-/* Runs rebuilt here from carried bytes, for the transaction. */
-static PassRun *carried[CARRIED_RUNS];
-static int	carried_next = 0;
 
 
 static BasisCall *
@@ -342,15 +337,6 @@ kernel_basis_sfunc(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(out);
 }
 
-/* A carried run's context is going: forget it. */
-static void
-forget_carried(void *arg)
-{
-	for (int i = 0; i < CARRIED_RUNS; i++)
-		if (carried[i] == arg)
-			carried[i] = NULL;
-}
-
 /*
  * The run of a state that reaches a combine or final function: this
  * process's (a call site's entry, or one rebuilt before) by the state's
@@ -364,8 +350,6 @@ basis_state_run(Datum d)
 	Size		len;
 	BasisCarry	head;
 	PassDescHeader dh;
-	MemoryContext cxt;
-	MemoryContextCallback *cb;
 	PassRun    *run;
 
 	for (int slot = 0; slot < CALL_SLOTS; slot++)
@@ -375,9 +359,8 @@ basis_state_run(Datum d)
 		if (bc != NULL && bc->run != NULL && bc->run->key == st->key)
 			return bc->run;
 	}
-	for (int i = 0; i < CARRIED_RUNS; i++)
-		if (carried[i] != NULL && carried[i]->key == st->key)
-			return carried[i];
+	if ((run = pass_run_carried(st->key)) != NULL)
+		return run;
 	carry = pass_state_carry(d, &len);
 	if (carry == NULL || len < sizeof(BasisCarry) + sizeof(PassDescHeader))
 		ereport(ERROR,
@@ -392,21 +375,8 @@ basis_state_run(Datum d)
 				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
 				 errmsg("basis state is not a valid kernel_basis state"),
 				 errdetail("The state's settings or pass have invalid fields.")));
-	cxt = AllocSetContextCreate(CurrentMemoryContext, "kernel_basis carried pass",
-								ALLOCSET_SMALL_SIZES);
-	run = pass_run_from_carry(carry, len, sizeof(BasisCarry), cxt);
-	run->what = "kernel_basis";
-	run->state_grant = (double) head.state_grant;
-	cb = MemoryContextAlloc(cxt, sizeof(MemoryContextCallback));
-	cb->func = forget_carried;
-	cb->arg = run;
-	MemoryContextRegisterResetCallback(cxt, cb);
-	MemoryContextSetParent(cxt, TopTransactionContext);
-	if (carried[carried_next] != NULL)
-		MemoryContextDelete(carried[carried_next]->cxt);
-	carried[carried_next] = run;
-	carried_next = (carried_next + 1) % CARRIED_RUNS;
-	return run;
+	return pass_run_keep_carried(carry, len, sizeof(BasisCarry), "kernel_basis",
+								 (double) head.state_grant);
 }
 
 Datum
