@@ -367,6 +367,7 @@ catalog_query_open(CatalogQuery *q, const char *query, Oid run_as,
 	bool		features_only;
 
 	q->body = query_body(query);
+	q->fn = "kernel_model_train";
 	q->run_as = run_as;
 	q->path = pinned_path(search_path);
 	query_enter(run_as, q->path, &qr);

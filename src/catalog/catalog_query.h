@@ -63,6 +63,7 @@ typedef struct CatalogQuery
 	char	   *path;			/* the search_path pinned */
 	bool		text_label;		/* its second column is a string type */
 	char	   *source;			/* "(SELECT ... FROM (body) ...) AS s" */
+	const char *fn;				/* the SQL function it runs for, in messages */
 } CatalogQuery;
 
 void		catalog_query_open(CatalogQuery *q, const char *query, Oid run_as,

@@ -229,6 +229,7 @@ drift_test_version(const Catalog *cat, const char *name, int32 version,
 	 */
 	wrapped = psprintf("SELECT d.f, 0::pg_catalog.float8 FROM (\n%s\n) AS d (f)", trimmed(query));
 	catalog_query_open(&q, wrapped, run_as, search_path);
+	q.fn = "kernel_model_drift";
 	sum_query(&q, cat->schema, &fresh);
 	if (fresh.n == 0)
 		ereport(ERROR,

@@ -111,7 +111,7 @@ agg_broadcast(AggHost *a, bytea *desc)
 
 	/* the statement's text and its text datum: twice the descriptor in hex */
 	(void) km_mem_reserve(CurrentMemoryContext, 4.0 * (double) len + 256.0,
-						  "kernel_model_train", false);
+						  a->cursor->query->fn, false);
 	snprintf(name, sizeof(name), "kernel_ml_pass_%016llx_%d",
 			 (unsigned long long) ((PassDescHeader *) desc)->key, ++a->broadcasts);
 	initStringInfo(&q);

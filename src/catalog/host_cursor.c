@@ -48,7 +48,7 @@ pass_rows_scan(const CatalogQuery *q, PassRows *pr, PassBatchFn batch, void *arg
 	/* the batch, its rows' arrays read one at a time (pass_row_read) */
 	pr->batch = km_mem_resize(pr->batch, pr->cxt,
 							  (double) fetch * row_bytes(d) + batch_extra_bytes(d),
-							  "kernel_model_train", false);
+							  q->fn, false);
 	catalog_query_scan(q,
 					   psprintf("SELECT s.f, s.y FROM %s", q->source),
 					   0, NULL, NULL, fetch, batch, arg);
@@ -396,7 +396,7 @@ cursor_host(CursorHost *h)
 	w = (size_t) Max(h->d, 1);
 	h->block_rows = block_rows(h->rows);
 	h->grant = km_mem_reserve(h->cxt, (double) h->block_rows * (8.0 * w + 28.0) + 8.0 * w,
-							  "kernel_model_train", false);
+							  h->query->fn, false);
 	h->X = palloc_extended(sizeof(double) * h->block_rows * w, MCXT_ALLOC_HUGE);
 	h->y = palloc(sizeof(double) * h->block_rows);
 	h->cls = palloc0(sizeof(uint32) * h->block_rows);

@@ -49,6 +49,7 @@ typedef struct NamedRun
 	int32		keep;			/* retention: versions kept, 0 all */
 	char	   *rows_digest;	/* of the rows (in memory only), NULL if none */
 	const struct NamedTask *task;	/* its task's steps (named_task.h) */
+	const char *fn;				/* the SQL function it runs for, in messages */
 	Jsonb	   *optjson;		/* the options without "refit" */
 	bool		passes;			/* approximate regression: SQL passes, no rs */
 	CatalogQuery query;			/* passes: the stored query */

@@ -153,7 +153,7 @@ regression_score_passes(NamedRun *run, Datum model)
 static void
 regression_plan(const NamedRun *run, int64 n, int d, uint32 k, km_train_plan *plan)
 {
-	km_approx_plan(&run->opts, n, d, "kernel_model_train", plan);
+	km_approx_plan(&run->opts, n, d, run->fn, plan);
 }
 
 static CursorTarget

@@ -445,7 +445,7 @@ check_query_target(const NamedRun *run, bool features_only)
 	/* the training call the method's task takes (task.h), before the message of its own */
 	if (km_task_check_training(km_task_lookup(km_method_task(run->opts.fit.method)),
 							   !features_only, km_method_name(run->opts.fit.method),
-							   "kernel_model_train", "", &err) == KM_OK)
+							   run->fn, "", &err) == KM_OK)
 		return;
 	km_fit_method_names(names, sizeof(names));
 	if (features_only && run->opts.method_default)
@@ -480,7 +480,7 @@ fit_all_rows(NamedRun *run, MemoryContext work)
 	km_metrics_init(&run->test_scores);
 	km_progress_stage("fit: " INT64_FORMAT " rows", run->ntrain);
 	run->rs->opts = run->opts;
-	run->model = km_fit_rowset(run->rs, "kernel_model_train");
+	run->model = km_fit_rowset(run->rs, run->fn);
 	MemoryContextSwitchTo(old);
 }
 
@@ -507,6 +507,7 @@ catalog_train_named(const Catalog *cat, const char *name, const char *query,
 
 	catalog_check_name(name);
 	memset(&run, 0, sizeof(run));
+	run.fn = "kernel_model_train";
 	run.optjson = take_named_options(options, &run.refit, &run.keep);
 	km_options_parse_for_label(run.optjson, &run.opts,
 							   catalog_query_label_kind(query, run_as, search_path,
@@ -629,6 +630,7 @@ catalog_train_query(const Catalog *cat, const char *query, Jsonb *options)
 						 errhint("Remove \"%s\", or train a named model with kernel_model_train(name, query, options).",
 								 named_only[i])));
 	memset(&run, 0, sizeof(run));
+	run.fn = "kernel_train_query";
 	run.optjson = options;
 	km_options_parse_for_label(run.optjson, &run.opts,
 							   catalog_query_label_kind(query, run_as, search_path,

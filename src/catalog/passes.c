@@ -63,6 +63,7 @@ use_passes(NamedRun *run, const Catalog *cat, const char *query, Oid run_as,
 							KM_BASIS_GATHER))
 		return false;
 	catalog_query_open(&run->query, query, run_as, search_path);
+	run->query.fn = run->fn;
 	/* a text label column: svm by default, a regression method an error */
 	if (run->query.text_label)
 		km_options_parse_labels(run->optjson, &run->opts, true);
@@ -119,7 +120,7 @@ cursor_train(NamedRun *run, bool all_rows, MemoryContext ctx, int64 *rows)
 		run->task->plan(run, Max(run->opts.components, 1), d, 2, &plan);
 		km_check_memory_fewer(plan.approx_bytes - plan.rows_bytes +
 							  cursor_host_bytes(d, Max(run->opts.components, 1)),
-							  "kernel_model_train", false, fewer);
+							  run->fn, false, fewer);
 	}
 	km_progress_stage("fit: counting the %s rows", all_rows ? "usable" : "training");
 	agg_host_count(&h, &run->query, run->schema, d, target, all_rows, run->opts.seed,
@@ -133,7 +134,7 @@ cursor_train(NamedRun *run, bool all_rows, MemoryContext ctx, int64 *rows)
 	shape.rows_skipped = (uint64) h.skipped;
 	run->task->shape(run, &h, &shape, &plan);
 	km_check_memory_fewer(plan.approx_bytes - plan.rows_bytes + cursor_host_bytes(h.d, h.rows),
-						  "kernel_model_train", false, fewer);
+						  run->fn, false, fewer);
 	host = agg_host(&ah, &h, run->schema);
 	km_train_env_palloc(&env);
 	km_blas_setup();
@@ -175,7 +176,7 @@ passes_fit_and_score(NamedRun *run, MemoryContext work)
 
 	/* m x m sums that cannot fit: refused before the first pass (cg: its plan, cursor_train) */
 	if (run->opts.fit.solver != KM_SOLVER_CG)
-		km_check_components_memory((uint32) run->opts.components, "kernel_model_train");
+		km_check_components_memory((uint32) run->opts.components, run->fn);
 	split_model = cursor_train(run, false, work, &fit_rows);
 	run->d = model_features(PointerGetDatum(split_model));
 	run->task->score_passes(run, PointerGetDatum(split_model));

@@ -281,9 +281,14 @@ km_primal_step(km_primal_solver *s, const km_primal_params *p,
 	for (int attempt = 0; attempt < 2 && s->direction == NULL; attempt++)
 	{
 		for (size_t j = 0; j < m; j++)
+		{
+			/* m^2 / 2 strided writes into fresh pages (512 MB at m = 8,192): cancellable */
+			if (j % 256 == 255)
+				km_check_interrupts(interrupt);
 			for (size_t i = 0; i <= j; i++)
 				H[j + i * N] = hzz[i + j * (j + 1) / 2] / W +
 					(R != NULL ? lambda * R[i + j * m] : i == j ? lambda : 0.0);
+		}
 		if (p->fit_intercept)
 		{
 			for (size_t j = 0; j < m; j++)
