@@ -452,6 +452,19 @@ pass_desc_run(bytea *desc)
 	PassRun    *run;
 	const PassDescRef *ref = NULL;
 
+	/*
+	 * A bytea inside a tuple (a table's row, or the record Citus packs a
+	 * pushed-down aggregate's arguments into) is only int-aligned, and the
+	 * header holds 64-bit fields: read such a value from an aligned copy
+	 * (in the row's context)
+	 */
+	if ((uintptr_t) desc % MAXIMUM_ALIGNOF != 0)
+	{
+		bytea	   *c = palloc(VARSIZE(desc));
+
+		memcpy(c, desc, VARSIZE(desc));
+		desc = c;
+	}
 	if (run_is(live_run, desc))
 		return live_run;
 	if (run_is(rebuilt_run, desc))

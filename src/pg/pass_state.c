@@ -242,6 +242,25 @@ pass_state_new(PassRun *run, MemoryContext aggcxt, bool external, Datum *out)
 	return st;
 }
 
+/*
+ * A flat state's bytes, detoasted, at an address its header may be read at:
+ * a bytea in a table's row (or any tuple) is only int-aligned, and the
+ * header holds 64-bit fields, so such a value is copied (counted) first.
+ */
+static bytea *
+state_flat(Datum d)
+{
+	bytea	   *s = (bytea *) PG_DETOAST_DATUM(d);
+	bytea	   *c;
+
+	if ((uintptr_t) s % MAXIMUM_ALIGNOF == 0)
+		return s;
+	(void) km_mem_reserve(CurrentMemoryContext, (double) VARSIZE(s), "kernel_ml pass", false);
+	c = MemoryContextAllocExtended(CurrentMemoryContext, VARSIZE(s), MCXT_ALLOC_HUGE);
+	memcpy(c, s, VARSIZE(s));
+	return c;
+}
+
 PassStateHeader *
 pass_state_header(Datum d)
 {
@@ -250,7 +269,7 @@ pass_state_header(Datum d)
 
 	if (x != NULL)
 		return x->st;
-	s = (bytea *) PG_DETOAST_DATUM(d);
+	s = state_flat(d);
 	if (VARSIZE(s) < sizeof(PassStateHeader) ||
 		((PassStateHeader *) s)->magic != KM_PASS_STATE_MAGIC)
 		ereport(ERROR,
@@ -285,7 +304,7 @@ pass_state_arg(Datum d, PassRun *run, MemoryContext cxt, bool writable, Datum *o
 			*out = d;
 		return x->st;
 	}
-	st = pass_state_check((bytea *) PG_DETOAST_DATUM(d), run);
+	st = pass_state_check(state_flat(d), run);
 	if (!writable)
 		return st;
 	/* a flat state (shipped, or copied): into a new one of a full chunk (its carry: run's) */
@@ -462,7 +481,7 @@ pass_state_carry(Datum d, Size *len)
 		*len = x->st->carry_len;
 		return x->carry;
 	}
-	st = (PassStateHeader *) PG_DETOAST_DATUM(d);
+	st = (PassStateHeader *) state_flat(d);
 	size = VARSIZE(st);
 	/* untrusted: every field bounded before the sizes are added */
 	if (size < sizeof(PassStateHeader) || st->magic != KM_PASS_STATE_MAGIC ||

@@ -208,11 +208,15 @@ SELECT (kernel_model_info('cg_mem')->>'outputs')::int AS outputs, kernel_model_i
 -- whitened after the pass, has a floor near 1e-9 of its start; a class at
 -- the floor stops after three steps in a row that lower neither the
 -- objective beyond rounding nor the gradient norm by half (before: the same
--- point again to max_iter, 50 Newton steps of up to 16 passes).  Not
--- converged (tol is not reached: the warning), 8 steps, the direct Newton's
--- model within 1e-6.  Two classes at lambda 1e-4 (rows in the order of y)
--- show why three: two flat steps (8, 9), then the full step is accepted and
--- the gradient falls to 1e-14 of its start: converged at 10, as before
+-- point again to max_iter, 50 Newton steps of up to 16 passes).  Whether a
+-- class reaches the floor before tol depends on rounding (the order of the
+-- sums, the BLAS kernels of the machine): it converges, or it stalls (not
+-- converged, with the warning, hidden here); either way within a few steps
+-- and the direct Newton's model within 1e-6 (the rule itself: unit
+-- test_primal_stall).  Two classes at lambda 1e-4 (rows in the order of y)
+-- show why three flat steps: rounding may reject a good step twice before
+-- the full step is accepted and the gradient falls to 1e-14 of its start
+SET client_min_messages = error;
 SELECT m, s, name FROM (VALUES ('logistic', 'SELECT f, k4 FROM cg_k', 'logistic', 0.001),
     ('svm', 'SELECT f, k3 FROM cg_k', 'svm', 0.001),
     ('binary', 'SELECT f, lbl FROM cg_lbl ORDER BY y, id', 'logistic', 0.0001)) c(m, q, meth, l),
@@ -221,7 +225,8 @@ SELECT m, s, name FROM (VALUES ('logistic', 'SELECT f, k4 FROM cg_k', 'logistic'
     pg_catalog.jsonb_build_object('method', meth, 'approximation', 'nystrom', 'components', 80,
       'lambda', l, 'tol', 1e-10, 'test_fraction', 0) || o)) x
 ORDER BY 1, 2;
-SELECT m, s, i->>'solver' AS solver, (i->>'iterations')::int AS iterations, i->>'converged' AS converged
+RESET client_min_messages;
+SELECT m, s, i->>'solver' AS solver, (i->>'iterations')::int <= 12 AS within_12_steps
 FROM (VALUES ('logistic'), ('svm'), ('binary')) c(m), (VALUES ('_d'), ('_n')) v(s),
      LATERAL (SELECT kernel_model_info('cg_floor_' || m || s) AS i) x ORDER BY 1, 2;
 SELECT max(abs(kernel_predict('cg_floor_binary_n', f) - kernel_predict('cg_floor_binary_d', f))) < 1e-6
