@@ -5,7 +5,7 @@
  * trained through the learner (learner.h km_learn) over a host of plain
  * arrays that records the point of every pass it is asked to run (at
  * most PER_KIND per kind and case): nystrom and rff ridge (kinds 1, 2),
- * ridge by "solver": "cg" (11, 12), svr with k-fold (3 to 6), a 3-class
+ * ridge by "solver": "cg" (11, 12; 18 with m = 80 of 400 rows), svr with k-fold (3 to 6), a 3-class
  * logistic with k-fold, its folds the learner's and the host's (7, 9,
  * 10; kind 8's points are kind 7's, the same fields), the drift sums of a
  * model (13), Newton-CG ("solver": "cg") of svr (3, 15, 4) and of a
@@ -326,6 +326,40 @@ main(int argc, char **argv)
 	o = options(cg_kv, 4);
 	learn("ridge_cg", &o, &rows, 0, &a, &m);
 	arena_free(&a);
+
+	{
+		/* 400 rows, m = 80: the preconditioner's row sample (kind 18) */
+		size_t		n2 = 400;
+		double	   *X2 = malloc(sizeof(double) * n2 * D);
+		double	   *y2 = malloc(sizeof(double) * n2);
+		uint64_t   *hash2 = malloc(sizeof(uint64_t) * n2);
+		km_rows		rows2 = {NULL, n2, D, X2, y2, NULL, NULL, 0, hash2};
+		const char *const cgs_kv[] = {"approximation", "nystrom", "components", "80",
+		"lambda", "0.01", "solver", "cg"};
+
+		for (size_t i = 0; i < n2; i++)
+		{
+			uint64_t	z = (uint64_t) (i + 7) * UINT64_C(0x9E3779B97F4A7C15);
+
+			for (int j = 0; j < D; j++)
+			{
+				s ^= s << 13;
+				s ^= s >> 7;
+				s ^= s << 17;
+				X2[i * D + j] = (double) (s >> 11) / 9007199254740992.0 - 0.5;
+			}
+			y2[i] = sin(3.0 * X2[i * D]) + 0.5 * X2[i * D + 1];
+			z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+			z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+			hash2[i] = z ^ (z >> 31);
+		}
+		o = options(cgs_kv, 4);
+		learn("ridge_cg_sample", &o, &rows2, 0, &a, &m);
+		arena_free(&a);
+		free(hash2);
+		free(y2);
+		free(X2);
+	}
 
 	o = options(svr_kv, 5);
 	o.lambdas.n = 2;

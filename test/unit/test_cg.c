@@ -11,6 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cblas.h>
+#include <lapacke.h>
+
+#include "learn/cg.h"
+#include "learn/cg_sample.h"
 #include "method.h"
 #include "options_core.h"
 #include "pipeline.h"
@@ -23,6 +28,9 @@ void		test_cg_matches_direct(void);
 void		test_cg_stops_at_max_iter(void);
 void		test_cg_options(void);
 void		test_newton_cg_matches_direct(void);
+void		test_cg_sample_state(void);
+void		test_cg_precondition_sample(void);
+void		test_cg_sample_matches_direct(void);
 
 /* Options from "key", value pairs (numbers as numbers, else text); NULL err: must parse. */
 static bool
@@ -442,6 +450,254 @@ test_newton_cg_matches_direct(void)
 	free(pc);
 	free(pd);
 	free(cls);
+	free(h);
+	free(y);
+	free(X);
+	free(P);
+}
+
+/*
+ * The preconditioner's row sample (learn/cg_sample.h): the same rows,
+ * sorted the same, whatever the order they are offered in and however the
+ * rows are split into combined states; its size rule; past its capacity
+ * the smallest hashes; a state of another shape refused.
+ */
+void
+test_cg_sample_state(void)
+{
+	size_t		n = 5000;
+	uint32_t	d = 3;
+	uint32_t	e = 500;
+	uint32_t	cap = km_cg_sample_capacity(e);
+	uint64_t	t = km_cg_sample_threshold(e, n);
+	size_t		bytes = km_cg_sample_bytes(cap, d);
+	double	   *X = unit_rand_vec(n * d, 91);
+	uint64_t   *h = cg_hashes(n);
+	km_cg_sample *a = malloc(bytes);
+	km_cg_sample *b = malloc(bytes);
+	km_cg_sample *parts[3];
+	double	   *Sa = malloc(sizeof(double) * cap * d);
+	double	   *Sb = malloc(sizeof(double) * cap * d);
+	void	   *scratch = malloc(km_cg_sample_sort_bytes(cap));
+	uint32_t	na,
+				nb;
+	size_t		below = 0;
+	km_error	err;
+
+	CHECK(km_cg_sample_rows(300, 5, 2000) == 0, "a few rows: no sample");
+	CHECK(km_cg_sample_rows(3000, 20, 1000000) == 48000, "1M rows, m = 3000: %u",
+		  km_cg_sample_rows(3000, 20, 1000000));
+	CHECK(km_cg_sample_rows(4000, 20, 10000000) == 64000, "10M rows, m = 4000: 16 m");
+	CHECK(km_cg_sample_rows(300, 5, 6000) >= 4 * 300, "6,000 rows, m = 300");
+	CHECK(km_cg_sample_threshold(10, 5) == UINT64_MAX, "more than the rows: every row");
+	for (size_t i = 0; i < n; i++)
+		below += h[i] <= t;
+	km_cg_sample_init(a, cap, d, t);
+	km_cg_sample_init(b, cap, d, t);
+	for (int p = 0; p < 3; p++)
+	{
+		parts[p] = malloc(bytes);
+		km_cg_sample_init(parts[p], cap, d, t);
+	}
+	for (size_t i = 0; i < n; i++)
+	{
+		km_cg_sample_offer(a, X + i * d, h[i]);
+		km_cg_sample_offer(parts[(i * 7) % 3], X + (n - 1 - i) * d, h[n - 1 - i]);
+	}
+	for (int p = 0; p < 3; p++)
+	{
+		CHECK(km_cg_sample_check(parts[p], bytes, cap, d, t, &err) == KM_OK, "%s", err.detail);
+		km_cg_sample_combine(b, parts[p]);
+		free(parts[p]);
+	}
+	CHECK(a->n == below && b->n == below, "kept %u and %u of the %zu rows below the threshold",
+		  a->n, b->n, below);
+	CHECK(fabs((double) below - e) <= 8.0 * sqrt((double) e), "%zu rows for %u expected", below, e);
+	na = km_cg_sample_sorted(a, Sa, scratch);
+	nb = km_cg_sample_sorted(b, Sb, scratch);
+	CHECK(na == nb && memcmp(Sa, Sb, sizeof(double) * na * d) == 0,
+		  "the same sorted rows in any order and split");
+	/* past the capacity: the smallest hashes */
+	{
+		uint32_t	c = 10;
+		size_t		cb = km_cg_sample_bytes(c, d);
+		km_cg_sample *s = malloc(cb);
+		uint64_t	tenth;
+		uint64_t   *sorted = malloc(sizeof(uint64_t) * n);
+
+		memcpy(sorted, h, sizeof(uint64_t) * n);
+		for (size_t i = 1; i < n; i++)
+			for (size_t j = i; j > 0 && sorted[j - 1] > sorted[j]; j--)
+			{
+				uint64_t	tmp = sorted[j];
+
+				sorted[j] = sorted[j - 1];
+				sorted[j - 1] = tmp;
+			}
+		tenth = sorted[c - 1];
+		km_cg_sample_init(s, c, d, UINT64_MAX);
+		for (size_t i = 0; i < n; i++)
+			km_cg_sample_offer(s, X + i * d, h[i]);
+		CHECK(s->n == c, "full at %u", s->n);
+		for (uint32_t i = 0; i < c; i++)
+			CHECK(((uint64_t *) s->data)[i] <= tenth, "slot %u keeps hash %llu above the 10th smallest",
+				  i, (unsigned long long) ((uint64_t *) s->data)[i]);
+		/* refused: another capacity, threshold, a count past the capacity, a bad magic */
+		CHECK(km_cg_sample_check(s, cb, c + 1, d, UINT64_MAX, &err) == KM_ERR_INVALID, "capacity");
+		CHECK(km_cg_sample_check(s, cb, c, d, 7, &err) == KM_ERR_INVALID, "threshold");
+		s->n = c + 1;
+		CHECK(km_cg_sample_check(s, cb, c, d, UINT64_MAX, &err) == KM_ERR_INVALID, "count");
+		s->n = c;
+		s->magic ^= 1;
+		CHECK(km_cg_sample_check(s, cb, c, d, UINT64_MAX, &err) == KM_ERR_INVALID, "magic");
+		CHECK(km_cg_sample_check(s, cb - 8, c, d, UINT64_MAX, &err) == KM_ERR_INVALID, "length");
+		free(sorted);
+		free(s);
+	}
+	free(scratch);
+	free(Sb);
+	free(Sa);
+	free(b);
+	free(a);
+	free(h);
+	free(X);
+}
+
+/*
+ * km_cg_precondition_sample: R R^T = n / s L^-1 G L^-T + lambda I, against
+ * LAPACK's triangular solves of the same L and G, within 1e-10 relative.
+ */
+void
+test_cg_precondition_sample(void)
+{
+	uint32_t	m = 40;
+	size_t		k = 3 * m;
+	double	   *A = unit_rand_vec(k * m, 5);	/* k x m, column-major */
+	double	   *B = unit_rand_vec(m * m, 6);
+	double	   *L = calloc((size_t) m * m, sizeof(double));
+	double	   *G = calloc((size_t) m * m, sizeof(double));
+	double	   *W = malloc(sizeof(double) * m * m);
+	double	   *mem = malloc(sizeof(double) * km_cg_doubles(m));
+	double		n = 1e6,
+				s = 977.0,
+				worst = 0.0,
+				big = 0.0;
+	km_cg		cg = {.lambda = 0.1, .tol = 1e-7, .max_iter = 10};
+	km_error	err;
+
+	/* L: the Cholesky factor of B B^T + I; G = A^T A */
+	cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, (int) m, (int) m, (int) m, 1.0, B,
+				(int) m, B, (int) m, 0.0, L, (int) m);
+	for (uint32_t i = 0; i < m; i++)
+		L[i + i * m] += 1.0;
+	CHECK(LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', (int) m, L, (int) m) == 0, "chol");
+	for (uint32_t j = 0; j < m; j++)
+		for (uint32_t i = 0; i < j; i++)
+			L[i + j * m] = 0.0;
+	cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, (int) m, (int) m, (int) k, 1.0, A,
+				(int) k, A, (int) k, 0.0, G, (int) m);
+	/* the reference: W = L^-1 G L^-T by two LAPACK solves */
+	memcpy(W, G, sizeof(double) * m * m);
+	CHECK(LAPACKE_dtrtrs(LAPACK_COL_MAJOR, 'L', 'N', 'N', (int) m, (int) m, L, (int) m, W,
+						 (int) m) == 0, "trtrs");
+	for (uint32_t j = 0; j < m; j++)
+		for (uint32_t i = j + 1; i < m; i++)
+		{
+			double		t = W[i + j * m];
+
+			W[i + j * m] = W[j + i * m];
+			W[j + i * m] = t;
+		}
+	CHECK(LAPACKE_dtrtrs(LAPACK_COL_MAJOR, 'L', 'N', 'N', (int) m, (int) m, L, (int) m, W,
+						 (int) m) == 0, "trtrs");
+	for (uint32_t j = 0; j < m; j++)
+	{
+		for (uint32_t i = 0; i < m; i++)
+			W[i + j * m] *= n / s;
+		W[j + j * m] += cg.lambda;
+	}
+	km_cg_buffers(&cg, m, L, mem);
+	for (uint32_t j = 0; j < m; j++)
+		for (uint32_t i = j; i < m; i++)
+			cg.R[i + j * m] = G[i + j * m];
+	CHECK(km_cg_precondition_sample(&cg, n, s, &err) == KM_OK, "%s", err.detail);
+	for (uint32_t j = 0; j < m; j++)
+		for (uint32_t i = j; i < m; i++)
+		{
+			double		rr = 0.0;
+
+			for (uint32_t l = 0; l <= j; l++)
+				rr += cg.R[i + l * m] * cg.R[j + l * m];
+			worst = fmax(worst, fabs(rr - W[i + j * m]));
+			big = fmax(big, fabs(W[i + j * m]));
+		}
+	CHECK(worst <= 1e-10 * big, "R R^T against LAPACK: %g of %g", worst, big);
+	CHECK(km_cg_precondition_sample(&cg, n, 0.0, &err) == KM_ERR_INVALID, "an empty sample");
+	free(mem);
+	free(W);
+	free(G);
+	free(L);
+	free(B);
+	free(A);
+}
+
+/*
+ * 8,000 rows, m = 300: the preconditioner from the row sample (km_cg_sample_rows
+ * > 0 here), CG predicts as the direct solve within 1e-6 relative, the same
+ * bits over blocks of 100 rows, converged well within max_iter.
+ */
+void
+test_cg_sample_matches_direct(void)
+{
+	size_t		n = 8000,
+				np = 300;
+	int			d = 5;
+	double	   *X;
+	double	   *y;
+	double	   *P = unit_rand_vec(np * (size_t) d, 78);
+	uint64_t   *h = cg_hashes(n);
+	km_rows		rows = {NULL, n, d, NULL, NULL, NULL, NULL, 0, NULL};
+	const char *const direct_kv[] = {"approximation", "nystrom", "components", "300", "lambda", "0.001"};
+	const char *const cg_kv[] = {"approximation", "nystrom", "components", "300", "lambda", "0.001",
+	"solver", "cg"};
+	km_options	od,
+				oc;
+	km_option_error oerr;
+	unit_arena	ad = {{0}, 0},
+				ac = {{0}, 0},
+				ab = {{0}, 0};
+	double	   *pd = malloc(np * sizeof(double));
+	double	   *pc = malloc(np * sizeof(double));
+	double	   *pb = malloc(np * sizeof(double));
+	double		worst = 0.0;
+	km_model	mc,
+				mb;
+
+	CHECK(km_cg_sample_rows(300, (uint32_t) d, n) >= 1200, "the sample road: %u rows",
+		  km_cg_sample_rows(300, (uint32_t) d, n));
+	cg_data(n, d, &X, &y, 72);
+	rows.X = X;
+	rows.y = y;
+	rows.hash = h;
+	CHECK(cg_options(direct_kv, 3, &od, &oerr), "%s", oerr.message);
+	CHECK(cg_options(cg_kv, 4, &oc, &oerr), "%s", oerr.message);
+	(void) cg_train(&od, &rows, 0, &ad, P, np, pd);
+	mc = cg_train(&oc, &rows, 0, &ac, P, np, pc);
+	mb = cg_train(&oc, &rows, 100, &ab, P, np, pb);
+	for (size_t i = 0; i < np; i++)
+	{
+		worst = fmax(worst, fabs(pc[i] - pd[i]) / fabs(pd[i]));
+		CHECK(pb[i] == pc[i], "row %zu: blocks of 100 %.17g, of 512 %.17g", i, pb[i], pc[i]);
+	}
+	CHECK(worst <= 1e-6, "cg vs direct: worst relative difference %g", worst);
+	CHECK(mc.converged && mc.iterations <= 30 && mb.iterations == mc.iterations,
+		  "converged %d in %d iterations", (int) mc.converged, mc.iterations);
+	unit_arena_free(&ab);
+	unit_arena_free(&ac);
+	unit_arena_free(&ad);
+	free(pb);
+	free(pc);
+	free(pd);
 	free(h);
 	free(y);
 	free(X);

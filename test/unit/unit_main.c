@@ -67,6 +67,9 @@ int			unit_failures = 0;
 	X(test_cg_stops_at_max_iter) \
 	X(test_cg_options) \
 	X(test_newton_cg_matches_direct) \
+	X(test_cg_sample_state) \
+	X(test_cg_precondition_sample) \
+	X(test_cg_sample_matches_direct) \
 	X(test_pipeline_approx_classes_kfold) \
 	X(test_select_cholesky_route_large) \
 	X(test_select_grid_loop) \

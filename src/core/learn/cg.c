@@ -90,6 +90,76 @@ km_cg_precondition(km_cg *cg, double n, km_error *err)
 	return KM_OK;
 }
 
+/* R := L^-1 R (R m x m full, column-major), in interruptible blocks of columns. */
+static void
+solve_left(km_cg *cg, size_t nb)
+{
+	size_t		m = cg->m;
+
+	for (size_t j0 = 0; j0 < m; j0 += nb)
+	{
+		size_t		w = m - j0 < nb ? m - j0 : nb;
+
+		cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit,
+					(int) m, (int) w, 1.0, cg->L, (int) m, cg->R + j0 * m, (int) m);
+		km_check_interrupts(cg->interrupt);
+	}
+}
+
+/* R := R^T in place (m x m). */
+static void
+transpose_square(double *R, size_t m)
+{
+	for (size_t j = 0; j < m; j++)
+		for (size_t i = j + 1; i < m; i++)
+		{
+			double		t = R[i + j * m];
+
+			R[i + j * m] = R[j + i * m];
+			R[j + i * m] = t;
+		}
+}
+
+km_status
+km_cg_precondition_sample(km_cg *cg, double n, double s, km_error *err)
+{
+	size_t		m = cg->m;
+	size_t		nb = (size_t) (CG_PIECE_FLOPS / ((double) m * (double) m));
+	double		scale = n / s;
+	size_t		bad;
+
+	if (nb < 32)
+		nb = 32;
+	if (!(s >= 1.0))
+		return km_fail(err, KM_ERR_INVALID, "preconditioner sample is empty",
+					   "The sample of the %.0f rows kept no row.", n);
+	km_progress_phase("cg: preconditioner, m = %zu, %.0f sampled rows", m, s);
+	/* L's strict upper triangle is read as zero by the solves: made so */
+	for (size_t j = 0; j < m; j++)
+		for (size_t i = 0; i < j; i++)
+			cg->L[i + j * m] = 0.0;
+	/* G in full, then L^-1 G, then L^-1 (L^-1 G)^T = L^-1 G L^-T (symmetric) */
+	for (size_t j = 0; j < m; j++)
+		for (size_t i = j + 1; i < m; i++)
+			cg->R[j + i * m] = cg->R[i + j * m];
+	solve_left(cg, nb);
+	transpose_square(cg->R, m);
+	km_check_interrupts(cg->interrupt);
+	solve_left(cg, nb);
+	for (size_t j = 0; j < m; j++)
+	{
+		for (size_t i = j; i < m; i++)
+			cg->R[i + j * m] *= scale;
+		cg->R[j + j * m] += cg->lambda;
+	}
+	bad = km_cholesky(cg->R, m, m, cg->interrupt);
+	if (bad != 0)
+		return km_fail(err, KM_ERR_NOT_PD, "preconditioner of the conjugate gradient is not positive definite",
+					   "The Cholesky factor of n / s L^-1 G L^-T + lambda I (n = %.0f, %.0f sampled rows, m = %zu, lambda = %g) fails at column %zu.",
+					   n, s, m, cg->lambda, bad);
+	return KM_OK;
+}
+
 void
 km_cg_rhs_add(uint32_t m, double *state, const double *Z, const double *y, size_t rows)
 {

@@ -184,7 +184,8 @@ km_pass_rebuild(uint16_t kind, const void *point, size_t len,
 		st = km_score_pass_rebuild(&r, env, out, err);
 	else if (kind == KM_PASS_KIND_BASIS || kind == KM_PASS_KIND_SUMS)
 		st = km_approx_pass_rebuild(kind, &r, env, out, err);
-	else if (kind == KM_PASS_KIND_CG_RHS || kind == KM_PASS_KIND_CG_HV)
+	else if (kind == KM_PASS_KIND_CG_RHS || kind == KM_PASS_KIND_CG_HV ||
+			 kind == KM_PASS_KIND_CG_SAMPLE)
 		st = km_cg_pass_rebuild(kind, &r, env, out, err);
 	else if (km_primal_pass_rebuild(kind, &r, env, out, err) != KM_OK ||
 			 (*out == NULL && km_class_pass_rebuild(kind, &r, env, out, err) != KM_OK) ||

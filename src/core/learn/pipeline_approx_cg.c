@@ -7,9 +7,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <cblas.h>
+
 #include "approx.h"
 #include "basis.h"
 #include "learn/cg.h"
+#include "learn/cg_sample.h"
 #include "method.h"
 #include "model.h"
 #include "pipeline_approx_job.h"
@@ -24,6 +27,8 @@ typedef struct cg_point
 {
 	approx_job *job;
 	km_cg	   *cg;
+	uint32_t	capacity;		/* the sample pass: rows kept at most */
+	uint64_t	threshold;		/* ... of hash at most this */
 } cg_point;
 
 /* Memory from the job's env, as long as the model. */
@@ -42,6 +47,11 @@ cg_point_put(const km_pass *pass, km_point_writer *w)
 	km_approx_point_put_job(w, pt->job);
 	if (pass->kind == KM_PASS_KIND_CG_HV)
 		km_point_put_doubles(w, pt->cg->v, pt->cg->m);
+	if (pass->kind == KM_PASS_KIND_CG_SAMPLE)
+	{
+		km_point_put_u32(w, pt->capacity);
+		km_point_put_u64(w, pt->threshold);
+	}
 }
 
 static size_t
@@ -79,7 +89,8 @@ cg_pass(approx_job *job, cg_point *pt, uint16_t kind, size_t state_bytes,
 	km_pass    *p = &job->pass;
 
 	snprintf(p->what, sizeof(p->what), "%s",
-			 kind == KM_PASS_KIND_CG_RHS ? "cg: right-hand side" : "cg");
+			 kind == KM_PASS_KIND_CG_RHS ? "cg: right-hand side" :
+			 kind == KM_PASS_KIND_CG_SAMPLE ? "cg: preconditioner sample" : "cg");
 	p->side = KM_SIDE_ALL;
 	p->fold = -1;
 	p->chunk = PRIMAL_BLOCK;
@@ -158,6 +169,114 @@ cg_hv_add(km_pass *pass, const km_block *rows, size_t first, void *state, km_err
 	return KM_OK;
 }
 
+/* The sample pass's state: checked (the host's, untrusted), then the chunk's rows offered. */
+static km_status
+cg_sample_add(km_pass *pass, const km_block *rows, size_t first, void *state, km_error *err)
+{
+	cg_point   *pt = pass->at;
+	approx_job *job = pt->job;
+	uint32_t	d = (uint32_t) job->rows->d;
+
+	if (km_pass_rows_check(pass, rows, job->rows->d, false, 0, true, first, err) != KM_OK ||
+		km_cg_sample_check(state, pass->state_bytes, pt->capacity, d, pt->threshold,
+						   err) != KM_OK ||
+		km_basis_standardize(&job->b, rows->X, first, rows->n, job->rows->d, job->Xs,
+							 err) != KM_OK)
+		return err->status;
+	for (size_t i = 0; i < rows->n; i++)
+		km_cg_sample_offer(state, job->Xs + i * d, rows->hash[i]);
+	return KM_OK;
+}
+
+static km_status
+cg_sample_combine(const km_pass *pass, void *into, const void *from, km_error *err)
+{
+	const cg_point *pt = pass->at;
+	uint32_t	d = (uint32_t) pt->job->rows->d;
+
+	if (km_cg_sample_check(into, pass->state_bytes, pt->capacity, d, pt->threshold,
+						   err) != KM_OK ||
+		km_cg_sample_check(from, pass->state_bytes, pt->capacity, d, pt->threshold,
+						   err) != KM_OK)
+		return err->status;
+	km_cg_sample_combine(into, from);
+	return KM_OK;
+}
+
+static void
+cg_sample_init(km_pass *pass, void *state)
+{
+	const cg_point *pt = pass->at;
+
+	km_cg_sample_init(state, pt->capacity, (uint32_t) pt->job->rows->d, pt->threshold);
+}
+
+/* The sample pass of pt's capacity and threshold. */
+static km_pass *
+cg_sample_pass(approx_job *job, cg_point *pt)
+{
+	km_pass    *p = cg_pass(job, pt, KM_PASS_KIND_CG_SAMPLE,
+							km_cg_sample_bytes(pt->capacity, (uint32_t) job->rows->d),
+							cg_sample_add);
+
+	p->init = cg_sample_init;
+	p->combine = cg_sample_combine;
+	return p;
+}
+
+/*
+ * The preconditioner from a sample of the rows (learn/cg_sample.h) when
+ * one is worth its cost, else Falkon's from the centres: the sample pass,
+ * then G = K_Sm^T K_Sm of its rows in sorted order into cg->R (pieces of at
+ * most CG_PIECE_FLOPS, an interrupt check after each), then R.
+ */
+static km_status
+cg_precondition(approx_job *job, cg_point *pt, double n, km_error *err)
+{
+	km_cg	   *cg = pt->cg;
+	uint32_t	m = job->b.m;
+	uint32_t	d = (uint32_t) job->rows->d;
+	uint32_t	e = km_cg_sample_rows(m, d, job->rows->n);
+	km_cg_sample *st;
+	double	   *S;
+	void	   *scratch;
+	uint32_t	s;
+	size_t		rows;
+	size_t		piece;
+
+	if (e == 0)
+		return km_cg_precondition(cg, n, err);
+	pt->capacity = km_cg_sample_capacity(e);
+	pt->threshold = km_cg_sample_threshold(e, job->rows->n);
+	st = job->env->alloc(job->env->ctx, km_cg_sample_bytes(pt->capacity, d));
+	if (km_pass_run(job->host, cg_sample_pass(job, pt), st, &rows, err) != KM_OK)
+		return err->status;
+	S = cg_alloc(job, (size_t) st->n * d + 1);
+	scratch = job->env->alloc(job->env->ctx, km_cg_sample_sort_bytes(st->capacity));
+	s = km_cg_sample_sorted(st, S, scratch);
+	job->env->release(job->env->ctx, scratch);
+	job->env->release(job->env->ctx, st);
+	km_progress_phase("cg: preconditioner sums, %u sampled rows", (unsigned) s);
+	memset(cg->R, 0, sizeof(double) * m * m);
+	piece = (size_t) (CG_PIECE_FLOPS / ((double) m * (double) m));
+	if (piece < 1)
+		piece = 1;
+	if (piece > PRIMAL_BLOCK)
+		piece = PRIMAL_BLOCK;
+	for (size_t i0 = 0; i0 < s; i0 += piece)
+	{
+		size_t		r = s - i0 < piece ? s - i0 : piece;
+
+		if (km_approx_features(&job->b, S + i0 * d, r, job->Z, job->fwork, err) != KM_OK)
+			return err->status;
+		/* Z (r x m, row-major) is Z^T column-major: R += Z^T Z */
+		cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, (int) m, (int) r, 1.0,
+					job->Z, (int) m, 1.0, cg->R, (int) m);
+		km_check_interrupts(job->env->interrupt);
+	}
+	job->env->release(job->env->ctx, S);
+	return km_cg_precondition_sample(cg, n, (double) s, err);
+}
 
 /*
  * Nystrom ridge by "solver": "cg" (learn/cg.h), after the basis pass: the
@@ -204,7 +323,7 @@ km_approx_job_cg(approx_job *job, km_model *m, km_error *err)
 		st[j] -= ybar * st[mm + j];
 	syy = st[2 * (size_t) mm + 1] - 2.0 * ybar * st[2 * (size_t) mm] + n * ybar * ybar;
 	km_progress_stage("cg: m = %u, %.0f rows, lambda %g", mm, n, cg.lambda);
-	if (km_cg_precondition(&cg, n, err) != KM_OK)
+	if (cg_precondition(job, &pt, n, err) != KM_OK)
 		return err->status;
 	pass = cg_pass(job, &pt, KM_PASS_KIND_CG_HV, sizeof(double) * mm, cg_hv_add);
 	if (km_cg_solve(&cg, job->host, pass, st, coef, err) != KM_OK)
@@ -256,14 +375,32 @@ km_cg_pass_rebuild(uint16_t kind, km_point_reader *r, const km_train_env *env,
 						   "The conjugate gradient's point is not %u finite values.",
 						   (unsigned) m);
 	}
+	memset(pt, 0, sizeof(*pt));
+	if (kind == KM_PASS_KIND_CG_SAMPLE)
+	{
+		uint32_t	e = km_cg_sample_rows(m, (uint32_t) job->rows->d, job->rows->n);
+
+		pt->capacity = km_point_get_u32(r);
+		pt->threshold = km_point_get_u64(r);
+		/* the pass this job would ask, nothing larger */
+		if (r->bad || e == 0 || pt->capacity != km_cg_sample_capacity(e) ||
+			pt->threshold != km_cg_sample_threshold(e, job->rows->n))
+			return km_fail(err, KM_ERR_FORMAT, "pass point has an invalid shape",
+						   "The preconditioner sample keeps %u rows below hash %llu; its job samples %u.",
+						   (unsigned) pt->capacity, (unsigned long long) pt->threshold,
+						   (unsigned) e);
+	}
 	if (r->left != 0)
 		return km_fail(err, KM_ERR_FORMAT, "pass point has an invalid shape",
 					   "Pass kind %u has %zu bytes after its point.", (unsigned) kind, r->left);
 	pt->job = job;
 	pt->cg = cg;
 	cg_buffers(job);
-	*out = kind == KM_PASS_KIND_CG_RHS ?
-		cg_pass(job, pt, kind, sizeof(double) * KM_CG_RHS_DOUBLES(m), cg_rhs_add) :
-		cg_pass(job, pt, kind, sizeof(double) * m, cg_hv_add);
+	if (kind == KM_PASS_KIND_CG_SAMPLE)
+		*out = cg_sample_pass(job, pt);
+	else
+		*out = kind == KM_PASS_KIND_CG_RHS ?
+			cg_pass(job, pt, kind, sizeof(double) * KM_CG_RHS_DOUBLES(m), cg_rhs_add) :
+			cg_pass(job, pt, kind, sizeof(double) * m, cg_hv_add);
 	return KM_OK;
 }

@@ -139,7 +139,8 @@ typedef enum km_approx_pass_kind
 	KM_PASS_KIND_CG_HV = 12,	/* "solver": "cg": Z^T (Z v) at the point v */
 	KM_PASS_KIND_ROWS_SUMS = 14,	/* a task without a target: z z', z of every row (13: drift) */
 	KM_PASS_KIND_PRIMAL_HV = 15,	/* Newton-CG: a regression method's Hessian times v */
-	KM_PASS_KIND_CLASS_HV = 16	/* Newton-CG: a binary classifier's Hessian times v */
+	KM_PASS_KIND_CLASS_HV = 16,	/* Newton-CG: a binary classifier's Hessian times v */
+	KM_PASS_KIND_CG_SAMPLE = 18 /* "solver": "cg": its preconditioner's row sample (17: score) */
 } km_approx_pass_kind;
 
 /*

@@ -1,0 +1,218 @@
+/*
+ * cg_sample.c - the row sample of "solver": "cg"'s preconditioner
+ * (cg_sample.h).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "learn/cg_sample.h"
+
+/* Rows sampled at most, in multiples of m (16 m: a condition number near 3). */
+#define SAMPLE_MAX_PER_CENTRE 16.0
+/* ... and at least (below it the centres themselves do as well). */
+#define SAMPLE_MIN_PER_CENTRE 4.0
+/* The passes' worth of work the sample may cost. */
+#define SAMPLE_PASSES 4.0
+
+static uint64_t *
+sample_hashes(km_cg_sample *s)
+{
+	return (uint64_t *) s->data;
+}
+
+static double *
+sample_rows(km_cg_sample *s)
+{
+	return s->data + s->capacity;
+}
+
+#define CSAMPLE(s) ((km_cg_sample *) (uintptr_t) (s))
+
+uint32_t
+km_cg_sample_rows(uint32_t m, uint32_t d, size_t n)
+{
+	double		mm = (double) m;
+	/* a pass: per row and centre d products and adds, an exp, two gemv terms */
+	double		pass = (2.0 * d + 40.0) * (double) n * mm;
+	double		e = SAMPLE_MAX_PER_CENTRE * mm;
+	double		by_cost = (SAMPLE_PASSES * pass - 2.0 * mm * mm * mm) / (mm * mm);
+	/* the state, its sorted copy and the sort's keys: half the m x m factor */
+	double		by_memory = mm * mm / (4.0 * (double) d + 8.0);
+
+	if (m == 0 || n == 0)
+		return 0;
+	if (by_cost < e)
+		e = by_cost;
+	if (by_memory < e)
+		e = by_memory;
+	if (e < SAMPLE_MIN_PER_CENTRE * mm)
+		return 0;
+	if (e > (double) n)
+		e = (double) n;
+	return e >= (double) (UINT32_MAX / 2) ? UINT32_MAX / 2 : (uint32_t) e;
+}
+
+uint32_t
+km_cg_sample_capacity(uint32_t e)
+{
+	/* the count is binomial: 8 standard deviations over its mean, and some */
+	double		c = (double) e + 8.0 * sqrt((double) e) + 64.0;
+
+	return c >= (double) UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t) c;
+}
+
+uint64_t
+km_cg_sample_threshold(uint32_t e, size_t n)
+{
+	double		t;
+
+	if (n == 0 || (size_t) e >= n)
+		return UINT64_MAX;
+	t = ldexp((double) e / (double) n, 64);
+	return t >= 18446744073709549568.0 ? UINT64_MAX : (uint64_t) t;
+}
+
+double
+km_cg_sample_plan_bytes(uint32_t m, uint32_t d, size_t n)
+{
+	uint32_t	e = km_cg_sample_rows(m, d, n);
+	uint32_t	cap = km_cg_sample_capacity(e);
+
+	if (e == 0)
+		return 0.0;
+	/* the state and a host's copy, the sorted rows, the sort's keys */
+	return 2.0 * (double) km_cg_sample_bytes(cap, d) + 8.0 * (double) cap * d +
+		(double) km_cg_sample_sort_bytes(cap);
+}
+
+size_t
+km_cg_sample_bytes(uint32_t capacity, uint32_t d)
+{
+	size_t		per = (size_t) d + 1;
+
+	if (capacity == 0 || d == 0 ||
+		(size_t) capacity > (SIZE_MAX / sizeof(double) - 64) / per)
+		return 0;
+	return sizeof(km_cg_sample) + sizeof(double) * per * capacity;
+}
+
+void
+km_cg_sample_init(km_cg_sample *s, uint32_t capacity, uint32_t d, uint64_t threshold)
+{
+	memset(s, 0, km_cg_sample_bytes(capacity, d));
+	s->magic = KM_CG_SAMPLE_MAGIC;
+	s->capacity = capacity;
+	s->d = d;
+	s->threshold = threshold;
+}
+
+km_status
+km_cg_sample_check(const km_cg_sample *s, size_t bytes, uint32_t capacity, uint32_t d,
+				   uint64_t threshold, km_error *err)
+{
+	size_t		want = km_cg_sample_bytes(capacity, d);
+
+	if (want == 0 || bytes != want || s->magic != KM_CG_SAMPLE_MAGIC ||
+		s->capacity != capacity || s->d != d || s->threshold != threshold ||
+		s->n > s->capacity)
+		return km_fail(err, KM_ERR_INVALID, "preconditioner sample does not match its pass",
+					   "The state (%zu bytes) keeps %u of %u rows of %u features below hash %llu; the pass keeps %u rows of %u below %llu in %zu bytes.",
+					   bytes, bytes >= sizeof(km_cg_sample) ? (unsigned) s->n : 0U,
+					   bytes >= sizeof(km_cg_sample) ? (unsigned) s->capacity : 0U,
+					   bytes >= sizeof(km_cg_sample) ? (unsigned) s->d : 0U,
+					   bytes >= sizeof(km_cg_sample) ? (unsigned long long) s->threshold : 0ULL,
+					   (unsigned) capacity, (unsigned) d, (unsigned long long) threshold, want);
+	return KM_OK;
+}
+
+/* Order of two rows: hash, then values. */
+static int
+row_cmp(uint64_t ha, const double *a, uint64_t hb, const double *b, uint32_t d)
+{
+	if (ha != hb)
+		return ha < hb ? -1 : 1;
+	for (uint32_t j = 0; j < d; j++)
+		if (a[j] != b[j])
+			return a[j] < b[j] ? -1 : 1;
+	return 0;
+}
+
+void
+km_cg_sample_offer(km_cg_sample *s, const double *x, uint64_t hash)
+{
+	uint64_t   *h = sample_hashes(s);
+	double	   *rows = sample_rows(s);
+	uint32_t	d = s->d;
+	uint32_t	slot;
+
+	if (hash > s->threshold)
+		return;
+	if (s->n < s->capacity)
+		slot = s->n++;
+	else
+	{
+		/* full (8 standard deviations over the expected count: rare): the largest goes */
+		slot = 0;
+		for (uint32_t i = 1; i < s->n; i++)
+			if (row_cmp(h[i], rows + (size_t) i * d, h[slot], rows + (size_t) slot * d, d) > 0)
+				slot = i;
+		if (s->n == 0 ||
+			row_cmp(hash, x, h[slot], rows + (size_t) slot * d, d) >= 0)
+			return;
+	}
+	h[slot] = hash;
+	memcpy(rows + (size_t) slot * d, x, sizeof(double) * d);
+}
+
+void
+km_cg_sample_combine(km_cg_sample *a, const km_cg_sample *b)
+{
+	const uint64_t *h = sample_hashes(CSAMPLE(b));
+	const double *rows = sample_rows(CSAMPLE(b));
+
+	for (uint32_t i = 0; i < b->n; i++)
+		km_cg_sample_offer(a, rows + (size_t) i * b->d, h[i]);
+}
+
+/* qsort's view of a kept row */
+typedef struct sample_key
+{
+	uint64_t	hash;
+	const double *row;
+	uint32_t	d;
+} sample_key;
+
+static int
+key_cmp(const void *pa, const void *pb)
+{
+	const sample_key *a = pa;
+	const sample_key *b = pb;
+
+	return row_cmp(a->hash, a->row, b->hash, b->row, a->d);
+}
+
+size_t
+km_cg_sample_sort_bytes(uint32_t capacity)
+{
+	return sizeof(sample_key) * ((size_t) capacity + 1);
+}
+
+uint32_t
+km_cg_sample_sorted(const km_cg_sample *s, double *X, void *scratch)
+{
+	const uint64_t *h = sample_hashes(CSAMPLE(s));
+	const double *rows = sample_rows(CSAMPLE(s));
+	uint32_t	d = s->d;
+	sample_key *keys = scratch;
+
+	for (uint32_t i = 0; i < s->n; i++)
+		keys[i] = (sample_key)
+	{
+		h[i], rows + (size_t) i * d, d
+	};
+	qsort(keys, s->n, sizeof(sample_key), key_cmp);
+	for (uint32_t i = 0; i < s->n; i++)
+		memcpy(X + (size_t) i * d, keys[i].row, sizeof(double) * d);
+	return s->n;
+}

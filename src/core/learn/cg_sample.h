@@ -1,0 +1,74 @@
+/*
+ * cg_sample.h - the row sample of "solver": "cg"'s preconditioner (issue
+ * 31): the rows whose hash is at most a threshold (a Bernoulli sample by
+ * the row's hash, so the same rows in any order, any parallel plan and any
+ * shard count), at most capacity of them (past it the smallest by hash,
+ * then values), handed out sorted by hash, then values.  The state of the
+ * pass "cg: preconditioner sample" (pipeline_approx_cg.c), untrusted when
+ * a host hands it back: checked before every use.
+ */
+#ifndef KM_LEARN_CG_SAMPLE_H
+#define KM_LEARN_CG_SAMPLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core.h"
+
+#define KM_CG_SAMPLE_MAGIC 0x53474D4BU	/* "KMGS" */
+
+typedef struct km_cg_sample
+{
+	uint32_t	magic;
+	uint32_t	capacity;		/* rows kept at most */
+	uint32_t	d;
+	uint32_t	n;				/* rows kept */
+	uint64_t	threshold;		/* rows of hash <= threshold are offered */
+	double		data[];			/* hashes[capacity] (uint64), rows[capacity][d] */
+} km_cg_sample;
+
+/*
+ * The rows to sample of n for a preconditioner of m centres and d features
+ * (0: none, Falkon's own preconditioner): up to 16 m, as many as cost at
+ * most about four passes over the n rows (the sample's m^2 sums and the
+ * two triangular solves) and half the m x m factor's memory; 0 below 4 m,
+ * where a sample is no better than the centres themselves.
+ */
+uint32_t	km_cg_sample_rows(uint32_t m, uint32_t d, size_t n);
+
+/* Bytes the sample's pass and sort hold at most (0: no sample), for a plan. */
+double		km_cg_sample_plan_bytes(uint32_t m, uint32_t d, size_t n);
+
+/* The state's capacity for an expected count e (room for the count's spread). */
+uint32_t	km_cg_sample_capacity(uint32_t e);
+
+/* The hash threshold that keeps e of n rows in expectation. */
+uint64_t	km_cg_sample_threshold(uint32_t e, size_t n);
+
+/* Bytes of a state of capacity rows of d features; 0 on overflow. */
+size_t		km_cg_sample_bytes(uint32_t capacity, uint32_t d);
+
+void		km_cg_sample_init(km_cg_sample *s, uint32_t capacity, uint32_t d,
+							  uint64_t threshold);
+
+/*
+ * Is s (bytes long, from a host) a state of this capacity, d and threshold,
+ * its count within its capacity?  KM_ERR_INVALID with the difference if not.
+ */
+km_status	km_cg_sample_check(const km_cg_sample *s, size_t bytes, uint32_t capacity,
+							   uint32_t d, uint64_t threshold, km_error *err);
+
+/* Offer row x (d values) of hash: kept if hash <= threshold (and it fits). */
+void		km_cg_sample_offer(km_cg_sample *s, const double *x, uint64_t hash);
+
+/* a += b (both checked): b's rows offered to a. */
+void		km_cg_sample_combine(km_cg_sample *a, const km_cg_sample *b);
+
+/*
+ * X (s->n x d) := the rows kept, sorted by hash, then values; scratch of
+ * km_cg_sample_sort_bytes(s->capacity) bytes.  Returns s->n.
+ */
+size_t		km_cg_sample_sort_bytes(uint32_t capacity);
+uint32_t	km_cg_sample_sorted(const km_cg_sample *s, double *X, void *scratch);
+
+#endif							/* KM_LEARN_CG_SAMPLE_H */
