@@ -9,8 +9,10 @@
  */
 #include "postgres.h"
 
+#include "access/detoast.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "utils/memutils.h"
 
 #include "method.h"
 #include "metrics.h"
@@ -18,6 +20,12 @@
 #include "pgprogress.h"
 #include "split.h"
 #include "train_paths.h"
+#include "host_agg.h"
+#include "host_cursor.h"
+#include "learn/score_regression.h"
+#include "pgutil.h"
+#include "task.h"
+#include "train_rows.h"
 #include "named_common.h"
 #include "named_task.h"
 
@@ -87,14 +95,15 @@ metrics_from_row(HeapTuple tup, TupleDesc desc, km_metrics *m)
 }
 
 /*
- * The scoring pass: the error sums of model on the held-out rows (into
+ * The scoring statement of a model without a regression pass (a task
+ * without a target): the error sums of model on the held-out rows (into
  * holdout) and, unless holdout_only, on the training rows (into train) and
  * the count of rows with a NULL feature array or target (into *skipped),
  * one aggregate statement grouped by side (its sums push down).
  */
 static void
-score_pass(const NamedRun *run, Datum model, bool holdout_only,
-		   km_metrics *holdout, km_metrics *train, int64 *skipped)
+score_statement(const NamedRun *run, Datum model, bool holdout_only,
+				km_metrics *holdout, km_metrics *train, int64 *skipped)
 {
 	Oid			types[3] = {BYTEAOID, INT8OID, FLOAT8OID};
 	Datum		values[3];
@@ -139,6 +148,67 @@ score_pass(const NamedRun *run, Datum model, bool holdout_only,
 			metrics_from_row(tup, SPI_tuptable->tupdesc, train);
 	}
 	SPI_freetuptable(SPI_tuptable);
+}
+
+/*
+ * The scoring pass: the error sums of model on the held-out rows (into
+ * holdout) and, unless holdout_only, on the training rows (into train) and
+ * the count of rows with a NULL feature array or target (into *skipped).
+ * A regression model is scored by the learner's pass over the aggregate
+ * host (learn/score_regression.h: each row's prediction once, in blocks,
+ * the model decoded once per process; parallel workers and Citus shards
+ * score where the rows are), after one statement that counts the rows of
+ * each side; others by score_statement.
+ */
+static void
+score_pass(const NamedRun *run, Datum model, bool holdout_only,
+		   km_metrics *holdout, km_metrics *train, int64 *skipped)
+{
+	km_model_shape shape = model_stored_shape(model);
+	MemoryContext tmp;
+	MemoryContext old;
+	CursorHost	h;
+	AggHost		ah;
+	km_host		host;
+	km_train_env env;
+	km_error	err;
+	bytea	   *mb;
+
+	if (shape.n_classes != 0 || shape.q != 1 || shape.has_pca ||
+		km_task_lookup(km_method_task(shape.method)) != &km_task_regression)
+	{
+		score_statement(run, model, holdout_only, holdout, train, skipped);
+		return;
+	}
+	/* in line before the scan: no TOAST read while the query's role is in effect */
+	mb = (bytea *) pg_detoast_datum_copy((struct varlena *) DatumGetPointer(model));
+	km_metrics_init(holdout);
+	if (train != NULL)
+	{
+		km_metrics_init(train);
+		*skipped = 0;
+	}
+	tmp = AllocSetContextCreate(CurrentMemoryContext, "kernel_ml scoring pass",
+								ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(tmp);
+	km_progress_stage("score: counting the %s rows", holdout_only ? "held-out" : "usable");
+	agg_host_count(&h, &run->query, run->schema, (int) shape.d, CURSOR_VALUES, true,
+				   run->opts.seed, run->opts.test_fraction, 0, tmp);
+	if (train != NULL)
+		*skipped = h.skipped;
+	if (h.rows > 0)
+	{
+		host = agg_host(&ah, &h, run->schema);
+		ah.rules.sides = true;
+		km_train_env_palloc(&env);
+		km_blas_setup_scoring();
+		km_progress_stage("score: pass over the %s rows", holdout_only ? "held-out" : "usable");
+		if (km_regression_score(&host, (const uint8_t *) VARDATA_ANY(mb),
+								VARSIZE_ANY_EXHDR(mb), holdout, train, &env, &err) != KM_OK)
+			km_raise(&err);
+	}
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(tmp);
 }
 
 static void

@@ -9,6 +9,7 @@
 #include "learn/learner.h"
 #include "learn/point.h"
 #include "learn/score_pass.h"
+#include "learn/score_regression.h"
 #include "pipeline_approx_job.h"
 #include "pipeline_primal.h"
 #include "pipeline_approx_classify.h"
@@ -182,6 +183,8 @@ km_pass_rebuild(uint16_t kind, const void *point, size_t len,
 		st = km_drift_pass_rebuild(&r, env, out, err);
 	else if (kind == KM_PASS_KIND_SCORE)
 		st = km_score_pass_rebuild(&r, env, out, err);
+	else if (kind == KM_PASS_KIND_SCORE_REGRESSION)
+		st = km_regression_score_rebuild(&r, env, out, err);
 	else if (kind == KM_PASS_KIND_BASIS || kind == KM_PASS_KIND_SUMS)
 		st = km_approx_pass_rebuild(kind, &r, env, out, err);
 	else if (kind == KM_PASS_KIND_CG_RHS || kind == KM_PASS_KIND_CG_HV ||
