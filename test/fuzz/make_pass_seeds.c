@@ -9,7 +9,8 @@
  * logistic with k-fold, its folds the learner's and the host's (7, 9,
  * 10; kind 8's points are kind 7's, the same fields), the drift sums of a
  * model (13), Newton-CG ("solver": "cg") of svr (3, 15, 4) and of a
- * binary logistic (7, 16, 8), and a binary classifier's scoring passes (17).
+ * binary logistic (7, 16, 8), a binary classifier's scoring passes (17) and
+ * a regression model's (19).
  * Rows have D features, so that the fuzzer's blocks of D features reach
  * the adds.
  */
@@ -22,6 +23,7 @@
 #include "learn/drift_pass.h"
 #include "learn/learner.h"
 #include "learn/score_pass.h"
+#include "learn/score_regression.h"
 #include "model.h"
 #include "options_core.h"
 #include "pipeline.h"
@@ -316,6 +318,32 @@ main(int argc, char **argv)
 		}
 		case_name = "drift";
 		record(km_drift_pass(&r, &env));
+	}
+	{
+		/* a regression model's scoring pass (kind 19): flags, the model's bytes */
+		km_model_shape shape = km_model_shape_of(&m);
+		size_t		len = km_model_size(&shape);
+		unsigned char *buf = malloc(len + 14);
+		char		path[4096];
+		FILE	   *f;
+		uint32_t	flags = 1;
+		uint64_t	len64 = len;
+
+		buf[0] = KM_PASS_KIND_SCORE_REGRESSION;
+		buf[1] = 0;
+		memcpy(buf + 2, &flags, sizeof(flags));
+		memcpy(buf + 6, &len64, sizeof(len64));
+		km_model_encode(&m, buf + 14);
+		snprintf(path, sizeof(path), "%s/kind%02u_score_regression_0", out_dir,
+				 (unsigned) KM_PASS_KIND_SCORE_REGRESSION);
+		f = fopen(path, "wb");
+		if (f == NULL || fwrite(buf, 1, len + 14, f) != len + 14)
+		{
+			perror(path);
+			return 1;
+		}
+		fclose(f);
+		free(buf);
 	}
 	arena_free(&a);
 
