@@ -75,8 +75,14 @@ reg_add(km_pass *pass, const km_block *rows, size_t first, void *state, km_error
 	if (rows->held == NULL)
 		return km_fail(err, KM_ERR_INVALID, "the host handed rows without their side",
 					   "Pass \"%s\" scores each side of the hold-out split apart.", pass->what);
+	/* the state as the pass aggregate hands it: untrusted */
 	for (int s = 0; s < 2; s++)
+	{
+		if (!side_valid((double *) state + s * SIDE_DOUBLES))
+			return km_fail(err, KM_ERR_INVALID, "scoring state is not valid",
+						   "A side's error sums are not a whole count and finite sums.");
 		side_get((double *) state + s * SIDE_DOUBLES, &side[s]);
+	}
 	for (size_t i0 = 0; i0 < rows->n; i0 += at->chunk)
 	{
 		size_t		r = rows->n - i0 < at->chunk ? rows->n - i0 : at->chunk;
