@@ -26,6 +26,7 @@ void		test_pass_points_truncated(void);
 void		test_pass_points_bitflips(void);
 void		test_pass_points_tiny_trace(void);
 void		test_pass_points_findings(void);
+void		test_pass_points_score_state(void);
 
 #define SEEDS_DIR "test/fuzz/pass_seeds"
 /* inputs the fuzzer once found (each must now be refused) */
@@ -237,15 +238,15 @@ seed_kind(const seed *s)
 
 /*
  * Every seed rebuilds as it is and adds blocks of a whole chunk (a point
- * of fewer rows once overflowed its job's buffer); every kind 1 to 13,
- * 15 and 16 has a seed.
+ * of fewer rows once overflowed its job's buffer); every kind 1 to 13
+ * and 15 to 19 has a seed.
  */
 void
 test_pass_points_rebuild(void)
 {
 	seed	   *s = calloc(MAX_SEEDS, sizeof(seed));
 	int			n = read_seeds(s);
-	bool		kinds[17] = {false};
+	bool		kinds[20] = {false};
 	km_error	err;
 	bool		refused;
 
@@ -257,10 +258,10 @@ test_pass_points_rebuild(void)
 
 		CHECK(rebuild(kind, s[i].bytes + 2, s[i].len - 2, true, &refused, &err) == KM_OK && !refused,
 			  "%s: %s: %s", s[i].name, err.message, err.detail);
-		if (kind < 17)
+		if (kind < 20)
 			kinds[kind] = true;
 	}
-	for (int k = 1; k < 17; k++)
+	for (int k = 1; k < 20; k++)
 		CHECK(kinds[k] || k == 14, "no seed of kind %d", k);
 	free_seeds(s, n);
 	free(s);
@@ -424,6 +425,56 @@ test_pass_points_findings(void)
 		CHECK(st == KM_ERR_FORMAT && !refused, "%s: status %d (%s)", s[i].name, (int) st,
 			  st == KM_OK ? "rebuilt" : err.message);
 	}
+	free_seeds(s, n);
+	free(s);
+}
+
+/*
+ * A regression scoring pass (kind 19) handed a state whose count is not a
+ * whole number (a crafted state: the pass fuzzer's count of -5.8e82, once
+ * converted to size_t) refuses it in its add and its combine.
+ */
+void
+test_pass_points_score_state(void)
+{
+	seed	   *s = calloc(MAX_SEEDS, sizeof(seed));
+	int			n = read_seeds(s);
+	int			tried = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		km_train_env env = {&arena, cap_alloc, cap_release, cap_workspace,
+		cap_release_workspace, NULL, NULL};
+		static double X[4 * D];
+		static double y[4];
+		static uint64_t hash[4];
+		static uint8_t held[4];
+		km_block	blk = {.n = 4, .d = D, .X = X, .y = y, .hash = hash, .held = held};
+		km_pass    *pass = NULL;
+		unsigned char *copy;
+		double	   *a;
+		double	   *b;
+		km_error	err;
+
+		if (seed_kind(&s[i]) != 19)
+			continue;
+		tried++;
+		copy = unit_copy_bytes(s[i].bytes + 2, s[i].len - 2);
+		CHECK(km_pass_rebuild(19, copy, s[i].len - 2, &env, &pass, &err) == KM_OK,
+			  "%s: %s", s[i].name, err.message);
+		a = cap_alloc(&arena, pass->state_bytes);
+		b = cap_alloc(&arena, pass->state_bytes);
+		pass->init(pass, a);
+		pass->init(pass, b);
+		a[0] = -5.77033e82;
+		CHECK(pass->add(pass, &blk, 0, a, &err) == KM_ERR_INVALID, "add took a count of %g", a[0]);
+		CHECK(km_pass_combine(pass, b, a, &err) == KM_ERR_INVALID, "combine took it");
+		a[0] = 2.5;
+		CHECK(pass->add(pass, &blk, 0, a, &err) == KM_ERR_INVALID, "add took a count of 2.5");
+		cap_reset();
+		free(copy);
+	}
+	CHECK(tried > 0, "no seed of kind 19 in %s", SEEDS_DIR);
 	free_seeds(s, n);
 	free(s);
 }

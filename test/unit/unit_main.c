@@ -150,6 +150,7 @@ int			unit_failures = 0;
 	X(test_pass_points_bitflips) \
 	X(test_pass_points_tiny_trace) \
 	X(test_pass_points_findings) \
+	X(test_pass_points_score_state) \
 	X(test_score_pass_exact) \
 	X(test_accum_gram_pieces) \
 	X(test_svm_breast_cancer) \
