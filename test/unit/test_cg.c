@@ -460,7 +460,8 @@ test_newton_cg_matches_direct(void)
  * The preconditioner's row sample (learn/cg_sample.h): the same rows,
  * sorted the same, whatever the order they are offered in and however the
  * rows are split into combined states; its size rule; past its capacity
- * the smallest hashes; a state of another shape refused.
+ * overflowed (whole or split, and by copies of one row); a state of another
+ * shape refused.
  */
 void
 test_cg_sample_state(void)
@@ -517,41 +518,47 @@ test_cg_sample_state(void)
 	nb = km_cg_sample_sorted(b, Sb, scratch);
 	CHECK(na == nb && memcmp(Sa, Sb, sizeof(double) * na * d) == 0,
 		  "the same sorted rows in any order and split");
-	/* past the capacity: the smallest hashes */
+	/* more rows below the threshold than the capacity: overflowed, whole or split */
 	{
 		uint32_t	c = 10;
 		size_t		cb = km_cg_sample_bytes(c, d);
 		km_cg_sample *s = malloc(cb);
-		uint64_t	tenth;
-		uint64_t   *sorted = malloc(sizeof(uint64_t) * n);
+		km_cg_sample *h1 = malloc(cb);
+		km_cg_sample *h2 = malloc(cb);
 
-		memcpy(sorted, h, sizeof(uint64_t) * n);
-		for (size_t i = 1; i < n; i++)
-			for (size_t j = i; j > 0 && sorted[j - 1] > sorted[j]; j--)
-			{
-				uint64_t	tmp = sorted[j];
-
-				sorted[j] = sorted[j - 1];
-				sorted[j - 1] = tmp;
-			}
-		tenth = sorted[c - 1];
 		km_cg_sample_init(s, c, d, UINT64_MAX);
-		for (size_t i = 0; i < n; i++)
+		km_cg_sample_init(h1, c, d, UINT64_MAX);
+		km_cg_sample_init(h2, c, d, UINT64_MAX);
+		for (size_t i = 0; i < 11; i++)
+		{
 			km_cg_sample_offer(s, X + i * d, h[i]);
-		CHECK(s->n == c, "full at %u", s->n);
-		for (uint32_t i = 0; i < c; i++)
-			CHECK(((uint64_t *) s->data)[i] <= tenth, "slot %u keeps hash %llu above the 10th smallest",
-				  i, (unsigned long long) ((uint64_t *) s->data)[i]);
-		/* refused: another capacity, threshold, a count past the capacity, a bad magic */
+			km_cg_sample_offer(i % 2 ? h1 : h2, X + i * d, h[i]);
+		}
+		CHECK(s->overflowed == 1 && s->n == c, "11 rows into 10: overflowed %u, %u kept",
+			  s->overflowed, s->n);
+		CHECK(h1->overflowed == 0 && h2->overflowed == 0, "5 and 6 rows fit");
+		km_cg_sample_combine(h1, h2);
+		CHECK(h1->overflowed == 1, "their union does not");
+		/* copies of one row: in or out together, and past the capacity overflowed */
+		km_cg_sample_init(h2, c, d, h[0]);
+		for (int k = 0; k < 20; k++)
+			km_cg_sample_offer(h2, X, h[0]);
+		CHECK(h2->overflowed == 1, "20 copies of a row below the threshold");
+		/* refused: another capacity, threshold, a count past the capacity, a bad flag or magic */
 		CHECK(km_cg_sample_check(s, cb, c + 1, d, UINT64_MAX, &err) == KM_ERR_INVALID, "capacity");
 		CHECK(km_cg_sample_check(s, cb, c, d, 7, &err) == KM_ERR_INVALID, "threshold");
 		s->n = c + 1;
 		CHECK(km_cg_sample_check(s, cb, c, d, UINT64_MAX, &err) == KM_ERR_INVALID, "count");
 		s->n = c;
+		s->overflowed = 2;
+		CHECK(km_cg_sample_check(s, cb, c, d, UINT64_MAX, &err) == KM_ERR_INVALID, "flag");
+		s->overflowed = 1;
+		CHECK(km_cg_sample_check(s, cb, c, d, UINT64_MAX, &err) == KM_OK, "%s", err.detail);
 		s->magic ^= 1;
 		CHECK(km_cg_sample_check(s, cb, c, d, UINT64_MAX, &err) == KM_ERR_INVALID, "magic");
 		CHECK(km_cg_sample_check(s, cb - 8, c, d, UINT64_MAX, &err) == KM_ERR_INVALID, "length");
-		free(sorted);
+		free(h2);
+		free(h1);
 		free(s);
 	}
 	free(scratch);

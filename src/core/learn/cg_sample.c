@@ -56,7 +56,7 @@ km_cg_sample_rows(uint32_t m, uint32_t d, size_t n)
 uint32_t
 km_cg_sample_capacity(uint32_t e)
 {
-	/* the count is binomial: 8 standard deviations over its mean, and some */
+	/* the count is binomial: 8 standard deviations over its mean, and some (past it: overflowed) */
 	double		c = (double) e + 8.0 * sqrt((double) e) + 64.0;
 
 	return c >= (double) UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t) c;
@@ -115,7 +115,7 @@ km_cg_sample_check(const km_cg_sample *s, size_t bytes, uint32_t capacity, uint3
 
 	if (want == 0 || bytes != want || s->magic != KM_CG_SAMPLE_MAGIC ||
 		s->capacity != capacity || s->d != d || s->threshold != threshold ||
-		s->n > s->capacity)
+		s->n > s->capacity || s->overflowed > 1 || s->pad != 0)
 		return km_fail(err, KM_ERR_INVALID, "preconditioner sample does not match its pass",
 					   "The state (%zu bytes) keeps %u of %u rows of %u features below hash %llu; the pass keeps %u rows of %u below %llu in %zu bytes.",
 					   bytes, bytes >= sizeof(km_cg_sample) ? (unsigned) s->n : 0U,
@@ -141,28 +141,16 @@ row_cmp(uint64_t ha, const double *a, uint64_t hb, const double *b, uint32_t d)
 void
 km_cg_sample_offer(km_cg_sample *s, const double *x, uint64_t hash)
 {
-	uint64_t   *h = sample_hashes(s);
-	double	   *rows = sample_rows(s);
-	uint32_t	d = s->d;
-	uint32_t	slot;
-
-	if (hash > s->threshold)
+	if (hash > s->threshold || s->overflowed)
 		return;
-	if (s->n < s->capacity)
-		slot = s->n++;
-	else
+	if (s->n == s->capacity)
 	{
-		/* full (8 standard deviations over the expected count: rare): the largest goes */
-		slot = 0;
-		for (uint32_t i = 1; i < s->n; i++)
-			if (row_cmp(h[i], rows + (size_t) i * d, h[slot], rows + (size_t) slot * d, d) > 0)
-				slot = i;
-		if (s->n == 0 ||
-			row_cmp(hash, x, h[slot], rows + (size_t) slot * d, d) >= 0)
-			return;
+		s->overflowed = 1;
+		return;
 	}
-	h[slot] = hash;
-	memcpy(rows + (size_t) slot * d, x, sizeof(double) * d);
+	sample_hashes(s)[s->n] = hash;
+	memcpy(sample_rows(s) + (size_t) s->n * s->d, x, sizeof(double) * s->d);
+	s->n++;
 }
 
 void
@@ -171,6 +159,8 @@ km_cg_sample_combine(km_cg_sample *a, const km_cg_sample *b)
 	const uint64_t *h = sample_hashes(CSAMPLE(b));
 	const double *rows = sample_rows(CSAMPLE(b));
 
+	if (b->overflowed)
+		a->overflowed = 1;
 	for (uint32_t i = 0; i < b->n; i++)
 		km_cg_sample_offer(a, rows + (size_t) i * b->d, h[i]);
 }

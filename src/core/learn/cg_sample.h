@@ -2,8 +2,12 @@
  * cg_sample.h - the row sample of "solver": "cg"'s preconditioner (issue
  * 31): the rows whose hash is at most a threshold (a Bernoulli sample by
  * the row's hash, so the same rows in any order, any parallel plan and any
- * shard count), at most capacity of them (past it the smallest by hash,
- * then values), handed out sorted by hash, then values.  The state of the
+ * shard count), handed out sorted by hash, then values.  Identical rows
+ * share a hash, so they are in or out together; where more rows than the
+ * capacity fall below the threshold (many copies of a few rows) the state
+ * says it overflowed and keeps no more: whether it overflows depends only
+ * on the rows, and the caller then uses Falkon's preconditioner instead of
+ * a sample that would over-represent the copied rows.  The state of the
  * pass "cg: preconditioner sample" (pipeline_approx_cg.c), untrusted when
  * a host hands it back: checked before every use.
  */
@@ -24,6 +28,8 @@ typedef struct km_cg_sample
 	uint32_t	d;
 	uint32_t	n;				/* rows kept */
 	uint64_t	threshold;		/* rows of hash <= threshold are offered */
+	uint32_t	overflowed;		/* 1: more rows than capacity fell below threshold */
+	uint32_t	pad;
 	double		data[];			/* hashes[capacity] (uint64), rows[capacity][d] */
 } km_cg_sample;
 
@@ -58,10 +64,10 @@ void		km_cg_sample_init(km_cg_sample *s, uint32_t capacity, uint32_t d,
 km_status	km_cg_sample_check(const km_cg_sample *s, size_t bytes, uint32_t capacity,
 							   uint32_t d, uint64_t threshold, km_error *err);
 
-/* Offer row x (d values) of hash: kept if hash <= threshold (and it fits). */
+/* Offer row x (d values) of hash: kept if hash <= threshold and it fits, else overflowed. */
 void		km_cg_sample_offer(km_cg_sample *s, const double *x, uint64_t hash);
 
-/* a += b (both checked): b's rows offered to a. */
+/* a += b (both checked): b's rows offered to a, overflowed if either is. */
 void		km_cg_sample_combine(km_cg_sample *a, const km_cg_sample *b);
 
 /*

@@ -226,7 +226,7 @@ cg_sample_pass(approx_job *job, cg_point *pt)
 
 /*
  * The preconditioner from a sample of the rows (learn/cg_sample.h) when
- * one is worth its cost, else Falkon's from the centres: the sample pass,
+ * one is worth its cost and did not overflow, else Falkon's from the centres: the sample pass,
  * then G = K_Sm^T K_Sm of its rows in sorted order into cg->R (pieces of at
  * most CG_PIECE_FLOPS, an interrupt check after each), then R.
  */
@@ -251,6 +251,12 @@ cg_precondition(approx_job *job, cg_point *pt, double n, km_error *err)
 	st = job->env->alloc(job->env->ctx, km_cg_sample_bytes(pt->capacity, d));
 	if (km_pass_run(job->host, cg_sample_pass(job, pt), st, &rows, err) != KM_OK)
 		return err->status;
+	if (st->overflowed)
+	{
+		/* many copies of a few rows below the threshold: Falkon's from the centres */
+		job->env->release(job->env->ctx, st);
+		return km_cg_precondition(cg, n, err);
+	}
 	S = cg_alloc(job, (size_t) st->n * d + 1);
 	scratch = job->env->alloc(job->env->ctx, km_cg_sample_sort_bytes(st->capacity));
 	s = km_cg_sample_sorted(st, S, scratch);
