@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "basis.h"
 #include "learn/cg_sample.h"
 
 /* Rows sampled at most, in multiples of m (16 m: a condition number near 3). */
@@ -126,18 +127,6 @@ km_cg_sample_check(const km_cg_sample *s, size_t bytes, uint32_t capacity, uint3
 	return KM_OK;
 }
 
-/* Order of two rows: hash, then values. */
-static int
-row_cmp(uint64_t ha, const double *a, uint64_t hb, const double *b, uint32_t d)
-{
-	if (ha != hb)
-		return ha < hb ? -1 : 1;
-	for (uint32_t j = 0; j < d; j++)
-		if (a[j] != b[j])
-			return a[j] < b[j] ? -1 : 1;
-	return 0;
-}
-
 void
 km_cg_sample_offer(km_cg_sample *s, const double *x, uint64_t hash)
 {
@@ -165,27 +154,10 @@ km_cg_sample_combine(km_cg_sample *a, const km_cg_sample *b)
 		km_cg_sample_offer(a, rows + (size_t) i * b->d, h[i]);
 }
 
-/* qsort's view of a kept row */
-typedef struct sample_key
-{
-	uint64_t	hash;
-	const double *row;
-	uint32_t	d;
-} sample_key;
-
-static int
-key_cmp(const void *pa, const void *pb)
-{
-	const sample_key *a = pa;
-	const sample_key *b = pb;
-
-	return row_cmp(a->hash, a->row, b->hash, b->row, a->d);
-}
-
 size_t
 km_cg_sample_sort_bytes(uint32_t capacity)
 {
-	return sizeof(sample_key) * ((size_t) capacity + 1);
+	return sizeof(km_row_ref) * ((size_t) capacity + 1);
 }
 
 uint32_t
@@ -194,14 +166,14 @@ km_cg_sample_sorted(const km_cg_sample *s, double *X, void *scratch)
 	const uint64_t *h = sample_hashes(CSAMPLE(s));
 	const double *rows = sample_rows(CSAMPLE(s));
 	uint32_t	d = s->d;
-	sample_key *keys = scratch;
+	km_row_ref *keys = scratch;
 
 	for (uint32_t i = 0; i < s->n; i++)
-		keys[i] = (sample_key)
+		keys[i] = (km_row_ref)
 	{
 		h[i], rows + (size_t) i * d, d
 	};
-	qsort(keys, s->n, sizeof(sample_key), key_cmp);
+	qsort(keys, s->n, sizeof(km_row_ref), km_row_ref_cmp);
 	for (uint32_t i = 0; i < s->n; i++)
 		memcpy(X + (size_t) i * d, keys[i].row, sizeof(double) * d);
 	return s->n;

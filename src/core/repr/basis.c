@@ -364,18 +364,11 @@ km_basis_final_bytes(const km_basis_state *st)
 	return final_bytes((km_approx) st->kind, st->d, final_m(st));
 }
 
-typedef struct centre_ref
+int
+km_row_ref_cmp(const void *pa, const void *pb)
 {
-	uint64_t	key;
-	const double *row;
-	uint32_t	d;
-} centre_ref;
-
-static int
-centre_cmp(const void *pa, const void *pb)
-{
-	const centre_ref *a = pa;
-	const centre_ref *b = pb;
+	const km_row_ref *a = pa;
+	const km_row_ref *b = pb;
 
 	return key_cmp(a->key, a->row, b->key, b->row, a->d);
 }
@@ -383,7 +376,7 @@ centre_cmp(const void *pa, const void *pb)
 size_t
 km_basis_finish_scratch_bytes(const km_basis_state *st)
 {
-	return mul_add(st->n_centres, sizeof(centre_ref), 0);
+	return mul_add(st->n_centres, sizeof(km_row_ref), 0);
 }
 
 km_status
@@ -398,7 +391,7 @@ km_basis_finish(const km_basis_state *st, void *out, void *scratch, km_error *er
 	double	   *centres = scale + d;
 	const double *smean = state_mean(CSTATE(st));
 	const double *sm2 = state_m2(CSTATE(st));
-	centre_ref *refs = scratch;
+	km_row_ref *refs = scratch;
 	basis_trailer *t;
 
 	if (st->rows == 0 || m == 0)
@@ -452,7 +445,7 @@ km_basis_finish(const km_basis_state *st, void *out, void *scratch, km_error *er
 			refs[i].row = rows + (size_t) i * d;
 			refs[i].d = d;
 		}
-		qsort(refs, m, sizeof(centre_ref), centre_cmp);
+		qsort(refs, m, sizeof(km_row_ref), km_row_ref_cmp);
 		for (uint32_t i = 0; i < m; i++)
 			for (uint32_t j = 0; j < d; j++)
 			{

@@ -136,4 +136,18 @@ void		km_basis_reseal(void *bytes, size_t len);
 /* "components" asked for, of a basis km_basis_decode accepted. */
 uint32_t	km_basis_components(const void *bytes);
 
+/*
+ * A kept row and its key, in the order of the reservoir and of cg's row
+ * sample (learn/cg_sample.h): by key (the row's hash), then values.
+ * km_row_ref_cmp is qsort's comparator over km_row_ref.
+ */
+typedef struct km_row_ref
+{
+	uint64_t	key;
+	const double *row;
+	uint32_t	d;
+} km_row_ref;
+
+int			km_row_ref_cmp(const void *a, const void *b);
+
 #endif							/* KM_BASIS_H */
