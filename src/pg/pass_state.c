@@ -332,6 +332,7 @@ pass_state_flush(PassRun *run, PassStateHeader *st, PassStateHeader *from)
 		st->nbuf = 0;
 	if (st->err.status != KM_OK)
 		return;
+	km_blas_setup_chunk();
 	if (pass->add(pass, &b, (size_t) st->added, pass_state_data(run, st), &err) != KM_OK)
 		st->err = err;
 	st->added += (int64) b.n;

@@ -13,6 +13,7 @@
 
 #include <cblas.h>
 
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
@@ -154,6 +155,22 @@ void
 km_blas_setup_scoring(void)
 {
 	blas_set_threads(1);
+}
+
+/*
+ * Before a chunk of an aggregate's rows: in a parallel plan the leader and
+ * each worker are one of several processes sharing the cores, one BLAS
+ * thread each (OpenBLAS's default in a worker is a thread per core: two
+ * workers' DGEMMs on a 2-core machine ran four threads, each spinning
+ * while it waits); else kernel_ml.blas_threads.
+ */
+void
+km_blas_setup_chunk(void)
+{
+	if (IsInParallelMode())
+		km_blas_setup_scoring();
+	else
+		km_blas_setup();
 }
 
 int

@@ -46,6 +46,7 @@ void		km_interrupt(void);
 /* Apply kernel_ml.blas_threads before a block of BLAS work. */
 void		km_blas_setup(void);
 void		km_blas_setup_scoring(void);
+void		km_blas_setup_chunk(void);
 
 /*
  * Length of a feature array after checking it is one-dimensional, float8

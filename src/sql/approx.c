@@ -511,21 +511,6 @@ basis_call_state(FunctionCallInfo fcinfo, MemoryContext aggctx, TrainCall *tc, D
 	return st;
 }
 
-/* BLAS threads of a chunk's add: one each in a parallel plan's processes. */
-static void
-blas_setup(void)
-{
-	/*
-	 * In a parallel plan the leader and each worker are one of several
-	 * processes sharing the cores: one BLAS thread each (two threads in
-	 * the leader beside two workers oversubscribe a 2-core machine).
-	 */
-	if (IsInParallelMode())
-		km_blas_setup_scoring();
-	else
-		km_blas_setup();
-}
-
 /*
  * The row of arguments 1 (features) and 2 (target), checked (its
  * standardization by the basis's scaler too), into the state's buffer;
@@ -566,7 +551,7 @@ approx_put_row(FunctionCallInfo fcinfo, TrainCall *tc, PassStateHeader *st)
 				 errdetail("Feature %d of %s overflowed when standardized by the basis's scaler.",
 						   bad + 1, what)));
 	if (st->nbuf + 1 == st->cap)
-		blas_setup();
+		km_blas_setup_chunk();
 	pass_state_commit(tc->run, st, target, 0);
 	if (st->err.status != KM_OK)
 		km_raise(&st->err);
@@ -659,7 +644,7 @@ kernel_train_basis_combine(PG_FUNCTION_ARGS)
 				 errmsg("kernel_train states do not match"),
 				 errdetail("Two parts of one kernel_train call have different bases or options."),
 				 errhint("Pass one basis and one options value to every row.")));
-	blas_setup();
+	km_blas_setup_chunk();
 	return pass_states_combine(run, fcinfo, aggctx);
 }
 
