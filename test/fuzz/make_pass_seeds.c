@@ -356,13 +356,13 @@ main(int argc, char **argv)
 	arena_free(&a);
 
 	{
-		/* 400 rows, m = 80: the preconditioner's row sample (kind 18) */
-		size_t		n2 = 400;
+		/* 4,000 rows, m = 40: the preconditioner's row sample (kind 18), 2,560 rows */
+		size_t		n2 = 4000;
 		double	   *X2 = malloc(sizeof(double) * n2 * D);
 		double	   *y2 = malloc(sizeof(double) * n2);
 		uint64_t   *hash2 = malloc(sizeof(uint64_t) * n2);
 		km_rows		rows2 = {NULL, n2, D, X2, y2, NULL, NULL, 0, hash2};
-		const char *const cgs_kv[] = {"approximation", "nystrom", "components", "80",
+		const char *const cgs_kv[] = {"approximation", "nystrom", "components", "40",
 		"lambda", "0.01", "solver", "cg"};
 
 		for (size_t i = 0; i < n2; i++)

@@ -184,11 +184,16 @@ test_cg_matches_direct(void)
 	free(P);
 }
 
-/* "max_iter": 2 stops after two passes, the model not converged; a tighter tol takes more. */
+/*
+ * "max_iter": 2 stops after two passes, the model not converged; a tighter
+ * tol takes more.  8,000 rows, m = 80: the preconditioner samples 5,120
+ * (64 m; of 1,200 rows it would sample every row, and its start would be
+ * the solution).
+ */
 void
 test_cg_stops_at_max_iter(void)
 {
-	size_t		n = 1200;
+	size_t		n = 8000;
 	int			d = 5;
 	double	   *X;
 	double	   *y;
@@ -479,6 +484,8 @@ test_cg_sample_state(void)
 	km_cg_sample *parts[3];
 	double	   *Sa = malloc(sizeof(double) * cap * d);
 	double	   *Sb = malloc(sizeof(double) * cap * d);
+	double	   *ya = malloc(sizeof(double) * cap);
+	double	   *yb = malloc(sizeof(double) * cap);
 	void	   *scratch = malloc(km_cg_sample_sort_bytes(cap));
 	uint32_t	na,
 				nb;
@@ -486,9 +493,15 @@ test_cg_sample_state(void)
 	km_error	err;
 
 	CHECK(km_cg_sample_rows(300, 5, 2000) == 0, "a few rows: no sample");
-	CHECK(km_cg_sample_rows(3000, 20, 1000000) == 48000, "1M rows, m = 3000: %u",
+	/* two passes' cost: (2 80 n m - 2 m^3) / m^2 */
+	CHECK(km_cg_sample_rows(3000, 20, 1000000) == 47333, "1M rows, m = 3000: %u",
 		  km_cg_sample_rows(3000, 20, 1000000));
-	CHECK(km_cg_sample_rows(4000, 20, 10000000) == 64000, "10M rows, m = 4000: 16 m");
+	/* one m x m factor's memory: 8 m^2 / (24 d + 72), below 64 m and the cost's 392,000 */
+	CHECK(km_cg_sample_rows(4000, 20, 10000000) == 231884, "10M rows, m = 4000: %u",
+		  km_cg_sample_rows(4000, 20, 10000000));
+	CHECK(km_cg_sample_rows(1000, 20, 100000000) == 64000, "100M rows, m = 1000: 64 m (in 64 MiB)");
+	CHECK(km_cg_sample_rows(1000, 200, 100000000) == 13774, "d = 200: %u rows in 64 MiB",
+		  km_cg_sample_rows(1000, 200, 100000000));
 	CHECK(km_cg_sample_rows(300, 5, 6000) >= 4 * 300, "6,000 rows, m = 300");
 	CHECK(km_cg_sample_threshold(10, 5) == UINT64_MAX, "more than the rows: every row");
 	for (size_t i = 0; i < n; i++)
@@ -502,8 +515,9 @@ test_cg_sample_state(void)
 	}
 	for (size_t i = 0; i < n; i++)
 	{
-		km_cg_sample_offer(a, X + i * d, h[i]);
-		km_cg_sample_offer(parts[(i * 7) % 3], X + (n - 1 - i) * d, h[n - 1 - i]);
+		km_cg_sample_offer(a, X + i * d, 3.0 * X[i * d] + 1.0, h[i]);
+		km_cg_sample_offer(parts[(i * 7) % 3], X + (n - 1 - i) * d,
+						   3.0 * X[(n - 1 - i) * d] + 1.0, h[n - 1 - i]);
 	}
 	for (int p = 0; p < 3; p++)
 	{
@@ -514,10 +528,13 @@ test_cg_sample_state(void)
 	CHECK(a->n == below && b->n == below, "kept %u and %u of the %zu rows below the threshold",
 		  a->n, b->n, below);
 	CHECK(fabs((double) below - e) <= 8.0 * sqrt((double) e), "%zu rows for %u expected", below, e);
-	na = km_cg_sample_sorted(a, Sa, scratch);
-	nb = km_cg_sample_sorted(b, Sb, scratch);
-	CHECK(na == nb && memcmp(Sa, Sb, sizeof(double) * na * d) == 0,
-		  "the same sorted rows in any order and split");
+	na = km_cg_sample_sorted(a, Sa, ya, scratch);
+	nb = km_cg_sample_sorted(b, Sb, yb, scratch);
+	CHECK(na == nb && memcmp(Sa, Sb, sizeof(double) * na * d) == 0 &&
+		  memcmp(ya, yb, sizeof(double) * na) == 0,
+		  "the same sorted rows and targets in any order and split");
+	for (uint32_t i = 0; i < na; i++)
+		CHECK(ya[i] == 3.0 * Sa[(size_t) i * d] + 1.0, "row %u keeps its own target", i);
 	/* more rows below the threshold than the capacity: overflowed, whole or split */
 	{
 		uint32_t	c = 10;
@@ -531,8 +548,8 @@ test_cg_sample_state(void)
 		km_cg_sample_init(h2, c, d, UINT64_MAX);
 		for (size_t i = 0; i < 11; i++)
 		{
-			km_cg_sample_offer(s, X + i * d, h[i]);
-			km_cg_sample_offer(i % 2 ? h1 : h2, X + i * d, h[i]);
+			km_cg_sample_offer(s, X + i * d, 0.0, h[i]);
+			km_cg_sample_offer(i % 2 ? h1 : h2, X + i * d, 0.0, h[i]);
 		}
 		CHECK(s->overflowed == 1 && s->n == c, "11 rows into 10: overflowed %u, %u kept",
 			  s->overflowed, s->n);
@@ -542,7 +559,7 @@ test_cg_sample_state(void)
 		/* copies of one row: in or out together, and past the capacity overflowed */
 		km_cg_sample_init(h2, c, d, h[0]);
 		for (int k = 0; k < 20; k++)
-			km_cg_sample_offer(h2, X, h[0]);
+			km_cg_sample_offer(h2, X, 0.0, h[0]);
 		CHECK(h2->overflowed == 1, "20 copies of a row below the threshold");
 		/* refused: another capacity, threshold, a count past the capacity, a bad flag or magic */
 		CHECK(km_cg_sample_check(s, cb, c + 1, d, UINT64_MAX, &err) == KM_ERR_INVALID, "capacity");
@@ -562,6 +579,8 @@ test_cg_sample_state(void)
 		free(s);
 	}
 	free(scratch);
+	free(yb);
+	free(ya);
 	free(Sb);
 	free(Sa);
 	free(b);

@@ -161,11 +161,21 @@ km_cg_precondition_sample(km_cg *cg, double n, double s, km_error *err)
 }
 
 void
-km_cg_rhs_add(uint32_t m, double *state, const double *Z, const double *y, size_t rows)
+km_cg_rhs_add(uint32_t m, double *state, const double *Z, const double *y, size_t rows,
+			  const double *x0, double *t)
 {
 	double	   *zy = state;
 	double	   *z1 = state + m;
 	double	   *tail = state + 2 * (size_t) m;
+	double	   *hx = tail + 3;
+
+	if (x0 != NULL)
+	{
+		cblas_dgemv(CblasRowMajor, CblasNoTrans, (int) rows, (int) m, 1.0, Z, (int) m, x0, 1,
+					0.0, t, 1);
+		cblas_dgemv(CblasRowMajor, CblasTrans, (int) rows, (int) m, 1.0, Z, (int) m, t, 1,
+					1.0, hx, 1);
+	}
 
 	cblas_dgemv(CblasRowMajor, CblasTrans, (int) rows, (int) m, 1.0, Z, (int) m, y, 1,
 				1.0, zy, 1);
@@ -251,30 +261,64 @@ add_penalty(const km_cg *cg, const double *v, double *w, double *out)
 	cblas_daxpy(m, cg->lambda, w, 1, out, 1);
 }
 
+void
+km_cg_add_penalty(km_cg *cg, const double *v, double *out)
+{
+	add_penalty(cg, v, cg->q + cg->m, out);
+}
+
 static void
 cg_init(km_pass *pass, void *state)
 {
 	memset(state, 0, pass->state_bytes);
 }
 
+void
+km_cg_sample_start(const km_cg *cg, const double *r_s, double *beta0, double *x0)
+{
+	memcpy(beta0, r_s, sizeof(double) * cg->m);
+	apply_bt(cg, beta0);
+	apply_b(cg, beta0, x0);
+}
+
 km_status
-km_cg_begin(km_cg *cg, const double *r, km_error *err)
+km_cg_begin_from(km_cg *cg, const double *r, const double *r0, const double *beta0,
+				 km_error *err)
 {
 	int			m = (int) cg->m;
+	double		rn;
 
 	cg->iterations = 0;
 	cg->converged = false;
 	cg->stopped = false;
-	memcpy(cg->res, r, sizeof(double) * cg->m);
+	if (r0 != r)
+	{
+		/* the zero start's preconditioned residual, the measure of "tol" */
+		memcpy(cg->res, r, sizeof(double) * cg->m);
+		apply_bt(cg, cg->res);
+		cg->cnorm = cblas_dnrm2(m, cg->res, 1);
+	}
+	memcpy(cg->res, r0, sizeof(double) * cg->m);
 	apply_bt(cg, cg->res);
-	cg->cnorm = cblas_dnrm2(m, cg->res, 1);
-	memset(cg->beta, 0, sizeof(double) * cg->m);
+	rn = cblas_dnrm2(m, cg->res, 1);
+	if (r0 == r)
+		cg->cnorm = rn;
+	if (beta0 != NULL)
+		memcpy(cg->beta, beta0, sizeof(double) * cg->m);
+	else
+		memset(cg->beta, 0, sizeof(double) * cg->m);
 	memcpy(cg->p, cg->res, sizeof(double) * cg->m);
-	cg->rs = cg->cnorm * cg->cnorm;
-	if (!isfinite(cg->cnorm))
+	cg->rs = rn * rn;
+	if (!isfinite(cg->cnorm) || !isfinite(rn))
 		return km_fail(err, KM_ERR_DIVERGED, "conjugate gradient diverged",
 					   "The preconditioned right-hand side of the %d centres is not finite.", m);
 	return KM_OK;
+}
+
+km_status
+km_cg_begin(km_cg *cg, const double *r, km_error *err)
+{
+	return km_cg_begin_from(cg, r, r, NULL, err);
 }
 
 bool
@@ -345,9 +389,16 @@ km_status
 km_cg_solve(km_cg *cg, const km_host *host, km_pass *pass, const double *r,
 			double *a, km_error *err)
 {
+	return km_cg_solve_from(cg, host, pass, r, r, NULL, a, err);
+}
+
+km_status
+km_cg_solve_from(km_cg *cg, const km_host *host, km_pass *pass, const double *r,
+				 const double *r0, const double *beta0, double *a, km_error *err)
+{
 	size_t		rows;
 
-	if (km_cg_begin(cg, r, err) != KM_OK)
+	if (km_cg_begin_from(cg, r, r0, beta0, err) != KM_OK)
 		return err->status;
 	pass->state_bytes = sizeof(double) * cg->m;
 	if (pass->init == NULL)

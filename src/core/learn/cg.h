@@ -39,8 +39,11 @@
 #define KM_CG_TOL 1e-7
 #define KM_CG_MAX_ITER 100
 
-/* Doubles of the first pass's state: Z^T y (m), Z^T 1 (m), sum y, sum y^2, rows. */
-#define KM_CG_RHS_DOUBLES(m) (2 * (size_t) (m) + 3)
+/*
+ * Doubles of the first pass's state: Z^T y (m), Z^T 1 (m), sum y, sum y^2,
+ * rows, then Z^T (Z x0) (m) at the start point x0.
+ */
+#define KM_CG_RHS_DOUBLES(m) (3 * (size_t) (m) + 3)
 
 typedef struct km_cg
 {
@@ -104,9 +107,25 @@ km_status	km_cg_precondition(km_cg *cg, double n, km_error *err);
  */
 km_status	km_cg_precondition_sample(km_cg *cg, double n, double s, km_error *err);
 
-/* The first pass: state (KM_CG_RHS_DOUBLES(m)) += the sums of rows of features Z (rows x m) and targets y. */
+/*
+ * The first pass: state (KM_CG_RHS_DOUBLES(m)) += the sums of rows (<=
+ * KM_BLOCK_ROWS) of features Z (rows x m) and targets y; with x0 (m, NULL:
+ * the start is 0) Z^T (Z x0) too, t (rows) its scratch.
+ */
 void		km_cg_rhs_add(uint32_t m, double *state, const double *Z, const double *y,
-						  size_t rows);
+						  size_t rows, const double *x0, double *t);
+
+/* out += lambda L L^T v (with L; cg->q's second half its scratch) */
+void		km_cg_add_penalty(km_cg *cg, const double *v, double *out);
+
+/*
+ * A start from the solution on a sample of the rows: beta0 := B^T r_s,
+ * x0 := B beta0 = (R R^T-form)^-1 r_s, B the preconditioner (with L), for
+ * r_s the sample's right-hand side scaled as the preconditioner's sums:
+ * with the sample's preconditioner, x0 solves the ridge system of the
+ * sample's rows.
+ */
+void		km_cg_sample_start(const km_cg *cg, const double *r_s, double *beta0, double *x0);
 
 /* A CG pass: state (m) += Z^T (Z cg->v) for rows (<= KM_BLOCK_ROWS) of features Z. */
 void		km_cg_hv_add(km_cg *cg, double *state, const double *Z, size_t rows);
@@ -126,6 +145,15 @@ km_status	km_cg_solve(km_cg *cg, const km_host *host, km_pass *pass, const doubl
 						double *a, km_error *err);
 
 /*
+ * The same from a start a0 = B beta0 (km_cg_sample_start) whose residual
+ * r0 = r - H a0 the caller has (a pass's Z^T (Z a0) and the penalty):
+ * the residual is measured against the zero start's, so "tol" means the
+ * same from either start.
+ */
+km_status	km_cg_solve_from(km_cg *cg, const km_host *host, km_pass *pass, const double *r,
+							 const double *r0, const double *beta0, double *a, km_error *err);
+
+/*
  * km_cg_solve's steps, for a caller that runs one pass for several CGs in
  * lockstep (Newton-CG of q outputs, learn/newton.h): km_cg_begin from r;
  * while km_cg_want (false once converged or at max_iter; true: cg->v is the
@@ -134,6 +162,9 @@ km_status	km_cg_solve(km_cg *cg, const km_host *host, km_pass *pass, const doubl
  * exactly these with one pass per iteration.
  */
 km_status	km_cg_begin(km_cg *cg, const double *r, km_error *err);
+/* km_cg_begin from beta0 with residual r0 = r - H B beta0, measured against r's */
+km_status	km_cg_begin_from(km_cg *cg, const double *r, const double *r0,
+							 const double *beta0, km_error *err);
 bool		km_cg_want(km_cg *cg);
 km_status	km_cg_advance(km_cg *cg, km_error *err);
 void		km_cg_end(km_cg *cg, const double *r, double *a);

@@ -9,12 +9,22 @@
 #include "basis.h"
 #include "learn/cg_sample.h"
 
-/* Rows sampled at most, in multiples of m (16 m: a condition number near 3). */
-#define SAMPLE_MAX_PER_CENTRE 16.0
+/*
+ * Rows sampled at most, in multiples of m: the preconditioned system's
+ * condition number falls with s / m (near 3 at 16 m), PCG's iterations to
+ * a relative residual of 1e-7 with it (500,000 rows, m = 1,000: 13, 10, 8
+ * and 7 at 16, 32, 64 and 128 m).
+ */
+#define SAMPLE_MAX_PER_CENTRE 64.0
 /* ... and at least (below it the centres themselves do as well). */
 #define SAMPLE_MIN_PER_CENTRE 4.0
-/* The passes' worth of work the sample may cost. */
-#define SAMPLE_PASSES 4.0
+/*
+ * The passes' worth of work the sample's sums may cost: its last doubling
+ * (32 m to 64 m rows) saves about two iterations.
+ */
+#define SAMPLE_PASSES 2.0
+/* Its memory at least (below it, one m x m factor's): 64 MiB. */
+#define SAMPLE_MIN_BYTES 67108864.0
 
 static uint64_t *
 sample_hashes(km_cg_sample *s)
@@ -22,6 +32,7 @@ sample_hashes(km_cg_sample *s)
 	return (uint64_t *) s->data;
 }
 
+/* row i at sample_rows(s) + i * (d + 1): its d features, then its target */
 static double *
 sample_rows(km_cg_sample *s)
 {
@@ -38,8 +49,12 @@ km_cg_sample_rows(uint32_t m, uint32_t d, size_t n)
 	double		pass = (2.0 * d + 40.0) * (double) n * mm;
 	double		e = SAMPLE_MAX_PER_CENTRE * mm;
 	double		by_cost = (SAMPLE_PASSES * pass - 2.0 * mm * mm * mm) / (mm * mm);
-	/* the state, its sorted copy and the sort's keys: half the m x m factor */
-	double		by_memory = mm * mm / (4.0 * (double) d + 8.0);
+	/*
+	 * a row's bytes: the state and a host's copy (8 (d + 2) each), its
+	 * sorted copy (8 (d + 1)), its sort key (24): one m x m factor in all,
+	 * or SAMPLE_MIN_BYTES
+	 */
+	double		by_memory = fmax(8.0 * mm * mm, SAMPLE_MIN_BYTES) / (24.0 * (double) d + 72.0);
 
 	if (m == 0 || n == 0)
 		return 0;
@@ -82,15 +97,15 @@ km_cg_sample_plan_bytes(uint32_t m, uint32_t d, size_t n)
 
 	if (e == 0)
 		return 0.0;
-	/* the state and a host's copy, the sorted rows, the sort's keys */
-	return 2.0 * (double) km_cg_sample_bytes(cap, d) + 8.0 * (double) cap * d +
+	/* the state and a host's copy, the sorted rows and targets, the sort's keys */
+	return 2.0 * (double) km_cg_sample_bytes(cap, d) + 8.0 * (double) cap * (d + 1.0) +
 		(double) km_cg_sample_sort_bytes(cap);
 }
 
 size_t
 km_cg_sample_bytes(uint32_t capacity, uint32_t d)
 {
-	size_t		per = (size_t) d + 1;
+	size_t		per = (size_t) d + 2;	/* hash, features, target */
 
 	if (capacity == 0 || d == 0 ||
 		(size_t) capacity > (SIZE_MAX / sizeof(double) - 64) / per)
@@ -128,8 +143,10 @@ km_cg_sample_check(const km_cg_sample *s, size_t bytes, uint32_t capacity, uint3
 }
 
 void
-km_cg_sample_offer(km_cg_sample *s, const double *x, uint64_t hash)
+km_cg_sample_offer(km_cg_sample *s, const double *x, double y, uint64_t hash)
 {
+	double	   *row;
+
 	if (hash > s->threshold || s->overflowed)
 		return;
 	if (s->n == s->capacity)
@@ -138,7 +155,9 @@ km_cg_sample_offer(km_cg_sample *s, const double *x, uint64_t hash)
 		return;
 	}
 	sample_hashes(s)[s->n] = hash;
-	memcpy(sample_rows(s) + (size_t) s->n * s->d, x, sizeof(double) * s->d);
+	row = sample_rows(s) + (size_t) s->n * (s->d + 1);
+	memcpy(row, x, sizeof(double) * s->d);
+	row[s->d] = y;
 	s->n++;
 }
 
@@ -151,7 +170,11 @@ km_cg_sample_combine(km_cg_sample *a, const km_cg_sample *b)
 	if (b->overflowed)
 		a->overflowed = 1;
 	for (uint32_t i = 0; i < b->n; i++)
-		km_cg_sample_offer(a, rows + (size_t) i * b->d, h[i]);
+	{
+		const double *row = rows + (size_t) i * (b->d + 1);
+
+		km_cg_sample_offer(a, row, row[b->d], h[i]);
+	}
 }
 
 size_t
@@ -161,20 +184,24 @@ km_cg_sample_sort_bytes(uint32_t capacity)
 }
 
 uint32_t
-km_cg_sample_sorted(const km_cg_sample *s, double *X, void *scratch)
+km_cg_sample_sorted(const km_cg_sample *s, double *X, double *y, void *scratch)
 {
 	const uint64_t *h = sample_hashes(CSAMPLE(s));
 	const double *rows = sample_rows(CSAMPLE(s));
 	uint32_t	d = s->d;
 	km_row_ref *keys = scratch;
 
+	/* the key: the hash, then the features, then the target (a total order) */
 	for (uint32_t i = 0; i < s->n; i++)
 		keys[i] = (km_row_ref)
 	{
-		h[i], rows + (size_t) i * d, d
+		h[i], rows + (size_t) i * (d + 1), d + 1
 	};
 	qsort(keys, s->n, sizeof(km_row_ref), km_row_ref_cmp);
 	for (uint32_t i = 0; i < s->n; i++)
+	{
 		memcpy(X + (size_t) i * d, keys[i].row, sizeof(double) * d);
+		y[i] = keys[i].row[d];
+	}
 	return s->n;
 }

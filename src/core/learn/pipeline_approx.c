@@ -102,7 +102,7 @@ cg_bytes(const km_basis *shape, size_t n)
 	/* L, then the factor's work or (after it) R and the vectors; a chunk's features */
 	return 8.0 * ((double) m * m + (double) (cgd > fac ? cgd : fac) + (double) feat +
 				  PRIMAL_BLOCK * (double) m + (double) KM_CG_RHS_DOUBLES(m) +
-				  (double) KM_XS_ROWS(n) * shape->d + 2.0 * m) +
+				  (double) KM_XS_ROWS(n) * shape->d + 6.0 * m) +
 		km_cg_sample_plan_bytes(m, shape->d, n);
 }
 

@@ -29,6 +29,8 @@ typedef struct cg_point
 	km_cg	   *cg;
 	uint32_t	capacity;		/* the sample pass: rows kept at most */
 	uint64_t	threshold;		/* ... of hash at most this */
+	double	   *x0;				/* the first pass: the start point (m) */
+	bool		warm;			/* ... not 0: Z^T (Z x0) summed too */
 } cg_point;
 
 /* Memory from the job's env, as long as the model. */
@@ -47,6 +49,8 @@ cg_point_put(const km_pass *pass, km_point_writer *w)
 	km_approx_point_put_job(w, pt->job);
 	if (pass->kind == KM_PASS_KIND_CG_HV)
 		km_point_put_doubles(w, pt->cg->v, pt->cg->m);
+	if (pass->kind == KM_PASS_KIND_CG_RHS)
+		km_point_put_doubles(w, pt->x0, pt->cg->m);
 	if (pass->kind == KM_PASS_KIND_CG_SAMPLE)
 	{
 		km_point_put_u32(w, pt->capacity);
@@ -143,17 +147,29 @@ cg_features(approx_job *job, const km_block *rows, size_t first, km_error *err)
 	return KM_OK;
 }
 
-/* A chunk's features into the first pass's sums. */
+/* A chunk's features into the first pass's sums (and Z^T (Z x0) from a start x0). */
 static km_status
 cg_rhs_add(km_pass *pass, const km_block *rows, size_t first, void *state, km_error *err)
 {
-	approx_job *job = ((cg_point *) pass->at)->job;
+	cg_point   *pt = pass->at;
+	approx_job *job = pt->job;
 
 	if (km_pass_rows_check(pass, rows, job->rows->d, true, 0, false, first, err) != KM_OK ||
 		cg_features(job, rows, first, err) != KM_OK)
 		return err->status;
-	km_cg_rhs_add(job->b.m, state, job->Z, rows->y, rows->n);
+	km_cg_rhs_add(job->b.m, state, job->Z, rows->y, rows->n, pt->warm ? pt->x0 : NULL,
+				  pt->cg->t);
 	return KM_OK;
+}
+
+/* Is x (m) a start other than 0? */
+static bool
+cg_warm(const double *x, uint32_t m)
+{
+	for (uint32_t j = 0; j < m; j++)
+		if (x[j] != 0.0)
+			return true;
+	return false;
 }
 
 /* A chunk's features into Z^T (Z v), v the solver's point. */
@@ -177,14 +193,14 @@ cg_sample_add(km_pass *pass, const km_block *rows, size_t first, void *state, km
 	approx_job *job = pt->job;
 	uint32_t	d = (uint32_t) job->rows->d;
 
-	if (km_pass_rows_check(pass, rows, job->rows->d, false, 0, true, first, err) != KM_OK ||
+	if (km_pass_rows_check(pass, rows, job->rows->d, true, 0, true, first, err) != KM_OK ||
 		km_cg_sample_check(state, pass->state_bytes, pt->capacity, d, pt->threshold,
 						   err) != KM_OK ||
 		km_basis_standardize(&job->b, rows->X, first, rows->n, job->rows->d, job->Xs,
 							 err) != KM_OK)
 		return err->status;
 	for (size_t i = 0; i < rows->n; i++)
-		km_cg_sample_offer(state, job->Xs + i * d, rows->hash[i]);
+		km_cg_sample_offer(state, job->Xs + i * d, rows->y[i], rows->hash[i]);
 	return KM_OK;
 }
 
@@ -226,12 +242,16 @@ cg_sample_pass(approx_job *job, cg_point *pt)
 
 /*
  * The preconditioner from a sample of the rows (learn/cg_sample.h) when
- * one is worth its cost and did not overflow, else Falkon's from the centres: the sample pass,
- * then G = K_Sm^T K_Sm of its rows in sorted order into cg->R (pieces of at
- * most CG_PIECE_FLOPS, an interrupt check after each), then R.
+ * one is worth its cost and did not overflow (*done; else the caller
+ * builds Falkon's from the centres after the first pass): the sample pass,
+ * then, over its rows in sorted order, G = K_Sm^T K_Sm into cg->R and r_s =
+ * K_Sm^T (y_S - mean y_S) (pieces of at most CG_PIECE_FLOPS, an interrupt
+ * check after each), R, and the start the sample's own ridge solution
+ * (km_cg_sample_start: beta0, x0).
  */
 static km_status
-cg_precondition(approx_job *job, cg_point *pt, double n, km_error *err)
+cg_precondition_sample(approx_job *job, cg_point *pt, bool *done, double *beta0,
+					   km_error *err)
 {
 	km_cg	   *cg = pt->cg;
 	uint32_t	m = job->b.m;
@@ -239,31 +259,46 @@ cg_precondition(approx_job *job, cg_point *pt, double n, km_error *err)
 	uint32_t	e = km_cg_sample_rows(m, d, job->rows->n);
 	km_cg_sample *st;
 	double	   *S;
+	double	   *yS;
+	double	   *rS;
+	double		ybar = 0.0;
 	void	   *scratch;
 	uint32_t	s;
 	size_t		rows;
 	size_t		piece;
 
+	*done = false;
 	if (e == 0)
-		return km_cg_precondition(cg, n, err);
+		return KM_OK;
 	pt->capacity = km_cg_sample_capacity(e);
 	pt->threshold = km_cg_sample_threshold(e, job->rows->n);
 	st = job->env->alloc(job->env->ctx, km_cg_sample_bytes(pt->capacity, d));
 	if (km_pass_run(job->host, cg_sample_pass(job, pt), st, &rows, err) != KM_OK)
 		return err->status;
-	if (st->overflowed)
+	if (st->overflowed || st->n == 0)
 	{
 		/* many copies of a few rows below the threshold: Falkon's from the centres */
 		job->env->release(job->env->ctx, st);
-		return km_cg_precondition(cg, n, err);
+		return KM_OK;
 	}
 	S = cg_alloc(job, (size_t) st->n * d + 1);
+	yS = cg_alloc(job, (size_t) st->n + 1);
+	rS = cg_alloc(job, m);
 	scratch = job->env->alloc(job->env->ctx, km_cg_sample_sort_bytes(st->capacity));
-	s = km_cg_sample_sorted(st, S, scratch);
+	s = km_cg_sample_sorted(st, S, yS, scratch);
 	job->env->release(job->env->ctx, scratch);
 	job->env->release(job->env->ctx, st);
 	km_progress_phase("cg: preconditioner sums, %u sampled rows", (unsigned) s);
+	if (job->opts.fit_intercept)
+	{
+		for (uint32_t i = 0; i < s; i++)
+			ybar += yS[i];
+		ybar /= (double) s;
+	}
+	for (uint32_t i = 0; i < s; i++)
+		yS[i] -= ybar;
 	memset(cg->R, 0, sizeof(double) * m * m);
+	memset(rS, 0, sizeof(double) * m);
 	piece = (size_t) (CG_PIECE_FLOPS / ((double) m * (double) m));
 	if (piece < 1)
 		piece = 1;
@@ -275,20 +310,33 @@ cg_precondition(approx_job *job, cg_point *pt, double n, km_error *err)
 
 		if (km_approx_features(&job->b, S + i0 * d, r, job->Z, job->fwork, err) != KM_OK)
 			return err->status;
-		/* Z (r x m, row-major) is Z^T column-major: R += Z^T Z */
+		/* Z (r x m, row-major) is Z^T column-major: R += Z^T Z, r_s += Z^T y */
 		cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, (int) m, (int) r, 1.0,
 					job->Z, (int) m, 1.0, cg->R, (int) m);
+		cblas_dgemv(CblasRowMajor, CblasTrans, (int) r, (int) m, 1.0, job->Z, (int) m,
+					yS + i0, 1, 1.0, rS, 1);
 		km_check_interrupts(job->env->interrupt);
 	}
 	job->env->release(job->env->ctx, S);
-	return km_cg_precondition_sample(cg, n, (double) s, err);
+	job->env->release(job->env->ctx, yS);
+	if (km_cg_precondition_sample(cg, (double) rows, (double) s, err) != KM_OK)
+		return err->status;
+	/* the sums scaled as the preconditioner's: n / s */
+	cblas_dscal((int) m, (double) rows / (double) s, rS, 1);
+	km_cg_sample_start(cg, rS, beta0, pt->x0);
+	job->env->release(job->env->ctx, rS);
+	pt->warm = cg_warm(pt->x0, m);
+	*done = true;
+	return KM_OK;
 }
 
 /*
  * Nystrom ridge by "solver": "cg" (learn/cg.h), after the basis pass: the
- * factor of K_mm + eps I (the direct solve's ladder), one pass for
- * Z^T (y - ybar), the preconditioner, then one pass per iteration; the
- * model as the direct solve's at its one lambda.
+ * factor of K_mm + eps I (the direct solve's ladder), the preconditioner
+ * from a sample of the rows and the start the sample's solution (when a
+ * sample is worth it), one pass for Z^T (y - ybar) and Z^T (Z x0), Falkon's
+ * preconditioner after it when there was no sample, then one pass per
+ * iteration; the model as the direct solve's at its one lambda.
  */
 km_status
 km_approx_job_cg(approx_job *job, km_model *m, km_error *err)
@@ -300,6 +348,8 @@ km_approx_job_cg(approx_job *job, km_model *m, km_error *err)
 	double	   *L = cg_alloc(job, (size_t) mm * mm);
 	double	   *st = cg_alloc(job, KM_CG_RHS_DOUBLES(mm));
 	double	   *coef = cg_alloc(job, mm);
+	double	   *beta0 = cg_alloc(job, mm);
+	double	   *r0 = cg_alloc(job, mm);
 	km_cg		cg = {.lambda = o->lambdas.v[0], .tol = o->fit.tol,
 	.max_iter = o->fit.max_iter, .interrupt = env->interrupt};
 	cg_point	pt = {job, &cg};
@@ -309,12 +359,19 @@ km_approx_job_cg(approx_job *job, km_model *m, km_error *err)
 	double		n;
 	double		ybar;
 	double		syy;
+	bool		sampled;
 
 	if (km_approx_factor(&job->b, L, &ar.eps, fwork, err, env->interrupt) != KM_OK)
 		return err->status;
 	env->release(env->ctx, fwork);
 	km_cg_buffers(&cg, mm, L, cg_alloc(job, km_cg_doubles(mm)));
 	cg_buffers(job);
+	pt.x0 = cg_alloc(job, mm);
+	memset(pt.x0, 0, sizeof(double) * mm);
+	memset(beta0, 0, sizeof(double) * mm);
+	km_progress_stage("cg: m = %u, %zu rows, lambda %g", mm, job->rows->n, cg.lambda);
+	if (cg_precondition_sample(job, &pt, &sampled, beta0, err) != KM_OK)
+		return err->status;
 	pass = cg_pass(job, &pt, KM_PASS_KIND_CG_RHS, sizeof(double) * KM_CG_RHS_DOUBLES(mm),
 				   cg_rhs_add);
 	if (km_pass_run(job->host, pass, st, &rows, err) != KM_OK)
@@ -328,11 +385,22 @@ km_approx_job_cg(approx_job *job, km_model *m, km_error *err)
 	for (uint32_t j = 0; j < mm; j++)
 		st[j] -= ybar * st[mm + j];
 	syy = st[2 * (size_t) mm + 1] - 2.0 * ybar * st[2 * (size_t) mm] + n * ybar * ybar;
-	km_progress_stage("cg: m = %u, %.0f rows, lambda %g", mm, n, cg.lambda);
-	if (cg_precondition(job, &pt, n, err) != KM_OK)
+	if (!sampled && km_cg_precondition(&cg, n, err) != KM_OK)
 		return err->status;
 	pass = cg_pass(job, &pt, KM_PASS_KIND_CG_HV, sizeof(double) * mm, cg_hv_add);
-	if (km_cg_solve(&cg, job->host, pass, st, coef, err) != KM_OK)
+	if (pt.warm)
+	{
+		/* r0 = r - (Z^T Z x0 + lambda L L^T x0) */
+		double	   *hx = st + 2 * (size_t) mm + 3;
+
+		memcpy(r0, hx, sizeof(double) * mm);
+		km_cg_add_penalty(&cg, pt.x0, r0);
+		for (uint32_t j = 0; j < mm; j++)
+			r0[j] = st[j] - r0[j];
+		if (km_cg_solve_from(&cg, job->host, pass, st, r0, beta0, coef, err) != KM_OK)
+			return err->status;
+	}
+	else if (km_cg_solve(&cg, job->host, pass, st, coef, err) != KM_OK)
 		return err->status;
 	ar.lambda = cg.lambda;
 	ar.intercept = ybar;
@@ -371,17 +439,24 @@ km_cg_pass_rebuild(uint16_t kind, km_point_reader *r, const km_train_env *env,
 	memset(cg, 0, sizeof(*cg));
 	cg->m = m;
 	cg->t = cg_alloc(job, KM_BLOCK_ROWS);
-	if (kind == KM_PASS_KIND_CG_HV)
+	memset(pt, 0, sizeof(*pt));
+	if (kind == KM_PASS_KIND_CG_HV || kind == KM_PASS_KIND_CG_RHS)
 	{
 		const unsigned char *at = km_point_get_doubles(r, m);
+		double	   *v = cg_alloc(job, m);
 
-		cg->v = cg_alloc(job, m);
-		if (at == NULL || !km_point_copy_doubles(cg->v, at, m))
+		if (at == NULL || !km_point_copy_doubles(v, at, m))
 			return km_fail(err, KM_ERR_FORMAT, "pass point has an invalid shape",
 						   "The conjugate gradient's point is not %u finite values.",
 						   (unsigned) m);
+		if (kind == KM_PASS_KIND_CG_HV)
+			cg->v = v;
+		else
+		{
+			pt->x0 = v;
+			pt->warm = cg_warm(v, m);
+		}
 	}
-	memset(pt, 0, sizeof(*pt));
 	if (kind == KM_PASS_KIND_CG_SAMPLE)
 	{
 		uint32_t	e = km_cg_sample_rows(m, (uint32_t) job->rows->d, job->rows->n);
