@@ -23,6 +23,7 @@
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define KM_WIDE_EXP 1
+#define KM_AVX512F __attribute__((target("avx512f")))
 #include <immintrin.h>
 /* libmvec's 8-wide exp (glibc's x86_64 vector function ABI, AVX-512) */
 extern __m512d _ZGVeN8v_exp(__m512d x);
@@ -42,7 +43,7 @@ extern __m512d _ZGVeN8v_exp(__m512d x);
  * The first multiple of eight of map_rbf's elements, as its AVX2 clone
  * computes each (exp(-(g max(bn + an - (v + v), 0)))); returns how many.
  */
-__attribute__((target("avx512f")))
+KM_AVX512F
 static size_t
 map_rbf_wide(double *v, size_t count, const double *an, double bn, double g)
 {
