@@ -58,10 +58,12 @@ SELECT max(abs(kernel_predict('cg_par', f) / kernel_predict('cg_direct', f) - 1)
 FROM cg_rows;
 
 -- a larger table (6,000 rows, m = 300): the preconditioner from a sample of
--- the rows (3,206 by their hashes) in place of Falkon's from the centres:
--- the same model as the direct solve, serially and in parallel, in 13
--- iterations at the default tol, where Falkon's preconditioner stopped at
--- max_iter (100) with the residual above tol (kernel_ml 0.4.0 before it)
+-- the rows (3,401 by their hashes) in place of Falkon's from the centres,
+-- CG from the sample's own solution: the same model as the direct solve,
+-- serially and in parallel, in 10 iterations at the default tol, where
+-- Falkon's preconditioner stopped at max_iter (100) with the residual above
+-- tol (kernel_ml 0.4.0 before it).  (Of cg_rows' 2,000 rows at m = 120 the
+-- sample is every row: CG's start is the solution.)
 CREATE TABLE cg_big AS
 SELECT i AS id,
        ARRAY[sin(0.37 * i), cos(0.11 * i), sin(0.013 * i * i), cos(0.7 * i + 1), ((i * 7919) % 1000) / 1000.0]::float8[] AS f,
@@ -105,10 +107,12 @@ SELECT kernel_train(f, y::text, '{"solver": "cg", "method": "logistic", "approxi
 SELECT kernel_model_train('cg_bad', 'SELECT f, y FROM cg_rows', '{"approximation": "nystrom", "tol": 1e-9}');
 SELECT kernel_model_train('cg_bad', 'SELECT f, y FROM cg_rows', '{"solver": "cgg", "approximation": "nystrom"}');
 
--- max_iter reached: the model is stored, with a warning
+-- max_iter reached: the model is stored, with a warning (cg_big: of
+-- cg_rows' 2,000 rows the sample would be every row, and CG's start the
+-- solution)
 SELECT name, version, deployed
-FROM kernel_model_train('cg_short', 'SELECT f, y FROM cg_rows',
-       '{"approximation": "nystrom", "components": 120, "lambda": 0.01, "test_fraction": 0, "solver": "cg", "max_iter": 2}');
+FROM kernel_model_train('cg_short', 'SELECT f, y FROM cg_big',
+       '{"approximation": "nystrom", "components": 300, "lambda": 0.001, "test_fraction": 0, "solver": "cg", "max_iter": 2}');
 
 -- Newton-CG: two classes (y above its median) by logistic over nystrom and
 -- svm over rff, svr over nystrom; direct and cg at tol 1e-10

@@ -111,15 +111,17 @@ cg_data(size_t n, int d, double **X, double **y, unsigned long long seed)
 }
 
 /*
- * m = 150 centres of 3,000 rows: CG (default tol 1e-7) and the direct
- * one-pass solve predict the rows and 300 fresh points within 1e-6
- * relative; the same eps of K_mm + eps I, the same training RMSE; CG over
- * blocks of 100 rows (regrouped into its chunks) gives the same bits.
+ * m = 150 centres of 12,000 rows: CG (default tol 1e-7) and the direct
+ * one-pass solve predict 300 fresh points within 1e-6 relative; the same
+ * eps of K_mm + eps I, the same training RMSE; CG over blocks of 100 rows
+ * (regrouped into its chunks) gives the same bits.  The preconditioner
+ * samples 9,600 rows (64 m): CG iterates (of 3,000 rows it would sample
+ * every row, and its start would be the solution).
  */
 void
 test_cg_matches_direct(void)
 {
-	size_t		n = 3000,
+	size_t		n = 12000,
 				np = 300;
 	int			d = 5;
 	double	   *X;
@@ -493,10 +495,10 @@ test_cg_sample_state(void)
 	km_error	err;
 
 	CHECK(km_cg_sample_rows(300, 5, 2000) == 0, "a few rows: no sample");
-	/* two passes' cost: (2 80 n m - 2 m^3) / m^2 */
-	CHECK(km_cg_sample_rows(3000, 20, 1000000) == 47333, "1M rows, m = 3000: %u",
+	/* four passes' cost: (4 80 n m - 2 m^3) / m^2 */
+	CHECK(km_cg_sample_rows(3000, 20, 1000000) == 100666, "1M rows, m = 3000: %u",
 		  km_cg_sample_rows(3000, 20, 1000000));
-	/* one m x m factor's memory: 8 m^2 / (24 d + 72), below 64 m and the cost's 392,000 */
+	/* one m x m factor's memory: 8 m^2 / (24 d + 72), below 64 m and the cost's 792,000 */
 	CHECK(km_cg_sample_rows(4000, 20, 10000000) == 231884, "10M rows, m = 4000: %u",
 		  km_cg_sample_rows(4000, 20, 10000000));
 	CHECK(km_cg_sample_rows(1000, 20, 100000000) == 64000, "100M rows, m = 1000: 64 m (in 64 MiB)");

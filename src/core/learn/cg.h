@@ -9,7 +9,8 @@
  * (Z: n x m features K(x_i, c_j), ybar = mean(y) with an intercept, else 0)
  * with G applied by passes: each iteration is one pass over the rows that
  * adds the m-vector Z^T (Z v) (an O(m) state, combined by addition), and
- * the first pass adds Z^T y, Z^T 1, sum y, sum y^2 (km_cg_rhs_add).
+ * the first pass adds Z^T y, Z^T 1, sum y, sum y^2 and Z^T (Z x0) at the
+ * start x0 (km_cg_rhs_add).
  *
  * The preconditioner is Falkon's (Rudi, Carratino, Rosasco 2017): with n
  * rows drawn like the m centres, G is about (n / m) K^2, so
@@ -19,8 +20,12 @@
  * whose matrix is near I.  Memory: L and R, 2 m^2 doubles, and a few
  * m-vectors.
  *
+ * Nystrom ridge builds it from a sample of the rows where one is worth it
+ * (km_cg_precondition_sample, cg_sample.h), and starts from the sample's
+ * own ridge solution (km_cg_sample_start, km_cg_solve_from); else from 0.
+ *
  * Convergence: the preconditioned residual ||B^T r - B^T H B beta|| falls
- * below tol times its start ||B^T r||, or max_iter passes ran.
+ * below tol times the zero start's ||B^T r||, or max_iter passes ran.
  *
  * The same CG solves a primal Newton step (learn/newton.h, "solver": "cg"
  * of the approximate classifiers and svr): there the pass adds the

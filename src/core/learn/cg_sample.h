@@ -37,7 +37,7 @@ typedef struct km_cg_sample
 /*
  * The rows to sample of n for a preconditioner of m centres and d features
  * (0: none, Falkon's own preconditioner): up to 64 m, as many as cost at
- * most about two passes over the n rows (the sample's m^2 sums and the
+ * most about four passes over the n rows (the sample's m^2 sums and the
  * two triangular solves) and one m x m factor's memory (64 MiB at least); 0 below 4 m,
  * where a sample is no better than the centres themselves.
  */
