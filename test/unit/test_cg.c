@@ -537,6 +537,17 @@ test_cg_sample_state(void)
 		  "the same sorted rows and targets in any order and split");
 	for (uint32_t i = 0; i < na; i++)
 		CHECK(ya[i] == 3.0 * Sa[(size_t) i * d] + 1.0, "row %u keeps its own target", i);
+	/* a crafted target that is not finite is found before the rows are used */
+	CHECK(km_cg_sample_first_nonfinite(a) == a->n, "every kept value finite");
+	{
+		double		bad[3] = {0.1, 0.2, 0.3};
+
+		km_cg_sample_init(b, cap, d, UINT64_MAX);
+		km_cg_sample_offer(b, X, 1.0, h[0]);
+		km_cg_sample_offer(b, bad, NAN, h[1]);
+		CHECK(km_cg_sample_first_nonfinite(b) == 1, "row 2's target: %u",
+			  km_cg_sample_first_nonfinite(b));
+	}
 	/* more rows below the threshold than the capacity: overflowed, whole or split */
 	{
 		uint32_t	c = 10;

@@ -143,6 +143,19 @@ km_cg_sample_check(const km_cg_sample *s, size_t bytes, uint32_t capacity, uint3
 	return KM_OK;
 }
 
+uint32_t
+km_cg_sample_first_nonfinite(const km_cg_sample *s)
+{
+	const double *rows = sample_rows(CSAMPLE(s));
+	size_t		w = (size_t) s->d + 1;
+
+	for (uint32_t i = 0; i < s->n; i++)
+		for (size_t j = 0; j < w; j++)
+			if (!isfinite(rows[i * w + j]))
+				return i;
+	return s->n;
+}
+
 void
 km_cg_sample_offer(km_cg_sample *s, const double *x, double y, uint64_t hash)
 {

@@ -65,6 +65,12 @@ void		km_cg_sample_init(km_cg_sample *s, uint32_t capacity, uint32_t d,
 km_status	km_cg_sample_check(const km_cg_sample *s, size_t bytes, uint32_t capacity,
 							   uint32_t d, uint64_t threshold, km_error *err);
 
+/*
+ * The first kept row with a feature or target not finite (s->n: none): a
+ * state from a host is checked once, whole, before its rows are used.
+ */
+uint32_t	km_cg_sample_first_nonfinite(const km_cg_sample *s);
+
 /* Offer row x (d values), target y, of hash: kept if hash <= threshold and it fits, else overflowed. */
 void		km_cg_sample_offer(km_cg_sample *s, const double *x, double y, uint64_t hash);
 

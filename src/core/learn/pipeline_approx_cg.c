@@ -281,6 +281,10 @@ cg_precondition_sample(approx_job *job, cg_point *pt, bool *done, double *beta0,
 		job->env->release(job->env->ctx, st);
 		return KM_OK;
 	}
+	if (km_cg_sample_first_nonfinite(st) != st->n)
+		return km_fail(err, KM_ERR_INVALID, "preconditioner sample holds a value that is not finite",
+					   "Sampled row %u of %u has a feature or target that is not finite.",
+					   (unsigned) km_cg_sample_first_nonfinite(st) + 1, (unsigned) st->n);
 	S = cg_alloc(job, (size_t) st->n * d + 1);
 	yS = cg_alloc(job, (size_t) st->n + 1);
 	rS = cg_alloc(job, m);
