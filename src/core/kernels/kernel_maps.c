@@ -21,7 +21,13 @@
 
 #include "kernel_maps.h"
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+/*
+ * Only where the AVX2 clone is vectorised: under -ffast-math, and not in a
+ * sanitized build, whose instrumented loops GCC leaves scalar (libm's exp:
+ * another last bit, which the road would mix in).
+ */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+	defined(__FAST_MATH__) && !defined(__SANITIZE_ADDRESS__)
 #define KM_WIDE_EXP 1
 #define KM_AVX512F __attribute__((target("avx512f")))
 #include <immintrin.h>
