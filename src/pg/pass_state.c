@@ -552,6 +552,7 @@ pass_states_combine(PassRun *run, FunctionCallInfo fcinfo, MemoryContext aggcxt)
 		a = t;
 	}
 	/* b's rows not added yet go into a's pass state, then the two add */
+	km_blas_setup_chunk();
 	pass_state_flush(run, a, b);
 	if (a->err.status == KM_OK && b->err.status != KM_OK)
 		a->err = b->err;

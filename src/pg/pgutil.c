@@ -158,11 +158,12 @@ km_blas_setup_scoring(void)
 }
 
 /*
- * Before a chunk of an aggregate's rows: in a parallel plan the leader and
- * each worker are one of several processes sharing the cores, one BLAS
- * thread each (OpenBLAS's default in a worker is a thread per core: two
- * workers' DGEMMs on a 2-core machine ran four threads, each spinning
- * while it waits); else kernel_ml.blas_threads.
+ * Before a chunk of a pass aggregate's rows or a combine of its states
+ * (pass_state.c): in a parallel plan the leader and each worker are one of
+ * several processes sharing the cores, one BLAS thread each (OpenBLAS's
+ * default in a worker is a thread per core: two workers' DGEMMs on a
+ * 2-core machine ran four threads, each spinning while it waits); else
+ * kernel_ml.blas_threads.
  */
 void
 km_blas_setup_chunk(void)

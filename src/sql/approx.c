@@ -25,7 +25,6 @@
 
 #include <math.h>
 
-#include "access/xact.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "nodes/primnodes.h"
@@ -550,8 +549,6 @@ approx_put_row(FunctionCallInfo fcinfo, TrainCall *tc, PassStateHeader *st)
 				 errmsg("standardized feature is out of range for type double precision"),
 				 errdetail("Feature %d of %s overflowed when standardized by the basis's scaler.",
 						   bad + 1, what)));
-	if (st->nbuf + 1 == st->cap)
-		km_blas_setup_chunk();
 	pass_state_commit(tc->run, st, target, 0);
 	if (st->err.status != KM_OK)
 		km_raise(&st->err);
@@ -644,7 +641,6 @@ kernel_train_basis_combine(PG_FUNCTION_ARGS)
 				 errmsg("kernel_train states do not match"),
 				 errdetail("Two parts of one kernel_train call have different bases or options."),
 				 errhint("Pass one basis and one options value to every row.")));
-	km_blas_setup_chunk();
 	return pass_states_combine(run, fcinfo, aggctx);
 }
 
